@@ -1,0 +1,147 @@
+/* internal.h - shared internals of the core: errors, allocation, tensor
+ * layout, descriptors. Not installed; everything under src/ may include it. */
+#ifndef TP_INTERNAL_H
+#define TP_INTERNAL_H
+
+#include "../tensorplay.h"
+#include <stdarg.h>
+#include <stdbool.h>
+#include <string.h>
+
+#if defined(__wasm__) && !defined(__wasm_atomics__)
+#define TP_THREAD_LOCAL /* single-threaded Wasm: plain globals */
+#else
+#define TP_THREAD_LOCAL _Thread_local
+#endif
+
+#define TP_ALIGN 64
+#define TP_ARRAY_LEN(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- errors (src/core/status.c) ---- */
+/* Record a failure for tp_last_error and return s. printf-style message. */
+tp_status tp_fail(tp_status s, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prefix the current message with "ctx: " (keeps the status). */
+tp_status tp_fail_context(tp_status s, const char *fmt, ...);
+void tp_assert_fail(const char *file, int line, const char *expr);
+#define TP_ASSERT(e) ((e) ? (void)0 : tp_assert_fail(__FILE__, __LINE__, #e))
+#define TP_TRY(expr)                  \
+  do {                                \
+    tp_status tp_try_s_ = (expr);     \
+    if (tp_try_s_ != TP_OK) return tp_try_s_; \
+  } while (0)
+
+/* ---- allocation (src/core/alloc.c): all core memory goes through here ---- */
+void *tp_malloc(size_t n);                 /* NULL + error on failure */
+void *tp_calloc(size_t n, size_t size);
+void *tp_realloc(void *p, size_t old_n, size_t new_n);
+void tp_free(void *p, size_t n);
+/* Untracked-size helpers for small objects: a size header is kept. */
+void *tp_xmalloc(size_t n);
+void *tp_xrealloc(void *p, size_t n);
+void tp_xfree(void *p);
+char *tp_xstrdup(const char *s);
+
+/* ---- storage and tensors (src/core/tensor.c) ---- */
+typedef struct tp_storage {
+  int refs;
+  size_t bytes;
+  void *raw;   /* what the allocator returned */
+  void *data;  /* 64-byte aligned */
+} tp_storage;
+
+struct tp_tensor {
+  int refs;
+  tp_dtype dtype;
+  int ndim;
+  int weak;                    /* a weak scalar made by tp_scalar */
+  int64_t shape[TP_MAX_DIMS];
+  int64_t strides[TP_MAX_DIMS]; /* elements */
+  int64_t offset;               /* elements */
+  tp_storage *storage;
+  /* proxy link: set while the tensor is a value of a live trace */
+  uint64_t trace_id;
+  int node;
+};
+
+/* A shape/dtype descriptor: what shape rules and graph meta work on. */
+typedef struct tp_desc {
+  tp_dtype dtype;
+  int ndim;
+  int weak;
+  int64_t shape[TP_MAX_DIMS];
+} tp_desc;
+
+int64_t tp_shape_numel(int ndim, const int64_t *shape);
+void tp_desc_of(const tp_tensor *t, tp_desc *out);
+int tp_desc_equal(const tp_desc *a, const tp_desc *b);
+/* "[4,3]" into buf. */
+const char *tp_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
+
+/* New contiguous tensor with uninitialized (zeroed) data. */
+tp_status tp_tensor_empty(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out);
+/* A view sharing t's storage. */
+tp_status tp_tensor_view(tp_tensor *t, int ndim, const int64_t *shape,
+                         const int64_t *strides, int64_t offset, tp_tensor **out);
+static inline void *tp_tensor_ptr(const tp_tensor *t) {
+  return (char *)t->storage->data + (size_t)t->offset * tp_dtype_size(t->dtype);
+}
+/* Read element i (C order, any strides) as double / write. */
+double tp_tensor_get_f64(const tp_tensor *t, int64_t i);
+/* Copy src (any layout, any dtype) into contiguous dst of the same shape. */
+void tp_tensor_copy_into(const tp_tensor *src, tp_tensor *dst);
+int tp_dtype_is_float(tp_dtype d);
+
+/* splitmix64 / xoshiro-based generator shared by randn and rand. */
+typedef struct tp_rng { uint64_t s[4]; } tp_rng;
+void tp_rng_seed(tp_rng *r, uint64_t seed);
+uint64_t tp_rng_next(tp_rng *r);
+float tp_rng_uniform(tp_rng *r);  /* [0,1) */
+float tp_rng_normal(tp_rng *r);
+
+/* ---- ops (src/ops) ---- */
+enum {
+  TP_OPF_BINARY = 1 << 0,
+  TP_OPF_UNARY = 1 << 1,
+  TP_OPF_FLOAT_OUT = 1 << 2, /* integer inputs give float32 */
+  TP_OPF_BOOL_OUT = 1 << 3,
+  TP_OPF_REDUCE = 1 << 4,
+  TP_OPF_VIEW = 1 << 5,
+  TP_OPF_OPT = 1 << 6,       /* operands after the first may be NULL */
+};
+int tp_op_flags(tp_op op);
+/* The shape rule: descs[i] NULL for an absent optional operand. */
+tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in,
+                      const tp_attrs *attrs, tp_desc *out);
+/* Execute without capture (inputs already validated by tp_op_infer). */
+tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in,
+                     const tp_attrs *attrs, const tp_desc *od, tp_tensor **out);
+/* Reference (scalar, double-accumulating) execution: the test oracle. */
+tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in,
+                         const tp_attrs *attrs, tp_tensor **out);
+/* Normalize a dim index against ndim (python rules); error names op. */
+tp_status tp_norm_dim(const char *op, int64_t dim, int ndim, int64_t *out);
+tp_dtype tp_promote(const tp_desc *a, const tp_desc *b);
+/* Printing/parsing of attributes, shared by graph print and parse. */
+int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b);
+
+/* ---- capture hooks (src/capture/tracer.c) ---- */
+/* Called by tp_op_call after computing the output. Records a node when any
+ * input is a live proxy; returns an error for mixed traces or disabled
+ * capture. */
+tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in,
+                            const tp_attrs *attrs, tp_tensor *out);
+/* Before an op runs: TP_ERR_CAPTURE when inputs mix live traces. */
+tp_status tp_capture_check(const char *what, int nin, tp_tensor *const *in);
+/* A data read (toArray, item) of t: graph break handling. */
+tp_status tp_capture_on_read(tp_tensor *t, const char *what);
+int tp_capture_active(void);
+
+/* ---- ISA dispatch (src/runtime/dispatch.c) ---- */
+#include "../runtime/kernels/kernels.h"
+const tp_kernels *tp_kern(void);
+
+#endif

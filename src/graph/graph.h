@@ -1,0 +1,69 @@
+/* graph.h - the Graph IR: a list of nodes in topological order.
+ *
+ * Node kinds follow the seed's tracer: placeholder (an input), get_attr (a
+ * constant tensor owned by the graph), call_function (an operator from
+ * ops.def), output (the returned values). Operands are node references or
+ * immediate scalars (weak numbers such as the 1.5 in x * 1.5). */
+#ifndef TP_GRAPH_H
+#define TP_GRAPH_H
+#include "../core/internal.h"
+
+typedef enum tp_node_kind {
+  TP_NODE_PLACEHOLDER,
+  TP_NODE_CALL,
+  TP_NODE_GET_ATTR,
+  TP_NODE_OUTPUT,
+  TP_NODE_KIND_COUNT
+} tp_node_kind;
+const char *tp_node_kind_name(tp_node_kind k);
+
+typedef enum tp_arg_kind { TP_ARG_NODE, TP_ARG_SCALAR, TP_ARG_NONE } tp_arg_kind;
+typedef struct tp_arg {
+  tp_arg_kind kind;
+  int node;        /* TP_ARG_NODE: index into g->nodes */
+  double scalar;   /* TP_ARG_SCALAR */
+  int is_int;      /* TP_ARG_SCALAR: printed without a point */
+} tp_arg;
+
+/* node.meta.custom: string keys and string values, kept in insertion order. */
+typedef struct tp_kv { char *key; char *value; } tp_kv;
+
+typedef struct tp_node {
+  tp_node_kind kind;
+  char *name;          /* unique; "x", "w", "3" (printed as %x, %3) */
+  tp_op op;            /* TP_NODE_CALL */
+  int nargs;
+  tp_arg *args;
+  tp_attrs attrs;
+  tp_desc desc;        /* meta: shape and dtype (not for output) */
+  tp_tensor *val;      /* meta val: sample value (capture) or the constant
+                          (get_attr); owned reference, may be NULL */
+  char *target;        /* get_attr: attribute name */
+  int ncustom;
+  tp_kv *custom;
+} tp_node;
+
+struct tp_graph {
+  int n, cap;
+  tp_node *nodes;
+  int next_id;         /* for fresh numeric names */
+};
+
+tp_status tp_graph_new(tp_graph **out);
+/* Append a node; *idx receives its index. name NULL = next number. args
+ * copied. */
+tp_status tp_graph_add_node(tp_graph *g, tp_node_kind kind, const char *name,
+                            tp_op op, int nargs, const tp_arg *args,
+                            const tp_attrs *attrs, const tp_desc *desc, int *idx);
+/* Set node meta val (retains t; releases the previous one). */
+void tp_graph_set_val(tp_graph *g, int idx, tp_tensor *t);
+tp_status tp_graph_set_custom(tp_graph *g, int idx, const char *key, const char *value);
+const char *tp_graph_get_custom(const tp_graph *g, int idx, const char *key);
+int tp_graph_find(const tp_graph *g, const char *name);
+/* Index of the output node, -1 if none. */
+int tp_graph_output(const tp_graph *g);
+/* Structural equality (kinds, names, ops, args, attrs, descs, custom and
+ * constant values): what the print/parse round trip must preserve. */
+int tp_graph_equal(const tp_graph *a, const tp_graph *b);
+
+#endif

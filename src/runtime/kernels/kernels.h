@@ -1,0 +1,47 @@
+/* kernels.h - the per-ISA kernel table. One implementation (vec_impl.h,
+ * written with GCC/Clang vector extensions) is compiled once per ISA:
+ * scalar-width-4 generic, SSE2, AVX2, AVX-512 natively, SIMD128 in Wasm.
+ * Elementwise kernels use only IEEE add/sub/mul/div/sqrt and bit operations
+ * (no FMA contraction), so every ISA gives bit-identical results; GEMM and
+ * reductions may use FMA and differ in summation order. */
+#ifndef TP_KERNELS_H
+#define TP_KERNELS_H
+#include <stdint.h>
+
+enum tp_kunary {
+  TP_KU_NEG, TP_KU_ABS, TP_KU_EXP, TP_KU_LOG, TP_KU_SQRT, TP_KU_RSQRT,
+  TP_KU_TANH, TP_KU_SIGMOID, TP_KU_RELU, TP_KU_GELU_ERF, TP_KU_GELU_TANH,
+  TP_KU_COUNT
+};
+enum tp_kbinary { TP_KB_ADD, TP_KB_SUB, TP_KB_MUL, TP_KB_DIV, TP_KB_COUNT };
+/* Operand layout of a binary kernel: both vectors, a is a scalar, b is a scalar. */
+enum tp_kbmode { TP_KB_VV, TP_KB_SV, TP_KB_VS };
+
+typedef struct tp_kernels {
+  const char *isa;
+  int vec_width; /* floats per vector */
+  void (*unary_f32)(int op, const float *a, float *y, int64_t n);
+  void (*binary_f32)(int op, int mode, const float *a, const float *b, float *y, int64_t n);
+  float (*sum_f32)(const float *a, int64_t n);
+  float (*max_f32)(const float *a, int64_t n);
+  /* In place over one row: y = softmax(y) or log_softmax(y). */
+  void (*softmax_f32)(float *y, int64_t n, int log);
+  /* C[M,N] = A[M,K] B[K,N] (+ bias[N]), any element strides (packing makes
+   * them contiguous). ldc: row stride of C, contiguous columns. */
+  void (*gemm_f32)(int64_t M, int64_t N, int64_t K,
+                   const float *A, int64_t rsa, int64_t csa,
+                   const float *B, int64_t rsb, int64_t csb,
+                   float *C, int64_t ldc, const float *bias);
+} tp_kernels;
+
+extern const tp_kernels tp_kernels_generic;
+#if defined(__x86_64__) || defined(__i386__)
+extern const tp_kernels tp_kernels_sse2;
+extern const tp_kernels tp_kernels_avx2;
+extern const tp_kernels tp_kernels_avx512;
+#endif
+#if defined(__wasm_simd128__)
+extern const tp_kernels tp_kernels_wasmsimd;
+#endif
+
+#endif
