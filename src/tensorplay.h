@@ -213,6 +213,8 @@ typedef struct tp_compile_options {
   const char *backend;  /* NULL: the default backend */
   const char *name;
   int disable;
+  /* Placeholder names, comma separated ("x,w"); NULL: x0, x1, ... */
+  const char *input_names;
 } tp_compile_options;
 void tp_compile_options_init(tp_compile_options *o);
 
@@ -223,6 +225,8 @@ tp_status tp_compile(const tp_callable *fn, const tp_compile_options *opts,
 tp_status tp_compiled_call(tp_compiled *c, int nin, tp_tensor *const *in,
                            int max_out, tp_tensor **outs, int *nout);
 void tp_compiled_free(tp_compiled *c);
+/* Names of the placeholders of later captures, comma separated. */
+tp_status tp_compiled_set_input_names(tp_compiled *c, const char *names);
 /* Statistics: number of captures done and of cached specializations. */
 int tp_compiled_num_captures(const tp_compiled *c);
 int tp_compiled_num_entries(const tp_compiled *c);

@@ -73,6 +73,8 @@ uint32_t tpw_compile(int32_t fn_id, const int32_t *opts, const char *backend, co
  * returns the count or -1. */
 int32_t tpw_compiled_call(uint32_t h, int32_t nin, const uint32_t *in, uint32_t *outs, int32_t max_out);
 int32_t tpw_compiled_free(uint32_t h);
+/* Placeholder names for later captures ("x,w"): the JS parameter names. */
+int32_t tpw_compiled_set_input_names(uint32_t h, const char *names);
 int32_t tpw_compiled_num_captures(uint32_t h);
 int32_t tpw_compiled_num_entries(uint32_t h);
 /* Text of the last captured graph (malloc'ed; free with tpw_free), 0 if none. */
@@ -91,4 +93,9 @@ uint32_t tpw_npy_decode(const void *bytes, int32_t len);
 /* Writes the malloc'ed buffer pointer and length at out[0], out[1]. status. */
 int32_t tpw_npy_encode(uint32_t h, int32_t *out);
 
+#if !defined(__wasm__)
+/* Native builds (tests): the host function tp_host_call would be. */
+void tpw_set_native_host(int32_t (*fn)(int32_t fn_id, const uint32_t *in, int32_t nin,
+                                       uint32_t *out, int32_t max_out));
+#endif
 #endif

@@ -125,6 +125,23 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in,
 /* Normalize a dim index against ndim (python rules); error names op. */
 tp_status tp_norm_dim(const char *op, int64_t dim, int ndim, int64_t *out);
 tp_dtype tp_promote(const tp_desc *a, const tp_desc *b);
+/* Python slice rules (positive step): first index and length. */
+void tp_slice_bounds(int64_t n, int64_t start, int64_t end, int64_t step, int64_t *s_out,
+                     int64_t *len_out);
+/* Broadcast iteration over an output and up to 3 inputs (src/ops/iter.c). */
+typedef struct tp_iter {
+  int nd, nops;             /* nops = 1 (output) + inputs */
+  int64_t shape[TP_MAX_DIMS];
+  int64_t st[4][TP_MAX_DIMS];
+  int64_t off[4];
+  int64_t idx[TP_MAX_DIMS];
+  int64_t inner, outer;     /* inner run length, number of runs */
+} tp_iter;
+/* out: the (contiguous or strided) output; inputs are broadcast to it. */
+void tp_iter_init(tp_iter *it, const tp_tensor *out, int nin, tp_tensor *const *in);
+void tp_iter_next(tp_iter *it); /* advance off[] to the next inner run */
+/* dst = src converted to dtype d (a new reference when already d). */
+tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out);
 /* Printing/parsing of attributes, shared by graph print and parse. */
 int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b);
 

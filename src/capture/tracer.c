@@ -1,0 +1,235 @@
+/* tracer.c - graph capture. While a trace is active on this thread, every
+ * operator whose operands include a value of the trace (a proxy) records a
+ * call_function node AND computes on the sample values (the seed's
+ * Tracer(execute=True)), so shapes are concrete and the function's real
+ * results come out of the capture. Proxies are ordinary tensors tagged with
+ * (trace id, node index); tensors from outside become get_attr constants,
+ * weak scalars become immediate operands. */
+#include "capture.h"
+#include <stdio.h>
+
+typedef struct tp_trace_state {
+  uint64_t id;
+  tp_graph *g;
+  int fullgraph;
+  int broken;
+  char reason[160];
+  int disabled; /* inside disable_capture */
+  struct tp_trace_state *parent;
+  int nconst, capconst;
+  tp_tensor **consts; /* borrowed: the graph's get_attr vals own them */
+  int *const_nodes;
+} tp_trace_state;
+
+static TP_THREAD_LOCAL tp_trace_state *cur;
+static uint64_t next_id = 1;
+
+int tp_capture_active(void) { return cur != NULL; }
+int tp_is_compiling(void) { return cur != NULL && !cur->disabled; }
+
+static int trace_live(uint64_t id) {
+  for (tp_trace_state *t = cur; t; t = t->parent)
+    if (t->id == id) return 1;
+  return 0;
+}
+
+tp_status tp_capture_check(const char *what, int nin, tp_tensor *const *in) {
+  if (!cur) return TP_OK;
+  int has_proxy = 0;
+  for (int i = 0; i < nin; i++) {
+    if (!in[i] || !in[i]->trace_id) continue;
+    if (in[i]->trace_id == cur->id) {
+      has_proxy = 1;
+    } else if (trace_live(in[i]->trace_id)) {
+      return tp_fail(TP_ERR_CAPTURE, "%s: cannot combine values from different traces", what);
+    }
+  }
+  if (has_proxy && cur->disabled)
+    return tp_fail(TP_ERR_CAPTURE,
+                   "%s: an operation on traced values ran inside disable_capture()", what);
+  return TP_OK;
+}
+
+tp_status tp_capture_on_read(tp_tensor *t, const char *what) {
+  if (!cur || t->trace_id != cur->id || cur->disabled) return TP_OK;
+  if (cur->fullgraph)
+    return tp_fail(TP_ERR_CAPTURE,
+                   "graph break: %s() reads tensor data inside a captured function "
+                   "(fullgraph=true forbids graph breaks)",
+                   what);
+  if (!cur->broken) {
+    cur->broken = 1;
+    snprintf(cur->reason, sizeof cur->reason, "%s() reads tensor data", what);
+  }
+  return TP_OK;
+}
+
+/* The node standing for a non-proxy tensor: a get_attr constant, made once
+ * per tensor object. */
+static tp_status const_node(tp_tensor *t, int *idx) {
+  for (int i = 0; i < cur->nconst; i++)
+    if (cur->consts[i] == t) {
+      *idx = cur->const_nodes[i];
+      return TP_OK;
+    }
+  if (cur->nconst == cur->capconst) {
+    int nc = cur->capconst ? cur->capconst * 2 : 8;
+    tp_tensor **c = tp_xrealloc(cur->consts, sizeof(tp_tensor *) * (size_t)nc);
+    if (!c) return TP_ERR_OUT_OF_MEMORY;
+    cur->consts = c;
+    int *n = tp_xrealloc(cur->const_nodes, sizeof(int) * (size_t)nc);
+    if (!n) return TP_ERR_OUT_OF_MEMORY;
+    cur->const_nodes = n;
+    cur->capconst = nc;
+  }
+  char name[32];
+  snprintf(name, sizeof name, "c%d", cur->nconst);
+  tp_desc d;
+  tp_desc_of(t, &d);
+  d.weak = 0;
+  TP_TRY(tp_graph_add_node(cur->g, TP_NODE_GET_ATTR, name, TP_OP_COUNT, 0, NULL, NULL, &d, idx));
+  tp_node *n = &cur->g->nodes[*idx];
+  n->target = tp_xstrdup(name);
+  if (!n->target) return TP_ERR_OUT_OF_MEMORY;
+  tp_graph_set_val(cur->g, *idx, t);
+  cur->consts[cur->nconst] = t;
+  cur->const_nodes[cur->nconst] = *idx;
+  cur->nconst++;
+  return TP_OK;
+}
+
+static int is_proxy(const tp_tensor *t) { return t && cur && t->trace_id == cur->id; }
+
+tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *attrs,
+                            tp_tensor *out) {
+  if (!cur) return TP_OK;
+  int any = 0;
+  for (int i = 0; i < nin; i++) any |= is_proxy(in[i]);
+  if (!any) return TP_OK; /* constants only: the result is a constant too */
+  tp_arg args[64];
+  for (int i = 0; i < nin; i++) {
+    memset(&args[i], 0, sizeof args[i]);
+    if (!in[i]) {
+      args[i].kind = TP_ARG_NONE;
+    } else if (is_proxy(in[i])) {
+      args[i].kind = TP_ARG_NODE;
+      args[i].node = in[i]->node;
+    } else if (in[i]->weak && in[i]->ndim == 0) {
+      args[i].kind = TP_ARG_SCALAR;
+      args[i].scalar = tp_tensor_get_f64(in[i], 0);
+      args[i].is_int = in[i]->weak == 1;
+    } else {
+      args[i].kind = TP_ARG_NODE;
+      TP_TRY(const_node(in[i], &args[i].node));
+    }
+  }
+  tp_desc d;
+  tp_desc_of(out, &d);
+  int idx;
+  TP_TRY(tp_graph_add_node(cur->g, TP_NODE_CALL, NULL, op, nin, args, attrs, &d, &idx));
+  tp_graph_set_val(cur->g, idx, out); /* meta val: the sample, during capture */
+  out->trace_id = cur->id;
+  out->node = idx;
+  return TP_OK;
+}
+
+void tp_trace_result_clear(tp_trace_result *r) {
+  if (!r) return;
+  tp_graph_free(r->graph);
+  for (int i = 0; i < r->nout; i++) tp_tensor_release(r->outs[i]);
+  memset(r, 0, sizeof *r);
+}
+
+static void pop(tp_trace_state *t) {
+  cur = t->parent;
+  tp_xfree(t->consts);
+  tp_xfree(t->const_nodes);
+}
+
+tp_status tp_trace_named(const tp_callable *fn, int nin, tp_tensor *const *in,
+                         const char *const *names, int fullgraph, tp_trace_result *r) {
+  if (!fn || !fn->fn || !r || (nin && !in))
+    return tp_fail(TP_ERR_INVALID_ARG, "trace: NULL argument");
+  if (nin < 0 || nin > 64) return tp_fail(TP_ERR_INVALID_ARG, "trace: %d inputs (max 64)", nin);
+  memset(r, 0, sizeof *r);
+  for (int i = 0; i < nin; i++)
+    if (!in[i]) return tp_fail(TP_ERR_INVALID_ARG, "trace: input %d is NULL", i);
+  tp_trace_state t;
+  memset(&t, 0, sizeof t);
+  t.id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+  t.fullgraph = fullgraph;
+  tp_tensor *views[64] = {0};
+  tp_status s = tp_graph_new(&t.g);
+  if (s) return s;
+  t.parent = cur;
+  cur = &t;
+  /* placeholders: fresh views so the caller's tensors are never tagged */
+  for (int i = 0; i < nin && !s; i++) {
+    char name[32];
+    const char *nm = names && names[i] && names[i][0] ? names[i] : NULL;
+    if (!nm) {
+      snprintf(name, sizeof name, "x%d", i);
+      nm = name;
+    }
+    tp_desc d;
+    tp_desc_of(in[i], &d);
+    d.weak = 0;
+    int idx;
+    s = tp_graph_add_node(t.g, TP_NODE_PLACEHOLDER, nm, TP_OP_COUNT, 0, NULL, NULL, &d, &idx);
+    if (!s) s = tp_tensor_view(in[i], in[i]->ndim, in[i]->shape, in[i]->strides, in[i]->offset,
+                               &views[i]);
+    if (!s) {
+      views[i]->trace_id = t.id;
+      views[i]->node = idx;
+      tp_graph_set_val(t.g, idx, views[i]);
+    }
+  }
+  if (!s) s = fn->fn(fn->ud, nin, views, TP_ARRAY_LEN(r->outs), r->outs, &r->nout);
+  if (!s && (r->nout < 0 || r->nout > TP_ARRAY_LEN(r->outs)))
+    s = tp_fail(TP_ERR_INVALID_ARG, "trace: the function returned %d outputs (max %d)", r->nout,
+                TP_ARRAY_LEN(r->outs));
+  if (!s && !t.broken) {
+    tp_arg oargs[64];
+    for (int i = 0; i < r->nout && !s; i++) {
+      tp_tensor *o = r->outs[i];
+      memset(&oargs[i], 0, sizeof oargs[i]);
+      oargs[i].kind = TP_ARG_NODE;
+      if (!o) s = tp_fail(TP_ERR_INVALID_ARG, "trace: output %d is NULL", i);
+      else if (is_proxy(o)) oargs[i].node = o->node;
+      else s = const_node(o, &oargs[i].node);
+    }
+    if (!s) s = tp_graph_add_node(t.g, TP_NODE_OUTPUT, "output", TP_OP_COUNT, r->nout, oargs, NULL,
+                                  NULL, NULL);
+  }
+  pop(&t);
+  for (int i = 0; i < nin; i++) tp_tensor_release(views[i]);
+  if (s) {
+    tp_graph_free(t.g);
+    if (r->nout < 0 || r->nout > TP_ARRAY_LEN(r->outs)) r->nout = 0;
+    for (int i = 0; i < r->nout; i++) tp_tensor_release(r->outs[i]);
+    r->nout = 0;
+    return s;
+  }
+  if (t.broken) {
+    tp_graph_free(t.g);
+    r->broken = 1;
+    memcpy(r->break_reason, t.reason, sizeof r->break_reason);
+    return TP_OK;
+  }
+  /* samples served the capture; the graph keeps only constants' values */
+  for (int i = 0; i < t.g->n; i++)
+    if (t.g->nodes[i].kind != TP_NODE_GET_ATTR) tp_graph_set_val(t.g, i, NULL);
+  r->graph = t.g;
+  return TP_OK;
+}
+
+tp_status tp_trace(const tp_callable *fn, int nin, tp_tensor *const *in, int fullgraph,
+                   tp_trace_result *out) {
+  return tp_trace_named(fn, nin, in, NULL, fullgraph, out);
+}
+
+tp_status tp_capture_set_disabled(int disabled, int *prev) {
+  if (prev) *prev = cur ? cur->disabled : 0;
+  if (cur) cur->disabled = disabled;
+  return TP_OK;
+}

@@ -1,0 +1,334 @@
+/* tpc - the tensorplay command line.
+ *
+ *   tpc run GRAPH.tpg --input x=x.npy --output y.npy [--print]
+ *   tpc graph GRAPH.tpg
+ *   tpc version
+ *
+ * Exit codes: 0 success, 1 a runtime failure (the graph failed to run, an
+ * output could not be written), 2 a usage or input error (bad arguments,
+ * unreadable or malformed graph or .npy, missing or mismatched inputs). */
+#include "graph/graph.h"
+#include "graph/text.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+#define MAX_BINDINGS 256
+
+static const char usage_text[] =
+    "usage: tpc <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run GRAPH.tpg [--input NAME=FILE.npy]... [--output FILE.npy]... [--print]\n"
+    "        run a graph (text form, with data) on .npy inputs. Each graph\n"
+    "        input (placeholder) is bound by name; the i-th --output receives\n"
+    "        the i-th graph output. Outputs without --output, and all outputs\n"
+    "        with --print, are summarized on stdout (shape, dtype, values).\n"
+    "  graph GRAPH.tpg\n"
+    "        parse a graph text file and print it back (without data): a checker.\n"
+    "  version\n"
+    "        print the version and the ISA the kernels use.\n"
+    "  help, --help, -h\n"
+    "        print this text.\n"
+    "\n"
+    "exit codes: 0 ok, 1 runtime failure, 2 usage or input error.\n"
+    "graph text format: docs/graph-format.md\n";
+
+static int fail(int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static int fail(int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("tpc: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return code;
+}
+
+/* Whole file into a NUL-terminated buffer (tp_xmalloc'ed). */
+static int read_file(const char *path, char **out, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return fail(EXIT_USAGE, "%s: cannot open: %s", path, strerror(errno));
+  char *buf = NULL;
+  size_t n = 0, cap = 0;
+  for (;;) {
+    if (n + 1 >= cap) {
+      size_t ncap = cap ? cap * 2 : 1 << 16;
+      char *nb = tp_xrealloc(buf, ncap);
+      if (!nb) {
+        tp_xfree(buf);
+        fclose(f);
+        return fail(EXIT_RUNTIME, "%s: out of memory", path);
+      }
+      buf = nb;
+      cap = ncap;
+    }
+    size_t r = fread(buf + n, 1, cap - n - 1, f);
+    n += r;
+    if (r == 0) break;
+  }
+  int err = ferror(f);
+  fclose(f);
+  if (err) {
+    tp_xfree(buf);
+    return fail(EXIT_USAGE, "%s: read error", path);
+  }
+  buf[n] = 0;
+  *out = buf;
+  *len = n;
+  return 0;
+}
+
+static int load_graph(const char *path, tp_graph **g) {
+  char *text;
+  size_t len;
+  int rc = read_file(path, &text, &len);
+  if (rc) return rc;
+  tp_status s = tp_graph_parse(text, len, g);
+  tp_xfree(text);
+  if (s != TP_OK)
+    return fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s: %s", path,
+                tp_last_error());
+  return 0;
+}
+
+static void type_str(tp_dtype dt, int ndim, const int64_t *shape, char *buf, size_t n) {
+  tp_sbuf b = { 0 };
+  tp_sbuf_put_type(&b, dt, ndim, shape);
+  snprintf(buf, n, "%s", b.p ? b.p : "?");
+  tp_xfree(b.p);
+}
+
+/* "output 0: f32[2,2] = [1, 2, 3, 4]" (the first 16 values). */
+static int summarize(int i, tp_tensor *t) {
+  enum { SHOW = 16 };
+  char ty[160];
+  type_str(tp_tensor_dtype(t), tp_tensor_ndim(t), tp_tensor_shape(t), ty, sizeof ty);
+  int64_t numel = tp_tensor_numel(t);
+  size_t isz = tp_dtype_size(tp_tensor_dtype(t));
+  void *buf = tp_xmalloc((size_t)numel * isz + 1);
+  if (!buf) return fail(EXIT_RUNTIME, "output %d: out of memory", i);
+  if (tp_tensor_read(t, buf, (size_t)numel * isz) != TP_OK) {
+    tp_xfree(buf);
+    return fail(EXIT_RUNTIME, "output %d: %s", i, tp_last_error());
+  }
+  printf("output %d: %s = [", i, ty);
+  for (int64_t k = 0; k < numel && k < SHOW; k++) {
+    if (k) printf(", ");
+    switch (tp_tensor_dtype(t)) {
+    case TP_F32: printf("%.9g", (double)((float *)buf)[k]); break;
+    case TP_I32: printf("%d", (int)((int32_t *)buf)[k]); break;
+    case TP_I64: printf("%lld", (long long)((int64_t *)buf)[k]); break;
+    case TP_BOOL: printf("%s", ((unsigned char *)buf)[k] ? "true" : "false"); break;
+    default: printf("?"); break;
+    }
+  }
+  printf("%s]\n", numel > SHOW ? ", ..." : "");
+  tp_xfree(buf);
+  return 0;
+}
+
+typedef struct binding {
+  const char *name; /* points into argv */
+  size_t name_len;
+  const char *file;
+  int used;
+} binding;
+
+/* --flag VALUE or --flag=VALUE; returns the value or NULL. */
+static const char *flag_value(int argc, char **argv, int *i, const char *flag) {
+  size_t n = strlen(flag);
+  if (strncmp(argv[*i], flag, n) != 0) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (argv[*i][n] != 0) return NULL;
+  if (*i + 1 >= argc) return "";
+  return argv[++*i];
+}
+
+static int cmd_run(int argc, char **argv) {
+  binding ins[MAX_BINDINGS];
+  const char *outs[MAX_BINDINGS];
+  const char *graph_path = NULL;
+  int nins = 0, nouts = 0, print = 0, rc = 0;
+  tp_graph *g = NULL;
+  tp_tensor *inputs[MAX_BINDINGS] = { 0 };
+  tp_tensor *results[MAX_BINDINGS] = { 0 };
+  int ninputs = 0, nres = 0;
+
+  for (int i = 2; i < argc; i++) {
+    const char *v;
+    if ((v = flag_value(argc, argv, &i, "--input")) || (v = flag_value(argc, argv, &i, "-i"))) {
+      const char *eq = strchr(v, '=');
+      if (!eq || eq == v || !eq[1])
+        return fail(EXIT_USAGE, "--input expects NAME=FILE.npy, got '%s'", v);
+      if (nins == MAX_BINDINGS) return fail(EXIT_USAGE, "too many --input flags");
+      for (int k = 0; k < nins; k++)
+        if (ins[k].name_len == (size_t)(eq - v) && !memcmp(ins[k].name, v, ins[k].name_len))
+          return fail(EXIT_USAGE, "input '%.*s' is given twice", (int)(eq - v), v);
+      ins[nins++] = (binding){ v, (size_t)(eq - v), eq + 1, 0 };
+    } else if ((v = flag_value(argc, argv, &i, "--output")) ||
+               (v = flag_value(argc, argv, &i, "-o"))) {
+      if (!*v) return fail(EXIT_USAGE, "--output expects FILE.npy");
+      if (nouts == MAX_BINDINGS) return fail(EXIT_USAGE, "too many --output flags");
+      outs[nouts++] = v;
+    } else if (!strcmp(argv[i], "--print")) {
+      print = 1;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return fail(EXIT_USAGE, "run: unknown option '%s' (see tpc --help)", argv[i]);
+    } else if (!graph_path) {
+      graph_path = argv[i];
+    } else {
+      return fail(EXIT_USAGE, "run: more than one graph file ('%s' and '%s')", graph_path,
+                  argv[i]);
+    }
+  }
+  if (!graph_path) return fail(EXIT_USAGE, "run: missing GRAPH.tpg (see tpc --help)");
+  if ((rc = load_graph(graph_path, &g))) return rc;
+
+  /* bind inputs by placeholder name, in placeholder order */
+  ninputs = tp_graph_num_inputs(g);
+  if (ninputs > MAX_BINDINGS) {
+    rc = fail(EXIT_USAGE, "%s: too many graph inputs (%d)", graph_path, ninputs);
+    goto done;
+  }
+  char names[1024];
+  {
+    size_t j = 0;
+    names[0] = 0;
+    for (int k = 0; k < ninputs && j < sizeof names; k++)
+      j += (size_t)snprintf(names + j, sizeof names - j, "%s%s", k ? ", " : "",
+                            tp_graph_input_name(g, k));
+    if (!ninputs) snprintf(names, sizeof names, "none");
+  }
+  for (int b = 0; b < nins; b++) {
+    int found = 0;
+    for (int k = 0; k < ninputs; k++) {
+      const char *nm = tp_graph_input_name(g, k);
+      if (strlen(nm) == ins[b].name_len && !memcmp(nm, ins[b].name, ins[b].name_len)) found = 1;
+    }
+    if (!found) {
+      rc = fail(EXIT_USAGE, "the graph has no input named '%.*s' (its inputs: %s)",
+                (int)ins[b].name_len, ins[b].name, names);
+      goto done;
+    }
+  }
+  int ph = 0;
+  for (int n = 0; n < g->n; n++) {
+    const tp_node *nd = &g->nodes[n];
+    if (nd->kind != TP_NODE_PLACEHOLDER) continue;
+    const char *nm = tp_graph_input_name(g, ph);
+    binding *bd = NULL;
+    for (int b = 0; b < nins; b++)
+      if (strlen(nm) == ins[b].name_len && !memcmp(nm, ins[b].name, ins[b].name_len)) bd = &ins[b];
+    if (!bd) {
+      rc = fail(EXIT_USAGE, "missing input '%s': pass --input %s=FILE.npy (graph inputs: %s)", nm,
+                nm, names);
+      goto done;
+    }
+    tp_tensor *t = NULL;
+    tp_status s = tp_npy_load(bd->file, &t);
+    if (s != TP_OK) {
+      rc = fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "input '%s': %s", nm,
+                tp_last_error());
+      goto done;
+    }
+    inputs[ph++] = t;
+    const tp_desc *want = &nd->desc;
+    if (tp_tensor_dtype(t) != want->dtype || tp_tensor_ndim(t) != want->ndim ||
+        memcmp(tp_tensor_shape(t), want->shape, sizeof(int64_t) * (size_t)want->ndim) != 0) {
+      char got_s[160], want_s[160];
+      type_str(tp_tensor_dtype(t), tp_tensor_ndim(t), tp_tensor_shape(t), got_s, sizeof got_s);
+      type_str(want->dtype, want->ndim, want->shape, want_s, sizeof want_s);
+      rc = fail(EXIT_USAGE, "input '%s' (%s) is %s, but the graph expects %s", nm, bd->file,
+                got_s, want_s);
+      goto done;
+    }
+    if (ph == ninputs) break;
+  }
+  if (ph != ninputs) {
+    rc = fail(EXIT_RUNTIME, "%s: found %d placeholders, expected %d", graph_path, ph, ninputs);
+    goto done;
+  }
+
+  int noutputs = tp_graph_num_outputs(g);
+  if (nouts > noutputs) {
+    rc = fail(EXIT_USAGE, "%d --output files given, but the graph has %d output%s", nouts,
+              noutputs, noutputs == 1 ? "" : "s");
+    goto done;
+  }
+  if (noutputs > MAX_BINDINGS) {
+    rc = fail(EXIT_USAGE, "%s: too many graph outputs (%d)", graph_path, noutputs);
+    goto done;
+  }
+  tp_status s = tp_graph_run(g, ninputs, inputs, MAX_BINDINGS, results, &nres);
+  if (s != TP_OK) {
+    nres = 0;
+    rc = fail(EXIT_RUNTIME, "run failed: %s", tp_last_error());
+    goto done;
+  }
+  for (int k = 0; k < nres; k++) {
+    if (k < nouts) {
+      if (tp_npy_save(outs[k], results[k]) != TP_OK) {
+        rc = fail(EXIT_RUNTIME, "output %d: %s", k, tp_last_error());
+        goto done;
+      }
+    }
+    if (print || k >= nouts) {
+      if ((rc = summarize(k, results[k]))) goto done;
+    }
+  }
+
+done:
+  for (int k = 0; k < nres; k++) tp_tensor_release(results[k]);
+  for (int k = 0; k < ninputs && k < MAX_BINDINGS; k++) tp_tensor_release(inputs[k]);
+  tp_graph_free(g);
+  return rc;
+}
+
+static int cmd_graph(int argc, char **argv) {
+  if (argc != 3 || argv[2][0] == '-')
+    return fail(EXIT_USAGE, "graph: expects exactly one GRAPH.tpg (see tpc --help)");
+  tp_graph *g = NULL;
+  int rc = load_graph(argv[2], &g);
+  if (rc) return rc;
+  char *text = NULL;
+  if (tp_graph_print(g, 0, &text) != TP_OK) {
+    rc = fail(EXIT_RUNTIME, "%s: %s", argv[2], tp_last_error());
+  } else {
+    fputs(text, stdout);
+    tp_free_string(text);
+  }
+  tp_graph_free(g);
+  return rc;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(usage_text, stderr);
+    return EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  int rc;
+  if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+    fputs(usage_text, stdout);
+    rc = 0;
+  } else if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
+    printf("tpc %s (isa: %s)\n", TP_VERSION_STRING, tp_isa_name());
+    rc = 0;
+  } else if (!strcmp(cmd, "run")) {
+    rc = cmd_run(argc, argv);
+  } else if (!strcmp(cmd, "graph")) {
+    rc = cmd_graph(argc, argv);
+  } else {
+    rc = fail(EXIT_USAGE, "unknown command '%s' (commands: run, graph, version, help)", cmd);
+  }
+  if (fflush(stdout) != 0 && rc == 0) rc = fail(EXIT_RUNTIME, "cannot write to stdout");
+  return rc;
+}

@@ -1,0 +1,421 @@
+/* tensor.c - dtypes, reference-counted 64-byte-aligned storage, tensors and
+ * strided views, creation functions, reproducible random numbers. */
+#include "internal.h"
+#include <math.h>
+#include <stdio.h>
+
+static size_t live_tensors, live_bytes;
+size_t tp_live_tensors(void) { return live_tensors; }
+size_t tp_live_storage_bytes(void) { return live_bytes; }
+
+/* ---- dtypes ---- */
+static const struct {
+  const char *name, *short_name;
+  size_t size;
+} dtypes[TP_DTYPE_COUNT] = {
+    {"float32", "f32", 4}, {"int32", "i32", 4}, {"int64", "i64", 8}, {"bool", "b8", 1}};
+
+const char *tp_dtype_name(tp_dtype d) {
+  return (unsigned)d < TP_DTYPE_COUNT ? dtypes[d].name : "unknown";
+}
+const char *tp_dtype_short(tp_dtype d) {
+  return (unsigned)d < TP_DTYPE_COUNT ? dtypes[d].short_name : "??";
+}
+size_t tp_dtype_size(tp_dtype d) { return (unsigned)d < TP_DTYPE_COUNT ? dtypes[d].size : 0; }
+int tp_dtype_is_float(tp_dtype d) { return d == TP_F32; }
+
+tp_status tp_dtype_parse(const char *s, tp_dtype *out) {
+  if (!s) return tp_fail(TP_ERR_INVALID_ARG, "dtype: NULL name");
+  for (int i = 0; i < TP_DTYPE_COUNT; i++)
+    if (!strcmp(s, dtypes[i].name) || !strcmp(s, dtypes[i].short_name)) {
+      *out = (tp_dtype)i;
+      return TP_OK;
+    }
+  return tp_fail(TP_ERR_INVALID_ARG,
+                 "unknown dtype '%s' (expected float32, int32, int64 or bool)", s);
+}
+
+/* ---- shapes ---- */
+int64_t tp_shape_numel(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  return n;
+}
+
+const char *tp_shape_str(int ndim, const int64_t *shape, char *buf, size_t n) {
+  size_t k = 0;
+  k += (size_t)snprintf(buf + k, n - k, "[");
+  for (int i = 0; i < ndim && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)shape[i]);
+  if (k < n) snprintf(buf + k, n - k, "]");
+  return buf;
+}
+
+void tp_desc_of(const tp_tensor *t, tp_desc *out) {
+  memset(out, 0, sizeof *out);
+  out->dtype = t->dtype;
+  out->ndim = t->ndim;
+  out->weak = t->weak;
+  memcpy(out->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+}
+
+int tp_desc_equal(const tp_desc *a, const tp_desc *b) {
+  if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+  for (int i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+static tp_status check_shape(int ndim, const int64_t *shape, int64_t *numel) {
+  if (ndim < 0 || ndim > TP_MAX_DIMS)
+    return tp_fail(TP_ERR_INVALID_ARG, "tensor: %d dims is out of range (0..%d)", ndim,
+                   TP_MAX_DIMS);
+  if (ndim && !shape) return tp_fail(TP_ERR_INVALID_ARG, "tensor: NULL shape");
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0)
+      return tp_fail(TP_ERR_INVALID_ARG, "tensor: dimension %d is negative (%lld)", i,
+                     (long long)shape[i]);
+    if (shape[i] && n > ((int64_t)1 << 40) / shape[i])
+      return tp_fail(TP_ERR_OUT_OF_MEMORY, "tensor: %d-d shape has too many elements", ndim);
+    n *= shape[i];
+  }
+  *numel = n;
+  return TP_OK;
+}
+
+/* ---- storage ---- */
+static tp_storage *storage_new(size_t bytes) {
+  tp_storage *s = tp_malloc(sizeof *s);
+  if (!s) return NULL;
+  s->raw = tp_malloc(bytes + TP_ALIGN);
+  if (!s->raw) {
+    tp_free(s, sizeof *s);
+    return NULL;
+  }
+  uintptr_t a = ((uintptr_t)s->raw + TP_ALIGN - 1) & ~(uintptr_t)(TP_ALIGN - 1);
+  s->data = (void *)a;
+  s->bytes = bytes;
+  s->refs = 1;
+  memset(s->data, 0, bytes);
+  live_bytes += bytes;
+  return s;
+}
+
+static void storage_release(tp_storage *s) {
+  if (!s || --s->refs > 0) return;
+  live_bytes -= s->bytes;
+  tp_free(s->raw, s->bytes + TP_ALIGN);
+  tp_free(s, sizeof *s);
+}
+
+static void set_contiguous_strides(tp_tensor *t) {
+  int64_t st = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    t->strides[i] = st;
+    st *= t->shape[i];
+  }
+}
+
+static tp_tensor *tensor_alloc(void) {
+  tp_tensor *t = tp_malloc(sizeof *t);
+  if (!t) return NULL;
+  memset(t, 0, sizeof *t);
+  t->refs = 1;
+  t->node = -1;
+  live_tensors++;
+  return t;
+}
+
+tp_status tp_tensor_empty(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out) {
+  int64_t numel = 0;
+  if ((unsigned)dtype >= TP_DTYPE_COUNT)
+    return tp_fail(TP_ERR_INVALID_ARG, "tensor: unknown dtype %d", (int)dtype);
+  TP_TRY(check_shape(ndim, shape, &numel));
+  tp_tensor *t = tensor_alloc();
+  if (!t) return TP_ERR_OUT_OF_MEMORY;
+  t->storage = storage_new((size_t)numel * tp_dtype_size(dtype));
+  if (!t->storage) {
+    tp_free(t, sizeof *t);
+    live_tensors--;
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  t->dtype = dtype;
+  t->ndim = ndim;
+  if (ndim) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  set_contiguous_strides(t);
+  *out = t;
+  return TP_OK;
+}
+
+tp_status tp_tensor_new(tp_dtype dtype, int ndim, const int64_t *shape, const void *data,
+                        tp_tensor **out) {
+  if (!out) return tp_fail(TP_ERR_INVALID_ARG, "tensor: NULL output pointer");
+  tp_tensor *t;
+  TP_TRY(tp_tensor_empty(dtype, ndim, shape, &t));
+  if (data) {
+    memcpy(t->storage->data, data, t->storage->bytes);
+    if (dtype == TP_BOOL) { /* canonicalize to 0/1 */
+      uint8_t *p = t->storage->data;
+      for (size_t i = 0; i < t->storage->bytes; i++) p[i] = p[i] != 0;
+    }
+  }
+  *out = t;
+  return TP_OK;
+}
+
+tp_status tp_tensor_view(tp_tensor *src, int ndim, const int64_t *shape,
+                         const int64_t *strides, int64_t offset, tp_tensor **out) {
+  tp_tensor *t = tensor_alloc();
+  if (!t) return TP_ERR_OUT_OF_MEMORY;
+  t->dtype = src->dtype;
+  t->ndim = ndim;
+  memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
+  t->offset = offset;
+  t->storage = src->storage;
+  t->storage->refs++;
+  *out = t;
+  return TP_OK;
+}
+
+void tp_tensor_retain(tp_tensor *t) {
+  if (t) t->refs++;
+}
+
+void tp_tensor_release(tp_tensor *t) {
+  if (!t || --t->refs > 0) return;
+  storage_release(t->storage);
+  live_tensors--;
+  tp_free(t, sizeof *t);
+}
+
+int tp_tensor_ndim(const tp_tensor *t) { return t->ndim; }
+const int64_t *tp_tensor_shape(const tp_tensor *t) { return t->shape; }
+const int64_t *tp_tensor_strides(const tp_tensor *t) { return t->strides; }
+tp_dtype tp_tensor_dtype(const tp_tensor *t) { return t->dtype; }
+int64_t tp_tensor_numel(const tp_tensor *t) { return tp_shape_numel(t->ndim, t->shape); }
+
+int tp_tensor_is_contiguous(const tp_tensor *t) {
+  int64_t st = 1;
+  for (int i = t->ndim - 1; i >= 0; i--) {
+    if (t->shape[i] != 1 && t->strides[i] != st) return 0;
+    st *= t->shape[i];
+  }
+  return 1;
+}
+
+/* ---- element access ---- */
+static int64_t elem_offset(const tp_tensor *t, int64_t i) {
+  int64_t off = t->offset;
+  for (int d = t->ndim - 1; d >= 0; d--) {
+    int64_t n = t->shape[d];
+    if (n == 0) return off;
+    off += (i % n) * t->strides[d];
+    i /= n;
+  }
+  return off;
+}
+
+static double load_f64(const void *base, tp_dtype dt, int64_t off) {
+  switch (dt) {
+    case TP_F32: return ((const float *)base)[off];
+    case TP_I32: return ((const int32_t *)base)[off];
+    case TP_I64: return (double)((const int64_t *)base)[off];
+    default: return ((const uint8_t *)base)[off];
+  }
+}
+
+double tp_tensor_get_f64(const tp_tensor *t, int64_t i) {
+  return load_f64(t->storage->data, t->dtype, elem_offset(t, i));
+}
+
+/* Copy between any layouts and dtypes, iterating the innermost dim. */
+void tp_tensor_copy_into(const tp_tensor *src, tp_tensor *dst) {
+  int64_t n = tp_tensor_numel(src);
+  if (!n) return;
+  size_t es = tp_dtype_size(src->dtype);
+  if (src->dtype == dst->dtype && tp_tensor_is_contiguous(src)) {
+    memcpy(tp_tensor_ptr(dst), tp_tensor_ptr(src), (size_t)n * es);
+    return;
+  }
+  int nd = src->ndim;
+  int64_t inner = nd ? src->shape[nd - 1] : 1, ist = nd ? src->strides[nd - 1] : 1;
+  const char *sb = src->storage->data;
+  char *db = tp_tensor_ptr(dst);
+  for (int64_t o = 0; o < n; o += inner) {
+    int64_t so = elem_offset(src, o);
+    if (src->dtype == dst->dtype) {
+      if (ist == 1)
+        memcpy(db + (size_t)o * es, sb + (size_t)so * es, (size_t)inner * es);
+      else
+        for (int64_t k = 0; k < inner; k++)
+          memcpy(db + (size_t)(o + k) * es, sb + (size_t)(so + k * ist) * es, es);
+      continue;
+    }
+    for (int64_t k = 0; k < inner; k++) {
+      int64_t s = so + k * ist, di = o + k;
+      switch (dst->dtype) {
+        case TP_F32: ((float *)db)[di] = (float)load_f64(sb, src->dtype, s); break;
+        case TP_I32:
+          ((int32_t *)db)[di] = src->dtype == TP_I64 ? (int32_t)((const int64_t *)sb)[s]
+                                                      : (int32_t)load_f64(sb, src->dtype, s);
+          break;
+        case TP_I64:
+          ((int64_t *)db)[di] = src->dtype == TP_I64 ? ((const int64_t *)sb)[s]
+                                                      : (int64_t)load_f64(sb, src->dtype, s);
+          break;
+        default:
+          ((uint8_t *)db)[di] = src->dtype == TP_I64 ? ((const int64_t *)sb)[s] != 0
+                                                      : load_f64(sb, src->dtype, s) != 0;
+      }
+    }
+  }
+}
+
+tp_status tp_contiguous(tp_tensor *t, tp_tensor **out) {
+  if (!t || !out) return tp_fail(TP_ERR_INVALID_ARG, "contiguous: NULL tensor");
+  if (tp_tensor_is_contiguous(t)) {
+    tp_tensor_retain(t);
+    *out = t;
+    return TP_OK;
+  }
+  tp_tensor *c;
+  TP_TRY(tp_tensor_empty(t->dtype, t->ndim, t->shape, &c));
+  tp_tensor_copy_into(t, c);
+  *out = c;
+  return TP_OK;
+}
+
+tp_status tp_tensor_read(tp_tensor *t, void *dst, size_t bytes) {
+  if (!t) return tp_fail(TP_ERR_INVALID_ARG, "read: NULL tensor");
+  size_t need = (size_t)tp_tensor_numel(t) * tp_dtype_size(t->dtype);
+  if (bytes != need)
+    return tp_fail(TP_ERR_INVALID_ARG, "read: buffer has %zu bytes, tensor needs %zu", bytes,
+                   need);
+  TP_TRY(tp_capture_on_read(t, "toArray"));
+  if (!need) return TP_OK;
+  if (!dst) return tp_fail(TP_ERR_INVALID_ARG, "read: NULL destination");
+  tp_tensor tmp = *t; /* a contiguous shell over dst for copy_into */
+  tp_storage st = {1, need, dst, dst};
+  tmp.storage = &st;
+  tmp.offset = 0;
+  set_contiguous_strides(&tmp);
+  tp_tensor_copy_into(t, &tmp);
+  return TP_OK;
+}
+
+tp_status tp_tensor_item(tp_tensor *t, double *out) {
+  if (!t || !out) return tp_fail(TP_ERR_INVALID_ARG, "item: NULL argument");
+  if (tp_tensor_numel(t) != 1) {
+    char b[96];
+    return tp_fail(TP_ERR_INVALID_ARG, "item: tensor of shape %s has %lld elements, expected 1",
+                   tp_shape_str(t->ndim, t->shape, b, sizeof b), (long long)tp_tensor_numel(t));
+  }
+  TP_TRY(tp_capture_on_read(t, "item"));
+  *out = tp_tensor_get_f64(t, 0);
+  return TP_OK;
+}
+
+/* ---- creation ---- */
+tp_status tp_zeros(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out) {
+  return tp_tensor_new(dtype, ndim, shape, NULL, out);
+}
+
+tp_status tp_full(tp_dtype dtype, int ndim, const int64_t *shape, double v, tp_tensor **out) {
+  tp_tensor *t;
+  TP_TRY(tp_tensor_new(dtype, ndim, shape, NULL, &t));
+  int64_t n = tp_tensor_numel(t);
+  void *p = t->storage->data;
+  for (int64_t i = 0; i < n; i++) switch (dtype) {
+      case TP_F32: ((float *)p)[i] = (float)v; break;
+      case TP_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+      case TP_I64: ((int64_t *)p)[i] = (int64_t)v; break;
+      default: ((uint8_t *)p)[i] = v != 0; break;
+    }
+  *out = t;
+  return TP_OK;
+}
+
+tp_status tp_ones(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out) {
+  return tp_full(dtype, ndim, shape, 1.0, out);
+}
+
+tp_status tp_scalar(double value, int is_int, tp_tensor **out) {
+  tp_tensor *t;
+  TP_TRY(tp_full(is_int ? TP_I64 : TP_F32, 0, NULL, value, &t));
+  t->weak = is_int ? 1 : 2; /* 1: weak int, 2: weak float */
+  *out = t;
+  return TP_OK;
+}
+
+tp_status tp_arange(double start, double end, double step, tp_dtype dtype, tp_tensor **out) {
+  if (step == 0 || step != step)
+    return tp_fail(TP_ERR_INVALID_ARG, "arange: step must be nonzero (got %g)", step);
+  double nf = ceil((end - start) / step);
+  if (nf != nf || nf > (double)((int64_t)1 << 40))
+    return tp_fail(TP_ERR_INVALID_ARG, "arange: range [%g, %g) step %g is too large", start,
+                   end, step);
+  int64_t n = nf > 0 ? (int64_t)nf : 0;
+  if (dtype == TP_BOOL) return tp_fail(TP_ERR_INVALID_ARG, "arange: dtype bool is not supported");
+  tp_tensor *t;
+  TP_TRY(tp_tensor_new(dtype, 1, &n, NULL, &t));
+  for (int64_t i = 0; i < n; i++) {
+    double v = start + (double)i * step;
+    switch (dtype) {
+      case TP_F32: ((float *)t->storage->data)[i] = (float)v; break;
+      case TP_I32: ((int32_t *)t->storage->data)[i] = (int32_t)v; break;
+      default: ((int64_t *)t->storage->data)[i] = (int64_t)v; break;
+    }
+  }
+  *out = t;
+  return TP_OK;
+}
+
+/* xoshiro256** seeded by splitmix64: same numbers on every build. */
+static uint64_t splitmix(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+void tp_rng_seed(tp_rng *r, uint64_t seed) {
+  for (int i = 0; i < 4; i++) r->s[i] = splitmix(&seed);
+}
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+uint64_t tp_rng_next(tp_rng *r) {
+  uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl(s[3], 45);
+  return res;
+}
+float tp_rng_uniform(tp_rng *r) { return (float)(tp_rng_next(r) >> 40) * (1.0f / 16777216.0f); }
+float tp_rng_normal(tp_rng *r) {
+  /* Box-Muller in double so results do not depend on libm float variants. */
+  double u1 = ((double)(tp_rng_next(r) >> 11) + 1.0) * (1.0 / 9007199254740992.0);
+  double u2 = (double)(tp_rng_next(r) >> 11) * (1.0 / 9007199254740992.0);
+  return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+}
+
+static tp_status random_tensor(int normal, int ndim, const int64_t *shape, uint64_t seed,
+                               tp_tensor **out) {
+  tp_tensor *t;
+  TP_TRY(tp_tensor_new(TP_F32, ndim, shape, NULL, &t));
+  tp_rng r;
+  tp_rng_seed(&r, seed);
+  float *p = t->storage->data;
+  int64_t n = tp_tensor_numel(t);
+  for (int64_t i = 0; i < n; i++) p[i] = normal ? tp_rng_normal(&r) : tp_rng_uniform(&r);
+  *out = t;
+  return TP_OK;
+}
+tp_status tp_randn(int ndim, const int64_t *shape, uint64_t seed, tp_tensor **out) {
+  return random_tensor(1, ndim, shape, seed, out);
+}
+tp_status tp_rand(int ndim, const int64_t *shape, uint64_t seed, tp_tensor **out) {
+  return random_tensor(0, ndim, shape, seed, out);
+}

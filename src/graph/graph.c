@@ -1,0 +1,322 @@
+/* graph.c - Graph IR containers, the verifier and the node-by-node runner
+ * (the `eager` backend executes graphs with tp_graph_run). */
+#include "graph.h"
+#include <stdio.h>
+
+static const char *const kind_names[TP_NODE_KIND_COUNT] = {"placeholder", "call_function",
+                                                           "get_attr", "output"};
+const char *tp_node_kind_name(tp_node_kind k) {
+  return (unsigned)k < TP_NODE_KIND_COUNT ? kind_names[k] : "unknown";
+}
+
+tp_status tp_graph_new(tp_graph **out) {
+  tp_graph *g = tp_xmalloc(sizeof *g);
+  if (!g) return TP_ERR_OUT_OF_MEMORY;
+  memset(g, 0, sizeof *g);
+  *out = g;
+  return TP_OK;
+}
+
+static void node_clear(tp_node *n) {
+  tp_xfree(n->name);
+  tp_xfree(n->args);
+  tp_xfree(n->target);
+  tp_tensor_release(n->val);
+  for (int i = 0; i < n->ncustom; i++) {
+    tp_xfree(n->custom[i].key);
+    tp_xfree(n->custom[i].value);
+  }
+  tp_xfree(n->custom);
+}
+
+void tp_graph_free(tp_graph *g) {
+  if (!g) return;
+  for (int i = 0; i < g->n; i++) node_clear(&g->nodes[i]);
+  tp_xfree(g->nodes);
+  tp_xfree(g);
+}
+
+int tp_graph_find(const tp_graph *g, const char *name) {
+  for (int i = 0; i < g->n; i++)
+    if (!strcmp(g->nodes[i].name, name)) return i;
+  return -1;
+}
+
+tp_status tp_graph_add_node(tp_graph *g, tp_node_kind kind, const char *name, tp_op op,
+                            int nargs, const tp_arg *args, const tp_attrs *attrs,
+                            const tp_desc *desc, int *idx) {
+  char buf[32];
+  if (!name) {
+    do snprintf(buf, sizeof buf, "%d", g->next_id++);
+    while (tp_graph_find(g, buf) >= 0);
+    name = buf;
+  } else if (tp_graph_find(g, name) >= 0) {
+    return tp_fail(TP_ERR_INVALID_ARG, "graph: node name %%%s is already used", name);
+  }
+  if (g->n == g->cap) {
+    int nc = g->cap ? g->cap * 2 : 16;
+    tp_node *nn = tp_xrealloc(g->nodes, sizeof(tp_node) * (size_t)nc);
+    if (!nn) return TP_ERR_OUT_OF_MEMORY;
+    g->nodes = nn;
+    g->cap = nc;
+  }
+  tp_node *n = &g->nodes[g->n];
+  memset(n, 0, sizeof *n);
+  n->kind = kind;
+  n->op = op;
+  n->name = tp_xstrdup(name);
+  if (nargs) n->args = tp_xmalloc(sizeof(tp_arg) * (size_t)nargs);
+  if (!n->name || (nargs && !n->args)) {
+    node_clear(n);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  if (nargs) memcpy(n->args, args, sizeof(tp_arg) * (size_t)nargs);
+  n->nargs = nargs;
+  if (attrs) n->attrs = *attrs;
+  else tp_attrs_init(&n->attrs);
+  if (desc) n->desc = *desc;
+  if (idx) *idx = g->n;
+  g->n++;
+  return TP_OK;
+}
+
+void tp_graph_set_val(tp_graph *g, int idx, tp_tensor *t) {
+  tp_tensor_retain(t);
+  tp_tensor_release(g->nodes[idx].val);
+  g->nodes[idx].val = t;
+}
+
+tp_status tp_graph_set_custom(tp_graph *g, int idx, const char *key, const char *value) {
+  tp_node *n = &g->nodes[idx];
+  char *v = tp_xstrdup(value);
+  if (!v) return TP_ERR_OUT_OF_MEMORY;
+  for (int i = 0; i < n->ncustom; i++)
+    if (!strcmp(n->custom[i].key, key)) {
+      tp_xfree(n->custom[i].value);
+      n->custom[i].value = v;
+      return TP_OK;
+    }
+  char *k = tp_xstrdup(key);
+  tp_kv *kv = k ? tp_xrealloc(n->custom, sizeof(tp_kv) * (size_t)(n->ncustom + 1)) : NULL;
+  if (!kv) {
+    tp_xfree(k);
+    tp_xfree(v);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  n->custom = kv;
+  kv[n->ncustom].key = k;
+  kv[n->ncustom].value = v;
+  n->ncustom++;
+  return TP_OK;
+}
+
+const char *tp_graph_get_custom(const tp_graph *g, int idx, const char *key) {
+  const tp_node *n = &g->nodes[idx];
+  for (int i = 0; i < n->ncustom; i++)
+    if (!strcmp(n->custom[i].key, key)) return n->custom[i].value;
+  return NULL;
+}
+
+int tp_graph_output(const tp_graph *g) {
+  for (int i = g->n - 1; i >= 0; i--)
+    if (g->nodes[i].kind == TP_NODE_OUTPUT) return i;
+  return -1;
+}
+
+int tp_graph_num_nodes(const tp_graph *g) { return g ? g->n : 0; }
+
+int tp_graph_num_inputs(const tp_graph *g) {
+  int k = 0;
+  for (int i = 0; g && i < g->n; i++) k += g->nodes[i].kind == TP_NODE_PLACEHOLDER;
+  return k;
+}
+
+int tp_graph_num_outputs(const tp_graph *g) {
+  int o = g ? tp_graph_output(g) : -1;
+  return o < 0 ? 0 : g->nodes[o].nargs;
+}
+
+const char *tp_graph_input_name(const tp_graph *g, int i) {
+  for (int k = 0; g && k < g->n; k++)
+    if (g->nodes[k].kind == TP_NODE_PLACEHOLDER && i-- == 0) return g->nodes[k].name;
+  return NULL;
+}
+
+static int tensors_equal(const tp_tensor *a, const tp_tensor *b) {
+  if (!a || !b) return a == b;
+  tp_desc da, db;
+  tp_desc_of(a, &da);
+  tp_desc_of(b, &db);
+  if (!tp_desc_equal(&da, &db)) return 0;
+  int64_t n = tp_tensor_numel(a);
+  for (int64_t i = 0; i < n; i++) {
+    double x = tp_tensor_get_f64(a, i), y = tp_tensor_get_f64(b, i);
+    if (x != y && !(x != x && y != y)) return 0;
+  }
+  return 1;
+}
+
+int tp_graph_equal(const tp_graph *a, const tp_graph *b) {
+  if (a->n != b->n) return 0;
+  for (int i = 0; i < a->n; i++) {
+    const tp_node *x = &a->nodes[i], *y = &b->nodes[i];
+    if (x->kind != y->kind || strcmp(x->name, y->name) || x->nargs != y->nargs) return 0;
+    if (x->kind == TP_NODE_CALL && (x->op != y->op || !tp_attrs_equal(x->op, &x->attrs, &y->attrs)))
+      return 0;
+    if (x->kind != TP_NODE_OUTPUT && !tp_desc_equal(&x->desc, &y->desc)) return 0;
+    if ((x->target || y->target) && (!x->target || !y->target || strcmp(x->target, y->target)))
+      return 0;
+    for (int k = 0; k < x->nargs; k++) {
+      const tp_arg *p = &x->args[k], *q = &y->args[k];
+      if (p->kind != q->kind) return 0;
+      if (p->kind == TP_ARG_NODE && p->node != q->node) return 0;
+      if (p->kind == TP_ARG_SCALAR &&
+          (p->is_int != q->is_int ||
+           memcmp(&p->scalar, &q->scalar, sizeof p->scalar) != 0))
+        return 0;
+    }
+    if (x->ncustom != y->ncustom) return 0;
+    for (int k = 0; k < x->ncustom; k++)
+      if (strcmp(x->custom[k].key, y->custom[k].key) || strcmp(x->custom[k].value, y->custom[k].value))
+        return 0;
+    if (x->kind == TP_NODE_GET_ATTR && !tensors_equal(x->val, y->val)) return 0;
+  }
+  return 1;
+}
+
+/* Operand descriptors of a call node (scalars become weak 0-d descs). */
+static tp_status arg_descs(const tp_graph *g, const tp_node *n, tp_desc *descs,
+                           const tp_desc **dp) {
+  for (int k = 0; k < n->nargs; k++) {
+    const tp_arg *a = &n->args[k];
+    dp[k] = NULL;
+    if (a->kind == TP_ARG_NONE) continue;
+    if (a->kind == TP_ARG_SCALAR) {
+      memset(&descs[k], 0, sizeof descs[k]);
+      descs[k].dtype = a->is_int ? TP_I64 : TP_F32;
+      descs[k].weak = a->is_int ? 1 : 2;
+    } else {
+      descs[k] = g->nodes[a->node].desc;
+    }
+    dp[k] = &descs[k];
+  }
+  return TP_OK;
+}
+
+tp_status tp_graph_verify(const tp_graph *g) {
+  if (!g) return tp_fail(TP_ERR_INVALID_ARG, "graph: NULL graph");
+  int out = -1;
+  for (int i = 0; i < g->n; i++) {
+    const tp_node *n = &g->nodes[i];
+    if (n->kind == TP_NODE_OUTPUT) {
+      if (out >= 0) return tp_fail(TP_ERR_INVALID_ARG, "graph: more than one output node");
+      out = i;
+    } else if (out >= 0) {
+      return tp_fail(TP_ERR_INVALID_ARG, "graph: node %%%s comes after the output node", n->name);
+    }
+    if (n->nargs > 64) return tp_fail(TP_ERR_INVALID_ARG, "graph: node %%%s has too many operands", n->name);
+    for (int k = 0; k < n->nargs; k++) {
+      const tp_arg *a = &n->args[k];
+      if (a->kind == TP_ARG_NODE && (a->node < 0 || a->node >= i))
+        return tp_fail(TP_ERR_INVALID_ARG, "graph: operand %d of %%%s is not defined before it", k,
+                       n->name);
+      if (a->kind == TP_ARG_NODE && g->nodes[a->node].kind == TP_NODE_OUTPUT)
+        return tp_fail(TP_ERR_INVALID_ARG, "graph: %%%s uses the output node", n->name);
+      if (n->kind == TP_NODE_OUTPUT && a->kind != TP_ARG_NODE)
+        return tp_fail(TP_ERR_INVALID_ARG, "graph: output operands must be nodes");
+    }
+    if (n->kind == TP_NODE_CALL) {
+      tp_desc descs[64], od;
+      const tp_desc *dp[64];
+      arg_descs(g, n, descs, dp);
+      if (tp_op_infer(n->op, n->nargs, dp, &n->attrs, &od) != TP_OK)
+        return tp_fail_context(TP_ERR_INVALID_ARG, "graph: node %%%s", n->name);
+      if (!tp_desc_equal(&od, &n->desc)) {
+        char b0[96], b1[96];
+        return tp_fail(TP_ERR_INVALID_ARG, "graph: node %%%s is declared %s%s but %s gives %s%s",
+                       n->name, tp_dtype_short(n->desc.dtype),
+                       tp_shape_str(n->desc.ndim, n->desc.shape, b0, sizeof b0), tp_op_name(n->op),
+                       tp_dtype_short(od.dtype), tp_shape_str(od.ndim, od.shape, b1, sizeof b1));
+      }
+    } else if (n->nargs && n->kind != TP_NODE_OUTPUT) {
+      return tp_fail(TP_ERR_INVALID_ARG, "graph: %s node %%%s takes no operands",
+                     tp_node_kind_name(n->kind), n->name);
+    }
+  }
+  if (out < 0) return tp_fail(TP_ERR_INVALID_ARG, "graph: no output node");
+  return TP_OK;
+}
+
+tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max_out,
+                       tp_tensor **outs, int *nout) {
+  if (!g || !nout || (nin && !in) || (max_out && !outs))
+    return tp_fail(TP_ERR_INVALID_ARG, "graph run: NULL argument");
+  int nph = tp_graph_num_inputs(g), o = tp_graph_output(g);
+  if (nin != nph)
+    return tp_fail(TP_ERR_INVALID_ARG, "graph run: the graph takes %d inputs, got %d", nph, nin);
+  if (o < 0) return tp_fail(TP_ERR_INVALID_ARG, "graph run: no output node");
+  if (g->nodes[o].nargs > max_out)
+    return tp_fail(TP_ERR_INVALID_ARG, "graph run: %d outputs do not fit in %d slots",
+                   g->nodes[o].nargs, max_out);
+  tp_tensor **vals = tp_xmalloc(sizeof(tp_tensor *) * (size_t)(g->n ? g->n : 1));
+  if (!vals) return TP_ERR_OUT_OF_MEMORY;
+  memset(vals, 0, sizeof(tp_tensor *) * (size_t)g->n);
+  tp_status s = TP_OK;
+  int pi = 0;
+  for (int i = 0; i < g->n && s == TP_OK; i++) {
+    const tp_node *n = &g->nodes[i];
+    switch (n->kind) {
+      case TP_NODE_PLACEHOLDER: {
+        tp_tensor *t = in[pi++];
+        tp_desc d;
+        if (!t) {
+          s = tp_fail(TP_ERR_INVALID_ARG, "graph run: input %%%s is NULL", n->name);
+          break;
+        }
+        tp_desc_of(t, &d);
+        if (!tp_desc_equal(&d, &n->desc)) {
+          char b0[96], b1[96];
+          s = tp_fail(TP_ERR_INVALID_ARG, "graph run: input %%%s is %s%s, the graph expects %s%s",
+                      n->name, tp_dtype_short(d.dtype), tp_shape_str(d.ndim, d.shape, b0, sizeof b0),
+                      tp_dtype_short(n->desc.dtype),
+                      tp_shape_str(n->desc.ndim, n->desc.shape, b1, sizeof b1));
+          break;
+        }
+        tp_tensor_retain(t);
+        vals[i] = t;
+        break;
+      }
+      case TP_NODE_GET_ATTR:
+        if (!n->val) {
+          s = tp_fail(TP_ERR_INVALID_ARG, "graph run: constant %%%s has no data", n->name);
+          break;
+        }
+        tp_tensor_retain(n->val);
+        vals[i] = n->val;
+        break;
+      case TP_NODE_CALL: {
+        tp_tensor *args[64] = {0}, *scalars[64] = {0};
+        for (int k = 0; k < n->nargs && s == TP_OK; k++) {
+          if (n->args[k].kind == TP_ARG_NODE) args[k] = vals[n->args[k].node];
+          else if (n->args[k].kind == TP_ARG_SCALAR)
+            s = tp_scalar(n->args[k].scalar, n->args[k].is_int, &scalars[k]), args[k] = scalars[k];
+        }
+        if (s == TP_OK) s = tp_op_call(n->op, n->nargs, args, &n->attrs, &vals[i]);
+        if (s != TP_OK) tp_fail_context(s, "graph run: node %%%s", n->name);
+        for (int k = 0; k < n->nargs; k++) tp_tensor_release(scalars[k]);
+        break;
+      }
+      case TP_NODE_OUTPUT:
+        for (int k = 0; k < n->nargs; k++) {
+          outs[k] = vals[n->args[k].node];
+          tp_tensor_retain(outs[k]);
+        }
+        *nout = n->nargs;
+        break;
+      default: s = tp_fail(TP_ERR_INTERNAL, "graph run: bad node kind"); break;
+    }
+  }
+  for (int i = 0; i < g->n; i++) tp_tensor_release(vals[i]);
+  tp_xfree(vals);
+  return s;
+}

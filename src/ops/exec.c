@@ -1,0 +1,593 @@
+/* exec.c - eager execution of every operator: float32 paths call the ISA
+ * kernels (src/runtime/kernels), other dtypes run typed scalar loops, views
+ * share storage. Inputs were validated by the shape rule. */
+#include "../core/internal.h"
+#include <math.h>
+
+tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out) {
+  if (src->dtype == d) {
+    tp_tensor_retain(src);
+    *out = src;
+    return TP_OK;
+  }
+  tp_tensor *t;
+  TP_TRY(tp_tensor_empty(d, src->ndim, src->shape, &t));
+  tp_tensor_copy_into(src, t);
+  *out = t;
+  return TP_OK;
+}
+
+static tp_status new_out(const tp_desc *od, tp_tensor **out) {
+  return tp_tensor_empty(od->dtype, od->ndim, od->shape, out);
+}
+
+/* ---- elementwise binary ---- */
+static int kbin(tp_op op) {
+  switch (op) {
+    case TP_OP_ADD: return TP_KB_ADD;
+    case TP_OP_SUB: return TP_KB_SUB;
+    case TP_OP_MUL: return TP_KB_MUL;
+    default: return TP_KB_DIV;
+  }
+}
+
+static void binary_f32(tp_op op, tp_tensor *y, tp_tensor *a, tp_tensor *b) {
+  const tp_kernels *k = tp_kern();
+  tp_tensor *in[2] = {a, b};
+  tp_iter it;
+  tp_iter_init(&it, y, 2, in);
+  float *Y = y->storage->data;
+  const float *A = a->storage->data, *B = b->storage->data;
+  int kop = kbin(op);
+  int64_t sy = it.st[0][it.nd - 1], sa = it.st[1][it.nd - 1], sb = it.st[2][it.nd - 1];
+  for (int64_t r = 0; r < it.outer; r++, tp_iter_next(&it)) {
+    float *py = Y + it.off[0];
+    const float *pa = A + it.off[1], *pb = B + it.off[2];
+    if (sy == 1 && sa == 1 && sb == 1) k->binary_f32(kop, TP_KB_VV, pa, pb, py, it.inner);
+    else if (sy == 1 && sa == 0 && sb == 1) k->binary_f32(kop, TP_KB_SV, pa, pb, py, it.inner);
+    else if (sy == 1 && sa == 1 && sb == 0) k->binary_f32(kop, TP_KB_VS, pa, pb, py, it.inner);
+    else
+      for (int64_t i = 0; i < it.inner; i++) {
+        float x = pa[i * sa], z = pb[i * sb], v;
+        switch (kop) {
+          case TP_KB_ADD: v = x + z; break;
+          case TP_KB_SUB: v = x - z; break;
+          case TP_KB_MUL: v = x * z; break;
+          default: v = x / z; break;
+        }
+        py[i * sy] = v;
+      }
+  }
+}
+
+/* Integer arithmetic wraps (two's complement), as in numpy and torch. */
+#define INT_BINARY(T, UT)                                                              \
+  static void binary_##T(tp_op op, tp_tensor *y, tp_tensor *a, tp_tensor *b) {         \
+    tp_tensor *in[2] = {a, b};                                                         \
+    tp_iter it;                                                                        \
+    tp_iter_init(&it, y, 2, in);                                                       \
+    T *Y = y->storage->data;                                                           \
+    const T *A = a->storage->data, *B = b->storage->data;                              \
+    int n = it.nd - 1;                                                                 \
+    for (int64_t r = 0; r < it.outer; r++, tp_iter_next(&it))                          \
+      for (int64_t i = 0; i < it.inner; i++) {                                         \
+        UT x = (UT)A[it.off[1] + i * it.st[1][n]], z = (UT)B[it.off[2] + i * it.st[2][n]]; \
+        UT v = op == TP_OP_ADD ? x + z : op == TP_OP_SUB ? x - z : x * z;              \
+        Y[it.off[0] + i * it.st[0][n]] = (T)v;                                         \
+      }                                                                                \
+  }
+INT_BINARY(int32_t, uint32_t)
+INT_BINARY(int64_t, uint64_t)
+
+#define CMP_LOOP(T)                                                                    \
+  static void compare_##T(tp_op op, tp_tensor *y, tp_tensor *a, tp_tensor *b) {        \
+    tp_tensor *in[2] = {a, b};                                                         \
+    tp_iter it;                                                                        \
+    tp_iter_init(&it, y, 2, in);                                                       \
+    uint8_t *Y = y->storage->data;                                                     \
+    const T *A = a->storage->data, *B = b->storage->data;                              \
+    int n = it.nd - 1;                                                                 \
+    for (int64_t r = 0; r < it.outer; r++, tp_iter_next(&it))                          \
+      for (int64_t i = 0; i < it.inner; i++) {                                         \
+        T x = A[it.off[1] + i * it.st[1][n]], z = B[it.off[2] + i * it.st[2][n]];      \
+        Y[it.off[0] + i * it.st[0][n]] = op == TP_OP_EQ ? x == z : op == TP_OP_LT ? x < z : x > z; \
+      }                                                                                \
+  }
+CMP_LOOP(float)
+CMP_LOOP(int32_t)
+CMP_LOOP(int64_t)
+CMP_LOOP(uint8_t)
+
+static tp_status exec_binary(tp_op op, tp_tensor *a0, tp_tensor *b0, const tp_desc *od,
+                             tp_tensor **out) {
+  tp_desc da, db;
+  tp_desc_of(a0, &da);
+  tp_desc_of(b0, &db);
+  tp_dtype cd = tp_promote(&da, &db);
+  if (tp_op_flags(op) & TP_OPF_FLOAT_OUT) cd = TP_F32;
+  tp_tensor *a = NULL, *b = NULL, *y = NULL;
+  tp_status s;
+  if ((s = tp_to_dtype(a0, cd, &a)) || (s = tp_to_dtype(b0, cd, &b)) || (s = new_out(od, &y)))
+    goto done;
+  if (tp_op_flags(op) & TP_OPF_BOOL_OUT) {
+    switch (cd) {
+      case TP_F32: compare_float(op, y, a, b); break;
+      case TP_I32: compare_int32_t(op, y, a, b); break;
+      case TP_I64: compare_int64_t(op, y, a, b); break;
+      default: compare_uint8_t(op, y, a, b); break;
+    }
+  } else if (cd == TP_F32) {
+    binary_f32(op, y, a, b);
+  } else if (cd == TP_I32) {
+    binary_int32_t(op, y, a, b);
+  } else {
+    binary_int64_t(op, y, a, b);
+  }
+  *out = y;
+  y = NULL;
+done:
+  tp_tensor_release(a);
+  tp_tensor_release(b);
+  tp_tensor_release(y);
+  return s;
+}
+
+static tp_status exec_where(tp_tensor *const *in, const tp_desc *od, tp_tensor **out) {
+  tp_tensor *c = NULL, *a = NULL, *b = NULL, *y = NULL;
+  tp_status s;
+  if ((s = tp_to_dtype(in[0], TP_BOOL, &c)) || (s = tp_to_dtype(in[1], od->dtype, &a)) ||
+      (s = tp_to_dtype(in[2], od->dtype, &b)) || (s = new_out(od, &y)))
+    goto done;
+  tp_tensor *ops[3] = {c, a, b};
+  tp_iter it;
+  tp_iter_init(&it, y, 3, ops);
+  size_t es = tp_dtype_size(od->dtype);
+  const uint8_t *C = c->storage->data;
+  const char *A = a->storage->data, *B = b->storage->data;
+  char *Y = y->storage->data;
+  int n = it.nd - 1;
+  for (int64_t r = 0; r < it.outer; r++, tp_iter_next(&it))
+    for (int64_t i = 0; i < it.inner; i++) {
+      int take_a = C[it.off[1] + i * it.st[1][n]] != 0;
+      const char *src = take_a ? A + (size_t)(it.off[2] + i * it.st[2][n]) * es
+                               : B + (size_t)(it.off[3] + i * it.st[3][n]) * es;
+      memcpy(Y + (size_t)(it.off[0] + i * it.st[0][n]) * es, src, es);
+    }
+  *out = y;
+  y = NULL;
+done:
+  tp_tensor_release(c);
+  tp_tensor_release(a);
+  tp_tensor_release(b);
+  tp_tensor_release(y);
+  return s;
+}
+
+/* ---- unary ---- */
+static int kunary(tp_op op, const tp_attrs *at) {
+  switch (op) {
+    case TP_OP_NEG: return TP_KU_NEG;
+    case TP_OP_ABS: return TP_KU_ABS;
+    case TP_OP_EXP: return TP_KU_EXP;
+    case TP_OP_LOG: return TP_KU_LOG;
+    case TP_OP_SQRT: return TP_KU_SQRT;
+    case TP_OP_RSQRT: return TP_KU_RSQRT;
+    case TP_OP_TANH: return TP_KU_TANH;
+    case TP_OP_SIGMOID: return TP_KU_SIGMOID;
+    case TP_OP_RELU: return TP_KU_RELU;
+    default: return at->approximate ? TP_KU_GELU_TANH : TP_KU_GELU_ERF;
+  }
+}
+
+static tp_status exec_unary(tp_op op, tp_tensor *x0, const tp_attrs *at, const tp_desc *od,
+                            tp_tensor **out) {
+  tp_tensor *x = NULL, *xc = NULL, *y = NULL;
+  tp_status s;
+  if ((s = tp_to_dtype(x0, od->dtype, &x)) || (s = tp_contiguous(x, &xc)) || (s = new_out(od, &y)))
+    goto done;
+  int64_t n = tp_tensor_numel(y);
+  if (od->dtype == TP_F32) {
+    tp_kern()->unary_f32(kunary(op, at), tp_tensor_ptr(xc), y->storage->data, n);
+  } else if (od->dtype == TP_I32) {
+    const int32_t *p = tp_tensor_ptr(xc);
+    int32_t *q = y->storage->data;
+    for (int64_t i = 0; i < n; i++)
+      q[i] = op == TP_OP_NEG ? (int32_t)(0u - (uint32_t)p[i])
+             : op == TP_OP_ABS ? (p[i] < 0 ? (int32_t)(0u - (uint32_t)p[i]) : p[i])
+                               : (p[i] > 0 ? p[i] : 0);
+  } else {
+    const int64_t *p = tp_tensor_ptr(xc);
+    int64_t *q = y->storage->data;
+    for (int64_t i = 0; i < n; i++)
+      q[i] = op == TP_OP_NEG ? (int64_t)(0ull - (uint64_t)p[i])
+             : op == TP_OP_ABS ? (p[i] < 0 ? (int64_t)(0ull - (uint64_t)p[i]) : p[i])
+                               : (p[i] > 0 ? p[i] : 0);
+  }
+  *out = y;
+  y = NULL;
+done:
+  tp_tensor_release(x);
+  tp_tensor_release(xc);
+  tp_tensor_release(y);
+  return s;
+}
+
+/* ---- matmul / linear ---- */
+static tp_status exec_matmul(tp_tensor *a0, tp_tensor *b0, const tp_desc *od, tp_tensor **out) {
+  tp_tensor *y;
+  TP_TRY(new_out(od, &y));
+  /* 1-D operands as [1,K] / [K,1] shells over the same data */
+  tp_tensor a = *a0, b = *b0;
+  if (a.ndim == 1) {
+    a.ndim = 2;
+    a.shape[1] = a.shape[0];
+    a.strides[1] = a.strides[0];
+    a.shape[0] = 1;
+    a.strides[0] = 0;
+  }
+  if (b.ndim == 1) {
+    b.ndim = 2;
+    b.shape[1] = 1;
+    b.strides[1] = 0;
+  }
+  int64_t M = a.shape[a.ndim - 2], K = a.shape[a.ndim - 1], N = b.shape[b.ndim - 1];
+  int nb = a.ndim > b.ndim ? a.ndim - 2 : b.ndim - 2;
+  int64_t bshape[TP_MAX_DIMS], sta[TP_MAX_DIMS], stb[TP_MAX_DIMS], nbatch = 1;
+  for (int d = 0; d < nb; d++) {
+    int da = d - (nb - (a.ndim - 2)), db = d - (nb - (b.ndim - 2));
+    int64_t sa = da >= 0 ? a.shape[da] : 1, sb = db >= 0 ? b.shape[db] : 1;
+    bshape[d] = sa > sb ? sa : sb;
+    sta[d] = (da >= 0 && sa != 1) ? a.strides[da] : 0;
+    stb[d] = (db >= 0 && sb != 1) ? b.strides[db] : 0;
+    nbatch *= bshape[d];
+  }
+  const float *A = a0->storage->data, *B = b0->storage->data;
+  float *C = y->storage->data;
+  const tp_kernels *k = tp_kern();
+  for (int64_t bi = 0; bi < nbatch; bi++) {
+    int64_t oa = a.offset, ob = b.offset, rem = bi;
+    for (int d = nb - 1; d >= 0; d--) {
+      int64_t i = rem % bshape[d];
+      rem /= bshape[d];
+      oa += i * sta[d];
+      ob += i * stb[d];
+    }
+    k->gemm_f32(M, N, K, A + oa, a.strides[a.ndim - 2], a.strides[a.ndim - 1], B + ob,
+                b.strides[b.ndim - 2], b.strides[b.ndim - 1], C + bi * M * N, N, NULL);
+  }
+  *out = y;
+  return TP_OK;
+}
+
+static tp_status exec_linear(tp_tensor *x0, tp_tensor *w, tp_tensor *b0, const tp_desc *od,
+                             tp_tensor **out) {
+  tp_tensor *x = NULL, *b = NULL, *y = NULL;
+  tp_status s;
+  if ((s = tp_contiguous(x0, &x)) || (b0 && (s = tp_contiguous(b0, &b))) || (s = new_out(od, &y)))
+    goto done;
+  int64_t in = w->shape[1], outn = w->shape[0];
+  int64_t rows = in ? tp_tensor_numel(x) / in : tp_tensor_numel(y) / (outn ? outn : 1);
+  tp_kern()->gemm_f32(rows, outn, in, tp_tensor_ptr(x), in, 1, tp_tensor_ptr(w) , w->strides[1],
+                      w->strides[0], y->storage->data, outn, b ? tp_tensor_ptr(b) : NULL);
+  *out = y;
+  y = NULL;
+done:
+  tp_tensor_release(x);
+  tp_tensor_release(b);
+  tp_tensor_release(y);
+  return s;
+}
+
+/* ---- reductions ---- */
+/* A contiguous copy of x with the dims in mask moved last; *rlen = product
+ * of the moved dims. */
+static tp_status move_last(tp_tensor *x, const int *mask, int64_t *rlen, tp_tensor **out) {
+  int64_t shape[TP_MAX_DIMS], st[TP_MAX_DIMS], r = 1;
+  int k = 0;
+  for (int d = 0; d < x->ndim; d++)
+    if (!mask[d]) {
+      shape[k] = x->shape[d];
+      st[k++] = x->strides[d];
+    }
+  for (int d = 0; d < x->ndim; d++)
+    if (mask[d]) {
+      shape[k] = x->shape[d];
+      st[k++] = x->strides[d];
+      r *= x->shape[d];
+    }
+  tp_tensor *v;
+  TP_TRY(tp_tensor_view(x, x->ndim, shape, st, x->offset, &v));
+  tp_status s = tp_contiguous(v, out);
+  tp_tensor_release(v);
+  *rlen = r;
+  return s;
+}
+
+static tp_status exec_reduce(tp_op op, tp_tensor *x0, const tp_attrs *at, const tp_desc *od,
+                             tp_tensor **out) {
+  int mask[TP_MAX_DIMS] = {0};
+  if (at->nints == 0)
+    for (int d = 0; d < x0->ndim; d++) mask[d] = 1;
+  for (int i = 0; i < at->nints; i++) {
+    int64_t d;
+    TP_TRY(tp_norm_dim(tp_op_name(op), at->ints[i], x0->ndim, &d));
+    if (x0->ndim) mask[d] = 1;
+  }
+  tp_dtype cd = od->dtype == TP_F32 ? TP_F32 : (op == TP_OP_SUM ? TP_I64 : x0->dtype);
+  tp_tensor *x = NULL, *xm = NULL, *y = NULL;
+  int64_t R;
+  tp_status s;
+  if ((s = tp_to_dtype(x0, cd, &x)) || (s = move_last(x, mask, &R, &xm)) || (s = new_out(od, &y)))
+    goto done;
+  int64_t rows = tp_tensor_numel(y);
+  const tp_kernels *k = tp_kern();
+  for (int64_t i = 0; i < rows; i++) {
+    if (cd == TP_F32) {
+      const float *p = (const float *)tp_tensor_ptr(xm) + i * R;
+      float v;
+      if (op == TP_OP_MAX) {
+        v = k->max_f32(p, R);
+      } else if (op == TP_OP_MIN) { /* NaN propagates, as in max_f32 */
+        v = p[0];
+        for (int64_t j = 1; j < R; j++) v = (p[j] < v || p[j] != p[j]) ? p[j] : v;
+      } else {
+        v = k->sum_f32(p, R);
+      }
+      if (op == TP_OP_MEAN) v = R ? v / (float)R : NAN;
+      ((float *)y->storage->data)[i] = v;
+    } else {
+      /* integer and bool: exact int64 accumulation */
+      int64_t acc = 0;
+      for (int64_t j = 0; j < R; j++) {
+        int64_t e = (int64_t)tp_tensor_get_f64(xm, i * R + j);
+        if (cd == TP_I64) e = ((const int64_t *)tp_tensor_ptr(xm))[i * R + j];
+        if (op == TP_OP_SUM) acc = (int64_t)((uint64_t)acc + (uint64_t)e);
+        else if (j == 0 || (op == TP_OP_MAX ? e > acc : e < acc)) acc = e;
+      }
+      switch (od->dtype) {
+        case TP_I32: ((int32_t *)y->storage->data)[i] = (int32_t)acc; break;
+        case TP_I64: ((int64_t *)y->storage->data)[i] = acc; break;
+        default: ((uint8_t *)y->storage->data)[i] = acc != 0; break;
+      }
+    }
+  }
+  *out = y;
+  y = NULL;
+done:
+  tp_tensor_release(x);
+  tp_tensor_release(xm);
+  tp_tensor_release(y);
+  return s;
+}
+
+/* ---- softmax / layer_norm ---- */
+static tp_status exec_softmax(tp_op op, tp_tensor *x0, const tp_attrs *at, const tp_desc *od,
+                              tp_tensor **out) {
+  int64_t d;
+  TP_TRY(tp_norm_dim(tp_op_name(op), at->dim, x0->ndim, &d));
+  int mask[TP_MAX_DIMS] = {0};
+  if (x0->ndim) mask[d] = 1;
+  tp_tensor *x = NULL, *xm = NULL, *y = NULL;
+  int64_t R;
+  tp_status s;
+  if ((s = tp_to_dtype(x0, TP_F32, &x)) || (s = move_last(x, mask, &R, &xm))) goto done;
+  if (xm == x) { /* already contiguous with dim last: work on a copy */
+    tp_tensor_release(xm);
+    xm = NULL;
+    if ((s = tp_tensor_empty(TP_F32, x->ndim, x->shape, &xm))) goto done;
+    tp_tensor_copy_into(x, xm);
+  }
+  {
+    float *p = tp_tensor_ptr(xm);
+    int64_t rows = R ? tp_tensor_numel(xm) / R : 0;
+    for (int64_t i = 0; i < rows; i++) tp_kern()->softmax_f32(p + i * R, R, op == TP_OP_LOG_SOFTMAX);
+  }
+  if (!x0->ndim || d == x0->ndim - 1) {
+    y = xm;
+    xm = NULL;
+  } else { /* move the last dim back to d */
+    int64_t shape[TP_MAX_DIMS], st[TP_MAX_DIMS];
+    int nd = x0->ndim;
+    for (int i = 0, k = 0; i < nd; i++) {
+      if (i == d) {
+        shape[i] = xm->shape[nd - 1];
+        st[i] = xm->strides[nd - 1];
+      } else {
+        shape[i] = xm->shape[k];
+        st[i] = xm->strides[k];
+        k++;
+      }
+    }
+    tp_tensor *v;
+    if ((s = tp_tensor_view(xm, nd, shape, st, 0, &v))) goto done;
+    s = tp_contiguous(v, &y);
+    tp_tensor_release(v);
+    if (s) goto done;
+  }
+  (void)od;
+  *out = y;
+  y = NULL;
+done:
+  tp_tensor_release(x);
+  tp_tensor_release(xm);
+  tp_tensor_release(y);
+  return s;
+}
+
+static tp_status exec_layer_norm(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od,
+                                 tp_tensor **out) {
+  tp_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL;
+  tp_status s;
+  if ((s = tp_contiguous(in[0], &x)) || (in[1] && (s = tp_contiguous(in[1], &w))) ||
+      (in[2] && (s = tp_contiguous(in[2], &b))) || (s = new_out(od, &y)))
+    goto done;
+  int64_t D = tp_shape_numel(at->nints, at->ints);
+  int64_t rows = D ? tp_tensor_numel(x) / D : 0;
+  const float *X = tp_tensor_ptr(x), *W = w ? tp_tensor_ptr(w) : NULL, *B = b ? tp_tensor_ptr(b) : NULL;
+  float *Y = y->storage->data;
+  const tp_kernels *k = tp_kern();
+  for (int64_t r = 0; r < rows; r++) {
+    const float *p = X + r * D;
+    float *q = Y + r * D;
+    float mean = k->sum_f32(p, D) / (float)D;
+    for (int64_t i = 0; i < D; i++) {
+      float c = p[i] - mean;
+      q[i] = c * c;
+    }
+    float var = k->sum_f32(q, D) / (float)D;
+    float rstd = 1.0f / sqrtf(var + (float)at->eps);
+    for (int64_t i = 0; i < D; i++) {
+      float v = (p[i] - mean) * rstd;
+      if (W) v = v * W[i];
+      if (B) v = v + B[i];
+      q[i] = v;
+    }
+  }
+  *out = y;
+  y = NULL;
+done:
+  tp_tensor_release(x);
+  tp_tensor_release(w);
+  tp_tensor_release(b);
+  tp_tensor_release(y);
+  return s;
+}
+
+/* ---- views and data movement ---- */
+/* Strides for viewing x with a new shape without copying, or 0 if the
+ * layout does not allow it (the rule of torch's computeStride). */
+static int view_strides(const tp_tensor *x, int nd, const int64_t *shape, int64_t *st) {
+  int64_t numel = tp_tensor_numel(x);
+  if (numel == 0 || x->ndim == 0) {
+    int64_t s = 1;
+    for (int i = nd - 1; i >= 0; i--) {
+      st[i] = s;
+      s *= shape[i] ? shape[i] : 1;
+    }
+    return 1;
+  }
+  int view_d = nd - 1;
+  int64_t chunk = 1, tensor_numel = 1, base = x->strides[x->ndim - 1];
+  for (int td = x->ndim - 1; td >= 0; td--) {
+    tensor_numel *= x->shape[td];
+    if (td == 0 || (x->shape[td - 1] != 1 && x->strides[td - 1] != tensor_numel * base)) {
+      while (view_d >= 0 && (chunk < tensor_numel || shape[view_d] == 1)) {
+        st[view_d] = chunk * base;
+        chunk *= shape[view_d];
+        view_d--;
+      }
+      if (chunk != tensor_numel) return 0;
+      if (td > 0) {
+        base = x->strides[td - 1];
+        tensor_numel = 1;
+        chunk = 1;
+      }
+    }
+  }
+  return view_d == -1;
+}
+
+static tp_status exec_reshape(tp_tensor *x, const tp_desc *od, tp_tensor **out) {
+  int64_t st[TP_MAX_DIMS];
+  if (view_strides(x, od->ndim, od->shape, st))
+    return tp_tensor_view(x, od->ndim, od->shape, st, x->offset, out);
+  tp_tensor *c;
+  TP_TRY(tp_contiguous(x, &c));
+  int64_t cs[TP_MAX_DIMS], s = 1;
+  for (int i = od->ndim - 1; i >= 0; i--) {
+    cs[i] = s;
+    s *= od->shape[i];
+  }
+  tp_status r = tp_tensor_view(c, od->ndim, od->shape, cs, c->offset, out);
+  tp_tensor_release(c);
+  return r;
+}
+
+static tp_status exec_permute(tp_tensor *x, const int64_t *perm, const tp_desc *od,
+                              tp_tensor **out) {
+  int64_t st[TP_MAX_DIMS];
+  for (int i = 0; i < x->ndim; i++) st[i] = x->strides[perm[i]];
+  return tp_tensor_view(x, x->ndim, od->shape, st, x->offset, out);
+}
+
+static tp_status exec_concat(int nin, tp_tensor *const *in, const tp_attrs *at,
+                             const tp_desc *od, tp_tensor **out) {
+  int64_t d;
+  TP_TRY(tp_norm_dim("concat", at->dim, od->ndim, &d));
+  tp_tensor *y;
+  TP_TRY(new_out(od, &y));
+  int64_t pos = 0;
+  for (int i = 0; i < nin; i++) {
+    tp_tensor *src = NULL, *dst = NULL;
+    tp_status s = tp_to_dtype(in[i], od->dtype, &src);
+    if (!s) s = tp_tensor_view(y, y->ndim, in[i]->shape, y->strides, pos * y->strides[d], &dst);
+    if (!s) { /* strided copy, same dtype: dst view <- src */
+      tp_tensor *ops[1] = {src};
+      tp_iter it;
+      tp_iter_init(&it, dst, 1, ops);
+      size_t es = tp_dtype_size(od->dtype);
+      char *D = y->storage->data;
+      const char *S = src->storage->data;
+      int n = it.nd - 1;
+      for (int64_t r = 0; r < it.outer; r++, tp_iter_next(&it))
+        for (int64_t k = 0; k < it.inner; k++)
+          memcpy(D + (size_t)(it.off[0] + k * it.st[0][n]) * es,
+                 S + (size_t)(it.off[1] + k * it.st[1][n]) * es, es);
+    }
+    tp_tensor_release(src);
+    tp_tensor_release(dst);
+    if (s) {
+      tp_tensor_release(y);
+      return s;
+    }
+    pos += in[i]->shape[d];
+  }
+  *out = y;
+  return TP_OK;
+}
+
+tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at,
+                     const tp_desc *od, tp_tensor **out) {
+  int f = tp_op_flags(op);
+  if (f & TP_OPF_BINARY) return exec_binary(op, in[0], in[1], od, out);
+  if (f & TP_OPF_UNARY) return exec_unary(op, in[0], at, od, out);
+  if (f & TP_OPF_REDUCE) return exec_reduce(op, in[0], at, od, out);
+  switch (op) {
+    case TP_OP_WHERE: return exec_where(in, od, out);
+    case TP_OP_MATMUL: return exec_matmul(in[0], in[1], od, out);
+    case TP_OP_LINEAR: return exec_linear(in[0], in[1], in[2], od, out);
+    case TP_OP_SOFTMAX:
+    case TP_OP_LOG_SOFTMAX: return exec_softmax(op, in[0], at, od, out);
+    case TP_OP_LAYER_NORM: return exec_layer_norm(in, at, od, out);
+    case TP_OP_RESHAPE: return exec_reshape(in[0], od, out);
+    case TP_OP_TRANSPOSE: {
+      int64_t perm[TP_MAX_DIMS], d0 = 0, d1 = 0;
+      for (int i = 0; i < in[0]->ndim; i++) perm[i] = i;
+      if (in[0]->ndim) {
+        TP_TRY(tp_norm_dim("transpose", at->dim, in[0]->ndim, &d0));
+        TP_TRY(tp_norm_dim("transpose", at->dim1, in[0]->ndim, &d1));
+        perm[d0] = d1;
+        perm[d1] = d0;
+      }
+      return exec_permute(in[0], perm, od, out);
+    }
+    case TP_OP_PERMUTE: {
+      int64_t perm[TP_MAX_DIMS];
+      for (int i = 0; i < in[0]->ndim; i++)
+        TP_TRY(tp_norm_dim("permute", at->ints[i], in[0]->ndim, &perm[i]));
+      return exec_permute(in[0], perm, od, out);
+    }
+    case TP_OP_SLICE: {
+      tp_tensor *x = in[0];
+      int64_t d, s0, len, st[TP_MAX_DIMS];
+      TP_TRY(tp_norm_dim("slice", at->dim, x->ndim, &d));
+      tp_slice_bounds(x->shape[d], at->start, at->end, at->step, &s0, &len);
+      memcpy(st, x->strides, sizeof st);
+      st[d] *= at->step;
+      return tp_tensor_view(x, x->ndim, od->shape, st, x->offset + s0 * x->strides[d], out);
+    }
+    case TP_OP_CONCAT: return exec_concat(nin, in, at, od, out);
+    case TP_OP_CAST: return tp_to_dtype(in[0], at->dtype, out);
+    default: return tp_fail(TP_ERR_INTERNAL, "%s: no kernel", tp_op_name(op));
+  }
+}

@@ -1,0 +1,534 @@
+/* ops.c - the operator table (expanded from ops.def), shape and dtype rules,
+ * and tp_op_call: the one entry point every operator goes through
+ * (validate -> capture check -> infer -> execute -> record). */
+#include "../core/internal.h"
+#include <stdio.h>
+
+typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
+                              const tp_attrs *a, tp_desc *out);
+
+#define SHAPE_RULES(X)                                                                  \
+  X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
+  X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast)
+#define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
+SHAPE_RULES(DECL)
+#undef DECL
+
+static const struct {
+  const char *name;
+  int arity, flags;
+  shape_fn shape;
+} op_table[TP_OP_COUNT] = {
+#define TP_OP(id, name, nin, flags, shape) {name, nin, flags, shape},
+#include "ops.def"
+#undef TP_OP
+};
+
+const char *tp_op_name(tp_op op) {
+  return (unsigned)op < TP_OP_COUNT ? op_table[op].name : "unknown_op";
+}
+int tp_op_arity(tp_op op) { return (unsigned)op < TP_OP_COUNT ? op_table[op].arity : 0; }
+int tp_op_flags(tp_op op) { return (unsigned)op < TP_OP_COUNT ? op_table[op].flags : 0; }
+
+tp_status tp_op_lookup(const char *name, tp_op *out) {
+  for (int i = 0; name && i < TP_OP_COUNT; i++)
+    if (!strcmp(name, op_table[i].name)) {
+      *out = (tp_op)i;
+      return TP_OK;
+    }
+  return tp_fail(TP_ERR_INVALID_ARG, "unknown operator '%s'", name ? name : "(null)");
+}
+
+void tp_attrs_init(tp_attrs *a) {
+  memset(a, 0, sizeof *a);
+  a->end = INT64_MAX;
+  a->step = 1;
+  a->eps = 1e-5;
+  a->dtype = TP_F32;
+}
+
+int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b) {
+  (void)op;
+  if (a->nints != b->nints) return 0;
+  for (int i = 0; i < a->nints; i++)
+    if (a->ints[i] != b->ints[i]) return 0;
+  return a->dim == b->dim && a->dim1 == b->dim1 && a->start == b->start && a->end == b->end &&
+         a->step == b->step && (a->eps == b->eps || (a->eps != a->eps && b->eps != b->eps)) &&
+         a->keepdim == b->keepdim && a->approximate == b->approximate && a->dtype == b->dtype;
+}
+
+/* ---- helpers ---- */
+#define SHAPE(d, buf) tp_shape_str((d)->ndim, (d)->shape, buf, sizeof buf)
+
+tp_status tp_norm_dim(const char *op, int64_t dim, int ndim, int64_t *out) {
+  int64_t n = ndim ? ndim : 1;
+  if (dim < -n || dim >= n)
+    return tp_fail(TP_ERR_INVALID_ARG,
+                   "%s: dim %lld is out of range for a tensor with %d dims (expected %lld..%lld)",
+                   op, (long long)dim, ndim, (long long)-n, (long long)(n - 1));
+  *out = dim < 0 ? dim + n : dim;
+  return TP_OK;
+}
+
+static int rank(tp_dtype d) { return d == TP_BOOL ? 0 : d == TP_I32 ? 1 : d == TP_I64 ? 2 : 3; }
+
+tp_dtype tp_promote(const tp_desc *a, const tp_desc *b) {
+  if (a->weak && b->weak) return (a->weak == 2 || b->weak == 2) ? TP_F32 : TP_I64;
+  if (a->weak || b->weak) {
+    const tp_desc *w = a->weak ? a : b, *s = a->weak ? b : a;
+    if (w->weak == 2 && s->dtype != TP_F32) return TP_F32;
+    if (w->weak == 1 && s->dtype == TP_BOOL) return TP_I64;
+    return s->dtype;
+  }
+  return rank(a->dtype) >= rank(b->dtype) ? a->dtype : b->dtype;
+}
+
+static tp_status broadcast(const char *op, int n, const tp_desc *const *in, tp_desc *out) {
+  int nd = 0;
+  for (int i = 0; i < n; i++)
+    if (in[i]->ndim > nd) nd = in[i]->ndim;
+  out->ndim = nd;
+  for (int d = 0; d < nd; d++) {
+    int64_t s = 1;
+    for (int i = 0; i < n; i++) {
+      int k = d - (nd - in[i]->ndim);
+      if (k < 0) continue;
+      int64_t v = in[i]->shape[k];
+      if (v == s || v == 1) continue;
+      if (s != 1) {
+        char b0[96], b1[96];
+        return tp_fail(TP_ERR_INVALID_ARG,
+                       "%s: shapes %s and %s cannot be broadcast (dim %d: %lld vs %lld)", op,
+                       SHAPE(in[0], b0), SHAPE(in[i], b1), d, (long long)s, (long long)v);
+      }
+      s = v;
+    }
+    out->shape[d] = s;
+  }
+  return TP_OK;
+}
+
+static tp_status no_bool(tp_op op, tp_dtype d) {
+  if (d == TP_BOOL)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: not supported for bool tensors (cast first)",
+                   tp_op_name(op));
+  return TP_OK;
+}
+
+/* ---- shape rules ---- */
+static tp_status shape_binary(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                              tp_desc *out) {
+  (void)nin;
+  (void)a;
+  TP_TRY(broadcast(tp_op_name(op), 2, in, out));
+  tp_dtype d = tp_promote(in[0], in[1]);
+  int f = tp_op_flags(op);
+  if (!(f & TP_OPF_BOOL_OUT)) TP_TRY(no_bool(op, d));
+  if (f & TP_OPF_FLOAT_OUT) d = TP_F32;
+  out->dtype = (f & TP_OPF_BOOL_OUT) ? TP_BOOL : d;
+  return TP_OK;
+}
+
+static tp_status shape_where(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                             tp_desc *out) {
+  (void)nin;
+  (void)a;
+  TP_TRY(broadcast(tp_op_name(op), 3, in, out));
+  out->dtype = tp_promote(in[1], in[2]);
+  return TP_OK;
+}
+
+static tp_status shape_unary(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                             tp_desc *out) {
+  (void)nin;
+  *out = *in[0];
+  out->weak = 0;
+  TP_TRY(no_bool(op, in[0]->dtype));
+  if (tp_op_flags(op) & TP_OPF_FLOAT_OUT) out->dtype = TP_F32;
+  if (op == TP_OP_GELU && a->approximate != 0 && a->approximate != 1)
+    return tp_fail(TP_ERR_INVALID_ARG, "gelu: approximate must be 'none' or 'tanh'");
+  return TP_OK;
+}
+
+static tp_status need_f32(tp_op op, const tp_desc *d, const char *which) {
+  if (d->dtype != TP_F32)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: %s has dtype %s, expected float32",
+                   tp_op_name(op), which, tp_dtype_name(d->dtype));
+  return TP_OK;
+}
+
+static tp_status shape_matmul(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *at,
+                              tp_desc *out) {
+  (void)nin;
+  (void)at;
+  const tp_desc *a = in[0], *b = in[1];
+  char b0[96], b1[96];
+  if (a->ndim == 0 || b->ndim == 0)
+    return tp_fail(TP_ERR_INVALID_ARG, "matmul: operands must have at least 1 dim (a: %s, b: %s)",
+                   SHAPE(a, b0), SHAPE(b, b1));
+  TP_TRY(need_f32(op, a, "a"));
+  TP_TRY(need_f32(op, b, "b"));
+  int64_t K = a->shape[a->ndim - 1];
+  int64_t Kb = b->ndim == 1 ? b->shape[0] : b->shape[b->ndim - 2];
+  if (K != Kb)
+    return tp_fail(TP_ERR_INVALID_ARG, "matmul: inner dimensions differ (a: %s, b: %s)",
+                   SHAPE(a, b0), SHAPE(b, b1));
+  tp_desc ba = *a, bb = *b; /* batch parts */
+  ba.ndim = a->ndim >= 2 ? a->ndim - 2 : 0;
+  bb.ndim = b->ndim >= 2 ? b->ndim - 2 : 0;
+  const tp_desc *bd[2] = {&ba, &bb};
+  tp_desc o;
+  memset(&o, 0, sizeof o);
+  if (broadcast("matmul", 2, bd, &o) != TP_OK)
+    return tp_fail(TP_ERR_INVALID_ARG, "matmul: batch dimensions cannot be broadcast (a: %s, b: %s)",
+                   SHAPE(a, b0), SHAPE(b, b1));
+  if (a->ndim >= 2) o.shape[o.ndim++] = a->shape[a->ndim - 2];
+  if (b->ndim >= 2) o.shape[o.ndim++] = b->shape[b->ndim - 1];
+  o.dtype = TP_F32;
+  *out = o;
+  return TP_OK;
+}
+
+static tp_status shape_linear(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *at,
+                              tp_desc *out) {
+  (void)nin;
+  (void)at;
+  const tp_desc *x = in[0], *w = in[1], *b = in[2];
+  char b0[96], b1[96];
+  if (!w) return tp_fail(TP_ERR_INVALID_ARG, "linear: weight is required");
+  TP_TRY(need_f32(op, x, "input"));
+  TP_TRY(need_f32(op, w, "weight"));
+  if (x->ndim < 1 || w->ndim != 2 || x->shape[x->ndim - 1] != w->shape[1])
+    return tp_fail(TP_ERR_INVALID_ARG,
+                   "linear: input %s does not match weight %s (expected [..., in] and [out, in])",
+                   SHAPE(x, b0), SHAPE(w, b1));
+  if (b) {
+    TP_TRY(need_f32(op, b, "bias"));
+    if (b->ndim != 1 || b->shape[0] != w->shape[0])
+      return tp_fail(TP_ERR_INVALID_ARG, "linear: bias %s does not match weight %s (expected [%lld])",
+                     SHAPE(b, b0), SHAPE(w, b1), (long long)w->shape[0]);
+  }
+  *out = *x;
+  out->weak = 0;
+  out->shape[x->ndim - 1] = w->shape[0];
+  return TP_OK;
+}
+
+/* Reduced-dims mask from attrs (nints == 0: all dims). */
+static tp_status reduce_mask(tp_op op, const tp_desc *x, const tp_attrs *a, int *mask) {
+  memset(mask, 0, sizeof(int) * TP_MAX_DIMS);
+  if (a->nints == 0) {
+    for (int d = 0; d < x->ndim; d++) mask[d] = 1;
+    return TP_OK;
+  }
+  for (int i = 0; i < a->nints; i++) {
+    int64_t d;
+    TP_TRY(tp_norm_dim(tp_op_name(op), a->ints[i], x->ndim, &d));
+    if (x->ndim == 0) continue;
+    if (mask[d])
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: dim %lld appears more than once", tp_op_name(op),
+                     (long long)a->ints[i]);
+    mask[d] = 1;
+  }
+  return TP_OK;
+}
+
+static tp_status shape_reduce(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                              tp_desc *out) {
+  (void)nin;
+  const tp_desc *x = in[0];
+  int mask[TP_MAX_DIMS];
+  TP_TRY(reduce_mask(op, x, a, mask));
+  memset(out, 0, sizeof *out);
+  for (int d = 0; d < x->ndim; d++) {
+    if (!mask[d]) out->shape[out->ndim++] = x->shape[d];
+    else if (a->keepdim) out->shape[out->ndim++] = 1;
+    if (mask[d] && x->shape[d] == 0 && (op == TP_OP_MAX || op == TP_OP_MIN))
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: cannot reduce over dim %d of size 0",
+                     tp_op_name(op), d);
+  }
+  out->dtype = x->dtype;
+  if (op == TP_OP_SUM && x->dtype != TP_F32) out->dtype = TP_I64;
+  if (op == TP_OP_MEAN) out->dtype = TP_F32;
+  return TP_OK;
+}
+
+static tp_status shape_softmax(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                               tp_desc *out) {
+  (void)nin;
+  int64_t d;
+  TP_TRY(tp_norm_dim(tp_op_name(op), a->dim, in[0]->ndim, &d));
+  TP_TRY(no_bool(op, in[0]->dtype));
+  *out = *in[0];
+  out->weak = 0;
+  out->dtype = TP_F32;
+  return TP_OK;
+}
+
+static tp_status shape_layer_norm(tp_op op, int nin, const tp_desc *const *in,
+                                  const tp_attrs *a, tp_desc *out) {
+  (void)nin;
+  const tp_desc *x = in[0];
+  char b0[96], b1[96];
+  TP_TRY(need_f32(op, x, "input"));
+  if (a->nints < 1 || a->nints > x->ndim)
+    return tp_fail(TP_ERR_INVALID_ARG,
+                   "layer_norm: normalized_shape has %d dims, input %s has %d (expected 1..%d)",
+                   a->nints, SHAPE(x, b0), x->ndim, x->ndim);
+  tp_desc ns;
+  memset(&ns, 0, sizeof ns);
+  ns.ndim = a->nints;
+  memcpy(ns.shape, a->ints, sizeof(int64_t) * (size_t)a->nints);
+  for (int i = 0; i < a->nints; i++)
+    if (x->shape[x->ndim - a->nints + i] != a->ints[i])
+      return tp_fail(TP_ERR_INVALID_ARG,
+                     "layer_norm: normalized_shape %s does not match the last dims of input %s",
+                     SHAPE(&ns, b0), SHAPE(x, b1));
+  for (int k = 1; k <= 2; k++)
+    if (in[k]) {
+      TP_TRY(need_f32(op, in[k], k == 1 ? "weight" : "bias"));
+      ns.dtype = in[k]->dtype;
+      if (!tp_desc_equal(in[k], &ns))
+        return tp_fail(TP_ERR_INVALID_ARG, "layer_norm: %s has shape %s, expected %s",
+                       k == 1 ? "weight" : "bias", SHAPE(in[k], b0), SHAPE(&ns, b1));
+    }
+  if (!(a->eps >= 0))
+    return tp_fail(TP_ERR_INVALID_ARG, "layer_norm: eps must be >= 0 (got %g)", a->eps);
+  *out = *x;
+  out->weak = 0;
+  return TP_OK;
+}
+
+static tp_status shape_reshape(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                               tp_desc *out) {
+  (void)op;
+  (void)nin;
+  const tp_desc *x = in[0];
+  int64_t n = tp_shape_numel(x->ndim, x->shape), known = 1;
+  int infer = -1;
+  char b0[96], b1[96];
+  if (a->nints < 0 || a->nints > TP_MAX_DIMS)
+    return tp_fail(TP_ERR_INVALID_ARG, "reshape: %d dims is out of range", a->nints);
+  *out = *x;
+  out->weak = 0;
+  out->ndim = a->nints;
+  for (int i = 0; i < a->nints; i++) {
+    out->shape[i] = a->ints[i];
+    if (a->ints[i] == -1) {
+      if (infer >= 0) return tp_fail(TP_ERR_INVALID_ARG, "reshape: only one dim can be -1");
+      infer = i;
+    } else if (a->ints[i] < 0) {
+      return tp_fail(TP_ERR_INVALID_ARG, "reshape: invalid size %lld at dim %d",
+                     (long long)a->ints[i], i);
+    } else {
+      known *= a->ints[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || n % known)
+      return tp_fail(TP_ERR_INVALID_ARG, "reshape: cannot reshape %s (%lld elements) into %s",
+                     SHAPE(x, b0), (long long)n, SHAPE(out, b1));
+    out->shape[infer] = n / known;
+  } else if (known != n) {
+    return tp_fail(TP_ERR_INVALID_ARG, "reshape: cannot reshape %s (%lld elements) into %s",
+                   SHAPE(x, b0), (long long)n, SHAPE(out, b1));
+  }
+  return TP_OK;
+}
+
+static tp_status shape_transpose(tp_op op, int nin, const tp_desc *const *in,
+                                 const tp_attrs *a, tp_desc *out) {
+  (void)nin;
+  int64_t d0, d1;
+  TP_TRY(tp_norm_dim(tp_op_name(op), a->dim, in[0]->ndim, &d0));
+  TP_TRY(tp_norm_dim(tp_op_name(op), a->dim1, in[0]->ndim, &d1));
+  *out = *in[0];
+  out->weak = 0;
+  if (in[0]->ndim) {
+    out->shape[d0] = in[0]->shape[d1];
+    out->shape[d1] = in[0]->shape[d0];
+  }
+  return TP_OK;
+}
+
+static tp_status shape_permute(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                               tp_desc *out) {
+  (void)nin;
+  const tp_desc *x = in[0];
+  int seen[TP_MAX_DIMS] = {0};
+  if (a->nints != x->ndim)
+    return tp_fail(TP_ERR_INVALID_ARG, "permute: got %d dims for a tensor with %d dims",
+                   a->nints, x->ndim);
+  *out = *x;
+  out->weak = 0;
+  for (int i = 0; i < a->nints; i++) {
+    int64_t d;
+    TP_TRY(tp_norm_dim(tp_op_name(op), a->ints[i], x->ndim, &d));
+    if (seen[d])
+      return tp_fail(TP_ERR_INVALID_ARG, "permute: dim %lld appears more than once",
+                     (long long)a->ints[i]);
+    seen[d] = 1;
+    out->shape[i] = x->shape[d];
+  }
+  return TP_OK;
+}
+
+/* Python slice rules for a positive step: clamp start and end to [0, n]. */
+void tp_slice_bounds(int64_t n, int64_t start, int64_t end, int64_t step, int64_t *s_out,
+                     int64_t *len_out) {
+  if (start < 0) start += n;
+  if (end < 0) end += n;
+  if (start < 0) start = 0;
+  if (start > n) start = n;
+  if (end < start) end = start;
+  if (end > n) end = n;
+  *s_out = start;
+  *len_out = (end - start + step - 1) / step;
+}
+
+static tp_status shape_slice(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                             tp_desc *out) {
+  (void)nin;
+  int64_t d, s, len;
+  if (in[0]->ndim == 0) return tp_fail(TP_ERR_INVALID_ARG, "slice: cannot slice a 0-d tensor");
+  TP_TRY(tp_norm_dim(tp_op_name(op), a->dim, in[0]->ndim, &d));
+  if (a->step <= 0)
+    return tp_fail(TP_ERR_INVALID_ARG, "slice: step must be positive (got %lld)",
+                   (long long)a->step);
+  tp_slice_bounds(in[0]->shape[d], a->start, a->end, a->step, &s, &len);
+  *out = *in[0];
+  out->weak = 0;
+  out->shape[d] = len;
+  return TP_OK;
+}
+
+static tp_status shape_concat(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                              tp_desc *out) {
+  int64_t d;
+  char b0[96], b1[96];
+  if (nin < 1) return tp_fail(TP_ERR_INVALID_ARG, "concat: needs at least one tensor");
+  if (in[0]->ndim == 0) return tp_fail(TP_ERR_INVALID_ARG, "concat: cannot concatenate 0-d tensors");
+  TP_TRY(tp_norm_dim(tp_op_name(op), a->dim, in[0]->ndim, &d));
+  *out = *in[0];
+  out->weak = 0;
+  out->shape[d] = 0;
+  for (int i = 0; i < nin; i++) {
+    int ok = in[i]->ndim == in[0]->ndim;
+    for (int k = 0; ok && k < in[0]->ndim; k++)
+      if (k != d && in[i]->shape[k] != in[0]->shape[k]) ok = 0;
+    if (!ok)
+      return tp_fail(TP_ERR_INVALID_ARG,
+                     "concat: tensor %d has shape %s, incompatible with %s along dim %lld", i,
+                     SHAPE(in[i], b0), SHAPE(in[0], b1), (long long)d);
+    out->shape[d] += in[i]->shape[d];
+    if (i) out->dtype = tp_promote(out, in[i]);
+  }
+  return TP_OK;
+}
+
+static tp_status shape_cast(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                            tp_desc *out) {
+  (void)op;
+  (void)nin;
+  if ((unsigned)a->dtype >= TP_DTYPE_COUNT)
+    return tp_fail(TP_ERR_INVALID_ARG, "cast: unknown dtype %d", (int)a->dtype);
+  *out = *in[0];
+  out->weak = 0;
+  out->dtype = a->dtype;
+  return TP_OK;
+}
+
+/* ---- entry points ---- */
+tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *attrs,
+                      tp_desc *out) {
+  if ((unsigned)op >= TP_OP_COUNT) return tp_fail(TP_ERR_INVALID_ARG, "unknown operator id %d", (int)op);
+  int ar = op_table[op].arity;
+  if (ar >= 0 ? nin != ar : nin < 1)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: expected %d operands, got %d", op_table[op].name,
+                   ar < 0 ? 1 : ar, nin);
+  for (int i = 0; i < nin; i++)
+    if (!in[i] && !(i > 0 && (op_table[op].flags & TP_OPF_OPT)))
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: operand %d is missing", op_table[op].name, i);
+  memset(out, 0, sizeof *out);
+  return op_table[op].shape(op, nin, in, attrs, out);
+}
+
+tp_status tp_op_call(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *attrs,
+                     tp_tensor **out) {
+  tp_attrs def;
+  if (!out) return tp_fail(TP_ERR_INVALID_ARG, "%s: NULL output pointer", tp_op_name(op));
+  *out = NULL;
+  if ((unsigned)op >= TP_OP_COUNT) return tp_fail(TP_ERR_INVALID_ARG, "unknown operator id %d", (int)op);
+  if (nin < 0 || nin > 64 || (nin && !in))
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: bad operand count %d", tp_op_name(op), nin);
+  if (!attrs) {
+    tp_attrs_init(&def);
+    attrs = &def;
+  }
+  tp_desc descs[64];
+  const tp_desc *dp[64];
+  for (int i = 0; i < nin; i++) {
+    dp[i] = NULL;
+    if (in[i]) {
+      tp_desc_of(in[i], &descs[i]);
+      dp[i] = &descs[i];
+    }
+  }
+  TP_TRY(tp_capture_check(tp_op_name(op), nin, in));
+  tp_desc od;
+  TP_TRY(tp_op_infer(op, nin, dp, attrs, &od));
+  tp_tensor *y = NULL;
+  TP_TRY(tp_op_exec(op, nin, in, attrs, &od, &y));
+  tp_status s = tp_capture_record(op, nin, in, attrs, y);
+  if (s != TP_OK) {
+    tp_tensor_release(y);
+    return s;
+  }
+  *out = y;
+  return TP_OK;
+}
+
+/* ---- named wrappers ---- */
+static tp_status call2(tp_op op, tp_tensor *a, tp_tensor *b, tp_tensor **out) {
+  tp_tensor *in[2] = {a, b};
+  return tp_op_call(op, 2, in, NULL, out);
+}
+tp_status tp_add(tp_tensor *a, tp_tensor *b, tp_tensor **out) { return call2(TP_OP_ADD, a, b, out); }
+tp_status tp_sub(tp_tensor *a, tp_tensor *b, tp_tensor **out) { return call2(TP_OP_SUB, a, b, out); }
+tp_status tp_mul(tp_tensor *a, tp_tensor *b, tp_tensor **out) { return call2(TP_OP_MUL, a, b, out); }
+tp_status tp_div(tp_tensor *a, tp_tensor *b, tp_tensor **out) { return call2(TP_OP_DIV, a, b, out); }
+tp_status tp_matmul(tp_tensor *a, tp_tensor *b, tp_tensor **out) {
+  return call2(TP_OP_MATMUL, a, b, out);
+}
+tp_status tp_relu(tp_tensor *a, tp_tensor **out) { return tp_op_call(TP_OP_RELU, 1, &a, NULL, out); }
+tp_status tp_linear(tp_tensor *x, tp_tensor *w, tp_tensor *b, tp_tensor **out) {
+  tp_tensor *in[3] = {x, w, b};
+  return tp_op_call(TP_OP_LINEAR, 3, in, NULL, out);
+}
+tp_status tp_sum(tp_tensor *a, int ndims, const int64_t *dims, int keepdim, tp_tensor **out) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  if (ndims < 0 || ndims > TP_MAX_DIMS)
+    return tp_fail(TP_ERR_INVALID_ARG, "sum: %d dims is out of range", ndims);
+  at.nints = ndims;
+  if (ndims) memcpy(at.ints, dims, sizeof(int64_t) * (size_t)ndims);
+  at.keepdim = keepdim;
+  return tp_op_call(TP_OP_SUM, 1, &a, &at, out);
+}
+tp_status tp_reshape(tp_tensor *a, int ndim, const int64_t *shape, tp_tensor **out) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  if (ndim < 0 || ndim > TP_MAX_DIMS)
+    return tp_fail(TP_ERR_INVALID_ARG, "reshape: %d dims is out of range", ndim);
+  at.nints = ndim;
+  if (ndim) memcpy(at.ints, shape, sizeof(int64_t) * (size_t)ndim);
+  return tp_op_call(TP_OP_RESHAPE, 1, &a, &at, out);
+}
+tp_status tp_transpose(tp_tensor *a, int64_t d0, int64_t d1, tp_tensor **out) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = d0;
+  at.dim1 = d1;
+  return tp_op_call(TP_OP_TRANSPOSE, 1, &a, &at, out);
+}

@@ -1,0 +1,231 @@
+/* ref.c - reference kernels: the oracle of every test. Plain loops over
+ * flat indices with double precision and libm, no blocking, no SIMD; slow
+ * on purpose and written independently of exec.c and the ISA kernels. */
+#include "../core/internal.h"
+#include <math.h>
+
+/* Element (double) of t at the position broadcast from output index i. */
+static double at_bcast(const tp_tensor *t, int ond, const int64_t *oshape, int64_t i) {
+  int64_t off = t->offset;
+  for (int d = ond - 1; d >= 0; d--) {
+    int64_t c = oshape[d] ? i % oshape[d] : 0;
+    i = oshape[d] ? i / oshape[d] : 0;
+    int td = d - (ond - t->ndim);
+    if (td >= 0 && t->shape[td] != 1) off += c * t->strides[td];
+  }
+  switch (t->dtype) {
+    case TP_F32: return ((const float *)t->storage->data)[off];
+    case TP_I32: return ((const int32_t *)t->storage->data)[off];
+    case TP_I64: return (double)((const int64_t *)t->storage->data)[off];
+    default: return ((const uint8_t *)t->storage->data)[off];
+  }
+}
+
+static void put(tp_tensor *y, int64_t i, double v) {
+  switch (y->dtype) {
+    case TP_F32: ((float *)y->storage->data)[i] = (float)v; break;
+    case TP_I32: ((int32_t *)y->storage->data)[i] = (int32_t)(int64_t)v; break;
+    case TP_I64: ((int64_t *)y->storage->data)[i] = (int64_t)v; break;
+    default: ((uint8_t *)y->storage->data)[i] = v != 0; break;
+  }
+}
+
+static double unary_ref(tp_op op, double x, int approximate) {
+  switch (op) {
+    case TP_OP_NEG: return -x;
+    case TP_OP_ABS: return fabs(x);
+    case TP_OP_EXP: return exp(x);
+    case TP_OP_LOG: return log(x);
+    case TP_OP_SQRT: return sqrt(x);
+    case TP_OP_RSQRT: return 1.0 / sqrt(x);
+    case TP_OP_TANH: return tanh(x);
+    case TP_OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case TP_OP_RELU: return x > 0 ? x : (x != x ? x : 0.0);
+    default:
+      if (approximate)
+        return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+      return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+  }
+}
+
+static double binary_ref(tp_op op, double a, double b) {
+  switch (op) {
+    case TP_OP_ADD: return a + b;
+    case TP_OP_SUB: return a - b;
+    case TP_OP_MUL: return a * b;
+    case TP_OP_DIV: return a / b;
+    case TP_OP_EQ: return a == b;
+    case TP_OP_LT: return a < b;
+    default: return a > b;
+  }
+}
+
+tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *attrs,
+                         tp_tensor **out) {
+  tp_attrs def;
+  if (!attrs) {
+    tp_attrs_init(&def);
+    attrs = &def;
+  }
+  tp_desc descs[64], od;
+  const tp_desc *dp[64];
+  for (int i = 0; i < nin; i++) {
+    dp[i] = NULL;
+    if (in[i]) {
+      tp_desc_of(in[i], &descs[i]);
+      dp[i] = &descs[i];
+    }
+  }
+  TP_TRY(tp_op_infer(op, nin, dp, attrs, &od));
+  int f = tp_op_flags(op);
+  if ((f & TP_OPF_VIEW) || op == TP_OP_CONCAT || op == TP_OP_CAST) {
+    /* data movement has no arithmetic: the eager path is its own reference */
+    tp_tensor *v, *c;
+    TP_TRY(tp_op_exec(op, nin, in, attrs, &od, &v));
+    tp_status s = tp_contiguous(v, &c);
+    tp_tensor_release(v);
+    if (!s) *out = c;
+    return s;
+  }
+  tp_tensor *y;
+  TP_TRY(tp_tensor_empty(od.dtype, od.ndim, od.shape, &y));
+  int64_t n = tp_tensor_numel(y);
+  if (f & (TP_OPF_BINARY | TP_OPF_UNARY) || op == TP_OP_WHERE) {
+    for (int64_t i = 0; i < n; i++) {
+      double v;
+      if (f & TP_OPF_UNARY) v = unary_ref(op, at_bcast(in[0], od.ndim, od.shape, i), attrs->approximate);
+      else if (op == TP_OP_WHERE)
+        v = at_bcast(in[0], od.ndim, od.shape, i) != 0 ? at_bcast(in[1], od.ndim, od.shape, i)
+                                                       : at_bcast(in[2], od.ndim, od.shape, i);
+      else v = binary_ref(op, at_bcast(in[0], od.ndim, od.shape, i), at_bcast(in[1], od.ndim, od.shape, i));
+      put(y, i, v);
+    }
+  } else if (op == TP_OP_MATMUL || op == TP_OP_LINEAR) {
+    const tp_tensor *a = in[0], *b = in[1];
+    int64_t K = a->shape[a->ndim - 1];
+    int64_t N = op == TP_OP_LINEAR ? b->shape[0] : (b->ndim == 1 ? 1 : b->shape[b->ndim - 1]);
+    int64_t M = (a->ndim >= 2) ? a->shape[a->ndim - 2] : 1;
+    int64_t batch = (M != 0 && N != 0) ? n / (M * N) : 0;
+    for (int64_t bi = 0; bi < batch; bi++)
+      for (int64_t m = 0; m < M; m++)
+        for (int64_t j = 0; j < N; j++) {
+          double s = op == TP_OP_LINEAR && in[2] ? tp_tensor_get_f64(in[2], j) : 0.0;
+          for (int64_t k = 0; k < K; k++) {
+            double av, bv;
+            if (op == TP_OP_LINEAR) {
+              av = tp_tensor_get_f64(a, (bi * M + m) * K + k);
+              bv = tp_tensor_get_f64(b, j * K + k);
+            } else {
+              /* decompose bi over the broadcast batch dims of a and b */
+              int nb = od.ndim - (a->ndim >= 2) - (b->ndim >= 2);
+              int64_t ai = 0, bidx = 0, rem = bi, amul = 1, bmul = 1;
+              int an = a->ndim >= 2 ? a->ndim - 2 : 0, bn = b->ndim >= 2 ? b->ndim - 2 : 0;
+              for (int d = nb - 1; d >= 0; d--) {
+                int64_t c = rem % od.shape[d];
+                rem /= od.shape[d];
+                int da = d - (nb - an), db = d - (nb - bn);
+                if (da >= 0) {
+                  ai += (a->shape[da] == 1 ? 0 : c) * amul;
+                  amul *= a->shape[da];
+                }
+                if (db >= 0) {
+                  bidx += (b->shape[db] == 1 ? 0 : c) * bmul;
+                  bmul *= b->shape[db];
+                }
+              }
+              av = tp_tensor_get_f64(a, (ai * M + m) * K + k);
+              bv = b->ndim == 1 ? tp_tensor_get_f64(b, k) : tp_tensor_get_f64(b, (bidx * K + k) * N + j);
+            }
+            s += av * bv;
+          }
+          put(y, (bi * M + m) * N + j, s);
+        }
+  } else if (f & TP_OPF_REDUCE) {
+    int mask[TP_MAX_DIMS] = {0};
+    const tp_tensor *x = in[0];
+    for (int d = 0; d < x->ndim; d++) mask[d] = attrs->nints == 0;
+    for (int i = 0; i < attrs->nints; i++) {
+      int64_t d;
+      TP_TRY(tp_norm_dim(tp_op_name(op), attrs->ints[i], x->ndim, &d));
+      if (x->ndim) mask[d] = 1;
+    }
+    double *acc = tp_xmalloc(sizeof(double) * (size_t)(n ? n : 1));
+    int64_t *cnt = tp_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (!acc || !cnt) {
+      tp_xfree(acc);
+      tp_xfree(cnt);
+      tp_tensor_release(y);
+      return TP_ERR_OUT_OF_MEMORY;
+    }
+    for (int64_t i = 0; i < n; i++) cnt[i] = 0, acc[i] = 0;
+    int64_t xn = tp_tensor_numel(x);
+    for (int64_t i = 0; i < xn; i++) {
+      /* output index: drop reduced coordinates */
+      int64_t rem = i, oi = 0, mul = 1;
+      for (int d = x->ndim - 1; d >= 0; d--) {
+        int64_t c = rem % x->shape[d];
+        rem /= x->shape[d];
+        if (!mask[d]) {
+          oi += c * mul;
+          mul *= x->shape[d];
+        }
+      }
+      double v = tp_tensor_get_f64(x, i);
+      if (op == TP_OP_SUM || op == TP_OP_MEAN) acc[oi] += v;
+      else if (cnt[oi] == 0 || v != v || (op == TP_OP_MAX ? v > acc[oi] : v < acc[oi])) {
+        if (acc[oi] == acc[oi] || cnt[oi] == 0) acc[oi] = v;
+      }
+      cnt[oi]++;
+    }
+    for (int64_t i = 0; i < n; i++) put(y, i, op == TP_OP_MEAN ? acc[i] / (double)cnt[i] : acc[i]);
+    tp_xfree(acc);
+    tp_xfree(cnt);
+  } else if (op == TP_OP_SOFTMAX || op == TP_OP_LOG_SOFTMAX || op == TP_OP_LAYER_NORM) {
+    const tp_tensor *x = in[0];
+    int64_t inner = 1, R;
+    if (op == TP_OP_LAYER_NORM) {
+      R = tp_shape_numel(attrs->nints, attrs->ints);
+    } else {
+      int64_t d;
+      TP_TRY(tp_norm_dim(tp_op_name(op), attrs->dim, x->ndim, &d));
+      R = x->ndim ? x->shape[d] : 1;
+      for (int k = (int)d + 1; k < x->ndim; k++) inner *= x->shape[k];
+    }
+    int64_t groups = R ? n / R : 0;
+    for (int64_t g = 0; g < groups; g++) {
+      int64_t base = (g / inner) * R * inner + g % inner;
+#define IDX(j) (base + (j) * inner)
+      if (op == TP_OP_LAYER_NORM) {
+        double mean = 0, var = 0;
+        for (int64_t j = 0; j < R; j++) mean += tp_tensor_get_f64(x, IDX(j));
+        mean /= (double)R;
+        for (int64_t j = 0; j < R; j++) {
+          double c = tp_tensor_get_f64(x, IDX(j)) - mean;
+          var += c * c;
+        }
+        var /= (double)R;
+        for (int64_t j = 0; j < R; j++) {
+          double v = (tp_tensor_get_f64(x, IDX(j)) - mean) / sqrt(var + attrs->eps);
+          if (in[1]) v *= tp_tensor_get_f64(in[1], j);
+          if (in[2]) v += tp_tensor_get_f64(in[2], j);
+          put(y, IDX(j), v);
+        }
+      } else {
+        double m = -INFINITY, s = 0;
+        for (int64_t j = 0; j < R; j++) m = fmax(m, tp_tensor_get_f64(x, IDX(j)));
+        if (m == -INFINITY) m = 0;
+        for (int64_t j = 0; j < R; j++) s += exp(tp_tensor_get_f64(x, IDX(j)) - m);
+        for (int64_t j = 0; j < R; j++) {
+          double v = tp_tensor_get_f64(x, IDX(j)) - m;
+          put(y, IDX(j), op == TP_OP_SOFTMAX ? exp(v) / s : v - log(s));
+        }
+      }
+#undef IDX
+    }
+  } else {
+    tp_tensor_release(y);
+    return tp_fail(TP_ERR_INTERNAL, "%s: no reference kernel", tp_op_name(op));
+  }
+  *out = y;
+  return TP_OK;
+}

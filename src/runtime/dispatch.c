@@ -1,0 +1,52 @@
+/* dispatch.c - picks the kernel table for this CPU once (SSE2 baseline,
+ * AVX2+FMA, AVX-512F natively; SIMD128 in Wasm). tp_set_isa lowers it for
+ * tests and benchmarks. */
+#include "../core/internal.h"
+
+static const tp_kernels *active;
+
+static const tp_kernels *best(void) {
+#if defined(__wasm_simd128__)
+  return &tp_kernels_wasmsimd;
+#elif defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return &tp_kernels_avx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &tp_kernels_avx2;
+  return &tp_kernels_sse2;
+#else
+  return &tp_kernels_generic;
+#endif
+}
+
+const tp_kernels *tp_kern(void) {
+  if (!active) active = best();
+  return active;
+}
+
+const char *tp_isa_name(void) { return tp_kern()->isa; }
+
+tp_status tp_set_isa(const char *name) {
+  const tp_kernels *all[] = {
+#if defined(__wasm_simd128__)
+      &tp_kernels_wasmsimd,
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+      &tp_kernels_avx512, &tp_kernels_avx2, &tp_kernels_sse2,
+#endif
+      &tp_kernels_generic};
+  const tp_kernels *b = best();
+  int allowed = 0; /* only ISAs at or below the best one */
+  for (int i = 0; i < (int)(sizeof all / sizeof all[0]); i++) {
+    if (all[i] == b) allowed = 1;
+    if (allowed && name && !strcmp(name, all[i]->isa)) {
+      active = all[i];
+      return TP_OK;
+    }
+  }
+  if (name && !strcmp(name, "best")) {
+    active = b;
+    return TP_OK;
+  }
+  return tp_fail(TP_ERR_UNSUPPORTED, "isa '%s' is not available on this CPU (best: %s)",
+                 name ? name : "(null)", b->isa);
+}

@@ -1,0 +1,9 @@
+/* kern_avx2.c - AVX2 + FMA: 8 lanes, 6x16 GEMM tile (12 accumulators). */
+#include <immintrin.h>
+#define VW 8
+#define SFX avx2
+#define ISA_NAME "avx2"
+#define MR 6
+#define NRV 2
+#define VSQRT(v) ((vf)_mm256_sqrt_ps((__m256)(v)))
+#include "vec_impl.h"

@@ -1,0 +1,389 @@
+/* vec_impl.h - the portable vector kernel family, written once with GCC/Clang
+ * vector extensions and compiled once per ISA. The including file defines:
+ *   VW       lanes of float32 per vector (4, 8, 16)
+ *   SFX      name suffix (sse2, avx2, avx512, wasmsimd, generic)
+ *   MR, NRV  GEMM register tile: MR rows x NRV vectors of columns
+ *   VSQRT(v) a vector square root
+ * Elementwise math uses only +, -, *, /, sqrt and bit operations in a fixed
+ * order, so all ISAs produce bit-identical results (tails are computed as a
+ * full vector on a padded copy, never with a different scalar formula). */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kernels.h"
+
+#define CAT_(a, b) a##_##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(name, SFX)
+#define NR (NRV * VW)
+
+#if defined(__wasm__) && !defined(__wasm_atomics__)
+#define KTLS
+#else
+#define KTLS _Thread_local
+#endif
+
+typedef float vf __attribute__((vector_size(VW * 4)));
+typedef int32_t vi __attribute__((vector_size(VW * 4)));
+
+static inline vf ld(const float *p) {
+  vf v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline void st(float *p, vf v) { memcpy(p, &v, sizeof v); }
+static inline vf splat(float x) { return (vf){0} + x; }
+static inline vi splat_i(int32_t x) { return (vi){0} + x; }
+static inline vf sel(vi m, vf a, vf b) { return (vf)((m & (vi)a) | (~m & (vi)b)); }
+static inline vf vabs(vf x) { return (vf)((vi)x & splat_i(0x7fffffff)); }
+
+/* ---- math: Cephes-style polynomials ---- */
+static inline vf vexp(vf x) {
+  vi big = x > splat(88.72283935546875f), tiny = x < splat(-87.33654475f);
+  x = sel(x > splat(88.0f), splat(88.0f), x);
+  x = sel(x < splat(-87.0f), splat(-87.0f), x);
+  vf t = x * splat(1.44269504088896341f);
+  vf n = (t + splat(12582912.0f)) - splat(12582912.0f); /* round to nearest */
+  vf r = x - n * splat(0.693359375f);
+  r = r - n * splat(-2.12194440e-4f);
+  vf p = splat(1.9875691500e-4f);
+  p = p * r + splat(1.3981999507e-3f);
+  p = p * r + splat(8.3334519073e-3f);
+  p = p * r + splat(4.1665795894e-2f);
+  p = p * r + splat(1.6666665459e-1f);
+  p = p * r + splat(5.0000001201e-1f);
+  p = p * (r * r) + r + splat(1.0f);
+  vi e = (__builtin_convertvector(n, vi) + 127) << 23;
+  p = p * (vf)e;
+  p = sel(big, splat(INFINITY), p);
+  return sel(tiny, splat(0.0f), p);
+}
+
+static inline vf vlog(vf x) {
+  vi bits = (vi)x;
+  vi invalid = x < splat(0.0f), zero = x == splat(0.0f), inf = x == splat(INFINITY);
+  vf e = __builtin_convertvector(((bits >> 23) & 0xff) - 126, vf);
+  vf m = (vf)((bits & 0x807fffff) | 0x3f000000); /* [0.5, 1) */
+  vi small = m < splat(0.707106781186547524f);
+  e = sel(small, e - splat(1.0f), e);
+  m = sel(small, m + m, m) - splat(1.0f);
+  vf z = m * m;
+  vf y = splat(7.0376836292e-2f);
+  y = y * m + splat(-1.1514610310e-1f);
+  y = y * m + splat(1.1676998740e-1f);
+  y = y * m + splat(-1.2420140846e-1f);
+  y = y * m + splat(1.4249322787e-1f);
+  y = y * m + splat(-1.6668057665e-1f);
+  y = y * m + splat(2.0000714765e-1f);
+  y = y * m + splat(-2.4999993993e-1f);
+  y = y * m + splat(3.3333331174e-1f);
+  y = y * m * z;
+  y = y + e * splat(-2.12194440e-4f);
+  y = y - z * splat(0.5f);
+  vf r = m + y + e * splat(0.693359375f);
+  r = sel(inf, splat(INFINITY), r);
+  r = sel(zero, splat(-INFINITY), r);
+  r = sel(invalid | (x != x), splat(NAN), r);
+  return r;
+}
+
+static inline vf vtanh(vf x) {
+  vf ax = vabs(x);
+  /* small |x|: odd polynomial */
+  vf z = x * x;
+  vf p = splat(-5.70498872745e-3f);
+  p = p * z + splat(2.06390887954e-2f);
+  p = p * z + splat(-5.37397155531e-2f);
+  p = p * z + splat(1.33314422036e-1f);
+  p = p * z + splat(-3.33332819422e-1f);
+  vf small = p * z * x + x;
+  /* large |x|: 1 - 2 / (e^(2|x|) + 1), sign restored */
+  vf e = vexp(ax + ax);
+  vf big = splat(1.0f) - splat(2.0f) / (e + splat(1.0f));
+  big = (vf)((vi)big | ((vi)x & splat_i((int32_t)0x80000000u)));
+  return sel(ax < splat(0.625f), small, big);
+}
+
+static inline vf vsigmoid(vf x) { return splat(1.0f) / (splat(1.0f) + vexp(-x)); }
+
+/* erf by Abramowitz-Stegun 7.1.26 (max abs error 1.5e-7). */
+static inline vf verf(vf x) {
+  vf ax = vabs(x);
+  vf t = splat(1.0f) / (splat(1.0f) + splat(0.3275911f) * ax);
+  vf y = splat(1.061405429f);
+  y = y * t + splat(-1.453152027f);
+  y = y * t + splat(1.421413741f);
+  y = y * t + splat(-0.284496736f);
+  y = y * t + splat(0.254829592f);
+  y = splat(1.0f) - y * t * vexp(-(ax * ax));
+  return (vf)((vi)y | ((vi)x & splat_i((int32_t)0x80000000u)));
+}
+
+static inline vf unary_vec(int op, vf x) {
+  switch (op) {
+    case TP_KU_NEG: return -x;
+    case TP_KU_ABS: return vabs(x);
+    case TP_KU_EXP: return vexp(x);
+    case TP_KU_LOG: return vlog(x);
+    case TP_KU_SQRT: return VSQRT(x);
+    case TP_KU_RSQRT: return splat(1.0f) / VSQRT(x);
+    case TP_KU_TANH: return vtanh(x);
+    case TP_KU_SIGMOID: return vsigmoid(x);
+    case TP_KU_RELU: return sel(x > splat(0.0f), x, sel(x != x, x, splat(0.0f)));
+    case TP_KU_GELU_ERF: return splat(0.5f) * x * (splat(1.0f) + verf(x * splat(0.70710678118654752f)));
+    default: {
+      vf inner = splat(0.7978845608028654f) * (x + splat(0.044715f) * x * x * x);
+      return splat(0.5f) * x * (splat(1.0f) + vtanh(inner));
+    }
+  }
+}
+
+static void FN(tp_f32_vunary_ukernel)(int op, const float *a, float *y, int64_t n) {
+  int64_t i = 0;
+  switch (op) { /* hoist the switch out of the loop for the common ops */
+#define LOOP(OP)                                              \
+  case OP:                                                    \
+    for (; i + VW <= n; i += VW) st(y + i, unary_vec(OP, ld(a + i))); \
+    break;
+    LOOP(TP_KU_NEG) LOOP(TP_KU_ABS) LOOP(TP_KU_EXP) LOOP(TP_KU_LOG) LOOP(TP_KU_SQRT)
+    LOOP(TP_KU_RSQRT) LOOP(TP_KU_TANH) LOOP(TP_KU_SIGMOID) LOOP(TP_KU_RELU)
+    LOOP(TP_KU_GELU_ERF) LOOP(TP_KU_GELU_TANH)
+#undef LOOP
+  }
+  if (i < n) {
+    float buf[VW] = {0};
+    memcpy(buf, a + i, sizeof(float) * (size_t)(n - i));
+    st(buf, unary_vec(op, ld(buf)));
+    memcpy(y + i, buf, sizeof(float) * (size_t)(n - i));
+  }
+}
+
+static inline vf binary_vec(int op, vf a, vf b) {
+  switch (op) {
+    case TP_KB_ADD: return a + b;
+    case TP_KB_SUB: return a - b;
+    case TP_KB_MUL: return a * b;
+    default: return a / b;
+  }
+}
+
+static void FN(tp_f32_vbinary_ukernel)(int op, int mode, const float *a, const float *b, float *y,
+                                       int64_t n) {
+  int64_t i = 0;
+  if (mode == TP_KB_VV) {
+    for (; i + VW <= n; i += VW) st(y + i, binary_vec(op, ld(a + i), ld(b + i)));
+    for (; i < n; i++) {
+      vf r = binary_vec(op, splat(a[i]), splat(b[i]));
+      y[i] = r[0];
+    }
+  } else if (mode == TP_KB_SV) {
+    vf s = splat(a[0]);
+    for (; i + VW <= n; i += VW) st(y + i, binary_vec(op, s, ld(b + i)));
+    for (; i < n; i++) y[i] = binary_vec(op, s, splat(b[i]))[0];
+  } else {
+    vf s = splat(b[0]);
+    for (; i + VW <= n; i += VW) st(y + i, binary_vec(op, ld(a + i), s));
+    for (; i < n; i++) y[i] = binary_vec(op, splat(a[i]), s)[0];
+  }
+}
+
+static float hsum(vf v) {
+  float s = 0;
+  for (int i = 0; i < VW; i++) s += v[i];
+  return s;
+}
+
+static float FN(tp_f32_rsum_ukernel)(const float *a, int64_t n) {
+  vf s0 = splat(0), s1 = splat(0), s2 = splat(0), s3 = splat(0);
+  int64_t i = 0;
+  for (; i + 4 * VW <= n; i += 4 * VW) {
+    s0 += ld(a + i);
+    s1 += ld(a + i + VW);
+    s2 += ld(a + i + 2 * VW);
+    s3 += ld(a + i + 3 * VW);
+  }
+  for (; i + VW <= n; i += VW) s0 += ld(a + i);
+  float s = hsum((s0 + s1) + (s2 + s3));
+  for (; i < n; i++) s += a[i];
+  return s;
+}
+
+static float FN(tp_f32_rmax_ukernel)(const float *a, int64_t n) {
+  if (n <= 0) return -INFINITY;
+  vf m = splat(a[0]);
+  int64_t i = 0;
+  for (; i + VW <= n; i += VW) {
+    vf x = ld(a + i);
+    m = sel((x > m) | (x != x), x, m);
+  }
+  float r = m[0];
+  for (int k = 1; k < VW; k++) r = (m[k] > r || m[k] != m[k]) ? m[k] : r;
+  for (; i < n; i++) r = (a[i] > r || a[i] != a[i]) ? a[i] : r;
+  return r;
+}
+
+static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
+  if (n <= 0) return;
+  float m = FN(tp_f32_rmax_ukernel)(y, n);
+  if (m == -INFINITY) m = 0; /* all -inf row: keep it finite */
+  vf vm = splat(m), acc = splat(0);
+  int64_t i = 0;
+  float tail[VW];
+  for (; i + VW <= n; i += VW) {
+    vf e = vexp(ld(y + i) - vm);
+    acc += e;
+    if (!log) st(y + i, e);
+  }
+  if (i < n) {
+    for (int k = 0; k < VW; k++) tail[k] = i + k < n ? y[i + k] : -INFINITY;
+    vf e = vexp(ld(tail) - vm);
+    acc += e;
+    if (!log)
+      for (int k = 0; i + k < n; k++) y[i + k] = e[k];
+  }
+  float s = hsum(acc);
+  if (log) {
+    vf ls = vm + splat(vlog(splat(s))[0]);
+    for (i = 0; i + VW <= n; i += VW) st(y + i, ld(y + i) - ls);
+    for (; i < n; i++) y[i] = (splat(y[i]) - ls)[0];
+  } else {
+    vf inv = splat(1.0f / s);
+    for (i = 0; i + VW <= n; i += VW) st(y + i, ld(y + i) * inv);
+    for (; i < n; i++) y[i] = (splat(y[i]) * inv)[0];
+  }
+}
+
+/* ---- GEMM: Goto-style packing + an MR x NR register tile ---- */
+#define KC 256
+#define MC (MR * 16)
+#define NC 2048
+
+#if defined(__clang__)
+#define CONTRACT _Pragma("clang fp contract(fast)")
+#define CONTRACT_ATTR
+#else
+#define CONTRACT
+#define CONTRACT_ATTR __attribute__((optimize("fp-contract=fast")))
+#endif
+
+static void pack_a(int64_t mc, int64_t kc, const float *A, int64_t rsa, int64_t csa, float *dst) {
+  for (int64_t i0 = 0; i0 < mc; i0 += MR) {
+    int64_t mr = mc - i0 < MR ? mc - i0 : MR;
+    for (int64_t k = 0; k < kc; k++) {
+      for (int64_t i = 0; i < mr; i++) dst[i] = A[(i0 + i) * rsa + k * csa];
+      for (int64_t i = mr; i < MR; i++) dst[i] = 0;
+      dst += MR;
+    }
+  }
+}
+
+static void pack_b(int64_t kc, int64_t nc, const float *B, int64_t rsb, int64_t csb, float *dst) {
+  for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+    int64_t nr = nc - j0 < NR ? nc - j0 : NR;
+    for (int64_t k = 0; k < kc; k++) {
+      const float *src = B + k * rsb + j0 * csb;
+      if (csb == 1 && nr == NR) {
+        memcpy(dst, src, sizeof(float) * NR);
+      } else {
+        for (int64_t j = 0; j < nr; j++) dst[j] = src[j * csb];
+        for (int64_t j = nr; j < NR; j++) dst[j] = 0;
+      }
+      dst += NR;
+    }
+  }
+}
+
+/* C[mr x nr] (+)= a_panel * b_panel; first: overwrite (plus bias). */
+CONTRACT_ATTR
+static void FN(tp_f32_gemm_ukernel)(int64_t kc, const float *a, const float *b, float *c,
+                                    int64_t ldc, int first, const float *bias, int64_t mr,
+                                    int64_t nr) {
+  CONTRACT
+  vf acc[MR][NRV];
+  for (int i = 0; i < MR; i++)
+    for (int j = 0; j < NRV; j++) acc[i][j] = splat(0);
+  for (int64_t k = 0; k < kc; k++) {
+    vf bv[NRV];
+    for (int j = 0; j < NRV; j++) bv[j] = ld(b + k * NR + j * VW);
+    for (int i = 0; i < MR; i++) {
+      vf av = splat(a[k * MR + i]);
+      for (int j = 0; j < NRV; j++) acc[i][j] += av * bv[j];
+    }
+  }
+  if (mr == MR && nr == NR) {
+    for (int i = 0; i < MR; i++)
+      for (int j = 0; j < NRV; j++) {
+        float *p = c + i * ldc + j * VW;
+        vf base = first ? (bias ? ld(bias + j * VW) : splat(0)) : ld(p);
+        st(p, base + acc[i][j]);
+      }
+    return;
+  }
+  float tmp[MR * NR];
+  for (int i = 0; i < MR; i++)
+    for (int j = 0; j < NRV; j++) st(tmp + i * NR + j * VW, acc[i][j]);
+  for (int64_t i = 0; i < mr; i++)
+    for (int64_t j = 0; j < nr; j++) {
+      float base = first ? (bias ? bias[j] : 0.0f) : c[i * ldc + j];
+      c[i * ldc + j] = base + tmp[i * NR + j];
+    }
+}
+
+static KTLS float *pack_buf;
+
+static void FN(tp_f32_gemm)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                            int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
+                            int64_t ldc, const float *bias) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t j = 0; j < N; j++) C[i * ldc + j] = bias ? bias[j] : 0.0f;
+    return;
+  }
+  if (!pack_buf) {
+    /* one buffer per thread, kept for the life of the thread */
+    pack_buf = aligned_alloc(64, sizeof(float) * ((size_t)MC * KC + (size_t)KC * (NC + NR)));
+    if (!pack_buf) { /* out of memory: unpacked scalar fallback */
+      for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+          float s = bias ? bias[j] : 0.0f;
+          for (int64_t k = 0; k < K; k++) s += A[i * rsa + k * csa] * B[k * rsb + j * csb];
+          C[i * ldc + j] = s;
+        }
+      return;
+    }
+  }
+  float *pa = pack_buf, *pb = pack_buf + (size_t)MC * KC;
+  for (int64_t jc = 0; jc < N; jc += NC) {
+    int64_t nc = N - jc < NC ? N - jc : NC;
+    for (int64_t pc = 0; pc < K; pc += KC) {
+      int64_t kc = K - pc < KC ? K - pc : KC;
+      pack_b(kc, nc, B + pc * rsb + jc * csb, rsb, csb, pb);
+      for (int64_t ic = 0; ic < M; ic += MC) {
+        int64_t mc = M - ic < MC ? M - ic : MC;
+        pack_a(mc, kc, A + ic * rsa + pc * csa, rsa, csa, pa);
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          int64_t nr = nc - jr < NR ? nc - jr : NR;
+          for (int64_t ir = 0; ir < mc; ir += MR) {
+            int64_t mr = mc - ir < MR ? mc - ir : MR;
+            FN(tp_f32_gemm_ukernel)(kc, pa + ir * kc, pb + jr * kc,
+                                    C + (ic + ir) * ldc + jc + jr, ldc, pc == 0,
+                                    bias ? bias + jc + jr : NULL, mr, nr);
+          }
+        }
+      }
+    }
+  }
+}
+
+const tp_kernels CAT(tp_kernels, SFX) = {
+    .isa = ISA_NAME,
+    .vec_width = VW,
+    .unary_f32 = FN(tp_f32_vunary_ukernel),
+    .binary_f32 = FN(tp_f32_vbinary_ukernel),
+    .sum_f32 = FN(tp_f32_rsum_ukernel),
+    .max_f32 = FN(tp_f32_rmax_ukernel),
+    .softmax_f32 = FN(tp_f32_softmax_ukernel),
+    .gemm_f32 = FN(tp_f32_gemm),
+};
