@@ -1,6 +1,6 @@
 /* abi.c - the flat, handle-based ABI of abi.h. Every handle is checked
  * against a slot table with generations, so stale handles fail cleanly. */
-#include "abi.h"
+#include "abi_native.h"
 #include "../src/core/internal.h"
 #include "../src/graph/graph.h"
 #include <stdio.h>

@@ -93,9 +93,4 @@ uint32_t tpw_npy_decode(const void *bytes, int32_t len);
 /* Writes the malloc'ed buffer pointer and length at out[0], out[1]. status. */
 int32_t tpw_npy_encode(uint32_t h, int32_t *out);
 
-#if !defined(__wasm__)
-/* Native builds (tests): the host function tp_host_call would be. */
-void tpw_set_native_host(int32_t (*fn)(int32_t fn_id, const uint32_t *in, int32_t nin,
-                                       uint32_t *out, int32_t max_out));
-#endif
 #endif
