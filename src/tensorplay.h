@@ -165,8 +165,8 @@ tp_status tp_transpose(tp_tensor *a, int64_t d0, int64_t d1, tp_tensor **out);
 typedef struct tp_graph tp_graph;
 void tp_graph_free(tp_graph *g);
 /* Stable text form (docs/graph-format.md). with_data also writes constant
- * tensor bytes so the text can be run elsewhere. *out is malloc'ed; free
- * with tp_free_string. */
+ * tensor bytes so the text can be run elsewhere. *out is owned by the
+ * caller: free it with tp_free_string (not free()). */
 tp_status tp_graph_print(const tp_graph *g, int with_data, char **out);
 tp_status tp_graph_parse(const char *text, size_t len, tp_graph **out);
 void tp_free_string(char *s);
@@ -238,7 +238,7 @@ const tp_graph *tp_compiled_last_graph(const tp_compiled *c);
 tp_status tp_npy_load(const char *path, tp_tensor **out);
 tp_status tp_npy_save(const char *path, tp_tensor *t);
 tp_status tp_npy_decode(const void *bytes, size_t len, tp_tensor **out);
-/* *out malloc'ed (free with tp_free_string). */
+/* *out is owned by the caller: free it with tp_free_string (not free()). */
 tp_status tp_npy_encode(tp_tensor *t, void **out, size_t *len);
 
 /* ---- runtime info ------------------------------------------------------ */

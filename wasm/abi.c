@@ -85,8 +85,11 @@ static void handle_drop(uint32_t h) {
   free_head = i;
 }
 
-static uint32_t wrap_tensor(tp_status s, tp_tensor *t) {
+/* tp points at the out-parameter of the call that produced s: it is read
+ * here, after the call, whatever order the arguments were evaluated in. */
+static uint32_t wrap_tensor(tp_status s, tp_tensor **tp) {
   if (s != TP_OK) return 0;
+  tp_tensor *t = *tp;
   uint32_t h = handle_new(K_TENSOR, t);
   if (!h) tp_tensor_release(t);
   return h;
@@ -126,7 +129,7 @@ uint32_t tpw_tensor_new(int32_t dtype, int32_t ndim, const int32_t *shape, const
   int64_t s[TP_MAX_DIMS];
   tp_tensor *t = NULL;
   if (shape64(ndim, shape, s)) return 0;
-  return wrap_tensor(tp_tensor_new((tp_dtype)dtype, ndim, s, data, &t), t);
+  return wrap_tensor(tp_tensor_new((tp_dtype)dtype, ndim, s, data, &t), &t);
 }
 
 uint32_t tpw_full(int32_t dtype, int32_t ndim, const int32_t *shape, double value) {
@@ -137,12 +140,12 @@ uint32_t tpw_full(int32_t dtype, int32_t ndim, const int32_t *shape, double valu
     tp_fail(TP_ERR_INVALID_ARG, "full: unknown dtype %d", dtype);
     return 0;
   }
-  return wrap_tensor(tp_full((tp_dtype)dtype, ndim, s, value, &t), t);
+  return wrap_tensor(tp_full((tp_dtype)dtype, ndim, s, value, &t), &t);
 }
 
 uint32_t tpw_scalar(double value, int32_t is_int) {
   tp_tensor *t = NULL;
-  return wrap_tensor(tp_scalar(value, is_int, &t), t);
+  return wrap_tensor(tp_scalar(value, is_int, &t), &t);
 }
 
 uint32_t tpw_arange(double start, double end, double step, int32_t dtype) {
@@ -151,7 +154,7 @@ uint32_t tpw_arange(double start, double end, double step, int32_t dtype) {
     tp_fail(TP_ERR_INVALID_ARG, "arange: unknown dtype %d", dtype);
     return 0;
   }
-  return wrap_tensor(tp_arange(start, end, step, (tp_dtype)dtype, &t), t);
+  return wrap_tensor(tp_arange(start, end, step, (tp_dtype)dtype, &t), &t);
 }
 
 uint32_t tpw_random(int32_t kind, int32_t ndim, const int32_t *shape, uint32_t lo, uint32_t hi) {
@@ -159,7 +162,7 @@ uint32_t tpw_random(int32_t kind, int32_t ndim, const int32_t *shape, uint32_t l
   tp_tensor *t = NULL;
   if (shape64(ndim, shape, s)) return 0;
   uint64_t seed = (uint64_t)lo | ((uint64_t)hi << 32);
-  return wrap_tensor(kind ? tp_rand(ndim, s, seed, &t) : tp_randn(ndim, s, seed, &t), t);
+  return wrap_tensor(kind ? tp_rand(ndim, s, seed, &t) : tp_randn(ndim, s, seed, &t), &t);
 }
 
 int32_t tpw_tensor_free(uint32_t h) {
@@ -203,7 +206,7 @@ uint32_t tpw_tensor_dup(uint32_t h) {
   tp_tensor *t = handle_get(h, K_TENSOR);
   if (!t) return 0;
   tp_tensor_retain(t);
-  return wrap_tensor(TP_OK, t);
+  return wrap_tensor(TP_OK, &t);
 }
 
 /* ---- ops ---- */
@@ -247,7 +250,7 @@ uint32_t tpw_op(int32_t op, int32_t nin, const uint32_t *in, const double *a) {
     at.dtype = (tp_dtype)(int)a[17];
   }
   tp_tensor *y = NULL;
-  return wrap_tensor(tp_op_call((tp_op)op, nin, ts, &at, &y), y);
+  return wrap_tensor(tp_op_call((tp_op)op, nin, ts, &at, &y), &y);
 }
 
 /* ---- compile and the host bridge ---- */
@@ -260,7 +263,7 @@ static tp_status host_fn(void *ud, int nin, tp_tensor *const *in, int max_out, t
   if (max_out > 64) max_out = 64;
   for (; made < nin; made++) {
     tp_tensor_retain(in[made]);
-    if (!(hin[made] = wrap_tensor(TP_OK, in[made]))) {
+    if (!(hin[made] = wrap_tensor(TP_OK, (tp_tensor **)&in[made]))) {
       s = tp_last_status();
       break;
     }
@@ -420,9 +423,9 @@ uint32_t tpw_npy_decode(const void *bytes, int32_t len) {
     tp_fail(TP_ERR_INVALID_ARG, "npy: bad byte buffer");
     return 0;
   }
-  return wrap_tensor(tp_npy_decode(bytes, (size_t)len, &t), t);
+  return wrap_tensor(tp_npy_decode(bytes, (size_t)len, &t), &t);
 }
-int32_t tpw_npy_encode(uint32_t h, int32_t *out) {
+int32_t tpw_npy_encode(uint32_t h, intptr_t *out) {
   tp_tensor *t = handle_get(h, K_TENSOR);
   if (!t) return tp_last_status();
   void *buf = NULL;
@@ -435,7 +438,7 @@ int32_t tpw_npy_encode(uint32_t h, int32_t *out) {
   }
   memcpy(copy, buf, n);
   tp_free_string(buf);
-  out[0] = (int32_t)(intptr_t)copy;
-  out[1] = (int32_t)n;
+  out[0] = (intptr_t)copy;
+  out[1] = (intptr_t)n;
   return TP_OK;
 }

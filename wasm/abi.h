@@ -91,6 +91,6 @@ int32_t tpw_graph_free(uint32_t h);
 /* npy bytes <-> tensors */
 uint32_t tpw_npy_decode(const void *bytes, int32_t len);
 /* Writes the malloc'ed buffer pointer and length at out[0], out[1]. status. */
-int32_t tpw_npy_encode(uint32_t h, int32_t *out);
+int32_t tpw_npy_encode(uint32_t h, intptr_t *out);
 
 #endif

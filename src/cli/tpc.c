@@ -87,8 +87,8 @@ static int read_file(const char *path, char **out, size_t *len) {
 }
 
 static int load_graph(const char *path, tp_graph **g) {
-  char *text;
-  size_t len;
+  char *text = NULL;
+  size_t len = 0;
   int rc = read_file(path, &text, &len);
   if (rc) return rc;
   tp_status s = tp_graph_parse(text, len, g);

@@ -164,8 +164,9 @@ int tp_graph_equal(const tp_graph *a, const tp_graph *b) {
     if (x->kind == TP_NODE_CALL && (x->op != y->op || !tp_attrs_equal(x->op, &x->attrs, &y->attrs)))
       return 0;
     if (x->kind != TP_NODE_OUTPUT && !tp_desc_equal(&x->desc, &y->desc)) return 0;
-    if ((x->target || y->target) && (!x->target || !y->target || strcmp(x->target, y->target)))
-      return 0;
+    if (x->kind == TP_NODE_GET_ATTR &&
+        strcmp(x->target ? x->target : x->name, y->target ? y->target : y->name))
+      return 0; /* a get_attr without target reads the attribute of its name */
     for (int k = 0; k < x->nargs; k++) {
       const tp_arg *p = &x->args[k], *q = &y->args[k];
       if (p->kind != q->kind) return 0;

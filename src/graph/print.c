@@ -234,7 +234,8 @@ void tp_text_gather(const tp_tensor *t, void *dst) {
 /* ---- the printer ---------------------------------------------------------- */
 static void put_scalar(tp_sbuf *b, const tp_arg *a) {
   char buf[40];
-  if (a->is_int && isfinite(a->scalar) && a->scalar == floor(a->scalar))
+  /* integers beyond 1e18 (not produced by capture) print as floats */
+  if (a->is_int && fabs(a->scalar) < 1e18 && a->scalar == floor(a->scalar))
     tp_sbuf_puts(b, tp_text_format_int(a->scalar, buf, sizeof buf));
   else
     tp_sbuf_puts(b, tp_text_format_float(a->scalar, buf, sizeof buf));

@@ -283,6 +283,7 @@ static void test_errors(void) {
 }
 
 int main(void) {
+  setvbuf(stdout, NULL, _IONBF, 0);
   size_t base = tp_live_tensors();
   test_trace_graph();
   test_graph_break();
