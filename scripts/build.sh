@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# scripts/build.sh [native] [asan] [wasi] [emscripten] - configure and build.
+# No argument: all four. Build trees:
+#   build/native      Release: libtensorplay.{a,so}, tpc, tests/c
+#   build/asan        Debug + TP_SANITIZE=ON (ASan + UBSan), tests/c
+#   build/wasi        clang-14 wasm32-wasi reactor; wasm-opt'd tensorplay.wasm,
+#                     copied to js/wasm/tensorplay.wasm (the JS default)
+#   build/emscripten  emcc -sSTANDALONE_WASM reactor: build/emscripten/tensorplay.wasm
+# Env: JOBS (default 2), CMAKE_ARGS (extra arguments for every configure).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+JOBS="${JOBS:-2}"
+read -r -a EXTRA <<<"${CMAKE_ARGS:-}"
+
+targets=("$@")
+[ "${#targets[@]}" -gt 0 ] || targets=(native asan wasi emscripten)
+
+say() { printf 'build: %s\n' "$*"; }
+
+build_one() {
+  local name="$1" dir="build/$1"
+  local t0=$SECONDS
+  # (called under `if`, where set -e is off: every step checks its status)
+  case "$name" in
+    native)
+      cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" || return 1 ;;
+    asan)
+      cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DTP_SANITIZE=ON "${EXTRA[@]}" || return 1 ;;
+    wasi)
+      cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/wasi.cmake" \
+        -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" || return 1 ;;
+    emscripten)
+      # Debian's emscripten 3.1.6 needs its node modules on NODE_PATH.
+      NODE_PATH="${NODE_PATH:-/usr/share/nodejs}" \
+        emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" || return 1 ;;
+    *)
+      say "unknown build '$name' (native, asan, wasi, emscripten)"; return 2 ;;
+  esac
+  NODE_PATH="${NODE_PATH:-/usr/share/nodejs}" cmake --build "$dir" -j"$JOBS" || return 1
+  say "$name: ok ($((SECONDS - t0)) s) -> $dir"
+}
+
+for t in "${targets[@]}"; do
+  say "$t"
+  if ! build_one "$t"; then
+    say "$t: FAILED"
+    exit 1
+  fi
+done

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# scripts/test.sh - set up, build all four trees, run every test.
+# Stages: setup, build (native, asan, wasi, emscripten), ctest (native, asan),
+# wasm checks (wasi, emscripten), node --test tests/js with the wasi core
+# (js/wasm/tensorplay.wasm) and with TP_WASM=build/emscripten/tensorplay.wasm,
+# tests/parity/run.sh if present. Every stage runs even after a failure
+# (stages whose build failed are counted failed); exits non-zero if any stage
+# failed. The last line is "N passed, N failed[, N skipped]" counting stages.
+# Env: TP_SKIP_SETUP=1 skips setup.sh; JOBS (default 2).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+export JOBS="${JOBS:-2}"
+
+declare -a NAMES=() RESULTS=() NOTES=()
+declare -A STATUS=()
+record() { # name result note
+  NAMES+=("$1"); RESULTS+=("$2"); NOTES+=("$3"); STATUS[$1]="$2"
+  printf '==> %s: %s%s\n' "$1" "$2" "${3:+ ($3)}"
+}
+stage() { # name cmd...
+  local name="$1"; shift
+  printf '\n==> stage %s: %s\n' "$name" "$*"
+  local t0=$SECONDS
+  if "$@"; then record "$name" PASS "$((SECONDS - t0)) s"
+  else record "$name" FAIL "exit $?, $((SECONDS - t0)) s"; fi
+}
+needs() { # name dep-stage... : run only when every dep passed
+  local name="$1"; shift
+  for d in "$@"; do
+    if [ "${STATUS[$d]:-}" != PASS ]; then
+      record "$name" FAIL "not run: $d did not pass"; return 1
+    fi
+  done
+  return 0
+}
+
+T0=$SECONDS
+if [ "${TP_SKIP_SETUP:-0}" = 1 ]; then record setup SKIP "TP_SKIP_SETUP=1"
+else stage setup bash scripts/setup.sh; fi
+
+for b in native asan wasi emscripten; do
+  stage "build:$b" bash scripts/build.sh "$b"
+done
+
+for b in native asan; do
+  needs "ctest:$b" "build:$b" &&
+    stage "ctest:$b" ctest --test-dir "build/$b" --output-on-failure \
+      --no-tests=error -j"$JOBS" --timeout 600
+done
+
+needs "wasm:wasi" build:wasi &&
+  stage "wasm:wasi" bash scripts/check-wasm.sh build/wasi/tensorplay.wasm
+needs "wasm:emscripten" build:emscripten &&
+  stage "wasm:emscripten" bash scripts/check-wasm.sh build/emscripten/tensorplay.wasm
+
+# JS tests: every top-level tests/js/*.{js,mjs,cjs} (node 20 only picks up
+# *.test.js-style names when given a directory, so the files are listed),
+# except helpers named _*.mjs or *helper*; plus files in subfolders that match
+# node's own test-name patterns.
+mapfile -t JS_TESTS < <(
+  { find tests/js -maxdepth 1 -type f \( -name '*.js' -o -name '*.mjs' -o -name '*.cjs' \) \
+      ! -name '_*' ! -name '*helper*'
+    find tests/js -mindepth 2 -type f \( -name '*.test.*js' -o -name 'test-*.*js' \
+      -o -name 'test_*.*js' -o -name '*_test.*js' -o -name '*-test.*js' \) \
+      ! -path '*/node_modules/*' ! -path '*/fixtures/*'
+  } 2>/dev/null | sort)
+run_node_tests() { # label [TP_WASM path]
+  if [ -n "${2:-}" ]; then TP_WASM="$ROOT/$2" node --test "${JS_TESTS[@]}"
+  else env -u TP_WASM node --test "${JS_TESTS[@]}"; fi
+}
+if [ "${#JS_TESTS[@]}" -eq 0 ]; then
+  record "node:wasi" SKIP "no test files in tests/js"
+  record "node:emscripten" SKIP "no test files in tests/js"
+else
+  echo "JS test files: ${JS_TESTS[*]}"
+  needs "node:wasi" build:wasi &&
+    stage "node:wasi" run_node_tests wasi
+  needs "node:emscripten" build:emscripten &&
+    stage "node:emscripten" run_node_tests emscripten build/emscripten/tensorplay.wasm
+fi
+
+if [ -f tests/parity/run.sh ]; then
+  stage parity bash tests/parity/run.sh
+else
+  record parity SKIP "tests/parity/run.sh not present"
+fi
+
+pass=0; fail=0; skip=0
+printf '\n==== summary (%d s) ====\n' "$((SECONDS - T0))"
+for i in "${!NAMES[@]}"; do
+  printf '%-18s %-4s %s\n' "${NAMES[$i]}" "${RESULTS[$i]}" "${NOTES[$i]}"
+  case "${RESULTS[$i]}" in PASS) pass=$((pass+1));; FAIL) fail=$((fail+1));; *) skip=$((skip+1));; esac
+done
+if [ "$skip" -gt 0 ]; then echo "$pass passed, $fail failed, $skip skipped"
+else echo "$pass passed, $fail failed"; fi
+[ "$fail" -eq 0 ]
