@@ -50,6 +50,12 @@ typedef enum tp_status {
   TP_ERR_DISPOSED,      /* a handle was freed or never existed */
   TP_ERR_HOST,          /* a host (JS) callback failed */
   TP_ERR_INTERNAL,      /* a broken invariant */
+  /* the frontend's Python error kinds (the seed's messages) */
+  TP_ERR_TYPE,          /* TypeError */
+  TP_ERR_VALUE,         /* ValueError */
+  TP_ERR_RUNTIME,       /* RuntimeError */
+  TP_ERR_ASSERTION,     /* AssertionError */
+  TP_ERR_INVALID_BACKEND, /* InvalidBackend */
   TP_STATUS_COUNT
 } tp_status;
 

@@ -9,7 +9,8 @@ static tp_abort_fn abort_hook;
 
 static const char *const status_names[TP_STATUS_COUNT] = {
     "ok", "invalid argument", "unsupported", "out of memory", "capture error",
-    "parse error", "i/o error", "disposed", "host error", "internal error"};
+    "parse error", "i/o error", "disposed", "host error", "internal error",
+    "type error", "value error", "runtime error", "assertion error", "invalid backend"};
 
 const char *tp_status_name(tp_status s) {
   return (unsigned)s < TP_STATUS_COUNT ? status_names[s] : "unknown status";
