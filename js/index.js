@@ -1,0 +1,95 @@
+// tensorplay-wasm: the package entry. Loads the Wasm core (top-level await)
+// and re-exports the API. In Node, TP_WASM selects another core file.
+
+import { loadCore } from './src/loader.js';
+import { bindCore } from './src/tensor.js';
+import { bindCompiler } from './src/compiler.js';
+import * as E from './src/errors.js';
+
+const core = await loadCore();
+bindCore(core);
+bindCompiler(core);
+
+export {
+  Tensor,
+  DTYPES,
+  tensor,
+  zeros,
+  ones,
+  full,
+  arange,
+  randn,
+  rand,
+  scalar,
+  scope,
+  liveTensors,
+  ops,
+  add,
+  sub,
+  mul,
+  div,
+  eq,
+  lt,
+  gt,
+  where,
+  neg,
+  abs,
+  exp,
+  log,
+  sqrt,
+  rsqrt,
+  tanh,
+  sigmoid,
+  relu,
+  gelu,
+  matmul,
+  linear,
+  sum,
+  mean,
+  max,
+  min,
+  softmax,
+  logSoftmax,
+  layerNorm,
+  reshape,
+  transpose,
+  permute,
+  slice,
+  concat,
+  cast,
+} from './src/tensor.js';
+export { compiler, compile, isCompiling } from './src/compiler.js';
+export { graph, Graph } from './src/graph.js';
+export { npy } from './src/npy.js';
+export {
+  TensorPlayError,
+  GraphCaptureError,
+  DisposedError,
+  STATUS_NAMES,
+  Status,
+} from './src/errors.js';
+export { WasiExit } from './src/loader.js';
+
+/** The error classes and status names. */
+export const errors = Object.freeze({
+  TensorPlayError: E.TensorPlayError,
+  GraphCaptureError: E.GraphCaptureError,
+  DisposedError: E.DisposedError,
+  STATUS_NAMES: E.STATUS_NAMES,
+  Status: E.Status,
+  errorFromStatus: E.errorFromStatus,
+});
+
+/** Version string of the core ("0.1.0"). */
+export const version = core.readCString(core.exports.tpw_version());
+
+/** Kernel ISA of the core ("wasm-simd128", "scalar"). */
+export const isa = core.readCString(core.exports.tpw_isa());
+
+/** Current size of the core's linear memory in bytes. */
+export function memoryBytes() {
+  return core.memory.buffer.byteLength;
+}
+
+/** Names of the operators the core provides (from ops.def, in order). */
+export const opNames = Object.freeze(core.opNames.slice());

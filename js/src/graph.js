@@ -1,0 +1,102 @@
+// graph.js - graphs as text (docs/graph-format.md): parse, print and run a
+// graph on the eager kernels. Used by the parity tests and the demo.
+
+import { DisposedError, check, throwLast } from './errors.js';
+import { Tensor, wrapHandle, getCore } from './tensor.js';
+
+const MAX_OUT = 64;
+
+export class Graph {
+  constructor(handle) {
+    this._h = handle >>> 0;
+    this._disposed = false;
+  }
+
+  get handle() {
+    if (this._disposed) throw new DisposedError('graph was disposed');
+    return this._h;
+  }
+
+  /** Runs the graph on the inputs (Tensors, in placeholder order); returns an array of Tensors. */
+  run(inputs = []) {
+    return run(this, inputs);
+  }
+
+  /** The stable text form; withData also writes constant tensor bytes. */
+  print({ withData = false } = {}) {
+    return print(this, { withData });
+  }
+
+  dispose() {
+    if (this._disposed) return;
+    this._disposed = true;
+    const core = getCore();
+    check(core, core.exports.tpw_graph_free(this._h), 'graph.dispose()');
+  }
+}
+
+function handleOf(g) {
+  if (g instanceof Graph) return g.handle;
+  if (typeof g === 'number') return g >>> 0;
+  throw new TypeError('expected a Graph (from tp.graph.parse) or a graph handle');
+}
+
+/** Parses graph text; returns a Graph (dispose() it when done). */
+export function parse(text) {
+  const core = getCore();
+  const bytes = new TextEncoder().encode(String(text));
+  const p = core.malloc(bytes.length + 1);
+  try {
+    const u8 = core.views().u8;
+    u8.set(bytes, p);
+    u8[p + bytes.length] = 0;
+    const h = core.exports.tpw_graph_parse(p, bytes.length) >>> 0;
+    if (h === 0) throwLast(core, 'graph.parse');
+    return new Graph(h);
+  } finally {
+    core.free(p);
+  }
+}
+
+/** run(graph, inputs) -> Tensor[] */
+export function run(g, inputs = []) {
+  const core = getCore();
+  const h = handleOf(g);
+  const handles = inputs.map((t, i) => {
+    if (!(t instanceof Tensor)) throw new TypeError(`graph.run: input ${i} must be a Tensor`);
+    return t._handle();
+  });
+  const mark = core.stackSave();
+  try {
+    const inPtr = core.stackAlloc(4 * Math.max(handles.length, 1));
+    const outPtr = core.stackAlloc(4 * MAX_OUT);
+    core.views().u32.set(handles, inPtr >> 2);
+    const n = core.exports.tpw_graph_run(h, handles.length, inPtr, outPtr, MAX_OUT);
+    if (n < 0) throwLast(core, 'graph.run');
+    const u32 = core.views().u32;
+    const outs = [];
+    for (let i = 0; i < n; i++) outs.push(wrapHandle(u32[(outPtr >> 2) + i]));
+    return outs;
+  } finally {
+    core.stackRestore(mark);
+  }
+}
+
+export function print(g, { withData = false } = {}) {
+  const core = getCore();
+  const p = core.exports.tpw_graph_print(handleOf(g), withData ? 1 : 0) >>> 0;
+  if (p === 0) throwLast(core, 'graph.print');
+  try {
+    return core.readCString(p);
+  } finally {
+    core.free(p);
+  }
+}
+
+export function free(g) {
+  if (g instanceof Graph) return g.dispose();
+  const core = getCore();
+  check(core, core.exports.tpw_graph_free(handleOf(g)), 'graph.free');
+}
+
+export const graph = Object.freeze({ parse, run, print, free, Graph });

@@ -1,0 +1,383 @@
+// loader.js - finds, compiles and instantiates the Wasm core (no Emscripten
+// glue). The same code runs in Node 20 and in browsers; Node-only modules are
+// imported dynamically and only when running in Node.
+//
+// The core is a reactor (wasm32-wasi with clang, or Emscripten
+// STANDALONE_WASM): it exports `memory`, `_initialize` and the tpw_* ABI of
+// wasm/abi.h. The imports are built generically from
+// WebAssembly.Module.imports(): a small WASI preview1 shim, `env.tp_host_call`
+// (the JS-function callback the compiler uses), and
+// `env.emscripten_notify_memory_growth`; anything else becomes a stub that
+// throws an error naming the import when it is called.
+
+const isNode =
+  typeof process !== 'undefined' &&
+  process.versions != null &&
+  typeof process.versions.node === 'string';
+
+// WASI errno values used below.
+const ERRNO_SUCCESS = 0;
+const ERRNO_BADF = 8;
+const ERRNO_NOSYS = 52;
+const ERRNO_SPIPE = 70;
+
+/** Thrown when the core calls proc_exit. */
+export class WasiExit extends Error {
+  constructor(code) {
+    super(`tensorplay core called proc_exit(${code})`);
+    this.name = 'WasiExit';
+    this.code = code;
+  }
+}
+
+async function readWasmBytes(source) {
+  if (source instanceof WebAssembly.Module) return source;
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return source;
+  if (isNode) {
+    const fs = await import('node:fs/promises');
+    let where = source;
+    if (where === undefined) {
+      const env = process.env.TP_WASM;
+      where = env ? env : new URL('../wasm/tensorplay.wasm', import.meta.url);
+    }
+    try {
+      return await fs.readFile(where);
+    } catch (e) {
+      const err = new Error(
+        `tensorplay: cannot read the Wasm core at ${String(where)} (${e.code || e.message}); ` +
+          'build it (js/wasm/tensorplay.wasm) or set TP_WASM to a built core');
+      err.cause = e;
+      throw err;
+    }
+  }
+  return null; // browsers: fetched in compileCore
+}
+
+async function compileCore(source) {
+  const bytes = await readWasmBytes(source);
+  if (bytes instanceof WebAssembly.Module) return bytes;
+  if (bytes) return WebAssembly.compile(bytes);
+  // Browser path. compileStreaming (the streaming analogue of
+  // instantiateStreaming) is used because the import object is built from the
+  // module's declared imports, which are known only after compiling.
+  const url = source === undefined ? new URL('../wasm/tensorplay.wasm', import.meta.url) : source;
+  const response = await fetch(url);
+  if (!response.ok) {
+    throw new Error(`tensorplay: fetching ${String(url)} failed: HTTP ${response.status}`);
+  }
+  if (typeof WebAssembly.compileStreaming === 'function') {
+    try {
+      return await WebAssembly.compileStreaming(response.clone());
+    } catch (e) {
+      // Wrong MIME type and similar: fall back to the plain path below.
+    }
+  }
+  return WebAssembly.compile(await response.arrayBuffer());
+}
+
+/**
+ * The loaded core: exports, memory views re-made after growth, C string
+ * helpers, a small stack for call arguments, and the op table.
+ */
+export class Core {
+  constructor() {
+    this.module = null;
+    this.instance = null;
+    this.exports = null;
+    this.memory = null;
+    /** Set by compiler.js: (fnId, inPtr, nin, outPtr, maxOut) => count | -1 */
+    this.hostCall = null;
+    this._buf = null;
+    this._views = null;
+    this._enc = new TextEncoder();
+    this._dec = new TextDecoder('utf-8');
+    // argument stack
+    this._stackBase = 0;
+    this._stackEnd = 0;
+    this._sp = 0;
+    this._spill = [];
+    this.ops = new Map();
+    this.opNames = [];
+    this.opArity = [];
+  }
+
+  /** Typed-array views over memory.buffer, re-made when the buffer changed. */
+  views() {
+    const buf = this.memory.buffer;
+    if (buf !== this._buf || this._views === null || this._views.u8.byteLength !== buf.byteLength) {
+      this._buf = buf;
+      this._views = {
+        u8: new Uint8Array(buf),
+        i32: new Int32Array(buf),
+        u32: new Uint32Array(buf),
+        f32: new Float32Array(buf),
+        f64: new Float64Array(buf),
+        i64: new BigInt64Array(buf),
+        dv: new DataView(buf),
+      };
+    }
+    return this._views;
+  }
+
+  /** A NUL-terminated UTF-8 string at ptr ("" for ptr 0). */
+  readCString(ptr) {
+    ptr >>>= 0;
+    if (ptr === 0) return '';
+    const u8 = this.views().u8;
+    let end = ptr;
+    while (end < u8.length && u8[end] !== 0) end++;
+    return this._dec.decode(u8.subarray(ptr, end));
+  }
+
+  /** Copies s into tpw_malloc'ed memory; the caller frees with tpw_free. */
+  mallocCString(s) {
+    const bytes = this._enc.encode(String(s));
+    const p = this.malloc(bytes.length + 1);
+    const u8 = this.views().u8;
+    u8.set(bytes, p);
+    u8[p + bytes.length] = 0;
+    return p;
+  }
+
+  malloc(n) {
+    const p = this.exports.tpw_malloc(Math.max(1, n)) >>> 0;
+    if (p === 0) {
+      const e = new Error(`tensorplay: tpw_malloc(${n}) failed`);
+      e.code = 3;
+      throw e;
+    }
+    return p;
+  }
+
+  free(p) {
+    if (p) this.exports.tpw_free(p);
+  }
+
+  // ---- argument stack: small LIFO allocations for one call -------------
+  // Re-entrant (a host call made while an outer call's arguments are live
+  // allocates above them). Large requests spill to tpw_malloc.
+  stackSave() {
+    return [this._sp, this._spill.length];
+  }
+
+  stackAlloc(n) {
+    n = (n + 7) & ~7;
+    if (n === 0) n = 8;
+    if (this._sp + n <= this._stackEnd) {
+      const p = this._sp;
+      this._sp += n;
+      return p;
+    }
+    const p = this.malloc(n);
+    this._spill.push(p);
+    return p;
+  }
+
+  stackRestore(mark) {
+    this._sp = mark[0];
+    while (this._spill.length > mark[1]) this.free(this._spill.pop());
+  }
+
+  _init() {
+    const ex = this.exports;
+    const STACK = 64 * 1024;
+    this._stackBase = this.malloc(STACK);
+    this._stackBase = (this._stackBase + 7) & ~7;
+    this._sp = this._stackBase;
+    this._stackEnd = this._stackBase + STACK - 8;
+    const n = ex.tpw_op_count();
+    for (let i = 0; i < n; i++) {
+      const name = this.readCString(ex.tpw_op_name(i));
+      this.ops.set(name, i);
+      this.opNames.push(name);
+      this.opArity.push(ex.tpw_op_arity ? ex.tpw_op_arity(i) : 0);
+    }
+  }
+}
+
+function makeWasi(core, envVars) {
+  const dec = [new TextDecoder(), new TextDecoder(), new TextDecoder()];
+  const pending = ['', '', ''];
+  const emit = (fd, line) => {
+    if (fd === 2) console.error(line);
+    else console.log(line);
+  };
+  const envBytes = envVars.map((s) => new TextEncoder().encode(s + '\0'));
+  const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+
+  return {
+    fd_write(fd, iovs, iovsLen, nwrittenPtr) {
+      const { u8, dv } = core.views();
+      let total = 0;
+      let text = '';
+      const d = dec[fd] || dec[1];
+      for (let i = 0; i < iovsLen; i++) {
+        const p = dv.getUint32(iovs + i * 8, true);
+        const len = dv.getUint32(iovs + i * 8 + 4, true);
+        text += d.decode(u8.subarray(p, p + len), { stream: true });
+        total += len;
+      }
+      if (fd === 1 || fd === 2) {
+        let s = pending[fd] + text;
+        let nl;
+        while ((nl = s.indexOf('\n')) >= 0) {
+          emit(fd, s.slice(0, nl));
+          s = s.slice(nl + 1);
+        }
+        pending[fd] = s;
+      } else {
+        return ERRNO_BADF;
+      }
+      core.views().dv.setUint32(nwrittenPtr, total, true);
+      return ERRNO_SUCCESS;
+    },
+    fd_read(fd, iovs, iovsLen, nreadPtr) {
+      if (fd !== 0) return ERRNO_BADF;
+      core.views().dv.setUint32(nreadPtr, 0, true); // stdin is empty
+      return ERRNO_SUCCESS;
+    },
+    fd_close(fd) {
+      return fd <= 2 ? ERRNO_SUCCESS : ERRNO_BADF;
+    },
+    fd_seek(fd) {
+      return fd <= 2 ? ERRNO_SPIPE : ERRNO_BADF;
+    },
+    fd_sync() {
+      return ERRNO_SUCCESS;
+    },
+    fd_fdstat_get(fd, ptr) {
+      if (fd > 2) return ERRNO_BADF;
+      const { dv } = core.views();
+      dv.setUint8(ptr, 2); // filetype: character device
+      dv.setUint16(ptr + 2, 0, true); // flags
+      dv.setBigUint64(ptr + 8, 0xffffffffffffffffn, true);
+      dv.setBigUint64(ptr + 16, 0xffffffffffffffffn, true);
+      return ERRNO_SUCCESS;
+    },
+    fd_fdstat_set_flags() {
+      return ERRNO_NOSYS;
+    },
+    fd_prestat_get() {
+      return ERRNO_BADF; // no preopened directories
+    },
+    fd_prestat_dir_name() {
+      return ERRNO_BADF;
+    },
+    proc_exit(code) {
+      for (const fd of [1, 2]) if (pending[fd]) { emit(fd, pending[fd]); pending[fd] = ''; }
+      throw new WasiExit(code);
+    },
+    proc_raise(sig) {
+      throw new WasiExit(128 + sig);
+    },
+    sched_yield() {
+      return ERRNO_SUCCESS;
+    },
+    clock_res_get(id, resPtr) {
+      core.views().dv.setBigUint64(resPtr, 1000n, true);
+      return ERRNO_SUCCESS;
+    },
+    clock_time_get(id, precision, timePtr) {
+      let ns;
+      if (id === 0) ns = BigInt(Date.now()) * 1000000n;
+      else ns = BigInt(Math.round(now() * 1e6));
+      core.views().dv.setBigUint64(timePtr, ns, true);
+      return ERRNO_SUCCESS;
+    },
+    random_get(ptr, len) {
+      const { u8 } = core.views();
+      for (let off = 0; off < len; off += 65536) {
+        const n = Math.min(65536, len - off);
+        crypto.getRandomValues(u8.subarray(ptr + off, ptr + off + n));
+      }
+      return ERRNO_SUCCESS;
+    },
+    environ_sizes_get(countPtr, sizePtr) {
+      const { dv } = core.views();
+      dv.setUint32(countPtr, envBytes.length, true);
+      dv.setUint32(sizePtr, envBytes.reduce((a, b) => a + b.length, 0), true);
+      return ERRNO_SUCCESS;
+    },
+    environ_get(environPtr, bufPtr) {
+      const { dv, u8 } = core.views();
+      let p = bufPtr;
+      envBytes.forEach((b, i) => {
+        dv.setUint32(environPtr + i * 4, p, true);
+        u8.set(b, p);
+        p += b.length;
+      });
+      return ERRNO_SUCCESS;
+    },
+    args_sizes_get(countPtr, sizePtr) {
+      const { dv } = core.views();
+      dv.setUint32(countPtr, 0, true);
+      dv.setUint32(sizePtr, 0, true);
+      return ERRNO_SUCCESS;
+    },
+    args_get() {
+      return ERRNO_SUCCESS;
+    },
+  };
+}
+
+function missingImport(module, name) {
+  return () => {
+    throw new Error(`tensorplay: the core called the import ${module}.${name}, which this host does not provide`);
+  };
+}
+
+/** The import object for a compiled core module (exported for tests). */
+export function buildImports(core, module) {
+  const envVars = [];
+  if (isNode && process.env.TP_LOGS) envVars.push(`TP_LOGS=${process.env.TP_LOGS}`);
+  const wasi = makeWasi(core, envVars);
+  const env = {
+    tp_host_call(fnId, inPtr, nin, outPtr, maxOut) {
+      if (!core.hostCall) return -1;
+      return core.hostCall(fnId, inPtr >>> 0, nin, outPtr >>> 0, maxOut);
+    },
+    emscripten_notify_memory_growth() {
+      core.views(); // re-make the views now; views() also checks on every use
+    },
+  };
+  const imports = {};
+  for (const imp of WebAssembly.Module.imports(module)) {
+    if (imp.kind !== 'function') {
+      throw new Error(`tensorplay: the core imports a ${imp.kind} ${imp.module}.${imp.name}; only function imports are supported`);
+    }
+    const ns = (imports[imp.module] ??= {});
+    let fn;
+    if (imp.module === 'wasi_snapshot_preview1') {
+      fn = wasi[imp.name] ?? (() => ERRNO_NOSYS);
+    } else if (imp.module === 'env') {
+      fn = env[imp.name];
+    }
+    ns[imp.name] = fn ?? missingImport(imp.module, imp.name);
+  }
+  return imports;
+}
+
+/**
+ * Loads the core. source: undefined (default location; in Node TP_WASM
+ * overrides it), a path or URL, bytes, or a compiled WebAssembly.Module.
+ */
+export async function loadCore(source) {
+  const core = new Core();
+  const module = await compileCore(source);
+  const instance = await WebAssembly.instantiate(module, buildImports(core, module));
+  core.module = module;
+  core.instance = instance;
+  core.exports = instance.exports;
+  core.memory = instance.exports.memory;
+  if (!(core.memory instanceof WebAssembly.Memory)) {
+    throw new Error('tensorplay: the core does not export its memory');
+  }
+  if (typeof core.exports._initialize === 'function') core.exports._initialize();
+  for (const name of ['tpw_malloc', 'tpw_free', 'tpw_last_error', 'tpw_last_status', 'tpw_op_count', 'tpw_op_name', 'tpw_op']) {
+    if (typeof core.exports[name] !== 'function') {
+      throw new Error(`tensorplay: the core does not export ${name}`);
+    }
+  }
+  core._init();
+  return core;
+}

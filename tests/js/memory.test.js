@@ -1,0 +1,34 @@
+// Memory growth: allocate until linear memory grows past 64 MB; earlier
+// tensors still read correctly (views are re-made after growth).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as tp from '../../js/index.js';
+
+test('tensors survive memory growth past 64 MB', () => {
+  const before = tp.liveTensors();
+  const first = tp.tensor([1, 2, 3, 4]);
+  const firstBytes = tp.memoryBytes();
+  const held = [];
+  let i = 0;
+  while (tp.memoryBytes() <= 64 * 1024 * 1024) {
+    held.push(tp.full([1 << 20], i)); // 4 MB each
+    i++;
+    assert.ok(i < 64, 'memory did not grow');
+  }
+  assert.ok(tp.memoryBytes() > firstBytes);
+  assert.deepEqual(Array.from(first.toArray()), [1, 2, 3, 4]);
+  for (let k = 0; k < held.length; k += 5) {
+    const a = held[k].toArray();
+    assert.equal(a[0], k);
+    assert.equal(a[a.length - 1], k);
+  }
+  // data written through fresh views after growth
+  const data = new Float32Array(1 << 18).map((_, j) => j);
+  const t = tp.tensor(data);
+  assert.deepEqual(t.toArray(), data);
+  const s = t.sum();
+  const want = ((1 << 18) * ((1 << 18) - 1)) / 2;
+  assert.ok(Math.abs(s.item() - want) <= 1e-5 * want, `sum ${s.item()} vs ${want}`);
+  for (const x of [first, t, s, ...held]) x.dispose();
+  assert.equal(tp.liveTensors(), before);
+});

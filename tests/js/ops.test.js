@@ -1,0 +1,296 @@
+// Every operator against a plain-JS reference (tests/js/_ref.mjs),
+// broadcasting, views and scalar operands.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as tp from '../../js/index.js';
+import * as R from './_ref.mjs';
+
+const live0 = tp.liveTensors();
+
+/** A float32 tensor and its reference twin. */
+function pair(shape, seed, lo = -2, hi = 2) {
+  const data = R.seq(R.numel(shape), seed, lo, hi);
+  return [tp.tensor(data, { shape }), R.arr(shape, data)];
+}
+
+const check = (t, ref, msg) => R.assertTensor(t, ref, { msg });
+
+test('binary elementwise ops with broadcasting', () => {
+  tp.scope(() => {
+    const shapes = [
+      [[2, 3], [2, 3]],
+      [[2, 3], [3]],
+      [[4, 1], [1, 5]],
+      [[2, 1, 3], [4, 1]],
+      [[], [3]],
+    ];
+    const fns = {
+      add: (a, b) => a + b,
+      sub: (a, b) => a - b,
+      mul: (a, b) => a * b,
+      div: (a, b) => a / b,
+    };
+    for (const [sa, sb] of shapes) {
+      const [a, ra] = pair(sa, 3);
+      const [b, rb] = pair(sb, 5, 0.5, 3);
+      for (const [name, fn] of Object.entries(fns)) {
+        check(tp[name](a, b), R.nary(fn, ra, rb), `${name} [${sa}] [${sb}]`);
+        check(a[name](b), R.nary(fn, ra, rb), `${name} method`);
+      }
+    }
+  });
+});
+
+test('comparisons give bool', () => {
+  tp.scope(() => {
+    const a = tp.tensor([1, 2, 3, 4]);
+    const b = tp.tensor([4, 2, 1, 5]);
+    const cases = { eq: [0, 1, 0, 0], lt: [1, 0, 0, 1], gt: [0, 0, 1, 0] };
+    for (const [name, want] of Object.entries(cases)) {
+      const r = tp[name](a, b);
+      assert.equal(r.dtype, 'bool', name);
+      assert.deepEqual(Array.from(r.toArray()), want, name);
+    }
+    assert.deepEqual(Array.from(a.gt(2).toArray()), [0, 0, 1, 1]);
+  });
+});
+
+test('where, with tensors and scalars', () => {
+  tp.scope(() => {
+    const c = tp.tensor([true, false, true]);
+    const a = tp.tensor([1, 2, 3]);
+    const b = tp.tensor([10, 20, 30]);
+    assert.deepEqual(Array.from(tp.where(c, a, b).toArray()), [1, 20, 3]);
+    assert.deepEqual(Array.from(a.where(c, b).toArray()), [1, 20, 3]);
+    assert.deepEqual(Array.from(tp.where(c, a, 0).toArray()), [1, 0, 3]);
+    // broadcast cond [3,1] against [3]
+    const c2 = tp.tensor([[true], [false]]);
+    const w = tp.where(c2, a, b);
+    assert.deepEqual(w.shape, [2, 3]);
+    assert.deepEqual(Array.from(w.toArray()), [1, 2, 3, 10, 20, 30]);
+    const x = tp.tensor([-1, 2, -3]);
+    assert.deepEqual(Array.from(tp.where(x.lt(0), 0, x).toArray()), [0, 2, 0]);
+  });
+});
+
+test('unary ops', () => {
+  tp.scope(() => {
+    const [x, rx] = pair([3, 4], 11);
+    const [p, rp] = pair([3, 4], 12, 0.1, 4);
+    const cases = [
+      ['neg', x, rx, (v) => -v],
+      ['abs', x, rx, Math.abs],
+      ['exp', x, rx, Math.exp],
+      ['log', p, rp, Math.log],
+      ['sqrt', p, rp, Math.sqrt],
+      ['rsqrt', p, rp, (v) => 1 / Math.sqrt(v)],
+      ['tanh', x, rx, Math.tanh],
+      ['sigmoid', x, rx, (v) => 1 / (1 + Math.exp(-v))],
+      ['relu', x, rx, (v) => Math.max(v, 0)],
+    ];
+    for (const [name, t, r, fn] of cases) {
+      check(tp[name](t), R.map(r, fn), name);
+      check(t[name](), R.map(r, fn), `${name} method`);
+    }
+    check(x.gelu(), R.map(rx, (v) => 0.5 * v * (1 + R.erf(v / Math.SQRT2))), 'gelu');
+    check(tp.gelu(x, { approximate: 'none' }), R.map(rx, (v) => 0.5 * v * (1 + R.erf(v / Math.SQRT2))), 'gelu none');
+    const k = Math.sqrt(2 / Math.PI);
+    check(x.gelu({ approximate: 'tanh' }),
+      R.map(rx, (v) => 0.5 * v * (1 + Math.tanh(k * (v + 0.044715 * v ** 3)))), 'gelu tanh');
+  });
+});
+
+test('integer ops keep or promote dtypes', () => {
+  tp.scope(() => {
+    const a = tp.tensor([1, -2, 3], { dtype: 'int32' });
+    const b = tp.tensor([2, 2, 2], { dtype: 'int32' });
+    const s = a.add(b);
+    assert.equal(s.dtype, 'int32');
+    assert.deepEqual(Array.from(s.toArray()), [3, 0, 5]);
+    const d = a.div(b);
+    assert.equal(d.dtype, 'float32');
+    R.assertClose(d.toArray(), [0.5, -1, 1.5]);
+    assert.equal(a.abs().dtype, 'int32');
+    assert.deepEqual(Array.from(a.relu().toArray()), [1, 0, 3]);
+    assert.equal(a.exp().dtype, 'float32');
+    const l = tp.tensor([5n, 6n]);
+    assert.equal(l.dtype, 'int64');
+    assert.deepEqual(Array.from(l.mul(l).toArray()), [25n, 36n]);
+  });
+});
+
+test('scalars as operands follow the tensor dtype', () => {
+  tp.scope(() => {
+    const x = tp.tensor([1, 2, 3]);
+    R.assertClose(tp.add(x, 2).toArray(), [3, 4, 5]);
+    R.assertClose(tp.add(2, x).toArray(), [3, 4, 5]);
+    R.assertClose(x.mul(0.5).toArray(), [0.5, 1, 1.5]);
+    R.assertClose(tp.sub(10, x).toArray(), [9, 8, 7]);
+    R.assertClose(tp.div(x, 4).toArray(), [0.25, 0.5, 0.75]);
+    assert.equal(x.add(2).dtype, 'float32');
+    const i = tp.tensor([1, 2, 3], { dtype: 'int32' });
+    assert.equal(i.add(1).dtype, 'int32');
+    assert.deepEqual(Array.from(i.add(1).toArray()), [2, 3, 4]);
+    const f = i.add(1.5);
+    assert.equal(f.dtype, 'float32');
+    R.assertClose(f.toArray(), [2.5, 3.5, 4.5]);
+    const sc = tp.scalar(3);
+    assert.deepEqual(sc.shape, []);
+  });
+});
+
+test('matmul: 2-D, vector, batched with broadcast', () => {
+  tp.scope(() => {
+    const [a, ra] = pair([3, 4], 21);
+    const [b, rb] = pair([4, 5], 22);
+    check(tp.matmul(a, b), R.matmul2(ra, rb), 'matmul 2d');
+    check(a.matmul(b), R.matmul2(ra, rb), 'matmul method');
+    // matrix @ vector
+    const [v, rv] = pair([4], 23);
+    const mv = a.matmul(v);
+    const ref = R.matmul2(ra, { shape: [4, 1], data: rv.data });
+    check(mv, { shape: [3], data: ref.data }, 'matmul mv');
+    // batched [2,3,4] @ [4,5]
+    const [ba, rba] = pair([2, 3, 4], 24);
+    const out = ba.matmul(b);
+    assert.deepEqual(out.shape, [2, 3, 5]);
+    const want = [];
+    for (let i = 0; i < 2; i++) {
+      want.push(...R.matmul2({ shape: [3, 4], data: rba.data.slice(i * 12, i * 12 + 12) }, rb).data);
+    }
+    R.assertClose(out.toArray(), want);
+  });
+});
+
+test('linear with and without bias', () => {
+  tp.scope(() => {
+    const [x, rx] = pair([5, 4], 31);
+    const [w, rw] = pair([3, 4], 32);
+    const [b, rb] = pair([3], 33);
+    const y0 = R.matmul2(rx, R.transpose2(rw));
+    check(tp.linear(x, w), y0, 'linear no bias');
+    check(x.linear(w, b), R.nary((p, q) => p + q, y0, rb), 'linear bias');
+  });
+});
+
+test('reductions: sum, mean, max, min over dims with keepdim', () => {
+  tp.scope(() => {
+    const [x, rx] = pair([2, 3, 4], 41);
+    const fns = {
+      sum: (v) => v.reduce((a, b) => a + b, 0),
+      mean: (v) => v.reduce((a, b) => a + b, 0) / v.length,
+      max: (v) => Math.max(...v),
+      min: (v) => Math.min(...v),
+    };
+    const dimsCases = [undefined, 0, 1, -1, [0, 2], [1, -1]];
+    for (const [name, fn] of Object.entries(fns)) {
+      for (const dim of dimsCases) {
+        for (const keepdim of [false, true]) {
+          const dims = dim === undefined ? [] : Array.isArray(dim) ? dim : [dim];
+          const ref = R.reduce(rx, dims, keepdim, fn);
+          const opts = dim === undefined ? { keepdim } : { dim, keepdim };
+          check(x[name](opts), ref, `${name} dim=${JSON.stringify(dim)} keepdim=${keepdim}`);
+        }
+      }
+      // no options: all dims, 0-d result
+      const all = tp[name](x);
+      assert.deepEqual(all.shape, []);
+      R.assertClose([all.item()], [fn(rx.data)], { msg: `${name} all` });
+    }
+    // sum(dim) shorthand
+    check(x.sum(1), R.reduce(rx, [1], false, fns.sum), 'sum shorthand');
+  });
+});
+
+test('softmax and logSoftmax', () => {
+  tp.scope(() => {
+    const [x, rx] = pair([3, 5], 51, -4, 4);
+    for (const dim of [0, 1, -1]) {
+      check(x.softmax(dim), R.alongDim(rx, dim, R.softmaxVec), `softmax ${dim}`);
+      check(tp.logSoftmax(x, dim), R.alongDim(rx, dim, (v) => R.softmaxVec(v).map(Math.log)), `logSoftmax ${dim}`);
+    }
+  });
+});
+
+test('layerNorm with and without affine parameters', () => {
+  tp.scope(() => {
+    const [x, rx] = pair([4, 6], 61);
+    const [w, rw] = pair([6], 62);
+    const [b, rb] = pair([6], 63);
+    const norm = (eps) => (v) => {
+      const m = v.reduce((a, c) => a + c, 0) / v.length;
+      const var_ = v.reduce((a, c) => a + (c - m) ** 2, 0) / v.length;
+      return v.map((c) => (c - m) / Math.sqrt(var_ + eps));
+    };
+    const plain = R.alongDim(rx, -1, norm(1e-5));
+    check(x.layerNorm([6]), plain, 'layerNorm plain');
+    check(tp.layerNorm(x, 6), plain, 'layerNorm number shape');
+    const affine = R.nary((v, p, q) => v * p + q, plain, rw, rb);
+    check(x.layerNorm([6], w, b), affine, 'layerNorm affine');
+    check(x.layerNorm([6], null, null, { eps: 0.5 }), R.alongDim(rx, -1, norm(0.5)), 'layerNorm eps');
+    // normalize over the last two dims
+    const all = x.layerNorm([4, 6]);
+    R.assertClose(all.toArray(), norm(1e-5)(rx.data));
+  });
+});
+
+test('views: reshape, transpose, permute, slice then toArray', () => {
+  tp.scope(() => {
+    const [x, rx] = pair([2, 3, 4], 71);
+    const r = x.reshape([6, 4]);
+    assert.deepEqual(r.shape, [6, 4]);
+    R.assertClose(r.toArray(), rx.data);
+    assert.deepEqual(x.reshape(4, -1).shape, [4, 6]);
+    assert.deepEqual(tp.reshape(x, [-1]).shape, [24]);
+
+    const t = x.transpose(0, 2);
+    check(t, R.permute(rx, [2, 1, 0]), 'transpose(0,2)');
+    check(x.transpose(-1, -2), R.permute(rx, [0, 2, 1]), 'transpose(-1,-2)');
+    check(x.permute([1, 2, 0]), R.permute(rx, [1, 2, 0]), 'permute');
+    check(x.permute(2, 0, 1), R.permute(rx, [2, 0, 1]), 'permute spread');
+
+    // a view of a view, then an op on it
+    const tt = t.transpose(0, 1).reshape([-1]);
+    R.assertClose(tt.toArray(), R.permute(rx, [1, 2, 0]).data);
+    check(t.add(1), R.map(R.permute(rx, [2, 1, 0]), (v) => v + 1), 'op on a view');
+
+    const m = tp.arange(10);
+    assert.deepEqual(Array.from(m.slice(0, 2, 5).toArray()), [2, 3, 4]);
+    assert.deepEqual(Array.from(m.slice(0, 1, null, 3).toArray()), [1, 4, 7]);
+    assert.deepEqual(Array.from(m.slice(0, -3).toArray()), [7, 8, 9]);
+    assert.deepEqual(Array.from(m.slice(0, 0, -8).toArray()), [0, 1]);
+    assert.deepEqual(Array.from(m.slice(0, 8, 100).toArray()), [8, 9]);
+    const s2 = x.slice(2, 1, 3);
+    assert.deepEqual(s2.shape, [2, 3, 2]);
+    const want = [];
+    for (let i = 0; i < 6; i++) want.push(rx.data[i * 4 + 1], rx.data[i * 4 + 2]);
+    R.assertClose(s2.toArray(), want);
+    const s3 = x.slice(1, 0, 3, 2);
+    assert.deepEqual(s3.shape, [2, 2, 4]);
+  });
+});
+
+test('concat', () => {
+  tp.scope(() => {
+    const a = tp.tensor([[1, 2], [3, 4]]);
+    const b = tp.tensor([[5, 6]]);
+    const c = tp.concat([a, b], 0);
+    assert.deepEqual(c.shape, [3, 2]);
+    assert.deepEqual(Array.from(c.toArray()), [1, 2, 3, 4, 5, 6]);
+    const d = tp.concat([a, a, a], -1);
+    assert.deepEqual(d.shape, [2, 6]);
+    assert.deepEqual(Array.from(d.toArray()), [1, 2, 1, 2, 1, 2, 3, 4, 3, 4, 3, 4]);
+    const e = tp.concat([a.transpose(0, 1), b.reshape([2, 1])], 1);
+    assert.deepEqual(Array.from(e.toArray()), [1, 3, 5, 2, 4, 6]);
+  });
+});
+
+test('the ops table lists every operator', () => {
+  for (const name of ['add', 'sub', 'mul', 'div', 'matmul', 'linear', 'sum', 'softmax', 'layerNorm', 'concat', 'cast', 'where']) {
+    assert.equal(typeof tp.ops[name], 'function', name);
+  }
+});
+
+test('no tensors leaked by this file', () => {
+  assert.equal(tp.liveTensors(), live0);
+});
