@@ -206,39 +206,71 @@ typedef struct tp_trace_result {
   char break_reason[160];
   int nout;
   tp_tensor *outs[64];  /* the function's real outputs (owned) */
+  uint64_t shape_read;  /* bit i: the function read input i's shape */
+  char shape_where[8][96]; /* where inputs 0..7 were read ("" unknown) */
 } tp_trace_result;
 tp_status tp_trace(const tp_callable *fn, int nin, tp_tensor *const *in,
                    int fullgraph, tp_trace_result *out);
 void tp_trace_result_clear(tp_trace_result *r);
 int tp_is_compiling(void);
+/* Note that t's shape was read (where: the host's source location or
+ * NULL). Inside a capture this makes compile() guard the exact shape of
+ * that input even when dynamic. tp_tensor_shape() notes it too. */
+void tp_capture_note_shape_read(const tp_tensor *t, const char *where);
 
-/* ---- compile ----------------------------------------------------------- */
+/* ---- compile ----------------------------------------------------------
+ * The seed's compile(): every option, validated in the seed's order with its
+ * error kind (TP_ERR_TYPE / _VALUE / _RUNTIME / _INVALID_BACKEND) and
+ * message. Config (tp_config_*) is read when the wrapper is made. */
 typedef struct tp_compile_options {
   int fullgraph;
-  int dynamic;          /* -1 unset, 0, 1 */
-  const char *backend;  /* NULL: the default backend */
+  int dynamic;              /* -1 unset (None), 0, 1 */
+  const char *backend;      /* NULL: the default backend ("stax") */
+  const char *mode;         /* NULL unset */
+  int has_options;          /* options dict given (even if empty) */
+  int noptions;
+  const char *option_keys[16]; /* "stax.fusion", ... */
+  int option_values[16];       /* bools */
   const char *name;
   int disable;
+  int recompile_limit;      /* 0 unset (None): config.recompile_limit */
+  int isolate_recompiles;
+  int strict_native;
+  int dynamic_shapes;       /* -1 unset (None), 0, 1 */
   /* Placeholder names, comma separated ("x,w"); NULL: x0, x1, ... */
   const char *input_names;
 } tp_compile_options;
 void tp_compile_options_init(tp_compile_options *o);
 
 typedef struct tp_compiled tp_compiled;
-/* fn is copied; its ud must outlive the compiled object. */
+/* fn is copied; its ud must outlive the compiled object. With disable set,
+ * calls go straight to fn. */
 tp_status tp_compile(const tp_callable *fn, const tp_compile_options *opts,
                      tp_compiled **out);
 tp_status tp_compiled_call(tp_compiled *c, int nin, tp_tensor *const *in,
                            int max_out, tp_tensor **outs, int *nout);
+/* The same with a key for the non-tensor arguments the host closed over
+ * (scalars by value, other objects by identity), e.g. "1:3.5|2:obj#7". */
+tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
+                                 const char *extra_key, int max_out,
+                                 tp_tensor **outs, int *nout);
 void tp_compiled_free(tp_compiled *c);
 /* Names of the placeholders of later captures, comma separated. */
 tp_status tp_compiled_set_input_names(tp_compiled *c, const char *names);
-/* Statistics: number of captures done and of cached specializations. */
+/* Statistics: captures done (accumulated), cached specializations. */
 int tp_compiled_num_captures(const tp_compiled *c);
 int tp_compiled_num_entries(const tp_compiled *c);
 /* Graph of the most recent specialization (borrowed), NULL if none or if
  * that specialization fell back to eager after a graph break. */
 const tp_graph *tp_compiled_last_graph(const tp_compiled *c);
+/* Recompile reasons, one per line ("inputs[0].shape == (4, 8)"), and the
+ * explain() report of everything captured so far (JSON). Both owned by the
+ * caller (tp_free_string). */
+tp_status tp_compiled_recompile_reasons(const tp_compiled *c, char **out);
+tp_status tp_compiled_explain(const tp_compiled *c, char **json_out);
+/* reset(): clear every wrapper's specializations, guards and reasons,
+ * capture-time constant values, and reset the backends. */
+void tp_reset(void);
 
 /* ---- npy --------------------------------------------------------------- */
 tp_status tp_npy_load(const char *path, tp_tensor **out);

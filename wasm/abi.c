@@ -12,6 +12,13 @@ __attribute__((import_module("env"), import_name("tp_host_call"))) int32_t
 tp_host_call(int32_t fn_id, int32_t in_ptr, int32_t nin, int32_t out_ptr, int32_t max_out);
 #define HOST_CALL(id, in, nin, out, max) \
   tp_host_call((id), (int32_t)(intptr_t)(in), (nin), (int32_t)(intptr_t)(out), (max))
+__attribute__((import_module("env"), import_name("tp_host_backend"))) int32_t
+tp_host_backend(int32_t fn_id, uint32_t graph, int32_t in_ptr, int32_t nin, int32_t opts_json);
+__attribute__((import_module("env"), import_name("tp_host_release"))) void
+tp_host_release(int32_t fn_id);
+#define HOST_BACKEND(id, g, in, nin, opts) \
+  tp_host_backend((id), (g), (int32_t)(intptr_t)(in), (nin), (int32_t)(intptr_t)(opts))
+#define HOST_RELEASE(id) tp_host_release(id)
 #else
 /* Native builds (tests) install the host with tpw_set_native_host. */
 typedef int32_t (*tpw_native_host_fn)(int32_t, const uint32_t *, int32_t, uint32_t *, int32_t);
@@ -19,6 +26,16 @@ static tpw_native_host_fn native_host;
 void tpw_set_native_host(tpw_native_host_fn fn) { native_host = fn; }
 #define HOST_CALL(id, in, nin, out, max) \
   (native_host ? native_host((id), (in), (nin), (out), (max)) : -1)
+typedef int32_t (*tpw_native_backend_fn)(int32_t, uint32_t, const uint32_t *, int32_t, const char *);
+static tpw_native_backend_fn native_backend;
+static void (*native_release)(int32_t);
+void tpw_set_native_backend_host(tpw_native_backend_fn b, void (*release)(int32_t)) {
+  native_backend = b;
+  native_release = release;
+}
+#define HOST_BACKEND(id, g, in, nin, opts) \
+  (native_backend ? native_backend((id), (g), (in), (nin), (opts)) : -1)
+#define HOST_RELEASE(id) (native_release ? native_release(id) : (void)0)
 #endif
 
 /* ---- handle table ---- */
@@ -254,9 +271,9 @@ uint32_t tpw_op(int32_t op, int32_t nin, const uint32_t *in, const double *a) {
 }
 
 /* ---- compile and the host bridge ---- */
-static tp_status host_fn(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
-                         int *nout) {
-  int32_t id = (int32_t)(intptr_t)ud;
+static tp_status host_dispatch(int64_t fn_id, int nin, tp_tensor *const *in, int max_out,
+                               tp_tensor **outs, int *nout) {
+  int32_t id = (int32_t)fn_id;
   uint32_t hin[64] = {0}, hout[64] = {0};
   tp_status s = TP_OK;
   int made = 0;
@@ -294,6 +311,14 @@ static tp_status host_fn(void *ud, int nin, tp_tensor *const *in, int max_out, t
   }
   return TP_OK;
 }
+
+static tp_status host_fn(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                         int *nout) {
+  return host_dispatch((int64_t)(intptr_t)ud, nin, in, max_out, outs, nout);
+}
+
+/* call_host nodes and opaque regions reach JS through the same import */
+__attribute__((constructor)) static void install_dispatch(void) { tp_set_host_dispatch(host_dispatch); }
 
 uint32_t tpw_compile(int32_t fn_id, const int32_t *opts, const char *backend, const char *name) {
   tp_compile_options o;
@@ -442,3 +467,437 @@ int32_t tpw_npy_encode(uint32_t h, intptr_t *out) {
   out[1] = (intptr_t)n;
   return TP_OK;
 }
+
+/* ==== the frontend ==================================================== */
+#include "../src/compiler/compiler.h"
+#include "../src/capture/records.h"
+
+static tp_value from_w(const tpw_value *w) {
+  tp_value v;
+  memset(&v, 0, sizeof v);
+  if (!w) return v;
+  v.kind = (unsigned)w->kind < TP_VAL_KIND_COUNT ? (tp_value_kind)w->kind : TP_VAL_OTHER;
+  if (v.kind == TP_VAL_BOOL || v.kind == TP_VAL_INT) v.i = (int64_t)w->num;
+  if (v.kind == TP_VAL_FLOAT) v.f = w->num;
+  if (v.kind == TP_VAL_STR) {
+    snprintf(v.s, sizeof v.s, "%s", w->str ? w->str : "");
+    snprintf(v.type, sizeof v.type, "str");
+  }
+  if (v.kind == TP_VAL_OTHER) snprintf(v.type, sizeof v.type, "%s", w->type ? w->type : "object");
+  return v;
+}
+
+static char value_text[64];
+static void to_w(tp_value v, tpw_value *w) {
+  memset(w, 0, sizeof *w);
+  w->kind = v.kind;
+  if (v.kind == TP_VAL_BOOL || v.kind == TP_VAL_INT) w->num = (double)v.i;
+  if (v.kind == TP_VAL_FLOAT) w->num = v.f;
+  if (v.kind == TP_VAL_STR) {
+    snprintf(value_text, sizeof value_text, "%s", v.s);
+    w->str = value_text;
+  }
+}
+
+int32_t tpw_config_set(const char *key, const tpw_value *v) {
+  tp_config_key k;
+  TP_TRY(tp_config_lookup(key, &k));
+  return tp_config_set(k, from_w(v));
+}
+int32_t tpw_config_get(const char *key, tpw_value *out) {
+  tp_config_key k;
+  TP_TRY(tp_config_lookup(key, &k));
+  to_w(tp_config_get(k), out);
+  return TP_OK;
+}
+void tpw_config_reset(void) { tp_config_reset(); }
+
+enum { O_FULLGRAPH, O_DYNAMIC, O_BACKEND, O_MODE, O_OPTIONS, O_NAME, O_DISABLE, O_LIMIT,
+       O_ISOLATE, O_STRICT, O_DYNSHAPES, O_INPUT_NAMES };
+
+static int truthy(const tpw_value *w) {
+  return w->kind == TP_VAL_OTHER || w->kind == TP_VAL_STR ? 1 : w->num != 0;
+}
+
+static char backend_name[64];
+static tp_status host_backend_compile(void *ud, const tp_graph *g, int nin,
+                                      tp_tensor *const *examples, const tp_backend_opts *o,
+                                      tp_backend_run *out);
+
+/* The seed's checks before the decorator form, in its order, then the
+ * conversion to typed options. Strings point into the caller's memory. */
+static tp_status options_from_values(const tpw_value *v, int32_t nopt, const char *const *keys,
+                                     const tpw_value *optvals, tp_compile_options *o) {
+  char t[48];
+  tp_compile_options_init(o);
+  tp_value ds = from_w(&v[O_DYNSHAPES]);
+  if (ds.kind != TP_VAL_NONE) {
+    if (v[O_DYNAMIC].kind != TP_VAL_NONE)
+      return tp_fail(TP_ERR_RUNTIME, "dynamic and dynamic_shapes cannot both be specified");
+    if (ds.kind != TP_VAL_BOOL)
+      return tp_fail(TP_ERR_TYPE, "TensorPlay dynamic_shapes currently accepts only a bool; "
+                                  "use a bool dynamic policy for this frontend");
+    o->dynamic_shapes = (int)ds.i;
+  }
+  if (v[O_MODE].kind != TP_VAL_NONE && v[O_OPTIONS].kind != TP_VAL_NONE)
+    return tp_fail(TP_ERR_RUNTIME, "Either mode or options can be specified, but not both");
+  tp_value opt = from_w(&v[O_OPTIONS]);
+  if (opt.kind != TP_VAL_NONE && !(opt.kind == TP_VAL_OTHER && !strcmp(opt.type, "dict")))
+    return tp_fail(TP_ERR_TYPE, "options must be a dict, got %s", tp_value_type_repr(&opt, t, sizeof t));
+  tp_value lim = from_w(&v[O_LIMIT]);
+  if (lim.kind != TP_VAL_NONE && lim.kind != TP_VAL_INT)
+    return tp_compile_check_config(0, 0) ? tp_last_status()
+                                          : tp_fail(TP_ERR_TYPE, "recompile_limit must be an integer");
+  TP_TRY(tp_compile_check_config(lim.kind == TP_VAL_INT, lim.kind == TP_VAL_INT ? (int)lim.i : 0));
+  o->recompile_limit = lim.kind == TP_VAL_INT ? (int)lim.i : 0;
+  if (nopt < 0 || nopt > 16) return tp_fail(TP_ERR_VALUE, "options: %d keys is out of range (0..16)", nopt);
+  if (opt.kind != TP_VAL_NONE) {
+    char k48[16][48];
+    tp_value vals[16];
+    for (int i = 0; i < nopt; i++) {
+      snprintf(k48[i], sizeof k48[i], "%s", keys[i] ? keys[i] : "");
+      vals[i] = from_w(&optvals[i]);
+      o->option_keys[i] = keys[i];
+      o->option_values[i] = vals[i].kind == TP_VAL_BOOL && vals[i].i;
+    }
+    o->has_options = 1;
+    o->noptions = nopt;
+    TP_TRY(tp_check_mode_options(nopt, (const char(*)[48])k48, vals));
+  }
+  o->fullgraph = truthy(&v[O_FULLGRAPH]);
+  if (v[O_DYNAMIC].kind != TP_VAL_NONE) o->dynamic = truthy(&v[O_DYNAMIC]);
+  o->mode = v[O_MODE].kind == TP_VAL_STR ? v[O_MODE].str : NULL;
+  if (v[O_MODE].kind != TP_VAL_NONE && v[O_MODE].kind != TP_VAL_STR)
+    return tp_fail(TP_ERR_TYPE, "mode must be a str or None");
+  o->name = v[O_NAME].kind == TP_VAL_STR ? v[O_NAME].str : NULL;
+  o->disable = truthy(&v[O_DISABLE]);
+  o->isolate_recompiles = truthy(&v[O_ISOLATE]);
+  o->strict_native = truthy(&v[O_STRICT]);
+  o->input_names = v[O_INPUT_NAMES].kind == TP_VAL_STR ? v[O_INPUT_NAMES].str : NULL;
+  const tpw_value *b = &v[O_BACKEND];
+  if (b->kind == TP_VAL_STR) {
+    o->backend = b->str;
+  } else if (b->kind == TP_VAL_OTHER && b->id > 0) { /* a host function as backend */
+    snprintf(backend_name, sizeof backend_name, "__host_backend_%d", b->id);
+    const tp_backend *found;
+    tp_backends_init();
+    if (tp_lookup_backend(backend_name, &found) != TP_OK) {
+      const char *tags[1] = {"anonymous"};
+      TP_TRY(tp_register_backend(backend_name, host_backend_compile, (void *)(intptr_t)b->id, tags, 1, NULL));
+    }
+    o->backend = backend_name;
+  } else if (b->kind != TP_VAL_NONE) {
+    tp_value bv = from_w(b);
+    return tp_fail(TP_ERR_INVALID_BACKEND, "Invalid backend: expected a name or a callable, got %s",
+                   tp_value_type_repr(&bv, t, sizeof t));
+  }
+  return TP_OK;
+}
+
+int32_t tpw_compile_check(const tpw_value *vals, int32_t nopt, const char *const *keys,
+                          const tpw_value *optvals) {
+  tp_compile_options o;
+  return options_from_values(vals, nopt, keys, optvals, &o);
+}
+
+uint32_t tpw_compile_v(int32_t fn_id, const tpw_value *vals, int32_t nopt, const char *const *keys,
+                       const tpw_value *optvals) {
+  tp_compile_options o;
+  if (options_from_values(vals, nopt, keys, optvals, &o)) return 0;
+  tp_callable fn = {host_fn, (void *)(intptr_t)fn_id};
+  tp_compiled *c = NULL;
+  if (tp_compile(&fn, &o, &c)) return 0;
+  uint32_t h = handle_new(K_COMPILED, c);
+  if (!h) tp_compiled_free(c);
+  return h;
+}
+
+int32_t tpw_compiled_call_keyed(uint32_t h, int32_t nin, const uint32_t *in, const char *extra,
+                                uint32_t *outs, int32_t max_out) {
+  tp_compiled *c = handle_get(h, K_COMPILED);
+  tp_tensor *ts[64], *os[64];
+  int n = 0;
+  if (!c || gather_inputs(nin, in, ts)) return -1;
+  tp_status s = tp_compiled_call_keyed(c, nin, ts, extra, max_out < 64 ? max_out : 64, os, &n);
+  return run_common(s, n, os, outs, max_out);
+}
+
+static char *dup_malloc(char *s) { /* library string -> malloc'ed copy for tpw_free */
+  if (!s) return NULL;
+  size_t n = strlen(s) + 1;
+  char *out = malloc(n);
+  if (out) memcpy(out, s, n);
+  else tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory copying a string");
+  tp_free_string(s);
+  return out;
+}
+
+char *tpw_compiled_reasons(uint32_t h) {
+  tp_compiled *c = handle_get(h, K_COMPILED);
+  char *s = NULL;
+  if (!c || tp_compiled_recompile_reasons(c, &s)) return NULL;
+  return dup_malloc(s);
+}
+char *tpw_compiled_explain(uint32_t h) {
+  tp_compiled *c = handle_get(h, K_COMPILED);
+  char *s = NULL;
+  if (!c || tp_compiled_explain(c, &s)) return NULL;
+  return dup_malloc(s);
+}
+void tpw_reset(void) { tp_reset(); }
+void tpw_note_shape_read(uint32_t h, const char *where) {
+  uint32_t idx = (h & ((1u << IDX_BITS) - 1)) - 1;
+  if (h && idx < (uint32_t)nslots && slots[idx].kind == K_TENSOR)
+    tp_capture_note_shape_read(slots[idx].ptr, where);
+}
+
+/* ---- backends from the host ---- */
+typedef struct host_runner { int32_t id; } host_runner;
+static tp_status host_runner_run(void *ud, int nin, tp_tensor *const *in, int max_out,
+                                 tp_tensor **outs, int *nout) {
+  return host_dispatch(((host_runner *)ud)->id, nin, in, max_out, outs, nout);
+}
+static void host_runner_free(void *ud) {
+  HOST_RELEASE(((host_runner *)ud)->id);
+  tp_xfree(ud);
+}
+
+static tp_status host_backend_compile(void *ud, const tp_graph *g, int nin,
+                                      tp_tensor *const *examples, const tp_backend_opts *o,
+                                      tp_backend_run *out) {
+  int32_t fn_id = (int32_t)(intptr_t)ud;
+  char *text = NULL, json[1024];
+  tp_graph *copy = NULL;
+  TP_TRY(tp_graph_print(g, 1, &text)); /* the host owns a copy of the graph */
+  tp_status s = tp_graph_parse(text, strlen(text), &copy);
+  tp_free_string(text);
+  if (s) return s;
+  uint32_t gh = handle_new(K_GRAPH, copy);
+  if (!gh) {
+    tp_graph_free(copy);
+    return tp_last_status();
+  }
+  size_t k = (size_t)snprintf(json, sizeof json, "{");
+  if (o->has_mode) k += (size_t)snprintf(json + k, sizeof json - k, "\"mode\": \"%s\", ", o->mode);
+  if (o->has_name) k += (size_t)snprintf(json + k, sizeof json - k, "\"name\": \"%s\", ", o->name);
+  if (o->has_dynamic) k += (size_t)snprintf(json + k, sizeof json - k, "\"dynamic\": %s, ", o->dynamic ? "true" : "false");
+  if (o->has_strict_native) k += (size_t)snprintf(json + k, sizeof json - k, "\"strictNative\": true, ");
+  if (o->has_options && k < sizeof json) {
+    k += (size_t)snprintf(json + k, sizeof json - k, "\"options\": {");
+    for (int i = 0; i < o->noptions && k < sizeof json; i++)
+      k += (size_t)snprintf(json + k, sizeof json - k, "%s\"%s\": %s", i ? ", " : "", o->option_keys[i],
+                            o->option_values[i].i ? "true" : "false");
+    if (k < sizeof json) k += (size_t)snprintf(json + k, sizeof json - k, "}, ");
+  }
+  if (k >= 2 && k < sizeof json && json[k - 2] == ',') k -= 2;
+  if (k < sizeof json - 1) snprintf(json + k, sizeof json - k, "}");
+  uint32_t hin[64] = {0};
+  int made = 0;
+  for (; made < nin && made < 64; made++) {
+    tp_tensor *t = examples[made];
+    tp_tensor_retain(t);
+    if (!(hin[made] = wrap_tensor(TP_OK, &t))) break;
+  }
+  int32_t rid = -1;
+  if (made == nin) {
+    tp_clear_error();
+    rid = HOST_BACKEND(fn_id, gh, hin, nin, json);
+  }
+  for (int i = 0; i < made; i++) tpw_tensor_free(hin[i]);
+  if (rid < 0) {
+    if (tp_last_status() == TP_OK) tp_fail(TP_ERR_HOST, "backend host function %d failed", fn_id);
+    return tp_last_status();
+  }
+  host_runner *r = tp_xmalloc(sizeof *r);
+  if (!r) {
+    HOST_RELEASE(rid);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  r->id = rid;
+  out->run = host_runner_run;
+  out->ud = r;
+  out->free = host_runner_free;
+  return TP_OK;
+}
+
+static int split_csv(const char *csv, char (*out)[32], int max) {
+  int n = 0;
+  while (csv && *csv && n < max) {
+    const char *e = strchr(csv, ',');
+    size_t len = e ? (size_t)(e - csv) : strlen(csv);
+    if (len > 31) len = 31;
+    memcpy(out[n], csv, len);
+    out[n][len] = 0;
+    if (len) n++;
+    csv = e ? e + 1 : csv + strlen(csv);
+  }
+  return n;
+}
+
+int32_t tpw_register_backend(int32_t fn_id, const char *name, const char *tags_csv, int32_t has_caps,
+                             const char *deps_csv, int32_t contract_version, const char *min_core,
+                             const char *max_core) {
+  char tags[4][32];
+  const char *tp[4];
+  int nt = split_csv(tags_csv, tags, 4);
+  for (int i = 0; i < nt; i++) tp[i] = tags[i];
+  tp_backend_caps caps;
+  tp_backend_caps_init(&caps);
+  if (has_caps) {
+    char deps[8][32];
+    caps.n_optional_deps = split_csv(deps_csv, deps, 8);
+    for (int i = 0; i < caps.n_optional_deps; i++) snprintf(caps.optional_deps[i], 32, "%s", deps[i]);
+    caps.contract_version = contract_version;
+    snprintf(caps.min_core_version, sizeof caps.min_core_version, "%s", min_core ? min_core : "");
+    snprintf(caps.max_core_version, sizeof caps.max_core_version, "%s", max_core ? max_core : "");
+  }
+  tp_backends_init();
+  return tp_register_backend(name, host_backend_compile, (void *)(intptr_t)fn_id, tp, nt,
+                             has_caps ? &caps : NULL);
+}
+void tpw_unregister_backend(const char *name) { tp_unregister_backend(name); }
+char *tpw_list_backends(const char *exclude_csv, int32_t include_unavailable) {
+  char ex[8][32];
+  const char *ep[8];
+  int n = exclude_csv ? split_csv(exclude_csv, ex, 8) : 0;
+  for (int i = 0; i < n; i++) ep[i] = ex[i];
+  char *s = NULL;
+  tp_backends_init();
+  if (tp_list_backends(exclude_csv ? ep : NULL, n, include_unavailable, &s)) return NULL;
+  return dup_malloc(s);
+}
+int32_t tpw_lookup_backend(const char *name) {
+  const tp_backend *b;
+  tp_backends_init();
+  return tp_lookup_backend(name, &b);
+}
+int32_t tpw_set_default_backend(const char *name) {
+  tp_backends_init();
+  return tp_set_default_backend(name);
+}
+const char *tpw_get_default_backend(void) { return tp_get_default_backend(); }
+char *tpw_backend_capabilities(const char *name) {
+  tp_backend_caps c;
+  tp_backends_init();
+  tp_get_backend_capabilities(name, &c);
+  char json[600];
+  size_t k = (size_t)snprintf(json, sizeof json, "{\"optionalDeps\": [");
+  for (int i = 0; i < c.n_optional_deps && k < sizeof json; i++)
+    k += (size_t)snprintf(json + k, sizeof json - k, "%s\"%s\"", i ? ", " : "", c.optional_deps[i]);
+  if (k < sizeof json)
+    snprintf(json + k, sizeof json - k,
+             "], \"contractVersion\": %d, \"minCoreVersion\": %s%s%s, \"maxCoreVersion\": %s%s%s}",
+             c.contract_version, c.min_core_version[0] ? "\"" : "null", c.min_core_version,
+             c.min_core_version[0] ? "\"" : "", c.max_core_version[0] ? "\"" : "null",
+             c.max_core_version, c.max_core_version[0] ? "\"" : "");
+  char *out = malloc(strlen(json) + 1);
+  if (out) strcpy(out, json);
+  return out;
+}
+int32_t tpw_declares_capabilities(const char *name) {
+  tp_backends_init();
+  return tp_declares_capabilities(name);
+}
+char *tpw_list_mode_options(const char *mode) {
+  char *s = NULL;
+  if (tp_list_mode_options(mode, &s)) return NULL;
+  return dup_malloc(s);
+}
+int32_t tpw_core_backend_contract_version(void) { return TP_CORE_BACKEND_CONTRACT_VERSION; }
+
+/* ---- records ---- */
+int32_t tpw_rec_register(int32_t key, const char *repr, int32_t mode, const int32_t *params,
+                         const char *reason) {
+  tp_rec_params p;
+  tp_rec_params_init(&p);
+  if (params) {
+    p.replacement = (uint64_t)params[0];
+    p.can_constant_fold_through = params[1];
+    p.skip_signature_check = params[2];
+    p.recursive = params[3];
+    p.has_options = params[4];
+    p.fw_compiler = (uint64_t)params[5];
+    p.bw_compiler = (uint64_t)params[6];
+    p.max_reuse_entries = params[7];
+    p.reuse_hash_fn = (uint64_t)params[8];
+  }
+  p.reason = reason;
+  tp_record *r = NULL;
+  if (tp_rec_register((uint64_t)key, repr, (tp_rec_mode)mode, &p, &r)) return 0;
+  return (int32_t)r->id;
+}
+int32_t tpw_rec_lookup(int32_t key) {
+  tp_record *r = tp_rec_lookup((uint64_t)key);
+  return r ? (int32_t)r->id : 0;
+}
+int32_t tpw_rec_mode(int32_t rec) {
+  tp_record *r = tp_rec_by_id((uint32_t)rec);
+  return r ? (int32_t)r->mode : -1;
+}
+static tp_record *rec_get(int32_t rec) {
+  tp_record *r = tp_rec_by_id((uint32_t)rec);
+  if (!r) tp_fail(TP_ERR_INVALID_ARG, "record %d does not exist", rec);
+  return r;
+}
+int32_t tpw_rec_set_adapter(int32_t rec, int32_t key) {
+  tp_record *r = rec_get(rec);
+  return r ? tp_rec_set_adapter(r, (uint64_t)key) : tp_last_status();
+}
+int32_t tpw_rec_add_alias(int32_t rec, int32_t key) {
+  tp_record *r = rec_get(rec);
+  return r ? tp_rec_add_alias(r, (uint64_t)key) : tp_last_status();
+}
+
+int32_t tpw_rec_invoke(int32_t rec, int32_t call_id, int32_t nin, const uint32_t *in,
+                       uint32_t *outs, int32_t max_out) {
+  tp_record *r = rec_get(rec);
+  tp_tensor *ts[64], *os[64];
+  int n = 0;
+  if (!r || gather_inputs(nin, in, ts)) return -1;
+  if (!tp_capture_sees(nin, ts)) return TPW_REC_CALL_ORIGINAL;
+  tp_status s;
+  switch (r->mode) {
+    case TP_REC_SUBSTITUTE: return TPW_REC_CALL_REPLACEMENT;
+    case TP_REC_CONSTANT: return r->constant_ready ? TPW_REC_CONSTANT_READY : TPW_REC_NEED_CONSTANT;
+    case TP_REC_NESTED: return TPW_REC_CALL_REPLACEMENT; /* traced inline (see docs/api.md) */
+    case TP_REC_DISABLED:
+      s = tp_capture_opaque(call_id, nin, ts, "disabled", r->p.recursive, r->p.recursive, r->reason,
+                            max_out < 64 ? max_out : 64, os, &n);
+      break;
+    default:
+      s = tp_capture_opaque(call_id, nin, ts, tp_rec_mode_name(r->mode), 0, 1, NULL,
+                            max_out < 64 ? max_out : 64, os, &n);
+      break;
+  }
+  return run_common(s, n, os, outs, max_out);
+}
+
+int32_t tpw_rec_set_constant(int32_t rec, int32_t n, const uint32_t *vals) {
+  tp_record *r = rec_get(rec);
+  tp_tensor *ts[64];
+  if (!r) return tp_last_status();
+  TP_TRY(gather_inputs(n, vals, ts));
+  return tp_rec_set_constant(r, n, ts, NULL);
+}
+
+int32_t tpw_rec_get_constant(int32_t rec, uint32_t *outs, int32_t max_out) {
+  tp_record *r = rec_get(rec);
+  tp_tensor *os[64];
+  if (!r) return -1;
+  if (!r->constant_ready) {
+    tp_fail(TP_ERR_RUNTIME, "the constant of %s is not ready", r->repr);
+    return -1;
+  }
+  for (int i = 0; i < r->nconst; i++) {
+    os[i] = r->constant[i];
+    tp_tensor_retain(os[i]);
+  }
+  return run_common(TP_OK, r->nconst, os, outs, max_out);
+}
+
+int32_t tpw_set_capture_disabled(int32_t disabled) {
+  int prev = 0;
+  tp_capture_set_disabled(disabled != 0, &prev);
+  return prev;
+}
+int32_t tpw_is_exporting(void) { return 0; }

@@ -93,4 +93,109 @@ uint32_t tpw_npy_decode(const void *bytes, int32_t len);
 /* Writes the malloc'ed buffer pointer and length at out[0], out[1]. status. */
 int32_t tpw_npy_encode(uint32_t h, intptr_t *out);
 
+/* ---- the frontend (records, compile options, config, backends) ----
+ * A host value crosses as a tpw_value (24 bytes on wasm32):
+ *   kind: 0 None, 1 bool, 2 int, 3 float, 4 str, 5 other
+ *   id:   for kind 5 functions, the host's function id (else 0)
+ *   num:  bool (0/1), int or float value
+ *   str:  kind 4: the text; kind 5: unused
+ *   type: kind 5: the host's type name ("function", "object", "Array")
+ */
+typedef struct tpw_value {
+  int32_t kind;
+  int32_t id;
+  double num;
+  const char *str;
+  const char *type;
+} tpw_value;
+
+/* config: key in either spelling (recompile_limit / recompileLimit). */
+int32_t tpw_config_set(const char *key, const tpw_value *v);
+/* Writes the value; a str result points at storage valid until the next call. */
+int32_t tpw_config_get(const char *key, tpw_value *out);
+void tpw_config_reset(void);
+
+/* compile() options as values, in this order (TPW_OPT_*): fullgraph,
+ * dynamic, backend, mode, options, name, disable, recompile_limit,
+ * isolate_recompiles, strict_native, dynamic_shapes, input_names. The
+ * options dict: nopt keys and values (vals[TPW_OPT_OPTIONS] says whether a
+ * dict was given: kind 5 with type "dict", or None, or another kind for the
+ * type error). tpw_compile_check runs the seed's validations that come
+ * before the decorator form; tpw_compile_v makes the wrapper (0 on error).
+ * A backend given as a function: kind 5 with id = the host function id. */
+#define TPW_OPT_COUNT 12
+int32_t tpw_compile_check(const tpw_value *vals, int32_t nopt, const char *const *keys,
+                          const tpw_value *optvals);
+uint32_t tpw_compile_v(int32_t fn_id, const tpw_value *vals, int32_t nopt,
+                       const char *const *keys, const tpw_value *optvals);
+/* extra_key: the host's key of non-tensor arguments ("" or 0 for none). */
+int32_t tpw_compiled_call_keyed(uint32_t h, int32_t nin, const uint32_t *in,
+                                const char *extra_key, uint32_t *outs, int32_t max_out);
+char *tpw_compiled_reasons(uint32_t h);  /* tpw_free; lines */
+char *tpw_compiled_explain(uint32_t h);  /* tpw_free; JSON */
+void tpw_reset(void);
+/* The host reports a shape read of a tensor during capture (where: the
+ * user's source location, or 0). */
+void tpw_note_shape_read(uint32_t h, const char *where);
+
+/* backends. A backend registered from the host is a host function id; the
+ * core calls it through the import
+ *   int32 tp_host_backend(int32 fn_id, uint32 graph_handle, int32 in_ptr,
+ *                         int32 nin, int32 opts_json_ptr)
+ * which returns the id of the host function to run (then called with
+ * tp_host_call) or -1 after tpw_set_host_error. The graph handle is the
+ * host's to free (tpw_graph_free). When the core drops a runner it calls
+ *   void tp_host_release(int32 fn_id)
+ * tags_csv / deps_csv: comma separated, or 0. has_caps: capabilities given. */
+int32_t tpw_register_backend(int32_t fn_id, const char *name, const char *tags_csv,
+                             int32_t has_caps, const char *deps_csv, int32_t contract_version,
+                             const char *min_core, const char *max_core);
+void tpw_unregister_backend(const char *name);
+/* Newline separated sorted names (tpw_free); exclude_csv 0 = the default
+ * ("debug,experimental"), "" = exclude nothing. */
+char *tpw_list_backends(const char *exclude_csv, int32_t include_unavailable);
+int32_t tpw_lookup_backend(const char *name);           /* status */
+int32_t tpw_set_default_backend(const char *name);      /* 0 restores stax */
+const char *tpw_get_default_backend(void);
+char *tpw_backend_capabilities(const char *name);        /* JSON, tpw_free */
+int32_t tpw_declares_capabilities(const char *name);
+char *tpw_list_mode_options(const char *mode);           /* JSON, tpw_free; 0 on error */
+int32_t tpw_core_backend_contract_version(void);
+
+/* records. key: the host's id of the callable. params (int32[10]):
+ * { replacement_key, can_constant_fold_through, skip_signature_check,
+ *   recursive, has_options, fw_compiler_key, bw_compiler_key,
+ *   max_reuse_entries, reuse_hash_fn_key, 0 }.
+ * Returns the record id (> 0) or 0 on error (the seed's messages). */
+int32_t tpw_rec_register(int32_t key, const char *repr, int32_t mode, const int32_t *params,
+                         const char *reason);
+int32_t tpw_rec_lookup(int32_t key);             /* record id, 0 if none */
+int32_t tpw_rec_mode(int32_t rec);               /* -1 bad id */
+int32_t tpw_rec_set_adapter(int32_t rec, int32_t key);
+int32_t tpw_rec_add_alias(int32_t rec, int32_t key);
+/* What an adapter does when called with these tensor arguments:
+ *   TPW_REC_CALL_ORIGINAL (-2): no live trace sees them: call the original
+ *   TPW_REC_CALL_REPLACEMENT (-3): substitute mode inside a capture: trace
+ *       the replacement (call it)
+ *   TPW_REC_NEED_CONSTANT (-4): constant mode, value not ready: evaluate
+ *       the original on the samples, then tpw_rec_set_constant
+ *   TPW_REC_CONSTANT_READY (-5): use the stored constant
+ *   n >= 0: an opaque region was recorded; n output handles at outs (the
+ *       core ran call_id on the samples, with capture suspended for
+ *       disabled+recursive)
+ *   -1: error (GraphCaptureError etc.)
+ * call_id: the host function that runs this call site (arguments bound). */
+#define TPW_REC_CALL_ORIGINAL (-2)
+#define TPW_REC_CALL_REPLACEMENT (-3)
+#define TPW_REC_NEED_CONSTANT (-4)
+#define TPW_REC_CONSTANT_READY (-5)
+int32_t tpw_rec_invoke(int32_t rec, int32_t call_id, int32_t nin, const uint32_t *in,
+                       uint32_t *outs, int32_t max_out);
+int32_t tpw_rec_set_constant(int32_t rec, int32_t n, const uint32_t *vals);
+/* The stored constant's tensors as new handles; returns the count or -1. */
+int32_t tpw_rec_get_constant(int32_t rec, uint32_t *outs, int32_t max_out);
+/* disable_capture(): 1 enter (returns the previous state), 0 leave. */
+int32_t tpw_set_capture_disabled(int32_t disabled);
+int32_t tpw_is_exporting(void);
+
 #endif

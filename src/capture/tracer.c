@@ -16,6 +16,8 @@ typedef struct tp_trace_state {
   char reason[160];
   int disabled; /* inside disable_capture */
   struct tp_trace_state *parent;
+  uint64_t shape_read;
+  char shape_where[8][96];
   int nconst, capconst;
   tp_tensor **consts; /* borrowed: the graph's get_attr vals own them */
   int *const_nodes;
@@ -98,15 +100,21 @@ static tp_status const_node(tp_tensor *t, int *idx) {
   return TP_OK;
 }
 
+void tp_capture_note_shape_read(const tp_tensor *t, const char *where) {
+  if (!cur || !t || t->trace_id != cur->id || t->node < 0 || t->node >= cur->g->n) return;
+  const tp_graph *g = cur->g;
+  if (g->nodes[t->node].kind != TP_NODE_PLACEHOLDER) return;
+  int k = 0; /* placeholder index */
+  for (int i = 0; i < t->node; i++) k += g->nodes[i].kind == TP_NODE_PLACEHOLDER;
+  if (k >= 64 || (cur->shape_read >> k) & 1) return;
+  cur->shape_read |= (uint64_t)1 << k;
+  if (k < 8 && where) snprintf(cur->shape_where[k], sizeof cur->shape_where[k], "%s", where);
+}
+
 static int is_proxy(const tp_tensor *t) { return t && cur && t->trace_id == cur->id; }
 
-tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *attrs,
-                            tp_tensor *out) {
-  if (!cur) return TP_OK;
-  int any = 0;
-  for (int i = 0; i < nin; i++) any |= is_proxy(in[i]);
-  if (!any) return TP_OK; /* constants only: the result is a constant too */
-  tp_arg args[64];
+/* Operands of a node recording in[]: proxies, weak scalars, constants. */
+static tp_status build_args(int nin, tp_tensor *const *in, tp_arg *args) {
   for (int i = 0; i < nin; i++) {
     memset(&args[i], 0, sizeof args[i]);
     if (!in[i]) {
@@ -123,6 +131,17 @@ tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in, const tp_at
       TP_TRY(const_node(in[i], &args[i].node));
     }
   }
+  return TP_OK;
+}
+
+tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *attrs,
+                            tp_tensor *out) {
+  if (!cur) return TP_OK;
+  int any = 0;
+  for (int i = 0; i < nin; i++) any |= is_proxy(in[i]);
+  if (!any) return TP_OK; /* constants only: the result is a constant too */
+  tp_arg args[64];
+  TP_TRY(build_args(nin, in, args));
   tp_desc d;
   tp_desc_of(out, &d);
   int idx;
@@ -130,6 +149,93 @@ tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in, const tp_at
   tp_graph_set_val(cur->g, idx, out); /* meta val: the sample, during capture */
   out->trace_id = cur->id;
   out->node = idx;
+  return TP_OK;
+}
+
+int tp_capture_sees(int nin, tp_tensor *const *in) {
+  for (int i = 0; i < nin; i++)
+    if (is_proxy(in[i])) return 1;
+  return 0;
+}
+
+/* The seed's _capture_opaque_region: run the callable on the samples (with
+ * capture suspended when disabled and recursive), check it produced
+ * tensors, record one call_host node plus a getitem per result. */
+tp_status tp_capture_opaque(int64_t call_id, int nin, tp_tensor *const *in,
+                            const char *mode, int suspend, int recursive, const char *reason,
+                            int max_out, tp_tensor **outs, int *nout) {
+  *nout = 0;
+  if (!cur) return tp_fail(TP_ERR_CAPTURE, "opaque region outside of a capture");
+  tp_tensor *samples[64] = {0};
+  tp_status s = TP_OK;
+  if (nin > 64) return tp_fail(TP_ERR_CAPTURE, "opaque region: too many inputs (%d)", nin);
+  for (int i = 0; i < nin && !s; i++) /* plain views: the callable sees samples, not proxies */
+    if (in[i]) s = tp_tensor_view(in[i], in[i]->ndim, in[i]->shape, in[i]->strides, in[i]->offset, &samples[i]);
+  int prev = 0, n = 0;
+  tp_tensor *res[64] = {0};
+  if (!s) {
+    if (suspend) tp_capture_set_disabled(1, &prev);
+    s = tp_host_invoke(call_id, nin, samples, max_out < 64 ? max_out : 64, res, &n);
+    if (suspend) tp_capture_set_disabled(prev, NULL);
+    if (s && s != TP_ERR_CAPTURE && s != TP_ERR_OUT_OF_MEMORY)
+      s = tp_fail_context(TP_ERR_CAPTURE,
+                          "opaque compiler callable could not produce a tensor output during capture");
+    if (!s && n < 1)
+      s = tp_fail(TP_ERR_CAPTURE, "opaque compiler callable could not produce a tensor output during capture");
+  }
+  for (int i = 0; i < nin; i++) tp_tensor_release(samples[i]);
+  tp_arg args[64];
+  int idx = -1;
+  if (!s) s = build_args(nin, in, args);
+  if (!s) {
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.dim = call_id;
+    at.dim1 = n;
+    tp_desc d;
+    tp_desc_of(res[0], &d);
+    d.weak = 0;
+    s = tp_graph_add_node(cur->g, TP_NODE_CALL, NULL, TP_OP_CALL_HOST, nin, args, &at, &d, &idx);
+  }
+  if (!s) {
+    char num[16];
+    snprintf(num, sizeof num, "%d", n);
+    s = tp_graph_set_custom(cur->g, idx, "opaque_region", "true");
+    if (!s) s = tp_graph_set_custom(cur->g, idx, "opaque_mode", mode ? mode : "allow");
+    if (!s && mode && !strcmp(mode, "disabled")) {
+      s = tp_graph_set_custom(cur->g, idx, "disabled_region", "true");
+      if (!s) s = tp_graph_set_custom(cur->g, idx, "disabled_recursive", recursive ? "true" : "false");
+    }
+    if (!s && reason && *reason) s = tp_graph_set_custom(cur->g, idx, "reason", reason);
+    if (!s) s = tp_graph_set_custom(cur->g, idx, "nested_output_count", num);
+  }
+  for (int k = 0; k < n && !s; k++) { /* results as fresh views: never tag a host's tensor */
+    tp_tensor *v = NULL;
+    s = tp_tensor_view(res[k], res[k]->ndim, res[k]->shape, res[k]->strides, res[k]->offset, &v);
+    if (s) break;
+    tp_tensor_release(res[k]);
+    res[k] = v;
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.dim = k;
+    tp_arg a = {TP_ARG_NODE, idx, 0, 0};
+    tp_desc d;
+    tp_desc_of(res[k], &d);
+    d.weak = 0;
+    int gi;
+    s = tp_graph_add_node(cur->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &at, &d, &gi);
+    if (!s) {
+      tp_graph_set_val(cur->g, gi, res[k]);
+      res[k]->trace_id = cur->id;
+      res[k]->node = gi;
+    }
+  }
+  if (s) {
+    for (int k = 0; k < n; k++) tp_tensor_release(res[k]);
+    return s;
+  }
+  for (int k = 0; k < n; k++) outs[k] = res[k];
+  *nout = n;
   return TP_OK;
 }
 
@@ -203,6 +309,8 @@ tp_status tp_trace_named(const tp_callable *fn, int nin, tp_tensor *const *in,
   }
   pop(&t);
   for (int i = 0; i < nin; i++) tp_tensor_release(views[i]);
+  r->shape_read = t.shape_read;
+  memcpy(r->shape_where, t.shape_where, sizeof r->shape_where);
   if (s) {
     tp_graph_free(t.g);
     if (r->nout < 0 || r->nout > TP_ARRAY_LEN(r->outs)) r->nout = 0;

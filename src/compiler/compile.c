@@ -1,42 +1,69 @@
-/* compile.c - compile(), first cut: capture on the first call for each
- * input signature, cache the graph, run it with the selected backend.
- * The records registry, guards, recompile limits and the full backend
- * registry slot in here (see docs/architecture.md). */
-#include "../capture/capture.h"
+/* compile.c - the seed's compile(): option checks in the seed's order, the
+ * specialization cache with guards, recompile limits and reasons, backend
+ * selection, graph-break fallback, reset() and explain().
+ *
+ * Specialization key (TensorPlay's rules): each tensor input's shape (with
+ * dynamic, only its rank) and dtype (requires_grad is always false here),
+ * plus the host's key for non-tensor arguments (scalars by value, other
+ * objects by identity). When the captured function read an input's shape,
+ * that input gets an exact-shape guard even when dynamic. */
+#include "compiler.h"
+#include "../capture/records.h"
 #include <stdio.h>
+#include <stdlib.h>
 
 typedef struct entry {
   int nin;
   tp_desc sig[64];
-  tp_graph *graph;   /* NULL: this signature runs eagerly (graph break) */
-  char reason[160];
+  char *extra_key;
+  uint64_t shape_guard;  /* inputs whose exact shape is guarded */
+  tp_graph *graph;       /* NULL: this signature runs eagerly (graph break) */
+  tp_backend_run run;
+  char reason[160];      /* graph-break reason */
 } entry;
 
 struct tp_compiled {
   tp_callable fn;
-  tp_compile_options opts;
-  char backend[32];
-  char *name;
+  tp_compile_options o;  /* strings below are owned copies */
+  char *backend, *mode, *name;
+  char *option_keys[16];
+  int dynamic;           /* resolved: 0 or 1 */
+  int recompile_limit;
+  int accumulated_limit;
+  int fail_on_limit, verbose, force_disable_caches;
   char **input_names;
   int ninput_names;
   int nentries, cap;
   entry *entries;
-  int ncaptures;
+  int ncaptures;         /* accumulated compiles of this wrapper */
   int last;
+  char *reasons;         /* recompile reasons, newline separated */
+  char *explain;         /* JSON array items of captures, comma separated */
+  struct tp_compiled *next, *prev; /* all live wrappers, for reset() */
 };
+
+static tp_compiled *all_compiled;
 
 void tp_compile_options_init(tp_compile_options *o) {
   memset(o, 0, sizeof *o);
   o->dynamic = -1;
+  o->dynamic_shapes = -1;
 }
 
-static const char *const backends[] = {"eager"};
-static const char *default_backend = "eager";
+/* ---- strings ---- */
+static tp_status append(char **buf, const char *text) {
+  size_t a = *buf ? strlen(*buf) : 0, b = strlen(text);
+  char *n = tp_xrealloc(*buf, a + b + 1);
+  if (!n) return TP_ERR_OUT_OF_MEMORY;
+  memcpy(n + a, text, b + 1);
+  *buf = n;
+  return TP_OK;
+}
 
-static tp_status check_backend(const char *name) {
-  for (int i = 0; i < TP_ARRAY_LEN(backends); i++)
-    if (!strcmp(name, backends[i])) return TP_OK;
-  return tp_fail(TP_ERR_INVALID_ARG, "Invalid backend: '%s' (available: eager)", name);
+static tp_status dup_opt(const char *s, char **out) {
+  *out = NULL;
+  if (s && !(*out = tp_xstrdup(s))) return TP_ERR_OUT_OF_MEMORY;
+  return TP_OK;
 }
 
 /* "a,b,c" -> names */
@@ -66,36 +93,6 @@ static tp_status split_names(tp_compiled *c, const char *list) {
   return TP_OK;
 }
 
-tp_status tp_compile(const tp_callable *fn, const tp_compile_options *opts, tp_compiled **out) {
-  if (!out) return tp_fail(TP_ERR_INVALID_ARG, "compile: NULL output pointer");
-  *out = NULL;
-  if (!fn || !fn->fn) return tp_fail(TP_ERR_INVALID_ARG, "compile() expected a callable, got NULL");
-  tp_compile_options o;
-  if (opts) o = *opts;
-  else tp_compile_options_init(&o);
-  const char *be = o.backend ? o.backend : default_backend;
-  TP_TRY(check_backend(be));
-  tp_compiled *c = tp_xmalloc(sizeof *c);
-  if (!c) return TP_ERR_OUT_OF_MEMORY;
-  memset(c, 0, sizeof *c);
-  c->fn = *fn;
-  c->opts = o;
-  c->last = -1;
-  snprintf(c->backend, sizeof c->backend, "%s", be);
-  c->opts.backend = c->backend;
-  tp_status s = TP_OK;
-  if (o.name && !(c->name = tp_xstrdup(o.name))) s = TP_ERR_OUT_OF_MEMORY;
-  c->opts.name = c->name;
-  if (!s) s = split_names(c, o.input_names);
-  c->opts.input_names = NULL;
-  if (s) {
-    tp_compiled_free(c);
-    return s;
-  }
-  *out = c;
-  return TP_OK;
-}
-
 tp_status tp_compiled_set_input_names(tp_compiled *c, const char *names) {
   if (!c) return tp_fail(TP_ERR_INVALID_ARG, "compiled: NULL");
   for (int i = 0; i < c->ninput_names; i++) tp_xfree(c->input_names[i]);
@@ -105,40 +102,325 @@ tp_status tp_compiled_set_input_names(tp_compiled *c, const char *names) {
   return split_names(c, names);
 }
 
+/* ---- the seed's checks, in its order ---- */
+static int is_bool(tp_value v) { return v.kind == TP_VAL_BOOL; }
+static int is_int(tp_value v) { return v.kind == TP_VAL_INT; }
+
+tp_status tp_compile_check_config(int recompile_limit_given, int recompile_limit) {
+  tp_value v;
+  v = tp_config_get(TP_CFG_ASSUME_STATIC_BY_DEFAULT);
+  if (!is_bool(v)) return tp_fail(TP_ERR_TYPE, "config.assume_static_by_default must be a bool");
+  if (!is_bool(tp_config_get(TP_CFG_VERBOSE)))
+    return tp_fail(TP_ERR_TYPE, "config.verbose must be a bool");
+  if (!is_bool(tp_config_get(TP_CFG_FAIL_ON_RECOMPILE_LIMIT_HIT)))
+    return tp_fail(TP_ERR_TYPE, "config.fail_on_recompile_limit_hit must be a bool");
+  if (!is_bool(tp_config_get(TP_CFG_FORCE_DISABLE_CACHES)))
+    return tp_fail(TP_ERR_TYPE, "config.force_disable_caches must be a bool");
+  v = tp_config_get(TP_CFG_DYNAMIC_SHAPES);
+  if (v.kind != TP_VAL_NONE && !is_bool(v))
+    return tp_fail(TP_ERR_TYPE, "config.dynamic_shapes must be a bool or None");
+  v = tp_config_get(TP_CFG_ACCUMULATED_RECOMPILE_LIMIT);
+  if (!is_int(v) || v.i < 1)
+    return tp_fail(TP_ERR_VALUE, "config.accumulated_recompile_limit must be a positive integer");
+  if (recompile_limit_given) {
+    if (recompile_limit < 1) return tp_fail(TP_ERR_VALUE, "recompile_limit must be positive");
+  } else {
+    v = tp_config_get(TP_CFG_RECOMPILE_LIMIT);
+    if (v.kind != TP_VAL_NONE) {
+      if (!is_int(v)) return tp_fail(TP_ERR_TYPE, "recompile_limit must be an integer");
+      if (v.i < 1) return tp_fail(TP_ERR_VALUE, "recompile_limit must be positive");
+    }
+  }
+  return TP_OK;
+}
+
+static tp_status check_options(const tp_compile_options *o) {
+  if (o->dynamic_shapes >= 0 && o->dynamic >= 0)
+    return tp_fail(TP_ERR_RUNTIME, "dynamic and dynamic_shapes cannot both be specified");
+  if (o->mode && o->has_options)
+    return tp_fail(TP_ERR_RUNTIME, "Either mode or options can be specified, but not both");
+  if (o->noptions < 0 || o->noptions > 16)
+    return tp_fail(TP_ERR_VALUE, "options: %d keys is out of range (0..16)", o->noptions);
+  return tp_compile_check_config(o->recompile_limit != 0, o->recompile_limit);
+}
+
+tp_status tp_compile(const tp_callable *fn, const tp_compile_options *opts, tp_compiled **out) {
+  if (!out) return tp_fail(TP_ERR_INVALID_ARG, "compile: NULL output pointer");
+  *out = NULL;
+  tp_compile_options o;
+  if (opts) o = *opts;
+  else tp_compile_options_init(&o);
+  TP_TRY(check_options(&o));
+  if (!fn || !fn->fn) return tp_fail(TP_ERR_TYPE, "compile() expected a callable, got <class 'NoneType'>");
+  tp_backends_init();
+  const char *be = o.backend ? o.backend : tp_get_default_backend();
+  if (!o.disable) {
+    const tp_backend *b;
+    TP_TRY(tp_lookup_backend(be, &b));
+    if (o.mode) {
+      char *json = NULL;
+      TP_TRY(tp_list_mode_options(o.mode, &json));
+      tp_free_string(json);
+    }
+    if (o.has_options) {
+      char keys[16][48];
+      tp_value vals[16];
+      for (int i = 0; i < o.noptions; i++) {
+        snprintf(keys[i], sizeof keys[i], "%s", o.option_keys[i] ? o.option_keys[i] : "");
+        vals[i] = tp_value_bool(o.option_values[i]);
+      }
+      TP_TRY(tp_check_mode_options(o.noptions, (const char(*)[48])keys, vals));
+    }
+  }
+  tp_compiled *c = tp_xmalloc(sizeof *c);
+  if (!c) return TP_ERR_OUT_OF_MEMORY;
+  memset(c, 0, sizeof *c);
+  c->fn = *fn;
+  c->o = o;
+  c->last = -1;
+  tp_status s = dup_opt(be, &c->backend);
+  if (!s) s = dup_opt(o.mode, &c->mode);
+  if (!s) s = dup_opt(o.name, &c->name);
+  for (int i = 0; i < o.noptions && !s; i++) s = dup_opt(o.option_keys[i], &c->option_keys[i]);
+  if (!s) s = split_names(c, o.input_names);
+  /* config is read when the wrapper is made */
+  tp_value dyn = tp_config_get(TP_CFG_DYNAMIC_SHAPES);
+  c->dynamic = o.dynamic >= 0 ? o.dynamic : o.dynamic_shapes >= 0 ? o.dynamic_shapes
+               : dyn.kind == TP_VAL_BOOL ? (int)dyn.i
+               : !tp_config_get(TP_CFG_ASSUME_STATIC_BY_DEFAULT).i;
+  tp_value lim = tp_config_get(TP_CFG_RECOMPILE_LIMIT);
+  c->recompile_limit = o.recompile_limit ? o.recompile_limit : lim.kind == TP_VAL_INT ? (int)lim.i : 0;
+  c->accumulated_limit = (int)tp_config_get(TP_CFG_ACCUMULATED_RECOMPILE_LIMIT).i;
+  c->fail_on_limit = (int)tp_config_get(TP_CFG_FAIL_ON_RECOMPILE_LIMIT_HIT).i;
+  c->force_disable_caches = (int)tp_config_get(TP_CFG_FORCE_DISABLE_CACHES).i;
+  const char *env = getenv("TP_LOG_RECOMPILES");
+  c->verbose = (int)tp_config_get(TP_CFG_VERBOSE).i || (env && *env && strcmp(env, "0"));
+  if (s) {
+    tp_compiled_free(c);
+    return s;
+  }
+  c->o.backend = c->backend;
+  c->o.mode = c->mode;
+  c->o.name = c->name;
+  c->o.input_names = NULL;
+  for (int i = 0; i < o.noptions; i++) c->o.option_keys[i] = c->option_keys[i];
+  c->next = all_compiled;
+  if (all_compiled) all_compiled->prev = c;
+  all_compiled = c;
+  *out = c;
+  return TP_OK;
+}
+
+static void entry_clear(entry *e) {
+  tp_graph_free(e->graph);
+  if (e->run.free) e->run.free(e->run.ud);
+  tp_xfree(e->extra_key);
+  memset(e, 0, sizeof *e);
+}
+
+static void clear_entries(tp_compiled *c) {
+  for (int i = 0; i < c->nentries; i++) entry_clear(&c->entries[i]);
+  c->nentries = 0;
+  c->last = -1;
+}
+
 void tp_compiled_free(tp_compiled *c) {
   if (!c) return;
-  for (int i = 0; i < c->nentries; i++) tp_graph_free(c->entries[i].graph);
+  if (c->prev) c->prev->next = c->next;
+  else if (all_compiled == c) all_compiled = c->next;
+  if (c->next) c->next->prev = c->prev;
+  clear_entries(c);
   tp_xfree(c->entries);
   for (int i = 0; i < c->ninput_names; i++) tp_xfree(c->input_names[i]);
   tp_xfree(c->input_names);
+  for (int i = 0; i < 16; i++) tp_xfree(c->option_keys[i]);
+  tp_xfree(c->backend);
+  tp_xfree(c->mode);
   tp_xfree(c->name);
+  tp_xfree(c->reasons);
+  tp_xfree(c->explain);
   tp_xfree(c);
+}
+
+void tp_reset(void) {
+  for (tp_compiled *c = all_compiled; c; c = c->next) {
+    clear_entries(c);
+    tp_xfree(c->reasons);
+    c->reasons = NULL;
+    c->ncaptures = 0;
+  }
+  tp_records_reset_constants();
+  tp_backends_reset();
 }
 
 int tp_compiled_num_captures(const tp_compiled *c) { return c ? c->ncaptures : 0; }
 int tp_compiled_num_entries(const tp_compiled *c) { return c ? c->nentries : 0; }
 const tp_graph *tp_compiled_last_graph(const tp_compiled *c) {
-  return c && c->last >= 0 ? c->entries[c->last].graph : NULL;
+  return c && c->last >= 0 && c->last < c->nentries ? c->entries[c->last].graph : NULL;
 }
 
-static int sig_match(const entry *e, int nin, tp_tensor *const *in) {
-  if (e->nin != nin) return 0;
-  for (int i = 0; i < nin; i++) {
-    tp_desc d;
-    tp_desc_of(in[i], &d);
-    d.weak = 0;
-    if (!tp_desc_equal(&d, &e->sig[i])) return 0;
+tp_status tp_compiled_recompile_reasons(const tp_compiled *c, char **out) {
+  if (!c || !out) return tp_fail(TP_ERR_INVALID_ARG, "recompile reasons: NULL argument");
+  *out = tp_xstrdup(c->reasons ? c->reasons : "");
+  return *out ? TP_OK : TP_ERR_OUT_OF_MEMORY;
+}
+
+tp_status tp_compiled_explain(const tp_compiled *c, char **out) {
+  if (!c || !out) return tp_fail(TP_ERR_INVALID_ARG, "explain: NULL argument");
+  *out = NULL;
+  char head[256];
+  snprintf(head, sizeof head,
+           "{\"name\": \"%s\", \"backend\": \"%s\", \"dynamic\": %s, \"captures\": %d, "
+           "\"entries\": %d, \"graphs\": [",
+           c->name ? c->name : "", c->backend ? c->backend : "", c->dynamic ? "true" : "false",
+           c->ncaptures, c->nentries);
+  tp_status s = append(out, head);
+  if (!s) s = append(out, c->explain ? c->explain : "");
+  if (!s) s = append(out, "], \"recompile_reasons\": [");
+  if (!s && c->reasons) { /* lines -> JSON strings */
+    const char *p = c->reasons;
+    int first = 1;
+    while (*p && !s) {
+      const char *e = strchr(p, '\n');
+      size_t len = e ? (size_t)(e - p) : strlen(p);
+      char line[640];
+      if (len > 280) len = 280;
+      char q[600];
+      size_t k = 0;
+      for (size_t i = 0; i < len && k < sizeof q - 3; i++) {
+        if (p[i] == '"' || p[i] == '\\') q[k++] = '\\';
+        q[k++] = p[i];
+      }
+      q[k] = 0;
+      snprintf(line, sizeof line, "%s\"%s\"", first ? "" : ", ", q);
+      s = append(out, line);
+      first = 0;
+      p = e ? e + 1 : p + len;
+    }
   }
-  return 1;
+  if (!s) s = append(out, "]}");
+  if (s) {
+    tp_xfree(*out);
+    *out = NULL;
+  }
+  return s;
 }
 
-static tp_status call_direct(tp_compiled *c, int nin, tp_tensor *const *in, int max_out,
-                             tp_tensor **outs, int *nout) {
-  return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
+/* ---- specialization ---- */
+static void sig_of(const tp_compiled *c, tp_tensor *t, tp_desc *d) {
+  tp_desc_of(t, d);
+  d->weak = 0;
+  if (c->dynamic)
+    for (int k = 0; k < d->ndim; k++) d->shape[k] = -1; /* rank only */
+}
+
+static const char *shape_text(const tp_desc *d, char *buf, size_t n) {
+  /* python tuple form: (4, 8) / (4,) / () */
+  size_t k = (size_t)snprintf(buf, n, "(");
+  for (int i = 0; i < d->ndim && k < n; i++)
+    k += (size_t)snprintf(buf + k, n - k, i ? ", %lld" : "%lld", (long long)d->shape[i]);
+  if (k < n) snprintf(buf + k, n - k, d->ndim == 1 ? ",)" : ")");
+  return buf;
+}
+
+/* The first guard of e that the inputs fail, as an expression; NULL = match. */
+static const char *failed_guard(const tp_compiled *c, const entry *e, int nin,
+                                tp_tensor *const *in, const char *extra, char *buf, size_t n) {
+  char b[128];
+  if (e->nin != nin) {
+    snprintf(buf, n, "len(inputs) == %d", e->nin);
+    return buf;
+  }
+  for (int i = 0; i < nin; i++) {
+    tp_desc d, full;
+    sig_of(c, in[i], &d);
+    tp_desc_of(in[i], &full);
+    if (d.dtype != e->sig[i].dtype) {
+      snprintf(buf, n, "inputs[%d].dtype == %s", i, tp_dtype_name(e->sig[i].dtype));
+      return buf;
+    }
+    if (d.ndim != e->sig[i].ndim) {
+      snprintf(buf, n, "inputs[%d].dim() == %d", i, e->sig[i].ndim);
+      return buf;
+    }
+    int exact = !c->dynamic || ((e->shape_guard >> i) & 1);
+    const tp_desc *want = &e->sig[i];
+    for (int k = 0; exact && k < d.ndim; k++)
+      if (full.shape[k] != want->shape[k]) {
+        snprintf(buf, n, "inputs[%d].shape == %s", i, shape_text(want, b, sizeof b));
+        return buf;
+      }
+  }
+  if (strcmp(e->extra_key ? e->extra_key : "", extra ? extra : "")) {
+    snprintf(buf, n, "arguments == <%s>", e->extra_key ? e->extra_key : "");
+    return buf;
+  }
+  return NULL;
+}
+
+static tp_status run_entry(tp_compiled *c, entry *e, int nin, tp_tensor *const *in, int max_out,
+                           tp_tensor **outs, int *nout) {
+  if (!e->graph) return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
+  return e->run.run(e->run.ud, nin, in, max_out, outs, nout);
+}
+
+static void fill_backend_opts(const tp_compiled *c, tp_backend_opts *bo) {
+  memset(bo, 0, sizeof *bo);
+  if (c->mode) {
+    bo->has_mode = 1;
+    snprintf(bo->mode, sizeof bo->mode, "%s", c->mode);
+  }
+  if (c->o.has_options) {
+    bo->has_options = 1;
+    bo->noptions = c->o.noptions;
+    for (int i = 0; i < c->o.noptions; i++) {
+      snprintf(bo->option_keys[i], sizeof bo->option_keys[i], "%s", c->option_keys[i]);
+      bo->option_values[i] = tp_value_bool(c->o.option_values[i]);
+    }
+  }
+  if (c->name) {
+    bo->has_name = 1;
+    snprintf(bo->name, sizeof bo->name, "%s", c->name);
+  }
+  if (c->o.dynamic >= 0 || c->o.dynamic_shapes >= 0) {
+    bo->has_dynamic = 1;
+    bo->dynamic = c->dynamic;
+  }
+  if (c->o.strict_native) {
+    bo->has_strict_native = 1;
+    bo->strict_native = 1;
+  }
+}
+
+static void note_capture(tp_compiled *c, const tp_trace_result *r, const entry *e) {
+  char item[512];
+  int ops = 0, consts = 0;
+  if (r->graph)
+    for (int i = 0; i < r->graph->n; i++) {
+      ops += r->graph->nodes[i].kind == TP_NODE_CALL;
+      consts += r->graph->nodes[i].kind == TP_NODE_GET_ATTR;
+    }
+  char guards[200] = "";
+  size_t k = 0;
+  for (int i = 0; i < e->nin && k < sizeof guards - 40; i++)
+    if ((e->shape_guard >> i) & 1)
+      k += (size_t)snprintf(guards + k, sizeof guards - k, "%s\"inputs[%d].shape (read%s%s)\"",
+                            k ? ", " : "", i, i < 8 && r->shape_where[i][0] ? " at " : "",
+                            i < 8 ? r->shape_where[i] : "");
+  snprintf(item, sizeof item,
+           "%s{\"ops\": %d, \"constants\": %d, \"graph_break\": %s%s%s, \"shape_guards\": [%s]}",
+           c->explain && *c->explain ? ", " : "", ops, consts, r->broken ? "\"" : "null",
+           r->broken ? r->break_reason : "", r->broken ? "\"" : "", guards);
+  append(&c->explain, item);
 }
 
 tp_status tp_compiled_call(tp_compiled *c, int nin, tp_tensor *const *in, int max_out,
                            tp_tensor **outs, int *nout) {
+  return tp_compiled_call_keyed(c, nin, in, NULL, max_out, outs, nout);
+}
+
+tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
+                                 const char *extra, int max_out, tp_tensor **outs, int *nout) {
   if (!c || !nout || (nin && !in) || (max_out && !outs))
     return tp_fail(TP_ERR_INVALID_ARG, "compiled call: NULL argument");
   if (nin < 0 || nin > 64) return tp_fail(TP_ERR_INVALID_ARG, "compiled call: %d inputs (max 64)", nin);
@@ -146,46 +428,94 @@ tp_status tp_compiled_call(tp_compiled *c, int nin, tp_tensor *const *in, int ma
     if (!in[i]) return tp_fail(TP_ERR_INVALID_ARG, "compiled call: input %d is NULL", i);
   *nout = 0;
   /* disabled, or called while another capture runs: inline into it */
-  if (c->opts.disable || tp_capture_active()) return call_direct(c, nin, in, max_out, outs, nout);
-  for (int i = 0; i < c->nentries; i++)
-    if (sig_match(&c->entries[i], nin, in)) {
-      c->last = i;
-      if (!c->entries[i].graph) return call_direct(c, nin, in, max_out, outs, nout);
-      return tp_graph_run(c->entries[i].graph, nin, in, max_out, outs, nout);
+  if (c->o.disable || tp_capture_active()) return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
+  char reason[256];
+  const char *first_fail = NULL;
+  if (!c->force_disable_caches)
+    for (int i = 0; i < c->nentries; i++) {
+      const char *f = failed_guard(c, &c->entries[i], nin, in, extra, reason, sizeof reason);
+      if (!f) {
+        c->last = i;
+        return run_entry(c, &c->entries[i], nin, in, max_out, outs, nout);
+      }
+      if (!first_fail) first_fail = f;
     }
-  /* miss: capture (this also computes the results) */
+  /* miss: recompile */
+  int store = !c->force_disable_caches;
+  if (c->nentries > 0 && c->recompile_limit && c->nentries >= c->recompile_limit) {
+    if (c->o.fullgraph || c->fail_on_limit)
+      return tp_fail(TP_ERR_RUNTIME, "TensorPlay compile specialization limit reached "
+                                     "(recompile_limit=%d, last failed guard: %s)",
+                     c->recompile_limit, first_fail ? first_fail : "?");
+    store = 0; /* compile again without storing */
+  }
+  if (c->ncaptures >= c->accumulated_limit)
+    return tp_fail(TP_ERR_RUNTIME,
+                   "TensorPlay accumulated recompilation limit reached (%d compiles; "
+                   "config.accumulated_recompile_limit=%d)",
+                   c->ncaptures, c->accumulated_limit);
+  if (first_fail) {
+    char line[300];
+    snprintf(line, sizeof line, "%s\n", first_fail);
+    append(&c->reasons, line);
+    if (c->verbose)
+      fprintf(stderr, "tensorplay: recompiling %s: guard failed: %s\n", c->name ? c->name : "function",
+              first_fail);
+  }
   tp_trace_result r;
   const char *const *names = (const char *const *)c->input_names;
   if (c->ninput_names < nin) names = NULL;
-  TP_TRY(tp_trace_named(&c->fn, nin, in, names, c->opts.fullgraph, &r));
+  TP_TRY(tp_trace_named(&c->fn, nin, in, names, c->o.fullgraph, &r));
   c->ncaptures++;
   if (r.nout > max_out) {
     int n = r.nout;
     tp_trace_result_clear(&r);
     return tp_fail(TP_ERR_INVALID_ARG, "compiled call: %d outputs do not fit in %d slots", n, max_out);
   }
-  if (c->nentries == c->cap) {
-    int nc = c->cap ? c->cap * 2 : 4;
-    entry *ne = tp_xrealloc(c->entries, sizeof(entry) * (size_t)nc);
-    if (!ne) {
-      tp_trace_result_clear(&r);
-      return TP_ERR_OUT_OF_MEMORY;
+  entry e;
+  memset(&e, 0, sizeof e);
+  e.nin = nin;
+  for (int i = 0; i < nin; i++) sig_of(c, in[i], &e.sig[i]);
+  if (c->dynamic) { /* guard exact shapes of the inputs whose shape was read */
+    e.shape_guard = r.shape_read;
+    for (int i = 0; i < nin; i++)
+      if ((r.shape_read >> i) & 1) tp_desc_of(in[i], &e.sig[i]), e.sig[i].weak = 0;
+  }
+  tp_status s = TP_OK;
+  if (extra && *extra && !(e.extra_key = tp_xstrdup(extra))) s = TP_ERR_OUT_OF_MEMORY;
+  if (!s && !r.broken) {
+    const tp_backend *b = NULL;
+    tp_backend_opts bo;
+    fill_backend_opts(c, &bo);
+    s = tp_lookup_backend(c->backend, &b);
+    if (!s) s = b->fn(b->ud, r.graph, nin, in, &bo, &e.run);
+    if (!s && !e.run.run) s = tp_fail(TP_ERR_TYPE, "backend '%s' returned a non-callable", c->backend);
+    if (!s) e.graph = r.graph, r.graph = NULL;
+  }
+  if (r.broken) snprintf(e.reason, sizeof e.reason, "%s", r.break_reason);
+  note_capture(c, &r, &e);
+  if (!s && store) {
+    if (c->nentries == c->cap) {
+      int nc = c->cap ? c->cap * 2 : 4;
+      entry *ne = tp_xrealloc(c->entries, sizeof(entry) * (size_t)nc);
+      if (!ne) s = TP_ERR_OUT_OF_MEMORY;
+      else c->entries = ne, c->cap = nc;
     }
-    c->entries = ne;
-    c->cap = nc;
+    if (!s) {
+      c->entries[c->nentries] = e;
+      c->last = c->nentries++;
+      memset(&e, 0, sizeof e);
+    }
   }
-  entry *e = &c->entries[c->nentries];
-  memset(e, 0, sizeof *e);
-  e->nin = nin;
-  for (int i = 0; i < nin; i++) {
-    tp_desc_of(in[i], &e->sig[i]);
-    e->sig[i].weak = 0;
+  entry_clear(&e);
+  if (s) {
+    tp_trace_result_clear(&r);
+    return s;
   }
-  e->graph = r.graph;
-  r.graph = NULL;
-  if (r.broken) snprintf(e->reason, sizeof e->reason, "%s", r.break_reason);
-  c->last = c->nentries++;
+  /* the capture computed the results on the real inputs */
   for (int i = 0; i < r.nout; i++) outs[i] = r.outs[i];
   *nout = r.nout;
+  r.nout = 0;
+  tp_trace_result_clear(&r);
   return TP_OK;
 }

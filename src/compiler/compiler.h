@@ -151,4 +151,7 @@ tp_status tp_list_mode_options(const char *mode, char **json_out);
  * options are ..."; non-bool -> TP_ERR_TYPE. */
 tp_status tp_check_mode_options(int n, const char (*keys)[48], const tp_value *values);
 
+/* compile()'s config checks in the seed's order, then recompile_limit
+ * (given: the argument; else config.recompile_limit). */
+tp_status tp_compile_check_config(int recompile_limit_given, int recompile_limit);
 #endif

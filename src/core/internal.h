@@ -111,7 +111,15 @@ enum {
   TP_OPF_REDUCE = 1 << 4,
   TP_OPF_VIEW = 1 << 5,
   TP_OPF_OPT = 1 << 6,       /* operands after the first may be NULL */
+  TP_OPF_OPAQUE = 1 << 7,    /* host-run region: no shape rule, graphs only */
 };
+/* Host functions (JS callbacks, C callables) by id: the Wasm ABI installs
+ * the dispatcher; C programs register callables with tp_host_fn_register. */
+typedef tp_status (*tp_host_dispatch_fn)(int64_t id, int nin, tp_tensor *const *in,
+                                         int max_out, tp_tensor **outs, int *nout);
+void tp_set_host_dispatch(tp_host_dispatch_fn fn);
+tp_status tp_host_invoke(int64_t id, int nin, tp_tensor *const *in, int max_out,
+                         tp_tensor **outs, int *nout);
 int tp_op_flags(tp_op op);
 /* The shape rule: descs[i] NULL for an absent optional operand. */
 tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in,

@@ -191,7 +191,10 @@ void tp_tensor_release(tp_tensor *t) {
 }
 
 int tp_tensor_ndim(const tp_tensor *t) { return t->ndim; }
-const int64_t *tp_tensor_shape(const tp_tensor *t) { return t->shape; }
+const int64_t *tp_tensor_shape(const tp_tensor *t) {
+  tp_capture_note_shape_read(t, NULL);
+  return t->shape;
+}
 const int64_t *tp_tensor_strides(const tp_tensor *t) { return t->strides; }
 tp_dtype tp_tensor_dtype(const tp_tensor *t) { return t->dtype; }
 int64_t tp_tensor_numel(const tp_tensor *t) { return tp_shape_numel(t->ndim, t->shape); }

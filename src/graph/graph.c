@@ -226,7 +226,18 @@ tp_status tp_graph_verify(const tp_graph *g) {
       if (n->kind == TP_NODE_OUTPUT && a->kind != TP_ARG_NODE)
         return tp_fail(TP_ERR_INVALID_ARG, "graph: output operands must be nodes");
     }
-    if (n->kind == TP_NODE_CALL) {
+    if (n->kind == TP_NODE_CALL && (tp_op_flags(n->op) & TP_OPF_OPAQUE)) {
+      if (n->op == TP_OP_GETITEM &&
+          (n->nargs != 1 || n->args[0].kind != TP_ARG_NODE ||
+           g->nodes[n->args[0].node].op != TP_OP_CALL_HOST ||
+           g->nodes[n->args[0].node].kind != TP_NODE_CALL || n->attrs.dim < 0 ||
+           n->attrs.dim >= g->nodes[n->args[0].node].attrs.dim1))
+        return tp_fail(TP_ERR_INVALID_ARG, "graph: getitem %%%s must select a result of a call_host",
+                       n->name);
+      if (n->op == TP_OP_CALL_HOST && (n->attrs.dim1 < 1 || n->attrs.dim1 > 64))
+        return tp_fail(TP_ERR_INVALID_ARG, "graph: call_host %%%s has %lld results (1..64)", n->name,
+                       (long long)n->attrs.dim1);
+    } else if (n->kind == TP_NODE_CALL) {
       tp_desc descs[64], od;
       const tp_desc *dp[64];
       arg_descs(g, n, descs, dp);
@@ -260,8 +271,14 @@ tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max
     return tp_fail(TP_ERR_INVALID_ARG, "graph run: %d outputs do not fit in %d slots",
                    g->nodes[o].nargs, max_out);
   tp_tensor **vals = tp_xmalloc(sizeof(tp_tensor *) * (size_t)(g->n ? g->n : 1));
-  if (!vals) return TP_ERR_OUT_OF_MEMORY;
+  tp_tensor ***tuples = tp_xmalloc(sizeof(tp_tensor **) * (size_t)(g->n ? g->n : 1));
+  if (!vals || !tuples) {
+    tp_xfree(vals);
+    tp_xfree(tuples);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
   memset(vals, 0, sizeof(tp_tensor *) * (size_t)g->n);
+  memset(tuples, 0, sizeof(tp_tensor **) * (size_t)g->n);
   tp_status s = TP_OK;
   int pi = 0;
   for (int i = 0; i < g->n && s == TP_OK; i++) {
@@ -302,7 +319,25 @@ tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max
           else if (n->args[k].kind == TP_ARG_SCALAR)
             s = tp_scalar(n->args[k].scalar, n->args[k].is_int, &scalars[k]), args[k] = scalars[k];
         }
-        if (s == TP_OK) s = tp_op_call(n->op, n->nargs, args, &n->attrs, &vals[i]);
+        if (s == TP_OK && n->op == TP_OP_CALL_HOST) {
+          int nres = (int)n->attrs.dim1, got = 0;
+          tuples[i] = tp_xmalloc(sizeof(tp_tensor *) * (size_t)nres);
+          if (!tuples[i]) s = TP_ERR_OUT_OF_MEMORY;
+          else memset(tuples[i], 0, sizeof(tp_tensor *) * (size_t)nres);
+          if (!s) s = tp_host_invoke(n->attrs.dim, n->nargs, args, nres, tuples[i], &got);
+          if (!s && got != nres)
+            s = tp_fail(TP_ERR_HOST, "host function %lld returned %d results, the graph expects %d",
+                        (long long)n->attrs.dim, got, nres);
+          if (!s) {
+            vals[i] = tuples[i][0];
+            tp_tensor_retain(vals[i]);
+          }
+        } else if (s == TP_OK && n->op == TP_OP_GETITEM) {
+          vals[i] = tuples[n->args[0].node][n->attrs.dim];
+          tp_tensor_retain(vals[i]);
+        } else if (s == TP_OK) {
+          s = tp_op_call(n->op, n->nargs, args, &n->attrs, &vals[i]);
+        }
         if (s != TP_OK) tp_fail_context(s, "graph run: node %%%s", n->name);
         for (int k = 0; k < n->nargs; k++) tp_tensor_release(scalars[k]);
         break;
@@ -317,7 +352,13 @@ tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max
       default: s = tp_fail(TP_ERR_INTERNAL, "graph run: bad node kind"); break;
     }
   }
-  for (int i = 0; i < g->n; i++) tp_tensor_release(vals[i]);
+  for (int i = 0; i < g->n; i++) {
+    tp_tensor_release(vals[i]);
+    if (tuples[i])
+      for (int k = 0; k < g->nodes[i].attrs.dim1; k++) tp_tensor_release(tuples[i][k]);
+    tp_xfree(tuples[i]);
+  }
   tp_xfree(vals);
+  tp_xfree(tuples);
   return s;
 }

@@ -41,6 +41,8 @@ const tp_op_text tp_text_ops[TP_OP_COUNT] = {
   [TP_OP_CONCAT] = { 1, { A("dim", TP_ATTR_INT, dim) } },
   [TP_OP_CAST] = { 1, { A("dtype", TP_ATTR_DTYPE, dtype) } },
   [TP_OP_GELU] = { 1, { A("approximate", TP_ATTR_GELU, approximate) } },
+  [TP_OP_CALL_HOST] = { 2, { A("fn", TP_ATTR_INT, dim), A("results", TP_ATTR_INT, dim1) } },
+  [TP_OP_GETITEM] = { 1, { A("index", TP_ATTR_INT, dim) } },
 };
 #undef A
 #undef REDUCE

@@ -371,11 +371,12 @@ static tp_status exec_softmax(tp_op op, tp_tensor *x0, const tp_attrs *at, const
   int64_t R;
   tp_status s;
   if ((s = tp_to_dtype(x0, TP_F32, &x)) || (s = move_last(x, mask, &R, &xm))) goto done;
-  if (xm->storage == x->storage) { /* already contiguous with dim last: work on a copy */
+  if (xm->storage == x->storage) { /* a view of the input: work on a copy */
+    tp_tensor *copy;
+    if ((s = tp_tensor_empty(TP_F32, xm->ndim, xm->shape, &copy))) goto done;
+    tp_tensor_copy_into(xm, copy);
     tp_tensor_release(xm);
-    xm = NULL;
-    if ((s = tp_tensor_empty(TP_F32, x->ndim, x->shape, &xm))) goto done;
-    tp_tensor_copy_into(x, xm); /* x is contiguous with dim last here */
+    xm = copy;
   }
   {
     float *p = tp_tensor_ptr(xm);

@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_opaque)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -437,6 +437,12 @@ static tp_status shape_cast(tp_op op, int nin, const tp_desc *const *in, const t
   out->weak = 0;
   out->dtype = a->dtype;
   return TP_OK;
+}
+
+static tp_status shape_opaque(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                              tp_desc *out) {
+  (void)nin, (void)in, (void)a, (void)out;
+  return tp_fail(TP_ERR_INVALID_ARG, "%s: only valid inside a captured graph", tp_op_name(op));
 }
 
 /* ---- entry points ---- */

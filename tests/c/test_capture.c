@@ -272,13 +272,14 @@ static void test_errors(void) {
   CHECK(strstr(tp_last_error(), "inner dimensions") != NULL);
   tp_compiled_free(c);
   /* bad arguments */
-  CHECK(tp_compile(NULL, NULL, &c) == TP_ERR_INVALID_ARG);
+  CHECK(tp_compile(NULL, NULL, &c) == TP_ERR_TYPE);
+  CHECK(strstr(tp_last_error(), "compile() expected a callable") != NULL);
   tp_compile_options o;
   tp_compile_options_init(&o);
   o.backend = "eagre";
   tp_callable fn = {f_identity, NULL};
-  CHECK(tp_compile(&fn, &o, &c) == TP_ERR_INVALID_ARG);
-  CHECK(strstr(tp_last_error(), "Invalid backend: 'eagre'") != NULL);
+  CHECK(tp_compile(&fn, &o, &c) == TP_ERR_INVALID_BACKEND);
+  CHECK(strstr(tp_last_error(), "Invalid backend: 'eagre', did you mean: 'eager'?") != NULL);
   tp_tensor_release(xt);
 }
 

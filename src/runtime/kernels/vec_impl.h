@@ -244,9 +244,9 @@ static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
   }
   float s = hsum(acc);
   if (log) {
-    vf ls = vm + splat(vlog(splat(s))[0]);
-    for (i = 0; i + VW <= n; i += VW) st(y + i, ld(y + i) - ls);
-    for (; i < n; i++) y[i] = (splat(y[i]) - ls)[0];
+    vf ls = splat(vlog(splat(s))[0]); /* (x - max) - log(sum): exact near large x */
+    for (i = 0; i + VW <= n; i += VW) st(y + i, (ld(y + i) - vm) - ls);
+    for (; i < n; i++) y[i] = ((splat(y[i]) - vm) - ls)[0];
   } else {
     vf inv = splat(1.0f / s);
     for (i = 0; i + VW <= n; i += VW) st(y + i, ld(y + i) * inv);

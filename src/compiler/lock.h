@@ -1,0 +1,20 @@
+/* lock.h - a spinlock for the frontend's small global tables (config,
+ * backend registry). Built on the __atomic builtins so the core needs no
+ * pthread link; on single-threaded Wasm the builtins compile to plain loads
+ * and stores. Critical sections are short (table edits, string copies) and
+ * never call out to user code (backend functions run outside the lock). */
+#ifndef TP_LOCK_H
+#define TP_LOCK_H
+
+typedef struct tp_spinlock { int held; } tp_spinlock;
+#define TP_SPINLOCK_INIT {0}
+
+static inline void tp_spin_lock(tp_spinlock *l) {
+  while (__atomic_exchange_n(&l->held, 1, __ATOMIC_ACQUIRE))
+    while (__atomic_load_n(&l->held, __ATOMIC_RELAXED)) {
+    }
+}
+static inline void tp_spin_unlock(tp_spinlock *l) {
+  __atomic_store_n(&l->held, 0, __ATOMIC_RELEASE);
+}
+#endif
