@@ -280,9 +280,10 @@ tp_status tp_npy_decode(const void *bytes, size_t len, tp_tensor **out);
 tp_status tp_npy_encode(tp_tensor *t, void **out, size_t *len);
 
 /* ---- runtime info ------------------------------------------------------ */
-/* "scalar", "sse2", "avx2", "avx512", "wasm-simd128" */
+/* "generic", "sse2", "avx2", "avx512", "wasm-simd128" */
 const char *tp_isa_name(void);
-/* Force a lower ISA (for tests): "scalar", "sse2", "avx2", "avx512". */
+/* Force an ISA at or below the best one (tests, benchmarks): "generic",
+ * "sse2", "avx2", "avx512", "wasm-simd128"; "best" restores the default. */
 tp_status tp_set_isa(const char *name);
 
 #ifdef __cplusplus

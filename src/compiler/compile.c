@@ -392,24 +392,38 @@ static void fill_backend_opts(const tp_compiled *c, tp_backend_opts *bo) {
   }
 }
 
-static void note_capture(tp_compiled *c, const tp_trace_result *r, const entry *e) {
-  char item[512];
+/* One explain() item per capture: op counts, opaque regions with their
+ * mode and reason, the graph break, the shape guards. */
+static void note_capture(tp_compiled *c, const tp_trace_result *r, const tp_graph *g,
+                         const entry *e) {
+  char item[2048], regions[1024] = "";
   int ops = 0, consts = 0;
-  if (r->graph)
-    for (int i = 0; i < r->graph->n; i++) {
-      ops += r->graph->nodes[i].kind == TP_NODE_CALL;
-      consts += r->graph->nodes[i].kind == TP_NODE_GET_ATTR;
+  size_t rk = 0;
+  for (int i = 0; g && i < g->n; i++) {
+    const tp_node *n = &g->nodes[i];
+    consts += n->kind == TP_NODE_GET_ATTR;
+    if (n->kind != TP_NODE_CALL) continue;
+    ops++;
+    if (n->op == TP_OP_CALL_HOST && rk < sizeof regions - 200) {
+      const char *mode = tp_graph_get_custom(g, i, "opaque_mode");
+      const char *why = tp_graph_get_custom(g, i, "reason");
+      rk += (size_t)snprintf(regions + rk, sizeof regions - rk,
+                             "%s{\"node\": \"%%%s\", \"mode\": \"%s\", \"reason\": %s%.100s%s}",
+                             rk ? ", " : "", n->name, mode ? mode : "allow", why ? "\"" : "null",
+                             why ? why : "", why ? "\"" : "");
     }
-  char guards[200] = "";
+  }
+  char guards[400] = "";
   size_t k = 0;
-  for (int i = 0; i < e->nin && k < sizeof guards - 40; i++)
+  for (int i = 0; i < e->nin && k < sizeof guards - 140; i++)
     if ((e->shape_guard >> i) & 1)
-      k += (size_t)snprintf(guards + k, sizeof guards - k, "%s\"inputs[%d].shape (read%s%s)\"",
+      k += (size_t)snprintf(guards + k, sizeof guards - k, "%s\"inputs[%d].shape (read%s%.90s)\"",
                             k ? ", " : "", i, i < 8 && r->shape_where[i][0] ? " at " : "",
                             i < 8 ? r->shape_where[i] : "");
   snprintf(item, sizeof item,
-           "%s{\"ops\": %d, \"constants\": %d, \"graph_break\": %s%s%s, \"shape_guards\": [%s]}",
-           c->explain && *c->explain ? ", " : "", ops, consts, r->broken ? "\"" : "null",
+           "%s{\"ops\": %d, \"constants\": %d, \"opaque_regions\": [%s], \"graph_break\": %s%s%s, "
+           "\"shape_guards\": [%s]}",
+           c->explain && *c->explain ? ", " : "", ops, consts, regions, r->broken ? "\"" : "null",
            r->broken ? r->break_reason : "", r->broken ? "\"" : "", guards);
   append(&c->explain, item);
 }
@@ -483,6 +497,10 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   }
   tp_status s = TP_OK;
   if (extra && *extra && !(e.extra_key = tp_xstrdup(extra))) s = TP_ERR_OUT_OF_MEMORY;
+  if (!s && c->dynamic && r.graph) /* unguarded inputs accept any size of the same rank */
+    for (int i = 0, k = 0; i < r.graph->n && !s; i++)
+      if (r.graph->nodes[i].kind == TP_NODE_PLACEHOLDER && !((r.shape_read >> k++) & 1))
+        s = tp_graph_set_custom(r.graph, i, "dynamic", "true");
   if (!s && !r.broken) {
     const tp_backend *b = NULL;
     tp_backend_opts bo;
@@ -493,7 +511,7 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
     if (!s) e.graph = r.graph, r.graph = NULL;
   }
   if (r.broken) snprintf(e.reason, sizeof e.reason, "%s", r.break_reason);
-  note_capture(c, &r, &e);
+  note_capture(c, &r, e.graph ? e.graph : r.graph, &e);
   if (!s && store) {
     if (c->nentries == c->cap) {
       int nc = c->cap ? c->cap * 2 : 4;

@@ -362,15 +362,9 @@ static tp_status graph_runner(void *ud, int nin, tp_tensor *const *in, int max_o
 }
 static void graph_runner_free(void *ud) { tp_graph_free((tp_graph *)ud); }
 
-/* A deep copy through the stable text form, constants included: the runner
- * must not depend on the caller keeping g alive. */
-static tp_status copy_graph(const tp_graph *g, tp_graph **out) {
-  char *text = NULL;
-  TP_TRY(tp_graph_print(g, 1, &text));
-  tp_status s = tp_graph_parse(text, strlen(text), out);
-  tp_free_string(text);
-  return s;
-}
+/* The runner keeps its own copy: it must not depend on the caller keeping
+ * g alive (constants are shared by reference). */
+static tp_status copy_graph(const tp_graph *g, tp_graph **out) { return tp_graph_copy(g, out); }
 
 /* Options and mode reach stax only when set; reject what it does not know. */
 static tp_status check_opts(const tp_backend_opts *o) {
@@ -421,8 +415,9 @@ static tp_status backend_eager(void *ud, const tp_graph *g, int nin, tp_tensor *
 }
 
 /* reference (debug): every node runs on the scalar oracle (tp_op_exec_ref,
- * double accumulation), views included. Modeled on tp_graph_run; it does
- * not record into a live capture. */
+ * double accumulation), views included; opaque host regions (call_host,
+ * getitem) run on the host as in tp_graph_run, which this walk mirrors. It
+ * does not record into a live capture. */
 static tp_status ref_runner(void *ud, int nin, tp_tensor *const *in, int max_out,
                             tp_tensor **outs, int *nout) {
   const tp_graph *g = ud;
@@ -437,9 +432,16 @@ static tp_status ref_runner(void *ud, int nin, tp_tensor *const *in, int max_out
   if (g->nodes[o].nargs > max_out)
     return tp_fail(TP_ERR_INVALID_ARG, "reference run: %d outputs do not fit in %d slots",
                    g->nodes[o].nargs, max_out);
-  tp_tensor **vals = tp_xmalloc(sizeof(tp_tensor *) * (size_t)(g->n ? g->n : 1));
-  if (!vals) return TP_ERR_OUT_OF_MEMORY;
-  memset(vals, 0, sizeof(tp_tensor *) * (size_t)(g->n ? g->n : 1));
+  size_t nn = (size_t)(g->n ? g->n : 1);
+  tp_tensor **vals = tp_xmalloc(sizeof(tp_tensor *) * nn);
+  tp_tensor ***tuples = tp_xmalloc(sizeof(tp_tensor **) * nn); /* call_host results */
+  if (!vals || !tuples) {
+    tp_xfree(vals);
+    tp_xfree(tuples);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  memset(vals, 0, sizeof(tp_tensor *) * nn);
+  memset(tuples, 0, sizeof(tp_tensor **) * nn);
   tp_status s = TP_OK;
   int pi = 0;
   for (int i = 0; i < g->n && s == TP_OK; i++) {
@@ -489,7 +491,26 @@ static tp_status ref_runner(void *ud, int nin, tp_tensor *const *in, int max_out
             args[k] = scalars[k];
           }
         }
-        if (s == TP_OK) s = tp_op_exec_ref(n->op, n->nargs, args, &n->attrs, &vals[i]);
+        if (s == TP_OK && n->op == TP_OP_CALL_HOST) {
+          /* an opaque host region has no reference: the host runs it */
+          int nres = (int)n->attrs.dim1, got = 0;
+          tuples[i] = tp_xmalloc(sizeof(tp_tensor *) * (size_t)(nres > 0 ? nres : 1));
+          if (!tuples[i]) s = TP_ERR_OUT_OF_MEMORY;
+          else memset(tuples[i], 0, sizeof(tp_tensor *) * (size_t)(nres > 0 ? nres : 1));
+          if (!s) s = tp_host_invoke(n->attrs.dim, n->nargs, args, nres, tuples[i], &got);
+          if (!s && got != nres)
+            s = tp_fail(TP_ERR_HOST, "host function %lld returned %d results, the graph expects %d",
+                        (long long)n->attrs.dim, got, nres);
+          if (!s) {
+            vals[i] = tuples[i][0];
+            tp_tensor_retain(vals[i]);
+          }
+        } else if (s == TP_OK && n->op == TP_OP_GETITEM) {
+          vals[i] = tuples[n->args[0].node][n->attrs.dim];
+          tp_tensor_retain(vals[i]);
+        } else if (s == TP_OK) {
+          s = tp_op_exec_ref(n->op, n->nargs, args, &n->attrs, &vals[i]);
+        }
         if (s != TP_OK) tp_fail_context(s, "reference run: node %%%s", n->name);
         for (int k = 0; k < n->nargs; k++) tp_tensor_release(scalars[k]);
         break;
@@ -504,8 +525,14 @@ static tp_status ref_runner(void *ud, int nin, tp_tensor *const *in, int max_out
       default: s = tp_fail(TP_ERR_INTERNAL, "reference run: bad node kind"); break;
     }
   }
-  for (int i = 0; i < g->n; i++) tp_tensor_release(vals[i]);
+  for (int i = 0; i < g->n; i++) {
+    tp_tensor_release(vals[i]);
+    if (tuples[i])
+      for (int k = 0; k < g->nodes[i].attrs.dim1; k++) tp_tensor_release(tuples[i][k]);
+    tp_xfree(tuples[i]);
+  }
   tp_xfree(vals);
+  tp_xfree(tuples);
   return s;
 }
 

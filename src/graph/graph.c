@@ -204,6 +204,28 @@ static tp_status arg_descs(const tp_graph *g, const tp_node *n, tp_desc *descs,
   return TP_OK;
 }
 
+tp_status tp_graph_copy(const tp_graph *g, tp_graph **out) {
+  tp_graph *c;
+  TP_TRY(tp_graph_new(&c));
+  tp_status s = TP_OK;
+  for (int i = 0; i < g->n && !s; i++) {
+    const tp_node *n = &g->nodes[i];
+    int idx;
+    s = tp_graph_add_node(c, n->kind, n->name, n->op, n->nargs, n->args, &n->attrs, &n->desc, &idx);
+    if (!s && n->target && !(c->nodes[idx].target = tp_xstrdup(n->target))) s = TP_ERR_OUT_OF_MEMORY;
+    if (!s && n->kind == TP_NODE_GET_ATTR) tp_graph_set_val(c, idx, n->val); /* shared, immutable */
+    for (int k = 0; k < n->ncustom && !s; k++)
+      s = tp_graph_set_custom(c, idx, n->custom[k].key, n->custom[k].value);
+  }
+  c->next_id = g->next_id;
+  if (s) {
+    tp_graph_free(c);
+    return s;
+  }
+  *out = c;
+  return TP_OK;
+}
+
 tp_status tp_graph_verify(const tp_graph *g) {
   if (!g) return tp_fail(TP_ERR_INVALID_ARG, "graph: NULL graph");
   int out = -1;
@@ -292,6 +314,9 @@ tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max
           break;
         }
         tp_desc_of(t, &d);
+        const char *dyn = tp_graph_get_custom(g, i, "dynamic");
+        if (dyn && !strcmp(dyn, "true") && d.ndim == n->desc.ndim) /* any size, same rank */
+          memcpy(d.shape, n->desc.shape, sizeof d.shape);
         if (!tp_desc_equal(&d, &n->desc)) {
           char b0[96], b1[96];
           s = tp_fail(TP_ERR_INVALID_ARG, "graph run: input %%%s is %s%s, the graph expects %s%s",

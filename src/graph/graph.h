@@ -65,5 +65,7 @@ int tp_graph_output(const tp_graph *g);
 /* Structural equality (kinds, names, ops, args, attrs, descs, custom and
  * constant values): what the print/parse round trip must preserve. */
 int tp_graph_equal(const tp_graph *a, const tp_graph *b);
+/* A deep copy; constant tensors are shared (they are immutable). */
+tp_status tp_graph_copy(const tp_graph *g, tp_graph **out);
 
 #endif
