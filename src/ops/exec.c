@@ -236,7 +236,7 @@ static tp_status exec_matmul(tp_tensor *a0, tp_tensor *b0, const tp_desc *od, tp
   for (int d = 0; d < nb; d++) {
     int da = d - (nb - (a.ndim - 2)), db = d - (nb - (b.ndim - 2));
     int64_t sa = da >= 0 ? a.shape[da] : 1, sb = db >= 0 ? b.shape[db] : 1;
-    bshape[d] = sa > sb ? sa : sb;
+    bshape[d] = sa == 1 ? sb : sa; /* broadcast: 1 takes the other (also 0) */
     sta[d] = (da >= 0 && sa != 1) ? a.strides[da] : 0;
     stb[d] = (db >= 0 && sb != 1) ? b.strides[db] : 0;
     nbatch *= bshape[d];

@@ -39,10 +39,14 @@ static inline vf sel(vi m, vf a, vf b) { return (vf)((m & (vi)a) | (~m & (vi)b))
 static inline vf vabs(vf x) { return (vf)((vi)x & splat_i(0x7fffffff)); }
 
 /* ---- math: Cephes-style polynomials ---- */
+/* e^x. Range reduction x = n ln2 + r, |r| <= ln2/2, degree-6 polynomial,
+ * then scaling by 2^n split in two factors so that the whole range from
+ * -104 (results down to the smallest denormals) to 88.72 (up to FLT_MAX) is
+ * exact in the exponent. */
 static inline vf vexp(vf x) {
-  vi big = x > splat(88.72283935546875f), tiny = x < splat(-87.33654475f);
-  x = sel(x > splat(88.0f), splat(88.0f), x);
-  x = sel(x < splat(-87.0f), splat(-87.0f), x);
+  vi big = x > splat(88.72283935546875f), tiny = x < splat(-104.0f);
+  x = sel(x > splat(88.72283935546875f), splat(88.72283935546875f), x);
+  x = sel(x < splat(-104.0f), splat(-104.0f), x);
   vf t = x * splat(1.44269504088896341f);
   vf n = (t + splat(12582912.0f)) - splat(12582912.0f); /* round to nearest */
   vf r = x - n * splat(0.693359375f);
@@ -54,8 +58,10 @@ static inline vf vexp(vf x) {
   p = p * r + splat(1.6666665459e-1f);
   p = p * r + splat(5.0000001201e-1f);
   p = p * (r * r) + r + splat(1.0f);
-  vi e = (__builtin_convertvector(n, vi) + 127) << 23;
-  p = p * (vf)e;
+  vi ni = __builtin_convertvector(n, vi);
+  vi n1 = ni >> 1, n2 = ni - n1; /* both in [-75, 64] */
+  p = p * (vf)((n1 + 127) << 23);
+  p = p * (vf)((n2 + 127) << 23);
   p = sel(big, splat(INFINITY), p);
   return sel(tiny, splat(0.0f), p);
 }
@@ -88,21 +94,21 @@ static inline vf vlog(vf x) {
   return r;
 }
 
+/* tanh: odd polynomial below |x| = 0.625, 1 - 2/(e^2|x| + 1) above; the
+ * sign of x is restored last (so tanh(-0) = -0). */
 static inline vf vtanh(vf x) {
   vf ax = vabs(x);
-  /* small |x|: odd polynomial */
-  vf z = x * x;
+  vf z = ax * ax;
   vf p = splat(-5.70498872745e-3f);
   p = p * z + splat(2.06390887954e-2f);
   p = p * z + splat(-5.37397155531e-2f);
   p = p * z + splat(1.33314422036e-1f);
   p = p * z + splat(-3.33332819422e-1f);
-  vf small = p * z * x + x;
-  /* large |x|: 1 - 2 / (e^(2|x|) + 1), sign restored */
+  vf small = p * z * ax + ax;
   vf e = vexp(ax + ax);
   vf big = splat(1.0f) - splat(2.0f) / (e + splat(1.0f));
-  big = (vf)((vi)big | ((vi)x & splat_i((int32_t)0x80000000u)));
-  return sel(ax < splat(0.625f), small, big);
+  vf r = sel(ax < splat(0.625f), small, big);
+  return (vf)((vi)r | ((vi)x & splat_i((int32_t)0x80000000u)));
 }
 
 static inline vf vsigmoid(vf x) { return splat(1.0f) / (splat(1.0f) + vexp(-x)); }
