@@ -394,8 +394,8 @@ static void fill_backend_opts(const tp_compiled *c, tp_backend_opts *bo) {
 
 /* One explain() item per capture: op counts, opaque regions with their
  * mode and reason, the graph break, the shape guards. */
-static void note_capture(tp_compiled *c, const tp_trace_result *r, const tp_graph *g,
-                         const entry *e) {
+static tp_status note_capture(tp_compiled *c, const tp_trace_result *r, const tp_graph *g,
+                              const entry *e) {
   char item[2048], regions[1024] = "";
   int ops = 0, consts = 0;
   size_t rk = 0;
@@ -425,7 +425,7 @@ static void note_capture(tp_compiled *c, const tp_trace_result *r, const tp_grap
            "\"shape_guards\": [%s]}",
            c->explain && *c->explain ? ", " : "", ops, consts, regions, r->broken ? "\"" : "null",
            r->broken ? r->break_reason : "", r->broken ? "\"" : "", guards);
-  append(&c->explain, item);
+  return append(&c->explain, item);
 }
 
 tp_status tp_compiled_call(tp_compiled *c, int nin, tp_tensor *const *in, int max_out,
@@ -471,7 +471,7 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   if (first_fail) {
     char line[300];
     snprintf(line, sizeof line, "%s\n", first_fail);
-    append(&c->reasons, line);
+    TP_TRY(append(&c->reasons, line));
     if (c->verbose)
       fprintf(stderr, "tensorplay: recompiling %s: guard failed: %s\n", c->name ? c->name : "function",
               first_fail);
@@ -511,7 +511,7 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
     if (!s) e.graph = r.graph, r.graph = NULL;
   }
   if (r.broken) snprintf(e.reason, sizeof e.reason, "%s", r.break_reason);
-  note_capture(c, &r, e.graph ? e.graph : r.graph, &e);
+  if (!s) s = note_capture(c, &r, e.graph ? e.graph : r.graph, &e);
   if (!s && store) {
     if (c->nentries == c->cap) {
       int nc = c->cap ? c->cap * 2 : 4;

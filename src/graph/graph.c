@@ -33,7 +33,37 @@ void tp_graph_free(tp_graph *g) {
   if (!g) return;
   for (int i = 0; i < g->n; i++) node_clear(&g->nodes[i]);
   tp_xfree(g->nodes);
+  for (int i = 0; i < g->nsubs; i++) {
+    tp_xfree(g->subs[i].name);
+    tp_graph_free(g->subs[i].g);
+  }
+  tp_xfree(g->subs);
   tp_xfree(g);
+}
+
+tp_status tp_graph_add_subgraph(tp_graph *g, const char *name, tp_graph *sub) {
+  if (tp_graph_find_subgraph(g, name)) {
+    tp_graph_free(sub);
+    return tp_fail(TP_ERR_INVALID_ARG, "graph: subgraph \"%s\" is already defined", name);
+  }
+  char *nm = tp_xstrdup(name);
+  tp_subgraph *ns = nm ? tp_xrealloc(g->subs, sizeof(tp_subgraph) * (size_t)(g->nsubs + 1)) : NULL;
+  if (!ns) {
+    tp_xfree(nm);
+    tp_graph_free(sub);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  g->subs = ns;
+  ns[g->nsubs].name = nm;
+  ns[g->nsubs].g = sub;
+  g->nsubs++;
+  return TP_OK;
+}
+
+tp_graph *tp_graph_find_subgraph(const tp_graph *g, const char *name) {
+  for (int i = 0; name && i < g->nsubs; i++)
+    if (!strcmp(g->subs[i].name, name)) return g->subs[i].g;
+  return NULL;
 }
 
 int tp_graph_find(const tp_graph *g, const char *name) {
@@ -157,7 +187,10 @@ static int tensors_equal(const tp_tensor *a, const tp_tensor *b) {
 }
 
 int tp_graph_equal(const tp_graph *a, const tp_graph *b) {
-  if (a->n != b->n) return 0;
+  if (a->n != b->n || a->nsubs != b->nsubs) return 0;
+  for (int i = 0; i < a->nsubs; i++)
+    if (strcmp(a->subs[i].name, b->subs[i].name) || !tp_graph_equal(a->subs[i].g, b->subs[i].g))
+      return 0;
   for (int i = 0; i < a->n; i++) {
     const tp_node *x = &a->nodes[i], *y = &b->nodes[i];
     if (x->kind != y->kind || strcmp(x->name, y->name) || x->nargs != y->nargs) return 0;
@@ -218,6 +251,11 @@ tp_status tp_graph_copy(const tp_graph *g, tp_graph **out) {
       s = tp_graph_set_custom(c, idx, n->custom[k].key, n->custom[k].value);
   }
   c->next_id = g->next_id;
+  for (int i = 0; i < g->nsubs && !s; i++) {
+    tp_graph *sub = NULL;
+    s = tp_graph_copy(g->subs[i].g, &sub);
+    if (!s) s = tp_graph_add_subgraph(c, g->subs[i].name, sub);
+  }
   if (s) {
     tp_graph_free(c);
     return s;
@@ -248,15 +286,32 @@ tp_status tp_graph_verify(const tp_graph *g) {
       if (n->kind == TP_NODE_OUTPUT && a->kind != TP_ARG_NODE)
         return tp_fail(TP_ERR_INVALID_ARG, "graph: output operands must be nodes");
     }
+    if (n->kind == TP_NODE_GET_ATTR && n->desc.ndim == TP_DESC_GRAPH &&
+        !tp_graph_find_subgraph(g, n->target ? n->target : n->name))
+      return tp_fail(TP_ERR_INVALID_ARG, "graph: get_attr %%%s names no subgraph \"%s\"", n->name,
+                     n->target ? n->target : n->name);
+    if (n->kind == TP_NODE_CALL && n->op == TP_OP_INVOKE) {
+      const tp_node *sg = n->nargs >= 1 && n->args[0].kind == TP_ARG_NODE ? &g->nodes[n->args[0].node] : NULL;
+      if (!sg || sg->kind != TP_NODE_GET_ATTR || sg->desc.ndim != TP_DESC_GRAPH)
+        return tp_fail(TP_ERR_INVALID_ARG, "graph: invoke %%%s must name a subgraph first", n->name);
+      const tp_graph *sub = tp_graph_find_subgraph(g, sg->target ? sg->target : sg->name);
+      if (tp_graph_num_inputs(sub) != n->nargs - 1 || tp_graph_num_outputs(sub) != n->attrs.dim1)
+        return tp_fail(TP_ERR_INVALID_ARG,
+                       "graph: invoke %%%s passes %d inputs and expects %lld results; the subgraph "
+                       "takes %d and returns %d",
+                       n->name, n->nargs - 1, (long long)n->attrs.dim1, tp_graph_num_inputs(sub),
+                       tp_graph_num_outputs(sub));
+    }
     if (n->kind == TP_NODE_CALL && (tp_op_flags(n->op) & TP_OPF_OPAQUE)) {
       if (n->op == TP_OP_GETITEM &&
           (n->nargs != 1 || n->args[0].kind != TP_ARG_NODE ||
-           g->nodes[n->args[0].node].op != TP_OP_CALL_HOST ||
+           (g->nodes[n->args[0].node].op != TP_OP_CALL_HOST &&
+            g->nodes[n->args[0].node].op != TP_OP_INVOKE) ||
            g->nodes[n->args[0].node].kind != TP_NODE_CALL || n->attrs.dim < 0 ||
            n->attrs.dim >= g->nodes[n->args[0].node].attrs.dim1))
         return tp_fail(TP_ERR_INVALID_ARG, "graph: getitem %%%s must select a result of a call_host",
                        n->name);
-      if (n->op == TP_OP_CALL_HOST && (n->attrs.dim1 < 1 || n->attrs.dim1 > 64))
+      if ((n->op == TP_OP_CALL_HOST || n->op == TP_OP_INVOKE) && (n->attrs.dim1 < 1 || n->attrs.dim1 > 64))
         return tp_fail(TP_ERR_INVALID_ARG, "graph: call_host %%%s has %lld results (1..64)", n->name,
                        (long long)n->attrs.dim1);
     } else if (n->kind == TP_NODE_CALL) {
@@ -330,6 +385,7 @@ tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max
         break;
       }
       case TP_NODE_GET_ATTR:
+        if (n->desc.ndim == TP_DESC_GRAPH) break; /* a subgraph: read by invoke */
         if (!n->val) {
           s = tp_fail(TP_ERR_INVALID_ARG, "graph run: constant %%%s has no data", n->name);
           break;
@@ -353,6 +409,18 @@ tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max
           if (!s && got != nres)
             s = tp_fail(TP_ERR_HOST, "host function %lld returned %d results, the graph expects %d",
                         (long long)n->attrs.dim, got, nres);
+          if (!s) {
+            vals[i] = tuples[i][0];
+            tp_tensor_retain(vals[i]);
+          }
+        } else if (s == TP_OK && n->op == TP_OP_INVOKE) {
+          const tp_node *sg = &g->nodes[n->args[0].node];
+          const tp_graph *sub = tp_graph_find_subgraph(g, sg->target ? sg->target : sg->name);
+          int nres = (int)n->attrs.dim1, got = 0;
+          tuples[i] = tp_xmalloc(sizeof(tp_tensor *) * (size_t)nres);
+          if (!tuples[i]) s = TP_ERR_OUT_OF_MEMORY;
+          else memset(tuples[i], 0, sizeof(tp_tensor *) * (size_t)nres);
+          if (!s) s = tp_graph_run(sub, n->nargs - 1, args + 1, nres, tuples[i], &got);
           if (!s) {
             vals[i] = tuples[i][0];
             tp_tensor_retain(vals[i]);

@@ -43,10 +43,17 @@ typedef struct tp_node {
   tp_kv *custom;
 } tp_node;
 
+/* A child graph (nested_compile_region), referenced by get_attr nodes whose
+ * target is its name and whose desc.ndim is TP_DESC_GRAPH. */
+#define TP_DESC_GRAPH (-1)
+typedef struct tp_subgraph { char *name; tp_graph *g; } tp_subgraph;
+
 struct tp_graph {
   int n, cap;
   tp_node *nodes;
   int next_id;         /* for fresh numeric names */
+  int nsubs;
+  tp_subgraph *subs;   /* owned */
 };
 
 tp_status tp_graph_new(tp_graph **out);
@@ -65,6 +72,10 @@ int tp_graph_output(const tp_graph *g);
 /* Structural equality (kinds, names, ops, args, attrs, descs, custom and
  * constant values): what the print/parse round trip must preserve. */
 int tp_graph_equal(const tp_graph *a, const tp_graph *b);
+/* Adds a child graph under name (ownership of sub moves to g, also on
+ * failure). */
+tp_status tp_graph_add_subgraph(tp_graph *g, const char *name, tp_graph *sub);
+tp_graph *tp_graph_find_subgraph(const tp_graph *g, const char *name);
 /* A deep copy; constant tensors are shared (they are immutable). */
 tp_status tp_graph_copy(const tp_graph *g, tp_graph **out);
 

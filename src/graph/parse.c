@@ -557,7 +557,13 @@ static tp_status define(parser *p) {
   skip_ws(p);
   if (!eat(p, ':')) return perr(p, "expected ':' and the type of %%%s, found %s", name,
                                 found(p, buf, sizeof buf));
-  TP_TRY(type_tok(p, &d));
+  if (kind == TP_NODE_GET_ATTR && peek_word(p, "graph")) { /* a subgraph reference */
+    p->c += 5;
+    memset(&d, 0, sizeof d);
+    d.ndim = TP_DESC_GRAPH;
+  } else {
+    TP_TRY(type_tok(p, &d));
+  }
   TP_TRY(add(p, kind, name, op < 0 ? (tp_op)0 : (tp_op)op, &at, &d, &idx));
   if (target) {
     tp_node *nd = &p->g->nodes[idx];
@@ -731,14 +737,51 @@ static void line_reset(parser *p) {
   p->nargs = 0;
 }
 
-tp_status tp_graph_parse(const char *text, size_t len, tp_graph **out) {
+static tp_status parse_body(const char *text, size_t len, int need_header, int line0, int depth,
+                            tp_graph **out);
+
+/* subgraph "name" {   ...lines...   }  : the block is parsed as a graph of
+ * its own (no header) and attached to p->g. *cur moves past the block. */
+static tp_status subgraph_block(parser *p, const char **cur, const char *end, int depth) {
+  char *name = NULL;
+  p->c += 8; /* "subgraph" */
+  TP_TRY(quoted(p, &name));
+  if (!eat(p, '{')) return expected(p, "'{' after the subgraph name");
+  TP_TRY(end_of_line(p));
+  if (depth >= 8) return perr(p, "subgraphs nested deeper than 8");
+  const char *body = *cur, *c = *cur;
+  int level = 1, lines = 0, start_line = p->line;
+  while (c < end) {
+    const char *nl = memchr(c, '\n', (size_t)(end - c));
+    const char *le = nl ? nl : end, *a = c;
+    while (a < le && (*a == ' ' || *a == '\t')) a++;
+    const char *z = le;
+    while (z > a && (z[-1] == ' ' || z[-1] == '\t' || z[-1] == '\r')) z--;
+    lines++;
+    if (z - a >= 8 && !memcmp(a, "subgraph", 8) && z[-1] == '{') level++;
+    if (z - a == 1 && *a == '}' && --level == 0) {
+      tp_graph *sub = NULL;
+      tp_status s = parse_body(body, (size_t)(a - body), 0, start_line, depth + 1, &sub);
+      if (s) return s;
+      char nm[256];
+      snprintf(nm, sizeof nm, "%s", name);
+      p->line += lines;
+      *cur = nl ? nl + 1 : end;
+      return wrap(p, tp_graph_add_subgraph(p->g, nm, sub));
+    }
+    c = nl ? nl + 1 : end;
+  }
+  return perr(p, "subgraph \"%s\" has no closing '}'", name);
+}
+
+static tp_status parse_body(const char *text, size_t len, int need_header, int line0, int depth,
+                            tp_graph **out) {
   parser p;
   tp_status s = TP_OK;
-  int header = 0;
+  int header = !need_header;
   memset(&p, 0, sizeof p);
-  if (!out) return tp_fail(TP_ERR_INVALID_ARG, "graph parse: out is NULL");
+  p.line = line0;
   *out = NULL;
-  if (!text && len) return tp_fail(TP_ERR_INVALID_ARG, "graph parse: text is NULL");
   TP_TRY(tp_graph_new(&p.g));
   const char *cur = text, *end = text + len;
   while (cur < end) {
@@ -771,7 +814,8 @@ tp_status tp_graph_parse(const char *text, size_t len, tp_graph **out) {
       header = 1;
       continue;
     }
-    s = statement(&p);
+    if (peek_word(&p, "subgraph")) s = subgraph_block(&p, &cur, end, depth);
+    else s = statement(&p);
     line_reset(&p);
     if (s != TP_OK) goto fail;
   }
@@ -780,13 +824,13 @@ tp_status tp_graph_parse(const char *text, size_t len, tp_graph **out) {
     goto fail;
   }
   if (!p.output_line) {
-    s = tp_fail(TP_ERR_PARSE, "graph text line %d: end of text without an output(...) statement",
-                p.line);
+    s = tp_fail(TP_ERR_PARSE, "graph text line %d: end of %s without an output(...) statement",
+                p.line, depth ? "a subgraph" : "text");
     goto fail;
   }
   s = tp_graph_verify(p.g);
   if (s != TP_OK) {
-    if (s != TP_ERR_OUT_OF_MEMORY) {
+    if (s != TP_ERR_OUT_OF_MEMORY && s != TP_ERR_PARSE) {
       char msg[400];
       snprintf(msg, sizeof msg, "%s", tp_last_error());
       s = tp_fail(TP_ERR_PARSE, "graph text: %s", msg);
@@ -801,4 +845,11 @@ fail:
   tp_xfree(p.args);
   tp_graph_free(p.g);
   return s;
+}
+
+tp_status tp_graph_parse(const char *text, size_t len, tp_graph **out) {
+  if (!out) return tp_fail(TP_ERR_INVALID_ARG, "graph parse: out is NULL");
+  *out = NULL;
+  if (!text && len) return tp_fail(TP_ERR_INVALID_ARG, "graph parse: text is NULL");
+  return parse_body(text, len, 1, 0, 0, out);
 }

@@ -43,6 +43,7 @@ const tp_op_text tp_text_ops[TP_OP_COUNT] = {
   [TP_OP_GELU] = { 1, { A("approximate", TP_ATTR_GELU, approximate) } },
   [TP_OP_CALL_HOST] = { 2, { A("fn", TP_ATTR_INT, dim), A("results", TP_ATTR_INT, dim1) } },
   [TP_OP_GETITEM] = { 1, { A("index", TP_ATTR_INT, dim) } },
+  [TP_OP_INVOKE] = { 1, { A("results", TP_ATTR_INT, dim1) } },
 };
 #undef A
 #undef REDUCE
@@ -355,7 +356,10 @@ static void put_node(tp_sbuf *b, const tp_graph *g, const tp_node *nd) {
   }
   if (nd->kind != TP_NODE_OUTPUT) {
     tp_sbuf_puts(b, " : ");
-    tp_sbuf_put_type(b, nd->desc.dtype, nd->desc.ndim, nd->desc.shape);
+    if (nd->kind == TP_NODE_GET_ATTR && nd->desc.ndim == TP_DESC_GRAPH)
+      tp_sbuf_puts(b, "graph");
+    else
+      tp_sbuf_put_type(b, nd->desc.dtype, nd->desc.ndim, nd->desc.shape);
   }
   if (nd->ncustom > 0) {
     tp_sbuf_puts(b, " {");
@@ -393,23 +397,38 @@ static tp_status put_data(tp_sbuf *b, const tp_node *nd) {
   return TP_OK;
 }
 
+/* The body of a graph: its subgraphs as `subgraph "name" {` ... `}` blocks
+ * (recursively), its nodes, its data lines. */
+static tp_status put_graph(tp_sbuf *b, const tp_graph *g, int with_data, int depth) {
+  tp_status s;
+  if (depth > 8) return tp_fail(TP_ERR_INVALID_ARG, "graph print: subgraphs nested deeper than 8");
+  for (int i = 0; i < g->n; i++)
+    if ((s = check_node(g, i)) != TP_OK) return s;
+  for (int i = 0; i < g->nsubs; i++) {
+    tp_sbuf_puts(b, "subgraph ");
+    tp_sbuf_put_quoted(b, g->subs[i].name);
+    tp_sbuf_puts(b, " {\n");
+    TP_TRY(put_graph(b, g->subs[i].g, with_data, depth + 1));
+    tp_sbuf_puts(b, "}\n");
+  }
+  for (int i = 0; i < g->n; i++) put_node(b, g, &g->nodes[i]);
+  if (with_data)
+    for (int i = 0; i < g->n && !b->oom; i++) {
+      const tp_node *nd = &g->nodes[i];
+      if (nd->kind != TP_NODE_GET_ATTR || !nd->val) continue;
+      TP_TRY(put_data(b, nd));
+    }
+  return TP_OK;
+}
+
 tp_status tp_graph_print(const tp_graph *g, int with_data, char **out) {
   tp_sbuf b = { 0 };
   tp_status s = TP_OK;
   if (!out) return tp_fail(TP_ERR_INVALID_ARG, "graph print: out is NULL");
   *out = NULL;
   if (!g) return tp_fail(TP_ERR_INVALID_ARG, "graph print: graph is NULL");
-  for (int i = 0; i < g->n; i++)
-    if ((s = check_node(g, i)) != TP_OK) return s;
   tp_sbuf_puts(&b, "tpgraph v1\n");
-  for (int i = 0; i < g->n; i++) put_node(&b, g, &g->nodes[i]);
-  if (with_data) {
-    for (int i = 0; i < g->n && !b.oom; i++) {
-      const tp_node *nd = &g->nodes[i];
-      if (nd->kind != TP_NODE_GET_ATTR || !nd->val) continue;
-      if ((s = put_data(&b, nd)) != TP_OK) goto fail;
-    }
-  }
+  if ((s = put_graph(&b, g, with_data, 0)) != TP_OK) goto fail;
   if (b.oom) {
     s = tp_fail(TP_ERR_OUT_OF_MEMORY, "graph print: out of memory (%zu bytes of text)", b.n);
     goto fail;

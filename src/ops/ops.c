@@ -384,7 +384,8 @@ void tp_slice_bounds(int64_t n, int64_t start, int64_t end, int64_t step, int64_
   if (end < start) end = start;
   if (end > n) end = n;
   *s_out = start;
-  *len_out = (end - start + step - 1) / step;
+  int64_t span = end - start; /* 0 <= span <= n: no overflow below */
+  *len_out = span == 0 ? 0 : 1 + (span - 1) / step;
 }
 
 static tp_status shape_slice(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,

@@ -1,0 +1,1261 @@
+/* test_kernels.c - differential tests of the eager kernels.
+ *
+ *  1. For every operator in ops.def (a loop over TP_OP_COUNT with per-op
+ *     attribute setups) and many shapes (sizes 0, 1, 3, 7, 15, 16, 17, 33,
+ *     100, 1000, odd 2-D/3-D shapes, broadcasting pairs, transposed and
+ *     sliced non-contiguous inputs), tp_op_call is compared with the scalar
+ *     double-precision reference tp_op_exec_ref, once per available ISA
+ *     ("avx512", "avx2", "sse2", "generic"). Data-movement ops (whose
+ *     reference is the eager path itself) are also checked against an
+ *     independent index computation written here.
+ *  2. Elementwise float32 kernels must give bit-identical bytes on every ISA.
+ *  3. GEMM shapes around the register-tile / cache-block edges against a
+ *     double-precision oracle written here.
+ *  4. Special values (inf, nan, -0, large/small normal magnitudes) through
+ *     exp/tanh/sigmoid/relu/log/sqrt/rsqrt compared with libm.
+ *
+ * Data come from tp_randn / tp_rand with fixed seeds. */
+#include "core/internal.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int failures, ncases, ncompares;
+static int fail_budget = 200; /* printed failures, to keep the log readable */
+
+static void failf(const char *fmt, ...) {
+  failures++;
+  if (failures > fail_budget) {
+    if (failures == fail_budget + 1) printf("... (further failures not printed)\n");
+    return;
+  }
+  va_list ap;
+  printf("FAIL ");
+  va_start(ap, fmt);
+  vprintf(fmt, ap);
+  va_end(ap);
+  printf("\n");
+}
+
+/* ---- ISAs ---- */
+static const char *const all_isas[] = {"avx512", "avx2", "sse2", "generic"};
+static const char *isas[4];
+static int nisas;
+
+static void set_isa(const char *name) {
+  if (tp_set_isa(name) != TP_OK) failf("tp_set_isa(%s) failed late: %s", name, tp_last_error());
+}
+
+/* ---- helpers ---- */
+static const char *shp(const tp_tensor *t, char *buf) {
+  if (!t) return "(null)";
+  return tp_shape_str(tp_tensor_ndim(t), tp_tensor_shape(t), buf, 128);
+}
+
+/* values of t in C order as doubles (malloc'ed) */
+static double *values(tp_tensor *t) {
+  int64_t n = tp_tensor_numel(t);
+  size_t es = tp_dtype_size(tp_tensor_dtype(t));
+  void *buf = malloc((size_t)(n ? n : 1) * es);
+  double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
+  if (tp_tensor_read(t, buf, (size_t)n * es) != TP_OK) {
+    failf("tp_tensor_read failed: %s", tp_last_error());
+    memset(v, 0, sizeof(double) * (size_t)(n ? n : 1));
+  } else {
+    for (int64_t i = 0; i < n; i++) switch (tp_tensor_dtype(t)) {
+        case TP_F32: v[i] = ((float *)buf)[i]; break;
+        case TP_I32: v[i] = ((int32_t *)buf)[i]; break;
+        case TP_I64: v[i] = (double)((int64_t *)buf)[i]; break;
+        default: v[i] = ((uint8_t *)buf)[i]; break;
+      }
+  }
+  free(buf);
+  return v;
+}
+
+static void *raw_bytes(tp_tensor *t, size_t *nb) {
+  *nb = (size_t)tp_tensor_numel(t) * tp_dtype_size(tp_tensor_dtype(t));
+  void *b = malloc(*nb ? *nb : 1);
+  if (tp_tensor_read(t, b, *nb) != TP_OK) failf("read failed: %s", tp_last_error());
+  return b;
+}
+
+static tp_tensor *from_values(tp_dtype dt, int nd, const int64_t *shape, const double *v) {
+  int64_t n = tp_shape_numel(nd, shape);
+  size_t es = tp_dtype_size(dt);
+  void *buf = malloc((size_t)(n ? n : 1) * es);
+  for (int64_t i = 0; i < n; i++) switch (dt) {
+      case TP_F32: ((float *)buf)[i] = (float)v[i]; break;
+      case TP_I32: ((int32_t *)buf)[i] = (int32_t)v[i]; break;
+      case TP_I64: ((int64_t *)buf)[i] = (int64_t)v[i]; break;
+      default: ((uint8_t *)buf)[i] = v[i] != 0; break;
+    }
+  tp_tensor *t = NULL;
+  if (tp_tensor_new(dt, nd, shape, buf, &t) != TP_OK) failf("tensor_new: %s", tp_last_error());
+  free(buf);
+  return t;
+}
+
+/* ---- input generation ---- */
+enum dist_kind { D_NORMAL, D_UNIFORM, D_POSEXP, D_INT, D_BOOL };
+typedef struct dist {
+  int kind;
+  double a, b;
+} dist;
+static const dist NORMAL1 = {D_NORMAL, 1, 0};
+
+enum layout { L_CONTIG, L_TRANSPOSED, L_STRIDED, L_ROWSTEP, L_COUNT };
+static const char *const layout_name[] = {"contig", "transposed", "strided", "rowstep"};
+
+static uint64_t seed_counter = 12345;
+
+/* A tensor with logical shape `shape`, dtype dt, values from d, stored in the
+ * given layout (a view over a larger/permuted buffer for non-contiguous). */
+static tp_tensor *gen(tp_dtype dt, int nd, const int64_t *shape, dist d, int layout) {
+  int64_t ps[TP_MAX_DIMS];
+  memcpy(ps, shape, sizeof(int64_t) * (size_t)nd);
+  if (nd < 2 && layout == L_TRANSPOSED) layout = L_STRIDED;
+  if (nd < 1) layout = L_CONTIG;
+  if (layout == L_TRANSPOSED) {
+    ps[nd - 1] = shape[nd - 2];
+    ps[nd - 2] = shape[nd - 1];
+  } else if (layout == L_STRIDED) {
+    ps[nd - 1] = 2 * shape[nd - 1] + 1;
+  } else if (layout == L_ROWSTEP) {
+    ps[0] = 2 * shape[0] + 1;
+  }
+  tp_tensor *base = NULL;
+  uint64_t seed = seed_counter++;
+  tp_status s = d.kind == D_UNIFORM ? tp_rand(nd, ps, seed, &base) : tp_randn(nd, ps, seed, &base);
+  if (s != TP_OK) {
+    failf("tp_randn: %s", tp_last_error());
+    return NULL;
+  }
+  double *v = values(base);
+  int64_t n = tp_tensor_numel(base);
+  for (int64_t i = 0; i < n; i++) switch (d.kind) {
+      case D_NORMAL: v[i] *= d.a; break;
+      case D_UNIFORM: v[i] = d.a + (d.b - d.a) * v[i]; break;
+      case D_POSEXP: v[i] = exp(v[i] * d.a); break;
+      case D_INT: v[i] = nearbyint(v[i] * d.a); break;
+      default: v[i] = v[i] > 0; break;
+    }
+  tp_tensor_release(base);
+  base = from_values(dt, nd, ps, v);
+  free(v);
+  if (!base || layout == L_CONTIG) return base;
+  tp_attrs at;
+  tp_attrs_init(&at);
+  tp_op op = TP_OP_SLICE;
+  if (layout == L_TRANSPOSED) {
+    op = TP_OP_TRANSPOSE;
+    at.dim = -1;
+    at.dim1 = -2;
+  } else if (layout == L_STRIDED) {
+    at.dim = -1, at.start = 1, at.step = 2;
+  } else {
+    at.dim = 0, at.start = 1, at.step = 2;
+  }
+  tp_tensor *view = NULL;
+  if (tp_op_call(op, 1, &base, &at, &view) != TP_OK) failf("view: %s", tp_last_error());
+  tp_tensor_release(base);
+  if (view && layout != L_CONTIG && tp_tensor_numel(view) > 1 && tp_tensor_is_contiguous(view) &&
+      !(layout == L_TRANSPOSED && (shape[nd - 1] == 1 || shape[nd - 2] == 1)) &&
+      !(layout == L_ROWSTEP && shape[0] == 1) && !(layout == L_STRIDED && shape[nd - 1] == 1))
+    failf("internal: layout %s produced a contiguous view", layout_name[layout]);
+  return view;
+}
+
+static tp_tensor *weak(double v, int is_int) {
+  tp_tensor *t = NULL;
+  tp_scalar(v, is_int, &t);
+  return t;
+}
+
+/* |t| as a contiguous tensor of the same dtype (for error bounds) */
+static tp_tensor *abs_of(tp_tensor *t) {
+  if (!t) return NULL;
+  double *v = values(t);
+  int64_t n = tp_tensor_numel(t);
+  for (int64_t i = 0; i < n; i++) v[i] = fabs(v[i]);
+  tp_tensor *r = from_values(tp_tensor_dtype(t), tp_tensor_ndim(t), tp_tensor_shape(t), v);
+  free(v);
+  if (r) r->weak = t->weak; /* keep weak-scalar promotion identical */
+  return r;
+}
+
+/* ---- tolerance classes ---- */
+enum tol_kind { T_EXACT, T_ELEM, T_BOUND, T_SOFTMAX, T_LOGSOFTMAX, T_LAYERNORM };
+
+static int tol_of(tp_op op) {
+  switch (op) {
+    case TP_OP_ADD: case TP_OP_SUB: case TP_OP_MUL: case TP_OP_DIV:
+    case TP_OP_NEG: case TP_OP_ABS: case TP_OP_EXP: case TP_OP_LOG: case TP_OP_SQRT:
+    case TP_OP_RSQRT: case TP_OP_TANH: case TP_OP_SIGMOID: case TP_OP_RELU: case TP_OP_GELU:
+      return T_ELEM;
+    case TP_OP_MATMUL: case TP_OP_LINEAR: case TP_OP_SUM: case TP_OP_MEAN:
+      return T_BOUND;
+    case TP_OP_SOFTMAX: return T_SOFTMAX;
+    case TP_OP_LOG_SOFTMAX: return T_LOGSOFTMAX;
+    case TP_OP_LAYER_NORM: return T_LAYERNORM;
+    default: return T_EXACT;
+  }
+}
+
+static int is_bitexact_op(tp_op op) {
+  switch (op) {
+    case TP_OP_ADD: case TP_OP_SUB: case TP_OP_MUL: case TP_OP_DIV:
+    case TP_OP_NEG: case TP_OP_ABS: case TP_OP_EXP: case TP_OP_LOG: case TP_OP_SQRT:
+    case TP_OP_RSQRT: case TP_OP_TANH: case TP_OP_SIGMOID: case TP_OP_RELU: case TP_OP_GELU:
+      return 1;
+    default: return 0;
+  }
+}
+
+static int nan_eq(double g, double w) { return (isnan(g) && isnan(w)) || g == w; }
+
+/* Compare got against want[] (reference), bound[] optional. */
+static int compare_vals(const char *label, const char *isa, tp_op op, tp_dtype dt,
+                        const double *got, const double *want, const double *bound, int64_t n) {
+  int kind = dt == TP_F32 ? tol_of(op) : T_EXACT;
+  int64_t nbad = 0, first = -1;
+  double worst = 0;
+  int64_t worst_i = -1;
+  for (int64_t i = 0; i < n; i++) {
+    double g = got[i], w = want[i], tol = 0;
+    ncompares++;
+    if (nan_eq(g, w)) continue;
+    if (isnan(g) || isnan(w) || isinf(g) || isinf(w)) {
+      nbad++;
+      if (first < 0) first = i;
+      continue;
+    }
+    switch (kind) {
+      case T_EXACT: tol = 0; break;
+      case T_ELEM: tol = 1e-6 + 2e-6 * fabs(w); break;
+      case T_BOUND: tol = 1e-6 + 1e-5 * (bound ? bound[i] : fabs(w)); break;
+      case T_SOFTMAX: tol = 1e-6 + 1e-5 * fabs(w); break;
+      case T_LOGSOFTMAX: tol = 1e-5 + 1e-5 * fabs(w); break;
+      default: tol = 2e-5 + 2e-5 * fabs(w); break;
+    }
+    double err = fabs(g - w);
+    if (err > tol) {
+      nbad++;
+      if (first < 0) first = i;
+      if (err / (tol > 0 ? tol : 1e-30) > worst) worst = err / (tol > 0 ? tol : 1e-30), worst_i = i;
+    }
+  }
+  if (nbad) {
+    int64_t i = worst_i >= 0 ? worst_i : first;
+    failf("%s [isa %s]: %lld of %lld elements differ from tp_op_exec_ref; e.g. element %lld: "
+          "got %.9g, reference %.9g (|diff| %.3g%s%.3g)",
+          label, isa, (long long)nbad, (long long)n, (long long)i, got[i], want[i],
+          fabs(got[i] - want[i]), bound ? ", bound*1e-5 " : "",
+          bound ? 1e-5 * bound[i] : 0.0);
+    return 0;
+  }
+  return 1;
+}
+
+/* Independent oracle for the data-movement ops (their tp_op_exec_ref is the
+ * eager path itself). Returns malloc'ed expected values, or NULL if op is
+ * not a data-movement op. */
+static void unravel(int64_t i, int nd, const int64_t *shape, int64_t *idx) {
+  for (int d = nd - 1; d >= 0; d--) {
+    idx[d] = shape[d] ? i % shape[d] : 0;
+    i = shape[d] ? i / shape[d] : 0;
+  }
+}
+static int64_t ravel(int nd, const int64_t *shape, const int64_t *idx) {
+  int64_t r = 0;
+  for (int d = 0; d < nd; d++) r = r * shape[d] + idx[d];
+  return r;
+}
+static double cast_val(double v, tp_dtype from, tp_dtype to) {
+  (void)from;
+  switch (to) {
+    case TP_F32: return (float)v;
+    case TP_I32: return (double)(int32_t)(int64_t)trunc(v);
+    case TP_I64: return (double)(int64_t)trunc(v);
+    default: return v != 0;
+  }
+}
+static double *oracle_movement(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at,
+                               tp_tensor *y) {
+  if (op != TP_OP_TRANSPOSE && op != TP_OP_PERMUTE && op != TP_OP_SLICE && op != TP_OP_RESHAPE &&
+      op != TP_OP_CONCAT && op != TP_OP_CAST)
+    return NULL;
+  int ond = tp_tensor_ndim(y);
+  const int64_t *osh = tp_tensor_shape(y);
+  int64_t n = tp_tensor_numel(y);
+  double *out = malloc(sizeof(double) * (size_t)(n ? n : 1));
+  tp_tensor *x = in[0];
+  int nd = tp_tensor_ndim(x);
+  const int64_t *xs = tp_tensor_shape(x);
+  double *xv = values(x);
+  int64_t oi[TP_MAX_DIMS], xi[TP_MAX_DIMS];
+  if (op == TP_OP_RESHAPE || op == TP_OP_CAST) {
+    for (int64_t i = 0; i < n; i++)
+      out[i] = op == TP_OP_CAST ? cast_val(xv[i], tp_tensor_dtype(x), at->dtype) : xv[i];
+  } else if (op == TP_OP_TRANSPOSE || op == TP_OP_PERMUTE) {
+    int64_t perm[TP_MAX_DIMS];
+    for (int d = 0; d < nd; d++) perm[d] = d;
+    if (op == TP_OP_TRANSPOSE && nd) {
+      int64_t d0 = at->dim < 0 ? at->dim + nd : at->dim, d1 = at->dim1 < 0 ? at->dim1 + nd : at->dim1;
+      perm[d0] = d1;
+      perm[d1] = d0;
+    } else if (op == TP_OP_PERMUTE) {
+      for (int d = 0; d < nd; d++) perm[d] = at->ints[d] < 0 ? at->ints[d] + nd : at->ints[d];
+    }
+    for (int64_t i = 0; i < n; i++) {
+      unravel(i, ond, osh, oi);
+      for (int d = 0; d < nd; d++) xi[perm[d]] = oi[d];
+      out[i] = xv[ravel(nd, xs, xi)];
+    }
+  } else if (op == TP_OP_SLICE) {
+    int64_t d = at->dim < 0 ? at->dim + nd : at->dim, len = xs[d];
+    /* CPython PySlice_AdjustIndices for step > 0 */
+    int64_t start = at->start, stop = at->end;
+    if (start < 0) {
+      start += len;
+      if (start < 0) start = 0;
+    } else if (start >= len) {
+      start = len;
+    }
+    if (stop < 0) {
+      stop += len;
+      if (stop < 0) stop = 0;
+    } else if (stop >= len) {
+      stop = len;
+    }
+    int64_t cnt = stop > start ? (stop - start - 1) / at->step + 1 : 0;
+    if (osh[d] != cnt) {
+      failf("slice oracle: dim %lld of length %lld, start %lld end %lld step %lld: expected %lld "
+            "elements, op gave %lld",
+            (long long)d, (long long)len, (long long)at->start, (long long)at->end,
+            (long long)at->step, (long long)cnt, (long long)osh[d]);
+      free(xv);
+      free(out);
+      return NULL;
+    }
+    for (int64_t i = 0; i < n; i++) {
+      unravel(i, ond, osh, oi);
+      memcpy(xi, oi, sizeof(int64_t) * (size_t)nd);
+      xi[d] = start + oi[d] * at->step;
+      out[i] = xv[ravel(nd, xs, xi)];
+    }
+  } else { /* concat */
+    int64_t d = at->dim < 0 ? at->dim + nd : at->dim;
+    double *vals[64];
+    for (int k = 0; k < nin; k++) vals[k] = k ? values(in[k]) : xv;
+    for (int64_t i = 0; i < n; i++) {
+      unravel(i, ond, osh, oi);
+      int64_t pos = oi[d];
+      int k = 0;
+      while (k < nin && pos >= tp_tensor_shape(in[k])[d]) pos -= tp_tensor_shape(in[k])[d], k++;
+      memcpy(xi, oi, sizeof(int64_t) * (size_t)nd);
+      xi[d] = pos;
+      double v = vals[k][ravel(nd, tp_tensor_shape(in[k]), xi)];
+      out[i] = cast_val(v, tp_tensor_dtype(in[k]), tp_tensor_dtype(y));
+    }
+    for (int k = 1; k < nin; k++) free(vals[k]);
+  }
+  free(xv);
+  return out;
+}
+
+/* ---- the differential runner ---- */
+/* Runs op on in[] under every ISA and compares with the reference. Takes
+ * ownership of the input tensors. */
+static int verbose, isolate_cases;
+static void run_case_body(const char *lbl, tp_op op, int nin, tp_tensor **in, const tp_attrs *at);
+static void run_case(const char *label, tp_op op, int nin, tp_tensor **in, const tp_attrs *at) {
+  ncases++;
+  char lbl[512];
+  snprintf(lbl, sizeof lbl, "%s %s", tp_op_name(op), label);
+  if (verbose) printf("case: %s\n", lbl);
+  if (isolate_cases) { /* a crash in one case must not hide the others */
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      failures = 0;
+      run_case_body(lbl, op, nin, in, at);
+      fflush(stdout);
+      _exit(failures > 250 ? 250 : failures);
+    }
+    if (pid > 0) {
+      int st = 0;
+      waitpid(pid, &st, 0);
+      if (!WIFEXITED(st))
+        failf("%s: CRASHED (signal %d)", lbl, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+      else if (WEXITSTATUS(st))
+        failures += WEXITSTATUS(st) == 1 ? 1 : WEXITSTATUS(st), 
+        printf("^^^ %s: failed in a child process (exit status %d; a sanitizer report exits 1)\n",
+               lbl, WEXITSTATUS(st));
+      for (int i = 0; i < nin; i++) tp_tensor_release(in[i]);
+      return;
+    }
+  }
+  run_case_body(lbl, op, nin, in, at);
+}
+static void run_case_body(const char *lbl, tp_op op, int nin, tp_tensor **in, const tp_attrs *at) {
+  char b0[128], b1[128];
+  for (int i = 0; i < nin; i++)
+    if (!in[i] && !(i > 0 && (op == TP_OP_LINEAR || op == TP_OP_LAYER_NORM))) {
+      failf("%s: input %d could not be made", lbl, i);
+      goto out;
+    }
+  tp_tensor *ref = NULL;
+  tp_status rs = tp_op_exec_ref(op, nin, in, at, &ref);
+  if (rs != TP_OK) {
+    failf("%s: tp_op_exec_ref failed: %s: %s", lbl, tp_status_name(rs), tp_last_error());
+    goto out;
+  }
+  double *want = values(ref);
+  int64_t n = tp_tensor_numel(ref);
+  /* error bound for sums and products: the reference over |inputs| */
+  double *bound = NULL;
+  if (tol_of(op) == T_BOUND && tp_tensor_dtype(ref) == TP_F32) {
+    tp_tensor *ab[3] = {NULL, NULL, NULL}, *bt = NULL;
+    for (int i = 0; i < nin; i++) ab[i] = abs_of(in[i]);
+    if (tp_op_exec_ref(op, nin, ab, at, &bt) == TP_OK) {
+      bound = values(bt);
+      tp_tensor_release(bt);
+    } else {
+      failf("%s: bound computation failed: %s", lbl, tp_last_error());
+    }
+    for (int i = 0; i < nin; i++) tp_tensor_release(ab[i]);
+  }
+  void *first_bytes = NULL;
+  size_t first_nb = 0;
+  const char *first_isa = NULL;
+  double *oracle = NULL;
+  for (int k = 0; k < nisas; k++) {
+    set_isa(isas[k]);
+    tp_tensor *y = NULL;
+    tp_status s = tp_op_call(op, nin, in, at, &y);
+    if (s != TP_OK) {
+      failf("%s [isa %s]: tp_op_call failed: %s: %s", lbl, isas[k], tp_status_name(s),
+            tp_last_error());
+      continue;
+    }
+    int same = tp_tensor_dtype(y) == tp_tensor_dtype(ref) && tp_tensor_ndim(y) == tp_tensor_ndim(ref);
+    for (int d = 0; same && d < tp_tensor_ndim(y); d++)
+      same = tp_tensor_shape(y)[d] == tp_tensor_shape(ref)[d];
+    if (!same) {
+      failf("%s [isa %s]: result %s %s, reference %s %s", lbl, isas[k],
+            tp_dtype_short(tp_tensor_dtype(y)), shp(y, b0), tp_dtype_short(tp_tensor_dtype(ref)),
+            shp(ref, b1));
+      tp_tensor_release(y);
+      continue;
+    }
+    double *got = values(y);
+    compare_vals(lbl, isas[k], op, tp_tensor_dtype(y), got, want, bound, n);
+    if (k == 0) oracle = oracle_movement(op, nin, in, at, y);
+    if (oracle) {
+      for (int64_t i = 0; i < n; i++)
+        if (!nan_eq(got[i], oracle[i])) {
+          failf("%s [isa %s]: element %lld is %.9g, index oracle says %.9g", lbl, isas[k],
+                (long long)i, got[i], oracle[i]);
+          break;
+        }
+    }
+    /* elementwise float kernels: bit-identical across ISAs */
+    if (is_bitexact_op(op) && tp_tensor_dtype(y) == TP_F32) {
+      size_t nb;
+      void *bytes = raw_bytes(y, &nb);
+      if (!first_bytes) {
+        first_bytes = bytes, first_nb = nb, first_isa = isas[k];
+      } else {
+        if (nb != first_nb || memcmp(bytes, first_bytes, nb)) {
+          size_t j = 0;
+          while (j + 4 <= nb && !memcmp((char *)bytes + j, (char *)first_bytes + j, 4)) j += 4;
+          float g = 0, f = 0;
+          if (j + 4 <= nb) memcpy(&g, (char *)bytes + j, 4), memcpy(&f, (char *)first_bytes + j, 4);
+          failf("%s: not bit-identical across ISAs: element %zu is %.9g (%a) on %s, %.9g (%a) on %s",
+                lbl, j / 4, g, g, isas[k], f, f, first_isa);
+        }
+        free(bytes);
+      }
+    }
+    free(got);
+    tp_tensor_release(y);
+  }
+  free(first_bytes);
+  free(oracle);
+  free(want);
+  free(bound);
+  tp_tensor_release(ref);
+out:
+  for (int i = 0; i < nin; i++) tp_tensor_release(in[i]);
+}
+
+/* ---- shapes ---- */
+typedef struct S {
+  int nd;
+  int64_t d[4];
+} S;
+#define S0 ((S){0, {0}})
+#define S1(a) ((S){1, {a}})
+#define S2(a, b) ((S){2, {a, b}})
+#define S3(a, b, c) ((S){3, {a, b, c}})
+
+static const S unary_shapes[] = {
+    {0, {0}}, S1(0), S1(1), S1(3), S1(7), S1(15), S1(16), S1(17), S1(33), S1(100), S1(1000),
+    S2(3, 5), S2(7, 17), S2(33, 3), S2(1, 100), S2(100, 1), S2(0, 5), S2(5, 0), S2(16, 16),
+    S3(2, 3, 5), S3(3, 1, 7), S3(4, 5, 6), S3(1, 17, 3)};
+#define NUNARY_SHAPES ((int)(sizeof unary_shapes / sizeof unary_shapes[0]))
+
+static const S bpairs[][2] = {
+    {S1(1000), S1(1000)}, {S1(17), S1(17)}, {S1(7), S1(1)}, {S1(1), S1(33)}, {S1(100), {0, {0}}},
+    {{0, {0}}, S1(15)}, {{0, {0}}, {0, {0}}}, {S2(3, 5), S1(5)}, {S1(5), S2(3, 5)},
+    {S2(3, 1), S2(1, 5)}, {S2(17, 1), S1(33)}, {S3(2, 3, 5), S2(3, 1)}, {S3(7, 1, 17), S3(1, 3, 17)},
+    {S2(16, 16), S2(16, 16)}, {S2(0, 5), S1(5)}, {S2(5, 0), S2(1, 0)}, {S2(33, 7), S2(33, 7)},
+    {S3(4, 5, 6), S3(4, 1, 6)}, {S3(1, 1, 100), S2(3, 1)}, {S2(100, 3), S2(100, 1)}};
+#define NBPAIRS ((int)(sizeof bpairs / sizeof bpairs[0]))
+
+static const char *sstr(S s, char *buf) { return tp_shape_str(s.nd, s.d, buf, 64); }
+
+/* data for a unary op: values in the op's reasonable range */
+static dist unary_dist(tp_op op) {
+  switch (op) {
+    case TP_OP_EXP: return (dist){D_UNIFORM, -80, 80};
+    case TP_OP_LOG: case TP_OP_SQRT: case TP_OP_RSQRT: return (dist){D_POSEXP, 5, 0};
+    case TP_OP_TANH: return (dist){D_NORMAL, 4, 0};
+    case TP_OP_SIGMOID: return (dist){D_NORMAL, 10, 0};
+    case TP_OP_GELU: return (dist){D_NORMAL, 4, 0};
+    default: return (dist){D_NORMAL, 3, 0};
+  }
+}
+
+static void cases_unary(tp_op op) {
+  char b[64], lbl[256];
+  int napprox = op == TP_OP_GELU ? 2 : 1;
+  for (int ap = 0; ap < napprox; ap++) {
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.approximate = ap;
+    for (int si = 0; si < NUNARY_SHAPES; si++) {
+      S s = unary_shapes[si];
+      for (int l = 0; l < L_COUNT; l++) {
+        if (l && s.nd == 0) break;
+        if (l == L_ROWSTEP && s.nd < 2) continue;
+        snprintf(lbl, sizeof lbl, "f32 %s %s%s", sstr(s, b), layout_name[l],
+                 op == TP_OP_GELU ? (ap ? " tanh" : " erf") : "");
+        tp_tensor *in[1] = {gen(TP_F32, s.nd, s.d, unary_dist(op), l)};
+        run_case(lbl, op, 1, in, &at);
+      }
+    }
+    /* integer inputs: neg/abs/relu keep the dtype, the others give float32 */
+    static const S ishapes[] = {S1(17), S2(3, 5), {0, {0}}, S1(0)};
+    for (int si = 0; si < 4; si++) {
+      for (int dt = TP_I32; dt <= TP_I64; dt++) {
+        dist d = {D_INT, 20, 0};
+        if (op == TP_OP_LOG || op == TP_OP_SQRT || op == TP_OP_RSQRT) d = (dist){D_INT, 20, 0};
+        snprintf(lbl, sizeof lbl, "%s %s", tp_dtype_short((tp_dtype)dt), sstr(ishapes[si], b));
+        tp_tensor *in[1] = {gen((tp_dtype)dt, ishapes[si].nd, ishapes[si].d, d,
+                                ishapes[si].nd >= 2 ? L_TRANSPOSED : L_CONTIG)};
+        run_case(lbl, op, 1, in, &at);
+      }
+    }
+  }
+}
+
+static void cases_binary(tp_op op) {
+  char b0[64], b1[64], lbl[256];
+  int cmp = op == TP_OP_EQ || op == TP_OP_LT || op == TP_OP_GT;
+  for (int pi = 0; pi < NBPAIRS; pi++) {
+    S sa = bpairs[pi][0], sb = bpairs[pi][1];
+    static const int lay[][2] = {{L_CONTIG, L_CONTIG}, {L_TRANSPOSED, L_CONTIG},
+                                 {L_CONTIG, L_STRIDED}, {L_ROWSTEP, L_TRANSPOSED}};
+    for (int li = 0; li < 4; li++) {
+      snprintf(lbl, sizeof lbl, "f32 %s %s, %s %s", sstr(sa, b0), layout_name[lay[li][0]],
+               sstr(sb, b1), layout_name[lay[li][1]]);
+      dist da = NORMAL1, db = NORMAL1;
+      if (op == TP_OP_DIV) db = (dist){D_POSEXP, 1, 0};
+      if (cmp) da = db = (dist){D_INT, 2, 0}; /* many equal values */
+      tp_tensor *in[2] = {gen(TP_F32, sa.nd, sa.d, da, lay[li][0]),
+                          gen(TP_F32, sb.nd, sb.d, db, lay[li][1])};
+      run_case(lbl, op, 2, in, NULL);
+    }
+  }
+  /* dtype mixes (and weak scalars on both sides) */
+  static const struct {
+    int da, db; /* dtype or -1 weak int, -2 weak float */
+  } mixes[] = {{TP_I32, TP_I32}, {TP_I64, TP_I64}, {TP_I32, TP_I64}, {TP_I32, TP_F32},
+               {TP_I64, TP_F32}, {TP_BOOL, TP_I32}, {TP_BOOL, TP_F32}, {TP_F32, -1},
+               {-1, TP_F32},     {TP_F32, -2},      {-2, TP_F32},      {TP_I32, -1},
+               {TP_I32, -2},     {-2, TP_I64},      {TP_BOOL, -1},     {TP_BOOL, -2},
+               {-1, -2},         {TP_BOOL, TP_BOOL}};
+  for (int mi = 0; mi < (int)(sizeof mixes / sizeof mixes[0]); mi++) {
+    int da = mixes[mi].da, dbb = mixes[mi].db;
+    if (da == TP_BOOL && dbb == TP_BOOL && !cmp) continue; /* bool arithmetic is rejected */
+    static const S ps[][2] = {{S2(3, 5), S1(5)}, {S1(33), S1(33)}, {S2(7, 1), S2(1, 17)}};
+    for (int pi = 0; pi < 3; pi++) {
+      tp_tensor *in[2];
+      int dts[2] = {da, dbb};
+      for (int k = 0; k < 2; k++) {
+        S s = ps[pi][k];
+        if (dts[k] == -1) in[k] = weak(k ? 3 : -2, 1);
+        else if (dts[k] == -2) in[k] = weak(k ? 1.5 : -0.75, 0);
+        else {
+          dist d = dts[k] == TP_BOOL ? (dist){D_BOOL, 0, 0}
+                   : dts[k] == TP_F32 ? NORMAL1 : (dist){D_INT, 5, 0};
+          if (op == TP_OP_DIV && k == 1 && dts[k] == TP_F32) d = (dist){D_POSEXP, 1, 0};
+          in[k] = gen((tp_dtype)dts[k], s.nd, s.d, d, pi == 2 ? L_TRANSPOSED : L_CONTIG);
+        }
+      }
+      snprintf(lbl, sizeof lbl, "%s %s, %s %s",
+               da < 0 ? (da == -1 ? "weak-int" : "weak-float") : tp_dtype_short((tp_dtype)da),
+               sstr(ps[pi][0], b0),
+               dbb < 0 ? (dbb == -1 ? "weak-int" : "weak-float") : tp_dtype_short((tp_dtype)dbb),
+               sstr(ps[pi][1], b1));
+      run_case(lbl, op, 2, in, NULL);
+    }
+  }
+}
+
+static void cases_where(void) {
+  char b0[64], lbl[256];
+  static const S sh[][3] = {{S1(1000), S1(1000), S1(1000)}, {S2(3, 1), S1(5), S2(3, 5)},
+                            {S1(17), S2(4, 17), {0, {0}}},  {S3(2, 3, 5), S2(3, 1), S1(5)},
+                            {S2(0, 3), S1(3), S1(1)},       {S2(7, 9), S2(7, 9), S2(7, 9)}};
+  static const int dts[][2] = {{TP_F32, TP_F32}, {TP_I32, TP_F32}, {TP_I64, TP_I32},
+                               {TP_BOOL, TP_BOOL}, {TP_F32, -1}, {TP_I32, -2}};
+  for (int si = 0; si < 6; si++)
+    for (int di = 0; di < 6; di++)
+      for (int l = 0; l < 2; l++) {
+        tp_tensor *in[3];
+        in[0] = gen(TP_BOOL, sh[si][0].nd, sh[si][0].d, (dist){D_BOOL, 0, 0}, l ? L_TRANSPOSED : 0);
+        for (int k = 0; k < 2; k++) {
+          S s = sh[si][k + 1];
+          int dt = dts[di][k];
+          if (dt == -1) in[k + 1] = weak(7, 1);
+          else if (dt == -2) in[k + 1] = weak(0.5, 0);
+          else
+            in[k + 1] = gen((tp_dtype)dt, s.nd, s.d,
+                            dt == TP_F32 ? NORMAL1 : dt == TP_BOOL ? (dist){D_BOOL, 0, 0}
+                                                                   : (dist){D_INT, 9, 0},
+                            l ? L_STRIDED : 0);
+        }
+        snprintf(lbl, sizeof lbl, "cond %s, dtypes %d/%d, %s", sstr(sh[si][0], b0), dts[di][0],
+                 dts[di][1], l ? "strided" : "contig");
+        run_case(lbl, TP_OP_WHERE, 3, in, NULL);
+      }
+}
+
+static void cases_matmul(void) {
+  char b0[64], b1[64], lbl[256];
+  static const S mm[][2] = {
+      {S2(3, 5), S2(5, 7)},       {S2(1, 1), S2(1, 1)},       {S2(17, 33), S2(33, 15)},
+      {S1(7), S1(7)},             {S1(16), S2(16, 3)},        {S2(5, 16), S1(16)},
+      {S3(2, 3, 5), S2(5, 4)},    {S2(3, 5), S3(2, 5, 4)},    {S3(1, 1, 5), S3(3, 5, 2)},
+      {S3(3, 7, 1), S3(1, 1, 9)}, {S1(5), S3(2, 5, 3)},       {S3(2, 3, 5), S1(5)},
+      {S2(0, 5), S2(5, 3)},       {S2(3, 0), S2(0, 4)},       {S2(3, 5), S2(5, 0)},
+      {S3(0, 2, 3), S2(3, 2)},    {S2(100, 33), S2(33, 17)},  {S2(16, 16), S2(16, 16)},
+      /* empty batch dims broadcast against missing / size-1 batch dims */
+      {S3(0, 8, 8), S2(8, 8)},    {S2(8, 8), S3(0, 8, 8)},    {S3(1, 8, 8), S3(0, 8, 8)},
+      {S1(8), S3(0, 8, 8)}};
+  for (int i = 0; i < (int)(sizeof mm / sizeof mm[0]); i++)
+    for (int la = 0; la < 3; la++)
+      for (int lb = 0; lb < 3; lb++) {
+        if ((la || lb) && (la + lb) % 2) continue; /* a few layout combos */
+        S a = mm[i][0], b = mm[i][1];
+        snprintf(lbl, sizeof lbl, "%s %s @ %s %s", sstr(a, b0), layout_name[la], sstr(b, b1),
+                 layout_name[lb]);
+        tp_tensor *in[2] = {gen(TP_F32, a.nd, a.d, NORMAL1, la), gen(TP_F32, b.nd, b.d, NORMAL1, lb)};
+        run_case(lbl, TP_OP_MATMUL, 2, in, NULL);
+      }
+}
+
+static void cases_linear(void) {
+  char b0[64], lbl[256];
+  static const S xs[] = {S2(3, 5), S1(5), S3(2, 3, 5), S2(0, 5), S2(17, 5)};
+  static const int64_t outs[] = {7, 1, 16, 0};
+  for (int xi = 0; xi < 5; xi++)
+    for (int oi = 0; oi < 4; oi++)
+      for (int var = 0; var < 4; var++) {
+        S x = xs[xi];
+        int64_t K = x.d[x.nd - 1], N = outs[oi];
+        int64_t ws[2] = {N, K}, bs[1] = {N};
+        int lx = (var & 1) ? (x.nd >= 2 ? L_TRANSPOSED : L_STRIDED) : L_CONTIG;
+        int lw = (var & 2) ? L_TRANSPOSED : L_CONTIG;
+        snprintf(lbl, sizeof lbl, "x %s %s, w [%lld,%lld] %s, bias %s", sstr(x, b0),
+                 layout_name[lx], (long long)N, (long long)K, layout_name[lw],
+                 var == 3 ? "none" : "yes");
+        tp_tensor *in[3] = {gen(TP_F32, x.nd, x.d, NORMAL1, lx), gen(TP_F32, 2, ws, NORMAL1, lw),
+                            var == 3 ? NULL : gen(TP_F32, 1, bs, NORMAL1, var == 2 ? L_STRIDED : 0)};
+        run_case(lbl, TP_OP_LINEAR, 3, in, NULL);
+      }
+}
+
+static void cases_reduce(tp_op op) {
+  char b0[64], lbl[256];
+  static const S rs[] = {{0, {0}}, S1(0),     S1(1),       S1(7),        S1(16),      S1(17),
+                         S1(33),   S1(100),   S1(1000),    S2(3, 5),     S2(33, 17),  S2(0, 4),
+                         S2(4, 0), S3(2, 3, 5), S3(7, 1, 17), S3(4, 5, 6)};
+  static const int dts[] = {TP_F32, TP_I32, TP_I64, TP_BOOL};
+  for (int si = 0; si < (int)(sizeof rs / sizeof rs[0]); si++) {
+    S s = rs[si];
+    /* dim sets: all (none given), each single dim (positive and negative), pairs */
+    int64_t sets[16][3];
+    int nsets = 0, setn[16];
+    setn[nsets++] = 0;
+    for (int d = 0; d < s.nd; d++) {
+      sets[nsets][0] = d, setn[nsets++] = 1;
+      sets[nsets][0] = d - s.nd, setn[nsets++] = 1;
+    }
+    for (int d = 0; d + 1 < s.nd; d++) sets[nsets][0] = d, sets[nsets][1] = s.nd - 1, setn[nsets++] = 2;
+    if (s.nd == 0) sets[nsets][0] = 0, setn[nsets++] = 1;
+    for (int k = 0; k < nsets; k++)
+      for (int keep = 0; keep < 2; keep++)
+        for (int di = 0; di < 4; di++) {
+          if (di && (s.nd > 2 ? keep : 0)) continue;
+          int empty_reduce = 0;
+          for (int d = 0; d < s.nd; d++) {
+            int m = setn[k] == 0;
+            for (int j = 0; j < setn[k]; j++) m |= (sets[k][j] < 0 ? sets[k][j] + s.nd : sets[k][j]) == d;
+            if (m && s.d[d] == 0) empty_reduce = 1;
+          }
+          if (empty_reduce && (op == TP_OP_MAX || op == TP_OP_MIN)) continue; /* an error */
+          tp_attrs at;
+          tp_attrs_init(&at);
+          at.nints = setn[k];
+          for (int j = 0; j < setn[k]; j++) at.ints[j] = sets[k][j];
+          at.keepdim = keep;
+          int lay = (di == 0 && s.nd >= 2) ? (k % 3 == 1 ? L_TRANSPOSED : k % 3 == 2 ? L_ROWSTEP : 0) : 0;
+          snprintf(lbl, sizeof lbl, "%s %s %s dims=[%s%lld%s%lld] keepdim=%d",
+                   tp_dtype_short((tp_dtype)dts[di]), sstr(s, b0), layout_name[lay],
+                   setn[k] ? "" : "all", setn[k] ? (long long)sets[k][0] : 0LL,
+                   setn[k] > 1 ? "," : "", setn[k] > 1 ? (long long)sets[k][1] : 0LL, keep);
+          dist d = dts[di] == TP_F32 ? (dist){D_NORMAL, 10, 0}
+                   : dts[di] == TP_BOOL ? (dist){D_BOOL, 0, 0} : (dist){D_INT, 1000, 0};
+          tp_tensor *in[1] = {gen((tp_dtype)dts[di], s.nd, s.d, d, lay)};
+          run_case(lbl, op, 1, in, &at);
+        }
+  }
+}
+
+static void cases_softmax(tp_op op) {
+  char b0[64], lbl[256];
+  static const S ss[] = {{0, {0}}, S1(1), S1(3), S1(7), S1(16), S1(17), S1(33), S1(1000),
+                         S2(3, 5), S2(17, 33), S2(1, 7), S2(7, 1), S2(0, 5), S2(5, 0),
+                         S3(2, 3, 5), S3(4, 1, 17), S3(3, 16, 2)};
+  for (int si = 0; si < (int)(sizeof ss / sizeof ss[0]); si++) {
+    S s = ss[si];
+    int nd1 = s.nd ? s.nd : 1;
+    for (int d = -nd1; d < nd1; d++)
+      for (int l = 0; l < 3; l++) {
+        if (l && s.nd == 0) continue;
+        tp_attrs at;
+        tp_attrs_init(&at);
+        at.dim = d;
+        snprintf(lbl, sizeof lbl, "%s %s dim=%d", sstr(s, b0), layout_name[l], d);
+        tp_tensor *in[1] = {gen(TP_F32, s.nd, s.d, (dist){D_NORMAL, 3, 0}, l)};
+        run_case(lbl, op, 1, in, &at);
+      }
+  }
+  /* int input */
+  int64_t sh[2] = {3, 7};
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = 1;
+  tp_tensor *in[1] = {gen(TP_I32, 2, sh, (dist){D_INT, 3, 0}, L_CONTIG)};
+  run_case("i32 [3,7] dim=1", op, 1, in, &at);
+}
+
+static void cases_layer_norm(void) {
+  char b0[64], lbl[256];
+  static const S ls[] = {S1(1), S1(7), S1(16), S1(17), S1(1000), S2(3, 5), S2(17, 33),
+                         S3(2, 3, 5), S3(4, 5, 6), S2(0, 5), S3(2, 16, 17)};
+  for (int si = 0; si < (int)(sizeof ls / sizeof ls[0]); si++) {
+    S s = ls[si];
+    for (int nn = 1; nn <= 2 && nn <= s.nd; nn++)
+      for (int var = 0; var < 4; var++) {
+        tp_attrs at;
+        tp_attrs_init(&at);
+        at.nints = nn;
+        for (int j = 0; j < nn; j++) at.ints[j] = s.d[s.nd - nn + j];
+        at.eps = var == 3 ? 1e-3 : 1e-5;
+        int lay = var == 1 ? L_TRANSPOSED : var == 2 ? L_STRIDED : 0;
+        snprintf(lbl, sizeof lbl, "%s %s normalized %d dims, %s, eps %g", sstr(s, b0),
+                 layout_name[lay], nn, var == 0 ? "no affine" : "weight+bias", at.eps);
+        tp_tensor *in[3] = {gen(TP_F32, s.nd, s.d, (dist){D_NORMAL, 2, 0}, lay), NULL, NULL};
+        if (var) {
+          in[1] = gen(TP_F32, nn, s.d + s.nd - nn, NORMAL1, var == 2 && nn == 1 ? L_STRIDED : 0);
+          if (var != 2) in[2] = gen(TP_F32, nn, s.d + s.nd - nn, NORMAL1, 0);
+        }
+        run_case(lbl, TP_OP_LAYER_NORM, 3, in, &at);
+      }
+  }
+}
+
+static void cases_views(tp_op op) {
+  char b0[64], lbl[256];
+  static const S vs[] = {{0, {0}}, S1(0),  S1(1),  S1(7),  S1(17),     S1(100),
+                         S2(3, 5), S2(16, 17), S2(0, 3), S3(2, 3, 5), S3(4, 1, 6)};
+  static const int dts[] = {TP_F32, TP_I32, TP_I64, TP_BOOL};
+  for (int si = 0; si < (int)(sizeof vs / sizeof vs[0]); si++) {
+    S s = vs[si];
+    for (int l = 0; l < L_COUNT; l++) {
+      if (l && s.nd == 0) break;
+      if (l == L_ROWSTEP && s.nd < 2) continue;
+      tp_dtype dt = (tp_dtype)dts[(si + l) % 4];
+      dist d = dt == TP_F32 ? NORMAL1 : dt == TP_BOOL ? (dist){D_BOOL, 0, 0} : (dist){D_INT, 50, 0};
+      tp_attrs at[16];
+      int nat = 0;
+      for (int k = 0; k < 16; k++) tp_attrs_init(&at[k]);
+      int64_t n = tp_shape_numel(s.nd, s.d);
+      if (op == TP_OP_RESHAPE) {
+        at[nat].nints = 1, at[nat++].ints[0] = -1;
+        at[nat].nints = 1, at[nat++].ints[0] = n;
+        if (s.nd >= 2 && s.d[0] != 0) { /* [0,-1] is ambiguous: an error in torch too */
+          at[nat].nints = 2, at[nat].ints[0] = s.d[0], at[nat++].ints[1] = -1;
+          at[nat].nints = 2, at[nat].ints[0] = -1, at[nat++].ints[1] = s.d[s.nd - 1];
+          at[nat].nints = 3, at[nat].ints[0] = 1, at[nat].ints[1] = -1, at[nat++].ints[2] = 1;
+        }
+        if (s.nd == 3) {
+          at[nat].nints = 2, at[nat].ints[0] = s.d[0] * s.d[1], at[nat++].ints[1] = s.d[2];
+          at[nat].nints = 4, at[nat].ints[0] = s.d[0], at[nat].ints[1] = s.d[1], at[nat].ints[2] = 1,
+          at[nat++].ints[3] = s.d[2];
+        }
+        if (n == 1) at[nat++].nints = 0;
+      } else if (op == TP_OP_TRANSPOSE) {
+        int nd1 = s.nd ? s.nd : 1;
+        for (int a = -nd1; a < nd1 && nat < 16; a += 1)
+          for (int b = 0; b < nd1 && nat < 16; b++) at[nat].dim = a, at[nat++].dim1 = b;
+      } else if (op == TP_OP_PERMUTE) {
+        at[nat++].nints = s.nd;
+        for (int k = 0; k < s.nd; k++) at[0].ints[k] = k;
+        if (s.nd >= 2) {
+          at[nat].nints = s.nd;
+          for (int k = 0; k < s.nd; k++) at[nat].ints[k] = s.nd - 1 - k;
+          nat++;
+        }
+        if (s.nd == 3) {
+          at[nat].nints = 3, at[nat].ints[0] = 1, at[nat].ints[1] = -1, at[nat++].ints[2] = 0;
+          at[nat].nints = 3, at[nat].ints[0] = 2, at[nat].ints[1] = 0, at[nat++].ints[2] = 1;
+        }
+      } else if (op == TP_OP_SLICE) {
+        if (s.nd == 0) continue;
+        static const int64_t sl[][3] = {{0, INT64_MAX, 1}, {-3, INT64_MAX, 1}, {0, INT64_MAX, 2},
+                                        {1, 100, 3},       {-100, 2, 1},       {5, 2, 1},
+                                        {2, -1, 2},        {-1, INT64_MAX, 7}};
+        for (int k = 0; k < 8; k++) {
+          at[nat].dim = (k % 2 && s.nd > 1) ? -1 : (k % s.nd);
+          at[nat].start = sl[k][0], at[nat].end = sl[k][1], at[nat++].step = sl[k][2];
+        }
+      } else if (op == TP_OP_CAST) {
+        for (int k = 0; k < TP_DTYPE_COUNT; k++) at[nat++].dtype = (tp_dtype)k;
+        /* float -> int truncation needs fractional values */
+        if (dt == TP_F32) d = (dist){D_NORMAL, 50, 0};
+      }
+      for (int k = 0; k < nat; k++) {
+        snprintf(lbl, sizeof lbl, "%s %s %s #%d", tp_dtype_short(dt), sstr(s, b0), layout_name[l],
+                 k);
+        tp_tensor *in[1] = {gen(dt, s.nd, s.d, d, l)};
+        run_case(lbl, op, 1, in, &at[k]);
+      }
+    }
+  }
+}
+
+static void cases_concat(void) {
+  char lbl[256];
+  /* shapes along dim d: base shape with sizes ks along d */
+  static const S base[] = {S1(5), S2(3, 4), S3(2, 3, 4)};
+  static const int64_t ks[][3] = {{1, 2, 3}, {0, 7, 1}, {17, 16, 0}, {5, 5, 5}};
+  static const int dts[][3] = {{TP_F32, TP_F32, TP_F32}, {TP_I32, TP_F32, TP_BOOL},
+                               {TP_I64, TP_I32, TP_I32}, {TP_BOOL, TP_BOOL, TP_BOOL}};
+  for (int bi = 0; bi < 3; bi++)
+    for (int d = -base[bi].nd; d < base[bi].nd; d++)
+      for (int ki = 0; ki < 4; ki++)
+        for (int di = 0; di < 4; di++) {
+          int nin = 1 + (ki + di) % 3;
+          tp_tensor *in[3] = {NULL, NULL, NULL};
+          for (int k = 0; k < nin; k++) {
+            S s = base[bi];
+            s.d[d < 0 ? d + s.nd : d] = ks[ki][k];
+            tp_dtype dt = (tp_dtype)dts[di][k];
+            dist dd = dt == TP_F32 ? NORMAL1 : dt == TP_BOOL ? (dist){D_BOOL, 0, 0} : (dist){D_INT, 50, 0};
+            in[k] = gen(dt, s.nd, s.d, dd, (k + ki) % L_COUNT);
+          }
+          tp_attrs at;
+          tp_attrs_init(&at);
+          at.dim = d;
+          snprintf(lbl, sizeof lbl, "%d inputs, ndim %d, dim %d, sizes %lld/%lld/%lld, dtypes #%d",
+                   nin, base[bi].nd, d, (long long)ks[ki][0], (long long)ks[ki][1],
+                   (long long)ks[ki][2], di);
+          run_case(lbl, TP_OP_CONCAT, nin, in, &at);
+        }
+}
+
+static void differential_op(int op) {
+  {
+    int before = ncases, fbefore = failures;
+    int f = tp_op_flags((tp_op)op);
+    switch ((tp_op)op) {
+      case TP_OP_WHERE: cases_where(); break;
+      case TP_OP_MATMUL: isolate_cases = 1; cases_matmul(); isolate_cases = 0; break;
+      case TP_OP_LINEAR: isolate_cases = 1; cases_linear(); isolate_cases = 0; break;
+      case TP_OP_SOFTMAX: case TP_OP_LOG_SOFTMAX: cases_softmax((tp_op)op); break;
+      case TP_OP_LAYER_NORM: cases_layer_norm(); break;
+      case TP_OP_CONCAT: cases_concat(); break;
+      case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
+      case TP_OP_CAST: cases_views((tp_op)op); break;
+      default:
+        if (f & TP_OPF_OPAQUE) { /* host-run graph regions: no eager kernel */
+          int64_t sh = 2;
+          tp_tensor *x = NULL, *y = (tp_tensor *)0x1;
+          tp_zeros(TP_F32, 1, &sh, &x);
+          tp_status s = tp_op_call((tp_op)op, 1, &x, NULL, &y);
+          if (s != TP_ERR_INVALID_ARG || y != NULL)
+            failf("%s (opaque): eager call returned %s, expected invalid argument", tp_op_name((tp_op)op),
+                  tp_status_name(s));
+          tp_tensor_release(x);
+          printf("skip %-12s opaque (graph-only) op: no eager kernel to compare\n",
+                 tp_op_name((tp_op)op));
+          return;
+        }
+        if (f & TP_OPF_BINARY) cases_binary((tp_op)op);
+        else if (f & TP_OPF_UNARY) cases_unary((tp_op)op);
+        else if (f & TP_OPF_REDUCE) cases_reduce((tp_op)op);
+        break;
+    }
+    int count = ncases - before;
+    printf("%-4s %-12s %4d cases\n", failures == fbefore ? "ok" : "FAIL", tp_op_name((tp_op)op),
+           count);
+    if (count == 0) failf("op %s has no differential cases", tp_op_name((tp_op)op));
+  }
+}
+
+/* ---- bit-identical elementwise results across ISAs ---- */
+static void bitexact_across_isas(void) {
+  if (nisas < 2) {
+    printf("skip: bit-identity needs 2 ISAs (have %d)\n", nisas);
+    return;
+  }
+  static const int64_t sizes[] = {1, 3, 5, 7, 9, 15, 17, 31, 33, 100, 1000, 1001};
+  struct {
+    tp_op op;
+    int approx;
+    dist d;
+  } ops[] = {{TP_OP_EXP, 0, {D_UNIFORM, -87, 88}},  {TP_OP_TANH, 0, {D_NORMAL, 5, 0}},
+             {TP_OP_SIGMOID, 0, {D_NORMAL, 10, 0}}, {TP_OP_GELU, 0, {D_NORMAL, 4, 0}},
+             {TP_OP_GELU, 1, {D_NORMAL, 4, 0}},     {TP_OP_LOG, 0, {D_POSEXP, 10, 0}},
+             {TP_OP_SQRT, 0, {D_POSEXP, 10, 0}},    {TP_OP_RSQRT, 0, {D_POSEXP, 10, 0}},
+             {TP_OP_ADD, 0, {D_NORMAL, 1, 0}},      {TP_OP_MUL, 0, {D_NORMAL, 1, 0}},
+             {TP_OP_DIV, 0, {D_NORMAL, 1, 0}}};
+  int bad = 0;
+  for (int oi = 0; oi < (int)(sizeof ops / sizeof ops[0]); oi++)
+    for (int si = 0; si < (int)(sizeof sizes / sizeof sizes[0]); si++)
+      for (int mode = 0; mode < 3; mode++) { /* binary: vv, scalar-vector, vector-scalar */
+        int binary = tp_op_arity(ops[oi].op) == 2;
+        if (!binary && mode) break;
+        int64_t n = sizes[si], one = 1;
+        tp_tensor *a = gen(TP_F32, 1, mode == 1 ? &one : &n, ops[oi].d, L_CONTIG);
+        tp_tensor *b = binary ? gen(TP_F32, 1, mode == 2 ? &one : &n, ops[oi].d, L_CONTIG) : NULL;
+        tp_attrs at;
+        tp_attrs_init(&at);
+        at.approximate = ops[oi].approx;
+        void *first = NULL;
+        size_t nb0 = 0;
+        for (int k = 0; k < nisas; k++) {
+          set_isa(isas[k]);
+          tp_tensor *in[2] = {a, b}, *y = NULL;
+          if (tp_op_call(ops[oi].op, binary ? 2 : 1, in, &at, &y) != TP_OK) {
+            failf("bitexact %s: %s", tp_op_name(ops[oi].op), tp_last_error());
+            continue;
+          }
+          size_t nb;
+          void *bytes = raw_bytes(y, &nb);
+          tp_tensor_release(y);
+          if (!first) {
+            first = bytes, nb0 = nb;
+            continue;
+          }
+          if (nb != nb0 || memcmp(bytes, first, nb)) {
+            size_t j = 0;
+            while (j + 4 <= nb && !memcmp((char *)bytes + j, (char *)first + j, 4)) j += 4;
+            float g, f;
+            memcpy(&g, (char *)bytes + j, 4), memcpy(&f, (char *)first + j, 4);
+            failf("bitexact %s%s n=%lld mode=%d: element %zu is %a on %s but %a on %s",
+                  tp_op_name(ops[oi].op), ops[oi].approx ? "(tanh)" : "", (long long)n, mode,
+                  j / 4, g, isas[k], f, isas[0]);
+            bad++;
+          }
+          free(bytes);
+        }
+        free(first);
+        tp_tensor_release(a);
+        tp_tensor_release(b);
+      }
+  printf("%-4s bit-identical elementwise results across %d ISAs\n", bad ? "FAIL" : "ok", nisas);
+}
+
+/* ---- GEMM around tile edges, against a double oracle written here ---- */
+static int gemm_check(int64_t M, int64_t N, int64_t K, int ta, int tb, int use_linear) {
+  int64_t as[2] = {ta ? K : M, ta ? M : K}, bs[2] = {tb ? N : K, tb ? K : N};
+  if (use_linear) bs[0] = N, bs[1] = K; /* w is [N,K] */
+  tp_tensor *A = NULL, *B = NULL, *bias = NULL;
+  tp_randn(2, as, 1000 + (uint64_t)(M * 7 + N * 13 + K), &A);
+  tp_randn(2, bs, 2000 + (uint64_t)(M * 5 + N * 3 + K * 11), &B);
+  int64_t nb = N;
+  if (use_linear) tp_rand(1, &nb, 77, &bias);
+  double *av = values(A), *bv = values(B), *biasv = bias ? values(bias) : NULL;
+  tp_tensor *Av = A, *Bv = B;
+  if (ta) tp_transpose(A, 0, 1, &Av);
+  if (tb && !use_linear) tp_transpose(B, 0, 1, &Bv);
+  /* logical A[m,k], B[k,n] (for linear: W[n,k]) */
+  double *ref = calloc((size_t)(M * N > 0 ? M * N : 1), sizeof(double));
+  double *bnd = calloc((size_t)(M * N > 0 ? M * N : 1), sizeof(double));
+  for (int64_t m = 0; m < M; m++)
+    for (int64_t k = 0; k < K; k++) {
+      double a = ta ? av[k * M + m] : av[m * K + k];
+      for (int64_t n = 0; n < N; n++) {
+        double b = use_linear ? bv[n * K + k] : tb ? bv[n * K + k] : bv[k * N + n];
+        ref[m * N + n] += a * b;
+        bnd[m * N + n] += fabs(a * b);
+      }
+    }
+  if (biasv)
+    for (int64_t m = 0; m < M; m++)
+      for (int64_t n = 0; n < N; n++) ref[m * N + n] += biasv[n], bnd[m * N + n] += fabs(biasv[n]);
+  int ok = 1;
+  for (int k = 0; k < nisas && ok; k++) {
+    set_isa(isas[k]);
+    tp_tensor *y = NULL;
+    tp_status s = use_linear ? tp_linear(Av, Bv, bias, &y) : tp_matmul(Av, Bv, &y);
+    ncases++;
+    if (s != TP_OK) {
+      failf("gemm %lldx%lldx%lld: %s", (long long)M, (long long)N, (long long)K, tp_last_error());
+      ok = 0;
+      break;
+    }
+    if (tp_tensor_numel(y) != M * N) {
+      failf("gemm %lldx%lldx%lld [%s]: %lld elements", (long long)M, (long long)N, (long long)K,
+            isas[k], (long long)tp_tensor_numel(y));
+      ok = 0;
+    } else {
+      double *g = values(y);
+      for (int64_t i = 0; i < M * N; i++) {
+        ncompares++;
+        if (!(fabs(g[i] - ref[i]) <= 1e-6 + 1e-5 * bnd[i])) {
+          failf("%s M=%lld N=%lld K=%lld%s%s [isa %s]: C[%lld,%lld] = %.9g, expected %.9g "
+                "(bound %.3g)",
+                use_linear ? "linear" : "matmul", (long long)M, (long long)N, (long long)K,
+                ta ? " A^T" : "", tb ? " B^T" : "", isas[k], (long long)(i / N), (long long)(i % N),
+                g[i], ref[i], 1e-5 * bnd[i]);
+          ok = 0;
+          break;
+        }
+      }
+      free(g);
+    }
+    tp_tensor_release(y);
+  }
+  if (Av != A) tp_tensor_release(Av);
+  if (Bv != B) tp_tensor_release(Bv);
+  tp_tensor_release(A);
+  tp_tensor_release(B);
+  tp_tensor_release(bias);
+  free(av), free(bv), free(biasv), free(ref), free(bnd);
+  return ok;
+}
+
+static void gemm_edges(void) {
+  static const int64_t small[] = {1, 2, 5, 6, 7, 8, 13, 16, 17, 31, 32, 33, 64, 65};
+  static const int64_t big[] = {255, 257};
+  int ns = (int)(sizeof small / sizeof small[0]), bad = 0, n = 0;
+  /* all combinations of the small sizes (rotating the transposed layouts) */
+  for (int i = 0; i < ns; i++)
+    for (int j = 0; j < ns; j++)
+      for (int k = 0; k < ns; k++) {
+        int v = (i + j + k) % 4;
+        bad += !gemm_check(small[i], small[j], small[k], v == 1, v == 2, v == 3);
+        n++;
+      }
+  /* one big dim with the others from a subset; two big dims with a small one */
+  static const int64_t sub[] = {1, 7, 17, 33};
+  for (int b = 0; b < 2; b++)
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 4; j++) {
+        int64_t B = big[b], x = sub[i], y = sub[j];
+        bad += !gemm_check(B, x, y, 0, 0, 0);
+        bad += !gemm_check(x, B, y, j % 2, 0, 0);
+        bad += !gemm_check(x, y, B, 0, i % 2, 0);
+        n += 3;
+      }
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++) {
+      bad += !gemm_check(big[i], big[j], 5, 0, 0, 0);
+      bad += !gemm_check(big[i], 3, big[j], 1, 1, 0);
+      bad += !gemm_check(6, big[i], big[j], 0, 0, 1);
+      n += 3;
+    }
+  bad += !gemm_check(257, 257, 257, 0, 0, 0);
+  bad += !gemm_check(300, 500, 260, 0, 0, 0);
+  bad += !gemm_check(3, 2100, 5, 0, 0, 0); /* N beyond one column block */
+  bad += !gemm_check(3, 2100, 5, 0, 1, 0);
+  n += 4;
+  printf("%-4s gemm tile edges: %d shapes, %d failing\n", bad ? "FAIL" : "ok", n, bad);
+}
+
+/* ---- special values against libm ---- */
+static void special_values(void) {
+  static const float sv[] = {INFINITY, -INFINITY, NAN, -0.0f, 0.0f, 1.0f, -1.0f, 1e-30f, -1e-30f,
+                             1e30f, -1e30f, FLT_MAX, -FLT_MAX, FLT_MIN, 1.5e-38f, 88.0f, 88.5f,
+                             88.7f, 88.72f, -87.0f, -87.2f, -87.3f, -86.0f, 20.0f, -20.0f, 9.0f,
+                             -9.0f, 0.625f, -0.625f, 0.6f, 1e-7f, 3.0e38f, 0.5f};
+  int nsv = (int)(sizeof sv / sizeof sv[0]);
+  /* 3 copies at different offsets so each value lands in vector and tail lanes */
+  int n = 3 * nsv + 2;
+  float *x = malloc(sizeof(float) * (size_t)n);
+  for (int i = 0; i < n; i++) x[i] = sv[(i * 7 + i / nsv) % nsv];
+  int64_t sh = n;
+  tp_tensor *t = NULL;
+  tp_tensor_new(TP_F32, 1, &sh, x, &t);
+  struct {
+    tp_op op;
+    const char *name;
+  } ops[] = {{TP_OP_EXP, "exp"},   {TP_OP_TANH, "tanh"}, {TP_OP_SIGMOID, "sigmoid"},
+             {TP_OP_RELU, "relu"}, {TP_OP_LOG, "log"},   {TP_OP_SQRT, "sqrt"},
+             {TP_OP_RSQRT, "rsqrt"}, {TP_OP_NEG, "neg"}, {TP_OP_ABS, "abs"}};
+  int bad = 0;
+  for (int k = 0; k < nisas; k++) {
+    set_isa(isas[k]);
+    for (int oi = 0; oi < (int)(sizeof ops / sizeof ops[0]); oi++) {
+      tp_tensor *y = NULL;
+      if (tp_op_call(ops[oi].op, 1, &t, NULL, &y) != TP_OK) {
+        failf("special %s: %s", ops[oi].name, tp_last_error());
+        continue;
+      }
+      float *g = malloc(sizeof(float) * (size_t)n);
+      tp_tensor_read(y, g, sizeof(float) * (size_t)n);
+      tp_tensor_release(y);
+      int reported[64] = {0};
+      for (int i = 0; i < n; i++) {
+        double v = x[i], w;
+        switch (ops[oi].op) {
+          case TP_OP_EXP: w = exp(v); break;
+          case TP_OP_TANH: w = tanh(v); break;
+          case TP_OP_SIGMOID: w = 1.0 / (1.0 + exp(-v)); break;
+          case TP_OP_RELU: w = isnan(v) ? v : v > 0 ? v : 0.0; break;
+          case TP_OP_LOG: w = log(v); break;
+          case TP_OP_SQRT: w = sqrt(v); break;
+          case TP_OP_RSQRT: w = 1.0 / sqrt(v); break;
+          case TP_OP_NEG: w = -v; break;
+          default: w = fabs(v); break;
+        }
+        float wf = (float)w; /* expected float result (inf when it overflows float) */
+        double gv = g[i];
+        int ok;
+        if (isnan(wf)) ok = isnan(gv);
+        else if (isinf(wf)) ok = gv == wf;
+        else if (fabs(wf) < FLT_MIN) ok = fabs(gv) < 1e-37; /* denormal results: any tiny value */
+        else ok = fabs(gv - wf) <= 2e-6 * fabs(wf) + (ops[oi].op == TP_OP_SIGMOID ? 1e-7 : 0);
+        /* signs of zeros that libm defines */
+        if (ok && wf == 0 && gv == 0 &&
+            (ops[oi].op == TP_OP_TANH || ops[oi].op == TP_OP_SQRT || ops[oi].op == TP_OP_NEG ||
+             ops[oi].op == TP_OP_ABS))
+          ok = !!signbit(gv) == !!signbit(wf);
+        int vi = 0;
+        while (vi < nsv && !(memcmp(&sv[vi], &x[i], 4) == 0)) vi++;
+        if (!ok && !reported[vi]) {
+          reported[vi] = 1;
+          bad++;
+          failf("special [isa %s]: %s(%.9g) = %.9g (%a), libm says %.9g (%a)", isas[k],
+                ops[oi].name, v, gv, gv, (double)wf, (double)wf);
+        }
+      }
+      free(g);
+    }
+  }
+  /* specific documented identities */
+  tp_tensor_release(t);
+  free(x);
+  printf("%-4s special values through exp/tanh/sigmoid/relu/log/sqrt/rsqrt/neg/abs\n",
+         bad ? "FAIL" : "ok");
+}
+
+/* Run one section in a child process, so that a crash (a sanitizer report,
+ * a signal) in one section is reported as that section's failure and the
+ * other sections still run. */
+static void isolated(const char *name, void (*fn)(void)) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) { /* no fork: run inline */
+    fn();
+    return;
+  }
+  if (pid == 0) {
+    failures = 0;
+    size_t live0 = tp_live_tensors();
+    fn();
+    if (tp_live_tensors() != live0)
+      failf("%s: leak: %zu live tensors at the end, %zu at the start", name, tp_live_tensors(),
+            live0);
+    printf("section %s: %d cases so far, %d failures\n", name, ncases, failures);
+    fflush(stdout);
+    exit(failures > 250 ? 250 : failures);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return;
+  if (WIFEXITED(st))
+    failf("section %s: exit status %d (failures above, or a sanitizer report)", name,
+          WEXITSTATUS(st));
+  else
+    failf("section %s: CRASHED (signal %d)", name, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+}
+
+static int cur_op;
+static void one_op(void);
+
+int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0); /* keep the log when a sanitizer aborts */
+  verbose = getenv("TP_TEST_VERBOSE") != NULL;
+  size_t live0 = tp_live_tensors();
+  for (int i = 0; i < 4; i++) {
+    if (tp_set_isa(all_isas[i]) == TP_OK) {
+      if (strcmp(tp_isa_name(), all_isas[i]))
+        failf("tp_set_isa(%s) then tp_isa_name() = %s", all_isas[i], tp_isa_name());
+      isas[nisas++] = all_isas[i];
+    } else {
+      printf("skip ISA %s: %s\n", all_isas[i], tp_last_error());
+    }
+  }
+  if (tp_set_isa("no-such-isa") == TP_OK) failf("tp_set_isa accepted an unknown name");
+  tp_set_isa("best");
+  if (!nisas) {
+    printf("no ISA could be selected\n");
+    return 77;
+  }
+  printf("ISAs under test:");
+  for (int i = 0; i < nisas; i++) printf(" %s", isas[i]);
+  printf("\n");
+
+  for (cur_op = 0; cur_op < TP_OP_COUNT; cur_op++) {
+    char name[64];
+    snprintf(name, sizeof name, "differential %s", tp_op_name((tp_op)cur_op));
+    isolated(name, one_op);
+  }
+  isolated("bit-identity", bitexact_across_isas);
+  isolated("gemm edges", gemm_edges);
+  isolated("special values", special_values);
+
+  if (tp_set_isa("best") != TP_OK) failf("tp_set_isa(best) failed");
+  if (tp_live_tensors() != live0)
+    failf("leak: %zu live tensors at the end, %zu at the start", tp_live_tensors(), live0);
+  printf("test_kernels: %d cases, %d value comparisons, %d failures\n", ncases, ncompares,
+         failures);
+  return failures ? 1 : 0;
+}
+
+static void one_op(void) { differential_op(cur_op); }
