@@ -848,6 +848,9 @@ int32_t tpw_rec_add_alias(int32_t rec, int32_t key) {
   return r ? tp_rec_add_alias(r, (uint64_t)key) : tp_last_status();
 }
 
+static char rec_key[200];
+void tpw_rec_set_key(const char *key) { snprintf(rec_key, sizeof rec_key, "%s", key ? key : ""); }
+
 int32_t tpw_rec_invoke(int32_t rec, int32_t call_id, int32_t nin, const uint32_t *in,
                        uint32_t *outs, int32_t max_out) {
   tp_record *r = rec_get(rec);
@@ -859,7 +862,10 @@ int32_t tpw_rec_invoke(int32_t rec, int32_t call_id, int32_t nin, const uint32_t
   switch (r->mode) {
     case TP_REC_SUBSTITUTE: return TPW_REC_CALL_REPLACEMENT;
     case TP_REC_CONSTANT: return r->constant_ready ? TPW_REC_CONSTANT_READY : TPW_REC_NEED_CONSTANT;
-    case TP_REC_NESTED: return TPW_REC_CALL_REPLACEMENT; /* traced inline (see docs/api.md) */
+    case TP_REC_NESTED:
+      s = tp_capture_nested(r->id, r->p.max_reuse_entries, call_id, rec_key, nin, ts,
+                            max_out < 64 ? max_out : 64, os, &n);
+      break;
     case TP_REC_DISABLED:
       s = tp_capture_opaque(call_id, nin, ts, "disabled", r->p.recursive, r->p.recursive, r->reason,
                             max_out < 64 ? max_out : 64, os, &n);
@@ -869,6 +875,7 @@ int32_t tpw_rec_invoke(int32_t rec, int32_t call_id, int32_t nin, const uint32_t
                             max_out < 64 ? max_out : 64, os, &n);
       break;
   }
+  rec_key[0] = 0; /* a key serves one call */
   return run_common(s, n, os, outs, max_out);
 }
 

@@ -191,6 +191,11 @@ int32_t tpw_rec_add_alias(int32_t rec, int32_t key);
 #define TPW_REC_CONSTANT_READY (-5)
 int32_t tpw_rec_invoke(int32_t rec, int32_t call_id, int32_t nin, const uint32_t *in,
                        uint32_t *outs, int32_t max_out);
+/* nested_compile_region: the key of the next tpw_rec_invoke: "hash:<int>"
+ * (the integer reuseHashFn returned) or the host's key of the non-tensor
+ * arguments (values / identities); the core adds shapes, dtypes and a
+ * digest of the tensors' bytes. */
+void tpw_rec_set_key(const char *key);
 int32_t tpw_rec_set_constant(int32_t rec, int32_t n, const uint32_t *vals);
 /* The stored constant's tensors as new handles; returns the count or -1. */
 int32_t tpw_rec_get_constant(int32_t rec, uint32_t *outs, int32_t max_out);

@@ -17,6 +17,14 @@ int tp_capture_sees(int nin, tp_tensor *const *in);
 tp_status tp_capture_opaque(int64_t call_id, int nin, tp_tensor *const *in, const char *mode,
                             int suspend, int recursive, const char *reason, int max_out,
                             tp_tensor **outs, int *nout);
+/* The seed's _capture_nested_region: trace host function call_id into a
+ * child graph once per (record, key) in this capture and invoke it. key:
+ * "hash:<int>" from reuse_hash_fn, else the host's key of non-tensor
+ * arguments (the core adds shapes, dtypes and a digest of the values). More
+ * than max_entries keys: "nested compile region reuse limit reached". */
+tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, const char *key,
+                            int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                            int *nout);
 /* C host functions by id, for opaque regions in C programs (the Wasm ABI
  * installs a dispatcher to JS instead). Ids start at 1. */
 tp_status tp_host_fn_register(const tp_callable *fn, int64_t *id);

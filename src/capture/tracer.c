@@ -21,10 +21,19 @@ typedef struct tp_trace_state {
   int nconst, capconst;
   tp_tensor **consts; /* borrowed: the graph's get_attr vals own them */
   int *const_nodes;
+  /* nested compile regions captured by this trace: (record, key) -> subgraph */
+  int nnested;
+  struct nested_entry {
+    uint32_t rec;
+    char key[200];
+    char sub[64];
+    int nres;
+  } nested[64];
 } tp_trace_state;
 
 static TP_THREAD_LOCAL tp_trace_state *cur;
 static uint64_t next_id = 1;
+static uint64_t next_region = 0;
 
 int tp_capture_active(void) { return cur != NULL; }
 int tp_is_compiling(void) { return cur != NULL && !cur->disabled; }
@@ -339,5 +348,157 @@ tp_status tp_trace(const tp_callable *fn, int nin, tp_tensor *const *in, int ful
 tp_status tp_capture_set_disabled(int disabled, int *prev) {
   if (prev) *prev = cur ? cur->disabled : 0;
   if (cur) cur->disabled = disabled;
+  return TP_OK;
+}
+
+/* ---- nested compile regions ---- */
+static tp_status host_callable(void *ud, int nin, tp_tensor *const *in, int max_out,
+                               tp_tensor **outs, int *nout) {
+  return tp_host_invoke((int64_t)(intptr_t)ud, nin, in, max_out, outs, nout);
+}
+
+/* FNV-1a over the shape, dtype and bytes of each input: the automatic reuse
+ * key covers values, as the seed's digest of the tensors does. */
+static void auto_key(int nin, tp_tensor *const *in, const char *host_key, char *out, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  size_t k = (size_t)snprintf(out, n, "auto");
+  for (int i = 0; i < nin; i++) {
+    if (!in[i]) {
+      k += (size_t)snprintf(out + k, k < n ? n - k : 0, "|none");
+      continue;
+    }
+    char sh[96];
+    k += (size_t)snprintf(out + k, k < n ? n - k : 0, "|%s%s", tp_dtype_short(in[i]->dtype),
+                          tp_shape_str(in[i]->ndim, in[i]->shape, sh, sizeof sh));
+    int64_t m = tp_tensor_numel(in[i]);
+    for (int64_t j = 0; j < m; j++) {
+      double v = tp_tensor_get_f64(in[i], j);
+      const unsigned char *b = (const unsigned char *)&v;
+      for (size_t q = 0; q < sizeof v; q++) h = (h ^ b[q]) * 1099511628211ULL;
+    }
+  }
+  if (k < n) snprintf(out + k, n - k, "|%016llx|%s", (unsigned long long)h, host_key ? host_key : "");
+}
+
+tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, const char *key,
+                            int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                            int *nout) {
+  *nout = 0;
+  if (!cur) return tp_fail(TP_ERR_CAPTURE, "nested compile region outside of a capture");
+  if (nin > 64) return tp_fail(TP_ERR_CAPTURE, "nested compile region: too many inputs (%d)", nin);
+  char k[200];
+  if (key && !strncmp(key, "hash:", 5)) snprintf(k, sizeof k, "%s", key);
+  else auto_key(nin, in, key, k, sizeof k);
+  tp_trace_state *t = cur;
+  struct nested_entry *e = NULL;
+  int count = 0;
+  for (int i = 0; i < t->nnested; i++)
+    if (t->nested[i].rec == rec) {
+      count++;
+      if (!strcmp(t->nested[i].key, k)) e = &t->nested[i];
+    }
+  tp_tensor *samples[64] = {0}, *res[64] = {0};
+  int n = 0;
+  tp_status s = TP_OK;
+  for (int i = 0; i < nin && !s; i++)
+    if (in[i]) s = tp_tensor_view(in[i], in[i]->ndim, in[i]->shape, in[i]->strides, in[i]->offset, &samples[i]);
+  if (!s && !e) {
+    if (count >= max_entries || t->nnested >= TP_ARRAY_LEN(t->nested)) {
+      s = tp_fail(TP_ERR_CAPTURE, "nested compile region reuse limit reached");
+    } else {
+      tp_callable fn = {host_callable, (void *)(intptr_t)call_id};
+      tp_trace_result r;
+      s = tp_trace_named(&fn, nin, samples, NULL, t->fullgraph, &r);
+      if (!s && r.broken) {
+        s = tp_fail(TP_ERR_CAPTURE, "nested compile region output has no executable sample (%s)",
+                    r.break_reason);
+        tp_trace_result_clear(&r);
+      } else if (!s && r.nout < 1) {
+        s = tp_fail(TP_ERR_CAPTURE, "nested compile regions must return tensors or tensor containers");
+        tp_trace_result_clear(&r);
+      }
+      if (!s) {
+        e = &t->nested[t->nnested];
+        memset(e, 0, sizeof *e);
+        e->rec = rec;
+        snprintf(e->key, sizeof e->key, "%s", k);
+        snprintf(e->sub, sizeof e->sub, "_tensorplay_nested_region_%llu",
+                 (unsigned long long)__atomic_fetch_add(&next_region, 1, __ATOMIC_RELAXED));
+        e->nres = r.nout;
+        n = r.nout;
+        for (int i = 0; i < n; i++) res[i] = r.outs[i];
+        r.nout = 0;
+        tp_graph *sub = r.graph;
+        r.graph = NULL;
+        tp_trace_result_clear(&r);
+        s = tp_graph_add_subgraph(t->g, e->sub, sub);
+        if (!s) t->nnested++;
+      }
+    }
+  } else if (!s) { /* reuse: the cached child graph computes this call's samples */
+    int prev = 0;
+    tp_capture_set_disabled(1, &prev);
+    s = tp_graph_run(tp_graph_find_subgraph(t->g, e->sub), nin, samples, 64, res, &n);
+    tp_capture_set_disabled(prev, NULL);
+  }
+  for (int i = 0; i < nin; i++) tp_tensor_release(samples[i]);
+  if (!s && n > max_out) s = tp_fail(TP_ERR_CAPTURE, "nested compile region returned %d tensors (max %d)", n, max_out);
+  /* get_attr of the subgraph, one invoke, a getitem per result */
+  tp_arg args[65];
+  int ga = -1, inv = -1;
+  if (!s) {
+    tp_desc gd;
+    memset(&gd, 0, sizeof gd);
+    gd.ndim = TP_DESC_GRAPH;
+    s = tp_graph_add_node(t->g, TP_NODE_GET_ATTR, NULL, TP_OP_COUNT, 0, NULL, NULL, &gd, &ga);
+    if (!s && !(t->g->nodes[ga].target = tp_xstrdup(e->sub))) s = TP_ERR_OUT_OF_MEMORY;
+  }
+  if (!s) {
+    args[0] = (tp_arg){TP_ARG_NODE, ga, 0, 0};
+    s = build_args(nin, in, args + 1);
+  }
+  if (!s) {
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.dim1 = n;
+    tp_desc d;
+    tp_desc_of(res[0], &d);
+    d.weak = 0;
+    s = tp_graph_add_node(t->g, TP_NODE_CALL, NULL, TP_OP_INVOKE, nin + 1, args, &at, &d, &inv);
+  }
+  if (!s) {
+    char num[16];
+    snprintf(num, sizeof num, "%d", n);
+    s = tp_graph_set_custom(t->g, inv, "nested_region_attr", e->sub);
+    if (!s) s = tp_graph_set_custom(t->g, inv, "nested_output_count", num);
+    if (!s) s = tp_graph_set_custom(t->g, inv, "nested_region_compiled", "false");
+  }
+  for (int q = 0; q < n && !s; q++) {
+    tp_tensor *v = NULL;
+    s = tp_tensor_view(res[q], res[q]->ndim, res[q]->shape, res[q]->strides, res[q]->offset, &v);
+    if (s) break;
+    tp_tensor_release(res[q]);
+    res[q] = v;
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.dim = q;
+    tp_arg a = {TP_ARG_NODE, inv, 0, 0};
+    tp_desc d;
+    tp_desc_of(res[q], &d);
+    d.weak = 0;
+    int gi;
+    s = tp_graph_add_node(t->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &at, &d, &gi);
+    if (!s) {
+      tp_graph_set_val(t->g, gi, res[q]);
+      res[q]->trace_id = t->id;
+      res[q]->node = gi;
+    }
+  }
+  if (s) {
+    for (int q = 0; q < n; q++) tp_tensor_release(res[q]);
+    return s;
+  }
+  for (int q = 0; q < n; q++) outs[q] = res[q];
+  *nout = n;
   return TP_OK;
 }

@@ -303,7 +303,8 @@ static tp_status check_node(const tp_graph *g, int i) {
                    nd->name ? nd->name : "(null)");
   if (nd->kind == TP_NODE_CALL && (unsigned)nd->op >= TP_OP_COUNT)
     return tp_fail(TP_ERR_INTERNAL, "graph print: node %%%s has op %d", nd->name, (int)nd->op);
-  if (nd->kind != TP_NODE_OUTPUT &&
+  int is_sub = nd->kind == TP_NODE_GET_ATTR && nd->desc.ndim == TP_DESC_GRAPH;
+  if (nd->kind != TP_NODE_OUTPUT && !is_sub &&
       ((unsigned)nd->desc.dtype >= TP_DTYPE_COUNT || nd->desc.ndim < 0 ||
        nd->desc.ndim > TP_MAX_DIMS))
     return tp_fail(TP_ERR_INTERNAL, "graph print: node %%%s has a bad type", nd->name);

@@ -162,6 +162,87 @@ static void test_opaque(void) {
   tp_tensor_release(x);
 }
 
+/* ---- nested compile regions ---- */
+static int region_calls;
+static int64_t region_id;
+static int max_entries = 8;
+/* region(x) = softmax-free small block: (x * x) + 1 */
+static tp_status region(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                        int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  region_calls++;
+  tp_tensor *sq = NULL, *one;
+  tp_scalar(1, 1, &one);
+  tp_status s = tp_mul(in[0], in[0], &sq);
+  if (!s) s = tp_add(sq, one, &outs[0]);
+  tp_tensor_release(sq);
+  tp_tensor_release(one);
+  *nout = s ? 0 : 1;
+  return s;
+}
+static tp_status call_region(tp_tensor *x, tp_tensor **out) {
+  int n;
+  if (tp_capture_sees(1, &x)) return tp_capture_nested(77, max_entries, region_id, "", 1, &x, 1, out, &n);
+  return tp_host_invoke(region_id, 1, &x, 1, out, &n);
+}
+/* f(a, b) = region(a) + region(a) + region(b) */
+static tp_status f_nested(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                          int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  tp_tensor *r1 = NULL, *r2 = NULL, *r3 = NULL, *s1 = NULL;
+  tp_status s = call_region(in[0], &r1);
+  if (!s) s = call_region(in[0], &r2);
+  if (!s) s = call_region(in[1], &r3);
+  if (!s) s = tp_add(r1, r2, &s1);
+  if (!s) s = tp_add(s1, r3, &outs[0]);
+  tp_tensor_release(r1), tp_tensor_release(r2), tp_tensor_release(r3), tp_tensor_release(s1);
+  *nout = s ? 0 : 1;
+  return s;
+}
+
+static void test_nested(void) {
+  tp_callable rc = {region, NULL};
+  CHECK(tp_host_fn_register(&rc, &region_id) == TP_OK);
+  tp_callable fn = {f_nested, NULL};
+  tp_compiled *c;
+  CHECK(tp_compile(&fn, NULL, &c) == TP_OK);
+  tp_tensor *a = vec(3, 1), *b = vec(3, 2), *in[2] = {a, b}, *y = NULL; /* a=[1 2 3] b=[2 3 4] */
+  int n;
+  region_calls = 0;
+  CHECK(tp_compiled_call(c, 2, in, 1, &y, &n) == TP_OK);
+  /* 2*(a^2+1) + (b^2+1) = [4+5, 10+10, 20+17] */
+  CHECK(y && at(y, 0) == 9 && at(y, 1) == 20 && at(y, 2) == 37);
+  tp_tensor_release(y);
+  CHECK(region_calls == 2); /* a traced once and reused, b (other values) traced once */
+  const tp_graph *g = tp_compiled_last_graph(c);
+  CHECK(g && g->nsubs == 2);
+  char *text = NULL;
+  CHECK(tp_graph_print(g, 1, &text) == TP_OK && strstr(text, "subgraph \"_tensorplay_nested_region_"));
+  CHECK(text && strstr(text, "invoke(") && strstr(text, ": graph"));
+  tp_graph *g2 = NULL;
+  CHECK(text && tp_graph_parse(text, strlen(text), &g2) == TP_OK && tp_graph_equal(g, g2));
+  tp_free_string(text);
+  /* the cached graph runs the subgraphs without calling the region */
+  region_calls = 0;
+  CHECK(tp_compiled_call(c, 2, in, 1, &y, &n) == TP_OK && at(y, 2) == 37);
+  tp_tensor_release(y);
+  CHECK(region_calls == 0);
+  y = NULL;
+  CHECK(g2 && tp_graph_run(g2, 2, in, 1, &y, &n) == TP_OK && at(y, 0) == 9);
+  tp_tensor_release(y);
+  tp_graph_free(g2);
+  tp_compiled_free(c);
+  /* the reuse limit */
+  max_entries = 1;
+  CHECK(tp_compile(&fn, NULL, &c) == TP_OK);
+  ERR(tp_compiled_call(c, 2, in, 1, &y, &n), TP_ERR_CAPTURE, "nested compile region reuse limit reached");
+  CHECK(!tp_capture_active());
+  tp_compiled_free(c);
+  max_entries = 8;
+  tp_tensor_release(a);
+  tp_tensor_release(b);
+}
+
 /* ---- compile options, guards, limits ---- */
 static int f_calls;
 static tp_status f_add1(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
@@ -326,6 +407,7 @@ int main(void) {
   size_t base = tp_live_tensors();
   test_records();
   test_opaque();
+  test_nested();
   test_compile_options();
   test_guards_and_limits();
   if (tp_live_tensors() != base) {
