@@ -472,15 +472,26 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
     char line[300];
     snprintf(line, sizeof line, "%s\n", first_fail);
     TP_TRY(append(&c->reasons, line));
-    if (c->verbose)
+    if (c->verbose && !tp_log_enabled(TP_LOG_RECOMPILES))
       fprintf(stderr, "tensorplay: recompiling %s: guard failed: %s\n", c->name ? c->name : "function",
               first_fail);
+    tp_log(TP_LOG_RECOMPILES, "recompiling %s: guard failed: %s", c->name ? c->name : "function",
+           first_fail);
   }
   tp_trace_result r;
   const char *const *names = (const char *const *)c->input_names;
   if (c->ninput_names < nin) names = NULL;
   TP_TRY(tp_trace_named(&c->fn, nin, in, names, c->o.fullgraph, &r));
   c->ncaptures++;
+  if (tp_log_enabled(TP_LOG_CAPTURES)) {
+    int ops = 0;
+    for (int i = 0; r.graph && i < r.graph->n; i++) ops += r.graph->nodes[i].kind == TP_NODE_CALL;
+    tp_log(TP_LOG_CAPTURES, "captured %s (capture %d): %d ops%s%s", c->name ? c->name : "function",
+           c->ncaptures, ops, r.broken ? ", graph break: " : "", r.broken ? r.break_reason : "");
+  }
+  if (r.broken)
+    tp_log(TP_LOG_FALLBACKS, "%s runs eagerly for this signature: %s", c->name ? c->name : "function",
+           r.break_reason);
   if (r.nout > max_out) {
     int n = r.nout;
     tp_trace_result_clear(&r);

@@ -34,6 +34,15 @@ void tp_assert_fail(const char *file, int line, const char *expr);
     if (tp_try_s_ != TP_OK) return tp_try_s_; \
   } while (0)
 
+/* ---- logging (src/core/log.c): TP_LOGS=captures,recompiles,fallbacks|all ---- */
+typedef enum tp_log_category { TP_LOG_CAPTURES, TP_LOG_RECOMPILES, TP_LOG_FALLBACKS, TP_LOG_COUNT } tp_log_category;
+int tp_log_enabled(tp_log_category c);
+void tp_log(tp_log_category c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* ---- allocation (src/core/alloc.c): all core memory goes through here ---- */
 void *tp_malloc(size_t n);                 /* NULL + error on failure */
 void *tp_calloc(size_t n, size_t size);

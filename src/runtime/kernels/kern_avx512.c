@@ -1,9 +1,13 @@
-/* kern_avx512.c - AVX-512F: 16 lanes, 8x32 GEMM tile (16 accumulators). */
+/* kern_avx512.c - AVX-512F: 16 lanes. GEMM comes from gemm_avx512.c
+ * (intrinsics, 14x32 tile, 28 accumulators), not from the generic family. */
 #include <immintrin.h>
 #define VW 16
 #define SFX avx512
 #define ISA_NAME "avx512"
-#define MR 8
-#define NRV 2
+#define GEMM_EXTERNAL
+#define GEMM_F32 tp_f32_gemm__avx512
+#define GEMM_PACK_B_SIZE tp_f32_gemm_pack_b_size__avx512
+#define GEMM_PACK_B tp_f32_gemm_pack_b__avx512
+#define GEMM_F32_PACKED tp_f32_gemm_packed__avx512
 #define VSQRT(v) ((vf)_mm512_sqrt_ps((__m512)(v)))
 #include "vec_impl.h"

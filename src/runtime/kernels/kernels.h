@@ -6,6 +6,7 @@
  * reductions may use FMA and differ in summation order. */
 #ifndef TP_KERNELS_H
 #define TP_KERNELS_H
+#include <stddef.h>
 #include <stdint.h>
 
 enum tp_kunary {
@@ -32,10 +33,34 @@ typedef struct tp_kernels {
                    const float *A, int64_t rsa, int64_t csa,
                    const float *B, int64_t rsb, int64_t csb,
                    float *C, int64_t ldc, const float *bias);
+  /* GEMM with B packed once ahead of time (a constant weight):
+   *   size_t n = k->gemm_pack_b_size(K, N);           bytes, 0 if K or N <= 0
+   *   float *pb = aligned_alloc(64, round_up(n, 64));  (any alignment works)
+   *   k->gemm_pack_b(K, N, B, rsb, csb, pb);           B[K,N], any strides
+   *   k->gemm_f32_packed(M, N, K, A, rsa, csa, pb, C, ldc, bias);  any number of times
+   * The packed layout belongs to this table (tile width and depth blocking
+   * differ per ISA): pack with the same table that multiplies. pb is only
+   * read, so one packed B may be shared by threads. */
+  size_t (*gemm_pack_b_size)(int64_t K, int64_t N);
+  void (*gemm_pack_b)(int64_t K, int64_t N, const float *B, int64_t rsb, int64_t csb,
+                      float *packed_out);
+  void (*gemm_f32_packed)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                          int64_t csa, const float *packed_b, float *C, int64_t ldc,
+                          const float *bias);
 } tp_kernels;
 
 extern const tp_kernels tp_kernels_generic;
 #if defined(__x86_64__) || defined(__i386__)
+/* gemm_avx512.c: intrinsics GEMM (14x32 tile) used by tp_kernels_avx512. */
+void tp_f32_gemm__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                         int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
+                         int64_t ldc, const float *bias);
+size_t tp_f32_gemm_pack_b_size__avx512(int64_t K, int64_t N);
+void tp_f32_gemm_pack_b__avx512(int64_t K, int64_t N, const float *B, int64_t rsb, int64_t csb,
+                                float *packed_out);
+void tp_f32_gemm_packed__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                                int64_t csa, const float *packed_b, float *C, int64_t ldc,
+                                const float *bias);
 extern const tp_kernels tp_kernels_sse2;
 extern const tp_kernels tp_kernels_avx2;
 extern const tp_kernels tp_kernels_avx512;

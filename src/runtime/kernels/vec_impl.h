@@ -260,7 +260,15 @@ static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
   }
 }
 
-/* ---- GEMM: Goto-style packing + an MR x NR register tile ---- */
+/* ---- GEMM: Goto-style packing + an MR x NR register tile ----
+ * A kernel file that brings its own GEMM (kern_avx512.c: gemm_avx512.c)
+ * defines GEMM_EXTERNAL and the names GEMM_F32, GEMM_PACK_B_SIZE,
+ * GEMM_PACK_B, GEMM_F32_PACKED; this generic one is then left out. */
+#ifndef GEMM_EXTERNAL
+#define GEMM_F32 FN(tp_f32_gemm)
+#define GEMM_PACK_B_SIZE FN(tp_f32_gemm_pack_b_size)
+#define GEMM_PACK_B FN(tp_f32_gemm_pack_b)
+#define GEMM_F32_PACKED FN(tp_f32_gemm_packed)
 #define KC 256
 #define MC (MR * 16)
 #define NC 2048
@@ -338,15 +346,20 @@ static void FN(tp_f32_gemm_ukernel)(int64_t kc, const float *a, const float *b, 
 
 static KTLS float *pack_buf;
 
-static void FN(tp_f32_gemm)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
-                            int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
-                            int64_t ldc, const float *bias) {
+static int64_t round_up_nr(int64_t n) { return (n + NR - 1) / NR * NR; }
+
+/* pbp: B packed by FN(tp_f32_gemm_pack_b) (per KC block of depth pc, the
+ * panels of kc x NR at pbp + pc * round_up(N, NR) + j * kc), or NULL. */
+static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                           int64_t csa, const float *B, int64_t rsb, int64_t csb,
+                           const float *pbp, float *C, int64_t ldc, const float *bias) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     for (int64_t i = 0; i < M; i++)
       for (int64_t j = 0; j < N; j++) C[i * ldc + j] = bias ? bias[j] : 0.0f;
     return;
   }
+  int64_t Np = round_up_nr(N);
   if (!pack_buf) {
     /* one buffer per thread, kept for the life of the thread */
     pack_buf = aligned_alloc(64, sizeof(float) * ((size_t)MC * KC + (size_t)KC * (NC + NR)));
@@ -354,7 +367,16 @@ static void FN(tp_f32_gemm)(int64_t M, int64_t N, int64_t K, const float *A, int
       for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++) {
           float s = bias ? bias[j] : 0.0f;
-          for (int64_t k = 0; k < K; k++) s += A[i * rsa + k * csa] * B[k * rsb + j * csb];
+          for (int64_t k = 0; k < K; k++) {
+            float b;
+            if (pbp) {
+              int64_t pc = k / KC * KC, kc = K - pc < KC ? K - pc : KC;
+              b = pbp[pc * Np + j / NR * NR * kc + (k - pc) * NR + j % NR];
+            } else {
+              b = B[k * rsb + j * csb];
+            }
+            s += A[i * rsa + k * csa] * b;
+          }
           C[i * ldc + j] = s;
         }
       return;
@@ -365,7 +387,11 @@ static void FN(tp_f32_gemm)(int64_t M, int64_t N, int64_t K, const float *A, int
     int64_t nc = N - jc < NC ? N - jc : NC;
     for (int64_t pc = 0; pc < K; pc += KC) {
       int64_t kc = K - pc < KC ? K - pc : KC;
-      pack_b(kc, nc, B + pc * rsb + jc * csb, rsb, csb, pb);
+      const float *bb = pb;
+      if (pbp)
+        bb = pbp + pc * Np + jc * kc;
+      else
+        pack_b(kc, nc, B + pc * rsb + jc * csb, rsb, csb, pb);
       for (int64_t ic = 0; ic < M; ic += MC) {
         int64_t mc = M - ic < MC ? M - ic : MC;
         pack_a(mc, kc, A + ic * rsa + pc * csa, rsa, csa, pa);
@@ -373,7 +399,7 @@ static void FN(tp_f32_gemm)(int64_t M, int64_t N, int64_t K, const float *A, int
           int64_t nr = nc - jr < NR ? nc - jr : NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             int64_t mr = mc - ir < MR ? mc - ir : MR;
-            FN(tp_f32_gemm_ukernel)(kc, pa + ir * kc, pb + jr * kc,
+            FN(tp_f32_gemm_ukernel)(kc, pa + ir * kc, bb + jr * kc,
                                     C + (ic + ir) * ldc + jc + jr, ldc, pc == 0,
                                     bias ? bias + jc + jr : NULL, mr, nr);
           }
@@ -383,6 +409,33 @@ static void FN(tp_f32_gemm)(int64_t M, int64_t N, int64_t K, const float *A, int
   }
 }
 
+static void FN(tp_f32_gemm)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                            int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
+                            int64_t ldc, const float *bias) {
+  FN(gemm_drive)(M, N, K, A, rsa, csa, B, rsb, csb, NULL, C, ldc, bias);
+}
+
+static size_t FN(tp_f32_gemm_pack_b_size)(int64_t K, int64_t N) {
+  if (K <= 0 || N <= 0) return 0;
+  return sizeof(float) * (size_t)K * (size_t)round_up_nr(N);
+}
+
+static void FN(tp_f32_gemm_pack_b)(int64_t K, int64_t N, const float *B, int64_t rsb,
+                                   int64_t csb, float *packed_out) {
+  if (K <= 0 || N <= 0) return;
+  for (int64_t pc = 0; pc < K; pc += KC) {
+    int64_t kc = K - pc < KC ? K - pc : KC;
+    pack_b(kc, N, B + pc * rsb, rsb, csb, packed_out + pc * round_up_nr(N));
+  }
+}
+
+static void FN(tp_f32_gemm_packed)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                                   int64_t csa, const float *packed_b, float *C, int64_t ldc,
+                                   const float *bias) {
+  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, C, ldc, bias);
+}
+#endif /* GEMM_EXTERNAL */
+
 const tp_kernels CAT(tp_kernels, SFX) = {
     .isa = ISA_NAME,
     .vec_width = VW,
@@ -391,5 +444,8 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .sum_f32 = FN(tp_f32_rsum_ukernel),
     .max_f32 = FN(tp_f32_rmax_ukernel),
     .softmax_f32 = FN(tp_f32_softmax_ukernel),
-    .gemm_f32 = FN(tp_f32_gemm),
+    .gemm_f32 = GEMM_F32,
+    .gemm_pack_b_size = GEMM_PACK_B_SIZE,
+    .gemm_pack_b = GEMM_PACK_B,
+    .gemm_f32_packed = GEMM_F32_PACKED,
 };
