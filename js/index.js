@@ -5,6 +5,7 @@ import { loadCore } from './src/loader.js';
 import { bindCore } from './src/tensor.js';
 import { bindCompiler } from './src/compiler.js';
 import * as E from './src/errors.js';
+import { compiler } from './src/compiler.js';
 
 const core = await loadCore();
 bindCore(core);
@@ -58,13 +59,52 @@ export {
   concat,
   cast,
 } from './src/tensor.js';
-export { compiler, compile, isCompiling } from './src/compiler.js';
+export { compiler, compile, isCompiling, explain, reset } from './src/compiler.js';
+export { config } from './src/config.js';
+export {
+  allowInGraph,
+  disallowInGraph,
+  nonstrictTrace,
+  disable,
+  assumeConstantResult,
+  substituteInGraph,
+  nestedCompileRegion,
+  NestedCompileRegionOptions,
+  markStatic,
+  exportFn,
+  exportFn as export,
+  unused,
+  overloadMethod,
+  isExporting,
+  disableCapture,
+  Final,
+  annotate,
+  isinstance,
+} from './src/frontend.js';
+export {
+  registerBackend,
+  registerDebugBackend,
+  registerExperimentalBackend,
+  unregisterBackend,
+  listBackends,
+  lookupBackend,
+  setDefaultBackend,
+  getDefaultBackend,
+  getBackendCapabilities,
+  declaresCapabilities,
+  listModeOptions,
+  BackendCapabilities,
+} from './src/backends.js';
 export { graph, Graph } from './src/graph.js';
 export { npy } from './src/npy.js';
 export {
   TensorPlayError,
   GraphCaptureError,
   DisposedError,
+  ValueError,
+  RuntimeError,
+  AssertionError,
+  InvalidBackend,
   STATUS_NAMES,
   Status,
 } from './src/errors.js';
@@ -75,6 +115,10 @@ export const errors = Object.freeze({
   TensorPlayError: E.TensorPlayError,
   GraphCaptureError: E.GraphCaptureError,
   DisposedError: E.DisposedError,
+  ValueError: E.ValueError,
+  RuntimeError: E.RuntimeError,
+  AssertionError: E.AssertionError,
+  InvalidBackend: E.InvalidBackend,
   STATUS_NAMES: E.STATUS_NAMES,
   Status: E.Status,
   errorFromStatus: E.errorFromStatus,
@@ -90,6 +134,9 @@ export const isa = core.readCString(core.exports.tpw_isa());
 export function memoryBytes() {
   return core.memory.buffer.byteLength;
 }
+
+/** The backend contract version of this core (1). */
+export const CORE_BACKEND_CONTRACT_VERSION = compiler.CORE_BACKEND_CONTRACT_VERSION;
 
 /** Names of the operators the core provides (from ops.def, in order). */
 export const opNames = Object.freeze(core.opNames.slice());

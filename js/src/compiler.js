@@ -1,90 +1,67 @@
-// compiler.js - tp.compiler.compile(fn, options): JS functions become
-// callables the core captures (tracer) and replays (backend). The core calls
-// back into JS through the import env.tp_host_call(fn_id, in_ptr, nin,
-// out_ptr, max_out) (wasm/abi.h); guards, caching, graph breaks and the
-// backend are decided in C.
+// compiler.js - tp.compiler: compile(fn, options), explain, reset, and the
+// host calls the core makes into JS. Decisions are made in C (wasm/abi.h,
+// "the frontend"): option validation in the seed's order, guards, caching,
+// recompile limits, graph breaks, backends and records. JS encodes values
+// as tpw_value, passes callables as ids, binds non-tensor arguments in the
+// host closure and summarizes them in the call's extra key.
 
-import { TensorPlayError, DisposedError, Status, check, throwLast } from './errors.js';
 import {
-  Tensor,
-  borrowTensor,
-  wrapHandle,
-  runInScope,
-  disposeExcept,
-  getCore,
-} from './tensor.js';
+  AssertionError,
+  DisposedError,
+  GraphCaptureError,
+  InvalidBackend,
+  RuntimeError,
+  Status,
+  ValueError,
+} from './errors.js';
+import { borrowTensor, wrapHandle, runInScope, disposeExcept, collectTensors, getCore } from './tensor.js';
+import {
+  checkStatus,
+  clearPending,
+  coreError,
+  describeValue,
+  envVar,
+  hostEntry,
+  hostRegister,
+  hostRelease,
+  isPlainObject,
+  keyedEntry,
+  need,
+  reportHostError,
+  takeString,
+  throwCore,
+  typeRepr,
+  withScratch,
+  KIND,
+} from './host.js';
+import { argsKey, flattenArgs, flattenOutput, rebuild, rebuildResult } from './structure.js';
+import { config } from './config.js';
+import * as B from './backends.js';
+import * as F from './frontend.js';
 
 const MAX_OUT = 64; // tp_trace_result.outs
 
-/** fn_id -> entry { fn, template, error, name } */
-const table = new Map();
-let nextId = 1;
-
-const registry =
+const finalizer =
   typeof FinalizationRegistry !== 'undefined'
     ? new FinalizationRegistry(({ id, handle }) => {
-        const core = getCore();
         try {
-          core.exports.tpw_compiled_free(handle);
+          getCore().exports.tpw_compiled_free(handle);
         } catch {
           /* ignore */
         }
-        table.delete(id);
+        hostRelease(id);
       })
     : null;
 
-// ---- output structure ------------------------------------------------------
-// A template mirrors the returned value with tensors replaced by their index
-// in the flat list of handles: { t: i } | { a: [...] } | { o: [[k, tpl]...] }
-// | { v: constant }.
+// ---- the host calls ------------------------------------------------------------
 
-function flattenOutput(v, tensors) {
-  if (v instanceof Tensor) {
-    tensors.push(v);
-    return { t: tensors.length - 1 };
-  }
-  if (Array.isArray(v)) return { a: v.map((x) => flattenOutput(x, tensors)) };
-  if (v !== null && typeof v === 'object') {
-    const proto = Object.getPrototypeOf(v);
-    if (proto === Object.prototype || proto === null) {
-      return { o: Object.keys(v).map((k) => [k, flattenOutput(v[k], tensors)]) };
-    }
-    throw new TypeError(
-      'a compiled function must return a Tensor, or arrays / plain objects of Tensors ' +
-        `(got ${proto && proto.constructor ? proto.constructor.name : 'an object'})`);
-  }
-  if (typeof v === 'function' || typeof v === 'symbol') {
-    throw new TypeError(`a compiled function cannot return a ${typeof v}`);
-  }
-  return { v };
-}
-
-function countTensors(tpl) {
-  if ('t' in tpl) return 1;
-  if ('a' in tpl) return tpl.a.reduce((n, x) => n + countTensors(x), 0);
-  if ('o' in tpl) return tpl.o.reduce((n, [, x]) => n + countTensors(x), 0);
-  return 0;
-}
-
-function rebuild(tpl, tensors) {
-  if ('t' in tpl) return tensors[tpl.t];
-  if ('a' in tpl) return tpl.a.map((x) => rebuild(x, tensors));
-  if ('o' in tpl) {
-    const o = {};
-    for (const [k, x] of tpl.o) o[k] = rebuild(x, tensors);
-    return o;
-  }
-  return tpl.v;
-}
-
-// ---- the host call ---------------------------------------------------------
-
+/** env.tp_host_call: runs host function fnId on borrowed tensor handles. */
 function hostCall(fnId, inPtr, nin, outPtr, maxOut) {
   const core = getCore();
   const ex = core.exports;
-  const entry = table.get(fnId);
+  const entry = hostEntry(fnId);
   if (!entry) {
-    setHostError(core, `tp_host_call: no JS function with id ${fnId}`);
+    reportHostError(new Error(`tp_host_call: no JS function with id ${fnId}`));
     return -1;
   }
   const u32 = core.views().u32;
@@ -92,39 +69,41 @@ function hostCall(fnId, inPtr, nin, outPtr, maxOut) {
   for (let i = 0; i < nin; i++) inputs.push(borrowTensor(u32[(inPtr >> 2) + i]));
   let created = [];
   try {
-    const r = runInScope(entry.fn, inputs);
+    const call = entry.invoke ? (...ts) => entry.invoke(ts) : entry.fn;
+    const r = runInScope(call, inputs);
     created = r.created;
     const tensors = [];
-    const template = flattenOutput(r.result, tensors);
+    const template = flattenOutput(r.result, tensors, entry.strict === true);
     if (tensors.length > maxOut) {
-      throw new TensorPlayError(
-        `${entry.name}: the function returned ${tensors.length} tensors; at most ${maxOut} are supported`,
-        Status.INVALID_ARG);
+      throw new RangeError(`${entry.name}: the function returned ${tensors.length} tensors; at most ${maxOut} are supported`);
     }
     // Hand each output to C as an owned handle: tensors made in this call
     // are transferred once; inputs, outside tensors and repeats are dup'ed.
     const mine = new Set(created);
     const handles = [];
-    const moved = [];
+    const moved = new Set();
     try {
       for (const t of tensors) {
         const h = t._handle();
-        if (mine.has(t) && !moved.includes(t)) {
-          moved.push(t);
+        if (mine.has(t) && !moved.has(t)) {
+          moved.add(t);
           handles.push(h);
         } else {
           const d = ex.tpw_tensor_dup(h) >>> 0;
-          if (d === 0) throwLast(core, `${entry.name}: output`);
+          if (d === 0) throwCore(`${entry.name}: output`);
           handles.push(d);
         }
       }
     } catch (e) {
-      for (let i = 0; i < handles.length; i++) if (!moved.includes(tensors[i])) ex.tpw_tensor_free(handles[i]);
+      handles.forEach((h, i) => {
+        if (!moved.has(tensors[i])) ex.tpw_tensor_free(h);
+      });
       throw e;
     }
     for (const t of moved) t._release();
     core.views().u32.set(handles, outPtr >> 2);
     entry.template = template;
+    if (entry.onTemplate) entry.onTemplate(template);
     disposeExcept(created, null);
     return handles.length;
   } catch (e) {
@@ -133,168 +112,201 @@ function hostCall(fnId, inPtr, nin, outPtr, maxOut) {
     } catch {
       /* keep the first error */
     }
-    entry.error = { value: e };
-    setHostError(core, e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+    reportHostError(e);
     return -1;
   } finally {
-    // The inputs were borrowed for the duration of the call only.
     for (const t of inputs) t._release();
   }
 }
 
-function setHostError(core, msg) {
-  const p = core.mallocCString(msg);
-  try {
-    core.exports.tpw_set_host_error(p);
-  } finally {
-    core.free(p);
-  }
-}
-
-/** Installs the host-call hook on the core (index.js). */
+/** Installs the host imports on the core (index.js). */
 export function bindCompiler(core) {
   core.hostCall = hostCall;
+  core.hostBackend = B.hostBackend;
+  core.hostRelease = hostRelease;
 }
 
-// ---- compile ------------------------------------------------------------------
+// ---- compile -----------------------------------------------------------------------
 
 // Placeholder names for the graph text: options.inputNames, else the
-// parameter names of fn when they are plain identifiers ("(x, w) => ...",
-// "function f(x) {...}", "x => ..."); null when they cannot be read simply.
+// parameter names of fn when they are plain identifiers.
 function paramNames(fn) {
-  let src;
-  try {
-    src = Function.prototype.toString.call(fn);
-  } catch {
-    return null;
-  }
-  const m =
-    /^\s*(?:async\s+)?([A-Za-z_][\w]*)\s*=>/.exec(src) ||
-    /^\s*(?:async\s*)?(?:function\b\s*\*?\s*[\w$]*\s*|[\w$]+\s*)?\(([^)]*)\)/.exec(src);
-  if (!m) return null;
-  const list = m[1].trim();
-  if (list === '') return [];
-  const names = list.split(',').map((p) => p.trim());
-  return names.every((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n)) ? names : null;
+  const d = F.signatureOf(fn);
+  if (!d) return null;
+  return d.positional.every((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n)) ? d.positional : null;
 }
 
-const KNOWN_OPTIONS = new Set([
-  'fullgraph', 'dynamic', 'backend', 'mode', 'options', 'name', 'disable',
-  'recompileLimit', 'isolateRecompiles', 'strictNative', 'dynamicShapes', 'inputNames',
+/** compile() options, in the order of TPW_OPT_* (wasm/abi.h), with their defaults. */
+const OPTIONS = Object.freeze([
+  ['fullgraph', false],
+  ['dynamic', null],
+  ['backend', null],
+  ['mode', null],
+  ['options', null],
+  ['name', null],
+  ['disable', false],
+  ['recompileLimit', null],
+  ['isolateRecompiles', false],
+  ['strictNative', false],
+  ['dynamicShapes', null],
+  ['inputNames', null],
 ]);
+const KNOWN_OPTIONS = new Set(OPTIONS.map(([k]) => k));
 
-function checkOptions(o) {
-  if (o.mode != null && o.options != null) {
-    throw new TensorPlayError('compile: either mode or options can be specified, but not both', Status.INVALID_ARG);
-  }
-  if (o.options != null && (typeof o.options !== 'object' || Array.isArray(o.options))) {
-    throw new TypeError(`compile: options must be an object, got ${Array.isArray(o.options) ? 'array' : typeof o.options}`);
-  }
-  if (o.dynamicShapes != null) {
-    if (o.dynamic != null) {
-      throw new TensorPlayError('compile: dynamic and dynamicShapes cannot both be specified', Status.INVALID_ARG);
+function encodeOptions(o, inputNames) {
+  const descs = OPTIONS.map(([k, def]) => {
+    const v = o[k] === undefined ? def : o[k];
+    if (k === 'backend' && typeof v === 'function') {
+      return { kind: KIND.OTHER, id: keyedEntry(v, 'backend', { name: v.name || 'backend' }), type: 'function' };
     }
-    if (typeof o.dynamicShapes !== 'boolean') throw new TypeError('compile: dynamicShapes currently accepts only a boolean');
-  }
-  if (o.recompileLimit != null) {
-    if (!Number.isInteger(o.recompileLimit)) throw new TypeError('compile: recompileLimit must be an integer');
-    if (o.recompileLimit < 1) throw new RangeError('compile: recompileLimit must be positive');
-  }
-  if (o.dynamic != null && typeof o.dynamic !== 'boolean') throw new TypeError('compile: dynamic must be a boolean or null');
-  if (o.backend != null && typeof o.backend !== 'string') {
-    throw new TensorPlayError('compile: custom JS backends are not supported yet; pass a backend name', Status.UNSUPPORTED);
-  }
-  if (o.name != null && typeof o.name !== 'string') throw new TypeError('compile: name must be a string');
-  if (o.inputNames != null && (!Array.isArray(o.inputNames) || !o.inputNames.every((n) => typeof n === 'string'))) {
-    throw new TypeError('compile: inputNames must be an array of strings');
+    if (k === 'options' && isPlainObject(v)) return { kind: KIND.OTHER, type: 'dict' };
+    if (k === 'inputNames') return describeValue(inputNames === null ? null : inputNames.join(','));
+    return describeValue(v);
+  });
+  const optKeys = isPlainObject(o.options) ? Object.keys(o.options) : [];
+  const optVals = optKeys.map((k) => describeValue(o.options[k]));
+  return { descs, optKeys, optVals };
+}
+
+function callWithOptions(f, o, inputNames, ...lead) {
+  const { descs, optKeys, optVals } = encodeOptions(o, inputNames);
+  return withScratch((a) => {
+    const vals = a.values(descs);
+    const keys = a.ptrs(optKeys.map((k) => a.str(k)));
+    const ov = a.values(optVals);
+    return f(...lead, vals, optKeys.length, keys, ov);
+  });
+}
+
+function checkInputNames(names) {
+  if (names !== undefined && names !== null &&
+      (!Array.isArray(names) || !names.every((n) => typeof n === 'string' && !n.includes(',')))) {
+    throw new TypeError('inputNames must be an array of strings');
   }
 }
 
 /**
- * compile(fn, options) -> g(...tensors). compile(options) (or
- * compile(null, options)) returns a function that compiles its argument.
+ * compile(fn, options) -> g(...args). compile(options), compile() and
+ * compile(undefined, options) return a decorator. Options are validated by
+ * the core, in the seed's order, before the decorator form is returned.
  */
-export function compile(fn, options = {}) {
-  if (fn === null || fn === undefined || (typeof fn === 'object' && !(fn instanceof Tensor))) {
-    const opts = fn ?? options;
+export function compile(fn, options) {
+  if (isPlainObject(fn) && options === undefined) {
+    options = fn;
+    fn = undefined;
+  }
+  options = options ?? {};
+  if (!isPlainObject(options)) throw new TypeError(`compile() options must be a plain object, got ${typeRepr(options)}`);
+  for (const k of Object.keys(options)) {
+    if (!KNOWN_OPTIONS.has(k)) throw new TypeError(`compile() got an unexpected keyword argument '${k}'`);
+  }
+  checkInputNames(options.inputNames);
+  clearPending();
+  const st = callWithOptions(need('tpw_compile_check'), options, options.inputNames ?? null);
+  if (st !== Status.OK) checkStatus(st, undefined);
+  if (fn === undefined || fn === null) {
+    const opts = { ...options };
     return (f) => compile(f, opts);
   }
-  if (typeof fn !== 'function') throw new TypeError(`compile() expected a function, got ${typeof fn}`);
-  options = { ...options };
-  checkOptions(options);
+  if (typeof fn !== 'function') throw new TypeError(`compile() expected a callable, got ${typeRepr(fn)}`);
+  if (options.disable) return fn;
+  const { fn: target, disabled } = F.unwrapForCompile(fn);
+  if (disabled) return target;
+  return makeWrapper(target, { ...options });
+}
+
+function makeWrapper(fn, options) {
   const core = getCore();
   const ex = core.exports;
-  const dyn = options.dynamicShapes ?? options.dynamic;
   const name = options.name ?? (fn.name || 'fn');
-  const id = nextId++;
-  const entry = { fn, template: null, error: null, name };
-  table.set(id, entry);
-
-  // The core copies the backend and name strings.
-  const strings = [];
+  const declared = options.inputNames ?? paramNames(fn);
+  const entry = {
+    kind: 'compiled',
+    fn,
+    name,
+    binding: null,
+    template: null,
+    templates: new Map(),
+    invoke(ts) {
+      const b = this.binding;
+      if (!b) return fn(...ts);
+      return fn.apply(b.self, rebuild(b.tpl, ts).slice());
+    },
+    onTemplate(t) {
+      if (this.binding) this.templates.set(this.binding.key, t);
+    },
+  };
+  const id = hostRegister(entry);
   let handle = 0;
-  const mark = core.stackSave();
   try {
-    strings.push(options.backend != null ? core.mallocCString(options.backend) : 0);
-    strings.push(core.mallocCString(name));
-    const optPtr = core.stackAlloc(16);
-    core.views().i32.set(
-      [options.fullgraph ? 1 : 0, dyn == null ? -1 : dyn ? 1 : 0, options.disable ? 1 : 0, 0],
-      optPtr >> 2);
-    handle = ex.tpw_compile(id, optPtr, strings[0], strings[1]) >>> 0;
-    if (handle === 0) throwLast(core, 'compile');
-    const names = options.inputNames ?? paramNames(fn);
-    if (names && names.length && typeof ex.tpw_compiled_set_input_names === 'function') {
-      const p = core.mallocCString(names.join(','));
-      strings.push(p);
-      const st = ex.tpw_compiled_set_input_names(handle, p);
-      if (st !== Status.OK) {
-        ex.tpw_compiled_free(handle);
-        check(core, st, 'compile: inputNames');
-      }
-    }
+    clearPending();
+    handle = callWithOptions(need('tpw_compile_v'), options, declared ?? null, id) >>> 0;
+    if (handle === 0) throwCore();
   } catch (e) {
-    table.delete(id);
+    hostRelease(id);
     throw e;
-  } finally {
-    core.stackRestore(mark);
-    for (const p of strings) core.free(p);
   }
 
   let disposed = false;
+  let namesSet = declared ? declared.join(',') : '';
   const live = () => {
     if (disposed) throw new DisposedError(`compiled function ${name} was disposed`);
     return handle;
   };
 
+  // Placeholder names of this call's tensors: the parameter name for a
+  // top-level tensor, name_i / name_key for tensors inside containers.
+  const namesFor = (tpl) => {
+    if (!declared) return null;
+    const out = [];
+    const walk = (t, base) => {
+      if ('t' in t) out.push(base);
+      else if ('a' in t) t.a.forEach((x, i) => walk(x, `${base}_${i}`));
+      else if ('o' in t) for (const [k, x] of t.o) walk(x, `${base}_${k}`);
+    };
+    tpl.a.forEach((t, i) => walk(t, declared[i] ?? `x${i}`));
+    return out;
+  };
+
   const g = function (...args) {
     const h = live();
-    args.forEach((a, i) => {
-      if (!(a instanceof Tensor)) {
-        throw new TypeError(`${name}: argument ${i} must be a Tensor, got ${a === null ? 'null' : typeof a}`);
+    const { tensors, tpl } = flattenArgs(args);
+    const key = argsKey(tpl.a);
+    const names = namesFor(tpl);
+    if (names && names.length === tensors.length) {
+      const joined = names.join(',');
+      if (joined !== namesSet) {
+        namesSet = joined;
+        withScratch((a) => checkStatus(ex.tpw_compiled_set_input_names(h, a.str(joined)), name));
       }
-    });
+    }
+    const logging = logEnabled();
+    const before = logging ? ex.tpw_compiled_num_captures(h) : 0;
+    const prevBinding = entry.binding;
+    entry.binding = { tpl, self: this, key };
     const m = core.stackSave();
-    entry.error = null;
+    const strings = [];
     try {
-      const inPtr = core.stackAlloc(4 * Math.max(args.length, 1));
+      const inPtr = core.stackAlloc(4 * Math.max(tensors.length, 1));
       const outPtr = core.stackAlloc(4 * MAX_OUT);
-      core.views().u32.set(args.map((a) => a._handle()), inPtr >> 2);
-      const n = ex.tpw_compiled_call(h, args.length, inPtr, outPtr, MAX_OUT);
-      if (n < 0) {
-        const kept = entry.error;
-        entry.error = null;
-        if (kept) throw kept.value;
-        throwLast(core, name);
+      core.views().u32.set(tensors.map((t) => t._handle()), inPtr >> 2);
+      let kp = 0;
+      if (key) {
+        kp = core.mallocCString(key);
+        strings.push(kp);
       }
+      clearPending();
+      const n = ex.tpw_compiled_call_keyed(h, tensors.length, inPtr, kp, outPtr, MAX_OUT);
+      if (n < 0) throw coreError(name);
       const u32 = core.views().u32;
       const outs = [];
       for (let i = 0; i < n; i++) outs.push(wrapHandle(u32[(outPtr >> 2) + i]));
-      const tpl = entry.template;
-      if (tpl && countTensors(tpl) === n) return rebuild(tpl, outs);
-      return n === 1 ? outs[0] : outs;
+      return rebuildResult(entry.templates.get(key) ?? entry.template, outs);
     } finally {
+      entry.binding = prevBinding;
       core.stackRestore(m);
+      for (const p of strings) core.free(p);
+      if (logging) logCaptures(g, h, before);
     }
   };
 
@@ -302,34 +314,143 @@ export function compile(fn, options = {}) {
     name: { value: name },
     numCaptures: { get: () => ex.tpw_compiled_num_captures(live()) },
     numEntries: { get: () => ex.tpw_compiled_num_entries(live()) },
-    options: { value: Object.freeze(options) },
+    options: { value: Object.freeze({ ...options }) },
     original: { value: fn },
   });
   /** Text of the last captured graph (null if none, or after a graph break). */
-  g.graph = ({ withData = false } = {}) => {
-    const p = ex.tpw_compiled_graph_text(live(), withData ? 1 : 0) >>> 0;
-    if (p === 0) return null;
-    try {
-      return core.readCString(p);
-    } finally {
-      core.free(p);
-    }
+  g.graph = ({ withData = false } = {}) => takeString(ex.tpw_compiled_graph_text(live(), withData ? 1 : 0));
+  /** The recompile reasons so far, one failed guard per recompile. */
+  g.recompileReasons = () => {
+    const text = takeString(need('tpw_compiled_reasons')(live()));
+    if (text === null) throwCore(`${name}.recompileReasons()`);
+    return text.split('\n').filter((s) => s.length > 0);
+  };
+  /** The explain() report of this wrapper (parsed JSON). */
+  g.explain = () => {
+    const text = takeString(need('tpw_compiled_explain')(live()));
+    if (text === null) throwCore(`${name}.explain()`);
+    return JSON.parse(text);
   };
   g.dispose = () => {
     if (disposed) return;
     disposed = true;
-    if (registry) registry.unregister(g);
-    table.delete(id);
-    check(core, ex.tpw_compiled_free(handle), `${name}.dispose()`);
+    if (finalizer) finalizer.unregister(g);
+    hostRelease(id);
+    checkStatus(ex.tpw_compiled_free(handle), `${name}.dispose()`);
   };
-  if (registry) registry.register(g, { id, handle }, g);
+  if (finalizer) finalizer.register(g, { id, handle }, g);
   return g;
 }
 
-/** True while the core is capturing a function. */
-export function isCompiling() {
-  return getCore().exports.tpw_is_compiling() !== 0;
+// ---- logging (TP_LOGS / TP_LOG_RECOMPILES in Node) ------------------------------------
+
+function logEnabled() {
+  return !!(envVar('TP_LOGS') || (envVar('TP_LOG_RECOMPILES') && envVar('TP_LOG_RECOMPILES') !== '0'));
 }
 
-export const compiler = Object.freeze({ compile, isCompiling });
+function logCaptures(g, h, before) {
+  try {
+    const ex = getCore().exports;
+    const after = ex.tpw_compiled_num_captures(h);
+    if (after <= before) return;
+    if (envVar('TP_LOGS')) console.warn(`tensorplay: captured ${g.name} (capture ${after})`);
+    // the core prints recompiles itself when config.verbose is set
+    if (config.verbose === true) return;
+    const reasons = g.recompileReasons();
+    const fresh = reasons.slice(Math.max(0, reasons.length - (after - before)));
+    if (before > 0 || reasons.length) {
+      for (const r of fresh) console.warn(`tensorplay: recompiling ${g.name}: guard failed: ${r}`);
+    }
+  } catch {
+    /* logging never throws */
+  }
+}
+
+// ---- explain / reset ---------------------------------------------------------------------
+
+/**
+ * explain(fn, ...args): compiles fn with the default backend, calls it once
+ * and returns the report: graphs captured (ops, constants, graph breaks,
+ * opaque regions and reasons), guards, recompiles and why, plus the text
+ * of the last graph (graphText).
+ */
+export function explain(fn, ...args) {
+  const g = compile(fn);
+  if (typeof g.explain !== 'function') {
+    // compile() returned fn itself (a disabled function)
+    const out = g(...args);
+    const keep = new Set();
+    collectTensors(out, keep);
+    for (const t of keep) if (!args.includes(t)) t.dispose();
+    return { name: fn.name || 'fn', disabled: true, captures: 0, entries: 0, graphs: [], recompile_reasons: [] };
+  }
+  try {
+    const out = g(...args);
+    const keep = new Set();
+    collectTensors(out, keep);
+    for (const t of keep) if (!args.includes(t) && !t.disposed) t.dispose();
+    const report = g.explain();
+    report.graphText = g.graph();
+    return report;
+  } finally {
+    g.dispose();
+  }
+}
+
+/** reset(): clears every specialization, guard, reason and constant value, and resets the backends. */
+export function reset() {
+  need('tpw_reset')();
+  F.resetRecords();
+}
+
+/** True while the core is capturing a function (and capture is not disabled). */
+export const isCompiling = F.isCompiling;
+
+export const compiler = Object.freeze({
+  compile,
+  config,
+  reset,
+  explain,
+  isCompiling: F.isCompiling,
+  isExporting: F.isExporting,
+  allowInGraph: F.allowInGraph,
+  disallowInGraph: F.disallowInGraph,
+  nonstrictTrace: F.nonstrictTrace,
+  disable: F.disable,
+  assumeConstantResult: F.assumeConstantResult,
+  substituteInGraph: F.substituteInGraph,
+  nestedCompileRegion: F.nestedCompileRegion,
+  NestedCompileRegionOptions: F.NestedCompileRegionOptions,
+  markStatic: F.markStatic,
+  export: F.exportFn,
+  unused: F.unused,
+  overloadMethod: F.overloadMethod,
+  disableCapture: F.disableCapture,
+  Final: F.Final,
+  annotate: F.annotate,
+  isinstance: F.isinstance,
+  signatureOf: F.signatureOf,
+  MARKERS: F.MARKERS,
+  registerBackend: B.registerBackend,
+  registerDebugBackend: B.registerDebugBackend,
+  registerExperimentalBackend: B.registerExperimentalBackend,
+  unregisterBackend: B.unregisterBackend,
+  listBackends: B.listBackends,
+  lookupBackend: B.lookupBackend,
+  setDefaultBackend: B.setDefaultBackend,
+  getDefaultBackend: B.getDefaultBackend,
+  getBackendCapabilities: B.getBackendCapabilities,
+  declaresCapabilities: B.declaresCapabilities,
+  listModeOptions: B.listModeOptions,
+  BackendCapabilities: B.BackendCapabilities,
+  get CORE_BACKEND_CONTRACT_VERSION() {
+    return B.coreContractVersion();
+  },
+  InvalidBackend,
+  GraphCaptureError,
+  ValueError,
+  RuntimeError,
+  AssertionError,
+});
+
 export { KNOWN_OPTIONS, paramNames };

@@ -6,7 +6,8 @@
 // STANDALONE_WASM): it exports `memory`, `_initialize` and the tpw_* ABI of
 // wasm/abi.h. The imports are built generically from
 // WebAssembly.Module.imports(): a small WASI preview1 shim, `env.tp_host_call`
-// (the JS-function callback the compiler uses), and
+// (the JS-function callback the compiler uses), `env.tp_host_backend` (JS
+// backends), `env.tp_host_release` (the core dropped a host function), and
 // `env.emscripten_notify_memory_growth`; anything else becomes a stub that
 // throws an error naming the import when it is called.
 
@@ -87,6 +88,10 @@ export class Core {
     this.memory = null;
     /** Set by compiler.js: (fnId, inPtr, nin, outPtr, maxOut) => count | -1 */
     this.hostCall = null;
+    /** Set by compiler.js: (fnId, graphHandle, inPtr, nin, optsJsonPtr) => runner id | -1 */
+    this.hostBackend = null;
+    /** Set by compiler.js: (fnId) => void (the core dropped a host function) */
+    this.hostRelease = null;
     this._buf = null;
     this._views = null;
     this._enc = new TextEncoder();
@@ -335,6 +340,13 @@ export function buildImports(core, module) {
     tp_host_call(fnId, inPtr, nin, outPtr, maxOut) {
       if (!core.hostCall) return -1;
       return core.hostCall(fnId, inPtr >>> 0, nin, outPtr >>> 0, maxOut);
+    },
+    tp_host_backend(fnId, graphHandle, inPtr, nin, optsPtr) {
+      if (!core.hostBackend) return -1;
+      return core.hostBackend(fnId, graphHandle >>> 0, inPtr >>> 0, nin, optsPtr >>> 0);
+    },
+    tp_host_release(fnId) {
+      if (core.hostRelease) core.hostRelease(fnId);
     },
     emscripten_notify_memory_growth() {
       core.views(); // re-make the views now; views() also checks on every use

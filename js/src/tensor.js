@@ -26,6 +26,48 @@ const MAX_DIMS = 8;
 export function bindCore(c) {
   core = c;
   ex = c.exports;
+  noteShapes = typeof ex.tpw_note_shape_read === 'function' && typeof ex.tpw_is_compiling === 'function';
+}
+
+// ---- shape reads during capture ---------------------------------------------
+let noteShapes = false;
+// Frames in files under js/ (this package) are skipped: `where` is the
+// user's line that read the shape.
+const PKG_DIR = new URL('..', import.meta.url).href; // .../js/
+
+function userFrame() {
+  const limit = Error.stackTraceLimit;
+  let stack = '';
+  try {
+    Error.stackTraceLimit = 40;
+    stack = new Error().stack || '';
+  } catch {
+    return null;
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+  for (const line of stack.split('\n').slice(1)) {
+    const m = /\(?((?:file|https?|node):[^)\s]*?|\/[^)\s]*?):(\d+):(\d+)\)?\s*$/.exec(line);
+    if (!m) continue;
+    let url = m[1];
+    if (url.startsWith('/')) url = `file://${url}`;
+    if (url.startsWith(PKG_DIR) || url.startsWith('node:')) continue;
+    const fn = /^\s*at\s+(?:async\s+)?([^\s(]+)\s+\(/.exec(line);
+    const file = url.slice(url.lastIndexOf('/') + 1);
+    const where = `${file}:${m[2]}${fn && fn[1] !== '<anonymous>' ? ` in ${fn[1]}` : ''}`;
+    return where.length > 95 ? where.slice(0, 95) : where;
+  }
+  return null;
+}
+
+function noteShapeRead(h) {
+  const where = userFrame();
+  const p = where ? core.mallocCString(where) : 0;
+  try {
+    ex.tpw_note_shape_read(h, p);
+  } finally {
+    core.free(p);
+  }
 }
 
 export function getCore() {
@@ -97,12 +139,28 @@ export class Tensor {
     return this._handle();
   }
 
+  /** The rank (not a shape read: ranks are always guarded). */
   get ndim() {
-    return this.shape.length;
+    const h = this._handle();
+    if (this._shape !== null) return this._shape.length;
+    const nd = ex.tpw_tensor_ndim(h);
+    if (nd < 0) throwLast(core, 'ndim');
+    return nd;
   }
 
+  /**
+   * The shape, as a new array. Inside a capture the read is reported to the
+   * core (tpw_note_shape_read, with the user's source line), which then
+   * guards this input's exact shape even when compiling with dynamic: true.
+   */
   get shape() {
     const h = this._handle();
+    if (noteShapes && ex.tpw_is_compiling() !== 0) noteShapeRead(h);
+    return this._shapeArray(h).slice();
+  }
+
+  /** The shape without reporting a read (internal: printing, toList). */
+  _shapeArray(h = this._handle()) {
     if (this._shape === null) {
       const nd = ex.tpw_tensor_ndim(h);
       if (nd < 0) throwLast(core, 'shape');
@@ -116,7 +174,7 @@ export class Tensor {
         core.stackRestore(mark);
       }
     }
-    return this._shape.slice();
+    return this._shape;
   }
 
   get dtype() {
@@ -129,8 +187,10 @@ export class Tensor {
     return DTYPES[this._dtype];
   }
 
+  /** Number of elements (a shape read inside a capture, like .shape). */
   get size() {
     const h = this._handle();
+    if (noteShapes && ex.tpw_is_compiling() !== 0) noteShapeRead(h);
     const n = ex.tpw_tensor_numel(h);
     if (n < 0) throwLast(core, 'size');
     return n;
@@ -140,7 +200,8 @@ export class Tensor {
   toArray() {
     const h = this._handle();
     const d = dtypeCode(this.dtype);
-    const n = this.size;
+    const n = ex.tpw_tensor_numel(h);
+    if (n < 0) throwLast(core, 'toArray()');
     const bytes = n * ITEMSIZE[d];
     const p = core.malloc(bytes);
     try {
@@ -156,7 +217,7 @@ export class Tensor {
   toList() {
     const flat = this.toArray();
     const isBool = this.dtype === 'bool';
-    const shape = this.shape;
+    const shape = this._shapeArray();
     let i = 0;
     const build = (k) => {
       if (k === shape.length) {
@@ -201,7 +262,7 @@ export class Tensor {
 
   toString() {
     if (this._disposed) return 'Tensor(<disposed>)';
-    return `Tensor(shape=[${this.shape.join(', ')}], dtype=${this.dtype})`;
+    return `Tensor(shape=[${this._shapeArray().join(', ')}], dtype=${this.dtype})`;
   }
 
   [Symbol.for('nodejs.util.inspect.custom')]() {

@@ -187,45 +187,201 @@ export declare function memoryBytes(): number;
 
 // ---- compiler ----
 export interface CompileOptions {
-  /** A graph break throws GraphCaptureError instead of falling back. */
+  /** A graph break or a specialization-limit hit throws instead of falling back. */
   fullgraph?: boolean;
+  /** true: guard only ranks (plus exact shapes of inputs whose .shape was read). */
   dynamic?: boolean | null;
-  /** Backend name: 'eager', 'stax' (default: the core's default). */
-  backend?: string;
-  /** Accepted and stored; not used yet. */
+  /** A backend name ('stax' default, 'eager', ...) or a JS backend function. */
+  backend?: string | BackendFn;
+  /** 'default' | 'reduce-overhead' | 'max-autotune-no-cudagraphs' | 'max-autotune' */
   mode?: string | null;
-  /** Accepted and stored; not used yet. */
-  options?: Record<string, unknown> | null;
+  /** Option keys ('stax.fusion', ...) and boolean values; not together with mode. */
+  options?: Record<string, boolean> | null;
   name?: string;
-  /** Placeholder names in the graph text (default: fn's parameter names when plain identifiers, else x0, x1, ...). */
+  /** Placeholder names in the graph text (default: fn's parameter names when plain identifiers). */
   inputNames?: string[];
+  /** compile() returns fn itself. */
   disable?: boolean;
-  /** Accepted and stored; not used yet. */
+  /** Live specializations before compiling again without storing (default config.recompileLimit). */
   recompileLimit?: number | null;
   isolateRecompiles?: boolean;
   strictNative?: boolean;
+  /** Only a boolean (the seed's rule); not together with dynamic. */
   dynamicShapes?: boolean | null;
 }
 export type TensorTree = Tensor | number | string | boolean | null | undefined | TensorTree[] | { [key: string]: TensorTree };
 
-export interface CompiledFunction<F extends (...args: Tensor[]) => any> {
+export interface ExplainReport {
+  name: string;
+  backend: string;
+  dynamic: boolean;
+  captures: number;
+  entries: number;
+  graphs: Array<{
+    ops: number;
+    constants: number;
+    opaque_regions?: Array<{ node: string; mode: string; reason?: string }>;
+    graph_break: string | null;
+    shape_guards: string[];
+  }>;
+  recompile_reasons: string[];
+  /** explain(fn, ...args) only: the text of the last graph. */
+  graphText?: string | null;
+}
+
+export interface CompiledFunction<F extends (...args: any[]) => any> {
   (...args: Parameters<F>): ReturnType<F>;
   readonly name: string;
-  /** Number of captures done so far. */
+  /** Captures done so far (accumulated; reset() clears). */
   readonly numCaptures: number;
-  /** Number of cached specializations. */
+  /** Cached specializations. */
   readonly numEntries: number;
   readonly options: Readonly<CompileOptions>;
   readonly original: F;
   /** Text of the last captured graph; null if none or after a graph break. */
   graph(options?: { withData?: boolean }): string | null;
+  /** One failed guard per recompile, e.g. "inputs[0].shape == (4, 8)". */
+  recompileReasons(): string[];
+  explain(): ExplainReport;
   dispose(): void;
 }
 
-export declare function compile<F extends (...args: Tensor[]) => TensorTree>(fn: F, options?: CompileOptions): CompiledFunction<F>;
-export declare function compile(options: CompileOptions): <F extends (...args: Tensor[]) => TensorTree>(fn: F) => CompiledFunction<F>;
+export declare function compile<F extends (...args: any[]) => TensorTree>(fn: F, options?: CompileOptions): CompiledFunction<F> | F;
+export declare function compile(options?: CompileOptions): <F extends (...args: any[]) => TensorTree>(fn: F) => CompiledFunction<F> | F;
+export declare function compile(fn: undefined | null, options: CompileOptions): <F extends (...args: any[]) => TensorTree>(fn: F) => CompiledFunction<F> | F;
 export declare function isCompiling(): boolean;
-export declare const compiler: Readonly<{ compile: typeof compile; isCompiling: typeof isCompiling }>;
+export declare function explain(fn: (...args: any[]) => TensorTree, ...args: any[]): ExplainReport;
+export declare function reset(): void;
+
+export interface CompilerConfig {
+  assumeStaticByDefault: boolean;
+  verbose: boolean;
+  failOnRecompileLimitHit: boolean;
+  forceDisableCaches: boolean;
+  dynamicShapes: boolean | null;
+  recompileLimit: number | null;
+  accumulatedRecompileLimit: number;
+  reset(): void;
+  keys(): string[];
+  toJSON(): Record<string, unknown>;
+}
+export declare const config: CompilerConfig;
+
+/** A backend: (graph, exampleInputs, opts) -> the function to run the graph. */
+export type BackendFn = (
+  graph: Graph,
+  exampleInputs: Tensor[],
+  opts: { mode?: string; options?: Record<string, boolean>; name?: string; dynamic?: boolean; strictNative?: boolean },
+) => (...inputs: Tensor[]) => Tensor | Tensor[];
+export declare class BackendCapabilities {
+  constructor(init?: { optionalDeps?: string[]; contractVersion?: number; minCoreVersion?: string | null; maxCoreVersion?: string | null });
+  readonly optionalDeps: readonly string[];
+  readonly contractVersion: number;
+  readonly minCoreVersion: string | null;
+  readonly maxCoreVersion: string | null;
+}
+export interface RegisterBackendOptions {
+  name?: string;
+  tags?: string[];
+  capabilities?: BackendCapabilities | ConstructorParameters<typeof BackendCapabilities>[0];
+}
+export declare function registerBackend<B extends BackendFn>(fn: B, options?: RegisterBackendOptions): B;
+export declare function registerBackend(options: RegisterBackendOptions): <B extends BackendFn>(fn: B) => B;
+export declare function registerDebugBackend<B extends BackendFn>(fn: B, options?: RegisterBackendOptions): B;
+export declare function registerExperimentalBackend<B extends BackendFn>(fn: B, options?: RegisterBackendOptions): B;
+export declare function unregisterBackend(name: string): void;
+export declare function listBackends(options?: { excludeTags?: string[] | null; includeUnavailable?: boolean }): string[];
+export declare function lookupBackend(backend: string | BackendFn): string | BackendFn;
+export declare function setDefaultBackend(backend: string | BackendFn | null): void;
+export declare function getDefaultBackend(): string;
+export declare function getBackendCapabilities(backend: string | BackendFn): BackendCapabilities;
+export declare function declaresCapabilities(backend: string | BackendFn): boolean;
+export declare function listModeOptions(mode?: string | null): Record<string, any>;
+export declare const CORE_BACKEND_CONTRACT_VERSION: number;
+
+export type Fn = (...args: any[]) => any;
+export declare class NestedCompileRegionOptions {
+  constructor(init?: { fwCompiler?: BackendFn | null; bwCompiler?: BackendFn | null });
+  readonly fwCompiler: BackendFn | null;
+  readonly bwCompiler: BackendFn | null;
+}
+export interface SignatureDescriptor {
+  positional?: string[];
+  keywordOnly?: string[];
+  /** Default values (compared as source text when read from a function). */
+  defaults?: Record<string, unknown>;
+  wildcard?: boolean;
+}
+export declare function allowInGraph<F extends Fn>(fn: F): F;
+export declare function allowInGraph<F extends Fn>(fns: F[]): F[];
+export declare function disallowInGraph<F extends Fn>(fn: F): F;
+export declare function nonstrictTrace<F extends Fn>(fn: F): F;
+export declare function disable<F extends Fn>(fn: F, options?: { recursive?: boolean; reason?: string | null } | boolean): F;
+export declare function disable(options?: { recursive?: boolean; reason?: string | null }): <F extends Fn>(fn: F) => F;
+export declare function assumeConstantResult<F extends Fn>(fn: F): F;
+export declare function substituteInGraph<F extends Fn>(
+  original: F,
+  options?: { canConstantFoldThrough?: boolean; skipSignatureCheck?: boolean; signature?: SignatureDescriptor | null; replacementSignature?: SignatureDescriptor | null },
+): (replacement: F) => F;
+export declare function nestedCompileRegion<F extends Fn>(fn: F, options?: { options?: NestedCompileRegionOptions | null; maxReuseEntries?: number; reuseHashFn?: Fn | null }): F;
+export declare function nestedCompileRegion(options?: { options?: NestedCompileRegionOptions | null; maxReuseEntries?: number; reuseHashFn?: Fn | null }): <F extends Fn>(fn: F) => F;
+export declare function markStatic<T>(tensor: T, dim?: number): T;
+export declare function exportFn<F extends Fn>(fn: F): F;
+export declare function exportFn(): <F extends Fn>(fn: F) => F;
+export { exportFn as export };
+export declare function unused<F extends Fn>(fn: F): F;
+export declare function overloadMethod<F extends Fn>(fn: F): F;
+export declare function isExporting(): boolean;
+export declare function disableCapture<T>(fn: () => T): T;
+export declare const Final: (<T>(value: T) => T) & { of(type: unknown): { origin: unknown; args: unknown[] } };
+export declare function annotate<T>(type: unknown, value: T): T;
+export declare function isinstance(value: unknown, target: unknown): boolean;
+export declare function signatureOf(fn: Fn): Required<SignatureDescriptor> | null;
+
+export declare const compiler: Readonly<{
+  compile: typeof compile;
+  config: CompilerConfig;
+  reset: typeof reset;
+  explain: typeof explain;
+  isCompiling: typeof isCompiling;
+  isExporting: typeof isExporting;
+  allowInGraph: typeof allowInGraph;
+  disallowInGraph: typeof disallowInGraph;
+  nonstrictTrace: typeof nonstrictTrace;
+  disable: typeof disable;
+  assumeConstantResult: typeof assumeConstantResult;
+  substituteInGraph: typeof substituteInGraph;
+  nestedCompileRegion: typeof nestedCompileRegion;
+  NestedCompileRegionOptions: typeof NestedCompileRegionOptions;
+  markStatic: typeof markStatic;
+  export: typeof exportFn;
+  unused: typeof unused;
+  overloadMethod: typeof overloadMethod;
+  disableCapture: typeof disableCapture;
+  Final: typeof Final;
+  annotate: typeof annotate;
+  isinstance: typeof isinstance;
+  signatureOf: typeof signatureOf;
+  MARKERS: Readonly<{ mode: symbol; export: symbol; unused: symbol; overload: symbol; original: symbol }>;
+  registerBackend: typeof registerBackend;
+  registerDebugBackend: typeof registerDebugBackend;
+  registerExperimentalBackend: typeof registerExperimentalBackend;
+  unregisterBackend: typeof unregisterBackend;
+  listBackends: typeof listBackends;
+  lookupBackend: typeof lookupBackend;
+  setDefaultBackend: typeof setDefaultBackend;
+  getDefaultBackend: typeof getDefaultBackend;
+  getBackendCapabilities: typeof getBackendCapabilities;
+  declaresCapabilities: typeof declaresCapabilities;
+  listModeOptions: typeof listModeOptions;
+  BackendCapabilities: typeof BackendCapabilities;
+  CORE_BACKEND_CONTRACT_VERSION: number;
+  InvalidBackend: typeof InvalidBackend;
+  GraphCaptureError: typeof GraphCaptureError;
+  ValueError: typeof ValueError;
+  RuntimeError: typeof RuntimeError;
+  AssertionError: typeof AssertionError;
+}>;
 
 // ---- graphs ----
 export declare class Graph {
@@ -252,7 +408,8 @@ export declare const npy: Readonly<{
 // ---- errors ----
 export type StatusName =
   | 'OK' | 'INVALID_ARG' | 'UNSUPPORTED' | 'OUT_OF_MEMORY' | 'CAPTURE'
-  | 'PARSE' | 'IO' | 'DISPOSED' | 'HOST' | 'INTERNAL';
+  | 'PARSE' | 'IO' | 'DISPOSED' | 'HOST' | 'INTERNAL'
+  | 'TYPE' | 'VALUE' | 'RUNTIME' | 'ASSERTION' | 'INVALID_BACKEND';
 export declare const STATUS_NAMES: readonly StatusName[];
 export declare const Status: Readonly<Record<StatusName, number>>;
 export declare class TensorPlayError extends Error {
@@ -267,6 +424,22 @@ export declare class GraphCaptureError extends TensorPlayError {
 }
 export declare class DisposedError extends TensorPlayError {
   constructor(message?: string, options?: ErrorOptions);
+}
+/** Python's ValueError (status VALUE). */
+export declare class ValueError extends TensorPlayError {
+  constructor(message: string, options?: ErrorOptions);
+}
+/** Python's RuntimeError (status RUNTIME). */
+export declare class RuntimeError extends TensorPlayError {
+  constructor(message: string, options?: ErrorOptions);
+}
+/** Python's AssertionError (status ASSERTION). */
+export declare class AssertionError extends TensorPlayError {
+  constructor(message: string, options?: ErrorOptions);
+}
+/** An unknown or unavailable backend (status INVALID_BACKEND), with suggestions. */
+export declare class InvalidBackend extends TensorPlayError {
+  constructor(message: string, options?: ErrorOptions);
 }
 /** Thrown when the core calls proc_exit. */
 export declare class WasiExit extends Error {
