@@ -98,6 +98,7 @@ function register(fn, mode, params = {}) {
       adapter: null,
       replacement: params.replacement ?? null,
       reason: params.reason ?? null,
+      reuseHashFn: params.reuseHashFn ?? null,
       templates: new Map(),
       lastTemplate: null,
     };
@@ -161,6 +162,7 @@ function adapterFor(st) {
       let n;
       hashBindings.push({ tpl });
       site.sampling = true;
+      if (st.mode === 'nested' && ex.tpw_is_compiling()) setNestedKey(st, args, tpl);
       try {
         const inPtr = core.stackAlloc(4 * tensors.length);
         const outPtr = core.stackAlloc(4 * MAX_OUT);
@@ -210,6 +212,29 @@ function adapterFor(st) {
   st.adapter = adapter;
   checkStatus(need('tpw_rec_set_adapter')(st.id, keyOf(adapter)));
   return adapter;
+}
+
+// The reuse key of a nested region call (the core adds shapes, dtypes and a
+// digest of the tensors' bytes): the integer reuseHashFn returns, or the
+// key of the non-tensor arguments (values and identities).
+function setNestedKey(st, args, tpl) {
+  let key;
+  if (st.reuseHashFn) {
+    let v;
+    try {
+      v = st.reuseHashFn(...args);
+    } catch (e) {
+      throw new GraphCaptureError('nested compile region reuse_hash_fn failed', { cause: e });
+    }
+    if (typeof v === 'bigint') v = Number(v);
+    if (typeof v !== 'number' || !Number.isInteger(v)) {
+      throw new GraphCaptureError('nested compile region reuse_hash_fn must return an integer');
+    }
+    key = `hash:${v}`;
+  } else {
+    key = argsKey(tpl.a ?? [tpl]);
+  }
+  withScratch((a) => need('tpw_rec_set_key')(a.str(key)));
 }
 
 function computeConstant(st, value) {

@@ -712,3 +712,43 @@ test('annotations: Final, annotate, isinstance (origin-only)', () => {
 test('no tensors leaked by this file', () => {
   assert.equal(tp.liveTensors(), live0);
 });
+
+test('nestedCompileRegion: one child graph per key, reused, with its limit', () => {
+  let calls = 0;
+  const block = C.nestedCompileRegion((t) => {
+    calls++;
+    return t.mul(t).add(1);
+  });
+  const g = C.compile((a, b) => block(a).add(block(a)).add(block(b)), { backend: 'eager' });
+  const a = tp.tensor([1, 2, 3]), b = tp.tensor([2, 3, 4]);
+  tp.scope(() => {
+    // 2 (a^2 + 1) + (b^2 + 1)
+    assert.deepEqual([...g(a, b).toArray()], [9, 20, 37]);
+    assert.equal(calls, 2, 'block(a) traced once and reused; block(b) (other values) traced once');
+    const text = g.graph();
+    assert.equal((text.match(/^subgraph "_tensorplay_nested_region_/gm) ?? []).length, 2);
+    assert.equal((text.match(/ = invoke\(/g) ?? []).length, 3);
+    calls = 0;
+    assert.deepEqual([...g(a, b).toArray()], [9, 20, 37]);
+    assert.equal(calls, 0, 'the cached graph runs the child graphs');
+  });
+  g.dispose();
+  // the reuse limit
+  const one = C.nestedCompileRegion((t) => t.add(1), { maxReuseEntries: 1 });
+  const h = C.compile((p, q) => one(p).add(one(q)));
+  throwsWith(() => h(a, b), tp.GraphCaptureError, 'nested compile region reuse limit reached');
+  h.dispose();
+  // reuseHashFn decides the key: one entry for both calls despite other values
+  let traced = 0;
+  const hashed = C.nestedCompileRegion((t) => { traced++; return t.mul(2); }, { reuseHashFn: () => 7, maxReuseEntries: 1 });
+  const k = C.compile((p, q) => hashed(p).add(hashed(q)));
+  tp.scope(() => assert.deepEqual([...k(a, a).toArray()], [4, 8, 12]));
+  assert.equal(traced, 1);
+  k.dispose();
+  const bad = C.nestedCompileRegion((t) => t, { reuseHashFn: () => 'x' });
+  const kb = C.compile((p) => bad(p).add(1));
+  throwsWith(() => kb(a), tp.GraphCaptureError, 'reuse_hash_fn must return an integer');
+  kb.dispose();
+  a.dispose();
+  b.dispose();
+});
