@@ -12,6 +12,7 @@
  * so the pointer tp_lookup_backend returns stays valid until that backend is
  * unregistered. Backend functions are never called under the lock. */
 #include "compiler.h"
+#include "../lower/lower.h"
 #include "lock.h"
 #include "modes.h"
 #include <stdio.h>
@@ -385,19 +386,92 @@ static tp_status check_opts(const tp_backend_opts *o) {
   return TP_OK;
 }
 
-/* stax: for now compiles to a runner that executes its copy of the graph
- * with tp_graph_run. The lowering issue replaces this with the stax
- * pipeline (src/lower: passes, scheduler, memory plan, codegen), driven by
- * the mode/option keys of modes.c. */
+/* stax: the lowering core (src/lower): passes, fusion into Kernel IR,
+ * memory plan, the KIR executor. Options come from the mode's patch and the
+ * options dict (stax.fusion, stax.epilogue_fusion, stax.memory_planning).
+ * Shapes other than the captured ones (dynamic) run on the graph executor;
+ * if lowering fails, the graph executor runs it (logged as a fallback),
+ * unless strict_native, which raises. */
+typedef struct stax_runner { tp_plan *plan; tp_graph *graph; } stax_runner;
+
+static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                          int *nout) {
+  stax_runner *r = ud;
+  const tp_kir_program *p = tp_plan_program(r->plan);
+  int exact = 1;
+  for (int b = 0; b < p->nbufs && exact; b++)
+    if (p->bufs[b].kind == TP_KB_INPUT) {
+      tp_desc d;
+      if (p->bufs[b].index >= nin) break;
+      tp_desc_of(in[p->bufs[b].index], &d);
+      d.weak = 0;
+      exact = tp_desc_equal(&d, &p->bufs[b].desc);
+    }
+  if (!exact) return tp_graph_run(r->graph, nin, in, max_out, outs, nout);
+  return tp_plan_run(r->plan, nin, in, max_out, outs, nout);
+}
+
+static void stax_free(void *ud) {
+  stax_runner *r = ud;
+  tp_plan_free(r->plan);
+  tp_graph_free(r->graph);
+  tp_xfree(r);
+}
+
+static int opt_value(const tp_backend_opts *o, const char *key, int dflt) {
+  if (o && o->has_mode) {
+    const char *keys[8];
+    int n = 0;
+    char mode[sizeof o->mode + 1];
+    snprintf(mode, sizeof mode, "%.*s", (int)sizeof o->mode, o->mode);
+    if (tp_mode_patch(mode, 8, keys, &n) == TP_OK)
+      for (int i = 0; i < n; i++)
+        if (!strcmp(keys[i], key)) dflt = 1;
+  }
+  for (int i = 0; o && o->has_options && i < o->noptions; i++)
+    if (!strcmp(o->option_keys[i], key)) dflt = (int)o->option_values[i].i;
+  return dflt;
+}
+
 static tp_status backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const *examples,
                               const tp_backend_opts *opts, tp_backend_run *out) {
   (void)ud, (void)nin, (void)examples;
-  tp_graph *copy;
   TP_TRY(check_opts(opts));
-  TP_TRY(copy_graph(g, &copy));
-  out->run = graph_runner;
-  out->ud = copy;
-  out->free = graph_runner_free;
+  stax_runner *r = tp_xmalloc(sizeof *r);
+  if (!r) return TP_ERR_OUT_OF_MEMORY;
+  memset(r, 0, sizeof *r);
+  tp_status s = copy_graph(g, &r->graph);
+  if (!s) {
+    tp_lower_options lo;
+    tp_lower_options_init(&lo);
+    lo.fusion = opt_value(opts, "stax.fusion", 1);
+    lo.epilogue_fusion = opt_value(opts, "stax.epilogue_fusion", 1);
+    lo.memory_planning = opt_value(opts, "stax.memory_planning", 1);
+    s = tp_lower(g, &lo, &r->plan);
+    if (s) {
+      if (opts && opts->has_strict_native && opts->strict_native) {
+        tp_fail_context(s, "stax could not lower the graph (strict_native)");
+        s = tp_last_status();
+      } else {
+        tp_log(TP_LOG_FALLBACKS, "stax: lowering failed, the graph executor runs it: %s", tp_last_error());
+        tp_clear_error();
+        s = TP_OK;
+        out->run = graph_runner;
+        out->ud = r->graph;
+        out->free = graph_runner_free;
+        r->graph = NULL;
+        stax_free(r);
+        return TP_OK;
+      }
+    }
+  }
+  if (s) {
+    stax_free(r);
+    return s;
+  }
+  out->run = stax_run;
+  out->ud = r;
+  out->free = stax_free;
   return TP_OK;
 }
 

@@ -157,6 +157,9 @@ typedef struct tp_iter {
 /* out: the (contiguous or strided) output; inputs are broadcast to it. */
 void tp_iter_init(tp_iter *it, const tp_tensor *out, int nin, tp_tensor *const *in);
 void tp_iter_next(tp_iter *it); /* advance off[] to the next inner run */
+/* Strides viewing (xshape, xstrides) as shape without a copy; 0 if none. */
+int tp_view_strides(int xnd, const int64_t *xshape, const int64_t *xstrides, int nd,
+                    const int64_t *shape, int64_t *st);
 /* dst = src converted to dtype d (a new reference when already d). */
 tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out);
 /* Printing/parsing of attributes, shared by graph print and parse. */

@@ -455,11 +455,13 @@ done:
 }
 
 /* ---- views and data movement ---- */
-/* Strides for viewing x with a new shape without copying, or 0 if the
- * layout does not allow it (the rule of torch's computeStride). */
-static int view_strides(const tp_tensor *x, int nd, const int64_t *shape, int64_t *st) {
-  int64_t numel = tp_tensor_numel(x);
-  if (numel == 0 || x->ndim == 0) {
+/* Strides for viewing a (shape, strides) layout with a new shape without
+ * copying, or 0 if the layout does not allow it (the rule of PyTorch's
+ * computeStride). */
+int tp_view_strides(int xnd, const int64_t *xshape, const int64_t *xstrides, int nd,
+                    const int64_t *shape, int64_t *st) {
+  int64_t numel = tp_shape_numel(xnd, xshape);
+  if (numel == 0 || xnd == 0) {
     int64_t s = 1;
     for (int i = nd - 1; i >= 0; i--) {
       st[i] = s;
@@ -468,10 +470,10 @@ static int view_strides(const tp_tensor *x, int nd, const int64_t *shape, int64_
     return 1;
   }
   int view_d = nd - 1;
-  int64_t chunk = 1, tensor_numel = 1, base = x->strides[x->ndim - 1];
-  for (int td = x->ndim - 1; td >= 0; td--) {
-    tensor_numel *= x->shape[td];
-    if (td == 0 || (x->shape[td - 1] != 1 && x->strides[td - 1] != tensor_numel * base)) {
+  int64_t chunk = 1, tensor_numel = 1, base = xstrides[xnd - 1];
+  for (int td = xnd - 1; td >= 0; td--) {
+    tensor_numel *= xshape[td];
+    if (td == 0 || (xshape[td - 1] != 1 && xstrides[td - 1] != tensor_numel * base)) {
       while (view_d >= 0 && (chunk < tensor_numel || shape[view_d] == 1)) {
         st[view_d] = chunk * base;
         chunk *= shape[view_d];
@@ -479,7 +481,7 @@ static int view_strides(const tp_tensor *x, int nd, const int64_t *shape, int64_
       }
       if (chunk != tensor_numel) return 0;
       if (td > 0) {
-        base = x->strides[td - 1];
+        base = xstrides[td - 1];
         tensor_numel = 1;
         chunk = 1;
       }
@@ -490,7 +492,7 @@ static int view_strides(const tp_tensor *x, int nd, const int64_t *shape, int64_
 
 static tp_status exec_reshape(tp_tensor *x, const tp_desc *od, tp_tensor **out) {
   int64_t st[TP_MAX_DIMS];
-  if (view_strides(x, od->ndim, od->shape, st))
+  if (tp_view_strides(x->ndim, x->shape, x->strides, od->ndim, od->shape, st))
     return tp_tensor_view(x, od->ndim, od->shape, st, x->offset, out);
   tp_tensor *c;
   TP_TRY(tp_contiguous(x, &c));

@@ -30,11 +30,15 @@
 
 #define MR 14
 #define NR 32
-/* Cache blocking for one core with 48 KiB L1d and 2 MiB L2 (Sapphire Rapids):
- * a B panel (KC x NR x 4 = 32 KiB) stays in L1, the A block (MC x KC x 4 =
- * 434 KiB) in L2. */
+/* Cache blocking for one core with 48 KiB L1d and 2 MiB L2 (Sapphire Rapids),
+ * measured with bench/ (docs/benchmarks.md): a B panel (KC x NR x 4 = 48 KiB)
+ * is read from L1/L2 for every A panel of the block, the A block (MC x KC x 4
+ * = 630 KiB) stays in L2, a B block (KC x NC) in L3. KC in 256..768 and MC
+ * in 168..840 were within noise of each other except on 128x3072x768, where
+ * 384 x 420 was best; prefetching the next B panel into L2 (first A panel of
+ * each B panel, below) gave +10-20% on the shapes whose B does not fit L2. */
 #ifndef GEMM_KC
-#define GEMM_KC 256
+#define GEMM_KC 384
 #endif
 #ifndef GEMM_MC
 #define GEMM_MC (MR * 30)
@@ -152,30 +156,49 @@ static void pack_b(int64_t nr, int64_t kc, const float *B, int64_t rsb, int64_t 
 
 /* ---- the micro-kernel ---- */
 
+#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+#define DECL(i) __m512 c##i##_0 = _mm512_setzero_ps(), c##i##_1 = _mm512_setzero_ps();
+#define PREF(i)                                                     \
+  if (mr > i) {                                                     \
+    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);         \
+    if (nv == 2) _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0); \
+  }
+#define STEP(i)                                                \
+  if (mr > i) {                                                \
+    __m512 a_ = _mm512_set1_ps(a[i]);                          \
+    c##i##_0 = _mm512_fmadd_ps(a_, b0, c##i##_0);              \
+    if (nv == 2) c##i##_1 = _mm512_fmadd_ps(a_, b1, c##i##_1); \
+  }
+#define STORE(i)                                                                      \
+  if (mr > i) {                                                                       \
+    float *p = c + i * ldc;                                                           \
+    _mm512_mask_storeu_ps(p, m0, _mm512_add_ps(first ? bias0 : _mm512_maskz_loadu_ps(m0, p), \
+                                               c##i##_0));                           \
+    if (nv == 2)                                                                      \
+      _mm512_mask_storeu_ps(p + 16, m1,                                               \
+                            _mm512_add_ps(first ? bias1 : _mm512_maskz_loadu_ps(m1, p + 16), \
+                                          c##i##_1));                                 \
+  }
+
 /* C[mr x nr] (+)= a_panel (kc x MR) * b_panel (kc x NR). first: C is
  * overwritten with bias + product (bias may be NULL), else accumulated.
  * mr and nv (vectors of columns, 1 or 2) are compile-time constants in every
- * instantiation; nr only sets the store masks. */
+ * instantiation, so the accumulators are named registers (an array of them
+ * is not reliably kept in registers); nr only sets the store masks. */
 AI void ukernel(const int mr, const int nv, int64_t kc, const float *restrict a,
                 const float *restrict b, float *restrict c, int64_t ldc, int first,
-                const float *restrict bias, int64_t nr) {
-  __m512 c0[MR], c1[MR];
-  for (int i = 0; i < mr; i++) {
-    c0[i] = _mm512_setzero_ps();
-    c1[i] = _mm512_setzero_ps();
-    _mm_prefetch((const char *)(c + i * ldc), _MM_HINT_T0);
-    if (nv == 2) _mm_prefetch((const char *)(c + i * ldc + 16), _MM_HINT_T0);
-  }
-#pragma GCC unroll 4
+                const float *restrict bias, int64_t nr, const float *pf,
+                int64_t pfs) {
+  ROWS(DECL)
+  ROWS(PREF)
   for (int64_t k = 0; k < kc; k++) {
     __m512 b0 = _mm512_loadu_ps(b);
     __m512 b1 = nv == 2 ? _mm512_loadu_ps(b + 16) : b0;
-    _mm_prefetch((const char *)(b + 8 * NR), _MM_HINT_T0);
-    for (int i = 0; i < mr; i++) {
-      __m512 ai = _mm512_set1_ps(a[i]);
-      c0[i] = _mm512_fmadd_ps(ai, b0, c0[i]);
-      if (nv == 2) c1[i] = _mm512_fmadd_ps(ai, b1, c1[i]);
+    if (pf) { /* the next B panel (packed, or its source rows), into L2 */
+      _mm_prefetch((const char *)(pf + k * pfs), _MM_HINT_T1);
+      _mm_prefetch((const char *)(pf + k * pfs + 16), _MM_HINT_T1);
     }
+    ROWS(STEP)
     a += MR;
     b += NR;
   }
@@ -185,26 +208,25 @@ AI void ukernel(const int mr, const int nv, int64_t kc, const float *restrict a,
     bias0 = _mm512_maskz_loadu_ps(m0, bias);
     if (nv == 2) bias1 = _mm512_maskz_loadu_ps(m1, bias + 16);
   }
-  for (int i = 0; i < mr; i++) {
-    float *p = c + i * ldc;
-    __m512 x0 = first ? bias0 : _mm512_maskz_loadu_ps(m0, p);
-    _mm512_mask_storeu_ps(p, m0, _mm512_add_ps(x0, c0[i]));
-    if (nv == 2) {
-      __m512 x1 = first ? bias1 : _mm512_maskz_loadu_ps(m1, p + 16);
-      _mm512_mask_storeu_ps(p + 16, m1, _mm512_add_ps(x1, c1[i]));
-    }
-  }
+  ROWS(STORE)
 }
+#undef ROWS
+#undef DECL
+#undef PREF
+#undef STEP
+#undef STORE
 
 typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
-                           int first, const float *bias, int64_t nr);
+                           int first, const float *bias, int64_t nr, const float *pf,
+                           int64_t pfs);
 
 #define UK(m, v)                                                                              \
   static void tp_f32_gemm_ukernel_##m##x##v##__avx512(int64_t kc, const float *a,          \
                                                        const float *b, float *c, int64_t ldc, \
                                                        int first, const float *bias,          \
-                                                       int64_t nr) {                          \
-    ukernel(m, v, kc, a, b, c, ldc, first, bias, nr);                                         \
+                                                       int64_t nr, const float *pf,           \
+                                                       int64_t pfs) {                         \
+    ukernel(m, v, kc, a, b, c, ldc, first, bias, nr, pf, pfs);                                      \
   }
 #define UK2(m) UK(m, 1) UK(m, 2)
 UK2(1) UK2(2) UK2(3) UK2(4) UK2(5) UK2(6) UK2(7) UK2(8) UK2(9) UK2(10) UK2(11) UK2(12) UK2(13)
@@ -290,10 +312,21 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
           if (!pb && ic == 0)
             pack_b(nr, kc, B + pc * rsb + (jc + jr) * csb, rsb, csb, pack_b_buf + jr * kc);
           int nv = nr > 16 ? 2 : 1;
+          /* what the first A panel prefetches: the next packed B panel, or
+           * the rows it will be packed from (only contiguous rows) */
+          const float *pf = NULL;
+          int64_t pfs = NR;
+          if (jr + NR < nc) {
+            if (pb)
+              pf = bb + (jr + NR) * kc;
+            else if (ic == 0 && csb == 1)
+              pf = B + pc * rsb + jc + jr + NR, pfs = rsb;
+          }
           for (int64_t ir = 0; ir < mc; ir += MR) {
             int64_t mr = mc - ir < MR ? mc - ir : MR;
             ukernels[mr - 1][nv - 1](kc, pa + ir * kc, bb + jr * kc, C + (ic + ir) * ldc + jc + jr,
-                                     ldc, pc == 0, bias_j ? bias_j + jr : NULL, nr);
+                                     ldc, pc == 0, bias_j ? bias_j + jr : NULL, nr,
+                                     ir == 0 ? pf : NULL, pfs);
           }
         }
       }

@@ -34,6 +34,23 @@ static inline vf ld(const float *p) {
 }
 static inline void st(float *p, vf v) { memcpy(p, &v, sizeof v); }
 static inline vf splat(float x) { return (vf){0} + x; }
+/* A true broadcast: splat() adds x to +0, which costs an addss per use when
+ * x is not a constant (GEMM's A element) and sends -0 to +0. */
+#if VW == 4
+#define BCAST_IDX 0, 0, 0, 0
+#elif VW == 8
+#define BCAST_IDX 0, 0, 0, 0, 0, 0, 0, 0
+#else
+#define BCAST_IDX 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+#endif
+static inline vf bcast(float x) {
+  vf v = {x};
+#if defined(__clang__)
+  return __builtin_shufflevector(v, v, BCAST_IDX);
+#else
+  return __builtin_shuffle(v, (vi){BCAST_IDX});
+#endif
+}
 static inline vi splat_i(int32_t x) { return (vi){0} + x; }
 static inline vf sel(vi m, vf a, vf b) { return (vf)((m & (vi)a) | (~m & (vi)b)); }
 static inline vf vabs(vf x) { return (vf)((vi)x & splat_i(0x7fffffff)); }
@@ -312,7 +329,7 @@ static void pack_b(int64_t kc, int64_t nc, const float *B, int64_t rsb, int64_t 
 CONTRACT_ATTR
 static void FN(tp_f32_gemm_ukernel)(int64_t kc, const float *a, const float *b, float *c,
                                     int64_t ldc, int first, const float *bias, int64_t mr,
-                                    int64_t nr) {
+                                    int64_t nr, const float *pf) {
   CONTRACT
   vf acc[MR][NRV];
   for (int i = 0; i < MR; i++)
@@ -320,8 +337,10 @@ static void FN(tp_f32_gemm_ukernel)(int64_t kc, const float *a, const float *b, 
   for (int64_t k = 0; k < kc; k++) {
     vf bv[NRV];
     for (int j = 0; j < NRV; j++) bv[j] = ld(b + k * NR + j * VW);
+    if (pf) /* the next pre-packed B panel, towards L2 (no-op in Wasm) */
+      for (int j = 0; j < NR; j += 16) __builtin_prefetch(pf + k * NR + j, 0, 2);
     for (int i = 0; i < MR; i++) {
-      vf av = splat(a[k * MR + i]);
+      vf av = bcast(a[k * MR + i]);
       for (int j = 0; j < NRV; j++) acc[i][j] += av * bv[j];
     }
   }
@@ -401,7 +420,8 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
             int64_t mr = mc - ir < MR ? mc - ir : MR;
             FN(tp_f32_gemm_ukernel)(kc, pa + ir * kc, bb + jr * kc,
                                     C + (ic + ir) * ldc + jc + jr, ldc, pc == 0,
-                                    bias ? bias + jc + jr : NULL, mr, nr);
+                                    bias ? bias + jc + jr : NULL, mr, nr,
+                                    pbp && ir == 0 && jr + NR < nc ? bb + (jr + NR) * kc : NULL);
           }
         }
       }

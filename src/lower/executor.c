@@ -1,0 +1,530 @@
+/* executor.c - runs a Kernel IR program in every build (native, wasi,
+ * Emscripten). Pointwise and row kernels evaluate their expression over
+ * chunks of up to CH elements with the ISA kernel table, so a fused chain is
+ * one pass over memory with vectorized math and no per-element dispatch;
+ * loads with unit stride read memory in place, broadcast loads and per-row
+ * values are scalars, other strides gather into a chunk. GEMMs call the
+ * packed GEMM and run their epilogue on the result. Op kernels call the
+ * eager operator. Temporaries live in one arena planned by tp_memplan. */
+#include "lower.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CH 1024
+
+typedef struct prep { /* a kernel's iteration space with mergeable dims merged */
+  int nd;
+  int64_t shape[TP_MAX_DIMS];
+  int64_t st[TP_KIR_MAX_IN][TP_MAX_DIMS];
+} prep;
+
+struct tp_plan {
+  tp_kir_program *p;
+  char *arena_raw, *arena;
+  prep *preps;
+  float *scratch;          /* TP_KIR_MAX_INS chunks of CH floats */
+  tp_tensor ***tuples;     /* per kernel: results of call_host / invoke (NULL terminated) */
+  int running;
+};
+
+const tp_kir_program *tp_plan_program(const tp_plan *pl) { return pl->p; }
+
+static void prepare(const tp_kir_kernel *k, prep *pr) {
+  int nd = k->nd;
+  int64_t shape[TP_MAX_DIMS], st[TP_KIR_MAX_IN][TP_MAX_DIMS];
+  memcpy(shape, k->shape, sizeof shape);
+  for (int i = 0; i < k->nin; i++) memcpy(st[i], k->in[i].strides, sizeof st[i]);
+  if (k->kind == TP_KK_ROW) { /* keep the row dim separate */
+    pr->nd = nd;
+    memcpy(pr->shape, shape, sizeof shape);
+    for (int i = 0; i < k->nin; i++) memcpy(pr->st[i], st[i], sizeof st[i]);
+    return;
+  }
+  int m = 0;
+  for (int d = 0; d < nd; d++) {
+    if (shape[d] == 1 && nd > 1) continue;
+    if (m > 0) {
+      int ok = 1;
+      for (int i = 0; i < k->nin; i++)
+        if (pr->st[i][m - 1] != st[i][d] * shape[d]) ok = 0;
+      if (ok) {
+        pr->shape[m - 1] *= shape[d];
+        for (int i = 0; i < k->nin; i++) pr->st[i][m - 1] = st[i][d];
+        continue;
+      }
+    }
+    pr->shape[m] = shape[d];
+    for (int i = 0; i < k->nin; i++) pr->st[i][m] = st[i][d];
+    m++;
+  }
+  if (m == 0) {
+    pr->shape[0] = tp_shape_numel(nd, shape) ? 1 : 0;
+    for (int i = 0; i < k->nin; i++) pr->st[i][0] = 0;
+    m = 1;
+  }
+  pr->nd = m;
+}
+
+void tp_plan_free(tp_plan *pl) {
+  if (!pl) return;
+  for (int i = 0; pl->tuples && i < pl->p->nkernels; i++) {
+    for (int q = 0; pl->tuples[i] && pl->tuples[i][q]; q++) tp_tensor_release(pl->tuples[i][q]);
+    tp_xfree(pl->tuples[i]);
+  }
+  tp_xfree(pl->tuples);
+  tp_xfree(pl->arena_raw);
+  tp_xfree(pl->preps);
+  tp_xfree(pl->scratch);
+  tp_kir_program_free(pl->p);
+  tp_xfree(pl);
+}
+
+tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
+  tp_plan *pl = tp_xmalloc(sizeof *pl);
+  if (!pl) {
+    tp_kir_program_free(p);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  memset(pl, 0, sizeof *pl);
+  pl->p = p;
+  pl->preps = tp_xmalloc(sizeof(prep) * (size_t)(p->nkernels ? p->nkernels : 1));
+  pl->scratch = tp_xmalloc(sizeof(float) * CH * (TP_KIR_MAX_INS + 2));
+  pl->arena_raw = tp_xmalloc((size_t)p->arena_bytes + TP_ALIGN);
+  pl->tuples = tp_xmalloc(sizeof(tp_tensor **) * (size_t)(p->nkernels ? p->nkernels : 1));
+  if (pl->tuples) memset(pl->tuples, 0, sizeof(tp_tensor **) * (size_t)(p->nkernels ? p->nkernels : 1));
+  if (!pl->preps || !pl->scratch || !pl->arena_raw || !pl->tuples) {
+    tp_plan_free(pl);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  pl->arena = (char *)(((uintptr_t)pl->arena_raw + TP_ALIGN - 1) & ~(uintptr_t)(TP_ALIGN - 1));
+  for (int k = 0; k < p->nkernels; k++) prepare(&p->kernels[k], &pl->preps[k]);
+  *out = pl;
+  return TP_OK;
+}
+
+/* ---- expression evaluation over a chunk ---- */
+typedef struct evalctx {
+  const tp_kernels *K;
+  float *scratch;
+  const tp_kir_kernel *k;
+  const float *slot_ptr[TP_KIR_MAX_IN]; /* at the chunk start */
+  int64_t slot_st[TP_KIR_MAX_IN];       /* inner stride */
+  const float *rowvals;
+  const float *acc;                     /* GEMM epilogue: accumulator chunk */
+} evalctx;
+
+/* Evaluates e over n elements; the result is a pointer (or scalar *sc with
+ * *is_sc). dst: where the last instruction may write directly (or NULL). */
+static const float *eval(const evalctx *c, const tp_kir_expr *e, int64_t n, float *dst, float *sc_out,
+                         int *is_sc_out) {
+  const float *v[TP_KIR_MAX_INS];
+  float sc[TP_KIR_MAX_INS];
+  char is_sc[TP_KIR_MAX_INS];
+  for (int i = 0; i < e->n; i++) {
+    const tp_kir_ins *x = &e->ins[i];
+    float *buf = (i == e->n - 1 && dst) ? dst : c->scratch + (size_t)i * CH;
+    is_sc[i] = 0;
+    v[i] = buf;
+    switch (x->op) {
+      case TP_KI_LOAD: {
+        int64_t s = c->slot_st[x->in];
+        const float *p = c->slot_ptr[x->in];
+        if (s == 0) {
+          is_sc[i] = 1;
+          sc[i] = p[0];
+        } else if (s == 1) {
+          v[i] = p;
+        } else {
+          for (int64_t j = 0; j < n; j++) buf[j] = p[j * s];
+        }
+        break;
+      }
+      case TP_KI_CONST: is_sc[i] = 1, sc[i] = x->imm; break;
+      case TP_KI_ROWVAL: is_sc[i] = 1, sc[i] = c->rowvals[x->in]; break;
+      case TP_KI_ACC: v[i] = c->acc; break;
+      case TP_KI_UNARY:
+        if (is_sc[x->a]) {
+          is_sc[i] = 1;
+          c->K->unary_f32(x->sub, &sc[x->a], &sc[i], 1);
+        } else {
+          c->K->unary_f32(x->sub, v[x->a], buf, n);
+        }
+        break;
+      case TP_KI_BINARY: {
+        int sa = is_sc[x->a], sb = is_sc[x->b];
+        if (sa && sb) {
+          is_sc[i] = 1;
+          c->K->binary_f32(x->sub, TP_KB_VV, &sc[x->a], &sc[x->b], &sc[i], 1);
+        } else if (sa) {
+          c->K->binary_f32(x->sub, TP_KB_SV, &sc[x->a], v[x->b], buf, n);
+        } else if (sb) {
+          c->K->binary_f32(x->sub, TP_KB_VS, v[x->a], &sc[x->b], buf, n);
+        } else {
+          c->K->binary_f32(x->sub, TP_KB_VV, v[x->a], v[x->b], buf, n);
+        }
+        break;
+      }
+      default: { /* max, min, cmp, where: plain loops */
+        int64_t m = (is_sc[x->a] && (x->b < 0 || is_sc[x->b]) && (x->c < 0 || is_sc[x->c])) ? 1 : n;
+        float *o = m == 1 ? &sc[i] : buf;
+        for (int64_t j = 0; j < m; j++) {
+          float a = is_sc[x->a] ? sc[x->a] : v[x->a][j];
+          float b = x->b < 0 ? 0 : is_sc[x->b] ? sc[x->b] : v[x->b][j];
+          float r;
+          if (x->op == TP_KI_MAX) r = (a > b || a != a) ? a : b;
+          else if (x->op == TP_KI_MIN) r = (a < b || a != a) ? a : b;
+          else if (x->op == TP_KI_CMP) r = x->sub == 0 ? a == b : x->sub == 1 ? a < b : a > b;
+          else r = a != 0 ? b : (is_sc[x->c] ? sc[x->c] : v[x->c][j]);
+          o[j] = r;
+        }
+        is_sc[i] = m == 1;
+        break;
+      }
+    }
+  }
+  int last = e->n - 1;
+  *is_sc_out = is_sc[last];
+  *sc_out = sc[last];
+  return v[last];
+}
+
+static void store(float *out, const float *v, float sc, int is_sc, int64_t n) {
+  if (is_sc) {
+    for (int64_t j = 0; j < n; j++) out[j] = sc;
+  } else if (v != out) {
+    memcpy(out, v, sizeof(float) * (size_t)n);
+  }
+}
+
+/* Buffer base pointers for this run. */
+typedef struct runctx {
+  tp_plan *pl;
+  void **ptr;
+  tp_tensor **outs;
+  tp_tensor **inputs;
+} runctx;
+
+static const float *slot_base(const runctx *r, const tp_kir_load *L) {
+  return (const float *)r->ptr[L->buf] + L->offset;
+}
+
+static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out,
+                          const float *acc_base) {
+  evalctx c;
+  memset(&c, 0, sizeof c);
+  c.K = tp_kern();
+  c.scratch = r->pl->scratch;
+  c.k = k;
+  int nd = pr->nd;
+  int64_t inner = pr->shape[nd - 1], outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;
+  int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0};
+  const float *base[TP_KIR_MAX_IN];
+  for (int i = 0; i < k->nin; i++) {
+    base[i] = slot_base(r, &k->in[i]);
+    c.slot_st[i] = pr->st[i][nd - 1];
+  }
+  int64_t o = 0;
+  for (int64_t row = 0; row < outer; row++) {
+    for (int64_t c0 = 0; c0 < inner; c0 += CH) {
+      int64_t n = inner - c0 < CH ? inner - c0 : CH;
+      for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = base[i] + off[i] + c0 * c.slot_st[i];
+      c.acc = acc_base ? acc_base + o + c0 : NULL;
+      float sc;
+      int is_sc;
+      const float *v = eval(&c, &k->expr, n, out + o + c0, &sc, &is_sc);
+      store(out + o + c0, v, sc, is_sc, n);
+    }
+    o += inner;
+    for (int d = nd - 2; d >= 0; d--) { /* next row */
+      for (int i = 0; i < k->nin; i++) off[i] += pr->st[i][d];
+      if (++idx[d] < pr->shape[d]) break;
+      for (int i = 0; i < k->nin; i++) off[i] -= pr->st[i][d] * pr->shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out) {
+  evalctx c;
+  memset(&c, 0, sizeof c);
+  c.K = tp_kern();
+  c.scratch = r->pl->scratch;
+  c.k = k;
+  int nd = pr->nd;
+  int64_t R = pr->shape[nd - 1], rows = R ? tp_shape_numel(nd - 1, pr->shape) : 0;
+  int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0};
+  const float *base[TP_KIR_MAX_IN];
+  for (int i = 0; i < k->nin; i++) {
+    base[i] = slot_base(r, &k->in[i]);
+    c.slot_st[i] = pr->st[i][nd - 1];
+  }
+  float rowvals[TP_KIR_MAX_PHASES];
+  float *acc = r->pl->scratch + (size_t)TP_KIR_MAX_INS * CH; /* a reduce chunk */
+  int store_rows = k->phases[k->nphases - 1].is_reduce;
+  c.rowvals = rowvals;
+  for (int64_t row = 0; row < rows; row++) {
+    int nrv = 0;
+    for (int q = 0; q < k->nphases; q++) {
+      const tp_kir_phase *ph = &k->phases[q];
+      float red = ph->reduce == TP_KR_SUM ? 0.0f : ph->reduce == TP_KR_MAX ? -INFINITY : INFINITY;
+      for (int64_t c0 = 0; c0 < R; c0 += CH) {
+        int64_t n = R - c0 < CH ? R - c0 : CH;
+        for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = base[i] + off[i] + c0 * c.slot_st[i];
+        float sc;
+        int is_sc;
+        float *dst = ph->is_reduce ? acc : out + row * R + c0;
+        const float *v = eval(&c, &ph->expr, n, dst, &sc, &is_sc);
+        if (!ph->is_reduce) {
+          store(dst, v, sc, is_sc, n);
+          continue;
+        }
+        if (is_sc) {
+          for (int64_t j = 0; j < n; j++) acc[j] = sc;
+          v = acc;
+        }
+        if (ph->reduce == TP_KR_SUM) {
+          red += c.K->sum_f32(v, n);
+        } else if (ph->reduce == TP_KR_MAX) {
+          float m = c.K->max_f32(v, n);
+          red = (m > red || m != m || red != red) ? m : red;
+        } else {
+          for (int64_t j = 0; j < n; j++) red = (v[j] < red || v[j] != v[j]) ? v[j] : red;
+        }
+      }
+      if (ph->is_reduce) {
+        if (ph->reduce == TP_KR_MAX && red == -INFINITY && !store_rows) red = 0; /* all -inf row */
+        rowvals[nrv++] = ph->scale != 1.0f ? red * ph->scale : red;
+      }
+    }
+    if (store_rows) out[row] = rowvals[0];
+    for (int d = nd - 2; d >= 0; d--) {
+      for (int i = 0; i < k->nin; i++) off[i] += pr->st[i][d];
+      if (++idx[d] < pr->shape[d]) break;
+      for (int i = 0; i < k->nin; i++) off[i] -= pr->st[i][d] * pr->shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+static void run_gemm(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out) {
+  const tp_kernels *K = tp_kern();
+  const float *A = (const float *)r->ptr[k->a_buf] + k->a_off;
+  const float *B = (const float *)r->ptr[k->b_buf] + k->b_off;
+  const float *bias = NULL;
+  if (k->bias_buf >= 0) {
+    const tp_kir_buf *bb = &r->pl->p->bufs[k->bias_buf];
+    bias = (const float *)r->ptr[k->bias_buf];
+    (void)bb;
+  }
+  for (int64_t b = 0; b < k->batch; b++)
+    K->gemm_f32(k->M, k->N, k->K, A + b * k->a_bs, k->a_rs, k->a_cs, B + b * k->b_bs, k->b_rs,
+                k->b_cs, out + b * k->M * k->N, k->N, bias);
+  if (k->expr.n) run_pointwise(r, k, pr, out, out);
+}
+
+/* A tensor over a buffer of this run (no ownership). */
+typedef struct shell { tp_tensor t; tp_storage s; } shell;
+static void make_shell(const runctx *r, int b, shell *sh) {
+  const tp_kir_program *p = r->pl->p;
+  const tp_kir_buf *x = &p->bufs[b];
+  int base = b;
+  int64_t off = 0;
+  while (p->bufs[base].kind == TP_KB_VIEW) {
+    off += p->bufs[base].offset;
+    base = p->bufs[base].base;
+  }
+  memset(sh, 0, sizeof *sh);
+  sh->s.refs = 1 << 30; /* never freed through the shell */
+  sh->s.data = sh->s.raw = r->ptr[base];
+  sh->s.bytes = (size_t)tp_shape_numel(p->bufs[base].desc.ndim, p->bufs[base].desc.shape) *
+                tp_dtype_size(x->desc.dtype);
+  sh->t.refs = 1 << 30;
+  sh->t.dtype = x->desc.dtype;
+  sh->t.ndim = x->desc.ndim;
+  memcpy(sh->t.shape, x->desc.shape, sizeof sh->t.shape);
+  memcpy(sh->t.strides, x->strides, sizeof sh->t.strides);
+  sh->t.offset = off;
+  sh->t.storage = &sh->s;
+  sh->t.node = -1;
+}
+
+static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
+  const tp_kir_program *p = r->pl->p;
+  shell ins[64], out;
+  tp_tensor *args[64] = {0}, *scalars[64] = {0}, *res = NULL;
+  make_shell(r, k->out, &out);
+  if (k->node < 0) { /* copy */
+    make_shell(r, k->op_bufs[0], &ins[0]);
+    tp_tensor_copy_into(&ins[0].t, &out.t);
+    return TP_OK;
+  }
+  const tp_node *n = &p->graph->nodes[k->node];
+  tp_status s = TP_OK;
+  for (int i = 0; i < n->nargs && !s; i++) {
+    if (k->op_bufs[i] >= 0) {
+      make_shell(r, k->op_bufs[i], &ins[i]);
+      args[i] = &ins[i].t;
+    } else if (n->args[i].kind == TP_ARG_SCALAR) {
+      s = tp_scalar(n->args[i].scalar, n->args[i].is_int, &scalars[i]);
+      args[i] = scalars[i];
+    }
+  }
+  int slot = ki;
+  if (!s && (n->op == TP_OP_CALL_HOST || n->op == TP_OP_INVOKE)) {
+    int nres = (int)n->attrs.dim1, got = 0;
+    tp_tensor **t = tp_xmalloc(sizeof(tp_tensor *) * (size_t)nres);
+    if (!t) s = TP_ERR_OUT_OF_MEMORY;
+    else memset(t, 0, sizeof(tp_tensor *) * (size_t)nres);
+    if (!s && n->op == TP_OP_CALL_HOST) {
+      s = tp_host_invoke(n->attrs.dim, n->nargs, args, nres, t, &got);
+    } else if (!s) {
+      const tp_node *sg = &p->graph->nodes[n->args[0].node];
+      const tp_graph *sub = tp_graph_find_subgraph(p->graph, sg->target ? sg->target : sg->name);
+      s = tp_graph_run(sub, n->nargs - 1, args + 1, nres, t, &got);
+    }
+    if (!s && got != nres)
+      s = tp_fail(TP_ERR_HOST, "host function returned %d results, the graph expects %d", got, nres);
+    if (!s) {
+      tp_tensor_copy_into(t[0], &out.t);
+      if (r->pl->tuples[slot]) { /* free a previous run's results */
+        tp_tensor **old = r->pl->tuples[slot];
+        for (int q = 0; old[q]; q++) tp_tensor_release(old[q]);
+        tp_xfree(old);
+      }
+      /* kept (NULL terminated) for the getitem kernels */
+      tp_tensor **keep = tp_xmalloc(sizeof(tp_tensor *) * (size_t)(nres + 1));
+      if (!keep) s = TP_ERR_OUT_OF_MEMORY;
+      else {
+        memcpy(keep, t, sizeof(tp_tensor *) * (size_t)nres);
+        keep[nres] = NULL;
+        r->pl->tuples[slot] = keep;
+        memset(t, 0, sizeof(tp_tensor *) * (size_t)nres);
+      }
+    }
+    if (t) {
+      for (int q = 0; q < nres; q++) tp_tensor_release(t[q]);
+      tp_xfree(t);
+    }
+  } else if (!s && n->op == TP_OP_GETITEM) {
+    /* the producing kernel's results */
+    int pk = -1;
+    for (int q = 0; q < p->nkernels; q++)
+      if (p->kernels[q].node == n->args[0].node) pk = q;
+    tp_tensor **t = pk >= 0 ? r->pl->tuples[pk] : NULL;
+    if (!t) s = tp_fail(TP_ERR_INTERNAL, "executor: getitem before its call");
+    else tp_tensor_copy_into(t[n->attrs.dim], &out.t);
+  } else if (!s) {
+    s = tp_op_call(n->op, n->nargs, args, &n->attrs, &res);
+    if (!s) tp_tensor_copy_into(res, &out.t);
+  }
+  tp_tensor_release(res);
+  for (int i = 0; i < n->nargs; i++) tp_tensor_release(scalars[i]);
+  if (s) tp_fail_context(s, "%s", k->name);
+  return s;
+}
+
+tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                      int *nout) {
+  tp_kir_program *p = pl->p;
+  *nout = 0;
+  if (max_out < p->noutputs)
+    return tp_fail(TP_ERR_INVALID_ARG, "plan run: %d outputs do not fit in %d slots", p->noutputs, max_out);
+  void **ptr = tp_xmalloc(sizeof(void *) * (size_t)(p->nbufs ? p->nbufs : 1));
+  tp_tensor **held = tp_xmalloc(sizeof(tp_tensor *) * (size_t)(nin + 1));
+  tp_tensor *os[64] = {0};
+  char *arena = pl->arena, *own_arena = NULL;
+  tp_status s = TP_OK;
+  if (!ptr || !held) s = TP_ERR_OUT_OF_MEMORY;
+  if (!s && pl->running) { /* re-entered from a host callback: a private arena */
+    own_arena = tp_xmalloc((size_t)p->arena_bytes + TP_ALIGN);
+    if (!own_arena) s = TP_ERR_OUT_OF_MEMORY;
+    else arena = (char *)(((uintptr_t)own_arena + TP_ALIGN - 1) & ~(uintptr_t)(TP_ALIGN - 1));
+  }
+  int nheld = 0;
+  for (int b = 0; b < p->nbufs && !s; b++) {
+    tp_kir_buf *x = &p->bufs[b];
+    ptr[b] = NULL;
+    switch (x->kind) {
+      case TP_KB_INPUT: {
+        if (x->index >= nin) {
+          s = tp_fail(TP_ERR_INVALID_ARG, "plan run: input %d is missing", x->index);
+          break;
+        }
+        tp_desc d;
+        tp_desc_of(in[x->index], &d);
+        d.weak = 0;
+        if (!tp_desc_equal(&d, &x->desc)) {
+          s = tp_fail(TP_ERR_INVALID_ARG, "plan run: input %d does not match the plan", x->index);
+          break;
+        }
+        tp_tensor *c;
+        s = tp_contiguous(in[x->index], &c);
+        if (!s) {
+          held[nheld++] = c;
+          ptr[b] = tp_tensor_ptr(c);
+        }
+        break;
+      }
+      case TP_KB_CONST: ptr[b] = tp_tensor_ptr(x->value); break;
+      case TP_KB_TEMP: ptr[b] = arena + x->arena_off; break;
+      case TP_KB_OUTPUT:
+        s = tp_tensor_empty(x->desc.dtype, x->desc.ndim, x->desc.shape, &os[x->index]);
+        if (!s) ptr[b] = tp_tensor_ptr(os[x->index]);
+        break;
+      case TP_KB_VIEW: break;
+    }
+  }
+  for (int b = 0; b < p->nbufs && !s; b++) /* views: base pointer + offset */
+    if (p->bufs[b].kind == TP_KB_VIEW) {
+      int base = b;
+      int64_t off = 0;
+      while (p->bufs[base].kind == TP_KB_VIEW) off += p->bufs[base].offset, base = p->bufs[base].base;
+      ptr[b] = (char *)ptr[base] + off * (int64_t)tp_dtype_size(p->bufs[b].desc.dtype);
+    }
+  runctx r = {pl, ptr, os, NULL};
+  pl->running++;
+  for (int k = 0; k < p->nkernels && !s; k++) {
+    const tp_kir_kernel *kk = &p->kernels[k];
+    float *out = ptr[kk->out];
+    switch (kk->kind) {
+      case TP_KK_POINTWISE: run_pointwise(&r, kk, &pl->preps[k], out, NULL); break;
+      case TP_KK_ROW: run_row(&r, kk, &pl->preps[k], out); break;
+      case TP_KK_GEMM: run_gemm(&r, kk, &pl->preps[k], out); break;
+      case TP_KK_OP: s = run_op(&r, k, kk); break;
+      default: s = tp_fail(TP_ERR_INTERNAL, "executor: bad kernel kind"); break;
+    }
+  }
+  pl->running--;
+  for (int i = 0; i < nheld; i++) tp_tensor_release(held[i]);
+  tp_xfree(held);
+  tp_xfree(ptr);
+  tp_xfree(own_arena);
+  if (s) {
+    for (int i = 0; i < 64; i++) tp_tensor_release(os[i]);
+    return s;
+  }
+  for (int i = 0; i < p->noutputs; i++) outs[i] = os[i];
+  *nout = p->noutputs;
+  return TP_OK;
+}
+
+/* ---- the whole lowering ---- */
+tp_status tp_lower(const tp_graph *g, const tp_lower_options *o, tp_plan **out) {
+  tp_lower_options def;
+  if (!o) {
+    tp_lower_options_init(&def);
+    o = &def;
+  }
+  tp_graph *lg = NULL;
+  TP_TRY(tp_run_passes(g, o->decompose, NULL, NULL, &lg));
+  tp_kir_program *p = NULL;
+  TP_TRY(tp_schedule(lg, o, &p));
+  tp_status s = tp_kir_verify(p);
+  if (!s) s = tp_memplan(p);
+  if (s) {
+    tp_kir_program_free(p);
+    return s;
+  }
+  return tp_plan_new(p, out);
+}

@@ -1,0 +1,453 @@
+/* passes.c - graph passes: each builds a new graph from the old one, node
+ * by node, with a map from old node indices to new ones. The pipeline is
+ * the flat list at the end; tp_run_passes runs it and verifies after each
+ * pass. Subgraphs are copied through unchanged. */
+#include "lower.h"
+#include <math.h>
+#include <stdio.h>
+
+typedef struct rb {
+  const tp_graph *in;
+  tp_graph *out;
+  int *map; /* old index -> new index */
+} rb;
+
+static tp_status rb_begin(const tp_graph *in, rb *r) {
+  memset(r, 0, sizeof *r);
+  r->in = in;
+  r->map = tp_xmalloc(sizeof(int) * (size_t)(in->n ? in->n : 1));
+  if (!r->map) return TP_ERR_OUT_OF_MEMORY;
+  for (int i = 0; i < in->n; i++) r->map[i] = -1;
+  tp_status s = tp_graph_new(&r->out);
+  if (s) {
+    tp_xfree(r->map);
+    return s;
+  }
+  r->out->next_id = in->next_id;
+  for (int i = 0; i < in->nsubs && !s; i++) {
+    tp_graph *sub = NULL;
+    s = tp_graph_copy(in->subs[i].g, &sub);
+    if (!s) s = tp_graph_add_subgraph(r->out, in->subs[i].name, sub);
+  }
+  if (s) {
+    tp_graph_free(r->out);
+    tp_xfree(r->map);
+  }
+  return s;
+}
+
+static tp_status rb_end(rb *r, tp_status s, tp_graph **out) {
+  tp_xfree(r->map);
+  if (!s) s = tp_graph_verify(r->out);
+  if (s) {
+    tp_graph_free(r->out);
+    return s;
+  }
+  *out = r->out;
+  return TP_OK;
+}
+
+/* Append old node i with (optionally replaced) args, remapped. */
+static tp_status rb_copy(rb *r, int i, const tp_arg *args, int nargs, const tp_attrs *attrs,
+                         const tp_desc *desc, tp_op op) {
+  const tp_node *n = &r->in->nodes[i];
+  tp_arg a[65];
+  if (!args) {
+    args = n->args;
+    nargs = n->nargs;
+  }
+  for (int k = 0; k < nargs; k++) {
+    a[k] = args[k];
+    if (a[k].kind == TP_ARG_NODE) a[k].node = r->map[args[k].node];
+  }
+  int idx;
+  TP_TRY(tp_graph_add_node(r->out, n->kind, n->name, op, nargs, a, attrs ? attrs : &n->attrs,
+                           desc ? desc : &n->desc, &idx));
+  tp_node *m = &r->out->nodes[idx];
+  if (n->target && !(m->target = tp_xstrdup(n->target))) return TP_ERR_OUT_OF_MEMORY;
+  if (n->kind == TP_NODE_GET_ATTR) tp_graph_set_val(r->out, idx, n->val);
+  for (int k = 0; k < n->ncustom; k++)
+    TP_TRY(tp_graph_set_custom(r->out, idx, n->custom[k].key, n->custom[k].value));
+  r->map[i] = idx;
+  return TP_OK;
+}
+
+/* A fresh call node in the new graph (decompose); args are NEW indices. */
+static tp_status rb_call(rb *r, tp_op op, int nargs, const tp_arg *args, const tp_attrs *at,
+                         int *idx) {
+  tp_desc descs[8], od;
+  const tp_desc *dp[8];
+  for (int k = 0; k < nargs; k++) {
+    dp[k] = NULL;
+    if (args[k].kind == TP_ARG_NODE) dp[k] = &r->out->nodes[args[k].node].desc;
+    else if (args[k].kind == TP_ARG_SCALAR) {
+      memset(&descs[k], 0, sizeof descs[k]);
+      descs[k].dtype = args[k].is_int ? TP_I64 : TP_F32;
+      descs[k].weak = args[k].is_int ? 1 : 2;
+      dp[k] = &descs[k];
+    }
+  }
+  tp_attrs def;
+  if (!at) {
+    tp_attrs_init(&def);
+    at = &def;
+  }
+  TP_TRY(tp_op_infer(op, nargs, dp, at, &od));
+  return tp_graph_add_node(r->out, TP_NODE_CALL, NULL, op, nargs, args, at, &od, idx);
+}
+
+static int is_call(const tp_node *n) { return n->kind == TP_NODE_CALL; }
+static int opaque(const tp_node *n) { return is_call(n) && (tp_op_flags(n->op) & TP_OPF_OPAQUE); }
+
+/* ---- shapes: re-infer every call's desc ---- */
+tp_status tp_pass_shapes(const tp_graph *in, tp_graph **out) {
+  rb r;
+  TP_TRY(rb_begin(in, &r));
+  tp_status s = TP_OK;
+  for (int i = 0; i < in->n && !s; i++) {
+    const tp_node *n = &in->nodes[i];
+    if (!is_call(n) || opaque(n)) {
+      s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
+      continue;
+    }
+    tp_desc descs[64], od;
+    const tp_desc *dp[64];
+    for (int k = 0; k < n->nargs; k++) {
+      dp[k] = NULL;
+      if (n->args[k].kind == TP_ARG_NODE) dp[k] = &r.out->nodes[r.map[n->args[k].node]].desc;
+      else if (n->args[k].kind == TP_ARG_SCALAR) {
+        memset(&descs[k], 0, sizeof descs[k]);
+        descs[k].dtype = n->args[k].is_int ? TP_I64 : TP_F32;
+        descs[k].weak = n->args[k].is_int ? 1 : 2;
+        dp[k] = &descs[k];
+      }
+    }
+    s = tp_op_infer(n->op, n->nargs, dp, &n->attrs, &od);
+    if (s) s = tp_fail_context(s, "shapes: node %%%s", n->name);
+    if (!s) s = rb_copy(&r, i, NULL, 0, NULL, &od, n->op);
+  }
+  return rb_end(&r, s, out);
+}
+
+/* ---- constant folding ---- */
+tp_status tp_pass_fold(const tp_graph *in, tp_graph **out) {
+  rb r;
+  TP_TRY(rb_begin(in, &r));
+  tp_status s = TP_OK;
+  int folded = 0;
+  for (int i = 0; i < in->n && !s; i++) {
+    const tp_node *n = &in->nodes[i];
+    int foldable = is_call(n) && !opaque(n);
+    for (int k = 0; foldable && k < n->nargs; k++) {
+      const tp_arg *a = &n->args[k];
+      if (a->kind != TP_ARG_NODE) continue;
+      const tp_node *src = &r.out->nodes[r.map[a->node]];
+      if (src->kind != TP_NODE_GET_ATTR || !src->val) foldable = 0;
+    }
+    if (!foldable) {
+      s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
+      continue;
+    }
+    tp_tensor *args[64] = {0}, *scalars[64] = {0}, *val = NULL;
+    for (int k = 0; k < n->nargs && !s; k++) {
+      const tp_arg *a = &n->args[k];
+      if (a->kind == TP_ARG_NODE) args[k] = r.out->nodes[r.map[a->node]].val;
+      else if (a->kind == TP_ARG_SCALAR) s = tp_scalar(a->scalar, a->is_int, &scalars[k]), args[k] = scalars[k];
+    }
+    if (!s) s = tp_op_call(n->op, n->nargs, args, &n->attrs, &val);
+    for (int k = 0; k < n->nargs; k++) tp_tensor_release(scalars[k]);
+    if (s) break;
+    char name[32];
+    do snprintf(name, sizeof name, "fold%d", folded++);
+    while (tp_graph_find(r.out, name) >= 0 || tp_graph_find(in, name) >= 0);
+    tp_desc d;
+    tp_desc_of(val, &d);
+    d.weak = 0;
+    int idx;
+    s = tp_graph_add_node(r.out, TP_NODE_GET_ATTR, name, TP_OP_COUNT, 0, NULL, NULL, &d, &idx);
+    if (!s && !(r.out->nodes[idx].target = tp_xstrdup(name))) s = TP_ERR_OUT_OF_MEMORY;
+    if (!s) {
+      tp_graph_set_val(r.out, idx, val);
+      r.map[i] = idx;
+    }
+    tp_tensor_release(val);
+  }
+  return rb_end(&r, s, out);
+}
+
+/* ---- common-subexpression elimination ---- */
+static int same_call(const tp_graph *g, const tp_node *a, const tp_node *b) {
+  (void)g;
+  if (a->op != b->op || a->nargs != b->nargs || !tp_attrs_equal(a->op, &a->attrs, &b->attrs))
+    return 0;
+  for (int k = 0; k < a->nargs; k++) {
+    const tp_arg *x = &a->args[k], *y = &b->args[k];
+    if (x->kind != y->kind) return 0;
+    if (x->kind == TP_ARG_NODE && x->node != y->node) return 0;
+    if (x->kind == TP_ARG_SCALAR && (x->is_int != y->is_int || memcmp(&x->scalar, &y->scalar, sizeof x->scalar)))
+      return 0;
+  }
+  return 1;
+}
+
+tp_status tp_pass_cse(const tp_graph *in, tp_graph **out) {
+  rb r;
+  TP_TRY(rb_begin(in, &r));
+  tp_status s = TP_OK;
+  for (int i = 0; i < in->n && !s; i++) {
+    const tp_node *n = &in->nodes[i];
+    if (is_call(n) && !opaque(n)) {
+      /* compare with the already-emitted calls, args remapped */
+      tp_node probe = *n;
+      tp_arg a[64];
+      for (int k = 0; k < n->nargs; k++) {
+        a[k] = n->args[k];
+        if (a[k].kind == TP_ARG_NODE) a[k].node = r.map[a[k].node];
+      }
+      probe.args = a;
+      int hit = -1;
+      for (int j = 0; j < r.out->n && hit < 0; j++)
+        if (is_call(&r.out->nodes[j]) && same_call(r.out, &r.out->nodes[j], &probe)) hit = j;
+      if (hit >= 0) {
+        r.map[i] = hit;
+        continue;
+      }
+    }
+    s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
+  }
+  return rb_end(&r, s, out);
+}
+
+/* ---- dead-code elimination ---- */
+tp_status tp_pass_dce(const tp_graph *in, tp_graph **out) {
+  char *live = tp_xmalloc((size_t)(in->n ? in->n : 1));
+  if (!live) return TP_ERR_OUT_OF_MEMORY;
+  memset(live, 0, (size_t)in->n);
+  for (int i = in->n - 1; i >= 0; i--) {
+    const tp_node *n = &in->nodes[i];
+    /* roots: inputs, the output, host calls (they may have effects) */
+    if (n->kind == TP_NODE_OUTPUT || n->kind == TP_NODE_PLACEHOLDER ||
+        (n->kind == TP_NODE_CALL && n->op == TP_OP_CALL_HOST))
+      live[i] = 1;
+    if (!live[i]) continue;
+    for (int k = 0; k < n->nargs; k++)
+      if (n->args[k].kind == TP_ARG_NODE) live[n->args[k].node] = 1;
+  }
+  rb r;
+  tp_status s = rb_begin(in, &r);
+  for (int i = 0; i < in->n && !s; i++)
+    if (live[i]) s = rb_copy(&r, i, NULL, 0, NULL, NULL, in->nodes[i].op);
+  tp_xfree(live);
+  if (s && r.out == NULL) return s;
+  return rb_end(&r, s, out);
+}
+
+/* ---- algebraic simplification ---- */
+static int is_scalar(const tp_arg *a, double v) {
+  return a->kind == TP_ARG_SCALAR && a->scalar == v;
+}
+
+tp_status tp_pass_simplify(const tp_graph *in, tp_graph **out) {
+  rb r;
+  TP_TRY(rb_begin(in, &r));
+  tp_status s = TP_OK;
+  for (int i = 0; i < in->n && !s; i++) {
+    const tp_node *n = &in->nodes[i];
+    int same = -1; /* old index of an operand this node equals */
+    if (is_call(n) && !opaque(n)) {
+      const tp_arg *a = n->args;
+      const tp_node *x0 = n->nargs > 0 && a[0].kind == TP_ARG_NODE ? &in->nodes[a[0].node] : NULL;
+      switch (n->op) {
+        case TP_OP_MUL:
+          if (x0 && is_scalar(&a[1], 1)) same = a[0].node;
+          else if (a[1].kind == TP_ARG_NODE && is_scalar(&a[0], 1)) same = a[1].node;
+          break;
+        case TP_OP_ADD:
+          if (x0 && is_scalar(&a[1], 0)) same = a[0].node;
+          else if (a[1].kind == TP_ARG_NODE && is_scalar(&a[0], 0)) same = a[1].node;
+          break;
+        case TP_OP_SUB:
+          if (x0 && is_scalar(&a[1], 0)) same = a[0].node;
+          break;
+        case TP_OP_DIV:
+          if (x0 && is_scalar(&a[1], 1)) same = a[0].node;
+          break;
+        case TP_OP_CAST:
+          if (x0) same = a[0].node;
+          break;
+        case TP_OP_RESHAPE:
+          if (x0) same = a[0].node; /* reshape to the same shape */
+          if (x0 && x0->kind == TP_NODE_CALL && x0->op == TP_OP_RESHAPE) {
+            /* reshape(reshape(y)) -> reshape(y) */
+            s = rb_copy(&r, i, x0->args, 1, NULL, NULL, n->op);
+            continue;
+          }
+          break;
+        case TP_OP_TRANSPOSE:
+          if (x0 && x0->kind == TP_NODE_CALL && x0->op == TP_OP_TRANSPOSE) {
+            int64_t a0, a1, b0, b1;
+            if (!tp_norm_dim("transpose", n->attrs.dim, n->desc.ndim, &a0) &&
+                !tp_norm_dim("transpose", n->attrs.dim1, n->desc.ndim, &a1) &&
+                !tp_norm_dim("transpose", x0->attrs.dim, n->desc.ndim, &b0) &&
+                !tp_norm_dim("transpose", x0->attrs.dim1, n->desc.ndim, &b1) &&
+                ((a0 == b0 && a1 == b1) || (a0 == b1 && a1 == b0)) && x0->args[0].kind == TP_ARG_NODE)
+              same = x0->args[0].node;
+          }
+          break;
+        default: break;
+      }
+      tp_clear_error();
+      if (same >= 0 && !tp_desc_equal(&in->nodes[same].desc, &n->desc)) same = -1;
+    }
+    if (same >= 0) r.map[i] = r.map[same];
+    else s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
+  }
+  return rb_end(&r, s, out);
+}
+
+/* ---- decomposition of composite ops into primitives ---- */
+static tp_arg node_arg(int idx) { return (tp_arg){TP_ARG_NODE, idx, 0, 0}; }
+static tp_arg num(double v) { return (tp_arg){TP_ARG_SCALAR, 0, (double)(float)v, 0}; }
+
+static tp_status bin(rb *r, tp_op op, tp_arg a, tp_arg b, int *idx) {
+  tp_arg args[2] = {a, b};
+  return rb_call(r, op, 2, args, NULL, idx);
+}
+static tp_status un(rb *r, tp_op op, int x, int *idx) {
+  tp_arg a = node_arg(x);
+  return rb_call(r, op, 1, &a, NULL, idx);
+}
+static tp_status reduce(rb *r, tp_op op, int x, int ndims, int *idx) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  int nd = r->out->nodes[x].desc.ndim;
+  at.nints = ndims;
+  for (int k = 0; k < ndims; k++) at.ints[k] = nd - ndims + k;
+  at.keepdim = 1;
+  tp_arg a = node_arg(x);
+  return rb_call(r, op, 1, &a, &at, idx);
+}
+
+tp_status tp_pass_decompose(const tp_graph *in, tp_graph **out) {
+  rb r;
+  TP_TRY(rb_begin(in, &r));
+  tp_status s = TP_OK;
+  for (int i = 0; i < in->n && !s; i++) {
+    const tp_node *n = &in->nodes[i];
+    int x = n->nargs > 0 && n->args[0].kind == TP_ARG_NODE ? r.map[n->args[0].node] : -1;
+    int t1, t2, t3, t4, t5, y = -1;
+    if (!is_call(n) || opaque(n) || x < 0) {
+      s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
+      continue;
+    }
+    switch (n->op) {
+      case TP_OP_GELU:
+        if (n->attrs.approximate != 1) goto keep; /* erf has no primitive: keep */
+        /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+        if (!(s = bin(&r, TP_OP_MUL, node_arg(x), node_arg(x), &t1)) &&
+            !(s = bin(&r, TP_OP_MUL, node_arg(t1), node_arg(x), &t2)) &&
+            !(s = bin(&r, TP_OP_MUL, node_arg(t2), num(0.044715), &t3)) &&
+            !(s = bin(&r, TP_OP_ADD, node_arg(x), node_arg(t3), &t4)) &&
+            !(s = bin(&r, TP_OP_MUL, node_arg(t4), num(0.7978845608028654), &t5)) &&
+            !(s = un(&r, TP_OP_TANH, t5, &t1)) &&
+            !(s = bin(&r, TP_OP_ADD, node_arg(t1), num(1.0), &t2)) &&
+            !(s = bin(&r, TP_OP_MUL, node_arg(x), num(0.5), &t3)))
+          s = bin(&r, TP_OP_MUL, node_arg(t3), node_arg(t2), &y);
+        break;
+      case TP_OP_LINEAR: { /* matmul(x, transpose(w)) (+ b) */
+        tp_attrs at;
+        tp_attrs_init(&at);
+        at.dim = 0;
+        at.dim1 = 1;
+        tp_arg w = node_arg(r.map[n->args[1].node]);
+        if (!(s = rb_call(&r, TP_OP_TRANSPOSE, 1, &w, &at, &t1)) &&
+            !(s = bin(&r, TP_OP_MATMUL, node_arg(x), node_arg(t1), &y)) && n->args[2].kind == TP_ARG_NODE)
+          s = bin(&r, TP_OP_ADD, node_arg(y), node_arg(r.map[n->args[2].node]), &y);
+        break;
+      }
+      case TP_OP_SOFTMAX:
+      case TP_OP_LOG_SOFTMAX: {
+        int64_t d;
+        if (tp_norm_dim("softmax", n->attrs.dim, n->desc.ndim, &d) || d != n->desc.ndim - 1 ||
+            r.out->nodes[x].desc.dtype != TP_F32) {
+          tp_clear_error();
+          goto keep;
+        }
+        /* m = max(x); e = exp(x - m); s = sum(e); softmax = e / s;
+           log_softmax = (x - m) - log(s) */
+        if (!(s = reduce(&r, TP_OP_MAX, x, 1, &t1)) &&
+            !(s = bin(&r, TP_OP_SUB, node_arg(x), node_arg(t1), &t2)) &&
+            !(s = un(&r, TP_OP_EXP, t2, &t3)) && !(s = reduce(&r, TP_OP_SUM, t3, 1, &t4))) {
+          if (n->op == TP_OP_SOFTMAX) s = bin(&r, TP_OP_DIV, node_arg(t3), node_arg(t4), &y);
+          else if (!(s = un(&r, TP_OP_LOG, t4, &t5))) s = bin(&r, TP_OP_SUB, node_arg(t2), node_arg(t5), &y);
+        }
+        break;
+      }
+      case TP_OP_LAYER_NORM: {
+        /* mean = mean(x); c = x - mean; var = mean(c*c); y = c * rsqrt(var + eps) (* w) (+ b) */
+        int k = n->attrs.nints;
+        if (!(s = reduce(&r, TP_OP_MEAN, x, k, &t1)) &&
+            !(s = bin(&r, TP_OP_SUB, node_arg(x), node_arg(t1), &t2)) &&
+            !(s = bin(&r, TP_OP_MUL, node_arg(t2), node_arg(t2), &t3)) &&
+            !(s = reduce(&r, TP_OP_MEAN, t3, k, &t4)) &&
+            !(s = bin(&r, TP_OP_ADD, node_arg(t4), num(n->attrs.eps), &t5)) &&
+            !(s = un(&r, TP_OP_RSQRT, t5, &t1)) && !(s = bin(&r, TP_OP_MUL, node_arg(t2), node_arg(t1), &y))) {
+          if (n->args[1].kind == TP_ARG_NODE)
+            s = bin(&r, TP_OP_MUL, node_arg(y), node_arg(r.map[n->args[1].node]), &y);
+          if (!s && n->args[2].kind == TP_ARG_NODE)
+            s = bin(&r, TP_OP_ADD, node_arg(y), node_arg(r.map[n->args[2].node]), &y);
+        }
+        break;
+      }
+      default:
+      keep:
+        s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
+        continue;
+    }
+    if (!s) r.map[i] = y;
+  }
+  return rb_end(&r, s, out);
+}
+
+/* ---- the pipeline ---- */
+static const tp_pass_info pipeline[] = {
+    {"shapes", tp_pass_shapes},   {"decompose", tp_pass_decompose}, {"simplify", tp_pass_simplify},
+    {"fold", tp_pass_fold},       {"cse", tp_pass_cse},             {"dce", tp_pass_dce},
+};
+
+const tp_pass_info *tp_passes(int *n) {
+  *n = TP_ARRAY_LEN(pipeline);
+  return pipeline;
+}
+
+tp_status tp_run_passes(const tp_graph *in, int decompose, const char *dump, char **dump_out,
+                        tp_graph **out) {
+  tp_graph *g = NULL;
+  TP_TRY(tp_graph_copy(in, &g));
+  if (dump_out) *dump_out = NULL;
+  for (int i = 0; i < TP_ARRAY_LEN(pipeline); i++) {
+    if (pipeline[i].fn == tp_pass_decompose && !decompose) continue;
+    tp_graph *next = NULL;
+    tp_status s = pipeline[i].fn(g, &next);
+    tp_graph_free(g);
+    if (s) return tp_fail_context(s, "pass %s", pipeline[i].name);
+    g = next;
+    if (dump && dump_out && (!strcmp(dump, "all") || !strcmp(dump, pipeline[i].name))) {
+      char *text = NULL;
+      if (tp_graph_print(g, 0, &text) == TP_OK) {
+        char head[64];
+        snprintf(head, sizeof head, "# after %s\n", pipeline[i].name);
+        size_t a = *dump_out ? strlen(*dump_out) : 0, b = strlen(head), c = strlen(text);
+        char *n = tp_xrealloc(*dump_out, a + b + c + 1);
+        if (n) {
+          memcpy(n + a, head, b);
+          memcpy(n + a + b, text, c + 1);
+          *dump_out = n;
+        }
+        tp_free_string(text);
+      }
+    }
+  }
+  *out = g;
+  return TP_OK;
+}

@@ -1,0 +1,887 @@
+/* schedule.c - graph -> Kernel IR. One walk over the nodes in order keeps,
+ * for every node, either a materialized reference (a buffer with strides:
+ * views cost nothing) or a lazy float32 expression over loads (pointwise
+ * ops are not computed until something needs them). A value is
+ * materialized when it has several users, feeds a GEMM, a row kernel or an
+ * eager op, is a graph output, or its expression grows too large; at that
+ * point one pointwise kernel computes the whole fused chain in one pass
+ * over memory, or, when the chain's only big input is the output of a GEMM
+ * used nowhere else, the chain becomes that GEMM's epilogue. softmax,
+ * log_softmax, layer_norm and trailing reductions become row kernels whose
+ * input expression (their prologue) is fused in. Everything else runs as
+ * an eager op kernel. */
+#include "lower.h"
+#include <math.h>
+#include <stdio.h>
+
+typedef enum { V_NONE, V_REF, V_LAZY, V_SCALAR } vkind;
+
+typedef struct val {
+  vkind kind;
+  tp_desc desc;
+  /* V_REF */
+  int buf;
+  int64_t off;
+  int64_t st[TP_MAX_DIMS];
+  /* V_LAZY: expression over the value's own dims */
+  tp_kir_expr e;
+  int nin;
+  tp_kir_load in[TP_KIR_MAX_IN];
+  int uses;          /* users left in the graph */
+  int gemm;          /* V_REF made by this GEMM kernel (no epilogue yet), else -1 */
+} val;
+
+typedef struct sched {
+  tp_kir_program *p;
+  tp_graph *g;
+  val *v;
+  const tp_lower_options *o;
+  int *buf_uses;     /* per buffer: kernels reading it so far (epilogue check) */
+  int *graph_uses;   /* per node: users in the graph */
+  int cap_buf_uses;
+} sched;
+
+static void contiguous_strides(int nd, const int64_t *shape, int64_t *st) {
+  int64_t s = 1;
+  for (int i = nd - 1; i >= 0; i--) {
+    st[i] = s;
+    s *= shape[i];
+  }
+}
+
+/* ---- program building ---- */
+static tp_status add_buf(sched *s, tp_kir_buf_kind kind, const tp_desc *d, int *id) {
+  tp_kir_program *p = s->p;
+  if (p->nbufs == p->capbufs) {
+    int nc = p->capbufs ? p->capbufs * 2 : 32;
+    tp_kir_buf *nb = tp_xrealloc(p->bufs, sizeof(tp_kir_buf) * (size_t)nc);
+    if (!nb) return TP_ERR_OUT_OF_MEMORY;
+    p->bufs = nb;
+    p->capbufs = nc;
+    int *nu = tp_xrealloc(s->buf_uses, sizeof(int) * (size_t)nc);
+    if (!nu) return TP_ERR_OUT_OF_MEMORY;
+    s->buf_uses = nu;
+  }
+  tp_kir_buf *b = &p->bufs[p->nbufs];
+  memset(b, 0, sizeof *b);
+  b->kind = kind;
+  b->desc = *d;
+  b->desc.weak = 0;
+  b->base = -1;
+  b->inplace_of = -1;
+  b->first = b->last = -1;
+  contiguous_strides(d->ndim, d->shape, b->strides);
+  s->buf_uses[p->nbufs] = 0;
+  *id = p->nbufs++;
+  return TP_OK;
+}
+
+static tp_status add_kernel(sched *s, tp_kir_kind kind, int *id) {
+  tp_kir_program *p = s->p;
+  if (p->nkernels == p->capkernels) {
+    int nc = p->capkernels ? p->capkernels * 2 : 16;
+    tp_kir_kernel *nk = tp_xrealloc(p->kernels, sizeof(tp_kir_kernel) * (size_t)nc);
+    if (!nk) return TP_ERR_OUT_OF_MEMORY;
+    p->kernels = nk;
+    p->capkernels = nc;
+  }
+  tp_kir_kernel *k = &p->kernels[p->nkernels];
+  memset(k, 0, sizeof *k);
+  k->kind = kind;
+  k->bias_buf = -1;
+  k->node = -1;
+  static const char *const kn[] = {"pointwise", "row", "gemm", "op"};
+  snprintf(k->name, sizeof k->name, "k%d_%s", p->nkernels, kn[kind]);
+  *id = p->nkernels++;
+  return TP_OK;
+}
+
+/* ---- expressions ---- */
+static int emit(tp_kir_expr *e, tp_kir_ins ins) {
+  if (e->n >= TP_KIR_MAX_INS) return -1;
+  e->ins[e->n] = ins;
+  return e->n++;
+}
+
+/* Copy src (with its loads) into dst/dloads, re-striding src's loads from
+ * src's dims to dst's iteration space of nd dims: map[k] = the dst dim of
+ * src dim k (-1: src dim has size 1 and is dropped). Returns the index of
+ * src's value in dst, or -1 when dst is full. */
+static int inline_expr(tp_kir_expr *dst, tp_kir_load *dl, int *dnin, const tp_kir_expr *src,
+                       const tp_kir_load *sl, int snd, const int *map, int nd) {
+  int base = dst->n;
+  int slot[TP_KIR_MAX_IN];
+  if (dst->n + src->n > TP_KIR_MAX_INS) return -1;
+  for (int i = 0; i < TP_KIR_MAX_IN; i++) slot[i] = -1;
+  for (int i = 0; i < src->n; i++) {
+    tp_kir_ins x = src->ins[i];
+    if (x.op == TP_KI_LOAD) {
+      if (slot[x.in] < 0) {
+        tp_kir_load L;
+        memset(&L, 0, sizeof L);
+        L.buf = sl[x.in].buf;
+        L.offset = sl[x.in].offset;
+        for (int k = 0; k < snd; k++)
+          if (map[k] >= 0) L.strides[map[k]] += sl[x.in].strides[k];
+        (void)nd;
+        /* reuse an identical slot */
+        int found = -1;
+        for (int j = 0; j < *dnin && found < 0; j++)
+          if (dl[j].buf == L.buf && dl[j].offset == L.offset &&
+              !memcmp(dl[j].strides, L.strides, sizeof L.strides))
+            found = j;
+        if (found < 0) {
+          if (*dnin >= TP_KIR_MAX_IN) return -1;
+          dl[*dnin] = L;
+          found = (*dnin)++;
+        }
+        slot[x.in] = found;
+      }
+      x.in = (int16_t)slot[x.in];
+    } else {
+      if (x.a >= 0) x.a = (int16_t)(x.a + base);
+      if (x.b >= 0) x.b = (int16_t)(x.b + base);
+      if (x.c >= 0) x.c = (int16_t)(x.c + base);
+    }
+    dst->ins[dst->n++] = x;
+  }
+  return dst->n - 1;
+}
+
+/* The lazy form of a V_REF: one load. */
+static void ref_as_lazy(const val *r, val *out) {
+  *out = *r;
+  out->kind = V_LAZY;
+  memset(&out->e, 0, sizeof out->e);
+  out->nin = 1;
+  memset(&out->in[0], 0, sizeof out->in[0]);
+  out->in[0].buf = r->buf;
+  out->in[0].offset = r->off;
+  memcpy(out->in[0].strides, r->st, sizeof r->st);
+  tp_kir_ins ld = {TP_KI_LOAD, 0, -1, -1, -1, 0, 0};
+  emit(&out->e, ld);
+}
+
+/* Broadcast map from a value of shape (snd) into an iteration space (nd). */
+static void bcast_map(const tp_desc *src, int nd, const int64_t *shape, int *map) {
+  (void)shape;
+  for (int k = 0; k < src->ndim; k++) {
+    int d = k + (nd - src->ndim);
+    map[k] = (src->shape[k] == 1 && shape[d] != 1) ? -1 : d;
+  }
+}
+
+/* ---- materialization ---- */
+static int is_contig(const int64_t *st, int nd, const int64_t *shape) {
+  int64_t s = 1;
+  for (int i = nd - 1; i >= 0; i--) {
+    if (shape[i] != 1 && st[i] != s) return 0;
+    s *= shape[i];
+  }
+  return 1;
+}
+
+static tp_status note_reads(sched *s, int kernel, const tp_kir_load *in, int nin) {
+  (void)kernel;
+  for (int i = 0; i < nin; i++) s->buf_uses[in[i].buf]++;
+  return TP_OK;
+}
+
+/* Turn a lazy value into a buffer: a pointwise kernel, or the epilogue of
+ * the GEMM that made its only large input. */
+static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
+  if (x->kind == V_REF && kind == TP_KB_TEMP) return TP_OK;
+  if (x->kind == V_SCALAR) return tp_fail(TP_ERR_INTERNAL, "schedule: materializing a scalar");
+  val lz;
+  if (x->kind == V_REF) ref_as_lazy(x, &lz);
+  else lz = *x;
+  int ob;
+  TP_TRY(add_buf(s, kind, &x->desc, &ob));
+  s->p->bufs[ob].index = out_index;
+  /* epilogue fusion: one load reads, element for element, the output of a
+   * GEMM whose result nobody else reads */
+  if (s->o->epilogue_fusion && lz.desc.dtype == TP_F32) {
+    int64_t cst[TP_MAX_DIMS];
+    contiguous_strides(lz.desc.ndim, lz.desc.shape, cst);
+    for (int i = 0; i < lz.nin; i++) {
+      const tp_kir_buf *b = &s->p->bufs[lz.in[i].buf];
+      int gk = -1;
+      for (int k = 0; k < s->p->nkernels; k++)
+        if (s->p->kernels[k].kind == TP_KK_GEMM && s->p->kernels[k].out == lz.in[i].buf) gk = k;
+      if (gk < 0 || b->kind != TP_KB_TEMP || s->p->kernels[gk].expr.n) continue;
+      if (lz.in[i].offset != 0 || memcmp(lz.in[i].strides, cst, sizeof(int64_t) * (size_t)lz.desc.ndim) ||
+          !tp_desc_equal(&b->desc, &lz.desc) || s->buf_uses[lz.in[i].buf] != 0 ||
+          s->graph_uses[s->p->kernels[gk].node] != 1)
+        continue;
+      int other = 0; /* no second load of the same buffer */
+      for (int q = 0; q < lz.nin; q++) other |= q != i && lz.in[q].buf == lz.in[i].buf;
+      if (other) continue;
+      tp_kir_kernel *k = &s->p->kernels[gk];
+      /* the epilogue runs over the GEMM output in place of the load */
+      k->expr = lz.e;
+      for (int q = 0; q < k->expr.n; q++)
+        if (k->expr.ins[q].op == TP_KI_LOAD && k->expr.ins[q].in == i) {
+          k->expr.ins[q].op = TP_KI_ACC;
+          k->expr.ins[q].in = -1;
+        }
+      k->nin = lz.nin;
+      memcpy(k->in, lz.in, sizeof lz.in);
+      k->in[i].buf = ob; /* slot kept (unused: ACC) pointing at the new output */
+      k->out = ob;
+      for (int q = 0; q < lz.nin; q++)
+        if (q != i) s->buf_uses[lz.in[q].buf]++;
+      s->p->bufs[lz.in[i].buf].kind = TP_KB_TEMP; /* now unused */
+      x->kind = V_REF;
+      x->buf = ob;
+      x->off = 0;
+      memcpy(x->st, s->p->bufs[ob].strides, sizeof x->st);
+      x->gemm = -1;
+      return TP_OK;
+    }
+  }
+  int kid;
+  TP_TRY(add_kernel(s, TP_KK_POINTWISE, &kid));
+  tp_kir_kernel *k = &s->p->kernels[kid];
+  k->out = ob;
+  k->nd = lz.desc.ndim;
+  memcpy(k->shape, lz.desc.shape, sizeof k->shape);
+  k->expr = lz.e;
+  k->nin = lz.nin;
+  memcpy(k->in, lz.in, sizeof lz.in);
+  TP_TRY(note_reads(s, kid, k->in, k->nin));
+  x->kind = V_REF;
+  x->buf = ob;
+  x->off = 0;
+  memcpy(x->st, s->p->bufs[ob].strides, sizeof x->st);
+  x->gemm = -1;
+  return TP_OK;
+}
+
+/* A reference (buffer + strides) of any value, materializing lazies. */
+static tp_status as_ref(sched *s, val *x) {
+  if (x->kind == V_LAZY) return materialize(s, x, TP_KB_TEMP, 0);
+  return TP_OK;
+}
+
+/* A view buffer for a strided reference (OP kernels read whole buffers). */
+static tp_status ref_buffer(sched *s, const val *x, int *out) {
+  const tp_kir_buf *b = &s->p->bufs[x->buf];
+  if (x->off == 0 && b->kind != TP_KB_VIEW && x->desc.ndim == b->desc.ndim &&
+      !memcmp(x->desc.shape, b->desc.shape, sizeof(int64_t) * (size_t)x->desc.ndim) &&
+      !memcmp(x->st, b->strides, sizeof(int64_t) * (size_t)x->desc.ndim)) {
+    *out = x->buf;
+    return TP_OK;
+  }
+  int id;
+  TP_TRY(add_buf(s, TP_KB_VIEW, &x->desc, &id));
+  tp_kir_buf *v = &s->p->bufs[id];
+  v->base = x->buf;
+  v->offset = x->off;
+  memcpy(v->strides, x->st, sizeof v->strides);
+  *out = id;
+  return TP_OK;
+}
+
+/* ---- per node ---- */
+static int pointwise_op(tp_op op, int *kind, int *sub) {
+  switch (op) {
+    case TP_OP_ADD: *kind = TP_KI_BINARY, *sub = TP_KB_ADD; return 1;
+    case TP_OP_SUB: *kind = TP_KI_BINARY, *sub = TP_KB_SUB; return 1;
+    case TP_OP_MUL: *kind = TP_KI_BINARY, *sub = TP_KB_MUL; return 1;
+    case TP_OP_DIV: *kind = TP_KI_BINARY, *sub = TP_KB_DIV; return 1;
+    case TP_OP_NEG: *kind = TP_KI_UNARY, *sub = TP_KU_NEG; return 1;
+    case TP_OP_ABS: *kind = TP_KI_UNARY, *sub = TP_KU_ABS; return 1;
+    case TP_OP_EXP: *kind = TP_KI_UNARY, *sub = TP_KU_EXP; return 1;
+    case TP_OP_LOG: *kind = TP_KI_UNARY, *sub = TP_KU_LOG; return 1;
+    case TP_OP_SQRT: *kind = TP_KI_UNARY, *sub = TP_KU_SQRT; return 1;
+    case TP_OP_RSQRT: *kind = TP_KI_UNARY, *sub = TP_KU_RSQRT; return 1;
+    case TP_OP_TANH: *kind = TP_KI_UNARY, *sub = TP_KU_TANH; return 1;
+    case TP_OP_SIGMOID: *kind = TP_KI_UNARY, *sub = TP_KU_SIGMOID; return 1;
+    case TP_OP_RELU: *kind = TP_KI_UNARY, *sub = TP_KU_RELU; return 1;
+    case TP_OP_GELU: *kind = TP_KI_UNARY, *sub = TP_KU_GELU_ERF; return 1;
+    default: return 0;
+  }
+}
+
+/* Operand k of node n as a value (scalars become V_SCALAR). */
+static val *operand(sched *s, const tp_node *n, int k, val *tmp) {
+  const tp_arg *a = &n->args[k];
+  if (a->kind == TP_ARG_NODE) return &s->v[a->node];
+  memset(tmp, 0, sizeof *tmp);
+  tmp->kind = a->kind == TP_ARG_SCALAR ? V_SCALAR : V_NONE;
+  tmp->desc.dtype = a->is_int ? TP_I64 : TP_F32;
+  tmp->e.ins[0].imm = (float)a->scalar;
+  return tmp;
+}
+
+static void drop_use(sched *s, val *x) {
+  (void)s;
+  if (x->kind == V_SCALAR || x->kind == V_NONE) return;
+  x->uses--;
+}
+
+static tp_status try_pointwise(sched *s, int i, int *done) {
+  const tp_node *n = &s->g->nodes[i];
+  int kind, sub;
+  *done = 0;
+  if (!s->o->fusion || !pointwise_op(n->op, &kind, &sub) || n->desc.dtype != TP_F32) return TP_OK;
+  if (n->op == TP_OP_GELU && n->attrs.approximate) sub = TP_KU_GELU_TANH;
+  val tmp[2], *ops[2];
+  int nops = (kind == TP_KI_UNARY) ? 1 : 2;
+  for (int k = 0; k < nops; k++) {
+    ops[k] = operand(s, n, k, &tmp[k]);
+    if (ops[k]->kind == V_NONE) return TP_OK;
+    if (ops[k]->kind != V_SCALAR && ops[k]->desc.dtype != TP_F32) return TP_OK;
+  }
+  val *out = &s->v[i];
+  val r;
+  memset(&r, 0, sizeof r);
+  r.kind = V_LAZY;
+  r.desc = n->desc;
+  r.gemm = -1;
+  int idx[2];
+  for (int attempt = 0; attempt < 2; attempt++) {
+    memset(&r.e, 0, sizeof r.e);
+    r.nin = 0;
+    int ok = 1;
+    for (int k = 0; k < nops && ok; k++) {
+      if (ops[k]->kind == V_SCALAR) {
+        tp_kir_ins c = {TP_KI_CONST, 0, -1, -1, -1, 0, ops[k]->e.ins[0].imm};
+        idx[k] = emit(&r.e, c);
+        ok = idx[k] >= 0;
+        continue;
+      }
+      val lz;
+      if (ops[k]->kind == V_REF) ref_as_lazy(ops[k], &lz);
+      else lz = *ops[k];
+      int map[TP_MAX_DIMS];
+      bcast_map(&lz.desc, r.desc.ndim, r.desc.shape, map);
+      idx[k] = inline_expr(&r.e, r.in, &r.nin, &lz.e, lz.in, lz.desc.ndim, map, r.desc.ndim);
+      ok = idx[k] >= 0;
+    }
+    if (ok) {
+      tp_kir_ins x = {(uint8_t)kind, (uint8_t)sub, (int16_t)idx[0], (int16_t)(nops > 1 ? idx[1] : -1), -1, 0, 0};
+      if (emit(&r.e, x) >= 0) break;
+    }
+    if (attempt == 1) return tp_fail(TP_ERR_INTERNAL, "schedule: expression does not fit");
+    /* too large: materialize the lazy operands and retry */
+    for (int k = 0; k < nops; k++)
+      if (ops[k]->kind == V_LAZY) TP_TRY(materialize(s, ops[k], TP_KB_TEMP, 0));
+  }
+  for (int k = 0; k < nops; k++) drop_use(s, ops[k]);
+  int uses = out->uses;
+  *out = r;
+  out->uses = uses;
+  *done = 1;
+  return TP_OK;
+}
+
+/* View ops on references compose strides; lazy values re-stride loads. */
+static tp_status try_view(sched *s, int i, int *done) {
+  const tp_node *n = &s->g->nodes[i];
+  *done = 0;
+  if (!(tp_op_flags(n->op) & TP_OPF_VIEW) || n->args[0].kind != TP_ARG_NODE) return TP_OK;
+  val *x = &s->v[n->args[0].node];
+  val *out = &s->v[i];
+  int uses = out->uses;
+  int nd = x->desc.ndim;
+  int64_t perm[TP_MAX_DIMS];
+  int64_t off = 0, step = 1, d = 0;
+  int is_perm = 0, is_slice = 0;
+  if (n->op == TP_OP_TRANSPOSE || n->op == TP_OP_PERMUTE) {
+    is_perm = 1;
+    for (int k = 0; k < nd; k++) perm[k] = k;
+    if (n->op == TP_OP_TRANSPOSE && nd) {
+      int64_t a, b;
+      TP_TRY(tp_norm_dim("transpose", n->attrs.dim, nd, &a));
+      TP_TRY(tp_norm_dim("transpose", n->attrs.dim1, nd, &b));
+      perm[a] = b;
+      perm[b] = a;
+    } else if (n->op == TP_OP_PERMUTE) {
+      for (int k = 0; k < nd; k++) TP_TRY(tp_norm_dim("permute", n->attrs.ints[k], nd, &perm[k]));
+    }
+  } else if (n->op == TP_OP_SLICE) {
+    int64_t len;
+    is_slice = 1;
+    TP_TRY(tp_norm_dim("slice", n->attrs.dim, nd, &d));
+    tp_slice_bounds(x->desc.shape[d], n->attrs.start, n->attrs.end, n->attrs.step, &off, &len);
+    step = n->attrs.step;
+  }
+  if (x->kind == V_LAZY && n->op == TP_OP_RESHAPE) TP_TRY(materialize(s, x, TP_KB_TEMP, 0));
+  val r = *x;
+  r.desc = n->desc;
+  r.gemm = -1;
+  if (x->kind == V_REF) {
+    if (is_perm) {
+      for (int k = 0; k < nd; k++) r.st[k] = x->st[perm[k]];
+    } else if (is_slice) {
+      r.off = x->off + off * x->st[d];
+      r.st[d] = x->st[d] * step;
+    } else { /* reshape */
+      if (!tp_view_strides(nd, x->desc.shape, x->st, n->desc.ndim, n->desc.shape, r.st)) {
+        /* not expressible: a contiguous copy first */
+        val c = *x;
+        if (x->desc.dtype != TP_F32) return TP_OK; /* the eager op copies */
+        ref_as_lazy(x, &c);
+        TP_TRY(materialize(s, &c, TP_KB_TEMP, 0));
+        r = c;
+        r.desc = n->desc;
+        contiguous_strides(n->desc.ndim, n->desc.shape, r.st);
+      }
+    }
+  } else if (x->kind == V_LAZY) {
+    for (int q = 0; q < r.nin; q++) {
+      tp_kir_load *L = &r.in[q];
+      int64_t st[TP_MAX_DIMS];
+      memcpy(st, L->strides, sizeof st);
+      if (is_perm) {
+        for (int k = 0; k < nd; k++) L->strides[k] = st[perm[k]];
+      } else {
+        L->offset += off * st[d];
+        L->strides[d] = st[d] * step;
+      }
+    }
+  } else {
+    return TP_OK;
+  }
+  drop_use(s, x);
+  *out = r;
+  out->uses = uses;
+  *done = 1;
+  return TP_OK;
+}
+
+/* GEMM for matmul and linear (float32). */
+static tp_status try_gemm(sched *s, int i, int *done) {
+  const tp_node *n = &s->g->nodes[i];
+  *done = 0;
+  if (n->op != TP_OP_MATMUL && n->op != TP_OP_LINEAR) return TP_OK;
+  val *a = &s->v[n->args[0].node], *b = &s->v[n->args[1].node];
+  val *bias = n->op == TP_OP_LINEAR && n->args[2].kind == TP_ARG_NODE ? &s->v[n->args[2].node] : NULL;
+  TP_TRY(as_ref(s, a));
+  TP_TRY(as_ref(s, b));
+  if (bias) TP_TRY(as_ref(s, bias));
+  if (bias && !(bias->st[0] == 1 || bias->desc.shape[0] == 1)) return TP_OK;
+  tp_kir_kernel k;
+  memset(&k, 0, sizeof k);
+  int and = a->desc.ndim, bnd = b->desc.ndim;
+  if (n->op == TP_OP_LINEAR) {
+    /* rows of x must flatten: leading dims contiguous with each other */
+    int64_t rows = 1;
+    for (int q = 0; q < and - 1; q++) rows *= a->desc.shape[q];
+    for (int q = 0; q + 1 < and - 1; q++)
+      if (a->desc.shape[q] != 1 && a->st[q] != a->st[q + 1] * a->desc.shape[q + 1]) return TP_OK;
+    k.M = rows;
+    k.K = a->desc.shape[and - 1];
+    k.N = b->desc.shape[0];
+    k.batch = 1;
+    k.a_rs = and >= 2 ? a->st[and - 2] : 0;
+    k.a_cs = a->st[and - 1];
+    k.b_rs = b->st[1];
+    k.b_cs = b->st[0];
+  } else {
+    if (and < 1 || bnd < 1) return TP_OK;
+    /* batch: a's leading dims (b without batch dims, or b's equal to a's) */
+    int nba = and >= 2 ? and - 2 : 0, nbb = bnd >= 2 ? bnd - 2 : 0;
+    k.M = and >= 2 ? a->desc.shape[and - 2] : 1;
+    k.K = a->desc.shape[and - 1];
+    k.N = bnd >= 2 ? b->desc.shape[bnd - 1] : 1;
+    k.a_rs = and >= 2 ? a->st[and - 2] : 0;
+    k.a_cs = a->st[and - 1];
+    k.b_rs = bnd >= 2 ? b->st[bnd - 2] : b->st[0];
+    k.b_cs = bnd >= 2 ? b->st[bnd - 1] : 0;
+    k.batch = 1;
+    for (int q = 0; q < nba; q++) k.batch *= a->desc.shape[q];
+    if (nbb > 0) { /* same batch dims, each collapsible */
+      if (nbb != nba) return TP_OK;
+      for (int q = 0; q < nba; q++)
+        if (a->desc.shape[q] != b->desc.shape[q]) return TP_OK;
+    }
+    for (int q = 0; q + 1 < nba; q++)
+      if ((a->desc.shape[q] != 1 && a->st[q] != a->st[q + 1] * a->desc.shape[q + 1]) ||
+          (nbb && b->desc.shape[q] != 1 && b->st[q] != b->st[q + 1] * b->desc.shape[q + 1]))
+        return TP_OK;
+    k.a_bs = nba ? a->st[nba - 1] : 0;
+    k.b_bs = nbb ? b->st[nbb - 1] : 0;
+    if (k.batch > 1 && nba == 0) return TP_OK;
+  }
+  k.a_buf = a->buf;
+  k.a_off = a->off;
+  k.b_buf = b->buf;
+  k.b_off = b->off;
+  k.b_const = s->p->bufs[b->buf].kind == TP_KB_CONST && k.batch == 1;
+  k.bias_buf = -1;
+  if (bias) {
+    int bb;
+    TP_TRY(ref_buffer(s, bias, &bb));
+    k.bias_buf = bb;
+  }
+  int ob, kid;
+  TP_TRY(add_buf(s, TP_KB_TEMP, &n->desc, &ob));
+  TP_TRY(add_kernel(s, TP_KK_GEMM, &kid));
+  tp_kir_kernel *kk = &s->p->kernels[kid];
+  char name[48];
+  memcpy(name, kk->name, sizeof name);
+  *kk = k;
+  memcpy(kk->name, name, sizeof name);
+  kk->kind = TP_KK_GEMM;
+  kk->out = ob;
+  kk->node = i;
+  kk->nd = n->desc.ndim;
+  memcpy(kk->shape, n->desc.shape, sizeof kk->shape);
+  s->buf_uses[a->buf]++;
+  s->buf_uses[b->buf]++;
+  if (kk->bias_buf >= 0) s->buf_uses[kk->bias_buf]++;
+  drop_use(s, a);
+  drop_use(s, b);
+  if (bias) drop_use(s, bias);
+  val *out = &s->v[i];
+  int uses = out->uses;
+  memset(out, 0, sizeof *out);
+  out->kind = V_REF;
+  out->desc = n->desc;
+  out->buf = ob;
+  memcpy(out->st, s->p->bufs[ob].strides, sizeof out->st);
+  out->gemm = kid;
+  out->uses = uses;
+  *done = 1;
+  return TP_OK;
+}
+
+static int prologue(tp_kir_phase *ph, const tp_kir_expr *e) {
+  ph->expr = *e;
+  return ph->expr.n - 1;
+}
+
+/* Row kernels: softmax / log_softmax over the last dim, layer_norm over one
+ * trailing dim, sum / mean / max / min over the trailing dims. */
+static tp_status try_row(sched *s, int i, int *done) {
+  const tp_node *n = &s->g->nodes[i];
+  *done = 0;
+  int is_red = (tp_op_flags(n->op) & TP_OPF_REDUCE) != 0;
+  if (!s->o->fusion && !is_red && n->op != TP_OP_SOFTMAX && n->op != TP_OP_LOG_SOFTMAX &&
+      n->op != TP_OP_LAYER_NORM)
+    return TP_OK;
+  if (!is_red && n->op != TP_OP_SOFTMAX && n->op != TP_OP_LOG_SOFTMAX && n->op != TP_OP_LAYER_NORM)
+    return TP_OK;
+  if (n->args[0].kind != TP_ARG_NODE) return TP_OK;
+  val *x = &s->v[n->args[0].node];
+  if (x->desc.dtype != TP_F32 || n->desc.dtype != TP_F32 || x->desc.ndim == 0) return TP_OK;
+  int nd = x->desc.ndim;
+  int64_t R;
+  if (n->op == TP_OP_SOFTMAX || n->op == TP_OP_LOG_SOFTMAX) {
+    int64_t d;
+    TP_TRY(tp_norm_dim("softmax", n->attrs.dim, nd, &d));
+    if (d != nd - 1) return TP_OK;
+    R = x->desc.shape[nd - 1];
+  } else if (n->op == TP_OP_LAYER_NORM) {
+    if (n->attrs.nints != 1) return TP_OK;
+    R = x->desc.shape[nd - 1];
+  } else {
+    int mask[TP_MAX_DIMS] = {0}, k = 0;
+    if (n->attrs.nints == 0) return TP_OK; /* all dims: trailing only if 1-d */
+    for (int q = 0; q < n->attrs.nints; q++) {
+      int64_t d;
+      TP_TRY(tp_norm_dim("reduce", n->attrs.ints[q], nd, &d));
+      mask[d] = 1;
+      k++;
+    }
+    if (k != 1 || !mask[nd - 1]) return TP_OK; /* one trailing dim */
+    R = x->desc.shape[nd - 1];
+    if (R == 0) return TP_OK;
+  }
+  if (R == 0) return TP_OK;
+  /* the prologue: x's expression over the nd iteration space */
+  val lz;
+  if (x->kind == V_REF) ref_as_lazy(x, &lz);
+  else lz = *x;
+  int kid, ob;
+  TP_TRY(add_buf(s, TP_KB_TEMP, &n->desc, &ob));
+  TP_TRY(add_kernel(s, TP_KK_ROW, &kid));
+  tp_kir_kernel *k = &s->p->kernels[kid];
+  k->out = ob;
+  k->node = i;
+  k->nd = nd;
+  memcpy(k->shape, x->desc.shape, sizeof k->shape);
+  k->nin = lz.nin;
+  memcpy(k->in, lz.in, sizeof lz.in);
+  /* phases build on a copy of the prologue: X = value of x */
+#define PROLOGUE(ph) prologue(ph, &lz.e)
+  tp_kir_phase *p0 = &k->phases[0], *p1 = &k->phases[1], *p2 = &k->phases[2];
+  tp_kir_ins I;
+  if (is_red) {
+    k->nphases = 1;
+    p0->is_reduce = 1;
+    p0->reduce = n->op == TP_OP_MAX ? TP_KR_MAX : n->op == TP_OP_MIN ? TP_KR_MIN : TP_KR_SUM;
+    p0->scale = n->op == TP_OP_MEAN ? 1.0f / (float)R : 1.0f;
+    PROLOGUE(p0);
+  } else if (n->op == TP_OP_SOFTMAX || n->op == TP_OP_LOG_SOFTMAX) {
+    k->nphases = 3;
+    p0->is_reduce = 1, p0->reduce = TP_KR_MAX, p0->scale = 1;
+    PROLOGUE(p0);
+    p1->is_reduce = 1, p1->reduce = TP_KR_SUM, p1->scale = 1;
+    int xv = PROLOGUE(p1);
+    I = (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, -1, 0, 0};
+    int m = emit(&p1->expr, I);
+    I = (tp_kir_ins){TP_KI_BINARY, TP_KB_SUB, (int16_t)xv, (int16_t)m, -1, 0, 0};
+    int c = emit(&p1->expr, I);
+    I = (tp_kir_ins){TP_KI_UNARY, TP_KU_EXP, (int16_t)c, -1, -1, 0, 0};
+    emit(&p1->expr, I);
+    /* map: softmax = exp(x - m) * (1 / s); log_softmax = (x - m) - log(s) */
+    xv = PROLOGUE(p2);
+    I = (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, -1, 0, 0};
+    m = emit(&p2->expr, I);
+    I = (tp_kir_ins){TP_KI_BINARY, TP_KB_SUB, (int16_t)xv, (int16_t)m, -1, 0, 0};
+    c = emit(&p2->expr, I);
+    I = (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, -1, 1, 0};
+    int sv = emit(&p2->expr, I);
+    if (n->op == TP_OP_SOFTMAX) {
+      I = (tp_kir_ins){TP_KI_UNARY, TP_KU_EXP, (int16_t)c, -1, -1, 0, 0};
+      int e = emit(&p2->expr, I);
+      I = (tp_kir_ins){TP_KI_CONST, 0, -1, -1, -1, 0, 1.0f};
+      int one = emit(&p2->expr, I);
+      I = (tp_kir_ins){TP_KI_BINARY, TP_KB_DIV, (int16_t)one, (int16_t)sv, -1, 0, 0};
+      int inv = emit(&p2->expr, I);
+      I = (tp_kir_ins){TP_KI_BINARY, TP_KB_MUL, (int16_t)e, (int16_t)inv, -1, 0, 0};
+      emit(&p2->expr, I);
+    } else {
+      I = (tp_kir_ins){TP_KI_UNARY, TP_KU_LOG, (int16_t)sv, -1, -1, 0, 0};
+      int l = emit(&p2->expr, I);
+      I = (tp_kir_ins){TP_KI_BINARY, TP_KB_SUB, (int16_t)c, (int16_t)l, -1, 0, 0};
+      emit(&p2->expr, I);
+    }
+  } else { /* layer_norm over the last dim */
+    val *w = n->args[1].kind == TP_ARG_NODE ? &s->v[n->args[1].node] : NULL;
+    val *b = n->args[2].kind == TP_ARG_NODE ? &s->v[n->args[2].node] : NULL;
+    if (w) TP_TRY(as_ref(s, w));
+    if (b) TP_TRY(as_ref(s, b));
+    k = &s->p->kernels[kid]; /* as_ref may add kernels */
+    p0 = &k->phases[0], p1 = &k->phases[1], p2 = &k->phases[2];
+    k->nphases = 3;
+    p0->is_reduce = 1, p0->reduce = TP_KR_SUM, p0->scale = 1.0f / (float)R;
+    PROLOGUE(p0);
+    p1->is_reduce = 1, p1->reduce = TP_KR_SUM, p1->scale = 1.0f / (float)R;
+    int xv = PROLOGUE(p1);
+    I = (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, -1, 0, 0};
+    int m = emit(&p1->expr, I);
+    I = (tp_kir_ins){TP_KI_BINARY, TP_KB_SUB, (int16_t)xv, (int16_t)m, -1, 0, 0};
+    int c = emit(&p1->expr, I);
+    I = (tp_kir_ins){TP_KI_BINARY, TP_KB_MUL, (int16_t)c, (int16_t)c, -1, 0, 0};
+    emit(&p1->expr, I);
+    xv = PROLOGUE(p2);
+    m = emit(&p2->expr, (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, -1, 0, 0});
+    c = emit(&p2->expr, (tp_kir_ins){TP_KI_BINARY, TP_KB_SUB, (int16_t)xv, (int16_t)m, -1, 0, 0});
+    int var = emit(&p2->expr, (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, -1, 1, 0});
+    int eps = emit(&p2->expr, (tp_kir_ins){TP_KI_CONST, 0, -1, -1, -1, 0, (float)n->attrs.eps});
+    int ve = emit(&p2->expr, (tp_kir_ins){TP_KI_BINARY, TP_KB_ADD, (int16_t)var, (int16_t)eps, -1, 0, 0});
+    int rs = emit(&p2->expr, (tp_kir_ins){TP_KI_UNARY, TP_KU_RSQRT, (int16_t)ve, -1, -1, 0, 0});
+    int y = emit(&p2->expr, (tp_kir_ins){TP_KI_BINARY, TP_KB_MUL, (int16_t)c, (int16_t)rs, -1, 0, 0});
+    val *wb[2] = {w, b};
+    for (int q = 0; q < 2; q++) {
+      if (!wb[q]) continue;
+      if (k->nin >= TP_KIR_MAX_IN) return tp_fail(TP_ERR_INTERNAL, "schedule: too many inputs");
+      tp_kir_load L;
+      memset(&L, 0, sizeof L);
+      L.buf = wb[q]->buf;
+      L.offset = wb[q]->off;
+      L.strides[nd - 1] = wb[q]->st[0];
+      k->in[k->nin] = L;
+      int ld = emit(&p2->expr, (tp_kir_ins){TP_KI_LOAD, 0, -1, -1, -1, (int16_t)k->nin, 0});
+      k->nin++;
+      y = emit(&p2->expr, (tp_kir_ins){TP_KI_BINARY, (uint8_t)(q ? TP_KB_ADD : TP_KB_MUL), (int16_t)y, (int16_t)ld, -1, 0, 0});
+      drop_use(s, wb[q]);
+    }
+    if (y < 0) return tp_fail(TP_ERR_INTERNAL, "schedule: expression does not fit");
+  }
+#undef PROLOGUE
+  TP_TRY(note_reads(s, kid, k->in, k->nin));
+  drop_use(s, x);
+  val *out = &s->v[i];
+  int uses = out->uses;
+  memset(out, 0, sizeof *out);
+  out->kind = V_REF;
+  out->desc = n->desc;
+  out->buf = ob;
+  memcpy(out->st, s->p->bufs[ob].strides, sizeof out->st);
+  out->gemm = -1;
+  out->uses = uses;
+  *done = 1;
+  return TP_OK;
+}
+
+/* Anything else: one eager op kernel over buffers. */
+static tp_status op_kernel(sched *s, int i) {
+  const tp_node *n = &s->g->nodes[i];
+  int bufs[64];
+  for (int k = 0; k < n->nargs; k++) {
+    bufs[k] = -1;
+    if (n->args[k].kind != TP_ARG_NODE) continue;
+    val *x = &s->v[n->args[k].node];
+    if (x->kind == V_NONE) continue; /* a subgraph reference (invoke) */
+    TP_TRY(as_ref(s, x));
+    TP_TRY(ref_buffer(s, x, &bufs[k]));
+    s->buf_uses[bufs[k]]++;
+    drop_use(s, x);
+  }
+  int ob, kid;
+  tp_desc d = n->desc;
+  TP_TRY(add_buf(s, TP_KB_TEMP, &d, &ob));
+  TP_TRY(add_kernel(s, TP_KK_OP, &kid));
+  tp_kir_kernel *k = &s->p->kernels[kid];
+  k->out = ob;
+  k->node = i;
+  k->nops = n->nargs;
+  memcpy(k->op_bufs, bufs, sizeof(int) * (size_t)n->nargs);
+  snprintf(k->name, sizeof k->name, "k%d_op_%s", kid, tp_op_name(n->op));
+  val *out = &s->v[i];
+  int uses = out->uses;
+  memset(out, 0, sizeof *out);
+  out->kind = V_REF;
+  out->desc = n->desc;
+  out->buf = ob;
+  memcpy(out->st, s->p->bufs[ob].strides, sizeof out->st);
+  out->gemm = -1;
+  out->uses = uses;
+  return TP_OK;
+}
+
+void tp_lower_options_init(tp_lower_options *o) {
+  o->fusion = 1;
+  o->epilogue_fusion = 1;
+  o->memory_planning = 1;
+  o->decompose = 0;
+}
+
+void tp_kir_program_free(tp_kir_program *p) {
+  if (!p) return;
+  for (int i = 0; i < p->nbufs; i++) tp_tensor_release(p->bufs[i].value);
+  tp_xfree(p->bufs);
+  tp_xfree(p->kernels);
+  tp_graph_free(p->graph);
+  tp_xfree(p);
+}
+
+tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **out) {
+  tp_lower_options def;
+  if (!o) {
+    tp_lower_options_init(&def);
+    o = &def;
+  }
+  *out = NULL;
+  sched s;
+  memset(&s, 0, sizeof s);
+  s.o = o;
+  s.g = g;
+  s.p = tp_xmalloc(sizeof *s.p);
+  s.v = tp_xmalloc(sizeof(val) * (size_t)(g->n ? g->n : 1));
+  s.graph_uses = tp_xmalloc(sizeof(int) * (size_t)(g->n ? g->n : 1));
+  tp_status st = TP_OK;
+  if (!s.p || !s.v || !s.graph_uses) {
+    tp_xfree(s.p);
+    tp_xfree(s.v);
+    tp_xfree(s.graph_uses);
+    tp_graph_free(g);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  memset(s.p, 0, sizeof *s.p);
+  memset(s.v, 0, sizeof(val) * (size_t)g->n);
+  s.p->graph = g;
+  s.p->fusion = o->fusion;
+  s.p->epilogue_fusion = o->epilogue_fusion;
+  s.p->memory_planning = o->memory_planning;
+  for (int i = 0; i < g->n; i++)
+    for (int k = 0; k < g->nodes[i].nargs; k++)
+      if (g->nodes[i].args[k].kind == TP_ARG_NODE) s.v[g->nodes[i].args[k].node].uses++;
+  for (int i = 0; i < g->n; i++) s.graph_uses[i] = s.v[i].uses;
+  int ph = 0;
+  for (int i = 0; i < g->n && !st; i++) {
+    const tp_node *n = &g->nodes[i];
+    val *v = &s.v[i];
+    int uses = v->uses, done = 0;
+    switch (n->kind) {
+      case TP_NODE_PLACEHOLDER:
+      case TP_NODE_GET_ATTR: {
+        if (n->desc.ndim == TP_DESC_GRAPH) break; /* subgraph reference */
+        int b;
+        st = add_buf(&s, n->kind == TP_NODE_PLACEHOLDER ? TP_KB_INPUT : TP_KB_CONST, &n->desc, &b);
+        if (st) break;
+        if (n->kind == TP_NODE_PLACEHOLDER) s.p->bufs[b].index = ph++;
+        else {
+          st = tp_contiguous(n->val, &s.p->bufs[b].value);
+          if (st) break;
+        }
+        memset(v, 0, sizeof *v);
+        v->kind = V_REF;
+        v->desc = n->desc;
+        v->buf = b;
+        memcpy(v->st, s.p->bufs[b].strides, sizeof v->st);
+        v->gemm = -1;
+        v->uses = uses;
+        break;
+      }
+      case TP_NODE_CALL:
+        if (!(tp_op_flags(n->op) & TP_OPF_OPAQUE)) {
+          if (!(st = try_view(&s, i, &done)) && !done && !(st = try_pointwise(&s, i, &done)) && !done &&
+              !(st = try_gemm(&s, i, &done)) && !done)
+            st = try_row(&s, i, &done);
+        }
+        if (!st && !done) st = op_kernel(&s, i);
+        /* shared lazy values are computed once */
+        if (!st && s.v[i].kind == V_LAZY && s.v[i].uses > 1) st = materialize(&s, &s.v[i], TP_KB_TEMP, 0);
+        break;
+      case TP_NODE_OUTPUT:
+        for (int k = 0; k < n->nargs && !st; k++) {
+          val *x = &s.v[n->args[k].node];
+          val c = *x;
+          /* outputs get their own buffers: reuse the producer's when it is a
+           * kernel output read by nobody else, else write a copy */
+          if (c.kind == V_REF) {
+            tp_kir_buf *b = &s.p->bufs[c.buf];
+            int producer = -1;
+            for (int q = 0; q < s.p->nkernels; q++)
+              if (s.p->kernels[q].out == c.buf) producer = q;
+            int shared = 0;
+            for (int q = 0; q < k; q++) shared |= s.p->outputs[q] == c.buf;
+            if (b->kind == TP_KB_TEMP && producer >= 0 && !shared && c.off == 0 &&
+                tp_desc_equal(&b->desc, &c.desc) && is_contig(c.st, c.desc.ndim, c.desc.shape)) {
+              b->kind = TP_KB_OUTPUT;
+              b->index = k;
+              s.p->outputs[k] = c.buf;
+              continue;
+            }
+            if (c.desc.dtype != TP_F32) { /* non-float copies: an eager cast-to-self */
+              int vb;
+              st = ref_buffer(&s, &c, &vb);
+              int ob, kid;
+              if (!st) st = add_buf(&s, TP_KB_OUTPUT, &c.desc, &ob);
+              if (!st) st = add_kernel(&s, TP_KK_OP, &kid);
+              if (!st) {
+                tp_kir_kernel *kk = &s.p->kernels[kid];
+                kk->out = ob;
+                kk->node = -1; /* copy */
+                kk->nops = 1;
+                kk->op_bufs[0] = vb;
+                s.p->bufs[ob].index = k;
+                s.p->outputs[k] = ob;
+              }
+              continue;
+            }
+          }
+          st = materialize(&s, &c, TP_KB_OUTPUT, k);
+          if (!st) s.p->outputs[k] = c.buf;
+        }
+        s.p->noutputs = n->nargs;
+        break;
+      default: break;
+    }
+  }
+  tp_xfree(s.v);
+  tp_xfree(s.buf_uses);
+  tp_xfree(s.graph_uses);
+  if (st) {
+    tp_kir_program_free(s.p);
+    return st;
+  }
+  *out = s.p;
+  return TP_OK;
+}
