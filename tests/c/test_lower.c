@@ -1,0 +1,312 @@
+/* test_lower.c - the lowering core: each pass alone (structure of its
+ * output), the scheduler's fusion decisions (a chain of six elementwise ops
+ * is one kernel; bias + relu become a GEMM epilogue; softmax and
+ * layer_norm are one row kernel each), the memory plan (reuse and in
+ * place), and a differential test: random graphs of the supported ops run
+ * through the stax plan and through the eager graph runner. */
+#include "../../src/lower/lower.h"
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+#define CHECK(c)                                                                            \
+  do {                                                                                      \
+    if (!(c)) {                                                                             \
+      printf("FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #c, tp_last_error()); \
+      failures++;                                                                           \
+    }                                                                                       \
+  } while (0)
+
+static tp_graph *parse(const char *text) {
+  tp_graph *g = NULL;
+  if (tp_graph_parse(text, strlen(text), &g) != TP_OK) {
+    printf("FAIL parse: %s\n", tp_last_error());
+    failures++;
+  }
+  return g;
+}
+
+static int count_calls(const tp_graph *g) {
+  int n = 0;
+  for (int i = 0; i < g->n; i++) n += g->nodes[i].kind == TP_NODE_CALL;
+  return n;
+}
+
+static int count_kind(const tp_kir_program *p, tp_kir_kind k) {
+  int n = 0;
+  for (int i = 0; i < p->nkernels; i++) n += p->kernels[i].kind == k;
+  return n;
+}
+
+/* ---- passes, one at a time ---- */
+static void test_passes(void) {
+  tp_graph *g;
+  g = parse(
+      "tpgraph v1\n"
+      "%x = placeholder : f32[4]\n"
+      "%c = get_attr \"c\" : f32[4]\n"
+      "%0 = mul(%x, 1) : f32[4]\n"
+      "%1 = add(%0, 0) : f32[4]\n"
+      "%2 = exp(%c) : f32[4]\n"
+      "%3 = add(%1, %2) : f32[4]\n"
+      "%4 = add(%1, %2) : f32[4]\n"
+      "%5 = neg(%x) : f32[4]\n"
+      "%6 = mul(%3, %4) : f32[4]\n"
+      "%t = placeholder : f32[2,3]\n"
+      "%7 = transpose(%t, dim0=0, dim1=1) : f32[3,2]\n"
+      "%8 = transpose(%7, dim0=1, dim1=0) : f32[2,3]\n"
+      "output(%6, %8)\n"
+      "data %c f32[4] AAAAAAAAgD8AAABAAABAQA==\n");
+  if (!g) return;
+  tp_graph *s = NULL, *f = NULL, *c = NULL, *d = NULL;
+  CHECK(tp_pass_simplify(g, &s) == TP_OK);
+  /* mul-by-1, add-0 and the double transpose are gone */
+  CHECK(s && count_calls(s) == count_calls(g) - 3); /* the dead inner transpose stays */
+  CHECK(tp_pass_fold(s, &f) == TP_OK);
+  CHECK(f && tp_graph_find(f, "fold0") >= 0 && count_calls(f) == count_calls(s) - 1);
+  CHECK(tp_pass_cse(f, &c) == TP_OK);
+  CHECK(c && count_calls(c) == count_calls(f) - 1);
+  CHECK(tp_pass_dce(c, &d) == TP_OK);
+  CHECK(d && count_calls(d) == count_calls(c) - 2 && tp_graph_find(d, "5") < 0);
+  /* the same numbers before and after */
+  float xv[4] = {1, 2, 3, 4}, tv[6] = {1, 2, 3, 4, 5, 6};
+  int64_t s4 = 4, s23[2] = {2, 3};
+  tp_tensor *x, *t, *in[2], *o1[2] = {0}, *o2[2] = {0};
+  tp_tensor_new(TP_F32, 1, &s4, xv, &x);
+  tp_tensor_new(TP_F32, 2, s23, tv, &t);
+  in[0] = x, in[1] = t;
+  int n1 = 0, n2 = 0;
+  CHECK(tp_graph_run(g, 2, in, 2, o1, &n1) == TP_OK);
+  CHECK(d && tp_graph_run(d, 2, in, 2, o2, &n2) == TP_OK);
+  for (int k = 0; k < 2 && n1 == 2 && n2 == 2; k++)
+    for (int64_t i = 0; i < tp_tensor_numel(o1[k]); i++)
+      CHECK(tp_tensor_get_f64(o1[k], i) == tp_tensor_get_f64(o2[k], i));
+  for (int k = 0; k < 2; k++) tp_tensor_release(o1[k]), tp_tensor_release(o2[k]);
+  /* decompose: gelu(tanh), softmax, layer_norm, linear -> primitives */
+  tp_graph *dg = parse(
+      "tpgraph v1\n"
+      "%x = placeholder : f32[2,3]\n"
+      "%w = placeholder : f32[4,3]\n"
+      "%0 = gelu(%x, approximate=tanh) : f32[2,3]\n"
+      "%1 = softmax(%0, dim=-1) : f32[2,3]\n"
+      "%2 = layer_norm(%1, none, none, normalized_shape=[3], eps=1e-05) : f32[2,3]\n"
+      "%3 = linear(%2, %w, none) : f32[2,4]\n"
+      "output(%3)\n");
+  tp_graph *dd = NULL;
+  CHECK(dg && tp_pass_decompose(dg, &dd) == TP_OK);
+  for (int i = 0; dd && i < dd->n; i++) {
+    tp_op op = dd->nodes[i].op;
+    if (dd->nodes[i].kind == TP_NODE_CALL)
+      CHECK(op != TP_OP_GELU && op != TP_OP_SOFTMAX && op != TP_OP_LAYER_NORM && op != TP_OP_LINEAR);
+  }
+  float wv[12];
+  for (int i = 0; i < 12; i++) wv[i] = (float)(i % 5) - 2;
+  int64_t s43[2] = {4, 3};
+  tp_tensor *w;
+  tp_tensor_new(TP_F32, 2, s43, wv, &w);
+  tp_tensor *ins[2] = {t, w}, *r1 = NULL, *r2 = NULL;
+  CHECK(dg && tp_graph_run(dg, 2, ins, 1, &r1, &n1) == TP_OK);
+  CHECK(dd && tp_graph_run(dd, 2, ins, 1, &r2, &n2) == TP_OK);
+  for (int64_t i = 0; r1 && r2 && i < 8; i++)
+    CHECK(fabs(tp_tensor_get_f64(r1, i) - tp_tensor_get_f64(r2, i)) < 1e-4);
+  tp_tensor_release(r1), tp_tensor_release(r2), tp_tensor_release(w);
+  tp_graph_free(dg), tp_graph_free(dd);
+  tp_tensor_release(x), tp_tensor_release(t);
+  tp_graph_free(g), tp_graph_free(s), tp_graph_free(f), tp_graph_free(c), tp_graph_free(d);
+}
+
+/* ---- scheduler structure ---- */
+static tp_kir_program *lower(const char *text, int fusion) {
+  tp_graph *g = parse(text), *lg = NULL;
+  if (!g) return NULL;
+  tp_lower_options o;
+  tp_lower_options_init(&o);
+  o.fusion = o.epilogue_fusion = fusion;
+  tp_kir_program *p = NULL;
+  CHECK(tp_run_passes(g, 0, NULL, NULL, &lg) == TP_OK);
+  CHECK(lg && tp_schedule(lg, &o, &p) == TP_OK);
+  CHECK(p && tp_kir_verify(p) == TP_OK && tp_memplan(p) == TP_OK);
+  tp_graph_free(g);
+  return p;
+}
+
+static void test_schedule(void) {
+  const char *chain =
+      "tpgraph v1\n"
+      "%x = placeholder : f32[1000]\n"
+      "%0 = mul(%x, 1.5) : f32[1000]\n"
+      "%1 = sub(%0, 0.25) : f32[1000]\n"
+      "%2 = tanh(%1) : f32[1000]\n"
+      "%3 = sigmoid(%x) : f32[1000]\n"
+      "%4 = mul(%2, %3) : f32[1000]\n"
+      "%5 = exp(%4) : f32[1000]\n"
+      "output(%5)\n";
+  tp_kir_program *p = lower(chain, 1);
+  CHECK(p && p->nkernels == 1 && count_kind(p, TP_KK_POINTWISE) == 1);
+  CHECK(p && p->arena_bytes == 0); /* written straight into the output */
+  char *text = NULL;
+  CHECK(p && tp_kir_print(p, &text) == TP_OK && strstr(text, "tanh") && strstr(text, "sigmoid"));
+  tp_free_string(text);
+  tp_kir_program_free(p);
+  p = lower(chain, 0); /* stax.fusion off: one kernel per op */
+  CHECK(p && p->nkernels == 6);
+  tp_kir_program_free(p);
+
+  p = lower("tpgraph v1\n"
+            "%x = placeholder : f32[8,16]\n"
+            "%w = placeholder : f32[32,16]\n"
+            "%b = placeholder : f32[32]\n"
+            "%w2 = placeholder : f32[32,32]\n"
+            "%0 = linear(%x, %w, %b) : f32[8,32]\n"
+            "%1 = relu(%0) : f32[8,32]\n"
+            "%2 = add(%1, %0) : f32[8,32]\n"  /* %0 has two users: no epilogue for it */
+            "%3 = linear(%x, %w, none) : f32[8,32]\n"
+            "%4 = gelu(%3, approximate=tanh) : f32[8,32]\n"
+            "%5 = softmax(%4, dim=-1) : f32[8,32]\n"
+            "%6 = layer_norm(%5, none, none, normalized_shape=[32], eps=1e-05) : f32[8,32]\n"
+            "%7 = sum(%6, dims=[1], keepdim=false) : f32[8]\n"
+            "%8 = linear(%2, %w2, %b) : f32[8,32]\n"
+            "%9 = relu(%8) : f32[8,32]\n"
+            "output(%2, %7, %9)\n",
+            1);
+  CHECK(p && count_kind(p, TP_KK_GEMM) == 3 && count_kind(p, TP_KK_ROW) == 3);
+  int epi = 0;
+  for (int k = 0; p && k < p->nkernels; k++) epi += p->kernels[k].kind == TP_KK_GEMM && p->kernels[k].expr.n > 0;
+  CHECK(epi == 1); /* relu into the third GEMM; gelu is the prologue of the softmax row kernel */
+  CHECK(p && count_kind(p, TP_KK_POINTWISE) == 1);   /* relu + add */
+  CHECK(p && count_kind(p, TP_KK_OP) == 0);
+  tp_kir_program_free(p);
+
+  /* memory plan: a chain of eight same-size temporaries needs two slots */
+  p = lower("tpgraph v1\n"
+            "%x = placeholder : f32[256,256]\n"
+            "%w = placeholder : f32[256,256]\n"
+            "%0 = matmul(%x, %w) : f32[256,256]\n"
+            "%1 = matmul(%0, %w) : f32[256,256]\n"
+            "%2 = matmul(%1, %w) : f32[256,256]\n"
+            "%3 = matmul(%2, %w) : f32[256,256]\n"
+            "%4 = matmul(%3, %w) : f32[256,256]\n"
+            "output(%4)\n",
+            1);
+  CHECK(p && p->arena_bytes == 2 * 256 * 256 * 4 && p->naive_bytes == 4 * 256 * 256 * 4);
+  tp_kir_program_free(p);
+}
+
+/* ---- differential: random graphs, stax plan vs eager graph runner ---- */
+static uint64_t rng = 12345;
+static unsigned rnd(unsigned n) {
+  rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+  return (unsigned)(rng >> 33) % n;
+}
+
+static void test_differential(void) {
+  static const char *un[] = {"neg", "abs", "exp", "tanh", "sigmoid", "relu", "gelu"};
+  static const char *unattr[] = {"", "", "", "", "", "", ", approximate=tanh"};
+  static const char *bin[] = {"add", "sub", "mul", "div"};
+  int graphs = 0, mism = 0;
+  for (int t = 0; t < 150; t++) {
+    int R = 1 + (int)rnd(40), C = 1 + (int)rnd(70);
+    char text[8192];
+    size_t k = (size_t)snprintf(text, sizeof text,
+                                "tpgraph v1\n%%a = placeholder : f32[%d,%d]\n%%b = placeholder : f32[%d]\n"
+                                "%%w = placeholder : f32[%d,%d]\n", R, C, C, C, C);
+    int nv = 0; /* values: v0.. all f32[R,C] */
+    k += (size_t)snprintf(text + k, sizeof text - k, "%%v0 = add(%%a, %%b) : f32[%d,%d]\n", R, C);
+    nv = 1;
+    int steps = 2 + (int)rnd(10);
+    for (int s = 0; s < steps; s++) {
+      int a = (int)rnd((unsigned)nv), b = (int)rnd((unsigned)nv);
+      switch (rnd(8)) {
+        case 0: case 1:
+          {
+            unsigned u = rnd(7);
+            k += (size_t)snprintf(text + k, sizeof text - k, "%%v%d = %s(%%v%d%s) : f32[%d,%d]\n", nv,
+                                  un[u], a, unattr[u], R, C);
+          }
+          break;
+        case 2: case 3:
+          k += (size_t)snprintf(text + k, sizeof text - k, "%%v%d = %s(%%v%d, %%v%d) : f32[%d,%d]\n", nv,
+                                bin[rnd(3)], a, b, R, C);
+          break;
+        case 4:
+          k += (size_t)snprintf(text + k, sizeof text - k, "%%v%d = mul(%%v%d, %.3f) : f32[%d,%d]\n", nv, a,
+                                (double)rnd(100) / 50.0 - 1.0, R, C);
+          break;
+        case 5:
+          k += (size_t)snprintf(text + k, sizeof text - k, "%%v%d = matmul(%%v%d, %%w) : f32[%d,%d]\n", nv, a,
+                                R, C);
+          break;
+        case 6:
+          k += (size_t)snprintf(text + k, sizeof text - k, "%%v%d = softmax(%%v%d, dim=-1) : f32[%d,%d]\n", nv,
+                                a, R, C);
+          break;
+        default:
+          k += (size_t)snprintf(text + k, sizeof text - k,
+                                "%%v%d = layer_norm(%%v%d, none, %%b, normalized_shape=[%d], eps=1e-05) : f32[%d,%d]\n",
+                                nv, a, C, R, C);
+          break;
+      }
+      nv++;
+    }
+    k += (size_t)snprintf(text + k, sizeof text - k, "%%s = sum(%%v%d, dims=[1], keepdim=true) : f32[%d,1]\n",
+                          nv - 1, R);
+    snprintf(text + k, sizeof text - k, "output(%%v%d, %%s, %%v%d)\n", nv - 1, (int)rnd((unsigned)nv));
+    tp_graph *g = parse(text);
+    if (!g) {
+      printf("%s", text);
+      continue;
+    }
+    tp_tensor *in[3];
+    int64_t sa[2] = {R, C}, sb = C, sw[2] = {C, C};
+    tp_randn(2, sa, (uint64_t)t, &in[0]);
+    tp_randn(1, &sb, (uint64_t)t + 1000, &in[1]);
+    tp_tensor *w0;
+    tp_randn(2, sw, (uint64_t)t + 2000, &w0);
+    tp_scalar(1.0 / sqrt((double)C), 0, &in[2]);
+    tp_tensor *w;
+    tp_mul(w0, in[2], &w);
+    tp_tensor_release(in[2]);
+    tp_tensor_release(w0);
+    in[2] = w;
+    tp_plan *pl = NULL;
+    tp_tensor *e[3] = {0}, *sx[3] = {0};
+    int ne = 0, ns = 0;
+    CHECK(tp_lower(g, NULL, &pl) == TP_OK);
+    CHECK(tp_graph_run(g, 3, in, 3, e, &ne) == TP_OK);
+    CHECK(pl && tp_plan_run(pl, 3, in, 3, sx, &ns) == TP_OK);
+    graphs++;
+    for (int o = 0; o < ne && o < ns; o++) {
+      int64_t n = tp_tensor_numel(e[o]);
+      double scale = 1e-3;
+      for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(tp_tensor_get_f64(e[o], i)));
+      for (int64_t i = 0; i < n; i++) {
+        double a = tp_tensor_get_f64(e[o], i), b = tp_tensor_get_f64(sx[o], i);
+        if (!(fabs(a - b) <= 2e-5 * scale) && !(a != a && b != b)) {
+          if (mism++ < 3) printf("FAIL differential graph %d output %d [%lld]: eager %g stax %g\n%s", t, o,
+                                 (long long)i, a, b, text);
+          break;
+        }
+      }
+    }
+    for (int o = 0; o < 3; o++) tp_tensor_release(e[o]), tp_tensor_release(sx[o]), tp_tensor_release(in[o]);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+  CHECK(mism == 0);
+  printf("differential: %d random graphs, %d mismatches\n", graphs, mism);
+}
+
+int main(void) {
+  setvbuf(stdout, NULL, _IONBF, 0);
+  size_t base = tp_live_tensors();
+  test_passes();
+  test_schedule();
+  test_differential();
+  if (tp_live_tensors() != base) {
+    printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
+    failures++;
+  }
+  printf("%s: %d failures\n", failures ? "FAIL" : "ok", failures);
+  return failures != 0;
+}
