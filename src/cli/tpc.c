@@ -29,6 +29,12 @@ static const char usage_text[] =
     "        with --print, are summarized on stdout (shape, dtype, values).\n"
     "  graph GRAPH.tpg\n"
     "        parse a graph text file and print it back (without data): a checker.\n"
+    "  compile GRAPH.tpg [--dump=graph,passes,kernels] [--dump-after=PASS]\n"
+    "        [--no-fusion] [--no-memory-planning] [--decompose]\n"
+    "        lower a graph with stax and print the graph, the graph after each\n"
+    "        pass (or after PASS), and the Kernel IR with the memory plan.\n"
+    "  bench GRAPH.tpg [--runs N] [--backend=eager|stax|both]\n"
+    "        time the graph on random inputs: medians of N runs after 3 warm-ups.\n"
     "  version\n"
     "        print the version and the ISA the kernels use.\n"
     "  help, --help, -h\n"
@@ -85,6 +91,10 @@ static int read_file(const char *path, char **out, size_t *len) {
   *len = n;
   return 0;
 }
+
+int tpc_load_graph(const char *path, tp_graph **g);
+int tpc_cmd_compile(int argc, char **argv);
+int tpc_cmd_bench(int argc, char **argv);
 
 static int load_graph(const char *path, tp_graph **g) {
   char *text = NULL;
@@ -292,6 +302,8 @@ done:
   return rc;
 }
 
+int tpc_load_graph(const char *path, tp_graph **g) { return load_graph(path, g); }
+
 static int cmd_graph(int argc, char **argv) {
   if (argc != 3 || argv[2][0] == '-')
     return fail(EXIT_USAGE, "graph: expects exactly one GRAPH.tpg (see tpc --help)");
@@ -326,8 +338,12 @@ int main(int argc, char **argv) {
     rc = cmd_run(argc, argv);
   } else if (!strcmp(cmd, "graph")) {
     rc = cmd_graph(argc, argv);
+  } else if (!strcmp(cmd, "compile")) {
+    rc = tpc_cmd_compile(argc, argv);
+  } else if (!strcmp(cmd, "bench")) {
+    rc = tpc_cmd_bench(argc, argv);
   } else {
-    rc = fail(EXIT_USAGE, "unknown command '%s' (commands: run, graph, version, help)", cmd);
+    rc = fail(EXIT_USAGE, "unknown command '%s' (commands: run, graph, compile, bench, version, help)", cmd);
   }
   if (fflush(stdout) != 0 && rc == 0) rc = fail(EXIT_RUNTIME, "cannot write to stdout");
   return rc;

@@ -6,13 +6,15 @@
  * block packed into a buffer that stays in L2) -> jr (one NR-column B panel,
  * in L1) -> ir (one MR-row A panel) -> the MR x NR register tile.
  *
- * Micro-kernel tp_f32_gemm_ukernel_14x32__avx512: 14 rows x 2 zmm of columns
- * = 28 accumulators, 2 registers of B per k, A broadcast from memory (folded
- * into vfmadd231ps ...{1to16} or a vbroadcastss load): 28 FMAs per 16 loads,
- * so the two FMA ports, not the load ports, bound it. Edge tiles are the
- * same kernel instantiated for every mr in 1..14 and one or two vectors of
- * columns, with masked loads and stores of C: an edge costs in proportion to
- * its size, there is no scalar path.
+ * Micro-kernel tp_f32_gemm_ukernel_12x32__avx512: 12 rows x 2 zmm of columns
+ * = 24 accumulators, 2 registers of B per k, each A element broadcast by a
+ * vbroadcastss load: 24 FMAs per 14 loads, so the two FMA ports, not the
+ * load ports, bound it. A 14x32 tile (28 accumulators, -DGEMM_MR=14) was
+ * within noise on three W1 shapes and 7% slower on 128x3072x768 (M = 128 is
+ * 9 x 14 + 2: the 2-row tile is FMA-latency bound, vs 10 x 12 + 8). Edge
+ * tiles are the same kernel instantiated for every mr in 1..MR and one or
+ * two vectors of columns, with masked loads and stores of C: an edge costs in
+ * proportion to its size, there is no scalar path.
  *
  * Packing is vectorized: contiguous rows are copied with (masked) zmm loads,
  * transposed operands (A with unit column stride, B with unit row stride)
@@ -28,20 +30,23 @@
 #include <string.h>
 #include "kernels.h"
 
-#define MR 14
+#ifndef GEMM_MR
+#define GEMM_MR 12 /* 12 or 14 (docs/benchmarks.md: 12 measured best) */
+#endif
+#define MR GEMM_MR
 #define NR 32
 /* Cache blocking for one core with 48 KiB L1d and 2 MiB L2 (Sapphire Rapids),
  * measured with bench/ (docs/benchmarks.md): a B panel (KC x NR x 4 = 48 KiB)
  * is read from L1/L2 for every A panel of the block, the A block (MC x KC x 4
- * = 630 KiB) stays in L2, a B block (KC x NC) in L3. KC in 256..768 and MC
- * in 168..840 were within noise of each other except on 128x3072x768, where
- * 384 x 420 was best; prefetching the next B panel into L2 (first A panel of
+ * = 648 KiB) stays in L2, a B block (KC x NC) in L3. KC in 256..768 and MC
+ * in 12..60 panels were within noise of each other except on 128x3072x768,
+ * where KC = 384 was best; prefetching the next B panel into L2 (first A panel of
  * each B panel, below) gave +10-20% on the shapes whose B does not fit L2. */
 #ifndef GEMM_KC
 #define GEMM_KC 384
 #endif
 #ifndef GEMM_MC
-#define GEMM_MC (MR * 30)
+#define GEMM_MC (MR * 36)
 #endif
 #ifndef GEMM_NC
 #define GEMM_NC 3072
@@ -229,16 +234,22 @@ typedef void (*ukernel_fn)(int64_t kc, const float *a, const float *b, float *c,
     ukernel(m, v, kc, a, b, c, ldc, first, bias, nr, pf, pfs);                                      \
   }
 #define UK2(m) UK(m, 1) UK(m, 2)
-UK2(1) UK2(2) UK2(3) UK2(4) UK2(5) UK2(6) UK2(7) UK2(8) UK2(9) UK2(10) UK2(11) UK2(12) UK2(13)
-UK2(14)
+UK2(1) UK2(2) UK2(3) UK2(4) UK2(5) UK2(6) UK2(7) UK2(8) UK2(9) UK2(10) UK2(11) UK2(12)
+#if MR > 12
+UK2(13) UK2(14)
+#endif
 #undef UK2
 #undef UK
 
 /* ukernels[mr - 1][nv - 1] */
 #define ROW(m) {tp_f32_gemm_ukernel_##m##x1__avx512, tp_f32_gemm_ukernel_##m##x2__avx512}
-static const ukernel_fn ukernels[MR][2] = {ROW(1), ROW(2),  ROW(3),  ROW(4),  ROW(5),
-                                           ROW(6), ROW(7),  ROW(8),  ROW(9),  ROW(10),
-                                           ROW(11), ROW(12), ROW(13), ROW(14)};
+static const ukernel_fn ukernels[MR][2] = {
+    ROW(1), ROW(2), ROW(3), ROW(4), ROW(5), ROW(6), ROW(7), ROW(8), ROW(9), ROW(10), ROW(11),
+    ROW(12),
+#if MR > 12
+    ROW(13), ROW(14),
+#endif
+};
 #undef ROW
 
 /* ---- the driver ---- */

@@ -1,5 +1,5 @@
 /* kern_avx512.c - AVX-512F: 16 lanes. GEMM comes from gemm_avx512.c
- * (intrinsics, 14x32 tile, 28 accumulators), not from the generic family. */
+ * (intrinsics, 12x32 tile, 24 accumulators), not from the generic family. */
 #include <immintrin.h>
 #define VW 16
 #define SFX avx512

@@ -51,7 +51,7 @@ typedef struct tp_kernels {
 
 extern const tp_kernels tp_kernels_generic;
 #if defined(__x86_64__) || defined(__i386__)
-/* gemm_avx512.c: intrinsics GEMM (14x32 tile) used by tp_kernels_avx512. */
+/* gemm_avx512.c: intrinsics GEMM (12x32 tile) used by tp_kernels_avx512. */
 void tp_f32_gemm__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                          int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
                          int64_t ldc, const float *bias);

@@ -1,0 +1,168 @@
+/* tpc_lower.c - `tpc compile` (dumps of the lowering) and `tpc bench`. */
+#include "../lower/lower.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+int tpc_load_graph(const char *path, tp_graph **g);
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int has(const char *list, const char *word) {
+  size_t n = strlen(word);
+  for (const char *p = list; p && *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len == n && !strncmp(p, word, n)) return 1;
+    p = e ? e + 1 : p + len;
+  }
+  return 0;
+}
+
+/* tpc compile GRAPH [--dump=graph,passes,kernels] [--dump-after=PASS] [--no-fusion] [--decompose] */
+int tpc_cmd_compile(int argc, char **argv) {
+  const char *path = NULL, *dump = "kernels", *after = NULL;
+  tp_lower_options o;
+  tp_lower_options_init(&o);
+  for (int i = 2; i < argc; i++) {
+    if (!strncmp(argv[i], "--dump=", 7)) dump = argv[i] + 7;
+    else if (!strncmp(argv[i], "--dump-after=", 13)) after = argv[i] + 13;
+    else if (!strcmp(argv[i], "--no-fusion")) o.fusion = o.epilogue_fusion = 0;
+    else if (!strcmp(argv[i], "--no-memory-planning")) o.memory_planning = 0;
+    else if (!strcmp(argv[i], "--decompose")) o.decompose = 1;
+    else if (argv[i][0] == '-') {
+      fprintf(stderr, "tpc: compile: unknown option '%s' (see tpc --help)\n", argv[i]);
+      return 2;
+    } else if (!path) path = argv[i];
+    else {
+      fprintf(stderr, "tpc: compile: more than one graph file\n");
+      return 2;
+    }
+  }
+  if (!path) {
+    fprintf(stderr, "tpc: compile: missing GRAPH.tpg (see tpc --help)\n");
+    return 2;
+  }
+  for (const char *p = dump; *p;) {
+    const char *e = strchr(p, ',');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (!((len == 5 && !strncmp(p, "graph", 5)) || (len == 6 && !strncmp(p, "passes", 6)) ||
+          (len == 7 && !strncmp(p, "kernels", 7)))) {
+      fprintf(stderr, "tpc: compile: unknown dump '%.*s' (graph, passes, kernels)\n", (int)len, p);
+      return 2;
+    }
+    p = e ? e + 1 : p + len;
+  }
+  tp_graph *g = NULL;
+  int rc = tpc_load_graph(path, &g);
+  if (rc) return rc;
+  char *text = NULL;
+  if (has(dump, "graph") && tp_graph_print(g, 0, &text) == TP_OK) {
+    printf("# graph\n%s", text);
+    tp_free_string(text);
+  }
+  double t0 = now_ms();
+  tp_graph *lg = NULL;
+  char *passes = NULL;
+  const char *which = after ? after : has(dump, "passes") ? "all" : NULL;
+  if (tp_run_passes(g, o.decompose, which, &passes, &lg) != TP_OK) {
+    fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error());
+    tp_graph_free(g);
+    return 1;
+  }
+  if (passes) {
+    fputs(passes, stdout);
+    tp_free_string(passes);
+  }
+  tp_kir_program *p = NULL;
+  if (tp_schedule(lg, &o, &p) != TP_OK || tp_kir_verify(p) != TP_OK || tp_memplan(p) != TP_OK) {
+    fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error());
+    tp_kir_program_free(p);
+    tp_graph_free(g);
+    return 1;
+  }
+  double t1 = now_ms();
+  if (has(dump, "kernels") && tp_kir_print(p, &text) == TP_OK) {
+    printf("# kernels\n%s", text);
+    tp_free_string(text);
+  }
+  printf("# compile: %.3f ms (passes + schedule + memory plan), %d kernels, arena %lld bytes\n", t1 - t0,
+         p->nkernels, (long long)p->arena_bytes);
+  tp_kir_program_free(p);
+  tp_graph_free(g);
+  return 0;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* tpc bench GRAPH [--runs N] [--backend eager|stax|both] : random inputs */
+int tpc_cmd_bench(int argc, char **argv) {
+  const char *path = NULL, *backend = "both";
+  int runs = 50;
+  for (int i = 2; i < argc; i++) {
+    if (!strncmp(argv[i], "--runs=", 7)) runs = atoi(argv[i] + 7);
+    else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
+    else if (!strncmp(argv[i], "--backend=", 10)) backend = argv[i] + 10;
+    else if (argv[i][0] == '-') {
+      fprintf(stderr, "tpc: bench: unknown option '%s'\n", argv[i]);
+      return 2;
+    } else path = argv[i];
+  }
+  if (!path || runs < 1 || runs > 100000) {
+    fprintf(stderr, "tpc: bench: usage: tpc bench GRAPH.tpg [--runs N] [--backend=eager|stax|both]\n");
+    return 2;
+  }
+  tp_graph *g = NULL;
+  int rc = tpc_load_graph(path, &g);
+  if (rc) return rc;
+  int nin = tp_graph_num_inputs(g);
+  tp_tensor *in[64] = {0};
+  for (int i = 0, k = 0; i < g->n && k < 64; i++)
+    if (g->nodes[i].kind == TP_NODE_PLACEHOLDER) {
+      const tp_desc *d = &g->nodes[i].desc;
+      if (d->dtype == TP_F32) tp_randn(d->ndim, d->shape, (uint64_t)k + 1, &in[k]);
+      else tp_zeros(d->dtype, d->ndim, d->shape, &in[k]);
+      k++;
+    }
+  double tc0 = now_ms();
+  tp_plan *pl = NULL;
+  if (tp_lower(g, NULL, &pl) != TP_OK) {
+    fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error());
+    rc = 1;
+  }
+  double compile_ms = now_ms() - tc0;
+  double *ts = malloc(sizeof(double) * (size_t)runs);
+  printf("tpc bench %s: %d runs, isa %s, stax compile %.3f ms\n", path, runs, tp_isa_name(), compile_ms);
+  for (int which = 0; which < 2 && !rc && ts; which++) {
+    if ((which == 0 && !strcmp(backend, "stax")) || (which == 1 && !strcmp(backend, "eager"))) continue;
+    for (int r = -3; r < runs; r++) {
+      tp_tensor *outs[64] = {0};
+      int n = 0;
+      double t0 = now_ms();
+      tp_status s = which ? tp_plan_run(pl, nin, in, 64, outs, &n) : tp_graph_run(g, nin, in, 64, outs, &n);
+      double t = now_ms() - t0;
+      for (int i = 0; i < n; i++) tp_tensor_release(outs[i]);
+      if (s) {
+        fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error());
+        rc = 1;
+        break;
+      }
+      if (r >= 0) ts[r] = t;
+    }
+    if (rc) break;
+    qsort(ts, (size_t)runs, sizeof *ts, cmp_double);
+    printf("  %-5s median %.4f ms  min %.4f ms\n", which ? "stax" : "eager", ts[runs / 2], ts[0]);
+  }
+  free(ts);
+  tp_plan_free(pl);
+  for (int i = 0; i < nin && i < 64; i++) tp_tensor_release(in[i]);
+  tp_graph_free(g);
+  return rc;
+}
