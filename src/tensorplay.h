@@ -73,6 +73,9 @@ void tp_set_allocator(tp_alloc_fn fn, void *ud);
 typedef void (*tp_abort_fn)(const char *msg);
 void tp_set_abort_hook(tp_abort_fn fn);
 
+/* Large freed tensor blocks (>= 1 MiB, 256 MiB in all) are cached for
+ * reuse; this returns them to the allocator. */
+void tp_release_cached_memory(void);
 /* Number of live tensors and bytes of live tensor storage (leak checks). */
 size_t tp_live_tensors(void);
 size_t tp_live_storage_bytes(void);

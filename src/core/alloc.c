@@ -17,6 +17,7 @@ static tp_alloc_fn alloc_fn = default_alloc;
 static void *alloc_ud;
 
 void tp_set_allocator(tp_alloc_fn fn, void *ud) {
+  tp_release_cached_memory(); /* blocks of the old allocator go back to it */
   alloc_fn = fn ? fn : default_alloc;
   alloc_ud = fn ? ud : NULL;
 }

@@ -90,7 +90,7 @@ int tp_desc_equal(const tp_desc *a, const tp_desc *b);
 /* "[4,3]" into buf. */
 const char *tp_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
 
-/* New contiguous tensor with uninitialized (zeroed) data. */
+/* New contiguous tensor with uninitialized data (the caller writes it all). */
 tp_status tp_tensor_empty(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out);
 /* A view sharing t's storage. */
 tp_status tp_tensor_view(tp_tensor *t, int ndim, const int64_t *shape,

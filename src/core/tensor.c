@@ -84,11 +84,64 @@ static tp_status check_shape(int ndim, const int64_t *shape, int64_t *numel) {
   return TP_OK;
 }
 
-/* ---- storage ---- */
-static tp_storage *storage_new(size_t bytes) {
+/* ---- storage ----
+ * Large blocks (>= 1 MiB) freed by tensors are kept in a small cache (8
+ * blocks, 256 MiB at most) and handed out again for the same size: a graph
+ * that runs repeatedly reuses its memory instead of mapping and faulting in
+ * fresh pages every call. tp_release_cached_memory() empties it. */
+#include "../compiler/lock.h"
+#define CACHE_N 8
+#define CACHE_MIN ((size_t)1 << 20)
+#define CACHE_MAX ((size_t)256 << 20)
+static struct { void *raw; size_t bytes; } cache[CACHE_N];
+static size_t cache_total;
+static tp_spinlock cache_lock = TP_SPINLOCK_INIT;
+
+static void *cache_take(size_t bytes) {
+  void *raw = NULL;
+  if (bytes < CACHE_MIN) return NULL;
+  tp_spin_lock(&cache_lock);
+  for (int i = 0; i < CACHE_N && !raw; i++)
+    if (cache[i].raw && cache[i].bytes == bytes) {
+      raw = cache[i].raw;
+      cache[i].raw = NULL;
+      cache_total -= bytes;
+    }
+  tp_spin_unlock(&cache_lock);
+  return raw;
+}
+
+static int cache_put(void *raw, size_t bytes) {
+  int kept = 0;
+  if (bytes < CACHE_MIN) return 0;
+  tp_spin_lock(&cache_lock);
+  for (int i = 0; i < CACHE_N && !kept; i++)
+    if (!cache[i].raw && cache_total + bytes <= CACHE_MAX) {
+      cache[i].raw = raw;
+      cache[i].bytes = bytes;
+      cache_total += bytes;
+      kept = 1;
+    }
+  tp_spin_unlock(&cache_lock);
+  return kept;
+}
+
+void tp_release_cached_memory(void) {
+  tp_spin_lock(&cache_lock);
+  for (int i = 0; i < CACHE_N; i++)
+    if (cache[i].raw) {
+      tp_free(cache[i].raw, cache[i].bytes);
+      cache[i].raw = NULL;
+    }
+  cache_total = 0;
+  tp_spin_unlock(&cache_lock);
+}
+
+static tp_storage *storage_new(size_t bytes, int zero) {
   tp_storage *s = tp_malloc(sizeof *s);
   if (!s) return NULL;
-  s->raw = tp_malloc(bytes + TP_ALIGN);
+  s->raw = cache_take(bytes + TP_ALIGN);
+  if (!s->raw) s->raw = tp_malloc(bytes + TP_ALIGN);
   if (!s->raw) {
     tp_free(s, sizeof *s);
     return NULL;
@@ -97,7 +150,7 @@ static tp_storage *storage_new(size_t bytes) {
   s->data = (void *)a;
   s->bytes = bytes;
   s->refs = 1;
-  memset(s->data, 0, bytes);
+  if (zero) memset(s->data, 0, bytes);
   live_bytes += bytes;
   return s;
 }
@@ -105,7 +158,7 @@ static tp_storage *storage_new(size_t bytes) {
 static void storage_release(tp_storage *s) {
   if (!s || --s->refs > 0) return;
   live_bytes -= s->bytes;
-  tp_free(s->raw, s->bytes + TP_ALIGN);
+  if (!cache_put(s->raw, s->bytes + TP_ALIGN)) tp_free(s->raw, s->bytes + TP_ALIGN);
   tp_free(s, sizeof *s);
 }
 
@@ -127,14 +180,15 @@ static tp_tensor *tensor_alloc(void) {
   return t;
 }
 
-tp_status tp_tensor_empty(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out) {
+static tp_status tensor_make(tp_dtype dtype, int ndim, const int64_t *shape, int zero,
+                             tp_tensor **out) {
   int64_t numel = 0;
   if ((unsigned)dtype >= TP_DTYPE_COUNT)
     return tp_fail(TP_ERR_INVALID_ARG, "tensor: unknown dtype %d", (int)dtype);
   TP_TRY(check_shape(ndim, shape, &numel));
   tp_tensor *t = tensor_alloc();
   if (!t) return TP_ERR_OUT_OF_MEMORY;
-  t->storage = storage_new((size_t)numel * tp_dtype_size(dtype));
+  t->storage = storage_new((size_t)numel * tp_dtype_size(dtype), zero);
   if (!t->storage) {
     tp_free(t, sizeof *t);
     live_tensors--;
@@ -148,11 +202,16 @@ tp_status tp_tensor_empty(tp_dtype dtype, int ndim, const int64_t *shape, tp_ten
   return TP_OK;
 }
 
+/* Uninitialized contents: every caller writes all elements. */
+tp_status tp_tensor_empty(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out) {
+  return tensor_make(dtype, ndim, shape, 0, out);
+}
+
 tp_status tp_tensor_new(tp_dtype dtype, int ndim, const int64_t *shape, const void *data,
                         tp_tensor **out) {
   if (!out) return tp_fail(TP_ERR_INVALID_ARG, "tensor: NULL output pointer");
   tp_tensor *t;
-  TP_TRY(tp_tensor_empty(dtype, ndim, shape, &t));
+  TP_TRY(tensor_make(dtype, ndim, shape, data == NULL, &t));
   if (data) {
     memcpy(t->storage->data, data, t->storage->bytes);
     if (dtype == TP_BOOL) { /* canonicalize to 0/1 */

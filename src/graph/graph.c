@@ -358,8 +358,24 @@ tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max
   memset(tuples, 0, sizeof(tp_tensor **) * (size_t)g->n);
   tp_status s = TP_OK;
   int pi = 0;
+  int *last = tp_xmalloc(sizeof(int) * (size_t)(g->n ? g->n : 1)); /* last use of each value */
+  if (!last) s = TP_ERR_OUT_OF_MEMORY;
+  for (int i = 0; last && i < g->n; i++) {
+    last[i] = i;
+    for (int k = 0; k < g->nodes[i].nargs; k++)
+      if (g->nodes[i].args[k].kind == TP_ARG_NODE) last[g->nodes[i].args[k].node] = i;
+  }
   for (int i = 0; i < g->n && s == TP_OK; i++) {
     const tp_node *n = &g->nodes[i];
+    if (i > 0) /* values whose last user was the previous node */
+      for (int k = 0; k < g->nodes[i - 1].nargs; k++) {
+        const tp_arg *a = &g->nodes[i - 1].args[k];
+        if (a->kind == TP_ARG_NODE && last[a->node] == i - 1 && g->nodes[a->node].op != TP_OP_CALL_HOST &&
+            g->nodes[a->node].op != TP_OP_INVOKE) {
+          tp_tensor_release(vals[a->node]);
+          vals[a->node] = NULL;
+        }
+      }
     switch (n->kind) {
       case TP_NODE_PLACEHOLDER: {
         tp_tensor *t = in[pi++];
@@ -453,5 +469,6 @@ tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max
   }
   tp_xfree(vals);
   tp_xfree(tuples);
+  tp_xfree(last);
   return s;
 }

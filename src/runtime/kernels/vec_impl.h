@@ -191,25 +191,52 @@ static inline vf binary_vec(int op, vf a, vf b) {
   }
 }
 
+/* One loop per (op, operand layout): the switch is outside the loops. */
+#define BIN_LOOPS(OP, EXPR)                                                    \
+  case OP:                                                                     \
+    if (mode == TP_KB_VV) {                                                    \
+      for (; i + VW <= n; i += VW) {                                           \
+        vf x = ld(a + i), z = ld(b + i);                                       \
+        st(y + i, EXPR);                                                       \
+      }                                                                        \
+      for (; i < n; i++) {                                                     \
+        vf x = splat(a[i]), z = splat(b[i]);                                   \
+        y[i] = (EXPR)[0];                                                      \
+      }                                                                        \
+    } else if (mode == TP_KB_SV) {                                             \
+      vf x = splat(a[0]);                                                      \
+      for (; i + VW <= n; i += VW) {                                           \
+        vf z = ld(b + i);                                                      \
+        st(y + i, EXPR);                                                       \
+      }                                                                        \
+      for (; i < n; i++) {                                                     \
+        vf z = splat(b[i]);                                                    \
+        y[i] = (EXPR)[0];                                                      \
+      }                                                                        \
+    } else {                                                                   \
+      vf z = splat(b[0]);                                                      \
+      for (; i + VW <= n; i += VW) {                                           \
+        vf x = ld(a + i);                                                      \
+        st(y + i, EXPR);                                                       \
+      }                                                                        \
+      for (; i < n; i++) {                                                     \
+        vf x = splat(a[i]);                                                    \
+        y[i] = (EXPR)[0];                                                      \
+      }                                                                        \
+    }                                                                          \
+    break;
+
 static void FN(tp_f32_vbinary_ukernel)(int op, int mode, const float *a, const float *b, float *y,
                                        int64_t n) {
   int64_t i = 0;
-  if (mode == TP_KB_VV) {
-    for (; i + VW <= n; i += VW) st(y + i, binary_vec(op, ld(a + i), ld(b + i)));
-    for (; i < n; i++) {
-      vf r = binary_vec(op, splat(a[i]), splat(b[i]));
-      y[i] = r[0];
-    }
-  } else if (mode == TP_KB_SV) {
-    vf s = splat(a[0]);
-    for (; i + VW <= n; i += VW) st(y + i, binary_vec(op, s, ld(b + i)));
-    for (; i < n; i++) y[i] = binary_vec(op, s, splat(b[i]))[0];
-  } else {
-    vf s = splat(b[0]);
-    for (; i + VW <= n; i += VW) st(y + i, binary_vec(op, ld(a + i), s));
-    for (; i < n; i++) y[i] = binary_vec(op, splat(a[i]), s)[0];
+  switch (op) {
+    BIN_LOOPS(TP_KB_ADD, x + z)
+    BIN_LOOPS(TP_KB_SUB, x - z)
+    BIN_LOOPS(TP_KB_MUL, x * z)
+    BIN_LOOPS(TP_KB_DIV, x / z)
   }
 }
+#undef BIN_LOOPS
 
 static float hsum(vf v) {
   float s = 0;
