@@ -26,7 +26,7 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
                             int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                             int *nout);
 /* C host functions by id, for opaque regions in C programs (the Wasm ABI
- * installs a dispatcher to JS instead). Ids start at 1. */
+ * installs a dispatcher to JS for its own ids). C ids start at 2^40. */
 tp_status tp_host_fn_register(const tp_callable *fn, int64_t *id);
 void tp_host_fn_unregister(int64_t id);
 #endif

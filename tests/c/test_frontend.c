@@ -243,6 +243,81 @@ static void test_nested(void) {
   tp_tensor_release(b);
 }
 
+/* ---- the public C marking API: tp_allow_in_graph ... tp_call ---- */
+static int inner_calls;
+static tp_status inner(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                       int *nout) {
+  (void)nin, (void)max_out;
+  inner_calls++;
+  tp_tensor *k;
+  tp_scalar((double)(intptr_t)ud, 1, &k);
+  tp_status s = tp_mul(in[0], k, &outs[0]); /* x * ud */
+  tp_tensor_release(k);
+  *nout = s ? 0 : 1;
+  return s;
+}
+static tp_callable marked;
+static tp_status f_marked(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                          int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  tp_tensor *r = NULL, *m = NULL;
+  int n;
+  tp_status s = tp_relu(in[0], &r);
+  if (!s) s = tp_call(&marked, 1, &r, 1, &m, &n);
+  if (!s) s = tp_add(m, in[0], &outs[0]);
+  tp_tensor_release(r), tp_tensor_release(m);
+  *nout = s ? 0 : 1;
+  return s;
+}
+
+static void test_marks(void) {
+  tp_tensor *x = vec(4, -1), *y = NULL; /* [-1 0 1 2] */
+  int n;
+  const char *want[] = {"call_host", "call_host", "call_host", NULL, "mul(%0, 5)", "invoke("};
+  for (int mode = 0; mode < 6; mode++) {
+    marked = (tp_callable){inner, (void *)(intptr_t)(3 + mode)};
+    tp_callable repl = {inner, (void *)(intptr_t)5};
+    switch (mode) {
+      case 0: CHECK(tp_allow_in_graph(&marked) == TP_OK); break;
+      case 1: CHECK(tp_nonstrict_trace(&marked) == TP_OK); break;
+      case 2: CHECK(tp_disable(&marked, 1, "C helper") == TP_OK); break;
+      case 3: CHECK(tp_assume_constant_result(&marked) == TP_OK); break;
+      case 4: CHECK(tp_substitute_in_graph(&marked, &repl, 0) == TP_OK); break;
+      default: CHECK(tp_nested_compile_region(&marked, 8) == TP_OK); break;
+    }
+    int ud = 3 + mode, k = mode == 4 ? 5 : ud;
+    tp_callable fn = {f_marked, NULL};
+    tp_compiled *c;
+    CHECK(tp_compile(&fn, NULL, &c) == TP_OK);
+    for (int rep = 0; rep < 2; rep++) {
+      CHECK(tp_compiled_call(c, 1, &x, 1, &y, &n) == TP_OK);
+      /* relu(x) * k + x */
+      CHECK(y && at(y, 0) == -1 && at(y, 2) == (float)(k + 1) && at(y, 3) == (float)(2 * k + 2));
+      tp_tensor_release(y);
+    }
+    char *text = NULL;
+    tp_graph_print(tp_compiled_last_graph(c), 1, &text);
+    if (want[mode]) CHECK(text && strstr(text, want[mode]));
+    else CHECK(text && strstr(text, "get_attr") && !strstr(text, "call_host")); /* a baked-in constant */
+    tp_free_string(text);
+    tp_compiled_free(c);
+    tp_reset();
+  }
+  marked = (tp_callable){inner, (void *)(intptr_t)3};
+  ERR(tp_disable(&marked, 1, NULL), TP_ERR_VALUE, "cannot be marked as both 'allow' and 'disabled'");
+  ERR(tp_nested_compile_region(&marked, 0), TP_ERR_VALUE, "max_reuse_entries must be positive");
+  /* outside a capture, tp_call calls */
+  inner_calls = 0;
+  CHECK(tp_call(&marked, 1, &x, 1, &y, &n) == TP_OK && at(y, 3) == 6 && inner_calls == 1);
+  tp_tensor_release(y);
+  /* disable_capture: traced values refuse to compute inside it */
+  int prev = tp_disable_capture_begin();
+  CHECK(tp_add(x, x, &y) == TP_OK); /* no capture: fine */
+  tp_tensor_release(y);
+  tp_disable_capture_end(prev);
+  tp_tensor_release(x);
+}
+
 /* ---- compile options, guards, limits ---- */
 static int f_calls;
 static tp_status f_add1(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
@@ -408,6 +483,7 @@ int main(void) {
   test_records();
   test_opaque();
   test_nested();
+  test_marks();
   test_compile_options();
   test_guards_and_limits();
   if (tp_live_tensors() != base) {
