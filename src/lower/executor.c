@@ -25,6 +25,8 @@ struct tp_plan {
   prep *preps;
   float *scratch;          /* TP_KIR_MAX_INS chunks of CH floats */
   tp_tensor ***tuples;     /* per kernel: results of call_host / invoke (NULL terminated) */
+  void **packed;           /* per kernel: B of a constant-weight GEMM, packed once */
+  const tp_kernels *packed_by; /* the table whose layout packed[] uses */
   int running;
 };
 
@@ -73,6 +75,8 @@ void tp_plan_free(tp_plan *pl) {
     tp_xfree(pl->tuples[i]);
   }
   tp_xfree(pl->tuples);
+  for (int i = 0; pl->packed && i < pl->p->nkernels; i++) tp_xfree(pl->packed[i]);
+  tp_xfree(pl->packed);
   tp_xfree(pl->arena_raw);
   tp_xfree(pl->preps);
   tp_xfree(pl->scratch);
@@ -99,6 +103,32 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
   }
   pl->arena = (char *)(((uintptr_t)pl->arena_raw + TP_ALIGN - 1) & ~(uintptr_t)(TP_ALIGN - 1));
   for (int k = 0; k < p->nkernels; k++) prepare(&p->kernels[k], &pl->preps[k]);
+  /* constant weights: pack B once, in the layout of the current ISA table */
+  const tp_kernels *K = tp_kern();
+  pl->packed = tp_xmalloc(sizeof(void *) * (size_t)(p->nkernels ? p->nkernels : 1));
+  if (!pl->packed) {
+    tp_plan_free(pl);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  memset(pl->packed, 0, sizeof(void *) * (size_t)(p->nkernels ? p->nkernels : 1));
+  pl->packed_by = K;
+  for (int k = 0; K->gemm_pack_b && k < p->nkernels; k++) {
+    const tp_kir_kernel *kk = &p->kernels[k];
+    if (kk->kind != TP_KK_GEMM || !kk->b_const || kk->batch != 1) continue;
+    size_t bytes = K->gemm_pack_b_size(kk->K, kk->N);
+    if (!bytes) continue;
+    /* 64-byte alignment: tp_xmalloc gives 16; over-allocate and align */
+    char *raw = tp_xmalloc(bytes + 64 + sizeof(void *));
+    if (!raw) {
+      tp_plan_free(pl);
+      return TP_ERR_OUT_OF_MEMORY;
+    }
+    pl->packed[k] = raw;
+    char *aligned = (char *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
+    const tp_tensor *B = p->bufs[kk->b_buf].value;
+    K->gemm_pack_b(kk->K, kk->N, (const float *)tp_tensor_ptr(B) + kk->b_off, kk->b_rs, kk->b_cs,
+                   (float *)aligned);
+  }
   *out = pl;
   return TP_OK;
 }
@@ -307,8 +337,15 @@ static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, flo
   }
 }
 
-static void run_gemm(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out) {
+static void *packed_b(const tp_plan *pl, int ki) {
+  char *raw = pl->packed ? pl->packed[ki] : NULL;
+  if (!raw || pl->packed_by != tp_kern()) return NULL; /* the ISA changed: unpacked path */
+  return (void *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
+}
+
+static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep *pr, float *out) {
   const tp_kernels *K = tp_kern();
+  const float *pb = packed_b(r->pl, ki);
   const float *A = (const float *)r->ptr[k->a_buf] + k->a_off;
   const float *B = (const float *)r->ptr[k->b_buf] + k->b_off;
   const float *bias = NULL;
@@ -317,9 +354,12 @@ static void run_gemm(const runctx *r, const tp_kir_kernel *k, const prep *pr, fl
     bias = (const float *)r->ptr[k->bias_buf];
     (void)bb;
   }
-  for (int64_t b = 0; b < k->batch; b++)
-    K->gemm_f32(k->M, k->N, k->K, A + b * k->a_bs, k->a_rs, k->a_cs, B + b * k->b_bs, k->b_rs,
-                k->b_cs, out + b * k->M * k->N, k->N, bias);
+  if (pb)
+    K->gemm_f32_packed(k->M, k->N, k->K, A, k->a_rs, k->a_cs, pb, out, k->N, bias);
+  else
+    for (int64_t b = 0; b < k->batch; b++)
+      K->gemm_f32(k->M, k->N, k->K, A + b * k->a_bs, k->a_rs, k->a_cs, B + b * k->b_bs, k->b_rs,
+                  k->b_cs, out + b * k->M * k->N, k->N, bias);
   if (k->expr.n) run_pointwise(r, k, pr, out, out);
 }
 
@@ -490,7 +530,7 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
     switch (kk->kind) {
       case TP_KK_POINTWISE: run_pointwise(&r, kk, &pl->preps[k], out, NULL); break;
       case TP_KK_ROW: run_row(&r, kk, &pl->preps[k], out); break;
-      case TP_KK_GEMM: run_gemm(&r, kk, &pl->preps[k], out); break;
+      case TP_KK_GEMM: run_gemm(&r, k, kk, &pl->preps[k], out); break;
       case TP_KK_OP: s = run_op(&r, k, kk); break;
       default: s = tp_fail(TP_ERR_INTERNAL, "executor: bad kernel kind"); break;
     }
