@@ -176,9 +176,9 @@ static const float *eval(const evalctx *c, const tp_kir_expr *e, int64_t n, floa
       case TP_KI_UNARY:
         if (is_sc[x->a]) {
           is_sc[i] = 1;
-          c->K->unary_f32(x->sub, &sc[x->a], &sc[i], 1);
+          c->K->unary_fast_f32(x->sub, &sc[x->a], &sc[i], 1);
         } else {
-          c->K->unary_f32(x->sub, v[x->a], buf, n);
+          c->K->unary_fast_f32(x->sub, v[x->a], buf, n);
         }
         break;
       case TP_KI_BINARY: {

@@ -6,4 +6,6 @@
 #define MR 6
 #define NRV 2
 #define VSQRT(v) ((vf)_mm256_sqrt_ps((__m256)(v)))
+void tp_f32_vunary_ukernel_avx2_fast(int op, const float *a, float *y, int64_t n);
+#define UNARY_FAST tp_f32_vunary_ukernel_avx2_fast
 #include "vec_impl.h"

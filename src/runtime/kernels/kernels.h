@@ -47,6 +47,11 @@ typedef struct tp_kernels {
   void (*gemm_f32_packed)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                           int64_t csa, const float *packed_b, float *C, int64_t ldc,
                           const float *bias);
+  /* unary_f32 with FMA contraction and reciprocal estimates (+ one Newton
+   * step) where the ISA has them: within a few ulp of unary_f32, not
+   * bit-identical across ISAs. stax's fused kernels use it; eager and the
+   * parity-checked paths use unary_f32. Equal to unary_f32 elsewhere. */
+  void (*unary_fast_f32)(int op, const float *a, float *y, int64_t n);
 } tp_kernels;
 
 extern const tp_kernels tp_kernels_generic;

@@ -25,6 +25,9 @@
 #endif
 
 typedef float vf __attribute__((vector_size(VW * 4)));
+#ifndef VDIV
+#define VDIV(a, b) ((a) / (b)) /* fast files: a reciprocal estimate + Newton */
+#endif
 typedef int32_t vi __attribute__((vector_size(VW * 4)));
 
 static inline vf ld(const float *p) {
@@ -123,17 +126,17 @@ static inline vf vtanh(vf x) {
   p = p * z + splat(-3.33332819422e-1f);
   vf small = p * z * ax + ax;
   vf e = vexp(ax + ax);
-  vf big = splat(1.0f) - splat(2.0f) / (e + splat(1.0f));
+  vf big = splat(1.0f) - VDIV(splat(2.0f), e + splat(1.0f));
   vf r = sel(ax < splat(0.625f), small, big);
   return (vf)((vi)r | ((vi)x & splat_i((int32_t)0x80000000u)));
 }
 
-static inline vf vsigmoid(vf x) { return splat(1.0f) / (splat(1.0f) + vexp(-x)); }
+static inline vf vsigmoid(vf x) { return VDIV(splat(1.0f), splat(1.0f) + vexp(-x)); }
 
 /* erf by Abramowitz-Stegun 7.1.26 (max abs error 1.5e-7). */
 static inline vf verf(vf x) {
   vf ax = vabs(x);
-  vf t = splat(1.0f) / (splat(1.0f) + splat(0.3275911f) * ax);
+  vf t = VDIV(splat(1.0f), splat(1.0f) + splat(0.3275911f) * ax);
   vf y = splat(1.061405429f);
   y = y * t + splat(-1.453152027f);
   y = y * t + splat(1.421413741f);
@@ -162,7 +165,12 @@ static inline vf unary_vec(int op, vf x) {
   }
 }
 
+#ifdef VEC_UNARY_ONLY
+void FN(tp_f32_vunary_ukernel)(int op, const float *a, float *y, int64_t n);
+void FN(tp_f32_vunary_ukernel)(int op, const float *a, float *y, int64_t n) {
+#else
 static void FN(tp_f32_vunary_ukernel)(int op, const float *a, float *y, int64_t n) {
+#endif
   int64_t i = 0;
   switch (op) { /* hoist the switch out of the loop for the common ops */
 #define LOOP(OP)                                              \
@@ -182,6 +190,7 @@ static void FN(tp_f32_vunary_ukernel)(int op, const float *a, float *y, int64_t 
   }
 }
 
+#ifndef VEC_UNARY_ONLY
 static inline vf binary_vec(int op, vf a, vf b) {
   switch (op) {
     case TP_KB_ADD: return a + b;
@@ -495,4 +504,10 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .gemm_pack_b_size = GEMM_PACK_B_SIZE,
     .gemm_pack_b = GEMM_PACK_B,
     .gemm_f32_packed = GEMM_F32_PACKED,
+#ifdef UNARY_FAST
+    .unary_fast_f32 = UNARY_FAST,
+#else
+    .unary_fast_f32 = FN(tp_f32_vunary_ukernel),
+#endif
 };
+#endif /* VEC_UNARY_ONLY */
