@@ -17,6 +17,7 @@ typedef struct entry {
   tp_desc sig[64];
   char *extra_key;
   uint64_t shape_guard;  /* inputs whose exact shape is guarded */
+  char where[8][96];     /* where the function read inputs 0..7's shapes */
   tp_graph *graph;       /* NULL: this signature runs eagerly (graph break) */
   tp_backend_run run;
   char reason[160];      /* graph-break reason */
@@ -347,7 +348,11 @@ static const char *failed_guard(const tp_compiled *c, const entry *e, int nin,
     const tp_desc *want = &e->sig[i];
     for (int k = 0; exact && k < d.ndim; k++)
       if (full.shape[k] != want->shape[k]) {
-        snprintf(buf, n, "inputs[%d].shape == %s", i, shape_text(want, b, sizeof b));
+        if (c->dynamic && i < 8 && e->where[i][0])
+          snprintf(buf, n, "inputs[%d].shape == %s (the shape was read at %s)", i,
+                   shape_text(want, b, sizeof b), e->where[i]);
+        else
+          snprintf(buf, n, "inputs[%d].shape == %s", i, shape_text(want, b, sizeof b));
         return buf;
       }
   }
@@ -443,16 +448,21 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   *nout = 0;
   /* disabled, or called while another capture runs: inline into it */
   if (c->o.disable || tp_capture_active()) return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
+  /* the reason recorded is the failed guard of the most recent entry */
   char reason[256];
   const char *first_fail = NULL;
   if (!c->force_disable_caches)
-    for (int i = 0; i < c->nentries; i++) {
-      const char *f = failed_guard(c, &c->entries[i], nin, in, extra, reason, sizeof reason);
+    for (int i = c->nentries - 1; i >= 0; i--) {
+      char buf[256];
+      const char *f = failed_guard(c, &c->entries[i], nin, in, extra, buf, sizeof buf);
       if (!f) {
         c->last = i;
         return run_entry(c, &c->entries[i], nin, in, max_out, outs, nout);
       }
-      if (!first_fail) first_fail = f;
+      if (!first_fail) {
+        snprintf(reason, sizeof reason, "%s", f);
+        first_fail = reason;
+      }
     }
   /* miss: recompile */
   int store = !c->force_disable_caches;
@@ -503,6 +513,7 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   for (int i = 0; i < nin; i++) sig_of(c, in[i], &e.sig[i]);
   if (c->dynamic) { /* guard exact shapes of the inputs whose shape was read */
     e.shape_guard = r.shape_read;
+    memcpy(e.where, r.shape_where, sizeof e.where);
     for (int i = 0; i < nin; i++)
       if ((r.shape_read >> i) & 1) tp_desc_of(in[i], &e.sig[i]), e.sig[i].weak = 0;
   }
