@@ -908,3 +908,6 @@ int32_t tpw_set_capture_disabled(int32_t disabled) {
   return prev;
 }
 int32_t tpw_is_exporting(void) { return 0; }
+
+#include "../src/codegen/jit.h"
+void tpw_jit_ready(int32_t token, int32_t base) { tp_jit_resolve(token, base); }

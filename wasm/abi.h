@@ -203,4 +203,8 @@ int32_t tpw_rec_get_constant(int32_t rec, uint32_t *outs, int32_t max_out);
 int32_t tpw_set_capture_disabled(int32_t disabled);
 int32_t tpw_is_exporting(void);
 
+/* generated modules: the host finished compiling a module it reported as
+ * pending (env.tp_host_load_module returned 1); base -1 when it failed. */
+void tpw_jit_ready(int32_t token, int32_t base);
+
 #endif

@@ -38,6 +38,7 @@ import { argsKey, flattenArgs, flattenOutput, rebuild, rebuildResult } from './s
 import { config } from './config.js';
 import * as B from './backends.js';
 import * as F from './frontend.js';
+import * as J from './jit.js';
 
 const MAX_OUT = 64; // tp_trace_result.outs
 
@@ -124,6 +125,10 @@ export function bindCompiler(core) {
   core.hostCall = hostCall;
   core.hostBackend = B.hostBackend;
   core.hostRelease = hostRelease;
+  core.hostLoadModule = (bytesPtr, len, nexports, outPtr) =>
+    J.hostLoadModule(core, (msg) => reportHostError(new Error(msg)), bytesPtr, len, nexports, outPtr,
+      !config.forceDisableCaches);
+  core.hostFeatures = J.hostFeatures;
 }
 
 // ---- compile -----------------------------------------------------------------------

@@ -7,7 +7,9 @@
 // wasm/abi.h. The imports are built generically from
 // WebAssembly.Module.imports(): a small WASI preview1 shim, `env.tp_host_call`
 // (the JS-function callback the compiler uses), `env.tp_host_backend` (JS
-// backends), `env.tp_host_release` (the core dropped a host function), and
+// backends), `env.tp_host_release` (the core dropped a host function),
+// `env.tp_host_load_module` / `env.tp_host_features` (generated modules,
+// jit.js), and
 // `env.emscripten_notify_memory_growth`; anything else becomes a stub that
 // throws an error naming the import when it is called.
 
@@ -92,6 +94,10 @@ export class Core {
     this.hostBackend = null;
     /** Set by compiler.js: (fnId) => void (the core dropped a host function) */
     this.hostRelease = null;
+    /** Set by compiler.js: (bytesPtr, len, nexports, outPtr) => 0 | 1 | -1 (jit.js) */
+    this.hostLoadModule = null;
+    /** Set by compiler.js: () => feature bits (jit.js) */
+    this.hostFeatures = null;
     this._buf = null;
     this._views = null;
     this._enc = new TextEncoder();
@@ -347,6 +353,13 @@ export function buildImports(core, module) {
     },
     tp_host_release(fnId) {
       if (core.hostRelease) core.hostRelease(fnId);
+    },
+    tp_host_load_module(bytesPtr, len, nexports, outPtr) {
+      if (!core.hostLoadModule) return -1;
+      return core.hostLoadModule(bytesPtr >>> 0, len, nexports, outPtr >>> 0);
+    },
+    tp_host_features() {
+      return core.hostFeatures ? core.hostFeatures() : 0;
     },
     emscripten_notify_memory_growth() {
       core.views(); // re-make the views now; views() also checks on every use

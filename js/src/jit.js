@@ -1,0 +1,113 @@
+// jit.js - the host side of the modules the core generates at run time
+// (issue: the SIMD128 code generator). The core hands over the bytes of a
+// Wasm module that imports its memory (env.memory); the host compiles and
+// instantiates it, grows the core's function table and installs the module's
+// exports f0..f(n-1) there, so C calls them through function pointers.
+//
+//   env.tp_host_load_module(bytes_ptr, len, nexports, out_ptr) -> 0 | 1 | -1
+//     0: installed, the first table index is written at out_ptr
+//     1: pending (a browser main thread refuses synchronous compiles of
+//        large modules): the module compiles asynchronously; when it is
+//        installed the host calls tpw_jit_ready(token, base) with the token
+//        written at out_ptr, and the core switches to it
+//    -1: failed (tpw_set_host_error has the message, naming the module)
+//   env.tp_host_features() -> bit 0: SIMD128, bit 1: relaxed SIMD
+//
+// Compiled modules are cached by a hash of their bytes, so recompiling the
+// same graph skips the engine's compile (bypassed by forceDisableCaches).
+
+const cache = new Map(); // hash -> WebAssembly.Module
+const pending = new Set();
+let nextToken = 1;
+let features = -1;
+
+function hashBytes(u8) {
+  let h = 0x811c9dc5 >>> 0, h2 = 0x01000193;
+  for (let i = 0; i < u8.length; i++) {
+    h = Math.imul(h ^ u8[i], 0x01000193) >>> 0;
+    h2 = Math.imul(h2 + u8[i], 0x9e3779b1) >>> 0;
+  }
+  return `${u8.length}:${h.toString(16)}:${h2.toString(16)}`;
+}
+
+// (module (func (param v128 v128 v128) (result v128) local.get 0 local.get 1 local.get 2 f32x4.relaxed_madd))
+const RELAXED_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b, 0x7b,
+  0x01, 0x7b, 0x03, 0x02, 0x01, 0x00, 0x0a, 0x0d, 0x01, 0x0b, 0x00, 0x20, 0x00, 0x20, 0x01, 0x20,
+  0x02, 0xfd, 0x85, 0x02, 0x0b,
+]);
+const SIMD_PROBE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, 0x03,
+  0x02, 0x01, 0x00, 0x0a, 0x16, 0x01, 0x14, 0x00, 0xfd, 0x0c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0x0b,
+]);
+
+/** Host features the emitter may use (bit 0 SIMD128, bit 1 relaxed SIMD). */
+export function hostFeatures() {
+  if (features < 0) {
+    features = 0;
+    try { if (WebAssembly.validate(SIMD_PROBE)) features |= 1; } catch { /* no SIMD */ }
+    try { if (WebAssembly.validate(RELAXED_PROBE)) features |= 2; } catch { /* no relaxed SIMD */ }
+  }
+  return features;
+}
+
+function install(core, module, nexports) {
+  const inst = new WebAssembly.Instance(module, { env: { memory: core.memory } });
+  const table = core.exports.__indirect_function_table;
+  if (!(table instanceof WebAssembly.Table)) throw new Error('the core does not export its function table');
+  const base = table.grow(nexports);
+  for (let i = 0; i < nexports; i++) {
+    const f = inst.exports[`f${i}`];
+    if (typeof f !== 'function') throw new Error(`the generated module does not export f${i}`);
+    table.set(base + i, f);
+  }
+  return base;
+}
+
+/** The env.tp_host_load_module import (see the top of this file). */
+export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outPtr, useCache) {
+  const bytes = core.views().u8.slice(bytesPtr, bytesPtr + len);
+  const key = hashBytes(bytes);
+  try {
+    let module = useCache ? cache.get(key) : undefined;
+    if (!module) {
+      try {
+        module = new WebAssembly.Module(bytes);
+      } catch (e) {
+        // browsers' main thread: large modules must compile asynchronously
+        if (!(e instanceof RangeError)) throw e;
+        const token = nextToken++;
+        pending.add(token);
+        WebAssembly.compile(bytes).then((m) => {
+          if (useCache) cache.set(key, m);
+          const base = install(core, m, nexports);
+          pending.delete(token);
+          core.exports.tpw_jit_ready(token, base);
+        }).catch((err) => {
+          pending.delete(token);
+          console.error(`tensorplay: a generated module (${len} bytes) failed to compile: ${err.message}`);
+          core.exports.tpw_jit_ready(token, -1);
+        });
+        core.views().i32[outPtr >> 2] = token;
+        return 1;
+      }
+      if (useCache) cache.set(key, module);
+    }
+    core.views().i32[outPtr >> 2] = install(core, module, nexports);
+    return 0;
+  } catch (e) {
+    setHostError(`generated module (${len} bytes, ${nexports} kernels) failed: ${e.message}`);
+    return -1;
+  }
+}
+
+/** Resolves when no generated module is still compiling. */
+export async function whenReady() {
+  while (pending.size) await new Promise((r) => setTimeout(r, 1));
+}
+
+/** Number of distinct generated modules compiled (cache size). */
+export function cachedModules() {
+  return cache.size;
+}

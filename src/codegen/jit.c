@@ -1,0 +1,64 @@
+/* jit.c - see jit.h. */
+#include "jit.h"
+
+#if defined(__wasm__)
+__attribute__((import_module("env"), import_name("tp_host_load_module"))) int32_t
+tp_host_load_module(int32_t bytes, int32_t len, int32_t nexports, int32_t out);
+__attribute__((import_module("env"), import_name("tp_host_features"))) int32_t tp_host_features(void);
+
+static int features = -1;
+int tp_jit_features(void) {
+  if (features < 0) features = tp_host_features();
+  return features;
+}
+
+tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache, int32_t *base,
+                      int32_t *token) {
+  (void)use_cache; /* the host reads config.forceDisableCaches itself */
+  int32_t out = 0;
+  tp_clear_error();
+  int32_t r = tp_host_load_module((int32_t)(intptr_t)bytes, (int32_t)len, nexports, (int32_t)(intptr_t)&out);
+  if (r < 0) {
+    if (tp_last_status() == TP_OK) tp_fail(TP_ERR_HOST, "the host could not load a generated module");
+    return tp_last_status();
+  }
+  *base = r == 0 ? out : -1;
+  *token = r == 1 ? out : 0;
+  return TP_OK;
+}
+#else
+int tp_jit_features(void) { return 0; }
+tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache, int32_t *base,
+                      int32_t *token) {
+  (void)bytes, (void)len, (void)nexports, (void)use_cache, (void)base, (void)token;
+  return tp_fail(TP_ERR_UNSUPPORTED, "generated Wasm modules run only in a Wasm host (use --emit-wasm to inspect them)");
+}
+#endif
+
+/* Pending loads resolved by the host (tpw_jit_ready). */
+static struct { int32_t token, base; } done[64];
+static int ndone;
+
+void tp_jit_resolve(int32_t token, int32_t base) {
+  for (int i = 0; i < ndone; i++)
+    if (done[i].token == token) {
+      done[i].base = base;
+      return;
+    }
+  if (ndone == 64) { /* forget the oldest */
+    memmove(done, done + 1, sizeof done[0] * 63);
+    ndone--;
+  }
+  done[ndone].token = token;
+  done[ndone].base = base;
+  ndone++;
+}
+
+int tp_jit_poll(int32_t token, int32_t *base) {
+  for (int i = 0; i < ndone; i++)
+    if (done[i].token == token) {
+      *base = done[i].base;
+      return done[i].base >= 0 ? 1 : -1;
+    }
+  return 0;
+}

@@ -1,0 +1,22 @@
+/* jit.h - loading generated Wasm modules into the running core (Wasm
+ * builds): the host compiles a module that imports the core's memory and
+ * installs its exports f0..f(n-1) in the core's function table; C calls
+ * them through function pointers. Natively, loading is unsupported (the
+ * native build still emits the same bytes for inspection). */
+#ifndef TP_JIT_H
+#define TP_JIT_H
+#include "../core/internal.h"
+
+/* Host features: bit 0 SIMD128, bit 1 relaxed SIMD (0 natively). */
+int tp_jit_features(void);
+/* Loads a module. On success *base is the table index of f0, or, when the
+ * host compiles asynchronously, *base is -1 and *token identifies the
+ * pending load (poll it with tp_jit_poll). use_cache: the host may reuse a
+ * module compiled from the same bytes. */
+tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache, int32_t *base,
+                      int32_t *token);
+/* A pending load: 1 and *base when installed, 0 while pending, -1 failed. */
+int tp_jit_poll(int32_t token, int32_t *base);
+/* The host finished a pending load (base -1: it failed). */
+void tp_jit_resolve(int32_t token, int32_t base);
+#endif
