@@ -338,6 +338,11 @@ tp_status tp_graph_verify(const tp_graph *g) {
 
 tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max_out,
                        tp_tensor **outs, int *nout) {
+  return tp_graph_run_ex(g, 0, nin, in, max_out, outs, nout);
+}
+
+tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *const *in,
+                          int max_out, tp_tensor **outs, int *nout) {
   if (!g || !nout || (nin && !in) || (max_out && !outs))
     return tp_fail(TP_ERR_INVALID_ARG, "graph run: NULL argument");
   int nph = tp_graph_num_inputs(g), o = tp_graph_output(g);
@@ -436,7 +441,7 @@ tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max
           tuples[i] = tp_xmalloc(sizeof(tp_tensor *) * (size_t)nres);
           if (!tuples[i]) s = TP_ERR_OUT_OF_MEMORY;
           else memset(tuples[i], 0, sizeof(tp_tensor *) * (size_t)nres);
-          if (!s) s = tp_graph_run(sub, n->nargs - 1, args + 1, nres, tuples[i], &got);
+          if (!s) s = tp_graph_run_ex(sub, reference, n->nargs - 1, args + 1, nres, tuples[i], &got);
           if (!s) {
             vals[i] = tuples[i][0];
             tp_tensor_retain(vals[i]);
@@ -444,6 +449,8 @@ tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max
         } else if (s == TP_OK && n->op == TP_OP_GETITEM) {
           vals[i] = tuples[n->args[0].node][n->attrs.dim];
           tp_tensor_retain(vals[i]);
+        } else if (s == TP_OK && reference) { /* the scalar oracle */
+          s = tp_op_exec_ref(n->op, n->nargs, args, &n->attrs, &vals[i]);
         } else if (s == TP_OK) {
           s = tp_op_call(n->op, n->nargs, args, &n->attrs, &vals[i]);
         }

@@ -76,6 +76,10 @@ int tp_graph_equal(const tp_graph *a, const tp_graph *b);
  * failure). */
 tp_status tp_graph_add_subgraph(tp_graph *g, const char *name, tp_graph *sub);
 tp_graph *tp_graph_find_subgraph(const tp_graph *g, const char *name);
+/* tp_graph_run; reference: call nodes run on the scalar reference kernels
+ * (tp_op_exec_ref), the oracle of the `reference` backend. */
+tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *const *in,
+                          int max_out, tp_tensor **outs, int *nout);
 /* A deep copy; constant tensors are shared (they are immutable). */
 tp_status tp_graph_copy(const tp_graph *g, tp_graph **out);
 
