@@ -239,6 +239,16 @@ static const float *slot_base(const runctx *r, const tp_kir_load *L) {
   return (const float *)r->ptr[L->buf] + L->offset;
 }
 
+/* Advance the load offsets to the next row (all dims but the last). */
+static void next_row(const tp_kir_kernel *k, const prep *pr, int64_t *idx, int64_t *off) {
+  for (int d = pr->nd - 2; d >= 0; d--) {
+    for (int i = 0; i < k->nin; i++) off[i] += pr->st[i][d];
+    if (++idx[d] < pr->shape[d]) return;
+    for (int i = 0; i < k->nin; i++) off[i] -= pr->st[i][d] * pr->shape[d];
+    idx[d] = 0;
+  }
+}
+
 static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out,
                           const float *acc_base) {
   evalctx c;
@@ -266,12 +276,7 @@ static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *p
       store(out + o + c0, v, sc, is_sc, n);
     }
     o += inner;
-    for (int d = nd - 2; d >= 0; d--) { /* next row */
-      for (int i = 0; i < k->nin; i++) off[i] += pr->st[i][d];
-      if (++idx[d] < pr->shape[d]) break;
-      for (int i = 0; i < k->nin; i++) off[i] -= pr->st[i][d] * pr->shape[d];
-      idx[d] = 0;
-    }
+    next_row(k, pr, idx, off);
   }
 }
 
@@ -328,12 +333,7 @@ static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, flo
       }
     }
     if (store_rows) out[row] = rowvals[0];
-    for (int d = nd - 2; d >= 0; d--) {
-      for (int i = 0; i < k->nin; i++) off[i] += pr->st[i][d];
-      if (++idx[d] < pr->shape[d]) break;
-      for (int i = 0; i < k->nin; i++) off[i] -= pr->st[i][d] * pr->shape[d];
-      idx[d] = 0;
-    }
+    next_row(k, pr, idx, off);
   }
 }
 

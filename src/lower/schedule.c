@@ -282,6 +282,20 @@ static tp_status ref_buffer(sched *s, const val *x, int *out) {
   return TP_OK;
 }
 
+/* Node i's value becomes the whole of buffer ob (made by GEMM kernel gemm,
+ * or -1); its count of users is kept. */
+static void set_ref(sched *s, int i, int ob, int gemm) {
+  val *out = &s->v[i];
+  int uses = out->uses;
+  memset(out, 0, sizeof *out);
+  out->kind = V_REF;
+  out->desc = s->g->nodes[i].desc;
+  out->buf = ob;
+  memcpy(out->st, s->p->bufs[ob].strides, sizeof out->st);
+  out->gemm = gemm;
+  out->uses = uses;
+}
+
 /* ---- per node ---- */
 static int pointwise_op(tp_op op, int *kind, int *sub) {
   switch (op) {
@@ -535,15 +549,7 @@ static tp_status try_gemm(sched *s, int i, int *done) {
   drop_use(s, a);
   drop_use(s, b);
   if (bias) drop_use(s, bias);
-  val *out = &s->v[i];
-  int uses = out->uses;
-  memset(out, 0, sizeof *out);
-  out->kind = V_REF;
-  out->desc = n->desc;
-  out->buf = ob;
-  memcpy(out->st, s->p->bufs[ob].strides, sizeof out->st);
-  out->gemm = kid;
-  out->uses = uses;
+  set_ref(s, i, ob, kid);
   *done = 1;
   return TP_OK;
 }
@@ -696,15 +702,7 @@ static tp_status try_row(sched *s, int i, int *done) {
 #undef PROLOGUE
   TP_TRY(note_reads(s, kid, k->in, k->nin));
   drop_use(s, x);
-  val *out = &s->v[i];
-  int uses = out->uses;
-  memset(out, 0, sizeof *out);
-  out->kind = V_REF;
-  out->desc = n->desc;
-  out->buf = ob;
-  memcpy(out->st, s->p->bufs[ob].strides, sizeof out->st);
-  out->gemm = -1;
-  out->uses = uses;
+  set_ref(s, i, ob, -1);
   *done = 1;
   return TP_OK;
 }
@@ -733,15 +731,7 @@ static tp_status op_kernel(sched *s, int i) {
   k->nops = n->nargs;
   memcpy(k->op_bufs, bufs, sizeof(int) * (size_t)n->nargs);
   snprintf(k->name, sizeof k->name, "k%d_op_%s", kid, tp_op_name(n->op));
-  val *out = &s->v[i];
-  int uses = out->uses;
-  memset(out, 0, sizeof *out);
-  out->kind = V_REF;
-  out->desc = n->desc;
-  out->buf = ob;
-  memcpy(out->st, s->p->bufs[ob].strides, sizeof out->st);
-  out->gemm = -1;
-  out->uses = uses;
+  set_ref(s, i, ob, -1);
   return TP_OK;
 }
 
