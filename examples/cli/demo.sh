@@ -49,3 +49,7 @@ console.log(`tpc  y[0, :5] = ${b.values.slice(0, 5).map((v) => v.toFixed(5)).joi
 console.log(`max |node - tpc| = ${max.toExponential(3)} over ${a.values.length} values, shape [${a.shape.join(', ')}]`);
 if (!(max <= 1e-3)) process.exit(1);
 JS
+echo "==> $TPC compile $D/mlp.tpg --dump=kernels   (how stax lowers it)"
+"$TPC" compile "$D/mlp.tpg" --dump=kernels | grep -E '^kernel|epilogue|relu|# compile'
+echo "==> $TPC bench $D/mlp.tpg --runs 30"
+"$TPC" bench "$D/mlp.tpg" --runs 30

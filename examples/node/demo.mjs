@@ -3,7 +3,7 @@
 // y_node.npy (the output) so examples/cli/demo.sh can run the same graph
 // natively with tpc and compare.
 //
-//   node examples/node/demo.mjs [--runs N] [--backend eager]
+//   node examples/node/demo.mjs [--runs N] [--backend stax|eager|reference]
 import { mkdir, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import * as tp from '../../js/index.js';
@@ -14,7 +14,7 @@ const opt = (name, dflt) => {
   return i >= 0 ? args[i + 1] : dflt;
 };
 const RUNS = Number(opt('runs', 20));
-const BACKEND = opt('backend', 'eager'); // 'stax' once the default backend lands
+const BACKEND = opt('backend', 'stax'); // the default backend
 const outDir = fileURLToPath(new URL('../../build/demo/', import.meta.url));
 
 // Parameters: 784 -> 512 -> 10, weights scaled by 1/sqrt(fan_in).
@@ -66,8 +66,10 @@ console.log(`max |eager - compiled| = ${maxDiff.toExponential(3)}`);
 
 const eagerMs = time(() => mlp(x));
 const compMs = time(() => g(x));
-console.log(`first compiled call (capture + run): ${firstMs.toFixed(2)} ms`);
-console.log(`median of ${RUNS} runs: eager ${eagerMs.toFixed(2)} ms, compiled ${compMs.toFixed(2)} ms; captures: ${g.numCaptures}`);
+console.log(`first compiled call (capture + lowering + run): ${firstMs.toFixed(2)} ms`);
+console.log(`median of ${RUNS} runs: eager ${eagerMs.toFixed(2)} ms, compiled (${BACKEND}) ${compMs.toFixed(2)} ms; captures: ${g.numCaptures}`);
+const report = g.explain();
+console.log(`explain: ${report.graphs.length} graph(s), ${report.graphs[0]?.ops} ops, backend ${report.backend}`);
 
 const text = g.graph({ withData: true });
 await mkdir(outDir, { recursive: true });
