@@ -2,6 +2,9 @@
 # bench/setup.sh - install what the benchmarks compare against (never needed
 # by the build or the tests). Idempotent: does nothing when all is present.
 #   libopenblas-dev   Debian's OpenBLAS (0.3.21 on bookworm), for W1's sgemm
+#   onnxruntime-node  npm devDependency (package-lock.json), for W2-W4; its
+#                     install script downloads binaries (offline: fails), so
+#                     it is skipped: the CPU binaries ship in the package
 set -euo pipefail
 
 have_openblas() {
@@ -17,3 +20,12 @@ if ! have_openblas; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libopenblas-dev >&2
 fi
 have_openblas || { echo "setup: libopenblas-dev is still missing" >&2; exit 1; }
+
+# onnxruntime-node: installed by `npm ci` at the repo root (scripts/setup.sh
+# does it too); here only when missing, e.g. node_modules from an older lock.
+if ! node -e 'require.resolve("onnxruntime-node")' >/dev/null 2>&1; then
+  echo "setup: npm ci (onnxruntime-node)" >&2
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error >&2
+fi
+node -e 'require.resolve("onnxruntime-node")' >/dev/null 2>&1 ||
+  { echo "setup: onnxruntime-node is still missing" >&2; exit 1; }

@@ -87,7 +87,9 @@ elif [ -f "$stamp" ] && [ ! package-lock.json -nt "$stamp" ] && [ ! package.json
   say "npm ci: up to date"
 else
   say "npm ci"
-  npm ci --no-audit --no-fund --loglevel=error
+  # onnxruntime-node (a bench devDependency) has an install script that
+  # downloads binaries (fails offline); its CPU binaries ship in the package.
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
   mkdir -p node_modules && touch "$stamp"
 fi
 say "done"

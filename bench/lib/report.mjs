@@ -51,4 +51,6 @@ for (const c of cases)
       `${f(i.time_ratio_vs_baseline, 3)} | ${f(i.throughput_vs_baseline, 3)}x |\n`;
 const reps = [...new Set(cases.map((c) => c.reps))].join(", ");
 md += `\nMedians of ${reps} interleaved samples per impl after warm-up.\n`;
+const notes = cases.filter((c) => c.notes).map((c) => `- ${c.notes}`);
+if (notes.length) md += `\n${notes.join('\n')}\n`;
 writeFileSync(outMd, md);
