@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CH 1024
+#define CH 256
 
 typedef struct prep { /* a kernel's iteration space with mergeable dims merged */
   int nd;
