@@ -367,6 +367,9 @@ typedef struct tp_backend_run {
                    tp_tensor **outs, int *nout);
   void *ud;
   void (*free)(void *ud); /* may be NULL */
+  /* may be NULL: a JSON object describing what the backend built, for
+   * explain() (stax: kernels, generated kernels, arena bytes) */
+  void (*describe)(void *ud, char *json, size_t n);
 } tp_backend_run;
 
 /* What a backend is called with besides (graph, example inputs): each field

@@ -911,3 +911,28 @@ int32_t tpw_is_exporting(void) { return 0; }
 
 #include "../src/codegen/jit.h"
 void tpw_jit_ready(int32_t token, int32_t base) { tp_jit_resolve(token, base); }
+#include "../src/codegen/wasm/emit.h"
+int32_t tpw_graph_emit_wasm(uint32_t h, intptr_t *out) {
+  tp_graph *g = handle_get(h, K_GRAPH);
+  if (!g) return tp_last_status();
+  tp_graph *lg = NULL;
+  tp_kir_program *p = NULL;
+  tp_status s = tp_run_passes(g, 0, NULL, NULL, &lg);
+  if (!s) s = tp_schedule(lg, NULL, &p); /* takes lg */
+  if (!s) s = tp_memplan(p);
+  tp_emitted em;
+  memset(&em, 0, sizeof em);
+  if (!s) s = tp_emit_wasm(p, NULL, &em);
+  tp_kir_program_free(p);
+  if (s) return s;
+  char *copy = malloc(em.len);
+  if (!copy) {
+    tp_emitted_clear(&em);
+    return tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory copying the module");
+  }
+  memcpy(copy, em.bytes, em.len);
+  out[0] = (intptr_t)copy;
+  out[1] = (intptr_t)em.len;
+  tp_emitted_clear(&em);
+  return TP_OK;
+}

@@ -206,5 +206,9 @@ int32_t tpw_is_exporting(void);
 /* generated modules: the host finished compiling a module it reported as
  * pending (env.tp_host_load_module returned 1); base -1 when it failed. */
 void tpw_jit_ready(int32_t token, int32_t base);
+/* The module stax would generate for a graph (lowered with the default
+ * options): writes the malloc'ed bytes' pointer and length at out[0],
+ * out[1] (free with tpw_free). TP_ERR_UNSUPPORTED: nothing to generate. */
+int32_t tpw_graph_emit_wasm(uint32_t graph, intptr_t *out);
 
 #endif

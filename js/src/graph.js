@@ -82,6 +82,30 @@ export function run(g, inputs = []) {
   }
 }
 
+/**
+ * The Wasm module stax generates for this graph on a Wasm host (a
+ * Uint8Array), for inspection and validation; throws TensorPlayError
+ * (UNSUPPORTED) when the graph has no kernel to generate.
+ */
+export function emitWasm(g) {
+  const core = getCore();
+  const mark = core.stackSave();
+  try {
+    const out = core.stackAlloc(8);
+    check(core, core.exports.tpw_graph_emit_wasm(handleOf(g), out), 'graph.emitWasm');
+    const i32 = core.views().i32;
+    const p = i32[out >> 2] >>> 0;
+    const len = i32[(out >> 2) + 1];
+    try {
+      return core.views().u8.slice(p, p + len);
+    } finally {
+      core.free(p);
+    }
+  } finally {
+    core.stackRestore(mark);
+  }
+}
+
 export function print(g, { withData = false } = {}) {
   const core = getCore();
   const p = core.exports.tpw_graph_print(handleOf(g), withData ? 1 : 0) >>> 0;
@@ -99,4 +123,4 @@ export function free(g) {
   check(core, core.exports.tpw_graph_free(handleOf(g)), 'graph.free');
 }
 
-export const graph = Object.freeze({ parse, run, print, free, Graph });
+export const graph = Object.freeze({ parse, run, print, free, emitWasm, Graph });

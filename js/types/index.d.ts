@@ -395,6 +395,8 @@ export declare const graph: Readonly<{
   parse(text: string): Graph;
   run(graph: Graph | number, inputs?: Tensor[]): Tensor[];
   print(graph: Graph | number, options?: { withData?: boolean }): string;
+  /** The Wasm module stax generates for the graph on a Wasm host. */
+  emitWasm(graph: Graph | number): Uint8Array;
   free(graph: Graph | number): void;
   Graph: typeof Graph;
 }>;

@@ -1,5 +1,6 @@
 /* tpc_lower.c - `tpc compile` (dumps of the lowering) and `tpc bench`. */
 #include "../lower/lower.h"
+#include "../codegen/wasm/emit.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -23,9 +24,10 @@ static int has(const char *list, const char *word) {
   return 0;
 }
 
-/* tpc compile GRAPH [--dump=graph,passes,kernels] [--dump-after=PASS] [--no-fusion] [--decompose] */
+/* tpc compile GRAPH [--dump=graph,passes,kernels,wasm] [--dump-after=PASS] [--no-fusion]
+ *   [--decompose] [--emit-wasm OUT.wasm] */
 int tpc_cmd_compile(int argc, char **argv) {
-  const char *path = NULL, *dump = "kernels", *after = NULL;
+  const char *path = NULL, *dump = "kernels", *after = NULL, *emit = NULL;
   tp_lower_options o;
   tp_lower_options_init(&o);
   for (int i = 2; i < argc; i++) {
@@ -34,6 +36,8 @@ int tpc_cmd_compile(int argc, char **argv) {
     else if (!strcmp(argv[i], "--no-fusion")) o.fusion = o.epilogue_fusion = 0;
     else if (!strcmp(argv[i], "--no-memory-planning")) o.memory_planning = 0;
     else if (!strcmp(argv[i], "--decompose")) o.decompose = 1;
+    else if (!strncmp(argv[i], "--emit-wasm=", 12)) emit = argv[i] + 12;
+    else if (!strcmp(argv[i], "--emit-wasm") && i + 1 < argc) emit = argv[++i];
     else if (argv[i][0] == '-') {
       fprintf(stderr, "tpc: compile: unknown option '%s' (see tpc --help)\n", argv[i]);
       return 2;
@@ -51,8 +55,8 @@ int tpc_cmd_compile(int argc, char **argv) {
     const char *e = strchr(p, ',');
     size_t len = e ? (size_t)(e - p) : strlen(p);
     if (!((len == 5 && !strncmp(p, "graph", 5)) || (len == 6 && !strncmp(p, "passes", 6)) ||
-          (len == 7 && !strncmp(p, "kernels", 7)))) {
-      fprintf(stderr, "tpc: compile: unknown dump '%.*s' (graph, passes, kernels)\n", (int)len, p);
+          (len == 7 && !strncmp(p, "kernels", 7)) || (len == 4 && !strncmp(p, "wasm", 4)))) {
+      fprintf(stderr, "tpc: compile: unknown dump '%.*s' (graph, passes, kernels, wasm)\n", (int)len, p);
       return 2;
     }
     p = e ? e + 1 : p + len;
@@ -92,6 +96,30 @@ int tpc_cmd_compile(int argc, char **argv) {
   }
   printf("# compile: %.3f ms (passes + schedule + memory plan), %d kernels, arena %lld bytes\n", t1 - t0,
          p->nkernels, (long long)p->arena_bytes);
+  if (emit || has(dump, "wasm")) { /* the module a Wasm host would load */
+    tp_emitted em;
+    tp_emit_options eo = {0, has(dump, "wasm")};
+    double t2 = now_ms();
+    if (tp_emit_wasm(p, &eo, &em) != TP_OK) {
+      fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error());
+      tp_kir_program_free(p);
+      tp_graph_free(g);
+      return 1;
+    }
+    printf("# wasm: %zu bytes, %d kernel functions, emitted in %.3f ms\n", em.len, em.nfuncs, now_ms() - t2);
+    if (em.dump) fputs(em.dump, stdout);
+    if (emit) {
+      FILE *f = fopen(emit, "wb");
+      if (!f || fwrite(em.bytes, 1, em.len, f) != em.len || fclose(f) != 0) {
+        fprintf(stderr, "tpc: cannot write %s\n", emit);
+        tp_emitted_clear(&em);
+        tp_kir_program_free(p);
+        tp_graph_free(g);
+        return 1;
+      }
+    }
+    tp_emitted_clear(&em);
+  }
   tp_kir_program_free(p);
   tp_graph_free(g);
   return 0;

@@ -5,7 +5,7 @@
  * native build still emits the same bytes for inspection). */
 #ifndef TP_JIT_H
 #define TP_JIT_H
-#include "../core/internal.h"
+#include "../lower/lower.h"
 
 /* Host features: bit 0 SIMD128, bit 1 relaxed SIMD (0 natively). */
 int tp_jit_features(void);
@@ -17,6 +17,8 @@ tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache
                       int32_t *token);
 /* A pending load: 1 and *base when installed, 0 while pending, -1 failed. */
 int tp_jit_poll(int32_t token, int32_t *base);
+/* Emits and loads the plan's generated kernels (no-op off a Wasm host). */
+tp_status tp_plan_codegen(tp_plan *pl, int use_cache);
 /* The host finished a pending load (base -1: it failed). */
 void tp_jit_resolve(int32_t token, int32_t base);
 #endif

@@ -277,6 +277,17 @@ tp_status tp_compiled_explain(const tp_compiled *c, char **out) {
            c->ncaptures, c->nentries);
   tp_status s = append(out, head);
   if (!s) s = append(out, c->explain ? c->explain : "");
+  if (!s) s = append(out, "], \"backend_plans\": [");
+  for (int i = 0, first = 1; i < c->nentries && !s; i++) {
+    const entry *e = &c->entries[i];
+    if (!e->graph || !e->run.describe) continue;
+    char d[512];
+    d[0] = 0;
+    e->run.describe(e->run.ud, d, sizeof d);
+    if (!s && !first) s = append(out, ", ");
+    if (!s) s = append(out, d[0] ? d : "null");
+    first = 0;
+  }
   if (!s) s = append(out, "], \"recompile_reasons\": [");
   if (!s && c->reasons) { /* lines -> JSON strings */
     const char *p = c->reasons;

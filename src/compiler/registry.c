@@ -13,6 +13,7 @@
  * unregistered. Backend functions are never called under the lock. */
 #include "compiler.h"
 #include "../lower/lower.h"
+#include "../codegen/jit.h"
 #include "lock.h"
 #include "modes.h"
 #include <stdio.h>
@@ -411,6 +412,18 @@ static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, 
   return tp_plan_run(r->plan, nin, in, max_out, outs, nout);
 }
 
+static void stax_describe(void *ud, char *json, size_t n) {
+  stax_runner *r = ud;
+  const tp_kir_program *p = tp_plan_program(r->plan);
+  int kinds[TP_KK_KIND_COUNT] = {0};
+  for (int k = 0; k < p->nkernels; k++) kinds[p->kernels[k].kind]++;
+  snprintf(json, n,
+           "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"op\": %d, "
+           "\"generated\": %d, \"arena_bytes\": %lld}",
+           p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_OP],
+           tp_plan_jit_kernels(r->plan), (long long)p->arena_bytes);
+}
+
 static void stax_free(void *ud) {
   stax_runner *r = ud;
   tp_plan_free(r->plan);
@@ -447,8 +460,20 @@ static tp_status backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *c
     lo.fusion = opt_value(opts, "stax.fusion", 1);
     lo.epilogue_fusion = opt_value(opts, "stax.epilogue_fusion", 1);
     lo.memory_planning = opt_value(opts, "stax.memory_planning", 1);
+    lo.codegen = opt_value(opts, "stax.codegen", 1);
     s = tp_lower(g, &lo, &r->plan);
-    if (s) {
+    if (!s && lo.codegen) { /* generated SIMD128 kernels on a Wasm host */
+      tp_value nocache = tp_config_get(TP_CFG_FORCE_DISABLE_CACHES);
+      tp_status cs = tp_plan_codegen(r->plan, !(nocache.kind == TP_VAL_BOOL && nocache.i));
+      if (cs == TP_ERR_OUT_OF_MEMORY) {
+        s = cs;
+      } else if (cs != TP_OK) {
+        tp_log(TP_LOG_FALLBACKS, "stax: code generation failed, the executor runs the kernels: %s",
+               tp_last_error());
+        tp_clear_error();
+      }
+    }
+    if (s && s != TP_ERR_OUT_OF_MEMORY) { /* out of memory stays an error */
       if (opts && opts->has_strict_native && opts->strict_native) {
         tp_fail_context(s, "stax could not lower the graph (strict_native)");
         s = tp_last_status();
@@ -472,6 +497,7 @@ static tp_status backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *c
   out->run = stax_run;
   out->ud = r;
   out->free = stax_free;
+  out->describe = stax_describe;
   return TP_OK;
 }
 

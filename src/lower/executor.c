@@ -13,11 +13,10 @@
 
 #define CH 256
 
-typedef struct prep { /* a kernel's iteration space with mergeable dims merged */
-  int nd;
-  int64_t shape[TP_MAX_DIMS];
-  int64_t st[TP_KIR_MAX_IN][TP_MAX_DIMS];
-} prep;
+/* Set by src/codegen/plan_jit.c (keeps the lowering free of codegen). */
+int (*tp_jit_poll_hook)(int32_t token, int32_t *base);
+
+typedef tp_kir_prep prep;
 
 struct tp_plan {
   tp_kir_program *p;
@@ -26,13 +25,28 @@ struct tp_plan {
   float *scratch;          /* TP_KIR_MAX_INS chunks of CH floats */
   tp_tensor ***tuples;     /* per kernel: results of call_host / invoke (NULL terminated) */
   void **packed;           /* per kernel: B of a constant-weight GEMM, packed once */
+  int32_t *jit_fn;         /* per kernel: generated function (table index) or -1 */
+  int32_t jit_token;       /* a load the host is still compiling, 0 if none */
+  int32_t *jit_base_fn;    /* kept while pending: export numbers to rebase */
   const tp_kernels *packed_by; /* the table whose layout packed[] uses */
   int running;
 };
 
 const tp_kir_program *tp_plan_program(const tp_plan *pl) { return pl->p; }
 
-static void prepare(const tp_kir_kernel *k, prep *pr) {
+void tp_plan_attach_jit(tp_plan *pl, int32_t *fn, int32_t pending_token) {
+  tp_xfree(pl->jit_fn);
+  pl->jit_fn = fn;
+  pl->jit_token = pending_token;
+}
+
+int tp_plan_jit_kernels(tp_plan *pl) {
+  int n = 0;
+  for (int k = 0; pl->jit_fn && !pl->jit_token && k < pl->p->nkernels; k++) n += pl->jit_fn[k] >= 0;
+  return n;
+}
+
+void tp_kir_prepare(const tp_kir_kernel *k, tp_kir_prep *pr) {
   int nd = k->nd;
   int64_t shape[TP_MAX_DIMS], st[TP_KIR_MAX_IN][TP_MAX_DIMS];
   memcpy(shape, k->shape, sizeof shape);
@@ -77,6 +91,7 @@ void tp_plan_free(tp_plan *pl) {
   tp_xfree(pl->tuples);
   for (int i = 0; pl->packed && i < pl->p->nkernels; i++) tp_xfree(pl->packed[i]);
   tp_xfree(pl->packed);
+  tp_xfree(pl->jit_fn);
   tp_xfree(pl->arena_raw);
   tp_xfree(pl->preps);
   tp_xfree(pl->scratch);
@@ -102,7 +117,7 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
     return TP_ERR_OUT_OF_MEMORY;
   }
   pl->arena = (char *)(((uintptr_t)pl->arena_raw + TP_ALIGN - 1) & ~(uintptr_t)(TP_ALIGN - 1));
-  for (int k = 0; k < p->nkernels; k++) prepare(&p->kernels[k], &pl->preps[k]);
+  for (int k = 0; k < p->nkernels; k++) tp_kir_prepare(&p->kernels[k], &pl->preps[k]);
   /* constant weights: pack B once, in the layout of the current ISA table */
   const tp_kernels *K = tp_kern();
   pl->packed = tp_xmalloc(sizeof(void *) * (size_t)(p->nkernels ? p->nkernels : 1));
@@ -523,10 +538,37 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
       ptr[b] = (char *)ptr[base] + off * (int64_t)tp_dtype_size(p->bufs[b].desc.dtype);
     }
   runctx r = {pl, ptr, os, NULL};
+  int32_t *ptrtab = NULL; /* generated code reads buffer addresses from here */
+#if defined(__wasm__)
+  if (!s && pl->jit_fn && pl->jit_token) { /* the host finished compiling? */
+    int32_t base;
+    int st = tp_jit_poll_hook ? tp_jit_poll_hook(pl->jit_token, &base) : 0;
+    if (st == 1) {
+      for (int k = 0; k < p->nkernels; k++)
+        if (pl->jit_fn[k] >= 0) pl->jit_fn[k] += base;
+      pl->jit_token = 0;
+    } else if (st < 0) {
+      tp_xfree(pl->jit_fn);
+      pl->jit_fn = NULL;
+      pl->jit_token = 0;
+    }
+  }
+  if (!s && pl->jit_fn && !pl->jit_token) {
+    ptrtab = tp_xmalloc(sizeof(int32_t) * (size_t)(p->nbufs ? p->nbufs : 1));
+    if (!ptrtab) s = TP_ERR_OUT_OF_MEMORY;
+    for (int b = 0; !s && b < p->nbufs; b++) ptrtab[b] = (int32_t)(intptr_t)ptr[b];
+  }
+#endif
   pl->running++;
   for (int k = 0; k < p->nkernels && !s; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];
     float *out = ptr[kk->out];
+#if defined(__wasm__)
+    if (ptrtab && pl->jit_fn[k] >= 0) { /* generated SIMD128 code */
+      ((void (*)(int32_t))(uintptr_t)pl->jit_fn[k])((int32_t)(intptr_t)ptrtab);
+      continue;
+    }
+#endif
     switch (kk->kind) {
       case TP_KK_POINTWISE: run_pointwise(&r, kk, &pl->preps[k], out, NULL); break;
       case TP_KK_ROW: run_row(&r, kk, &pl->preps[k], out); break;
@@ -536,6 +578,7 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
     }
   }
   pl->running--;
+  tp_xfree(ptrtab);
   for (int i = 0; i < nheld; i++) tp_tensor_release(held[i]);
   tp_xfree(held);
   tp_xfree(ptr);

@@ -137,6 +137,7 @@ typedef struct tp_kir_program {
 
 typedef struct tp_lower_options {
   int fusion, epilogue_fusion, memory_planning, decompose;
+  int codegen; /* stax.codegen: generated Wasm kernels on a Wasm host */
 } tp_lower_options;
 void tp_lower_options_init(tp_lower_options *o);
 
@@ -147,6 +148,16 @@ void tp_kir_program_free(tp_kir_program *p);
 tp_status tp_kir_print(const tp_kir_program *p, char **out);
 tp_status tp_kir_verify(const tp_kir_program *p);
 
+/* A kernel's iteration space with the dims that are contiguous for every
+ * load merged (row kernels keep their last dim apart): what the executor
+ * and the Wasm emitter loop over. */
+typedef struct tp_kir_prep {
+  int nd;
+  int64_t shape[TP_MAX_DIMS];
+  int64_t st[TP_KIR_MAX_IN][TP_MAX_DIMS];
+} tp_kir_prep;
+void tp_kir_prepare(const tp_kir_kernel *k, tp_kir_prep *pr);
+
 /* ---- executor ---- */
 typedef struct tp_plan tp_plan;
 /* Prepares buffers (arena, packed constants) for repeated runs. Takes
@@ -155,6 +166,13 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out);
 tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                       int *nout);
 const tp_kir_program *tp_plan_program(const tp_plan *pl);
+/* Generated code (src/codegen/plan_jit.c): per kernel, the function table
+ * index of its generated function, or -1 to run it in the executor. A
+ * pending load (token) switches to the generated code once the host has
+ * installed it. Takes ownership of fn (nkernels entries). */
+void tp_plan_attach_jit(tp_plan *pl, int32_t *fn, int32_t pending_token);
+/* Number of kernels this plan runs as generated code right now. */
+int tp_plan_jit_kernels(tp_plan *pl);
 void tp_plan_free(tp_plan *pl);
 
 /* The whole stax lowering: passes, schedule, memory plan, plan. */

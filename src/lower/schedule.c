@@ -740,6 +740,7 @@ void tp_lower_options_init(tp_lower_options *o) {
   o->epilogue_fusion = 1;
   o->memory_planning = 1;
   o->decompose = 0;
+  o->codegen = 1;
 }
 
 void tp_kir_program_free(tp_kir_program *p) {

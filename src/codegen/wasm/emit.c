@@ -1,0 +1,555 @@
+/* emit.c - Kernel IR -> SIMD128 Wasm (see emit.h).
+ *
+ * A pointwise kernel becomes a loop nest over its merged iteration space
+ * whose innermost loop computes 4 elements per step in v128 locals (loads
+ * with unit stride are v128.load, broadcast loads are hoisted splats, other
+ * strides gather 4 lanes) and a tail loop that computes one element in lane
+ * 0. Row kernels loop over rows; each phase is a vector reduction or a map
+ * over the row. Transcendental functions are inlined polynomials that
+ * repeat vec_impl.h operation for operation, so generated code and the
+ * core's SIMD128 kernels give the same bits. */
+#include "emit.h"
+#include "writer.h"
+#include <math.h>
+#include <stdio.h>
+
+typedef struct em {
+  tp_wasm_func *f;
+  tp_status s;
+  uint32_t v0; int vn, vtop;   /* v128 temporaries */
+  uint32_t i0; int in, itop;   /* i32 temporaries */
+  uint32_t f0; int fn, ftop;   /* f32 temporaries */
+} em;
+
+#define OK(e) ((e)->s == TP_OK)
+static void op(em *e, tp_wasm_op o) { if (OK(e)) e->s = tp_wasm_emit(e->f, o); }
+static void lget(em *e, uint32_t l) { if (OK(e)) e->s = tp_wasm_emit_local(e->f, TP_WASM_OP_LOCAL_GET, l); }
+static void lset(em *e, uint32_t l) { if (OK(e)) e->s = tp_wasm_emit_local(e->f, TP_WASM_OP_LOCAL_SET, l); }
+static void ltee(em *e, uint32_t l) { if (OK(e)) e->s = tp_wasm_emit_local(e->f, TP_WASM_OP_LOCAL_TEE, l); }
+static void i32c(em *e, int32_t v) { if (OK(e)) e->s = tp_wasm_emit_i32_const(e->f, v); }
+static void f32c(em *e, float v) { if (OK(e)) e->s = tp_wasm_emit_f32_const(e->f, v); }
+static void vf(em *e, float v) { if (OK(e)) e->s = tp_wasm_emit_f32x4_const(e->f, v, v, v, v); }
+static void vi(em *e, int32_t v) {
+  uint8_t b[16];
+  for (int k = 0; k < 4; k++) memcpy(b + 4 * k, &v, 4);
+  if (OK(e)) e->s = tp_wasm_emit_v128_const(e->f, b);
+}
+static void mem(em *e, tp_wasm_op o, uint32_t offset) {
+  if (OK(e)) e->s = tp_wasm_emit_mem(e->f, o, 0, offset);
+}
+static void lane(em *e, tp_wasm_op o, uint32_t l) { if (OK(e)) e->s = tp_wasm_emit_lane(e->f, o, l); }
+static void block(em *e, tp_wasm_op o) { if (OK(e)) e->s = tp_wasm_emit_block(e->f, o, TP_WASM_BT_VOID); }
+static void br(em *e, tp_wasm_op o, uint32_t d) { if (OK(e)) e->s = tp_wasm_emit_br(e->f, o, d); }
+
+static uint32_t vtmp(em *e) {
+  if (e->vtop >= e->vn) {
+    if (OK(e)) e->s = tp_fail(TP_ERR_UNSUPPORTED, "wasm emitter: out of v128 temporaries");
+    return e->v0;
+  }
+  return e->v0 + (uint32_t)e->vtop++;
+}
+static uint32_t itmp(em *e) {
+  if (e->itop >= e->in) {
+    if (OK(e)) e->s = tp_fail(TP_ERR_UNSUPPORTED, "wasm emitter: out of i32 temporaries");
+    return e->i0;
+  }
+  return e->i0 + (uint32_t)e->itop++;
+}
+static uint32_t ftmp(em *e) {
+  if (e->ftop >= e->fn) {
+    if (OK(e)) e->s = tp_fail(TP_ERR_UNSUPPORTED, "wasm emitter: out of f32 temporaries");
+    return e->f0;
+  }
+  return e->f0 + (uint32_t)e->ftop++;
+}
+
+/* sel(m, a, b) = (a & m) | (b & ~m), with a, b, m in locals */
+static void sel(em *e, uint32_t m, uint32_t a, uint32_t b) {
+  lget(e, a), lget(e, b), lget(e, m), op(e, TP_WASM_OP_V128_BITSELECT);
+}
+/* ---- math, operation for operation as vec_impl.h ---- */
+/* p = p * r + c, p and r locals */
+static void mad(em *e, uint32_t p, uint32_t r, float c) {
+  lget(e, p), lget(e, r), op(e, TP_WASM_OP_F32X4_MUL), vf(e, c), op(e, TP_WASM_OP_F32X4_ADD), lset(e, p);
+}
+
+/* exp(x) -> out (locals); uses temporaries above the current top */
+static void m_exp(em *e, uint32_t x, uint32_t out) {
+  int save = e->vtop;
+  uint32_t big = vtmp(e), tiny = vtmp(e), xx = vtmp(e), c = vtmp(e), n = vtmp(e), r = vtmp(e), p = vtmp(e);
+  const float hi = 88.72283935546875f, lo = -104.0f;
+  lget(e, x), vf(e, hi), op(e, TP_WASM_OP_F32X4_GT), lset(e, big);
+  lget(e, x), vf(e, lo), op(e, TP_WASM_OP_F32X4_LT), lset(e, tiny);
+  vf(e, hi), lset(e, c);
+  sel(e, big, c, x), lset(e, xx);                       /* x = sel(x > hi, hi, x) */
+  vf(e, lo), lset(e, c);
+  lget(e, xx), vf(e, lo), op(e, TP_WASM_OP_F32X4_LT), lset(e, n);
+  sel(e, n, c, xx), lset(e, xx);                        /* x = sel(x < lo, lo, x) */
+  lget(e, xx), vf(e, 1.44269504088896341f), op(e, TP_WASM_OP_F32X4_MUL);        /* t */
+  vf(e, 12582912.0f), op(e, TP_WASM_OP_F32X4_ADD), vf(e, 12582912.0f), op(e, TP_WASM_OP_F32X4_SUB);
+  lset(e, n);
+  lget(e, xx), lget(e, n), vf(e, 0.693359375f), op(e, TP_WASM_OP_F32X4_MUL), op(e, TP_WASM_OP_F32X4_SUB), lset(e, r);
+  lget(e, r), lget(e, n), vf(e, -2.12194440e-4f), op(e, TP_WASM_OP_F32X4_MUL), op(e, TP_WASM_OP_F32X4_SUB), lset(e, r);
+  vf(e, 1.9875691500e-4f), lset(e, p);
+  mad(e, p, r, 1.3981999507e-3f);
+  mad(e, p, r, 8.3334519073e-3f);
+  mad(e, p, r, 4.1665795894e-2f);
+  mad(e, p, r, 1.6666665459e-1f);
+  mad(e, p, r, 5.0000001201e-1f);
+  /* p = p * (r * r) + r + 1 */
+  lget(e, p), lget(e, r), lget(e, r), op(e, TP_WASM_OP_F32X4_MUL), op(e, TP_WASM_OP_F32X4_MUL);
+  lget(e, r), op(e, TP_WASM_OP_F32X4_ADD), vf(e, 1.0f), op(e, TP_WASM_OP_F32X4_ADD), lset(e, p);
+  /* ni = int(n); n1 = ni >> 1; n2 = ni - n1; p *= 2^n1 * 2^n2 */
+  lget(e, n), op(e, TP_WASM_OP_I32X4_TRUNC_SAT_F32X4_S), lset(e, n);
+  lget(e, n), i32c(e, 1), op(e, TP_WASM_OP_I32X4_SHR_S), lset(e, c);          /* n1 */
+  lget(e, n), lget(e, c), op(e, TP_WASM_OP_I32X4_SUB), lset(e, n);            /* n2 */
+  lget(e, p), lget(e, c), vi(e, 127), op(e, TP_WASM_OP_I32X4_ADD), i32c(e, 23), op(e, TP_WASM_OP_I32X4_SHL);
+  op(e, TP_WASM_OP_F32X4_MUL);
+  lget(e, n), vi(e, 127), op(e, TP_WASM_OP_I32X4_ADD), i32c(e, 23), op(e, TP_WASM_OP_I32X4_SHL);
+  op(e, TP_WASM_OP_F32X4_MUL), lset(e, p);
+  vf(e, INFINITY), lset(e, c);
+  sel(e, big, c, p), lset(e, p);
+  vf(e, 0.0f), lset(e, c);
+  sel(e, tiny, c, p), lset(e, out);
+  e->vtop = save;
+}
+
+static void m_abs(em *e, uint32_t x) { lget(e, x), vi(e, 0x7fffffff), op(e, TP_WASM_OP_V128_AND); }
+
+/* a / b with b on the stack and a a constant: c / (stack) */
+static void div_const_by(em *e, float c, uint32_t d) {
+  vf(e, c), lget(e, d), op(e, TP_WASM_OP_F32X4_DIV);
+}
+
+static void m_tanh(em *e, uint32_t x, uint32_t out) {
+  int save = e->vtop;
+  uint32_t ax = vtmp(e), z = vtmp(e), p = vtmp(e), small = vtmp(e), ex = vtmp(e), big = vtmp(e), m = vtmp(e);
+  m_abs(e, x), lset(e, ax);
+  lget(e, ax), lget(e, ax), op(e, TP_WASM_OP_F32X4_MUL), lset(e, z);
+  vf(e, -5.70498872745e-3f), lset(e, p);
+  mad(e, p, z, 2.06390887954e-2f);
+  mad(e, p, z, -5.37397155531e-2f);
+  mad(e, p, z, 1.33314422036e-1f);
+  mad(e, p, z, -3.33332819422e-1f);
+  lget(e, p), lget(e, z), op(e, TP_WASM_OP_F32X4_MUL), lget(e, ax), op(e, TP_WASM_OP_F32X4_MUL);
+  lget(e, ax), op(e, TP_WASM_OP_F32X4_ADD), lset(e, small);
+  lget(e, ax), lget(e, ax), op(e, TP_WASM_OP_F32X4_ADD), lset(e, ex);
+  m_exp(e, ex, ex);
+  lget(e, ex), vf(e, 1.0f), op(e, TP_WASM_OP_F32X4_ADD), lset(e, ex);
+  vf(e, 1.0f), vf(e, 2.0f), lget(e, ex), op(e, TP_WASM_OP_F32X4_DIV), op(e, TP_WASM_OP_F32X4_SUB), lset(e, big);
+  lget(e, ax), vf(e, 0.625f), op(e, TP_WASM_OP_F32X4_LT), lset(e, m);
+  sel(e, m, small, big);
+  lget(e, x), vi(e, (int32_t)0x80000000u), op(e, TP_WASM_OP_V128_AND), op(e, TP_WASM_OP_V128_OR);
+  lset(e, out);
+  e->vtop = save;
+}
+
+static void m_sigmoid(em *e, uint32_t x, uint32_t out) {
+  int save = e->vtop;
+  uint32_t t = vtmp(e);
+  lget(e, x), op(e, TP_WASM_OP_F32X4_NEG), lset(e, t);
+  m_exp(e, t, t);
+  vf(e, 1.0f), lget(e, t), op(e, TP_WASM_OP_F32X4_ADD), lset(e, t);
+  div_const_by(e, 1.0f, t), lset(e, out);
+  e->vtop = save;
+}
+
+static void m_erf(em *e, uint32_t x, uint32_t out) {
+  int save = e->vtop;
+  uint32_t ax = vtmp(e), t = vtmp(e), y = vtmp(e), q = vtmp(e);
+  m_abs(e, x), lset(e, ax);
+  vf(e, 1.0f), vf(e, 0.3275911f), lget(e, ax), op(e, TP_WASM_OP_F32X4_MUL), op(e, TP_WASM_OP_F32X4_ADD), lset(e, t);
+  div_const_by(e, 1.0f, t), lset(e, t);
+  vf(e, 1.061405429f), lset(e, y);
+  mad(e, y, t, -1.453152027f);
+  mad(e, y, t, 1.421413741f);
+  mad(e, y, t, -0.284496736f);
+  mad(e, y, t, 0.254829592f);
+  lget(e, ax), lget(e, ax), op(e, TP_WASM_OP_F32X4_MUL), op(e, TP_WASM_OP_F32X4_NEG), lset(e, q);
+  m_exp(e, q, q);
+  vf(e, 1.0f), lget(e, y), lget(e, t), op(e, TP_WASM_OP_F32X4_MUL), lget(e, q), op(e, TP_WASM_OP_F32X4_MUL);
+  op(e, TP_WASM_OP_F32X4_SUB);
+  lget(e, x), vi(e, (int32_t)0x80000000u), op(e, TP_WASM_OP_V128_AND), op(e, TP_WASM_OP_V128_OR);
+  lset(e, out);
+  e->vtop = save;
+}
+
+static void m_log(em *e, uint32_t x, uint32_t out) {
+  int save = e->vtop;
+  uint32_t inval = vtmp(e), zero = vtmp(e), inf = vtmp(e), ee = vtmp(e), m = vtmp(e), sm = vtmp(e),
+           z = vtmp(e), y = vtmp(e), r = vtmp(e), c = vtmp(e);
+  lget(e, x), vf(e, 0.0f), op(e, TP_WASM_OP_F32X4_LT), lset(e, inval);
+  lget(e, x), vf(e, 0.0f), op(e, TP_WASM_OP_F32X4_EQ), lset(e, zero);
+  lget(e, x), vf(e, INFINITY), op(e, TP_WASM_OP_F32X4_EQ), lset(e, inf);
+  lget(e, x), i32c(e, 23), op(e, TP_WASM_OP_I32X4_SHR_S), vi(e, 0xff), op(e, TP_WASM_OP_V128_AND);
+  vi(e, 126), op(e, TP_WASM_OP_I32X4_SUB), op(e, TP_WASM_OP_F32X4_CONVERT_I32X4_S), lset(e, ee);
+  lget(e, x), vi(e, (int32_t)0x807fffff), op(e, TP_WASM_OP_V128_AND), vi(e, 0x3f000000), op(e, TP_WASM_OP_V128_OR);
+  lset(e, m);
+  lget(e, m), vf(e, 0.707106781186547524f), op(e, TP_WASM_OP_F32X4_LT), lset(e, sm);
+  lget(e, ee), vf(e, 1.0f), op(e, TP_WASM_OP_F32X4_SUB), lset(e, c);
+  sel(e, sm, c, ee), lset(e, ee);
+  lget(e, m), lget(e, m), op(e, TP_WASM_OP_F32X4_ADD), lset(e, c);
+  sel(e, sm, c, m), vf(e, 1.0f), op(e, TP_WASM_OP_F32X4_SUB), lset(e, m);
+  lget(e, m), lget(e, m), op(e, TP_WASM_OP_F32X4_MUL), lset(e, z);
+  static const float coef[] = {-1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f, 1.4249322787e-1f,
+                               -1.6668057665e-1f, 2.0000714765e-1f, -2.4999993993e-1f, 3.3333331174e-1f};
+  vf(e, 7.0376836292e-2f), lset(e, y);
+  for (int k = 0; k < 8; k++) mad(e, y, m, coef[k]);
+  lget(e, y), lget(e, m), op(e, TP_WASM_OP_F32X4_MUL), lget(e, z), op(e, TP_WASM_OP_F32X4_MUL), lset(e, y);
+  lget(e, y), lget(e, ee), vf(e, -2.12194440e-4f), op(e, TP_WASM_OP_F32X4_MUL), op(e, TP_WASM_OP_F32X4_ADD), lset(e, y);
+  lget(e, y), lget(e, z), vf(e, 0.5f), op(e, TP_WASM_OP_F32X4_MUL), op(e, TP_WASM_OP_F32X4_SUB), lset(e, y);
+  lget(e, m), lget(e, y), op(e, TP_WASM_OP_F32X4_ADD), lget(e, ee), vf(e, 0.693359375f), op(e, TP_WASM_OP_F32X4_MUL);
+  op(e, TP_WASM_OP_F32X4_ADD), lset(e, r);
+  vf(e, INFINITY), lset(e, c);
+  sel(e, inf, c, r), lset(e, r);
+  vf(e, -INFINITY), lset(e, c);
+  sel(e, zero, c, r), lset(e, r);
+  lget(e, inval), lget(e, x), lget(e, x), op(e, TP_WASM_OP_F32X4_NE), op(e, TP_WASM_OP_V128_OR), lset(e, inval);
+  vf(e, NAN), lset(e, c);
+  sel(e, inval, c, r), lset(e, out);
+  e->vtop = save;
+}
+
+static void m_unary(em *e, int sub, uint32_t x, uint32_t out) {
+  int save = e->vtop;
+  switch (sub) {
+    case TP_KU_NEG: lget(e, x), op(e, TP_WASM_OP_F32X4_NEG), lset(e, out); break;
+    case TP_KU_ABS: m_abs(e, x), lset(e, out); break;
+    case TP_KU_EXP: m_exp(e, x, out); break;
+    case TP_KU_LOG: m_log(e, x, out); break;
+    case TP_KU_SQRT: lget(e, x), op(e, TP_WASM_OP_F32X4_SQRT), lset(e, out); break;
+    case TP_KU_RSQRT: vf(e, 1.0f), lget(e, x), op(e, TP_WASM_OP_F32X4_SQRT), op(e, TP_WASM_OP_F32X4_DIV), lset(e, out); break;
+    case TP_KU_TANH: m_tanh(e, x, out); break;
+    case TP_KU_SIGMOID: m_sigmoid(e, x, out); break;
+    case TP_KU_RELU: { /* sel(x > 0, x, sel(x != x, x, 0)) */
+      uint32_t z = vtmp(e), m = vtmp(e);
+      vf(e, 0.0f), lset(e, z);
+      lget(e, x), lget(e, x), op(e, TP_WASM_OP_F32X4_NE), lset(e, m);
+      sel(e, m, x, z), lset(e, z);
+      lget(e, x), vf(e, 0.0f), op(e, TP_WASM_OP_F32X4_GT), lset(e, m);
+      sel(e, m, x, z), lset(e, out);
+      break;
+    }
+    case TP_KU_GELU_ERF: {
+      uint32_t t = vtmp(e);
+      lget(e, x), vf(e, 0.70710678118654752f), op(e, TP_WASM_OP_F32X4_MUL), lset(e, t);
+      m_erf(e, t, t);
+      vf(e, 0.5f), lget(e, x), op(e, TP_WASM_OP_F32X4_MUL), vf(e, 1.0f), lget(e, t), op(e, TP_WASM_OP_F32X4_ADD);
+      op(e, TP_WASM_OP_F32X4_MUL), lset(e, out);
+      break;
+    }
+    default: { /* gelu tanh: 0.5 x (1 + tanh(0.79788456 (x + 0.044715 x x x))) */
+      uint32_t t = vtmp(e);
+      vf(e, 0.7978845608028654f), lget(e, x), vf(e, 0.044715f), lget(e, x), op(e, TP_WASM_OP_F32X4_MUL);
+      lget(e, x), op(e, TP_WASM_OP_F32X4_MUL), lget(e, x), op(e, TP_WASM_OP_F32X4_MUL);
+      op(e, TP_WASM_OP_F32X4_ADD), op(e, TP_WASM_OP_F32X4_MUL), lset(e, t);
+      m_tanh(e, t, t);
+      vf(e, 0.5f), lget(e, x), op(e, TP_WASM_OP_F32X4_MUL), vf(e, 1.0f), lget(e, t), op(e, TP_WASM_OP_F32X4_ADD);
+      op(e, TP_WASM_OP_F32X4_MUL), lset(e, out);
+      break;
+    }
+  }
+  e->vtop = save;
+}
+
+/* ---- kernels ---- */
+typedef struct kctx {
+  const tp_kir_kernel *k;
+  const tp_kir_prep *pr;
+  uint32_t ptrs;                   /* param: the buffer address table */
+  uint32_t base[TP_KIR_MAX_IN];    /* per slot: byte address at the start of this row */
+  uint32_t out;                    /* output byte address of this row */
+  uint32_t hoist[TP_KIR_MAX_IN];   /* broadcast slots: splat per row */
+  uint32_t rowval[TP_KIR_MAX_PHASES];
+  uint32_t vals[TP_KIR_MAX_INS];   /* per instruction */
+} kctx;
+
+static int64_t inner_st(const kctx *c, int slot) { return c->pr->st[slot][c->pr->nd - 1]; }
+
+/* Evaluates e over 4 lanes (vector: loads at off) or lane 0 (tail). off:
+ * an i32 local holding the element index of this step within the row. */
+static void eval_expr(em *e, kctx *c, const tp_kir_expr *x, uint32_t off, int tail) {
+  for (int i = 0; i < x->n && OK(e); i++) {
+    const tp_kir_ins *I = &x->ins[i];
+    uint32_t v = c->vals[i];
+    switch (I->op) {
+      case TP_KI_LOAD: {
+        int64_t st = inner_st(c, I->in);
+        if (st == 0) {
+          lget(e, c->hoist[I->in]), lset(e, v);
+        } else if (tail) {
+          lget(e, c->base[I->in]), lget(e, off), i32c(e, (int32_t)(st * 4)), op(e, TP_WASM_OP_I32_MUL);
+          op(e, TP_WASM_OP_I32_ADD), mem(e, TP_WASM_OP_F32_LOAD, 0), op(e, TP_WASM_OP_F32X4_SPLAT), lset(e, v);
+        } else if (st == 1) {
+          lget(e, c->base[I->in]), lget(e, off), i32c(e, 4), op(e, TP_WASM_OP_I32_MUL), op(e, TP_WASM_OP_I32_ADD);
+          mem(e, TP_WASM_OP_V128_LOAD, 0), lset(e, v);
+        } else { /* gather 4 lanes */
+          lget(e, c->base[I->in]), lget(e, off), i32c(e, (int32_t)(st * 4)), op(e, TP_WASM_OP_I32_MUL);
+          op(e, TP_WASM_OP_I32_ADD);
+          uint32_t adr = itmp(e);
+          ltee(e, adr), mem(e, TP_WASM_OP_F32_LOAD, 0), op(e, TP_WASM_OP_F32X4_SPLAT);
+          for (int l = 1; l < 4; l++) {
+            lget(e, adr), mem(e, TP_WASM_OP_F32_LOAD, (uint32_t)(l * st * 4));
+            lane(e, TP_WASM_OP_F32X4_REPLACE_LANE, (uint32_t)l);
+          }
+          lset(e, v);
+          e->itop--;
+        }
+        break;
+      }
+      case TP_KI_CONST: vf(e, I->imm), lset(e, v); break;
+      case TP_KI_ROWVAL: lget(e, c->rowval[I->in]), op(e, TP_WASM_OP_F32X4_SPLAT), lset(e, v); break;
+      case TP_KI_UNARY: m_unary(e, I->sub, c->vals[I->a], v); break;
+      case TP_KI_BINARY: {
+        static const tp_wasm_op b[TP_KB_COUNT] = {TP_WASM_OP_F32X4_ADD, TP_WASM_OP_F32X4_SUB, TP_WASM_OP_F32X4_MUL,
+                                                  TP_WASM_OP_F32X4_DIV};
+        lget(e, c->vals[I->a]), lget(e, c->vals[I->b]), op(e, b[I->sub]), lset(e, v);
+        break;
+      }
+      default:
+        if (OK(e)) e->s = tp_fail(TP_ERR_UNSUPPORTED, "wasm emitter: instruction %d", I->op);
+        break;
+    }
+  }
+}
+
+/* Loop over [0, n): a vector loop of 4 and a tail loop of 1. body(tail). */
+typedef void (*body_fn)(em *e, kctx *c, uint32_t i, int tail, void *ud);
+static void row_loop(em *e, kctx *c, int64_t n, body_fn body, void *ud) {
+  uint32_t i = itmp(e);
+  i32c(e, 0), lset(e, i);
+  if (n >= 4) {
+    block(e, TP_WASM_OP_BLOCK);
+    block(e, TP_WASM_OP_LOOP);
+    lget(e, i), i32c(e, (int32_t)(n - 4)), op(e, TP_WASM_OP_I32_GT_S), br(e, TP_WASM_OP_BR_IF, 1);
+    body(e, c, i, 0, ud);
+    lget(e, i), i32c(e, 4), op(e, TP_WASM_OP_I32_ADD), lset(e, i);
+    br(e, TP_WASM_OP_BR, 0);
+    op(e, TP_WASM_OP_END);
+    op(e, TP_WASM_OP_END);
+  }
+  if (n % 4) {
+    block(e, TP_WASM_OP_BLOCK);
+    block(e, TP_WASM_OP_LOOP);
+    lget(e, i), i32c(e, (int32_t)n), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
+    body(e, c, i, 1, ud);
+    lget(e, i), i32c(e, 1), op(e, TP_WASM_OP_I32_ADD), lset(e, i);
+    br(e, TP_WASM_OP_BR, 0);
+    op(e, TP_WASM_OP_END);
+    op(e, TP_WASM_OP_END);
+  }
+  e->itop--;
+}
+
+/* store the last value at out + 4 i */
+static void store_body(em *e, kctx *c, uint32_t i, int tail, void *ud) {
+  const tp_kir_expr *x = ud;
+  eval_expr(e, c, x, i, tail);
+  lget(e, c->out), lget(e, i), i32c(e, 4), op(e, TP_WASM_OP_I32_MUL), op(e, TP_WASM_OP_I32_ADD);
+  lget(e, c->vals[x->n - 1]);
+  if (tail) lane(e, TP_WASM_OP_F32X4_EXTRACT_LANE, 0), mem(e, TP_WASM_OP_F32_STORE, 0);
+  else mem(e, TP_WASM_OP_V128_STORE, 0);
+}
+
+typedef struct red { const tp_kir_expr *x; tp_kir_reduce r; uint32_t vacc, facc; } red;
+static void reduce_body(em *e, kctx *c, uint32_t i, int tail, void *ud) {
+  red *rd = ud;
+  eval_expr(e, c, rd->x, i, tail);
+  uint32_t v = c->vals[rd->x->n - 1];
+  tp_wasm_op vop = rd->r == TP_KR_SUM ? TP_WASM_OP_F32X4_ADD : rd->r == TP_KR_MAX ? TP_WASM_OP_F32X4_MAX : TP_WASM_OP_F32X4_MIN;
+  tp_wasm_op fop = rd->r == TP_KR_SUM ? TP_WASM_OP_F32_ADD : rd->r == TP_KR_MAX ? TP_WASM_OP_F32_MAX : TP_WASM_OP_F32_MIN;
+  if (tail) {
+    lget(e, rd->facc), lget(e, v), lane(e, TP_WASM_OP_F32X4_EXTRACT_LANE, 0), op(e, fop), lset(e, rd->facc);
+  } else {
+    lget(e, rd->vacc), lget(e, v), op(e, vop), lset(e, rd->vacc);
+  }
+}
+
+/* Per row: hoisted splats, then the kernel's work on this row. */
+static void row_work(em *e, kctx *c) {
+  const tp_kir_kernel *k = c->k;
+  const tp_kir_prep *pr = c->pr;
+  int64_t n = pr->shape[pr->nd - 1];
+  for (int s = 0; s < k->nin; s++)
+    if (inner_st(c, s) == 0) {
+      lget(e, c->base[s]), mem(e, TP_WASM_OP_F32_LOAD, 0), op(e, TP_WASM_OP_F32X4_SPLAT), lset(e, c->hoist[s]);
+    }
+  if (k->kind == TP_KK_POINTWISE) {
+    row_loop(e, c, n, store_body, (void *)&k->expr);
+    return;
+  }
+  int nrv = 0;
+  for (int q = 0; q < k->nphases && OK(e); q++) {
+    const tp_kir_phase *ph = &k->phases[q];
+    if (!ph->is_reduce) {
+      row_loop(e, c, n, store_body, (void *)&ph->expr);
+      continue;
+    }
+    float init = ph->reduce == TP_KR_SUM ? 0.0f : ph->reduce == TP_KR_MAX ? -INFINITY : INFINITY;
+    red rd = {&ph->expr, ph->reduce, vtmp(e), ftmp(e)};
+    vf(e, init), lset(e, rd.vacc);
+    f32c(e, init), lset(e, rd.facc);
+    row_loop(e, c, n, reduce_body, &rd);
+    /* horizontal: facc op lanes 0..3 */
+    tp_wasm_op fop = ph->reduce == TP_KR_SUM ? TP_WASM_OP_F32_ADD : ph->reduce == TP_KR_MAX ? TP_WASM_OP_F32_MAX : TP_WASM_OP_F32_MIN;
+    for (int l = 0; l < 4; l++) {
+      lget(e, rd.facc), lget(e, rd.vacc), lane(e, TP_WASM_OP_F32X4_EXTRACT_LANE, (uint32_t)l), op(e, fop);
+      lset(e, rd.facc);
+    }
+    int last = q == k->nphases - 1;
+    if (ph->reduce == TP_KR_MAX && !last) { /* an all -inf row: 0, as the executor */
+      lget(e, rd.facc), f32c(e, -INFINITY), op(e, TP_WASM_OP_F32_EQ);
+      block(e, TP_WASM_OP_IF), f32c(e, 0.0f), lset(e, rd.facc), op(e, TP_WASM_OP_END);
+    }
+    if (ph->scale != 1.0f) lget(e, rd.facc), f32c(e, ph->scale), op(e, TP_WASM_OP_F32_MUL), lset(e, rd.facc);
+    lget(e, rd.facc), lset(e, c->rowval[nrv++]);
+    e->vtop--, e->ftop--;
+  }
+  if (k->phases[k->nphases - 1].is_reduce) /* reductions: one value per row */
+    lget(e, c->out), lget(e, c->rowval[0]), mem(e, TP_WASM_OP_F32_STORE, 0);
+}
+
+/* Loop nest over dims 0..nd-2: bases advance by their strides. */
+static void nest(em *e, kctx *c, int d, const int64_t *out_st) {
+  const tp_kir_prep *pr = c->pr;
+  if (d == pr->nd - 1) {
+    row_work(e, c);
+    return;
+  }
+  const tp_kir_kernel *k = c->k;
+  uint32_t cnt = itmp(e);
+  i32c(e, 0), lset(e, cnt);
+  block(e, TP_WASM_OP_BLOCK);
+  block(e, TP_WASM_OP_LOOP);
+  lget(e, cnt), i32c(e, (int32_t)pr->shape[d]), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
+  /* the inner levels move their own copies: save, recurse, restore + step */
+  uint32_t saved[TP_KIR_MAX_IN + 1];
+  for (int s = 0; s < k->nin; s++) saved[s] = itmp(e), lget(e, c->base[s]), lset(e, saved[s]);
+  saved[k->nin] = itmp(e), lget(e, c->out), lset(e, saved[k->nin]);
+  nest(e, c, d + 1, out_st);
+  for (int s = 0; s < k->nin; s++) {
+    lget(e, saved[s]), i32c(e, (int32_t)(pr->st[s][d] * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, c->base[s]);
+  }
+  lget(e, saved[k->nin]), i32c(e, (int32_t)(out_st[d] * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, c->out);
+  e->itop -= k->nin + 1;
+  lget(e, cnt), i32c(e, 1), op(e, TP_WASM_OP_I32_ADD), lset(e, cnt);
+  br(e, TP_WASM_OP_BR, 0);
+  op(e, TP_WASM_OP_END);
+  op(e, TP_WASM_OP_END);
+  e->itop--;
+}
+
+static int supported(const tp_kir_program *p, const tp_kir_kernel *k, const tp_kir_prep *pr) {
+  if (k->kind != TP_KK_POINTWISE && k->kind != TP_KK_ROW) return 0;
+  if (p->bufs[k->out].desc.dtype != TP_F32) return 0;
+  int64_t total = tp_shape_numel(pr->nd, pr->shape);
+  if (total <= 0 || total > ((int64_t)1 << 29)) return 0;
+  const tp_kir_expr *es[TP_KIR_MAX_PHASES + 1];
+  int ne = 0;
+  if (k->kind == TP_KK_POINTWISE) es[ne++] = &k->expr;
+  else for (int q = 0; q < k->nphases; q++) es[ne++] = &k->phases[q].expr;
+  for (int q = 0; q < ne; q++)
+    for (int i = 0; i < es[q]->n; i++) {
+      int o = es[q]->ins[i].op;
+      if (o != TP_KI_LOAD && o != TP_KI_CONST && o != TP_KI_ROWVAL && o != TP_KI_UNARY && o != TP_KI_BINARY)
+        return 0;
+    }
+  for (int s = 0; s < k->nin; s++) {
+    if (p->bufs[k->in[s].buf].desc.dtype != TP_F32 || k->in[s].offset < 0) return 0;
+    for (int d = 0; d < pr->nd; d++)
+      if (pr->st[s][d] < 0 || pr->st[s][d] * 4 > INT32_MAX / 8) return 0;
+  }
+  return 1;
+}
+
+static tp_status emit_kernel(tp_wasm_module *m, uint32_t type, const tp_kir_program *p, int ki,
+                             const tp_kir_prep *pr, uint32_t *fidx) {
+  const tp_kir_kernel *k = &p->kernels[ki];
+  em e;
+  memset(&e, 0, sizeof e);
+  TP_TRY(tp_wasm_func_begin(m, type, k->name, &e.f, fidx));
+  e.vn = 96 + TP_KIR_MAX_INS, e.in = 64, e.fn = 16;
+  tp_status s = tp_wasm_func_add_locals(e.f, (uint32_t)e.vn, TP_WASM_V128, &e.v0);
+  if (!s) s = tp_wasm_func_add_locals(e.f, (uint32_t)e.in, TP_WASM_I32, &e.i0);
+  if (!s) s = tp_wasm_func_add_locals(e.f, (uint32_t)e.fn, TP_WASM_F32, &e.f0);
+  if (s) return s;
+  kctx c;
+  memset(&c, 0, sizeof c);
+  c.k = k, c.pr = pr, c.ptrs = 0;
+  for (int i = 0; i < TP_KIR_MAX_INS; i++) c.vals[i] = vtmp(&e);
+  for (int q = 0; q < TP_KIR_MAX_IN; q++) c.hoist[q] = vtmp(&e);
+  for (int q = 0; q < TP_KIR_MAX_PHASES; q++) c.rowval[q] = ftmp(&e);
+  tp_wasm_func_label(e.f, "kernel %s", k->name);
+  /* bases: ptrs[buf] + 4 * offset */
+  for (int s2 = 0; s2 < k->nin; s2++) {
+    c.base[s2] = itmp(&e);
+    lget(&e, c.ptrs), mem(&e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->in[s2].buf));
+    i32c(&e, (int32_t)(k->in[s2].offset * 4)), op(&e, TP_WASM_OP_I32_ADD), lset(&e, c.base[s2]);
+  }
+  c.out = itmp(&e);
+  lget(&e, c.ptrs), mem(&e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->out)), lset(&e, c.out);
+  /* output strides per dim: contiguous; reductions store one value per row */
+  int64_t out_st[TP_MAX_DIMS], acc = k->kind == TP_KK_ROW && k->phases[k->nphases - 1].is_reduce ? 1 : pr->shape[pr->nd - 1];
+  for (int d = pr->nd - 2; d >= 0; d--) {
+    out_st[d] = acc;
+    acc *= pr->shape[d];
+  }
+  nest(&e, &c, 0, out_st);
+  if (e.s) return e.s;
+  return tp_wasm_func_end(e.f);
+}
+
+void tp_emitted_clear(tp_emitted *e) {
+  if (!e) return;
+  tp_xfree(e->bytes);
+  tp_xfree(e->kernel_func);
+  tp_xfree(e->dump);
+  memset(e, 0, sizeof *e);
+}
+
+tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emitted *out) {
+  memset(out, 0, sizeof *out);
+  tp_wasm_module *m = NULL;
+  TP_TRY(tp_wasm_module_init(&m));
+  uint32_t type;
+  const uint8_t params[1] = {TP_WASM_I32};
+  tp_status s = tp_wasm_module_add_type(m, 1, params, 0, NULL, &type);
+  tp_wasm_limits lim = {1, 0, false, false};
+  if (!s) s = tp_wasm_module_import_memory(m, "env", "memory", lim);
+  out->kernel_func = tp_xmalloc(sizeof(int) * (size_t)(p->nkernels ? p->nkernels : 1));
+  if (!out->kernel_func) s = TP_ERR_OUT_OF_MEMORY;
+  for (int ki = 0; ki < p->nkernels && !s; ki++) {
+    tp_kir_prep pr;
+    tp_kir_prepare(&p->kernels[ki], &pr);
+    out->kernel_func[ki] = -1;
+    if (!supported(p, &p->kernels[ki], &pr)) continue;
+    uint32_t fidx;
+    s = emit_kernel(m, type, p, ki, &pr, &fidx);
+    if (s) {
+      tp_fail_context(s, "wasm emitter: kernel %s", p->kernels[ki].name);
+      break;
+    }
+    char name[16];
+    snprintf(name, sizeof name, "f%d", out->nfuncs);
+    s = tp_wasm_module_export_func(m, name, fidx);
+    out->kernel_func[ki] = out->nfuncs++;
+  }
+  if (!s && out->nfuncs == 0) s = tp_fail(TP_ERR_UNSUPPORTED, "wasm emitter: no kernel to emit");
+  const uint8_t *bytes = NULL;
+  size_t len = 0;
+  if (!s) s = tp_wasm_module_finish(m, &bytes, &len);
+  if (!s && !(out->bytes = tp_xmalloc(len ? len : 1))) s = TP_ERR_OUT_OF_MEMORY;
+  if (!s) {
+    memcpy(out->bytes, bytes, len);
+    out->len = len;
+    if (o && o->want_dump) {
+      const tp_wasm_label *labels;
+      size_t nl;
+      tp_wasm_module_labels(m, &labels, &nl);
+      s = tp_wasm_dump(bytes, len, labels, nl, &out->dump);
+    }
+  }
+  tp_wasm_module_free(m);
+  if (s) tp_emitted_clear(out);
+  return s;
+}
