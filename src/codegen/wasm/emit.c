@@ -16,6 +16,7 @@
 typedef struct em {
   tp_wasm_func *f;
   tp_status s;
+  int relaxed;                 /* f32x4.relaxed_madd for p * r + c */
   uint32_t v0; int vn, vtop;   /* v128 temporaries */
   uint32_t i0; int in, itop;   /* i32 temporaries */
   uint32_t f0; int fn, ftop;   /* f32 temporaries */
@@ -68,8 +69,13 @@ static void sel(em *e, uint32_t m, uint32_t a, uint32_t b) {
   lget(e, a), lget(e, b), lget(e, m), op(e, TP_WASM_OP_V128_BITSELECT);
 }
 /* ---- math, operation for operation as vec_impl.h ---- */
-/* p = p * r + c, p and r locals */
+/* p = p * r + c, p and r locals; one fused relaxed_madd where the host has
+ * relaxed SIMD (then not bit-identical to the core's kernels) */
 static void mad(em *e, uint32_t p, uint32_t r, float c) {
+  if (e->relaxed) {
+    lget(e, p), lget(e, r), vf(e, c), op(e, TP_WASM_OP_F32X4_RELAXED_MADD), lset(e, p);
+    return;
+  }
   lget(e, p), lget(e, r), op(e, TP_WASM_OP_F32X4_MUL), vf(e, c), op(e, TP_WASM_OP_F32X4_ADD), lset(e, p);
 }
 
@@ -463,10 +469,11 @@ static int supported(const tp_kir_program *p, const tp_kir_kernel *k, const tp_k
 }
 
 static tp_status emit_kernel(tp_wasm_module *m, uint32_t type, const tp_kir_program *p, int ki,
-                             const tp_kir_prep *pr, uint32_t *fidx) {
+                             const tp_kir_prep *pr, int relaxed, uint32_t *fidx) {
   const tp_kir_kernel *k = &p->kernels[ki];
   em e;
   memset(&e, 0, sizeof e);
+  e.relaxed = relaxed;
   TP_TRY(tp_wasm_func_begin(m, type, k->name, &e.f, fidx));
   e.vn = 96 + TP_KIR_MAX_INS, e.in = 64, e.fn = 16;
   tp_status s = tp_wasm_func_add_locals(e.f, (uint32_t)e.vn, TP_WASM_V128, &e.v0);
@@ -524,7 +531,7 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
     out->kernel_func[ki] = -1;
     if (!supported(p, &p->kernels[ki], &pr)) continue;
     uint32_t fidx;
-    s = emit_kernel(m, type, p, ki, &pr, &fidx);
+    s = emit_kernel(m, type, p, ki, &pr, o && o->relaxed_simd, &fidx);
     if (s) {
       tp_fail_context(s, "wasm emitter: kernel %s", p->kernels[ki].name);
       break;
