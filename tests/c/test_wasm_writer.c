@@ -11,7 +11,11 @@
  *      each, validated by wasm-validate and named back by wasm2wat (so the
  *      table's encodings and names agree with wabt's);
  *   5. the emit-time checks: wrong operand types, wrong stack height at end,
- *      bad indices, lanes, alignment, sticky errors.
+ *      bad indices, lanes, alignment, sticky errors; valid control flow
+ *      (if/else, multi-value block, br_if with a value, br_table, select,
+ *      unreachable code, calls, call_indirect) validated by wabt.
+ * Every module validated also goes through wasm2wat | wat2wasm and must
+ * come back as the same bytes.
  * Parts needing wabt print a message and are skipped when it is missing. */
 #include "codegen/wasm/writer.h"
 #include "core/internal.h"
@@ -304,12 +308,29 @@ static char *read_text(const char *path) {
 
 static char artifacts[1024];
 
+/* wasm-validate, then (if wabt's wasm2wat and wat2wasm exist) a round trip
+ * through the text format must give the same bytes: the writer's output is
+ * what wat2wasm writes (minimal LEB128 sizes, same section layout). */
 static int validate(const char *path) {
-  char cmd[2300];
+  char cmd[5000];
   snprintf(cmd, sizeof cmd, "wasm-validate --enable-all '%s'", path);
   int rc = system(cmd);
-  if (rc != 0) printf("FAIL wasm-validate %s (exit %d)\n", path, rc);
-  return rc == 0;
+  if (rc != 0) {
+    printf("FAIL wasm-validate %s (exit %d)\n", path, rc);
+    return 0;
+  }
+  if (have_tool("wasm2wat") && have_tool("wat2wasm")) {
+    snprintf(cmd, sizeof cmd,
+             "wasm2wat --enable-all '%s' -o '%s.rt.wat' && wat2wasm --enable-all '%s.rt.wat' -o "
+             "'%s.rt' && cmp -s '%s' '%s.rt'",
+             path, path, path, path, path, path);
+    rc = system(cmd);
+    if (rc != 0) {
+      printf("FAIL %s: wasm2wat | wat2wasm gives other bytes (%s.rt)\n", path, path);
+      return 0;
+    }
+  }
+  return 1;
 }
 
 static void test_simd_module(int relaxed) {
