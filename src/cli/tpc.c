@@ -33,7 +33,7 @@ static const char usage_text[] =
     "        [--no-fusion] [--no-memory-planning] [--decompose]\n"
     "        lower a graph with stax and print the graph, the graph after each\n"
     "        pass (or after PASS), and the Kernel IR with the memory plan.\n"
-    "  bench GRAPH.tpg [--runs N] [--backend=eager|stax|both]\n"
+    "  bench GRAPH.tpg [--runs N] [--backend=eager|stax|both] [--max-autotune]\n"
     "        time the graph on random inputs: medians of N runs after 3 warm-ups.\n"
     "  version\n"
     "        print the version and the ISA the kernels use.\n"

@@ -130,11 +130,17 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* tpc bench GRAPH [--runs N] [--backend eager|stax|both] : random inputs */
+/* tpc bench GRAPH [--runs N] [--backend eager|stax|both] [--max-autotune] : random inputs */
 int tpc_cmd_bench(int argc, char **argv) {
   const char *path = NULL, *backend = "both";
   int runs = 50;
+  tp_lower_options lo;
+  tp_lower_options_init(&lo);
   for (int i = 2; i < argc; i++) {
+    if (!strcmp(argv[i], "--max-autotune")) {
+      lo.autotune = 1;
+      continue;
+    }
     if (!strncmp(argv[i], "--runs=", 7)) runs = atoi(argv[i] + 7);
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
     else if (!strncmp(argv[i], "--backend=", 10)) backend = argv[i] + 10;
@@ -161,7 +167,7 @@ int tpc_cmd_bench(int argc, char **argv) {
     }
   double tc0 = now_ms();
   tp_plan *pl = NULL;
-  if (tp_lower(g, NULL, &pl) != TP_OK) {
+  if (tp_lower(g, &lo, &pl) != TP_OK) {
     fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error());
     rc = 1;
   }

@@ -419,9 +419,9 @@ static void stax_describe(void *ud, char *json, size_t n) {
   for (int k = 0; k < p->nkernels; k++) kinds[p->kernels[k].kind]++;
   snprintf(json, n,
            "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"op\": %d, "
-           "\"generated\": %d, \"arena_bytes\": %lld}",
+           "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d}",
            p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_OP],
-           tp_plan_jit_kernels(r->plan), (long long)p->arena_bytes);
+           tp_plan_jit_kernels(r->plan), (long long)p->arena_bytes, p->tuned);
 }
 
 static void stax_free(void *ud) {
@@ -461,6 +461,10 @@ static tp_status backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *c
     lo.epilogue_fusion = opt_value(opts, "stax.epilogue_fusion", 1);
     lo.memory_planning = opt_value(opts, "stax.memory_planning", 1);
     lo.codegen = opt_value(opts, "stax.codegen", 1);
+    lo.autotune = opt_value(opts, "stax.max_autotune", 0);
+    lo.coordinate_descent = opt_value(opts, "stax.coordinate_descent_tuning", 0);
+    tp_value nc0 = tp_config_get(TP_CFG_FORCE_DISABLE_CACHES);
+    lo.use_cache = !(nc0.kind == TP_VAL_BOOL && nc0.i);
     s = tp_lower(g, &lo, &r->plan);
     if (!s && lo.codegen) { /* generated SIMD128 kernels on a Wasm host */
       tp_value nocache = tp_config_get(TP_CFG_FORCE_DISABLE_CACHES);

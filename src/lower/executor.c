@@ -99,6 +99,97 @@ void tp_plan_free(tp_plan *pl) {
   tp_xfree(pl);
 }
 
+/* ---- max-autotune: time GEMM blockings per shape ---- */
+#include <time.h>
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+typedef struct tune_entry { const tp_kernels *isa; int64_t M, N, K, batch; int b_const, kc, mc; } tune_entry;
+static tune_entry tune_cache[64];
+static int ntune;
+
+/* min of 3 timed runs (after one warm-up) of kernel k's GEMM with (kc, mc) */
+static double time_gemm(const tp_kernels *K, const tp_kir_kernel *k, const float *A, const float *B,
+                        float *C, float *pb, int kc, int mc) {
+  K->gemm_tune(kc, mc);
+  if (pb) K->gemm_pack_b(k->K, k->N, B, k->b_rs, k->b_cs, pb);
+  double best = 1e30;
+  for (int r = 0; r < 4; r++) {
+    double t0 = now_ms();
+    if (pb) K->gemm_f32_packed(k->M, k->N, k->K, A, k->K, 1, pb, C, k->N, NULL);
+    else K->gemm_f32(k->M, k->N, k->K, A, k->K, 1, B, k->b_rs, k->b_cs, C, k->N, NULL);
+    double t = now_ms() - t0;
+    if (r > 0 && t < best) best = t;
+  }
+  K->gemm_tune(0, 0);
+  return best;
+}
+
+static tp_status autotune_gemm(tp_kir_program *p, tp_kir_kernel *k) {
+  const tp_kernels *K = tp_kern();
+  if (!K->gemm_tune || k->M <= 0 || k->N <= 0 || k->K <= 0) return TP_OK;
+  for (int i = 0; p->use_cache && i < ntune; i++) {
+    tune_entry *t = &tune_cache[i];
+    if (t->isa == K && t->M == k->M && t->N == k->N && t->K == k->K && t->b_const == k->b_const) {
+      k->tune_kc = t->kc, k->tune_mc = t->mc;
+      return TP_OK;
+    }
+  }
+  size_t na = (size_t)(k->M * k->K), nc = (size_t)(k->M * k->N);
+  float *A = tp_xmalloc(sizeof(float) * na), *C = tp_xmalloc(sizeof(float) * nc), *B = NULL, *pb = NULL;
+  const float *Bv = NULL;
+  tp_status s = (!A || !C) ? TP_ERR_OUT_OF_MEMORY : TP_OK;
+  if (!s) {
+    for (size_t i = 0; i < na; i++) A[i] = (float)((i * 2654435761u) % 1000) * 1e-3f - 0.5f;
+    if (k->b_const) {
+      Bv = (const float *)tp_tensor_ptr(p->bufs[k->b_buf].value) + k->b_off;
+      size_t bytes = K->gemm_pack_b_size(k->K, k->N);
+      if (bytes && !(pb = tp_xmalloc(bytes + 64))) s = TP_ERR_OUT_OF_MEMORY;
+    } else {
+      B = tp_xmalloc(sizeof(float) * (size_t)(k->b_rs * (k->K - 1) + k->b_cs * (k->N - 1) + 1));
+      if (!B) s = TP_ERR_OUT_OF_MEMORY;
+      else memset(B, 0, sizeof(float) * (size_t)(k->b_rs * (k->K - 1) + k->b_cs * (k->N - 1) + 1));
+      Bv = B;
+    }
+  }
+  if (!s) {
+    static const int kcs[] = {128, 256, 384, 512, 768}, mcs[] = {48, 96, 192, 432};
+    float *pba = pb ? (float *)(((uintptr_t)pb + 63) & ~(uintptr_t)63) : NULL;
+    int best_kc = 0, best_mc = 0;
+    double best = time_gemm(K, k, A, Bv, C, pba, 0, 0); /* the defaults */
+    if (p->coordinate_descent) { /* one knob at a time from the defaults */
+      for (int i = 0; i < 5; i++) {
+        double t = time_gemm(K, k, A, Bv, C, pba, kcs[i], best_mc);
+        if (t < best) best = t, best_kc = kcs[i];
+      }
+      for (int j = 0; j < 4; j++) {
+        double t = time_gemm(K, k, A, Bv, C, pba, best_kc, mcs[j]);
+        if (t < best) best = t, best_mc = mcs[j];
+      }
+    } else { /* the whole grid */
+      for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 4; j++) {
+          double t = time_gemm(K, k, A, Bv, C, pba, kcs[i], mcs[j]);
+          if (t < best) best = t, best_kc = kcs[i], best_mc = mcs[j];
+        }
+    }
+    k->tune_kc = best_kc, k->tune_mc = best_mc;
+    p->tuned++;
+    if (p->use_cache) {
+      tune_entry *t = &tune_cache[ntune < 64 ? ntune++ : 63];
+      *t = (tune_entry){K, k->M, k->N, k->K, k->batch, k->b_const, best_kc, best_mc};
+    }
+  }
+  tp_xfree(A);
+  tp_xfree(C);
+  tp_xfree(B);
+  tp_xfree(pb);
+  return s;
+}
+
 tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
   tp_plan *pl = tp_xmalloc(sizeof *pl);
   if (!pl) {
@@ -127,6 +218,14 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
   }
   memset(pl->packed, 0, sizeof(void *) * (size_t)(p->nkernels ? p->nkernels : 1));
   pl->packed_by = K;
+  for (int k = 0; p->autotune && k < p->nkernels; k++)
+    if (p->kernels[k].kind == TP_KK_GEMM && p->kernels[k].batch == 1) {
+      tp_status s = autotune_gemm(p, &p->kernels[k]);
+      if (s) {
+        tp_plan_free(pl);
+        return s;
+      }
+    }
   for (int k = 0; K->gemm_pack_b && k < p->nkernels; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];
     if (kk->kind != TP_KK_GEMM || !kk->b_const || kk->batch != 1) continue;
@@ -141,8 +240,10 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
     pl->packed[k] = raw;
     char *aligned = (char *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
     const tp_tensor *B = p->bufs[kk->b_buf].value;
+    if (K->gemm_tune) K->gemm_tune(kk->tune_kc, kk->tune_mc); /* the layout follows KC */
     K->gemm_pack_b(kk->K, kk->N, (const float *)tp_tensor_ptr(B) + kk->b_off, kk->b_rs, kk->b_cs,
                    (float *)aligned);
+    if (K->gemm_tune) K->gemm_tune(0, 0);
   }
   *out = pl;
   return TP_OK;
@@ -369,12 +470,15 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
     bias = (const float *)r->ptr[k->bias_buf];
     (void)bb;
   }
+  int tuned = (k->tune_kc || k->tune_mc) && K->gemm_tune;
+  if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
   if (pb)
     K->gemm_f32_packed(k->M, k->N, k->K, A, k->a_rs, k->a_cs, pb, out, k->N, bias);
   else
     for (int64_t b = 0; b < k->batch; b++)
       K->gemm_f32(k->M, k->N, k->K, A + b * k->a_bs, k->a_rs, k->a_cs, B + b * k->b_bs, k->b_rs,
                   k->b_cs, out + b * k->M * k->N, k->N, bias);
+  if (tuned) K->gemm_tune(0, 0);
   if (k->expr.n) run_pointwise(r, k, pr, out, out);
 }
 

@@ -271,8 +271,10 @@ tp_status tp_kir_print(const tp_kir_program *p, char **out) {
         put(&b, "kernel %s -> b%d gemm M=%lld N=%lld K=%lld batch=%lld A=b%d B=b%d%s bias=", kk->name,
             kk->out, (long long)kk->M, (long long)kk->N, (long long)kk->K, (long long)kk->batch,
             kk->a_buf, kk->b_buf, kk->b_const ? " (const, packed)" : "");
-        if (kk->bias_buf >= 0) put(&b, "b%d\n", kk->bias_buf);
-        else put(&b, "none\n");
+        if (kk->bias_buf >= 0) put(&b, "b%d", kk->bias_buf);
+        else put(&b, "none");
+        if (kk->tune_kc || kk->tune_mc) put(&b, " tuned kc=%d mc=%d", kk->tune_kc, kk->tune_mc);
+        put(&b, "\n");
         if (kk->expr.n) {
           put(&b, "  epilogue:\n");
           put_expr(&b, kk, &kk->expr, "  ");

@@ -99,6 +99,7 @@ typedef struct tp_kir_kernel {
   int64_t a_off, a_rs, a_cs, a_bs; /* offset, row/col/batch strides of A */
   int64_t b_off, b_rs, b_cs, b_bs;
   int b_const;               /* B is a constant: packed once at plan time */
+  int tune_kc, tune_mc;      /* GEMM blocking chosen by max-autotune (0: defaults) */
   /* OP: the node to run eagerly; its operands are buffers (or scalars) */
   int node;                  /* index in the lowered graph */
   int nops;
@@ -133,11 +134,16 @@ typedef struct tp_kir_program {
   int fusion;            /* stax.fusion */
   int epilogue_fusion;   /* stax.epilogue_fusion */
   int memory_planning;   /* stax.memory_planning */
+  int autotune;          /* stax.max_autotune: time GEMM blockings at plan time */
+  int coordinate_descent;/* stax.coordinate_descent_tuning: search one knob at a time */
+  int use_cache;         /* reuse tuning results (not config.force_disable_caches) */
+  int tuned;             /* GEMMs whose blocking was measured (not from the cache) */
 } tp_kir_program;
 
 typedef struct tp_lower_options {
   int fusion, epilogue_fusion, memory_planning, decompose;
   int codegen; /* stax.codegen: generated Wasm kernels on a Wasm host */
+  int autotune, coordinate_descent, use_cache; /* stax.max_autotune, ... */
 } tp_lower_options;
 void tp_lower_options_init(tp_lower_options *o);
 

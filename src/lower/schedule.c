@@ -741,6 +741,9 @@ void tp_lower_options_init(tp_lower_options *o) {
   o->memory_planning = 1;
   o->decompose = 0;
   o->codegen = 1;
+  o->autotune = 0;
+  o->coordinate_descent = 0;
+  o->use_cache = 1;
 }
 
 void tp_kir_program_free(tp_kir_program *p) {
@@ -780,6 +783,9 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
   s.p->fusion = o->fusion;
   s.p->epilogue_fusion = o->epilogue_fusion;
   s.p->memory_planning = o->memory_planning;
+  s.p->autotune = o->autotune;
+  s.p->coordinate_descent = o->coordinate_descent;
+  s.p->use_cache = o->use_cache;
   for (int i = 0; i < g->n; i++)
     for (int k = 0; k < g->nodes[i].nargs; k++)
       if (g->nodes[i].args[k].kind == TP_ARG_NODE) s.v[g->nodes[i].args[k].node].uses++;

@@ -340,6 +340,46 @@ static void test_fast_math(void) {
   tp_set_isa("best");
 }
 
+/* max-autotune: GEMM blockings are timed at plan time, results unchanged,
+ * the choice cached per shape unless caches are off. */
+static void test_autotune(void) {
+  const char *text =
+      "tpgraph v1\n%x = placeholder : f32[37,300]\n%w = get_attr \"w\" : f32[300,130]\n"
+      "%0 = matmul(%x, %w) : f32[37,130]\n%1 = relu(%0) : f32[37,130]\noutput(%1)\n";
+  tp_graph *g = parse(text);
+  if (!g) return;
+  int64_t sw[2] = {300, 130}, sx[2] = {37, 300};
+  tp_tensor *w, *x;
+  tp_randn(2, sw, 7, &w);
+  tp_randn(2, sx, 8, &x);
+  int wi = tp_graph_find(g, "w");
+  tp_graph_set_val(g, wi, w);
+  tp_tensor *e = NULL, *y = NULL;
+  int n;
+  CHECK(tp_graph_run(g, 1, &x, 1, &e, &n) == TP_OK);
+  for (int round = 0; round < 3; round++) {
+    tp_lower_options o;
+    tp_lower_options_init(&o);
+    o.autotune = 1;
+    o.coordinate_descent = round == 2;
+    o.use_cache = round < 2;
+    tp_plan *pl = NULL;
+    CHECK(tp_lower(g, &o, &pl) == TP_OK);
+    if (!pl) continue;
+    const tp_kir_program *p = tp_plan_program(pl);
+    /* round 0 measures, round 1 finds it in the cache, round 2 (no cache) measures */
+    CHECK(p->tuned == (round == 1 ? 0 : 1));
+    CHECK(tp_plan_run(pl, 1, &x, 1, &y, &n) == TP_OK);
+    for (int64_t i = 0; y && e && i < tp_tensor_numel(e); i++)
+      CHECK(fabs(tp_tensor_get_f64(y, i) - tp_tensor_get_f64(e, i)) <= 1e-4 * (1 + fabs(tp_tensor_get_f64(e, i))));
+    tp_tensor_release(y);
+    y = NULL;
+    tp_plan_free(pl);
+  }
+  tp_tensor_release(e), tp_tensor_release(x), tp_tensor_release(w);
+  tp_graph_free(g);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0);
   size_t base = tp_live_tensors();
@@ -347,6 +387,7 @@ int main(void) {
   test_schedule();
   test_differential();
   test_fast_math();
+  test_autotune();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;

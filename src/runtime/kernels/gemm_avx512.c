@@ -51,9 +51,24 @@
 #ifndef GEMM_NC
 #define GEMM_NC 3072
 #endif
-#define KC GEMM_KC
-#define MC GEMM_MC
+#if defined(__wasm__) && !defined(__wasm_atomics__)
+#define KTLS
+#else
+#define KTLS _Thread_local
+#endif
+/* Blocking set by max-autotune (tp_f32_gemm_tune__avx512); 0: the defaults.
+ * Per thread, like the pack buffers, which are sized for the largest. */
+#define KC_MAX 768
+#define MC_MAX (MR * 60)
+static KTLS int tune_kc, tune_mc;
+#define KC (tune_kc ? (int64_t)tune_kc : (int64_t)GEMM_KC)
+#define MC (tune_mc ? (int64_t)tune_mc : (int64_t)GEMM_MC)
 #define NC GEMM_NC
+
+void tp_f32_gemm_tune__avx512(int kc, int mc) {
+  tune_kc = kc <= 0 ? 0 : kc < 16 ? 16 : kc > KC_MAX ? KC_MAX : kc;
+  tune_mc = mc <= 0 ? 0 : mc < MR ? MR : mc > MC_MAX ? MC_MAX : mc / MR * MR;
+}
 
 #define AI static inline __attribute__((always_inline))
 
@@ -254,11 +269,7 @@ static const ukernel_fn ukernels[MR][2] = {
 
 /* ---- the driver ---- */
 
-#if defined(__wasm__) && !defined(__wasm_atomics__)
-#define KTLS
-#else
-#define KTLS _Thread_local
-#endif
+
 static KTLS float *pack_a_buf, *pack_b_buf;
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -284,8 +295,8 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
       for (int64_t j = 0; j < N; j++) C[i * ldc + j] = bias ? bias[j] : 0.0f;
     return;
   }
-  if (!pack_a_buf) pack_a_buf = aligned_alloc(64, sizeof(float) * (size_t)MC * KC);
-  if (!pb && !pack_b_buf) pack_b_buf = aligned_alloc(64, sizeof(float) * (size_t)KC * NC);
+  if (!pack_a_buf) pack_a_buf = aligned_alloc(64, sizeof(float) * (size_t)MC_MAX * KC_MAX);
+  if (!pb && !pack_b_buf) pack_b_buf = aligned_alloc(64, sizeof(float) * (size_t)KC_MAX * NC);
   if (!pack_a_buf || (!pb && !pack_b_buf)) { /* out of memory: unpacked fallback */
     if (pb) { /* read B back out of its panels */
       int64_t Np = round_up(N, NR);

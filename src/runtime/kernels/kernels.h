@@ -52,6 +52,10 @@ typedef struct tp_kernels {
    * bit-identical across ISAs. stax's fused kernels use it; eager and the
    * parity-checked paths use unary_f32. Equal to unary_f32 elsewhere. */
   void (*unary_fast_f32)(int op, const float *a, float *y, int64_t n);
+  /* Cache blocking of the GEMMs on this thread (depth KC, rows MC; <= 0:
+   * the defaults); max-autotune times candidates. A B packed with
+   * gemm_pack_b must be used with the KC it was packed with. */
+  void (*gemm_tune)(int kc, int mc);
 } tp_kernels;
 
 extern const tp_kernels tp_kernels_generic;
@@ -61,6 +65,7 @@ void tp_f32_gemm__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_
                          int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
                          int64_t ldc, const float *bias);
 size_t tp_f32_gemm_pack_b_size__avx512(int64_t K, int64_t N);
+void tp_f32_gemm_tune__avx512(int kc, int mc);
 void tp_f32_gemm_pack_b__avx512(int64_t K, int64_t N, const float *B, int64_t rsb, int64_t csb,
                                 float *packed_out);
 void tp_f32_gemm_packed__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,

@@ -317,14 +317,26 @@ static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
  * A kernel file that brings its own GEMM (kern_avx512.c: gemm_avx512.c)
  * defines GEMM_EXTERNAL and the names GEMM_F32, GEMM_PACK_B_SIZE,
  * GEMM_PACK_B, GEMM_F32_PACKED; this generic one is then left out. */
+#ifndef GEMM_TUNE
+#define GEMM_TUNE FN(tp_f32_gemm_tune)
+#endif
 #ifndef GEMM_EXTERNAL
 #define GEMM_F32 FN(tp_f32_gemm)
 #define GEMM_PACK_B_SIZE FN(tp_f32_gemm_pack_b_size)
 #define GEMM_PACK_B FN(tp_f32_gemm_pack_b)
 #define GEMM_F32_PACKED FN(tp_f32_gemm_packed)
-#define KC 256
-#define MC (MR * 16)
+/* Blocking: defaults, or set per thread by max-autotune (gemm_tune). The
+ * pack buffer is sized for the largest. */
+#define KC_MAX 768
+#define MC_MAX (MR * 48)
+static KTLS int tune_kc, tune_mc;
+#define KC (tune_kc ? (int64_t)tune_kc : (int64_t)256)
+#define MC (tune_mc ? (int64_t)tune_mc : (int64_t)(MR * 16))
 #define NC 2048
+static void FN(tp_f32_gemm_tune)(int kc, int mc) {
+  tune_kc = kc <= 0 ? 0 : kc < 16 ? 16 : kc > KC_MAX ? KC_MAX : kc;
+  tune_mc = mc <= 0 ? 0 : mc < MR ? MR : mc > MC_MAX ? MC_MAX : mc / MR * MR;
+}
 
 #if defined(__clang__)
 #define CONTRACT _Pragma("clang fp contract(fast)")
@@ -417,7 +429,7 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
   int64_t Np = round_up_nr(N);
   if (!pack_buf) {
     /* one buffer per thread, kept for the life of the thread */
-    pack_buf = aligned_alloc(64, sizeof(float) * ((size_t)MC * KC + (size_t)KC * (NC + NR)));
+    pack_buf = aligned_alloc(64, sizeof(float) * ((size_t)MC_MAX * KC_MAX + (size_t)KC_MAX * (NC + NR)));
     if (!pack_buf) { /* out of memory: unpacked scalar fallback */
       for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < N; j++) {
@@ -437,7 +449,7 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
       return;
     }
   }
-  float *pa = pack_buf, *pb = pack_buf + (size_t)MC * KC;
+  float *pa = pack_buf, *pb = pack_buf + (size_t)MC_MAX * KC_MAX;
   for (int64_t jc = 0; jc < N; jc += NC) {
     int64_t nc = N - jc < NC ? N - jc : NC;
     for (int64_t pc = 0; pc < K; pc += KC) {
@@ -509,5 +521,6 @@ const tp_kernels CAT(tp_kernels, SFX) = {
 #else
     .unary_fast_f32 = FN(tp_f32_vunary_ukernel),
 #endif
+    .gemm_tune = GEMM_TUNE,
 };
 #endif /* VEC_UNARY_ONLY */
