@@ -6,34 +6,56 @@
  * strides gather 4 lanes) and a tail loop that computes one element in lane
  * 0. Row kernels loop over rows; each phase is a vector reduction or a map
  * over the row. Transcendental functions are inlined polynomials that
- * repeat vec_impl.h operation for operation, so generated code and the
- * core's SIMD128 kernels give the same bits. */
+ * repeat vec_impl.h's fast family (unary_fast_f32) operation for
+ * operation, so generated code and the executor give the same bits. */
 #include "emit.h"
 #include "writer.h"
 #include <math.h>
 #include <stdio.h>
 
+#define POOL_MAX 96
 typedef struct em {
   tp_wasm_func *f;
   tp_status s;
+  int collect;                 /* first pass: only gather the vector constants */
+  int npool;                   /* distinct v128 constants, kept in locals */
+  uint8_t pool[POOL_MAX][16];
+  uint32_t pool_local[POOL_MAX];
   int relaxed;                 /* f32x4.relaxed_madd for p * r + c */
   uint32_t v0; int vn, vtop;   /* v128 temporaries */
   uint32_t i0; int in, itop;   /* i32 temporaries */
   uint32_t f0; int fn, ftop;   /* f32 temporaries */
 } em;
 
-#define OK(e) ((e)->s == TP_OK)
+#define OK(e) ((e)->s == TP_OK && !(e)->collect)
 static void op(em *e, tp_wasm_op o) { if (OK(e)) e->s = tp_wasm_emit(e->f, o); }
 static void lget(em *e, uint32_t l) { if (OK(e)) e->s = tp_wasm_emit_local(e->f, TP_WASM_OP_LOCAL_GET, l); }
 static void lset(em *e, uint32_t l) { if (OK(e)) e->s = tp_wasm_emit_local(e->f, TP_WASM_OP_LOCAL_SET, l); }
 static void ltee(em *e, uint32_t l) { if (OK(e)) e->s = tp_wasm_emit_local(e->f, TP_WASM_OP_LOCAL_TEE, l); }
 static void i32c(em *e, int32_t v) { if (OK(e)) e->s = tp_wasm_emit_i32_const(e->f, v); }
 static void f32c(em *e, float v) { if (OK(e)) e->s = tp_wasm_emit_f32_const(e->f, v); }
-static void vf(em *e, float v) { if (OK(e)) e->s = tp_wasm_emit_f32x4_const(e->f, v, v, v, v); }
+/* A v128 constant: gathered in the first pass, then read from its local
+ * (set once at function entry) so loops do not rematerialize it. */
+static void vconst(em *e, const uint8_t b[16]) {
+  if (e->s) return;
+  int i = 0;
+  while (i < e->npool && memcmp(e->pool[i], b, 16)) i++;
+  if (e->collect) {
+    if (i == e->npool && e->npool < POOL_MAX) memcpy(e->pool[e->npool++], b, 16);
+    return;
+  }
+  if (i < e->npool && e->pool_local[i]) e->s = tp_wasm_emit_local(e->f, TP_WASM_OP_LOCAL_GET, e->pool_local[i]);
+  else e->s = tp_wasm_emit_v128_const(e->f, b);
+}
+static void vf(em *e, float v) {
+  uint8_t b[16];
+  for (int k = 0; k < 4; k++) memcpy(b + 4 * k, &v, 4);
+  vconst(e, b);
+}
 static void vi(em *e, int32_t v) {
   uint8_t b[16];
   for (int k = 0; k < 4; k++) memcpy(b + 4 * k, &v, 4);
-  if (OK(e)) e->s = tp_wasm_emit_v128_const(e->f, b);
+  vconst(e, b);
 }
 static void mem(em *e, tp_wasm_op o, uint32_t offset) {
   if (OK(e)) e->s = tp_wasm_emit_mem(e->f, o, 0, offset);
@@ -127,36 +149,41 @@ static void div_const_by(em *e, float c, uint32_t d) {
   vf(e, c), lget(e, d), op(e, TP_WASM_OP_F32X4_DIV);
 }
 
+/* tanh and sigmoid of the fast family (vec_impl.h, FAST_TRANSCENDENTALS):
+ * a 13/6 rational function, sigmoid(x) = 0.5 tanh(x / 2) + 0.5 */
 static void m_tanh(em *e, uint32_t x, uint32_t out) {
   int save = e->vtop;
-  uint32_t ax = vtmp(e), z = vtmp(e), p = vtmp(e), small = vtmp(e), ex = vtmp(e), big = vtmp(e), m = vtmp(e);
-  m_abs(e, x), lset(e, ax);
-  lget(e, ax), lget(e, ax), op(e, TP_WASM_OP_F32X4_MUL), lset(e, z);
-  vf(e, -5.70498872745e-3f), lset(e, p);
-  mad(e, p, z, 2.06390887954e-2f);
-  mad(e, p, z, -5.37397155531e-2f);
-  mad(e, p, z, 1.33314422036e-1f);
-  mad(e, p, z, -3.33332819422e-1f);
-  lget(e, p), lget(e, z), op(e, TP_WASM_OP_F32X4_MUL), lget(e, ax), op(e, TP_WASM_OP_F32X4_MUL);
-  lget(e, ax), op(e, TP_WASM_OP_F32X4_ADD), lset(e, small);
-  lget(e, ax), lget(e, ax), op(e, TP_WASM_OP_F32X4_ADD), lset(e, ex);
-  m_exp(e, ex, ex);
-  lget(e, ex), vf(e, 1.0f), op(e, TP_WASM_OP_F32X4_ADD), lset(e, ex);
-  vf(e, 1.0f), vf(e, 2.0f), lget(e, ex), op(e, TP_WASM_OP_F32X4_DIV), op(e, TP_WASM_OP_F32X4_SUB), lset(e, big);
-  lget(e, ax), vf(e, 0.625f), op(e, TP_WASM_OP_F32X4_LT), lset(e, m);
-  sel(e, m, small, big);
-  lget(e, x), vi(e, (int32_t)0x80000000u), op(e, TP_WASM_OP_V128_AND), op(e, TP_WASM_OP_V128_OR);
-  lset(e, out);
+  uint32_t xx = vtmp(e), cl = vtmp(e), m = vtmp(e), x2 = vtmp(e), p = vtmp(e), q = vtmp(e);
+  const float c = 7.90531110763549805f;
+  vf(e, c), lset(e, cl);
+  lget(e, x), vf(e, c), op(e, TP_WASM_OP_F32X4_GT), lset(e, m);
+  sel(e, m, cl, x), lset(e, xx);
+  vf(e, -c), lset(e, cl);
+  lget(e, xx), vf(e, -c), op(e, TP_WASM_OP_F32X4_LT), lset(e, m);
+  sel(e, m, cl, xx), lset(e, xx);
+  lget(e, xx), lget(e, xx), op(e, TP_WASM_OP_F32X4_MUL), lset(e, x2);
+  vf(e, -2.76076847742355e-16f), lset(e, p);
+  mad(e, p, x2, 2.00018790482477e-13f);
+  mad(e, p, x2, -8.60467152213735e-11f);
+  mad(e, p, x2, 5.12229709037114e-08f);
+  mad(e, p, x2, 1.48572235717979e-05f);
+  mad(e, p, x2, 6.37261928875436e-04f);
+  mad(e, p, x2, 4.89352455891786e-03f);
+  lget(e, p), lget(e, xx), op(e, TP_WASM_OP_F32X4_MUL), lset(e, p);
+  vf(e, 1.19825839466702e-06f), lset(e, q);
+  mad(e, q, x2, 1.18534705686654e-04f);
+  mad(e, q, x2, 2.26843463243900e-03f);
+  mad(e, q, x2, 4.89352518554385e-03f);
+  lget(e, p), lget(e, q), op(e, TP_WASM_OP_F32X4_DIV), lset(e, out);
   e->vtop = save;
 }
 
 static void m_sigmoid(em *e, uint32_t x, uint32_t out) {
   int save = e->vtop;
   uint32_t t = vtmp(e);
-  lget(e, x), op(e, TP_WASM_OP_F32X4_NEG), lset(e, t);
-  m_exp(e, t, t);
-  vf(e, 1.0f), lget(e, t), op(e, TP_WASM_OP_F32X4_ADD), lset(e, t);
-  div_const_by(e, 1.0f, t), lset(e, out);
+  vf(e, 0.5f), lget(e, x), op(e, TP_WASM_OP_F32X4_MUL), lset(e, t);
+  m_tanh(e, t, t);
+  vf(e, 0.5f), lget(e, t), op(e, TP_WASM_OP_F32X4_MUL), vf(e, 0.5f), op(e, TP_WASM_OP_F32X4_ADD), lset(e, out);
   e->vtop = save;
 }
 
@@ -275,7 +302,7 @@ static int64_t inner_st(const kctx *c, int slot) { return c->pr->st[slot][c->pr-
 /* Evaluates e over 4 lanes (vector: loads at off) or lane 0 (tail). off:
  * an i32 local holding the element index of this step within the row. */
 static void eval_expr(em *e, kctx *c, const tp_kir_expr *x, uint32_t off, int tail) {
-  for (int i = 0; i < x->n && OK(e); i++) {
+  for (int i = 0; i < x->n && !e->s; i++) {
     const tp_kir_ins *I = &x->ins[i];
     uint32_t v = c->vals[i];
     switch (I->op) {
@@ -385,7 +412,7 @@ static void row_work(em *e, kctx *c) {
     return;
   }
   int nrv = 0;
-  for (int q = 0; q < k->nphases && OK(e); q++) {
+  for (int q = 0; q < k->nphases && !e->s; q++) {
     const tp_kir_phase *ph = &k->phases[q];
     if (!ph->is_reduce) {
       row_loop(e, c, n, store_body, (void *)&ph->expr);
@@ -468,6 +495,30 @@ static int supported(const tp_kir_program *p, const tp_kir_kernel *k, const tp_k
   return 1;
 }
 
+static void kernel_body(em *e, const tp_kir_kernel *k, const tp_kir_prep *pr) {
+  kctx c;
+  memset(&c, 0, sizeof c);
+  c.k = k, c.pr = pr, c.ptrs = 0;
+  for (int i = 0; i < TP_KIR_MAX_INS; i++) c.vals[i] = vtmp(e);
+  for (int q = 0; q < TP_KIR_MAX_IN; q++) c.hoist[q] = vtmp(e);
+  for (int q = 0; q < TP_KIR_MAX_PHASES; q++) c.rowval[q] = ftmp(e);
+  if (!e->collect) tp_wasm_func_label(e->f, "kernel %s", k->name);
+  /* bases: ptrs[buf] + 4 * offset */
+  for (int s2 = 0; s2 < k->nin; s2++) {
+    c.base[s2] = itmp(e);
+    lget(e, c.ptrs), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->in[s2].buf));
+    i32c(e, (int32_t)(k->in[s2].offset * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, c.base[s2]);
+  }
+  c.out = itmp(e);
+  lget(e, c.ptrs), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->out)), lset(e, c.out);
+  /* output strides per dim: contiguous; reductions store one value per row */
+  int64_t out_st[TP_MAX_DIMS], acc = k->kind == TP_KK_ROW && k->phases[k->nphases - 1].is_reduce ? 1 : pr->shape[pr->nd - 1];
+  for (int d = pr->nd - 2; d >= 0; d--) {
+    out_st[d] = acc;
+    acc *= pr->shape[d];
+  }
+  nest(e, &c, 0, out_st);
+}
 static tp_status emit_kernel(tp_wasm_module *m, uint32_t type, const tp_kir_program *p, int ki,
                              const tp_kir_prep *pr, int relaxed, uint32_t *fidx) {
   const tp_kir_kernel *k = &p->kernels[ki];
@@ -480,28 +531,21 @@ static tp_status emit_kernel(tp_wasm_module *m, uint32_t type, const tp_kir_prog
   if (!s) s = tp_wasm_func_add_locals(e.f, (uint32_t)e.in, TP_WASM_I32, &e.i0);
   if (!s) s = tp_wasm_func_add_locals(e.f, (uint32_t)e.fn, TP_WASM_F32, &e.f0);
   if (s) return s;
-  kctx c;
-  memset(&c, 0, sizeof c);
-  c.k = k, c.pr = pr, c.ptrs = 0;
-  for (int i = 0; i < TP_KIR_MAX_INS; i++) c.vals[i] = vtmp(&e);
-  for (int q = 0; q < TP_KIR_MAX_IN; q++) c.hoist[q] = vtmp(&e);
-  for (int q = 0; q < TP_KIR_MAX_PHASES; q++) c.rowval[q] = ftmp(&e);
-  tp_wasm_func_label(e.f, "kernel %s", k->name);
-  /* bases: ptrs[buf] + 4 * offset */
-  for (int s2 = 0; s2 < k->nin; s2++) {
-    c.base[s2] = itmp(&e);
-    lget(&e, c.ptrs), mem(&e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->in[s2].buf));
-    i32c(&e, (int32_t)(k->in[s2].offset * 4)), op(&e, TP_WASM_OP_I32_ADD), lset(&e, c.base[s2]);
+  /* pass 1 gathers the vector constants, pass 2 emits with them in locals */
+  for (int pass = 0; pass < 2 && !e.s; pass++) {
+    e.collect = pass == 0;
+    e.vtop = e.itop = e.ftop = 0;
+    if (pass == 1) {
+      uint32_t first;
+      if (e.npool) e.s = tp_wasm_func_add_locals(e.f, (uint32_t)e.npool, TP_WASM_V128, &first);
+      for (int q = 0; q < e.npool && !e.s; q++) {
+        e.pool_local[q] = first + (uint32_t)q;
+        e.s = tp_wasm_emit_v128_const(e.f, e.pool[q]);
+        if (!e.s) e.s = tp_wasm_emit_local(e.f, TP_WASM_OP_LOCAL_SET, e.pool_local[q]);
+      }
+    }
+    kernel_body(&e, k, pr);
   }
-  c.out = itmp(&e);
-  lget(&e, c.ptrs), mem(&e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->out)), lset(&e, c.out);
-  /* output strides per dim: contiguous; reductions store one value per row */
-  int64_t out_st[TP_MAX_DIMS], acc = k->kind == TP_KK_ROW && k->phases[k->nphases - 1].is_reduce ? 1 : pr->shape[pr->nd - 1];
-  for (int d = pr->nd - 2; d >= 0; d--) {
-    out_st[d] = acc;
-    acc *= pr->shape[d];
-  }
-  nest(&e, &c, 0, out_st);
   if (e.s) return e.s;
   return tp_wasm_func_end(e.f);
 }

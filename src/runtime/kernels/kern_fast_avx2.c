@@ -11,6 +11,7 @@
 #define SFX avx2_fast
 #define ISA_NAME "avx2"
 #define VEC_UNARY_ONLY
+#define FAST_TRANSCENDENTALS
 #define VSQRT(v) ((vf)_mm256_sqrt_ps((__m256)(v)))
 static inline __m256 rcp_nr(__m256 d) {
   __m256 r = _mm256_rcp_ps(d);

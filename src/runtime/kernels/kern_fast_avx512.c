@@ -12,6 +12,7 @@
 #define SFX avx512_fast
 #define ISA_NAME "avx512"
 #define VEC_UNARY_ONLY
+#define FAST_TRANSCENDENTALS
 #define VSQRT(v) ((vf)_mm512_sqrt_ps((__m512)(v)))
 static inline __m512 rcp_nr(__m512 d) {
   __m512 r = _mm512_rcp14_ps(d);

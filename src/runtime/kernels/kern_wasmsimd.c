@@ -8,4 +8,6 @@
 #define MR 4
 #define NRV 2
 #define VSQRT(v) ((vf)wasm_f32x4_sqrt((v128_t)(v)))
+void tp_f32_vunary_ukernel_wasmsimd_fast(int op, const float *a, float *y, int64_t n);
+#define UNARY_FAST tp_f32_vunary_ukernel_wasmsimd_fast
 #include "vec_impl.h"
