@@ -100,6 +100,9 @@ static inline void *tp_tensor_ptr(const tp_tensor *t) {
 }
 /* Read element i (C order, any strides) as double / write. */
 double tp_tensor_get_f64(const tp_tensor *t, int64_t i);
+/* The elements of t (any layout) in C order into dst (numel * itemsize
+ * bytes); no capture hook (internal readers: npy, graph text). */
+void tp_tensor_gather(const tp_tensor *t, void *dst);
 /* Copy src (any layout, any dtype) into contiguous dst of the same shape. */
 void tp_tensor_copy_into(const tp_tensor *src, tp_tensor *dst);
 int tp_dtype_is_float(tp_dtype d);

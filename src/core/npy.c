@@ -264,27 +264,6 @@ tp_status tp_npy_decode(const void *bytes, size_t len, tp_tensor **out) {
   return decode(bytes, len, "npy", out);
 }
 
-/* C-order gather of any strided tensor, little-endian. */
-static void gather(const tp_tensor *t, unsigned char *o) {
-  size_t isz = tp_dtype_size(t->dtype);
-  int64_t numel = tp_shape_numel(t->ndim, t->shape);
-  if (numel <= 0) return;
-  const unsigned char *base = (const unsigned char *)t->storage->data;
-  int64_t idx[TP_MAX_DIMS] = { 0 };
-  int64_t off = t->offset;
-  for (int64_t k = 0; k < numel; k++) {
-    memcpy(o + (size_t)k * isz, base + (size_t)off * isz, isz);
-    for (int d = t->ndim - 1; d >= 0; d--) {
-      if (++idx[d] < t->shape[d]) {
-        off += t->strides[d];
-        break;
-      }
-      off -= t->strides[d] * (t->shape[d] - 1);
-      idx[d] = 0;
-    }
-  }
-  swap_elems(o, (size_t)numel * isz, isz);
-}
 
 tp_status tp_npy_encode(tp_tensor *t, void **out, size_t *len) {
   char hd[256];
@@ -314,7 +293,7 @@ tp_status tp_npy_encode(tp_tensor *t, void **out, size_t *len) {
   memcpy(b + 10, hd, (size_t)n);
   memset(b + 10 + n, ' ', hlen - (size_t)n - 1);
   b[10 + hlen - 1] = '\n';
-  gather(t, b + 10 + hlen);
+  tp_tensor_gather(t, b + 10 + hlen);
   *out = b;
   *len = total;
   return TP_OK;

@@ -349,6 +349,17 @@ tp_status tp_contiguous(tp_tensor *t, tp_tensor **out) {
   return TP_OK;
 }
 
+void tp_tensor_gather(const tp_tensor *t, void *dst) {
+  size_t need = (size_t)tp_tensor_numel(t) * tp_dtype_size(t->dtype);
+  if (!need) return;
+  tp_tensor tmp = *t; /* a contiguous shell over dst for copy_into */
+  tp_storage st = {1, need, dst, dst};
+  tmp.storage = &st;
+  tmp.offset = 0;
+  set_contiguous_strides(&tmp);
+  tp_tensor_copy_into(t, &tmp);
+}
+
 tp_status tp_tensor_read(tp_tensor *t, void *dst, size_t bytes) {
   if (!t) return tp_fail(TP_ERR_INVALID_ARG, "read: NULL tensor");
   size_t need = (size_t)tp_tensor_numel(t) * tp_dtype_size(t->dtype);
@@ -358,12 +369,7 @@ tp_status tp_tensor_read(tp_tensor *t, void *dst, size_t bytes) {
   TP_TRY(tp_capture_on_read(t, "toArray"));
   if (!need) return TP_OK;
   if (!dst) return tp_fail(TP_ERR_INVALID_ARG, "read: NULL destination");
-  tp_tensor tmp = *t; /* a contiguous shell over dst for copy_into */
-  tp_storage st = {1, need, dst, dst};
-  tmp.storage = &st;
-  tmp.offset = 0;
-  set_contiguous_strides(&tmp);
-  tp_tensor_copy_into(t, &tmp);
+  tp_tensor_gather(t, dst);
   return TP_OK;
 }
 

@@ -203,36 +203,6 @@ static int host_is_le(void) {
   return *(const unsigned char *)&one == 1;
 }
 
-void tp_text_gather(const tp_tensor *t, void *dst) {
-  size_t isz = tp_dtype_size(t->dtype);
-  int64_t numel = tp_shape_numel(t->ndim, t->shape);
-  unsigned char *o = dst;
-  if (numel <= 0) return;
-  const unsigned char *base = (const unsigned char *)t->storage->data;
-  int64_t idx[TP_MAX_DIMS] = { 0 };
-  int64_t off = t->offset;
-  for (int64_t k = 0; k < numel; k++) {
-    memcpy(o + (size_t)k * isz, base + (size_t)off * isz, isz);
-    for (int d = t->ndim - 1; d >= 0; d--) {
-      if (++idx[d] < t->shape[d]) {
-        off += t->strides[d];
-        break;
-      }
-      off -= t->strides[d] * (t->shape[d] - 1);
-      idx[d] = 0;
-    }
-  }
-  if (!host_is_le() && isz > 1) {
-    for (int64_t k = 0; k < numel; k++) {
-      unsigned char *e = o + (size_t)k * isz;
-      for (size_t i = 0; i < isz / 2; i++) {
-        unsigned char c = e[i];
-        e[i] = e[isz - 1 - i];
-        e[isz - 1 - i] = c;
-      }
-    }
-  }
-}
 
 /* ---- the printer ---------------------------------------------------------- */
 static void put_scalar(tp_sbuf *b, const tp_arg *a) {
@@ -385,7 +355,15 @@ static tp_status put_data(tp_sbuf *b, const tp_node *nd) {
     tmp = tp_xmalloc(bytes);
     if (!tmp) return tp_fail(TP_ERR_OUT_OF_MEMORY, "graph print: no memory for data of %%%s",
                              nd->name);
-    tp_text_gather(t, tmp);
+    tp_tensor_gather(t, tmp);
+    size_t isz = tp_dtype_size(t->dtype);
+    if (!host_is_le() && isz > 1) /* the text holds little-endian bytes */
+      for (size_t k = 0; k < bytes; k += isz)
+        for (size_t q = 0; q < isz / 2; q++) {
+          unsigned char c = tmp[k + q];
+          tmp[k + q] = tmp[k + isz - 1 - q];
+          tmp[k + isz - 1 - q] = c;
+        }
   }
   tp_sbuf_printf(b, "data %%%s ", nd->name);
   tp_sbuf_put_type(b, t->dtype, t->ndim, t->shape);

@@ -64,9 +64,6 @@ void tp_sbuf_put_type(tp_sbuf *b, tp_dtype dt, int ndim, const int64_t *shape);
 /* Standard base64 ('=' padded). */
 void tp_sbuf_put_base64(tp_sbuf *b, const unsigned char *data, size_t n);
 
-/* Copy the elements of t (any strides) in C order, little-endian, into dst
- * (numel * itemsize bytes). Does not go through capture. */
-void tp_text_gather(const tp_tensor *t, void *dst);
 
 /* The dtype whose short name is s[0..n), -1 if none. */
 int tp_text_dtype_lookup(const char *s, size_t n);
