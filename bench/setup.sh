@@ -5,7 +5,11 @@
 #   onnxruntime-node  npm devDependency (package-lock.json), for W2-W4; its
 #                     install script downloads binaries (offline: fails), so
 #                     it is skipped: the CPU binaries ship in the package
+#   onnxruntime-web, @tensorflow/tfjs-core, @tensorflow/tfjs-backend-wasm
+#                     npm devDependencies, for models-wasm (their .wasm
+#                     binaries ship in the packages)
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 have_openblas() {
   [ -f /usr/include/x86_64-linux-gnu/cblas.h ] || [ -f /usr/include/cblas.h ] || return 1
@@ -21,11 +25,12 @@ if ! have_openblas; then
 fi
 have_openblas || { echo "setup: libopenblas-dev is still missing" >&2; exit 1; }
 
-# onnxruntime-node: installed by `npm ci` at the repo root (scripts/setup.sh
-# does it too); here only when missing, e.g. node_modules from an older lock.
-if ! node -e 'require.resolve("onnxruntime-node")' >/dev/null 2>&1; then
-  echo "setup: npm ci (onnxruntime-node)" >&2
+# npm devDependencies: installed by `npm ci` at the repo root (scripts/setup.sh
+# does it too); here only when one is missing, e.g. node_modules from an older lock.
+NPM_DEPS=(onnxruntime-node onnxruntime-web @tensorflow/tfjs-core @tensorflow/tfjs-backend-wasm)
+have_npm() { for p in "${NPM_DEPS[@]}"; do [ -f "node_modules/$p/package.json" ] || return 1; done; }
+if ! have_npm; then
+  echo "setup: npm ci (${NPM_DEPS[*]})" >&2
   ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error >&2
 fi
-node -e 'require.resolve("onnxruntime-node")' >/dev/null 2>&1 ||
-  { echo "setup: onnxruntime-node is still missing" >&2; exit 1; }
+have_npm || { echo "setup: an npm devDependency is still missing (${NPM_DEPS[*]})" >&2; exit 1; }

@@ -21,7 +21,10 @@ const cases = readFileSync(jsonl, "utf8").split("\n").filter((l) => l.trim().sta
   .map((l) => JSON.parse(l));
 const machine = opt.machine ? JSON.parse(opt.machine) : {};
 
-for (const c of cases) {
+// A case without "impls" (e.g. {"case": "summary", "md": "..."}) is kept in
+// the JSON and only contributes its "md" text (appended) to the markdown.
+const timed = cases.filter((c) => Array.isArray(c.impls));
+for (const c of timed) {
   const base = c.impls.find((i) => i.name === c.baseline);
   for (const i of c.impls) {
     if (!base) continue;
@@ -41,16 +44,17 @@ let md = `### ${opt.workload} — ${opt.date}\n\n`;
 md += `Machine: ${machine.cpu ?? "?"}, ${machine.cpus ?? "?"} CPUs, L1d ${machine.l1d ?? "?"}, ` +
   `L2 ${machine.l2 ?? "?"}${machine.hypervisor ? `, ${machine.hypervisor} guest` : ""}; ` +
   `kernel ${machine.kernel ?? "?"}. Command: \`${opt.command}\`.\n\n`;
-const hasGf = cases.some((c) => c.impls.some((i) => i.gflops !== undefined));
+const hasGf = timed.some((c) => c.impls.some((i) => i.gflops !== undefined));
 md += `| case | isa (baseline) | impl | median ms | min ms |${hasGf ? " GFLOP/s |" : ""} time / baseline | throughput vs baseline |\n`;
 md += `|---|---|---|---:|---:|${hasGf ? "---:|" : ""}---:|---:|\n`;
-for (const c of cases)
+for (const c of timed)
   for (const i of c.impls)
     md += `| ${c.case} | ${c.isa ?? ""}${c.baseline_variant ? ` (${c.baseline_variant})` : ""} | ${i.name}${i.name === c.baseline ? " (baseline)" : ""} | ` +
       `${f(i.median_ms, 4)} | ${f(i.min_ms, 4)} |${hasGf ? ` ${f(i.gflops, 1)} |` : ""} ` +
       `${f(i.time_ratio_vs_baseline, 3)} | ${f(i.throughput_vs_baseline, 3)}x |\n`;
-const reps = [...new Set(cases.map((c) => c.reps))].join(", ");
+const reps = [...new Set(timed.map((c) => c.reps))].join(", ");
 md += `\nMedians of ${reps} interleaved samples per impl after warm-up.\n`;
 const notes = cases.filter((c) => c.notes).map((c) => `- ${c.notes}`);
 if (notes.length) md += `\n${notes.join('\n')}\n`;
+for (const c of cases) if (typeof c.md === "string") md += c.md;
 writeFileSync(outMd, md);
