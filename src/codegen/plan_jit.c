@@ -24,8 +24,11 @@ tp_status tp_plan_codegen(tp_plan *pl, int use_cache) {
   if (!s) {
     int32_t *fn = tp_xmalloc(sizeof(int32_t) * (size_t)(p->nkernels ? p->nkernels : 1));
     if (!fn) s = TP_ERR_OUT_OF_MEMORY;
-    for (int k = 0; !s && k < p->nkernels; k++)
+    for (int k = 0; !s && k < p->nkernels; k++) {
       fn[k] = em.kernel_func[k] < 0 ? -1 : em.kernel_func[k] + (token ? 0 : base);
+      /* a generated GEMM reads the plan's packed B: without it, the executor */
+      if (p->kernels[k].kind == TP_KK_GEMM && !tp_plan_packed_b(pl, k)) fn[k] = -1;
+    }
     if (!s) tp_plan_attach_jit(pl, fn, token);
   }
   tp_emitted_clear(&em);

@@ -453,7 +453,9 @@ static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, flo
   }
 }
 
-static void *packed_b(const tp_plan *pl, int ki) {
+const void *tp_plan_packed_b(const tp_plan *pl, int ki);
+static void *packed_b(const tp_plan *pl, int ki) { return (void *)tp_plan_packed_b(pl, ki); }
+const void *tp_plan_packed_b(const tp_plan *pl, int ki) {
   char *raw = pl->packed ? pl->packed[ki] : NULL;
   if (!raw || pl->packed_by != tp_kern()) return NULL; /* the ISA changed: unpacked path */
   return (void *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
@@ -658,9 +660,11 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
     }
   }
   if (!s && pl->jit_fn && !pl->jit_token) {
-    ptrtab = tp_xmalloc(sizeof(int32_t) * (size_t)(p->nbufs ? p->nbufs : 1));
+    /* buffers, then each kernel's packed B (generated GEMMs read it) */
+    ptrtab = tp_xmalloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 1));
     if (!ptrtab) s = TP_ERR_OUT_OF_MEMORY;
     for (int b = 0; !s && b < p->nbufs; b++) ptrtab[b] = (int32_t)(intptr_t)ptr[b];
+    for (int k = 0; !s && k < p->nkernels; k++) ptrtab[p->nbufs + k] = (int32_t)(intptr_t)packed_b(pl, k);
   }
 #endif
   pl->running++;

@@ -177,6 +177,9 @@ const tp_kir_program *tp_plan_program(const tp_plan *pl);
  * pending load (token) switches to the generated code once the host has
  * installed it. Takes ownership of fn (nkernels entries). */
 void tp_plan_attach_jit(tp_plan *pl, int32_t *fn, int32_t pending_token);
+/* The packed B of constant-weight GEMM kernel ki (NULL if not packed, or
+ * packed for another ISA table than the current one). */
+const void *tp_plan_packed_b(const tp_plan *pl, int ki);
 /* Number of kernels this plan runs as generated code right now. */
 int tp_plan_jit_kernels(tp_plan *pl);
 void tp_plan_free(tp_plan *pl);

@@ -213,8 +213,14 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
           !tp_desc_equal(&b->desc, &lz.desc) || s->buf_uses[lz.in[i].buf] != 0 ||
           s->graph_uses[s->p->kernels[gk].node] != 1)
         continue;
-      int other = 0; /* no second load of the same buffer */
-      for (int q = 0; q < lz.nin; q++) other |= q != i && lz.in[q].buf == lz.in[i].buf;
+      int other = 0; /* no second load of the same buffer, and every other
+                        input is ready before the GEMM runs */
+      for (int q = 0; q < lz.nin; q++) {
+        if (q == i) continue;
+        other |= lz.in[q].buf == lz.in[i].buf;
+        for (int kq = gk; kq < s->p->nkernels; kq++)
+          other |= s->p->kernels[kq].out == lz.in[q].buf;
+      }
       if (other) continue;
       tp_kir_kernel *k = &s->p->kernels[gk];
       /* the epilogue runs over the GEMM output in place of the load */

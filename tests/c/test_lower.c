@@ -340,6 +340,31 @@ static void test_fast_math(void) {
   tp_set_isa("best");
 }
 
+/* Regression: a GEMM epilogue must not read a value computed by a later
+ * kernel (sigmoid(x @ w) * rowsum(r): the row kernel of the sum comes after
+ * the GEMM in node order). */
+static void test_epilogue_order(void) {
+  tp_graph *g = parse("tpgraph v1\n%x = placeholder : f32[3,4]\n%w = placeholder : f32[5,4]\n"
+                      "%r = placeholder : f32[3,5]\n%0 = linear(%x, %w, none) : f32[3,5]\n"
+                      "%1 = sigmoid(%0) : f32[3,5]\n%2 = sum(%r, dims=[1], keepdim=true) : f32[3,1]\n"
+                      "%3 = mul(%1, %2) : f32[3,5]\noutput(%3)\n");
+  if (!g) return;
+  int64_t sx[2] = {3, 4}, sw[2] = {5, 4}, sr[2] = {3, 5};
+  tp_tensor *in[3], *e = NULL, *y = NULL;
+  tp_randn(2, sx, 1, &in[0]), tp_randn(2, sw, 2, &in[1]), tp_randn(2, sr, 3, &in[2]);
+  tp_plan *pl = NULL;
+  int n;
+  CHECK(tp_lower(g, NULL, &pl) == TP_OK);
+  CHECK(tp_graph_run(g, 3, in, 1, &e, &n) == TP_OK);
+  CHECK(pl && tp_plan_run(pl, 3, in, 1, &y, &n) == TP_OK);
+  for (int64_t i = 0; e && y && i < 15; i++)
+    CHECK(fabs(tp_tensor_get_f64(e, i) - tp_tensor_get_f64(y, i)) < 1e-5);
+  tp_tensor_release(e), tp_tensor_release(y);
+  for (int i = 0; i < 3; i++) tp_tensor_release(in[i]);
+  tp_plan_free(pl);
+  tp_graph_free(g);
+}
+
 /* max-autotune: GEMM blockings are timed at plan time, results unchanged,
  * the choice cached per shape unless caches are off. */
 static void test_autotune(void) {
@@ -388,6 +413,7 @@ int main(void) {
   test_differential();
   test_fast_math();
   test_autotune();
+  test_epilogue_order();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;

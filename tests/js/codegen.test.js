@@ -160,3 +160,32 @@ test('with relaxed SIMD (--experimental-wasm-relaxed-simd) the generated code fu
   assert.ok(r.err <= 1e-5, `max error ${r.err}`);
   assert.ok(r.diff > 0, 'fused multiply-adds change some bits (the relaxed path is really used)');
 });
+
+test('generated GEMMs (with fused epilogues) match the executor on odd shapes', () => {
+  const shapes = [[1, 5, 3], [3, 8, 17], [7, 13, 300], [13, 31, 257], [64, 40, 513], [5, 1, 9]];
+  for (const [M, N, K] of shapes) {
+    tp.scope(() => {
+      const W = tp.randn([K, N], { seed: M + N }), b = tp.randn([N], { seed: K }), Wl = tp.randn([N, K], { seed: 7 });
+      const x = tp.randn([M, K], { seed: 3 }), r = tp.randn([M, N], { seed: 4 });
+      const fns = [
+        (x, r) => tp.matmul(x, W),
+        (x, r) => tp.relu(tp.matmul(x, W).add(b)).add(r),
+        (x, r) => tp.gelu(tp.linear(x, Wl, b), { approximate: 'tanh' }),
+        (x, r) => tp.sigmoid(tp.linear(x, Wl)).mul(r.sum({ dim: 1, keepdim: true })),
+      ];
+      fns.forEach((f, fi) => {
+        const gj = C.compile(f), gx = C.compile(f, { options: { 'stax.codegen': false } });
+        const ge = C.compile(f, { backend: 'eager' });
+        for (const g of [gj, gx, ge]) g(x, r);
+        const plan = gj.explain().backend_plans[0];
+        assert.ok(plan.generated >= plan.gemm, `${M}x${N}x${K} f${fi}: the GEMMs are generated (${JSON.stringify(plan)})`);
+        const a = gj(x, r).toArray(), c = gx(x, r).toArray(), e = ge(x, r).toArray();
+        let scale = 1e-3, err = 0;
+        for (let k = 0; k < a.length; k++) scale = Math.max(scale, Math.abs(e[k]));
+        for (let k = 0; k < a.length; k++) err = Math.max(err, Math.abs(a[k] - e[k]), Math.abs(a[k] - c[k]));
+        assert.ok(err <= 1e-5 * scale * Math.max(1, Math.sqrt(K) / 8), `${M}x${N}x${K} f${fi}: error ${err} (scale ${scale})`);
+        for (const g of [gj, gx, ge]) g.dispose();
+      });
+    });
+  }
+});

@@ -58,6 +58,12 @@ typedef struct tp_kernels {
   void (*gemm_tune)(int kc, int mc);
 } tp_kernels;
 
+/* The SIMD128 table's GEMM panel width (columns per packed B panel) and
+ * default depth block: the Wasm code generator reads B packed by that table
+ * (src/codegen/wasm/emit.c). */
+#define TP_WASMSIMD_NR 8
+#define TP_WASMSIMD_KC 256
+
 extern const tp_kernels tp_kernels_generic;
 #if defined(__x86_64__) || defined(__i386__)
 /* gemm_avx512.c: intrinsics GEMM (12x32 tile) used by tp_kernels_avx512. */

@@ -358,7 +358,7 @@ static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
 #define KC_MAX 768
 #define MC_MAX (MR * 48)
 static KTLS int tune_kc, tune_mc;
-#define KC (tune_kc ? (int64_t)tune_kc : (int64_t)256)
+#define KC (tune_kc ? (int64_t)tune_kc : (int64_t)256) /* 256 = TP_WASMSIMD_KC */
 #define MC (tune_mc ? (int64_t)tune_mc : (int64_t)(MR * 16))
 #define NC 2048
 static void FN(tp_f32_gemm_tune)(int kc, int mc) {
