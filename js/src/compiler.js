@@ -336,6 +336,10 @@ function makeWrapper(fn, options) {
     if (text === null) throwCore(`${name}.explain()`);
     return JSON.parse(text);
   };
+  /** Resolves when every generated Wasm module of this process is installed
+   * (browsers compile large modules asynchronously; until then the kernels
+   * run in the executor). */
+  Object.defineProperty(g, 'ready', { get: () => J.whenReady() });
   g.dispose = () => {
     if (disposed) return;
     disposed = true;
@@ -411,8 +415,27 @@ export function reset() {
 /** True while the core is capturing a function (and capture is not disabled). */
 export const isCompiling = F.isCompiling;
 
+/**
+ * compile(), then one call with the example arguments (capture, lowering,
+ * code generation), then wait until generated modules are installed. The
+ * path for browsers' main threads, where large modules compile
+ * asynchronously: `const g = await compiler.compileAsync(f, {}, x)`.
+ */
+export async function compileAsync(fn, options = {}, ...exampleArgs) {
+  const g = compile(fn, options);
+  if (exampleArgs.length) {
+    const out = g(...exampleArgs);
+    const made = new Set();
+    collectTensors(out, made);
+    disposeExcept(made, null);
+  }
+  await J.whenReady();
+  return g;
+}
+
 export const compiler = Object.freeze({
   compile,
+  compileAsync,
   config,
   reset,
   explain,

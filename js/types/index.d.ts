@@ -243,10 +243,14 @@ export interface CompiledFunction<F extends (...args: any[]) => any> {
   /** One failed guard per recompile, e.g. "inputs[0].shape == (4, 8)". */
   recompileReasons(): string[];
   explain(): ExplainReport;
+  /** Resolves when the generated Wasm modules are installed (browsers compile large ones asynchronously). */
+  readonly ready: Promise<void>;
   dispose(): void;
 }
 
 export declare function compile<F extends (...args: any[]) => TensorTree>(fn: F, options?: CompileOptions): CompiledFunction<F> | F;
+/** compile, one call with the example arguments, then wait for generated modules. */
+export declare function compileAsync<F extends (...args: any[]) => TensorTree>(fn: F, options?: CompileOptions, ...exampleArgs: Parameters<F>): Promise<CompiledFunction<F> | F>;
 export declare function compile(options?: CompileOptions): <F extends (...args: any[]) => TensorTree>(fn: F) => CompiledFunction<F> | F;
 export declare function compile(fn: undefined | null, options: CompileOptions): <F extends (...args: any[]) => TensorTree>(fn: F) => CompiledFunction<F> | F;
 export declare function isCompiling(): boolean;
@@ -340,6 +344,7 @@ export declare function signatureOf(fn: Fn): Required<SignatureDescriptor> | nul
 
 export declare const compiler: Readonly<{
   compile: typeof compile;
+  compileAsync: typeof compileAsync;
   config: CompilerConfig;
   reset: typeof reset;
   explain: typeof explain;

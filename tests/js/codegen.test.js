@@ -189,3 +189,18 @@ test('generated GEMMs (with fused epilogues) match the executor on odd shapes', 
     });
   }
 });
+
+test('compileAsync and g.ready: the async path used on browsers main threads', async () => {
+  const n0 = tp.liveTensors();
+  const x = tp.randn([1000], { seed: 5 });
+  const g = await C.compileAsync((t) => tp.tanh(t).mul(2), {}, x);
+  await g.ready;
+  assert.equal(g.numCaptures, 1);
+  assert.ok(g.explain().backend_plans[0].generated >= 1);
+  const y = g(x), e = tp.scope(() => tp.tanh(x).mul(2));
+  const a = y.toArray(), b = e.toArray();
+  for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i] - b[i]) <= 1e-6);
+  for (const t of [x, y, e]) t.dispose();
+  g.dispose();
+  assert.equal(tp.liveTensors(), n0, 'the example call leaks nothing');
+});
