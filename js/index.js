@@ -97,6 +97,7 @@ export {
 } from './src/backends.js';
 export { graph, Graph } from './src/graph.js';
 export { npy } from './src/npy.js';
+export { onnx } from './src/onnx.js';
 export {
   TensorPlayError,
   GraphCaptureError,

@@ -462,6 +462,28 @@ tp_status tp_npy_decode(const void *bytes, size_t len, tp_tensor **out);
 /* *out is owned by the caller: free it with tp_free_string (not free()). */
 tp_status tp_npy_encode(tp_tensor *t, void **out, size_t *len);
 
+/* ---- ONNX (src/onnx, docs/onnx.md) --------------------------------------
+ * tp_onnx_load: a serialized ModelProto (opset 13 or newer) -> a graph whose
+ * placeholders are the graph inputs without initializers (named after the
+ * ONNX names, sanitized to [A-Za-z0-9_.]) and whose outputs are the graph
+ * outputs in order. bytes are not retained. Malformed bytes: TP_ERR_PARSE
+ * ("onnx: truncated field 7 of TensorProto at byte 1234"); ops, attributes,
+ * dtypes or external data the importer cannot handle: TP_ERR_UNSUPPORTED
+ * ("onnx: node 'conv1' (Conv) is not supported yet"). */
+tp_status tp_onnx_load(const void *bytes, size_t len, tp_graph **out);
+tp_status tp_onnx_load_file(const char *path, tp_graph **out);
+/* The same with some graph inputs bound to values (borrowed): they become
+ * constants instead of placeholders, so inputs that ops need as constants
+ * (Reshape's shape, Slice's starts, Reduce*'s axes) can be given. */
+tp_status tp_onnx_load_with(const void *bytes, size_t len, int nbind, const char *const *names,
+                            tp_tensor *const *values, tp_graph **out);
+/* A serialized TensorProto (test data .pb files) <-> a tensor. encode: *out
+ * is owned by the caller (tp_free_string). */
+tp_status tp_onnx_tensor_decode(const void *bytes, size_t len, tp_tensor **out);
+tp_status tp_onnx_tensor_encode(tp_tensor *t, const char *name, void **out, size_t *len);
+tp_status tp_onnx_tensor_load(const char *path, tp_tensor **out);
+tp_status tp_onnx_tensor_save(const char *path, tp_tensor *t);
+
 /* ---- runtime info ------------------------------------------------------ */
 /* "generic", "sse2", "avx2", "avx512", "wasm-simd128" */
 const char *tp_isa_name(void);

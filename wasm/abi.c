@@ -936,3 +936,45 @@ int32_t tpw_graph_emit_wasm(uint32_t h, intptr_t *out) {
   tp_emitted_clear(&em);
   return TP_OK;
 }
+
+/* ---- ONNX ---- */
+uint32_t tpw_onnx_load(const void *bytes, int32_t len) {
+  tp_graph *g = NULL;
+  if (len < 0 || (len && !bytes)) {
+    tp_fail(TP_ERR_INVALID_ARG, "onnx.load: bad byte buffer");
+    return 0;
+  }
+  if (tp_onnx_load(bytes, (size_t)len, &g)) return 0;
+  uint32_t h = handle_new(K_GRAPH, g);
+  if (!h) tp_graph_free(g);
+  return h;
+}
+uint32_t tpw_onnx_tensor_decode(const void *bytes, int32_t len) {
+  tp_tensor *t = NULL;
+  if (len < 0 || (len && !bytes)) {
+    tp_fail(TP_ERR_INVALID_ARG, "onnx.decodeTensor: bad byte buffer");
+    return 0;
+  }
+  if (tp_onnx_tensor_decode(bytes, (size_t)len, &t)) return 0;
+  uint32_t h = handle_new(K_TENSOR, t);
+  if (!h) tp_tensor_release(t);
+  return h;
+}
+int32_t tpw_graph_num_inputs(uint32_t h) {
+  tp_graph *g = handle_get(h, K_GRAPH);
+  return g ? tp_graph_num_inputs(g) : -1;
+}
+int32_t tpw_graph_num_outputs(uint32_t h) {
+  tp_graph *g = handle_get(h, K_GRAPH);
+  return g ? tp_graph_num_outputs(g) : -1;
+}
+const char *tpw_graph_input_name(uint32_t h, int32_t i) {
+  tp_graph *g = handle_get(h, K_GRAPH);
+  if (!g || i < 0 || i >= tp_graph_num_inputs(g)) return NULL;
+  return tp_graph_input_name(g, i);
+}
+const char *tpw_onnx_output_names(uint32_t h) {
+  tp_graph *g = handle_get(h, K_GRAPH);
+  int o = g ? tp_graph_output(g) : -1;
+  return o >= 0 ? tp_graph_get_custom(g, o, "onnx_outputs") : NULL;
+}

@@ -211,4 +211,17 @@ void tpw_jit_ready(int32_t token, int32_t base);
  * out[1] (free with tpw_free). TP_ERR_UNSUPPORTED: nothing to generate. */
 int32_t tpw_graph_emit_wasm(uint32_t graph, intptr_t *out);
 
+/* ---- ONNX (src/onnx, docs/onnx.md) ----
+ * tpw_onnx_load: a serialized ModelProto -> a graph handle (K_GRAPH: run it
+ * with tpw_graph_run, free it with tpw_graph_free); 0 on failure. */
+uint32_t tpw_onnx_load(const void *bytes, int32_t len);
+/* A serialized TensorProto -> a tensor handle; 0 on failure. */
+uint32_t tpw_onnx_tensor_decode(const void *bytes, int32_t len);
+int32_t tpw_graph_num_inputs(uint32_t h);
+int32_t tpw_graph_num_outputs(uint32_t h);
+/* Placeholder i's name (borrowed until tpw_graph_free), 0 if none. */
+const char *tpw_graph_input_name(uint32_t h, int32_t i);
+/* The ONNX output names, comma separated (borrowed), 0 if none. */
+const char *tpw_onnx_output_names(uint32_t h);
+
 #endif

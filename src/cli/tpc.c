@@ -22,11 +22,13 @@ static const char usage_text[] =
     "usage: tpc <command> [options]\n"
     "\n"
     "commands:\n"
-    "  run GRAPH.tpg [--input NAME=FILE.npy]... [--output FILE.npy]... [--print]\n"
+    "  run GRAPH.tpg|MODEL.onnx [--input NAME=FILE.npy|FILE.pb]... [--output FILE.npy|FILE.pb]...\n"
+    "        [--print]\n"
     "        run a graph (text form, with data) on .npy inputs. Each graph\n"
     "        input (placeholder) is bound by name; the i-th --output receives\n"
     "        the i-th graph output. Outputs without --output, and all outputs\n"
     "        with --print, are summarized on stdout (shape, dtype, values).\n"
+    "        A .onnx file is imported (docs/onnx.md); .pb files are ONNX TensorProtos.\n"
     "  graph GRAPH.tpg\n"
     "        parse a graph text file and print it back (without data): a checker.\n"
     "  compile GRAPH.tpg [--dump=graph,passes,kernels] [--dump-after=PASS]\n"
@@ -96,7 +98,18 @@ int tpc_load_graph(const char *path, tp_graph **g);
 int tpc_cmd_compile(int argc, char **argv);
 int tpc_cmd_bench(int argc, char **argv);
 
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && !strcmp(s + n - k, suffix);
+}
+
 static int load_graph(const char *path, tp_graph **g) {
+  if (ends_with(path, ".onnx")) { /* an ONNX model (docs/onnx.md) */
+    tp_status s = tp_onnx_load_file(path, g);
+    if (s != TP_OK)
+      return fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s", tp_last_error());
+    return 0;
+  }
   char *text = NULL;
   size_t len = 0;
   int rc = read_file(path, &text, &len);
@@ -243,7 +256,8 @@ static int cmd_run(int argc, char **argv) {
       goto done;
     }
     tp_tensor *t = NULL;
-    tp_status s = tp_npy_load(bd->file, &t);
+    tp_status s = ends_with(bd->file, ".pb") ? tp_onnx_tensor_load(bd->file, &t)
+                                             : tp_npy_load(bd->file, &t);
     if (s != TP_OK) {
       rc = fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "input '%s': %s", nm,
                 tp_last_error());
@@ -285,7 +299,8 @@ static int cmd_run(int argc, char **argv) {
   }
   for (int k = 0; k < nres; k++) {
     if (k < nouts) {
-      if (tp_npy_save(outs[k], results[k]) != TP_OK) {
+      if ((ends_with(outs[k], ".pb") ? tp_onnx_tensor_save(outs[k], results[k])
+                                     : tp_npy_save(outs[k], results[k])) != TP_OK) {
         rc = fail(EXIT_RUNTIME, "output %d: %s", k, tp_last_error());
         goto done;
       }

@@ -16,7 +16,7 @@ tp_status tp_pb_error(const tp_pb *r, size_t at, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  return tp_fail(TP_ERR_PARSE, "onnx: %s of %s at byte %zu", buf, r->msg, at);
+  return tp_fail(TP_ERR_PARSE, "onnx: %s in %s at byte %zu", buf, r->msg, at);
 }
 
 static size_t off(const tp_pb *r, const uint8_t *p) { return (size_t)(p - r->base); }

@@ -1,0 +1,64 @@
+// onnx.js - ONNX models and TensorProtos. The importer is C (src/onnx,
+// docs/onnx.md); this file marshals bytes and wraps the graph handle.
+
+import { throwLast } from './errors.js';
+import { wrapHandle, getCore } from './tensor.js';
+import { Graph, run as runGraph } from './graph.js';
+
+function toU8(bytes, what) {
+  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
+  if (ArrayBuffer.isView(bytes)) return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  throw new TypeError(`${what}: expected bytes (Uint8Array or ArrayBuffer)`);
+}
+
+function withBytes(core, u8, fn) {
+  const p = core.malloc(Math.max(u8.length, 1));
+  try {
+    core.views().u8.set(u8, p);
+    return fn(p, u8.length);
+  } finally {
+    core.free(p);
+  }
+}
+
+/**
+ * Loads a serialized ONNX model. Returns a callable model:
+ *   const model = tp.onnx.load(bytes);
+ *   const [y] = model(x);            // or model.run(x)
+ *   model.inputNames, model.outputNames, model.graph, model.dispose()
+ * Malformed bytes throw a TensorPlayError with status 'PARSE'; ops the
+ * importer does not support throw one with status 'UNSUPPORTED'.
+ */
+export function load(bytes) {
+  const core = getCore();
+  const u8 = toU8(bytes, 'onnx.load');
+  const h = withBytes(core, u8, (p, n) => core.exports.tpw_onnx_load(p, n) >>> 0);
+  if (h === 0) throwLast(core, 'onnx.load');
+  const graph = new Graph(h);
+  const ex = core.exports;
+  const nin = ex.tpw_graph_num_inputs(h);
+  const inputNames = [];
+  for (let i = 0; i < nin; i++) inputNames.push(core.readCString(ex.tpw_graph_input_name(h, i)));
+  const op = ex.tpw_onnx_output_names(h);
+  const outputNames = op ? core.readCString(op).split(',') : [];
+  const model = (...inputs) => model.run(...inputs);
+  model.inputNames = inputNames;
+  model.outputNames = outputNames;
+  model.graph = graph;
+  model.run = (...inputs) => {
+    if (inputs.length === 1 && Array.isArray(inputs[0])) inputs = inputs[0];
+    return runGraph(graph, inputs);
+  };
+  model.dispose = () => graph.dispose();
+  return model;
+}
+
+/** A Tensor from a serialized ONNX TensorProto (the test data .pb files). */
+export function decodeTensor(bytes) {
+  const core = getCore();
+  const u8 = toU8(bytes, 'onnx.decodeTensor');
+  return withBytes(core, u8, (p, n) =>
+    wrapHandle(core.exports.tpw_onnx_tensor_decode(p, n), 'onnx.decodeTensor'));
+}
+
+export const onnx = Object.freeze({ load, decodeTensor });

@@ -1,0 +1,20 @@
+/* onnx.h - ONNX import: ModelProto -> Graph IR, TensorProto <-> tensors.
+ * The public entry points are declared in tensorplay.h (ONNX section);
+ * docs/onnx.md lists the supported ops and attributes. */
+#ifndef TP_ONNX_H
+#define TP_ONNX_H
+#include "../graph/graph.h"
+
+/* The smallest default-domain opset the importer accepts. */
+#define TP_ONNX_MIN_OPSET 13
+
+/* ONNX TensorProto.DataType values used here. */
+enum {
+  TP_ONNX_FLOAT = 1, TP_ONNX_UINT8 = 2, TP_ONNX_INT8 = 3, TP_ONNX_UINT16 = 4,
+  TP_ONNX_INT16 = 5, TP_ONNX_INT32 = 6, TP_ONNX_INT64 = 7, TP_ONNX_STRING = 8,
+  TP_ONNX_BOOL = 9, TP_ONNX_FLOAT16 = 10, TP_ONNX_DOUBLE = 11, TP_ONNX_UINT32 = 12,
+  TP_ONNX_UINT64 = 13
+};
+const char *tp_onnx_dtype_name(int onnx_type);
+
+#endif
