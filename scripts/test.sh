@@ -3,9 +3,11 @@
 # Stages: setup, build (native, asan, wasi, emscripten), ctest (native, asan),
 # wasm checks (wasi, emscripten), node --test tests/js with the wasi core
 # (js/wasm/tensorplay.wasm) and with TP_WASM=build/emscripten/tensorplay.wasm,
-# tests/parity/run.sh if present. Every stage runs even after a failure
-# (stages whose build failed are counted failed); exits non-zero if any stage
-# failed. The last line is "N passed, N failed[, N skipped]" counting stages.
+# node --test tests/browser (examples/web and the JS API in headless Chromium;
+# skipped without /usr/bin/chromium), tests/parity/run.sh if present. Every
+# stage runs even after a failure (stages whose build failed are counted
+# failed); exits non-zero if any stage failed. The last line is "N passed,
+# N failed[, N skipped]" counting stages.
 # Env: TP_SKIP_SETUP=1 skips setup.sh; JOBS (default 2).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -78,6 +80,14 @@ else
     stage "node:wasi" run_node_tests wasi
   needs "node:emscripten" build:emscripten &&
     stage "node:emscripten" run_node_tests emscripten build/emscripten/tensorplay.wasm
+fi
+
+# Browser tests: Debian's chromium driven by playwright-core (~20 s).
+if [ ! -x /usr/bin/chromium ]; then
+  record browser SKIP "/usr/bin/chromium missing (apt-get install chromium)"
+else
+  needs browser build:wasi &&
+    stage browser timeout 180 env -u TP_WASM node --test tests/browser/
 fi
 
 if [ -f tests/parity/run.sh ]; then

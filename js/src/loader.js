@@ -37,7 +37,11 @@ async function readWasmBytes(source) {
   if (source instanceof WebAssembly.Module) return source;
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return source;
   if (isNode) {
-    const fs = await import('node:fs/promises');
+    // The specifier is a variable (and marked ignore) so that bundlers
+    // building for browsers (webpack, Vite, esbuild) do not try to resolve a
+    // node: module that the browser path never loads.
+    const fsModule = 'node:fs/promises';
+    const fs = await import(/* webpackIgnore: true */ /* @vite-ignore */ fsModule);
     let where = source;
     if (where === undefined) {
       const env = process.env.TP_WASM;

@@ -1,0 +1,301 @@
+// worker.js - the module Web Worker of the web example: loads tensorplay-wasm
+// and does all compiling and running, so the page's main thread never blocks.
+//
+// Messages in (from app.js), each with an `id` echoed in the answer:
+//   { type: 'compile', id, model: 'mlp'|'mixer'|'transformer'|'onnx', batch,
+//     backend, mode, onnx?: ArrayBuffer, onnxName? }
+//   { type: 'run', id, runs }
+// Messages out:
+//   { type: 'ready', loadMs, version, isa, memoryBytes, hasOnnx, backends, modes }
+//   { type: 'compiled', id, ... }     compile time, graph text, explain(), output
+//   { type: 'wasm', id, ... }         the generated module (bytes) or why there is none
+//   { type: 'ran', id, ... }          medians of eager / compiled / stax, output
+//   { type: 'error', id, error: { name, message, code, status, fatal } }
+// `fatal`: the core trapped (WebAssembly.RuntimeError) or exited; its state
+// cannot be trusted, so the page terminates this worker and starts a new one.
+
+const t0 = performance.now();
+let tp, MODELS, summarize;
+try {
+  // the package (which fetches and compiles the core) and the models, in parallel
+  [tp, { MODELS, summarize }] = await Promise.all([import('../../js/index.js'), import('./models.js')]);
+} catch (e) {
+  self.postMessage({ type: 'error', id: 0, error: { ...describe(e), fatal: true, phase: 'load' } });
+  throw e;
+}
+const loadMs = performance.now() - t0;
+
+// Wasm32 has a 4 GiB address space; the core's size arithmetic is 32-bit
+// there, so a tensor of 4 GiB or more cannot exist. Refuse such inputs here
+// with a clear message (below that, the core reports OUT_OF_MEMORY itself).
+const WASM32_LIMIT = 2 ** 32;
+const BYTES_PER_SAMPLE = { mlp: 784 * 4, mixer: 16 * 256 * 4, transformer: 4 * 128 * 128 * 4 };
+
+let state = null; // { key, model, g, gStax, name, backend, mode }
+
+function describe(e) {
+  if (e === null || typeof e !== 'object') return { name: 'Error', message: String(e) };
+  const out = {
+    name: e.name || e.constructor?.name || 'Error',
+    message: String(e.message ?? e),
+    code: e.code,
+    status: e.status,
+  };
+  if (e.cause) out.cause = String(e.cause.message ?? e.cause);
+  return out;
+}
+
+function hashBytes(u8) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < u8.length; i++) h = Math.imul(h ^ u8[i], 0x01000193) >>> 0;
+  return `${u8.length}:${h.toString(16)}`;
+}
+
+function isFatal(e) {
+  return e instanceof WebAssembly.RuntimeError || e?.name === 'WasiExit';
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+function firstTensor(out) {
+  if (out instanceof tp.Tensor) return out;
+  if (Array.isArray(out)) for (const v of out) { const t = firstTensor(v); if (t) return t; }
+  else if (out && typeof out === 'object') for (const v of Object.values(out)) { const t = firstTensor(v); if (t) return t; }
+  return null;
+}
+
+function outputInfo(out) {
+  const t = firstTensor(out);
+  if (!t) return { shape: null, dtype: null, summary: null };
+  let values = t.toArray();
+  if (!(values instanceof Float32Array)) values = Float32Array.from(values, Number);
+  return { shape: t.shape, dtype: t.dtype, summary: summarize(values) };
+}
+
+function disposeOut(out) {
+  if (out instanceof tp.Tensor) out.dispose();
+  else if (Array.isArray(out)) out.forEach(disposeOut);
+  else if (out && typeof out === 'object') Object.values(out).forEach(disposeOut);
+}
+
+function dropCompiled() {
+  if (!state) return;
+  for (const g of [state.g, state.gStax]) {
+    try { g?.dispose?.(); } catch { /* already gone */ }
+  }
+  state.g = state.gStax = null;
+}
+
+function dropModel() {
+  dropCompiled();
+  try { state?.model?.dispose(); } catch { /* ignore */ }
+  state = null;
+}
+
+// ---- ONNX (tp.onnx.load, when the package has it) --------------------------------
+function parsePlaceholders(text) {
+  const out = [];
+  const re = /^%([A-Za-z0-9_.]+) = placeholder : (f32|i32|i64|b8)\[([0-9,]*)\]/gm;
+  for (const m of String(text ?? '').matchAll(re)) {
+    out.push({ name: m[1], dtype: m[2], shape: m[3] ? m[3].split(',').map(Number) : [] });
+  }
+  return out;
+}
+
+const DTYPE = { f32: 'float32', i32: 'int32', i64: 'int64', b8: 'bool', float32: 'float32', int32: 'int32', int64: 'int64', bool: 'bool' };
+
+async function loadOnnx(bytes, name) {
+  if (typeof tp.onnx?.load !== 'function') {
+    const e = new Error('ONNX loading is not available in this build of tensorplay-wasm (tp.onnx.load is missing). ' +
+      'Pick a built-in model, or update the package to a version with ONNX import.');
+    e.name = 'Unsupported';
+    throw e;
+  }
+  const u8 = new Uint8Array(bytes);
+  if (u8.length === 0) throw new Error(`${name}: the file is empty`);
+  const loaded = await tp.onnx.load(u8);
+  // The loaded model is callable; its inputs come from its metadata when it
+  // has some, else from the placeholders of its graph text.
+  let specs = loaded.inputs ?? loaded.inputSpecs ?? null;
+  if (!Array.isArray(specs) || !specs.every((s) => Array.isArray(s?.shape))) {
+    let text = null;
+    for (const k of ['graph', 'print', 'graphText']) {
+      const v = loaded[k];
+      try {
+        text = typeof v?.print === 'function' ? v.print() // a tp.graph.Graph
+          : typeof v === 'function' && k !== 'graph' ? v.call(loaded) : v;
+      } catch { text = null; }
+      if (typeof text === 'string') break;
+    }
+    specs = parsePlaceholders(text);
+  }
+  const call = typeof loaded === 'function' ? loaded
+    : typeof loaded.run === 'function' ? (...xs) => loaded.run(xs)
+      : null;
+  if (!call) throw new Error(`${name}: tp.onnx.load returned an object that cannot be called`);
+  if (specs.some((s) => s.shape.some((d) => typeof d !== 'number' || !(d >= 0)))) {
+    throw new Error(`${name}: the model has inputs with symbolic dimensions (${JSON.stringify(specs.map((s) => s.shape))}); the example needs fixed shapes`);
+  }
+  const inputs = specs.map((s, i) => {
+    const dtype = DTYPE[s.dtype] ?? 'float32';
+    return dtype === 'float32' ? tp.randn(s.shape, { seed: 1 + i }) : tp.zeros(s.shape, { dtype });
+  });
+  return {
+    fn: (...xs) => call(...xs),
+    inputs,
+    specs,
+    dispose() {
+      inputs.forEach((t) => t.dispose());
+      try { loaded.dispose?.(); } catch { /* ignore */ }
+    },
+  };
+}
+
+// ---- compile / run ----------------------------------------------------------------------
+async function compile(msg) {
+  const { model, backend, mode } = msg;
+  let key, name;
+  if (model === 'onnx') {
+    key = `onnx:${msg.onnxName}:${hashBytes(new Uint8Array(msg.onnx ?? new ArrayBuffer(0)))}`;
+    name = 'onnx_model';
+  } else {
+    const M = MODELS[model];
+    if (!M) throw new Error(`unknown model ${JSON.stringify(model)}`);
+    const batch = Number(msg.batch ?? M.defaultBatch);
+    if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`batch must be a positive integer, got ${JSON.stringify(msg.batch)}`);
+    const need = batch * BYTES_PER_SAMPLE[model];
+    if (need >= WASM32_LIMIT) {
+      const e = new RangeError(`model too large: batch ${batch} needs tensors of ${(need / 2 ** 30).toFixed(1)} GiB, ` +
+        'more than the 4 GiB a Wasm32 memory can address');
+      e.name = 'TooLarge';
+      throw e;
+    }
+    key = `${model}:${batch}`;
+    name = model;
+  }
+
+  const tBuild = performance.now();
+  if (state?.key !== key) {
+    dropModel();
+    if (model === 'onnx') {
+      const m = await loadOnnx(msg.onnx, msg.onnxName ?? 'model.onnx');
+      state = { key, model: m, inputs: m.inputs, fn: m.fn, specs: m.specs };
+    } else {
+      const m = MODELS[model].build(tp, { batch: Number(msg.batch ?? MODELS[model].defaultBatch) });
+      state = { key, model: m, inputs: [m.x], fn: m.fn };
+    }
+  } else {
+    dropCompiled();
+  }
+  const buildMs = performance.now() - tBuild;
+
+  const opts = { backend, name };
+  if (mode && mode !== 'default') opts.mode = mode;
+  const tc = performance.now();
+  const g = tp.compile(state.fn, opts);
+  state.g = g;
+  state.backend = backend;
+  state.mode = mode;
+  const y = g(...state.inputs); // capture + lowering + code generation + first run
+  const compileMs = performance.now() - tc;
+  const out = outputInfo(y);
+  disposeOut(y);
+  const report = typeof g.explain === 'function' ? g.explain() : null;
+  const graphText = typeof g.graph === 'function' ? g.graph() : null;
+  self.postMessage({
+    type: 'compiled',
+    id: msg.id,
+    model,
+    backend,
+    mode,
+    buildMs,
+    compileMs,
+    postedAt: performance.timeOrigin + performance.now(),
+    graphText,
+    explain: report,
+    inputs: state.inputs.map((t) => ({ shape: t.shape, dtype: t.dtype })),
+    output: out,
+    memoryBytes: tp.memoryBytes(),
+  });
+
+  // The module stax generates for this graph (after the first result is out).
+  const tw = performance.now();
+  let wasm;
+  try {
+    const text = g.graph({ withData: true });
+    if (!text) throw new Error('no graph was captured (graph break?)');
+    const parsed = tp.graph.parse(text);
+    try {
+      const bytes = tp.graph.emitWasm(parsed);
+      wasm = { bytes, size: bytes.length, valid: WebAssembly.validate(bytes) };
+    } finally {
+      parsed.dispose();
+    }
+  } catch (e) {
+    wasm = { size: 0, error: describe(e) };
+  }
+  wasm.ms = performance.now() - tw;
+  self.postMessage({ type: 'wasm', id: msg.id, ...wasm }, wasm.bytes ? [wasm.bytes.buffer] : []);
+}
+
+function timeIt(fn, runs) {
+  tp.scope(() => { fn(); }); // warm-up (not timed)
+  const ms = [];
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    tp.scope(() => { fn(); });
+    ms.push(performance.now() - t);
+  }
+  return { median: median(ms), min: Math.min(...ms), samples: ms };
+}
+
+function run(msg) {
+  if (!state?.g) throw new Error('compile a model first');
+  const runs = Math.max(1, Math.min(1000, Number(msg.runs) || 10));
+  const { fn, inputs, g } = state;
+  const timings = [];
+  timings.push({ label: 'eager (op by op, no compile)', ...timeIt(() => fn(...inputs), runs) });
+  const modeLabel = state.mode && state.mode !== 'default' ? `, ${state.mode}` : '';
+  timings.push({ label: `compiled: ${state.backend}${modeLabel}`, ...timeIt(() => g(...inputs), runs) });
+  if (state.backend !== 'stax') {
+    if (!state.gStax) {
+      const opts = { backend: 'stax', name: `${g.name}_stax` };
+      if (state.mode && state.mode !== 'default') opts.mode = state.mode;
+      state.gStax = tp.compile(fn, opts);
+    }
+    const gs = state.gStax;
+    timings.push({ label: `compiled: stax${modeLabel}`, ...timeIt(() => gs(...inputs), runs) });
+  }
+  const y = g(...inputs);
+  const out = outputInfo(y);
+  disposeOut(y);
+  self.postMessage({ type: 'ran', id: msg.id, runs, timings, output: out, memoryBytes: tp.memoryBytes(), liveTensors: tp.liveTensors() });
+}
+
+self.onmessage = async (ev) => {
+  const msg = ev.data;
+  try {
+    if (msg.type === 'compile') await compile(msg);
+    else if (msg.type === 'run') run(msg);
+    else throw new Error(`unknown message type ${msg.type}`);
+  } catch (e) {
+    const fatal = isFatal(e);
+    if (!fatal && msg.type === 'compile') dropCompiled();
+    self.postMessage({ type: 'error', id: msg.id, error: { ...describe(e), fatal } });
+  }
+};
+
+self.postMessage({
+  type: 'ready',
+  loadMs,
+  timeOrigin: performance.timeOrigin,
+  version: tp.version,
+  isa: tp.isa,
+  memoryBytes: tp.memoryBytes(),
+  hasOnnx: typeof tp.onnx?.load === 'function',
+  backends: ['stax', 'eager', 'reference'],
+  modes: Object.keys(tp.listModeOptions()),
+});
