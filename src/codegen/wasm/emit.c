@@ -174,7 +174,14 @@ static void m_tanh(em *e, uint32_t x, uint32_t out) {
   mad(e, q, x2, 1.18534705686654e-04f);
   mad(e, q, x2, 2.26843463243900e-03f);
   mad(e, q, x2, 4.89352518554385e-03f);
-  lget(e, p), lget(e, q), op(e, TP_WASM_OP_F32X4_DIV), lset(e, out);
+  lget(e, p), lget(e, q), op(e, TP_WASM_OP_F32X4_DIV), lset(e, p);
+  /* +-1 beyond the clamp (vec_impl.h); x is read before out is written */
+  lget(e, x), vf(e, c), op(e, TP_WASM_OP_F32X4_GT), lset(e, m);
+  vf(e, 1.0f), lset(e, cl);
+  sel(e, m, cl, p), lset(e, p);
+  lget(e, x), vf(e, -c), op(e, TP_WASM_OP_F32X4_LT), lset(e, m);
+  vf(e, -1.0f), lset(e, cl);
+  sel(e, m, cl, p), lset(e, out);
   e->vtop = save;
 }
 

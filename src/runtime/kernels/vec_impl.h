@@ -119,9 +119,9 @@ static inline vf vlog(vf x) {
  * rational function (Eigen's 13/6 minimax, |error| < 4e-7), no exp;
  * sigmoid(x) = 0.5 tanh(x / 2) + 0.5 (|error| < 3e-7). The Wasm emitter
  * writes the same operations in the same order. */
-static inline vf vtanh(vf x) {
+static inline vf vtanh(vf x0) {
   const float c = 7.90531110763549805f;
-  x = sel(x > splat(c), splat(c), x);
+  vf x = sel(x0 > splat(c), splat(c), x0);
   x = sel(x < splat(-c), splat(-c), x);
   vf x2 = x * x;
   vf p = splat(-2.76076847742355e-16f);
@@ -136,7 +136,12 @@ static inline vf vtanh(vf x) {
   q = q * x2 + splat(1.18534705686654e-04f);
   q = q * x2 + splat(2.26843463243900e-03f);
   q = q * x2 + splat(4.89352518554385e-03f);
-  return VDIV(p, q);
+  /* beyond the clamp the result is exactly +-1 (the rational gives
+   * 1 - 2.4e-7 there): gelu(-85) is 0, not -1e-5, and gelu(-inf) is NaN
+   * like the exact family's 0.5 x (1 + tanh) */
+  vf r = VDIV(p, q);
+  r = sel(x0 > splat(c), splat(1.0f), r);
+  return sel(x0 < splat(-c), splat(-1.0f), r);
 }
 
 static inline vf vsigmoid(vf x) { return splat(0.5f) * vtanh(splat(0.5f) * x) + splat(0.5f); }
