@@ -186,6 +186,15 @@ static tp_status tensor_make(tp_dtype dtype, int ndim, const int64_t *shape, int
   if ((unsigned)dtype >= TP_DTYPE_COUNT)
     return tp_fail(TP_ERR_INVALID_ARG, "tensor: unknown dtype %d", (int)dtype);
   TP_TRY(check_shape(ndim, shape, &numel));
+  /* On wasm32 size_t is 32 bits: a shape whose bytes do not fit the address
+   * space must fail here, not wrap around to a small allocation. */
+  if ((uint64_t)numel * tp_dtype_size(dtype) > (uint64_t)(SIZE_MAX - 2 * TP_ALIGN)) {
+    char b[96];
+    return tp_fail(TP_ERR_OUT_OF_MEMORY,
+                   "tensor: %s %s needs %llu bytes, more than this build's address space",
+                   tp_dtype_name(dtype), tp_shape_str(ndim, shape, b, sizeof b),
+                   (unsigned long long)((uint64_t)numel * tp_dtype_size(dtype)));
+  }
   tp_tensor *t = tensor_alloc();
   if (!t) return TP_ERR_OUT_OF_MEMORY;
   t->storage = storage_new((size_t)numel * tp_dtype_size(dtype), zero);

@@ -198,6 +198,12 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
   }
   memset(pl, 0, sizeof *pl);
   pl->p = p;
+  if ((uint64_t)p->arena_bytes > (uint64_t)(SIZE_MAX - 2 * TP_ALIGN)) { /* wasm32 */
+    tp_plan_free(pl);
+    return tp_fail(TP_ERR_OUT_OF_MEMORY,
+                   "stax: the plan's temporaries need %lld bytes, more than this build's "
+                   "address space", (long long)p->arena_bytes);
+  }
   pl->preps = tp_xmalloc(sizeof(prep) * (size_t)(p->nkernels ? p->nkernels : 1));
   pl->scratch = tp_xmalloc(sizeof(float) * CH * (TP_KIR_MAX_INS + 2));
   pl->arena_raw = tp_xmalloc((size_t)p->arena_bytes + TP_ALIGN);

@@ -32,3 +32,17 @@ test('tensors survive memory growth past 64 MB', () => {
   for (const x of [first, t, s, ...held]) x.dispose();
   assert.equal(tp.liveTensors(), before);
 });
+
+test('a tensor larger than the 32-bit address space is refused, not wrapped', () => {
+  const before = tp.liveTensors();
+  // 1,100,000 x 1024 float32 = 4.5e9 bytes: wraps to ~210 MB in 32-bit size_t.
+  assert.throws(() => tp.zeros([1100000, 1024]),
+    (e) => e instanceof tp.TensorPlayError && e.status === 'OUT_OF_MEMORY' && /address space/.test(e.message));
+  assert.throws(() => tp.randn([200000, 7840]), (e) => e.status === 'OUT_OF_MEMORY');
+  assert.throws(() => tp.full([1 << 30, 4], 1, { dtype: 'int64' }), (e) => e.status === 'OUT_OF_MEMORY');
+  // the runtime stays usable
+  const t = tp.ones([3]);
+  assert.deepEqual(Array.from(t.toArray()), [1, 1, 1]);
+  t.dispose();
+  assert.equal(tp.liveTensors(), before);
+});
