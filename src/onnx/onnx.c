@@ -634,6 +634,8 @@ static tp_status norm_axis(int64_t axis, int nd, const char *what, int64_t *out)
 }
 
 /* ---- converters ---- */
+static tp_status slice1(imp *m, ref x, int64_t dim, int64_t start, int64_t end, int64_t step, ref *out);
+static tp_status concat_many(imp *m, int k, ref *args, int64_t dim, ref *out);
 typedef tp_status (*conv_fn)(imp *m, onode *n, int arg);
 
 static tp_status cv_binary(imp *m, onode *n, int op) {
@@ -696,8 +698,46 @@ static tp_status cv_pow(imp *m, onode *n, int arg) {
   TP_TRY(need_in(m, n, 0, &x));
   TP_TRY(need_in(m, n, 1, &e));
   tp_desc dx = rdesc(m, x);
-  if (const_scalar(m, e, "the exponent", &v) != TP_OK)
-    return tp_fail(TP_ERR_UNSUPPORTED, "only a one-element constant exponent is supported");
+  if (dx.dtype == TP_BOOL || rdesc(m, e).dtype == TP_BOOL)
+    return tp_fail(TP_ERR_INVALID_ARG, "bool operands are not supported");
+  if (const_scalar(m, e, "the exponent", &v) != TP_OK ||
+      !(v == 0.5 || v == 0 || v == 1 || v == 2 || v == 3 || v == 4 || v == -1) ||
+      ((v == 0.5 || v == -1) && dx.dtype != TP_F32)) {
+    /* general case: |x|^y = exp(y log|x|) in float32; a negative base takes
+     * the sign of (-1)^y for integral y and is NaN otherwise; x^0 = 1. */
+    ref xf, yf, yi, h, odd, r, t, neg, c;
+    ref z = scal(0), one = scal(1), two = scal(2);
+    z.is_int = one.is_int = two.is_int = 1;
+    TP_TRY(cast(m, x, TP_F32, &xf));
+    TP_TRY(cast(m, e, TP_F32, &yf));
+    TP_TRY(un(m, TP_OP_ABS, xf, &t));
+    TP_TRY(un(m, TP_OP_LOG, t, &t));
+    TP_TRY(bin(m, TP_OP_MUL, yf, t, &t));
+    TP_TRY(un(m, TP_OP_EXP, t, &r));
+    TP_TRY(cast(m, yf, TP_I64, &yi)); /* exponent parity (truncated) */
+    TP_TRY(bin(m, TP_OP_DIV, yi, two, &h));
+    TP_TRY(cast(m, h, TP_I64, &h));
+    TP_TRY(bin(m, TP_OP_MUL, h, two, &h));
+    TP_TRY(bin(m, TP_OP_SUB, yi, h, &odd));
+    TP_TRY(bin(m, TP_OP_EQ, odd, z, &odd)); /* true: even */
+    TP_TRY(bin(m, TP_OP_LT, xf, z, &neg));
+    TP_TRY(un(m, TP_OP_NEG, r, &t));
+    TP_TRY(where3(m, odd, r, t, &t));
+    TP_TRY(where3(m, neg, t, r, &r));
+    TP_TRY(cast(m, yi, TP_F32, &c)); /* non-integral exponent of a negative base: NaN */
+    TP_TRY(bin(m, TP_OP_EQ, c, yf, &c));
+    TP_TRY(where3(m, c, r, scal(NAN), &t));
+    TP_TRY(where3(m, neg, t, r, &r));
+    TP_TRY(bin(m, TP_OP_EQ, yf, z, &c));
+    TP_TRY(where3(m, c, scal(1.0), r, &y));
+    if (dx.dtype != TP_F32) { /* round to nearest before the int cast */
+      TP_TRY(bin(m, TP_OP_LT, y, z, &c));
+      TP_TRY(where3(m, c, scal(-0.5), scal(0.5), &t));
+      TP_TRY(bin(m, TP_OP_ADD, y, t, &y));
+      TP_TRY(cast(m, y, dx.dtype, &y));
+    }
+    return set_out(m, n, 0, y);
+  }
   if (v == 0.5 && dx.dtype == TP_F32) {
     TP_TRY(un(m, TP_OP_SQRT, x, &y));
   } else if (v == 1) {
@@ -781,6 +821,18 @@ static tp_status cv_softmax(imp *m, onode *n, int op) {
   TP_TRY(need_in(m, n, 0, &x));
   tp_desc d = rdesc(m, x);
   int64_t axis;
+  if (m->opset < 13) { /* opset < 13: coerce to 2-D [prod(:axis), prod(axis:)] */
+    TP_TRY(norm_axis(ai(m, n, "axis", 1), d.ndim ? d.ndim : 1, "axis", &axis));
+    int64_t s2[2] = {1, 1};
+    for (int i = 0; i < d.ndim; i++) s2[i >= axis] *= d.shape[i];
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.dim = 1;
+    TP_TRY(reshape(m, x, 2, s2, &y));
+    TP_TRY(emit(m, (tp_op)op, 1, &y, &at, &y));
+    TP_TRY(reshape(m, y, d.ndim, d.shape, &y));
+    return set_out(m, n, 0, y);
+  }
   TP_TRY(norm_axis(ai(m, n, "axis", -1), d.ndim ? d.ndim : 1, "axis", &axis));
   tp_attrs at;
   tp_attrs_init(&at);
@@ -970,26 +1022,55 @@ static tp_status cv_slice(imp *m, onode *n, int arg) {
   int64_t st[TP_MAX_DIMS], en[TP_MAX_DIMS], ax[TP_MAX_DIMS], sp[TP_MAX_DIMS];
   int ns, ne, na, nsp;
   TP_TRY(need_in(m, n, 0, &x));
+  tp_desc d = rdesc(m, x);
+  if (m->opset < 10) { /* opset 1..9: starts, ends, axes are attributes */
+    attr *as_ = fa(m, n, "starts", A_INTS), *ae = fa(m, n, "ends", A_INTS), *aa = fa(m, n, "axes", A_INTS);
+    if (!as_ || !ae) return tp_fail(TP_ERR_INVALID_ARG, "attributes starts and ends are required (opset < 10)");
+    if (as_->nints > TP_MAX_DIMS || as_->nints != ae->nints || (aa && aa->nints != as_->nints))
+      return tp_fail(TP_ERR_INVALID_ARG, "starts, ends and axes differ in length (or have more than %d values)", TP_MAX_DIMS);
+    ns = ne = na = nsp = (int)as_->nints;
+    for (int i = 0; i < ns; i++)
+      st[i] = as_->ints[i], en[i] = ae->ints[i], ax[i] = aa ? aa->ints[i] : i, sp[i] = 1;
+  } else {
   TP_TRY(need_in(m, n, 1, &r1));
   TP_TRY(need_in(m, n, 2, &r2));
   TP_TRY(in(m, n, 3, &r3));
   TP_TRY(in(m, n, 4, &r4));
   TP_TRY(const_ints(m, r1, "starts", st, TP_MAX_DIMS, &ns));
   TP_TRY(const_ints(m, r2, "ends", en, TP_MAX_DIMS, &ne));
-  tp_desc d = rdesc(m, x);
   if (ns != ne) return tp_fail(TP_ERR_INVALID_ARG, "starts and ends differ in length");
   if (r3.kind != R_NONE) TP_TRY(const_ints(m, r3, "axes", ax, TP_MAX_DIMS, &na));
   else for (na = 0; na < ns; na++) ax[na] = na;
   if (r4.kind != R_NONE) TP_TRY(const_ints(m, r4, "steps", sp, TP_MAX_DIMS, &nsp));
   else for (nsp = 0; nsp < ns; nsp++) sp[nsp] = 1;
+  }
   if (na != ns || nsp != ns) return tp_fail(TP_ERR_INVALID_ARG, "starts, axes and steps differ in length");
   y = x;
   for (int i = 0; i < ns; i++) {
     int64_t a;
     TP_TRY(norm_axis(ax[i], d.ndim, "axis", &a));
-    if (sp[i] <= 0)
-      return tp_fail(TP_ERR_UNSUPPORTED, "step %lld on axis %lld is not supported (only positive steps)",
-                     (long long)sp[i], (long long)ax[i]);
+    if (sp[i] == 0) return tp_fail(TP_ERR_INVALID_ARG, "step 0 on axis %lld", (long long)ax[i]);
+    if (sp[i] < 0) { /* negative step: one slice per element, concatenated */
+      int64_t len = rdesc(m, y).shape[a], b = st[i], e = en[i];
+      if (b < 0) b += len;
+      if (e < 0) e += len;
+      b = b < -1 ? -1 : b > len - 1 ? len - 1 : b;
+      e = e < -1 ? -1 : e > len - 1 ? len - 1 : e;
+      int64_t cnt = b > e ? (b - e - 1) / -sp[i] + 1 : 0;
+      if (cnt > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "a negative-step slice of %lld elements (at most 4096)", (long long)cnt);
+      if (cnt == 0) {
+        TP_TRY(slice1(m, y, a, 0, 0, 1, &y));
+        continue;
+      }
+      ref *parts = tp_xmalloc(sizeof(ref) * (size_t)cnt);
+      if (!parts) return TP_ERR_OUT_OF_MEMORY;
+      tp_status s2 = TP_OK;
+      for (int64_t k = 0; k < cnt && !s2; k++) s2 = slice1(m, y, a, b + k * sp[i], b + k * sp[i] + 1, 1, &parts[k]);
+      if (!s2) s2 = concat_many(m, (int)cnt, parts, a, &y);
+      tp_xfree(parts);
+      TP_TRY(s2);
+      continue;
+    }
     tp_attrs at;
     tp_attrs_init(&at);
     at.dim = a;
@@ -1086,9 +1167,26 @@ static tp_status cv_reduce(imp *m, onode *n, int op) {
     else if (keep) osh[ond++] = 1;
   }
   if (red == 0 || tp_shape_numel(d.ndim, d.shape) == 0) { /* empty set: the identity */
-    double v = op == TP_OP_MAX ? -INFINITY : op == TP_OP_MIN ? INFINITY : op == TP_OP_MEAN ? NAN : 0;
+    double v = op == TP_OP_MAX ? -INFINITY : op == TP_OP_MIN ? INFINITY : op == TP_OP_MEAN ? NAN : op == -2 ? 1 : 0;
     if (d.dtype != TP_F32 && isinf(v)) v = op == TP_OP_MAX ? (d.dtype == TP_I32 ? INT32_MIN : (double)INT64_MIN) : (d.dtype == TP_I32 ? INT32_MAX : 9.2233720368547748e18);
     TP_TRY(full_const(m, d.dtype, ond, osh, v, &y));
+    return set_out(m, n, 0, y);
+  }
+  if (op == -2) { /* ReduceProd: multiply the slices of each reduced axis */
+    y = x;
+    for (int a = 0; a < d.ndim; a++) {
+      if (!mask[a]) continue;
+      if (d.shape[a] > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "axis size %lld (at most 4096)", (long long)d.shape[a]);
+      ref acc, e;
+      TP_TRY(slice1(m, y, a, 0, 1, 1, &acc));
+      for (int64_t i = 1; i < d.shape[a]; i++) {
+        TP_TRY(slice1(m, y, a, i, i + 1, 1, &e));
+        TP_TRY(bin(m, TP_OP_MUL, acc, e, &acc));
+      }
+      y = acc;
+    }
+    if (!keep) TP_TRY(reshape(m, y, ond, osh, &y));
+    if (rdesc(m, y).dtype != d.dtype) TP_TRY(cast(m, y, d.dtype, &y));
     return set_out(m, n, 0, y);
   }
   if (l2) {
@@ -1210,13 +1308,13 @@ static tp_status cv_range(imp *m, onode *n, int arg) {
 }
 
 /* Gather on constants only (shape arithmetic). */
+static tp_status cv_gather_data(imp *m, onode *n, ref x, ref ix);
 static tp_status cv_gather(imp *m, onode *n, int arg) {
   (void)arg;
   ref x, ix, y;
   TP_TRY(need_in(m, n, 0, &x));
   TP_TRY(need_in(m, n, 1, &ix));
-  if (x.kind != R_CONST || ix.kind != R_CONST)
-    return tp_fail(TP_ERR_UNSUPPORTED, "Gather is only supported on constant inputs (shape arithmetic) yet");
+  if (x.kind != R_CONST || ix.kind != R_CONST) return cv_gather_data(m, n, x, ix);
   tp_tensor *t = m->consts[x.c], *it = m->consts[ix.c], *o;
   int64_t axis;
   TP_TRY(norm_axis(ai(m, n, "axis", 0), t->ndim, "axis", &axis));
@@ -1251,6 +1349,11 @@ static tp_status cv_clip(imp *m, onode *n, int arg) {
   TP_TRY(need_in(m, n, 0, &x));
   TP_TRY(in(m, n, 1, &lo));
   TP_TRY(in(m, n, 2, &hi));
+  if (m->opset < 11) { /* opset 6..10: min and max are float attributes */
+    attr *amin = fa(m, n, "min", A_FLOAT), *amax = fa(m, n, "max", A_FLOAT);
+    lo = amin ? scal(amin->f) : none();
+    hi = amax ? scal(amax->f) : none();
+  }
   y = x;
   if (lo.kind != R_NONE) {
     ref c;
@@ -1335,6 +1438,779 @@ static tp_status cv_act(imp *m, onode *n, int kind) {
   return set_out(m, n, 0, y);
 }
 
+/* ---- convolution, pooling, normalization and data movement as
+ * compositions of existing ops (slices, concat, matmul, reductions). ---- */
+static tp_status slice1(imp *m, ref x, int64_t dim, int64_t start, int64_t end, int64_t step, ref *out) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = dim;
+  at.start = start;
+  at.end = end;
+  at.step = step;
+  return emit(m, TP_OP_SLICE, 1, &x, &at, out);
+}
+static tp_status concatn(imp *m, int k, const ref *args, int64_t dim, ref *out) {
+  if (k == 1) {
+    *out = args[0];
+    return TP_OK;
+  }
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = dim;
+  return emit(m, TP_OP_CONCAT, k, args, &at, out);
+}
+/* Concat of k refs in chunks of 64 (the operand limit). */
+static tp_status concat_many(imp *m, int k, ref *args, int64_t dim, ref *out) {
+  while (k > 64) {
+    int j = 0;
+    for (int i = 0; i < k; i += 64) {
+      int c = k - i < 64 ? k - i : 64;
+      TP_TRY(concatn(m, c, args + i, dim, &args[j]));
+      j++;
+    }
+    k = j;
+  }
+  return concatn(m, k, args, dim, out);
+}
+/* Constant padding of x along dim (before/after >= 0) with value v. */
+static tp_status pad_const_dim(imp *m, ref x, int dim, int64_t before, int64_t after, double v, ref *out) {
+  tp_desc d = rdesc(m, x);
+  ref parts[3];
+  int k = 0;
+  int64_t sh[TP_MAX_DIMS];
+  memcpy(sh, d.shape, sizeof sh);
+  if (before > 0) {
+    sh[dim] = before;
+    TP_TRY(full_const(m, d.dtype, d.ndim, sh, v, &parts[k++]));
+  }
+  parts[k++] = x;
+  if (after > 0) {
+    sh[dim] = after;
+    TP_TRY(full_const(m, d.dtype, d.ndim, sh, v, &parts[k++]));
+  }
+  return concatn(m, k, parts, dim, out);
+}
+
+static tp_status ints_attr(imp *m, onode *n, const char *name, int64_t *v, int want, int64_t def) {
+  attr *a = fa(m, n, name, A_INTS);
+  for (int i = 0; i < want; i++) v[i] = def;
+  if (!a) return TP_OK;
+  if ((int)a->nints != want)
+    return tp_fail(TP_ERR_INVALID_ARG, "attribute '%s' has %d values, expected %d", name, (int)a->nints, want);
+  memcpy(v, a->ints, sizeof(int64_t) * (size_t)want);
+  return TP_OK;
+}
+
+/* Window geometry shared by Conv and the pools: nsp spatial dims of x
+ * (rank 2 + nsp), kernel K, strides S, dilations D, pads P[2*nsp]
+ * (begins then ends), output O. ceil: pooling's ceil_mode. */
+typedef struct win {
+  int nsp;
+  int64_t K[6], S[6], D[6], P[12], O[6], extra[6];
+} win;
+
+static tp_status win_setup(imp *m, onode *n, const tp_desc *dx, win *w, int dil, int ceil_mode) {
+  int nsp = w->nsp;
+  TP_TRY(ints_attr(m, n, "strides", w->S, nsp, 1));
+  if (dil) TP_TRY(ints_attr(m, n, "dilations", w->D, nsp, 1));
+  else for (int i = 0; i < nsp; i++) w->D[i] = 1;
+  TP_TRY(ints_attr(m, n, "pads", w->P, 2 * nsp, 0));
+  const char *ap = as(m, n, "auto_pad", "NOTSET");
+  for (int i = 0; i < nsp; i++) {
+    if (w->S[i] < 1 || w->D[i] < 1 || w->K[i] < 1)
+      return tp_fail(TP_ERR_INVALID_ARG, "kernel, strides and dilations must be >= 1 (axis %d: %lld, %lld, %lld)",
+                     i, (long long)w->K[i], (long long)w->S[i], (long long)w->D[i]);
+    if (w->P[i] < 0 || w->P[i + nsp] < 0) return tp_fail(TP_ERR_INVALID_ARG, "pads must be >= 0");
+    if (w->K[i] > (1 << 20) || w->S[i] > (1 << 20) || w->D[i] > (1 << 20) || w->P[i] > (1 << 20) ||
+        w->P[i + nsp] > (1 << 20))
+      return tp_fail(TP_ERR_INVALID_ARG, "kernel, strides, dilations and pads must be at most 2^20");
+  }
+  for (int i = 0; i < nsp; i++) {
+    int64_t in = dx->shape[2 + i], ke = (w->K[i] - 1) * w->D[i] + 1;
+    w->extra[i] = 0;
+    if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+      int64_t o = (in + w->S[i] - 1) / w->S[i], tot = (o - 1) * w->S[i] + ke - in;
+      if (tot < 0) tot = 0;
+      int64_t b = !strcmp(ap, "SAME_UPPER") ? tot / 2 : tot - tot / 2;
+      w->P[i] = b, w->P[i + nsp] = tot - b;
+    } else if (!strcmp(ap, "VALID")) {
+      w->P[i] = w->P[i + nsp] = 0;
+    } else if (strcmp(ap, "NOTSET")) {
+      return tp_fail(TP_ERR_INVALID_ARG, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", ap);
+    }
+    int64_t span = in + w->P[i] + w->P[i + nsp] - ke;
+    if (span < 0)
+      return tp_fail(TP_ERR_INVALID_ARG, "kernel extent %lld is larger than the padded input %lld on spatial axis %d",
+                     (long long)ke, (long long)(in + w->P[i] + w->P[i + nsp]), i);
+    int64_t o = span / w->S[i] + 1;
+    if (ceil_mode && span % w->S[i]) {
+      o++;
+      if ((o - 1) * w->S[i] >= in + w->P[i]) o--; /* the last window must start inside */
+    }
+    w->O[i] = o;
+    int64_t need = (o - 1) * w->S[i] + ke - (in + w->P[i] + w->P[i + nsp]);
+    w->extra[i] = need > 0 ? need : 0;
+  }
+  return TP_OK;
+}
+
+/* Pads x (explicit pads with v, ceil-mode extra with ev) and stacks the
+ * windows: [N, C, K1*..*Kk, O1*..*Ok]. */
+static tp_status windows(imp *m, ref x, const win *w, double v, double ev, ref *out) {
+  tp_desc d = rdesc(m, x);
+  int nsp = w->nsp;
+  for (int i = 0; i < nsp; i++) {
+    TP_TRY(pad_const_dim(m, x, 2 + i, w->P[i], w->P[i + nsp], v, &x));
+    if (w->extra[i]) TP_TRY(pad_const_dim(m, x, 2 + i, 0, w->extra[i], ev, &x));
+  }
+  int64_t KK = 1, P = 1;
+  for (int i = 0; i < nsp; i++) KK *= w->K[i], P *= w->O[i];
+  if (KK > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "kernel of %lld elements is too large", (long long)KK);
+  ref *parts = tp_xmalloc(sizeof(ref) * (size_t)KK);
+  if (!parts) return TP_ERR_OUT_OF_MEMORY;
+  tp_status s = TP_OK;
+  int64_t sh[4] = {d.shape[0], d.shape[1], 1, P};
+  for (int64_t kk = 0; kk < KK && !s; kk++) {
+    int64_t rem = kk;
+    ref y = x;
+    for (int i = nsp - 1; i >= 0 && !s; i--) {
+      int64_t k = rem % w->K[i];
+      rem /= w->K[i];
+      int64_t st = k * w->D[i];
+      s = slice1(m, y, 2 + i, st, st + (w->O[i] - 1) * w->S[i] + 1, w->S[i], &y);
+    }
+    if (!s) s = reshape(m, y, 4, sh, &parts[kk]);
+  }
+  if (!s) s = concat_many(m, (int)KK, parts, 2, out);
+  tp_xfree(parts);
+  return s;
+}
+
+static tp_status check_spatial(const tp_desc *d, const char *what, int min_nd) {
+  if (d->ndim < min_nd || d->ndim > 5)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s must have rank 3 to 5 ([N, C, spatial...]), got rank %d", what, d->ndim);
+  if (d->dtype != TP_F32)
+    return tp_fail(TP_ERR_UNSUPPORTED, "%s has dtype %s; only float32 is supported", what, tp_dtype_name(d->dtype));
+  return TP_OK;
+}
+
+static tp_status conv_apply(imp *m, ref x, ref wt, ref b, int64_t G, const win *wp, ref *out);
+static tp_status cv_conv(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, wt, b, y;
+  TP_TRY(need_in(m, n, 0, &x));
+  TP_TRY(need_in(m, n, 1, &wt));
+  TP_TRY(in(m, n, 2, &b));
+  tp_desc dx = rdesc(m, x), dw = rdesc(m, wt);
+  TP_TRY(check_spatial(&dx, "input X", 3));
+  TP_TRY(check_spatial(&dw, "weight W", 3));
+  if (dw.ndim != dx.ndim)
+    return tp_fail(TP_ERR_INVALID_ARG, "weight W has rank %d, input X rank %d (they must match)", dw.ndim, dx.ndim);
+  win w;
+  memset(&w, 0, sizeof w);
+  w.nsp = dx.ndim - 2;
+  int64_t ks[6];
+  TP_TRY(ints_attr(m, n, "kernel_shape", ks, w.nsp, -1));
+  for (int i = 0; i < w.nsp; i++) {
+    w.K[i] = dw.shape[2 + i];
+    if (ks[i] != -1 && ks[i] != w.K[i])
+      return tp_fail(TP_ERR_INVALID_ARG, "kernel_shape[%d] = %lld does not match the weight (%lld)", i, (long long)ks[i], (long long)w.K[i]);
+  }
+  int64_t G = ai(m, n, "group", 1), C = dx.shape[1], M = dw.shape[0];
+  if (G < 1 || C % G || M % G || dw.shape[1] * G != C)
+    return tp_fail(TP_ERR_INVALID_ARG, "group %lld does not fit input channels %lld and weight %lld x %lld",
+                   (long long)G, (long long)C, (long long)M, (long long)dw.shape[1]);
+  TP_TRY(win_setup(m, n, &dx, &w, 1, 0));
+  TP_TRY(conv_apply(m, x, wt, b, G, &w, &y));
+  return set_out(m, n, 0, y);
+}
+
+/* y = conv(x, wt) (+ b) over the window geometry w; [N, M, O...] */
+static tp_status conv_apply(imp *m, ref x, ref wt, ref b, int64_t G, const win *wp, ref *out) {
+  win w = *wp;
+  ref y;
+  tp_desc dx = rdesc(m, x), dw = rdesc(m, wt);
+  int64_t N = dx.shape[0], C = dx.shape[1], M = dw.shape[0];
+  int64_t KK = 1, P = 1;
+  for (int i = 0; i < w.nsp; i++) KK *= w.K[i], P *= w.O[i];
+  ref cols;
+  TP_TRY(windows(m, x, &w, 0, 0, &cols)); /* [N, C, KK, P] */
+  int64_t Cg = C / G, Mg = M / G;
+  int64_t s5[4] = {N, G, Cg * KK, P}, sw[3] = {G, Mg, Cg * KK}, s3[3] = {N, M, P};
+  TP_TRY(reshape(m, cols, 4, s5, &cols));
+  TP_TRY(reshape(m, wt, 3, sw, &wt));
+  TP_TRY(bin(m, TP_OP_MATMUL, wt, cols, &y)); /* [N, G, Mg, P] */
+  TP_TRY(reshape(m, y, 3, s3, &y));
+  if (b.kind != R_NONE) {
+    tp_desc db = rdesc(m, b);
+    if (db.ndim != 1 || db.shape[0] != M)
+      return tp_fail(TP_ERR_INVALID_ARG, "bias B must have shape [%lld]", (long long)M);
+    int64_t sb[2] = {M, 1};
+    TP_TRY(reshape(m, b, 2, sb, &b));
+    TP_TRY(bin(m, TP_OP_ADD, y, b, &y));
+  }
+  int64_t so[TP_MAX_DIMS] = {N, M};
+  for (int i = 0; i < w.nsp; i++) so[2 + i] = w.O[i];
+  return reshape(m, y, dx.ndim, so, out);
+}
+
+/* Reverses x along axis a (one slice per element). */
+static tp_status flip(imp *m, ref x, int a, ref *out) {
+  int64_t len = rdesc(m, x).shape[a];
+  if (len <= 1) {
+    *out = x;
+    return TP_OK;
+  }
+  if (len > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "cannot reverse an axis of %lld elements", (long long)len);
+  ref *parts = tp_xmalloc(sizeof(ref) * (size_t)len);
+  if (!parts) return TP_ERR_OUT_OF_MEMORY;
+  tp_status s = TP_OK;
+  for (int64_t k = 0; k < len && !s; k++) s = slice1(m, x, a, len - 1 - k, len - k, 1, &parts[k]);
+  if (!s) s = concat_many(m, (int)len, parts, a, out);
+  tp_xfree(parts);
+  return s;
+}
+
+/* ConvTranspose = Conv of the zero-upsampled input with the flipped,
+ * channel-transposed weight and complementary padding. */
+static tp_status cv_convtranspose(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, wt, b, y;
+  TP_TRY(need_in(m, n, 0, &x));
+  TP_TRY(need_in(m, n, 1, &wt));
+  TP_TRY(in(m, n, 2, &b));
+  tp_desc dx = rdesc(m, x), dw = rdesc(m, wt);
+  TP_TRY(check_spatial(&dx, "input X", 3));
+  TP_TRY(check_spatial(&dw, "weight W", 3));
+  if (dw.ndim != dx.ndim)
+    return tp_fail(TP_ERR_INVALID_ARG, "weight W has rank %d, input X rank %d (they must match)", dw.ndim, dx.ndim);
+  int nsp = dx.ndim - 2;
+  int64_t G = ai(m, n, "group", 1), C = dx.shape[1];
+  if (G < 1 || C % G || dw.shape[0] != C)
+    return tp_fail(TP_ERR_INVALID_ARG, "group %lld does not fit input channels %lld and weight channels %lld",
+                   (long long)G, (long long)C, (long long)dw.shape[0]);
+  int64_t Cg = C / G, Mg = dw.shape[1], M = Mg * G;
+  int64_t S[6], D[6], P[12], OP[6], OS[6], K[6], ks[6];
+  TP_TRY(ints_attr(m, n, "kernel_shape", ks, nsp, -1));
+  TP_TRY(ints_attr(m, n, "strides", S, nsp, 1));
+  TP_TRY(ints_attr(m, n, "dilations", D, nsp, 1));
+  TP_TRY(ints_attr(m, n, "pads", P, 2 * nsp, 0));
+  TP_TRY(ints_attr(m, n, "output_padding", OP, nsp, 0));
+  attr *osa = fa(m, n, "output_shape", A_INTS);
+  const char *ap = as(m, n, "auto_pad", "NOTSET");
+  int same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
+  if (!same && strcmp(ap, "NOTSET") && strcmp(ap, "VALID"))
+    return tp_fail(TP_ERR_INVALID_ARG, "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", ap);
+  if (osa && (int)osa->nints != nsp && (int)osa->nints != dx.ndim)
+    return tp_fail(TP_ERR_INVALID_ARG, "output_shape has %d values, expected %d", (int)osa->nints, nsp);
+  for (int i = 0; i < nsp; i++) {
+    K[i] = dw.shape[2 + i];
+    if (ks[i] != -1 && ks[i] != K[i])
+      return tp_fail(TP_ERR_INVALID_ARG, "kernel_shape[%d] = %lld does not match the weight (%lld)", i, (long long)ks[i], (long long)K[i]);
+    if (S[i] < 1 || D[i] < 1 || OP[i] < 0 || P[i] < 0 || P[i + nsp] < 0 ||
+        (osa && osa->ints[osa->nints == (size_t)nsp ? i : 2 + i] < 1))
+      return tp_fail(TP_ERR_INVALID_ARG, "strides and dilations must be >= 1, pads and output_padding >= 0");
+    if (S[i] > 4096 || D[i] > 4096 || OP[i] > 4096 || P[i] > (1 << 20) || P[i + nsp] > (1 << 20) ||
+        (osa && osa->ints[osa->nints == (size_t)nsp ? i : 2 + i] > (1 << 24)))
+      return tp_fail(TP_ERR_INVALID_ARG, "strides, dilations, output_padding, pads or output_shape out of range");
+    if (!strcmp(ap, "VALID")) P[i] = P[i + nsp] = 0;
+    int64_t in = dx.shape[2 + i], ke = (K[i] - 1) * D[i] + 1;
+    if (osa || same) {
+      OS[i] = osa ? osa->ints[osa->nints == (size_t)nsp ? i : 2 + i] : in * S[i];
+      int64_t tot = S[i] * (in - 1) + OP[i] + ke - OS[i];
+      int64_t half = tot >= 0 ? tot / 2 : -((-tot + 1) / 2); /* floor(tot / 2); tot < 0 grows the output */
+      if (!strcmp(ap, "SAME_UPPER")) P[i] = half, P[i + nsp] = tot - half;
+      else P[i] = tot - half, P[i + nsp] = half;
+    }
+  }
+  /* weight [C, Mg, K...] -> [M, Cg, K...], flipped spatially */
+  int64_t sh[TP_MAX_DIMS], perm[TP_MAX_DIMS];
+  sh[0] = G, sh[1] = Cg, sh[2] = Mg;
+  for (int i = 0; i < nsp; i++) sh[3 + i] = K[i];
+  TP_TRY(reshape(m, wt, 3 + nsp, sh, &wt));
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = 3 + nsp;
+  perm[0] = 0, perm[1] = 2, perm[2] = 1;
+  for (int i = 0; i < nsp; i++) perm[3 + i] = 3 + i;
+  memcpy(at.ints, perm, sizeof(int64_t) * (size_t)at.nints);
+  TP_TRY(emit(m, TP_OP_PERMUTE, 1, &wt, &at, &wt));
+  sh[0] = M, sh[1] = Cg;
+  for (int i = 0; i < nsp; i++) sh[2 + i] = K[i];
+  TP_TRY(reshape(m, wt, 2 + nsp, sh, &wt));
+  for (int i = 0; i < nsp; i++) TP_TRY(flip(m, wt, 2 + i, &wt));
+  /* zero-upsample x by the strides */
+  for (int i = 0; i < nsp; i++) {
+    if (S[i] == 1) continue;
+    tp_desc d = rdesc(m, x);
+    int a = 2 + i;
+    int64_t s2[TP_MAX_DIMS];
+    int k = 0;
+    for (int j = 0; j < d.ndim; j++) {
+      s2[k++] = d.shape[j];
+      if (j == a) s2[k++] = 1;
+    }
+    ref parts[2];
+    TP_TRY(reshape(m, x, d.ndim + 1, s2, &parts[0]));
+    s2[a + 1] = S[i] - 1;
+    TP_TRY(full_const(m, d.dtype, d.ndim + 1, s2, 0, &parts[1]));
+    TP_TRY(concat_many(m, 2, parts, a + 1, &x));
+    memcpy(s2, d.shape, sizeof s2);
+    s2[a] = d.shape[a] * S[i];
+    TP_TRY(reshape(m, x, d.ndim, s2, &x));
+    TP_TRY(slice1(m, x, a, 0, (d.shape[a] - 1) * S[i] + 1, 1, &x));
+  }
+  win w;
+  memset(&w, 0, sizeof w);
+  w.nsp = nsp;
+  for (int i = 0; i < nsp; i++) {
+    int64_t ke = (K[i] - 1) * D[i] + 1;
+    int64_t pb = ke - 1 - P[i], pe = ke - 1 - P[i + nsp] + OP[i];
+    if (pb < 0 || pe < 0) { /* crop instead */
+      int64_t len = rdesc(m, x).shape[2 + i];
+      TP_TRY(slice1(m, x, 2 + i, pb < 0 ? -pb : 0, pe < 0 ? len + pe : len, 1, &x));
+      if (pb < 0) pb = 0;
+      if (pe < 0) pe = 0;
+    }
+    int64_t len = rdesc(m, x).shape[2 + i];
+    w.K[i] = K[i], w.S[i] = 1, w.D[i] = D[i], w.P[i] = pb, w.P[i + nsp] = pe;
+    w.O[i] = len + pb + pe - ke + 1;
+    if (w.O[i] < 1) return tp_fail(TP_ERR_INVALID_ARG, "the output would be empty on spatial axis %d", i);
+  }
+  if (b.kind != R_NONE) {
+    tp_desc db = rdesc(m, b);
+    if (db.ndim != 1 || db.shape[0] != M) return tp_fail(TP_ERR_INVALID_ARG, "bias B must have shape [%lld]", (long long)M);
+  }
+  TP_TRY(conv_apply(m, x, wt, b, G, &w, &y));
+  return set_out(m, n, 0, y);
+}
+
+/* arg 0: MaxPool, 1: AveragePool */
+static tp_status cv_pool(imp *m, onode *n, int avg) {
+  ref x, y;
+  TP_TRY(need_in(m, n, 0, &x));
+  tp_desc dx = rdesc(m, x);
+  TP_TRY(check_spatial(&dx, "input X", 3));
+  win w;
+  memset(&w, 0, sizeof w);
+  w.nsp = dx.ndim - 2;
+  attr *ka = fa(m, n, "kernel_shape", A_INTS);
+  if (!ka || (int)ka->nints != w.nsp)
+    return tp_fail(TP_ERR_INVALID_ARG, "kernel_shape must be given with %d values", w.nsp);
+  memcpy(w.K, ka->ints, sizeof(int64_t) * (size_t)w.nsp);
+  int ceil_mode = (int)ai(m, n, "ceil_mode", 0);
+  int incl = avg ? (int)ai(m, n, "count_include_pad", 0) : 0;
+  int64_t order = avg ? 0 : ai(m, n, "storage_order", 0);
+  if (order != 0 && order != 1) return tp_fail(TP_ERR_INVALID_ARG, "storage_order must be 0 or 1");
+  TP_TRY(win_setup(m, n, &dx, &w, 1, ceil_mode));
+  ref st;
+  int64_t dim2 = 2;
+  if (!avg) {
+    TP_TRY(windows(m, x, &w, -INFINITY, -INFINITY, &st));
+    TP_TRY(reduce(m, TP_OP_MAX, st, 1, &dim2, 0, &y));
+    if (has_out(n, 1)) { /* Indices: the flat input index of the first max of each window */
+      int64_t tot = tp_shape_numel(dx.ndim, dx.shape), S = 1, KK = 1;
+      for (int i = 0; i < w.nsp; i++) S *= dx.shape[2 + i], KK *= w.K[i];
+      tp_tensor *it;
+      TP_TRY(tp_tensor_empty(TP_I64, dx.ndim, dx.shape, &it));
+      int64_t *iv = tp_tensor_ptr(it);
+      for (int64_t p = 0; p < tot; p++) {
+        int64_t nc = p / S, r = p % S, c = 0, mul = 1;
+        if (order == 0) c = r;
+        else /* column major over the spatial dims */
+          for (int i = 0; i < w.nsp; i++) {
+            int64_t e = 1;
+            for (int j = i + 1; j < w.nsp; j++) e *= dx.shape[2 + j];
+            c += (r / e % dx.shape[2 + i]) * mul;
+            mul *= dx.shape[2 + i];
+          }
+        iv[p] = nc * S + c;
+      }
+      ref idx, mx, eq, kk, first, sel;
+      TP_TRY(add_const(m, it, &idx));
+      TP_TRY(windows(m, idx, &w, -1, -1, &idx)); /* folded: [N, C, KK, P] */
+      TP_TRY(reduce(m, TP_OP_MAX, st, 1, &dim2, 1, &mx));
+      TP_TRY(bin(m, TP_OP_EQ, st, mx, &eq));
+      int64_t ksh[2] = {KK, 1};
+      tp_tensor *kt;
+      TP_TRY(tp_tensor_empty(TP_I64, 2, ksh, &kt));
+      for (int64_t i = 0; i < KK; i++) ((int64_t *)tp_tensor_ptr(kt))[i] = i;
+      TP_TRY(add_const(m, kt, &kk));
+      ref big = scal((double)KK), zero = scal(0);
+      big.is_int = zero.is_int = 1;
+      TP_TRY(where3(m, eq, kk, big, &first));
+      TP_TRY(reduce(m, TP_OP_MIN, first, 1, &dim2, 1, &first));
+      TP_TRY(bin(m, TP_OP_EQ, kk, first, &sel));
+      TP_TRY(where3(m, sel, idx, zero, &sel));
+      TP_TRY(reduce(m, TP_OP_SUM, sel, 1, &dim2, 0, &sel));
+      int64_t so[TP_MAX_DIMS] = {dx.shape[0], dx.shape[1]};
+      for (int i = 0; i < w.nsp; i++) so[2 + i] = w.O[i];
+      TP_TRY(reshape(m, sel, dx.ndim, so, &sel));
+      TP_TRY(set_out(m, n, 1, sel));
+    }
+  } else {
+    TP_TRY(windows(m, x, &w, 0, 0, &st));
+    TP_TRY(reduce(m, TP_OP_SUM, st, 1, &dim2, 0, &y));
+    /* the divisor: the same window sum over ones (folded at load time) */
+    int64_t sh1[TP_MAX_DIMS] = {1, 1};
+    for (int i = 0; i < w.nsp; i++) sh1[2 + i] = dx.shape[2 + i];
+    ref ones, cnt;
+    TP_TRY(full_const(m, TP_F32, dx.ndim, sh1, 1.0, &ones));
+    TP_TRY(windows(m, ones, &w, incl ? 1.0 : 0.0, 0.0, &cnt));
+    TP_TRY(reduce(m, TP_OP_SUM, cnt, 1, &dim2, 0, &cnt));
+    TP_TRY(bin(m, TP_OP_DIV, y, cnt, &y));
+  }
+  int64_t so[TP_MAX_DIMS] = {dx.shape[0], dx.shape[1]};
+  for (int i = 0; i < w.nsp; i++) so[2 + i] = w.O[i];
+  TP_TRY(reshape(m, y, dx.ndim, so, &y));
+  return set_out(m, n, 0, y);
+}
+
+/* GlobalAveragePool (arg 0) / GlobalMaxPool (1) */
+static tp_status cv_global_pool(imp *m, onode *n, int mx) {
+  ref x, y;
+  TP_TRY(need_in(m, n, 0, &x));
+  tp_desc dx = rdesc(m, x);
+  if (dx.ndim < 3) return tp_fail(TP_ERR_INVALID_ARG, "input X must have rank >= 3 ([N, C, spatial...]), got %d", dx.ndim);
+  if (dx.dtype != TP_F32) return tp_fail(TP_ERR_UNSUPPORTED, "only float32 input is supported");
+  int64_t axes[TP_MAX_DIMS];
+  for (int i = 2; i < dx.ndim; i++) axes[i - 2] = i;
+  TP_TRY(reduce(m, mx ? TP_OP_MAX : TP_OP_MEAN, x, dx.ndim - 2, axes, 1, &y));
+  return set_out(m, n, 0, y);
+}
+
+static tp_status cv_batchnorm(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, sc, b, mean, var, a, c, y;
+  TP_TRY(need_in(m, n, 0, &x));
+  TP_TRY(need_in(m, n, 1, &sc));
+  TP_TRY(need_in(m, n, 2, &b));
+  TP_TRY(need_in(m, n, 3, &mean));
+  TP_TRY(need_in(m, n, 4, &var));
+  double eps = af(m, n, "epsilon", 1e-5);
+  ignore_attr(n, "momentum");
+  if (ai(m, n, "training_mode", 0) != 0)
+    return tp_fail(TP_ERR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
+  if (ai(m, n, "spatial", 1) != 1) return tp_fail(TP_ERR_UNSUPPORTED, "spatial=0 is not supported");
+  ignore_attr(n, "is_test");
+  if (has_out(n, 1) || has_out(n, 2) || has_out(n, 3) || has_out(n, 4))
+    return tp_fail(TP_ERR_UNSUPPORTED, "only the Y output (inference) is supported");
+  tp_desc dx = rdesc(m, x);
+  if (dx.ndim < 2) return tp_fail(TP_ERR_INVALID_ARG, "input X must have rank >= 2, got %d", dx.ndim);
+  if (dx.dtype != TP_F32) return tp_fail(TP_ERR_UNSUPPORTED, "only float32 input is supported");
+  int64_t C = dx.shape[1];
+  ref ps[4] = {sc, b, mean, var};
+  static const char *const nm[4] = {"scale", "B", "input_mean", "input_var"};
+  for (int i = 0; i < 4; i++) {
+    tp_desc d = rdesc(m, ps[i]);
+    if (d.ndim != 1 || d.shape[0] != C)
+      return tp_fail(TP_ERR_INVALID_ARG, "%s must have shape [%lld] (the channel count)", nm[i], (long long)C);
+  }
+  int64_t sh[TP_MAX_DIMS];
+  sh[0] = C;
+  for (int i = 1; i < dx.ndim - 1; i++) sh[i] = 1;
+  TP_TRY(bin(m, TP_OP_ADD, var, scal(eps), &a));
+  TP_TRY(un(m, TP_OP_RSQRT, a, &a));
+  TP_TRY(bin(m, TP_OP_MUL, a, sc, &a)); /* scale / sqrt(var + eps) */
+  TP_TRY(bin(m, TP_OP_MUL, mean, a, &c));
+  TP_TRY(bin(m, TP_OP_SUB, b, c, &c)); /* B - mean * a */
+  TP_TRY(reshape(m, a, dx.ndim - 1, sh, &a));
+  TP_TRY(reshape(m, c, dx.ndim - 1, sh, &c));
+  TP_TRY(bin(m, TP_OP_MUL, x, a, &y));
+  TP_TRY(bin(m, TP_OP_ADD, y, c, &y));
+  return set_out(m, n, 0, y);
+}
+
+static tp_status cv_split(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, r1, y;
+  int64_t sp[64];
+  int nsp = 0, nout = n->nout;
+  TP_TRY(need_in(m, n, 0, &x));
+  TP_TRY(in(m, n, 1, &r1));
+  tp_desc d = rdesc(m, x);
+  int64_t axis;
+  TP_TRY(norm_axis(ai(m, n, "axis", 0), d.ndim, "axis", &axis));
+  attr *sa = fa(m, n, "split", A_INTS);
+  int64_t num = ai(m, n, "num_outputs", 0);
+  if (nout < 1 || nout > 64) return tp_fail(TP_ERR_UNSUPPORTED, "%d outputs (1..64 are supported)", nout);
+  if (r1.kind != R_NONE) {
+    TP_TRY(const_ints(m, r1, "the split input", sp, 64, &nsp));
+  } else if (sa) {
+    if (sa->nints > 64) return tp_fail(TP_ERR_UNSUPPORTED, "more than 64 splits");
+    nsp = (int)sa->nints;
+    memcpy(sp, sa->ints, sizeof(int64_t) * (size_t)nsp);
+  } else {
+    int64_t k = num ? num : nout, len = d.shape[axis];
+    if (k != nout) return tp_fail(TP_ERR_INVALID_ARG, "num_outputs %lld differs from the %d outputs", (long long)k, nout);
+    int64_t chunk = (len + k - 1) / k;
+    if (!num && len % k)
+      return tp_fail(TP_ERR_INVALID_ARG, "axis size %lld cannot be split evenly into %d outputs", (long long)len, nout);
+    for (int i = 0; i < nout; i++) {
+      int64_t b = i * chunk, e = b + chunk > len ? len : b + chunk;
+      sp[nsp++] = e > b ? e - b : 0;
+    }
+  }
+  if (nsp != nout) return tp_fail(TP_ERR_INVALID_ARG, "split has %d values for %d outputs", nsp, nout);
+  int64_t tot = 0;
+  for (int i = 0; i < nsp; i++) {
+    if (sp[i] < 0) return tp_fail(TP_ERR_INVALID_ARG, "split sizes must be >= 0");
+    tot += sp[i];
+  }
+  if (tot != d.shape[axis])
+    return tp_fail(TP_ERR_INVALID_ARG, "split sizes add up to %lld, the axis has %lld", (long long)tot, (long long)d.shape[axis]);
+  int64_t off = 0;
+  for (int i = 0; i < nsp; i++) {
+    TP_TRY(slice1(m, x, axis, off, off + sp[i], 1, &y));
+    TP_TRY(set_out(m, n, i, y));
+    off += sp[i];
+  }
+  return TP_OK;
+}
+
+/* ArgMax (arg 0) / ArgMin (1): the first (or last) index where x equals
+ * its max along the axis. */
+static tp_status cv_argmax(imp *m, onode *n, int mn) {
+  ref x, mx, eq, idx, y;
+  TP_TRY(need_in(m, n, 0, &x));
+  tp_desc d = rdesc(m, x);
+  if (d.ndim < 1) return tp_fail(TP_ERR_INVALID_ARG, "input must have rank >= 1");
+  if (d.dtype == TP_BOOL) return tp_fail(TP_ERR_INVALID_ARG, "bool input is not supported");
+  int64_t axis;
+  TP_TRY(norm_axis(ai(m, n, "axis", 0), d.ndim, "axis", &axis));
+  int keep = (int)ai(m, n, "keepdims", 1), last = (int)ai(m, n, "select_last_index", 0);
+  int64_t len = d.shape[axis];
+  if (len == 0) return tp_fail(TP_ERR_INVALID_ARG, "cannot take the arg%s of an empty axis", mn ? "min" : "max");
+  TP_TRY(reduce(m, mn ? TP_OP_MIN : TP_OP_MAX, x, 1, &axis, 1, &mx));
+  TP_TRY(bin(m, TP_OP_EQ, x, mx, &eq));
+  int64_t sh[TP_MAX_DIMS];
+  int r = d.ndim - (int)axis;
+  sh[0] = len;
+  for (int i = 1; i < r; i++) sh[i] = 1;
+  tp_tensor *t;
+  TP_TRY(tp_tensor_empty(TP_I64, r, sh, &t));
+  for (int64_t i = 0; i < len; i++) ((int64_t *)tp_tensor_ptr(t))[i] = i;
+  TP_TRY(add_const(m, t, &idx));
+  ref fill = scal(last ? -1.0 : (double)len);
+  fill.is_int = 1;
+  TP_TRY(where3(m, eq, idx, fill, &y));
+  TP_TRY(reduce(m, last ? TP_OP_MAX : TP_OP_MIN, y, 1, &axis, keep, &y));
+  TP_TRY(cast(m, y, TP_I64, &y));
+  return set_out(m, n, 0, y);
+}
+
+static tp_status cv_tile(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, r1, y;
+  int64_t rep[TP_MAX_DIMS];
+  int nr;
+  TP_TRY(need_in(m, n, 0, &x));
+  TP_TRY(need_in(m, n, 1, &r1));
+  TP_TRY(const_ints(m, r1, "repeats", rep, TP_MAX_DIMS, &nr));
+  tp_desc d = rdesc(m, x);
+  if (nr != d.ndim) return tp_fail(TP_ERR_INVALID_ARG, "repeats has %d values, the input rank is %d", nr, d.ndim);
+  y = x;
+  for (int a = 0; a < nr; a++) {
+    if (rep[a] < 0 || rep[a] > 4096) return tp_fail(TP_ERR_INVALID_ARG, "repeats[%d] = %lld is out of range (0..4096)", a, (long long)rep[a]);
+    if (rep[a] == 0) {
+      TP_TRY(slice1(m, y, a, 0, 0, 1, &y));
+      continue;
+    }
+    ref *parts = tp_xmalloc(sizeof(ref) * (size_t)rep[a]);
+    if (!parts) return TP_ERR_OUT_OF_MEMORY;
+    for (int64_t i = 0; i < rep[a]; i++) parts[i] = y;
+    tp_status s = concat_many(m, (int)rep[a], parts, a, &y);
+    tp_xfree(parts);
+    TP_TRY(s);
+  }
+  return set_out(m, n, 0, y);
+}
+
+static tp_status cv_expand(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, r1, t, y;
+  int64_t sh[TP_MAX_DIMS];
+  int ns;
+  TP_TRY(need_in(m, n, 0, &x));
+  TP_TRY(need_in(m, n, 1, &r1));
+  TP_TRY(const_ints(m, r1, "shape", sh, TP_MAX_DIMS, &ns));
+  for (int i = 0; i < ns; i++)
+    if (sh[i] < 0) return tp_fail(TP_ERR_INVALID_ARG, "shape[%d] = %lld is negative", i, (long long)sh[i]);
+  TP_TRY(full_const(m, TP_BOOL, ns, sh, 1.0, &t));
+  TP_TRY(where3(m, t, x, x, &y)); /* broadcasts x against shape */
+  return set_out(m, n, 0, y);
+}
+
+static tp_status cv_sign(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, p, q, y;
+  TP_TRY(need_in(m, n, 0, &x));
+  tp_desc d = rdesc(m, x);
+  if (d.dtype == TP_BOOL) return tp_fail(TP_ERR_INVALID_ARG, "bool input is not supported");
+  ref z = scal(0);
+  z.is_int = 1;
+  TP_TRY(bin(m, TP_OP_GT, x, z, &p));
+  TP_TRY(bin(m, TP_OP_LT, x, z, &q));
+  TP_TRY(cast(m, p, d.dtype, &p));
+  TP_TRY(cast(m, q, d.dtype, &q));
+  TP_TRY(bin(m, TP_OP_SUB, p, q, &y));
+  return set_out(m, n, 0, y);
+}
+
+/* Gather with constant indices on any data: one slice per index. */
+static tp_status cv_gather_data(imp *m, onode *n, ref x, ref ix) {
+  if (ix.kind != R_CONST)
+    return tp_fail(TP_ERR_UNSUPPORTED, "Gather indices must be a constant (computed only from initializers and shapes)");
+  tp_tensor *it = m->consts[ix.c];
+  tp_desc d = rdesc(m, x);
+  if (d.ndim < 1) return tp_fail(TP_ERR_INVALID_ARG, "data must have rank >= 1");
+  int64_t axis;
+  TP_TRY(norm_axis(ai(m, n, "axis", 0), d.ndim, "axis", &axis));
+  if (it->dtype != TP_I64 && it->dtype != TP_I32) return tp_fail(TP_ERR_INVALID_ARG, "indices must be int");
+  int nd = d.ndim - 1 + it->ndim;
+  if (nd > TP_MAX_DIMS) return tp_fail(TP_ERR_UNSUPPORTED, "result rank %d", nd);
+  int64_t ni = tp_tensor_numel(it), dim = d.shape[axis];
+  if (ni < 1 || ni > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "%lld indices (1..4096 are supported)", (long long)ni);
+  ref *parts = tp_xmalloc(sizeof(ref) * (size_t)ni), y;
+  if (!parts) return TP_ERR_OUT_OF_MEMORY;
+  tp_status s = TP_OK;
+  for (int64_t j = 0; j < ni && !s; j++) {
+    int64_t v = (int64_t)tp_tensor_get_f64(it, j);
+    if (v < 0) v += dim;
+    if (v < 0 || v >= dim)
+      s = tp_fail(TP_ERR_INVALID_ARG, "index %lld is out of range for size %lld", (long long)v, (long long)dim);
+    else s = slice1(m, x, axis, v, v + 1, 1, &parts[j]);
+  }
+  if (!s) s = concat_many(m, (int)ni, parts, axis, &y);
+  tp_xfree(parts);
+  TP_TRY(s);
+  int64_t sh[TP_MAX_DIMS];
+  int k = 0;
+  for (int i = 0; i < axis; i++) sh[k++] = d.shape[i];
+  for (int i = 0; i < it->ndim; i++) sh[k++] = it->shape[i];
+  for (int i = (int)axis + 1; i < d.ndim; i++) sh[k++] = d.shape[i];
+  TP_TRY(reshape(m, y, nd, sh, &y));
+  return set_out(m, n, 0, y);
+}
+
+static tp_status cv_cumsum(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, r1, y;
+  int64_t ax;
+  int na;
+  TP_TRY(need_in(m, n, 0, &x));
+  TP_TRY(need_in(m, n, 1, &r1));
+  TP_TRY(const_ints(m, r1, "axis", &ax, 1, &na));
+  tp_desc d = rdesc(m, x);
+  if (d.ndim < 1 || d.dtype == TP_BOOL) return tp_fail(TP_ERR_INVALID_ARG, "input must have rank >= 1 and a numeric dtype");
+  int64_t axis;
+  TP_TRY(norm_axis(ax, d.ndim, "axis", &axis));
+  int excl = (int)ai(m, n, "exclusive", 0), rev = (int)ai(m, n, "reverse", 0);
+  int64_t len = d.shape[axis];
+  if (len == 0) return set_out(m, n, 0, x);
+  if (len > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "axis size %lld (at most 4096)", (long long)len);
+  ref *parts = tp_xmalloc(sizeof(ref) * (size_t)len), acc;
+  if (!parts) return TP_ERR_OUT_OF_MEMORY;
+  tp_status s = TP_OK;
+  for (int64_t k = 0; k < len && !s; k++) {
+    int64_t i = rev ? len - 1 - k : k;
+    ref e;
+    s = slice1(m, x, axis, i, i + 1, 1, &e);
+    if (s) break;
+    if (excl) {
+      if (k == 0) {
+        int64_t sh[TP_MAX_DIMS];
+        memcpy(sh, d.shape, sizeof sh);
+        sh[axis] = 1;
+        s = full_const(m, d.dtype, d.ndim, sh, 0, &parts[i]);
+        if (!s) acc = e;
+      } else {
+        parts[i] = acc;
+        s = bin(m, TP_OP_ADD, acc, e, &acc);
+      }
+    } else {
+      if (k == 0) acc = e;
+      else s = bin(m, TP_OP_ADD, acc, e, &acc);
+      parts[i] = acc;
+    }
+  }
+  if (!s) s = concat_many(m, (int)len, parts, axis, &y);
+  tp_xfree(parts);
+  TP_TRY(s);
+  if (rdesc(m, y).dtype != d.dtype) TP_TRY(cast(m, y, d.dtype, &y));
+  return set_out(m, n, 0, y);
+}
+
+static tp_status cv_pad(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, rp, rc, ra, y;
+  int64_t pads[2 * TP_MAX_DIMS], axes[TP_MAX_DIMS];
+  int np = 0, na = 0;
+  double cval = 0;
+  TP_TRY(need_in(m, n, 0, &x));
+  tp_desc d = rdesc(m, x);
+  const char *mode = as(m, n, "mode", "constant");
+  if (m->opset < 11) {
+    attr *pa = fa(m, n, "pads", A_INTS);
+    if (!pa || pa->nints > 2 * TP_MAX_DIMS) return tp_fail(TP_ERR_INVALID_ARG, "attribute pads is required");
+    np = (int)pa->nints;
+    memcpy(pads, pa->ints, sizeof(int64_t) * (size_t)np);
+    cval = af(m, n, "value", 0);
+  } else {
+    TP_TRY(need_in(m, n, 1, &rp));
+    TP_TRY(const_ints(m, rp, "pads", pads, 2 * TP_MAX_DIMS, &np));
+    TP_TRY(in(m, n, 2, &rc));
+    if (rc.kind != R_NONE) TP_TRY(const_scalar(m, rc, "constant_value", &cval));
+    TP_TRY(in(m, n, 3, &ra));
+    if (ra.kind != R_NONE) TP_TRY(const_ints(m, ra, "axes", axes, TP_MAX_DIMS, &na));
+  }
+  if (!na) for (na = 0; na < d.ndim; na++) axes[na] = na;
+  if (np != 2 * na) return tp_fail(TP_ERR_INVALID_ARG, "pads has %d values, expected %d", np, 2 * na);
+  int md = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2
+         : !strcmp(mode, "wrap") ? 3 : -1;
+  if (md < 0) return tp_fail(TP_ERR_UNSUPPORTED, "mode '%s' is not supported (constant, reflect, edge, wrap are)", mode);
+  y = x;
+  for (int i = 0; i < na; i++) {
+    int64_t a;
+    TP_TRY(norm_axis(axes[i], d.ndim, "axis", &a));
+    int64_t b = pads[i], e = pads[i + na];
+    /* negative pads crop */
+    if (b < 0 || e < 0) {
+      int64_t len = rdesc(m, y).shape[a];
+      TP_TRY(slice1(m, y, a, b < 0 ? -b : 0, e < 0 ? len + e : len, 1, &y));
+      if (b < 0) b = 0;
+      if (e < 0) e = 0;
+    }
+    if (!b && !e) continue;
+    int64_t len = rdesc(m, y).shape[a];
+    if (md == 0) {
+      TP_TRY(pad_const_dim(m, y, (int)a, b, e, cval, &y));
+      continue;
+    }
+    if (len == 0 || (md == 1 && (b >= len || e >= len)) || (md == 3 && (b > len || e > len)))
+      return tp_fail(TP_ERR_INVALID_ARG, "%s padding of %lld/%lld does not fit axis %lld of size %lld", mode,
+                     (long long)b, (long long)e, (long long)a, (long long)len);
+    if (b + e + 1 > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "padding too large");
+    ref *parts = tp_xmalloc(sizeof(ref) * (size_t)(b + e + 1));
+    if (!parts) return TP_ERR_OUT_OF_MEMORY;
+    int k = 0;
+    tp_status s = TP_OK;
+    for (int64_t j = b; j >= 1 && !s; j--) {
+      int64_t src = md == 1 ? j : md == 3 ? len - j : 0;
+      s = slice1(m, y, a, src, src + 1, 1, &parts[k++]);
+    }
+    parts[k++] = y;
+    for (int64_t j = 1; j <= e && !s; j++) {
+      int64_t src = md == 1 ? len - 1 - j : md == 3 ? j - 1 : len - 1;
+      s = slice1(m, y, a, src, src + 1, 1, &parts[k++]);
+    }
+    if (!s) s = concat_many(m, k, parts, a, &y);
+    tp_xfree(parts);
+    TP_TRY(s);
+  }
+  return set_out(m, n, 0, y);
+}
+
 static const struct {
   const char *op;
   conv_fn fn;
@@ -1371,6 +2247,16 @@ static const struct {
   {"Clip", cv_clip, 0},                  {"Max", cv_variadic, TP_OP_MAX},
   {"Min", cv_variadic, TP_OP_MIN},       {"Sum", cv_variadic, TP_OP_SUM},
   {"Mean", cv_variadic, TP_OP_MEAN},
+  {"Conv", cv_conv, 0},                  {"MaxPool", cv_pool, 0},
+  {"AveragePool", cv_pool, 1},           {"GlobalAveragePool", cv_global_pool, 0},
+  {"GlobalMaxPool", cv_global_pool, 1},  {"BatchNormalization", cv_batchnorm, 0},
+  {"Split", cv_split, 0},                {"ArgMax", cv_argmax, 0},
+  {"ArgMin", cv_argmax, 1},              {"Tile", cv_tile, 0},
+  {"Expand", cv_expand, 0},              {"Sign", cv_sign, 0},
+  {"CumSum", cv_cumsum, 0},              {"Pad", cv_pad, 0},
+  {"Floor", cv_unary, TP_OP_FLOOR},      {"Ceil", cv_unary, TP_OP_CEIL},
+  {"Round", cv_unary, TP_OP_ROUND},      {"Erf", cv_unary, TP_OP_ERF},
+  {"ReduceProd", cv_reduce, -2},        {"ConvTranspose", cv_convtranspose, 0},
 };
 
 static tp_status convert_node(imp *m, onode *n) {

@@ -6,7 +6,7 @@
 #include "../graph/graph.h"
 
 /* The smallest default-domain opset the importer accepts. */
-#define TP_ONNX_MIN_OPSET 13
+#define TP_ONNX_MIN_OPSET 7
 
 /* ONNX TensorProto.DataType values used here. */
 enum {

@@ -186,7 +186,14 @@ static tp_status exec_unary(tp_op op, tp_tensor *x0, const tp_attrs *at, const t
   if ((s = tp_to_dtype(x0, od->dtype, &x)) || (s = tp_contiguous(x, &xc)) || (s = new_out(od, &y)))
     goto done;
   int64_t n = tp_tensor_numel(y);
-  if (od->dtype == TP_F32) {
+  if (op == TP_OP_FLOOR || op == TP_OP_CEIL || op == TP_OP_ROUND || op == TP_OP_ERF) {
+    const float *p = tp_tensor_ptr(xc);
+    float *q = y->storage->data;
+    for (int64_t i = 0; i < n; i++)
+      q[i] = op == TP_OP_FLOOR ? floorf(p[i]) : op == TP_OP_CEIL ? ceilf(p[i])
+             : op == TP_OP_ROUND ? nearbyintf(p[i]) /* default mode: half to even */
+                                 : (float)erf((double)p[i]);
+  } else if (od->dtype == TP_F32) {
     tp_kern()->unary_f32(kunary(op, at), tp_tensor_ptr(xc), y->storage->data, n);
   } else if (od->dtype == TP_I32) {
     const int32_t *p = tp_tensor_ptr(xc);

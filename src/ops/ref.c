@@ -41,6 +41,16 @@ static double unary_ref(tp_op op, double x, int approximate) {
     case TP_OP_TANH: return tanh(x);
     case TP_OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
     case TP_OP_RELU: return x > 0 ? x : (x != x ? x : 0.0);
+    case TP_OP_FLOOR: return floor(x);
+    case TP_OP_CEIL: return ceil(x);
+    case TP_OP_ROUND: { /* half to even, written without the FP rounding mode */
+      double f = floor(x), d = x - f;
+      if (x != x || isinf(x)) return x;
+      if (d > 0.5) return f + 1;
+      if (d < 0.5) return f;
+      return fmod(f, 2.0) == 0 ? f : f + 1;
+    }
+    case TP_OP_ERF: return erf(x);
     default:
       if (approximate)
         return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));

@@ -198,6 +198,7 @@ static int tol_of(tp_op op) {
     case TP_OP_ADD: case TP_OP_SUB: case TP_OP_MUL: case TP_OP_DIV:
     case TP_OP_NEG: case TP_OP_ABS: case TP_OP_EXP: case TP_OP_LOG: case TP_OP_SQRT:
     case TP_OP_RSQRT: case TP_OP_TANH: case TP_OP_SIGMOID: case TP_OP_RELU: case TP_OP_GELU:
+    case TP_OP_ERF:
       return T_ELEM;
     case TP_OP_MATMUL: case TP_OP_LINEAR: case TP_OP_SUM: case TP_OP_MEAN:
       return T_BOUND;

@@ -494,6 +494,18 @@ static void test_unary(void) {
   EXPECT(OP(TP_OP_RELU, NULL, F32((4), -1, 0, 2.5, -0.25)), TP_F32, (4), 0, 0, 2.5, 0);
   EXPECT(OP(TP_OP_RELU, NULL, I32((3), -3, 5, 0)), TP_I32, (3), 0, 5, 0);
   EXPECT(OP(TP_OP_RELU, NULL, I64((2), -3, 5)), TP_I64, (2), 0, 5);
+  EXPECT(OP(TP_OP_FLOOR, NULL, F32((6), -1.5, 1.5, 2, -0.25, INFINITY, NAN)), TP_F32, (6), -2, 1, 2,
+         -1, INFINITY, NAN);
+  EXPECT(OP(TP_OP_FLOOR, NULL, I32((2), -3, 4)), TP_F32, (2), -3, 4);
+  EXPECT(OP(TP_OP_CEIL, NULL, F32((5), -1.5, 1.5, 2, -0.25, -INFINITY)), TP_F32, (5), -1, 2, 2, 0,
+         -INFINITY);
+  /* round: half to even */
+  EXPECT(OP(TP_OP_ROUND, NULL, F32((9), 0.5, 1.5, 2.5, -0.5, -1.5, 2.4, 2.6, -2.6, NAN)), TP_F32,
+         (9), 0, 2, 2, 0, -2, 2, 3, -3, NAN);
+  EXPECT(OP(TP_OP_ERF, NULL, F32((5), 0, 0.5, -1, 3, INFINITY)), TP_F32, (5), 0,
+         0.5204998778130465, -0.8427007929497149, 0.9999779095030014, 1);
+  EXPECT(OP(TP_OP_ERF, NULL, I64((1), 1)), TP_F32, (1), 0.8427007929497149);
+  ERR(TP_OP_FLOOR, NULL, (B8((1), 1)), TP_ERR_INVALID_ARG, "floor", "bool");
   y = NULL;
   CHECK(tp_relu(F32((2), -1, 1), &y) == TP_OK);
   EXPECT(track(y), TP_F32, (2), 0, 1);
@@ -1312,7 +1324,7 @@ int main(void) {
       "add", "sub", "mul", "div", "eq", "lt", "gt", "where", "neg", "abs", "exp", "log",
       "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "matmul", "linear", "sum", "mean",
       "max", "min", "softmax", "log_softmax", "layer_norm", "reshape", "transpose", "permute",
-      "slice", "concat", "cast"};
+      "slice", "concat", "cast", "floor", "ceil", "round", "erf"};
   for (int op = 0; op < TP_OP_COUNT; op++) {
     int found = 0;
     for (size_t i = 0; i < sizeof covered / sizeof covered[0]; i++)

@@ -61,7 +61,13 @@ test('malformed bytes give TensorPlayError PARSE', () => {
 
 test('unsupported ops give TensorPlayError UNSUPPORTED naming the node',
   { skip: !haveData && 'no ../shared/conformance' }, () => {
-    const b = readFileSync(join(nodeDir, 'test_basic_conv_with_padding', 'model.onnx'));
+    // Conv is supported now: rename the node's op_type (NodeProto field 4,
+    // same length, so the bytes stay valid) to an op that does not exist.
+    const b = new Uint8Array(readFileSync(join(nodeDir, 'test_basic_conv_with_padding', 'model.onnx')));
+    const pat = [0x22, 0x04, 0x43, 0x6f, 0x6e, 0x76]; // field 4, len 4, "Conv"
+    const at = b.findIndex((_, i) => pat.every((v, k) => b[i + k] === v));
+    assert.ok(at >= 0, 'op_type "Conv" not found in the model');
+    b[at + 3] = 0x78; // "Cxnv"
     assert.throws(() => tp.onnx.load(b),
-      (e) => e instanceof tp.TensorPlayError && e.status === 'UNSUPPORTED' && /\(Conv\) is not supported/.test(e.message));
+      (e) => e instanceof tp.TensorPlayError && e.status === 'UNSUPPORTED' && /\(Cxnv\) is not supported/.test(e.message));
   });
