@@ -4,7 +4,8 @@
 # wasm checks (wasi, emscripten), node --test tests/js with the wasi core
 # (js/wasm/tensorplay.wasm) and with TP_WASM=build/emscripten/tensorplay.wasm,
 # node --test tests/browser (examples/web and the JS API in headless Chromium;
-# skipped without /usr/bin/chromium), tests/parity/run.sh if present. Every
+# skipped without /usr/bin/chromium), libFuzzer on the ONNX reader (20 s),
+# tests/parity/run.sh if present. Every
 # stage runs even after a failure (stages whose build failed are counted
 # failed); exits non-zero if any stage failed. The last line is "N passed,
 # N failed[, N skipped]" counting stages.
@@ -89,6 +90,11 @@ else
   needs browser build:wasi &&
     stage browser timeout 180 env -u TP_WASM node --test tests/browser/
 fi
+
+# libFuzzer on the ONNX reader for a bounded time (20 s + ~25 s build),
+# seeded from tests/fuzz/corpus; exit 77 = no libFuzzer in this clang.
+fuzz_stage() { bash tests/fuzz/run.sh "${TP_FUZZ_SECONDS:-20}"; local rc=$?; [ $rc -eq 77 ] && return 0; return $rc; }
+stage fuzz fuzz_stage
 
 if [ -f tests/parity/run.sh ]; then
   stage parity bash tests/parity/run.sh
