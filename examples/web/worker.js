@@ -25,9 +25,9 @@ try {
 }
 const loadMs = performance.now() - t0;
 
-// Wasm32 has a 4 GiB address space; the core's size arithmetic is 32-bit
-// there, so a tensor of 4 GiB or more cannot exist. Refuse such inputs here
-// with a clear message (below that, the core reports OUT_OF_MEMORY itself).
+// Wasm32 has a 4 GiB address space, so a tensor of 4 GiB or more cannot
+// exist: the core refuses it with OUT_OF_MEMORY; the page checks first to
+// word the message in terms of the batch size the user typed.
 const WASM32_LIMIT = 2 ** 32;
 const BYTES_PER_SAMPLE = { mlp: 784 * 4, mixer: 16 * 256 * 4, transformer: 4 * 128 * 128 * 4 };
 
