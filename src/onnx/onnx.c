@@ -168,20 +168,27 @@ static tp_status read_valueinfo(imp *m, tp_pb *r, vinfo *v) {
   return TP_OK;
 }
 
+/* Append n elements of size el read from a packed or repeated field to the
+ * arena array *arr of *count elements (repeated fields may come in pieces). */
+static tp_status append_elems(imp *m, void **arr, size_t *count, const void *src, size_t n,
+                              size_t el) {
+  if (!n) return TP_OK;
+  char *p = amalloc(m, el * (*count + n));
+  if (!p) return TP_ERR_OUT_OF_MEMORY;
+  if (*count) memcpy(p, *arr, el * *count);
+  memcpy(p + el * *count, src, el * n);
+  *arr = p;
+  *count += n;
+  return TP_OK;
+}
+
 static tp_status copy_ints(imp *m, const tp_pb *r, const tp_pb_field *f, attr *a) {
   int64_t *tmp = NULL;
   size_t n = 0;
   tp_status s = tp_pb_ints(r, f, &tmp, &n);
-  if (!s && n) {
-    int64_t *p = amalloc(m, sizeof(int64_t) * (a->nints + n));
-    if (!p) s = TP_ERR_OUT_OF_MEMORY;
-    else {
-      if (a->nints) memcpy(p, a->ints, sizeof(int64_t) * a->nints);
-      memcpy(p + a->nints, tmp, sizeof(int64_t) * n);
-      a->ints = p;
-      a->nints += n;
-    }
-  }
+  void *arr = a->ints;
+  if (!s) s = append_elems(m, &arr, &a->nints, tmp, n, sizeof(int64_t));
+  a->ints = arr;
   tp_xfree(tmp);
   return s;
 }
@@ -190,16 +197,9 @@ static tp_status copy_floats(imp *m, const tp_pb *r, const tp_pb_field *f, attr 
   float *tmp = NULL;
   size_t n = 0;
   tp_status s = tp_pb_floats(r, f, &tmp, &n);
-  if (!s && n) {
-    float *p = amalloc(m, sizeof(float) * (a->nfloats + n));
-    if (!p) s = TP_ERR_OUT_OF_MEMORY;
-    else {
-      if (a->nfloats) memcpy(p, a->floats, sizeof(float) * a->nfloats);
-      memcpy(p + a->nfloats, tmp, sizeof(float) * n);
-      a->floats = p;
-      a->nfloats += n;
-    }
-  }
+  void *arr = a->floats;
+  if (!s) s = append_elems(m, &arr, &a->nfloats, tmp, n, sizeof(float));
+  a->floats = arr;
   tp_xfree(tmp);
   return s;
 }
