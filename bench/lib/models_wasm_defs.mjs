@@ -1,7 +1,7 @@
 // bench/lib/models_wasm_defs.mjs - W1-W4 of issue 4 for the Wasm benchmark
 // (bench/lib/models_wasm.mjs), written three times with the SAME weights:
-// the tensorplay JS API (exactly the definitions of bench/lib/models_gen.mjs,
-// same seeds, so the same weights), an ONNX model (bench/lib/onnx_write.mjs)
+// the tensorplay JS API (also used by bench/lib/models_gen.mjs for the native
+// benchmark, so both measure the same weights), an ONNX model (bench/lib/onnx_write.mjs)
 // for onnxruntime-web, and TensorFlow.js ops for tfjs-backend-wasm.
 //
 //   const m = makeW2(tp);          // { f, x, weights, onnx, tfBuild, flops, ... }
