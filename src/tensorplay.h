@@ -477,6 +477,15 @@ tp_status tp_onnx_load_file(const char *path, tp_graph **out);
  * (Reshape's shape, Slice's starts, Reduce*'s axes) can be given. */
 tp_status tp_onnx_load_with(const void *bytes, size_t len, int nbind, const char *const *names,
                             tp_tensor *const *values, tp_graph **out);
+/* tp_onnx_save: a graph -> a serialized ModelProto (ir_version 8, default
+ * opset 17, producer "tensorplay"; docs/onnx.md "Export"). Placeholders
+ * become graph inputs with their dtype and shape, constants initializers,
+ * the output node's operands the graph outputs. *bytes is owned by the
+ * caller (tp_free_string). A node with no ONNX equivalent (call_host,
+ * getitem, invoke: opaque host regions and nested compiled regions) is
+ * TP_ERR_UNSUPPORTED naming the node and the op. */
+tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len);
+tp_status tp_onnx_save_file(const tp_graph *g, const char *path);
 /* A serialized TensorProto (test data .pb files) <-> a tensor. encode: *out
  * is owned by the caller (tp_free_string). */
 tp_status tp_onnx_tensor_decode(const void *bytes, size_t len, tp_tensor **out);

@@ -949,6 +949,33 @@ uint32_t tpw_onnx_load(const void *bytes, int32_t len) {
   if (!h) tp_graph_free(g);
   return h;
 }
+static int32_t onnx_save_copy(const tp_graph *g, intptr_t *out) {
+  uint8_t *b = NULL;
+  size_t n = 0;
+  if (!out) return tp_fail(TP_ERR_INVALID_ARG, "onnx.save: NULL output");
+  if (!g) return tp_fail(TP_ERR_INVALID_ARG, "onnx.save: no graph was captured (a graph break?)");
+  TP_TRY(tp_onnx_save(g, &b, &n));
+  char *copy = malloc(n ? n : 1); /* freed by tpw_free */
+  if (!copy) {
+    tp_free_string((char *)b);
+    return tp_fail(TP_ERR_OUT_OF_MEMORY, "onnx.save: out of memory copying the model");
+  }
+  memcpy(copy, b, n);
+  tp_free_string((char *)b);
+  out[0] = (intptr_t)copy;
+  out[1] = (intptr_t)n;
+  return TP_OK;
+}
+int32_t tpw_graph_onnx_save(uint32_t h, intptr_t *out) {
+  tp_graph *g = handle_get(h, K_GRAPH);
+  if (!g) return tp_last_status();
+  return onnx_save_copy(g, out);
+}
+int32_t tpw_compiled_onnx_save(uint32_t h, intptr_t *out) {
+  tp_compiled *c = handle_get(h, K_COMPILED);
+  if (!c) return tp_last_status();
+  return onnx_save_copy(tp_compiled_last_graph(c), out);
+}
 uint32_t tpw_onnx_tensor_decode(const void *bytes, int32_t len) {
   tp_tensor *t = NULL;
   if (len < 0 || (len && !bytes)) {

@@ -215,6 +215,13 @@ int32_t tpw_graph_emit_wasm(uint32_t graph, intptr_t *out);
  * tpw_onnx_load: a serialized ModelProto -> a graph handle (K_GRAPH: run it
  * with tpw_graph_run, free it with tpw_graph_free); 0 on failure. */
 uint32_t tpw_onnx_load(const void *bytes, int32_t len);
+/* tp_onnx_save of a graph handle / of the last graph a compiled function
+ * captured: writes the malloc'ed ModelProto bytes' pointer and length at
+ * out[0], out[1] (free with tpw_free). status (TP_ERR_UNSUPPORTED naming
+ * the node for opaque regions; TP_ERR_INVALID_ARG when nothing was
+ * captured, e.g. after a graph break). */
+int32_t tpw_graph_onnx_save(uint32_t h, intptr_t *out);
+int32_t tpw_compiled_onnx_save(uint32_t h, intptr_t *out);
 /* A serialized TensorProto -> a tensor handle; 0 on failure. */
 uint32_t tpw_onnx_tensor_decode(const void *bytes, int32_t len);
 int32_t tpw_graph_num_inputs(uint32_t h);

@@ -321,6 +321,8 @@ function makeWrapper(fn, options) {
     numEntries: { get: () => ex.tpw_compiled_num_entries(live()) },
     options: { value: Object.freeze({ ...options }) },
     original: { value: fn },
+    // internal (tp.onnx.save): the core handle of this wrapper
+    _coreHandle: { get: () => live() },
   });
   /** Text of the last captured graph (null if none, or after a graph break). */
   g.graph = ({ withData = false } = {}) => takeString(ex.tpw_compiled_graph_text(live(), withData ? 1 : 0));

@@ -1,9 +1,10 @@
 // onnx.js - ONNX models and TensorProtos. The importer is C (src/onnx,
 // docs/onnx.md); this file marshals bytes and wraps the graph handle.
 
-import { throwLast } from './errors.js';
-import { wrapHandle, getCore } from './tensor.js';
+import { check, throwLast } from './errors.js';
+import { wrapHandle, getCore, collectTensors } from './tensor.js';
 import { Graph, run as runGraph } from './graph.js';
+import { compile } from './compiler.js';
 
 function toU8(bytes, what) {
   if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
@@ -61,4 +62,67 @@ export function decodeTensor(bytes) {
     wrapHandle(core.exports.tpw_onnx_tensor_decode(p, n), 'onnx.decodeTensor'));
 }
 
-export const onnx = Object.freeze({ load, decodeTensor });
+// Copies the malloc'ed (pointer, length) pair an ABI call wrote at out.
+function takeBytes(core, call, what) {
+  const mark = core.stackSave();
+  try {
+    const out = core.stackAlloc(8);
+    check(core, call(out), what);
+    const i32 = core.views().i32;
+    const p = i32[out >> 2] >>> 0;
+    const len = i32[(out >> 2) + 1];
+    try {
+      return core.views().u8.slice(p, p + len);
+    } finally {
+      core.free(p);
+    }
+  } finally {
+    core.stackRestore(mark);
+  }
+}
+
+/**
+ * Traces fn on exampleInputs (as compile() does: fullgraph, static shapes)
+ * and returns the captured graph as a serialized ONNX ModelProto
+ * (Uint8Array; ir_version 8, opset 17). The graph inputs are fn's tensor
+ * arguments (named after its parameters, or options.inputNames), the
+ * outputs its returned tensors in order. A graph break throws
+ * GraphCaptureError; an opaque region (allowInGraph, nonstrictTrace,
+ * disable, nestedCompileRegion) throws TensorPlayError UNSUPPORTED naming
+ * the node; a disposed example input throws DisposedError.
+ *   const bytes = tp.onnx.save((x) => x.relu().sum(), [x]);
+ */
+export function save(fn, exampleInputs = [], options = {}) {
+  if (typeof fn !== 'function') throw new TypeError('onnx.save: expected a function');
+  const args = Array.isArray(exampleInputs) ? exampleInputs : [exampleInputs];
+  const inputs = new Set();
+  collectTensors(args, inputs);
+  for (const t of inputs) t._handle(); // DisposedError for a disposed input
+  const opts = { fullgraph: true, dynamic: false, backend: 'eager', name: fn.name || 'onnx.save' };
+  if (options && options.inputNames !== undefined) opts.inputNames = options.inputNames;
+  const g = compile(fn, opts);
+  if (typeof g._coreHandle !== 'number') {
+    throw new TypeError('onnx.save: the function is disabled for capture (compiler.disable)');
+  }
+  try {
+    const out = g(...args);
+    const made = new Set();
+    collectTensors(out, made);
+    for (const t of made) if (!inputs.has(t) && !t.disposed) t.dispose();
+    const core = getCore();
+    const h = g._coreHandle;
+    return takeBytes(core, (p) => core.exports.tpw_compiled_onnx_save(h, p), 'onnx.save');
+  } finally {
+    g.dispose();
+  }
+}
+
+/** A Graph (tp.graph.parse, model.graph) as ONNX ModelProto bytes. */
+export function saveGraph(graph) {
+  if (!(graph instanceof Graph)) throw new TypeError('onnx.saveGraph: expected a Graph');
+  const core = getCore();
+  const h = graph.handle;
+  return takeBytes(core, (p) => core.exports.tpw_graph_onnx_save(h, p), 'onnx.saveGraph');
+}
+
+export const onnx = Object.freeze({ load, save, saveGraph, decodeTensor });

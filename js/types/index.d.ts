@@ -406,6 +406,33 @@ export declare const graph: Readonly<{
   Graph: typeof Graph;
 }>;
 
+// ---- onnx ----
+/** A loaded ONNX model: call it (or .run) with Tensors in inputNames order. */
+export interface OnnxModel {
+  (...inputs: Tensor[]): Tensor[];
+  run(...inputs: Tensor[] | [Tensor[]]): Tensor[];
+  readonly inputNames: string[];
+  readonly outputNames: string[];
+  readonly graph: Graph;
+  dispose(): void;
+}
+export declare const onnx: Readonly<{
+  /** A serialized ModelProto -> a callable model (TensorPlayError PARSE / UNSUPPORTED). */
+  load(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): OnnxModel;
+  /**
+   * Traces fn on exampleInputs (fullgraph, static shapes) and returns the
+   * captured graph as a serialized ModelProto (ir_version 8, opset 17).
+   * Opaque regions throw TensorPlayError UNSUPPORTED naming the node;
+   * disposed inputs throw DisposedError; graph breaks GraphCaptureError.
+   */
+  save(fn: (...args: any[]) => any, exampleInputs?: unknown[] | Tensor,
+       options?: { inputNames?: string[] }): Uint8Array;
+  /** A Graph as a serialized ModelProto. */
+  saveGraph(graph: Graph): Uint8Array;
+  /** A serialized TensorProto -> a Tensor. */
+  decodeTensor(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): Tensor;
+}>;
+
 // ---- npy ----
 export declare const npy: Readonly<{
   decode(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): Tensor;

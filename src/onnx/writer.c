@@ -1,0 +1,594 @@
+/* writer.c - Graph IR -> ONNX ModelProto (tp_onnx_save, docs/onnx.md "Export").
+ *
+ * ir_version 8, default-domain opset 17, producer "tensorplay". Placeholders
+ * become graph inputs (elem type + fixed shape), get_attr constants become
+ * initializers (raw_data, little-endian), call nodes become one or a few
+ * ONNX nodes each, the output node's operands become the graph outputs.
+ * Every ONNX value made here that is not a graph node's own value is named
+ * "tp:N": ':' is outside the graph-name alphabet, so these names never clash
+ * with node names. The protobuf encoder is tp_pbw (pb.c): a growable buffer
+ * that records an allocation failure in .oom and ignores later writes, so
+ * the code below writes freely and checks once at the end. */
+#include "onnx.h"
+#include "pb.h"
+#include "tensor_pb.h"
+#include <math.h>
+#include <stdio.h>
+
+#define TP_ONNX_SAVE_OPSET 17
+#define TP_ONNX_IR_VERSION 8
+
+enum { AT_FLOAT = 1, AT_INT = 2, AT_INTS = 7 };
+
+typedef struct wr {
+  const tp_graph *g;
+  tp_pbw nodes, inits, inputs, outputs; /* GraphProto fields 1, 5, 11, 12 */
+  int aux;
+  int oom;
+} wr;
+
+typedef char vname[48]; /* an aux name "tp:N" or a copy of a short node name */
+
+static void pbw_free(tp_pbw *b) {
+  tp_xfree(b->p);
+  memset(b, 0, sizeof *b);
+}
+
+/* Appends message m as LEN field num of w and frees m. */
+static void put_msg(tp_pbw *w, uint32_t num, tp_pbw *m) {
+  if (m->oom) w->oom = 1;
+  else tp_pbw_bytes(w, num, m->p, m->n);
+  pbw_free(m);
+}
+
+static void put_str(tp_pbw *w, uint32_t num, const char *s) { tp_pbw_bytes(w, num, s, strlen(s)); }
+
+static void fresh(wr *w, vname out) { snprintf(out, sizeof(vname), "tp:%d", w->aux++); }
+
+/* ---- attributes (AttributeProto: name 1, f 2, i 3, ints 8, type 20) ---- */
+static void attr_int(tp_pbw *a, const char *name, int64_t v) {
+  tp_pbw m = {0};
+  put_str(&m, 1, name);
+  tp_pbw_varint(&m, 3, (uint64_t)v);
+  tp_pbw_varint(&m, 20, AT_INT);
+  put_msg(a, 5, &m);
+}
+
+static void attr_ints(tp_pbw *a, const char *name, const int64_t *v, int n) {
+  tp_pbw m = {0};
+  put_str(&m, 1, name);
+  for (int i = 0; i < n; i++) tp_pbw_varint(&m, 8, (uint64_t)v[i]);
+  tp_pbw_varint(&m, 20, AT_INTS);
+  put_msg(a, 5, &m);
+}
+
+static void attr_float(tp_pbw *a, const char *name, float f) {
+  tp_pbw m = {0};
+  uint8_t b[4];
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  for (int i = 0; i < 4; i++) b[i] = (uint8_t)(u >> (8 * i));
+  put_str(&m, 1, name);
+  tp_pbw_raw_varint(&m, (uint64_t)2 << 3 | TP_PB_I32);
+  tp_pbw_put(&m, b, 4);
+  tp_pbw_varint(&m, 20, AT_FLOAT);
+  put_msg(a, 5, &m);
+}
+
+/* ---- nodes (NodeProto: input 1, output 2, name 3, op_type 4, attribute 5).
+ * attrs: concatenated attribute fields (freed here), may be NULL. */
+static void node(wr *w, const char *op, int nin, const char *const *ins, const char *out,
+                 tp_pbw *attrs) {
+  tp_pbw m = {0};
+  char nm[64];
+  for (int i = 0; i < nin; i++) put_str(&m, 1, ins[i]);
+  put_str(&m, 2, out);
+  snprintf(nm, sizeof nm, "%s_%d", op, w->aux++);
+  put_str(&m, 3, nm);
+  put_str(&m, 4, op);
+  if (attrs) {
+    if (attrs->oom) m.oom = 1;
+    else tp_pbw_put(&m, attrs->p, attrs->n);
+    pbw_free(attrs);
+  }
+  put_msg(&w->nodes, 1, &m);
+}
+
+static void node1(wr *w, const char *op, const char *a, const char *out) { node(w, op, 1, &a, out, NULL); }
+static void node2(wr *w, const char *op, const char *a, const char *b, const char *out) {
+  const char *in[2] = {a, b};
+  node(w, op, 2, in, out, NULL);
+}
+
+/* ---- initializers (TensorProto: dims 1, data_type 2, name 8, raw_data 9) ---- */
+static void init_raw(wr *w, const char *name, tp_dtype dt, int ndim, const int64_t *shape,
+                     const void *data, size_t bytes) {
+  tp_pbw m = {0};
+  for (int i = 0; i < ndim; i++) tp_pbw_varint(&m, 1, (uint64_t)shape[i]);
+  tp_pbw_varint(&m, 2, (uint64_t)tp_onnx_from_dtype(dt));
+  put_str(&m, 8, name);
+  tp_pbw_bytes(&m, 9, data, bytes); /* little-endian hosts only (x86, Wasm) */
+  put_msg(&w->inits, 5, &m);
+}
+
+static void init_i64(wr *w, vname out, int n, const int64_t *v) {
+  int64_t sh[1] = {n};
+  fresh(w, out);
+  init_raw(w, out, TP_I64, 1, sh, v, sizeof(int64_t) * (size_t)n);
+}
+
+/* A 0-d constant of dtype dt holding v. */
+static void init_scalar(wr *w, vname out, tp_dtype dt, double v) {
+  union { float f; int32_t i; int64_t l; uint8_t b; } u;
+  size_t n;
+  switch (dt) {
+    case TP_F32: u.f = (float)v; n = 4; break;
+    case TP_I32: u.i = (int32_t)v; n = 4; break;
+    case TP_I64: u.l = (int64_t)v; n = 8; break;
+    default: u.b = v != 0; n = 1; break;
+  }
+  fresh(w, out);
+  init_raw(w, out, dt, 0, NULL, &u, n);
+}
+
+/* ---- value infos (ValueInfoProto: name 1, type 2 -> TypeProto.tensor_type 1
+ * -> elem_type 1, shape 2 -> dim 1 -> dim_value 1) ---- */
+static void add_vi(wr *w, tp_pbw *section, uint32_t num, const char *name, const tp_desc *d) {
+  tp_pbw vi = {0}, tp = {0}, tt = {0}, sh = {0};
+  (void)w;
+  for (int i = 0; i < d->ndim; i++) {
+    tp_pbw dm = {0};
+    tp_pbw_varint(&dm, 1, (uint64_t)d->shape[i]);
+    put_msg(&sh, 1, &dm);
+  }
+  tp_pbw_varint(&tt, 1, (uint64_t)tp_onnx_from_dtype(d->dtype));
+  put_msg(&tt, 2, &sh); /* a 0-d tensor has an empty (but present) shape */
+  put_msg(&tp, 1, &tt);
+  put_str(&vi, 1, name);
+  put_msg(&vi, 2, &tp);
+  put_msg(section, num, &vi);
+}
+
+/* ---- operands ---- */
+static const char *onnx_name(const tp_graph *g, int i) { return g->nodes[i].name; }
+
+static tp_desc arg_desc(const tp_graph *g, const tp_arg *a) {
+  tp_desc d;
+  memset(&d, 0, sizeof d);
+  if (a->kind == TP_ARG_SCALAR) {
+    d.dtype = a->is_int ? TP_I64 : TP_F32;
+    d.weak = a->is_int ? 1 : 2;
+  } else if (a->kind == TP_ARG_NODE) {
+    d = g->nodes[a->node].desc;
+  }
+  return d;
+}
+
+/* The ONNX name of operand a as dtype dt: the node's own value, a Cast of
+ * it, or a typed 0-d initializer for an immediate scalar; "" when absent.
+ * *out points at the node name or at buf. */
+static void operand(wr *w, const tp_arg *a, tp_dtype dt, vname buf, const char **out) {
+  if (a->kind == TP_ARG_NONE) {
+    *out = "";
+  } else if (a->kind == TP_ARG_SCALAR) {
+    init_scalar(w, buf, dt, a->scalar);
+    *out = buf;
+  } else if (w->g->nodes[a->node].desc.dtype == dt) {
+    *out = onnx_name(w->g, a->node);
+  } else {
+    tp_pbw at = {0};
+    const char *src = onnx_name(w->g, a->node);
+    attr_int(&at, "to", tp_onnx_from_dtype(dt));
+    fresh(w, buf);
+    node(w, "Cast", 1, &src, buf, &at);
+    *out = buf;
+  }
+}
+
+static void cast_to(wr *w, const char *src, tp_dtype dt, const char *out) {
+  tp_pbw at = {0};
+  attr_int(&at, "to", tp_onnx_from_dtype(dt));
+  node(w, "Cast", 1, &src, out, &at);
+}
+
+static const char *unary_name(tp_op op) {
+  switch (op) {
+    case TP_OP_NEG: return "Neg";
+    case TP_OP_ABS: return "Abs";
+    case TP_OP_EXP: return "Exp";
+    case TP_OP_LOG: return "Log";
+    case TP_OP_SQRT: return "Sqrt";
+    case TP_OP_TANH: return "Tanh";
+    case TP_OP_SIGMOID: return "Sigmoid";
+    case TP_OP_RELU: return "Relu";
+    case TP_OP_FLOOR: return "Floor";
+    case TP_OP_CEIL: return "Ceil";
+    case TP_OP_ROUND: return "Round";
+    case TP_OP_ERF: return "Erf";
+    default: return NULL;
+  }
+}
+
+/* The get_attr weight of a linear whose input is not 2-D (stored as w^T),
+ * NULL otherwise. */
+static const tp_node *linear_weight_const(const tp_graph *g, const tp_node *n) {
+  if (n->args[0].kind == TP_ARG_NODE && g->nodes[n->args[0].node].desc.ndim == 2) return NULL;
+  const tp_node *wn = n->args[1].kind == TP_ARG_NODE ? &g->nodes[n->args[1].node] : NULL;
+  if (wn && wn->kind == TP_NODE_GET_ATTR && wn->val && wn->desc.dtype == TP_F32 && wn->desc.ndim == 2)
+    return wn;
+  return NULL;
+}
+
+static tp_status convert(wr *w, int idx) {
+  const tp_graph *g = w->g;
+  const tp_node *n = &g->nodes[idx];
+  const char *out = n->name;
+  const tp_attrs *at = &n->attrs;
+  tp_dtype od = n->desc.dtype;
+  vname b0, b1, b2, t0, t1, t2, t3, t4, t5;
+  const char *a0 = NULL, *a1 = NULL, *a2 = NULL;
+  tp_desc d0 = n->nargs > 0 ? arg_desc(g, &n->args[0]) : n->desc;
+  tp_pbw atb = {0};
+  switch (n->op) {
+    case TP_OP_ADD: case TP_OP_SUB: case TP_OP_MUL: case TP_OP_DIV: {
+      static const char *nm[] = {"Add", "Sub", "Mul", "Div"};
+      operand(w, &n->args[0], od, b0, &a0);
+      operand(w, &n->args[1], od, b1, &a1);
+      node2(w, nm[n->op - TP_OP_ADD], a0, a1, out);
+      return TP_OK;
+    }
+    case TP_OP_EQ: case TP_OP_LT: case TP_OP_GT: {
+      tp_desc d1 = arg_desc(g, &n->args[1]);
+      tp_dtype cd = tp_promote(&d0, &d1);
+      if (cd == TP_BOOL && n->op != TP_OP_EQ) cd = TP_I32; /* Less/Greater: numbers only */
+      operand(w, &n->args[0], cd, b0, &a0);
+      operand(w, &n->args[1], cd, b1, &a1);
+      node2(w, n->op == TP_OP_EQ ? "Equal" : n->op == TP_OP_LT ? "Less" : "Greater", a0, a1, out);
+      return TP_OK;
+    }
+    case TP_OP_WHERE: {
+      operand(w, &n->args[0], TP_BOOL, b0, &a0);
+      operand(w, &n->args[1], od, b1, &a1);
+      operand(w, &n->args[2], od, b2, &a2);
+      const char *in[3] = {a0, a1, a2};
+      node(w, "Where", 3, in, out, NULL);
+      return TP_OK;
+    }
+    case TP_OP_NEG: case TP_OP_ABS: case TP_OP_RELU:
+    case TP_OP_EXP: case TP_OP_LOG: case TP_OP_SQRT: case TP_OP_TANH: case TP_OP_SIGMOID:
+    case TP_OP_FLOOR: case TP_OP_CEIL: case TP_OP_ROUND: case TP_OP_ERF:
+      operand(w, &n->args[0], od, b0, &a0);
+      node1(w, unary_name(n->op), a0, out);
+      return TP_OK;
+    case TP_OP_RSQRT:
+      operand(w, &n->args[0], TP_F32, b0, &a0);
+      fresh(w, t0);
+      node1(w, "Sqrt", a0, t0);
+      node1(w, "Reciprocal", t0, out);
+      return TP_OK;
+    case TP_OP_GELU: { /* opset 17 has no Gelu: the formulas of ref.c */
+      tp_arg one = {TP_ARG_SCALAR, 0, 1.0, 0}, half = {TP_ARG_SCALAR, 0, 0.5, 0};
+      const char *c1, *ch;
+      operand(w, &n->args[0], TP_F32, b0, &a0);
+      operand(w, &one, TP_F32, b1, &c1);
+      operand(w, &half, TP_F32, b2, &ch);
+      fresh(w, t0), fresh(w, t1), fresh(w, t2), fresh(w, t3);
+      if (at->approximate == 0) { /* 0.5 x (1 + erf(x / sqrt 2)) */
+        vname cs;
+        init_scalar(w, cs, TP_F32, sqrt(2.0));
+        node2(w, "Div", a0, cs, t0);
+        node1(w, "Erf", t0, t1);
+      } else { /* 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+        vname ck, cc, u0, u1;
+        init_scalar(w, ck, TP_F32, 0.044715);
+        init_scalar(w, cc, TP_F32, sqrt(2.0 / 3.14159265358979323846));
+        fresh(w, t4), fresh(w, t5), fresh(w, u0), fresh(w, u1);
+        node2(w, "Mul", a0, a0, t4);
+        node2(w, "Mul", t4, a0, t5);   /* x^3 */
+        node2(w, "Mul", t5, ck, u0);   /* 0.044715 x^3 */
+        node2(w, "Add", a0, u0, u1);   /* x + ... */
+        node2(w, "Mul", u1, cc, t0);
+        node1(w, "Tanh", t0, t1);
+      }
+      node2(w, "Add", t1, c1, t2);
+      node2(w, "Mul", a0, t2, t3);
+      node2(w, "Mul", t3, ch, out);
+      return TP_OK;
+    }
+    case TP_OP_MATMUL:
+      operand(w, &n->args[0], TP_F32, b0, &a0);
+      operand(w, &n->args[1], TP_F32, b1, &a1);
+      node2(w, "MatMul", a0, a1, out);
+      return TP_OK;
+    case TP_OP_LINEAR: {
+      operand(w, &n->args[0], TP_F32, b0, &a0);
+      if (!linear_weight_const(g, n)) operand(w, &n->args[1], TP_F32, b1, &a1);
+      operand(w, &n->args[2], TP_F32, b2, &a2);
+      int has_b = n->args[2].kind != TP_ARG_NONE;
+      if (d0.ndim == 2) { /* Gemm(x, w, b, transB=1) */
+        const char *in[3] = {a0, a1, a2};
+        attr_int(&atb, "transB", 1);
+        node(w, "Gemm", has_b ? 3 : 2, in, out, &atb);
+        return TP_OK;
+      }
+      const tp_node *wn = linear_weight_const(g, n);
+      fresh(w, t0);
+      if (wn) {
+        /* a constant weight: store w^T */
+        tp_tensor *c = NULL;
+        int64_t R = wn->desc.shape[0], C = wn->desc.shape[1], sh[2] = {C, R};
+        TP_TRY(tp_contiguous(wn->val, &c));
+        float *tr = tp_xmalloc(sizeof(float) * (size_t)((R * C) > 0 ? R * C : 1));
+        if (!tr) {
+          tp_tensor_release(c);
+          return TP_ERR_OUT_OF_MEMORY;
+        }
+        const float *src = tp_tensor_ptr(c);
+        for (int64_t r = 0; r < R; r++)
+          for (int64_t k = 0; k < C; k++) tr[k * R + r] = src[r * C + k];
+        init_raw(w, t0, TP_F32, 2, sh, tr, sizeof(float) * (size_t)(R * C));
+        tp_xfree(tr);
+        tp_tensor_release(c);
+      } else {
+        int64_t perm[2] = {1, 0};
+        attr_ints(&atb, "perm", perm, 2);
+        node(w, "Transpose", 1, &a1, t0, &atb);
+      }
+      fresh(w, t1);
+      node2(w, "MatMul", a0, t0, has_b ? t1 : out);
+      if (has_b) node2(w, "Add", t1, a2, out);
+      return TP_OK;
+    }
+    case TP_OP_SUM: case TP_OP_MEAN: case TP_OP_MAX: case TP_OP_MIN: {
+      static const char *nm[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin"};
+      int64_t axes[TP_MAX_DIMS];
+      int nax = d0.ndim ? at->nints : 0;
+      for (int i = 0; i < nax; i++) TP_TRY(tp_norm_dim(tp_op_name(n->op), at->ints[i], d0.ndim, &axes[i]));
+      tp_dtype cd = od == TP_BOOL ? TP_I32 : od; /* ReduceMax/Min: numbers only */
+      operand(w, &n->args[0], cd, b0, &a0);
+      attr_int(&atb, "keepdims", at->keepdim ? 1 : 0);
+      const char *res = out;
+      if (cd != od) fresh(w, t1), res = t1;
+      if (n->op == TP_OP_SUM) { /* opset 13+: axes is an input */
+        const char *in[2] = {a0, ""};
+        if (nax) init_i64(w, t0, nax, axes), in[1] = t0;
+        node(w, nm[0], nax ? 2 : 1, in, res, &atb);
+      } else { /* opset 17: the other reductions take axes as an attribute (an input from 18) */
+        if (nax) attr_ints(&atb, "axes", axes, nax);
+        node(w, nm[n->op - TP_OP_SUM], 1, &a0, res, &atb);
+      }
+      if (cd != od) cast_to(w, t1, od, out);
+      return TP_OK;
+    }
+    case TP_OP_SOFTMAX: case TP_OP_LOG_SOFTMAX: {
+      int64_t ax = 0;
+      if (d0.ndim) TP_TRY(tp_norm_dim(tp_op_name(n->op), at->dim, d0.ndim, &ax));
+      operand(w, &n->args[0], TP_F32, b0, &a0);
+      attr_int(&atb, "axis", ax);
+      node(w, n->op == TP_OP_SOFTMAX ? "Softmax" : "LogSoftmax", 1, &a0, out, &atb);
+      return TP_OK;
+    }
+    case TP_OP_LAYER_NORM: {
+      operand(w, &n->args[0], TP_F32, b0, &a0);
+      if (n->args[1].kind == TP_ARG_NONE) { /* ONNX requires Scale: ones */
+        int64_t cnt = tp_shape_numel(at->nints, at->ints);
+        float *ones = tp_xmalloc(sizeof(float) * (size_t)(cnt ? cnt : 1));
+        if (!ones) return TP_ERR_OUT_OF_MEMORY;
+        for (int64_t i = 0; i < cnt; i++) ones[i] = 1.0f;
+        fresh(w, b1);
+        init_raw(w, b1, TP_F32, at->nints, at->ints, ones, sizeof(float) * (size_t)cnt);
+        tp_xfree(ones);
+        a1 = b1;
+      } else {
+        operand(w, &n->args[1], TP_F32, b1, &a1);
+      }
+      operand(w, &n->args[2], TP_F32, b2, &a2);
+      const char *in[3] = {a0, a1, a2};
+      attr_int(&atb, "axis", d0.ndim - at->nints);
+      attr_float(&atb, "epsilon", (float)at->eps);
+      node(w, "LayerNormalization", *a2 ? 3 : 2, in, out, &atb);
+      return TP_OK;
+    }
+    case TP_OP_RESHAPE: {
+      int zero = 0;
+      for (int i = 0; i < n->desc.ndim; i++) zero |= n->desc.shape[i] == 0;
+      operand(w, &n->args[0], od, b0, &a0);
+      init_i64(w, t0, n->desc.ndim, n->desc.shape); /* the resolved shape: no -1 */
+      if (zero) attr_int(&atb, "allowzero", 1);
+      const char *in[2] = {a0, t0};
+      node(w, "Reshape", 2, in, out, zero ? &atb : NULL);
+      return TP_OK;
+    }
+    case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: {
+      int64_t perm[TP_MAX_DIMS], p0 = 0, p1 = 0;
+      for (int i = 0; i < d0.ndim; i++) perm[i] = i;
+      if (n->op == TP_OP_TRANSPOSE) {
+        if (d0.ndim) {
+          TP_TRY(tp_norm_dim("transpose", at->dim, d0.ndim, &p0));
+          TP_TRY(tp_norm_dim("transpose", at->dim1, d0.ndim, &p1));
+        }
+        if (d0.ndim) perm[p0] = p1, perm[p1] = p0;
+      } else {
+        for (int i = 0; i < d0.ndim && i < at->nints; i++)
+          TP_TRY(tp_norm_dim("permute", at->ints[i], d0.ndim, &perm[i]));
+      }
+      operand(w, &n->args[0], od, b0, &a0);
+      attr_ints(&atb, "perm", perm, d0.ndim);
+      node(w, "Transpose", 1, &a0, out, &atb);
+      return TP_OK;
+    }
+    case TP_OP_SLICE: {
+      int64_t ax, s, len;
+      TP_TRY(tp_norm_dim("slice", at->dim, d0.ndim, &ax));
+      int64_t dimn = d0.shape[ax], step = at->step;
+      tp_slice_bounds(dimn, at->start, at->end, step, &s, &len);
+      int64_t e = s + len * step;
+      if (e > dimn) e = dimn;
+      int64_t v_s[1] = {s}, v_e[1] = {e}, v_a[1] = {ax}, v_p[1] = {step};
+      operand(w, &n->args[0], od, b0, &a0);
+      init_i64(w, t0, 1, v_s);
+      init_i64(w, t1, 1, v_e);
+      init_i64(w, t2, 1, v_a);
+      init_i64(w, t3, 1, v_p);
+      const char *in[5] = {a0, t0, t1, t2, t3};
+      node(w, "Slice", 5, in, out, NULL);
+      return TP_OK;
+    }
+    case TP_OP_CONCAT: {
+      const char **in = tp_xmalloc(sizeof(char *) * (size_t)(n->nargs ? n->nargs : 1));
+      vname *bufs = tp_xmalloc(sizeof(vname) * (size_t)(n->nargs ? n->nargs : 1));
+      int64_t ax = 0;
+      tp_status s = in && bufs ? TP_OK : TP_ERR_OUT_OF_MEMORY;
+      if (!s && d0.ndim) s = tp_norm_dim("concat", at->dim, d0.ndim, &ax);
+      for (int i = 0; !s && i < n->nargs; i++) operand(w, &n->args[i], od, bufs[i], &in[i]);
+      if (!s) {
+        attr_int(&atb, "axis", ax);
+        node(w, "Concat", n->nargs, in, out, &atb);
+      }
+      tp_xfree(in);
+      tp_xfree(bufs);
+      return s;
+    }
+    case TP_OP_CAST: {
+      const char *src;
+      operand(w, &n->args[0], d0.dtype, b0, &src); /* a scalar operand keeps its kind */
+      cast_to(w, src, at->dtype, out);
+      return TP_OK;
+    }
+    default:
+      break;
+  }
+  const char *why = n->op == TP_OP_INVOKE ? "a nested compiled region"
+                    : (tp_op_flags(n->op) & TP_OPF_OPAQUE) ? "an opaque host region"
+                                                              : "an operator";
+  return tp_fail(TP_ERR_UNSUPPORTED,
+                 "onnx: node '%s' (%s) has no ONNX equivalent: it is %s that only the host can run",
+                 n->name, tp_op_name(n->op), why);
+}
+
+tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
+  if (!g || !bytes || !len) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: NULL argument");
+  *bytes = NULL;
+  *len = 0;
+  int oi = tp_graph_output(g);
+  if (oi < 0) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: the graph has no output node");
+  wr w;
+  memset(&w, 0, sizeof w);
+  w.g = g;
+  tp_status s = TP_OK;
+  char *used = tp_xmalloc((size_t)g->n + 1), *shown = NULL;
+  if (!used) return tp_fail(TP_ERR_OUT_OF_MEMORY, "onnx: save: out of memory");
+  memset(used, 0, (size_t)g->n + 1);
+  for (int i = 0; i < g->n; i++)
+    for (int k = 0; k < g->nodes[i].nargs; k++) {
+      const tp_node *n = &g->nodes[i];
+      if (n->args[k].kind != TP_ARG_NODE) continue;
+      /* a constant weight of a linear that is not 2-D is stored transposed
+       * (see convert), not as itself */
+      if (n->kind == TP_NODE_CALL && n->op == TP_OP_LINEAR && k == 1 &&
+          linear_weight_const(g, n))
+        continue;
+      used[n->args[k].node] = 1;
+    }
+  for (int i = 0; i < g->n && !s; i++) {
+    const tp_node *n = &g->nodes[i];
+    switch (n->kind) {
+      case TP_NODE_PLACEHOLDER:
+        add_vi(&w, &w.inputs, 11, n->name, &n->desc);
+        break;
+      case TP_NODE_GET_ATTR: {
+        if (!used[i] || n->desc.ndim == TP_DESC_GRAPH) break; /* subgraphs: see invoke */
+        if (!n->val) {
+          s = tp_fail(TP_ERR_INVALID_ARG, "onnx: save: constant '%s' has no value", n->name);
+          break;
+        }
+        tp_tensor *c = NULL;
+        if ((s = tp_contiguous(n->val, &c))) break;
+        init_raw(&w, n->name, c->dtype, c->ndim, c->shape, tp_tensor_ptr(c),
+                 (size_t)tp_tensor_numel(c) * tp_dtype_size(c->dtype));
+        tp_tensor_release(c);
+        break;
+      }
+      case TP_NODE_CALL:
+        s = convert(&w, i);
+        if (s && s != TP_ERR_OUT_OF_MEMORY && s != TP_ERR_UNSUPPORTED)
+          tp_fail_context(s, "onnx: save: node '%s' (%s)", n->name, tp_op_name(n->op));
+        break;
+      default:
+        break;
+    }
+  }
+  /* outputs: a call node's value directly the first time, else an Identity */
+  const tp_node *on = &g->nodes[oi];
+  if (!s && !(shown = tp_xmalloc((size_t)g->n + 1))) s = TP_ERR_OUT_OF_MEMORY;
+  if (shown) memset(shown, 0, (size_t)g->n + 1);
+  for (int k = 0; !s && k < on->nargs; k++) {
+    const tp_arg *a = &on->args[k];
+    vname b0, nm;
+    const char *src;
+    tp_desc d = arg_desc(g, a);
+    if (a->kind == TP_ARG_NONE) {
+      s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: save: output %d is None", k);
+      break;
+    }
+    if (a->kind == TP_ARG_NODE && g->nodes[a->node].kind == TP_NODE_CALL && !shown[a->node]) {
+      shown[a->node] = 1;
+      add_vi(&w, &w.outputs, 12, g->nodes[a->node].name, &d);
+      continue;
+    }
+    if (a->kind == TP_ARG_SCALAR) d.weak = 0;
+    operand(&w, a, d.dtype, b0, &src);
+    snprintf(nm, sizeof nm, "output_%d", k);
+    /* output_K may be a node name: fall back to an aux name then */
+    if (tp_graph_find(g, nm) >= 0) fresh(&w, nm);
+    node1(&w, "Identity", src, nm);
+    add_vi(&w, &w.outputs, 12, nm, &d);
+  }
+  tp_xfree(used);
+  tp_xfree(shown);
+  tp_pbw graph = {0}, model = {0}, opset = {0};
+  if (!s) {
+    tp_pbw *parts[4] = {&w.nodes, &w.inits, &w.inputs, &w.outputs};
+    for (int i = 0; i < 4; i++) {
+      if (parts[i]->oom) graph.oom = 1;
+      else tp_pbw_put(&graph, parts[i]->p, parts[i]->n);
+    }
+    put_str(&graph, 2, "tensorplay");
+    tp_pbw_varint(&model, 1, TP_ONNX_IR_VERSION);
+    put_str(&model, 2, "tensorplay");
+    put_str(&model, 3, TP_VERSION_STRING);
+    put_msg(&model, 7, &graph);
+    put_str(&opset, 1, "");
+    tp_pbw_varint(&opset, 2, TP_ONNX_SAVE_OPSET);
+    put_msg(&model, 8, &opset);
+    if (model.oom) s = TP_ERR_OUT_OF_MEMORY;
+  }
+  pbw_free(&graph);
+  pbw_free(&opset);
+  pbw_free(&w.nodes);
+  pbw_free(&w.inits);
+  pbw_free(&w.inputs);
+  pbw_free(&w.outputs);
+  if (s) {
+    pbw_free(&model);
+    if (s == TP_ERR_OUT_OF_MEMORY) tp_fail(s, "onnx: save: out of memory");
+    return s;
+  }
+  if (!model.p && !(model.p = tp_xmalloc(1))) return tp_fail(TP_ERR_OUT_OF_MEMORY, "onnx: save: out of memory");
+  *bytes = model.p;
+  *len = model.n;
+  return TP_OK;
+}
+
+tp_status tp_onnx_save_file(const tp_graph *g, const char *path) {
+  uint8_t *b;
+  size_t n;
+  if (!path) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: NULL path");
+  TP_TRY(tp_onnx_save(g, &b, &n));
+  FILE *f = fopen(path, "wb");
+  tp_status s = TP_OK;
+  if (!f || fwrite(b, 1, n, f) != n) s = tp_fail(TP_ERR_IO, "%s: cannot write", path);
+  if (f && fclose(f) && !s) s = tp_fail(TP_ERR_IO, "%s: cannot write", path);
+  tp_xfree(b);
+  return s;
+}
