@@ -2,6 +2,7 @@
  *
  *   tpc run GRAPH.tpg --input x=x.npy --output y.npy [--print]
  *   tpc graph GRAPH.tpg
+ *   tpc parity MODEL.onnx [--input x=x.npy|x.pb]   (tpc_parity.c)
  *   tpc version
  *
  * Exit codes: 0 success, 1 a runtime failure (the graph failed to run, an
@@ -35,8 +36,18 @@ static const char usage_text[] =
     "        [--no-fusion] [--no-memory-planning] [--decompose]\n"
     "        lower a graph with stax and print the graph, the graph after each\n"
     "        pass (or after PASS), and the Kernel IR with the memory plan.\n"
-    "  bench GRAPH.tpg [--runs N] [--backend=eager|stax|both] [--max-autotune]\n"
-    "        time the graph on random inputs: medians of N runs after 3 warm-ups.\n"
+    "  bench GRAPH.tpg|MODEL.onnx [--runs N] [--backend=eager|stax|both] [--max-autotune]\n"
+    "        [--cold N]\n"
+    "        time the graph on random inputs: medians of N runs after 3 warm-ups;\n"
+    "        and the cold path: load (parse / ONNX import) + stax compile + first\n"
+    "        stax run, the median of --cold N repetitions (default 1).\n"
+    "  parity MODEL.onnx [--input NAME=FILE.npy|FILE.pb]...\n"
+    "        run an ONNX model with the reference backend, eager and stax; print\n"
+    "        per output the max abs and max relative error against the reference\n"
+    "        (and against test_data_set_0's outputs when those are the inputs);\n"
+    "        exit 1 beyond ONNX tolerance (|err| <= 1e-7 + 1e-3 |ref|). Without\n"
+    "        --input: test_data_set_0/input_*.pb next to the model if present,\n"
+    "        else seeded random inputs of the declared shapes.\n"
     "  version\n"
     "        print the version and the ISA the kernels use.\n"
     "  help, --help, -h\n"
@@ -97,6 +108,7 @@ static int read_file(const char *path, char **out, size_t *len) {
 int tpc_load_graph(const char *path, tp_graph **g);
 int tpc_cmd_compile(int argc, char **argv);
 int tpc_cmd_bench(int argc, char **argv);
+int tpc_cmd_parity(int argc, char **argv);
 
 static int ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), k = strlen(suffix);
@@ -357,8 +369,10 @@ int main(int argc, char **argv) {
     rc = tpc_cmd_compile(argc, argv);
   } else if (!strcmp(cmd, "bench")) {
     rc = tpc_cmd_bench(argc, argv);
+  } else if (!strcmp(cmd, "parity")) {
+    rc = tpc_cmd_parity(argc, argv);
   } else {
-    rc = fail(EXIT_USAGE, "unknown command '%s' (commands: run, graph, compile, bench, version, help)", cmd);
+    rc = fail(EXIT_USAGE, "unknown command '%s' (commands: run, graph, compile, bench, parity, version, help)", cmd);
   }
   if (fflush(stdout) != 0 && rc == 0) rc = fail(EXIT_RUNTIME, "cannot write to stdout");
   return rc;

@@ -177,6 +177,44 @@ run "$TPC" graph "$T/re.tpg"
 run "$TPC" graph
 expect 2 "graph: expects exactly one GRAPH.tpg" "graph without a file"
 
+# tpc parity (docs/onnx.md): a real model when the conformance data is there
+CONF=${TP_CONFORMANCE:-${TP_SOURCE_DIR:-.}/../shared/conformance}
+M8="$CONF/models/mnist-8"
+if [ -f "$M8/model.onnx" ]; then
+  run "$TPC" parity "$M8/model.onnx"
+  [ $rc = 0 ] && [[ "$out" == *"test_data_set_0"* ]] && [[ "$out" == *"stax/exp"* ]] &&
+    [[ "$out" == *"parity: ok"* ]] || fail "tpc parity mnist-8 (rc $rc): $out $err"
+  cp "$M8/model.onnx" "$T/m8.onnx"
+  run "$TPC" parity "$T/m8.onnx"   # no test_data_set_0 next to it: random inputs
+  [ $rc = 0 ] && [[ "$out" == *"random inputs (seeded)"* ]] || fail "tpc parity random inputs (rc $rc): $out $err"
+  run "$TPC" parity "$T/m8.onnx" --input "Input3=$M8/test_data_set_0/input_0.pb"
+  [ $rc = 0 ] && [[ "$out" == *"--input files"* ]] || fail "tpc parity --input .pb (rc $rc): $out $err"
+  run "$TPC" parity "$T/m8.onnx" --input "Input3=$M8/test_data_set_0/output_0.pb"
+  expect 2 "input 'Input3' ($M8/test_data_set_0/output_0.pb) is f32[1,10], but the model expects f32[1,1,28,28]" "parity: wrong input shape"
+  run "$TPC" parity "$T/m8.onnx" --input "foo=$M8/test_data_set_0/input_0.pb"
+  expect 2 "the model has no input named 'foo'" "parity: unknown input"
+  run "$TPC" parity "$T/m8.onnx" --input "Input3=$T/none.npy"
+  expect 2 "none.npy: cannot open" "parity: missing input file"
+  head -c 3000 "$M8/model.onnx" > "$T/cut.onnx"
+  run "$TPC" parity "$T/cut.onnx"
+  expect 2 "onnx: truncated field 7 in ModelProto" "parity: corrupt model"
+  run "$TPC" run "$T/m8.onnx" --input "Input3=$M8/test_data_set_0/input_0.pb" --output "$T/y.pb"
+  [ $rc = 0 ] && [ -s "$T/y.pb" ] || fail "tpc run MODEL.onnx --output y.pb (rc $rc): $err"
+  run "$TPC" bench "$T/m8.onnx" --runs 2 --cold 3
+  [ $rc = 0 ] && [[ "$out" == *"cold (median of 3): load "* ]] || fail "tpc bench --cold (rc $rc): $out $err"
+else
+  echo "note: $M8 not found; tpc parity on a real model not tested"
+fi
+run "$TPC" parity "$T/nope.onnx"
+expect 2 "nope.onnx: cannot open" "parity: missing model"
+printf 'junk' > "$T/junk.onnx"
+run "$TPC" parity "$T/junk.onnx"
+expect 2 "onnx:" "parity: junk model"
+run "$TPC" parity
+expect 2 "parity: missing MODEL.onnx" "parity without a model"
+run "$TPC" parity "$T/junk.onnx" --bogus
+expect 2 "unknown option '--bogus'" "parity: unknown option"
+
 if [ $fails -ne 0 ]; then
   echo "test_tpc.sh: $fails failure(s)"
   exit 1

@@ -1,0 +1,185 @@
+// ONNX conformance in Node, through the Wasm core: every node test of
+// ../shared/conformance/onnx-node/MANIFEST.tsv (TP_CONFORMANCE overrides the
+// folder) and the real models in ../shared/conformance/models, loaded with
+// tp.onnx.load and run eagerly (model.run: tpw_graph_run) and with stax
+// (tp.compile(..., { backend: 'stax' }), the default mode), against every
+// test_data_set_*. The rules are the C runner's (tests/c/test_onnx_conformance.c):
+// ONNX's tolerance |got - expected| <= 1e-7 + 1e-3 |expected| for float32
+// (NaN matches NaN), ints and bools exact; a load that fails UNSUPPORTED is
+// skipped; a load that fails because a graph input must be a constant is
+// retried with the int (and 0-d) inputs of test_data_set_0 bound as constants.
+// Every test that does not pass must be listed in tests/onnx_expected_failures.tsv,
+// and a listed test that passes is a failure too.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as tp from '../../js/index.js';
+import { bindInputs, tensorName } from './_onnx_pb.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, '..', '..');
+const root = process.env.TP_CONFORMANCE || join(repo, '..', 'shared', 'conformance');
+const manifest = join(root, 'onnx-node', 'MANIFEST.tsv');
+const haveData = existsSync(manifest);
+const MODELS = ['mnist-8', 'mnist-mlp-onnx-mlir', 'ultraface-rfb-320'];
+
+function loadExpected() {
+  const m = new Map();
+  const p = join(repo, 'tests', 'onnx_expected_failures.tsv');
+  if (!existsSync(p)) return m;
+  for (const line of readFileSync(p, 'utf8').split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const tab = line.indexOf('\t');
+    if (tab > 0) m.set(line.slice(0, tab).trim(), line.slice(tab + 1).trim());
+  }
+  return m;
+}
+
+/** null if equal, else a reason (the C runner's compare). */
+export function compare(got, want) {
+  if (got.dtype !== want.dtype || got.shape.join(',') !== want.shape.join(','))
+    return `got ${got.dtype}[${got.shape}], expected ${want.dtype}[${want.shape}]`;
+  const g = got.toArray(), w = want.toArray();
+  const isf = got.dtype === 'float32';
+  for (let i = 0; i < w.length; i++) {
+    const a = g[i], b = w[i];
+    const ok = isf ? (Number.isNaN(a) && Number.isNaN(b)) || a === b || Math.abs(a - b) <= 1e-7 + 1e-3 * Math.abs(b)
+      : a === b;
+    if (!ok) return `element ${i}: got ${a}, expected ${b}`;
+  }
+  return null;
+}
+
+const PASS = 'pass', FAIL = 'fail', SKIP = 'skip';
+
+function dataSets(dir) {
+  const out = [];
+  for (let k = 0; existsSync(join(dir, `test_data_set_${k}`)); k++) out.push(join(dir, `test_data_set_${k}`));
+  return out;
+}
+
+function pbFiles(set, kind) {
+  const out = [];
+  for (let k = 0; existsSync(join(set, `${kind}_${k}.pb`)); k++) out.push(readFileSync(join(set, `${kind}_${k}.pb`)));
+  return out;
+}
+
+/** Loads dir/model.onnx; on "must be a constant" retries with int / 0-d inputs bound. */
+function loadModel(dir) {
+  const bytes = readFileSync(join(dir, 'model.onnx'));
+  try {
+    return { model: tp.onnx.load(bytes), bound: new Set() };
+  } catch (e) {
+    if (!(e instanceof tp.TensorPlayError) || e.status !== 'UNSUPPORTED' || !/must be a /.test(e.message)) throw e;
+  }
+  const bound = new Set(), tensors = [];
+  pbFiles(join(dir, 'test_data_set_0'), 'input').forEach((b, k) => {
+    const name = tensorName(b);
+    const keep = tp.scope(() => {
+      const t = tp.onnx.decodeTensor(b);
+      return t.dtype === 'int64' || t.dtype === 'int32' || t.ndim === 0;
+    });
+    if (keep && name) bound.add(k), tensors.push(b);
+  });
+  return { model: tp.onnx.load(bindInputs(bytes, tensors)), bound };
+}
+
+/** One test folder -> { eager, stax, why }. */
+function runTest(dir) {
+  let loaded;
+  try {
+    loaded = loadModel(dir);
+  } catch (e) {
+    const r = e instanceof tp.TensorPlayError && e.status === 'UNSUPPORTED' ? SKIP : FAIL;
+    return { eager: r, stax: r, why: `load: ${e.message}`, boundInputs: false };
+  }
+  const { model, bound } = loaded;
+  const res = { eager: PASS, stax: PASS, why: '', boundInputs: bound.size > 0 };
+  let compiled = null;
+  try {
+    compiled = tp.compile((...xs) => model.run(xs), { backend: 'stax', name: 'onnx_model' });
+  } catch (e) {
+    res.stax = FAIL;
+    res.why = `stax compile: ${e.message}`;
+  }
+  try {
+    for (const set of dataSets(dir)) {
+      tp.scope(() => {
+        const ins = pbFiles(set, 'input').filter((_, k) => !bound.has(k)).map((b) => tp.onnx.decodeTensor(b));
+        const want = pbFiles(set, 'output').map((b) => tp.onnx.decodeTensor(b));
+        for (const backend of ['eager', 'stax']) {
+          if (backend === 'stax' && !compiled) continue;
+          let why = '';
+          try {
+            let got = backend === 'eager' ? model.run(ins) : compiled(...ins);
+            if (!Array.isArray(got)) got = [got];
+            if (got.length !== want.length) why = `${got.length} outputs, expected ${want.length}`;
+            for (let k = 0; !why && k < got.length; k++) {
+              const c = compare(got[k], want[k]);
+              if (c) why = `output ${k}: ${c}`;
+            }
+          } catch (e) {
+            why = e.message;
+          }
+          if (why) {
+            res[backend] = FAIL;
+            if (!res.why) res.why = `${backend}: ${why}`;
+          }
+        }
+      });
+    }
+  } finally {
+    if (compiled && compiled.dispose) compiled.dispose();
+    model.dispose();
+  }
+  return res;
+}
+
+test('ONNX conformance (node tests and models) through the Wasm core, eager and stax',
+  { skip: !haveData && `conformance data not found (${manifest}); set TP_CONFORMANCE` }, () => {
+    const expected = loadExpected();
+    const seen = new Set();
+    const names = readFileSync(manifest, 'utf8').split('\n').slice(1)
+      .map((l) => l.split('\t')[0].trim()).filter(Boolean)
+      .map((n) => ({ name: n, dir: join(root, 'onnx-node', n), kind: 'node' }));
+    for (const m of MODELS) {
+      const dir = join(root, 'models', m);
+      if (existsSync(dir)) names.push({ name: `models/${m}`, dir, kind: 'model' });
+    }
+    const zero = () => ({ pass: 0, fail: 0, skip: 0 });
+    const counts = { node: { eager: zero(), stax: zero(), all: zero() }, model: { eager: zero(), stax: zero(), all: zero() } };
+    const bad = [];
+    let nbound = 0;
+    const t0 = Date.now();
+    for (const { name, dir, kind } of names) {
+      const r = runTest(dir);
+      if (r.boundInputs) nbound++;
+      const all = r.eager === PASS && r.stax === PASS ? PASS : r.eager === SKIP ? SKIP : FAIL;
+      const c = counts[kind];
+      c.eager[r.eager]++, c.stax[r.stax]++, c.all[all]++;
+      seen.add(name);
+      const listed = expected.get(name);
+      if (all !== PASS) {
+        const line = `${all === SKIP ? 'SKIP' : 'FAIL'} ${name}: ${r.why.replace(/[\t\n]/g, ' ')}`;
+        if (listed === undefined) {
+          console.log(`${line}\n  ^ not listed in tests/onnx_expected_failures.tsv`);
+          bad.push(name);
+        }
+      } else if (listed !== undefined) {
+        console.log(`PASS ${name}: listed as an expected failure (${listed}); remove it from the list`);
+        bad.push(name);
+      }
+    }
+    for (const n of expected.keys()) if (!seen.has(n)) console.log(`note: expected failure '${n}' names no test`);
+    const fmt = (c) => `${c.pass} passed, ${c.fail} failed, ${c.skip} skipped`;
+    console.log(`onnx-node (eager, wasm): ${fmt(counts.node.eager)}`);
+    console.log(`onnx-node (stax, wasm): ${fmt(counts.node.stax)}`);
+    console.log(`(${nbound} tests were loaded with their int inputs bound as constants)`);
+    console.log(`onnx-node (wasm): ${fmt(counts.node.all)}`);
+    console.log(`models (eager, wasm): ${fmt(counts.model.eager)}`);
+    console.log(`models (stax, wasm): ${fmt(counts.model.stax)}`);
+    console.log(`${bad.length} test(s) differ from tests/onnx_expected_failures.tsv${bad.length ? ': ' + bad.join(', ') : ''} (${Date.now() - t0} ms, core ${process.env.TP_WASM || 'js/wasm/tensorplay.wasm'})`);
+    assert.deepEqual(bad, [], `tests differing from tests/onnx_expected_failures.tsv: ${bad.join(', ')}`);
+  });
