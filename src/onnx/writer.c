@@ -43,7 +43,12 @@ static void put_msg(tp_pbw *w, uint32_t num, tp_pbw *m) {
 
 static void put_str(tp_pbw *w, uint32_t num, const char *s) { tp_pbw_bytes(w, num, s, strlen(s)); }
 
-static void fresh(wr *w, vname out) { snprintf(out, sizeof(vname), "tp:%d", w->aux++); }
+/* A graph imported from ONNX keeps ONNX's value names, which may be "tp:N"
+ * (a model this writer exported): skip the numbers the graph already uses. */
+static void fresh(wr *w, vname out) {
+  do snprintf(out, sizeof(vname), "tp:%d", w->aux++);
+  while (tp_graph_find(w->g, out) >= 0);
+}
 
 /* ---- attributes (AttributeProto: name 1, f 2, i 3, ints 8, type 20) ---- */
 static void attr_int(tp_pbw *a, const char *name, int64_t v) {
