@@ -224,6 +224,13 @@ export interface ExplainReport {
     graph_break: string | null;
     shape_guards: string[];
   }>;
+  /** One per specialization whose backend describes its plan (stax; null
+   * for a backend without a description): kernel counts by kind, how many
+   * kernels run as generated Wasm, the arena size, autotuned GEMMs. */
+  backend_plans: Array<{
+    kernels: number; pointwise: number; row: number; gemm: number; op: number;
+    generated: number; arena_bytes: number; autotuned: number;
+  } | null>;
   recompile_reasons: string[];
   /** explain(fn, ...args) only: the text of the last graph. */
   graphText?: string | null;
