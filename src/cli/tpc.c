@@ -10,6 +10,7 @@
  * unreadable or malformed graph or .npy, missing or mismatched inputs). */
 #include "graph/graph.h"
 #include "graph/text.h"
+#include "onnx/tensor_pb.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -73,35 +74,10 @@ static int fail(int code, const char *fmt, ...) {
 
 /* Whole file into a NUL-terminated buffer (tp_xmalloc'ed). */
 static int read_file(const char *path, char **out, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return fail(EXIT_USAGE, "%s: cannot open: %s", path, strerror(errno));
-  char *buf = NULL;
-  size_t n = 0, cap = 0;
-  for (;;) {
-    if (n + 1 >= cap) {
-      size_t ncap = cap ? cap * 2 : 1 << 16;
-      char *nb = tp_xrealloc(buf, ncap);
-      if (!nb) {
-        tp_xfree(buf);
-        fclose(f);
-        return fail(EXIT_RUNTIME, "%s: out of memory", path);
-      }
-      buf = nb;
-      cap = ncap;
-    }
-    size_t r = fread(buf + n, 1, cap - n - 1, f);
-    n += r;
-    if (r == 0) break;
-  }
-  int err = ferror(f);
-  fclose(f);
-  if (err) {
-    tp_xfree(buf);
-    return fail(EXIT_USAGE, "%s: read error", path);
-  }
-  buf[n] = 0;
-  *out = buf;
-  *len = n;
+  uint8_t *b = NULL;
+  tp_status s = tp_onnx_read_file(path, &b, len);
+  if (s) return fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s", tp_last_error());
+  *out = (char *)b;
   return 0;
 }
 

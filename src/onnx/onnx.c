@@ -546,6 +546,7 @@ static tp_status reduce(imp *m, tp_op op, ref x, int n, const int64_t *dims, int
 
 /* ---- node inputs, outputs, attributes ---- */
 static tp_status in(imp *m, onode *n, int i, ref *out) {
+  *out = none(); /* defined on every path (and for GCC's -Wmaybe-uninitialized) */
   if (i >= n->nin || !*n->in[i]) {
     *out = none();
     return TP_OK;
@@ -616,6 +617,7 @@ static tp_status const_ints(imp *m, ref r, const char *what, int64_t *v, int max
 }
 
 static tp_status const_scalar(imp *m, ref r, const char *what, double *v) {
+  *v = 0;
   if (r.kind == R_SCALAR) {
     *v = r.s;
     return TP_OK;
@@ -627,6 +629,7 @@ static tp_status const_scalar(imp *m, ref r, const char *what, double *v) {
 }
 
 static tp_status norm_axis(int64_t axis, int nd, const char *what, int64_t *out) {
+  *out = 0;
   if (axis < -nd || axis >= nd)
     return tp_fail(TP_ERR_INVALID_ARG, "%s %lld is out of range for rank %d", what, (long long)axis, nd);
   *out = axis < 0 ? axis + nd : axis;

@@ -3,6 +3,7 @@
 #include "onnx.h"
 #include "pb.h"
 #include "tensor_pb.h"
+#include <errno.h>
 #include <stdio.h>
 
 const char *tp_onnx_dtype_name(int t) {
@@ -161,11 +162,11 @@ tp_status tp_onnx_tensor_encode(tp_tensor *t, const char *name, void **out, size
 
 tp_status tp_onnx_read_file(const char *path, uint8_t **out, size_t *len) {
   FILE *f = fopen(path, "rb");
-  if (!f) return tp_fail(TP_ERR_IO, "%s: cannot open", path);
+  if (!f) return tp_fail(TP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   uint8_t *buf = NULL;
   size_t n = 0, cap = 0;
   for (;;) {
-    if (n == cap) {
+    if (n + 1 >= cap) { /* room for the NUL that text readers rely on */
       size_t nc = cap ? cap * 2 : 1 << 16;
       uint8_t *nb = tp_xrealloc(buf, nc);
       if (!nb) {
@@ -176,7 +177,7 @@ tp_status tp_onnx_read_file(const char *path, uint8_t **out, size_t *len) {
       buf = nb;
       cap = nc;
     }
-    size_t r = fread(buf + n, 1, cap - n, f);
+    size_t r = fread(buf + n, 1, cap - n - 1, f);
     n += r;
     if (r == 0) break;
   }
@@ -186,6 +187,7 @@ tp_status tp_onnx_read_file(const char *path, uint8_t **out, size_t *len) {
     tp_xfree(buf);
     return tp_fail(TP_ERR_IO, "%s: read error", path);
   }
+  buf[n] = 0;
   *out = buf;
   *len = n;
   return TP_OK;

@@ -7,5 +7,6 @@
 tp_status tp_onnx_tensor_read(tp_pb *r, const char *what, tp_tensor **out, char **name_out);
 int tp_onnx_to_dtype(int64_t onnx_type, tp_dtype *out);
 int tp_onnx_from_dtype(tp_dtype d);
+/* Whole file, NUL-terminated (the NUL is not counted in *len); tp_xfree it. */
 tp_status tp_onnx_read_file(const char *path, uint8_t **out, size_t *len);
 #endif
