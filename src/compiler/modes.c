@@ -68,7 +68,7 @@ static tp_status find_mode(const char *mode, const struct mode_row **out) {
 }
 
 tp_status tp_mode_patch(const char *mode, int max, const char **keys_out, int *n_out) {
-  const struct mode_row *m;
+  const struct mode_row *m = NULL;
   if (!n_out || (max > 0 && !keys_out)) return tp_fail(TP_ERR_INVALID_ARG, "mode patch: NULL argument");
   TP_TRY(find_mode(mode ? mode : "default", &m));
   if (m->n > max)
@@ -95,7 +95,7 @@ tp_status tp_list_mode_options(const char *mode, char **json_out) {
   char buf[1024]; /* the whole mapping is ~330 bytes */
   size_t w = 0;
   if (mode) {
-    const struct mode_row *m;
+    const struct mode_row *m = NULL;
     TP_TRY(find_mode(mode, &m));
     w = patch_json(m, buf, sizeof buf);
   } else {

@@ -97,7 +97,7 @@ static void run_set(const tp_graph *g, tp_plan *pl, const char *dir, uint64_t bo
                     int *rs, char *why, size_t wn) {
   tp_tensor *in[MAXT] = {0}, *want[MAXT] = {0}, *got[MAXT] = {0};
   int nin = 0, nwant = 0, ngot = 0;
-  char path[1024];
+  char path[1100]; /* dir is at most 1024 */
   *re = *rs = R_FAIL;
   for (int k = 0; nin < MAXT; k++) {
     snprintf(path, sizeof path, "%s/input_%d.pb", dir, k);
