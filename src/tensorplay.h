@@ -463,7 +463,7 @@ tp_status tp_npy_decode(const void *bytes, size_t len, tp_tensor **out);
 tp_status tp_npy_encode(tp_tensor *t, void **out, size_t *len);
 
 /* ---- ONNX (src/onnx, docs/onnx.md) --------------------------------------
- * tp_onnx_load: a serialized ModelProto (opset 13 or newer) -> a graph whose
+ * tp_onnx_load: a serialized ModelProto (opset 7 or newer, docs/onnx.md) -> a graph whose
  * placeholders are the graph inputs without initializers (named after the
  * ONNX names, sanitized to [A-Za-z0-9_.]) and whose outputs are the graph
  * outputs in order. bytes are not retained. Malformed bytes: TP_ERR_PARSE
