@@ -6,16 +6,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "check.h"
 
-static int failures;
-#define CHECK(c)                                                              \
-  do {                                                                        \
-    if (!(c)) {                                                               \
-      printf("FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #c,    \
-             tp_last_error());                                                \
-      failures++;                                                             \
-    }                                                                         \
-  } while (0)
 #define OK(e) CHECK((e) == TP_OK)
 
 static tp_tensor *vec(int n, const float *v) {

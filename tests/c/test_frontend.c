@@ -8,15 +8,8 @@
 #include "../../src/compiler/compiler.h"
 #include <stdio.h>
 #include <string.h>
+#include "check.h"
 
-static int failures;
-#define CHECK(c)                                                                            \
-  do {                                                                                      \
-    if (!(c)) {                                                                             \
-      printf("FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #c, tp_last_error()); \
-      failures++;                                                                           \
-    }                                                                                       \
-  } while (0)
 #define ERR(e, st, msg) CHECK((e) == (st) && strstr(tp_last_error(), (msg)) != NULL)
 
 static tp_tensor *vec(int n, float start) {

@@ -8,15 +8,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "check.h"
 
-static int failures;
-#define CHECK(c)                                                                            \
-  do {                                                                                      \
-    if (!(c)) {                                                                             \
-      printf("FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #c, tp_last_error()); \
-      failures++;                                                                           \
-    }                                                                                       \
-  } while (0)
 
 static tp_graph *parse(const char *text) {
   tp_graph *g = NULL;

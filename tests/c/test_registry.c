@@ -10,16 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 
-static int failures;
-#define CHECK(c)                                                              \
-  do {                                                                        \
-    if (!(c)) {                                                               \
-      printf("FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #c,    \
-             tp_last_error());                                                \
-      failures++;                                                             \
-    }                                                                         \
-  } while (0)
 #define OK(e) CHECK((e) == TP_OK)
 /* status s and message exactly msg */
 #define ERR(e, s, msg)                                                        \

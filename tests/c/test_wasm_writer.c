@@ -24,15 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "check.h"
 
-static int failures, skipped;
-#define CHECK(c)                                                                          \
-  do {                                                                                    \
-    if (!(c)) {                                                                           \
-      printf("FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #c, tp_last_error()); \
-      failures++;                                                                         \
-    }                                                                                     \
-  } while (0)
+static int skipped;
 #define OK(e) CHECK((e) == TP_OK)
 
 static const uint8_t I32 = TP_WASM_I32, F32 = TP_WASM_F32, V128 = TP_WASM_V128;
