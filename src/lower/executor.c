@@ -371,21 +371,28 @@ static void next_row(const tp_kir_kernel *k, const prep *pr, int64_t *idx, int64
   }
 }
 
+/* The evaluation context of a pointwise or row kernel: slot base pointers
+ * and innermost strides; returns the innermost extent. */
+static int64_t eval_setup(const runctx *r, const tp_kir_kernel *k, const prep *pr, evalctx *c,
+                          const float **base) {
+  memset(c, 0, sizeof *c);
+  c->K = tp_kern();
+  c->scratch = r->pl->scratch;
+  c->k = k;
+  for (int i = 0; i < k->nin; i++) {
+    base[i] = slot_base(r, &k->in[i]);
+    c->slot_st[i] = pr->st[i][pr->nd - 1];
+  }
+  return pr->shape[pr->nd - 1];
+}
+
 static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out,
                           const float *acc_base) {
   evalctx c;
-  memset(&c, 0, sizeof c);
-  c.K = tp_kern();
-  c.scratch = r->pl->scratch;
-  c.k = k;
-  int nd = pr->nd;
-  int64_t inner = pr->shape[nd - 1], outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;
-  int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0};
   const float *base[TP_KIR_MAX_IN];
-  for (int i = 0; i < k->nin; i++) {
-    base[i] = slot_base(r, &k->in[i]);
-    c.slot_st[i] = pr->st[i][nd - 1];
-  }
+  int nd = pr->nd;
+  int64_t inner = eval_setup(r, k, pr, &c, base), outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;
+  int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0};
   int64_t o = 0;
   for (int64_t row = 0; row < outer; row++) {
     for (int64_t c0 = 0; c0 < inner; c0 += CH) {
@@ -404,18 +411,10 @@ static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *p
 
 static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out) {
   evalctx c;
-  memset(&c, 0, sizeof c);
-  c.K = tp_kern();
-  c.scratch = r->pl->scratch;
-  c.k = k;
-  int nd = pr->nd;
-  int64_t R = pr->shape[nd - 1], rows = R ? tp_shape_numel(nd - 1, pr->shape) : 0;
-  int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0};
   const float *base[TP_KIR_MAX_IN];
-  for (int i = 0; i < k->nin; i++) {
-    base[i] = slot_base(r, &k->in[i]);
-    c.slot_st[i] = pr->st[i][nd - 1];
-  }
+  int nd = pr->nd;
+  int64_t R = eval_setup(r, k, pr, &c, base), rows = R ? tp_shape_numel(nd - 1, pr->shape) : 0;
+  int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0};
   float rowvals[TP_KIR_MAX_PHASES];
   float *acc = r->pl->scratch + (size_t)TP_KIR_MAX_INS * CH; /* a reduce chunk */
   int store_rows = k->phases[k->nphases - 1].is_reduce;
