@@ -14,5 +14,15 @@ static int failures;
       failures++;                                                                           \
     }                                                                                       \
   } while (0)
+/* CHECK_OK(call): the call returns TP_OK; otherwise print its status. */
+#define CHECK_OK(e)                                                                 \
+  do {                                                                              \
+    tp_status s_ = (e);                                                             \
+    if (s_ != TP_OK) {                                                              \
+      printf("FAIL %s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #e,            \
+             tp_status_name(s_), tp_last_error());                                  \
+      failures++;                                                                   \
+    }                                                                               \
+  } while (0)
 
 #endif

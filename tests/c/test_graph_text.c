@@ -6,24 +6,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "check.h"
 
-static int failures;
-#define CHECK(c)                                                         \
-  do {                                                                   \
-    if (!(c)) {                                                          \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-      failures++;                                                        \
-    }                                                                    \
-  } while (0)
-#define CHECK_OK(e)                                                               \
-  do {                                                                            \
-    tp_status s_ = (e);                                                           \
-    if (s_ != TP_OK) {                                                            \
-      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #e,       \
-              tp_status_name(s_), tp_last_error());                               \
-      failures++;                                                                 \
-    }                                                                             \
-  } while (0)
 
 /* ---- graph building --------------------------------------------------------- */
 static tp_desc desc(tp_dtype dt, int ndim, ...) {

@@ -4,24 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "check.h"
 
-static int failures;
-#define CHECK(c)                                                             \
-  do {                                                                       \
-    if (!(c)) {                                                              \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c);  \
-      failures++;                                                            \
-    }                                                                        \
-  } while (0)
-#define CHECK_OK(e)                                                                  \
-  do {                                                                               \
-    tp_status s_ = (e);                                                              \
-    if (s_ != TP_OK) {                                                               \
-      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #e,          \
-              tp_status_name(s_), tp_last_error());                                  \
-      failures++;                                                                    \
-    }                                                                                \
-  } while (0)
 
 /* numpy's own bytes for np.save(f, np.array([1, 2], dtype='<i4')) */
 static const unsigned char numpy_i4[] =
