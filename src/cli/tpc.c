@@ -57,12 +57,13 @@ static const char usage_text[] =
     "exit codes: 0 ok, 1 runtime failure, 2 usage or input error.\n"
     "graph text format: docs/graph-format.md\n";
 
-static int fail(int code, const char *fmt, ...)
+/* "tpc: MESSAGE" on stderr; returns code (also used by tpc_parity.c). */
+int tpc_fail(int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-static int fail(int code, const char *fmt, ...) {
+int tpc_fail(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fputs("tpc: ", stderr);
@@ -76,7 +77,7 @@ static int fail(int code, const char *fmt, ...) {
 static int read_file(const char *path, char **out, size_t *len) {
   uint8_t *b = NULL;
   tp_status s = tp_onnx_read_file(path, &b, len);
-  if (s) return fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s", tp_last_error());
+  if (s) return tpc_fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s", tp_last_error());
   *out = (char *)b;
   return 0;
 }
@@ -95,7 +96,7 @@ static int load_graph(const char *path, tp_graph **g) {
   if (ends_with(path, ".onnx")) { /* an ONNX model (docs/onnx.md) */
     tp_status s = tp_onnx_load_file(path, g);
     if (s != TP_OK)
-      return fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s", tp_last_error());
+      return tpc_fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s", tp_last_error());
     return 0;
   }
   char *text = NULL;
@@ -105,7 +106,7 @@ static int load_graph(const char *path, tp_graph **g) {
   tp_status s = tp_graph_parse(text, len, g);
   tp_xfree(text);
   if (s != TP_OK)
-    return fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s: %s", path,
+    return tpc_fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s: %s", path,
                 tp_last_error());
   return 0;
 }
@@ -125,10 +126,10 @@ static int summarize(int i, tp_tensor *t) {
   int64_t numel = tp_tensor_numel(t);
   size_t isz = tp_dtype_size(tp_tensor_dtype(t));
   void *buf = tp_xmalloc((size_t)numel * isz + 1);
-  if (!buf) return fail(EXIT_RUNTIME, "output %d: out of memory", i);
+  if (!buf) return tpc_fail(EXIT_RUNTIME, "output %d: out of memory", i);
   if (tp_tensor_read(t, buf, (size_t)numel * isz) != TP_OK) {
     tp_xfree(buf);
-    return fail(EXIT_RUNTIME, "output %d: %s", i, tp_last_error());
+    return tpc_fail(EXIT_RUNTIME, "output %d: %s", i, tp_last_error());
   }
   printf("output %d: %s = [", i, ty);
   for (int64_t k = 0; k < numel && k < SHOW; k++) {
@@ -178,35 +179,35 @@ static int cmd_run(int argc, char **argv) {
     if ((v = flag_value(argc, argv, &i, "--input")) || (v = flag_value(argc, argv, &i, "-i"))) {
       const char *eq = strchr(v, '=');
       if (!eq || eq == v || !eq[1])
-        return fail(EXIT_USAGE, "--input expects NAME=FILE.npy, got '%s'", v);
-      if (nins == MAX_BINDINGS) return fail(EXIT_USAGE, "too many --input flags");
+        return tpc_fail(EXIT_USAGE, "--input expects NAME=FILE.npy, got '%s'", v);
+      if (nins == MAX_BINDINGS) return tpc_fail(EXIT_USAGE, "too many --input flags");
       for (int k = 0; k < nins; k++)
         if (ins[k].name_len == (size_t)(eq - v) && !memcmp(ins[k].name, v, ins[k].name_len))
-          return fail(EXIT_USAGE, "input '%.*s' is given twice", (int)(eq - v), v);
+          return tpc_fail(EXIT_USAGE, "input '%.*s' is given twice", (int)(eq - v), v);
       ins[nins++] = (binding){ v, (size_t)(eq - v), eq + 1, 0 };
     } else if ((v = flag_value(argc, argv, &i, "--output")) ||
                (v = flag_value(argc, argv, &i, "-o"))) {
-      if (!*v) return fail(EXIT_USAGE, "--output expects FILE.npy");
-      if (nouts == MAX_BINDINGS) return fail(EXIT_USAGE, "too many --output flags");
+      if (!*v) return tpc_fail(EXIT_USAGE, "--output expects FILE.npy");
+      if (nouts == MAX_BINDINGS) return tpc_fail(EXIT_USAGE, "too many --output flags");
       outs[nouts++] = v;
     } else if (!strcmp(argv[i], "--print")) {
       print = 1;
     } else if (argv[i][0] == '-' && argv[i][1]) {
-      return fail(EXIT_USAGE, "run: unknown option '%s' (see tpc --help)", argv[i]);
+      return tpc_fail(EXIT_USAGE, "run: unknown option '%s' (see tpc --help)", argv[i]);
     } else if (!graph_path) {
       graph_path = argv[i];
     } else {
-      return fail(EXIT_USAGE, "run: more than one graph file ('%s' and '%s')", graph_path,
+      return tpc_fail(EXIT_USAGE, "run: more than one graph file ('%s' and '%s')", graph_path,
                   argv[i]);
     }
   }
-  if (!graph_path) return fail(EXIT_USAGE, "run: missing GRAPH.tpg (see tpc --help)");
+  if (!graph_path) return tpc_fail(EXIT_USAGE, "run: missing GRAPH.tpg (see tpc --help)");
   if ((rc = load_graph(graph_path, &g))) return rc;
 
   /* bind inputs by placeholder name, in placeholder order */
   ninputs = tp_graph_num_inputs(g);
   if (ninputs > MAX_BINDINGS) {
-    rc = fail(EXIT_USAGE, "%s: too many graph inputs (%d)", graph_path, ninputs);
+    rc = tpc_fail(EXIT_USAGE, "%s: too many graph inputs (%d)", graph_path, ninputs);
     goto done;
   }
   char names[1024];
@@ -225,7 +226,7 @@ static int cmd_run(int argc, char **argv) {
       if (strlen(nm) == ins[b].name_len && !memcmp(nm, ins[b].name, ins[b].name_len)) found = 1;
     }
     if (!found) {
-      rc = fail(EXIT_USAGE, "the graph has no input named '%.*s' (its inputs: %s)",
+      rc = tpc_fail(EXIT_USAGE, "the graph has no input named '%.*s' (its inputs: %s)",
                 (int)ins[b].name_len, ins[b].name, names);
       goto done;
     }
@@ -239,7 +240,7 @@ static int cmd_run(int argc, char **argv) {
     for (int b = 0; b < nins; b++)
       if (strlen(nm) == ins[b].name_len && !memcmp(nm, ins[b].name, ins[b].name_len)) bd = &ins[b];
     if (!bd) {
-      rc = fail(EXIT_USAGE, "missing input '%s': pass --input %s=FILE.npy (graph inputs: %s)", nm,
+      rc = tpc_fail(EXIT_USAGE, "missing input '%s': pass --input %s=FILE.npy (graph inputs: %s)", nm,
                 nm, names);
       goto done;
     }
@@ -247,7 +248,7 @@ static int cmd_run(int argc, char **argv) {
     tp_status s = ends_with(bd->file, ".pb") ? tp_onnx_tensor_load(bd->file, &t)
                                              : tp_npy_load(bd->file, &t);
     if (s != TP_OK) {
-      rc = fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "input '%s': %s", nm,
+      rc = tpc_fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "input '%s': %s", nm,
                 tp_last_error());
       goto done;
     }
@@ -258,38 +259,38 @@ static int cmd_run(int argc, char **argv) {
       char got_s[160], want_s[160];
       type_str(tp_tensor_dtype(t), tp_tensor_ndim(t), tp_tensor_shape(t), got_s, sizeof got_s);
       type_str(want->dtype, want->ndim, want->shape, want_s, sizeof want_s);
-      rc = fail(EXIT_USAGE, "input '%s' (%s) is %s, but the graph expects %s", nm, bd->file,
+      rc = tpc_fail(EXIT_USAGE, "input '%s' (%s) is %s, but the graph expects %s", nm, bd->file,
                 got_s, want_s);
       goto done;
     }
     if (ph == ninputs) break;
   }
   if (ph != ninputs) {
-    rc = fail(EXIT_RUNTIME, "%s: found %d placeholders, expected %d", graph_path, ph, ninputs);
+    rc = tpc_fail(EXIT_RUNTIME, "%s: found %d placeholders, expected %d", graph_path, ph, ninputs);
     goto done;
   }
 
   int noutputs = tp_graph_num_outputs(g);
   if (nouts > noutputs) {
-    rc = fail(EXIT_USAGE, "%d --output files given, but the graph has %d output%s", nouts,
+    rc = tpc_fail(EXIT_USAGE, "%d --output files given, but the graph has %d output%s", nouts,
               noutputs, noutputs == 1 ? "" : "s");
     goto done;
   }
   if (noutputs > MAX_BINDINGS) {
-    rc = fail(EXIT_USAGE, "%s: too many graph outputs (%d)", graph_path, noutputs);
+    rc = tpc_fail(EXIT_USAGE, "%s: too many graph outputs (%d)", graph_path, noutputs);
     goto done;
   }
   tp_status s = tp_graph_run(g, ninputs, inputs, MAX_BINDINGS, results, &nres);
   if (s != TP_OK) {
     nres = 0;
-    rc = fail(EXIT_RUNTIME, "run failed: %s", tp_last_error());
+    rc = tpc_fail(EXIT_RUNTIME, "run failed: %s", tp_last_error());
     goto done;
   }
   for (int k = 0; k < nres; k++) {
     if (k < nouts) {
       if ((ends_with(outs[k], ".pb") ? tp_onnx_tensor_save(outs[k], results[k])
                                      : tp_npy_save(outs[k], results[k])) != TP_OK) {
-        rc = fail(EXIT_RUNTIME, "output %d: %s", k, tp_last_error());
+        rc = tpc_fail(EXIT_RUNTIME, "output %d: %s", k, tp_last_error());
         goto done;
       }
     }
@@ -309,13 +310,13 @@ int tpc_load_graph(const char *path, tp_graph **g) { return load_graph(path, g);
 
 static int cmd_graph(int argc, char **argv) {
   if (argc != 3 || argv[2][0] == '-')
-    return fail(EXIT_USAGE, "graph: expects exactly one GRAPH.tpg (see tpc --help)");
+    return tpc_fail(EXIT_USAGE, "graph: expects exactly one GRAPH.tpg (see tpc --help)");
   tp_graph *g = NULL;
   int rc = load_graph(argv[2], &g);
   if (rc) return rc;
   char *text = NULL;
   if (tp_graph_print(g, 0, &text) != TP_OK) {
-    rc = fail(EXIT_RUNTIME, "%s: %s", argv[2], tp_last_error());
+    rc = tpc_fail(EXIT_RUNTIME, "%s: %s", argv[2], tp_last_error());
   } else {
     fputs(text, stdout);
     tp_free_string(text);
@@ -348,8 +349,8 @@ int main(int argc, char **argv) {
   } else if (!strcmp(cmd, "parity")) {
     rc = tpc_cmd_parity(argc, argv);
   } else {
-    rc = fail(EXIT_USAGE, "unknown command '%s' (commands: run, graph, compile, bench, parity, version, help)", cmd);
+    rc = tpc_fail(EXIT_USAGE, "unknown command '%s' (commands: run, graph, compile, bench, parity, version, help)", cmd);
   }
-  if (fflush(stdout) != 0 && rc == 0) rc = fail(EXIT_RUNTIME, "cannot write to stdout");
+  if (fflush(stdout) != 0 && rc == 0) rc = tpc_fail(EXIT_RUNTIME, "cannot write to stdout");
   return rc;
 }

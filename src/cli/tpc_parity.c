@@ -24,20 +24,9 @@
 
 int tpc_load_graph(const char *path, tp_graph **g);
 
-static int pfail(int code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static int pfail(int code, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("tpc: parity: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  return code;
-}
+int tpc_fail(int code, const char *fmt, ...); /* tpc.c */
+/* "tpc: parity: MESSAGE"; fmt must be a string literal */
+#define pfail(code, ...) tpc_fail(code, "parity: " __VA_ARGS__)
 
 static int file_exists(const char *p) {
   struct stat st;
