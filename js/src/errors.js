@@ -137,3 +137,24 @@ export function check(core, status, context) {
     throw e;
   }
 }
+
+// Runs call(out) (an ABI function that writes a malloc'ed (pointer, length)
+// pair at out), checks its status and returns a copy of the bytes; the core's
+// buffer is freed either way.
+export function takeBytes(core, call, what) {
+  const mark = core.stackSave();
+  try {
+    const out = core.stackAlloc(8);
+    check(core, call(out), what);
+    const i32 = core.views().i32;
+    const p = i32[out >> 2] >>> 0;
+    const len = i32[(out >> 2) + 1];
+    try {
+      return core.views().u8.slice(p, p + len);
+    } finally {
+      core.free(p);
+    }
+  } finally {
+    core.stackRestore(mark);
+  }
+}

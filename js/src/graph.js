@@ -1,7 +1,7 @@
 // graph.js - graphs as text (docs/graph-format.md): parse, print and run a
 // graph on the eager kernels. Used by the parity tests and the demo.
 
-import { DisposedError, check, throwLast } from './errors.js';
+import { DisposedError, check, throwLast, takeBytes } from './errors.js';
 import { Tensor, wrapHandle, getCore } from './tensor.js';
 
 const MAX_OUT = 64;
@@ -89,21 +89,7 @@ export function run(g, inputs = []) {
  */
 export function emitWasm(g) {
   const core = getCore();
-  const mark = core.stackSave();
-  try {
-    const out = core.stackAlloc(8);
-    check(core, core.exports.tpw_graph_emit_wasm(handleOf(g), out), 'graph.emitWasm');
-    const i32 = core.views().i32;
-    const p = i32[out >> 2] >>> 0;
-    const len = i32[(out >> 2) + 1];
-    try {
-      return core.views().u8.slice(p, p + len);
-    } finally {
-      core.free(p);
-    }
-  } finally {
-    core.stackRestore(mark);
-  }
+  return takeBytes(core, (out) => core.exports.tpw_graph_emit_wasm(handleOf(g), out), 'graph.emitWasm');
 }
 
 export function print(g, { withData = false } = {}) {

@@ -1,6 +1,6 @@
 // npy.js - .npy bytes <-> tensors (the format is decoded and encoded in C).
 
-import { check } from './errors.js';
+import { takeBytes } from './errors.js';
 import { Tensor, wrapHandle, getCore } from './tensor.js';
 
 /** A Tensor from .npy file bytes (Uint8Array, ArrayBuffer or any ArrayBufferView). */
@@ -24,21 +24,7 @@ export function encode(t) {
   if (!(t instanceof Tensor)) throw new TypeError('npy.encode: expected a Tensor');
   const core = getCore();
   const h = t._handle();
-  const mark = core.stackSave();
-  try {
-    const out = core.stackAlloc(8);
-    check(core, core.exports.tpw_npy_encode(h, out), 'npy.encode');
-    const i32 = core.views().i32;
-    const p = i32[out >> 2] >>> 0;
-    const len = i32[(out >> 2) + 1];
-    try {
-      return core.views().u8.slice(p, p + len);
-    } finally {
-      core.free(p);
-    }
-  } finally {
-    core.stackRestore(mark);
-  }
+  return takeBytes(core, (out) => core.exports.tpw_npy_encode(h, out), 'npy.encode');
 }
 
 export const npy = Object.freeze({ decode, encode });

@@ -1,7 +1,7 @@
 // onnx.js - ONNX models and TensorProtos. The importer is C (src/onnx,
 // docs/onnx.md); this file marshals bytes and wraps the graph handle.
 
-import { check, throwLast } from './errors.js';
+import { throwLast, takeBytes } from './errors.js';
 import { wrapHandle, getCore, collectTensors } from './tensor.js';
 import { Graph, run as runGraph } from './graph.js';
 import { compile } from './compiler.js';
@@ -60,25 +60,6 @@ export function decodeTensor(bytes) {
   const u8 = toU8(bytes, 'onnx.decodeTensor');
   return withBytes(core, u8, (p, n) =>
     wrapHandle(core.exports.tpw_onnx_tensor_decode(p, n), 'onnx.decodeTensor'));
-}
-
-// Copies the malloc'ed (pointer, length) pair an ABI call wrote at out.
-function takeBytes(core, call, what) {
-  const mark = core.stackSave();
-  try {
-    const out = core.stackAlloc(8);
-    check(core, call(out), what);
-    const i32 = core.views().i32;
-    const p = i32[out >> 2] >>> 0;
-    const len = i32[(out >> 2) + 1];
-    try {
-      return core.views().u8.slice(p, p + len);
-    } finally {
-      core.free(p);
-    }
-  } finally {
-    core.stackRestore(mark);
-  }
 }
 
 /**
