@@ -207,10 +207,15 @@ tp_status tp_onnx_tensor_save(const char *path, tp_tensor *t) {
   void *b;
   size_t n;
   TP_TRY(tp_onnx_tensor_encode(t, NULL, &b, &n));
+  tp_status s = tp_onnx_write_file(path, b, n);
+  tp_xfree(b);
+  return s;
+}
+
+tp_status tp_onnx_write_file(const char *path, const void *bytes, size_t n) {
   FILE *f = fopen(path, "wb");
   tp_status s = TP_OK;
-  if (!f || fwrite(b, 1, n, f) != n) s = tp_fail(TP_ERR_IO, "%s: cannot write", path);
+  if (!f || fwrite(bytes, 1, n, f) != n) s = tp_fail(TP_ERR_IO, "%s: cannot write", path);
   if (f && fclose(f) && !s) s = tp_fail(TP_ERR_IO, "%s: cannot write", path);
-  tp_xfree(b);
   return s;
 }

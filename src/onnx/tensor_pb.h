@@ -9,4 +9,6 @@ int tp_onnx_to_dtype(int64_t onnx_type, tp_dtype *out);
 int tp_onnx_from_dtype(tp_dtype d);
 /* Whole file, NUL-terminated (the NUL is not counted in *len); tp_xfree it. */
 tp_status tp_onnx_read_file(const char *path, uint8_t **out, size_t *len);
+/* bytes -> path (created or truncated); TP_ERR_IO naming the path. */
+tp_status tp_onnx_write_file(const char *path, const void *bytes, size_t n);
 #endif

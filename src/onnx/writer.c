@@ -590,10 +590,7 @@ tp_status tp_onnx_save_file(const tp_graph *g, const char *path) {
   size_t n;
   if (!path) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: NULL path");
   TP_TRY(tp_onnx_save(g, &b, &n));
-  FILE *f = fopen(path, "wb");
-  tp_status s = TP_OK;
-  if (!f || fwrite(b, 1, n, f) != n) s = tp_fail(TP_ERR_IO, "%s: cannot write", path);
-  if (f && fclose(f) && !s) s = tp_fail(TP_ERR_IO, "%s: cannot write", path);
+  tp_status s = tp_onnx_write_file(path, b, n);
   tp_xfree(b);
   return s;
 }
