@@ -165,6 +165,12 @@ tp_status tp_relu(tp_tensor *a, tp_tensor **out);
 tp_status tp_matmul(tp_tensor *a, tp_tensor *b, tp_tensor **out);
 /* y = x @ w^T + b; w is [out, in]; b may be NULL. */
 tp_status tp_linear(tp_tensor *x, tp_tensor *w, tp_tensor *b, tp_tensor **out);
+/* 2-D convolution, NCHW: x [N,C,H,W], w [M, C/groups, KH, KW], b [M] or
+ * NULL. stride, dilation: {h, w}; pads: {top, left, bottom, right}; NULL
+ * for any of them means 1, 0 and 1. */
+tp_status tp_conv2d(tp_tensor *x, tp_tensor *w, tp_tensor *b, const int64_t stride[2],
+                    const int64_t pads[4], const int64_t dilation[2], int64_t groups,
+                    tp_tensor **out);
 tp_status tp_sum(tp_tensor *a, int ndims, const int64_t *dims, int keepdim,
                  tp_tensor **out);
 tp_status tp_reshape(tp_tensor *a, int ndim, const int64_t *shape, tp_tensor **out);

@@ -165,6 +165,15 @@ int tp_view_strides(int xnd, const int64_t *xshape, const int64_t *xstrides, int
                     const int64_t *shape, int64_t *st);
 /* dst = src converted to dtype d (a new reference when already d). */
 tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out);
+/* conv2d geometry (ops.def): sizes from x [N,C,H,W] and w [M,C/G,KH,KW],
+ * the window attributes and the output size OHxOW. Filled by the shape rule,
+ * read by the eager and reference kernels. */
+typedef struct tp_conv2d_geom {
+  int64_t N, C, H, W, M, KH, KW, G, OH, OW;
+  int64_t sh, sw, pt, pl, dh, dw;
+} tp_conv2d_geom;
+tp_status tp_conv2d_geometry(const tp_desc *x, const tp_desc *w, const tp_attrs *a,
+                             tp_conv2d_geom *g);
 /* Printing/parsing of attributes, shared by graph print and parse. */
 int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b);
 

@@ -44,6 +44,7 @@ const tp_op_text tp_text_ops[TP_OP_COUNT] = {
   [TP_OP_CALL_HOST] = { 2, { A("fn", TP_ATTR_INT, dim), A("results", TP_ATTR_INT, dim1) } },
   [TP_OP_GETITEM] = { 1, { A("index", TP_ATTR_INT, dim) } },
   [TP_OP_INVOKE] = { 1, { A("results", TP_ATTR_INT, dim1) } },
+  [TP_OP_CONV2D] = { 2, { A("window", TP_ATTR_INTS, ints), A("groups", TP_ATTR_INT, dim) } },
 };
 #undef A
 #undef REDUCE

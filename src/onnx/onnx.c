@@ -1628,10 +1628,47 @@ static tp_status cv_conv(imp *m, onode *n, int arg) {
   return set_out(m, n, 0, y);
 }
 
-/* y = conv(x, wt) (+ b) over the window geometry w; [N, M, O...] */
+/* 1-D and 2-D: the conv2d op (1-D as H = 1), window from w. */
+static tp_status conv2d_apply(imp *m, ref x, ref wt, ref b, int64_t G, const win *w, ref *out) {
+  tp_desc dx = rdesc(m, x), dw = rdesc(m, wt);
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = 8;
+  at.dim = G;
+  if (w->nsp == 1) {
+    int64_t sx[4] = {dx.shape[0], dx.shape[1], 1, dx.shape[2]}, sw[4] = {dw.shape[0], dw.shape[1], 1, dw.shape[2]};
+    TP_TRY(reshape(m, x, 4, sx, &x));
+    TP_TRY(reshape(m, wt, 4, sw, &wt));
+    int64_t v[8] = {1, w->S[0], 0, w->P[0], 0, w->P[1], 1, w->D[0]};
+    memcpy(at.ints, v, sizeof v);
+  } else {
+    int64_t v[8] = {w->S[0], w->S[1], w->P[0], w->P[1], w->P[2], w->P[3], w->D[0], w->D[1]};
+    memcpy(at.ints, v, sizeof v);
+  }
+  if (b.kind != R_NONE) {
+    tp_desc db = rdesc(m, b);
+    if (db.ndim != 1 || db.shape[0] != dw.shape[0])
+      return tp_fail(TP_ERR_INVALID_ARG, "bias B must have shape [%lld]", (long long)dw.shape[0]);
+  }
+  ref args[3] = {x, wt, b};
+  ref y;
+  TP_TRY(emit(m, TP_OP_CONV2D, 3, args, &at, &y));
+  if (w->nsp == 1) {
+    tp_desc dy = rdesc(m, y);
+    int64_t so[3] = {dy.shape[0], dy.shape[1], dy.shape[3]};
+    TP_TRY(reshape(m, y, 3, so, &y));
+  }
+  *out = y;
+  return TP_OK;
+}
+
+/* y = conv(x, wt) (+ b) over the window geometry w; [N, M, O...]. 1-D and
+ * 2-D run the conv2d op; 3-D is im2col by strided slices plus a batched
+ * matmul. */
 static tp_status conv_apply(imp *m, ref x, ref wt, ref b, int64_t G, const win *wp, ref *out) {
   win w = *wp;
   ref y;
+  if (w.nsp <= 2) return conv2d_apply(m, x, wt, b, G, &w, out);
   tp_desc dx = rdesc(m, x), dw = rdesc(m, wt);
   int64_t N = dx.shape[0], C = dx.shape[1], M = dw.shape[0];
   int64_t KK = 1, P = 1;

@@ -373,6 +373,18 @@ static tp_status convert(wr *w, int idx) {
       node(w, n->op == TP_OP_SOFTMAX ? "Softmax" : "LogSoftmax", 1, &a0, out, &atb);
       return TP_OK;
     }
+    case TP_OP_CONV2D: { /* window [sh sw pt pl pb pr dh dw] is Conv's strides, pads, dilations */
+      operand(w, &n->args[0], TP_F32, b0, &a0);
+      operand(w, &n->args[1], TP_F32, b1, &a1);
+      operand(w, &n->args[2], TP_F32, b2, &a2);
+      const char *in[3] = {a0, a1, a2};
+      attr_ints(&atb, "strides", at->ints, 2);
+      attr_ints(&atb, "pads", at->ints + 2, 4);
+      attr_ints(&atb, "dilations", at->ints + 6, 2);
+      attr_int(&atb, "group", at->dim);
+      node(w, "Conv", *a2 ? 3 : 2, in, out, &atb);
+      return TP_OK;
+    }
     case TP_OP_LAYER_NORM: {
       operand(w, &n->args[0], TP_F32, b0, &a0);
       if (n->args[1].kind == TP_ARG_NONE) { /* ONNX requires Scale: ones */

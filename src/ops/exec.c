@@ -285,6 +285,137 @@ done:
   return s;
 }
 
+/* ---- conv2d (ops.def: window attrs, groups in dim) ---- */
+/* Output columns [j0, j1) of kernel column kw read inside the input row:
+ * input column = j * sw + *off. */
+static void conv_tap_range(const tp_conv2d_geom *g, int64_t kw, int64_t *off, int64_t *j0,
+                           int64_t *j1) {
+  int64_t o = kw * g->dw - g->pl, lim = g->W - 1 - o;
+  *off = o;
+  *j0 = o < 0 ? (-o + g->sw - 1) / g->sw : 0;
+  *j1 = lim < 0 ? 0 : lim / g->sw + 1;
+  if (*j1 > g->OW) *j1 = g->OW;
+  if (*j0 > *j1) *j0 = *j1;
+}
+
+/* Depthwise: one input plane [H, W], one kernel [KH, KW] -> one output
+ * plane [OH, OW]. Per output row, one multiply-add run per kernel tap over
+ * the columns that read inside the input (no padding materialized). */
+static void conv_dw_plane(const tp_conv2d_geom *g, const float *x, const float *w, float bias,
+                          float *y) {
+  for (int64_t i = 0; i < g->OH; i++) {
+    float *yr = y + i * g->OW;
+    for (int64_t j = 0; j < g->OW; j++) yr[j] = bias;
+    for (int64_t kh = 0; kh < g->KH; kh++) {
+      int64_t ih = i * g->sh - g->pt + kh * g->dh;
+      if (ih < 0 || ih >= g->H) continue;
+      const float *xr = x + ih * g->W;
+      for (int64_t kw = 0; kw < g->KW; kw++) {
+        float wv = w[kh * g->KW + kw];
+        int64_t off, j0, j1;
+        conv_tap_range(g, kw, &off, &j0, &j1);
+        if (g->sw == 1) {
+          const float *xs = xr + off;
+          for (int64_t j = j0; j < j1; j++) yr[j] += wv * xs[j];
+        } else {
+          for (int64_t j = j0; j < j1; j++) yr[j] += wv * xr[j * g->sw + off];
+        }
+      }
+    }
+  }
+}
+
+/* im2col of output rows [i0, i0 + r) of one group: cols [Cg*KH*KW, r*OW],
+ * zeros where the window reads padding. */
+static void conv_im2col(const tp_conv2d_geom *g, const float *x, int64_t Cg, int64_t i0, int64_t r,
+                        float *cols) {
+  int64_t np = r * g->OW;
+  for (int64_t c = 0; c < Cg; c++)
+    for (int64_t kh = 0; kh < g->KH; kh++)
+      for (int64_t kw = 0; kw < g->KW; kw++) {
+        float *dst = cols + ((c * g->KH + kh) * g->KW + kw) * np;
+        int64_t off, j0, j1;
+        conv_tap_range(g, kw, &off, &j0, &j1);
+        for (int64_t i = 0; i < r; i++, dst += g->OW) {
+          int64_t ih = (i0 + i) * g->sh - g->pt + kh * g->dh;
+          if (ih < 0 || ih >= g->H) {
+            memset(dst, 0, sizeof(float) * (size_t)g->OW);
+            continue;
+          }
+          const float *xr = x + (c * g->H + ih) * g->W;
+          for (int64_t j = 0; j < j0; j++) dst[j] = 0;
+          if (g->sw == 1) memcpy(dst + j0, xr + j0 + off, sizeof(float) * (size_t)(j1 - j0));
+          else for (int64_t j = j0; j < j1; j++) dst[j] = xr[j * g->sw + off];
+          for (int64_t j = j1; j < g->OW; j++) dst[j] = 0;
+        }
+      }
+}
+
+static tp_status exec_conv2d(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od,
+                             tp_tensor **out) {
+  tp_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL;
+  float *cols = NULL;
+  tp_conv2d_geom g;
+  tp_desc dx, dw;
+  tp_desc_of(in[0], &dx);
+  tp_desc_of(in[1], &dw);
+  tp_status s = tp_conv2d_geometry(&dx, &dw, at, &g);
+  if (s || (s = tp_contiguous(in[0], &x)) || (s = tp_contiguous(in[1], &w)) ||
+      (in[2] && (s = tp_contiguous(in[2], &b))) || (s = new_out(od, &y)))
+    goto done;
+  const float *X = tp_tensor_ptr(x), *Wt = tp_tensor_ptr(w), *B = b ? tp_tensor_ptr(b) : NULL;
+  float *Y = y->storage->data;
+  int64_t Cg = g.C / g.G, Mg = g.M / g.G, KK = g.KH * g.KW, Kd = Cg * KK, P = g.OH * g.OW;
+  if (Cg == 1 && KK > 1) { /* depthwise (channel multiplier Mg) */
+    for (int64_t n = 0; n < g.N; n++)
+      for (int64_t m = 0; m < g.M; m++)
+        conv_dw_plane(&g, X + (n * g.C + m / Mg) * g.H * g.W, Wt + m * KK, B ? B[m] : 0.0f,
+                      Y + (n * g.M + m) * P);
+    goto done;
+  }
+  /* 1x1, stride 1, no padding: x is already the GEMM's B operand */
+  int direct = KK == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&
+               g.OW == g.W;
+  int64_t rb = g.OH; /* output rows per im2col block: at most 4 MB of columns */
+  if (!direct && P > 0 && Kd > 0) {
+    rb = ((int64_t)1 << 20) / (Kd * g.OW);
+    rb = rb < 1 ? 1 : rb > g.OH ? g.OH : rb;
+    size_t bytes = sizeof(float) * (size_t)(Kd * rb * g.OW);
+    if (!(cols = tp_xmalloc(bytes))) {
+      s = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of im2col columns", bytes);
+      goto done;
+    }
+  }
+  const tp_kernels *k = tp_kern();
+  for (int64_t n = 0; n < g.N; n++)
+    for (int64_t gi = 0; gi < g.G; gi++) {
+      const float *xg = X + (n * g.C + gi * Cg) * g.H * g.W, *wg = Wt + gi * Mg * Kd;
+      float *yg = Y + (n * g.M + gi * Mg) * P;
+      if (direct) {
+        k->gemm_f32(Mg, P, Cg, wg, Cg, 1, xg, g.H * g.W, 1, yg, P, NULL);
+      } else {
+        for (int64_t i0 = 0; i0 < g.OH; i0 += rb) {
+          int64_t r = g.OH - i0 < rb ? g.OH - i0 : rb;
+          conv_im2col(&g, xg, Cg, i0, r, cols);
+          k->gemm_f32(Mg, r * g.OW, Kd, wg, Kd, 1, cols, r * g.OW, 1, yg + i0 * g.OW, P, NULL);
+        }
+      }
+      if (B)
+        for (int64_t m = 0; m < Mg; m++) {
+          float bv = B[gi * Mg + m], *yr = yg + m * P;
+          for (int64_t p = 0; p < P; p++) yr[p] += bv;
+        }
+    }
+done:
+  tp_xfree(cols);
+  tp_tensor_release(x);
+  tp_tensor_release(w);
+  tp_tensor_release(b);
+  if (!s) *out = y;
+  else tp_tensor_release(y);
+  return s;
+}
+
 /* ---- reductions ---- */
 /* A contiguous copy of x with the dims in mask moved last; *rlen = product
  * of the moved dims. */
@@ -566,6 +697,7 @@ tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
     case TP_OP_WHERE: return exec_where(in, od, out);
     case TP_OP_MATMUL: return exec_matmul(in[0], in[1], od, out);
     case TP_OP_LINEAR: return exec_linear(in[0], in[1], in[2], od, out);
+    case TP_OP_CONV2D: return exec_conv2d(in, at, od, out);
     case TP_OP_SOFTMAX:
     case TP_OP_LOG_SOFTMAX: return exec_softmax(op, in[0], at, od, out);
     case TP_OP_LAYER_NORM: return exec_layer_norm(in, at, od, out);

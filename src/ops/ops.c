@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_opaque)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_opaque) X(shape_conv2d)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -446,6 +446,68 @@ static tp_status shape_opaque(tp_op op, int nin, const tp_desc *const *in, const
   return tp_fail(TP_ERR_INVALID_ARG, "%s: only valid inside a captured graph", tp_op_name(op));
 }
 
+tp_status tp_conv2d_geometry(const tp_desc *x, const tp_desc *w, const tp_attrs *a,
+                             tp_conv2d_geom *g) {
+  char b0[96], b1[96];
+  if (x->ndim != 4 || w->ndim != 4)
+    return tp_fail(TP_ERR_INVALID_ARG,
+                   "conv2d: input %s and weight %s must both have rank 4 ([N, C, H, W] and [M, C/groups, KH, KW])",
+                   SHAPE(x, b0), SHAPE(w, b1));
+  if (a->nints != 8)
+    return tp_fail(TP_ERR_INVALID_ARG,
+                   "conv2d: window has %d values, expected 8 (stride h w, pads top left bottom right, dilation h w)",
+                   a->nints);
+  const int64_t *v = a->ints;
+  for (int i = 0; i < 8; i++) {
+    int lo = (i >= 2 && i < 6) ? 0 : 1; /* pads >= 0, strides and dilations >= 1 */
+    if (v[i] < lo || v[i] > (1 << 20))
+      return tp_fail(TP_ERR_INVALID_ARG, "conv2d: %s %lld is out of range [%d, 2^20]",
+                     i < 2 ? "stride" : i < 6 ? "padding" : "dilation", (long long)v[i], lo);
+  }
+  g->N = x->shape[0], g->C = x->shape[1], g->H = x->shape[2], g->W = x->shape[3];
+  g->M = w->shape[0], g->KH = w->shape[2], g->KW = w->shape[3], g->G = a->dim;
+  g->sh = v[0], g->sw = v[1], g->pt = v[2], g->pl = v[3], g->dh = v[6], g->dw = v[7];
+  if (g->G < 1 || g->C % g->G || g->M % g->G || w->shape[1] * g->G != g->C)
+    return tp_fail(TP_ERR_INVALID_ARG,
+                   "conv2d: groups %lld does not fit input %s and weight %s (need C %% groups == 0, "
+                   "M %% groups == 0 and weight dim 1 == C / groups)",
+                   (long long)g->G, SHAPE(x, b0), SHAPE(w, b1));
+  if (g->KH < 1 || g->KW < 1)
+    return tp_fail(TP_ERR_INVALID_ARG, "conv2d: weight %s has an empty kernel", SHAPE(w, b1));
+  int64_t eh = (g->KH - 1) * g->dh + 1, ew = (g->KW - 1) * g->dw + 1;
+  int64_t ph = g->H + v[2] + v[4], pw = g->W + v[3] + v[5];
+  if (eh > ph || ew > pw)
+    return tp_fail(TP_ERR_INVALID_ARG,
+                   "conv2d: kernel extent %lldx%lld is larger than the padded input %lldx%lld",
+                   (long long)eh, (long long)ew, (long long)ph, (long long)pw);
+  g->OH = (ph - eh) / g->sh + 1;
+  g->OW = (pw - ew) / g->sw + 1;
+  return TP_OK;
+}
+
+static tp_status shape_conv2d(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                              tp_desc *out) {
+  (void)nin;
+  const tp_desc *x = in[0], *w = in[1], *b = in[2];
+  char b0[96], b1[96];
+  if (!w) return tp_fail(TP_ERR_INVALID_ARG, "conv2d: weight is required");
+  TP_TRY(need_f32(op, x, "input"));
+  TP_TRY(need_f32(op, w, "weight"));
+  tp_conv2d_geom g;
+  TP_TRY(tp_conv2d_geometry(x, w, a, &g));
+  if (b) {
+    TP_TRY(need_f32(op, b, "bias"));
+    if (b->ndim != 1 || b->shape[0] != g.M)
+      return tp_fail(TP_ERR_INVALID_ARG, "conv2d: bias %s does not match weight %s (expected [%lld])",
+                     SHAPE(b, b0), SHAPE(w, b1), (long long)g.M);
+  }
+  memset(out, 0, sizeof *out);
+  out->dtype = TP_F32;
+  out->ndim = 4;
+  out->shape[0] = g.N, out->shape[1] = g.M, out->shape[2] = g.OH, out->shape[3] = g.OW;
+  return TP_OK;
+}
+
 /* ---- entry points ---- */
 tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *attrs,
                       tp_desc *out) {
@@ -512,6 +574,21 @@ tp_status tp_relu(tp_tensor *a, tp_tensor **out) { return tp_op_call(TP_OP_RELU,
 tp_status tp_linear(tp_tensor *x, tp_tensor *w, tp_tensor *b, tp_tensor **out) {
   tp_tensor *in[3] = {x, w, b};
   return tp_op_call(TP_OP_LINEAR, 3, in, NULL, out);
+}
+tp_status tp_conv2d(tp_tensor *x, tp_tensor *w, tp_tensor *b, const int64_t stride[2],
+                    const int64_t pads[4], const int64_t dilation[2], int64_t groups,
+                    tp_tensor **out) {
+  tp_tensor *in[3] = {x, w, b};
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = 8;
+  for (int i = 0; i < 2; i++) {
+    at.ints[i] = stride ? stride[i] : 1;
+    at.ints[6 + i] = dilation ? dilation[i] : 1;
+  }
+  for (int i = 0; i < 4; i++) at.ints[2 + i] = pads ? pads[i] : 0;
+  at.dim = groups;
+  return tp_op_call(TP_OP_CONV2D, 3, in, &at, out);
 }
 tp_status tp_sum(tp_tensor *a, int ndims, const int64_t *dims, int keepdim, tp_tensor **out) {
   tp_attrs at;

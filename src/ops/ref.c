@@ -232,6 +232,31 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
       }
 #undef IDX
     }
+  } else if (op == TP_OP_CONV2D) {
+    /* the definition: y[n,m,i,j] = b[m] + sum over c in m's group, kh, kw of
+     * x[n, c, i*sh - pt + kh*dh, j*sw - pl + kw*dw] * w[m, c - group start, kh, kw] */
+    tp_conv2d_geom g;
+    tp_desc dx, dw;
+    tp_desc_of(in[0], &dx);
+    tp_desc_of(in[1], &dw);
+    TP_TRY(tp_conv2d_geometry(&dx, &dw, attrs, &g));
+    int64_t Cg = g.C / g.G, Mg = g.M / g.G, o = 0;
+    for (int64_t nn = 0; nn < g.N; nn++)
+      for (int64_t m = 0; m < g.M; m++)
+        for (int64_t i = 0; i < g.OH; i++)
+          for (int64_t j = 0; j < g.OW; j++) {
+            double acc = in[2] ? tp_tensor_get_f64(in[2], m) : 0;
+            for (int64_t c = 0; c < Cg; c++)
+              for (int64_t kh = 0; kh < g.KH; kh++)
+                for (int64_t kw = 0; kw < g.KW; kw++) {
+                  int64_t ih = i * g.sh - g.pt + kh * g.dh, iw = j * g.sw - g.pl + kw * g.dw;
+                  if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+                  int64_t cx = (m / Mg) * Cg + c;
+                  acc += tp_tensor_get_f64(in[0], ((nn * g.C + cx) * g.H + ih) * g.W + iw) *
+                         tp_tensor_get_f64(in[1], ((m * Cg + c) * g.KH + kh) * g.KW + kw);
+                }
+            put(y, o++, acc);
+          }
   } else {
     tp_tensor_release(y);
     return tp_fail(TP_ERR_INTERNAL, "%s: no reference kernel", tp_op_name(op));

@@ -200,7 +200,7 @@ static int tol_of(tp_op op) {
     case TP_OP_RSQRT: case TP_OP_TANH: case TP_OP_SIGMOID: case TP_OP_RELU: case TP_OP_GELU:
     case TP_OP_ERF:
       return T_ELEM;
-    case TP_OP_MATMUL: case TP_OP_LINEAR: case TP_OP_SUM: case TP_OP_MEAN:
+    case TP_OP_MATMUL: case TP_OP_LINEAR: case TP_OP_SUM: case TP_OP_MEAN: case TP_OP_CONV2D:
       return T_BOUND;
     case TP_OP_SOFTMAX: return T_SOFTMAX;
     case TP_OP_LOG_SOFTMAX: return T_LOGSOFTMAX;
@@ -408,7 +408,7 @@ static void run_case(const char *label, tp_op op, int nin, tp_tensor **in, const
 static void run_case_body(const char *lbl, tp_op op, int nin, tp_tensor **in, const tp_attrs *at) {
   char b0[128], b1[128];
   for (int i = 0; i < nin; i++)
-    if (!in[i] && !(i > 0 && (op == TP_OP_LINEAR || op == TP_OP_LAYER_NORM))) {
+    if (!in[i] && !(i > 0 && (op == TP_OP_LINEAR || op == TP_OP_LAYER_NORM || op == TP_OP_CONV2D))) {
       failf("%s: input %d could not be made", lbl, i);
       goto out;
     }
@@ -696,6 +696,55 @@ static void cases_linear(void) {
       }
 }
 
+/* conv2d: depthwise (with and without a channel multiplier), grouped,
+ * dense, 1x1 (the no-copy GEMM path), strides, dilations, asymmetric
+ * pads, a kernel as large as the padded input, empty batch, bias or not,
+ * and non-contiguous inputs. Columns per case: N C H W, M KH KW, groups,
+ * window (sh sw pt pl pb pr dh dw). */
+static void cases_conv2d(void) {
+  static const int64_t cfg[][16] = {
+      {1, 3, 7, 9, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},     /* dense 3x3, pad 1 */
+      {2, 4, 8, 8, 6, 3, 3, 1, 2, 2, 1, 1, 0, 0, 1, 1},     /* stride 2, pads top/left only */
+      {1, 6, 9, 11, 6, 3, 3, 6, 1, 1, 1, 1, 1, 1, 1, 1},    /* depthwise 3x3 */
+      {1, 4, 10, 13, 8, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1},   /* depthwise, multiplier 2, stride 2 */
+      {1, 5, 12, 12, 5, 5, 5, 5, 1, 1, 2, 3, 1, 0, 1, 1},   /* depthwise 5x5, asymmetric pads */
+      {1, 3, 12, 14, 3, 3, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},   /* depthwise, dilation 2 */
+      {1, 16, 6, 5, 24, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},   /* 1x1: GEMM on x directly */
+      {2, 8, 5, 7, 12, 1, 1, 2, 1, 1, 0, 0, 0, 0, 1, 1},    /* 1x1 grouped */
+      {1, 8, 5, 7, 4, 1, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1},     /* 1x1 stride 2 (im2col) */
+      {1, 6, 9, 9, 8, 3, 2, 2, 1, 2, 0, 1, 2, 0, 2, 1},     /* grouped, rect kernel, mixed */
+      {1, 2, 4, 4, 3, 6, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1},     /* kernel = padded input: 1x1 out */
+      {0, 3, 5, 5, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},     /* empty batch */
+      {1, 1, 1, 40, 2, 1, 7, 1, 1, 3, 0, 3, 0, 3, 1, 1},    /* a 1-D conv as H = 1 */
+      {1, 32, 20, 20, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* larger dense (GEMM tiles) */
+      {1, 3, 300, 40, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* several im2col row blocks */
+  };
+  char lbl[256];
+  for (int ci = 0; ci < (int)(sizeof cfg / sizeof cfg[0]); ci++)
+    for (int var = 0; var < 3; var++) {
+      const int64_t *c = cfg[ci];
+      int64_t xs[4] = {c[0], c[1], c[2], c[3]}, ws[4] = {c[4], c[1] / c[7], c[5], c[6]}, bs[1] = {c[4]};
+      tp_attrs at;
+      tp_attrs_init(&at);
+      at.nints = 8;
+      memcpy(at.ints, c + 8, sizeof(int64_t) * 8);
+      at.dim = c[7];
+      /* var 0: contiguous, bias; 1: no bias; 2: strided x, transposed w, strided bias */
+      snprintf(lbl, sizeof lbl,
+               "conv2d x [%lld,%lld,%lld,%lld] w [%lld,%lld,%lld,%lld] groups %lld window "
+               "[%lld %lld %lld %lld %lld %lld %lld %lld] %s",
+               (long long)xs[0], (long long)xs[1], (long long)xs[2], (long long)xs[3], (long long)ws[0],
+               (long long)ws[1], (long long)ws[2], (long long)ws[3], (long long)c[7], (long long)c[8],
+               (long long)c[9], (long long)c[10], (long long)c[11], (long long)c[12], (long long)c[13],
+               (long long)c[14], (long long)c[15],
+               var == 0 ? "bias" : var == 1 ? "no bias" : "non-contiguous");
+      tp_tensor *in[3] = {gen(TP_F32, 4, xs, NORMAL1, var == 2 ? L_STRIDED : L_CONTIG),
+                          gen(TP_F32, 4, ws, NORMAL1, var == 2 ? L_TRANSPOSED : L_CONTIG),
+                          var == 1 ? NULL : gen(TP_F32, 1, bs, NORMAL1, var == 2 ? L_STRIDED : 0)};
+      run_case(lbl, TP_OP_CONV2D, 3, in, &at);
+    }
+}
+
 static void cases_reduce(tp_op op) {
   char b0[64], lbl[256];
   static const S rs[] = {{0, {0}}, S1(0),     S1(1),       S1(7),        S1(16),      S1(17),
@@ -907,6 +956,7 @@ static void differential_op(int op) {
       case TP_OP_LINEAR: isolate_cases = 1; cases_linear(); isolate_cases = 0; break;
       case TP_OP_SOFTMAX: case TP_OP_LOG_SOFTMAX: cases_softmax((tp_op)op); break;
       case TP_OP_LAYER_NORM: cases_layer_norm(); break;
+      case TP_OP_CONV2D: isolate_cases = 1; cases_conv2d(); isolate_cases = 0; break;
       case TP_OP_CONCAT: cases_concat(); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;

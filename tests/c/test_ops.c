@@ -659,6 +659,81 @@ static void test_linear(void) {
   EXPECT_SHAPE(OP(TP_OP_LINEAR, NULL, EMPTY(TP_F32, (0, 3)), w, b), TP_F32, (0, 2));
 }
 
+/* window [sh sw pt pl pb pr dh dw], groups */
+static tp_attrs Aconv(int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr,
+                      int64_t dh, int64_t dw, int64_t groups) {
+  tp_attrs a = A0();
+  int64_t v[8] = {sh, sw, pt, pl, pb, pr, dh, dw};
+  memcpy(a.ints, v, sizeof v);
+  a.nints = 8;
+  a.dim = groups;
+  return a;
+}
+
+static void test_conv2d(void) {
+  tp_tensor *x = F32((1, 1, 3, 3), 1, 2, 3, 4, 5, 6, 7, 8, 9);
+  tp_tensor *diag = F32((1, 1, 2, 2), 1, 0, 0, 1), *b10 = F32((1), 10);
+  /* the diagonal of each 2x2 window: 1+5, 2+6, 4+8, 5+9 */
+  EXPECT(OPA(TP_OP_CONV2D, Aconv(1, 1, 0, 0, 0, 0, 1, 1, 1), x, diag, NULL), TP_F32, (1, 1, 2, 2),
+         6, 8, 12, 14);
+  EXPECT(OPA(TP_OP_CONV2D, Aconv(1, 1, 0, 0, 0, 0, 1, 1, 1), x, diag, b10), TP_F32, (1, 1, 2, 2),
+         16, 18, 22, 24);
+  /* 3x3 ones, pad 1, stride 2: sums of the in-bounds parts of 4 windows */
+  tp_tensor *ones = F32((1, 1, 3, 3), 1, 1, 1, 1, 1, 1, 1, 1, 1);
+  EXPECT(OPA(TP_OP_CONV2D, Aconv(2, 2, 1, 1, 1, 1, 1, 1, 1), x, ones, NULL), TP_F32, (1, 1, 2, 2),
+         12, 16, 24, 28);
+  /* pads on the top/left only: rows -1..0 and cols -1..0 of the first window */
+  EXPECT(OPA(TP_OP_CONV2D, Aconv(2, 2, 1, 1, 0, 0, 1, 1, 1), x, ones, NULL), TP_F32, (1, 1, 1, 1),
+         12);
+  /* depthwise (groups = C = 2): ch0 * [1, -1], ch1 * [2, 0] over rows */
+  tp_tensor *x2 = F32((1, 2, 2, 2), 1, 2, 3, 4, 5, 6, 7, 8);
+  EXPECT(OPA(TP_OP_CONV2D, Aconv(1, 1, 0, 0, 0, 0, 1, 1, 2), x2, F32((2, 1, 1, 2), 1, -1, 2, 0),
+             F32((2), 0, 1)),
+         TP_F32, (1, 2, 2, 1), -1, -1, 11, 15);
+  /* depthwise with channel multiplier 2 (M = 4, groups = 2) */
+  EXPECT(OPA(TP_OP_CONV2D, Aconv(1, 1, 0, 0, 0, 0, 1, 1, 2), x2,
+             F32((4, 1, 1, 2), 1, 0, 0, 1, 1, 1, -1, 1), NULL),
+         TP_F32, (1, 4, 2, 1), 1, 3, 2, 4, 11, 15, 1, 1);
+  /* 1x1 grouped: each channel scaled by its own weight */
+  EXPECT(OPA(TP_OP_CONV2D, Aconv(1, 1, 0, 0, 0, 0, 1, 1, 2), F32((1, 2, 1, 2), 1, 2, 3, 4),
+             F32((2, 1, 1, 1), 2, 3), NULL),
+         TP_F32, (1, 2, 1, 2), 2, 4, 9, 12);
+  /* dense 1x1 over 2 channels into 3 */
+  EXPECT(OPA(TP_OP_CONV2D, Aconv(1, 1, 0, 0, 0, 0, 1, 1, 1), F32((1, 2, 1, 1), 1, 2),
+             F32((3, 2, 1, 1), 1, 1, 1, -1, 0, 2), NULL),
+         TP_F32, (1, 3, 1, 1), 3, -1, 4);
+  /* dilation 2 along W: x[j] + x[j + 2] */
+  EXPECT(OPA(TP_OP_CONV2D, Aconv(1, 1, 0, 0, 0, 0, 1, 2, 1), F32((1, 1, 1, 5), 1, 2, 3, 4, 5),
+             F32((1, 1, 1, 2), 1, 1), NULL),
+         TP_F32, (1, 1, 1, 3), 4, 6, 8);
+  /* the C entry point: NULL stride/pads/dilation mean 1, 0, 1 */
+  tp_tensor *y = NULL;
+  CHECK(tp_conv2d(x, diag, b10, NULL, NULL, NULL, 1, &y) == TP_OK);
+  EXPECT(track(y), TP_F32, (1, 1, 2, 2), 16, 18, 22, 24);
+  y = NULL;
+  CHECK(tp_conv2d(x, ones, NULL, (const int64_t[]){2, 2}, (const int64_t[]){1, 1, 1, 1}, NULL, 1,
+                  &y) == TP_OK);
+  EXPECT(track(y), TP_F32, (1, 1, 2, 2), 12, 16, 24, 28);
+  /* an empty batch */
+  EXPECT_SHAPE(OPA(TP_OP_CONV2D, Aconv(1, 1, 1, 1, 1, 1, 1, 1, 1), EMPTY(TP_F32, (0, 1, 3, 3)),
+                   ones, NULL),
+               TP_F32, (0, 1, 3, 3));
+  /* bad input: each names the problem */
+  tp_attrs a1 = Aconv(1, 1, 0, 0, 0, 0, 1, 1, 1);
+  ERR(TP_OP_CONV2D, &a1, (F32((3, 3), 1, 2, 3, 4, 5, 6, 7, 8, 9), diag, NULL), TP_ERR_INVALID_ARG,
+      "conv2d", "rank 4");
+  ERR(TP_OP_CONV2D, &a1, (x2, diag, NULL), TP_ERR_INVALID_ARG, "groups 1", "weight");
+  ERR(TP_OP_CONV2D, &a1, (x, diag, F32((2), 1, 2)), TP_ERR_INVALID_ARG, "bias", "[1]");
+  ERR(TP_OP_CONV2D, &a1, (x, F32((1, 1, 4, 4), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), NULL),
+      TP_ERR_INVALID_ARG, "kernel extent 4x4", "3x3");
+  ERR(TP_OP_CONV2D, &a1, (I32((1, 1, 1, 1), 1), diag, NULL), TP_ERR_INVALID_ARG, "conv2d", "int32");
+  ERR(TP_OP_CONV2D, &a1, (x, NULL, NULL), TP_ERR_INVALID_ARG, "weight is required");
+  ERRA(TP_OP_CONV2D, Aconv(0, 1, 0, 0, 0, 0, 1, 1, 1), (x, diag, NULL), TP_ERR_INVALID_ARG, "stride 0");
+  ERRA(TP_OP_CONV2D, Aconv(1, 1, -1, 0, 0, 0, 1, 1, 1), (x, diag, NULL), TP_ERR_INVALID_ARG, "padding -1");
+  ERRA(TP_OP_CONV2D, Aconv(1, 1, 0, 0, 0, 0, 1, 1, 0), (x, diag, NULL), TP_ERR_INVALID_ARG, "groups 0");
+  ERRA(TP_OP_CONV2D, A0(), (x, diag, NULL), TP_ERR_INVALID_ARG, "window has 0 values");
+}
+
 static void test_reductions(void) {
   tp_tensor *x = F32((2, 3), 1, 2, 3, 4, 5, 6);
   int64_t d0[] = {0}, d1[] = {1}, dm1[] = {-1}, d01[] = {0, 1}, d10[] = {1, 0};
@@ -1313,7 +1388,7 @@ int main(void) {
 #define T(f) {#f, f}
       T(test_add_broadcast), T(test_sub_mul_div), T(test_scalars_and_promotion),
       T(test_compare), T(test_where), T(test_unary), T(test_noncontiguous_elementwise),
-      T(test_matmul), T(test_linear), T(test_reductions), T(test_softmax), T(test_layer_norm),
+      T(test_matmul), T(test_linear), T(test_conv2d), T(test_reductions), T(test_softmax), T(test_layer_norm),
       T(test_reshape), T(test_transpose_permute), T(test_slice), T(test_concat), T(test_cast),
       T(test_errors), T(test_value_semantics), T(test_opaque_ops), T(test_matmul_empty_batch),
       T(test_slice_huge_step),
@@ -1324,7 +1399,7 @@ int main(void) {
       "add", "sub", "mul", "div", "eq", "lt", "gt", "where", "neg", "abs", "exp", "log",
       "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "matmul", "linear", "sum", "mean",
       "max", "min", "softmax", "log_softmax", "layer_norm", "reshape", "transpose", "permute",
-      "slice", "concat", "cast", "floor", "ceil", "round", "erf"};
+      "slice", "concat", "cast", "floor", "ceil", "round", "erf", "conv2d"};
   for (int op = 0; op < TP_OP_COUNT; op++) {
     int found = 0;
     for (size_t i = 0; i < sizeof covered / sizeof covered[0]; i++)
