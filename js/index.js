@@ -45,6 +45,7 @@ export {
   gelu,
   matmul,
   linear,
+  conv2d,
   sum,
   mean,
   max,

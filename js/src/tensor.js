@@ -291,6 +291,7 @@ export class Tensor {
   gelu(opts) { return gelu(this, opts); }
   matmul(b) { return matmul(this, b); }
   linear(w, b) { return linear(this, w, b); }
+  conv2d(weight, bias, opts) { return conv2d(this, weight, bias, opts); }
   sum(opts) { return sum(this, opts); }
   mean(opts) { return mean(this, opts); }
   max(opts) { return max(this, opts); }
@@ -708,6 +709,53 @@ export function linear(x, w, b = null) {
   return callOp('linear', [x, w, b ?? null]);
 }
 
+function pairArg(v, what, min) {
+  const p = typeof v === 'number' ? [v, v] : Array.isArray(v) && v.length === 2 ? v : null;
+  if (!p || !p.every((e) => Number.isInteger(e) && e >= min)) {
+    throw new TensorPlayError(`${what} must be an integer >= ${min} or a pair of them, got ${JSON.stringify(v)}`, Status.INVALID_ARG);
+  }
+  return p;
+}
+
+/**
+ * conv2d(x, weight, bias?, { stride = 1, padding = 0, dilation = 1, groups = 1 }):
+ * 2-D convolution, NCHW. x [N, C, H, W], weight [M, C/groups, KH, KW],
+ * bias [M]. padding: an integer, [ph, pw], [top, left, bottom, right],
+ * 'valid' (0) or 'same' (stride 1 only; output size = input size, the odd
+ * pixel of padding goes bottom/right).
+ */
+export function conv2d(x, weight, bias = null, options = {}) {
+  if (bias !== null && !(bias instanceof Tensor) && typeof bias === 'object') {
+    options = bias; // conv2d(x, w, { stride })
+    bias = null;
+  }
+  const stride = pairArg(options.stride ?? 1, 'conv2d: stride', 1);
+  const dilation = pairArg(options.dilation ?? 1, 'conv2d: dilation', 1);
+  const groups = options.groups ?? 1;
+  if (!Number.isInteger(groups) || groups < 1) {
+    throw new TensorPlayError(`conv2d: groups must be an integer >= 1, got ${JSON.stringify(groups)}`, Status.INVALID_ARG);
+  }
+  let pad = options.padding ?? 0;
+  if (pad === 'valid') pad = 0;
+  if (pad === 'same') {
+    if (stride[0] !== 1 || stride[1] !== 1) {
+      throw new TensorPlayError("conv2d: padding 'same' needs stride 1", Status.INVALID_ARG);
+    }
+    if (!(weight instanceof Tensor)) throw new TypeError('conv2d: weight must be a Tensor');
+    const k = weight.shape.slice(-2);
+    const tot = [0, 1].map((i) => dilation[i] * ((k[i] ?? 1) - 1));
+    pad = [Math.floor(tot[0] / 2), Math.floor(tot[1] / 2), tot[0] - Math.floor(tot[0] / 2), tot[1] - Math.floor(tot[1] / 2)];
+  } else if (Array.isArray(pad) && pad.length === 4) {
+    if (!pad.every((e) => Number.isInteger(e) && e >= 0)) {
+      throw new TensorPlayError(`conv2d: padding must hold integers >= 0, got ${JSON.stringify(pad)}`, Status.INVALID_ARG);
+    }
+  } else {
+    const p = pairArg(pad, "conv2d: padding (or 'same', 'valid', [top, left, bottom, right])", 0);
+    pad = [p[0], p[1], p[0], p[1]];
+  }
+  return callOp('conv2d', [x, weight, bias ?? null], { ints: [...stride, ...pad, ...dilation], dim: groups });
+}
+
 function reduceOpts(opts) {
   if (opts === undefined || opts === null) return {};
   if (typeof opts === 'number' || Array.isArray(opts)) return { dim: opts };
@@ -791,6 +839,6 @@ export function cast(x, dtype) {
 /** Every operator by its JS name (functional forms). */
 export const ops = Object.freeze({
   add, sub, mul, div, eq, lt, gt, where, neg, abs, exp, log, sqrt, rsqrt, tanh,
-  sigmoid, relu, gelu, matmul, linear, sum, mean, max, min, softmax, logSoftmax,
+  sigmoid, relu, gelu, matmul, linear, conv2d, sum, mean, max, min, softmax, logSoftmax,
   layerNorm, reshape, transpose, permute, slice, concat, cast,
 });

@@ -74,6 +74,8 @@ export declare class Tensor {
   matmul(b: Tensor): Tensor;
   /** x @ w^T + b; w is [out, in]. */
   linear(w: Tensor, b?: Tensor | null): Tensor;
+  /** 2-D convolution of this [N, C, H, W] tensor; see {@link conv2d}. */
+  conv2d(weight: Tensor, bias?: Tensor | null | Conv2dOptions, options?: Conv2dOptions): Tensor;
   sum(options?: ReduceArg): Tensor;
   mean(options?: ReduceArg): Tensor;
   max(options?: ReduceArg): Tensor;
@@ -140,6 +142,19 @@ export declare function relu(a: Tensor): Tensor;
 export declare function gelu(a: Tensor, options?: { approximate?: 'none' | 'tanh' }): Tensor;
 export declare function matmul(a: Tensor, b: Tensor): Tensor;
 export declare function linear(x: Tensor, w: Tensor, b?: Tensor | null): Tensor;
+/** Window options of conv2d. */
+export interface Conv2dOptions {
+  /** an integer or [h, w]; default 1 */
+  stride?: number | [number, number];
+  /** an integer, [h, w], [top, left, bottom, right], 'valid' (0) or 'same' (stride 1 only); default 0 */
+  padding?: number | [number, number] | [number, number, number, number] | 'valid' | 'same';
+  /** an integer or [h, w]; default 1 */
+  dilation?: number | [number, number];
+  /** default 1; C and M must be multiples of it (groups = C: depthwise) */
+  groups?: number;
+}
+/** 2-D convolution, NCHW: x [N, C, H, W], weight [M, C/groups, KH, KW], bias [M]. */
+export declare function conv2d(x: Tensor, weight: Tensor, bias?: Tensor | null | Conv2dOptions, options?: Conv2dOptions): Tensor;
 export declare function sum(a: Tensor, options?: ReduceArg): Tensor;
 export declare function mean(a: Tensor, options?: ReduceArg): Tensor;
 export declare function max(a: Tensor, options?: ReduceArg): Tensor;
@@ -167,7 +182,7 @@ export declare const ops: Readonly<{
   eq: typeof eq; lt: typeof lt; gt: typeof gt; where: typeof where;
   neg: typeof neg; abs: typeof abs; exp: typeof exp; log: typeof log;
   sqrt: typeof sqrt; rsqrt: typeof rsqrt; tanh: typeof tanh; sigmoid: typeof sigmoid;
-  relu: typeof relu; gelu: typeof gelu; matmul: typeof matmul; linear: typeof linear;
+  relu: typeof relu; gelu: typeof gelu; matmul: typeof matmul; linear: typeof linear; conv2d: typeof conv2d;
   sum: typeof sum; mean: typeof mean; max: typeof max; min: typeof min;
   softmax: typeof softmax; logSoftmax: typeof logSoftmax; layerNorm: typeof layerNorm;
   reshape: typeof reshape; transpose: typeof transpose; permute: typeof permute;

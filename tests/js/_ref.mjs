@@ -199,3 +199,27 @@ export function assertTensor(t, expected, opts = {}) {
   if (expected.shape) assert.deepEqual(t.shape, expected.shape, `${opts.msg ?? ''} shape`);
   assertClose(t.toArray(), expected, opts);
 }
+
+/** conv2d by its definition (NCHW; pads [top, left, bottom, right]). */
+export function conv2d(x, w, b, { stride = [1, 1], pads = [0, 0, 0, 0], dilation = [1, 1], groups = 1 } = {}) {
+  const [N, C, H, W] = x.shape, [M, Cg, KH, KW] = w.shape, Mg = M / groups;
+  const OH = Math.floor((H + pads[0] + pads[2] - (dilation[0] * (KH - 1) + 1)) / stride[0]) + 1;
+  const OW = Math.floor((W + pads[1] + pads[3] - (dilation[1] * (KW - 1) + 1)) / stride[1]) + 1;
+  const out = [];
+  for (let n = 0; n < N; n++)
+    for (let m = 0; m < M; m++)
+      for (let i = 0; i < OH; i++)
+        for (let j = 0; j < OW; j++) {
+          let acc = b ? b.data[m] : 0;
+          for (let c = 0; c < Cg; c++)
+            for (let kh = 0; kh < KH; kh++)
+              for (let kw = 0; kw < KW; kw++) {
+                const ih = i * stride[0] - pads[0] + kh * dilation[0], iw = j * stride[1] - pads[1] + kw * dilation[1];
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                const cx = Math.floor(m / Mg) * Cg + c;
+                acc += x.data[((n * C + cx) * H + ih) * W + iw] * w.data[((m * Cg + c) * KH + kh) * KW + kw];
+              }
+          out.push(acc);
+        }
+  return { shape: [N, M, OH, OW], data: out };
+}

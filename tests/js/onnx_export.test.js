@@ -99,6 +99,24 @@ test('a small MLP: save, load back, onnxruntime', async () => {
   }
 });
 
+test('a small CNN (dense, strided, depthwise, grouped convs): save, load back, onnxruntime', async () => {
+  const w1 = tp.randn([8, 3, 3, 3], { seed: 11 }), b1 = tp.randn([8], { seed: 12 });
+  const w2 = tp.randn([8, 1, 3, 3], { seed: 13 });
+  const w3 = tp.randn([12, 4, 1, 1], { seed: 14 }), b3 = tp.randn([12], { seed: 15 });
+  const x = tp.randn([2, 3, 12, 10], { seed: 16 });
+  const cnn = (x) => {
+    const h = tp.conv2d(x, w1, b1, { padding: 1 }).relu();
+    const d = tp.conv2d(h, w2, null, { stride: 2, padding: [1, 1, 0, 0], groups: 8, dilation: [1, 2] }).relu();
+    const g = tp.conv2d(d, w3, b3, { groups: 2 });
+    return g.mean({ dims: [2, 3] });
+  };
+  try {
+    await checkExport('cnn', cnn, [x]);
+  } finally {
+    for (const t of [w1, b1, w2, w3, b3, x]) t.dispose();
+  }
+});
+
 test('layer_norm / softmax / transpose / slice / reductions: save, load back, onnxruntime', async () => {
   const g = tp.randn([6], { seed: 5 });
   const b = tp.randn([6], { seed: 6 });

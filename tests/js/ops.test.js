@@ -173,6 +173,53 @@ test('linear with and without bias', () => {
   });
 });
 
+test('conv2d: dense, strided, depthwise, grouped, dilated, same padding; eager and stax', () => {
+  tp.scope(() => {
+    const cases = [
+      // x shape, w shape, options, reference window
+      [[1, 3, 7, 9], [4, 3, 3, 3], { padding: 1 }, { pads: [1, 1, 1, 1] }],
+      [[2, 4, 8, 8], [6, 4, 3, 3], { stride: 2, padding: [1, 1, 0, 0] }, { stride: [2, 2], pads: [1, 1, 0, 0] }],
+      [[1, 6, 9, 11], [6, 1, 3, 3], { padding: 'same', groups: 6 }, { pads: [1, 1, 1, 1], groups: 6 }],
+      [[1, 4, 10, 13], [8, 1, 5, 5], { stride: [2, 1], padding: 2, groups: 4 }, { stride: [2, 1], pads: [2, 2, 2, 2], groups: 4 }],
+      [[1, 6, 9, 9], [8, 3, 3, 2], { dilation: [2, 1], groups: 2 }, { dilation: [2, 1], groups: 2 }],
+      [[1, 16, 6, 5], [24, 16, 1, 1], {}, {}],
+      [[1, 3, 8, 8], [2, 3, 4, 4], { padding: 'same' }, { pads: [1, 1, 2, 2] }],
+    ];
+    let seed = 70;
+    for (const [xs, ws, opts, win] of cases) {
+      const [x, rx] = pair(xs, seed++);
+      const [w, rw] = pair(ws, seed++);
+      const [b, rb] = pair([ws[0]], seed++);
+      const want = R.conv2d(rx, rw, rb, win);
+      const label = `conv2d x [${xs}] w [${ws}] ${JSON.stringify(opts)}`;
+      check(tp.conv2d(x, w, b, opts), want, label);
+      check(x.conv2d(w, null, opts), R.conv2d(rx, rw, null, win), `${label} method, no bias`);
+      const f = tp.compile((a) => tp.relu(tp.conv2d(a, w, b, opts)), { backend: 'stax', name: 'conv_relu' });
+      check(f(x), R.nary((v) => Math.max(v, 0), want), `${label} stax`);
+      f.dispose();
+    }
+  });
+});
+
+test('conv2d: bad input names the problem and the runtime stays usable', () => {
+  tp.scope(() => {
+    const x = tp.zeros([1, 3, 5, 5]), w = tp.zeros([2, 3, 3, 3]);
+    assert.throws(() => tp.conv2d(tp.zeros([3, 5, 5]), w), /conv2d: input \[3,5,5\] and weight \[2,3,3,3\] must both have rank 4/);
+    assert.throws(() => tp.conv2d(x, tp.zeros([2, 2, 3, 3])), /conv2d: groups 1 does not fit input \[1,3,5,5\]/);
+    assert.throws(() => tp.conv2d(x, w, tp.zeros([3])), /conv2d: bias \[3\] does not match weight/);
+    assert.throws(() => tp.conv2d(x, tp.zeros([2, 3, 7, 7])), /kernel extent 7x7 is larger than the padded input 5x5/);
+    assert.throws(() => tp.conv2d(x, w, null, { stride: 0 }), /conv2d: stride must be an integer >= 1/);
+    assert.throws(() => tp.conv2d(x, w, null, { stride: 2, padding: 'same' }), /padding 'same' needs stride 1/);
+    assert.throws(() => tp.conv2d(x, w, null, { groups: 1.5 }), /conv2d: groups must be an integer >= 1/);
+    assert.throws(() => tp.conv2d(x, w, null, { padding: [1, -1] }), /conv2d: padding/);
+    assert.throws(() => tp.conv2d(tp.zeros([1, 3, 5, 5], { dtype: 'int32' }), w), /conv2d: input has dtype int32/);
+    const y = tp.conv2d(tp.ones([1, 3, 5, 5]), tp.ones([2, 3, 3, 3]), null, { padding: 1 });
+    assert.deepEqual(y.shape, [1, 2, 5, 5]);
+    assert.equal(y.toArray()[0], 12); // corner: 2x2 window in bounds x 3 channels
+    assert.equal(y.toArray()[6], 27); // interior
+  });
+});
+
 test('reductions: sum, mean, max, min over dims with keepdim', () => {
   tp.scope(() => {
     const [x, rx] = pair([2, 3, 4], 41);
@@ -286,7 +333,7 @@ test('concat', () => {
 });
 
 test('the ops table lists every operator', () => {
-  for (const name of ['add', 'sub', 'mul', 'div', 'matmul', 'linear', 'sum', 'softmax', 'layerNorm', 'concat', 'cast', 'where']) {
+  for (const name of ['add', 'sub', 'mul', 'div', 'matmul', 'linear', 'conv2d', 'sum', 'softmax', 'layerNorm', 'concat', 'cast', 'where']) {
     assert.equal(typeof tp.ops[name], 'function', name);
   }
 });
