@@ -2,7 +2,7 @@
 // happens in worker.js (a module Web Worker), so the page never freezes.
 //
 // URL parameters (used by the browser tests, handy by hand too):
-//   ?model=mlp|mixer|transformer  preselect a model
+//   ?model=mlp|cnn|transformer  preselect a model
 //   &backend=..&mode=..&batch=..&runs=..
 //   &auto=1                       compile (and then run) as soon as the core is loaded
 // The page records when the first result appeared, in ms since navigation
@@ -10,7 +10,7 @@
 
 const $ = (id) => document.getElementById(id);
 const SVG_NS = 'http://www.w3.org/2000/svg';
-const MODEL_BATCH = { mlp: 64, mixer: 16, transformer: 1 };
+const MODEL_BATCH = { mlp: 64, cnn: 16, transformer: 1 };
 
 const ui = {
   form: $('form'), compile: $('compile'), run: $('run'), busy: $('busy'), status: $('status'),

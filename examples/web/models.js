@@ -7,9 +7,6 @@
 //   m.fn(m.x)            // eager (op by op); tp.compile(m.fn, ...) to compile
 //   m.dispose()          // frees weights and input
 //
-// The core has no convolution op yet (src/ops/ops.def), so the "small CNN" of
-// the issue is an MLP-Mixer block instead: its patch embedding is what a
-// 7x7 / stride 7 convolution computes, written as reshape + permute + matmul.
 
 function makeParams(tp, seed0) {
   let seed = seed0;
@@ -60,39 +57,30 @@ function buildMlp(tp, { batch = 64 } = {}) {
 }
 
 /**
- * MLP-Mixer block on 28x28 images: 16 patches of 7x7 embedded to C=64
- * (patchify = reshape/permute + matmul), one token-mixing MLP (16 -> 64 -> 16,
- * GELU) and one channel-mixing MLP (64 -> 256 -> 64, GELU), both pre-LN with
- * residuals, mean over tokens, linear head to 10 classes.
+ * A small MobileNet-style CNN on 28x28 grey images: a dense 3x3 conv
+ * (1 -> 16), then two depthwise-separable blocks (3x3 depthwise with
+ * stride 2, then a 1x1 pointwise conv: 16 -> 32 at 14x14, 32 -> 64 at
+ * 7x7), ReLU after each, global average pool and a linear head to 10.
  */
-function buildMixer(tp, { batch = 16 } = {}) {
-  const P = 7, G = 4, T = G * G, C = 64, TH = 64, CH = 256;
+function buildCnn(tp, { batch = 16 } = {}) {
   const p = makeParams(tp, 200);
-  const We = p.weight([P * P, C], P * P), be = p.vec(C);
-  const ln1g = p.gamma(C), ln1b = p.vec(C);
-  const Wt1 = p.weight([T, TH], T), bt1 = p.vec(TH);
-  const Wt2 = p.weight([TH, T], TH), bt2 = p.vec(T);
-  const ln2g = p.gamma(C), ln2b = p.vec(C);
-  const Wc1 = p.weight([C, CH], C), bc1 = p.vec(CH);
-  const Wc2 = p.weight([CH, C], CH), bc2 = p.vec(C);
-  const lnfg = p.gamma(C), lnfb = p.vec(C);
-  const Wh = p.weight([C, 10], C), bh = p.vec(10);
-  const mixer = (img) => {
-    const B = img.shape[0];
-    // [B,28,28] -> [B,4,7,4,7] -> [B,4,4,7,7] -> [B,16,49]: the patches
-    const patches = img.reshape(B, G, P, G, P).permute(0, 1, 3, 2, 4).reshape(B, T, P * P);
-    const x = tp.matmul(patches, We).add(be); // [B,16,C]
-    // token mixing: MLP over the 16 tokens, per channel
-    const a = tp.layerNorm(x, [C], ln1g, ln1b).transpose(1, 2); // [B,C,16]
-    const t = tp.matmul(tp.gelu(tp.matmul(a, Wt1).add(bt1), { approximate: 'tanh' }), Wt2).add(bt2);
-    const h = x.add(t.transpose(1, 2));
-    // channel mixing: MLP over the channels, per token
-    const c = tp.layerNorm(h, [C], ln2g, ln2b);
-    const u = tp.matmul(tp.gelu(tp.matmul(c, Wc1).add(bc1), { approximate: 'tanh' }), Wc2).add(bc2);
-    const z = tp.layerNorm(h.add(u), [C], lnfg, lnfb).mean({ dim: 1 }); // [B,C]
-    return tp.matmul(z, Wh).add(bh); // [B,10]
+  const W0 = p.weight([16, 1, 3, 3], 9), b0 = p.vec(16);
+  const D1 = p.weight([16, 1, 3, 3], 9), P1 = p.weight([32, 16, 1, 1], 16), b1 = p.vec(32);
+  const D2 = p.weight([32, 1, 3, 3], 9), P2 = p.weight([64, 32, 1, 1], 32), b2 = p.vec(64);
+  const Wh = p.weight([10, 64], 64), bh = p.vec(10);
+  const cnn = (img) => {
+    const h0 = tp.conv2d(img, W0, b0, { padding: 1 }).relu(); // [B,16,28,28]
+    const d1 = tp.conv2d(h0, D1, null, { stride: 2, padding: 1, groups: 16 }); // [B,16,14,14]
+    const h1 = tp.conv2d(d1, P1, b1).relu(); // [B,32,14,14]
+    const d2 = tp.conv2d(h1, D2, null, { stride: 2, padding: 1, groups: 32 }); // [B,32,7,7]
+    const h2 = tp.conv2d(d2, P2, b2).relu(); // [B,64,7,7]
+    return tp.linear(h2.mean({ dims: [2, 3] }), Wh, bh); // [B,10]
   };
-  return finish(p, { fn: mixer, x: p.input([batch, 28, 28]), params: 49 * 64 + 16 * 64 * 2 + 64 * 256 * 2 + 64 * 10 });
+  return finish(p, {
+    fn: cnn,
+    x: p.input([batch, 1, 28, 28]),
+    params: 16 * 9 + 16 + 16 * 9 + 32 * 16 + 32 + 32 * 9 + 64 * 32 + 64 + 640 + 10,
+  });
 }
 
 /** Pre-LN transformer encoder block (bench W4): seq 128, d 256, 4 heads, FFN 1024. */
@@ -133,12 +121,12 @@ export const MODELS = Object.freeze({
     describe: (b) => `input [${b}, 784], 3 matmul+add layers with ReLU`,
     build: buildMlp,
   },
-  mixer: {
-    label: 'MLP-Mixer block (28x28, 7x7 patches; stands in for a small CNN: no conv op yet)',
+  cnn: {
+    label: 'Small CNN (28x28, conv 3x3 + 2 depthwise-separable blocks)',
     batchLabel: 'batch',
     defaultBatch: 16,
-    describe: (b) => `input [${b}, 28, 28]: patchify (reshape/permute + matmul), token- and channel-mixing MLPs, head to 10`,
-    build: buildMixer,
+    describe: (b) => `input [${b}, 1, 28, 28]: conv 3x3 (16), depthwise 3x3 s2 + 1x1 (32), depthwise 3x3 s2 + 1x1 (64), global mean, linear to 10`,
+    build: buildCnn,
   },
   transformer: {
     label: 'Transformer encoder block (seq 128, d 256, 4 heads, FFN 1024)',

@@ -2,7 +2,7 @@
 // and does all compiling and running, so the page's main thread never blocks.
 //
 // Messages in (from app.js), each with an `id` echoed in the answer:
-//   { type: 'compile', id, model: 'mlp'|'mixer'|'transformer'|'onnx', batch,
+//   { type: 'compile', id, model: 'mlp'|'cnn'|'transformer'|'onnx', batch,
 //     backend, mode, onnx?: ArrayBuffer, onnxName? }
 //   { type: 'run', id, runs }
 // Messages out:
@@ -29,7 +29,7 @@ const loadMs = performance.now() - t0;
 // exist: the core refuses it with OUT_OF_MEMORY; the page checks first to
 // word the message in terms of the batch size the user typed.
 const WASM32_LIMIT = 2 ** 32;
-const BYTES_PER_SAMPLE = { mlp: 784 * 4, mixer: 16 * 256 * 4, transformer: 4 * 128 * 128 * 4 };
+const BYTES_PER_SAMPLE = { mlp: 784 * 4, cnn: 16 * 28 * 28 * 4 * 2, transformer: 4 * 128 * 128 * 4 };
 
 let state = null; // { key, model, g, gStax, name, backend, mode }
 

@@ -160,16 +160,16 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
     }
 
     // ---- other backends and modes on one model ----
-    await t.test('mixer with eager / reference backends and max-autotune', async () => {
-      const ref = reference('mixer');
+    await t.test('cnn with eager / reference backends and max-autotune', async () => {
+      const ref = reference('cnn');
       const page = await newPage(browser.context);
       for (const [backend, mode] of [['eager', 'default'], ['reference', 'reduce-overhead'], ['stax', 'max-autotune']]) {
-        await page.goto(`${server.url}examples/web/?model=mixer&backend=${backend}&mode=${mode}&runs=3`);
+        await page.goto(`${server.url}examples/web/?model=cnn&backend=${backend}&mode=${mode}&runs=3`);
         await waitIdle(page);
         const r = await compileAndRun(page);
         assert.equal(r.error, undefined, `${backend}/${mode}: ${r.error}`);
         const got = await readPage(page);
-        assertClose(got, ref, `mixer ${backend}/${mode}`);
+        assertClose(got, ref, `cnn ${backend}/${mode}`);
         assert.equal(got.timings.length, backend === 'stax' ? 2 : 3, `${backend}: timing bars`);
         if (backend !== 'stax') assert.equal(got.plan, null, `${backend} has no plan`);
       }
