@@ -6,8 +6,19 @@ import { bindCore } from './src/tensor.js';
 import { bindCompiler } from './src/compiler.js';
 import * as E from './src/errors.js';
 import { compiler } from './src/compiler.js';
+// Modules that are otherwise only imported by the ones above: named here so
+// that a browser finds every file of the package in one round of requests
+// instead of one round per level of the import graph.
+import './src/host.js';
+import './src/structure.js';
+import './src/jit.js';
 
-const core = await loadCore();
+// globalThis.tensorplayWasm, when set before this module is imported: where
+// the core comes from (a URL or path, bytes, a WebAssembly.Module, or a
+// Promise of any of these). A page or worker can start fetching and compiling
+// the core, e.g. with WebAssembly.compileStreaming(fetch(url)), before the
+// browser has loaded this package's modules (docs/web.md).
+const core = await loadCore(await globalThis.tensorplayWasm);
 bindCore(core);
 bindCompiler(core);
 

@@ -15,16 +15,21 @@ function makeParams(tp, seed0) {
     owned.push(t);
     return t;
   };
+  // Uniform initialization as PyTorch's nn.Linear / nn.Conv2d do by default
+  // (bound 1/sqrt(fan_in)); tp.rand is also much cheaper than tp.randn,
+  // which matters for the time to the first result of a fresh page.
+  const uniform = (shape, lo, hi) => keep(tp.scope(() => tp.rand(shape, { seed: seed++ }).mul(hi - lo).add(lo)));
   return {
     owned,
     weight(shape, fanIn) {
-      return keep(tp.scope(() => tp.randn(shape, { seed: seed++ }).mul(1 / Math.sqrt(fanIn))));
+      const b = 1 / Math.sqrt(fanIn);
+      return uniform(shape, -b, b);
     },
     vec(n, scale = 0.1) {
-      return keep(tp.scope(() => tp.randn([n], { seed: seed++ }).mul(scale)));
+      return uniform([n], -scale, scale);
     },
     gamma(n) {
-      return keep(tp.scope(() => tp.randn([n], { seed: seed++ }).mul(0.1).add(1)));
+      return uniform([n], 0.9, 1.1);
     },
     input(shape) {
       return keep(tp.randn(shape, { seed: 1 }));

@@ -15,6 +15,11 @@
 // cannot be trusted, so the page terminates this worker and starts a new one.
 
 const t0 = performance.now();
+// Fetch and compile the Wasm core while the browser is still loading the
+// package's JS modules (js/index.js reads globalThis.tensorplayWasm); on any
+// failure the package fetches the core itself and reports the error.
+globalThis.tensorplayWasm = WebAssembly.compileStreaming(fetch(new URL('../../js/wasm/tensorplay.wasm', import.meta.url)))
+  .catch(() => undefined);
 let tp, MODELS, summarize;
 try {
   // the package (which fetches and compiles the core) and the models, in parallel
