@@ -206,6 +206,9 @@ int32_t tpw_is_exporting(void);
 /* generated modules: the host finished compiling a module it reported as
  * pending (env.tp_host_load_module returned 1); base -1 when it failed. */
 void tpw_jit_ready(int32_t token, int32_t base);
+/* Imported by generated modules as env.tp_jit_kernel: runs a kernel that
+ * the module's run entry leaves to the core (src/lower/lower.h). */
+int32_t tpw_jit_kernel(int32_t ctx, int32_t k);
 /* The module stax would generate for a graph (lowered with the default
  * options): writes the malloc'ed bytes' pointer and length at out[0],
  * out[1] (free with tpw_free). TP_ERR_UNSUPPORTED: nothing to generate. */

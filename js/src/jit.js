@@ -2,7 +2,10 @@
 // (issue: the SIMD128 code generator). The core hands over the bytes of a
 // Wasm module that imports its memory (env.memory); the host compiles and
 // instantiates it, grows the core's function table and installs the module's
-// exports f0..f(n-1) there, so C calls them through function pointers.
+// exports f0..f(n-1) there, so C calls them through function pointers: the
+// kernels, and last the run entry that calls them all in order (one call
+// per run; kernels it does not generate go back to the core through the
+// import env.tp_jit_kernel = the core's export tpw_jit_kernel).
 //
 //   env.tp_host_load_module(bytes_ptr, len, nexports, out_ptr) -> 0 | 1 | -1
 //     0: installed, the first table index is written at out_ptr
@@ -53,7 +56,9 @@ export function hostFeatures() {
 }
 
 function install(core, module, nexports) {
-  const inst = new WebAssembly.Instance(module, { env: { memory: core.memory } });
+  // env.tp_jit_kernel: the run entry's callback into the core's executor
+  // (a Wasm export passed as a Wasm import: a direct call, no JS in between)
+  const inst = new WebAssembly.Instance(module, { env: { memory: core.memory, tp_jit_kernel: core.exports.tpw_jit_kernel } });
   const table = core.exports.__indirect_function_table;
   if (!(table instanceof WebAssembly.Table)) throw new Error('the core does not export its function table');
   const base = table.grow(nexports);

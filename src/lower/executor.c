@@ -590,6 +590,26 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
   return s;
 }
 
+/* Kernel k on the executor. */
+static tp_status run_kernel(const runctx *r, int k) {
+  const tp_kir_kernel *kk = &r->pl->p->kernels[k];
+  float *out = r->ptr[kk->out];
+  switch (kk->kind) {
+    case TP_KK_POINTWISE: run_pointwise(r, kk, &r->pl->preps[k], out, NULL); return TP_OK;
+    case TP_KK_ROW: run_row(r, kk, &r->pl->preps[k], out); return TP_OK;
+    case TP_KK_GEMM: run_gemm(r, k, kk, &r->pl->preps[k], out); return TP_OK;
+    case TP_KK_OP: return run_op(r, k, kk);
+    default: return tp_fail(TP_ERR_INTERNAL, "executor: bad kernel kind");
+  }
+}
+
+int32_t tp_plan_jit_kernel(int32_t ctx, int32_t k) {
+  const runctx *r = (const runctx *)(uintptr_t)ctx;
+  if (!r || k < 0 || k >= r->pl->p->nkernels)
+    return tp_fail(TP_ERR_INTERNAL, "tp_jit_kernel: kernel %d out of range", (int)k);
+  return (int32_t)run_kernel(r, k);
+}
+
 tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                       int *nout) {
   tp_kir_program *p = pl->p;
@@ -655,7 +675,7 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
     int32_t base;
     int st = tp_jit_poll_hook ? tp_jit_poll_hook(pl->jit_token, &base) : 0;
     if (st == 1) {
-      for (int k = 0; k < p->nkernels; k++)
+      for (int k = 0; k <= p->nkernels; k++) /* the kernels, then the run entry */
         if (pl->jit_fn[k] >= 0) pl->jit_fn[k] += base;
       pl->jit_token = 0;
     } else if (st < 0) {
@@ -673,23 +693,14 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
   }
 #endif
   pl->running++;
-  for (int k = 0; k < p->nkernels && !s; k++) {
-    const tp_kir_kernel *kk = &p->kernels[k];
-    float *out = ptr[kk->out];
 #if defined(__wasm__)
-    if (ptrtab && pl->jit_fn[k] >= 0) { /* generated SIMD128 code */
-      ((void (*)(int32_t))(uintptr_t)pl->jit_fn[k])((int32_t)(intptr_t)ptrtab);
-      continue;
-    }
-#endif
-    switch (kk->kind) {
-      case TP_KK_POINTWISE: run_pointwise(&r, kk, &pl->preps[k], out, NULL); break;
-      case TP_KK_ROW: run_row(&r, kk, &pl->preps[k], out); break;
-      case TP_KK_GEMM: run_gemm(&r, k, kk, &pl->preps[k], out); break;
-      case TP_KK_OP: s = run_op(&r, k, kk); break;
-      default: s = tp_fail(TP_ERR_INTERNAL, "executor: bad kernel kind"); break;
-    }
+  if (!s && ptrtab) { /* one call: the generated module's run entry (emit.h) */
+    int32_t st = ((int32_t (*)(int32_t, int32_t))(uintptr_t)pl->jit_fn[p->nkernels])(
+        (int32_t)(intptr_t)ptrtab, (int32_t)(intptr_t)&r);
+    s = (tp_status)st;
   }
+#endif
+  for (int k = 0; k < p->nkernels && !s && !ptrtab; k++) s = run_kernel(&r, k);
   pl->running--;
   tp_xfree(ptrtab);
   for (int i = 0; i < nheld; i++) tp_tensor_release(held[i]);

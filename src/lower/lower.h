@@ -173,10 +173,15 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
                       int *nout);
 const tp_kir_program *tp_plan_program(const tp_plan *pl);
 /* Generated code (src/codegen/plan_jit.c): per kernel, the function table
- * index of its generated function, or -1 to run it in the executor. A
- * pending load (token) switches to the generated code once the host has
- * installed it. Takes ownership of fn (nkernels entries). */
+ * index of its generated function, or -1 when it runs in the executor, and
+ * at fn[nkernels] the module's run entry, which tp_plan_run then calls once
+ * per run. A pending load (token) switches to the generated code once the
+ * host has installed it. Takes ownership of fn (nkernels + 1 entries). */
 void tp_plan_attach_jit(tp_plan *pl, int32_t *fn, int32_t pending_token);
+/* The run entry's callback for the kernels it does not generate: runs
+ * kernel k of the run whose context is ctx (exported as tpw_jit_kernel,
+ * imported by generated modules as env.tp_jit_kernel). Returns a status. */
+int32_t tp_plan_jit_kernel(int32_t ctx, int32_t k);
 /* The packed B of constant-weight GEMM kernel ki (NULL if not packed, or
  * packed for another ISA table than the current one). */
 const void *tp_plan_packed_b(const tp_plan *pl, int ki);

@@ -134,6 +134,54 @@ test('every emitted module validates (WebAssembly.validate and wasm-validate)', 
   }
 });
 
+test('one run entry per module: kernels in order, op kernels through env.tp_jit_kernel, errors stop the run', () => {
+  // exports f0..f(n-1) and run (= f<n>); the import exists only when some
+  // kernel is left to the core (here: the cast, an op kernel)
+  const withOp = tp.graph.parse('tpgraph v1\n%x = placeholder : f32[64]\n%0 = mul(%x, 2) : f32[64]\n' +
+    '%1 = cast(%0, dtype=i32) : i32[64]\n%2 = cast(%1, dtype=f32) : f32[64]\n%3 = add(%2, 0.5) : f32[64]\noutput(%3)\n');
+  const pure = tp.graph.parse('tpgraph v1\n%x = placeholder : f32[64]\n%0 = exp(%x) : f32[64]\noutput(%0)\n');
+  try {
+    const m1 = new WebAssembly.Module(tp.graph.emitWasm(withOp));
+    const ex1 = WebAssembly.Module.exports(m1).map((e) => e.name);
+    assert.ok(ex1.includes('run'), `exports: ${ex1}`);
+    const nk = ex1.filter((n) => /^f\d+$/.test(n)).length;
+    assert.ok(nk >= 2, 'kernels plus the run entry');
+    assert.deepEqual(WebAssembly.Module.imports(m1).map((i) => `${i.module}.${i.name}:${i.kind}`).sort(),
+      ['env.memory:memory', 'env.tp_jit_kernel:function']);
+    const m2 = new WebAssembly.Module(tp.graph.emitWasm(pure));
+    assert.deepEqual(WebAssembly.Module.imports(m2).map((i) => i.name), ['memory']);
+  } finally {
+    withOp.dispose();
+    pure.dispose();
+  }
+  // the same through tp.compile: generated kernels around an op kernel
+  tp.scope(() => {
+    const x = tp.tensor(Float32Array.from({ length: 64 }, (_, i) => (i - 30) * 0.37), { shape: [64] });
+    const f = tp.compile((a) => a.mul(2).cast('int32').cast('float32').add(0.5), { backend: 'stax', name: 'run_entry' });
+    const want = Array.from(x.toArray(), (v) => Math.trunc(Math.fround(v * 2)) + 0.5);
+    assert.deepEqual(Array.from(f(x).toArray()), want);
+    assert.deepEqual(Array.from(f(x).toArray()), want, 'second run');
+    const plan = f.explain().backend_plans[0];
+    assert.ok(plan.generated >= 2 && plan.op >= 1, `generated and op kernels: ${JSON.stringify(plan)}`);
+    f.dispose();
+    // an error inside a kernel run through the callback stops the run and
+    // leaves the runtime usable
+    let calls = 0;
+    const host = tp.compiler.allowInGraph((t) => {
+      if (++calls === 2) throw new Error('host kernel failed on purpose');
+      return t.neg();
+    });
+    const g = tp.compile((a) => host(a.exp()).mul(3), { backend: 'stax', name: 'run_entry_err' });
+    const y1 = g(x);
+    const e1 = Array.from(x.toArray(), (v) => -Math.fround(Math.exp(v)) * 3);
+    Array.from(y1.toArray()).forEach((v, i) => assert.ok(Math.abs(v - e1[i]) <= 1e-5 * Math.abs(e1[i]) + 1e-6, `y[${i}]`));
+    assert.throws(() => g(x), /host kernel failed on purpose/);
+    const y3 = g(x);
+    assert.equal(y3.shape[0], 64, 'usable after the error');
+    g.dispose();
+  });
+});
+
 test('with relaxed SIMD (--experimental-wasm-relaxed-simd) the generated code fuses multiply-adds', () => {
   // A child process with the flag: the host probe reports relaxed SIMD, the
   // emitter writes f32x4.relaxed_madd, results stay within rounding of eager.

@@ -766,35 +766,85 @@ void tp_emitted_clear(tp_emitted *e) {
   memset(e, 0, sizeof *e);
 }
 
+/* The run entry: (i32 ptrs, i32 ctx) -> i32 status. Calls every kernel of
+ * the program in order: generated ones directly, the others through the
+ * imported env.tp_jit_kernel(ctx, k) (the core's executor); stops at the
+ * first non-zero status and returns it. */
+static tp_status emit_run(tp_wasm_module *m, uint32_t type, const tp_kir_program *p,
+                          const uint32_t *fidx, uint32_t cb, uint32_t *run_idx) {
+  tp_wasm_func *f;
+  uint32_t st;
+  TP_TRY(tp_wasm_func_begin(m, type, "run", &f, run_idx));
+  tp_status s = tp_wasm_func_add_locals(f, 1, TP_WASM_I32, &st);
+  if (!s) s = tp_wasm_emit_block(f, TP_WASM_OP_BLOCK, TP_WASM_BT_VOID);
+  for (int k = 0; k < p->nkernels && !s; k++) {
+    if (fidx[k] != UINT32_MAX) {
+      s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_GET, 0);
+      if (!s) s = tp_wasm_emit_call(f, fidx[k]);
+    } else {
+      s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_GET, 1);
+      if (!s) s = tp_wasm_emit_i32_const(f, k);
+      if (!s) s = tp_wasm_emit_call(f, cb);
+      if (!s) s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_TEE, st);
+      if (!s) s = tp_wasm_emit_br(f, TP_WASM_OP_BR_IF, 0);
+    }
+  }
+  if (!s) s = tp_wasm_emit(f, TP_WASM_OP_END);
+  if (!s) s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_GET, st);
+  if (!s) s = tp_wasm_func_end(f);
+  return s;
+}
+
 tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emitted *out) {
   memset(out, 0, sizeof *out);
   tp_wasm_module *m = NULL;
   TP_TRY(tp_wasm_module_init(&m));
-  uint32_t type;
-  const uint8_t params[1] = {TP_WASM_I32};
+  uint32_t type, run_type, cb = 0;
+  const uint8_t params[2] = {TP_WASM_I32, TP_WASM_I32}, results[1] = {TP_WASM_I32};
   tp_status s = tp_wasm_module_add_type(m, 1, params, 0, NULL, &type);
+  if (!s) s = tp_wasm_module_add_type(m, 2, params, 1, results, &run_type);
   tp_wasm_limits lim = {1, 0, false, false};
   if (!s) s = tp_wasm_module_import_memory(m, "env", "memory", lim);
   out->kernel_func = tp_xmalloc(sizeof(int) * (size_t)(p->nkernels ? p->nkernels : 1));
-  if (!out->kernel_func) s = TP_ERR_OUT_OF_MEMORY;
+  uint32_t *fidx = tp_xmalloc(sizeof(uint32_t) * (size_t)(p->nkernels ? p->nkernels : 1));
+  tp_kir_prep *preps = tp_xmalloc(sizeof(tp_kir_prep) * (size_t)(p->nkernels ? p->nkernels : 1));
+  if (!out->kernel_func || !fidx || !preps) s = TP_ERR_OUT_OF_MEMORY;
+  /* which kernels are generated; the others run in C (through the import) */
+  int nhost = 0, ngen = 0;
   for (int ki = 0; ki < p->nkernels && !s; ki++) {
-    tp_kir_prep pr;
-    tp_kir_prepare(&p->kernels[ki], &pr);
-    out->kernel_func[ki] = -1;
+    tp_kir_prepare(&p->kernels[ki], &preps[ki]);
     int64_t rs[TP_KIR_MAX_IN], cs[TP_KIR_MAX_IN];
-    if (!supported(p, &p->kernels[ki], &pr) && !gemm_supported(p, &p->kernels[ki], rs, cs)) continue;
-    uint32_t fidx;
-    s = emit_kernel(m, type, p, ki, &pr, o && o->relaxed_simd, &fidx);
+    int gen = (!o || !o->host_kernel || !o->host_kernel[ki]) &&
+              (supported(p, &p->kernels[ki], &preps[ki]) || gemm_supported(p, &p->kernels[ki], rs, cs));
+    fidx[ki] = gen ? 0 : UINT32_MAX;
+    out->kernel_func[ki] = -1;
+    nhost += !gen, ngen += gen;
+  }
+  if (!s && ngen == 0) s = tp_fail(TP_ERR_UNSUPPORTED, "wasm emitter: no kernel to emit");
+  if (!s && nhost) s = tp_wasm_module_import_func(m, "env", "tp_jit_kernel", run_type, &cb);
+  for (int ki = 0; ki < p->nkernels && !s; ki++) {
+    if (fidx[ki] == UINT32_MAX) continue;
+    s = emit_kernel(m, type, p, ki, &preps[ki], o && o->relaxed_simd, &fidx[ki]);
     if (s) {
       tp_fail_context(s, "wasm emitter: kernel %s", p->kernels[ki].name);
       break;
     }
     char name[16];
     snprintf(name, sizeof name, "f%d", out->nfuncs);
-    s = tp_wasm_module_export_func(m, name, fidx);
+    s = tp_wasm_module_export_func(m, name, fidx[ki]);
     out->kernel_func[ki] = out->nfuncs++;
   }
-  if (!s && out->nfuncs == 0) s = tp_fail(TP_ERR_UNSUPPORTED, "wasm emitter: no kernel to emit");
+  uint32_t run_idx = 0;
+  if (!s) s = emit_run(m, run_type, p, fidx, cb, &run_idx);
+  if (!s) { /* the run entry: export f<nfuncs>, also named "run" */
+    char name[16];
+    snprintf(name, sizeof name, "f%d", out->nfuncs);
+    s = tp_wasm_module_export_func(m, name, run_idx);
+    if (!s) s = tp_wasm_module_export_func(m, "run", run_idx);
+    out->run_func = out->nfuncs;
+  }
+  tp_xfree(fidx);
+  tp_xfree(preps);
   const uint8_t *bytes = NULL;
   size_t len = 0;
   if (!s) s = tp_wasm_module_finish(m, &bytes, &len);
@@ -813,3 +863,4 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
   if (s) tp_emitted_clear(out);
   return s;
 }
+

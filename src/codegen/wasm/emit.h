@@ -4,10 +4,15 @@
  * build emits the same bytes (`tpc compile --emit-wasm`) for inspection and
  * tests; a Wasm host loads them (src/codegen/jit.c).
  *
- * Each emitted function is (i32 ptrs) -> (): ptrs is the address of an
+ * Each emitted kernel is (i32 ptrs) -> (): ptrs is the address of an
  * int32 array holding each buffer's byte address for this run (index =
- * buffer id). The module imports the core's memory as env.memory and
- * exports its functions as f0, f1, ... */
+ * buffer id), then each kernel's packed B. The module imports the core's
+ * memory as env.memory and exports its kernels as f0, f1, ... f(n-1), and
+ * the run entry as f<n> (also named "run"): (i32 ptrs, i32 ctx) -> i32
+ * calls every kernel of the program in order, the ones that are not
+ * generated through the import env.tp_jit_kernel(ctx, k) -> status
+ * (imported only when there are such kernels), and returns the first
+ * non-zero status, or 0. One call from the core runs the whole graph. */
 #ifndef TP_CODEGEN_WASM_EMIT_H
 #define TP_CODEGEN_WASM_EMIT_H
 #include "../../lower/lower.h"
@@ -15,7 +20,8 @@
 typedef struct tp_emitted {
   uint8_t *bytes;     /* owned (tp_xfree) */
   size_t len;
-  int nfuncs;
+  int nfuncs;         /* generated kernels (f0..f(nfuncs-1)); run is f<nfuncs> */
+  int run_func;       /* export number of the run entry (= nfuncs) */
   int *kernel_func;   /* per kernel: export number f<i>, or -1 (runs in C) */
   char *dump;         /* annotated hex dump when asked for, else NULL (tp_xfree) */
 } tp_emitted;
@@ -23,11 +29,12 @@ typedef struct tp_emitted {
 typedef struct tp_emit_options {
   int relaxed_simd;   /* use f32x4.relaxed_madd (host feature) */
   int want_dump;
+  const uint8_t *host_kernel; /* NULL, or per kernel 1: leave it to the core */
 } tp_emit_options;
 
-/* Emits every pointwise and row kernel that the emitter supports (all of
- * them today: GEMM and op kernels stay in C). TP_ERR_UNSUPPORTED when there
- * is nothing to emit. */
+/* Emits every pointwise, row and GEMM kernel that the emitter supports
+ * (op kernels stay in C) and the run entry. TP_ERR_UNSUPPORTED when there
+ * is no kernel to generate. */
 tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emitted *out);
 void tp_emitted_clear(tp_emitted *e);
 
