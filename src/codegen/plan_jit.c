@@ -7,6 +7,104 @@
 
 extern int (*tp_jit_poll_hook)(int32_t token, int32_t *base);
 
+/* ---- max-autotune: the register tile of each generated GEMM ----
+ * Per GEMM kernel, a module with the kernel emitted for tile rows 2, 3 and
+ * 4 (tp_emit_gemm_variants) is loaded and each variant timed (min of 3
+ * calls after a warm-up) on a zeroed scratch that every buffer of the
+ * pointer table points into, with the plan's real packed B; the fastest row
+ * count is used when the plan's module is emitted. Results are cached per
+ * shape unless the caches are off. 5 and 6 rows (10 and 12 accumulators)
+ * were 1.4-2x slower than 4 on every W1 shape measured here: V8 has 16 xmm
+ * registers for SIMD128 and spills them (docs/codegen.md). Natively there is
+ * no generated code to tune. */
+#if defined(__wasm__)
+#include <time.h>
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+typedef struct mr_entry { int64_t M, N, K, a_cs; int relaxed, mr; } mr_entry;
+static mr_entry mr_cache[64];
+static int nmr_cache;
+
+static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cache, uint8_t *mr_out) {
+  const tp_kir_program *p = tp_plan_program(pl);
+  static const int mrs[] = {2, 3, 4};
+  const int nmr = (int)(sizeof mrs / sizeof mrs[0]);
+  int64_t maxb = 64;
+  for (int b = 0; b < p->nbufs; b++) {
+    int64_t n = tp_shape_numel(p->bufs[b].desc.ndim, p->bufs[b].desc.shape) * (int64_t)tp_dtype_size(p->bufs[b].desc.dtype);
+    if (n > maxb) maxb = n;
+  }
+  char *scratch = tp_xmalloc((size_t)maxb + 64);
+  int32_t *ptrs = tp_xmalloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 1));
+  tp_status s = (!scratch || !ptrs) ? TP_ERR_OUT_OF_MEMORY : TP_OK;
+  if (!s) {
+    memset(scratch, 0, (size_t)maxb + 64);
+    char *al = (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    for (int b = 0; b < p->nbufs; b++) ptrs[b] = (int32_t)(intptr_t)al;
+    for (int k = 0; k < p->nkernels; k++) {
+      const void *pb = tp_plan_packed_b(pl, k);
+      ptrs[p->nbufs + k] = (int32_t)(intptr_t)(pb ? pb : al);
+    }
+  }
+  for (int ki = 0; ki < p->nkernels && !s; ki++) {
+    const tp_kir_kernel *k = &p->kernels[ki];
+    if (k->kind != TP_KK_GEMM || eo->host_kernel[ki]) continue;
+    int hit = 0;
+    for (int i = 0; use_cache && i < nmr_cache && !hit; i++) {
+      const mr_entry *c = &mr_cache[i];
+      if (c->M == k->M && c->N == k->N && c->K == k->K && c->a_cs == k->a_cs && c->relaxed == eo->relaxed_simd)
+        mr_out[ki] = (uint8_t)c->mr, hit = 1;
+    }
+    if (hit) continue;
+    tp_emitted em;
+    s = tp_emit_gemm_variants(p, eo, ki, nmr, mrs, &em);
+    if (s == TP_ERR_UNSUPPORTED) {
+      tp_clear_error();
+      s = TP_OK;
+      continue;
+    }
+    if (s) break;
+    int32_t base = -1, token = 0;
+    s = tp_jit_load(em.bytes, em.len, em.nfuncs, 0, &base, &token);
+    tp_emitted_clear(&em);
+    if (s) break;
+    if (token) break; /* compiling asynchronously (a browser main thread): keep the default */
+    double best = 1e30;
+    int best_mr = 4;
+    for (int v = 0; v < nmr; v++) {
+      void (*fn)(int32_t) = (void (*)(int32_t))(uintptr_t)(base + v);
+      fn((int32_t)(intptr_t)ptrs);
+      double t = 1e30;
+      for (int r = 0; r < 3; r++) {
+        double t0 = now_ms();
+        fn((int32_t)(intptr_t)ptrs);
+        double dt = now_ms() - t0;
+        if (dt < t) t = dt;
+      }
+      if (t < best) best = t, best_mr = mrs[v];
+    }
+    mr_out[ki] = (uint8_t)best_mr;
+    tp_plan_count_tuned(pl, 1);
+    if (use_cache) {
+      mr_entry *c = &mr_cache[nmr_cache < 64 ? nmr_cache++ : 63];
+      *c = (mr_entry){k->M, k->N, k->K, k->a_cs, eo->relaxed_simd, best_mr};
+    }
+  }
+  tp_xfree(scratch);
+  tp_xfree(ptrs);
+  return s;
+}
+#else
+static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cache, uint8_t *mr_out) {
+  (void)pl, (void)eo, (void)use_cache, (void)mr_out;
+  return TP_OK;
+}
+#endif
+
 tp_status tp_plan_codegen(tp_plan *pl, int use_cache) {
   if (!(tp_jit_features() & 1)) return TP_OK; /* not a Wasm host with SIMD128 */
   tp_jit_poll_hook = tp_jit_poll;
@@ -16,9 +114,17 @@ tp_status tp_plan_codegen(tp_plan *pl, int use_cache) {
   uint8_t *host = tp_xmalloc((size_t)(p->nkernels ? p->nkernels : 1));
   if (!host) return TP_ERR_OUT_OF_MEMORY;
   for (int k = 0; k < p->nkernels; k++) host[k] = p->kernels[k].kind == TP_KK_GEMM && !tp_plan_packed_b(pl, k);
-  tp_emit_options eo = {(tp_jit_features() & 2) != 0, 0, host};
-  tp_status s = tp_emit_wasm(p, &eo, &em);
+  uint8_t *mr = tp_xmalloc((size_t)(p->nkernels ? p->nkernels : 1));
+  if (!mr) {
+    tp_xfree(host);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  memset(mr, 0, (size_t)(p->nkernels ? p->nkernels : 1));
+  tp_emit_options eo = {(tp_jit_features() & 2) != 0, 0, host, mr};
+  tp_status s = p->autotune ? tune_tiles(pl, &eo, use_cache, mr) : TP_OK;
+  if (!s) s = tp_emit_wasm(p, &eo, &em);
   tp_xfree(host);
+  tp_xfree(mr);
   if (s == TP_ERR_UNSUPPORTED) { /* nothing to generate */
     tp_clear_error();
     return TP_OK;

@@ -40,6 +40,8 @@ void tp_plan_attach_jit(tp_plan *pl, int32_t *fn, int32_t pending_token) {
   pl->jit_token = pending_token;
 }
 
+void tp_plan_count_tuned(tp_plan *pl, int n) { pl->p->tuned += n; }
+
 int tp_plan_jit_kernels(tp_plan *pl) {
   int n = 0;
   for (int k = 0; pl->jit_fn && !pl->jit_token && k < pl->p->nkernels; k++) n += pl->jit_fn[k] >= 0;

@@ -182,6 +182,30 @@ test('one run entry per module: kernels in order, op kernels through env.tp_jit_
   });
 });
 
+test('max-autotune times the generated GEMM tiles (on top of the blocking) and keeps the results', () => {
+  tp.scope(() => {
+    // a shape no other test uses, so that neither decision is cached yet
+    const x = tp.randn([37, 96], { seed: 5 }), w = tp.randn([96, 70], { seed: 6 }), b = tp.randn([70], { seed: 7 });
+    const fn = (a) => tp.relu(tp.matmul(a, w).add(b));
+    const want = fn(x).toArray();
+    const tuned = [];
+    const runs = [['executor', { 'stax.max_autotune': true, 'stax.codegen': false }],
+      ['generated', { 'stax.max_autotune': true }], ['generated again', { 'stax.max_autotune': true }]];
+    for (const [name, options] of runs) {
+      const f = tp.compile(fn, { backend: 'stax', name: `tune_${tuned.length}`, options });
+      const got = f(x).toArray();
+      for (let i = 0; i < want.length; i++) assert.ok(Math.abs(got[i] - want[i]) <= 1e-4 + 1e-4 * Math.abs(want[i]), `${name} y[${i}]`);
+      const plan = f.explain().backend_plans[0];
+      assert.equal(plan.generated, name === 'executor' ? 0 : plan.kernels, `${name}: generated kernels`);
+      tuned.push(plan.autotuned);
+      f.dispose();
+    }
+    // executor: the blocking (kc, mc) is measured; generated: the blocking
+    // comes from the cache and the tile rows are measured; again: both cached
+    assert.deepEqual(tuned, [1, 1, 0]);
+  });
+});
+
 test('with relaxed SIMD (--experimental-wasm-relaxed-simd) the generated code fuses multiply-adds', () => {
   // A child process with the flag: the host probe reports relaxed SIMD, the
   // emitter writes f32x4.relaxed_madd, results stay within rounding of eager.

@@ -22,6 +22,7 @@ typedef struct em {
   uint8_t pool[POOL_MAX][16];
   uint32_t pool_local[POOL_MAX];
   int relaxed;                 /* f32x4.relaxed_madd for p * r + c */
+  int mr;                      /* GEMM register tile rows (1..GMR_MAX) */
   uint32_t v0; int vn, vtop;   /* v128 temporaries */
   uint32_t i0; int in, itop;   /* i32 temporaries */
   uint32_t f0; int fn, ftop;   /* f32 temporaries */
@@ -532,11 +533,13 @@ static void kernel_body(em *e, const tp_kir_kernel *k, const tp_kir_prep *pr) {
 /* ---- GEMM: C[M,N] = A[M,K] @ B (+ bias), B packed by the SIMD128 table ----
  * B is read from the plan's packed copy (ptrs[nbufs + kernel]): per depth
  * block pc (KC deep), panels of NR = 8 columns, kc rows of 8 floats. The
- * register tile is 4 rows x 8 columns (8 v128 accumulators); A is read in
+ * register tile is mr rows x 8 columns (2 mr v128 accumulators; mr = 4
+ * unless max-autotune timed another, emit.h); A is read in
  * place (f32.load + splat per row and k). Rows past M reuse row M-1 and are
  * not stored; a partial last panel stores its valid lanes. The epilogue
  * (bias, activation, residual) runs on the tile before it is stored. */
-#define GMR 4
+#define GMR 4     /* default tile rows: 4 x 8 = 8 v128 accumulators */
+#define GMR_MAX 6 /* tile rows the emitter accepts (max-autotune tries 2..4) */
 #define GNR TP_WASMSIMD_NR
 
 /* Epilogue over the columns of one 4-lane half of a tile row, then store. */
@@ -619,11 +622,12 @@ static void gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs,
     lget(e, P), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->in[s2].buf));
     i32c(e, (int32_t)(k->in[s2].offset * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, c.origin[s2]);
   }
-  uint32_t acc[GMR][2], a = vtmp(e), b0 = vtmp(e), b1 = vtmp(e);
-  for (int i = 0; i < GMR; i++) acc[i][0] = vtmp(e), acc[i][1] = vtmp(e);
+  const int mr = e->mr >= 1 && e->mr <= GMR_MAX ? e->mr : GMR;
+  uint32_t acc[GMR_MAX][2], a = vtmp(e), b0 = vtmp(e), b1 = vtmp(e);
+  for (int i = 0; i < mr; i++) acc[i][0] = vtmp(e), acc[i][1] = vtmp(e);
   uint32_t jr = itmp(e), ir = itmp(e), kk = itmp(e), bp = itmp(e), col = itmp(e), row = itmp(e), crow = itmp(e);
-  uint32_t ap[GMR];
-  for (int i = 0; i < GMR; i++) ap[i] = itmp(e);
+  uint32_t ap[GMR_MAX];
+  for (int i = 0; i < mr; i++) ap[i] = itmp(e);
   int64_t npanels = Np / GNR;
   /* for each panel: full panels in a loop, the partial last panel apart */
   int64_t full = N / GNR, edge = N % GNR;
@@ -638,7 +642,7 @@ static void gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs,
     block(e, TP_WASM_OP_BLOCK), block(e, TP_WASM_OP_LOOP);
     lget(e, ir), i32c(e, (int32_t)M), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
     /* row pointers of A (rows past M clamp to M-1) */
-    for (int i = 0; i < GMR; i++) {
+    for (int i = 0; i < mr; i++) {
       lget(e, ir), i32c(e, i), op(e, TP_WASM_OP_I32_ADD), lset(e, row);
       /* min(row, M - 1) = select(M - 1, row, row > M - 1) */
       i32c(e, (int32_t)(M - 1)), lget(e, row), lget(e, row), i32c(e, (int32_t)(M - 1)), op(e, TP_WASM_OP_I32_GT_S);
@@ -663,7 +667,7 @@ static void gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs,
       }
       lset(e, acc[0][h]);
     }
-    for (int i = 1; i < GMR; i++)
+    for (int i = 1; i < mr; i++)
       for (int h = 0; h < 2; h++) lget(e, acc[0][h]), lset(e, acc[i][h]);
     /* depth blocks */
     for (int64_t pc = 0; pc < K; pc += KCb) {
@@ -685,7 +689,7 @@ static void gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs,
         lget(e, kk), i32c(e, (int32_t)(kend * k->a_cs * 4)), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
         lget(e, bp), mem(e, TP_WASM_OP_V128_LOAD, 0), lset(e, b0);
         lget(e, bp), mem(e, TP_WASM_OP_V128_LOAD, 16), lset(e, b1);
-        for (int i = 0; i < GMR; i++) {
+        for (int i = 0; i < mr; i++) {
           lget(e, ap[i]), lget(e, kk), op(e, TP_WASM_OP_I32_ADD), mem(e, TP_WASM_OP_V128_LOAD32_SPLAT, 0), lset(e, a);
           for (int h = 0; h < 2; h++) {
             if (e->relaxed) {
@@ -702,7 +706,7 @@ static void gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs,
       }
     }
     /* store rows that exist (with the epilogue) */
-    for (int i = 0; i < GMR; i++) {
+    for (int i = 0; i < mr; i++) {
       lget(e, ir), i32c(e, i), op(e, TP_WASM_OP_I32_ADD), ltee(e, row), i32c(e, (int32_t)M), op(e, TP_WASM_OP_I32_LT_S);
       block(e, TP_WASM_OP_IF);
       lget(e, C), lget(e, row), i32c(e, (int32_t)(N * 4)), op(e, TP_WASM_OP_I32_MUL), op(e, TP_WASM_OP_I32_ADD), lset(e, crow);
@@ -714,7 +718,7 @@ static void gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs,
       }
       op(e, TP_WASM_OP_END);
     }
-    lget(e, ir), i32c(e, GMR), op(e, TP_WASM_OP_I32_ADD), lset(e, ir);
+    lget(e, ir), i32c(e, mr), op(e, TP_WASM_OP_I32_ADD), lset(e, ir);
     br(e, TP_WASM_OP_BR, 0), op(e, TP_WASM_OP_END), op(e, TP_WASM_OP_END);
     lget(e, jr), i32c(e, 1), op(e, TP_WASM_OP_I32_ADD), lset(e, jr);
     br(e, TP_WASM_OP_BR, 0), op(e, TP_WASM_OP_END), op(e, TP_WASM_OP_END);
@@ -722,11 +726,12 @@ static void gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs,
 }
 
 static tp_status emit_kernel(tp_wasm_module *m, uint32_t type, const tp_kir_program *p, int ki,
-                             const tp_kir_prep *pr, int relaxed, uint32_t *fidx) {
+                             const tp_kir_prep *pr, int relaxed, int mr, uint32_t *fidx) {
   const tp_kir_kernel *k = &p->kernels[ki];
   em e;
   memset(&e, 0, sizeof e);
   e.relaxed = relaxed;
+  e.mr = mr;
   TP_TRY(tp_wasm_func_begin(m, type, k->name, &e.f, fidx));
   e.vn = 96 + TP_KIR_MAX_INS, e.in = 64, e.fn = 16;
   tp_status s = tp_wasm_func_add_locals(e.f, (uint32_t)e.vn, TP_WASM_V128, &e.v0);
@@ -824,7 +829,8 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
   if (!s && nhost) s = tp_wasm_module_import_func(m, "env", "tp_jit_kernel", run_type, &cb);
   for (int ki = 0; ki < p->nkernels && !s; ki++) {
     if (fidx[ki] == UINT32_MAX) continue;
-    s = emit_kernel(m, type, p, ki, &preps[ki], o && o->relaxed_simd, &fidx[ki]);
+    s = emit_kernel(m, type, p, ki, &preps[ki], o && o->relaxed_simd, o && o->gemm_mr ? o->gemm_mr[ki] : 0,
+                    &fidx[ki]);
     if (s) {
       tp_fail_context(s, "wasm emitter: kernel %s", p->kernels[ki].name);
       break;
@@ -864,3 +870,35 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
   return s;
 }
 
+tp_status tp_emit_gemm_variants(const tp_kir_program *p, const tp_emit_options *o, int ki, int nmr,
+                                const int *mrs, tp_emitted *out) {
+  memset(out, 0, sizeof *out);
+  int64_t rs[TP_KIR_MAX_IN], cs[TP_KIR_MAX_IN];
+  if (ki < 0 || ki >= p->nkernels || !gemm_supported(p, &p->kernels[ki], rs, cs))
+    return tp_fail(TP_ERR_UNSUPPORTED, "wasm emitter: kernel %d is not a generated GEMM", ki);
+  tp_wasm_module *m = NULL;
+  TP_TRY(tp_wasm_module_init(&m));
+  uint32_t type;
+  const uint8_t params[1] = {TP_WASM_I32};
+  tp_status s = tp_wasm_module_add_type(m, 1, params, 0, NULL, &type);
+  tp_wasm_limits lim = {1, 0, false, false};
+  if (!s) s = tp_wasm_module_import_memory(m, "env", "memory", lim);
+  tp_kir_prep pr;
+  tp_kir_prepare(&p->kernels[ki], &pr);
+  for (int v = 0; v < nmr && !s; v++) {
+    uint32_t fidx;
+    char name[16];
+    s = emit_kernel(m, type, p, ki, &pr, o && o->relaxed_simd, mrs[v], &fidx);
+    snprintf(name, sizeof name, "f%d", v);
+    if (!s) s = tp_wasm_module_export_func(m, name, fidx);
+    if (!s) out->nfuncs++;
+  }
+  const uint8_t *bytes = NULL;
+  size_t len = 0;
+  if (!s) s = tp_wasm_module_finish(m, &bytes, &len);
+  if (!s && !(out->bytes = tp_xmalloc(len ? len : 1))) s = TP_ERR_OUT_OF_MEMORY;
+  if (!s) memcpy(out->bytes, bytes, len), out->len = len;
+  tp_wasm_module_free(m);
+  if (s) tp_emitted_clear(out);
+  return s;
+}

@@ -30,6 +30,7 @@ typedef struct tp_emit_options {
   int relaxed_simd;   /* use f32x4.relaxed_madd (host feature) */
   int want_dump;
   const uint8_t *host_kernel; /* NULL, or per kernel 1: leave it to the core */
+  const uint8_t *gemm_mr;     /* NULL, or per kernel: GEMM tile rows 1..6 (0: 4) */
 } tp_emit_options;
 
 /* Emits every pointwise, row and GEMM kernel that the emitter supports
@@ -37,5 +38,10 @@ typedef struct tp_emit_options {
  * is no kernel to generate. */
 tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emitted *out);
 void tp_emitted_clear(tp_emitted *e);
+/* max-autotune: a module whose exports f0..f(nmr-1) are GEMM kernel ki
+ * emitted with tile rows mrs[0..nmr-1] (same signature as the kernels of
+ * tp_emit_wasm). TP_ERR_UNSUPPORTED when ki is not a generated GEMM. */
+tp_status tp_emit_gemm_variants(const tp_kir_program *p, const tp_emit_options *o, int ki, int nmr,
+                                const int *mrs, tp_emitted *out);
 
 #endif
