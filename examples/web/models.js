@@ -16,9 +16,24 @@ function makeParams(tp, seed0) {
     return t;
   };
   // Uniform initialization as PyTorch's nn.Linear / nn.Conv2d do by default
-  // (bound 1/sqrt(fan_in)); tp.rand is also much cheaper than tp.randn,
-  // which matters for the time to the first result of a fresh page.
-  const uniform = (shape, lo, hi) => keep(tp.scope(() => tp.rand(shape, { seed: seed++ }).mul(hi - lo).add(lo)));
+  // (bound 1/sqrt(fan_in)), drawn in JS with a 32-bit xorshift seeded per
+  // tensor and handed to tp.tensor: on a fresh page this is several times
+  // faster than tp.rand + mul + add, whose Wasm code has not been optimized
+  // yet by the engine (time to the first result, docs/web.md).
+  const uniform = (shape, lo, hi) => {
+    let n = 1;
+    for (const d of shape) n *= d;
+    const data = new Float32Array(n);
+    let x = (Math.imul(seed++, 0x9e3779b1) ^ 0x2545f491) >>> 0 || 1;
+    const scale = (hi - lo) / 4294967296;
+    for (let i = 0; i < n; i++) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      data[i] = lo + (x >>> 0) * scale;
+    }
+    return keep(tp.tensor(data, { shape }));
+  };
   return {
     owned,
     weight(shape, fanIn) {
