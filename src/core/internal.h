@@ -174,6 +174,9 @@ typedef struct tp_conv2d_geom {
 } tp_conv2d_geom;
 tp_status tp_conv2d_geometry(const tp_desc *x, const tp_desc *w, const tp_attrs *a,
                              tp_conv2d_geom *g);
+/* conv2d into y, a contiguous float32 tensor of the output shape (the
+ * executor's arena buffer); inputs already checked by the shape rule. */
+tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y);
 /* Printing/parsing of attributes, shared by graph print and parse. */
 int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b);
 

@@ -582,6 +582,8 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     tp_tensor **t = pk >= 0 ? r->pl->tuples[pk] : NULL;
     if (!t) s = tp_fail(TP_ERR_INTERNAL, "executor: getitem before its call");
     else tp_tensor_copy_into(t[n->attrs.dim], &out.t);
+  } else if (!s && n->op == TP_OP_CONV2D && tp_tensor_is_contiguous(&out.t)) {
+    s = tp_conv2d_into(args, &n->attrs, &out.t); /* straight into the arena: no copy */
   } else if (!s) {
     s = tp_op_call(n->op, n->nargs, args, &n->attrs, &res);
     if (!s) tp_tensor_copy_into(res, &out.t);

@@ -299,30 +299,23 @@ static void conv_tap_range(const tp_conv2d_geom *g, int64_t kw, int64_t *off, in
 }
 
 /* Depthwise: one input plane [H, W], one kernel [KH, KW] -> one output
- * plane [OH, OW]. Per output row, one multiply-add run per kernel tap over
- * the columns that read inside the input (no padding materialized). */
-static void conv_dw_plane(const tp_conv2d_geom *g, const float *x, const float *w, float bias,
-                          float *y) {
+ * plane [OH, OW], a row at a time with the ISA table's dwconv_row_f32
+ * (input rows in the padding are NULL; padding is never materialized). */
+static tp_status conv_dw_plane(const tp_conv2d_geom *g, const float *x, const float *w, float bias,
+                               float *y) {
+  const float *stack_rows[64], **rows = stack_rows;
+  if (g->KH > 64 && !(rows = tp_xmalloc(sizeof(float *) * (size_t)g->KH)))
+    return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: no memory for %lld kernel rows", (long long)g->KH);
+  const tp_kernels *k = tp_kern();
   for (int64_t i = 0; i < g->OH; i++) {
-    float *yr = y + i * g->OW;
-    for (int64_t j = 0; j < g->OW; j++) yr[j] = bias;
     for (int64_t kh = 0; kh < g->KH; kh++) {
       int64_t ih = i * g->sh - g->pt + kh * g->dh;
-      if (ih < 0 || ih >= g->H) continue;
-      const float *xr = x + ih * g->W;
-      for (int64_t kw = 0; kw < g->KW; kw++) {
-        float wv = w[kh * g->KW + kw];
-        int64_t off, j0, j1;
-        conv_tap_range(g, kw, &off, &j0, &j1);
-        if (g->sw == 1) {
-          const float *xs = xr + off;
-          for (int64_t j = j0; j < j1; j++) yr[j] += wv * xs[j];
-        } else {
-          for (int64_t j = j0; j < j1; j++) yr[j] += wv * xr[j * g->sw + off];
-        }
-      }
+      rows[kh] = ih >= 0 && ih < g->H ? x + ih * g->W : NULL;
     }
+    k->dwconv_row_f32(rows, g->KH, g->KW, w, bias, y + i * g->OW, g->OW, g->W, g->sw, g->dw, g->pl);
   }
+  if (rows != stack_rows) tp_xfree(rows);
+  return TP_OK;
 }
 
 /* im2col of output rows [i0, i0 + r) of one group: cols [Cg*KH*KW, r*OW],
@@ -351,9 +344,8 @@ static void conv_im2col(const tp_conv2d_geom *g, const float *x, int64_t Cg, int
       }
 }
 
-static tp_status exec_conv2d(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od,
-                             tp_tensor **out) {
-  tp_tensor *x = NULL, *w = NULL, *b = NULL, *y = NULL;
+tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y) {
+  tp_tensor *x = NULL, *w = NULL, *b = NULL;
   float *cols = NULL;
   tp_conv2d_geom g;
   tp_desc dx, dw;
@@ -361,16 +353,16 @@ static tp_status exec_conv2d(tp_tensor *const *in, const tp_attrs *at, const tp_
   tp_desc_of(in[1], &dw);
   tp_status s = tp_conv2d_geometry(&dx, &dw, at, &g);
   if (s || (s = tp_contiguous(in[0], &x)) || (s = tp_contiguous(in[1], &w)) ||
-      (in[2] && (s = tp_contiguous(in[2], &b))) || (s = new_out(od, &y)))
+      (in[2] && (s = tp_contiguous(in[2], &b))))
     goto done;
   const float *X = tp_tensor_ptr(x), *Wt = tp_tensor_ptr(w), *B = b ? tp_tensor_ptr(b) : NULL;
-  float *Y = y->storage->data;
+  float *Y = tp_tensor_ptr(y);
   int64_t Cg = g.C / g.G, Mg = g.M / g.G, KK = g.KH * g.KW, Kd = Cg * KK, P = g.OH * g.OW;
   if (Cg == 1 && KK > 1) { /* depthwise (channel multiplier Mg) */
-    for (int64_t n = 0; n < g.N; n++)
-      for (int64_t m = 0; m < g.M; m++)
-        conv_dw_plane(&g, X + (n * g.C + m / Mg) * g.H * g.W, Wt + m * KK, B ? B[m] : 0.0f,
-                      Y + (n * g.M + m) * P);
+    for (int64_t n = 0; n < g.N && !s; n++)
+      for (int64_t m = 0; m < g.M && !s; m++)
+        s = conv_dw_plane(&g, X + (n * g.C + m / Mg) * g.H * g.W, Wt + m * KK, B ? B[m] : 0.0f,
+                          Y + (n * g.M + m) * P);
     goto done;
   }
   /* 1x1, stride 1, no padding: x is already the GEMM's B operand */
@@ -411,8 +403,16 @@ done:
   tp_tensor_release(x);
   tp_tensor_release(w);
   tp_tensor_release(b);
-  if (!s) *out = y;
-  else tp_tensor_release(y);
+  return s;
+}
+
+static tp_status exec_conv2d(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od,
+                             tp_tensor **out) {
+  tp_tensor *y;
+  TP_TRY(new_out(od, &y));
+  tp_status s = tp_conv2d_into(in, at, y);
+  if (s) tp_tensor_release(y);
+  else *out = y;
   return s;
 }
 

@@ -718,6 +718,9 @@ static void cases_conv2d(void) {
       {1, 1, 1, 40, 2, 1, 7, 1, 1, 3, 0, 3, 0, 3, 1, 1},    /* a 1-D conv as H = 1 */
       {1, 32, 20, 20, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* larger dense (GEMM tiles) */
       {1, 3, 300, 40, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  /* several im2col row blocks */
+      {1, 4, 6, 100, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1},   /* depthwise: full vectors, 4-lane and 1-lane tails */
+      {1, 2, 5, 1100, 2, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1},  /* depthwise stride 2: several unit-stride chunks */
+      {1, 2, 4, 300, 2, 2, 5, 2, 1, 3, 0, 2, 1, 3, 1, 2},   /* depthwise, stride 3, dilation 2, uneven pads */
   };
   char lbl[256];
   for (int ci = 0; ci < (int)(sizeof cfg / sizeof cfg[0]); ci++)

@@ -56,6 +56,14 @@ typedef struct tp_kernels {
    * the defaults); max-autotune times candidates. A B packed with
    * gemm_pack_b must be used with the KC it was packed with. */
   void (*gemm_tune)(int kc, int mc);
+  /* One output row of a depthwise convolution (conv2d with one input
+   * channel per group): y[j] = bias + sum over kh < KH, kw < KW of
+   * w[kh * KW + kw] * rows[kh][j * sw + kw * dw - pl] for j < OW; rows[kh]
+   * is NULL for an input row in the padding, and columns outside [0, W)
+   * are padding (zero). May use FMA. */
+  void (*dwconv_row_f32)(const float *const *rows, int64_t KH, int64_t KW, const float *w,
+                         float bias, float *y, int64_t OW, int64_t W, int64_t sw, int64_t dw,
+                         int64_t pl);
 } tp_kernels;
 
 /* The SIMD128 table's GEMM panel width (columns per packed B panel) and

@@ -25,6 +25,14 @@
 #endif
 
 typedef float vf __attribute__((vector_size(VW * 4)));
+/* FMA contraction where a kernel allows it (GEMM, depthwise conv) */
+#if defined(__clang__)
+#define CONTRACT _Pragma("clang fp contract(fast)")
+#define CONTRACT_ATTR
+#else
+#define CONTRACT
+#define CONTRACT_ATTR __attribute__((optimize("fp-contract=fast")))
+#endif
 #ifndef VDIV
 #define VDIV(a, b) ((a) / (b)) /* fast files: a reciprocal estimate + Newton */
 #endif
@@ -371,13 +379,6 @@ static void FN(tp_f32_gemm_tune)(int kc, int mc) {
   tune_mc = mc <= 0 ? 0 : mc < MR ? MR : mc > MC_MAX ? MC_MAX : mc / MR * MR;
 }
 
-#if defined(__clang__)
-#define CONTRACT _Pragma("clang fp contract(fast)")
-#define CONTRACT_ATTR
-#else
-#define CONTRACT
-#define CONTRACT_ATTR __attribute__((optimize("fp-contract=fast")))
-#endif
 
 static void pack_a(int64_t mc, int64_t kc, const float *A, int64_t rsa, int64_t csa, float *dst) {
   for (int64_t i0 = 0; i0 < mc; i0 += MR) {
@@ -537,6 +538,93 @@ static void FN(tp_f32_gemm_packed)(int64_t M, int64_t N, int64_t K, const float 
 }
 #endif /* GEMM_EXTERNAL */
 
+/* ---- depthwise convolution: one output row ----
+ * y[j] = bias + sum over kh < KH (rows[kh] != NULL: input rows that exist)
+ * and kw < KW of w[kh KW + kw] * rows[kh][j sw + kw dw - pl], j < OW, taps
+ * outside [0, W) skipped (zero padding). Columns whose taps all lie inside
+ * the row are computed a vector at a time with the sum in registers (VW
+ * lanes, then 4, then 1); a strided row computes those columns at unit
+ * stride in chunks and keeps every sw-th. Border columns check each tap.
+ * May contract to FMA. */
+typedef float v4f __attribute__((vector_size(16)));
+
+/* z[i] = bias + sum w[kh KW + kw] * rows[kh][c0 + i + kw dw], i < n, every
+ * tap inside its row */
+CONTRACT_ATTR static void FN(dw_unit)(const float *const *rows, int64_t KH, int64_t KW,
+                                      const float *w, float bias, float *z, int64_t n, int64_t c0,
+                                      int64_t dw) {
+  CONTRACT
+  int64_t i = 0;
+  for (; i + VW <= n; i += VW) {
+    vf acc = bcast(bias);
+    for (int64_t kh = 0; kh < KH; kh++) {
+      if (!rows[kh]) continue;
+      const float *p = rows[kh] + c0 + i, *wk = w + kh * KW;
+      for (int64_t kw = 0; kw < KW; kw++) acc += bcast(wk[kw]) * ld(p + kw * dw);
+    }
+    st(z + i, acc);
+  }
+#if VW > 4
+  for (; i + 4 <= n; i += 4) {
+    v4f acc = (v4f){bias, bias, bias, bias};
+    for (int64_t kh = 0; kh < KH; kh++) {
+      if (!rows[kh]) continue;
+      const float *p = rows[kh] + c0 + i, *wk = w + kh * KW;
+      for (int64_t kw = 0; kw < KW; kw++) {
+        v4f xv;
+        memcpy(&xv, p + kw * dw, sizeof xv);
+        acc += (v4f){wk[kw], wk[kw], wk[kw], wk[kw]} * xv;
+      }
+    }
+    memcpy(z + i, &acc, sizeof acc);
+  }
+#endif
+  for (; i < n; i++) {
+    float acc = bias;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      if (!rows[kh]) continue;
+      const float *p = rows[kh] + c0 + i, *wk = w + kh * KW;
+      for (int64_t kw = 0; kw < KW; kw++) acc += wk[kw] * p[kw * dw];
+    }
+    z[i] = acc;
+  }
+}
+
+CONTRACT_ATTR static void FN(tp_f32_dwconv_row)(const float *const *rows, int64_t KH, int64_t KW,
+                                                const float *w, float bias, float *y, int64_t OW,
+                                                int64_t W, int64_t sw, int64_t dw, int64_t pl) {
+  CONTRACT
+  int64_t j0 = pl > 0 ? (pl + sw - 1) / sw : 0, last = W - 1 - (KW - 1) * dw + pl;
+  int64_t j1 = last < 0 ? 0 : last / sw + 1;
+  if (j1 > OW) j1 = OW;
+  if (j0 > j1) j0 = j1;
+  for (int64_t j = 0; j < OW; j++) { /* border columns: bounds per tap */
+    if (j == j0) j = j1;
+    if (j >= OW) break;
+    float acc = bias;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      const float *r = rows[kh];
+      if (!r) continue;
+      for (int64_t kw = 0; kw < KW; kw++) {
+        int64_t c = j * sw + kw * dw - pl;
+        if (c >= 0 && c < W) acc += w[kh * KW + kw] * r[c];
+      }
+    }
+    y[j] = acc;
+  }
+  if (sw == 1) {
+    FN(dw_unit)(rows, KH, KW, w, bias, y + j0, j1 - j0, j0 - pl, dw);
+    return;
+  }
+  float z[512]; /* unit-stride columns j sw .. (j + m - 1) sw of a chunk of m outputs */
+  int64_t per = (int64_t)(sizeof z / sizeof z[0] - 1) / sw + 1;
+  for (int64_t j = j0; j < j1; j += per) {
+    int64_t m = j1 - j < per ? j1 - j : per;
+    FN(dw_unit)(rows, KH, KW, w, bias, z, (m - 1) * sw + 1, j * sw - pl, dw);
+    for (int64_t q = 0; q < m; q++) y[j + q] = z[q * sw];
+  }
+}
+
 const tp_kernels CAT(tp_kernels, SFX) = {
     .isa = ISA_NAME,
     .vec_width = VW,
@@ -555,5 +643,6 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .unary_fast_f32 = FN(tp_f32_vunary_ukernel),
 #endif
     .gemm_tune = GEMM_TUNE,
+    .dwconv_row_f32 = FN(tp_f32_dwconv_row),
 };
 #endif /* VEC_UNARY_ONLY */
