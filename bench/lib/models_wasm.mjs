@@ -21,7 +21,10 @@
 // with ORT.
 //
 // Knobs: BENCH_REPS (21, at least 15), BENCH_REPS_BIG (15, for 1024^3),
-// BENCH_SAMPLE_MS (10), BENCH_CASES ("W1 W2 W3 W4"), BENCH_STARTS (5).
+// BENCH_SAMPLE_MS (10), BENCH_CASES ("W1 W2 W3 W4 R1"), BENCH_STARTS (5).
+// R1 is a real model (ultraface-rfb-320 from shared/conformance/models;
+// skipped with a message when that file is missing), against onnxruntime-web
+// only (tfjs cannot load ONNX).
 import { spawnSync } from 'node:child_process';
 import { statSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -32,7 +35,7 @@ import * as tp from '../../js/index.js';
 import * as ort from 'onnxruntime-web';
 import * as tf from '@tensorflow/tfjs-core';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
-import { makeW1, makeW2, makeW3, makeW4 } from './models_wasm_defs.mjs';
+import { makeW1, makeW2, makeW3, makeW4, makeR1 } from './models_wasm_defs.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, '..', '..');
@@ -42,7 +45,7 @@ const pkgDir = (name) => join(ROOT, 'node_modules', name); // the repo root's de
 const REPS = Math.min(201, Math.max(15, Number(process.env.BENCH_REPS ?? 21)));
 const REPS_BIG = Math.min(REPS, Math.max(5, Number(process.env.BENCH_REPS_BIG ?? 15)));
 const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 10);
-const CASES = (process.env.BENCH_CASES ?? 'W1 W2 W3 W4').split(/\s+/).filter(Boolean);
+const CASES = (process.env.BENCH_CASES ?? 'W1 W2 W3 W4 R1').split(/\s+/).filter(Boolean);
 const STARTS = Math.max(1, Number(process.env.BENCH_STARTS ?? 5));
 const log = (s) => process.stderr.write(s + '\n');
 const r3 = (v) => (v === null || v === undefined ? v : +Number(v).toFixed(3));
@@ -95,6 +98,7 @@ const TITLES = {
   W2: 'W2 MLP x[64,784] -> 512 ReLU -> 512 ReLU -> 10',
   W3: 'W3 y = tanh(1.5x - 0.25) * sigmoid(x), 4,194,304 f32',
   W4: 'W4 pre-LN encoder block, seq 128, d 256, 4 heads, FFN 1024',
+  R1: 'R1 ultraface-rfb-320 (ONNX, 37 convs), x[1,3,240,320]',
 };
 
 function timeSync(fn, n) { const t0 = performance.now(); for (let k = 0; k < n; k++) fn(); return performance.now() - t0; }
@@ -118,22 +122,25 @@ async function bench(m, title, reps) {
   let t0 = performance.now();
   const sess = await ort.InferenceSession.create(m.onnx.model({ opset: 17 }), ortOpts);
   const ortCreateMs = performance.now() - t0;
-  const feeds = { x: new ort.Tensor('float32', m.x.toArray(), m.xShape) };
-  const tfm = m.tfBuild(tf);
+  const feeds = { [sess.inputNames[0]]: new ort.Tensor('float32', m.x.toArray(), m.xShape) };
+  const tfm = m.tfBuild ? m.tfBuild(tf) : null; // R1: no tfjs
 
   // correctness: every implementation against our eager output
   const verify = {};
   verify['ours-stax'] = compare(ref, c0.y.toArray());
   verify['ours-executor'] = compare(ref, x0.y.toArray());
   t0 = performance.now();
-  const yo = (await sess.run(feeds)).y;
+  const yo = (await sess.run(feeds))[sess.outputNames[0]];
   const ortFirstMs = performance.now() - t0;
   verify['onnxruntime-web'] = compare(ref, yo.data);
-  t0 = performance.now();
-  const yt = tf.tidy(() => tfm.f(tfm.x));
-  const tfFirstMs = performance.now() - t0;
-  verify['tfjs-wasm'] = compare(ref, yt.dataSync());
-  yt.dispose();
+  let tfFirstMs = null;
+  if (tfm) {
+    t0 = performance.now();
+    const yt = tf.tidy(() => tfm.f(tfm.x));
+    tfFirstMs = performance.now() - t0;
+    verify['tfjs-wasm'] = compare(ref, yt.dataSync());
+    yt.dispose();
+  }
   for (const y of [c0.y, e0.y, x0.y]) y.dispose();
   let bad = false;
   for (const [k, v] of Object.entries(verify)) {
@@ -152,7 +159,7 @@ async function bench(m, title, reps) {
     { name: 'tfjs-wasm', run: tfRun(false) },
     { name: 'ours-stax+read', run: tpRun(gs, true) },
     { name: 'tfjs-wasm+read', run: tfRun(true) },
-  ];
+  ].filter((im) => tfm || !im.name.startsWith('tfjs'));
   // warm-up and calibration: one inner count per workload, from the slowest impl
   let slowest = 0;
   for (const im of impls) {
@@ -170,6 +177,7 @@ async function bench(m, title, reps) {
       im.samples.push((await im.run(inner)) / inner);
     }
   const med = Object.fromEntries(impls.map((im) => [im.name, median(im.samples)]));
+  const over = (a, b) => (med[a] !== undefined && med[b] !== undefined ? +(med[a] / med[b]).toFixed(4) : null);
 
   // compile time, warm: fresh closures (new captures) with the caches off, so
   // the module bytes are generated and compiled by the engine again each time
@@ -205,26 +213,27 @@ async function bench(m, title, reps) {
       return o;
     }),
     ratios: {
-      stax_over_ort: +(med['ours-stax'] / med['onnxruntime-web']).toFixed(4),
-      stax_over_tfjs: +(med['ours-stax'] / med['tfjs-wasm']).toFixed(4),
-      stax_read_over_ort: +(med['ours-stax+read'] / med['onnxruntime-web']).toFixed(4),
-      stax_read_over_tfjs_read: +(med['ours-stax+read'] / med['tfjs-wasm+read']).toFixed(4),
-      executor_over_stax: +(med['ours-executor'] / med['ours-stax']).toFixed(4),
-      eager_over_stax: +(med['ours-eager'] / med['ours-stax']).toFixed(4),
+      stax_over_ort: over('ours-stax', 'onnxruntime-web'),
+      stax_over_tfjs: over('ours-stax', 'tfjs-wasm'),
+      stax_read_over_ort: over('ours-stax+read', 'onnxruntime-web'),
+      stax_read_over_tfjs_read: over('ours-stax+read', 'tfjs-wasm+read'),
+      executor_over_stax: over('ours-executor', 'ours-stax'),
+      eager_over_stax: over('ours-eager', 'ours-stax'),
     },
     flops: m.flops, verify, compile,
     explain: { stax: explain.backend_plans, executor: explainExec.backend_plans },
   };
   const ra = out.ratios;
-  out.notes = `${title}: stax/ORT ${ra.stax_over_ort.toFixed(3)}, stax/tfjs ${ra.stax_over_tfjs.toFixed(3)} ` +
-    `(with the copy out: ${ra.stax_read_over_ort.toFixed(3)}, ${ra.stax_read_over_tfjs_read.toFixed(3)}); ` +
+  const f3 = (v) => (v === null ? 'n/a' : v.toFixed(3));
+  out.notes = `${title}: stax/ORT ${f3(ra.stax_over_ort)}, stax/tfjs ${f3(ra.stax_over_tfjs)} ` +
+    `(with the copy out: ${f3(ra.stax_read_over_ort)}, ${f3(ra.stax_read_over_tfjs_read)}); ` +
     `executor/stax ${ra.executor_over_stax.toFixed(3)}, eager/stax ${ra.eager_over_stax.toFixed(3)}; ` +
     `first call (capture to result) ${compile.stax_first_call_cold_ms} ms cold, ${compile.stax_first_call_warm_ms} ms warm; ` +
     `plan: ${JSON.stringify(explain.backend_plans?.[0] ?? {})}`;
   log(`  ${title}: ` + impls.map((im) => `${im.name} ${med[im.name].toFixed(4)}`).join(', ') + ` ms (inner ${inner})`);
   log(`  ${out.notes}`);
   await sess.release?.();
-  tfm.dispose();
+  tfm?.dispose();
   m.dispose();
   return { out, bad };
 }
@@ -240,6 +249,12 @@ for (const id of CASES) {
   else if (id === 'W2') runs.push([() => makeW2(tp), TITLES.W2, REPS, 'W2']);
   else if (id === 'W3') runs.push([() => makeW3(tp), TITLES.W3, REPS, 'W3']);
   else if (id === 'W4') runs.push([() => makeW4(tp), TITLES.W4, REPS, 'W4']);
+  else if (id === 'R1') {
+    const p = join(ROOT, '..', 'shared', 'conformance', 'models', 'ultraface-rfb-320', 'model.onnx');
+    let bytes = null;
+    try { bytes = readFileSync(p); } catch { log(`models-wasm: R1 skipped: ${p} is missing`); }
+    if (bytes) runs.push([() => makeR1(tp, bytes), TITLES.R1, REPS, 'R1']);
+  }
   else { log(`models-wasm: unknown case ${id}`); failed = true; }
   for (const [make, title, reps, label] of runs) {
     const { out, bad } = await bench(make(), title, reps);
@@ -342,6 +357,7 @@ for (const r of byW('W4'))
 
 // ---- summary (markdown appended by report.mjs) ----
 const f = (v, d = 3) => (v === undefined || v === null ? '' : Number(v).toFixed(d));
+const bold = (v) => (v === undefined || v === null ? 'n/a' : `**${f(v)}**`);
 let md = '\n#### Summary\n\n';
 md += `Core built from commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--', 'src', 'js', 'wasm', 'CMakeLists.txt']) ? ' (with uncommitted changes in src/, js/ or wasm/)' : ''}. `;
 md += `Node ${versions.node}; onnxruntime-web ${versions['onnxruntime-web']} (wasm EP, numThreads 1, simd, proxy off); ` +
@@ -352,8 +368,8 @@ md += '| case | ours stax ms | executor ms | eager ms | ORT-web ms | tfjs-wasm m
 md += '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n';
 for (const r of results) {
   const g = (n) => r.impls.find((i) => i.name === n);
-  md += `| ${r.case} | ${f(g('ours-stax').median_ms, 4)} | ${f(g('ours-executor').median_ms, 4)} | ${f(g('ours-eager').median_ms, 4)} | ` +
-    `${f(g('onnxruntime-web').median_ms, 4)} | ${f(g('tfjs-wasm').median_ms, 4)} | **${f(r.ratios.stax_over_ort)}** | **${f(r.ratios.stax_over_tfjs)}** | ` +
+  md += `| ${r.case} | ${f(g('ours-stax')?.median_ms, 4)} | ${f(g('ours-executor')?.median_ms, 4)} | ${f(g('ours-eager')?.median_ms, 4)} | ` +
+    `${f(g('onnxruntime-web')?.median_ms, 4)} | ${f(g('tfjs-wasm')?.median_ms, 4)} | ${bold(r.ratios.stax_over_ort)} | ${bold(r.ratios.stax_over_tfjs)} | ` +
     `${f(r.ratios.stax_read_over_ort)} | ${f(r.ratios.stax_read_over_tfjs_read)} | ${f(r.ratios.executor_over_stax)} | ${r.flops ? f(g('ours-stax').gflops, 1) : ''} | ` +
     `${f(r.compile.stax_first_call_cold_ms, 2)} / ${f(r.compile.stax_first_call_warm_ms, 2)} |\n`;
 }

@@ -184,3 +184,19 @@ export function makeW4(tp) {
   const flops = 2 * S * D * D * 4 + 2 * S * D * F * 2 + 2 * H * S * S * Dh * 2;
   return { id: 'W4', f, x, xShape: [1, S, D], yShape: [1, S, D], onnx: g, tfBuild, flops, dispose: h.dispose };
 }
+
+// ---- R1: a real model, ultraface-rfb-320 (shared/conformance/models): a
+// face detector of 37 2-D convolutions (depthwise and dense), BatchNorm,
+// ReLU, concat and softmax; input [1, 3, 240, 320], output 'scores'
+// [1, 4420, 2]. The ONNX file itself goes to onnxruntime-web; tfjs cannot
+// load ONNX (tfBuild is null: no tfjs row). ----
+export function makeR1(tp, bytes) {
+  const model = tp.onnx.load(bytes);
+  const n = 1 * 3 * 240 * 320;
+  const x = tp.tensor(Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.37)), { shape: [1, 3, 240, 320] });
+  const f = (xx) => model.run([xx])[0];
+  return {
+    id: 'R1', f, x, xShape: [1, 3, 240, 320], onnx: { model: () => bytes }, tfBuild: null,
+    dispose: () => { x.dispose(); model.dispose(); },
+  };
+}

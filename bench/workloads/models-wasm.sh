@@ -14,7 +14,8 @@
 # start-up timing in bench/lib/models_wasm_start.mjs).
 #
 # Knobs: BENCH_REPS (21), BENCH_REPS_BIG (15, 1024^3), BENCH_SAMPLE_MS (10),
-# BENCH_CASES ("W1 W2 W3 W4"), BENCH_STARTS (5), BENCH_SKIP_WASI_BUILD=1.
+# BENCH_CASES ("W1 W2 W3 W4 R1"; R1 = ultraface-rfb-320, a real ONNX model),
+# BENCH_STARTS (5), BENCH_SKIP_WASI_BUILD=1.
 set -euo pipefail
 : "${BENCH_ROOT:?}" "${BENCH_BUILD:?}" "${BENCH_OUT:?}"
 cd "$BENCH_ROOT"
