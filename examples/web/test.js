@@ -99,6 +99,28 @@ async function apiChecks(tp) {
       x.dispose();
       return plan;
     }),
+    check('a module too large to compile synchronously on the main thread: executor first, generated code after g.ready', async () => {
+      // 12 fused chains: a 13 KB module; Chromium refuses synchronous
+      // WebAssembly.Module compiles over 4 KB on a page's main thread, so
+      // jit.js compiles it asynchronously and the plan runs on the executor
+      // until it is installed (docs/codegen.md, "Loading protocol")
+      const x = tp.randn([16, 64], { seed: 5 });
+      const f = (x) => { const outs = []; for (let i = 0; i < 12; i++) outs.push(x.mul(i + 1).tanh().add(i).sigmoid().mul(x)); return outs; };
+      const want = tp.scope(() => f(x).map((t) => t.toArray()));
+      const g = tp.compile(f, { backend: 'stax' });
+      const first = g(x);
+      const before = g.explain().backend_plans[0];
+      first.forEach((t, i) => { const a = t.toArray(); for (let k = 0; k < a.length; k += 37) near(a[k], want[i][k], 1e-5, `before ready: out ${i} y[${k}]`); t.dispose(); });
+      if (before.generated !== 0) throw new Error(`expected the executor while the module compiles, got ${before.generated} generated kernels`);
+      await g.ready;
+      const second = g(x); // the plan switches to the installed module at this call
+      const after = g.explain().backend_plans[0];
+      if (after.generated !== after.kernels) throw new Error(`after ready: ${after.generated} of ${after.kernels} kernels generated`);
+      second.forEach((t, i) => { const a = t.toArray(); for (let k = 0; k < a.length; k += 37) near(a[k], want[i][k], 1e-5, `after ready: out ${i} y[${k}]`); t.dispose(); });
+      g.dispose();
+      x.dispose();
+      return { before: before.generated, after: after.generated, kernels: after.kernels };
+    }),
     check('compile with every backend and mode', () => {
       const x = tp.randn([8, 16], { seed: 6 });
       const w = tp.randn([16, 16], { seed: 7 });

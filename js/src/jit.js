@@ -70,6 +70,13 @@ function install(core, module, nexports) {
   return base;
 }
 
+// On a page's main thread a synchronous compile blocks the page, and
+// browsers refuse large ones (Chromium: over 8 MB, RangeError); there,
+// modules over 4 KB (Chromium's limit until 2024) compile asynchronously and
+// the plan runs on the executor until the module is installed.
+const onMainThread = typeof window !== 'undefined' && typeof document !== 'undefined';
+const MAIN_THREAD_SYNC_MAX = 4096;
+
 /** The env.tp_host_load_module import (see the top of this file). */
 export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outPtr, useCache) {
   const bytes = core.views().u8.slice(bytesPtr, bytesPtr + len);
@@ -78,6 +85,7 @@ export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outP
     let module = useCache ? cache.get(key) : undefined;
     if (!module) {
       try {
+        if (onMainThread && len > MAIN_THREAD_SYNC_MAX) throw new RangeError('compile asynchronously on the main thread');
         module = new WebAssembly.Module(bytes);
       } catch (e) {
         // browsers' main thread: large modules must compile asynchronously
