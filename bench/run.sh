@@ -16,7 +16,7 @@ export BENCH_ROOT="$ROOT"
 export BENCH_BUILD="${BENCH_BUILD:-$ROOT/build/bench}"
 export BENCH_OUT="$BENCH_BUILD/bench-out"
 DATE="$(date -u +%F)"
-RESULTS="$ROOT/bench/results"
+RESULTS="${BENCH_RESULTS:-$ROOT/bench/results}" # BENCH_RESULTS=DIR: elsewhere (partial runs)
 mkdir -p "$RESULTS" "$BENCH_OUT"
 
 say() { printf 'bench: %s\n' "$*" >&2; }
