@@ -113,9 +113,9 @@ async function apiChecks(tp) {
       first.forEach((t, i) => { const a = t.toArray(); for (let k = 0; k < a.length; k += 37) near(a[k], want[i][k], 1e-5, `before ready: out ${i} y[${k}]`); t.dispose(); });
       if (before.generated !== 0) throw new Error(`expected the executor while the module compiles, got ${before.generated} generated kernels`);
       await g.ready;
-      const second = g(x); // the plan switches to the installed module at this call
       const after = g.explain().backend_plans[0];
       if (after.generated !== after.kernels) throw new Error(`after ready: ${after.generated} of ${after.kernels} kernels generated`);
+      const second = g(x);
       second.forEach((t, i) => { const a = t.toArray(); for (let k = 0; k < a.length; k += 37) near(a[k], want[i][k], 1e-5, `after ready: out ${i} y[${k}]`); t.dispose(); });
       g.dispose();
       x.dispose();

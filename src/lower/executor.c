@@ -42,7 +42,25 @@ void tp_plan_attach_jit(tp_plan *pl, int32_t *fn, int32_t pending_token) {
 
 void tp_plan_count_tuned(tp_plan *pl, int n) { pl->p->tuned += n; }
 
+/* A module the host was still compiling: switch to it once installed
+ * (or drop it if it failed). */
+static void poll_jit(tp_plan *pl) {
+  if (!pl->jit_fn || !pl->jit_token) return;
+  int32_t base;
+  int st = tp_jit_poll_hook ? tp_jit_poll_hook(pl->jit_token, &base) : 0;
+  if (st == 1) {
+    for (int k = 0; k <= pl->p->nkernels; k++) /* the kernels, then the run entry */
+      if (pl->jit_fn[k] >= 0) pl->jit_fn[k] += base;
+    pl->jit_token = 0;
+  } else if (st < 0) {
+    tp_xfree(pl->jit_fn);
+    pl->jit_fn = NULL;
+    pl->jit_token = 0;
+  }
+}
+
 int tp_plan_jit_kernels(tp_plan *pl) {
+  poll_jit(pl); /* after `await g.ready`, explain() reports the installed module */
   int n = 0;
   for (int k = 0; pl->jit_fn && !pl->jit_token && k < pl->p->nkernels; k++) n += pl->jit_fn[k] >= 0;
   return n;
@@ -675,19 +693,7 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
   runctx r = {pl, ptr, os, NULL};
   int32_t *ptrtab = NULL; /* generated code reads buffer addresses from here */
 #if defined(__wasm__)
-  if (!s && pl->jit_fn && pl->jit_token) { /* the host finished compiling? */
-    int32_t base;
-    int st = tp_jit_poll_hook ? tp_jit_poll_hook(pl->jit_token, &base) : 0;
-    if (st == 1) {
-      for (int k = 0; k <= p->nkernels; k++) /* the kernels, then the run entry */
-        if (pl->jit_fn[k] >= 0) pl->jit_fn[k] += base;
-      pl->jit_token = 0;
-    } else if (st < 0) {
-      tp_xfree(pl->jit_fn);
-      pl->jit_fn = NULL;
-      pl->jit_token = 0;
-    }
-  }
+  if (!s) poll_jit(pl);
   if (!s && pl->jit_fn && !pl->jit_token) {
     /* buffers, then each kernel's packed B (generated GEMMs read it) */
     ptrtab = tp_xmalloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 1));

@@ -26,15 +26,61 @@ typedef struct em {
   uint32_t v0; int vn, vtop;   /* v128 temporaries */
   uint32_t i0; int in, itop;   /* i32 temporaries */
   uint32_t f0; int fn, ftop;   /* f32 temporaries */
+  /* recording (pointwise loop bodies, replayed interleaved: row_loop) */
+  struct rins *rec;
+  int nrec, caprec, recording;
+  int banks;                   /* locals for the interleaved copies, made once */
+  uint32_t bank_v[4], bank_i[4];
 } em;
 
+/* One recorded instruction. */
+enum { RK_OP, RK_LOCAL, RK_I32, RK_F32, RK_V128, RK_MEM, RK_LANE };
+typedef struct rins {
+  uint8_t kind;
+  tp_wasm_op op;
+  uint32_t a;  /* local index, memory offset, lane */
+  int32_t i;
+  float f;
+  uint8_t b[16];
+} rins;
+
+static tp_status emit_raw(tp_wasm_func *f, const rins *r) {
+  switch (r->kind) {
+    case RK_OP: return tp_wasm_emit(f, r->op);
+    case RK_LOCAL: return tp_wasm_emit_local(f, r->op, r->a);
+    case RK_I32: return tp_wasm_emit_i32_const(f, r->i);
+    case RK_F32: return tp_wasm_emit_f32_const(f, r->f);
+    case RK_V128: return tp_wasm_emit_v128_const(f, r->b);
+    case RK_MEM: return tp_wasm_emit_mem(f, r->op, 0, r->a);
+    default: return tp_wasm_emit_lane(f, r->op, r->a);
+  }
+}
+/* Emit r now, or append it to the recording. */
+static void put(em *e, rins r) {
+  if (e->s || e->collect) return;
+  if (!e->recording) {
+    e->s = emit_raw(e->f, &r);
+    return;
+  }
+  if (e->nrec == e->caprec) {
+    int cap = e->caprec ? 2 * e->caprec : 256;
+    rins *n = tp_xrealloc(e->rec, sizeof(rins) * (size_t)cap);
+    if (!n) {
+      e->s = TP_ERR_OUT_OF_MEMORY;
+      return;
+    }
+    e->rec = n, e->caprec = cap;
+  }
+  e->rec[e->nrec++] = r;
+}
+
 #define OK(e) ((e)->s == TP_OK && !(e)->collect)
-static void op(em *e, tp_wasm_op o) { if (OK(e)) e->s = tp_wasm_emit(e->f, o); }
-static void lget(em *e, uint32_t l) { if (OK(e)) e->s = tp_wasm_emit_local(e->f, TP_WASM_OP_LOCAL_GET, l); }
-static void lset(em *e, uint32_t l) { if (OK(e)) e->s = tp_wasm_emit_local(e->f, TP_WASM_OP_LOCAL_SET, l); }
-static void ltee(em *e, uint32_t l) { if (OK(e)) e->s = tp_wasm_emit_local(e->f, TP_WASM_OP_LOCAL_TEE, l); }
-static void i32c(em *e, int32_t v) { if (OK(e)) e->s = tp_wasm_emit_i32_const(e->f, v); }
-static void f32c(em *e, float v) { if (OK(e)) e->s = tp_wasm_emit_f32_const(e->f, v); }
+static void op(em *e, tp_wasm_op o) { put(e, (rins){.kind = RK_OP, .op = o}); }
+static void lget(em *e, uint32_t l) { put(e, (rins){.kind = RK_LOCAL, .op = TP_WASM_OP_LOCAL_GET, .a = l}); }
+static void lset(em *e, uint32_t l) { put(e, (rins){.kind = RK_LOCAL, .op = TP_WASM_OP_LOCAL_SET, .a = l}); }
+static void ltee(em *e, uint32_t l) { put(e, (rins){.kind = RK_LOCAL, .op = TP_WASM_OP_LOCAL_TEE, .a = l}); }
+static void i32c(em *e, int32_t v) { put(e, (rins){.kind = RK_I32, .i = v}); }
+static void f32c(em *e, float v) { put(e, (rins){.kind = RK_F32, .f = v}); }
 /* A v128 constant: gathered in the first pass, then read from its local
  * (set once at function entry) so loops do not rematerialize it. */
 static void vconst(em *e, const uint8_t b[16]) {
@@ -45,8 +91,13 @@ static void vconst(em *e, const uint8_t b[16]) {
     if (i == e->npool && e->npool < POOL_MAX) memcpy(e->pool[e->npool++], b, 16);
     return;
   }
-  if (i < e->npool && e->pool_local[i]) e->s = tp_wasm_emit_local(e->f, TP_WASM_OP_LOCAL_GET, e->pool_local[i]);
-  else e->s = tp_wasm_emit_v128_const(e->f, b);
+  if (i < e->npool && e->pool_local[i]) {
+    lget(e, e->pool_local[i]);
+  } else {
+    rins r = {.kind = RK_V128};
+    memcpy(r.b, b, 16);
+    put(e, r);
+  }
 }
 static void vf(em *e, float v) {
   uint8_t b[16];
@@ -58,10 +109,8 @@ static void vi(em *e, int32_t v) {
   for (int k = 0; k < 4; k++) memcpy(b + 4 * k, &v, 4);
   vconst(e, b);
 }
-static void mem(em *e, tp_wasm_op o, uint32_t offset) {
-  if (OK(e)) e->s = tp_wasm_emit_mem(e->f, o, 0, offset);
-}
-static void lane(em *e, tp_wasm_op o, uint32_t l) { if (OK(e)) e->s = tp_wasm_emit_lane(e->f, o, l); }
+static void mem(em *e, tp_wasm_op o, uint32_t offset) { put(e, (rins){.kind = RK_MEM, .op = o, .a = offset}); }
+static void lane(em *e, tp_wasm_op o, uint32_t l) { put(e, (rins){.kind = RK_LANE, .op = o, .a = l}); }
 static void block(em *e, tp_wasm_op o) { if (OK(e)) e->s = tp_wasm_emit_block(e->f, o, TP_WASM_BT_VOID); }
 static void br(em *e, tp_wasm_op o, uint32_t d) { if (OK(e)) e->s = tp_wasm_emit_br(e->f, o, d); }
 
@@ -359,9 +408,112 @@ static void eval_expr(em *e, kctx *c, const tp_kir_expr *x, uint32_t off, int ta
 
 /* Loop over [0, n): a vector loop of 4 and a tail loop of 1. body(tail). */
 typedef void (*body_fn)(em *e, kctx *c, uint32_t i, int tail, void *ud);
+
+/* Vectors per iteration of an interleaved pointwise loop. A transcendental
+ * body is a long dependent chain (tanh: clamp, polynomial, divide, select);
+ * V8 keeps the emitted order (no instruction scheduling on x64), so the
+ * core overlaps few iterations of one chain. Emitting UNROLL independent
+ * vectors statement by statement gives it UNROLL chains side by side. */
+#define UNROLL 2 /* at most 4 (em.bank_v) */
+
+/* Replays the recorded body UNROLL times, one statement (up to a local.set
+ * or a store) of each copy in turn. Copy k reads idx[k] for the index local
+ * idx[0] and has its own copy of every local the body writes (banks vb[k]
+ * and ib[k] for the v128 and i32 temporaries). 0 when the body cannot be
+ * replayed (it writes an f32 temporary): the caller emits it plainly. */
+static int replay(em *e, const uint32_t *idx, const uint32_t *vb, const uint32_t *ib) {
+  int nw = e->vn + e->in;
+  uint8_t *w = tp_xmalloc((size_t)(nw ? nw : 1));
+  if (!w) {
+    e->s = TP_ERR_OUT_OF_MEMORY;
+    return 0;
+  }
+  memset(w, 0, (size_t)(nw ? nw : 1));
+  int ok = 1;
+  for (int q = 0; q < e->nrec; q++) {
+    const rins *r = &e->rec[q];
+    if (r->kind != RK_LOCAL || r->op == TP_WASM_OP_LOCAL_GET) continue;
+    if (r->a >= e->v0 && r->a < e->v0 + (uint32_t)e->vn) w[r->a - e->v0] = 1;
+    else if (r->a >= e->i0 && r->a < e->i0 + (uint32_t)e->in) w[e->vn + r->a - e->i0] = 1;
+    else ok = 0; /* an f32 temporary or a parameter */
+  }
+  for (int q0 = 0; ok && q0 < e->nrec && !e->s;) {
+    int q1 = q0;
+    while (q1 < e->nrec) {
+      const rins *r = &e->rec[q1++];
+      if ((r->kind == RK_LOCAL && r->op == TP_WASM_OP_LOCAL_SET) ||
+          (r->kind == RK_MEM && (r->op == TP_WASM_OP_V128_STORE || r->op == TP_WASM_OP_F32_STORE)))
+        break;
+    }
+    for (int k = 0; k < UNROLL && !e->s; k++)
+      for (int q = q0; q < q1 && !e->s; q++) {
+        rins r = e->rec[q];
+        if (r.kind == RK_LOCAL) {
+          if (r.a == idx[0]) r.a = idx[k];
+          else if (r.a >= e->v0 && r.a < e->v0 + (uint32_t)e->vn && w[r.a - e->v0]) r.a = vb[k] + (r.a - e->v0);
+          else if (r.a >= e->i0 && r.a < e->i0 + (uint32_t)e->in && w[e->vn + r.a - e->i0])
+            r.a = ib[k] + (r.a - e->i0);
+        }
+        e->s = emit_raw(e->f, &r);
+      }
+    q0 = q1;
+  }
+  tp_xfree(w);
+  return ok;
+}
+
+/* Loop over [0, n) for a pointwise (store) body: an interleaved loop of
+ * UNROLL vectors, then the plain loops of row_loop for the rest. */
+static void row_loop(em *e, kctx *c, int64_t n, body_fn body, void *ud);
+static void row_loop_from(em *e, kctx *c, int64_t n, body_fn body, void *ud, uint32_t i);
+static void row_loop_unrolled(em *e, kctx *c, int64_t n, body_fn body, void *ud) {
+  uint32_t idx[UNROLL], vb[UNROLL], ib[UNROLL];
+  int64_t step = 4 * UNROLL;
+  if (n < step || e->collect || e->s) {
+    row_loop(e, c, n, body, ud);
+    return;
+  }
+  /* banks of locals for the copies (copy 0 uses the originals), made the
+   * first time and shared by the function's interleaved loops */
+  for (int k = 1; k < UNROLL && !e->banks && !e->s; k++) {
+    e->s = tp_wasm_func_add_locals(e->f, (uint32_t)e->vn, TP_WASM_V128, &e->bank_v[k]);
+    if (!e->s) e->s = tp_wasm_func_add_locals(e->f, (uint32_t)e->in, TP_WASM_I32, &e->bank_i[k]);
+  }
+  e->banks = 1;
+  vb[0] = e->v0, ib[0] = e->i0;
+  for (int k = 1; k < UNROLL; k++) vb[k] = e->bank_v[k], ib[k] = e->bank_i[k];
+  uint32_t i = itmp(e);
+  idx[0] = i;
+  for (int k = 1; k < UNROLL; k++) idx[k] = itmp(e);
+  /* record one vector step of the body */
+  e->recording = 1, e->nrec = 0;
+  body(e, c, i, 0, ud);
+  e->recording = 0;
+  i32c(e, 0), lset(e, i);
+  block(e, TP_WASM_OP_BLOCK);
+  block(e, TP_WASM_OP_LOOP);
+  lget(e, i), i32c(e, (int32_t)(n - step)), op(e, TP_WASM_OP_I32_GT_S), br(e, TP_WASM_OP_BR_IF, 1);
+  for (int k = 1; k < UNROLL; k++) lget(e, i), i32c(e, 4 * k), op(e, TP_WASM_OP_I32_ADD), lset(e, idx[k]);
+  int ok = !e->s && replay(e, idx, vb, ib);
+  lget(e, i), i32c(e, (int32_t)step), op(e, TP_WASM_OP_I32_ADD), lset(e, i);
+  br(e, TP_WASM_OP_BR, 0);
+  op(e, TP_WASM_OP_END);
+  op(e, TP_WASM_OP_END);
+  if (!ok && !e->s) e->s = tp_fail(TP_ERR_INTERNAL, "wasm emitter: an interleaved body writes an f32 temporary");
+  /* the rest (fewer than UNROLL vectors, then lanes) from i on */
+  row_loop_from(e, c, n, body, ud, i);
+  e->itop -= UNROLL; /* i and the copies' indices, free only now */
+}
+
 static void row_loop(em *e, kctx *c, int64_t n, body_fn body, void *ud) {
   uint32_t i = itmp(e);
   i32c(e, 0), lset(e, i);
+  row_loop_from(e, c, n, body, ud, i);
+  e->itop--;
+}
+
+/* The plain loops of [i, n): vectors of 4, then single lanes. */
+static void row_loop_from(em *e, kctx *c, int64_t n, body_fn body, void *ud, uint32_t i) {
   if (n >= 4) {
     block(e, TP_WASM_OP_BLOCK);
     block(e, TP_WASM_OP_LOOP);
@@ -382,7 +534,6 @@ static void row_loop(em *e, kctx *c, int64_t n, body_fn body, void *ud) {
     op(e, TP_WASM_OP_END);
     op(e, TP_WASM_OP_END);
   }
-  e->itop--;
 }
 
 /* store the last value at out + 4 i */
@@ -419,14 +570,14 @@ static void row_work(em *e, kctx *c) {
       lget(e, c->base[s]), mem(e, TP_WASM_OP_F32_LOAD, 0), op(e, TP_WASM_OP_F32X4_SPLAT), lset(e, c->hoist[s]);
     }
   if (k->kind == TP_KK_POINTWISE) {
-    row_loop(e, c, n, store_body, (void *)&k->expr);
+    row_loop_unrolled(e, c, n, store_body, (void *)&k->expr);
     return;
   }
   int nrv = 0;
   for (int q = 0; q < k->nphases && !e->s; q++) {
     const tp_kir_phase *ph = &k->phases[q];
     if (!ph->is_reduce) {
-      row_loop(e, c, n, store_body, (void *)&ph->expr);
+      row_loop_unrolled(e, c, n, store_body, (void *)&ph->expr);
       continue;
     }
     float init = ph->reduce == TP_KR_SUM ? 0.0f : ph->reduce == TP_KR_MAX ? -INFINITY : INFINITY;
@@ -759,6 +910,7 @@ static tp_status emit_kernel(tp_wasm_module *m, uint32_t type, const tp_kir_prog
       kernel_body(&e, k, pr);
     }
   }
+  tp_xfree(e.rec);
   if (e.s) return e.s;
   return tp_wasm_func_end(e.f);
 }
