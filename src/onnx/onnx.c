@@ -950,7 +950,7 @@ static tp_status axes_of(imp *m, onode *n, int input, int64_t *axes, int *nax, i
     *present = 1;
   } else if (at) {
     if (at->nints > TP_MAX_DIMS) return tp_fail(TP_ERR_INVALID_ARG, "too many axes");
-    memcpy(axes, at->ints, sizeof(int64_t) * at->nints);
+    if (at->nints) memcpy(axes, at->ints, sizeof(int64_t) * at->nints); /* ints is NULL when empty */
     *nax = (int)at->nints;
     *present = 1;
   }
@@ -1979,7 +1979,7 @@ static tp_status cv_split(imp *m, onode *n, int arg) {
   } else if (sa) {
     if (sa->nints > 64) return tp_fail(TP_ERR_UNSUPPORTED, "more than 64 splits");
     nsp = (int)sa->nints;
-    memcpy(sp, sa->ints, sizeof(int64_t) * (size_t)nsp);
+    if (nsp) memcpy(sp, sa->ints, sizeof(int64_t) * (size_t)nsp);
   } else {
     int64_t k = num ? num : nout, len = d.shape[axis];
     if (k != nout) return tp_fail(TP_ERR_INVALID_ARG, "num_outputs %lld differs from the %d outputs", (long long)k, nout);
@@ -2194,7 +2194,7 @@ static tp_status cv_pad(imp *m, onode *n, int arg) {
     attr *pa = fa(m, n, "pads", A_INTS);
     if (!pa || pa->nints > 2 * TP_MAX_DIMS) return tp_fail(TP_ERR_INVALID_ARG, "attribute pads is required");
     np = (int)pa->nints;
-    memcpy(pads, pa->ints, sizeof(int64_t) * (size_t)np);
+    if (np) memcpy(pads, pa->ints, sizeof(int64_t) * (size_t)np);
     cval = af(m, n, "value", 0);
   } else {
     TP_TRY(need_in(m, n, 1, &rp));

@@ -404,6 +404,15 @@ static void unit_tests(void) {
     b = unit_model("Conv", 4, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 2, at, &len);
     unit_run("Conv pads+strides+bias", b, len, 4, xs, x, 4, ys, want);
   }
+  /* ReduceMean with an empty `axes` attribute (no ints: all axes, as the
+   * fuzzer found; the reader used to memcpy from a NULL list) */
+  {
+    static const int64_t xs[2] = {2, 3};
+    static const float x[6] = {1, 2, 3, 4, 5, 6}, want[1] = {3.5f};
+    uattr at[2] = {{"axes", 0, {0}, 0, 0, NULL}, {"keepdims", 0, {0}, 1, 0, NULL}};
+    b = unit_model("ReduceMean", 2, xs, 0, NULL, NULL, NULL, NULL, 2, at, &len);
+    unit_run("ReduceMean axes=[]", b, len, 2, xs, x, 0, NULL, want);
+  }
   /* Conv group 2 (depthwise): ch0 [1 2;3 4] * [1 1;1 1] = 10, ch1 [5 6;7 8] * [1 0;0 1] = 13 */
   {
     static const int64_t xs[4] = {1, 2, 2, 2}, ys[4] = {1, 2, 1, 1};

@@ -22,7 +22,7 @@ objs=()
 mkdir -p "$out/obj"
 for f in $srcs; do
   o="$out/obj/$(echo "$f" | tr / _).o"
-  flags="-O1 -g -std=gnu11 -ffp-contract=off -fsanitize=fuzzer-no-link,address,undefined"
+  flags="-O1 -g -std=gnu11 -ffp-contract=off -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
   "$cc" $flags -I"$repo/src" -I"$repo" -c "$repo/$f" -o "$o"
   objs+=("$o")
 done
@@ -36,7 +36,7 @@ for f in $kern; do
   "$cc" -O1 -g -std=gnu11 -ffp-contract=off $isa -I"$repo/src" -I"$repo" -c "$repo/$f" -o "$o"
   objs+=("$o")
 done
-"$cc" -O1 -g -fsanitize=fuzzer,address,undefined -I"$repo/src" "$here/fuzz_onnx.c" "${objs[@]}" -lm \
+"$cc" -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$repo/src" "$here/fuzz_onnx.c" "${objs[@]}" -lm \
   -o "$out/fuzz_onnx"
 cp -n "$here"/corpus/* "$out/corpus/" 2>/dev/null || true
 "$out/fuzz_onnx" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 "$out/corpus"
