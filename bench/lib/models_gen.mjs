@@ -8,10 +8,11 @@
 // Writes OUTDIR/W{2,3,4}.tpg, .x.bin (input, f32 raw), .ref.bin (output of
 // the JS (Wasm) eager run, f32 raw), .onnx, and OUTDIR/models.json (shapes,
 // JS capture times).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as tp from '../../js/index.js';
-import { makeW2, makeW3, makeW4 } from './models_wasm_defs.mjs';
+import { makeW2, makeW3, makeW4, makeR1 } from './models_wasm_defs.mjs';
 
 const outDir = process.argv[2];
 if (!outDir) throw new Error('usage: models_gen.mjs OUTDIR');
@@ -20,6 +21,13 @@ mkdirSync(outDir, { recursive: true });
 // The models are bench/lib/models_wasm_defs.mjs's (the same definitions, seeds
 // and weights as the Wasm benchmark uses).
 const w2 = () => makeW2(tp), w3 = () => makeW3(tp), w4 = () => makeW4(tp);
+// R1: ultraface-rfb-320 from shared/conformance (skipped when missing); its
+// .onnx is the original file
+const r1Path = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'conformance', 'models',
+  'ultraface-rfb-320', 'model.onnx');
+const cases = [['W2', w2], ['W3', w3], ['W4', w4]];
+if (existsSync(r1Path)) cases.push(['R1', () => makeR1(tp, readFileSync(r1Path))]);
+else process.stderr.write(`models_gen: R1 skipped: ${r1Path} is missing\n`);
 
 function bin(path, t) {
   const a = t instanceof Float32Array ? t : t.toArray();
@@ -27,7 +35,7 @@ function bin(path, t) {
 }
 
 const meta = {};
-for (const [name, make] of [['W2', w2], ['W3', w3], ['W4', w4]]) {
+for (const [name, make] of cases) {
   const m = make();
   // JS capture: compile() returns a wrapper; its first call captures the
   // graph and runs it once on the eager backend. capture_ms = median over 7
@@ -60,7 +68,7 @@ for (const [name, make] of [['W2', w2], ['W3', w3], ['W4', w4]]) {
   bin(join(outDir, `${name}.ref.bin`), y0);
   writeFileSync(join(outDir, `${name}.onnx`), m.onnx.model({ opset: 17 }));
   meta[name] = {
-    x_shape: m.xShape, y_shape: m.yShape,
+    x_shape: m.xShape, y_shape: m.yShape ?? y0.shape,
     js_first_call_cold_ms: +first.toFixed(3), js_first_call_median_ms: +firstMed.toFixed(3),
     js_eager_call_ms: +later[2].toFixed(3),
     js_capture_cold_ms: +Math.max(0, first - later[2]).toFixed(3),

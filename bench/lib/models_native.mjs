@@ -7,7 +7,7 @@
 //
 // Prints one JSON object per workload on stdout (bench/run.sh contract),
 // a human table on stderr. Knobs: BENCH_REPS (31, at least 15),
-// BENCH_SAMPLE_MS (10), BENCH_MODELS ("W2 W3 W4").
+// BENCH_SAMPLE_MS (10), BENCH_MODELS ("W2 W3 W4 R1"; R1 = ultraface-rfb-320).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -17,7 +17,7 @@ import ort from 'onnxruntime-node';
 const [bin, dir] = process.argv.slice(2);
 const REPS = Math.min(201, Math.max(15, Number(process.env.BENCH_REPS ?? 31)));
 const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 10);
-const MODELS = (process.env.BENCH_MODELS ?? 'W2 W3 W4').split(/\s+/).filter(Boolean);
+const MODELS = (process.env.BENCH_MODELS ?? 'W2 W3 W4 R1').split(/\s+/).filter(Boolean);
 const meta = JSON.parse(readFileSync(join(dir, 'models.json'), 'utf8'));
 const log = (s) => process.stderr.write(s + '\n');
 
@@ -55,6 +55,7 @@ const TITLES = {
   W2: 'W2 MLP x[64,784] -> 512 ReLU -> 512 ReLU -> 10',
   W3: 'W3 y = tanh(1.5x - 0.25) * sigmoid(x), 4,194,304 f32',
   W4: 'W4 pre-LN encoder block, seq 128, d 256, 4 heads, FFN 1024',
+  R1: 'R1 ultraface-rfb-320 (ONNX, 37 convs), x[1,3,240,320]',
 };
 
 let failed = false;
@@ -62,16 +63,17 @@ const sessOpts = { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimization
 log(`models-native: onnxruntime-node ${ort.env.versions?.node ?? '?'}, ${REPS} interleaved samples of ~${SAMPLE_MS} ms per impl`);
 for (const id of MODELS) {
   const m = meta[id];
+  if (!m) { log(`models-native: ${id} skipped (not generated: see models_gen above)`); continue; }
   const loadInfo = Object.fromEntries((await ask(`load ${id} ${join(dir, id + '.tpg')} ${join(dir, id + '.x.bin')}`))
     .split(' ').slice(1).map((kv) => kv.split('=')).map(([k, v]) => [k, Number.isNaN(Number(v)) ? v : Number(v)]));
   const x = f32(join(dir, `${id}.x.bin`));
   const ref = f32(join(dir, `${id}.ref.bin`));
   const sess = await ort.InferenceSession.create(join(dir, `${id}.onnx`), sessOpts);
-  const feeds = { x: new ort.Tensor('float32', x, m.x_shape) };
+  const feeds = { [sess.inputNames[0]]: new ort.Tensor('float32', x, m.x_shape) };
 
   // correctness first: every implementation against the JS (Wasm) eager output
   const verify = {};
-  const yo = (await sess.run(feeds)).y.data;
+  const yo = (await sess.run(feeds))[sess.outputNames[0]].data;
   verify.onnxruntime = compare(ref, yo);
   for (const impl of ['stax', 'eager']) {
     const p = join(dir, `${id}.${impl}.out.bin`);

@@ -1,5 +1,5 @@
-#!/usr/bin/env bash
-# W2 (MLP), W3 (elementwise chain), W4 (pre-LN encoder block), native, one
+# W2 (MLP), W3 (elementwise chain), W4 (pre-LN encoder block) and R1
+# (ultraface-rfb-320, a real ONNX model), native, one
 # thread: our stax plan and eager runner against onnxruntime-node (CPU EP,
 # 1 intra-op thread), interleaved sample by sample; W3 also against a plain
 # memcpy of the same bytes.
@@ -14,7 +14,8 @@
 # libtensorplay.a; (3) bench/lib/models_native.mjs checks every
 # implementation against the reference, then times them interleaved.
 #
-# Knobs: BENCH_REPS (31), BENCH_SAMPLE_MS (10), BENCH_MODELS ("W2 W3 W4").
+# Knobs: BENCH_REPS (31), BENCH_SAMPLE_MS (10), BENCH_MODELS ("W2 W3 W4 R1"; R1 =
+# ultraface-rfb-320 from shared/conformance, its original .onnx for ORT).
 set -euo pipefail
 : "${BENCH_ROOT:?}" "${BENCH_BUILD:?}" "${BENCH_OUT:?}"
 
