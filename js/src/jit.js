@@ -14,6 +14,7 @@
 //        installed the host calls tpw_jit_ready(token, base) with the token
 //        written at out_ptr, and the core switches to it
 //    -1: failed (tpw_set_host_error has the message, naming the module)
+//   nexports | 0x40000000 (TP_JIT_SYNC_ONLY): fail (-1) instead of pending
 //   env.tp_host_features() -> bit 0: SIMD128, bit 1: relaxed SIMD
 //
 // Compiled modules are cached by a hash of their bytes, so recompiling the
@@ -76,9 +77,12 @@ function install(core, module, nexports) {
 // the plan runs on the executor until the module is installed.
 const onMainThread = typeof window !== 'undefined' && typeof document !== 'undefined';
 const MAIN_THREAD_SYNC_MAX = 4096;
+const SYNC_ONLY = 0x40000000;
 
 /** The env.tp_host_load_module import (see the top of this file). */
 export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outPtr, useCache) {
+  const syncOnly = (nexports & SYNC_ONLY) !== 0; // TP_JIT_SYNC_ONLY (src/codegen/jit.h)
+  nexports &= ~SYNC_ONLY;
   const bytes = core.views().u8.slice(bytesPtr, bytesPtr + len);
   const key = hashBytes(bytes);
   try {
@@ -90,6 +94,7 @@ export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outP
       } catch (e) {
         // browsers' main thread: large modules must compile asynchronously
         if (!(e instanceof RangeError)) throw e;
+        if (syncOnly) throw new Error('it would compile asynchronously here and the core needs it now');
         const token = nextToken++;
         pending.add(token);
         WebAssembly.compile(bytes).then((m) => {

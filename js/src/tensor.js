@@ -725,8 +725,8 @@ function pairArg(v, what, min) {
  * pixel of padding goes bottom/right).
  */
 export function conv2d(x, weight, bias = null, options = {}) {
-  if (bias !== null && !(bias instanceof Tensor) && typeof bias === 'object') {
-    options = bias; // conv2d(x, w, { stride })
+  if (bias !== null && typeof bias === 'object' && Object.getPrototypeOf(bias) === Object.prototype) {
+    options = bias; // conv2d(x, w, { stride }); anything else that is not a Tensor is rejected as an operand
     bias = null;
   }
   const stride = pairArg(options.stride ?? 1, 'conv2d: stride', 1);

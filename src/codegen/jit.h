@@ -15,6 +15,10 @@ int tp_jit_features(void);
  * module compiled from the same bytes. */
 tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache, int32_t *base,
                       int32_t *token);
+/* OR'ed into nexports: the load must complete now; a host that would
+ * compile asynchronously fails it instead (max-autotune's variant modules,
+ * which are timed at once and never used after). */
+#define TP_JIT_SYNC_ONLY 0x40000000
 /* A pending load: 1 and *base when installed, 0 while pending, -1 failed. */
 int tp_jit_poll(int32_t token, int32_t *base);
 /* Emits and loads the plan's generated kernels (no-op off a Wasm host). */

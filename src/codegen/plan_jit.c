@@ -69,10 +69,13 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
     }
     if (s) break;
     int32_t base = -1, token = 0;
-    s = tp_jit_load(em.bytes, em.len, em.nfuncs, 0, &base, &token);
+    s = tp_jit_load(em.bytes, em.len, em.nfuncs | TP_JIT_SYNC_ONLY, 0, &base, &token);
     tp_emitted_clear(&em);
-    if (s) break;
-    if (token) break; /* compiling asynchronously (a browser main thread): keep the default */
+    if (s || token) { /* the host would compile it asynchronously (a page's main thread): keep 4 rows */
+      tp_clear_error();
+      s = TP_OK;
+      break;
+    }
     double best = 1e30;
     int best_mr = 4;
     for (int v = 0; v < nmr; v++) {

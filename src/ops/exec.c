@@ -368,11 +368,19 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
   /* 1x1, stride 1, no padding: x is already the GEMM's B operand */
   int direct = KK == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&
                g.OW == g.W;
-  int64_t rb = g.OH; /* output rows per im2col block: at most 4 MB of columns */
+  int64_t rb = g.OH; /* output rows per im2col block: 4 MB of columns, or one row */
   if (!direct && P > 0 && Kd > 0) {
-    rb = ((int64_t)1 << 20) / (Kd * g.OW);
+    int64_t row, fl;
+    if (__builtin_mul_overflow(Kd, g.OW, &row)) row = INT64_MAX;
+    rb = ((int64_t)1 << 20) / row;
     rb = rb < 1 ? 1 : rb > g.OH ? g.OH : rb;
-    size_t bytes = sizeof(float) * (size_t)(Kd * rb * g.OW);
+    if (__builtin_mul_overflow(row, rb, &fl) || (uint64_t)fl > (uint64_t)(SIZE_MAX / sizeof(float))) {
+      s = tp_fail(TP_ERR_OUT_OF_MEMORY,
+                  "conv2d: im2col of one output row needs %lld x %lld floats, more than this build can address",
+                  (long long)Kd, (long long)g.OW);
+      goto done;
+    }
+    size_t bytes = sizeof(float) * (size_t)fl;
     if (!(cols = tp_xmalloc(bytes))) {
       s = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of im2col columns", bytes);
       goto done;

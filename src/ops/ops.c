@@ -467,13 +467,16 @@ tp_status tp_conv2d_geometry(const tp_desc *x, const tp_desc *w, const tp_attrs 
   g->N = x->shape[0], g->C = x->shape[1], g->H = x->shape[2], g->W = x->shape[3];
   g->M = w->shape[0], g->KH = w->shape[2], g->KW = w->shape[3], g->G = a->dim;
   g->sh = v[0], g->sw = v[1], g->pt = v[2], g->pl = v[3], g->dh = v[6], g->dw = v[7];
-  if (g->G < 1 || g->C % g->G || g->M % g->G || w->shape[1] * g->G != g->C)
+  if (g->G < 1 || g->C % g->G || g->M % g->G || w->shape[1] != g->C / g->G)
     return tp_fail(TP_ERR_INVALID_ARG,
                    "conv2d: groups %lld does not fit input %s and weight %s (need C %% groups == 0, "
                    "M %% groups == 0 and weight dim 1 == C / groups)",
                    (long long)g->G, SHAPE(x, b0), SHAPE(w, b1));
   if (g->KH < 1 || g->KW < 1)
     return tp_fail(TP_ERR_INVALID_ARG, "conv2d: weight %s has an empty kernel", SHAPE(w, b1));
+  if (g->KH > ((int64_t)1 << 31) || g->KW > ((int64_t)1 << 31)) /* extents below stay < 2^52 */
+    return tp_fail(TP_ERR_INVALID_ARG, "conv2d: kernel %lldx%lld of weight %s is too large (at most 2^31)",
+                   (long long)g->KH, (long long)g->KW, SHAPE(w, b1));
   int64_t eh = (g->KH - 1) * g->dh + 1, ew = (g->KW - 1) * g->dw + 1;
   int64_t ph = g->H + v[2] + v[4], pw = g->W + v[3] + v[5];
   if (eh > ph || ew > pw)

@@ -732,6 +732,20 @@ static void test_conv2d(void) {
   ERRA(TP_OP_CONV2D, Aconv(1, 1, -1, 0, 0, 0, 1, 1, 1), (x, diag, NULL), TP_ERR_INVALID_ARG, "padding -1");
   ERRA(TP_OP_CONV2D, Aconv(1, 1, 0, 0, 0, 0, 1, 1, 0), (x, diag, NULL), TP_ERR_INVALID_ARG, "groups 0");
   ERRA(TP_OP_CONV2D, A0(), (x, diag, NULL), TP_ERR_INVALID_ARG, "window has 0 values");
+  /* sizes near int64 limits are errors, not overflow (UBSan aborts this test otherwise) */
+  ERRA(TP_OP_CONV2D, Aconv(1, 1, 0, 0, 0, 0, 1, 1, (int64_t)1 << 62), (EMPTY(TP_F32, (1, 0, 1, 1)),
+       EMPTY(TP_F32, (0, 4, 1, 1)), NULL), TP_ERR_INVALID_ARG, "groups");
+  {
+    tp_desc dx, dw, dy;
+    memset(&dx, 0, sizeof dx), memset(&dw, 0, sizeof dw);
+    dx.dtype = dw.dtype = TP_F32, dx.ndim = dw.ndim = 4;
+    int64_t xs[4] = {1, 1, 1, (int64_t)1 << 60}, ws[4] = {1, 1, 1, (int64_t)1 << 44};
+    memcpy(dx.shape, xs, sizeof xs), memcpy(dw.shape, ws, sizeof ws);
+    const tp_desc *dp[3] = {&dx, &dw, NULL};
+    tp_attrs at = Aconv(1, 1, 0, 0, 0, 0, 1, 1 << 20, 1);
+    CHECK(tp_op_infer(TP_OP_CONV2D, 3, dp, &at, &dy) == TP_ERR_INVALID_ARG);
+    CHECK(strstr(tp_last_error(), "too large") != NULL);
+  }
 }
 
 static void test_reductions(void) {

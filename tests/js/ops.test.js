@@ -213,6 +213,12 @@ test('conv2d: bad input names the problem and the runtime stays usable', () => {
     assert.throws(() => tp.conv2d(x, w, null, { groups: 1.5 }), /conv2d: groups must be an integer >= 1/);
     assert.throws(() => tp.conv2d(x, w, null, { padding: [1, -1] }), /conv2d: padding/);
     assert.throws(() => tp.conv2d(tp.zeros([1, 3, 5, 5], { dtype: 'int32' }), w), /conv2d: input has dtype int32/);
+    // a bias that is not a Tensor is an operand error, not silently taken as options
+    assert.throws(() => tp.conv2d(x, w, [0.1, 0.2]), /conv2d: operand 2 must be a Tensor/);
+    assert.throws(() => tp.conv2d(x, w, new Float32Array(2)), /conv2d: operand 2 must be a Tensor/);
+    // im2col of one output row beyond what wasm32 (or memory) can hold: a clear error, not a wrapped size
+    assert.throws(() => tp.conv2d(tp.ones([1, 1024, 1, 1]), tp.ones([1, 1024, 1, 1]), null, { padding: [0, 2 ** 20, 0, 2 ** 20] }),
+      (e) => e.status === 'OUT_OF_MEMORY' && /conv2d/.test(e.message));
     const y = tp.conv2d(tp.ones([1, 3, 5, 5]), tp.ones([2, 3, 3, 3]), null, { padding: 1 });
     assert.deepEqual(y.shape, [1, 2, 5, 5]);
     assert.equal(y.toArray()[0], 12); // corner: 2x2 window in bounds x 3 channels
