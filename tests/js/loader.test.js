@@ -57,3 +57,30 @@ test('random_get fills memory; views follow memory growth', () => {
   assert.equal(v2.u8.length, 2 * 65536);
   assert.equal(core.readCString(16), 'hello from wasm\n');
 });
+
+// globalThis.tensorplayWasm (set before importing the package) chooses the
+// core: a promise of a compiled module, bytes, or a path; a bad one is an
+// error naming the core. Each case in a fresh process (the package loads its
+// core once per process).
+test('globalThis.tensorplayWasm selects the core before import', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const index = new URL('../../js/index.js', import.meta.url).href;
+  const core = process.env.TP_WASM || fileURLToPath(new URL('../../js/wasm/tensorplay.wasm', import.meta.url));
+  const run = (setup) => spawnSync(process.execPath, ['--input-type=module', '-e',
+    `import { readFileSync } from 'node:fs';\n${setup}\nconst tp = await import(${JSON.stringify(index)});\n` +
+    'console.log(tp.isa, tp.tensor([1, 2, 3]).mul(2).toArray().join(","));'],
+  { encoding: 'utf8', env: { ...process.env, TP_WASM: '/nonexistent/so-the-global-must-win.wasm' } });
+  for (const setup of [
+    `globalThis.tensorplayWasm = WebAssembly.compile(readFileSync(${JSON.stringify(core)}));`,
+    `globalThis.tensorplayWasm = readFileSync(${JSON.stringify(core)});`,
+    `globalThis.tensorplayWasm = ${JSON.stringify(core)};`,
+  ]) {
+    const r = run(setup);
+    assert.equal(r.status, 0, `${setup}\n${r.stderr}`);
+    assert.match(r.stdout, /^\S+ 2,4,6$/m, setup);
+  }
+  const bad = run('globalThis.tensorplayWasm = "/nonexistent/core.wasm";');
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /cannot read the Wasm core at \/nonexistent\/core\.wasm/);
+});
