@@ -38,7 +38,10 @@ tp_status tp_dtype_parse(const char *s, tp_dtype *out) {
 /* ---- shapes ---- */
 int64_t tp_shape_numel(int ndim, const int64_t *shape) {
   int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i];
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] == 0) return 0;
+  for (int i = 0; i < ndim; i++)
+    if (__builtin_mul_overflow(n, shape[i], &n)) return INT64_MAX; /* saturate: no such allocation */
   return n;
 }
 
@@ -166,7 +169,8 @@ static void set_contiguous_strides(tp_tensor *t) {
   int64_t st = 1;
   for (int i = t->ndim - 1; i >= 0; i--) {
     t->strides[i] = st;
-    st *= t->shape[i];
+    /* an empty tensor may have other dims whose product overflows: saturate */
+    if (__builtin_mul_overflow(st, t->shape[i], &st)) st = INT64_MAX;
   }
 }
 
@@ -271,7 +275,7 @@ int tp_tensor_is_contiguous(const tp_tensor *t) {
   int64_t st = 1;
   for (int i = t->ndim - 1; i >= 0; i--) {
     if (t->shape[i] != 1 && t->strides[i] != st) return 0;
-    st *= t->shape[i];
+    if (__builtin_mul_overflow(st, t->shape[i], &st)) st = INT64_MAX; /* as set_contiguous_strides */
   }
   return 1;
 }

@@ -10,6 +10,10 @@ void tp_iter_init(tp_iter *it, const tp_tensor *out, int nin, tp_tensor *const *
   const tp_tensor *ops[4] = {out, nin > 0 ? in[0] : NULL, nin > 1 ? in[1] : NULL,
                              nin > 2 ? in[2] : NULL};
   for (int o = 0; o < it->nops; o++) it->off[o] = ops[o]->offset;
+  if (tp_shape_numel(out->ndim, out->shape) == 0) { /* nothing to walk (its other dims may be huge) */
+    it->nd = 1;
+    return; /* shape[0] = inner = outer = 0 */
+  }
   for (int d = 0; d < nd; d++) {
     if (out->shape[d] == 1) continue; /* size-1 dims never move */
     it->shape[k] = out->shape[d];

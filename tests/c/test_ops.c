@@ -1388,6 +1388,24 @@ static void test_slice_huge_step(void) {
   isolated_(__LINE__, "slice with a huge step", slice_huge_step_body);
 }
 
+/* An empty tensor whose other dims multiply past int64: 0 elements, no
+ * overflow in its strides or size (UBSan aborts this test otherwise; the
+ * fuzzer found it through an ONNX initializer). */
+static void test_empty_huge_dims(void) {
+  int64_t sh[3] = {0, (int64_t)1 << 50, (int64_t)1 << 50};
+  tp_tensor *t = NULL, *y = NULL;
+  CHECK(tp_zeros(TP_F32, 3, sh, &t) == TP_OK);
+  if (!t) return;
+  track(t);
+  CHECK(tp_tensor_numel(t) == 0);
+  CHECK(tp_tensor_is_contiguous(t));
+  CHECK(tp_add(t, t, &y) == TP_OK);
+  if (y) {
+    track(y);
+    CHECK(tp_tensor_numel(y) == 0);
+  }
+}
+
 static void test_matmul_empty_batch(void) {
   isolated_(__LINE__, "matmul with an empty batch dim", matmul_empty_batch_body);
 }
@@ -1405,7 +1423,7 @@ int main(void) {
       T(test_matmul), T(test_linear), T(test_conv2d), T(test_reductions), T(test_softmax), T(test_layer_norm),
       T(test_reshape), T(test_transpose_permute), T(test_slice), T(test_concat), T(test_cast),
       T(test_errors), T(test_value_semantics), T(test_opaque_ops), T(test_matmul_empty_batch),
-      T(test_slice_huge_step),
+      T(test_slice_huge_step), T(test_empty_huge_dims),
 #undef T
   };
   /* every op in ops.def is covered by a test above */

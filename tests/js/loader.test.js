@@ -62,7 +62,8 @@ test('random_get fills memory; views follow memory growth', () => {
 // core: a promise of a compiled module, bytes, or a path; a bad one is an
 // error naming the core. Each case in a fresh process (the package loads its
 // core once per process).
-test('globalThis.tensorplayWasm selects the core before import', async () => {
+const inNode = typeof process !== 'undefined' && typeof process.versions?.node === 'string';
+test('globalThis.tensorplayWasm selects the core before import', { skip: inNode ? false : 'needs Node (child processes)' }, async () => {
   const { spawnSync } = await import('node:child_process');
   const { fileURLToPath } = await import('node:url');
   const index = new URL('../../js/index.js', import.meta.url).href;
