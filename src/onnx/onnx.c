@@ -2405,15 +2405,22 @@ static tp_status build(imp *m) {
   int oidx;
   TP_TRY(tp_graph_add_node(m->g, TP_NODE_OUTPUT, "output", TP_OP_ADD, m->noutputs, outs, NULL, NULL, &oidx));
   { /* the ONNX output names, comma separated (read by the JS wrapper) */
-    size_t len = 1;
-    for (int i = 0; i < m->noutputs; i++) len += strlen(m->outputs[i].name) + 1;
-    char *names = amalloc(m, len), nm[128];
+    size_t len = 1, k = 0;
+    char nm[128];
+    for (int i = 0; i < m->noutputs; i++) { /* sized by the sanitized names: an empty name becomes "x" */
+      sanitize(m->outputs[i].name, nm, sizeof nm);
+      len += strlen(nm) + 1;
+    }
+    char *names = amalloc(m, len);
     if (!names) return TP_ERR_OUT_OF_MEMORY;
     for (int i = 0; i < m->noutputs; i++) {
       sanitize(m->outputs[i].name, nm, sizeof nm);
-      if (i) strcat(names, ",");
-      strncat(names, nm, len - strlen(names) - 1);
+      if (i) names[k++] = ',';
+      size_t n = strlen(nm);
+      memcpy(names + k, nm, n);
+      k += n;
     }
+    names[k] = 0;
     TP_TRY(tp_graph_set_custom(m->g, oidx, "onnx_outputs", names));
   }
   s = tp_graph_verify(m->g);
