@@ -57,6 +57,8 @@ export {
   matmul,
   linear,
   conv2d,
+  maxPool2d,
+  avgPool2d,
   sum,
   mean,
   max,

@@ -292,6 +292,8 @@ export class Tensor {
   matmul(b) { return matmul(this, b); }
   linear(w, b) { return linear(this, w, b); }
   conv2d(weight, bias, opts) { return conv2d(this, weight, bias, opts); }
+  maxPool2d(kernelSize, opts) { return maxPool2d(this, kernelSize, opts); }
+  avgPool2d(kernelSize, opts) { return avgPool2d(this, kernelSize, opts); }
   sum(opts) { return sum(this, opts); }
   mean(opts) { return mean(this, opts); }
   max(opts) { return max(this, opts); }
@@ -756,6 +758,42 @@ export function conv2d(x, weight, bias = null, options = {}) {
   return callOp('conv2d', [x, weight, bias ?? null], { ints: [...stride, ...pad, ...dilation], dim: groups });
 }
 
+function poolArgs(name, kernelSize, options) {
+  const k = pairArg(kernelSize, `${name}: kernelSize`, 1);
+  const stride = pairArg(options.stride ?? k, `${name}: stride`, 1);
+  let pad = options.padding ?? 0;
+  if (Array.isArray(pad) && pad.length === 4) {
+    if (!pad.every((e) => Number.isInteger(e) && e >= 0)) {
+      throw new TensorPlayError(`${name}: padding must hold integers >= 0, got ${JSON.stringify(pad)}`, Status.INVALID_ARG);
+    }
+  } else {
+    const p = pairArg(pad, `${name}: padding (or [top, left, bottom, right])`, 0);
+    pad = [p[0], p[1], p[0], p[1]];
+  }
+  return [...k, ...stride, ...pad];
+}
+
+/**
+ * maxPool2d(x, kernelSize, { stride = kernelSize, padding = 0 }): NCHW max
+ * pooling; padding never wins. kernelSize, stride: a number or [h, w];
+ * padding: a number, [h, w] or [top, left, bottom, right], each smaller
+ * than the kernel.
+ */
+export function maxPool2d(x, kernelSize, options = {}) {
+  return callOp('max_pool2d', [x], { ints: poolArgs('maxPool2d', kernelSize, options) });
+}
+
+/**
+ * avgPool2d(x, kernelSize, { stride = kernelSize, padding = 0, countIncludePad = true }):
+ * NCHW average pooling (PyTorch's defaults); countIncludePad false divides
+ * by the number of input elements in each window.
+ */
+export function avgPool2d(x, kernelSize, options = {}) {
+  const incl = options.countIncludePad ?? true;
+  if (typeof incl !== 'boolean') throw new TypeError(`avgPool2d: countIncludePad must be a boolean, got ${typeof incl}`);
+  return callOp('avg_pool2d', [x], { ints: poolArgs('avgPool2d', kernelSize, options), dim: incl ? 1 : 0 });
+}
+
 function reduceOpts(opts) {
   if (opts === undefined || opts === null) return {};
   if (typeof opts === 'number' || Array.isArray(opts)) return { dim: opts };
@@ -839,6 +877,6 @@ export function cast(x, dtype) {
 /** Every operator by its JS name (functional forms). */
 export const ops = Object.freeze({
   add, sub, mul, div, eq, lt, gt, where, neg, abs, exp, log, sqrt, rsqrt, tanh,
-  sigmoid, relu, gelu, matmul, linear, conv2d, sum, mean, max, min, softmax, logSoftmax,
+  sigmoid, relu, gelu, matmul, linear, conv2d, maxPool2d, avgPool2d, sum, mean, max, min, softmax, logSoftmax,
   layerNorm, reshape, transpose, permute, slice, concat, cast,
 });

@@ -76,6 +76,10 @@ export declare class Tensor {
   linear(w: Tensor, b?: Tensor | null): Tensor;
   /** 2-D convolution of this [N, C, H, W] tensor; see {@link conv2d}. */
   conv2d(weight: Tensor, bias?: Tensor | null | Conv2dOptions, options?: Conv2dOptions): Tensor;
+  /** 2-D max pooling of this [N, C, H, W] tensor; see {@link maxPool2d}. */
+  maxPool2d(kernelSize: number | [number, number], options?: Pool2dOptions): Tensor;
+  /** 2-D average pooling of this [N, C, H, W] tensor; see {@link avgPool2d}. */
+  avgPool2d(kernelSize: number | [number, number], options?: Pool2dOptions & { countIncludePad?: boolean }): Tensor;
   sum(options?: ReduceArg): Tensor;
   mean(options?: ReduceArg): Tensor;
   max(options?: ReduceArg): Tensor;
@@ -153,6 +157,17 @@ export interface Conv2dOptions {
   /** default 1; C and M must be multiples of it (groups = C: depthwise) */
   groups?: number;
 }
+/** Window options of maxPool2d and avgPool2d. */
+export interface Pool2dOptions {
+  /** a number or [h, w]; default: the kernel size */
+  stride?: number | [number, number];
+  /** a number, [h, w] or [top, left, bottom, right]; each smaller than the kernel; default 0 */
+  padding?: number | [number, number] | [number, number, number, number];
+}
+/** 2-D max pooling, NCHW; padding never wins. */
+export declare function maxPool2d(x: Tensor, kernelSize: number | [number, number], options?: Pool2dOptions): Tensor;
+/** 2-D average pooling, NCHW; countIncludePad (default true, as PyTorch) divides by the kernel size, else by the input elements in each window. */
+export declare function avgPool2d(x: Tensor, kernelSize: number | [number, number], options?: Pool2dOptions & { countIncludePad?: boolean }): Tensor;
 /** 2-D convolution, NCHW: x [N, C, H, W], weight [M, C/groups, KH, KW], bias [M]. */
 export declare function conv2d(x: Tensor, weight: Tensor, bias?: Tensor | null | Conv2dOptions, options?: Conv2dOptions): Tensor;
 export declare function sum(a: Tensor, options?: ReduceArg): Tensor;
@@ -182,7 +197,7 @@ export declare const ops: Readonly<{
   eq: typeof eq; lt: typeof lt; gt: typeof gt; where: typeof where;
   neg: typeof neg; abs: typeof abs; exp: typeof exp; log: typeof log;
   sqrt: typeof sqrt; rsqrt: typeof rsqrt; tanh: typeof tanh; sigmoid: typeof sigmoid;
-  relu: typeof relu; gelu: typeof gelu; matmul: typeof matmul; linear: typeof linear; conv2d: typeof conv2d;
+  relu: typeof relu; gelu: typeof gelu; matmul: typeof matmul; linear: typeof linear; conv2d: typeof conv2d; maxPool2d: typeof maxPool2d; avgPool2d: typeof avgPool2d;
   sum: typeof sum; mean: typeof mean; max: typeof max; min: typeof min;
   softmax: typeof softmax; logSoftmax: typeof logSoftmax; layerNorm: typeof layerNorm;
   reshape: typeof reshape; transpose: typeof transpose; permute: typeof permute;

@@ -177,6 +177,9 @@ tp_status tp_conv2d_geometry(const tp_desc *x, const tp_desc *w, const tp_attrs 
 /* conv2d into y, a contiguous float32 tensor of the output shape (the
  * executor's arena buffer); inputs already checked by the shape rule. */
 tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y);
+/* max_pool2d / avg_pool2d geometry (ops.def) in the conv2d struct: KH, KW,
+ * strides, pt, pl; C = M = G; dilations 1. */
+tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_conv2d_geom *g);
 /* Printing/parsing of attributes, shared by graph print and parse. */
 int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b);
 

@@ -45,6 +45,8 @@ const tp_op_text tp_text_ops[TP_OP_COUNT] = {
   [TP_OP_GETITEM] = { 1, { A("index", TP_ATTR_INT, dim) } },
   [TP_OP_INVOKE] = { 1, { A("results", TP_ATTR_INT, dim1) } },
   [TP_OP_CONV2D] = { 2, { A("window", TP_ATTR_INTS, ints), A("groups", TP_ATTR_INT, dim) } },
+  [TP_OP_MAX_POOL2D] = { 1, { A("window", TP_ATTR_INTS, ints) } },
+  [TP_OP_AVG_POOL2D] = { 2, { A("window", TP_ATTR_INTS, ints), A("count_include_pad", TP_ATTR_INT, dim) } },
 };
 #undef A
 #undef REDUCE

@@ -1843,6 +1843,21 @@ static tp_status cv_pool(imp *m, onode *n, int avg) {
   int64_t order = avg ? 0 : ai(m, n, "storage_order", 0);
   if (order != 0 && order != 1) return tp_fail(TP_ERR_INVALID_ARG, "storage_order must be 0 or 1");
   TP_TRY(win_setup(m, n, &dx, &w, 1, ceil_mode));
+  /* 2-D, no dilation, no ceil-mode window, no Indices output, pads smaller
+   * than the kernel: the max_pool2d / avg_pool2d ops */
+  int simple = w.nsp == 2 && !ceil_mode && !(!avg && has_out(n, 1));
+  for (int i = 0; simple && i < 2; i++)
+    simple = w.D[i] == 1 && w.extra[i] == 0 && w.P[i] < w.K[i] && w.P[i + 2] < w.K[i];
+  if (simple) {
+    tp_attrs pa;
+    tp_attrs_init(&pa);
+    int64_t v[8] = {w.K[0], w.K[1], w.S[0], w.S[1], w.P[0], w.P[1], w.P[2], w.P[3]};
+    memcpy(pa.ints, v, sizeof v);
+    pa.nints = 8;
+    pa.dim = incl;
+    TP_TRY(emit(m, avg ? TP_OP_AVG_POOL2D : TP_OP_MAX_POOL2D, 1, &x, &pa, &y));
+    return set_out(m, n, 0, y);
+  }
   ref st;
   int64_t dim2 = 2;
   if (!avg) {

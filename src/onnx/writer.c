@@ -373,6 +373,16 @@ static tp_status convert(wr *w, int idx) {
       node(w, n->op == TP_OP_SOFTMAX ? "Softmax" : "LogSoftmax", 1, &a0, out, &atb);
       return TP_OK;
     }
+    case TP_OP_MAX_POOL2D:
+    case TP_OP_AVG_POOL2D: { /* window [kh kw sh sw pt pl pb pr] */
+      operand(w, &n->args[0], TP_F32, b0, &a0);
+      attr_ints(&atb, "kernel_shape", at->ints, 2);
+      attr_ints(&atb, "strides", at->ints + 2, 2);
+      attr_ints(&atb, "pads", at->ints + 4, 4);
+      if (n->op == TP_OP_AVG_POOL2D) attr_int(&atb, "count_include_pad", at->dim);
+      node(w, n->op == TP_OP_MAX_POOL2D ? "MaxPool" : "AveragePool", 1, &a0, out, &atb);
+      return TP_OK;
+    }
     case TP_OP_CONV2D: { /* window [sh sw pt pl pb pr dh dw] is Conv's strides, pads, dilations */
       operand(w, &n->args[0], TP_F32, b0, &a0);
       operand(w, &n->args[1], TP_F32, b1, &a1);

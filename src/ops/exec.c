@@ -424,6 +424,47 @@ static tp_status exec_conv2d(tp_tensor *const *in, const tp_attrs *at, const tp_
   return s;
 }
 
+/* ---- max_pool2d / avg_pool2d: direct loops, taps inside the input ---- */
+static tp_status exec_pool2d(tp_op op, tp_tensor *x0, const tp_attrs *at, const tp_desc *od,
+                             tp_tensor **out) {
+  tp_conv2d_geom g;
+  tp_desc dx;
+  tp_desc_of(x0, &dx);
+  TP_TRY(tp_pool2d_geometry(op, &dx, at, &g));
+  tp_tensor *x = NULL, *y = NULL;
+  tp_status s;
+  if ((s = tp_contiguous(x0, &x)) || (s = new_out(od, &y))) {
+    tp_tensor_release(x);
+    return s;
+  }
+  const float *X = tp_tensor_ptr(x);
+  float *Y = tp_tensor_ptr(y);
+  int avg = op == TP_OP_AVG_POOL2D;
+  for (int64_t nc = 0; nc < g.N * g.C; nc++) {
+    const float *xp = X + nc * g.H * g.W;
+    for (int64_t i = 0; i < g.OH; i++) {
+      int64_t h0 = i * g.sh - g.pt, h1 = h0 + g.KH;
+      h0 = h0 < 0 ? 0 : h0, h1 = h1 > g.H ? g.H : h1;
+      for (int64_t j = 0; j < g.OW; j++, Y++) {
+        int64_t w0 = j * g.sw - g.pl, w1 = w0 + g.KW;
+        w0 = w0 < 0 ? 0 : w0, w1 = w1 > g.W ? g.W : w1;
+        float acc = avg ? 0.0f : -INFINITY;
+        for (int64_t ih = h0; ih < h1; ih++)
+          for (int64_t iw = w0; iw < w1; iw++) {
+            float v = xp[ih * g.W + iw];
+            if (avg) acc += v;
+            else if (!(v <= acc)) acc = v != v || acc != acc ? NAN : (v > acc ? v : acc); /* NaN propagates */
+          }
+        if (avg) acc /= (float)(at->dim ? g.KH * g.KW : (h1 - h0) * (w1 - w0));
+        *Y = acc;
+      }
+    }
+  }
+  tp_tensor_release(x);
+  *out = y;
+  return TP_OK;
+}
+
 /* ---- reductions ---- */
 /* A contiguous copy of x with the dims in mask moved last; *rlen = product
  * of the moved dims. */
@@ -706,6 +747,8 @@ tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
     case TP_OP_MATMUL: return exec_matmul(in[0], in[1], od, out);
     case TP_OP_LINEAR: return exec_linear(in[0], in[1], in[2], od, out);
     case TP_OP_CONV2D: return exec_conv2d(in, at, od, out);
+    case TP_OP_MAX_POOL2D:
+    case TP_OP_AVG_POOL2D: return exec_pool2d(op, in[0], at, od, out);
     case TP_OP_SOFTMAX:
     case TP_OP_LOG_SOFTMAX: return exec_softmax(op, in[0], at, od, out);
     case TP_OP_LAYER_NORM: return exec_layer_norm(in, at, od, out);

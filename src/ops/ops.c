@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_opaque) X(shape_conv2d)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_opaque) X(shape_conv2d) X(shape_pool2d)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -508,6 +508,54 @@ static tp_status shape_conv2d(tp_op op, int nin, const tp_desc *const *in, const
   out->dtype = TP_F32;
   out->ndim = 4;
   out->shape[0] = g.N, out->shape[1] = g.M, out->shape[2] = g.OH, out->shape[3] = g.OW;
+  return TP_OK;
+}
+
+tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_conv2d_geom *g) {
+  char b0[96];
+  const char *nm = tp_op_name(op);
+  if (x->ndim != 4)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: input %s must have rank 4 ([N, C, H, W])", nm, SHAPE(x, b0));
+  if (a->nints != 8)
+    return tp_fail(TP_ERR_INVALID_ARG,
+                   "%s: window has %d values, expected 8 (kernel h w, stride h w, pads top left bottom right)",
+                   nm, a->nints);
+  const int64_t *v = a->ints;
+  for (int i = 0; i < 8; i++) {
+    int lo = i < 4 ? 1 : 0;
+    if (v[i] < lo || v[i] > (1 << 20))
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: %s %lld is out of range [%d, 2^20]", nm,
+                     i < 2 ? "kernel size" : i < 4 ? "stride" : "padding", (long long)v[i], lo);
+  }
+  if (v[4] >= v[0] || v[6] >= v[0] || v[5] >= v[1] || v[7] >= v[1])
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: padding must be smaller than the kernel (%lldx%lld)", nm,
+                   (long long)v[0], (long long)v[1]);
+  if (a->dim != 0 && (op != TP_OP_AVG_POOL2D || a->dim != 1))
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: count_include_pad must be 0%s (got %lld)", nm,
+                   op == TP_OP_AVG_POOL2D ? " or 1" : "", (long long)a->dim);
+  memset(g, 0, sizeof *g);
+  g->N = x->shape[0], g->C = g->M = x->shape[1], g->H = x->shape[2], g->W = x->shape[3];
+  g->KH = v[0], g->KW = v[1], g->sh = v[2], g->sw = v[3], g->pt = v[4], g->pl = v[5];
+  g->dh = g->dw = 1, g->G = g->C;
+  int64_t ph = g->H + v[4] + v[6], pw = g->W + v[5] + v[7];
+  if (g->KH > ph || g->KW > pw)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: kernel %lldx%lld is larger than the padded input %lldx%lld", nm,
+                   (long long)g->KH, (long long)g->KW, (long long)ph, (long long)pw);
+  g->OH = (ph - g->KH) / g->sh + 1;
+  g->OW = (pw - g->KW) / g->sw + 1;
+  return TP_OK;
+}
+
+static tp_status shape_pool2d(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                              tp_desc *out) {
+  (void)nin;
+  TP_TRY(need_f32(op, in[0], "input"));
+  tp_conv2d_geom g;
+  TP_TRY(tp_pool2d_geometry(op, in[0], a, &g));
+  memset(out, 0, sizeof *out);
+  out->dtype = TP_F32;
+  out->ndim = 4;
+  out->shape[0] = g.N, out->shape[1] = g.C, out->shape[2] = g.OH, out->shape[3] = g.OW;
   return TP_OK;
 }
 

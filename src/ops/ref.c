@@ -257,6 +257,29 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
                 }
             put(y, o++, acc);
           }
+  } else if (op == TP_OP_MAX_POOL2D || op == TP_OP_AVG_POOL2D) {
+    tp_conv2d_geom g;
+    tp_desc dx;
+    tp_desc_of(in[0], &dx);
+    TP_TRY(tp_pool2d_geometry(op, &dx, attrs, &g));
+    int64_t o = 0;
+    for (int64_t nc = 0; nc < g.N * g.C; nc++)
+      for (int64_t i = 0; i < g.OH; i++)
+        for (int64_t j = 0; j < g.OW; j++) {
+          double acc = op == TP_OP_MAX_POOL2D ? -INFINITY : 0;
+          int64_t cnt = 0;
+          for (int64_t kh = 0; kh < g.KH; kh++)
+            for (int64_t kw = 0; kw < g.KW; kw++) {
+              int64_t ih = i * g.sh - g.pt + kh, iw = j * g.sw - g.pl + kw;
+              if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+              double v = tp_tensor_get_f64(in[0], (nc * g.H + ih) * g.W + iw);
+              if (op == TP_OP_AVG_POOL2D) acc += v;
+              else if (v > acc || v != v) acc = v != v || acc != acc ? NAN : v;
+              cnt++;
+            }
+          if (op == TP_OP_AVG_POOL2D) acc /= (double)(attrs->dim ? g.KH * g.KW : cnt);
+          put(y, o++, acc);
+        }
   } else {
     tp_tensor_release(y);
     return tp_fail(TP_ERR_INTERNAL, "%s: no reference kernel", tp_op_name(op));

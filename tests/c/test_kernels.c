@@ -201,6 +201,7 @@ static int tol_of(tp_op op) {
     case TP_OP_ERF:
       return T_ELEM;
     case TP_OP_MATMUL: case TP_OP_LINEAR: case TP_OP_SUM: case TP_OP_MEAN: case TP_OP_CONV2D:
+    case TP_OP_AVG_POOL2D:
       return T_BOUND;
     case TP_OP_SOFTMAX: return T_SOFTMAX;
     case TP_OP_LOG_SOFTMAX: return T_LOGSOFTMAX;
@@ -748,6 +749,38 @@ static void cases_conv2d(void) {
     }
 }
 
+/* pooling: kernels, strides, asymmetric pads (smaller than the kernel),
+ * overlapping and gapped windows, count_include_pad, non-contiguous input.
+ * Columns: N C H W, window (kh kw sh sw pt pl pb pr). */
+static void cases_pool2d(tp_op op) {
+  static const int64_t cfg[][12] = {
+      {1, 2, 6, 6, 2, 2, 2, 2, 0, 0, 0, 0},     /* the classic 2x2 / 2 */
+      {2, 3, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1},     /* overlapping, padded */
+      {1, 1, 5, 11, 3, 2, 1, 3, 2, 0, 0, 1},    /* rect, stride 3 (gaps), uneven pads */
+      {1, 4, 1, 20, 1, 4, 1, 4, 0, 2, 0, 3},    /* a 1-D pool as H = 1 */
+      {0, 2, 4, 4, 2, 2, 2, 2, 0, 0, 0, 0},     /* empty batch */
+      {1, 2, 9, 9, 9, 9, 1, 1, 4, 4, 4, 4},     /* global-size kernel with pads */
+  };
+  char lbl[256];
+  for (int ci = 0; ci < (int)(sizeof cfg / sizeof cfg[0]); ci++)
+    for (int var = 0; var < (op == TP_OP_AVG_POOL2D ? 3 : 2); var++) {
+      const int64_t *c = cfg[ci];
+      int64_t xs[4] = {c[0], c[1], c[2], c[3]};
+      tp_attrs at;
+      tp_attrs_init(&at);
+      at.nints = 8;
+      memcpy(at.ints, c + 4, sizeof(int64_t) * 8);
+      at.dim = var == 2; /* count_include_pad */
+      snprintf(lbl, sizeof lbl, "%s x [%lld,%lld,%lld,%lld] window [%lld %lld %lld %lld %lld %lld %lld %lld]%s%s",
+               tp_op_name(op), (long long)xs[0], (long long)xs[1], (long long)xs[2], (long long)xs[3],
+               (long long)c[4], (long long)c[5], (long long)c[6], (long long)c[7], (long long)c[8],
+               (long long)c[9], (long long)c[10], (long long)c[11], var == 1 ? " strided" : "",
+               var == 2 ? " count_include_pad" : "");
+      tp_tensor *in[1] = {gen(TP_F32, 4, xs, NORMAL1, var == 1 ? L_STRIDED : L_CONTIG)};
+      run_case(lbl, op, 1, in, &at);
+    }
+}
+
 static void cases_reduce(tp_op op) {
   char b0[64], lbl[256];
   static const S rs[] = {{0, {0}}, S1(0),     S1(1),       S1(7),        S1(16),      S1(17),
@@ -960,6 +993,7 @@ static void differential_op(int op) {
       case TP_OP_SOFTMAX: case TP_OP_LOG_SOFTMAX: cases_softmax((tp_op)op); break;
       case TP_OP_LAYER_NORM: cases_layer_norm(); break;
       case TP_OP_CONV2D: isolate_cases = 1; cases_conv2d(); isolate_cases = 0; break;
+      case TP_OP_MAX_POOL2D: case TP_OP_AVG_POOL2D: isolate_cases = 1; cases_pool2d((tp_op)op); isolate_cases = 0; break;
       case TP_OP_CONCAT: cases_concat(); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;

@@ -748,6 +748,41 @@ static void test_conv2d(void) {
   }
 }
 
+static tp_attrs Apool(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb,
+                      int64_t pr, int64_t incl) {
+  tp_attrs a = A0();
+  int64_t v[8] = {kh, kw, sh, sw, pt, pl, pb, pr};
+  memcpy(a.ints, v, sizeof v);
+  a.nints = 8;
+  a.dim = incl;
+  return a;
+}
+
+static void test_pool2d(void) {
+  tp_tensor *x = F32((1, 1, 4, 4), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);
+  /* 2x2 stride 2: max of each quarter, mean of each quarter */
+  EXPECT(OPA(TP_OP_MAX_POOL2D, Apool(2, 2, 2, 2, 0, 0, 0, 0, 0), x), TP_F32, (1, 1, 2, 2), 6, 8, 14, 16);
+  EXPECT(OPA(TP_OP_AVG_POOL2D, Apool(2, 2, 2, 2, 0, 0, 0, 0, 0), x), TP_F32, (1, 1, 2, 2), 3.5, 5.5, 11.5, 13.5);
+  /* 3x3 stride 2 pad 1: corners see 2x2, edges 2x3 */
+  EXPECT(OPA(TP_OP_MAX_POOL2D, Apool(3, 3, 2, 2, 1, 1, 1, 1, 0), x), TP_F32, (1, 1, 2, 2), 6, 8, 14, 16);
+  /* avg, padding excluded: (1+2+5+6)/4; included: /9 */
+  EXPECT(OPA(TP_OP_AVG_POOL2D, Apool(3, 3, 2, 2, 1, 1, 0, 0, 0), x), TP_F32, (1, 1, 2, 2), 3.5, 5, 9.5, 11);
+  EXPECT(OPA(TP_OP_AVG_POOL2D, Apool(3, 3, 2, 2, 1, 1, 0, 0, 1), x), TP_F32, (1, 1, 2, 2), 14.0 / 9, 30.0 / 9,
+         57.0 / 9, 99.0 / 9);
+  /* NaN propagates through max */
+  EXPECT(OPA(TP_OP_MAX_POOL2D, Apool(2, 2, 2, 2, 0, 0, 0, 0, 0), F32((1, 1, 2, 2), 1, NAN, 3, 2)), TP_F32,
+         (1, 1, 1, 1), NAN);
+  /* bad input */
+  tp_attrs a = Apool(2, 2, 2, 2, 0, 0, 0, 0, 0);
+  ERR(TP_OP_MAX_POOL2D, &a, (F32((4), 1, 2, 3, 4)), TP_ERR_INVALID_ARG, "max_pool2d", "rank 4");
+  ERR(TP_OP_AVG_POOL2D, &a, (I32((1, 1, 2, 2), 1, 2, 3, 4)), TP_ERR_INVALID_ARG, "avg_pool2d", "int32");
+  ERRA(TP_OP_MAX_POOL2D, Apool(5, 5, 1, 1, 0, 0, 0, 0, 0), (x), TP_ERR_INVALID_ARG, "kernel 5x5", "4x4");
+  ERRA(TP_OP_MAX_POOL2D, Apool(2, 2, 1, 1, 2, 0, 0, 0, 0), (x), TP_ERR_INVALID_ARG, "smaller than the kernel");
+  ERRA(TP_OP_MAX_POOL2D, Apool(2, 2, 0, 1, 0, 0, 0, 0, 0), (x), TP_ERR_INVALID_ARG, "stride 0");
+  ERRA(TP_OP_MAX_POOL2D, Apool(2, 2, 2, 2, 0, 0, 0, 0, 1), (x), TP_ERR_INVALID_ARG, "count_include_pad must be 0");
+  ERRA(TP_OP_AVG_POOL2D, A0(), (x), TP_ERR_INVALID_ARG, "window has 0 values");
+}
+
 static void test_reductions(void) {
   tp_tensor *x = F32((2, 3), 1, 2, 3, 4, 5, 6);
   int64_t d0[] = {0}, d1[] = {1}, dm1[] = {-1}, d01[] = {0, 1}, d10[] = {1, 0};
@@ -1420,7 +1455,7 @@ int main(void) {
 #define T(f) {#f, f}
       T(test_add_broadcast), T(test_sub_mul_div), T(test_scalars_and_promotion),
       T(test_compare), T(test_where), T(test_unary), T(test_noncontiguous_elementwise),
-      T(test_matmul), T(test_linear), T(test_conv2d), T(test_reductions), T(test_softmax), T(test_layer_norm),
+      T(test_matmul), T(test_linear), T(test_conv2d), T(test_pool2d), T(test_reductions), T(test_softmax), T(test_layer_norm),
       T(test_reshape), T(test_transpose_permute), T(test_slice), T(test_concat), T(test_cast),
       T(test_errors), T(test_value_semantics), T(test_opaque_ops), T(test_matmul_empty_batch),
       T(test_slice_huge_step), T(test_empty_huge_dims),
@@ -1431,7 +1466,7 @@ int main(void) {
       "add", "sub", "mul", "div", "eq", "lt", "gt", "where", "neg", "abs", "exp", "log",
       "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "matmul", "linear", "sum", "mean",
       "max", "min", "softmax", "log_softmax", "layer_norm", "reshape", "transpose", "permute",
-      "slice", "concat", "cast", "floor", "ceil", "round", "erf", "conv2d"};
+      "slice", "concat", "cast", "floor", "ceil", "round", "erf", "conv2d", "max_pool2d", "avg_pool2d"};
   for (int op = 0; op < TP_OP_COUNT; op++) {
     int found = 0;
     for (size_t i = 0; i < sizeof covered / sizeof covered[0]; i++)

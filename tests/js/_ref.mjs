@@ -223,3 +223,26 @@ export function conv2d(x, w, b, { stride = [1, 1], pads = [0, 0, 0, 0], dilation
         }
   return { shape: [N, M, OH, OW], data: out };
 }
+
+/** max / avg pooling by definition (NCHW; pads [top, left, bottom, right]). */
+export function pool2d(x, kind, k, stride, pads, countIncludePad) {
+  const [N, C, H, W] = x.shape;
+  const OH = Math.floor((H + pads[0] + pads[2] - k[0]) / stride[0]) + 1;
+  const OW = Math.floor((W + pads[1] + pads[3] - k[1]) / stride[1]) + 1;
+  const out = [];
+  for (let nc = 0; nc < N * C; nc++)
+    for (let i = 0; i < OH; i++)
+      for (let j = 0; j < OW; j++) {
+        let acc = kind === 'max' ? -Infinity : 0, cnt = 0;
+        for (let a = 0; a < k[0]; a++)
+          for (let b = 0; b < k[1]; b++) {
+            const ih = i * stride[0] - pads[0] + a, iw = j * stride[1] - pads[1] + b;
+            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+            const v = x.data[(nc * H + ih) * W + iw];
+            acc = kind === 'max' ? Math.max(acc, v) : acc + v;
+            cnt++;
+          }
+        out.push(kind === 'max' ? acc : acc / (countIncludePad ? k[0] * k[1] : cnt));
+      }
+  return { shape: [N, C, OH, OW], data: out };
+}

@@ -99,7 +99,7 @@ test('a small MLP: save, load back, onnxruntime', async () => {
   }
 });
 
-test('a small CNN (dense, strided, depthwise, grouped convs): save, load back, onnxruntime', async () => {
+test('a small CNN (dense, strided, depthwise, grouped convs, max and average pools): save, load back, onnxruntime', async () => {
   const w1 = tp.randn([8, 3, 3, 3], { seed: 11 }), b1 = tp.randn([8], { seed: 12 });
   const w2 = tp.randn([8, 1, 3, 3], { seed: 13 });
   const w3 = tp.randn([12, 4, 1, 1], { seed: 14 }), b3 = tp.randn([12], { seed: 15 });
@@ -108,7 +108,8 @@ test('a small CNN (dense, strided, depthwise, grouped convs): save, load back, o
     const h = tp.conv2d(x, w1, b1, { padding: 1 }).relu();
     const d = tp.conv2d(h, w2, null, { stride: 2, padding: [1, 1, 0, 0], groups: 8, dilation: [1, 2] }).relu();
     const g = tp.conv2d(d, w3, b3, { groups: 2 });
-    return g.mean({ dims: [2, 3] });
+    const p = tp.maxPool2d(g, 2, { stride: 1, padding: [1, 0, 0, 1] }).add(tp.avgPool2d(g, [2, 3], { padding: [1, 1], countIncludePad: false }).mean({ dims: [2, 3], keepdim: true }));
+    return [g.mean({ dims: [2, 3] }), tp.avgPool2d(p, 2)];
   };
   try {
     await checkExport('cnn', cnn, [x]);

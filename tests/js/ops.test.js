@@ -226,6 +226,34 @@ test('conv2d: bad input names the problem and the runtime stays usable', () => {
   });
 });
 
+test('maxPool2d / avgPool2d against a JS reference, eager and stax; bad input', () => {
+  tp.scope(() => {
+    const cases = [
+      [[1, 2, 6, 6], 2, {}, [2, 2], [2, 2], [0, 0, 0, 0]],
+      [[2, 3, 7, 9], 3, { stride: 2, padding: 1 }, [3, 3], [2, 2], [1, 1, 1, 1]],
+      [[1, 1, 5, 11], [3, 2], { stride: [1, 3], padding: [2, 0, 0, 1] }, [3, 2], [1, 3], [2, 0, 0, 1]],
+    ];
+    let seed = 90;
+    for (const [xs, k, opts, kk, st, pads] of cases) {
+      const [x, rx] = pair(xs, seed++);
+      const label = `pool x [${xs}] k ${JSON.stringify(k)} ${JSON.stringify(opts)}`;
+      check(tp.maxPool2d(x, k, opts), R.pool2d(rx, 'max', kk, st, pads), `max ${label}`);
+      check(x.avgPool2d(k, opts), R.pool2d(rx, 'avg', kk, st, pads, true), `avg ${label}`);
+      check(tp.avgPool2d(x, k, { ...opts, countIncludePad: false }), R.pool2d(rx, 'avg', kk, st, pads, false), `avg excl ${label}`);
+      const f = tp.compile((a) => tp.maxPool2d(a.relu(), k, opts).add(tp.avgPool2d(a, k, opts)), { backend: 'stax', name: 'pools' });
+      const want = R.nary((p, q) => p + q, R.pool2d(R.nary((v) => Math.max(v, 0), rx), 'max', kk, st, pads), R.pool2d(rx, 'avg', kk, st, pads, true));
+      check(f(x), want, `stax ${label}`);
+      f.dispose();
+    }
+    const x = tp.zeros([1, 1, 4, 4]);
+    assert.throws(() => tp.maxPool2d(tp.zeros([4, 4]), 2), /max_pool2d: input \[4,4\] must have rank 4/);
+    assert.throws(() => tp.maxPool2d(x, 5), /max_pool2d: kernel 5x5 is larger than the padded input 4x4/);
+    assert.throws(() => tp.maxPool2d(x, 2, { padding: 2 }), /padding must be smaller than the kernel/);
+    assert.throws(() => tp.avgPool2d(x, 0), /avgPool2d: kernelSize must be an integer >= 1/);
+    assert.throws(() => tp.avgPool2d(x, 2, { countIncludePad: 1 }), /countIncludePad must be a boolean/);
+  });
+});
+
 test('reductions: sum, mean, max, min over dims with keepdim', () => {
   tp.scope(() => {
     const [x, rx] = pair([2, 3, 4], 41);
@@ -339,7 +367,7 @@ test('concat', () => {
 });
 
 test('the ops table lists every operator', () => {
-  for (const name of ['add', 'sub', 'mul', 'div', 'matmul', 'linear', 'conv2d', 'sum', 'softmax', 'layerNorm', 'concat', 'cast', 'where']) {
+  for (const name of ['add', 'sub', 'mul', 'div', 'matmul', 'linear', 'conv2d', 'maxPool2d', 'avgPool2d', 'sum', 'softmax', 'layerNorm', 'concat', 'cast', 'where']) {
     assert.equal(typeof tp.ops[name], 'function', name);
   }
 });
