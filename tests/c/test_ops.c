@@ -659,16 +659,19 @@ static void test_linear(void) {
   EXPECT_SHAPE(OP(TP_OP_LINEAR, NULL, EMPTY(TP_F32, (0, 3)), w, b), TP_F32, (0, 2));
 }
 
-/* window [sh sw pt pl pb pr dh dw], groups */
-static tp_attrs Aconv(int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb, int64_t pr,
-                      int64_t dh, int64_t dw, int64_t groups) {
+/* An 8-value window and dim: conv2d's [sh sw pt pl pb pr dh dw] + groups,
+ * the pools' [kh kw sh sw pt pl pb pr] + count_include_pad. */
+static tp_attrs Awin(int64_t a0, int64_t a1, int64_t a2, int64_t a3, int64_t a4, int64_t a5, int64_t a6,
+                     int64_t a7, int64_t dim) {
   tp_attrs a = A0();
-  int64_t v[8] = {sh, sw, pt, pl, pb, pr, dh, dw};
+  int64_t v[8] = {a0, a1, a2, a3, a4, a5, a6, a7};
   memcpy(a.ints, v, sizeof v);
   a.nints = 8;
-  a.dim = groups;
+  a.dim = dim;
   return a;
 }
+#define Aconv Awin
+#define Apool Awin
 
 static void test_conv2d(void) {
   tp_tensor *x = F32((1, 1, 3, 3), 1, 2, 3, 4, 5, 6, 7, 8, 9);
@@ -746,16 +749,6 @@ static void test_conv2d(void) {
     CHECK(tp_op_infer(TP_OP_CONV2D, 3, dp, &at, &dy) == TP_ERR_INVALID_ARG);
     CHECK(strstr(tp_last_error(), "too large") != NULL);
   }
-}
-
-static tp_attrs Apool(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t pt, int64_t pl, int64_t pb,
-                      int64_t pr, int64_t incl) {
-  tp_attrs a = A0();
-  int64_t v[8] = {kh, kw, sh, sw, pt, pl, pb, pr};
-  memcpy(a.ints, v, sizeof v);
-  a.nints = 8;
-  a.dim = incl;
-  return a;
 }
 
 static void test_pool2d(void) {
