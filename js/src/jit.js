@@ -87,30 +87,30 @@ export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outP
   const key = hashBytes(bytes);
   try {
     let module = useCache ? cache.get(key) : undefined;
-    if (!module) {
+    if (!module && !(onMainThread && len > MAIN_THREAD_SYNC_MAX)) {
       try {
-        if (onMainThread && len > MAIN_THREAD_SYNC_MAX) throw new RangeError('compile asynchronously on the main thread');
         module = new WebAssembly.Module(bytes);
       } catch (e) {
-        // browsers' main thread: large modules must compile asynchronously
-        if (!(e instanceof RangeError)) throw e;
-        if (syncOnly) throw new Error('it would compile asynchronously here and the core needs it now');
-        const token = nextToken++;
-        pending.add(token);
-        WebAssembly.compile(bytes).then((m) => {
-          if (useCache) cache.set(key, m);
-          const base = install(core, m, nexports);
-          pending.delete(token);
-          core.exports.tpw_jit_ready(token, base);
-        }).catch((err) => {
-          pending.delete(token);
-          console.error(`tensorplay: a generated module (${len} bytes) failed to compile: ${err.message}`);
-          core.exports.tpw_jit_ready(token, -1);
-        });
-        core.views().i32[outPtr >> 2] = token;
-        return 1;
+        if (!(e instanceof RangeError)) throw e; // a browser refused a synchronous compile: below
       }
-      if (useCache) cache.set(key, module);
+      if (module && useCache) cache.set(key, module);
+    }
+    if (!module) { // compile asynchronously
+      if (syncOnly) throw new Error('it would compile asynchronously here and the core needs it now');
+      const token = nextToken++;
+      pending.add(token);
+      WebAssembly.compile(bytes).then((m) => {
+        if (useCache) cache.set(key, m);
+        const base = install(core, m, nexports);
+        pending.delete(token);
+        core.exports.tpw_jit_ready(token, base);
+      }).catch((err) => {
+        pending.delete(token);
+        console.error(`tensorplay: a generated module (${len} bytes) failed to compile: ${err.message}`);
+        core.exports.tpw_jit_ready(token, -1);
+      });
+      core.views().i32[outPtr >> 2] = token;
+      return 1;
     }
     core.views().i32[outPtr >> 2] = install(core, module, nexports);
     return 0;

@@ -18,12 +18,6 @@ extern int (*tp_jit_poll_hook)(int32_t token, int32_t *base);
  * registers for SIMD128 and spills them (docs/codegen.md). Natively there is
  * no generated code to tune. */
 #if defined(__wasm__)
-#include <time.h>
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 typedef struct mr_entry { int64_t M, N, K, a_cs; int relaxed, mr; } mr_entry;
 static mr_entry mr_cache[64];
@@ -83,9 +77,9 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
       fn((int32_t)(intptr_t)ptrs);
       double t = 1e30;
       for (int r = 0; r < 3; r++) {
-        double t0 = now_ms();
+        double t0 = tp_now_ms();
         fn((int32_t)(intptr_t)ptrs);
-        double dt = now_ms() - t0;
+        double dt = tp_now_ms() - t0;
         if (dt < t) t = dt;
       }
       if (t < best) best = t, best_mr = mrs[v];

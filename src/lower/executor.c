@@ -121,7 +121,7 @@ void tp_plan_free(tp_plan *pl) {
 
 /* ---- max-autotune: time GEMM blockings per shape ---- */
 #include <time.h>
-static double now_ms(void) {
+double tp_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
@@ -138,10 +138,10 @@ static double time_gemm(const tp_kernels *K, const tp_kir_kernel *k, const float
   if (pb) K->gemm_pack_b(k->K, k->N, B, k->b_rs, k->b_cs, pb);
   double best = 1e30;
   for (int r = 0; r < 4; r++) {
-    double t0 = now_ms();
+    double t0 = tp_now_ms();
     if (pb) K->gemm_f32_packed(k->M, k->N, k->K, A, k->K, 1, pb, C, k->N, NULL);
     else K->gemm_f32(k->M, k->N, k->K, A, k->K, 1, B, k->b_rs, k->b_cs, C, k->N, NULL);
-    double t = now_ms() - t0;
+    double t = tp_now_ms() - t0;
     if (r > 0 && t < best) best = t;
   }
   K->gemm_tune(0, 0);

@@ -185,6 +185,8 @@ int32_t tp_plan_jit_kernel(int32_t ctx, int32_t k);
 /* The packed B of constant-weight GEMM kernel ki (NULL if not packed, or
  * packed for another ISA table than the current one). */
 const void *tp_plan_packed_b(const tp_plan *pl, int ki);
+/* A monotonic clock in ms (max-autotune's timings). */
+double tp_now_ms(void);
 /* Adds n to the program's count of measured (autotuned) kernels. */
 void tp_plan_count_tuned(tp_plan *pl, int n);
 /* Number of kernels this plan runs as generated code right now. */

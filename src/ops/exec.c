@@ -453,7 +453,7 @@ static tp_status exec_pool2d(tp_op op, tp_tensor *x0, const tp_attrs *at, const 
           for (int64_t iw = w0; iw < w1; iw++) {
             float v = xp[ih * g.W + iw];
             if (avg) acc += v;
-            else if (!(v <= acc)) acc = v != v || acc != acc ? NAN : (v > acc ? v : acc); /* NaN propagates */
+            else if (acc == acc && !(v <= acc)) acc = v; /* larger, or NaN (which then stays) */
           }
         if (avg) acc /= (float)(at->dim ? g.KH * g.KW : (h1 - h0) * (w1 - w0));
         *Y = acc;

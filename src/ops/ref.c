@@ -274,7 +274,7 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
               if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
               double v = tp_tensor_get_f64(in[0], (nc * g.H + ih) * g.W + iw);
               if (op == TP_OP_AVG_POOL2D) acc += v;
-              else if (v > acc || v != v) acc = v != v || acc != acc ? NAN : v;
+              else if (acc == acc && !(v <= acc)) acc = v; /* larger, or NaN (which then stays) */
               cnt++;
             }
           if (op == TP_OP_AVG_POOL2D) acc /= (double)(attrs->dim ? g.KH * g.KW : cnt);

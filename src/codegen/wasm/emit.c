@@ -416,28 +416,26 @@ typedef void (*body_fn)(em *e, kctx *c, uint32_t i, int tail, void *ud);
  * vectors statement by statement gives it UNROLL chains side by side. */
 #define UNROLL 2 /* at most 4 (em.bank_v) */
 
-/* Replays the recorded body UNROLL times, one statement (up to a local.set
- * or a store) of each copy in turn. Copy k reads idx[k] for the index local
- * idx[0] and has its own copy of every local the body writes (banks vb[k]
- * and ib[k] for the v128 and i32 temporaries). 0 when the body cannot be
- * replayed (it writes an f32 temporary): the caller emits it plainly. */
-static int replay(em *e, const uint32_t *idx, const uint32_t *vb, const uint32_t *ib) {
-  int nw = e->vn + e->in;
-  uint8_t *w = tp_xmalloc((size_t)(nw ? nw : 1));
-  if (!w) {
-    e->s = TP_ERR_OUT_OF_MEMORY;
-    return 0;
-  }
-  memset(w, 0, (size_t)(nw ? nw : 1));
-  int ok = 1;
+/* Marks in w (v128 temporaries, then i32 ones) the locals the recorded
+ * body writes. 0 if it writes any other local (an f32 temporary): such a
+ * body is not replayed. */
+static int rec_written(const em *e, uint8_t *w) {
   for (int q = 0; q < e->nrec; q++) {
     const rins *r = &e->rec[q];
     if (r->kind != RK_LOCAL || r->op == TP_WASM_OP_LOCAL_GET) continue;
     if (r->a >= e->v0 && r->a < e->v0 + (uint32_t)e->vn) w[r->a - e->v0] = 1;
     else if (r->a >= e->i0 && r->a < e->i0 + (uint32_t)e->in) w[e->vn + r->a - e->i0] = 1;
-    else ok = 0; /* an f32 temporary or a parameter */
+    else return 0;
   }
-  for (int q0 = 0; ok && q0 < e->nrec && !e->s;) {
+  return 1;
+}
+
+/* Replays the recorded body UNROLL times, one statement (up to a local.set
+ * or a store) of each copy in turn. Copy k reads idx[k] for the index local
+ * idx[0] and has its own copy of every local the body writes (w, from
+ * rec_written: banks vb[k] and ib[k] for the v128 and i32 temporaries). */
+static void replay(em *e, const uint8_t *w, const uint32_t *idx, const uint32_t *vb, const uint32_t *ib) {
+  for (int q0 = 0; q0 < e->nrec && !e->s;) {
     int q1 = q0;
     while (q1 < e->nrec) {
       const rins *r = &e->rec[q1++];
@@ -458,8 +456,6 @@ static int replay(em *e, const uint32_t *idx, const uint32_t *vb, const uint32_t
       }
     q0 = q1;
   }
-  tp_xfree(w);
-  return ok;
 }
 
 /* Loop over [0, n) for a pointwise (store) body: an interleaved loop of
@@ -473,6 +469,26 @@ static void row_loop_unrolled(em *e, kctx *c, int64_t n, body_fn body, void *ud)
     row_loop(e, c, n, body, ud);
     return;
   }
+  uint32_t i = itmp(e);
+  idx[0] = i;
+  for (int k = 1; k < UNROLL; k++) idx[k] = itmp(e);
+  /* record one vector step of the body; a body that cannot be replayed
+   * runs in the plain loops */
+  e->recording = 1, e->nrec = 0;
+  body(e, c, i, 0, ud);
+  e->recording = 0;
+  uint8_t *w = tp_xmalloc((size_t)(e->vn + e->in));
+  if (!w) {
+    e->s = TP_ERR_OUT_OF_MEMORY;
+    return;
+  }
+  memset(w, 0, (size_t)(e->vn + e->in));
+  if (!rec_written(e, w)) {
+    tp_xfree(w);
+    e->itop -= UNROLL;
+    row_loop(e, c, n, body, ud);
+    return;
+  }
   /* banks of locals for the copies (copy 0 uses the originals), made the
    * first time and shared by the function's interleaved loops */
   for (int k = 1; k < UNROLL && !e->banks && !e->s; k++) {
@@ -482,24 +498,17 @@ static void row_loop_unrolled(em *e, kctx *c, int64_t n, body_fn body, void *ud)
   e->banks = 1;
   vb[0] = e->v0, ib[0] = e->i0;
   for (int k = 1; k < UNROLL; k++) vb[k] = e->bank_v[k], ib[k] = e->bank_i[k];
-  uint32_t i = itmp(e);
-  idx[0] = i;
-  for (int k = 1; k < UNROLL; k++) idx[k] = itmp(e);
-  /* record one vector step of the body */
-  e->recording = 1, e->nrec = 0;
-  body(e, c, i, 0, ud);
-  e->recording = 0;
   i32c(e, 0), lset(e, i);
   block(e, TP_WASM_OP_BLOCK);
   block(e, TP_WASM_OP_LOOP);
   lget(e, i), i32c(e, (int32_t)(n - step)), op(e, TP_WASM_OP_I32_GT_S), br(e, TP_WASM_OP_BR_IF, 1);
   for (int k = 1; k < UNROLL; k++) lget(e, i), i32c(e, 4 * k), op(e, TP_WASM_OP_I32_ADD), lset(e, idx[k]);
-  int ok = !e->s && replay(e, idx, vb, ib);
+  replay(e, w, idx, vb, ib);
+  tp_xfree(w);
   lget(e, i), i32c(e, (int32_t)step), op(e, TP_WASM_OP_I32_ADD), lset(e, i);
   br(e, TP_WASM_OP_BR, 0);
   op(e, TP_WASM_OP_END);
   op(e, TP_WASM_OP_END);
-  if (!ok && !e->s) e->s = tp_fail(TP_ERR_INTERNAL, "wasm emitter: an interleaved body writes an f32 temporary");
   /* the rest (fewer than UNROLL vectors, then lanes) from i on */
   row_loop_from(e, c, n, body, ud, i);
   e->itop -= UNROLL; /* i and the copies' indices, free only now */
@@ -923,6 +932,28 @@ void tp_emitted_clear(tp_emitted *e) {
   memset(e, 0, sizeof *e);
 }
 
+/* Finishes m (when s is TP_OK) into out->bytes (and out->dump when dump),
+ * frees m; on an error out is cleared. Returns the status. */
+static tp_status finish_module(tp_wasm_module *m, tp_status s, int dump, tp_emitted *out) {
+  const uint8_t *bytes = NULL;
+  size_t len = 0;
+  if (!s) s = tp_wasm_module_finish(m, &bytes, &len);
+  if (!s && !(out->bytes = tp_xmalloc(len ? len : 1))) s = TP_ERR_OUT_OF_MEMORY;
+  if (!s) {
+    memcpy(out->bytes, bytes, len);
+    out->len = len;
+    if (dump) {
+      const tp_wasm_label *labels;
+      size_t nl;
+      tp_wasm_module_labels(m, &labels, &nl);
+      s = tp_wasm_dump(bytes, len, labels, nl, &out->dump);
+    }
+  }
+  tp_wasm_module_free(m);
+  if (s) tp_emitted_clear(out);
+  return s;
+}
+
 /* The run entry: (i32 ptrs, i32 ctx) -> i32 status. Calls every kernel of
  * the program in order: generated ones directly, the others through the
  * imported env.tp_jit_kernel(ctx, k) (the core's executor); stops at the
@@ -1003,23 +1034,7 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
   }
   tp_xfree(fidx);
   tp_xfree(preps);
-  const uint8_t *bytes = NULL;
-  size_t len = 0;
-  if (!s) s = tp_wasm_module_finish(m, &bytes, &len);
-  if (!s && !(out->bytes = tp_xmalloc(len ? len : 1))) s = TP_ERR_OUT_OF_MEMORY;
-  if (!s) {
-    memcpy(out->bytes, bytes, len);
-    out->len = len;
-    if (o && o->want_dump) {
-      const tp_wasm_label *labels;
-      size_t nl;
-      tp_wasm_module_labels(m, &labels, &nl);
-      s = tp_wasm_dump(bytes, len, labels, nl, &out->dump);
-    }
-  }
-  tp_wasm_module_free(m);
-  if (s) tp_emitted_clear(out);
-  return s;
+  return finish_module(m, s, o && o->want_dump, out);
 }
 
 tp_status tp_emit_gemm_variants(const tp_kir_program *p, const tp_emit_options *o, int ki, int nmr,
@@ -1045,12 +1060,5 @@ tp_status tp_emit_gemm_variants(const tp_kir_program *p, const tp_emit_options *
     if (!s) s = tp_wasm_module_export_func(m, name, fidx);
     if (!s) out->nfuncs++;
   }
-  const uint8_t *bytes = NULL;
-  size_t len = 0;
-  if (!s) s = tp_wasm_module_finish(m, &bytes, &len);
-  if (!s && !(out->bytes = tp_xmalloc(len ? len : 1))) s = TP_ERR_OUT_OF_MEMORY;
-  if (!s) memcpy(out->bytes, bytes, len), out->len = len;
-  tp_wasm_module_free(m);
-  if (s) tp_emitted_clear(out);
-  return s;
+  return finish_module(m, s, 0, out);
 }
