@@ -8,6 +8,8 @@
 // import env.tp_jit_kernel = the core's export tpw_jit_kernel).
 //
 //   env.tp_host_load_module(bytes_ptr, len, nexports, out_ptr) -> 0 | 1 | -1
+//     out_ptr: int32[3]; [1], [2] hold the low and high half of the core's
+//     64-bit FNV-1a hash of the bytes (the cache key, with len)
 //     0: installed, the first table index is written at out_ptr
 //     1: pending (a browser main thread refuses synchronous compiles of
 //        large modules): the module compiles asynchronously; when it is
@@ -17,7 +19,7 @@
 //   nexports | 0x40000000 (TP_JIT_SYNC_ONLY): fail (-1) instead of pending
 //   env.tp_host_features() -> bit 0: SIMD128, bit 1: relaxed SIMD
 //
-// Compiled modules are cached by a hash of their bytes, so recompiling the
+// Compiled modules are cached by the core's hash of their bytes, so recompiling the
 // same graph skips the engine's compile (bypassed by forceDisableCaches).
 
 const cache = new Map(); // hash -> WebAssembly.Module
@@ -25,14 +27,6 @@ const pending = new Set();
 let nextToken = 1;
 let features = -1;
 
-function hashBytes(u8) {
-  let h = 0x811c9dc5 >>> 0, h2 = 0x01000193;
-  for (let i = 0; i < u8.length; i++) {
-    h = Math.imul(h ^ u8[i], 0x01000193) >>> 0;
-    h2 = Math.imul(h2 + u8[i], 0x9e3779b1) >>> 0;
-  }
-  return `${u8.length}:${h.toString(16)}:${h2.toString(16)}`;
-}
 
 // (module (func (param v128 v128 v128) (result v128) local.get 0 local.get 1 local.get 2 f32x4.relaxed_madd))
 const RELAXED_PROBE = new Uint8Array([
@@ -83,8 +77,10 @@ const SYNC_ONLY = 0x40000000;
 export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outPtr, useCache) {
   const syncOnly = (nexports & SYNC_ONLY) !== 0; // TP_JIT_SYNC_ONLY (src/codegen/jit.h)
   nexports &= ~SYNC_ONLY;
+  const i32 = core.views().i32;
+  // the module's length and the 64-bit hash the core wrote at out_ptr + 4
+  const key = `${len}:${(i32[(outPtr >> 2) + 2] >>> 0).toString(16)}:${(i32[(outPtr >> 2) + 1] >>> 0).toString(16)}`;
   const bytes = core.views().u8.slice(bytesPtr, bytesPtr + len);
-  const key = hashBytes(bytes);
   try {
     let module = useCache ? cache.get(key) : undefined;
     if (!module && !(onMainThread && len > MAIN_THREAD_SYNC_MAX)) {
