@@ -157,8 +157,10 @@ export class Core {
   malloc(n) {
     const p = this.exports.tpw_malloc(Math.max(1, n)) >>> 0;
     if (p === 0) {
-      const e = new Error(`tensorplay: tpw_malloc(${n}) failed`);
-      e.code = 3;
+      const mem = this.memory ? this.memory.buffer.byteLength : 0;
+      const e = new Error(`tensorplay: out of memory: the core could not allocate ${n} bytes ` +
+        `(its Wasm memory has ${mem} bytes and can grow to at most 4 GiB)`);
+      e.code = 3; // OUT_OF_MEMORY
       throw e;
     }
     return p;

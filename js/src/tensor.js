@@ -529,7 +529,13 @@ export function tensor(data, options = {}) {
   }
   const typed = toTypedArray(flat, d);
   const bytes = typed.byteLength;
-  const p = bytes ? core.malloc(bytes) : 0;
+  let p = 0;
+  try {
+    p = bytes ? core.malloc(bytes) : 0;
+  } catch (e) {
+    if (e.code !== Status.OUT_OF_MEMORY) throw e;
+    throw new TensorPlayError(`tensor(): ${e.message.replace(/^tensorplay: /, '')}`, Status.OUT_OF_MEMORY);
+  }
   try {
     if (bytes) core.views().u8.set(new Uint8Array(typed.buffer, typed.byteOffset, bytes), p);
     return wrap(withShape(shape, (sp) => ex.tpw_tensor_new(d, shape.length, sp, p)), 'tensor()');
