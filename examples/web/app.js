@@ -279,7 +279,7 @@ function showCompiled(m) {
     ui.firstResult.dataset.postedAt = (m.postedAt - performance.timeOrigin).toFixed(1);
     ui.firstResult.textContent = `${fmtMs(now)} after page load (${m.model}, ${m.backend})`;
   }
-  ui.compileTime.textContent = `${fmtMs(m.compileMs)} (compile() + first call: capture, lowering, code generation, first run)` +
+  ui.compileTime.textContent = `${fmtMs(m.compileMs)} (compile() + first call: capture, which computes the result, then lowering and code generation)` +
     (m.buildMs > 0.5 ? `; building weights/inputs ${fmtMs(m.buildMs)}` : '');
   ui.compileTime.dataset.ms = m.compileMs.toFixed(3);
   ui.memory.textContent = fmtBytes(m.memoryBytes);

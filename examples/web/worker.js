@@ -18,8 +18,13 @@ const t0 = performance.now();
 // Fetch and compile the Wasm core while the browser is still loading the
 // package's JS modules (js/index.js reads globalThis.tensorplayWasm); on any
 // failure the package fetches the core itself and reports the error.
+// The performance marks (coreCompiled, imported, built, firstCall)
+// are the worker's timeline; tests/browser/web.test.mjs records them.
 globalThis.tensorplayWasm = WebAssembly.compileStreaming(fetch(new URL('../../js/wasm/tensorplay.wasm', import.meta.url)))
-  .catch(() => undefined);
+  .then((m) => {
+    performance.mark('coreCompiled');
+    return m;
+  }).catch(() => undefined);
 let tp, MODELS, summarize;
 try {
   // the package (which fetches and compiles the core) and the models, in parallel
@@ -28,6 +33,7 @@ try {
   self.postMessage({ type: 'error', id: 0, error: { ...describe(e), fatal: true, phase: 'load' } });
   throw e;
 }
+performance.mark('imported');
 const loadMs = performance.now() - t0;
 
 // Wasm32 has a 4 GiB address space, so a tensor of 4 GiB or more cannot
@@ -196,6 +202,7 @@ async function compile(msg) {
     dropCompiled();
   }
   const buildMs = performance.now() - tBuild;
+  performance.mark('built');
 
   const opts = { backend, name };
   if (mode && mode !== 'default') opts.mode = mode;
@@ -204,8 +211,9 @@ async function compile(msg) {
   state.g = g;
   state.backend = backend;
   state.mode = mode;
-  const y = g(...state.inputs); // capture + lowering + code generation + first run
+  const y = g(...state.inputs); // capture (it computes y) + lowering + code generation
   const compileMs = performance.now() - tc;
+  performance.mark('firstCall');
   const out = outputInfo(y);
   disposeOut(y);
   const report = typeof g.explain === 'function' ? g.explain() : null;
