@@ -304,6 +304,13 @@ const tp_graph *tp_compiled_last_graph(const tp_compiled *c);
  * explain() report of everything captured so far (JSON). Both owned by the
  * caller (tp_free_string). */
 tp_status tp_compiled_recompile_reasons(const tp_compiled *c, char **out);
+/* The Wasm module the backend generated for the most recent specialization
+ * (stax on a Wasm host with SIMD128: the kernels it runs as generated code
+ * and the run entry), borrowed and valid until the specialization is
+ * dropped (tp_reset, tp_compiled_free); NULL with *len = 0 when there is
+ * none (another backend, a native build, nothing generated, a module the
+ * host failed to compile). */
+const void *tp_compiled_last_module(const tp_compiled *c, size_t *len);
 tp_status tp_compiled_explain(const tp_compiled *c, char **json_out);
 /* reset(): clear every wrapper's specializations, guards and reasons,
  * capture-time constant values, and reset the backends. */
@@ -376,6 +383,9 @@ typedef struct tp_backend_run {
   /* may be NULL: a JSON object describing what the backend built, for
    * explain() (stax: kernels, generated kernels, arena bytes) */
   void (*describe)(void *ud, char *json, size_t n);
+  /* may be NULL: the Wasm module the backend generated and runs (bytes
+   * owned by the runner, valid while it lives), or NULL with *len = 0 */
+  const void *(*module)(void *ud, size_t *len);
 } tp_backend_run;
 
 /* What a backend is called with besides (graph, example inputs): each field

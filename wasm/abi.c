@@ -644,6 +644,20 @@ char *tpw_compiled_explain(uint32_t h) {
   if (!c || tp_compiled_explain(c, &s)) return NULL;
   return dup_malloc(s);
 }
+int32_t tpw_compiled_last_module(uint32_t h, intptr_t *out) {
+  tp_compiled *c = handle_get(h, K_COMPILED);
+  if (!c) return tp_last_status();
+  size_t n = 0;
+  const void *m = tp_compiled_last_module(c, &n);
+  out[0] = out[1] = 0;
+  if (!m) return TP_OK;
+  char *copy = malloc(n);
+  if (!copy) return tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory copying the generated module (%zu bytes)", n);
+  memcpy(copy, m, n);
+  out[0] = (intptr_t)copy;
+  out[1] = (intptr_t)n;
+  return TP_OK;
+}
 void tpw_reset(void) { tp_reset(); }
 void tpw_note_shape_read(uint32_t h, const char *where) {
   uint32_t idx = (h & ((1u << IDX_BITS) - 1)) - 1;

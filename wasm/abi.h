@@ -133,6 +133,9 @@ int32_t tpw_compiled_call_keyed(uint32_t h, int32_t nin, const uint32_t *in,
                                 const char *extra_key, uint32_t *outs, int32_t max_out);
 char *tpw_compiled_reasons(uint32_t h);  /* tpw_free; lines */
 char *tpw_compiled_explain(uint32_t h);  /* tpw_free; JSON */
+/* The generated Wasm module of the last specialization: out[0] a tpw_malloc'ed
+ * copy (tpw_free), out[1] its length; both 0 when there is none. */
+int32_t tpw_compiled_last_module(uint32_t h, intptr_t *out);
 void tpw_reset(void);
 /* The host reports a shape read of a tensor during capture (where: the
  * user's source location, or 0). */

@@ -234,19 +234,30 @@ async function compile(msg) {
     memoryBytes: tp.memoryBytes(),
   });
 
-  // The module stax generates for this graph (after the first result is out).
+  // The module stax generates for this graph (after the first result is
+  // out): with stax, the one it installed (g.wasmModule()); with the other
+  // backends, emitted from the captured graph with its weights.
   const tw = performance.now();
   let wasm;
   try {
-    const text = g.graph({ withData: true });
-    if (!text) throw new Error('no graph was captured (graph break?)');
-    const parsed = tp.graph.parse(text);
-    try {
-      const bytes = tp.graph.emitWasm(parsed);
-      wasm = { bytes, size: bytes.length, valid: WebAssembly.validate(bytes) };
-    } finally {
-      parsed.dispose();
+    let bytes;
+    if (backend === 'stax' && typeof g.wasmModule === 'function') {
+      bytes = g.wasmModule();
+      if (!bytes) {
+        throw new Error(g.graph() ? 'no kernel to emit: stax runs every kernel of this graph in the core'
+          : 'no graph was captured (graph break?)');
+      }
+    } else {
+      const text = g.graph({ withData: true });
+      if (!text) throw new Error('no graph was captured (graph break?)');
+      const parsed = tp.graph.parse(text);
+      try {
+        bytes = tp.graph.emitWasm(parsed);
+      } finally {
+        parsed.dispose();
+      }
     }
+    wasm = { bytes, size: bytes.length, valid: WebAssembly.validate(bytes) };
   } catch (e) {
     wasm = { size: 0, error: describe(e) };
   }

@@ -13,6 +13,7 @@ import {
   RuntimeError,
   Status,
   ValueError,
+  takeBytes,
 } from './errors.js';
 import { borrowTensor, wrapHandle, runInScope, disposeExcept, collectTensors, getCore } from './tensor.js';
 import {
@@ -337,6 +338,13 @@ function makeWrapper(fn, options) {
     const text = takeString(need('tpw_compiled_explain')(live()));
     if (text === null) throwCore(`${name}.explain()`);
     return JSON.parse(text);
+  };
+  /** The Wasm module stax generated for the last specialization (a copy of
+   * its bytes), or null (another backend, nothing generated, a host
+   * without SIMD128, or a module the host failed to compile). */
+  g.wasmModule = () => {
+    const bytes = takeBytes(core, (out) => need('tpw_compiled_last_module')(live(), out), `${name}.wasmModule()`);
+    return bytes.length ? bytes : null;
   };
   /** Resolves when every generated Wasm module of this process is installed
    * (browsers compile large modules asynchronously; until then the kernels

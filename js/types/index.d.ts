@@ -280,6 +280,8 @@ export interface CompiledFunction<F extends (...args: any[]) => any> {
   /** One failed guard per recompile, e.g. "inputs[0].shape == (4, 8)". */
   recompileReasons(): string[];
   explain(): ExplainReport;
+  /** The Wasm module stax generated for the last specialization (a copy), or null when there is none. */
+  wasmModule(): Uint8Array | null;
   /** Resolves when the generated Wasm modules are installed (browsers compile large ones asynchronously). */
   readonly ready: Promise<void>;
   dispose(): void;

@@ -260,6 +260,18 @@ const tp_graph *tp_compiled_last_graph(const tp_compiled *c) {
   return c && c->last >= 0 && c->last < c->nentries ? c->entries[c->last].graph : NULL;
 }
 
+const void *tp_compiled_last_module(const tp_compiled *c, size_t *len) {
+  size_t n = 0;
+  const void *bytes = NULL;
+  if (c && c->last >= 0 && c->last < c->nentries) {
+    const entry *e = &c->entries[c->last];
+    if (e->graph && e->run.module) bytes = e->run.module(e->run.ud, &n);
+  }
+  if (!bytes) n = 0;
+  if (len) *len = n;
+  return bytes;
+}
+
 tp_status tp_compiled_recompile_reasons(const tp_compiled *c, char **out) {
   if (!c || !out) return tp_fail(TP_ERR_INVALID_ARG, "recompile reasons: NULL argument");
   *out = tp_xstrdup(c->reasons ? c->reasons : "");

@@ -424,6 +424,11 @@ static void stax_describe(void *ud, char *json, size_t n) {
            tp_plan_jit_kernels(r->plan), (long long)p->arena_bytes, p->tuned);
 }
 
+static const void *stax_module(void *ud, size_t *len) {
+  stax_runner *r = ud;
+  return tp_plan_jit_module(r->plan, len);
+}
+
 static void stax_free(void *ud) {
   stax_runner *r = ud;
   tp_plan_free(r->plan);
@@ -502,6 +507,7 @@ static tp_status backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *c
   out->ud = r;
   out->free = stax_free;
   out->describe = stax_describe;
+  out->module = stax_module;
   return TP_OK;
 }
 

@@ -28,6 +28,8 @@ struct tp_plan {
   int32_t *jit_fn;         /* per kernel: generated function (table index) or -1 */
   int32_t jit_token;       /* a load the host is still compiling, 0 if none */
   int32_t *jit_base_fn;    /* kept while pending: export numbers to rebase */
+  uint8_t *jit_module;     /* the bytes of the generated module (with jit_fn) */
+  size_t jit_module_len;
   const tp_kernels *packed_by; /* the table whose layout packed[] uses */
   int running;
 };
@@ -38,6 +40,12 @@ void tp_plan_attach_jit(tp_plan *pl, int32_t *fn, int32_t pending_token) {
   tp_xfree(pl->jit_fn);
   pl->jit_fn = fn;
   pl->jit_token = pending_token;
+}
+
+void tp_plan_keep_jit_module(tp_plan *pl, uint8_t *bytes, size_t len) {
+  tp_xfree(pl->jit_module);
+  pl->jit_module = bytes;
+  pl->jit_module_len = bytes ? len : 0;
 }
 
 void tp_plan_count_tuned(tp_plan *pl, int n) { pl->p->tuned += n; }
@@ -56,7 +64,15 @@ static void poll_jit(tp_plan *pl) {
     tp_xfree(pl->jit_fn);
     pl->jit_fn = NULL;
     pl->jit_token = 0;
+    tp_plan_keep_jit_module(pl, NULL, 0);
   }
+}
+
+const uint8_t *tp_plan_jit_module(tp_plan *pl, size_t *len) {
+  poll_jit(pl);
+  const uint8_t *m = pl->jit_fn ? pl->jit_module : NULL;
+  *len = m ? pl->jit_module_len : 0;
+  return m;
 }
 
 int tp_plan_jit_kernels(tp_plan *pl) {
@@ -112,6 +128,7 @@ void tp_plan_free(tp_plan *pl) {
   for (int i = 0; pl->packed && i < pl->p->nkernels; i++) tp_xfree(pl->packed[i]);
   tp_xfree(pl->packed);
   tp_xfree(pl->jit_fn);
+  tp_xfree(pl->jit_module);
   tp_xfree(pl->arena_raw);
   tp_xfree(pl->preps);
   tp_xfree(pl->scratch);

@@ -138,6 +138,11 @@ static void test_opaque(void) {
     CHECK(tp_compiled_explain(c, &ex) == TP_OK && strstr(ex, "\"captures\": 1") && strstr(ex, "\"ops\": 5"));
     if (ex && !strstr(ex, "\"ops\": 5")) printf("%s\n", ex);
     tp_free_string(ex);
+    /* no generated Wasm module outside a Wasm host (tests/js/codegen.test.js
+     * checks the module in one) */
+    size_t mlen = 99;
+    CHECK(tp_compiled_last_module(c, &mlen) == NULL && mlen == 0);
+    CHECK(tp_compiled_last_module(NULL, &mlen) == NULL && mlen == 0);
     tp_compiled_free(c);
     tp_tensor_release(x);
   }

@@ -213,6 +213,45 @@ test('one run entry per module: kernels in order, op kernels through env.tp_jit_
   });
 });
 
+test('g.wasmModule(): the module stax installed, byte for byte the one emitted for the same graph', () => {
+  tp.scope(() => {
+    const x = tp.randn([8, 48], { seed: 11 });
+    const w = tp.randn([48, 40], { seed: 12 });
+    const b = tp.randn([40], { seed: 13 });
+    const fn = (a) => tp.matmul(a, w).add(b).relu().mul(0.5).tanh();
+    const g = tp.compile(fn, { backend: 'stax', name: 'wasm_module' });
+    assert.equal(g.wasmModule(), null, 'nothing compiled yet');
+    g(x);
+    const bytes = g.wasmModule();
+    assert.ok(bytes instanceof Uint8Array && bytes.length > 8, 'module bytes');
+    assert.deepEqual(Array.from(bytes.subarray(0, 4)), [0x00, 0x61, 0x73, 0x6d], 'the Wasm magic');
+    assert.ok(WebAssembly.validate(bytes), 'validates');
+    const exports = WebAssembly.Module.exports(new WebAssembly.Module(bytes)).map((e) => e.name);
+    assert.ok(exports.includes('run'), `exports: ${exports}`);
+    // the same bytes as emitting the captured graph (with its weights) anew
+    const parsed = tp.graph.parse(g.graph({ withData: true }));
+    try {
+      assert.deepEqual(Array.from(bytes), Array.from(tp.graph.emitWasm(parsed)));
+    } finally {
+      parsed.dispose();
+    }
+    // a copy: changing it changes nothing in the core
+    bytes.fill(0);
+    assert.ok(WebAssembly.validate(g.wasmModule()));
+    // no module: other backends, codegen off, after reset(); disposed: an error
+    const ge = tp.compile(fn, { backend: 'eager', name: 'wasm_module_eager' });
+    ge(x);
+    assert.equal(ge.wasmModule(), null, 'eager generates nothing');
+    const gx = tp.compile(fn, { backend: 'stax', name: 'wasm_module_nocg', options: { 'stax.codegen': false } });
+    gx(x);
+    assert.equal(gx.wasmModule(), null, 'stax.codegen off');
+    tp.compiler.reset();
+    assert.equal(g.wasmModule(), null, 'after reset()');
+    for (const h of [g, ge, gx]) h.dispose();
+    assert.throws(() => g.wasmModule(), (e) => e instanceof tp.DisposedError);
+  });
+});
+
 test('max-autotune times the generated GEMM tiles (on top of the blocking) and keeps the results', () => {
   tp.scope(() => {
     // a shape no other test uses, so that neither decision is cached yet
