@@ -306,10 +306,11 @@ const tp_graph *tp_compiled_last_graph(const tp_compiled *c);
 tp_status tp_compiled_recompile_reasons(const tp_compiled *c, char **out);
 /* The Wasm module the backend generated for the most recent specialization
  * (stax on a Wasm host with SIMD128: the kernels it runs as generated code
- * and the run entry), borrowed and valid until the specialization is
- * dropped (tp_reset, tp_compiled_free); NULL with *len = 0 when there is
- * none (another backend, a native build, nothing generated, a module the
- * host failed to compile). */
+ * and the run entry, or will run once a host that compiles asynchronously
+ * has installed it), borrowed and valid until the next call involving c
+ * (a call of c, tp_compiled_*, tp_reset, tp_compiled_free); copy it to keep
+ * it. NULL with *len = 0 when there is none (another backend, a native
+ * build, nothing generated, a module the host failed to compile). */
 const void *tp_compiled_last_module(const tp_compiled *c, size_t *len);
 tp_status tp_compiled_explain(const tp_compiled *c, char **json_out);
 /* reset(): clear every wrapper's specializations, guards and reasons,

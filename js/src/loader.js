@@ -155,11 +155,15 @@ export class Core {
   }
 
   malloc(n) {
-    const p = this.exports.tpw_malloc(Math.max(1, n)) >>> 0;
+    // tpw_malloc takes an int32: larger sizes (and 4 GiB, which would wrap
+    // to 0) are refused here
+    const p = n <= 0x7fffffff ? this.exports.tpw_malloc(Math.max(1, n)) >>> 0 : 0;
     if (p === 0) {
       const mem = this.memory ? this.memory.buffer.byteLength : 0;
-      const e = new Error(`tensorplay: out of memory: the core could not allocate ${n} bytes ` +
-        `(its Wasm memory has ${mem} bytes and can grow to at most 4 GiB)`);
+      const why = n <= 0x7fffffff
+        ? `its Wasm memory has ${mem} bytes and can grow to at most 4 GiB`
+        : 'one buffer passed between JS and the core is at most 2 GiB - 1 bytes';
+      const e = new Error(`tensorplay: out of memory: the core could not allocate ${n} bytes (${why})`);
       e.code = 3; // OUT_OF_MEMORY
       throw e;
     }

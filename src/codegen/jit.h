@@ -19,6 +19,10 @@ tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache
  * compile asynchronously fails it instead (max-autotune's variant modules,
  * which are timed at once and never used after). */
 #define TP_JIT_SYNC_ONLY 0x40000000
+/* At out_ptr[0] on entry to env.tp_host_load_module: out_ptr[1..2] hold
+ * the core's hash of the bytes ("TPH1"; js/src/jit.js hashes the bytes
+ * itself when it is missing, i.e. with a core from before the hash). */
+#define TP_JIT_HASHED 0x31485054
 /* A pending load: 1 and *base when installed, 0 while pending, -1 failed. */
 int tp_jit_poll(int32_t token, int32_t *base);
 /* Emits and loads the plan's generated kernels (no-op off a Wasm host). */

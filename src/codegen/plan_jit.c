@@ -135,16 +135,14 @@ tp_status tp_plan_codegen(tp_plan *pl, int use_cache) {
     if (!fn) s = TP_ERR_OUT_OF_MEMORY;
     for (int k = 0; !s && k < p->nkernels; k++)
       fn[k] = em.kernel_func[k] < 0 ? -1 : em.kernel_func[k] + (token ? 0 : base);
-    uint8_t *copy = s ? NULL : tp_xmalloc(em.len);
-    if (!s && !copy) {
-      tp_xfree(fn);
-      s = TP_ERR_OUT_OF_MEMORY;
-    }
     if (!s) {
       fn[p->nkernels] = em.run_func + (token ? 0 : base);
       tp_plan_attach_jit(pl, fn, token);
-      memcpy(copy, em.bytes, em.len);
-      tp_plan_keep_jit_module(pl, copy, em.len); /* tp_compiled_last_module */
+      /* the bytes, for tp_compiled_last_module; without memory for them the
+       * generated code still runs (last_module then says NULL) */
+      uint8_t *copy = tp_xmalloc(em.len);
+      if (copy) memcpy(copy, em.bytes, em.len);
+      tp_plan_keep_jit_module(pl, copy, em.len);
     }
   }
   tp_emitted_clear(&em);

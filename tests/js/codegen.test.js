@@ -252,6 +252,41 @@ test('g.wasmModule(): the module stax installed, byte for byte the one emitted f
   });
 });
 
+test('the module cache key: the hash the core marks with TP_JIT_HASHED, else a hash of the bytes in JS', async () => {
+  // env.tp_host_load_module on a stand-in core: two modules of the same
+  // length, (func (export "f0") (result i32) i32.const 1) and ... 2
+  const J = await import('../../js/src/jit.js');
+  const memory = new WebAssembly.Memory({ initial: 1 });
+  const table = new WebAssembly.Table({ initial: 0, element: 'anyfunc' });
+  const core = {
+    memory,
+    exports: { __indirect_function_table: table },
+    views: () => ({ u8: new Uint8Array(memory.buffer), i32: new Int32Array(memory.buffer) }),
+  };
+  const mod = (k) => Uint8Array.of(0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7f,
+    0x02, 0x0f, 0x01, 0x03, 0x65, 0x6e, 0x76, 0x06, 0x6d, 0x65, 0x6d, 0x6f, 0x72, 0x79, 0x02, 0x00, 0x01,
+    0x03, 0x02, 0x01, 0x00,
+    0x07, 0x06, 0x01, 0x02, 0x66, 0x30, 0x00, 0x00,
+    0x0a, 0x06, 0x01, 0x04, 0x00, 0x41, k, 0x0b);
+  const errors = [];
+  const load = (bytes, io) => {
+    core.views().u8.set(bytes, 64);
+    core.views().i32.set(io, 4); // out_ptr = 16
+    const r = J.hostLoadModule(core, (m) => errors.push(m), 64, bytes.length, 1, 16, true);
+    assert.equal(r, 0, errors.join('; '));
+    return table.get(core.views().i32[4])();
+  };
+  // an older core leaves out_ptr[0..2] as they were (0): the bytes decide
+  assert.equal(load(mod(1), [0, 0, 0]), 1);
+  assert.equal(load(mod(2), [0, 0, 0]), 2, 'same length, other bytes: another module');
+  // marked: the core's hash is the key (the same hash finds the cached module)
+  const HASHED = 0x31485054;
+  assert.equal(load(mod(1), [HASHED, 0x1234, 0x5678]), 1);
+  assert.equal(load(mod(2), [HASHED, 0x1234, 0x5678]), 1, 'the key is the core\'s hash');
+  assert.equal(load(mod(2), [HASHED, 0x1235, 0x5678]), 2);
+});
+
 test('max-autotune times the generated GEMM tiles (on top of the blocking) and keeps the results', () => {
   tp.scope(() => {
     // a shape no other test uses, so that neither decision is cached yet
