@@ -66,7 +66,7 @@ console.log(`max |eager - compiled| = ${maxDiff.toExponential(3)}`);
 
 const eagerMs = time(() => mlp(x));
 const compMs = time(() => g(x));
-console.log(`first compiled call (capture + lowering + run): ${firstMs.toFixed(2)} ms`);
+console.log(`first compiled call (capture, which computes the result, + lowering + code generation): ${firstMs.toFixed(2)} ms`);
 console.log(`median of ${RUNS} runs: eager ${eagerMs.toFixed(2)} ms, compiled (${BACKEND}) ${compMs.toFixed(2)} ms; captures: ${g.numCaptures}`);
 const report = g.explain();
 console.log(`explain: ${report.graphs.length} graph(s), ${report.graphs[0]?.ops} ops, backend ${report.backend}`);
