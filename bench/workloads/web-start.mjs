@@ -1,0 +1,85 @@
+// bench/workloads/web-start.mjs - page load to first result in headless
+// Chromium (the web issue's figure: the MLP within 150 ms, the transformer
+// block within 400 ms), against an anchor measured in the same run: a page
+// that starts an empty module worker the same way (bench/web/empty-worker.html),
+// i.e. what the browser charges any worker-based page on this machine.
+//
+// Serves the repository with examples/web/serve.mjs, loads each page in
+// blocks of BLOCK reloads (the first of each block is dropped), alternating
+// pages between blocks, every reload SETTLE_MS after the previous page
+// settled. Prints one JSON line per case (bench/run.sh's format).
+//
+//   node bench/workloads/web-start.mjs [--reloads N]    (default 16 per page)
+import { launch, newPage, skipReason, startServer } from '../../tests/browser/_browser.mjs';
+
+const argv = process.argv.slice(2);
+const RELOADS = Number(argv[argv.indexOf('--reloads') + 1] || 16) || 16;
+const BLOCK = 4;
+const SETTLE_MS = 2500;
+
+const skip = await skipReason();
+if (skip) {
+  console.error(`web-start: skipped: ${skip}`);
+  process.exit(1);
+}
+
+const stats = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const median = s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  return { median_ms: +median.toFixed(2), min_ms: +s[0].toFixed(2), max_ms: +s[s.length - 1].toFixed(2), samples: s.map((x) => +x.toFixed(1)) };
+};
+
+const server = await startServer();
+const browser = await launch();
+try {
+  const page = await newPage(browser.context);
+  const pages = {
+    anchor: {
+      url: `${server.url}bench/web/empty-worker.html`,
+      read: async () => {
+        await page.waitForFunction(() => document.title.startsWith('ready '), null, { timeout: 30000 });
+        return Number((await page.title()).slice(6));
+      },
+    },
+  };
+  for (const model of ['mlp', 'transformer']) {
+    pages[model] = {
+      url: `${server.url}examples/web/?model=${model}&auto=1`,
+      read: async () => {
+        await page.waitForSelector('#first-result[data-ms]', { timeout: 30000 });
+        const ms = Number(await page.getAttribute('#first-result', 'data-ms'));
+        await page.waitForSelector('#chart[data-seq]', { timeout: 60000 }); // the page settled
+        return ms;
+      },
+    };
+  }
+  const got = Object.fromEntries(Object.keys(pages).map((k) => [k, []]));
+  const order = Object.keys(pages);
+  for (let b = 0; b < RELOADS / BLOCK; b++) {
+    for (const k of b % 2 ? [...order].reverse() : order) {
+      for (let i = 0; i <= BLOCK; i++) {
+        await page.goto(pages[k].url);
+        const ms = await pages[k].read();
+        if (i > 0) got[k].push(ms);
+        await new Promise((r) => setTimeout(r, SETTLE_MS));
+      }
+    }
+  }
+  const anchor = { name: 'empty module worker page (anchor)', ...stats(got.anchor) };
+  for (const [model, figure] of [['mlp', 150], ['transformer', 400]]) {
+    const ours = { name: `examples/web ${model}: first result`, ...stats(got[model]) };
+    console.log(JSON.stringify({
+      case: `page load to first result: ${model} (issue figure ${figure} ms)`,
+      reps: got[model].length,
+      baseline: anchor.name,
+      impls: [ours, anchor],
+      ours_minus_anchor_ms: +(ours.median_ms - anchor.median_ms).toFixed(1),
+      figure_ms: figure,
+      notes: `reloads in blocks of ${BLOCK} (first of each dropped), pages alternating between blocks, ${SETTLE_MS} ms after the previous page settled; ms after navigation start`,
+    }));
+    console.error(`web-start ${model}: median ${ours.median_ms} ms (min ${ours.min_ms}), anchor ${anchor.median_ms} ms, ours - anchor ${(ours.median_ms - anchor.median_ms).toFixed(1)} ms`);
+  }
+} finally {
+  await browser.close();
+  await server.stop();
+}
