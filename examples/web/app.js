@@ -93,9 +93,19 @@ function startWorker() {
   setBusy(false);
   // The first worker is started by the inline script in index.html's <head>,
   // before this module loads; messages it sent meanwhile are replayed.
+  // A restarted worker gets the same compiled core (window.tpCore, a
+  // promise of a WebAssembly.Module or null) when the page has one.
   const early = window.tpEarlyWorker;
   window.tpEarlyWorker = null;
-  worker = early?.worker ?? new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  if (early) {
+    worker = early.worker;
+  } else if (window.tpCore) {
+    const w = new Worker(new URL('./worker.js?core=page', import.meta.url), { type: 'module' });
+    window.tpCore.then((module) => w.postMessage({ type: 'core', module }));
+    worker = w;
+  } else {
+    worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  }
   worker.onmessage = (ev) => onMessage(ev.data);
   worker.onerror = (ev) => {
     ev.preventDefault?.();

@@ -5,6 +5,7 @@
 //   { type: 'compile', id, model: 'mlp'|'cnn'|'transformer'|'onnx', batch,
 //     backend, mode, onnx?: ArrayBuffer, onnxName? }
 //   { type: 'run', id, runs }
+//   { type: 'core', module }   with ?core=page: the page's compiled core, first
 // Messages out:
 //   { type: 'ready', loadMs, version, isa, memoryBytes, hasOnnx, backends, modes }
 //   { type: 'compiled', id, ... }     compile time, graph text, explain(), output
@@ -15,16 +16,29 @@
 // cannot be trusted, so the page terminates this worker and starts a new one.
 
 const t0 = performance.now();
-// Fetch and compile the Wasm core while the browser is still loading the
-// package's JS modules (js/index.js reads globalThis.tensorplayWasm); on any
-// failure the package fetches the core itself and reports the error.
+// The Wasm core, ready before the package's JS modules have loaded
+// (js/index.js reads globalThis.tensorplayWasm): with ?core=page, the
+// WebAssembly.Module the page compiled and posts as { type: 'core', module }
+// (index.html; null: load it here after all); otherwise fetched and
+// compiled here. On any failure the package fetches the core itself and
+// reports the error.
 // The performance marks (coreCompiled, imported, built, firstCall)
 // are the worker's timeline; tests/browser/web.test.mjs records them.
-globalThis.tensorplayWasm = WebAssembly.compileStreaming(fetch(new URL('../../js/wasm/tensorplay.wasm', import.meta.url)))
-  .then((m) => {
-    performance.mark('coreCompiled');
-    return m;
-  }).catch(() => undefined);
+globalThis.tensorplayWasm = new URL(self.location.href).searchParams.get('core') === 'page'
+  ? new Promise((resolve) => {
+    const on = (ev) => {
+      if (ev.data?.type !== 'core') return;
+      self.removeEventListener('message', on);
+      performance.mark('coreCompiled');
+      resolve(ev.data.module instanceof WebAssembly.Module ? ev.data.module : undefined);
+    };
+    self.addEventListener('message', on);
+  })
+  : WebAssembly.compileStreaming(fetch(new URL('../../js/wasm/tensorplay.wasm', import.meta.url)))
+    .then((m) => {
+      performance.mark('coreCompiled');
+      return m;
+    }).catch(() => undefined);
 let tp, MODELS, summarize;
 try {
   // the package (which fetches and compiles the core) and the models, in parallel
@@ -301,6 +315,7 @@ function run(msg) {
 
 self.onmessage = async (ev) => {
   const msg = ev.data;
+  if (msg?.type === 'core') return; // the page's compiled core (above)
   try {
     if (msg.type === 'compile') await compile(msg);
     else if (msg.type === 'run') run(msg);

@@ -178,6 +178,48 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
     });
 
     // ---- bad input: readable messages, the page stays usable ----
+    await t.test('the worker gets its core from the page (a compiled module), or loads it itself', async () => {
+      // index.html compiles the core on the page and posts the Module to
+      // worker.js?core=page (app.js does the same for a restarted worker);
+      // module null, or a worker without ?core=page, loads the core itself.
+      // Each worker compiles the MLP; its output must equal Node's.
+      const ref = reference('mlp');
+      const page = await newPage(browser.context);
+      await page.goto(`${server.url}examples/web/?model=mlp`);
+      await waitIdle(page);
+      for (const how of ['page', 'null', 'self']) {
+        const got = await page.evaluate(async (how) => {
+          const w = new Worker(how === 'self' ? 'worker.js' : 'worker.js?core=page', { type: 'module' });
+          const seen = [];
+          const next = (type) => new Promise((resolve, reject) => {
+            const timer = setTimeout(() => reject(new Error(`no '${type}' message; got ${JSON.stringify(seen)}`)), 20000);
+            w.addEventListener('message', function on(ev) {
+              seen.push(ev.data.type);
+              if (ev.data.type !== type && ev.data.type !== 'error') return;
+              clearTimeout(timer);
+              w.removeEventListener('message', on);
+              resolve(ev.data);
+            });
+          });
+          const ready = next('ready');
+          if (how === 'page') w.postMessage({ type: 'core', module: await window.tpCore });
+          if (how === 'null') w.postMessage({ type: 'core', module: null });
+          const r = await ready;
+          if (r.type === 'error') return { error: r.error.message };
+          const compiled = next('compiled');
+          w.postMessage({ type: 'compile', id: 1, model: 'mlp', backend: 'stax', mode: 'default', batch: 64 });
+          const c = await compiled;
+          w.terminate();
+          return { error: c.error?.message, isModule: how === 'page' ? (await window.tpCore) instanceof WebAssembly.Module : null, output: c.output };
+        }, how);
+        assert.equal(got.error, undefined, `${how}: ${got.error}`);
+        if (how === 'page') assert.equal(got.isModule, true, 'the page compiled the core');
+        assertClose({ shape: got.output.shape, summary: got.output.summary }, ref, `mlp, core from ${how}`);
+      }
+      assert.deepEqual(page.errors, [], 'console errors');
+      await page.close();
+    });
+
     await t.test('bad input is reported on the page, which stays usable', async () => {
       const page = await newPage(browser.context);
       await page.goto(`${server.url}examples/web/`);
