@@ -450,22 +450,26 @@ uint32_t tpw_npy_decode(const void *bytes, int32_t len) {
   }
   return wrap_tensor(tp_npy_decode(bytes, (size_t)len, &t), &t);
 }
+
+/* A malloc'ed copy of n bytes for the host: out[0] the copy (tpw_free),
+ * out[1] its length. */
+static int32_t give_bytes(const void *bytes, size_t n, intptr_t *out) {
+  char *copy = malloc(n ? n : 1);
+  if (!copy) return tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory copying %zu bytes for the host", n);
+  if (n) memcpy(copy, bytes, n);
+  out[0] = (intptr_t)copy;
+  out[1] = (intptr_t)n;
+  return TP_OK;
+}
 int32_t tpw_npy_encode(uint32_t h, intptr_t *out) {
   tp_tensor *t = handle_get(h, K_TENSOR);
   if (!t) return tp_last_status();
   void *buf = NULL;
   size_t n = 0;
   TP_TRY(tp_npy_encode(t, &buf, &n));
-  char *copy = malloc(n ? n : 1);
-  if (!copy) {
-    tp_free_string(buf);
-    return tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory copying npy bytes");
-  }
-  memcpy(copy, buf, n);
+  tp_status s = give_bytes(buf, n, out);
   tp_free_string(buf);
-  out[0] = (intptr_t)copy;
-  out[1] = (intptr_t)n;
-  return TP_OK;
+  return s;
 }
 
 /* ==== the frontend ==================================================== */
@@ -650,13 +654,7 @@ int32_t tpw_compiled_last_module(uint32_t h, intptr_t *out) {
   size_t n = 0;
   const void *m = tp_compiled_last_module(c, &n);
   out[0] = out[1] = 0;
-  if (!m) return TP_OK;
-  char *copy = malloc(n);
-  if (!copy) return tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory copying the generated module (%zu bytes)", n);
-  memcpy(copy, m, n);
-  out[0] = (intptr_t)copy;
-  out[1] = (intptr_t)n;
-  return TP_OK;
+  return m ? give_bytes(m, n, out) : TP_OK;
 }
 void tpw_reset(void) { tp_reset(); }
 void tpw_note_shape_read(uint32_t h, const char *where) {
@@ -940,16 +938,9 @@ int32_t tpw_graph_emit_wasm(uint32_t h, intptr_t *out) {
   if (!s) s = tp_emit_wasm(p, NULL, &em);
   tp_kir_program_free(p);
   if (s) return s;
-  char *copy = malloc(em.len);
-  if (!copy) {
-    tp_emitted_clear(&em);
-    return tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory copying the module");
-  }
-  memcpy(copy, em.bytes, em.len);
-  out[0] = (intptr_t)copy;
-  out[1] = (intptr_t)em.len;
+  s = give_bytes(em.bytes, em.len, out);
   tp_emitted_clear(&em);
-  return TP_OK;
+  return s;
 }
 
 /* ---- ONNX ---- */
@@ -970,16 +961,9 @@ static int32_t onnx_save_copy(const tp_graph *g, intptr_t *out) {
   if (!out) return tp_fail(TP_ERR_INVALID_ARG, "onnx.save: NULL output");
   if (!g) return tp_fail(TP_ERR_INVALID_ARG, "onnx.save: no graph was captured (a graph break?)");
   TP_TRY(tp_onnx_save(g, &b, &n));
-  char *copy = malloc(n ? n : 1); /* freed by tpw_free */
-  if (!copy) {
-    tp_free_string((char *)b);
-    return tp_fail(TP_ERR_OUT_OF_MEMORY, "onnx.save: out of memory copying the model");
-  }
-  memcpy(copy, b, n);
+  tp_status s = give_bytes(b, n, out);
   tp_free_string((char *)b);
-  out[0] = (intptr_t)copy;
-  out[1] = (intptr_t)n;
-  return TP_OK;
+  return s;
 }
 int32_t tpw_graph_onnx_save(uint32_t h, intptr_t *out) {
   tp_graph *g = handle_get(h, K_GRAPH);
