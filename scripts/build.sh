@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# scripts/build.sh [native] [asan] [wasi] [emscripten] - configure and build.
-# No argument: all four. Build trees:
+# scripts/build.sh [native] [asan] [wasi] [emscripten] [bundle] - configure and
+# build. No argument: all five. Build trees:
 #   build/native      Release: libtensorplay.{a,so}, tpc, tests/c
 #   build/asan        Debug + TP_SANITIZE=ON (ASan + UBSan), tests/c
 #   build/wasi        clang-14 wasm32-wasi reactor; wasm-opt'd tensorplay.wasm,
 #                     copied to js/wasm/tensorplay.wasm (the JS default)
 #   build/emscripten  emcc -sSTANDALONE_WASM reactor: build/emscripten/tensorplay.wasm
+#   bundle            js/dist/tensorplay.mjs: the package in one file for pages
+#                     (scripts/bundle.mjs, esbuild from npm: run scripts/setup.sh)
 # Env: JOBS (default 2), CMAKE_ARGS (extra arguments for every configure).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +16,7 @@ JOBS="${JOBS:-2}"
 read -r -a EXTRA <<<"${CMAKE_ARGS:-}"
 
 targets=("$@")
-[ "${#targets[@]}" -gt 0 ] || targets=(native asan wasi emscripten)
+[ "${#targets[@]}" -gt 0 ] || targets=(native asan wasi emscripten bundle)
 
 say() { printf 'build: %s\n' "$*"; }
 
@@ -34,8 +36,15 @@ build_one() {
       # Debian's emscripten 3.1.6 needs its node modules on NODE_PATH.
       NODE_PATH="${NODE_PATH:-/usr/share/nodejs}" \
         emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" || return 1 ;;
+    bundle)
+      if [ ! -f node_modules/esbuild/package.json ]; then
+        say "bundle: esbuild is not installed (bash scripts/setup.sh runs npm ci)"; return 1
+      fi
+      node scripts/bundle.mjs || return 1
+      say "bundle: ok ($((SECONDS - t0)) s) -> js/dist"
+      return 0 ;;
     *)
-      say "unknown build '$name' (native, asan, wasi, emscripten)"; return 2 ;;
+      say "unknown build '$name' (native, asan, wasi, emscripten, bundle)"; return 2 ;;
   esac
   NODE_PATH="${NODE_PATH:-/usr/share/nodejs}" cmake --build "$dir" -j"$JOBS" || return 1
   say "$name: ok ($((SECONDS - t0)) s) -> $dir"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# scripts/demo.sh - set up, build native + wasi, run the demos: a small MLP
+# scripts/demo.sh - set up, build native + wasi + the JS bundle (examples/web), run the demos: a small MLP
 # compiled and run in Node (examples/node/demo.mjs, on js/wasm/tensorplay.wasm)
 # and through the tpc CLI (examples/cli/demo.sh, given the tpc path as $1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build.sh native wasi
+bash scripts/build.sh native wasi bundle
 ran=0
 if [ -f examples/node/demo.mjs ]; then
   echo "==> node examples/node/demo.mjs"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# scripts/test.sh - set up, build all four trees, run every test.
-# Stages: setup, build (native, asan, wasi, emscripten), ctest (native, asan),
-# wasm checks (wasi, emscripten), node --test tests/js with the wasi core
-# (js/wasm/tensorplay.wasm) and with TP_WASM=build/emscripten/tensorplay.wasm,
+# scripts/test.sh - set up, build all four trees and the JS bundle, run every test.
+# Stages: setup, build (native, asan, wasi, emscripten, bundle), ctest (native,
+# asan), wasm checks (wasi, emscripten), node --test tests/js with the wasi core
+# (js/wasm/tensorplay.wasm), with TP_WASM=build/emscripten/tensorplay.wasm and
+# on the one-file build js/dist/tensorplay.mjs,
 # node --test tests/browser (examples/web and the JS API in headless Chromium;
 # skipped without /usr/bin/chromium), libFuzzer on the ONNX reader (20 s),
 # tests/parity/run.sh if present. Every
@@ -42,7 +43,7 @@ T0=$SECONDS
 if [ "${TP_SKIP_SETUP:-0}" = 1 ]; then record setup SKIP "TP_SKIP_SETUP=1"
 else stage setup bash scripts/setup.sh; fi
 
-for b in native asan wasi emscripten; do
+for b in native asan wasi emscripten bundle; do
   stage "build:$b" bash scripts/build.sh "$b"
 done
 
@@ -81,13 +82,17 @@ else
     stage "node:wasi" run_node_tests wasi
   needs "node:emscripten" build:emscripten &&
     stage "node:emscripten" run_node_tests emscripten build/emscripten/tensorplay.wasm
+  # the same tests on the one-file build (js/dist/tensorplay.mjs): a resolve
+  # hook hands them the bundle wherever they import js/index.js
+  needs "node:bundle" build:wasi build:bundle &&
+    stage "node:bundle" env -u TP_WASM node --import ./tests/js/_bundle_hook.mjs --test "${JS_TESTS[@]}"
 fi
 
 # Browser tests: Debian's chromium driven by playwright-core (~20 s).
 if [ ! -x /usr/bin/chromium ]; then
   record browser SKIP "/usr/bin/chromium missing (apt-get install chromium)"
 else
-  needs browser build:wasi &&
+  needs browser build:wasi build:bundle &&
     stage browser timeout 180 env -u TP_WASM node --test tests/browser/
 fi
 

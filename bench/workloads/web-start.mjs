@@ -2,7 +2,9 @@
 // Chromium (the web issue's figure: the MLP within 150 ms, the transformer
 // block within 400 ms), against an anchor measured in the same run: a page
 // that starts an empty module worker the same way (bench/web/empty-worker.html),
-// i.e. what the browser charges any worker-based page on this machine.
+// i.e. what the browser charges any worker-based page on this machine. The
+// MLP is also loaded with the package as ES modules (?pkg=modules) instead of
+// its one-file bundle (js/dist/tensorplay.mjs, the page's default).
 //
 // Serves the repository with examples/web/serve.mjs, loads each page in
 // blocks of BLOCK reloads (the first of each block is dropped), alternating
@@ -10,7 +12,12 @@
 // settled. Prints one JSON line per case (bench/run.sh's format).
 //
 //   node bench/workloads/web-start.mjs [--reloads N]    (default 16 per page)
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { launch, newPage, skipReason, startServer } from '../../tests/browser/_browser.mjs';
+
+// what the page loads: the wasi core (js/wasm) and the bundle (js/dist)
+execFileSync('bash', ['scripts/build.sh', 'wasi', 'bundle'], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: ['ignore', 2, 2] });
 
 const argv = process.argv.slice(2);
 const RELOADS = Number(argv[argv.indexOf('--reloads') + 1] || 16) || 16;
@@ -42,9 +49,11 @@ try {
       },
     },
   };
-  for (const model of ['mlp', 'transformer']) {
-    pages[model] = {
-      url: `${server.url}examples/web/?model=${model}&auto=1`,
+  // mlp-modules: the same page with the package as ES modules (?pkg=modules)
+  // instead of its one-file bundle, to show what the bundle saves
+  for (const [key, model, extra] of [['mlp', 'mlp', ''], ['mlp-modules', 'mlp', '&pkg=modules'], ['transformer', 'transformer', '']]) {
+    pages[key] = {
+      url: `${server.url}examples/web/?model=${model}&auto=1${extra}`,
       read: async () => {
         await page.waitForSelector('#first-result[data-ms]', { timeout: 30000 });
         const ms = Number(await page.getAttribute('#first-result', 'data-ms'));
@@ -68,11 +77,13 @@ try {
   const anchor = { name: 'empty module worker page (anchor)', ...stats(got.anchor) };
   for (const [model, figure] of [['mlp', 150], ['transformer', 400]]) {
     const ours = { name: `examples/web ${model}: first result`, ...stats(got[model]) };
+    const impls = [ours, anchor];
+    if (got[`${model}-modules`]) impls.splice(1, 0, { name: `examples/web ${model}, package as ES modules (?pkg=modules)`, ...stats(got[`${model}-modules`]) });
     console.log(JSON.stringify({
       case: `page load to first result: ${model} (issue figure ${figure} ms)`,
       reps: got[model].length,
       baseline: anchor.name,
-      impls: [ours, anchor],
+      impls,
       ours_minus_anchor_ms: +(ours.median_ms - anchor.median_ms).toFixed(1),
       figure_ms: figure,
       notes: `reloads in blocks of ${BLOCK} (first of each dropped), pages alternating between blocks, ${SETTLE_MS} ms after the previous page settled; ms after navigation start`,

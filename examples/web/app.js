@@ -95,16 +95,17 @@ function startWorker() {
   // before this module loads; messages it sent meanwhile are replayed.
   // A restarted worker gets the same compiled core (window.tpCore, a
   // promise of a WebAssembly.Module or null) when the page has one.
+  // ?pkg=modules (for the page too): the worker imports js/index.js, not the bundle.
   const early = window.tpEarlyWorker;
   window.tpEarlyWorker = null;
+  const url = new URL('./worker.js', import.meta.url);
+  if (window.tpCore) url.searchParams.set('core', 'page');
+  if (params.get('pkg') === 'modules') url.searchParams.set('pkg', 'modules');
   if (early) {
     worker = early.worker;
-  } else if (window.tpCore) {
-    const w = new Worker(new URL('./worker.js?core=page', import.meta.url), { type: 'module' });
-    window.tpCore.then((module) => w.postMessage({ type: 'core', module }));
-    worker = w;
   } else {
-    worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+    worker = new Worker(url, { type: 'module' });
+    if (window.tpCore) window.tpCore.then((module) => worker.postMessage({ type: 'core', module }));
   }
   worker.onmessage = (ev) => onMessage(ev.data);
   worker.onerror = (ev) => {
@@ -140,7 +141,8 @@ function onMessage(m) {
     case 'ready':
       ready = true;
       hasOnnx = m.hasOnnx;
-      ui.status.textContent = `Core ${m.version} (${m.isa}) loaded in the worker in ${fmtMs(m.loadMs)}; memory ${fmtBytes(m.memoryBytes)}.`;
+      ui.status.textContent = `Core ${m.version} (${m.isa}) loaded in the worker in ${fmtMs(m.loadMs)} (package: ${m.package === 'bundle' ? 'one-file bundle' : 'ES modules'}); memory ${fmtBytes(m.memoryBytes)}.`;
+      ui.status.dataset.package = m.package;
       ui.status.dataset.loadMs = m.loadMs.toFixed(2);
       // when the worker started, and when it had the core, in page time
       ui.status.dataset.workerStart = (m.timeOrigin - performance.timeOrigin).toFixed(1);

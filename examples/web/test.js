@@ -42,7 +42,8 @@ async function apiChecks(tp) {
       eq(typeof process, 'undefined', 'process is not defined on a page');
       eq(typeof tp.version, 'string', 'version');
       if (!tp.opNames.includes('matmul')) throw new Error('opNames lacks matmul');
-      return { version: tp.version, isa: tp.isa, memory: tp.memoryBytes() };
+      // the file the import map gave for js/index.js (?pkg=bundle: the bundle)
+      return { version: tp.version, isa: tp.isa, memory: tp.memoryBytes(), entry: import.meta.resolve('../../js/index.js') };
     }),
     check('tensor ops: create, broadcast, matmul, softmax, reductions', () => {
       const before = tp.liveTensors();

@@ -7,7 +7,8 @@
 //   { type: 'run', id, runs }
 //   { type: 'core', module }   with ?core=page: the page's compiled core, first
 // Messages out:
-//   { type: 'ready', loadMs, version, isa, memoryBytes, hasOnnx, backends, modes }
+//   { type: 'ready', loadMs, version, package: 'bundle'|'modules', isa, memoryBytes,
+//     hasOnnx, backends, modes }
 //   { type: 'compiled', id, ... }     compile time, graph text, explain(), output
 //   { type: 'wasm', id, ... }         the generated module (bytes) or why there is none
 //   { type: 'ran', id, ... }          medians of eager / compiled / stax, output
@@ -39,10 +40,24 @@ globalThis.tensorplayWasm = new URL(self.location.href).searchParams.get('core')
       performance.mark('coreCompiled');
       return m;
     }).catch(() => undefined);
-let tp, MODELS, summarize;
+// The package: by default its one-file build (js/dist/tensorplay.mjs, made by
+// scripts/bundle.mjs), one request instead of the 14 of js/index.js and its
+// modules (docs/web.md, "Start-up"). With ?pkg=modules, or where the bundle
+// was not built (the import fails to fetch: a TypeError), the ES modules.
+async function importPackage() {
+  if (new URL(self.location.href).searchParams.get('pkg') !== 'modules') {
+    try {
+      return [await import('../../js/dist/tensorplay.mjs'), 'bundle'];
+    } catch (e) {
+      if (!(e instanceof TypeError)) throw e;
+    }
+  }
+  return [await import('../../js/index.js'), 'modules'];
+}
+let tp, pkg, MODELS, summarize;
 try {
-  // the package (which fetches and compiles the core) and the models, in parallel
-  [tp, { MODELS, summarize }] = await Promise.all([import('../../js/index.js'), import('./models.js')]);
+  // the package (which instantiates the core) and the models, in parallel
+  [[tp, pkg], { MODELS, summarize }] = await Promise.all([importPackage(), import('./models.js')]);
 } catch (e) {
   self.postMessage({ type: 'error', id: 0, error: { ...describe(e), fatal: true, phase: 'load' } });
   throw e;
@@ -332,6 +347,7 @@ self.postMessage({
   loadMs,
   timeOrigin: performance.timeOrigin,
   version: tp.version,
+  package: pkg,
   isa: tp.isa,
   memoryBytes: tp.memoryBytes(),
   hasOnnx: typeof tp.onnx?.load === 'function',

@@ -19,41 +19,49 @@ const FILES = ['tensor', 'ops', 'errors', 'compile', 'backends', 'memory', 'npy_
 
 const skip = await skipReason();
 
-test('JS API in the browser (examples/web/test.html)', { skip: skip ?? false, timeout: 60000 }, async (t) => {
-  const server = await startServer();
-  const browser = await launch();
-  try {
-    const page = await newPage(browser.context);
-    await page.goto(`${server.url}examples/web/test.html?files=${FILES.join(',')}`);
-    await page.waitForSelector('body[data-done="1"]', { timeout: 45000 });
-    const results = await page.evaluate(() => window.tpResults);
-    await page.screenshot({ path: join(outDir(), 'api-in-browser.png'), fullPage: true });
-    writeFileSync(join(outDir(), 'api-in-browser.json'), JSON.stringify(results, null, 1));
+// Twice: on the package's ES modules (js/index.js) and on its one-file build
+// (js/dist/tensorplay.mjs, which test.html's import map substitutes for
+// js/index.js with ?pkg=bundle).
+for (const pkg of ['modules', 'bundle']) {
+  test(`JS API in the browser (examples/web/test.html), package as ${pkg}`, { skip: skip ?? false, timeout: 60000 }, async (t) => {
+    const server = await startServer();
+    const browser = await launch();
+    try {
+      const page = await newPage(browser.context);
+      await page.goto(`${server.url}examples/web/test.html?files=${FILES.join(',')}${pkg === 'bundle' ? '&pkg=bundle' : ''}`);
+      await page.waitForSelector('body[data-done="1"]', { timeout: 45000 });
+      const results = await page.evaluate(() => window.tpResults);
+      const suffix = pkg === 'bundle' ? '-bundle' : '';
+      await page.screenshot({ path: join(outDir(), `api-in-browser${suffix}.png`), fullPage: true });
+      writeFileSync(join(outDir(), `api-in-browser${suffix}.json`), JSON.stringify(results, null, 1));
 
-    const byFile = new Map();
-    for (const r of results) {
-      if (!byFile.has(r.file)) byFile.set(r.file, []);
-      byFile.get(r.file).push(r);
+      const byFile = new Map();
+      for (const r of results) {
+        if (!byFile.has(r.file)) byFile.set(r.file, []);
+        byFile.get(r.file).push(r);
+      }
+      // every listed file ran at least one test, plus the page's own checks
+      for (const f of FILES) assert.ok(byFile.has(`${f}.test.js`), `no results from tests/js/${f}.test.js`);
+      assert.ok(byFile.has('test.js'), 'no results from the page checks');
+      const loaded = results.find((r) => /package loads/.test(r.name))?.info?.entry ?? '';
+      assert.match(loaded, pkg === 'bundle' ? /\/js\/dist\/tensorplay\.mjs$/ : /\/js\/index\.js$/, 'the package file the page imported');
+      for (const [file, rs] of byFile) {
+        await t.test(file, async (tf) => {
+          for (const r of rs) {
+            await tf.test(r.name, { skip: r.status === 'skip' ? r.reason : false }, () => {
+              if (r.info) tf.diagnostic(`${r.name}: ${JSON.stringify(r.info)}`);
+              assert.equal(r.status, 'pass', r.error);
+            });
+          }
+        });
+      }
+      const growth = results.find((r) => /256 MB/.test(r.name));
+      assert.ok(growth?.info?.peakMB > 256, `memory did not grow past 256 MB: ${JSON.stringify(growth)}`);
+      t.diagnostic(`memory growth: ${JSON.stringify(growth.info)}`);
+      assert.deepEqual(page.errors, [], 'console errors');
+    } finally {
+      await browser.close();
+      await server.stop();
     }
-    // every listed file ran at least one test, plus the page's own checks
-    for (const f of FILES) assert.ok(byFile.has(`${f}.test.js`), `no results from tests/js/${f}.test.js`);
-    assert.ok(byFile.has('test.js'), 'no results from the page checks');
-    for (const [file, rs] of byFile) {
-      await t.test(file, async (tf) => {
-        for (const r of rs) {
-          await tf.test(r.name, { skip: r.status === 'skip' ? r.reason : false }, () => {
-            if (r.info) tf.diagnostic(`${r.name}: ${JSON.stringify(r.info)}`);
-            assert.equal(r.status, 'pass', r.error);
-          });
-        }
-      });
-    }
-    const growth = results.find((r) => /256 MB/.test(r.name));
-    assert.ok(growth?.info?.peakMB > 256, `memory did not grow past 256 MB: ${JSON.stringify(growth)}`);
-    t.diagnostic(`memory growth: ${JSON.stringify(growth.info)}`);
-    assert.deepEqual(page.errors, [], 'console errors on the page');
-  } finally {
-    await browser.close();
-    await server.stop();
-  }
-});
+  });
+}

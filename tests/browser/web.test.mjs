@@ -178,18 +178,26 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
     });
 
     // ---- bad input: readable messages, the page stays usable ----
-    await t.test('the worker gets its core from the page (a compiled module), or loads it itself', async () => {
+    await t.test('the worker gets its core from the page or loads it itself, and its package as the bundle or as ES modules', async () => {
       // index.html compiles the core on the page and posts the Module to
       // worker.js?core=page (app.js does the same for a restarted worker);
       // module null, or a worker without ?core=page, loads the core itself.
-      // Each worker compiles the MLP; its output must equal Node's.
+      // The worker imports js/dist/tensorplay.mjs, or js/index.js with
+      // ?pkg=modules. Each worker compiles the MLP; its output must equal Node's.
       const ref = reference('mlp');
       const page = await newPage(browser.context);
       await page.goto(`${server.url}examples/web/?model=mlp`);
       await waitIdle(page);
-      for (const how of ['page', 'null', 'self']) {
-        const got = await page.evaluate(async (how) => {
-          const w = new Worker(how === 'self' ? 'worker.js' : 'worker.js?core=page', { type: 'module' });
+      assert.equal(await page.getAttribute('#status', 'data-package'), 'bundle', 'the page\'s worker uses the bundle');
+      const cases = [
+        { how: 'page', url: 'worker.js?core=page', pkg: 'bundle' },
+        { how: 'null', url: 'worker.js?core=page&pkg=modules', pkg: 'modules' },
+        { how: 'self', url: 'worker.js', pkg: 'bundle' },
+        { how: 'self', url: 'worker.js?pkg=modules', pkg: 'modules' },
+      ];
+      for (const { how, url, pkg } of cases) {
+        const got = await page.evaluate(async ([how, url]) => {
+          const w = new Worker(url, { type: 'module' });
           const seen = [];
           const next = (type) => new Promise((resolve, reject) => {
             const timer = setTimeout(() => reject(new Error(`no '${type}' message; got ${JSON.stringify(seen)}`)), 20000);
@@ -210,12 +218,32 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
           w.postMessage({ type: 'compile', id: 1, model: 'mlp', backend: 'stax', mode: 'default', batch: 64 });
           const c = await compiled;
           w.terminate();
-          return { error: c.error?.message, isModule: how === 'page' ? (await window.tpCore) instanceof WebAssembly.Module : null, output: c.output };
-        }, how);
-        assert.equal(got.error, undefined, `${how}: ${got.error}`);
+          return { error: c.error?.message, pkg: r.package, isModule: how === 'page' ? (await window.tpCore) instanceof WebAssembly.Module : null, output: c.output };
+        }, [how, url]);
+        assert.equal(got.error, undefined, `${url}: ${got.error}`);
+        assert.equal(got.pkg, pkg, `${url}: the package the worker imported`);
         if (how === 'page') assert.equal(got.isModule, true, 'the page compiled the core');
-        assertClose({ shape: got.output.shape, summary: got.output.summary }, ref, `mlp, core from ${how}`);
+        assertClose({ shape: got.output.shape, summary: got.output.summary }, ref, `mlp, core from ${how}, ${pkg}`);
       }
+      assert.deepEqual(page.errors, [], 'console errors');
+      await page.close();
+    });
+
+    await t.test('where the bundle was not built, the page falls back to the ES modules', async () => {
+      const ref = reference('mlp');
+      const page = await newPage(browser.context);
+      let asked = 0;
+      await page.route('**/js/dist/tensorplay.mjs', (r) => {
+        asked++;
+        return r.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' });
+      });
+      await page.goto(`${server.url}examples/web/?model=mlp`);
+      await waitIdle(page);
+      assert.equal(asked, 1, 'the worker asked for the bundle once');
+      assert.equal(await page.getAttribute('#status', 'data-package'), 'modules');
+      const r = await compileAndRun(page);
+      assert.equal(r.error, undefined, `the page shows an error: ${r.error}`);
+      assertClose(await readPage(page), ref, 'mlp on the ES modules');
       assert.deepEqual(page.errors, [], 'console errors');
       await page.close();
     });
