@@ -8,7 +8,7 @@
 //   { type: 'core', module }   with ?core=page: the page's compiled core, first
 // Messages out:
 //   { type: 'ready', loadMs, version, package: 'bundle'|'modules', isa, memoryBytes,
-//     hasOnnx, backends, modes }
+//     hasOnnx, backends }
 //   { type: 'compiled', id, ... }     compile time, graph text, explain(), output
 //   { type: 'wasm', id, ... }         the generated module (bytes) or why there is none
 //   { type: 'ran', id, ... }          medians of eager / compiled / stax, output
@@ -352,5 +352,4 @@ self.postMessage({
   memoryBytes: tp.memoryBytes(),
   hasOnnx: typeof tp.onnx?.load === 'function',
   backends: ['stax', 'eager', 'reference'],
-  modes: Object.keys(tp.listModeOptions()),
 });
