@@ -148,11 +148,7 @@ function onMessage(m) {
       ui.status.dataset.workerStart = (m.timeOrigin - performance.timeOrigin).toFixed(1);
       ui.status.dataset.readyAt = performance.now().toFixed(1);
       ui.onnxNote.textContent = hasOnnx ? '' : 'ONNX import is not in this build of the package (tp.onnx.load is missing): dropping a file will say so.';
-      setBusy(false);
-      if (params.get('auto') && !autoStarted) {
-        autoStarted = true;
-        doCompile(true);
-      }
+      setBusy(pendingId !== 0); // an auto=1 compile may be under way already
       return;
     case 'compiled':
       if (m.id !== pendingId) return;
@@ -197,8 +193,8 @@ let lastAction = '';
 let autoStarted = false;
 let autoRun = 0;
 
-function doCompile(thenRun = false) {
-  if (!ready) return;
+function doCompile(thenRun = false, beforeReady = false) {
+  if (!ready && !beforeReady) return;
   clearError();
   lastAction = 'Compile';
   const model = currentModel();
@@ -560,3 +556,10 @@ if (params.get('model') && MODEL_BATCH[params.get('model')]) {
 }
 if (params.get('batch')) ui.batch.value = params.get('batch');
 startWorker();
+// ?auto=1: compile (then run) now; the worker holds requests that arrive
+// while it loads, so the compile starts the moment the core is ready
+// instead of a round trip through this page later
+if (params.get('auto') && !autoStarted) {
+  autoStarted = true;
+  doCompile(true, true);
+}

@@ -6,6 +6,7 @@
 //     backend, mode, onnx?: ArrayBuffer, onnxName? }
 //   { type: 'run', id, runs }
 //   { type: 'core', module }   with ?core=page: the page's compiled core, first
+// Requests sent before 'ready' wait until the package has loaded.
 // Messages out:
 //   { type: 'ready', loadMs, version, package: 'bundle'|'modules', isa, memoryBytes,
 //     hasOnnx, backends }
@@ -40,6 +41,15 @@ globalThis.tensorplayWasm = new URL(self.location.href).searchParams.get('core')
       performance.mark('coreCompiled');
       return m;
     }).catch(() => undefined);
+// Requests that arrive while the package loads wait here (a message event
+// with no listener is lost) and run in order once it has loaded: the page
+// may send its first request right away (app.js with ?auto=1).
+const held = [];
+const hold = (ev) => {
+  if (ev.data?.type !== 'core') held.push(ev);
+};
+self.addEventListener('message', hold);
+
 // The package: by default its one-file build (js/dist/tensorplay.mjs, made by
 // scripts/bundle.mjs), one request instead of the 14 of js/index.js and its
 // modules (docs/web.md, "Start-up"). With ?pkg=modules, or where the bundle
@@ -328,7 +338,7 @@ function run(msg) {
   self.postMessage({ type: 'ran', id: msg.id, runs, timings, output: out, memoryBytes: tp.memoryBytes(), liveTensors: tp.liveTensors() });
 }
 
-self.onmessage = async (ev) => {
+async function handle(ev) {
   const msg = ev.data;
   if (msg?.type === 'core') return; // the page's compiled core (above)
   try {
@@ -340,7 +350,9 @@ self.onmessage = async (ev) => {
     if (!fatal && msg.type === 'compile') dropCompiled();
     self.postMessage({ type: 'error', id: msg.id, error: { ...describe(e), fatal } });
   }
-};
+}
+self.removeEventListener('message', hold);
+self.onmessage = handle;
 
 self.postMessage({
   type: 'ready',
@@ -353,3 +365,4 @@ self.postMessage({
   hasOnnx: typeof tp.onnx?.load === 'function',
   backends: ['stax', 'eager', 'reference'],
 });
+for (const ev of held.splice(0)) await handle(ev);

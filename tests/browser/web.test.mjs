@@ -194,9 +194,11 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
         { how: 'null', url: 'worker.js?core=page&pkg=modules', pkg: 'modules' },
         { how: 'self', url: 'worker.js', pkg: 'bundle' },
         { how: 'self', url: 'worker.js?pkg=modules', pkg: 'modules' },
+        // the compile request sent at once, before 'ready': the worker holds it
+        { how: 'page', url: 'worker.js?core=page', pkg: 'bundle', early: true },
       ];
-      for (const { how, url, pkg } of cases) {
-        const got = await page.evaluate(async ([how, url]) => {
+      for (const { how, url, pkg, early } of cases) {
+        const got = await page.evaluate(async ([how, url, early]) => {
           const w = new Worker(url, { type: 'module' });
           const seen = [];
           const next = (type) => new Promise((resolve, reject) => {
@@ -209,17 +211,19 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
               resolve(ev.data);
             });
           });
+          const request = { type: 'compile', id: 1, model: 'mlp', backend: 'stax', mode: 'default', batch: 64 };
           const ready = next('ready');
+          const compiled = early ? next('compiled') : null;
+          if (early) w.postMessage(request);
           if (how === 'page') w.postMessage({ type: 'core', module: await window.tpCore });
           if (how === 'null') w.postMessage({ type: 'core', module: null });
           const r = await ready;
           if (r.type === 'error') return { error: r.error.message };
-          const compiled = next('compiled');
-          w.postMessage({ type: 'compile', id: 1, model: 'mlp', backend: 'stax', mode: 'default', batch: 64 });
-          const c = await compiled;
+          if (!early) w.postMessage(request);
+          const c = await (compiled ?? next('compiled'));
           w.terminate();
           return { error: c.error?.message, pkg: r.package, isModule: how === 'page' ? (await window.tpCore) instanceof WebAssembly.Module : null, output: c.output };
-        }, [how, url]);
+        }, [how, url, !!early]);
         assert.equal(got.error, undefined, `${url}: ${got.error}`);
         assert.equal(got.pkg, pkg, `${url}: the package the worker imported`);
         if (how === 'page') assert.equal(got.isModule, true, 'the page compiled the core');
