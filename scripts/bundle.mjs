@@ -6,10 +6,10 @@
 // Same ES module, same API, same core (it loads ../wasm/tensorplay.wasm
 // relative to its own import.meta.url, like js/src/loader.js does): only
 // the delivery differs. A page that imports js/index.js makes 14 requests in
-// two rounds (the entry, then its modules); over HTTP/1.1's 6 connections per
-// host that took 30-45 ms of the web example's start-up here, the bundle one
-// request (docs/web.md, "Start-up"). Minified with names kept: error
-// classes, backends and compiled functions report names.
+// two rounds (the entry, then its modules), over HTTP/1.1's 6 connections per
+// host; the bundle, one. The web example's first result came a median of
+// 19-37 ms sooner with it (docs/benchmarks.md, web-start). Minified with
+// names kept: classes and functions keep their names (esbuild keepNames).
 //
 //   node scripts/bundle.mjs            # or: bash scripts/build.sh bundle
 //   node scripts/bundle.mjs --out DIR  # elsewhere (tests)
@@ -51,4 +51,4 @@ const result = await build({
 });
 const out = Object.entries(result.metafile.outputs).find(([k]) => k.endsWith('.mjs'));
 const inputs = Object.keys(result.metafile.inputs).length;
-console.log(`bundle: ${inputs} modules -> ${join(outDir, 'tensorplay.mjs')} (${out[1].bytes} bytes, ${(performance.now() - t0).toFixed(0)} ms)`);
+console.error(`bundle: ${inputs} modules -> ${join(outDir, 'tensorplay.mjs')} (${out[1].bytes} bytes, ${(performance.now() - t0).toFixed(0)} ms)`);

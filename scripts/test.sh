@@ -46,6 +46,9 @@ else stage setup bash scripts/setup.sh; fi
 for b in native asan wasi emscripten bundle; do
   stage "build:$b" bash scripts/build.sh "$b"
 done
+# with the bundle built, the JS and browser tests must find it (they skip
+# its checks when it is missing, e.g. after only `scripts/build.sh wasi`)
+[ "${STATUS[build:bundle]:-}" = PASS ] && export TP_REQUIRE_BUNDLE=1
 
 for b in native asan; do
   needs "ctest:$b" "build:$b" &&

@@ -5,6 +5,7 @@
 //   ?model=mlp|cnn|transformer  preselect a model
 //   &backend=..&mode=..&batch=..&runs=..
 //   &auto=1                       compile (and then run) as soon as the core is loaded
+//   &pkg=modules                  the worker imports js/index.js, not the bundle js/dist/tensorplay.mjs
 // The page records when the first result appeared, in ms since navigation
 // start (performance.now()), in #first-result[data-ms].
 
@@ -27,6 +28,7 @@ let hasOnnx = false;
 let nextId = 1;
 let pendingId = 0;
 let compiled = false; // a compiled model is live in the worker
+let workerFailed = false; // the worker could not load, or stopped: nothing is sent to it
 let onnxFile = null; // { name, bytes: ArrayBuffer }
 let firstResultMs = null;
 let wasmUrl = null;
@@ -101,24 +103,33 @@ function startWorker() {
   const url = new URL('./worker.js', import.meta.url);
   if (window.tpCore) url.searchParams.set('core', 'page');
   if (params.get('pkg') === 'modules') url.searchParams.set('pkg', 'modules');
+  workerFailed = false;
   if (early) {
     worker = early.worker;
   } else {
-    worker = new Worker(url, { type: 'module' });
-    if (window.tpCore) window.tpCore.then((module) => worker.postMessage({ type: 'core', module }));
+    const w = new Worker(url, { type: 'module' });
+    if (window.tpCore) window.tpCore.then((module) => w.postMessage({ type: 'core', module }));
+    worker = w;
   }
   worker.onmessage = (ev) => onMessage(ev.data);
   worker.onerror = (ev) => {
     ev.preventDefault?.();
+    if (workerFailed) return; // its load error (sent before it threw) is on the page already
     showError({ name: 'WorkerError', message: ev.message || 'the worker failed to start (see the console)' }, 'Loading');
-    ui.status.textContent = 'The worker stopped. Reload the page to try again.';
-    pendingId = 0;
-    setBusy(false);
+    stopped();
   };
   if (early) {
     if (early.error) worker.onerror(early.error);
     for (const m of early.messages) onMessage(m);
   }
+}
+
+// The worker cannot load (or stopped): say so; requests are not sent to it.
+function stopped(what = 'The worker stopped') {
+  workerFailed = true;
+  ui.status.textContent = `${what}. Reload the page to try again.`;
+  pendingId = 0;
+  setBusy(false);
 }
 
 function restartWorker(reason) {
@@ -129,6 +140,7 @@ function restartWorker(reason) {
 }
 
 function send(msg, transfer = []) {
+  if (workerFailed) return 0;
   const id = nextId++;
   pendingId = id;
   setBusy(true);
@@ -175,7 +187,9 @@ function onMessage(m) {
       if (m.id !== 0 && m.id !== pendingId) return;
       showError(err, context);
       if (context === 'Compile') ui.compileTime.textContent = 'failed (see the message above)';
-      if (err.fatal) {
+      if (err.phase === 'load') {
+        stopped('The core could not be loaded'); // a new worker would fail the same way
+      } else if (err.fatal) {
         restartWorker(`${err.name}: ${err.message}`);
       } else {
         if (lastAction === 'Compile') compiled = false;
@@ -194,7 +208,7 @@ let autoStarted = false;
 let autoRun = 0;
 
 function doCompile(thenRun = false, beforeReady = false) {
-  if (!ready && !beforeReady) return;
+  if ((!ready && !beforeReady) || workerFailed) return;
   clearError();
   lastAction = 'Compile';
   const model = currentModel();
@@ -226,7 +240,7 @@ function doCompile(thenRun = false, beforeReady = false) {
 }
 
 function doRun() {
-  if (!ready || !compiled) return;
+  if (!ready || !compiled || workerFailed) return;
   clearError();
   lastAction = 'Run';
   send({ type: 'run', runs: Number(ui.runs.value) || 10 });

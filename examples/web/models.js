@@ -18,7 +18,7 @@ function makeParams(tp, seed0) {
   // Uniform initialization as PyTorch's nn.Linear / nn.Conv2d do by default
   // (bound 1/sqrt(fan_in)): the core's tp.rand, scaled. On a fresh page the
   // core's code is compiled already (the page hands the worker a compiled
-  // core, docs/web.md), while a JS loop over the 668,000 weights of the MLP
+  // core, docs/web.md), while a JS loop over the 670,000 weights of the MLP
   // starts in V8's interpreter: building the MLP took 1.6 and 4.4 ms less
   // (medians of two A/B runs in Chromium).
   const uniform = (shape, lo, hi) =>

@@ -13,6 +13,7 @@
 // Importable too: `const { server, port } = await serve({ port: 0 })`.
 import { createServer } from 'node:http';
 import { stat, readFile } from 'node:fs/promises';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { extname, join, normalize, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -110,6 +111,19 @@ async function handle(req, res, root) {
   }
 }
 
+/** Why js/dist/tensorplay.mjs (the bundle examples/web imports) is older
+ * than the package's sources, or null: the page would run the old code. */
+export function staleBundle(root = ROOT) {
+  const bundle = join(root, 'js/dist/tensorplay.mjs');
+  if (!existsSync(bundle)) return null;
+  const built = statSync(bundle).mtimeMs;
+  const sources = [join(root, 'js/index.js'), ...readdirSync(join(root, 'js/src')).map((f) => join(root, 'js/src', f))];
+  const newer = sources.filter((f) => f.endsWith('.js') && statSync(f).mtimeMs > built);
+  if (!newer.length) return null;
+  return `js/dist/tensorplay.mjs is older than ${newer.map((f) => f.slice(root.length + 1)).join(', ')}: ` +
+    'the page runs the old code (bash scripts/build.sh bundle, or open the page with ?pkg=modules)';
+}
+
 /** Starts the server; resolves to { server, port, url, close() }. */
 export function serve({ port = 8080, host = '127.0.0.1', root = ROOT, quiet = false } = {}) {
   return new Promise((resolveP, reject) => {
@@ -128,6 +142,12 @@ export function serve({ port = 8080, host = '127.0.0.1', root = ROOT, quiet = fa
       const actual = server.address().port;
       const url = `http://${host}:${actual}/`;
       if (!quiet) console.log(`serving ${root} at ${url} (open ${url}examples/web/)`);
+      try {
+        const stale = staleBundle(root);
+        if (stale && !quiet) console.error(`serve.mjs: warning: ${stale}`);
+      } catch {
+        /* a root without js/src: nothing to compare */
+      }
       resolveP({ server, port: actual, url, close: () => new Promise((r) => server.close(() => r())) });
     });
   });

@@ -43,7 +43,10 @@ async function apiChecks(tp) {
       eq(typeof tp.version, 'string', 'version');
       if (!tp.opNames.includes('matmul')) throw new Error('opNames lacks matmul');
       // the file the import map gave for js/index.js (?pkg=bundle: the bundle)
-      return { version: tp.version, isa: tp.isa, memory: tp.memoryBytes(), entry: import.meta.resolve('../../js/index.js') };
+      // and the package files this page fetched
+      const fetched = performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)
+        .filter((p) => /\/js\/(index\.js|dist\/tensorplay\.mjs)$/.test(p));
+      return { version: tp.version, isa: tp.isa, memory: tp.memoryBytes(), entry: import.meta.resolve('../../js/index.js'), fetched };
     }),
     check('tensor ops: create, broadcast, matmul, softmax, reductions', () => {
       const before = tp.liveTensors();

@@ -51,15 +51,21 @@ const hold = (ev) => {
 self.addEventListener('message', hold);
 
 // The package: by default its one-file build (js/dist/tensorplay.mjs, made by
-// scripts/bundle.mjs), one request instead of the 14 of js/index.js and its
-// modules (docs/web.md, "Start-up"). With ?pkg=modules, or where the bundle
-// was not built (the import fails to fetch: a TypeError), the ES modules.
+// `bash scripts/build.sh bundle`), one request instead of the 14 of
+// js/index.js and its modules (docs/web.md, "Start-up"). With ?pkg=modules,
+// or where the bundle was not built (the server answers 404), the ES
+// modules; any other failure of the bundle is reported as it is.
+const BUNDLE = new URL('../../js/dist/tensorplay.mjs', import.meta.url);
 async function importPackage() {
   if (new URL(self.location.href).searchParams.get('pkg') !== 'modules') {
     try {
-      return [await import('../../js/dist/tensorplay.mjs'), 'bundle'];
+      return [await import(BUNDLE.href), 'bundle'];
     } catch (e) {
-      if (!(e instanceof TypeError)) throw e;
+      // a failed fetch and a failed evaluation can both be TypeErrors: ask
+      const missing = e instanceof TypeError &&
+        await fetch(BUNDLE, { method: 'HEAD', cache: 'no-store' }).then((r) => r.status === 404, () => false);
+      if (!missing) throw e;
+      console.warn(`tensorplay-wasm: ${BUNDLE.pathname} is not built (bash scripts/build.sh bundle); loading js/index.js`);
     }
   }
   return [await import('../../js/index.js'), 'modules'];
@@ -351,8 +357,6 @@ async function handle(ev) {
     self.postMessage({ type: 'error', id: msg.id, error: { ...describe(e), fatal } });
   }
 }
-self.removeEventListener('message', hold);
-self.onmessage = handle;
 
 self.postMessage({
   type: 'ready',
@@ -365,4 +369,7 @@ self.postMessage({
   hasOnnx: typeof tp.onnx?.load === 'function',
   backends: ['stax', 'eager', 'reference'],
 });
-for (const ev of held.splice(0)) await handle(ev);
+// the held requests, in order; requests that arrive meanwhile join the queue
+while (held.length) await handle(held.shift());
+self.removeEventListener('message', hold);
+self.onmessage = handle;

@@ -12,12 +12,20 @@
 // varies by 2x between runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tp from '../../js/index.js';
 import { MODELS, summarize } from '../../examples/web/models.js';
 import { OnnxGraph } from '../../bench/lib/onnx_write.mjs';
 import { skipReason, startServer, launch, newPage, outDir, ROOT } from './_browser.mjs';
+
+// The package the page's worker imports: the bundle where it was built, else
+// the ES modules. TP_REQUIRE_BUNDLE=1 (scripts/test.sh after build:bundle)
+// makes a missing bundle an error.
+const BUNDLE_BUILT = existsSync(join(ROOT, 'js/dist/tensorplay.mjs'));
+if (!BUNDLE_BUILT && process.env.TP_REQUIRE_BUNDLE === '1') throw new Error('js/dist/tensorplay.mjs is missing (bash scripts/build.sh bundle)');
+const DEFAULT_PKG = BUNDLE_BUILT ? 'bundle' : 'modules';
 
 const skip = await skipReason();
 const STRICT = process.env.TP_BROWSER_STRICT_TIMING === '1';
@@ -128,6 +136,27 @@ test('serve.mjs: MIME types, repo-root paths, no escape from the root', { skip: 
   }
 });
 
+test('serve.mjs: warns when js/dist is older than js/src', async () => {
+  const { staleBundle } = await import('../../examples/web/serve.mjs');
+  const root = mkdtempSync(join(tmpdir(), 'tp-serve-'));
+  try {
+    for (const d of ['js/src', 'js/dist']) mkdirSync(join(root, d), { recursive: true });
+    const at = (f, seconds) => {
+      writeFileSync(join(root, f), '// x\n');
+      utimesSync(join(root, f), seconds, seconds);
+    };
+    assert.equal(staleBundle(root), null, 'no bundle: nothing to compare');
+    at('js/index.js', 1000);
+    at('js/src/tensor.js', 1000);
+    at('js/dist/tensorplay.mjs', 2000);
+    assert.equal(staleBundle(root), null, 'a bundle newer than the sources');
+    at('js/src/tensor.js', 3000);
+    assert.match(staleBundle(root) ?? '', /older than js\/src\/tensor\.js.*build\.sh bundle/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async (t) => {
   const server = await startServer();
   const browser = await launch();
@@ -188,14 +217,14 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
       const page = await newPage(browser.context);
       await page.goto(`${server.url}examples/web/?model=mlp`);
       await waitIdle(page);
-      assert.equal(await page.getAttribute('#status', 'data-package'), 'bundle', 'the page\'s worker uses the bundle');
+      assert.equal(await page.getAttribute('#status', 'data-package'), DEFAULT_PKG, `the page's worker uses ${DEFAULT_PKG === 'bundle' ? 'the bundle' : 'the ES modules (js/dist is not built)'}`);
       const cases = [
-        { how: 'page', url: 'worker.js?core=page', pkg: 'bundle' },
+        { how: 'page', url: 'worker.js?core=page', pkg: DEFAULT_PKG },
         { how: 'null', url: 'worker.js?core=page&pkg=modules', pkg: 'modules' },
-        { how: 'self', url: 'worker.js', pkg: 'bundle' },
+        { how: 'self', url: 'worker.js', pkg: DEFAULT_PKG },
         { how: 'self', url: 'worker.js?pkg=modules', pkg: 'modules' },
         // the compile request sent at once, before 'ready': the worker holds it
-        { how: 'page', url: 'worker.js?core=page', pkg: 'bundle', early: true },
+        { how: 'page', url: 'worker.js?core=page', pkg: DEFAULT_PKG, early: true },
       ];
       for (const { how, url, pkg, early } of cases) {
         const got = await page.evaluate(async ([how, url, early]) => {
@@ -236,19 +265,42 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
     await t.test('where the bundle was not built, the page falls back to the ES modules', async () => {
       const ref = reference('mlp');
       const page = await newPage(browser.context);
-      let asked = 0;
+      const asked = [];
       await page.route('**/js/dist/tensorplay.mjs', (r) => {
-        asked++;
+        asked.push(r.request().method());
         return r.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' });
       });
       await page.goto(`${server.url}examples/web/?model=mlp`);
       await waitIdle(page);
-      assert.equal(asked, 1, 'the worker asked for the bundle once');
+      // the import, then a HEAD to tell "not built" from a failing bundle
+      assert.deepEqual(asked, ['GET', 'HEAD'], 'requests for the bundle');
       assert.equal(await page.getAttribute('#status', 'data-package'), 'modules');
       const r = await compileAndRun(page);
       assert.equal(r.error, undefined, `the page shows an error: ${r.error}`);
       assertClose(await readPage(page), ref, 'mlp on the ES modules');
       assert.deepEqual(page.errors, [], 'console errors');
+      await page.close();
+    });
+
+    await t.test('a core that cannot load is reported once; the worker is not restarted in a loop', async () => {
+      // the core answers 404: the page's compile fails (null), the worker
+      // fetches it itself and fails too, with phase 'load'
+      const page = await newPage(browser.context);
+      let workers = 0;
+      await page.route('**/js/wasm/tensorplay.wasm', (r) => r.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' }));
+      await page.route('**/examples/web/worker.js*', (r) => {
+        workers++;
+        return r.continue();
+      });
+      await page.goto(`${server.url}examples/web/?model=mlp&auto=1`);
+      await page.waitForSelector('#error:not([hidden])', { timeout: 20000 });
+      await page.waitForTimeout(1500); // a restart would have asked for worker.js again by now
+      const error = await page.textContent('#error');
+      assert.match(error, /Loading the core/, error);
+      assert.match(error, /tensorplay\.wasm|404|fetch/i, `the message names the problem: ${error}`);
+      assert.match(await page.textContent('#status'), /Reload the page/);
+      assert.equal(workers, 1, 'worker.js was requested once');
+      assert.equal(await page.getAttribute('#busy', 'hidden'), '', 'not busy');
       await page.close();
     });
 

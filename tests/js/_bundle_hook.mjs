@@ -18,3 +18,6 @@ export async function resolve(specifier, context, next) {
   return r.url === ENTRY ? { ...r, url: BUNDLE } : r;
 }`;
 register(`data:text/javascript,${encodeURIComponent(hooks)}`);
+// tells tests/js/bundle.test.js to check that the hook is active (the test
+// processes node --test starts inherit it, with this --import)
+process.env.TP_BUNDLE_HOOK = '1';
