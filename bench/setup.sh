@@ -13,7 +13,9 @@ cd "$(dirname "$0")/.."
 
 have_openblas() {
   [ -f /usr/include/x86_64-linux-gnu/cblas.h ] || [ -f /usr/include/cblas.h ] || return 1
-  ldconfig -p 2>/dev/null | grep -q 'libopenblas\.so' || return 1
+  # (not `| grep -q`: under pipefail, grep quitting early makes ldconfig's
+  # SIGPIPE fail the pipeline when its output is long)
+  [[ "$(ldconfig -p 2>/dev/null)" == *libopenblas.so* ]] || return 1
 }
 
 if ! have_openblas; then

@@ -27,7 +27,7 @@ REQUIRED=(
 OPTIONAL=(valgrind)
 
 is_installed() {
-  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
+  [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = 'install ok installed' ]
 }
 
 missing=()

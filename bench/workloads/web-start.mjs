@@ -9,12 +9,16 @@
 // Serves the repository with examples/web/serve.mjs, loads each page in
 // blocks of BLOCK reloads (the first of each block is dropped), alternating
 // pages between blocks, every reload SETTLE_MS after the previous page
-// settled. Prints one JSON line per case (bench/run.sh's format).
+// settled. Each result is read with one page.evaluate that awaits the
+// attribute the page sets (waitForAttribute): Playwright's waitForSelector
+// would inject its 330 KB selector engine into the page mid-load, 14 ms of
+// the main thread that the page needs for its worker. Prints one JSON line
+// per case (bench/run.sh's format).
 //
 //   node bench/workloads/web-start.mjs [--reloads N]    (default 16 per page)
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { launch, newPage, skipReason, startServer } from '../../tests/browser/_browser.mjs';
+import { launch, newPage, skipReason, startServer, waitForAttribute } from '../../tests/browser/_browser.mjs';
 
 
 const argv = process.argv.slice(2);
@@ -44,8 +48,7 @@ try {
     anchor: {
       url: `${server.url}bench/web/empty-worker.html`,
       read: async () => {
-        await page.waitForFunction(() => document.title.startsWith('ready '), null, { timeout: 30000 });
-        return Number((await page.title()).slice(6));
+        return Number(await waitForAttribute(page, 'html', 'data-ready'));
       },
     },
   };
@@ -56,10 +59,9 @@ try {
     pages[key] = {
       url: `${server.url}examples/web/?model=${model}&auto=1${extra}`,
       read: async () => {
-        await page.waitForSelector('#first-result[data-ms]', { timeout: 30000 });
+        const ms = Number(await waitForAttribute(page, '#first-result', 'data-ms'));
         const pkg = await page.getAttribute('#status', 'data-package');
         if (pkg !== want) throw new Error(`web-start: ${key} loaded the package as ${pkg}, not ${want}`);
-        const ms = Number(await page.getAttribute('#first-result', 'data-ms'));
         await page.waitForSelector('#chart[data-seq]', { timeout: 60000 }); // the page settled
         return ms;
       },

@@ -88,6 +88,31 @@ export async function newPage(context) {
   return page;
 }
 
+/**
+ * Waits until the element `selector` has the attribute `attr` and returns
+ * its value, with one page.evaluate that awaits a MutationObserver. Use it
+ * while a page is loading, when timing matters: Playwright's waitForSelector
+ * and waitForFunction inject its selector engine, a 330 KB script, into the
+ * page on first use, and evaluating it took about 14 ms of the page's main
+ * thread in the middle of the web example's start-up (a Chromium trace),
+ * which delayed what that thread does for the worker.
+ */
+export function waitForAttribute(page, selector, attr, timeoutMs = 30000) {
+  return page.evaluate(([selector, attr, timeoutMs]) => new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no ${selector}[${attr}] after ${timeoutMs} ms`)), timeoutMs);
+    const check = () => {
+      const v = document.querySelector(selector)?.getAttribute(attr);
+      if (v === null || v === undefined) return false;
+      clearTimeout(timer);
+      observer.disconnect();
+      resolve(v);
+      return true;
+    };
+    const observer = new MutationObserver(check);
+    if (!check()) observer.observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: [attr] });
+  }), [selector, attr, timeoutMs]);
+}
+
 export function outDir() {
   mkdirSync(OUT, { recursive: true });
   return OUT;

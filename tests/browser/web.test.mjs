@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import * as tp from '../../js/index.js';
 import { MODELS, summarize } from '../../examples/web/models.js';
 import { OnnxGraph } from '../../bench/lib/onnx_write.mjs';
-import { skipReason, startServer, launch, newPage, outDir, ROOT } from './_browser.mjs';
+import { skipReason, startServer, launch, newPage, outDir, ROOT, waitForAttribute } from './_browser.mjs';
 
 // The package the page's worker imports: the bundle where it was built, else
 // the ES modules. TP_REQUIRE_BUNDLE=1 (scripts/test.sh after build:bundle)
@@ -433,8 +433,7 @@ test('page load to first result (auto=1), fresh browser', { skip: skip ?? false,
       const loads = [];
       for (let i = 0; i < 5; i++) {
         await page.goto(`${server.url}examples/web/?model=${model}&auto=1`);
-        await page.waitForSelector('#first-result[data-ms]', { timeout: 30000 });
-        const ms = Number(await page.getAttribute('#first-result', 'data-ms'));
+        const ms = Number(await waitForAttribute(page, '#first-result', 'data-ms'));
         const readyAt = Number(await page.getAttribute('#status', 'data-ready-at'));
         const workerStart = Number(await page.getAttribute('#status', 'data-worker-start'));
         // the worker's timeline (performance marks in worker.js), in page time
