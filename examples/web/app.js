@@ -140,7 +140,6 @@ function restartWorker(reason) {
 }
 
 function send(msg, transfer = []) {
-  if (workerFailed) return 0;
   const id = nextId++;
   pendingId = id;
   setBusy(true);
@@ -204,7 +203,6 @@ function onMessage(m) {
 
 // ---- actions ------------------------------------------------------------------------------------
 let lastAction = '';
-let autoStarted = false;
 let autoRun = 0;
 
 function doCompile(thenRun = false, beforeReady = false) {
@@ -573,7 +571,4 @@ startWorker();
 // ?auto=1: compile (then run) now; the worker holds requests that arrive
 // while it loads, so the compile starts the moment the core is ready
 // instead of a round trip through this page later
-if (params.get('auto') && !autoStarted) {
-  autoStarted = true;
-  doCompile(true, true);
-}
+if (params.get('auto')) doCompile(true, true);

@@ -26,7 +26,8 @@ const t0 = performance.now();
 // reports the error.
 // The performance marks (coreCompiled, imported, built, firstCall)
 // are the worker's timeline; tests/browser/web.test.mjs records them.
-globalThis.tensorplayWasm = new URL(self.location.href).searchParams.get('core') === 'page'
+const params = new URL(self.location.href).searchParams; // ?core=page, ?pkg=modules
+globalThis.tensorplayWasm = params.get('core') === 'page'
   ? new Promise((resolve) => {
     const on = (ev) => {
       if (ev.data?.type !== 'core') return;
@@ -57,7 +58,7 @@ self.addEventListener('message', hold);
 // modules; any other failure of the bundle is reported as it is.
 const BUNDLE = new URL('../../js/dist/tensorplay.mjs', import.meta.url);
 async function importPackage() {
-  if (new URL(self.location.href).searchParams.get('pkg') !== 'modules') {
+  if (params.get('pkg') !== 'modules') {
     try {
       return [await import(BUNDLE.href), 'bundle'];
     } catch (e) {

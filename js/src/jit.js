@@ -24,6 +24,9 @@
 // same graph skips the engine's compile (bypassed by forceDisableCaches).
 
 const cache = new Map(); // hash -> WebAssembly.Module
+const pending = new Set();
+let nextToken = 1;
+let features = -1;
 const JIT_HASHED = 0x31485054; // TP_JIT_HASHED (src/codegen/jit.h)
 
 // The cache key of a module from a core that does not hash its modules.
@@ -35,10 +38,6 @@ function hashBytes(u8) {
   }
   return `js:${u8.length}:${h.toString(16)}:${h2.toString(16)}`;
 }
-const pending = new Set();
-let nextToken = 1;
-let features = -1;
-
 
 // (module (func (param v128 v128 v128) (result v128) local.get 0 local.get 1 local.get 2 f32x4.relaxed_madd))
 const RELAXED_PROBE = new Uint8Array([
@@ -90,18 +89,20 @@ export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outP
   const syncOnly = (nexports & SYNC_ONLY) !== 0; // TP_JIT_SYNC_ONLY (src/codegen/jit.h)
   nexports &= ~SYNC_ONLY;
   const i32 = core.views().i32;
-  const bytes = core.views().u8.slice(bytesPtr, bytesPtr + len);
+  // a copy of the bytes, made only when they are compiled (or hashed here)
+  let copy = null;
+  const bytes = () => copy ?? (copy = core.views().u8.slice(bytesPtr, bytesPtr + len));
   // the module's length and the 64-bit hash the core wrote at out_ptr + 4,
   // marked by TP_JIT_HASHED at out_ptr; an older core does not write it, and
   // its modules are hashed here (a stale key would run another module)
   const key = i32[outPtr >> 2] === JIT_HASHED
     ? `${len}:${(i32[(outPtr >> 2) + 2] >>> 0).toString(16)}:${(i32[(outPtr >> 2) + 1] >>> 0).toString(16)}`
-    : hashBytes(bytes);
+    : hashBytes(bytes());
   try {
     let module = useCache ? cache.get(key) : undefined;
     if (!module && !(onMainThread && len > MAIN_THREAD_SYNC_MAX)) {
       try {
-        module = new WebAssembly.Module(bytes);
+        module = new WebAssembly.Module(bytes());
       } catch (e) {
         if (!(e instanceof RangeError)) throw e; // a browser refused a synchronous compile: below
       }
@@ -111,7 +112,7 @@ export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outP
       if (syncOnly) throw new Error('it would compile asynchronously here and the core needs it now');
       const token = nextToken++;
       pending.add(token);
-      WebAssembly.compile(bytes).then((m) => {
+      WebAssembly.compile(bytes()).then((m) => {
         if (useCache) cache.set(key, m);
         const base = install(core, m, nexports);
         pending.delete(token);

@@ -138,11 +138,9 @@ tp_status tp_plan_codegen(tp_plan *pl, int use_cache) {
     if (!s) {
       fn[p->nkernels] = em.run_func + (token ? 0 : base);
       tp_plan_attach_jit(pl, fn, token);
-      /* the bytes, for tp_compiled_last_module; without memory for them the
-       * generated code still runs (last_module then says NULL) */
-      uint8_t *copy = tp_xmalloc(em.len);
-      if (copy) memcpy(copy, em.bytes, em.len);
-      tp_plan_keep_jit_module(pl, copy, em.len);
+      /* the plan keeps the bytes, for tp_compiled_last_module */
+      tp_plan_keep_jit_module(pl, em.bytes, em.len);
+      em.bytes = NULL;
     }
   }
   tp_emitted_clear(&em);
