@@ -37,6 +37,10 @@ extern "C" {
 #define TP_VERSION_PATCH 0
 #define TP_VERSION_STRING "0.1.0"
 #define TP_MAX_DIMS 8
+/* The most operands one operator, node, host call or kernel takes (and the
+ * most results a host call, split or graph gives): inputs of concat, results
+ * of a call_host. Larger ONNX concats are split into chunks of this many. */
+#define TP_MAX_OPERANDS 64
 
 /* ---- status ------------------------------------------------------------ */
 typedef enum tp_status {

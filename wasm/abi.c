@@ -65,7 +65,7 @@ static uint32_t handle_new(int kind, void *ptr) {
     }
     if (nslots == capslots) {
       int nc = capslots ? capslots * 2 : 256;
-      slot *ns = tp_xrealloc(slots, sizeof(slot) * (size_t)nc);
+      slot *ns = tp_realloc(slots, sizeof(slot) * (size_t)nc);
       if (!ns) return 0;
       slots = ns;
       capslots = nc;
@@ -671,7 +671,7 @@ static tp_status host_runner_run(void *ud, int nin, tp_tensor *const *in, int ma
 }
 static void host_runner_free(void *ud) {
   HOST_RELEASE(((host_runner *)ud)->id);
-  tp_xfree(ud);
+  tp_free(ud);
 }
 
 static tp_status host_backend_compile(void *ud, const tp_graph *g, int nin,
@@ -720,7 +720,7 @@ static tp_status host_backend_compile(void *ud, const tp_graph *g, int nin,
     if (tp_last_status() == TP_OK) tp_fail(TP_ERR_HOST, "backend host function %d failed", fn_id);
     return tp_last_status();
   }
-  host_runner *r = tp_xmalloc(sizeof *r);
+  host_runner *r = tp_alloc(sizeof *r);
   if (!r) {
     HOST_RELEASE(rid);
     return TP_ERR_OUT_OF_MEMORY;

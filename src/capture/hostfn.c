@@ -20,7 +20,7 @@ tp_status tp_host_fn_register(const tp_callable *fn, int64_t *id) {
     }
   if (nfns == capfns) {
     int nc = capfns ? capfns * 2 : 16;
-    tp_callable *n = tp_xrealloc(fns, sizeof(tp_callable) * (size_t)nc);
+    tp_callable *n = tp_realloc(fns, sizeof(tp_callable) * (size_t)nc);
     if (!n) return TP_ERR_OUT_OF_MEMORY;
     fns = n;
     capfns = nc;

@@ -25,7 +25,7 @@ static tp_status lookup(const tp_callable *fn, int create, cfn **out) {
   if (!create) return TP_OK;
   if (ncfns == capcfns) {
     int nc = capcfns ? capcfns * 2 : 16;
-    cfn *n = tp_xrealloc(cfns, sizeof(cfn) * (size_t)nc);
+    cfn *n = tp_realloc(cfns, sizeof(cfn) * (size_t)nc);
     if (!n) return TP_ERR_OUT_OF_MEMORY;
     cfns = n;
     capcfns = nc;

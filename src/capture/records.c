@@ -81,7 +81,7 @@ tp_status tp_rec_register(uint64_t key, const char *repr, tp_rec_mode mode,
   }
   if (nrecs == caprecs) {
     int nc = caprecs ? caprecs * 2 : 16;
-    tp_record **n = tp_xrealloc(recs, sizeof(tp_record *) * (size_t)nc);
+    tp_record **n = tp_realloc(recs, sizeof(tp_record *) * (size_t)nc);
     if (!n) {
       tp_spin_unlock(&lock);
       return TP_ERR_OUT_OF_MEMORY;
@@ -89,7 +89,7 @@ tp_status tp_rec_register(uint64_t key, const char *repr, tp_rec_mode mode,
     recs = n;
     caprecs = nc;
   }
-  r = tp_xmalloc(sizeof *r);
+  r = tp_alloc(sizeof *r);
   if (!r) {
     tp_spin_unlock(&lock);
     return TP_ERR_OUT_OF_MEMORY;
@@ -159,9 +159,9 @@ void tp_records_clear(void) {
   tp_spin_lock(&lock);
   for (int i = 0; i < nrecs; i++) {
     drop_constant(recs[i]);
-    tp_xfree(recs[i]);
+    tp_free(recs[i]);
   }
-  tp_xfree(recs);
+  tp_free(recs);
   recs = NULL;
   nrecs = caprecs = 0;
   tp_spin_unlock(&lock);

@@ -85,10 +85,10 @@ static tp_status const_node(tp_tensor *t, int *idx) {
     }
   if (cur->nconst == cur->capconst) {
     int nc = cur->capconst ? cur->capconst * 2 : 8;
-    tp_tensor **c = tp_xrealloc(cur->consts, sizeof(tp_tensor *) * (size_t)nc);
+    tp_tensor **c = tp_realloc(cur->consts, sizeof(tp_tensor *) * (size_t)nc);
     if (!c) return TP_ERR_OUT_OF_MEMORY;
     cur->consts = c;
-    int *n = tp_xrealloc(cur->const_nodes, sizeof(int) * (size_t)nc);
+    int *n = tp_realloc(cur->const_nodes, sizeof(int) * (size_t)nc);
     if (!n) return TP_ERR_OUT_OF_MEMORY;
     cur->const_nodes = n;
     cur->capconst = nc;
@@ -100,7 +100,7 @@ static tp_status const_node(tp_tensor *t, int *idx) {
   d.weak = 0;
   TP_TRY(tp_graph_add_node(cur->g, TP_NODE_GET_ATTR, name, TP_OP_COUNT, 0, NULL, NULL, &d, idx));
   tp_node *n = &cur->g->nodes[*idx];
-  n->target = tp_xstrdup(name);
+  n->target = tp_strdup(name);
   if (!n->target) return TP_ERR_OUT_OF_MEMORY;
   tp_graph_set_val(cur->g, *idx, t);
   cur->consts[cur->nconst] = t;
@@ -257,8 +257,8 @@ void tp_trace_result_clear(tp_trace_result *r) {
 
 static void pop(tp_trace_state *t) {
   cur = t->parent;
-  tp_xfree(t->consts);
-  tp_xfree(t->const_nodes);
+  tp_free(t->consts);
+  tp_free(t->const_nodes);
 }
 
 tp_status tp_trace_named(const tp_callable *fn, int nin, tp_tensor *const *in,
@@ -451,7 +451,7 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
     memset(&gd, 0, sizeof gd);
     gd.ndim = TP_DESC_GRAPH;
     s = tp_graph_add_node(t->g, TP_NODE_GET_ATTR, NULL, TP_OP_COUNT, 0, NULL, NULL, &gd, &ga);
-    if (!s && !(t->g->nodes[ga].target = tp_xstrdup(e->sub))) s = TP_ERR_OUT_OF_MEMORY;
+    if (!s && !(t->g->nodes[ga].target = tp_strdup(e->sub))) s = TP_ERR_OUT_OF_MEMORY;
   }
   if (!s) {
     args[0] = (tp_arg){TP_ARG_NODE, ga, 0, 0};

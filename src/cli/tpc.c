@@ -73,7 +73,7 @@ int tpc_fail(int code, const char *fmt, ...) {
   return code;
 }
 
-/* Whole file into a NUL-terminated buffer (tp_xmalloc'ed). */
+/* Whole file into a NUL-terminated buffer (tp_alloc'ed). */
 static int read_file(const char *path, char **out, size_t *len) {
   uint8_t *b = NULL;
   tp_status s = tp_onnx_read_file(path, &b, len);
@@ -104,7 +104,7 @@ static int load_graph(const char *path, tp_graph **g) {
   int rc = read_file(path, &text, &len);
   if (rc) return rc;
   tp_status s = tp_graph_parse(text, len, g);
-  tp_xfree(text);
+  tp_free(text);
   if (s != TP_OK)
     return tpc_fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s: %s", path,
                 tp_last_error());
@@ -112,10 +112,10 @@ static int load_graph(const char *path, tp_graph **g) {
 }
 
 static void type_str(tp_dtype dt, int ndim, const int64_t *shape, char *buf, size_t n) {
-  tp_sbuf b = { 0 };
-  tp_sbuf_put_type(&b, dt, ndim, shape);
+  tp_buf b = { 0 };
+  tp_text_put_type(&b, dt, ndim, shape);
   snprintf(buf, n, "%s", b.p ? b.p : "?");
-  tp_xfree(b.p);
+  tp_free(b.p);
 }
 
 /* "output 0: f32[2,2] = [1, 2, 3, 4]" (the first 16 values). */
@@ -125,10 +125,10 @@ static int summarize(int i, tp_tensor *t) {
   type_str(tp_tensor_dtype(t), tp_tensor_ndim(t), tp_tensor_shape(t), ty, sizeof ty);
   int64_t numel = tp_tensor_numel(t);
   size_t isz = tp_dtype_size(tp_tensor_dtype(t));
-  void *buf = tp_xmalloc((size_t)numel * isz + 1);
+  void *buf = tp_alloc((size_t)numel * isz + 1);
   if (!buf) return tpc_fail(EXIT_RUNTIME, "output %d: out of memory", i);
   if (tp_tensor_read(t, buf, (size_t)numel * isz) != TP_OK) {
-    tp_xfree(buf);
+    tp_free(buf);
     return tpc_fail(EXIT_RUNTIME, "output %d: %s", i, tp_last_error());
   }
   printf("output %d: %s = [", i, ty);
@@ -143,7 +143,7 @@ static int summarize(int i, tp_tensor *t) {
     }
   }
   printf("%s]\n", numel > SHOW ? ", ..." : "");
-  tp_xfree(buf);
+  tp_free(buf);
   return 0;
 }
 

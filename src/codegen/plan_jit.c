@@ -32,8 +32,8 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
     int64_t n = tp_shape_numel(p->bufs[b].desc.ndim, p->bufs[b].desc.shape) * (int64_t)tp_dtype_size(p->bufs[b].desc.dtype);
     if (n > maxb) maxb = n;
   }
-  char *scratch = tp_xmalloc((size_t)maxb + 64);
-  int32_t *ptrs = tp_xmalloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 1));
+  char *scratch = tp_alloc((size_t)maxb + 64);
+  int32_t *ptrs = tp_alloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 1));
   tp_status s = (!scratch || !ptrs) ? TP_ERR_OUT_OF_MEMORY : TP_OK;
   if (!s) {
     memset(scratch, 0, (size_t)maxb + 64);
@@ -91,8 +91,8 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
       *c = (mr_entry){k->M, k->N, k->K, k->a_cs, eo->relaxed_simd, best_mr};
     }
   }
-  tp_xfree(scratch);
-  tp_xfree(ptrs);
+  tp_free(scratch);
+  tp_free(ptrs);
   return s;
 }
 #else
@@ -108,20 +108,20 @@ tp_status tp_plan_codegen(tp_plan *pl, int use_cache) {
   const tp_kir_program *p = tp_plan_program(pl);
   tp_emitted em;
   /* a generated GEMM reads the plan's packed B: without it, the executor */
-  uint8_t *host = tp_xmalloc((size_t)(p->nkernels ? p->nkernels : 1));
+  uint8_t *host = tp_alloc((size_t)(p->nkernels ? p->nkernels : 1));
   if (!host) return TP_ERR_OUT_OF_MEMORY;
   for (int k = 0; k < p->nkernels; k++) host[k] = p->kernels[k].kind == TP_KK_GEMM && !tp_plan_packed_b(pl, k);
-  uint8_t *mr = tp_xmalloc((size_t)(p->nkernels ? p->nkernels : 1));
+  uint8_t *mr = tp_alloc((size_t)(p->nkernels ? p->nkernels : 1));
   if (!mr) {
-    tp_xfree(host);
+    tp_free(host);
     return TP_ERR_OUT_OF_MEMORY;
   }
   memset(mr, 0, (size_t)(p->nkernels ? p->nkernels : 1));
   tp_emit_options eo = {(tp_jit_features() & 2) != 0, 0, host, mr};
   tp_status s = p->autotune ? tune_tiles(pl, &eo, use_cache, mr) : TP_OK;
   if (!s) s = tp_emit_wasm(p, &eo, &em);
-  tp_xfree(host);
-  tp_xfree(mr);
+  tp_free(host);
+  tp_free(mr);
   if (s == TP_ERR_UNSUPPORTED) { /* nothing to generate */
     tp_clear_error();
     return TP_OK;
@@ -131,7 +131,7 @@ tp_status tp_plan_codegen(tp_plan *pl, int use_cache) {
   s = tp_jit_load(em.bytes, em.len, em.nfuncs + 1, use_cache, &base, &token);
   if (!s) {
     /* per kernel: its table index (or -1), then the run entry's */
-    int32_t *fn = tp_xmalloc(sizeof(int32_t) * (size_t)(p->nkernels + 1));
+    int32_t *fn = tp_alloc(sizeof(int32_t) * (size_t)(p->nkernels + 1));
     if (!fn) s = TP_ERR_OUT_OF_MEMORY;
     for (int k = 0; !s && k < p->nkernels; k++)
       fn[k] = em.kernel_func[k] < 0 ? -1 : em.kernel_func[k] + (token ? 0 : base);

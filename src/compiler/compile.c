@@ -54,7 +54,7 @@ void tp_compile_options_init(tp_compile_options *o) {
 /* ---- strings ---- */
 static tp_status append(char **buf, const char *text) {
   size_t a = *buf ? strlen(*buf) : 0, b = strlen(text);
-  char *n = tp_xrealloc(*buf, a + b + 1);
+  char *n = tp_realloc(*buf, a + b + 1);
   if (!n) return TP_ERR_OUT_OF_MEMORY;
   memcpy(n + a, text, b + 1);
   *buf = n;
@@ -63,7 +63,7 @@ static tp_status append(char **buf, const char *text) {
 
 static tp_status dup_opt(const char *s, char **out) {
   *out = NULL;
-  if (s && !(*out = tp_xstrdup(s))) return TP_ERR_OUT_OF_MEMORY;
+  if (s && !(*out = tp_strdup(s))) return TP_ERR_OUT_OF_MEMORY;
   return TP_OK;
 }
 
@@ -72,13 +72,13 @@ static tp_status split_names(tp_compiled *c, const char *list) {
   if (!list || !*list) return TP_OK;
   int n = 1;
   for (const char *p = list; *p; p++) n += *p == ',';
-  c->input_names = tp_xmalloc(sizeof(char *) * (size_t)n);
+  c->input_names = tp_alloc(sizeof(char *) * (size_t)n);
   if (!c->input_names) return TP_ERR_OUT_OF_MEMORY;
   const char *p = list;
   for (int i = 0; i < n; i++) {
     const char *e = strchr(p, ',');
     size_t len = e ? (size_t)(e - p) : strlen(p);
-    char *s = tp_xmalloc(len + 1);
+    char *s = tp_alloc(len + 1);
     if (!s) return TP_ERR_OUT_OF_MEMORY;
     memcpy(s, p, len);
     s[len] = 0;
@@ -96,8 +96,8 @@ static tp_status split_names(tp_compiled *c, const char *list) {
 
 tp_status tp_compiled_set_input_names(tp_compiled *c, const char *names) {
   if (!c) return tp_fail(TP_ERR_INVALID_ARG, "compiled: NULL");
-  for (int i = 0; i < c->ninput_names; i++) tp_xfree(c->input_names[i]);
-  tp_xfree(c->input_names);
+  for (int i = 0; i < c->ninput_names; i++) tp_free(c->input_names[i]);
+  tp_free(c->input_names);
   c->input_names = NULL;
   c->ninput_names = 0;
   return split_names(c, names);
@@ -173,7 +173,7 @@ tp_status tp_compile(const tp_callable *fn, const tp_compile_options *opts, tp_c
       TP_TRY(tp_check_mode_options(o.noptions, (const char(*)[48])keys, vals));
     }
   }
-  tp_compiled *c = tp_xmalloc(sizeof *c);
+  tp_compiled *c = tp_alloc(sizeof *c);
   if (!c) return TP_ERR_OUT_OF_MEMORY;
   memset(c, 0, sizeof *c);
   c->fn = *fn;
@@ -215,7 +215,7 @@ tp_status tp_compile(const tp_callable *fn, const tp_compile_options *opts, tp_c
 static void entry_clear(entry *e) {
   tp_graph_free(e->graph);
   if (e->run.free) e->run.free(e->run.ud);
-  tp_xfree(e->extra_key);
+  tp_free(e->extra_key);
   memset(e, 0, sizeof *e);
 }
 
@@ -231,22 +231,22 @@ void tp_compiled_free(tp_compiled *c) {
   else if (all_compiled == c) all_compiled = c->next;
   if (c->next) c->next->prev = c->prev;
   clear_entries(c);
-  tp_xfree(c->entries);
-  for (int i = 0; i < c->ninput_names; i++) tp_xfree(c->input_names[i]);
-  tp_xfree(c->input_names);
-  for (int i = 0; i < 16; i++) tp_xfree(c->option_keys[i]);
-  tp_xfree(c->backend);
-  tp_xfree(c->mode);
-  tp_xfree(c->name);
-  tp_xfree(c->reasons);
-  tp_xfree(c->explain);
-  tp_xfree(c);
+  tp_free(c->entries);
+  for (int i = 0; i < c->ninput_names; i++) tp_free(c->input_names[i]);
+  tp_free(c->input_names);
+  for (int i = 0; i < 16; i++) tp_free(c->option_keys[i]);
+  tp_free(c->backend);
+  tp_free(c->mode);
+  tp_free(c->name);
+  tp_free(c->reasons);
+  tp_free(c->explain);
+  tp_free(c);
 }
 
 void tp_reset(void) {
   for (tp_compiled *c = all_compiled; c; c = c->next) {
     clear_entries(c);
-    tp_xfree(c->reasons);
+    tp_free(c->reasons);
     c->reasons = NULL;
     c->ncaptures = 0;
   }
@@ -274,7 +274,7 @@ const void *tp_compiled_last_module(const tp_compiled *c, size_t *len) {
 
 tp_status tp_compiled_recompile_reasons(const tp_compiled *c, char **out) {
   if (!c || !out) return tp_fail(TP_ERR_INVALID_ARG, "recompile reasons: NULL argument");
-  *out = tp_xstrdup(c->reasons ? c->reasons : "");
+  *out = tp_strdup(c->reasons ? c->reasons : "");
   return *out ? TP_OK : TP_ERR_OUT_OF_MEMORY;
 }
 
@@ -324,7 +324,7 @@ tp_status tp_compiled_explain(const tp_compiled *c, char **out) {
   }
   if (!s) s = append(out, "]}");
   if (s) {
-    tp_xfree(*out);
+    tp_free(*out);
     *out = NULL;
   }
   return s;
@@ -541,7 +541,7 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
       if ((r.shape_read >> i) & 1) tp_desc_of(in[i], &e.sig[i]), e.sig[i].weak = 0;
   }
   tp_status s = TP_OK;
-  if (extra && *extra && !(e.extra_key = tp_xstrdup(extra))) s = TP_ERR_OUT_OF_MEMORY;
+  if (extra && *extra && !(e.extra_key = tp_strdup(extra))) s = TP_ERR_OUT_OF_MEMORY;
   if (!s && c->dynamic && r.graph) /* unguarded inputs accept any size of the same rank */
     for (int i = 0, k = 0; i < r.graph->n && !s; i++)
       if (r.graph->nodes[i].kind == TP_NODE_PLACEHOLDER && !((r.shape_read >> k++) & 1))
@@ -560,7 +560,7 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   if (!s && store) {
     if (c->nentries == c->cap) {
       int nc = c->cap ? c->cap * 2 : 4;
-      entry *ne = tp_xrealloc(c->entries, sizeof(entry) * (size_t)nc);
+      entry *ne = tp_realloc(c->entries, sizeof(entry) * (size_t)nc);
       if (!ne) s = TP_ERR_OUT_OF_MEMORY;
       else c->entries = ne, c->cap = nc;
     }

@@ -107,7 +107,7 @@ tp_status tp_list_mode_options(const char *mode, char **json_out) {
     w += (size_t)snprintf(buf + w, sizeof buf - w, "}");
   }
   TP_ASSERT(w < sizeof buf);
-  char *s = tp_xstrdup(buf);
+  char *s = tp_strdup(buf);
   if (!s) return TP_ERR_OUT_OF_MEMORY;
   *json_out = s;
   return TP_OK;

@@ -73,9 +73,9 @@ static int missing_deps(const tp_backend *b, char *buf, size_t n) {
 
 static int cmp_name(const void *a, const void *b) { return strcmp((const char *)a, (const char *)b); }
 
-/* Sorted copy of all registered names (caller frees with tp_xfree). */
+/* Sorted copy of all registered names (caller frees with tp_free). */
 static tp_status names_locked(char (**out)[64], int *n) {
-  char(*v)[64] = tp_xmalloc(sizeof *v * (size_t)(nreg ? nreg : 1));
+  char(*v)[64] = tp_alloc(sizeof *v * (size_t)(nreg ? nreg : 1));
   if (!v) return TP_ERR_OUT_OF_MEMORY;
   for (int i = 0; i < nreg; i++) memcpy(v[i], reg[i]->name, sizeof v[i]);
   qsort(v, (size_t)nreg, sizeof *v, cmp_name);
@@ -144,7 +144,7 @@ static tp_status unknown_backend(const char *name) {
   for (int i = 0; i < n && w < sizeof msg; i++)
     w += (size_t)snprintf(msg + w, sizeof msg - w, "%s%s", i ? ", " : "", names[i]);
   if (w < sizeof msg) snprintf(msg + w, sizeof msg - w, ")");
-  tp_xfree(names);
+  tp_free(names);
   return tp_fail(TP_ERR_INVALID_BACKEND, "%s", msg);
 }
 
@@ -216,7 +216,7 @@ static tp_status add_backend(const char *name, tp_backend_fn fn, void *ud,
       return tp_fail(TP_ERR_VALUE, "backend '%s': tag %d is empty or too long", name, i);
   if (caps) TP_TRY(check_caps(name, caps));
 
-  tp_backend *b = tp_xmalloc(sizeof *b);
+  tp_backend *b = tp_alloc(sizeof *b);
   if (!b) return TP_ERR_OUT_OF_MEMORY;
   memset(b, 0, sizeof *b);
   strcpy(b->name, name);
@@ -234,14 +234,14 @@ static tp_status add_backend(const char *name, tp_backend_fn fn, void *ud,
     s = quiet_if_present ? TP_OK : TP_ERR_VALUE;
   } else if (nreg == capreg) {
     int nc = capreg ? capreg * 2 : 8;
-    tp_backend **nr = tp_xrealloc(reg, sizeof *nr * (size_t)nc);
+    tp_backend **nr = tp_realloc(reg, sizeof *nr * (size_t)nc);
     if (!nr) s = TP_ERR_OUT_OF_MEMORY;
     else reg = nr, capreg = nc;
   }
   int added = 0;
   if (s == TP_OK && find_locked(name) < 0) reg[nreg++] = b, added = 1;
   tp_spin_unlock(&reg_lock);
-  if (!added) tp_xfree(b);
+  if (!added) tp_free(b);
   if (s == TP_ERR_VALUE) return tp_fail(s, "backend '%s' is already registered", name);
   return s;
 }
@@ -263,7 +263,7 @@ void tp_unregister_backend(const char *name) {
     reg[i] = reg[--nreg];
   }
   tp_spin_unlock(&reg_lock);
-  tp_xfree(gone);
+  tp_free(gone);
 }
 
 tp_status tp_list_backends(const char *const *exclude_tags, int nexclude,
@@ -275,7 +275,7 @@ tp_status tp_list_backends(const char *const *exclude_tags, int nexclude,
   if (nexclude < 0) return tp_fail(TP_ERR_INVALID_ARG, "list_backends: nexclude = %d", nexclude);
   tp_backends_init();
   tp_spin_lock(&reg_lock);
-  char(*v)[64] = tp_xmalloc(sizeof *v * (size_t)(nreg ? nreg : 1));
+  char(*v)[64] = tp_alloc(sizeof *v * (size_t)(nreg ? nreg : 1));
   int n = 0;
   for (int i = 0; v && i < nreg; i++) {
     const tp_backend *b = reg[i];
@@ -292,12 +292,12 @@ tp_status tp_list_backends(const char *const *exclude_tags, int nexclude,
   qsort(v, (size_t)n, sizeof *v, cmp_name);
   size_t len = 1;
   for (int i = 0; i < n; i++) len += strlen(v[i]) + 1;
-  char *s = tp_xmalloc(len), *p = s;
+  char *s = tp_alloc(len), *p = s;
   if (s) {
     *p = 0;
     for (int i = 0; i < n; i++) p += sprintf(p, "%s%s", i ? "\n" : "", v[i]);
   }
-  tp_xfree(v);
+  tp_free(v);
   if (!s) return TP_ERR_OUT_OF_MEMORY;
   *out = s;
   return TP_OK;
@@ -433,7 +433,7 @@ static void stax_free(void *ud) {
   stax_runner *r = ud;
   tp_plan_free(r->plan);
   tp_graph_free(r->graph);
-  tp_xfree(r);
+  tp_free(r);
 }
 
 static int opt_value(const tp_backend_opts *o, const char *key, int dflt) {
@@ -455,7 +455,7 @@ static tp_status backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *c
                               const tp_backend_opts *opts, tp_backend_run *out) {
   (void)ud, (void)nin, (void)examples;
   TP_TRY(check_opts(opts));
-  stax_runner *r = tp_xmalloc(sizeof *r);
+  stax_runner *r = tp_alloc(sizeof *r);
   if (!r) return TP_ERR_OUT_OF_MEMORY;
   memset(r, 0, sizeof *r);
   tp_status s = copy_graph(g, &r->graph);

@@ -22,64 +22,64 @@ void tp_set_allocator(tp_alloc_fn fn, void *ud) {
   alloc_ud = fn ? ud : NULL;
 }
 
-void *tp_malloc(size_t n) {
+void *tp_alloc_sized(size_t n) {
   void *p = alloc_fn(alloc_ud, NULL, 0, n ? n : 1);
   if (!p) tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: failed to allocate %zu bytes", n);
   return p;
 }
 
-void *tp_calloc(size_t n, size_t size) {
+void *tp_calloc_sized(size_t n, size_t size) {
   if (size && n > SIZE_MAX / size) {
     tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: %zu x %zu bytes overflows", n, size);
     return NULL;
   }
-  void *p = tp_malloc(n * size);
+  void *p = tp_alloc_sized(n * size);
   if (p) memset(p, 0, n * size);
   return p;
 }
 
-void *tp_realloc(void *p, size_t old_n, size_t new_n) {
+void *tp_realloc_sized(void *p, size_t old_n, size_t new_n) {
   void *q = alloc_fn(alloc_ud, p, old_n, new_n ? new_n : 1);
   if (!q) tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: failed to grow to %zu bytes", new_n);
   return q;
 }
 
-void tp_free(void *p, size_t n) {
+void tp_free_sized(void *p, size_t n) {
   if (p) alloc_fn(alloc_ud, p, n, 0);
 }
 
 /* Sized header so callers need not remember sizes (16 bytes keeps alignment). */
 #define HDR 16
-void *tp_xmalloc(size_t n) {
+void *tp_alloc(size_t n) {
   if (n > SIZE_MAX - HDR) {
     tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: %zu bytes", n);
     return NULL;
   }
-  char *p = tp_malloc(n + HDR);
+  char *p = tp_alloc_sized(n + HDR);
   if (!p) return NULL;
   *(size_t *)p = n + HDR;
   return p + HDR;
 }
 
-void *tp_xrealloc(void *q, size_t n) {
-  if (!q) return tp_xmalloc(n);
+void *tp_realloc(void *q, size_t n) {
+  if (!q) return tp_alloc(n);
   char *p = (char *)q - HDR;
   size_t old = *(size_t *)p;
-  char *r = tp_realloc(p, old, n + HDR);
+  char *r = tp_realloc_sized(p, old, n + HDR);
   if (!r) return NULL;
   *(size_t *)r = n + HDR;
   return r + HDR;
 }
 
-void tp_xfree(void *q) {
+void tp_free(void *q) {
   if (!q) return;
   char *p = (char *)q - HDR;
-  tp_free(p, *(size_t *)p);
+  tp_free_sized(p, *(size_t *)p);
 }
 
-char *tp_xstrdup(const char *s) {
+char *tp_strdup(const char *s) {
   size_t n = strlen(s) + 1;
-  char *d = tp_xmalloc(n);
+  char *d = tp_alloc(n);
   if (d) memcpy(d, s, n);
   return d;
 }

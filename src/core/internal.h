@@ -4,6 +4,7 @@
 #define TP_INTERNAL_H
 
 #include "../tensorplay.h"
+#include "buf.h"
 #include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
@@ -44,15 +45,15 @@ void tp_log(tp_log_category c, const char *fmt, ...)
     ;
 
 /* ---- allocation (src/core/alloc.c): all core memory goes through here ---- */
-void *tp_malloc(size_t n);                 /* NULL + error on failure */
-void *tp_calloc(size_t n, size_t size);
-void *tp_realloc(void *p, size_t old_n, size_t new_n);
-void tp_free(void *p, size_t n);
+void *tp_alloc_sized(size_t n);                 /* NULL + error on failure */
+void *tp_calloc_sized(size_t n, size_t size);
+void *tp_realloc_sized(void *p, size_t old_n, size_t new_n);
+void tp_free_sized(void *p, size_t n);
 /* Untracked-size helpers for small objects: a size header is kept. */
-void *tp_xmalloc(size_t n);
-void *tp_xrealloc(void *p, size_t n);
-void tp_xfree(void *p);
-char *tp_xstrdup(const char *s);
+void *tp_alloc(size_t n);
+void *tp_realloc(void *p, size_t n);
+void tp_free(void *p);
+char *tp_strdup(const char *s);
 
 /* ---- storage and tensors (src/core/tensor.c) ---- */
 typedef struct tp_storage {

@@ -250,12 +250,12 @@ static tp_status decode(const void *bytes, size_t len, const char *name, tp_tens
                        name, i, d[i]);
   if (host_is_le() || isz == 1)
     return tp_tensor_new(info.dtype, info.ndim, info.shape, want ? d : NULL, out);
-  unsigned char *tmp = tp_xmalloc((size_t)want + 1);
+  unsigned char *tmp = tp_alloc((size_t)want + 1);
   if (!tmp) return tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
   memcpy(tmp, d, (size_t)want);
   swap_elems(tmp, (size_t)want, isz);
   tp_status s = tp_tensor_new(info.dtype, info.ndim, info.shape, tmp, out);
-  tp_xfree(tmp);
+  tp_free(tmp);
   return s;
 }
 
@@ -285,7 +285,7 @@ tp_status tp_npy_encode(tp_tensor *t, void **out, size_t *len) {
   size_t isz = tp_dtype_size(t->dtype);
   size_t bytes = (size_t)tp_shape_numel(t->ndim, t->shape) * isz;
   size_t total = 10 + hlen + bytes;
-  unsigned char *b = tp_xmalloc(total ? total : 1);
+  unsigned char *b = tp_alloc(total ? total : 1);
   if (!b) return tp_fail(TP_ERR_OUT_OF_MEMORY, "npy encode: no memory for %zu bytes", total);
   memcpy(b, "\x93NUMPY\x01\x00", 8);
   b[8] = (unsigned char)(hlen & 0xff);
@@ -311,7 +311,7 @@ tp_status tp_npy_load(const char *path, tp_tensor **out) {
   for (;;) {
     if (n == cap) {
       size_t ncap = cap ? cap * 2 : 1 << 16;
-      unsigned char *nb = tp_xrealloc(buf, ncap);
+      unsigned char *nb = tp_realloc(buf, ncap);
       if (!nb) {
         s = tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory reading %zu bytes", path, ncap);
         goto done;
@@ -332,7 +332,7 @@ tp_status tp_npy_load(const char *path, tp_tensor **out) {
   s = decode(buf, n, path, out);
 done:
   fclose(f);
-  tp_xfree(buf);
+  tp_free(buf);
   return s;
 }
 
@@ -350,6 +350,6 @@ tp_status tp_npy_save(const char *path, tp_tensor *t) {
     if (fclose(f) != 0) bad = 1;
     if (bad) s = tp_fail(TP_ERR_IO, "%s: write error: %s", path, strerror(errno));
   }
-  tp_xfree(b);
+  tp_free(b);
   return s;
 }

@@ -133,7 +133,7 @@ void tp_release_cached_memory(void) {
   tp_spin_lock(&cache_lock);
   for (int i = 0; i < CACHE_N; i++)
     if (cache[i].raw) {
-      tp_free(cache[i].raw, cache[i].bytes);
+      tp_free_sized(cache[i].raw, cache[i].bytes);
       cache[i].raw = NULL;
     }
   cache_total = 0;
@@ -141,12 +141,12 @@ void tp_release_cached_memory(void) {
 }
 
 static tp_storage *storage_new(size_t bytes, int zero) {
-  tp_storage *s = tp_malloc(sizeof *s);
+  tp_storage *s = tp_alloc_sized(sizeof *s);
   if (!s) return NULL;
   s->raw = cache_take(bytes + TP_ALIGN);
-  if (!s->raw) s->raw = tp_malloc(bytes + TP_ALIGN);
+  if (!s->raw) s->raw = tp_alloc_sized(bytes + TP_ALIGN);
   if (!s->raw) {
-    tp_free(s, sizeof *s);
+    tp_free_sized(s, sizeof *s);
     return NULL;
   }
   uintptr_t a = ((uintptr_t)s->raw + TP_ALIGN - 1) & ~(uintptr_t)(TP_ALIGN - 1);
@@ -161,8 +161,8 @@ static tp_storage *storage_new(size_t bytes, int zero) {
 static void storage_release(tp_storage *s) {
   if (!s || --s->refs > 0) return;
   live_bytes -= s->bytes;
-  if (!cache_put(s->raw, s->bytes + TP_ALIGN)) tp_free(s->raw, s->bytes + TP_ALIGN);
-  tp_free(s, sizeof *s);
+  if (!cache_put(s->raw, s->bytes + TP_ALIGN)) tp_free_sized(s->raw, s->bytes + TP_ALIGN);
+  tp_free_sized(s, sizeof *s);
 }
 
 static void set_contiguous_strides(tp_tensor *t) {
@@ -175,7 +175,7 @@ static void set_contiguous_strides(tp_tensor *t) {
 }
 
 static tp_tensor *tensor_alloc(void) {
-  tp_tensor *t = tp_malloc(sizeof *t);
+  tp_tensor *t = tp_alloc_sized(sizeof *t);
   if (!t) return NULL;
   memset(t, 0, sizeof *t);
   t->refs = 1;
@@ -203,7 +203,7 @@ static tp_status tensor_make(tp_dtype dtype, int ndim, const int64_t *shape, int
   if (!t) return TP_ERR_OUT_OF_MEMORY;
   t->storage = storage_new((size_t)numel * tp_dtype_size(dtype), zero);
   if (!t->storage) {
-    tp_free(t, sizeof *t);
+    tp_free_sized(t, sizeof *t);
     live_tensors--;
     return TP_ERR_OUT_OF_MEMORY;
   }
@@ -259,7 +259,7 @@ void tp_tensor_release(tp_tensor *t) {
   if (!t || --t->refs > 0) return;
   storage_release(t->storage);
   live_tensors--;
-  tp_free(t, sizeof *t);
+  tp_free_sized(t, sizeof *t);
 }
 
 int tp_tensor_ndim(const tp_tensor *t) { return t->ndim; }

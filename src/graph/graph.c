@@ -10,7 +10,7 @@ const char *tp_node_kind_name(tp_node_kind k) {
 }
 
 tp_status tp_graph_new(tp_graph **out) {
-  tp_graph *g = tp_xmalloc(sizeof *g);
+  tp_graph *g = tp_alloc(sizeof *g);
   if (!g) return TP_ERR_OUT_OF_MEMORY;
   memset(g, 0, sizeof *g);
   *out = g;
@@ -18,27 +18,27 @@ tp_status tp_graph_new(tp_graph **out) {
 }
 
 static void node_clear(tp_node *n) {
-  tp_xfree(n->name);
-  tp_xfree(n->args);
-  tp_xfree(n->target);
+  tp_free(n->name);
+  tp_free(n->args);
+  tp_free(n->target);
   tp_tensor_release(n->val);
   for (int i = 0; i < n->ncustom; i++) {
-    tp_xfree(n->custom[i].key);
-    tp_xfree(n->custom[i].value);
+    tp_free(n->custom[i].key);
+    tp_free(n->custom[i].value);
   }
-  tp_xfree(n->custom);
+  tp_free(n->custom);
 }
 
 void tp_graph_free(tp_graph *g) {
   if (!g) return;
   for (int i = 0; i < g->n; i++) node_clear(&g->nodes[i]);
-  tp_xfree(g->nodes);
+  tp_free(g->nodes);
   for (int i = 0; i < g->nsubs; i++) {
-    tp_xfree(g->subs[i].name);
+    tp_free(g->subs[i].name);
     tp_graph_free(g->subs[i].g);
   }
-  tp_xfree(g->subs);
-  tp_xfree(g);
+  tp_free(g->subs);
+  tp_free(g);
 }
 
 tp_status tp_graph_add_subgraph(tp_graph *g, const char *name, tp_graph *sub) {
@@ -46,10 +46,10 @@ tp_status tp_graph_add_subgraph(tp_graph *g, const char *name, tp_graph *sub) {
     tp_graph_free(sub);
     return tp_fail(TP_ERR_INVALID_ARG, "graph: subgraph \"%s\" is already defined", name);
   }
-  char *nm = tp_xstrdup(name);
-  tp_subgraph *ns = nm ? tp_xrealloc(g->subs, sizeof(tp_subgraph) * (size_t)(g->nsubs + 1)) : NULL;
+  char *nm = tp_strdup(name);
+  tp_subgraph *ns = nm ? tp_realloc(g->subs, sizeof(tp_subgraph) * (size_t)(g->nsubs + 1)) : NULL;
   if (!ns) {
-    tp_xfree(nm);
+    tp_free(nm);
     tp_graph_free(sub);
     return TP_ERR_OUT_OF_MEMORY;
   }
@@ -85,7 +85,7 @@ tp_status tp_graph_add_node(tp_graph *g, tp_node_kind kind, const char *name, tp
   }
   if (g->n == g->cap) {
     int nc = g->cap ? g->cap * 2 : 16;
-    tp_node *nn = tp_xrealloc(g->nodes, sizeof(tp_node) * (size_t)nc);
+    tp_node *nn = tp_realloc(g->nodes, sizeof(tp_node) * (size_t)nc);
     if (!nn) return TP_ERR_OUT_OF_MEMORY;
     g->nodes = nn;
     g->cap = nc;
@@ -94,8 +94,8 @@ tp_status tp_graph_add_node(tp_graph *g, tp_node_kind kind, const char *name, tp
   memset(n, 0, sizeof *n);
   n->kind = kind;
   n->op = op;
-  n->name = tp_xstrdup(name);
-  if (nargs) n->args = tp_xmalloc(sizeof(tp_arg) * (size_t)nargs);
+  n->name = tp_strdup(name);
+  if (nargs) n->args = tp_alloc(sizeof(tp_arg) * (size_t)nargs);
   if (!n->name || (nargs && !n->args)) {
     node_clear(n);
     return TP_ERR_OUT_OF_MEMORY;
@@ -118,19 +118,19 @@ void tp_graph_set_val(tp_graph *g, int idx, tp_tensor *t) {
 
 tp_status tp_graph_set_custom(tp_graph *g, int idx, const char *key, const char *value) {
   tp_node *n = &g->nodes[idx];
-  char *v = tp_xstrdup(value);
+  char *v = tp_strdup(value);
   if (!v) return TP_ERR_OUT_OF_MEMORY;
   for (int i = 0; i < n->ncustom; i++)
     if (!strcmp(n->custom[i].key, key)) {
-      tp_xfree(n->custom[i].value);
+      tp_free(n->custom[i].value);
       n->custom[i].value = v;
       return TP_OK;
     }
-  char *k = tp_xstrdup(key);
-  tp_kv *kv = k ? tp_xrealloc(n->custom, sizeof(tp_kv) * (size_t)(n->ncustom + 1)) : NULL;
+  char *k = tp_strdup(key);
+  tp_kv *kv = k ? tp_realloc(n->custom, sizeof(tp_kv) * (size_t)(n->ncustom + 1)) : NULL;
   if (!kv) {
-    tp_xfree(k);
-    tp_xfree(v);
+    tp_free(k);
+    tp_free(v);
     return TP_ERR_OUT_OF_MEMORY;
   }
   n->custom = kv;
@@ -245,7 +245,7 @@ tp_status tp_graph_copy(const tp_graph *g, tp_graph **out) {
     const tp_node *n = &g->nodes[i];
     int idx;
     s = tp_graph_add_node(c, n->kind, n->name, n->op, n->nargs, n->args, &n->attrs, &n->desc, &idx);
-    if (!s && n->target && !(c->nodes[idx].target = tp_xstrdup(n->target))) s = TP_ERR_OUT_OF_MEMORY;
+    if (!s && n->target && !(c->nodes[idx].target = tp_strdup(n->target))) s = TP_ERR_OUT_OF_MEMORY;
     if (!s && n->kind == TP_NODE_GET_ATTR) tp_graph_set_val(c, idx, n->val); /* shared, immutable */
     for (int k = 0; k < n->ncustom && !s; k++)
       s = tp_graph_set_custom(c, idx, n->custom[k].key, n->custom[k].value);
@@ -352,18 +352,18 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
   if (g->nodes[o].nargs > max_out)
     return tp_fail(TP_ERR_INVALID_ARG, "graph run: %d outputs do not fit in %d slots",
                    g->nodes[o].nargs, max_out);
-  tp_tensor **vals = tp_xmalloc(sizeof(tp_tensor *) * (size_t)(g->n ? g->n : 1));
-  tp_tensor ***tuples = tp_xmalloc(sizeof(tp_tensor **) * (size_t)(g->n ? g->n : 1));
+  tp_tensor **vals = tp_alloc(sizeof(tp_tensor *) * (size_t)(g->n ? g->n : 1));
+  tp_tensor ***tuples = tp_alloc(sizeof(tp_tensor **) * (size_t)(g->n ? g->n : 1));
   if (!vals || !tuples) {
-    tp_xfree(vals);
-    tp_xfree(tuples);
+    tp_free(vals);
+    tp_free(tuples);
     return TP_ERR_OUT_OF_MEMORY;
   }
   memset(vals, 0, sizeof(tp_tensor *) * (size_t)g->n);
   memset(tuples, 0, sizeof(tp_tensor **) * (size_t)g->n);
   tp_status s = TP_OK;
   int pi = 0;
-  int *last = tp_xmalloc(sizeof(int) * (size_t)(g->n ? g->n : 1)); /* last use of each value */
+  int *last = tp_alloc(sizeof(int) * (size_t)(g->n ? g->n : 1)); /* last use of each value */
   if (!last) s = TP_ERR_OUT_OF_MEMORY;
   for (int i = 0; last && i < g->n; i++) {
     last[i] = i;
@@ -423,7 +423,7 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
         }
         if (s == TP_OK && n->op == TP_OP_CALL_HOST) {
           int nres = (int)n->attrs.dim1, got = 0;
-          tuples[i] = tp_xmalloc(sizeof(tp_tensor *) * (size_t)nres);
+          tuples[i] = tp_alloc(sizeof(tp_tensor *) * (size_t)nres);
           if (!tuples[i]) s = TP_ERR_OUT_OF_MEMORY;
           else memset(tuples[i], 0, sizeof(tp_tensor *) * (size_t)nres);
           if (!s) s = tp_host_invoke(n->attrs.dim, n->nargs, args, nres, tuples[i], &got);
@@ -438,7 +438,7 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
           const tp_node *sg = &g->nodes[n->args[0].node];
           const tp_graph *sub = tp_graph_find_subgraph(g, sg->target ? sg->target : sg->name);
           int nres = (int)n->attrs.dim1, got = 0;
-          tuples[i] = tp_xmalloc(sizeof(tp_tensor *) * (size_t)nres);
+          tuples[i] = tp_alloc(sizeof(tp_tensor *) * (size_t)nres);
           if (!tuples[i]) s = TP_ERR_OUT_OF_MEMORY;
           else memset(tuples[i], 0, sizeof(tp_tensor *) * (size_t)nres);
           if (!s) s = tp_graph_run_ex(sub, reference, n->nargs - 1, args + 1, nres, tuples[i], &got);
@@ -472,10 +472,10 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
     tp_tensor_release(vals[i]);
     if (tuples[i])
       for (int k = 0; k < g->nodes[i].attrs.dim1; k++) tp_tensor_release(tuples[i][k]);
-    tp_xfree(tuples[i]);
+    tp_free(tuples[i]);
   }
-  tp_xfree(vals);
-  tp_xfree(tuples);
-  tp_xfree(last);
+  tp_free(vals);
+  tp_free(tuples);
+  tp_free(last);
   return s;
 }

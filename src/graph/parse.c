@@ -232,7 +232,7 @@ static tp_status quoted(parser *p, char **out) {
   if (!eat(p, '"')) return expected(p, "a quoted string");
   if (p->nstrs >= TP_ARRAY_LEN(p->strs)) return perr(p, "too many strings on one line");
   const char *s = p->c;
-  char *o = tp_xmalloc((size_t)(p->le - s) + 1);
+  char *o = tp_alloc((size_t)(p->le - s) + 1);
   if (!o) return tp_fail(TP_ERR_OUT_OF_MEMORY, "graph text line %d: out of memory", p->line);
   p->strs[p->nstrs++] = o;
   size_t j = 0;
@@ -326,7 +326,7 @@ static tp_status meta(parser *p, int idx) {
     TP_TRY(quoted(p, &value));
     if (tp_graph_get_custom(p->g, idx, key)) return perr(p, "meta key '%s' given twice", key);
     TP_TRY(wrap(p, tp_graph_set_custom(p->g, idx, key, value)));
-    while (p->nstrs > mark) tp_xfree(p->strs[--p->nstrs]);
+    while (p->nstrs > mark) tp_free(p->strs[--p->nstrs]);
     if (eat(p, '}')) return TP_OK;
     if (!eat(p, ',')) return expected(p, "',' or '}' in the meta braces");
   }
@@ -342,7 +342,7 @@ static tp_status end_of_line(parser *p) {
 static tp_status push_arg(parser *p, const tp_arg *a) {
   if (p->nargs == p->cap) {
     int cap = p->cap ? p->cap * 2 : 8;
-    tp_arg *na = tp_xrealloc(p->args, (size_t)cap * sizeof *na);
+    tp_arg *na = tp_realloc(p->args, (size_t)cap * sizeof *na);
     if (!na) return tp_fail(TP_ERR_OUT_OF_MEMORY, "graph text line %d: out of memory", p->line);
     p->args = na;
     p->cap = cap;
@@ -567,9 +567,9 @@ static tp_status define(parser *p) {
   TP_TRY(add(p, kind, name, op < 0 ? (tp_op)0 : (tp_op)op, &at, &d, &idx));
   if (target) {
     tp_node *nd = &p->g->nodes[idx];
-    char *t = tp_xstrdup(target);
+    char *t = tp_strdup(target);
     if (!t) return tp_fail(TP_ERR_OUT_OF_MEMORY, "graph text line %d: out of memory", p->line);
-    tp_xfree(nd->target);
+    tp_free(nd->target);
     nd->target = t;
   }
   TP_TRY(meta(p, idx));
@@ -664,13 +664,13 @@ static tp_status data(parser *p) {
   TP_TRY(type_tok(p, &d));
   if (d.dtype != nd->desc.dtype || d.ndim != nd->desc.ndim ||
       memcmp(d.shape, nd->desc.shape, sizeof(int64_t) * (size_t)d.ndim) != 0) {
-    tp_sbuf a = { 0 }, b = { 0 };
-    tp_sbuf_put_type(&a, d.dtype, d.ndim, d.shape);
-    tp_sbuf_put_type(&b, nd->desc.dtype, nd->desc.ndim, nd->desc.shape);
+    tp_buf a = { 0 }, b = { 0 };
+    tp_text_put_type(&a, d.dtype, d.ndim, d.shape);
+    tp_text_put_type(&b, nd->desc.dtype, nd->desc.ndim, nd->desc.shape);
     snprintf(ta, sizeof ta, "%s", a.p ? a.p : "?");
     snprintf(tb, sizeof tb, "%s", b.p ? b.p : "?");
-    tp_xfree(a.p);
-    tp_xfree(b.p);
+    tp_free(a.p);
+    tp_free(b.p);
     return perr(p, "data for %%%s is %s but the node is %s", name, ta, tb);
   }
   size_t isz = tp_dtype_size(d.dtype);
@@ -688,7 +688,7 @@ static tp_status data(parser *p) {
   size_t blen = (size_t)(p->c - b64);
   TP_TRY(end_of_line(p));
   size_t bad = 0;
-  bytes = tp_xmalloc(blen / 4 * 3 + 1);
+  bytes = tp_alloc(blen / 4 * 3 + 1);
   if (!bytes) return tp_fail(TP_ERR_OUT_OF_MEMORY, "graph text line %d: out of memory", p->line);
   long long got = b64_decode(b64, blen, bytes, &bad);
   if (got < 0) {
@@ -716,10 +716,10 @@ static tp_status data(parser *p) {
   }
   tp_graph_set_val(p->g, idx, t);
   tp_tensor_release(t);
-  tp_xfree(bytes);
+  tp_free(bytes);
   return TP_OK;
 fail:
-  tp_xfree(bytes);
+  tp_free(bytes);
   return s;
 }
 
@@ -732,7 +732,7 @@ static tp_status statement(parser *p) {
 }
 
 static void line_reset(parser *p) {
-  for (int i = 0; i < p->nstrs; i++) tp_xfree(p->strs[i]);
+  for (int i = 0; i < p->nstrs; i++) tp_free(p->strs[i]);
   p->nstrs = 0;
   p->nargs = 0;
 }
@@ -837,12 +837,12 @@ static tp_status parse_body(const char *text, size_t len, int need_header, int l
     }
     goto fail;
   }
-  tp_xfree(p.args);
+  tp_free(p.args);
   *out = p.g;
   return TP_OK;
 fail:
   line_reset(&p);
-  tp_xfree(p.args);
+  tp_free(p.args);
   tp_graph_free(p.g);
   return s;
 }

@@ -98,83 +98,38 @@ int tp_text_dtype_lookup(const char *s, size_t n) {
   return -1;
 }
 
-/* ---- the text buffer ---------------------------------------------------- */
-static int sbuf_reserve(tp_sbuf *b, size_t extra) {
-  if (b->oom) return 0;
-  if (b->n + extra + 1 <= b->cap) return 1;
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap < b->n + extra + 1) cap *= 2;
-  char *p = tp_xrealloc(b->p, cap);
-  if (!p) {
-    b->oom = 1;
-    return 0;
-  }
-  b->p = p;
-  b->cap = cap;
-  return 1;
-}
-
-void tp_sbuf_putn(tp_sbuf *b, const char *s, size_t n) {
-  if (!sbuf_reserve(b, n)) return;
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = 0;
-}
-
-void tp_sbuf_puts(tp_sbuf *b, const char *s) { tp_sbuf_putn(b, s, strlen(s)); }
-
-void tp_sbuf_printf(tp_sbuf *b, const char *fmt, ...) {
-  char small[128];
-  va_list ap;
-  va_start(ap, fmt);
-  int len = vsnprintf(small, sizeof small, fmt, ap);
-  va_end(ap);
-  if (len < 0) {
-    b->oom = 1;
-    return;
-  }
-  if ((size_t)len < sizeof small) {
-    tp_sbuf_putn(b, small, (size_t)len);
-    return;
-  }
-  if (!sbuf_reserve(b, (size_t)len)) return;
-  va_start(ap, fmt);
-  vsnprintf(b->p + b->n, (size_t)len + 1, fmt, ap);
-  va_end(ap);
-  b->n += (size_t)len;
-}
-
-void tp_sbuf_put_quoted(tp_sbuf *b, const char *s) {
+/* ---- text pieces on a tp_buf (src/core/buf.h) ---------------------------- */
+void tp_text_put_quoted(tp_buf *b, const char *s) {
   static const char hex[] = "0123456789abcdef";
-  tp_sbuf_putn(b, "\"", 1);
+  tp_buf_putn(b, "\"", 1);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     unsigned c = *p;
-    if (c == '"') tp_sbuf_putn(b, "\\\"", 2);
-    else if (c == '\\') tp_sbuf_putn(b, "\\\\", 2);
-    else if (c == '\n') tp_sbuf_putn(b, "\\n", 2);
-    else if (c == '\t') tp_sbuf_putn(b, "\\t", 2);
+    if (c == '"') tp_buf_putn(b, "\\\"", 2);
+    else if (c == '\\') tp_buf_putn(b, "\\\\", 2);
+    else if (c == '\n') tp_buf_putn(b, "\\n", 2);
+    else if (c == '\t') tp_buf_putn(b, "\\t", 2);
     else if (c < 0x20 || c == 0x7f) {
       char e[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
-      tp_sbuf_putn(b, e, 4);
+      tp_buf_putn(b, e, 4);
     } else {
       char ch = (char)c;
-      tp_sbuf_putn(b, &ch, 1);
+      tp_buf_putn(b, &ch, 1);
     }
   }
-  tp_sbuf_putn(b, "\"", 1);
+  tp_buf_putn(b, "\"", 1);
 }
 
-void tp_sbuf_put_type(tp_sbuf *b, tp_dtype dt, int ndim, const int64_t *shape) {
+void tp_text_put_type(tp_buf *b, tp_dtype dt, int ndim, const int64_t *shape) {
   const char *nm = (unsigned)dt < TP_DTYPE_COUNT ? tp_dtype_short(dt) : NULL;
-  tp_sbuf_puts(b, nm ? nm : "?");
-  tp_sbuf_putn(b, "[", 1);
-  for (int i = 0; i < ndim; i++) tp_sbuf_printf(b, i ? ",%lld" : "%lld", (long long)shape[i]);
-  tp_sbuf_putn(b, "]", 1);
+  tp_buf_puts(b, nm ? nm : "?");
+  tp_buf_putn(b, "[", 1);
+  for (int i = 0; i < ndim; i++) tp_buf_printf(b, i ? ",%lld" : "%lld", (long long)shape[i]);
+  tp_buf_putn(b, "]", 1);
 }
 
-void tp_sbuf_put_base64(tp_sbuf *b, const unsigned char *d, size_t n) {
+void tp_text_put_base64(tp_buf *b, const unsigned char *d, size_t n) {
   static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  if (!sbuf_reserve(b, (n + 2) / 3 * 4)) return;
+  if (!tp_buf_reserve(b, (n + 2) / 3 * 4)) return;
   char *o = b->p + b->n;
   size_t i = 0;
   for (; i + 3 <= n; i += 3) {
@@ -208,57 +163,57 @@ static int host_is_le(void) {
 
 
 /* ---- the printer ---------------------------------------------------------- */
-static void put_scalar(tp_sbuf *b, const tp_arg *a) {
+static void put_scalar(tp_buf *b, const tp_arg *a) {
   char buf[40];
   /* integers beyond 1e18 (not produced by capture) print as floats */
   if (a->is_int && fabs(a->scalar) < 1e18 && a->scalar == floor(a->scalar))
-    tp_sbuf_puts(b, tp_text_format_int(a->scalar, buf, sizeof buf));
+    tp_buf_puts(b, tp_text_format_int(a->scalar, buf, sizeof buf));
   else
-    tp_sbuf_puts(b, tp_text_format_float(a->scalar, buf, sizeof buf));
+    tp_buf_puts(b, tp_text_format_float(a->scalar, buf, sizeof buf));
 }
 
-static void put_attr(tp_sbuf *b, const tp_attrs *at, const tp_attr_spec *s) {
+static void put_attr(tp_buf *b, const tp_attrs *at, const tp_attr_spec *s) {
   const char *field = (const char *)at + s->offset;
   char buf[40];
-  tp_sbuf_puts(b, s->name);
-  tp_sbuf_putn(b, "=", 1);
+  tp_buf_puts(b, s->name);
+  tp_buf_putn(b, "=", 1);
   switch (s->kind) {
   case TP_ATTR_INTS:
-    tp_sbuf_putn(b, "[", 1);
+    tp_buf_putn(b, "[", 1);
     for (int i = 0; i < at->nints && i < TP_MAX_DIMS; i++)
-      tp_sbuf_printf(b, i ? ",%lld" : "%lld", (long long)at->ints[i]);
-    tp_sbuf_putn(b, "]", 1);
+      tp_buf_printf(b, i ? ",%lld" : "%lld", (long long)at->ints[i]);
+    tp_buf_putn(b, "]", 1);
     break;
   case TP_ATTR_INT:
   case TP_ATTR_INT_MAX: {
     int64_t v;
     memcpy(&v, field, sizeof v);
-    if (s->kind == TP_ATTR_INT_MAX && v == INT64_MAX) tp_sbuf_puts(b, "max");
-    else tp_sbuf_printf(b, "%lld", (long long)v);
+    if (s->kind == TP_ATTR_INT_MAX && v == INT64_MAX) tp_buf_puts(b, "max");
+    else tp_buf_printf(b, "%lld", (long long)v);
     break;
   }
   case TP_ATTR_BOOL: {
     int v;
     memcpy(&v, field, sizeof v);
-    tp_sbuf_puts(b, v ? "true" : "false");
+    tp_buf_puts(b, v ? "true" : "false");
     break;
   }
   case TP_ATTR_FLOAT: {
     double v;
     memcpy(&v, field, sizeof v);
-    tp_sbuf_puts(b, tp_text_format_float(v, buf, sizeof buf));
+    tp_buf_puts(b, tp_text_format_float(v, buf, sizeof buf));
     break;
   }
   case TP_ATTR_DTYPE: {
     tp_dtype v;
     memcpy(&v, field, sizeof v);
-    tp_sbuf_puts(b, (unsigned)v < TP_DTYPE_COUNT ? tp_dtype_short(v) : "?");
+    tp_buf_puts(b, (unsigned)v < TP_DTYPE_COUNT ? tp_dtype_short(v) : "?");
     break;
   }
   case TP_ATTR_GELU: {
     int v;
     memcpy(&v, field, sizeof v);
-    tp_sbuf_puts(b, v ? "tanh" : "none");
+    tp_buf_puts(b, v ? "tanh" : "none");
     break;
   }
   default:
@@ -293,69 +248,69 @@ static tp_status check_node(const tp_graph *g, int i) {
   return TP_OK;
 }
 
-static void put_node(tp_sbuf *b, const tp_graph *g, const tp_node *nd) {
-  if (nd->kind != TP_NODE_OUTPUT) tp_sbuf_printf(b, "%%%s = ", nd->name);
+static void put_node(tp_buf *b, const tp_graph *g, const tp_node *nd) {
+  if (nd->kind != TP_NODE_OUTPUT) tp_buf_printf(b, "%%%s = ", nd->name);
   switch (nd->kind) {
   case TP_NODE_PLACEHOLDER:
-    tp_sbuf_puts(b, "placeholder");
+    tp_buf_puts(b, "placeholder");
     break;
   case TP_NODE_GET_ATTR:
-    tp_sbuf_puts(b, "get_attr ");
-    tp_sbuf_put_quoted(b, nd->target ? nd->target : nd->name);
+    tp_buf_puts(b, "get_attr ");
+    tp_text_put_quoted(b, nd->target ? nd->target : nd->name);
     break;
   case TP_NODE_CALL:
   case TP_NODE_OUTPUT: {
-    tp_sbuf_puts(b, nd->kind == TP_NODE_OUTPUT ? "output" : tp_op_name(nd->op));
-    tp_sbuf_putn(b, "(", 1);
+    tp_buf_puts(b, nd->kind == TP_NODE_OUTPUT ? "output" : tp_op_name(nd->op));
+    tp_buf_putn(b, "(", 1);
     int first = 1;
     for (int a = 0; a < nd->nargs; a++, first = 0) {
       const tp_arg *ar = &nd->args[a];
-      if (!first) tp_sbuf_putn(b, ", ", 2);
-      if (ar->kind == TP_ARG_NODE) tp_sbuf_printf(b, "%%%s", g->nodes[ar->node].name);
+      if (!first) tp_buf_putn(b, ", ", 2);
+      if (ar->kind == TP_ARG_NODE) tp_buf_printf(b, "%%%s", g->nodes[ar->node].name);
       else if (ar->kind == TP_ARG_SCALAR) put_scalar(b, ar);
-      else tp_sbuf_puts(b, "none");
+      else tp_buf_puts(b, "none");
     }
     if (nd->kind == TP_NODE_CALL) {
       const tp_op_text *ot = &tp_text_ops[nd->op];
       for (int k = 0; k < ot->nattrs; k++, first = 0) {
-        if (!first) tp_sbuf_putn(b, ", ", 2);
+        if (!first) tp_buf_putn(b, ", ", 2);
         put_attr(b, &nd->attrs, &ot->attrs[k]);
       }
     }
-    tp_sbuf_putn(b, ")", 1);
+    tp_buf_putn(b, ")", 1);
     break;
   }
   default:
     break;
   }
   if (nd->kind != TP_NODE_OUTPUT) {
-    tp_sbuf_puts(b, " : ");
+    tp_buf_puts(b, " : ");
     if (nd->kind == TP_NODE_GET_ATTR && nd->desc.ndim == TP_DESC_GRAPH)
-      tp_sbuf_puts(b, "graph");
+      tp_buf_puts(b, "graph");
     else
-      tp_sbuf_put_type(b, nd->desc.dtype, nd->desc.ndim, nd->desc.shape);
+      tp_text_put_type(b, nd->desc.dtype, nd->desc.ndim, nd->desc.shape);
   }
   if (nd->ncustom > 0) {
-    tp_sbuf_puts(b, " {");
+    tp_buf_puts(b, " {");
     for (int c = 0; c < nd->ncustom; c++) {
-      if (c) tp_sbuf_putn(b, ", ", 2);
-      if (tp_text_is_name(nd->custom[c].key)) tp_sbuf_puts(b, nd->custom[c].key);
-      else tp_sbuf_put_quoted(b, nd->custom[c].key);
-      tp_sbuf_putn(b, "=", 1);
-      tp_sbuf_put_quoted(b, nd->custom[c].value);
+      if (c) tp_buf_putn(b, ", ", 2);
+      if (tp_text_is_name(nd->custom[c].key)) tp_buf_puts(b, nd->custom[c].key);
+      else tp_text_put_quoted(b, nd->custom[c].key);
+      tp_buf_putn(b, "=", 1);
+      tp_text_put_quoted(b, nd->custom[c].value);
     }
-    tp_sbuf_putn(b, "}", 1);
+    tp_buf_putn(b, "}", 1);
   }
-  tp_sbuf_putn(b, "\n", 1);
+  tp_buf_putn(b, "\n", 1);
 }
 
-static tp_status put_data(tp_sbuf *b, const tp_node *nd) {
+static tp_status put_data(tp_buf *b, const tp_node *nd) {
   const tp_tensor *t = nd->val;
   int64_t numel = tp_shape_numel(t->ndim, t->shape);
   size_t bytes = (size_t)numel * tp_dtype_size(t->dtype);
   unsigned char *tmp = NULL;
   if (bytes) {
-    tmp = tp_xmalloc(bytes);
+    tmp = tp_alloc(bytes);
     if (!tmp) return tp_fail(TP_ERR_OUT_OF_MEMORY, "graph print: no memory for data of %%%s",
                              nd->name);
     tp_tensor_gather(t, tmp);
@@ -368,30 +323,30 @@ static tp_status put_data(tp_sbuf *b, const tp_node *nd) {
           tmp[k + isz - 1 - q] = c;
         }
   }
-  tp_sbuf_printf(b, "data %%%s ", nd->name);
-  tp_sbuf_put_type(b, t->dtype, t->ndim, t->shape);
+  tp_buf_printf(b, "data %%%s ", nd->name);
+  tp_text_put_type(b, t->dtype, t->ndim, t->shape);
   if (bytes) {
-    tp_sbuf_putn(b, " ", 1);
-    tp_sbuf_put_base64(b, tmp, bytes);
+    tp_buf_putn(b, " ", 1);
+    tp_text_put_base64(b, tmp, bytes);
   }
-  tp_sbuf_putn(b, "\n", 1);
-  tp_xfree(tmp);
+  tp_buf_putn(b, "\n", 1);
+  tp_free(tmp);
   return TP_OK;
 }
 
 /* The body of a graph: its subgraphs as `subgraph "name" {` ... `}` blocks
  * (recursively), its nodes, its data lines. */
-static tp_status put_graph(tp_sbuf *b, const tp_graph *g, int with_data, int depth) {
+static tp_status put_graph(tp_buf *b, const tp_graph *g, int with_data, int depth) {
   tp_status s;
   if (depth > 8) return tp_fail(TP_ERR_INVALID_ARG, "graph print: subgraphs nested deeper than 8");
   for (int i = 0; i < g->n; i++)
     if ((s = check_node(g, i)) != TP_OK) return s;
   for (int i = 0; i < g->nsubs; i++) {
-    tp_sbuf_puts(b, "subgraph ");
-    tp_sbuf_put_quoted(b, g->subs[i].name);
-    tp_sbuf_puts(b, " {\n");
+    tp_buf_puts(b, "subgraph ");
+    tp_text_put_quoted(b, g->subs[i].name);
+    tp_buf_puts(b, " {\n");
     TP_TRY(put_graph(b, g->subs[i].g, with_data, depth + 1));
-    tp_sbuf_puts(b, "}\n");
+    tp_buf_puts(b, "}\n");
   }
   for (int i = 0; i < g->n; i++) put_node(b, g, &g->nodes[i]);
   if (with_data)
@@ -404,12 +359,12 @@ static tp_status put_graph(tp_sbuf *b, const tp_graph *g, int with_data, int dep
 }
 
 tp_status tp_graph_print(const tp_graph *g, int with_data, char **out) {
-  tp_sbuf b = { 0 };
+  tp_buf b = { 0 };
   tp_status s = TP_OK;
   if (!out) return tp_fail(TP_ERR_INVALID_ARG, "graph print: out is NULL");
   *out = NULL;
   if (!g) return tp_fail(TP_ERR_INVALID_ARG, "graph print: graph is NULL");
-  tp_sbuf_puts(&b, "tpgraph v1\n");
+  tp_buf_puts(&b, "tpgraph v1\n");
   if ((s = put_graph(&b, g, with_data, 0)) != TP_OK) goto fail;
   if (b.oom) {
     s = tp_fail(TP_ERR_OUT_OF_MEMORY, "graph print: out of memory (%zu bytes of text)", b.n);
@@ -418,8 +373,8 @@ tp_status tp_graph_print(const tp_graph *g, int with_data, char **out) {
   *out = b.p;
   return TP_OK;
 fail:
-  tp_xfree(b.p);
+  tp_free(b.p);
   return s;
 }
 
-void tp_free_string(char *s) { tp_xfree(s); }
+void tp_free_string(char *s) { tp_free(s); }

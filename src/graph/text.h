@@ -4,6 +4,7 @@
 #ifndef TP_GRAPH_TEXT_H
 #define TP_GRAPH_TEXT_H
 #include "graph.h"
+#include "../core/buf.h"
 
 /* How one attribute is spelled. */
 typedef enum tp_attr_kind {
@@ -43,26 +44,13 @@ const char *tp_text_format_float(double d, char *buf, size_t n);
 /* Integer text of an integral double ("2", "-3"). buf >= 32 bytes. */
 const char *tp_text_format_int(double d, char *buf, size_t n);
 
-/* Growable text buffer used by the printer (and tpc). */
-typedef struct tp_sbuf {
-  char *p;
-  size_t n, cap;
-  int oom;
-} tp_sbuf;
-void tp_sbuf_putn(tp_sbuf *b, const char *s, size_t n);
-void tp_sbuf_puts(tp_sbuf *b, const char *s);
-void tp_sbuf_printf(tp_sbuf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
 /* "quoted" with \" \\ \n \t \xHH escapes. */
-void tp_sbuf_put_quoted(tp_sbuf *b, const char *s);
+void tp_text_put_quoted(tp_buf *b, const char *s);
 /* dtype and shape: f32[2,3], f32[] */
-void tp_sbuf_put_type(tp_sbuf *b, tp_dtype dt, int ndim, const int64_t *shape);
+void tp_text_put_type(tp_buf *b, tp_dtype dt, int ndim, const int64_t *shape);
 
 /* Standard base64 ('=' padded). */
-void tp_sbuf_put_base64(tp_sbuf *b, const unsigned char *data, size_t n);
+void tp_text_put_base64(tp_buf *b, const unsigned char *data, size_t n);
 
 
 /* The dtype whose short name is s[0..n), -1 if none. */

@@ -37,13 +37,13 @@ struct tp_plan {
 const tp_kir_program *tp_plan_program(const tp_plan *pl) { return pl->p; }
 
 void tp_plan_attach_jit(tp_plan *pl, int32_t *fn, int32_t pending_token) {
-  tp_xfree(pl->jit_fn);
+  tp_free(pl->jit_fn);
   pl->jit_fn = fn;
   pl->jit_token = pending_token;
 }
 
 void tp_plan_keep_jit_module(tp_plan *pl, uint8_t *bytes, size_t len) {
-  tp_xfree(pl->jit_module);
+  tp_free(pl->jit_module);
   pl->jit_module = bytes;
   pl->jit_module_len = bytes ? len : 0;
 }
@@ -61,7 +61,7 @@ static void poll_jit(tp_plan *pl) {
       if (pl->jit_fn[k] >= 0) pl->jit_fn[k] += base;
     pl->jit_token = 0;
   } else if (st < 0) {
-    tp_xfree(pl->jit_fn);
+    tp_free(pl->jit_fn);
     pl->jit_fn = NULL;
     pl->jit_token = 0;
     tp_plan_keep_jit_module(pl, NULL, 0);
@@ -122,18 +122,18 @@ void tp_plan_free(tp_plan *pl) {
   if (!pl) return;
   for (int i = 0; pl->tuples && i < pl->p->nkernels; i++) {
     for (int q = 0; pl->tuples[i] && pl->tuples[i][q]; q++) tp_tensor_release(pl->tuples[i][q]);
-    tp_xfree(pl->tuples[i]);
+    tp_free(pl->tuples[i]);
   }
-  tp_xfree(pl->tuples);
-  for (int i = 0; pl->packed && i < pl->p->nkernels; i++) tp_xfree(pl->packed[i]);
-  tp_xfree(pl->packed);
-  tp_xfree(pl->jit_fn);
-  tp_xfree(pl->jit_module);
-  tp_xfree(pl->arena_raw);
-  tp_xfree(pl->preps);
-  tp_xfree(pl->scratch);
+  tp_free(pl->tuples);
+  for (int i = 0; pl->packed && i < pl->p->nkernels; i++) tp_free(pl->packed[i]);
+  tp_free(pl->packed);
+  tp_free(pl->jit_fn);
+  tp_free(pl->jit_module);
+  tp_free(pl->arena_raw);
+  tp_free(pl->preps);
+  tp_free(pl->scratch);
   tp_kir_program_free(pl->p);
-  tp_xfree(pl);
+  tp_free(pl);
 }
 
 /* ---- max-autotune: time GEMM blockings per shape ---- */
@@ -176,7 +176,7 @@ static tp_status autotune_gemm(tp_kir_program *p, tp_kir_kernel *k) {
     }
   }
   size_t na = (size_t)(k->M * k->K), nc = (size_t)(k->M * k->N);
-  float *A = tp_xmalloc(sizeof(float) * na), *C = tp_xmalloc(sizeof(float) * nc), *B = NULL, *pb = NULL;
+  float *A = tp_alloc(sizeof(float) * na), *C = tp_alloc(sizeof(float) * nc), *B = NULL, *pb = NULL;
   const float *Bv = NULL;
   tp_status s = (!A || !C) ? TP_ERR_OUT_OF_MEMORY : TP_OK;
   if (!s) {
@@ -184,9 +184,9 @@ static tp_status autotune_gemm(tp_kir_program *p, tp_kir_kernel *k) {
     if (k->b_const) {
       Bv = (const float *)tp_tensor_ptr(p->bufs[k->b_buf].value) + k->b_off;
       size_t bytes = K->gemm_pack_b_size(k->K, k->N);
-      if (bytes && !(pb = tp_xmalloc(bytes + 64))) s = TP_ERR_OUT_OF_MEMORY;
+      if (bytes && !(pb = tp_alloc(bytes + 64))) s = TP_ERR_OUT_OF_MEMORY;
     } else {
-      B = tp_xmalloc(sizeof(float) * (size_t)(k->b_rs * (k->K - 1) + k->b_cs * (k->N - 1) + 1));
+      B = tp_alloc(sizeof(float) * (size_t)(k->b_rs * (k->K - 1) + k->b_cs * (k->N - 1) + 1));
       if (!B) s = TP_ERR_OUT_OF_MEMORY;
       else memset(B, 0, sizeof(float) * (size_t)(k->b_rs * (k->K - 1) + k->b_cs * (k->N - 1) + 1));
       Bv = B;
@@ -220,15 +220,15 @@ static tp_status autotune_gemm(tp_kir_program *p, tp_kir_kernel *k) {
       *t = (tune_entry){K, k->M, k->N, k->K, k->batch, k->b_const, best_kc, best_mc};
     }
   }
-  tp_xfree(A);
-  tp_xfree(C);
-  tp_xfree(B);
-  tp_xfree(pb);
+  tp_free(A);
+  tp_free(C);
+  tp_free(B);
+  tp_free(pb);
   return s;
 }
 
 tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
-  tp_plan *pl = tp_xmalloc(sizeof *pl);
+  tp_plan *pl = tp_alloc(sizeof *pl);
   if (!pl) {
     tp_kir_program_free(p);
     return TP_ERR_OUT_OF_MEMORY;
@@ -241,10 +241,10 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
                    "stax: the plan's temporaries need %lld bytes, more than this build's "
                    "address space", (long long)p->arena_bytes);
   }
-  pl->preps = tp_xmalloc(sizeof(prep) * (size_t)(p->nkernels ? p->nkernels : 1));
-  pl->scratch = tp_xmalloc(sizeof(float) * CH * (TP_KIR_MAX_INS + 2));
-  pl->arena_raw = tp_xmalloc((size_t)p->arena_bytes + TP_ALIGN);
-  pl->tuples = tp_xmalloc(sizeof(tp_tensor **) * (size_t)(p->nkernels ? p->nkernels : 1));
+  pl->preps = tp_alloc(sizeof(prep) * (size_t)(p->nkernels ? p->nkernels : 1));
+  pl->scratch = tp_alloc(sizeof(float) * CH * (TP_KIR_MAX_INS + 2));
+  pl->arena_raw = tp_alloc((size_t)p->arena_bytes + TP_ALIGN);
+  pl->tuples = tp_alloc(sizeof(tp_tensor **) * (size_t)(p->nkernels ? p->nkernels : 1));
   if (pl->tuples) memset(pl->tuples, 0, sizeof(tp_tensor **) * (size_t)(p->nkernels ? p->nkernels : 1));
   if (!pl->preps || !pl->scratch || !pl->arena_raw || !pl->tuples) {
     tp_plan_free(pl);
@@ -254,7 +254,7 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
   for (int k = 0; k < p->nkernels; k++) tp_kir_prepare(&p->kernels[k], &pl->preps[k]);
   /* constant weights: pack B once, in the layout of the current ISA table */
   const tp_kernels *K = tp_kern();
-  pl->packed = tp_xmalloc(sizeof(void *) * (size_t)(p->nkernels ? p->nkernels : 1));
+  pl->packed = tp_alloc(sizeof(void *) * (size_t)(p->nkernels ? p->nkernels : 1));
   if (!pl->packed) {
     tp_plan_free(pl);
     return TP_ERR_OUT_OF_MEMORY;
@@ -274,8 +274,8 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
     if (kk->kind != TP_KK_GEMM || !kk->b_const || kk->batch != 1) continue;
     size_t bytes = K->gemm_pack_b_size(kk->K, kk->N);
     if (!bytes) continue;
-    /* 64-byte alignment: tp_xmalloc gives 16; over-allocate and align */
-    char *raw = tp_xmalloc(bytes + 64 + sizeof(void *));
+    /* 64-byte alignment: tp_alloc gives 16; over-allocate and align */
+    char *raw = tp_alloc(bytes + 64 + sizeof(void *));
     if (!raw) {
       tp_plan_free(pl);
       return TP_ERR_OUT_OF_MEMORY;
@@ -576,7 +576,7 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
   int slot = ki;
   if (!s && (n->op == TP_OP_CALL_HOST || n->op == TP_OP_INVOKE)) {
     int nres = (int)n->attrs.dim1, got = 0;
-    tp_tensor **t = tp_xmalloc(sizeof(tp_tensor *) * (size_t)nres);
+    tp_tensor **t = tp_alloc(sizeof(tp_tensor *) * (size_t)nres);
     if (!t) s = TP_ERR_OUT_OF_MEMORY;
     else memset(t, 0, sizeof(tp_tensor *) * (size_t)nres);
     if (!s && n->op == TP_OP_CALL_HOST) {
@@ -593,10 +593,10 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
       if (r->pl->tuples[slot]) { /* free a previous run's results */
         tp_tensor **old = r->pl->tuples[slot];
         for (int q = 0; old[q]; q++) tp_tensor_release(old[q]);
-        tp_xfree(old);
+        tp_free(old);
       }
       /* kept (NULL terminated) for the getitem kernels */
-      tp_tensor **keep = tp_xmalloc(sizeof(tp_tensor *) * (size_t)(nres + 1));
+      tp_tensor **keep = tp_alloc(sizeof(tp_tensor *) * (size_t)(nres + 1));
       if (!keep) s = TP_ERR_OUT_OF_MEMORY;
       else {
         memcpy(keep, t, sizeof(tp_tensor *) * (size_t)nres);
@@ -607,7 +607,7 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     }
     if (t) {
       for (int q = 0; q < nres; q++) tp_tensor_release(t[q]);
-      tp_xfree(t);
+      tp_free(t);
     }
   } else if (!s && n->op == TP_OP_GETITEM) {
     /* the producing kernel's results */
@@ -655,14 +655,14 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
   *nout = 0;
   if (max_out < p->noutputs)
     return tp_fail(TP_ERR_INVALID_ARG, "plan run: %d outputs do not fit in %d slots", p->noutputs, max_out);
-  void **ptr = tp_xmalloc(sizeof(void *) * (size_t)(p->nbufs ? p->nbufs : 1));
-  tp_tensor **held = tp_xmalloc(sizeof(tp_tensor *) * (size_t)(nin + 1));
+  void **ptr = tp_alloc(sizeof(void *) * (size_t)(p->nbufs ? p->nbufs : 1));
+  tp_tensor **held = tp_alloc(sizeof(tp_tensor *) * (size_t)(nin + 1));
   tp_tensor *os[64] = {0};
   char *arena = pl->arena, *own_arena = NULL;
   tp_status s = TP_OK;
   if (!ptr || !held) s = TP_ERR_OUT_OF_MEMORY;
   if (!s && pl->running) { /* re-entered from a host callback: a private arena */
-    own_arena = tp_xmalloc((size_t)p->arena_bytes + TP_ALIGN);
+    own_arena = tp_alloc((size_t)p->arena_bytes + TP_ALIGN);
     if (!own_arena) s = TP_ERR_OUT_OF_MEMORY;
     else arena = (char *)(((uintptr_t)own_arena + TP_ALIGN - 1) & ~(uintptr_t)(TP_ALIGN - 1));
   }
@@ -713,7 +713,7 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
   if (!s) poll_jit(pl);
   if (!s && pl->jit_fn && !pl->jit_token) {
     /* buffers, then each kernel's packed B (generated GEMMs read it) */
-    ptrtab = tp_xmalloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 1));
+    ptrtab = tp_alloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 1));
     if (!ptrtab) s = TP_ERR_OUT_OF_MEMORY;
     for (int b = 0; !s && b < p->nbufs; b++) ptrtab[b] = (int32_t)(intptr_t)ptr[b];
     for (int k = 0; !s && k < p->nkernels; k++) ptrtab[p->nbufs + k] = (int32_t)(intptr_t)packed_b(pl, k);
@@ -729,11 +729,11 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
 #endif
   for (int k = 0; k < p->nkernels && !s && !ptrtab; k++) s = run_kernel(&r, k);
   pl->running--;
-  tp_xfree(ptrtab);
+  tp_free(ptrtab);
   for (int i = 0; i < nheld; i++) tp_tensor_release(held[i]);
-  tp_xfree(held);
-  tp_xfree(ptr);
-  tp_xfree(own_arena);
+  tp_free(held);
+  tp_free(ptr);
+  tp_free(own_arena);
   if (s) {
     for (int i = 0; i < 64; i++) tp_tensor_release(os[i]);
     return s;

@@ -53,7 +53,7 @@ tp_status tp_memplan(tp_kir_program *p) {
     reads(p, &p->kernels[k], mark_read, &c);
   }
   /* greedy best fit over a free list, in kernel order */
-  blk *freel = tp_xmalloc(sizeof(blk) * (size_t)(p->nbufs + 1));
+  blk *freel = tp_alloc(sizeof(blk) * (size_t)(p->nbufs + 1));
   if (!freel) return TP_ERR_OUT_OF_MEMORY;
   int nfree = 0;
   int64_t top = 0;
@@ -118,7 +118,7 @@ tp_status tp_memplan(tp_kir_program *p) {
       freel[nfree++] = (blk){o->arena_off, size};
     }
   }
-  tp_xfree(freel);
+  tp_free(freel);
   p->arena_bytes = top;
   return TP_OK;
 }
@@ -163,136 +163,113 @@ tp_status tp_kir_verify(const tp_kir_program *p) {
 }
 
 /* ---- print ---- */
-typedef struct sb { char *p; size_t n, cap; int oom; } sb;
-static void put(sb *b, const char *fmt, ...) {
-  char tmp[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int len = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (len < 0 || b->oom) return;
-  if ((size_t)len >= sizeof tmp) len = sizeof tmp - 1;
-  if (b->n + (size_t)len + 1 > b->cap) {
-    size_t nc = (b->cap ? b->cap * 2 : 1024) + (size_t)len;
-    char *np = tp_xrealloc(b->p, nc);
-    if (!np) {
-      b->oom = 1;
-      return;
-    }
-    b->p = np;
-    b->cap = nc;
-  }
-  memcpy(b->p + b->n, tmp, (size_t)len + 1);
-  b->n += (size_t)len;
-}
-
 static const char *const kind_names[] = {"input", "const", "temp", "output", "view"};
 static const char *const un_names[TP_KU_COUNT] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt",
                                                   "tanh", "sigmoid", "relu", "gelu_erf", "gelu_tanh"};
 static const char *const bin_names[TP_KB_COUNT] = {"add", "sub", "mul", "div"};
 
-static void put_shape(sb *b, int nd, const int64_t *s) {
-  put(b, "[");
-  for (int i = 0; i < nd; i++) put(b, i ? ",%lld" : "%lld", (long long)s[i]);
-  put(b, "]");
+static void put_shape(tp_buf *b, int nd, const int64_t *s) {
+  tp_buf_printf(b, "[");
+  for (int i = 0; i < nd; i++) tp_buf_printf(b, i ? ",%lld" : "%lld", (long long)s[i]);
+  tp_buf_printf(b, "]");
 }
 
-static void put_expr(sb *b, const tp_kir_kernel *k, const tp_kir_expr *e, const char *indent) {
+static void put_expr(tp_buf *b, const tp_kir_kernel *k, const tp_kir_expr *e, const char *indent) {
   for (int i = 0; i < e->n; i++) {
     const tp_kir_ins *x = &e->ins[i];
-    put(b, "%s  t%d = ", indent, i);
+    tp_buf_printf(b, "%s  t%d = ", indent, i);
     switch (x->op) {
       case TP_KI_LOAD: {
         const tp_kir_load *L = &k->in[x->in];
-        put(b, "load b%d[%lld + ", L->buf, (long long)L->offset);
+        tp_buf_printf(b, "load b%d[%lld + ", L->buf, (long long)L->offset);
         put_shape(b, k->nd, L->strides);
-        put(b, ".i]");
+        tp_buf_printf(b, ".i]");
         break;
       }
-      case TP_KI_CONST: put(b, "const %.9g", (double)x->imm); break;
-      case TP_KI_ROWVAL: put(b, "rowval r%d", x->in); break;
-      case TP_KI_ACC: put(b, "acc"); break;
-      case TP_KI_UNARY: put(b, "%s t%d", x->sub < TP_KU_COUNT ? un_names[x->sub] : "?", x->a); break;
-      case TP_KI_BINARY: put(b, "%s t%d, t%d", x->sub < TP_KB_COUNT ? bin_names[x->sub] : "?", x->a, x->b); break;
-      case TP_KI_MAX: put(b, "max t%d, t%d", x->a, x->b); break;
-      case TP_KI_MIN: put(b, "min t%d, t%d", x->a, x->b); break;
-      case TP_KI_CMP: put(b, "%s t%d, t%d", x->sub == 0 ? "eq" : x->sub == 1 ? "lt" : "gt", x->a, x->b); break;
-      case TP_KI_WHERE: put(b, "where t%d, t%d, t%d", x->a, x->b, x->c); break;
-      default: put(b, "?"); break;
+      case TP_KI_CONST: tp_buf_printf(b, "const %.9g", (double)x->imm); break;
+      case TP_KI_ROWVAL: tp_buf_printf(b, "rowval r%d", x->in); break;
+      case TP_KI_ACC: tp_buf_printf(b, "acc"); break;
+      case TP_KI_UNARY: tp_buf_printf(b, "%s t%d", x->sub < TP_KU_COUNT ? un_names[x->sub] : "?", x->a); break;
+      case TP_KI_BINARY: tp_buf_printf(b, "%s t%d, t%d", x->sub < TP_KB_COUNT ? bin_names[x->sub] : "?", x->a, x->b); break;
+      case TP_KI_MAX: tp_buf_printf(b, "max t%d, t%d", x->a, x->b); break;
+      case TP_KI_MIN: tp_buf_printf(b, "min t%d, t%d", x->a, x->b); break;
+      case TP_KI_CMP: tp_buf_printf(b, "%s t%d, t%d", x->sub == 0 ? "eq" : x->sub == 1 ? "lt" : "gt", x->a, x->b); break;
+      case TP_KI_WHERE: tp_buf_printf(b, "where t%d, t%d, t%d", x->a, x->b, x->c); break;
+      default: tp_buf_printf(b, "?"); break;
     }
-    put(b, "\n");
+    tp_buf_printf(b, "\n");
   }
 }
 
 tp_status tp_kir_print(const tp_kir_program *p, char **out) {
-  sb b = {0};
-  put(&b, "kir program: %d kernels, %d buffers, arena %lld bytes (without reuse %lld)\n",
+  tp_buf b = {0};
+  tp_buf_printf(&b, "kir program: %d kernels, %d buffers, arena %lld bytes (without reuse %lld)\n",
       p->nkernels, p->nbufs, (long long)p->arena_bytes, (long long)p->naive_bytes);
   for (int i = 0; i < p->nbufs; i++) {
     const tp_kir_buf *x = &p->bufs[i];
-    put(&b, "  b%d %s %s", i, kind_names[x->kind], tp_dtype_short(x->desc.dtype));
+    tp_buf_printf(&b, "  b%d %s %s", i, kind_names[x->kind], tp_dtype_short(x->desc.dtype));
     put_shape(&b, x->desc.ndim, x->desc.shape);
-    if (x->kind == TP_KB_TEMP) put(&b, " @%lld%s", (long long)x->arena_off, x->inplace_of >= 0 ? " (in place)" : "");
+    if (x->kind == TP_KB_TEMP) tp_buf_printf(&b, " @%lld%s", (long long)x->arena_off, x->inplace_of >= 0 ? " (in place)" : "");
     if (x->kind == TP_KB_VIEW) {
-      put(&b, " of b%d +%lld strides ", x->base, (long long)x->offset);
+      tp_buf_printf(&b, " of b%d +%lld strides ", x->base, (long long)x->offset);
       put_shape(&b, x->desc.ndim, x->strides);
     }
-    if (x->kind == TP_KB_INPUT || x->kind == TP_KB_OUTPUT) put(&b, " #%d", x->index);
-    put(&b, "\n");
+    if (x->kind == TP_KB_INPUT || x->kind == TP_KB_OUTPUT) tp_buf_printf(&b, " #%d", x->index);
+    tp_buf_printf(&b, "\n");
   }
   for (int k = 0; k < p->nkernels; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];
     switch (kk->kind) {
       case TP_KK_POINTWISE:
-        put(&b, "kernel %s -> b%d over ", kk->name, kk->out);
+        tp_buf_printf(&b, "kernel %s -> b%d over ", kk->name, kk->out);
         put_shape(&b, kk->nd, kk->shape);
-        put(&b, "\n");
+        tp_buf_printf(&b, "\n");
         put_expr(&b, kk, &kk->expr, "");
-        put(&b, "  store t%d\n", kk->expr.n - 1);
+        tp_buf_printf(&b, "  store t%d\n", kk->expr.n - 1);
         break;
       case TP_KK_ROW:
-        put(&b, "kernel %s -> b%d rows of ", kk->name, kk->out);
+        tp_buf_printf(&b, "kernel %s -> b%d rows of ", kk->name, kk->out);
         put_shape(&b, kk->nd, kk->shape);
-        put(&b, "\n");
+        tp_buf_printf(&b, "\n");
         for (int q = 0, rv = 0; q < kk->nphases; q++) {
           const tp_kir_phase *ph = &kk->phases[q];
           if (ph->is_reduce)
-            put(&b, "  r%d = %s over the row%s\n", rv++,
+            tp_buf_printf(&b, "  r%d = %s over the row%s\n", rv++,
                 ph->reduce == TP_KR_SUM ? "sum" : ph->reduce == TP_KR_MAX ? "max" : "min",
                 ph->scale != 1.0f ? " (scaled)" : "");
           else
-            put(&b, "  map over the row:\n");
+            tp_buf_printf(&b, "  map over the row:\n");
           put_expr(&b, kk, &ph->expr, "  ");
         }
-        if (!kk->phases[kk->nphases - 1].is_reduce) put(&b, "  store the map\n");
-        else put(&b, "  store r%d per row\n", 0);
+        if (!kk->phases[kk->nphases - 1].is_reduce) tp_buf_printf(&b, "  store the map\n");
+        else tp_buf_printf(&b, "  store r%d per row\n", 0);
         break;
       case TP_KK_GEMM:
-        put(&b, "kernel %s -> b%d gemm M=%lld N=%lld K=%lld batch=%lld A=b%d B=b%d%s bias=", kk->name,
+        tp_buf_printf(&b, "kernel %s -> b%d gemm M=%lld N=%lld K=%lld batch=%lld A=b%d B=b%d%s bias=", kk->name,
             kk->out, (long long)kk->M, (long long)kk->N, (long long)kk->K, (long long)kk->batch,
             kk->a_buf, kk->b_buf, kk->b_const ? " (const, packed)" : "");
-        if (kk->bias_buf >= 0) put(&b, "b%d", kk->bias_buf);
-        else put(&b, "none");
-        if (kk->tune_kc || kk->tune_mc) put(&b, " tuned kc=%d mc=%d", kk->tune_kc, kk->tune_mc);
-        put(&b, "\n");
+        if (kk->bias_buf >= 0) tp_buf_printf(&b, "b%d", kk->bias_buf);
+        else tp_buf_printf(&b, "none");
+        if (kk->tune_kc || kk->tune_mc) tp_buf_printf(&b, " tuned kc=%d mc=%d", kk->tune_kc, kk->tune_mc);
+        tp_buf_printf(&b, "\n");
         if (kk->expr.n) {
-          put(&b, "  epilogue:\n");
+          tp_buf_printf(&b, "  epilogue:\n");
           put_expr(&b, kk, &kk->expr, "  ");
         }
         break;
       case TP_KK_OP:
         if (kk->node >= 0)
-          put(&b, "kernel %s -> b%d eager %s(", kk->name, kk->out, tp_op_name(p->graph->nodes[kk->node].op));
+          tp_buf_printf(&b, "kernel %s -> b%d eager %s(", kk->name, kk->out, tp_op_name(p->graph->nodes[kk->node].op));
         else
-          put(&b, "kernel %s -> b%d copy(", kk->name, kk->out);
-        for (int i = 0; i < kk->nops; i++) put(&b, i ? ", b%d" : "b%d", kk->op_bufs[i]);
-        put(&b, ")\n");
+          tp_buf_printf(&b, "kernel %s -> b%d copy(", kk->name, kk->out);
+        for (int i = 0; i < kk->nops; i++) tp_buf_printf(&b, i ? ", b%d" : "b%d", kk->op_bufs[i]);
+        tp_buf_printf(&b, ")\n");
         break;
       default: break;
     }
   }
   if (b.oom) {
-    tp_xfree(b.p);
+    tp_free(b.p);
     return tp_fail(TP_ERR_OUT_OF_MEMORY, "kir print: out of memory");
   }
   *out = b.p;

@@ -179,7 +179,7 @@ const tp_kir_program *tp_plan_program(const tp_plan *pl);
  * host has installed it. Takes ownership of fn (nkernels + 1 entries). */
 void tp_plan_attach_jit(tp_plan *pl, int32_t *fn, int32_t pending_token);
 /* Keeps the bytes of the module attached above (takes ownership of a
- * tp_xmalloc'ed copy), for tp_plan_jit_module. */
+ * tp_alloc'ed copy), for tp_plan_jit_module. */
 void tp_plan_keep_jit_module(tp_plan *pl, uint8_t *bytes, size_t len);
 /* The generated module the plan runs or will run once the host has
  * compiled it (borrowed), or NULL with *len = 0. */

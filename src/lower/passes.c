@@ -15,12 +15,12 @@ typedef struct rb {
 static tp_status rb_begin(const tp_graph *in, rb *r) {
   memset(r, 0, sizeof *r);
   r->in = in;
-  r->map = tp_xmalloc(sizeof(int) * (size_t)(in->n ? in->n : 1));
+  r->map = tp_alloc(sizeof(int) * (size_t)(in->n ? in->n : 1));
   if (!r->map) return TP_ERR_OUT_OF_MEMORY;
   for (int i = 0; i < in->n; i++) r->map[i] = -1;
   tp_status s = tp_graph_new(&r->out);
   if (s) {
-    tp_xfree(r->map);
+    tp_free(r->map);
     return s;
   }
   r->out->next_id = in->next_id;
@@ -31,13 +31,13 @@ static tp_status rb_begin(const tp_graph *in, rb *r) {
   }
   if (s) {
     tp_graph_free(r->out);
-    tp_xfree(r->map);
+    tp_free(r->map);
   }
   return s;
 }
 
 static tp_status rb_end(rb *r, tp_status s, tp_graph **out) {
-  tp_xfree(r->map);
+  tp_free(r->map);
   if (!s) s = tp_graph_verify(r->out);
   if (s) {
     tp_graph_free(r->out);
@@ -64,7 +64,7 @@ static tp_status rb_copy(rb *r, int i, const tp_arg *args, int nargs, const tp_a
   TP_TRY(tp_graph_add_node(r->out, n->kind, n->name, op, nargs, a, attrs ? attrs : &n->attrs,
                            desc ? desc : &n->desc, &idx));
   tp_node *m = &r->out->nodes[idx];
-  if (n->target && !(m->target = tp_xstrdup(n->target))) return TP_ERR_OUT_OF_MEMORY;
+  if (n->target && !(m->target = tp_strdup(n->target))) return TP_ERR_OUT_OF_MEMORY;
   if (n->kind == TP_NODE_GET_ATTR) tp_graph_set_val(r->out, idx, n->val);
   for (int k = 0; k < n->ncustom; k++)
     TP_TRY(tp_graph_set_custom(r->out, idx, n->custom[k].key, n->custom[k].value));
@@ -165,7 +165,7 @@ tp_status tp_pass_fold(const tp_graph *in, tp_graph **out) {
     d.weak = 0;
     int idx;
     s = tp_graph_add_node(r.out, TP_NODE_GET_ATTR, name, TP_OP_COUNT, 0, NULL, NULL, &d, &idx);
-    if (!s && !(r.out->nodes[idx].target = tp_xstrdup(name))) s = TP_ERR_OUT_OF_MEMORY;
+    if (!s && !(r.out->nodes[idx].target = tp_strdup(name))) s = TP_ERR_OUT_OF_MEMORY;
     if (!s) {
       tp_graph_set_val(r.out, idx, val);
       r.map[i] = idx;
@@ -220,7 +220,7 @@ tp_status tp_pass_cse(const tp_graph *in, tp_graph **out) {
 
 /* ---- dead-code elimination ---- */
 tp_status tp_pass_dce(const tp_graph *in, tp_graph **out) {
-  char *live = tp_xmalloc((size_t)(in->n ? in->n : 1));
+  char *live = tp_alloc((size_t)(in->n ? in->n : 1));
   if (!live) return TP_ERR_OUT_OF_MEMORY;
   memset(live, 0, (size_t)in->n);
   for (int i = in->n - 1; i >= 0; i--) {
@@ -237,7 +237,7 @@ tp_status tp_pass_dce(const tp_graph *in, tp_graph **out) {
   tp_status s = rb_begin(in, &r);
   for (int i = 0; i < in->n && !s; i++)
     if (live[i]) s = rb_copy(&r, i, NULL, 0, NULL, NULL, in->nodes[i].op);
-  tp_xfree(live);
+  tp_free(live);
   if (s && r.out == NULL) return s;
   return rb_end(&r, s, out);
 }
@@ -438,7 +438,7 @@ tp_status tp_run_passes(const tp_graph *in, int decompose, const char *dump, cha
         char head[64];
         snprintf(head, sizeof head, "# after %s\n", pipeline[i].name);
         size_t a = *dump_out ? strlen(*dump_out) : 0, b = strlen(head), c = strlen(text);
-        char *n = tp_xrealloc(*dump_out, a + b + c + 1);
+        char *n = tp_realloc(*dump_out, a + b + c + 1);
         if (n) {
           memcpy(n + a, head, b);
           memcpy(n + a + b, text, c + 1);

@@ -54,11 +54,11 @@ static tp_status add_buf(sched *s, tp_kir_buf_kind kind, const tp_desc *d, int *
   tp_kir_program *p = s->p;
   if (p->nbufs == p->capbufs) {
     int nc = p->capbufs ? p->capbufs * 2 : 32;
-    tp_kir_buf *nb = tp_xrealloc(p->bufs, sizeof(tp_kir_buf) * (size_t)nc);
+    tp_kir_buf *nb = tp_realloc(p->bufs, sizeof(tp_kir_buf) * (size_t)nc);
     if (!nb) return TP_ERR_OUT_OF_MEMORY;
     p->bufs = nb;
     p->capbufs = nc;
-    int *nu = tp_xrealloc(s->buf_uses, sizeof(int) * (size_t)nc);
+    int *nu = tp_realloc(s->buf_uses, sizeof(int) * (size_t)nc);
     if (!nu) return TP_ERR_OUT_OF_MEMORY;
     s->buf_uses = nu;
   }
@@ -80,7 +80,7 @@ static tp_status add_kernel(sched *s, tp_kir_kind kind, int *id) {
   tp_kir_program *p = s->p;
   if (p->nkernels == p->capkernels) {
     int nc = p->capkernels ? p->capkernels * 2 : 16;
-    tp_kir_kernel *nk = tp_xrealloc(p->kernels, sizeof(tp_kir_kernel) * (size_t)nc);
+    tp_kir_kernel *nk = tp_realloc(p->kernels, sizeof(tp_kir_kernel) * (size_t)nc);
     if (!nk) return TP_ERR_OUT_OF_MEMORY;
     p->kernels = nk;
     p->capkernels = nc;
@@ -755,10 +755,10 @@ void tp_lower_options_init(tp_lower_options *o) {
 void tp_kir_program_free(tp_kir_program *p) {
   if (!p) return;
   for (int i = 0; i < p->nbufs; i++) tp_tensor_release(p->bufs[i].value);
-  tp_xfree(p->bufs);
-  tp_xfree(p->kernels);
+  tp_free(p->bufs);
+  tp_free(p->kernels);
   tp_graph_free(p->graph);
-  tp_xfree(p);
+  tp_free(p);
 }
 
 tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **out) {
@@ -772,14 +772,14 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
   memset(&s, 0, sizeof s);
   s.o = o;
   s.g = g;
-  s.p = tp_xmalloc(sizeof *s.p);
-  s.v = tp_xmalloc(sizeof(val) * (size_t)(g->n ? g->n : 1));
-  s.graph_uses = tp_xmalloc(sizeof(int) * (size_t)(g->n ? g->n : 1));
+  s.p = tp_alloc(sizeof *s.p);
+  s.v = tp_alloc(sizeof(val) * (size_t)(g->n ? g->n : 1));
+  s.graph_uses = tp_alloc(sizeof(int) * (size_t)(g->n ? g->n : 1));
   tp_status st = TP_OK;
   if (!s.p || !s.v || !s.graph_uses) {
-    tp_xfree(s.p);
-    tp_xfree(s.v);
-    tp_xfree(s.graph_uses);
+    tp_free(s.p);
+    tp_free(s.v);
+    tp_free(s.graph_uses);
     tp_graph_free(g);
     return TP_ERR_OUT_OF_MEMORY;
   }
@@ -878,9 +878,9 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
       default: break;
     }
   }
-  tp_xfree(s.v);
-  tp_xfree(s.buf_uses);
-  tp_xfree(s.graph_uses);
+  tp_free(s.v);
+  tp_free(s.buf_uses);
+  tp_free(s.graph_uses);
   if (st) {
     tp_kir_program_free(s.p);
     return st;

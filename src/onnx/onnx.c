@@ -78,7 +78,7 @@ typedef struct imp {
 } imp;
 
 static void *amalloc(imp *m, size_t n) {
-  blk *b = tp_xmalloc(sizeof(blk) + n);
+  blk *b = tp_alloc(sizeof(blk) + n);
   if (!b) return NULL;
   b->next = m->arena;
   m->arena = b;
@@ -189,7 +189,7 @@ static tp_status copy_ints(imp *m, const tp_pb *r, const tp_pb_field *f, attr *a
   void *arr = a->ints;
   if (!s) s = append_elems(m, &arr, &a->nints, tmp, n, sizeof(int64_t));
   a->ints = arr;
-  tp_xfree(tmp);
+  tp_free(tmp);
   return s;
 }
 
@@ -200,7 +200,7 @@ static tp_status copy_floats(imp *m, const tp_pb *r, const tp_pb_field *f, attr 
   void *arr = a->floats;
   if (!s) s = append_elems(m, &arr, &a->nfloats, tmp, n, sizeof(float));
   a->floats = arr;
-  tp_xfree(tmp);
+  tp_free(tmp);
   return s;
 }
 
@@ -406,13 +406,13 @@ static tp_status define(imp *m, const char *name, ref r) {
 static tp_status add_const(imp *m, tp_tensor *t /* owned */, ref *out) {
   if (m->nconsts == m->capconsts) {
     int nc = m->capconsts ? m->capconsts * 2 : 16;
-    tp_tensor **p = tp_xrealloc(m->consts, sizeof(tp_tensor *) * (size_t)nc);
+    tp_tensor **p = tp_realloc(m->consts, sizeof(tp_tensor *) * (size_t)nc);
     if (!p) {
       tp_tensor_release(t);
       return TP_ERR_OUT_OF_MEMORY;
     }
     m->consts = p;
-    int *q = tp_xrealloc(m->const_node, sizeof(int) * (size_t)nc);
+    int *q = tp_realloc(m->const_node, sizeof(int) * (size_t)nc);
     if (!q) {
       tp_tensor_release(t);
       return TP_ERR_OUT_OF_MEMORY;
@@ -460,7 +460,7 @@ static tp_status to_arg(imp *m, ref r, tp_arg *a) {
       do snprintf(name, sizeof name, "c%d", m->g->next_id++);
       while (tp_graph_find(m->g, name) >= 0);
       TP_TRY(tp_graph_add_node(m->g, TP_NODE_GET_ATTR, name, TP_OP_ADD, 0, NULL, NULL, &d, &idx));
-      m->g->nodes[idx].target = tp_xstrdup(name);
+      m->g->nodes[idx].target = tp_strdup(name);
       if (!m->g->nodes[idx].target) return TP_ERR_OUT_OF_MEMORY;
       tp_graph_set_val(m->g, idx, m->consts[r.c]);
       m->const_node[r.c] = idx;
@@ -1065,12 +1065,12 @@ static tp_status cv_slice(imp *m, onode *n, int arg) {
         TP_TRY(slice1(m, y, a, 0, 0, 1, &y));
         continue;
       }
-      ref *parts = tp_xmalloc(sizeof(ref) * (size_t)cnt);
+      ref *parts = tp_alloc(sizeof(ref) * (size_t)cnt);
       if (!parts) return TP_ERR_OUT_OF_MEMORY;
       tp_status s2 = TP_OK;
       for (int64_t k = 0; k < cnt && !s2; k++) s2 = slice1(m, y, a, b + k * sp[i], b + k * sp[i] + 1, 1, &parts[k]);
       if (!s2) s2 = concat_many(m, (int)cnt, parts, a, &y);
-      tp_xfree(parts);
+      tp_free(parts);
       TP_TRY(s2);
       continue;
     }
@@ -1569,7 +1569,7 @@ static tp_status windows(imp *m, ref x, const win *w, double v, double ev, ref *
   int64_t KK = 1, P = 1;
   for (int i = 0; i < nsp; i++) KK *= w->K[i], P *= w->O[i];
   if (KK > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "kernel of %lld elements is too large", (long long)KK);
-  ref *parts = tp_xmalloc(sizeof(ref) * (size_t)KK);
+  ref *parts = tp_alloc(sizeof(ref) * (size_t)KK);
   if (!parts) return TP_ERR_OUT_OF_MEMORY;
   tp_status s = TP_OK;
   int64_t sh[4] = {d.shape[0], d.shape[1], 1, P};
@@ -1585,7 +1585,7 @@ static tp_status windows(imp *m, ref x, const win *w, double v, double ev, ref *
     if (!s) s = reshape(m, y, 4, sh, &parts[kk]);
   }
   if (!s) s = concat_many(m, (int)KK, parts, 2, out);
-  tp_xfree(parts);
+  tp_free(parts);
   return s;
 }
 
@@ -1702,12 +1702,12 @@ static tp_status flip(imp *m, ref x, int a, ref *out) {
     return TP_OK;
   }
   if (len > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "cannot reverse an axis of %lld elements", (long long)len);
-  ref *parts = tp_xmalloc(sizeof(ref) * (size_t)len);
+  ref *parts = tp_alloc(sizeof(ref) * (size_t)len);
   if (!parts) return TP_ERR_OUT_OF_MEMORY;
   tp_status s = TP_OK;
   for (int64_t k = 0; k < len && !s; k++) s = slice1(m, x, a, len - 1 - k, len - k, 1, &parts[k]);
   if (!s) s = concat_many(m, (int)len, parts, a, out);
-  tp_xfree(parts);
+  tp_free(parts);
   return s;
 }
 
@@ -2071,11 +2071,11 @@ static tp_status cv_tile(imp *m, onode *n, int arg) {
       TP_TRY(slice1(m, y, a, 0, 0, 1, &y));
       continue;
     }
-    ref *parts = tp_xmalloc(sizeof(ref) * (size_t)rep[a]);
+    ref *parts = tp_alloc(sizeof(ref) * (size_t)rep[a]);
     if (!parts) return TP_ERR_OUT_OF_MEMORY;
     for (int64_t i = 0; i < rep[a]; i++) parts[i] = y;
     tp_status s = concat_many(m, (int)rep[a], parts, a, &y);
-    tp_xfree(parts);
+    tp_free(parts);
     TP_TRY(s);
   }
   return set_out(m, n, 0, y);
@@ -2126,7 +2126,7 @@ static tp_status cv_gather_data(imp *m, onode *n, ref x, ref ix) {
   if (nd > TP_MAX_DIMS) return tp_fail(TP_ERR_UNSUPPORTED, "result rank %d", nd);
   int64_t ni = tp_tensor_numel(it), dim = d.shape[axis];
   if (ni < 1 || ni > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "%lld indices (1..4096 are supported)", (long long)ni);
-  ref *parts = tp_xmalloc(sizeof(ref) * (size_t)ni), y;
+  ref *parts = tp_alloc(sizeof(ref) * (size_t)ni), y;
   if (!parts) return TP_ERR_OUT_OF_MEMORY;
   tp_status s = TP_OK;
   for (int64_t j = 0; j < ni && !s; j++) {
@@ -2137,7 +2137,7 @@ static tp_status cv_gather_data(imp *m, onode *n, ref x, ref ix) {
     else s = slice1(m, x, axis, v, v + 1, 1, &parts[j]);
   }
   if (!s) s = concat_many(m, (int)ni, parts, axis, &y);
-  tp_xfree(parts);
+  tp_free(parts);
   TP_TRY(s);
   int64_t sh[TP_MAX_DIMS];
   int k = 0;
@@ -2164,7 +2164,7 @@ static tp_status cv_cumsum(imp *m, onode *n, int arg) {
   int64_t len = d.shape[axis];
   if (len == 0) return set_out(m, n, 0, x);
   if (len > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "axis size %lld (at most 4096)", (long long)len);
-  ref *parts = tp_xmalloc(sizeof(ref) * (size_t)len), acc;
+  ref *parts = tp_alloc(sizeof(ref) * (size_t)len), acc;
   if (!parts) return TP_ERR_OUT_OF_MEMORY;
   tp_status s = TP_OK;
   for (int64_t k = 0; k < len && !s; k++) {
@@ -2190,7 +2190,7 @@ static tp_status cv_cumsum(imp *m, onode *n, int arg) {
     }
   }
   if (!s) s = concat_many(m, (int)len, parts, axis, &y);
-  tp_xfree(parts);
+  tp_free(parts);
   TP_TRY(s);
   if (rdesc(m, y).dtype != d.dtype) TP_TRY(cast(m, y, d.dtype, &y));
   return set_out(m, n, 0, y);
@@ -2246,7 +2246,7 @@ static tp_status cv_pad(imp *m, onode *n, int arg) {
       return tp_fail(TP_ERR_INVALID_ARG, "%s padding of %lld/%lld does not fit axis %lld of size %lld", mode,
                      (long long)b, (long long)e, (long long)a, (long long)len);
     if (b + e + 1 > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "padding too large");
-    ref *parts = tp_xmalloc(sizeof(ref) * (size_t)(b + e + 1));
+    ref *parts = tp_alloc(sizeof(ref) * (size_t)(b + e + 1));
     if (!parts) return TP_ERR_OUT_OF_MEMORY;
     int k = 0;
     tp_status s = TP_OK;
@@ -2260,7 +2260,7 @@ static tp_status cv_pad(imp *m, onode *n, int arg) {
       s = slice1(m, y, a, src, src + 1, 1, &parts[k++]);
     }
     if (!s) s = concat_many(m, k, parts, a, &y);
-    tp_xfree(parts);
+    tp_free(parts);
     TP_TRY(s);
   }
   return set_out(m, n, 0, y);
@@ -2361,7 +2361,7 @@ static tp_status build(imp *m) {
     ref r;
     TP_TRY(tp_onnx_tensor_read(&m->inits[i], "initializer", &t, &name));
     char *an = astr(m, (const uint8_t *)(name ? name : ""), name ? strlen(name) : 0);
-    tp_xfree(name);
+    tp_free(name);
     if (!an) {
       tp_tensor_release(t);
       return TP_ERR_OUT_OF_MEMORY;
@@ -2465,12 +2465,12 @@ tp_status tp_onnx_load_with(const void *bytes, size_t len, int nbind, const char
   if (!s) *out = m.g, m.g = NULL;
   tp_graph_free(m.g);
   for (int i = 0; i < m.nconsts; i++) tp_tensor_release(m.consts[i]);
-  tp_xfree(m.consts);
-  tp_xfree(m.const_node);
+  tp_free(m.consts);
+  tp_free(m.const_node);
   while (m.arena) {
     blk *b = m.arena;
     m.arena = b->next;
-    tp_xfree(b);
+    tp_free(b);
   }
   return s;
 }
@@ -2480,7 +2480,7 @@ tp_status tp_onnx_load_file(const char *path, tp_graph **out) {
   size_t n;
   TP_TRY(tp_onnx_read_file(path, &b, &n));
   tp_status s = tp_onnx_load(b, n, out);
-  tp_xfree(b);
+  tp_free(b);
   if (s) tp_fail_context(s, "%s", path);
   return s;
 }

@@ -97,7 +97,7 @@ tp_status tp_pb_sub(const tp_pb *r, const tp_pb_field *f, const char *msg, tp_pb
 
 tp_status tp_pb_string(const tp_pb *r, const tp_pb_field *f, char **out) {
   TP_TRY(tp_pb_need(r, f, TP_PB_LEN));
-  char *s = tp_xmalloc(f->len + 1);
+  char *s = tp_alloc(f->len + 1);
   if (!s) return TP_ERR_OUT_OF_MEMORY;
   if (f->len) memcpy(s, f->data, f->len);
   s[f->len] = 0;
@@ -109,7 +109,7 @@ static tp_status grow(void **arr, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return TP_OK;
   size_t nc = *cap ? *cap : 8;
   while (nc < need) nc *= 2;
-  void *p = tp_xrealloc(*arr, nc * elem);
+  void *p = tp_realloc(*arr, nc * elem);
   if (!p) return TP_ERR_OUT_OF_MEMORY;
   *arr = p;
   *cap = nc;
@@ -169,7 +169,7 @@ void tp_pbw_put(tp_pbw *w, const void *data, size_t len) {
   if (w->n + len > w->cap) {
     size_t nc = w->cap ? w->cap : 256;
     while (nc < w->n + len) nc *= 2;
-    uint8_t *p = tp_xrealloc(w->p, nc);
+    uint8_t *p = tp_realloc(w->p, nc);
     if (!p) {
       w->oom = 1;
       return;

@@ -38,10 +38,10 @@ int tp_pb_next(tp_pb *r, tp_pb_field *f);
 tp_status tp_pb_sub(const tp_pb *r, const tp_pb_field *f, const char *msg, tp_pb *out);
 /* Field values. A LEN field holding a packed repeated scalar is iterated with
  * tp_pb_packed_*: *n receives the count. */
-tp_status tp_pb_string(const tp_pb *r, const tp_pb_field *f, char **out); /* tp_xmalloc, NUL ended */
+tp_status tp_pb_string(const tp_pb *r, const tp_pb_field *f, char **out); /* tp_alloc, NUL ended */
 tp_status tp_pb_need(const tp_pb *r, const tp_pb_field *f, int wire);
 /* Appends the values of a repeated int64/int32 field (packed or not) to
- * *arr (tp_xrealloc'ed, *n entries). */
+ * *arr (tp_realloc'ed, *n entries). */
 tp_status tp_pb_ints(const tp_pb *r, const tp_pb_field *f, int64_t **arr, size_t *n);
 /* The same for float (fixed32) fields. */
 tp_status tp_pb_floats(const tp_pb *r, const tp_pb_field *f, float **arr, size_t *n);

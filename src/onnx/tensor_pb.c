@@ -54,7 +54,7 @@ tp_status tp_onnx_tensor_read(tp_pb *r, const char *what, tp_tensor **out, char 
       case 4: s = tp_pb_floats(r, &f, &floats, &nfloats); break;
       case 5: case 7: s = tp_pb_ints(r, &f, &ints, &nints); break;
       case 8:
-        tp_xfree(name);
+        tp_free(name);
         name = NULL;
         s = tp_pb_string(r, &f, &name);
         break;
@@ -126,10 +126,10 @@ tp_status tp_onnx_tensor_read(tp_pb *r, const char *what, tp_tensor **out, char 
   }
 done:
   tp_tensor_release(t);
-  tp_xfree(dims);
-  tp_xfree(ints);
-  tp_xfree(floats);
-  tp_xfree(name);
+  tp_free(dims);
+  tp_free(ints);
+  tp_free(floats);
+  tp_free(name);
   return s;
 }
 
@@ -151,10 +151,10 @@ tp_status tp_onnx_tensor_encode(tp_tensor *t, const char *name, void **out, size
   tp_pbw_bytes(&w, 9, tp_tensor_ptr(c), (size_t)tp_tensor_numel(c) * tp_dtype_size(c->dtype));
   tp_tensor_release(c);
   if (w.oom) {
-    tp_xfree(w.p);
+    tp_free(w.p);
     return tp_fail(TP_ERR_OUT_OF_MEMORY, "onnx: tensor encode: out of memory");
   }
-  if (!w.p) w.p = tp_xmalloc(1);
+  if (!w.p) w.p = tp_alloc(1);
   *out = w.p;
   *len = w.n;
   return TP_OK;
@@ -168,9 +168,9 @@ tp_status tp_onnx_read_file(const char *path, uint8_t **out, size_t *len) {
   for (;;) {
     if (n + 1 >= cap) { /* room for the NUL that text readers rely on */
       size_t nc = cap ? cap * 2 : 1 << 16;
-      uint8_t *nb = tp_xrealloc(buf, nc);
+      uint8_t *nb = tp_realloc(buf, nc);
       if (!nb) {
-        tp_xfree(buf);
+        tp_free(buf);
         fclose(f);
         return tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
       }
@@ -184,7 +184,7 @@ tp_status tp_onnx_read_file(const char *path, uint8_t **out, size_t *len) {
   int err = ferror(f);
   fclose(f);
   if (err) {
-    tp_xfree(buf);
+    tp_free(buf);
     return tp_fail(TP_ERR_IO, "%s: read error", path);
   }
   buf[n] = 0;
@@ -198,7 +198,7 @@ tp_status tp_onnx_tensor_load(const char *path, tp_tensor **out) {
   size_t n;
   TP_TRY(tp_onnx_read_file(path, &b, &n));
   tp_status s = tp_onnx_tensor_decode(b, n, out);
-  tp_xfree(b);
+  tp_free(b);
   if (s) tp_fail_context(s, "%s", path);
   return s;
 }
@@ -208,7 +208,7 @@ tp_status tp_onnx_tensor_save(const char *path, tp_tensor *t) {
   size_t n;
   TP_TRY(tp_onnx_tensor_encode(t, NULL, &b, &n));
   tp_status s = tp_onnx_write_file(path, b, n);
-  tp_xfree(b);
+  tp_free(b);
   return s;
 }
 

@@ -30,7 +30,7 @@ typedef struct wr {
 typedef char vname[48]; /* an aux name "tp:N" or a copy of a short node name */
 
 static void pbw_free(tp_pbw *b) {
-  tp_xfree(b->p);
+  tp_free(b->p);
   memset(b, 0, sizeof *b);
 }
 
@@ -323,7 +323,7 @@ static tp_status convert(wr *w, int idx) {
         tp_tensor *c = NULL;
         int64_t R = wn->desc.shape[0], C = wn->desc.shape[1], sh[2] = {C, R};
         TP_TRY(tp_contiguous(wn->val, &c));
-        float *tr = tp_xmalloc(sizeof(float) * (size_t)((R * C) > 0 ? R * C : 1));
+        float *tr = tp_alloc(sizeof(float) * (size_t)((R * C) > 0 ? R * C : 1));
         if (!tr) {
           tp_tensor_release(c);
           return TP_ERR_OUT_OF_MEMORY;
@@ -332,7 +332,7 @@ static tp_status convert(wr *w, int idx) {
         for (int64_t r = 0; r < R; r++)
           for (int64_t k = 0; k < C; k++) tr[k * R + r] = src[r * C + k];
         init_raw(w, t0, TP_F32, 2, sh, tr, sizeof(float) * (size_t)(R * C));
-        tp_xfree(tr);
+        tp_free(tr);
         tp_tensor_release(c);
       } else {
         int64_t perm[2] = {1, 0};
@@ -399,12 +399,12 @@ static tp_status convert(wr *w, int idx) {
       operand(w, &n->args[0], TP_F32, b0, &a0);
       if (n->args[1].kind == TP_ARG_NONE) { /* ONNX requires Scale: ones */
         int64_t cnt = tp_shape_numel(at->nints, at->ints);
-        float *ones = tp_xmalloc(sizeof(float) * (size_t)(cnt ? cnt : 1));
+        float *ones = tp_alloc(sizeof(float) * (size_t)(cnt ? cnt : 1));
         if (!ones) return TP_ERR_OUT_OF_MEMORY;
         for (int64_t i = 0; i < cnt; i++) ones[i] = 1.0f;
         fresh(w, b1);
         init_raw(w, b1, TP_F32, at->nints, at->ints, ones, sizeof(float) * (size_t)cnt);
-        tp_xfree(ones);
+        tp_free(ones);
         a1 = b1;
       } else {
         operand(w, &n->args[1], TP_F32, b1, &a1);
@@ -462,8 +462,8 @@ static tp_status convert(wr *w, int idx) {
       return TP_OK;
     }
     case TP_OP_CONCAT: {
-      const char **in = tp_xmalloc(sizeof(char *) * (size_t)(n->nargs ? n->nargs : 1));
-      vname *bufs = tp_xmalloc(sizeof(vname) * (size_t)(n->nargs ? n->nargs : 1));
+      const char **in = tp_alloc(sizeof(char *) * (size_t)(n->nargs ? n->nargs : 1));
+      vname *bufs = tp_alloc(sizeof(vname) * (size_t)(n->nargs ? n->nargs : 1));
       int64_t ax = 0;
       tp_status s = in && bufs ? TP_OK : TP_ERR_OUT_OF_MEMORY;
       if (!s && d0.ndim) s = tp_norm_dim("concat", at->dim, d0.ndim, &ax);
@@ -472,8 +472,8 @@ static tp_status convert(wr *w, int idx) {
         attr_int(&atb, "axis", ax);
         node(w, "Concat", n->nargs, in, out, &atb);
       }
-      tp_xfree(in);
-      tp_xfree(bufs);
+      tp_free(in);
+      tp_free(bufs);
       return s;
     }
     case TP_OP_CAST: {
@@ -503,7 +503,7 @@ tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
   memset(&w, 0, sizeof w);
   w.g = g;
   tp_status s = TP_OK;
-  char *used = tp_xmalloc((size_t)g->n + 1), *shown = NULL;
+  char *used = tp_alloc((size_t)g->n + 1), *shown = NULL;
   if (!used) return tp_fail(TP_ERR_OUT_OF_MEMORY, "onnx: save: out of memory");
   memset(used, 0, (size_t)g->n + 1);
   for (int i = 0; i < g->n; i++)
@@ -547,7 +547,7 @@ tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
   }
   /* outputs: a call node's value directly the first time, else an Identity */
   const tp_node *on = &g->nodes[oi];
-  if (!s && !(shown = tp_xmalloc((size_t)g->n + 1))) s = TP_ERR_OUT_OF_MEMORY;
+  if (!s && !(shown = tp_alloc((size_t)g->n + 1))) s = TP_ERR_OUT_OF_MEMORY;
   if (shown) memset(shown, 0, (size_t)g->n + 1);
   for (int k = 0; !s && k < on->nargs; k++) {
     const tp_arg *a = &on->args[k];
@@ -571,8 +571,8 @@ tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
     node1(&w, "Identity", src, nm);
     add_vi(&w, &w.outputs, 12, nm, &d);
   }
-  tp_xfree(used);
-  tp_xfree(shown);
+  tp_free(used);
+  tp_free(shown);
   tp_pbw graph = {0}, model = {0}, opset = {0};
   if (!s) {
     tp_pbw *parts[4] = {&w.nodes, &w.inits, &w.inputs, &w.outputs};
@@ -601,7 +601,7 @@ tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
     if (s == TP_ERR_OUT_OF_MEMORY) tp_fail(s, "onnx: save: out of memory");
     return s;
   }
-  if (!model.p && !(model.p = tp_xmalloc(1))) return tp_fail(TP_ERR_OUT_OF_MEMORY, "onnx: save: out of memory");
+  if (!model.p && !(model.p = tp_alloc(1))) return tp_fail(TP_ERR_OUT_OF_MEMORY, "onnx: save: out of memory");
   *bytes = model.p;
   *len = model.n;
   return TP_OK;
@@ -613,6 +613,6 @@ tp_status tp_onnx_save_file(const tp_graph *g, const char *path) {
   if (!path) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: NULL path");
   TP_TRY(tp_onnx_save(g, &b, &n));
   tp_status s = tp_onnx_write_file(path, b, n);
-  tp_xfree(b);
+  tp_free(b);
   return s;
 }

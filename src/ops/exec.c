@@ -304,7 +304,7 @@ static void conv_tap_range(const tp_conv2d_geom *g, int64_t kw, int64_t *off, in
 static tp_status conv_dw_plane(const tp_conv2d_geom *g, const float *x, const float *w, float bias,
                                float *y) {
   const float *stack_rows[64], **rows = stack_rows;
-  if (g->KH > 64 && !(rows = tp_xmalloc(sizeof(float *) * (size_t)g->KH)))
+  if (g->KH > 64 && !(rows = tp_alloc(sizeof(float *) * (size_t)g->KH)))
     return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: no memory for %lld kernel rows", (long long)g->KH);
   const tp_kernels *k = tp_kern();
   for (int64_t i = 0; i < g->OH; i++) {
@@ -314,7 +314,7 @@ static tp_status conv_dw_plane(const tp_conv2d_geom *g, const float *x, const fl
     }
     k->dwconv_row_f32(rows, g->KH, g->KW, w, bias, y + i * g->OW, g->OW, g->W, g->sw, g->dw, g->pl);
   }
-  if (rows != stack_rows) tp_xfree(rows);
+  if (rows != stack_rows) tp_free(rows);
   return TP_OK;
 }
 
@@ -381,7 +381,7 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
       goto done;
     }
     size_t bytes = sizeof(float) * (size_t)fl;
-    if (!(cols = tp_xmalloc(bytes))) {
+    if (!(cols = tp_alloc(bytes))) {
       s = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of im2col columns", bytes);
       goto done;
     }
@@ -407,7 +407,7 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
         }
     }
 done:
-  tp_xfree(cols);
+  tp_free(cols);
   tp_tensor_release(x);
   tp_tensor_release(w);
   tp_tensor_release(b);

@@ -159,11 +159,11 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
       TP_TRY(tp_norm_dim(tp_op_name(op), attrs->ints[i], x->ndim, &d));
       if (x->ndim) mask[d] = 1;
     }
-    double *acc = tp_xmalloc(sizeof(double) * (size_t)(n ? n : 1));
-    int64_t *cnt = tp_xmalloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    double *acc = tp_alloc(sizeof(double) * (size_t)(n ? n : 1));
+    int64_t *cnt = tp_alloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     if (!acc || !cnt) {
-      tp_xfree(acc);
-      tp_xfree(cnt);
+      tp_free(acc);
+      tp_free(cnt);
       tp_tensor_release(y);
       return TP_ERR_OUT_OF_MEMORY;
     }
@@ -188,8 +188,8 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
       cnt[oi]++;
     }
     for (int64_t i = 0; i < n; i++) put(y, i, op == TP_OP_MEAN ? acc[i] / (double)cnt[i] : acc[i]);
-    tp_xfree(acc);
-    tp_xfree(cnt);
+    tp_free(acc);
+    tp_free(cnt);
   } else if (op == TP_OP_SOFTMAX || op == TP_OP_LOG_SOFTMAX || op == TP_OP_LAYER_NORM) {
     const tp_tensor *x = in[0];
     int64_t inner = 1, R;

@@ -52,8 +52,8 @@ static int constant(tp_graph *g, const char *name, const char *target, tp_tensor
   int i = add(g, TP_NODE_GET_ATTR, name, (tp_op)0, 0, NULL, NULL, d);
   if (i >= 0) {
     if (target) {
-      tp_xfree(g->nodes[i].target);
-      g->nodes[i].target = tp_xstrdup(target);
+      tp_free(g->nodes[i].target);
+      g->nodes[i].target = tp_strdup(target);
     }
     tp_graph_set_val(g, i, val);
   }
@@ -144,7 +144,7 @@ static tp_graph *build_all(void) {
   s0 = tensor(TP_F32, 0, NULL, &sv);
   int k0 = constant(g, "k0", "k0", s0);
   int nd = add(g, TP_NODE_GET_ATTR, "nodata", (tp_op)0, 0, NULL, NULL, desc(TP_F32, 1, 2));
-  if (nd >= 0) g->nodes[nd].target = tp_xstrdup("nodata");
+  if (nd >= 0) g->nodes[nd].target = tp_strdup("nodata");
 
   int outs[64], no = 0;
 #define O(e) (outs[no++] = (e))

@@ -174,7 +174,7 @@ static tp_status load_bound(const char *dir, tp_graph **g, uint64_t *bound) {
     tp_pb r;
     tp_pb_init(&r, b, n, "TensorProto");
     s = tp_onnx_tensor_read(&r, "tensor", &t, &name);
-    tp_xfree(b);
+    tp_free(b);
     if (s) break;
     if ((tp_tensor_dtype(t) == TP_I64 || tp_tensor_dtype(t) == TP_I32 || tp_tensor_ndim(t) == 0) && name) {
       vals[nb] = t;
@@ -182,12 +182,12 @@ static tp_status load_bound(const char *dir, tp_graph **g, uint64_t *bound) {
       *bound |= (uint64_t)1 << k;
     } else {
       tp_tensor_release(t);
-      tp_xfree(name);
+      tp_free(name);
     }
   }
   if (!s) s = tp_onnx_load_with(model, mlen, nb, (const char *const *)names, vals, g);
-  for (int k = 0; k < nb; k++) tp_tensor_release(vals[k]), tp_xfree(names[k]);
-  tp_xfree(model);
+  for (int k = 0; k < nb; k++) tp_tensor_release(vals[k]), tp_free(names[k]);
+  tp_free(model);
   return s;
 }
 
@@ -257,7 +257,7 @@ typedef struct uattr { const char *name; int nints; int64_t ints[8]; int is_int;
 
 static void pb_sub(tp_pbw *w, uint32_t num, tp_pbw *sub) {
   tp_pbw_bytes(w, num, sub->p, sub->n);
-  tp_xfree(sub->p);
+  tp_free(sub->p);
 }
 static void pb_str(tp_pbw *w, uint32_t num, const char *s) { tp_pbw_bytes(w, num, s, strlen(s)); }
 static void pb_valueinfo(tp_pbw *g, uint32_t num, const char *name, int nd, const int64_t *sh) {
@@ -331,7 +331,7 @@ static void unit_run(const char *what, uint8_t *bytes, size_t len, int xnd, cons
   tp_tensor *in = NULL, *got[4] = {0};
   int ngot = 0;
   tp_status s = tp_onnx_load(bytes, len, &g);
-  tp_xfree(bytes);
+  tp_free(bytes);
   if (s) {
     printf("FAIL unit %s: load: %s\n", what, tp_last_error());
     unit_fail++;
@@ -378,7 +378,7 @@ static void unit_run(const char *what, uint8_t *bytes, size_t len, int xnd, cons
 static void unit_expect_error(const char *what, uint8_t *bytes, size_t len, const char *needle) {
   tp_graph *g = NULL;
   tp_status s = tp_onnx_load(bytes, len, &g);
-  tp_xfree(bytes);
+  tp_free(bytes);
   if (!s || !strstr(tp_last_error(), needle)) {
     printf("FAIL unit %s: expected an error naming '%s', got %s: %s\n", what, needle, s ? "error" : "success",
            s ? tp_last_error() : "");

@@ -166,10 +166,10 @@ static void test_tiny_module(void) {
   CHECK(text && strstr(text, "; type 0: (i32, i32) -> (i32)"));
   CHECK(text && strstr(text, "00002b: 0b") == NULL); /* `end` is inside the code line */
   if (getenv("TP_WASM_DUMP")) printf("%s", text);
-  tp_xfree(text);
+  tp_free(text);
   OK(tp_wasm_dump(again, len2, NULL, 0, &text));
   CHECK(text && strstr(text, "000010: 7f 03 02 01 00"));
-  tp_xfree(text);
+  tp_free(text);
   tp_wasm_module_free(m);
 }
 
@@ -349,7 +349,7 @@ static void test_simd_module(int relaxed) {
       char *text;
       tp_wasm_module_labels(m, &l, &nl);
       if (tp_wasm_dump(bytes, len, l, nl, &text) == TP_OK) printf("%s", text);
-      tp_xfree(text);
+      tp_free(text);
     }
     if (have_tool("wasm-validate"))
       CHECK(validate(path));

@@ -64,7 +64,7 @@ static void put(em *e, rins r) {
   }
   if (e->nrec == e->caprec) {
     int cap = e->caprec ? 2 * e->caprec : 256;
-    rins *n = tp_xrealloc(e->rec, sizeof(rins) * (size_t)cap);
+    rins *n = tp_realloc(e->rec, sizeof(rins) * (size_t)cap);
     if (!n) {
       e->s = TP_ERR_OUT_OF_MEMORY;
       return;
@@ -477,14 +477,14 @@ static void row_loop_unrolled(em *e, kctx *c, int64_t n, body_fn body, void *ud)
   e->recording = 1, e->nrec = 0;
   body(e, c, i, 0, ud);
   e->recording = 0;
-  uint8_t *w = tp_xmalloc((size_t)(e->vn + e->in));
+  uint8_t *w = tp_alloc((size_t)(e->vn + e->in));
   if (!w) {
     e->s = TP_ERR_OUT_OF_MEMORY;
     return;
   }
   memset(w, 0, (size_t)(e->vn + e->in));
   if (!rec_written(e, w)) {
-    tp_xfree(w);
+    tp_free(w);
     e->itop -= UNROLL;
     row_loop(e, c, n, body, ud);
     return;
@@ -504,7 +504,7 @@ static void row_loop_unrolled(em *e, kctx *c, int64_t n, body_fn body, void *ud)
   lget(e, i), i32c(e, (int32_t)(n - step)), op(e, TP_WASM_OP_I32_GT_S), br(e, TP_WASM_OP_BR_IF, 1);
   for (int k = 1; k < UNROLL; k++) lget(e, i), i32c(e, 4 * k), op(e, TP_WASM_OP_I32_ADD), lset(e, idx[k]);
   replay(e, w, idx, vb, ib);
-  tp_xfree(w);
+  tp_free(w);
   lget(e, i), i32c(e, (int32_t)step), op(e, TP_WASM_OP_I32_ADD), lset(e, i);
   br(e, TP_WASM_OP_BR, 0);
   op(e, TP_WASM_OP_END);
@@ -919,16 +919,16 @@ static tp_status emit_kernel(tp_wasm_module *m, uint32_t type, const tp_kir_prog
       kernel_body(&e, k, pr);
     }
   }
-  tp_xfree(e.rec);
+  tp_free(e.rec);
   if (e.s) return e.s;
   return tp_wasm_func_end(e.f);
 }
 
 void tp_emitted_clear(tp_emitted *e) {
   if (!e) return;
-  tp_xfree(e->bytes);
-  tp_xfree(e->kernel_func);
-  tp_xfree(e->dump);
+  tp_free(e->bytes);
+  tp_free(e->kernel_func);
+  tp_free(e->dump);
   memset(e, 0, sizeof *e);
 }
 
@@ -938,7 +938,7 @@ static tp_status finish_module(tp_wasm_module *m, tp_status s, int dump, tp_emit
   const uint8_t *bytes = NULL;
   size_t len = 0;
   if (!s) s = tp_wasm_module_finish(m, &bytes, &len);
-  if (!s && !(out->bytes = tp_xmalloc(len ? len : 1))) s = TP_ERR_OUT_OF_MEMORY;
+  if (!s && !(out->bytes = tp_alloc(len ? len : 1))) s = TP_ERR_OUT_OF_MEMORY;
   if (!s) {
     memcpy(out->bytes, bytes, len);
     out->len = len;
@@ -993,9 +993,9 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
   if (!s) s = tp_wasm_module_add_type(m, 2, params, 1, results, &run_type);
   tp_wasm_limits lim = {1, 0, false, false};
   if (!s) s = tp_wasm_module_import_memory(m, "env", "memory", lim);
-  out->kernel_func = tp_xmalloc(sizeof(int) * (size_t)(p->nkernels ? p->nkernels : 1));
-  uint32_t *fidx = tp_xmalloc(sizeof(uint32_t) * (size_t)(p->nkernels ? p->nkernels : 1));
-  tp_kir_prep *preps = tp_xmalloc(sizeof(tp_kir_prep) * (size_t)(p->nkernels ? p->nkernels : 1));
+  out->kernel_func = tp_alloc(sizeof(int) * (size_t)(p->nkernels ? p->nkernels : 1));
+  uint32_t *fidx = tp_alloc(sizeof(uint32_t) * (size_t)(p->nkernels ? p->nkernels : 1));
+  tp_kir_prep *preps = tp_alloc(sizeof(tp_kir_prep) * (size_t)(p->nkernels ? p->nkernels : 1));
   if (!out->kernel_func || !fidx || !preps) s = TP_ERR_OUT_OF_MEMORY;
   /* which kernels are generated; the others run in C (through the import) */
   int nhost = 0, ngen = 0;
@@ -1032,8 +1032,8 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
     if (!s) s = tp_wasm_module_export_func(m, "run", run_idx);
     out->run_func = out->nfuncs;
   }
-  tp_xfree(fidx);
-  tp_xfree(preps);
+  tp_free(fidx);
+  tp_free(preps);
   return finish_module(m, s, o && o->want_dump, out);
 }
 

@@ -18,12 +18,12 @@
 #include "../../lower/lower.h"
 
 typedef struct tp_emitted {
-  uint8_t *bytes;     /* owned (tp_xfree) */
+  uint8_t *bytes;     /* owned (tp_free) */
   size_t len;
   int nfuncs;         /* generated kernels (f0..f(nfuncs-1)); run is f<nfuncs> */
   int run_func;       /* export number of the run entry (= nfuncs) */
   int *kernel_func;   /* per kernel: export number f<i>, or -1 (runs in C) */
-  char *dump;         /* annotated hex dump when asked for, else NULL (tp_xfree) */
+  char *dump;         /* annotated hex dump when asked for, else NULL (tp_free) */
 } tp_emitted;
 
 typedef struct tp_emit_options {

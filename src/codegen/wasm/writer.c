@@ -38,7 +38,7 @@ static int valtype_ok(uint8_t t) { return t >= TP_WASM_V128 && t <= TP_WASM_I32;
 
 /* ---- buffers and LEB128 ---- */
 void tp_wasm_buf_free(tp_wasm_buf *b) {
-  tp_xfree(b->data);
+  tp_free(b->data);
   b->data = NULL;
   b->len = b->cap = 0;
 }
@@ -47,7 +47,7 @@ static tp_status reserve(tp_wasm_buf *b, size_t extra) {
   if (b->len + extra <= b->cap) return TP_OK;
   size_t cap = b->cap ? b->cap : 64;
   while (cap < b->len + extra) cap *= 2;
-  uint8_t *p = tp_xrealloc(b->data, cap);
+  uint8_t *p = tp_realloc(b->data, cap);
   if (!p) return TP_ERR_OUT_OF_MEMORY;
   b->data = p;
   b->cap = cap;
@@ -239,7 +239,7 @@ struct tp_wasm_module {
 static tp_status grow(void **p, uint32_t *cap, uint32_t n, size_t sz) {
   if (n < *cap) return TP_OK;
   uint32_t c = *cap ? *cap * 2 : 8;
-  void *q = tp_xrealloc(*p, (size_t)c * sz);
+  void *q = tp_realloc(*p, (size_t)c * sz);
   if (!q) return TP_ERR_OUT_OF_MEMORY;
   *p = q;
   *cap = c;
@@ -249,7 +249,7 @@ static tp_status grow(void **p, uint32_t *cap, uint32_t n, size_t sz) {
 
 tp_status tp_wasm_module_init(tp_wasm_module **m_out) {
   *m_out = NULL;
-  tp_wasm_module *m = tp_xmalloc(sizeof *m);
+  tp_wasm_module *m = tp_alloc(sizeof *m);
   if (!m) return TP_ERR_OUT_OF_MEMORY;
   memset(m, 0, sizeof *m);
   *m_out = m;
@@ -258,35 +258,35 @@ tp_status tp_wasm_module_init(tp_wasm_module **m_out) {
 
 static void func_free(tp_wasm_func *f) {
   if (!f) return;
-  tp_xfree(f->name);
+  tp_free(f->name);
   tp_wasm_buf_free(&f->code);
-  tp_xfree(f->ltypes);
-  tp_xfree(f->labels);
+  tp_free(f->ltypes);
+  tp_free(f->labels);
   tp_wasm_buf_free(&f->pool);
-  tp_xfree(f->ctrl);
-  tp_xfree(f->vals);
-  tp_xfree(f);
+  tp_free(f->ctrl);
+  tp_free(f->vals);
+  tp_free(f);
 }
 
 void tp_wasm_module_free(tp_wasm_module *m) {
   if (!m) return;
-  for (uint32_t i = 0; i < m->ntypes; i++) tp_xfree(m->types[i].vals);
-  tp_xfree(m->types);
+  for (uint32_t i = 0; i < m->ntypes; i++) tp_free(m->types[i].vals);
+  tp_free(m->types);
   for (uint32_t i = 0; i < m->nimports; i++) {
-    tp_xfree(m->imports[i].module);
-    tp_xfree(m->imports[i].name);
+    tp_free(m->imports[i].module);
+    tp_free(m->imports[i].name);
   }
-  tp_xfree(m->imports);
-  for (uint32_t i = 0; i < m->nexports; i++) tp_xfree(m->exports[i].name);
-  tp_xfree(m->exports);
-  tp_xfree(m->globals);
+  tp_free(m->imports);
+  for (uint32_t i = 0; i < m->nexports; i++) tp_free(m->exports[i].name);
+  tp_free(m->exports);
+  tp_free(m->globals);
   for (uint32_t i = 0; i < m->nfuncs; i++) func_free(m->funcs[i]);
-  tp_xfree(m->funcs);
+  tp_free(m->funcs);
   tp_wasm_buf_free(&m->out);
-  tp_xfree(m->labels);
+  tp_free(m->labels);
   tp_wasm_buf_free(&m->pool);
-  tp_xfree(m->pub);
-  tp_xfree(m);
+  tp_free(m->pub);
+  tp_free(m);
 }
 
 static void type_str(const uint8_t *v, uint32_t n, char *buf, size_t cap) {
@@ -317,7 +317,7 @@ tp_status tp_wasm_module_add_type(tp_wasm_module *m, uint32_t nparams, const uin
     }
   }
   TP_TRY(GROW(m->types, m->typecap, m->ntypes));
-  uint8_t *v = tp_xmalloc(nparams + nresults);
+  uint8_t *v = tp_alloc(nparams + nresults);
   if (!v) return TP_ERR_OUT_OF_MEMORY;
   if (nparams) memcpy(v, params, nparams);
   if (nresults) memcpy(v + nparams, results, nresults);
@@ -329,9 +329,9 @@ tp_status tp_wasm_module_add_type(tp_wasm_module *m, uint32_t nparams, const uin
 static tp_status add_import(tp_wasm_module *m, const char *mod, const char *name, uint8_t kind,
                             uint32_t type, tp_wasm_limits lim) {
   TP_TRY(GROW(m->imports, m->impcap, m->nimports));
-  char *a = tp_xstrdup(mod), *b = a ? tp_xstrdup(name) : NULL;
+  char *a = tp_strdup(mod), *b = a ? tp_strdup(name) : NULL;
   if (!b) {
-    tp_xfree(a);
+    tp_free(a);
     return TP_ERR_OUT_OF_MEMORY;
   }
   m->imports[m->nimports++] = (import_){a, b, kind, type, lim};
@@ -405,7 +405,7 @@ static tp_status add_export(tp_wasm_module *m, const char *name, uint8_t kind, u
     if (!strcmp(m->exports[i].name, name))
       return tp_fail(TP_ERR_INVALID_ARG, "wasm export '%s': the name is already exported", name);
   TP_TRY(GROW(m->exports, m->expcap, m->nexports));
-  char *s = tp_xstrdup(name);
+  char *s = tp_strdup(name);
   if (!s) return TP_ERR_OUT_OF_MEMORY;
   m->exports[m->nexports++] = (export_){s, kind, index};
   return TP_OK;
@@ -554,7 +554,7 @@ static tp_status push_vals(tp_wasm_func *f, const uint8_t *t, uint32_t n) {
   if (f->nvals + n > f->vcap) {
     uint32_t cap = f->vcap ? f->vcap : 16;
     while (cap < f->nvals + n) cap *= 2;
-    uint8_t *p = tp_xrealloc(f->vals, cap);
+    uint8_t *p = tp_realloc(f->vals, cap);
     if (!p) return fsticky(f, TP_ERR_OUT_OF_MEMORY);
     f->vals = p;
     f->vcap = cap;
@@ -647,7 +647,7 @@ tp_status tp_wasm_func_begin(tp_wasm_module *m, uint32_t type_index, const char 
     return tp_fail(TP_ERR_INVALID_ARG, "wasm function %s: type %u does not exist (%u types)",
                    name ? name : "", type_index, m->ntypes);
   TP_TRY(GROW(m->funcs, m->funccap, m->nfuncs));
-  tp_wasm_func *f = tp_xmalloc(sizeof *f);
+  tp_wasm_func *f = tp_alloc(sizeof *f);
   if (!f) return TP_ERR_OUT_OF_MEMORY;
   memset(f, 0, sizeof *f);
   f->m = m;
@@ -655,9 +655,9 @@ tp_status tp_wasm_func_begin(tp_wasm_module *m, uint32_t type_index, const char 
   f->index = m->nimport_funcs + m->nfuncs;
   const ftype *ft = &m->types[type_index];
   tp_status s = TP_OK;
-  if (name && !(f->name = tp_xstrdup(name))) s = TP_ERR_OUT_OF_MEMORY;
+  if (name && !(f->name = tp_strdup(name))) s = TP_ERR_OUT_OF_MEMORY;
   if (!s && ft->np) {
-    f->ltypes = tp_xmalloc(ft->np);
+    f->ltypes = tp_alloc(ft->np);
     if (!f->ltypes) s = TP_ERR_OUT_OF_MEMORY;
     else memcpy(f->ltypes, ft->vals, ft->np);
     f->nlocals = f->lcap = f->nparams = ft->np;
@@ -711,7 +711,7 @@ tp_status tp_wasm_func_add_locals(tp_wasm_func *f, uint32_t count, uint8_t type,
   if (f->nlocals + count > f->lcap) {
     uint32_t cap = f->lcap ? f->lcap : 16;
     while (cap < f->nlocals + count) cap *= 2;
-    uint8_t *p = tp_xrealloc(f->ltypes, cap);
+    uint8_t *p = tp_realloc(f->ltypes, cap);
     if (!p) return fsticky(f, TP_ERR_OUT_OF_MEMORY);
     f->ltypes = p;
     f->lcap = cap;
@@ -727,7 +727,7 @@ tp_status tp_wasm_func_label(tp_wasm_func *f, const char *fmt, ...) {
   tp_status s;
   if (f->nlabels == f->labcap) {
     size_t cap = f->labcap ? f->labcap * 2 : 8;
-    plabel *p = tp_xrealloc(f->labels, cap * sizeof *p);
+    plabel *p = tp_realloc(f->labels, cap * sizeof *p);
     if (!p) return fsticky(f, TP_ERR_OUT_OF_MEMORY);
     f->labels = p;
     f->labcap = cap;
@@ -1109,7 +1109,7 @@ static tp_status mlabel(tp_wasm_module *m, size_t offset, const char *fmt, ...)
 static tp_status mlabel(tp_wasm_module *m, size_t offset, const char *fmt, ...) {
   if (m->nlabels == m->labcap) {
     size_t cap = m->labcap ? m->labcap * 2 : 32;
-    plabel *p = tp_xrealloc(m->labels, cap * sizeof *p);
+    plabel *p = tp_realloc(m->labels, cap * sizeof *p);
     if (!p) return TP_ERR_OUT_OF_MEMORY;
     m->labels = p;
     m->labcap = cap;
@@ -1336,7 +1336,7 @@ tp_status tp_wasm_module_finish(tp_wasm_module *m, const uint8_t **bytes_out, si
   m->nlabels = 0;
   m->pool.len = 0;
   TP_TRY(write_module(m));
-  tp_wasm_label *pub = tp_xrealloc(m->pub, (m->nlabels ? m->nlabels : 1) * sizeof *pub);
+  tp_wasm_label *pub = tp_realloc(m->pub, (m->nlabels ? m->nlabels : 1) * sizeof *pub);
   if (!pub) return TP_ERR_OUT_OF_MEMORY;
   m->pub = pub;
   for (size_t i = 0; i < m->nlabels; i++)
@@ -1371,7 +1371,7 @@ tp_status tp_wasm_dump(const uint8_t *bytes, size_t len, const tp_wasm_label *la
   tp_status st = TP_OK;
   if (!labels) nlabels = 0;
   if (nlabels) {
-    s = tp_xmalloc(nlabels * sizeof *s);
+    s = tp_alloc(nlabels * sizeof *s);
     if (!s) return TP_ERR_OUT_OF_MEMORY;
     for (size_t i = 0; i < nlabels; i++) s[i] = (sorted_label){labels[i].offset, i};
     qsort(s, nlabels, sizeof *s, cmp_label);
@@ -1396,7 +1396,7 @@ tp_status tp_wasm_dump(const uint8_t *bytes, size_t len, const tp_wasm_label *la
     cur = end;
   }
   if (!st) st = tp_wasm_write_byte(&t, 0);
-  tp_xfree(s);
+  tp_free(s);
   if (st) {
     tp_wasm_buf_free(&t);
     return st;

@@ -97,7 +97,7 @@ int tp_wasm_checks_enabled(void);
 
 /* ---- byte buffers and LEB128 ---- */
 typedef struct tp_wasm_buf {
-  uint8_t *data; /* tp_xmalloc'd */
+  uint8_t *data; /* tp_alloc'd */
   size_t len, cap;
 } tp_wasm_buf;
 void tp_wasm_buf_free(tp_wasm_buf *b); /* and zero it */
@@ -173,7 +173,7 @@ void tp_wasm_module_labels(const tp_wasm_module *m, const tp_wasm_label **labels
 
 /* Annotated hex dump: one line per label (and per 16 bytes), e.g.
  *   000008: 01 07                    ; section type
- * *text_out is NUL-terminated, owned by the caller (tp_xfree). labels may
+ * *text_out is NUL-terminated, owned by the caller (tp_free). labels may
  * be NULL (plain dump); they need not be sorted. */
 tp_status tp_wasm_dump(const uint8_t *bytes, size_t len, const tp_wasm_label *labels,
                        size_t nlabels, char **text_out);
