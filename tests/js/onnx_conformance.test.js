@@ -6,8 +6,11 @@
 // test_data_set_*. The rules are the C runner's (tests/c/test_onnx_conformance.c):
 // ONNX's tolerance |got - expected| <= 1e-7 + 1e-3 |expected| for float32
 // (NaN matches NaN), ints and bools exact; a load that fails UNSUPPORTED is
-// skipped; a load that fails because a graph input must be a constant is
-// retried with the int (and 0-d) inputs of test_data_set_0 bound as constants.
+// skipped. Every test input is fed at run time, as a user calls a model (none
+// is bound into the model as a constant). The compiled function is called
+// twice per data set and both results are checked, so the compiled path is
+// checked whatever the first call returns. Counts are printed per set
+// (MANIFEST.tsv's `set` column: core, extended).
 // Every test that does not pass must be listed in tests/onnx_expected_failures.tsv,
 // and a listed test that passes is a failure too.
 import { test } from 'node:test';
@@ -16,13 +19,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tp from '../../js/index.js';
-import { bindInputs, tensorName } from './_onnx_pb.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
 const root = process.env.TP_CONFORMANCE || join(repo, '..', 'shared', 'conformance');
 const manifest = join(root, 'onnx-node', 'MANIFEST.tsv');
 const haveData = existsSync(manifest);
+// TP_REQUIRE_DATA=1 (the test command sets it in CI): missing data fails instead of skipping
+const requireData = !!process.env.TP_REQUIRE_DATA && process.env.TP_REQUIRE_DATA !== '0';
 const MODELS = ['mnist-8', 'mnist-mlp-onnx-mlir', 'ultraface-rfb-320'];
 
 function loadExpected() {
@@ -66,37 +70,21 @@ function pbFiles(set, kind) {
   return out;
 }
 
-/** Loads dir/model.onnx; on "must be a constant" retries with int / 0-d inputs bound. */
+/** Loads dir/model.onnx as shipped. */
 function loadModel(dir) {
-  const bytes = readFileSync(join(dir, 'model.onnx'));
-  try {
-    return { model: tp.onnx.load(bytes), bound: new Set() };
-  } catch (e) {
-    if (!(e instanceof tp.TensorPlayError) || e.status !== 'UNSUPPORTED' || !/must be a /.test(e.message)) throw e;
-  }
-  const bound = new Set(), tensors = [];
-  pbFiles(join(dir, 'test_data_set_0'), 'input').forEach((b, k) => {
-    const name = tensorName(b);
-    const keep = tp.scope(() => {
-      const t = tp.onnx.decodeTensor(b);
-      return t.dtype === 'int64' || t.dtype === 'int32' || t.ndim === 0;
-    });
-    if (keep && name) bound.add(k), tensors.push(b);
-  });
-  return { model: tp.onnx.load(bindInputs(bytes, tensors)), bound };
+  return tp.onnx.load(readFileSync(join(dir, 'model.onnx')));
 }
 
 /** One test folder -> { eager, stax, why }. */
 function runTest(dir) {
-  let loaded;
+  let model;
   try {
-    loaded = loadModel(dir);
+    model = loadModel(dir);
   } catch (e) {
     const r = e instanceof tp.TensorPlayError && e.status === 'UNSUPPORTED' ? SKIP : FAIL;
-    return { eager: r, stax: r, why: `load: ${e.message}`, boundInputs: false };
+    return { eager: r, stax: r, why: `load: ${e.message}` };
   }
-  const { model, bound } = loaded;
-  const res = { eager: PASS, stax: PASS, why: '', boundInputs: bound.size > 0 };
+  const res = { eager: PASS, stax: PASS, why: '' };
   let compiled = null;
   try {
     compiled = tp.compile((...xs) => model.run(xs), { backend: 'stax', name: 'onnx_model' });
@@ -107,9 +95,9 @@ function runTest(dir) {
   try {
     for (const set of dataSets(dir)) {
       tp.scope(() => {
-        const ins = pbFiles(set, 'input').filter((_, k) => !bound.has(k)).map((b) => tp.onnx.decodeTensor(b));
+        const ins = pbFiles(set, 'input').map((b) => tp.onnx.decodeTensor(b));
         const want = pbFiles(set, 'output').map((b) => tp.onnx.decodeTensor(b));
-        for (const backend of ['eager', 'stax']) {
+        for (const [backend, call] of [['eager', 0], ['stax', 1], ['stax', 2]]) {
           if (backend === 'stax' && !compiled) continue;
           let why = '';
           try {
@@ -125,7 +113,7 @@ function runTest(dir) {
           }
           if (why) {
             res[backend] = FAIL;
-            if (!res.why) res.why = `${backend}: ${why}`;
+            if (!res.why) res.why = `${backend}${call ? ` (call ${call})` : ''}: ${why}`;
           }
         }
       });
@@ -138,24 +126,26 @@ function runTest(dir) {
 }
 
 test('ONNX conformance (node tests and models) through the Wasm core, eager and stax',
-  { skip: !haveData && `conformance data not found (${manifest}); set TP_CONFORMANCE` }, () => {
+  { skip: !haveData && !requireData && `conformance data not found (${manifest}); set TP_CONFORMANCE` }, () => {
+    assert.ok(haveData, `conformance data not found (${manifest}) and TP_REQUIRE_DATA is set`);
     const expected = loadExpected();
     const seen = new Set();
+    // MANIFEST.tsv: name first, set (core | extended) last
     const names = readFileSync(manifest, 'utf8').split('\n').slice(1)
-      .map((l) => l.split('\t')[0].trim()).filter(Boolean)
-      .map((n) => ({ name: n, dir: join(root, 'onnx-node', n), kind: 'node' }));
+      .map((l) => l.split('\t').map((c) => c.trim())).filter((c) => c[0])
+      .map((c) => ({ name: c[0], dir: join(root, 'onnx-node', c[0]), kind: c[c.length - 1] === 'extended' ? 'extended' : 'core' }));
+    const bad = [];
     for (const m of MODELS) {
       const dir = join(root, 'models', m);
       if (existsSync(dir)) names.push({ name: `models/${m}`, dir, kind: 'model' });
+      else if (requireData) bad.push(`models/${m} (missing)`);
     }
     const zero = () => ({ pass: 0, fail: 0, skip: 0 });
-    const counts = { node: { eager: zero(), stax: zero(), all: zero() }, model: { eager: zero(), stax: zero(), all: zero() } };
-    const bad = [];
-    let nbound = 0;
+    const counts = {};
+    for (const k of ['core', 'extended', 'model']) counts[k] = { eager: zero(), stax: zero(), all: zero() };
     const t0 = Date.now();
     for (const { name, dir, kind } of names) {
       const r = runTest(dir);
-      if (r.boundInputs) nbound++;
       const all = r.eager === PASS && r.stax === PASS ? PASS : r.eager === SKIP ? SKIP : FAIL;
       const c = counts[kind];
       c.eager[r.eager]++, c.stax[r.stax]++, c.all[all]++;
@@ -172,12 +162,18 @@ test('ONNX conformance (node tests and models) through the Wasm core, eager and 
         bad.push(name);
       }
     }
-    for (const n of expected.keys()) if (!seen.has(n)) console.log(`note: expected failure '${n}' names no test`);
+    for (const n of expected.keys()) {
+      if (!seen.has(n)) {
+        console.log(`expected failure '${n}' names no test: remove it from the list`);
+        bad.push(n);
+      }
+    }
     const fmt = (c) => `${c.pass} passed, ${c.fail} failed, ${c.skip} skipped`;
-    console.log(`onnx-node (eager, wasm): ${fmt(counts.node.eager)}`);
-    console.log(`onnx-node (stax, wasm): ${fmt(counts.node.stax)}`);
-    console.log(`(${nbound} tests were loaded with their int inputs bound as constants)`);
-    console.log(`onnx-node (wasm): ${fmt(counts.node.all)}`);
+    for (const k of ['core', 'extended']) {
+      console.log(`onnx-node ${k} (eager, wasm): ${fmt(counts[k].eager)}`);
+      console.log(`onnx-node ${k} (stax, wasm): ${fmt(counts[k].stax)}`);
+      console.log(`onnx-node ${k} (wasm): ${fmt(counts[k].all)}`);
+    }
     console.log(`models (eager, wasm): ${fmt(counts.model.eager)}`);
     console.log(`models (stax, wasm): ${fmt(counts.model.stax)}`);
     console.log(`${bad.length} test(s) differ from tests/onnx_expected_failures.tsv${bad.length ? ': ' + bad.join(', ') : ''} (${Date.now() - t0} ms, core ${process.env.TP_WASM || 'js/wasm/tensorplay.wasm'})`);
