@@ -22,10 +22,34 @@ function withBytes(core, u8, fn) {
   }
 }
 
+/** A plain object of feeds by name ({ input: Tensor }), as onnxruntime takes. */
+function isFeeds(v) {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Feeds by name -> the graph's positional inputs; every input named once. */
+function feedsToList(feeds, inputNames) {
+  const known = new Set(inputNames);
+  for (const k of Object.keys(feeds)) {
+    if (!known.has(k)) {
+      throw new TypeError(`model.run: no input named '${k}' (the model's inputs: ${inputNames.join(', ') || 'none'})`);
+    }
+  }
+  return inputNames.map((n) => {
+    if (!Object.prototype.hasOwnProperty.call(feeds, n)) {
+      throw new TypeError(`model.run: input '${n}' is missing from the feeds (the model's inputs: ${inputNames.join(', ')})`);
+    }
+    return feeds[n];
+  });
+}
+
 /**
  * Loads a serialized ONNX model. Returns a callable model:
  *   const model = tp.onnx.load(bytes);
- *   const [y] = model(x);            // or model.run(x)
+ *   const [y] = model(x);            // or model.run(x), model.run([x])
+ *   const { y } = model.run({ x });  // feeds by name -> outputs by name
  *   model.inputNames, model.outputNames, model.graph, model.dispose()
  * Malformed bytes throw a TensorPlayError with status 'PARSE'; ops the
  * importer does not support throw one with status 'UNSUPPORTED'.
@@ -48,6 +72,12 @@ export function load(bytes) {
   model.graph = graph;
   model.run = (...inputs) => {
     if (inputs.length === 1 && Array.isArray(inputs[0])) inputs = inputs[0];
+    if (inputs.length === 1 && isFeeds(inputs[0])) {
+      const outs = runGraph(graph, feedsToList(inputs[0], inputNames));
+      const named = {};
+      outs.forEach((t, i) => { named[outputNames[i] ?? `output_${i}`] = t; });
+      return named;
+    }
     return runGraph(graph, inputs);
   };
   model.dispose = () => graph.dispose();
