@@ -8,6 +8,8 @@
 #   build/emscripten  emcc -sSTANDALONE_WASM reactor: build/emscripten/tensorplay.wasm
 #   bundle            js/dist/tensorplay.mjs: the package in one file for pages
 #                     (scripts/bundle.mjs, esbuild from npm: run scripts/setup.sh)
+# CMakePresets.json names the same four CMake trees with the same options
+# (cmake --preset native && cmake --build --preset native; docs/build.md).
 # Env: JOBS (default 2), CMAKE_ARGS (extra arguments for every configure).
 set -euo pipefail
 cd "$(dirname "$0")/.."

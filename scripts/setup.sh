@@ -18,6 +18,7 @@ fi
 # Debian package -> why. Installed when dpkg does not report it installed.
 REQUIRED=(
   cmake make gcc                       # native build
+  pkg-config                           # tests/install: the installed tensorplay.pc
   clang-14 lld wasi-libc               # wasm32-wasi build
   libclang-rt-14-dev-wasm32            # compiler-rt builtins for wasm32
   binaryen wabt                        # wasm-opt; wasm-validate, wasm2wat
@@ -74,7 +75,7 @@ else
 fi
 
 # Tools the builds call, by name.
-for t in cmake make gcc clang-14 wasm-ld llvm-ar-14 wasm-opt wasm-validate wasm2wat emcc emcmake node npm; do
+for t in cmake make gcc pkg-config clang-14 wasm-ld llvm-ar-14 wasm-opt wasm-validate wasm2wat emcc emcmake node npm; do
   command -v "$t" >/dev/null 2>&1 || { say "FAILED: $t not on PATH after install"; exit 1; }
 done
 say "tools: all on PATH"

@@ -9,7 +9,7 @@
  * failure, tpw_last_error() points at the NUL-terminated message and
  * tpw_last_status() gives the code.
  *
- * The same file compiles natively (tests/c/test_abi.c drives it under ASan).
+ * The same file compiles natively (tests/c/abi/test_abi.c drives it under ASan).
  *
  * Imports the core needs from the host (module "env"):
  *   int32 tp_host_call(int32 fn_id, int32 in_ptr, int32 nin,

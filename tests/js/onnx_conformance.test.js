@@ -3,7 +3,7 @@
 // folder) and the real models in ../shared/conformance/models, loaded with
 // tp.onnx.load and run eagerly (model.run: tpw_graph_run) and with stax
 // (tp.compile(..., { backend: 'stax' }), the default mode), against every
-// test_data_set_*. The rules are the C runner's (tests/c/test_onnx_conformance.c):
+// test_data_set_*. The rules are the C runner's (tests/c/onnx/test_onnx_conformance.c):
 // ONNX's tolerance |got - expected| <= 1e-7 + 1e-3 |expected| for float32
 // (NaN matches NaN), ints and bools exact; a load that fails UNSUPPORTED is
 // skipped. Every test input is fed at run time, as a user calls a model (none

@@ -1,6 +1,6 @@
 // wasm_writer.test.js - runs the modules written by the C Wasm writer
 // (src/codegen/wasm) in Node. The writer is not exported through the ABI
-// yet, so tests/c/test_wasm_writer.c (ctest) writes its modules to
+// yet, so tests/c/codegen/test_wasm_writer.c (ctest) writes its modules to
 // build/test-artifacts/; each test here is skipped when its file is missing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -2,7 +2,7 @@
  * callables, samples computed during capture, constants, scalars, graph
  * breaks (fullgraph or eager fallback), mixing traces, the cache per input
  * signature, and errors that leave the runtime usable. */
-#include "../../src/capture/capture.h"
+#include "capture/capture.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -4,8 +4,8 @@
  * the seed's order, guards and recompile reasons, the recompile limits,
  * force_disable_caches, dynamic shapes with a shape-read guard, reset() and
  * explain(). */
-#include "../../src/capture/records.h"
-#include "../../src/compiler/compiler.h"
+#include "capture/records.h"
+#include "compiler/compiler.h"
 #include <stdio.h>
 #include <string.h>
 #include "check.h"

@@ -4,7 +4,7 @@
  * layer_norm are one row kernel each), the memory plan (reuse and in
  * place), and a differential test: random graphs of the supported ops run
  * through the stax plan and through the eager graph runner. */
-#include "../../src/lower/lower.h"
+#include "lower/lower.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

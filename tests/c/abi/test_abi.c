@@ -2,19 +2,12 @@
  * ASan: handles with generations (stale and double frees fail cleanly),
  * ops by id with packed attributes, and compile() calling back into a
  * "host" (here a C function standing in for JS) with ownership transfer. */
-#include "../../wasm/abi_native.h"
+#include "wasm/abi_native.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
-#define CHECK(c)                                                                          \
-  do {                                                                                    \
-    if (!(c)) {                                                                           \
-      printf("FAIL %s:%d: %s (last error: %s)\n", __FILE__, __LINE__, #c, tpw_last_error()); \
-      failures++;                                                                         \
-    }                                                                                     \
-  } while (0)
+#include "check.h" /* its tp_last_error() is what tpw_last_error() returns */
 
 static int op_id(const char *name) {
   for (int i = 0; i < tpw_op_count(); i++)

@@ -4,8 +4,8 @@
  * features, close-match suggestions, capabilities and version checks, and
  * the built-in backends (stax, eager, reference) compiling a captured graph
  * whose runner reproduces the function's numbers. */
-#include "../../src/compiler/compiler.h"
-#include "../../src/compiler/modes.h"
+#include "compiler/compiler.h"
+#include "compiler/modes.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
