@@ -364,7 +364,6 @@ tp_status tp_onnx_cv_shape(imp *m, onode *n, int size) {
 }
 
 /* Gather with constant indices on any data: one slice per index. */
-/* Gather with constant indices on any data: one slice per index. */
 static tp_status gather_data(imp *m, onode *n, ref x, ref ix) {
   if (ix.kind != R_CONST)
     return tp_fail(TP_ERR_UNSUPPORTED, "Gather indices must be a constant (computed only from initializers and shapes)");
