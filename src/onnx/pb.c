@@ -1,5 +1,6 @@
 /* pb.c - protobuf wire format: a bounds-checked reader and a small writer. */
 #include "pb.h"
+#include <stdint.h>
 #include <stdio.h>
 
 void tp_pb_init(tp_pb *r, const void *bytes, size_t len, const char *msg) {
@@ -105,29 +106,20 @@ tp_status tp_pb_string(const tp_pb *r, const tp_pb_field *f, char **out) {
   return TP_OK;
 }
 
-static tp_status grow(void **arr, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return TP_OK;
-  size_t nc = *cap ? *cap : 8;
-  while (nc < need) nc *= 2;
-  void *p = tp_realloc(*arr, nc * elem);
-  if (!p) return TP_ERR_OUT_OF_MEMORY;
-  *arr = p;
-  *cap = nc;
-  return TP_OK;
-}
-
-/* Capacity is tracked as the next power of two >= n (see grow). */
-static size_t cap_of(size_t n) {
+/* The capacity of an array of n entries grown only by TP_ARRAY_RESERVE
+ * (doubling from 8): the next power of two >= n. The callers keep only the
+ * count, since a repeated field may arrive in pieces. */
+static int cap_of(size_t n) {
   if (!n) return 0;
   size_t c = 8;
   while (c < n) c *= 2;
-  return c;
+  return c > INT32_MAX ? INT32_MAX : (int)c;
 }
 
 tp_status tp_pb_ints(const tp_pb *r, const tp_pb_field *f, int64_t **arr, size_t *n) {
-  size_t cap = cap_of(*n);
+  int cap = cap_of(*n);
   if (f->wire == TP_PB_VARINT) {
-    TP_TRY(grow((void **)arr, &cap, *n + 1, sizeof(int64_t)));
+    TP_TRY(TP_ARRAY_RESERVE(*arr, cap, (int64_t)*n + 1));
     (*arr)[(*n)++] = (int64_t)f->u;
     return TP_OK;
   }
@@ -136,16 +128,16 @@ tp_status tp_pb_ints(const tp_pb *r, const tp_pb_field *f, int64_t **arr, size_t
   while (p < end) {
     uint64_t v;
     if (varint(&p, end, &v)) return tp_pb_error(r, f->at, "truncated packed field %u", f->num);
-    TP_TRY(grow((void **)arr, &cap, *n + 1, sizeof(int64_t)));
+    TP_TRY(TP_ARRAY_RESERVE(*arr, cap, (int64_t)*n + 1));
     (*arr)[(*n)++] = (int64_t)v;
   }
   return TP_OK;
 }
 
 tp_status tp_pb_floats(const tp_pb *r, const tp_pb_field *f, float **arr, size_t *n) {
-  size_t cap = cap_of(*n);
+  int cap = cap_of(*n);
   if (f->wire == TP_PB_I32) {
-    TP_TRY(grow((void **)arr, &cap, *n + 1, sizeof(float)));
+    TP_TRY(TP_ARRAY_RESERVE(*arr, cap, (int64_t)*n + 1));
     uint32_t u = (uint32_t)f->u;
     memcpy(&(*arr)[(*n)++], &u, 4);
     return TP_OK;
@@ -153,7 +145,7 @@ tp_status tp_pb_floats(const tp_pb *r, const tp_pb_field *f, float **arr, size_t
   TP_TRY(tp_pb_need(r, f, TP_PB_LEN));
   if (f->len % 4) return tp_pb_error(r, f->at, "packed float field %u has %zu bytes (not a multiple of 4)", f->num, f->len);
   size_t k = f->len / 4;
-  TP_TRY(grow((void **)arr, &cap, *n + k, sizeof(float)));
+  TP_TRY(TP_ARRAY_RESERVE(*arr, cap, (int64_t)(*n + k)));
   for (size_t i = 0; i < k; i++) {
     const uint8_t *b = f->data + 4 * i;
     uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
@@ -164,22 +156,7 @@ tp_status tp_pb_floats(const tp_pb *r, const tp_pb_field *f, float **arr, size_t
 }
 
 /* ---- writer ---- */
-void tp_pbw_put(tp_pbw *w, const void *data, size_t len) {
-  if (w->oom) return;
-  if (w->n + len > w->cap) {
-    size_t nc = w->cap ? w->cap : 256;
-    while (nc < w->n + len) nc *= 2;
-    uint8_t *p = tp_realloc(w->p, nc);
-    if (!p) {
-      w->oom = 1;
-      return;
-    }
-    w->p = p;
-    w->cap = nc;
-  }
-  if (len) memcpy(w->p + w->n, data, len);
-  w->n += len;
-}
+void tp_pbw_put(tp_pbw *w, const void *data, size_t len) { tp_buf_putn(w, data, len); }
 
 void tp_pbw_raw_varint(tp_pbw *w, uint64_t v) {
   uint8_t b[10];

@@ -7,6 +7,7 @@
  *   "onnx: truncated field 7 of TensorProto at byte 1234" */
 #ifndef TP_ONNX_PB_H
 #define TP_ONNX_PB_H
+#include "../core/buf.h"
 #include "../core/internal.h"
 
 #define TP_PB_MAX_DEPTH 32
@@ -51,8 +52,11 @@ tp_status tp_pb_error(const tp_pb *r, size_t at, const char *fmt, ...)
 #endif
     ;
 
-/* ---- writer (growable buffer) ---- */
-typedef struct tp_pbw { uint8_t *p; size_t n, cap; int oom; } tp_pbw;
+/* ---- writer ----
+ * A tp_buf (core/buf.h): bytes in .p[0..n), a sticky .oom after a failed
+ * allocation (later writes do nothing), freed with tp_free(.p) or
+ * tp_buf_free. */
+typedef tp_buf tp_pbw;
 void tp_pbw_varint(tp_pbw *w, uint32_t num, uint64_t v);
 void tp_pbw_bytes(tp_pbw *w, uint32_t num, const void *data, size_t len);
 void tp_pbw_raw_varint(tp_pbw *w, uint64_t v);

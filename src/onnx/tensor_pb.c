@@ -163,33 +163,27 @@ tp_status tp_onnx_tensor_encode(tp_tensor *t, const char *name, void **out, size
 tp_status tp_onnx_read_file(const char *path, uint8_t **out, size_t *len) {
   FILE *f = fopen(path, "rb");
   if (!f) return tp_fail(TP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  uint8_t *buf = NULL;
-  size_t n = 0, cap = 0;
+  tp_buf b = {0};
   for (;;) {
-    if (n + 1 >= cap) { /* room for the NUL that text readers rely on */
-      size_t nc = cap ? cap * 2 : 1 << 16;
-      uint8_t *nb = tp_realloc(buf, nc);
-      if (!nb) {
-        tp_free(buf);
-        fclose(f);
-        return tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
-      }
-      buf = nb;
-      cap = nc;
+    /* tp_buf keeps room for the NUL that text readers rely on */
+    if (!tp_buf_reserve(&b, (size_t)1 << 16)) {
+      tp_buf_free(&b);
+      fclose(f);
+      return tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
     }
-    size_t r = fread(buf + n, 1, cap - n - 1, f);
-    n += r;
+    size_t r = fread(b.p + b.n, 1, b.cap - b.n - 1, f);
+    b.n += r;
     if (r == 0) break;
   }
   int err = ferror(f);
   fclose(f);
   if (err) {
-    tp_free(buf);
+    tp_buf_free(&b);
     return tp_fail(TP_ERR_IO, "%s: read error", path);
   }
-  buf[n] = 0;
-  *out = buf;
-  *len = n;
+  b.p[b.n] = 0;
+  *out = (uint8_t *)b.p;
+  *len = b.n;
   return TP_OK;
 }
 

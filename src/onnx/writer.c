@@ -6,9 +6,9 @@
  * ONNX nodes each, the output node's operands become the graph outputs.
  * Every ONNX value made here that is not a graph node's own value is named
  * "tp:N": ':' is outside the graph-name alphabet, so these names never clash
- * with node names. The protobuf encoder is tp_pbw (pb.c): a growable buffer
- * that records an allocation failure in .oom and ignores later writes, so
- * the code below writes freely and checks once at the end. */
+ * with node names. The protobuf encoder is tp_pbw (pb.c), a tp_buf: it
+ * records an allocation failure in .oom and ignores later writes, so the
+ * code below writes freely and checks once at the end. */
 #include "onnx.h"
 #include "pb.h"
 #include "tensor_pb.h"
@@ -602,7 +602,7 @@ tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
     return s;
   }
   if (!model.p && !(model.p = tp_alloc(1))) return tp_fail(TP_ERR_OUT_OF_MEMORY, "onnx: save: out of memory");
-  *bytes = model.p;
+  *bytes = (uint8_t *)model.p;
   *len = model.n;
   return TP_OK;
 }

@@ -277,7 +277,7 @@ static uint8_t *unit_model(const char *op, int xnd, const int64_t *xsh, int nini
   pb_sub(&mdl, 8, &os);
   pb_sub(&mdl, 7, &g);
   *len = mdl.n;
-  return mdl.p;
+  return (uint8_t *)mdl.p;
 }
 
 /* Loads the model, runs it on x (eager and stax), compares with want. */

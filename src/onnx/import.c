@@ -1,0 +1,465 @@
+/* import.c - the import core: omodel (decode.c) -> Graph IR.
+ *
+ * Every ONNX value maps to a ref (import.h): a graph node, a constant
+ * tensor (initializers, Constant, and anything computed only from
+ * constants, which is folded at load time so that Shape -> Gather -> Concat
+ * -> Reshape chains become constants), a scalar literal or nothing (an
+ * absent optional). A constant becomes a get_attr node only when a graph
+ * node uses it. build() binds the initializers and graph inputs, converts
+ * node by node through the table of onnx_ops.def, and makes the output
+ * node from the graph outputs. */
+#include "import.h"
+#include <stdio.h>
+
+/* ---- value table: ONNX name -> ref ---- */
+static uint32_t hash(const char *s) {
+  uint32_t h = 2166136261u;
+  while (*s) h = (h ^ (uint8_t)*s++) * 16777619u;
+  return h;
+}
+
+static entry *lookup(imp *m, const char *name) {
+  if (!m->tabcap) return NULL;
+  for (uint32_t i = hash(name) & (uint32_t)(m->tabcap - 1);; i = (i + 1) & (uint32_t)(m->tabcap - 1)) {
+    if (!m->tab[i].name) return NULL;
+    if (!strcmp(m->tab[i].name, name)) return &m->tab[i];
+  }
+}
+
+static tp_status define(imp *m, const char *name, ref r) {
+  entry *e = lookup(m, name);
+  if (e) {
+    e->r = r; /* ONNX forbids redefinition; the last one wins */
+    return TP_OK;
+  }
+  if ((m->tabn + 1) * 2 > m->tabcap) {
+    int nc = m->tabcap ? m->tabcap * 2 : 64;
+    entry *nt = tp_onnx_arena_alloc(&m->md, sizeof(entry) * (size_t)nc);
+    if (!nt) return TP_ERR_OUT_OF_MEMORY;
+    for (int i = 0; i < m->tabcap; i++)
+      if (m->tab[i].name) {
+        uint32_t j = hash(m->tab[i].name) & (uint32_t)(nc - 1);
+        while (nt[j].name) j = (j + 1) & (uint32_t)(nc - 1);
+        nt[j] = m->tab[i];
+      }
+    m->tab = nt;
+    m->tabcap = nc;
+  }
+  uint32_t j = hash(name) & (uint32_t)(m->tabcap - 1);
+  while (m->tab[j].name) j = (j + 1) & (uint32_t)(m->tabcap - 1);
+  m->tab[j].name = (char *)name;
+  m->tab[j].r = r;
+  m->tabn++;
+  return TP_OK;
+}
+
+/* ---- node inputs and outputs ---- */
+tp_status tp_onnx_in(imp *m, onode *n, int i, ref *out) {
+  *out = tp_onnx_none(); /* defined on every path (and for GCC's -Wmaybe-uninitialized) */
+  if (i >= n->nin || !*n->in[i]) {
+    *out = tp_onnx_none();
+    return TP_OK;
+  }
+  entry *e = lookup(m, n->in[i]);
+  if (!e) return tp_fail(TP_ERR_PARSE, "input %d '%s' is not defined before the node", i, n->in[i]);
+  *out = e->r;
+  return TP_OK;
+}
+
+tp_status tp_onnx_need_in(imp *m, onode *n, int i, ref *out) {
+  TP_TRY(tp_onnx_in(m, n, i, out));
+  if (out->kind == R_NONE) return tp_fail(TP_ERR_INVALID_ARG, "input %d is required", i);
+  return TP_OK;
+}
+
+tp_status tp_onnx_set_out(imp *m, onode *n, int i, ref r) {
+  if (!tp_onnx_has_out(n, i)) return TP_OK;
+  return define(m, n->out[i], r);
+}
+
+/* ---- refs ---- */
+tp_status tp_onnx_add_const(imp *m, tp_tensor *t /* owned */, ref *out) {
+  if (TP_ARRAY_RESERVE(m->consts, m->capconsts, m->nconsts + 1) ||
+      TP_ARRAY_RESERVE(m->const_node, m->capconst_node, m->nconsts + 1)) {
+    tp_tensor_release(t);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  m->consts[m->nconsts] = t;
+  m->const_node[m->nconsts] = -1;
+  memset(out, 0, sizeof *out);
+  out->kind = R_CONST;
+  out->c = m->nconsts++;
+  return TP_OK;
+}
+
+tp_desc tp_onnx_desc(const imp *m, ref r) {
+  tp_desc d;
+  memset(&d, 0, sizeof d);
+  if (r.kind == R_NODE) d = m->g->nodes[r.node].desc;
+  else if (r.kind == R_CONST) tp_desc_of(m->consts[r.c], &d);
+  else if (r.kind == R_SCALAR) d.dtype = r.is_int ? TP_I64 : TP_F32, d.weak = r.is_int ? 1 : 2;
+  return d;
+}
+
+static tp_status to_arg(imp *m, ref r, tp_arg *a) {
+  memset(a, 0, sizeof *a);
+  if (r.kind == R_NONE) {
+    a->kind = TP_ARG_NONE;
+  } else if (r.kind == R_SCALAR) {
+    a->kind = TP_ARG_SCALAR;
+    a->scalar = r.s;
+    a->is_int = r.is_int;
+  } else if (r.kind == R_NODE) {
+    a->kind = TP_ARG_NODE;
+    a->node = r.node;
+  } else {
+    if (m->const_node[r.c] < 0) {
+      tp_desc d;
+      char name[32];
+      int idx;
+      tp_desc_of(m->consts[r.c], &d);
+      do snprintf(name, sizeof name, "c%d", m->g->next_id++);
+      while (tp_graph_find(m->g, name) >= 0);
+      TP_TRY(tp_graph_add_node(m->g, TP_NODE_GET_ATTR, name, TP_OP_ADD, 0, NULL, NULL, &d, &idx));
+      m->g->nodes[idx].target = tp_strdup(name);
+      if (!m->g->nodes[idx].target) return TP_ERR_OUT_OF_MEMORY;
+      tp_graph_set_val(m->g, idx, m->consts[r.c]);
+      m->const_node[r.c] = idx;
+    }
+    a->kind = TP_ARG_NODE;
+    a->node = m->const_node[r.c];
+  }
+  return TP_OK;
+}
+
+/* One op: folded when no operand is a graph node, else a call node. */
+tp_status tp_onnx_emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, ref *out) {
+  tp_desc descs[TP_MAX_OPERANDS], od;
+  const tp_desc *dp[TP_MAX_OPERANDS];
+  tp_attrs a0;
+  int folded = 1;
+  if (!at) tp_attrs_init(&a0), at = &a0;
+  if (n > TP_MAX_OPERANDS) return tp_fail(TP_ERR_UNSUPPORTED, "too many operands (%d)", n);
+  for (int i = 0; i < n; i++) {
+    descs[i] = tp_onnx_desc(m, args[i]);
+    dp[i] = args[i].kind == R_NONE ? NULL : &descs[i];
+    if (args[i].kind == R_NODE) folded = 0;
+  }
+  TP_TRY(tp_op_infer(op, n, dp, at, &od));
+  if (folded) {
+    tp_tensor *ts[TP_MAX_OPERANDS] = {0}, *y = NULL, *c = NULL;
+    tp_status s = TP_OK;
+    for (int i = 0; i < n && !s; i++) {
+      if (args[i].kind == R_CONST) ts[i] = m->consts[args[i].c], tp_tensor_retain(ts[i]);
+      else if (args[i].kind == R_SCALAR) s = tp_scalar(args[i].s, args[i].is_int, &ts[i]);
+    }
+    if (!s) s = tp_op_call(op, n, ts, at, &y);
+    if (!s) s = tp_contiguous(y, &c);
+    for (int i = 0; i < n; i++) tp_tensor_release(ts[i]);
+    tp_tensor_release(y);
+    if (s) return s;
+    return tp_onnx_add_const(m, c, out);
+  }
+  tp_arg targs[TP_MAX_OPERANDS];
+  int idx;
+  for (int i = 0; i < n; i++) TP_TRY(to_arg(m, args[i], &targs[i]));
+  TP_TRY(tp_graph_add_node(m->g, TP_NODE_CALL, NULL, op, n, targs, at, &od, &idx));
+  memset(out, 0, sizeof *out);
+  out->kind = R_NODE;
+  out->node = idx;
+  return TP_OK;
+}
+
+tp_status tp_onnx_unary(imp *m, tp_op op, ref x, ref *out) { return tp_onnx_emit(m, op, 1, &x, NULL, out); }
+
+tp_status tp_onnx_binary(imp *m, tp_op op, ref a, ref b, ref *out) {
+  ref args[2] = {a, b};
+  return tp_onnx_emit(m, op, 2, args, NULL, out);
+}
+
+tp_status tp_onnx_where(imp *m, ref c, ref a, ref b, ref *out) {
+  ref args[3] = {c, a, b};
+  return tp_onnx_emit(m, TP_OP_WHERE, 3, args, NULL, out);
+}
+
+tp_status tp_onnx_reshape(imp *m, ref x, int nd, const int64_t *shape, ref *out) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = nd;
+  memcpy(at.ints, shape, sizeof(int64_t) * (size_t)nd);
+  return tp_onnx_emit(m, TP_OP_RESHAPE, 1, &x, &at, out);
+}
+
+tp_status tp_onnx_cast(imp *m, ref x, tp_dtype d, ref *out) {
+  if (tp_onnx_desc(m, x).dtype == d && x.kind != R_SCALAR) {
+    *out = x;
+    return TP_OK;
+  }
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dtype = d;
+  return tp_onnx_emit(m, TP_OP_CAST, 1, &x, &at, out);
+}
+
+tp_status tp_onnx_reduce(imp *m, tp_op op, ref x, int n, const int64_t *dims, int keep, ref *out) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = n;
+  memcpy(at.ints, dims, sizeof(int64_t) * (size_t)n);
+  at.keepdim = keep;
+  return tp_onnx_emit(m, op, 1, &x, &at, out);
+}
+
+tp_status tp_onnx_full(imp *m, tp_dtype dt, int nd, const int64_t *sh, double v, ref *out) {
+  tp_tensor *t;
+  TP_TRY(tp_full(dt, nd, sh, v, &t));
+  return tp_onnx_add_const(m, t, out);
+}
+
+/* ---- convolution, pooling, normalization and data movement as
+ * compositions of existing ops (slices, concat, matmul, reductions). ---- */
+tp_status tp_onnx_slice(imp *m, ref x, int64_t dim, int64_t start, int64_t end, int64_t step, ref *out) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = dim;
+  at.start = start;
+  at.end = end;
+  at.step = step;
+  return tp_onnx_emit(m, TP_OP_SLICE, 1, &x, &at, out);
+}
+
+static tp_status concatn(imp *m, int k, const ref *args, int64_t dim, ref *out) {
+  if (k == 1) {
+    *out = args[0];
+    return TP_OK;
+  }
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = dim;
+  return tp_onnx_emit(m, TP_OP_CONCAT, k, args, &at, out);
+}
+
+/* Concat of k refs in chunks of TP_MAX_OPERANDS. */
+tp_status tp_onnx_concat(imp *m, int k, ref *args, int64_t dim, ref *out) {
+  while (k > TP_MAX_OPERANDS) {
+    int j = 0;
+    for (int i = 0; i < k; i += TP_MAX_OPERANDS) {
+      int c = k - i < TP_MAX_OPERANDS ? k - i : TP_MAX_OPERANDS;
+      TP_TRY(concatn(m, c, args + i, dim, &args[j]));
+      j++;
+    }
+    k = j;
+  }
+  return concatn(m, k, args, dim, out);
+}
+
+/* Constant padding of x along dim (before/after >= 0) with value v. */
+tp_status tp_onnx_pad_const(imp *m, ref x, int dim, int64_t before, int64_t after, double v, ref *out) {
+  tp_desc d = tp_onnx_desc(m, x);
+  ref parts[3];
+  int k = 0;
+  int64_t sh[TP_MAX_DIMS];
+  memcpy(sh, d.shape, sizeof sh);
+  if (before > 0) {
+    sh[dim] = before;
+    TP_TRY(tp_onnx_full(m, d.dtype, d.ndim, sh, v, &parts[k++]));
+  }
+  parts[k++] = x;
+  if (after > 0) {
+    sh[dim] = after;
+    TP_TRY(tp_onnx_full(m, d.dtype, d.ndim, sh, v, &parts[k++]));
+  }
+  return concatn(m, k, parts, dim, out);
+}
+
+/* ---- the converter table (onnx_ops.def) and the dispatch ---- */
+static const struct {
+  const char *op;
+  int64_t min_opset, max_opset; /* 0: no bound */
+  tp_onnx_converter fn;
+  int arg;
+} converters[] = {
+#define TP_ONNX_OP(op_type, min_opset, max_opset, converter, arg) \
+  {op_type, min_opset, max_opset, tp_onnx_##converter, arg},
+#include "onnx_ops.def"
+#undef TP_ONNX_OP
+};
+
+static tp_status convert_node(imp *m, onode *n) {
+  int i, named = 0;
+  int64_t v = m->md.opset;
+  for (i = 0; i < TP_ARRAY_LEN(converters); i++) {
+    if (strcmp(converters[i].op, n->op)) continue;
+    named = 1;
+    if ((!converters[i].min_opset || v >= converters[i].min_opset) &&
+        (!converters[i].max_opset || v <= converters[i].max_opset))
+      break;
+  }
+  int default_domain = !*n->domain || !strcmp(n->domain, "ai.onnx");
+  if (i == TP_ARRAY_LEN(converters) || !default_domain) {
+    if (!default_domain)
+      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s of domain '%s') is not supported yet",
+                     n->name, n->op, n->domain);
+    if (named)
+      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s) is not supported at opset %lld", n->name,
+                     n->op, (long long)v);
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s) is not supported yet", n->name, n->op);
+  }
+  m->cur = n;
+  m->bad_attr = NULL;
+  tp_status s = converters[i].fn(m, n, converters[i].arg);
+  if (!s && m->bad_attr)
+    s = tp_fail(TP_ERR_INVALID_ARG, "attribute '%s' has the wrong type", m->bad_attr);
+  for (int k = 0; !s && k < n->nattrs; k++)
+    if (!n->attrs[k].used)
+      s = tp_fail(TP_ERR_UNSUPPORTED, "attribute '%s' is not supported", n->attrs[k].name);
+  for (int k = 0; !s && k < n->nout; k++)
+    if (*n->out[k] && !lookup(m, n->out[k]))
+      s = tp_fail(TP_ERR_UNSUPPORTED, "output %d ('%s') is not supported", k, n->out[k]);
+  if (s && s != TP_ERR_OUT_OF_MEMORY && strncmp(tp_last_error(), "onnx: ", 6))
+    tp_fail_context(s, "onnx: node '%s' (%s)", n->name, n->op);
+  return s;
+}
+
+static void sanitize(const char *in, char *out, size_t n) {
+  size_t k = 0;
+  for (; *in && k + 1 < n; in++) {
+    char c = *in;
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+    out[k++] = ok ? c : '_';
+  }
+  if (!k) out[k++] = 'x';
+  out[k] = 0;
+}
+
+static tp_status build(imp *m) {
+  tp_status s;
+  /* initializers */
+  for (int i = 0; i < m->md.ninits; i++) {
+    tp_tensor *t;
+    char *name = NULL;
+    ref r;
+    TP_TRY(tp_onnx_tensor_read(&m->md.inits[i], "initializer", &t, &name));
+    char *an = tp_onnx_arena_str(&m->md, name ? name : "", name ? strlen(name) : 0);
+    tp_free(name);
+    if (!an) {
+      tp_tensor_release(t);
+      return TP_ERR_OUT_OF_MEMORY;
+    }
+    TP_TRY(tp_onnx_add_const(m, t, &r));
+    TP_TRY(define(m, an, r));
+  }
+  /* inputs without an initializer -> placeholders */
+  for (int i = 0; i < m->md.ninputs; i++) {
+    vinfo *v = &m->md.inputs[i];
+    if (lookup(m, v->name)) continue;
+    int b = 0;
+    while (b < m->nbind && strcmp(m->bind_names[b], v->name)) b++;
+    if (b < m->nbind) {
+      ref r;
+      tp_tensor *c;
+      TP_TRY(tp_contiguous(m->bind_vals[b], &c));
+      TP_TRY(tp_onnx_add_const(m, c, &r));
+      TP_TRY(define(m, v->name, r));
+      continue;
+    }
+    tp_desc d;
+    memset(&d, 0, sizeof d);
+    if (!v->is_tensor)
+      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' is not a tensor (sequences, maps and optionals are not supported)", v->name);
+    if (!tp_onnx_to_dtype(v->elem, &d.dtype))
+      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has dtype %s, which is not supported (float32, int32, int64, bool)",
+                     v->name, tp_onnx_dtype_name(v->elem));
+    if (!v->has_shape)
+      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has no shape; a fixed shape is required", v->name);
+    if (v->too_many_dims)
+      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has more than %d dims", v->name, TP_MAX_DIMS);
+    if (v->sym)
+      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has a symbolic dim '%s'; a fixed shape is required",
+                     v->name, v->sym);
+    d.ndim = v->ndim;
+    memcpy(d.shape, v->dims, sizeof(int64_t) * (size_t)v->ndim);
+    char nm[128], un_[160];
+    int idx;
+    sanitize(v->name, nm, sizeof nm);
+    snprintf(un_, sizeof un_, "%s", nm);
+    for (int k = 2; tp_graph_find(m->g, un_) >= 0; k++) snprintf(un_, sizeof un_, "%s_%d", nm, k);
+    TP_TRY(tp_graph_add_node(m->g, TP_NODE_PLACEHOLDER, un_, TP_OP_ADD, 0, NULL, NULL, &d, &idx));
+    ref r = {R_NODE, idx, 0, 0, 0};
+    TP_TRY(define(m, v->name, r));
+  }
+  for (int i = 0; i < m->md.nnodes; i++) TP_TRY(convert_node(m, &m->md.nodes[i]));
+  int nout = m->md.noutputs;
+  vinfo *outputs = m->md.outputs;
+  if (nout > TP_MAX_OPERANDS)
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: %d graph outputs (at most %d)", nout, TP_MAX_OPERANDS);
+  tp_arg outs[TP_MAX_OPERANDS];
+  for (int i = 0; i < nout; i++) {
+    entry *e = lookup(m, outputs[i].name);
+    if (!e || e->r.kind == R_NONE)
+      return tp_fail(TP_ERR_PARSE, "onnx: graph output '%s' is not computed by any node", outputs[i].name);
+    TP_TRY(to_arg(m, e->r, &outs[i]));
+  }
+  int oidx;
+  TP_TRY(tp_graph_add_node(m->g, TP_NODE_OUTPUT, "output", TP_OP_ADD, nout, outs, NULL, NULL, &oidx));
+  { /* the ONNX output names, comma separated (read by the JS wrapper) */
+    size_t len = 1, k = 0;
+    char nm[128];
+    for (int i = 0; i < nout; i++) { /* sized by the sanitized names: an empty name becomes "x" */
+      sanitize(outputs[i].name, nm, sizeof nm);
+      len += strlen(nm) + 1;
+    }
+    char *names = tp_onnx_arena_alloc(&m->md, len);
+    if (!names) return TP_ERR_OUT_OF_MEMORY;
+    for (int i = 0; i < nout; i++) {
+      sanitize(outputs[i].name, nm, sizeof nm);
+      if (i) names[k++] = ',';
+      size_t n = strlen(nm);
+      memcpy(names + k, nm, n);
+      k += n;
+    }
+    names[k] = 0;
+    TP_TRY(tp_graph_set_custom(m->g, oidx, "onnx_outputs", names));
+  }
+  s = tp_graph_verify(m->g);
+  if (s) tp_fail_context(s, "onnx: the imported graph is invalid");
+  return s;
+}
+
+tp_status tp_onnx_load(const void *bytes, size_t len, tp_graph **out) {
+  return tp_onnx_load_with(bytes, len, 0, NULL, NULL, out);
+}
+
+tp_status tp_onnx_load_with(const void *bytes, size_t len, int nbind, const char *const *names,
+                            tp_tensor *const *values, tp_graph **out) {
+  if (!out || (len && !bytes) || nbind < 0 || (nbind && (!names || !values)))
+    return tp_fail(TP_ERR_INVALID_ARG, "onnx: load: NULL argument");
+  *out = NULL;
+  imp m;
+  memset(&m, 0, sizeof m);
+  m.nbind = nbind;
+  m.bind_names = names;
+  m.bind_vals = values;
+  tp_status s = tp_onnx_decode(&m.md, bytes, len);
+  if (!s) s = tp_graph_new(&m.g);
+  if (!s) s = build(&m);
+  if (s == TP_ERR_OUT_OF_MEMORY && strncmp(tp_last_error(), "onnx", 4))
+    tp_fail(s, "onnx: out of memory");
+  if (!s) *out = m.g, m.g = NULL;
+  tp_graph_free(m.g);
+  for (int i = 0; i < m.nconsts; i++) tp_tensor_release(m.consts[i]);
+  tp_free(m.consts);
+  tp_free(m.const_node);
+  tp_onnx_model_free(&m.md);
+  return s;
+}
+
+tp_status tp_onnx_load_file(const char *path, tp_graph **out) {
+  uint8_t *b;
+  size_t n;
+  TP_TRY(tp_onnx_read_file(path, &b, &n));
+  tp_status s = tp_onnx_load(b, n, out);
+  tp_free(b);
+  if (s) tp_fail_context(s, "%s", path);
+  return s;
+}

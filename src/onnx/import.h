@@ -1,0 +1,180 @@
+/* import.h - private to the ONNX importer (src/onnx/): the decoded model,
+ * the import state and the helpers every converter file uses.
+ *
+ * The importer runs in two steps:
+ *   decode.c     ModelProto bytes -> omodel (nodes, attributes, value infos;
+ *                tensors stay as readers into the caller's bytes)
+ *   import.c     omodel -> Graph IR: the value table (ONNX name -> ref),
+ *                constant folding, graph inputs and outputs, and the
+ *                dispatch of each node to its converter
+ *   node.c       a node's attributes and constant operands (axes, shapes)
+ *   onnx_*.c     the converters, one file per operator family
+ *   onnx_ops.def the converter table: one row per ONNX op type
+ * docs/onnx.md ("Adding an operator") says how to add one. */
+#ifndef TP_ONNX_IMPORT_H
+#define TP_ONNX_IMPORT_H
+#include "../core/buf.h"
+#include "onnx.h"
+#include "pb.h"
+#include "tensor_pb.h"
+
+/* ---- the decoded model (decode.c) ---- */
+
+/* AttributeProto.AttributeType values the converters read. */
+enum { A_FLOAT = 1, A_INT = 2, A_STRING = 3, A_TENSOR = 4, A_FLOATS = 6, A_INTS = 7 };
+
+typedef struct attr {
+  char *name;
+  int type;              /* AttributeProto.AttributeType */
+  double f;
+  int64_t i;
+  char *s;
+  int has_t;
+  tp_pb t;               /* TENSOR: a reader over the TensorProto */
+  float *floats;         /* FLOATS, tp_alloc'ed (freed by tp_onnx_model_free) */
+  size_t nfloats;
+  int64_t *ints;         /* INTS, likewise */
+  size_t nints;
+  int used;              /* read by the converter (the rest are rejected) */
+} attr;
+
+typedef struct onode {
+  char *name, *op, *domain;
+  int nin, nout, nattrs;
+  char **in, **out;      /* "" for an absent optional input or output */
+  attr *attrs;
+} onode;
+
+typedef struct vinfo {
+  char *name;
+  int is_tensor, elem, has_shape, ndim;
+  int64_t dims[TP_MAX_DIMS];
+  char *sym;             /* first symbolic dim (dim_param), NULL if none */
+  int too_many_dims;
+} vinfo;
+
+typedef struct oblk oblk; /* an arena block */
+
+/* Strings live in an arena until the load ends; the arrays are tp_alloc'ed
+ * and grown with TP_ARRAY_RESERVE. tp_onnx_model_free releases both. */
+typedef struct omodel {
+  oblk *arena;
+  int64_t opset;         /* the default domain's (ai.onnx) */
+  onode *nodes; int nnodes, capnodes;
+  vinfo *inputs; int ninputs, capinputs;
+  vinfo *outputs; int noutputs, capoutputs;
+  tp_pb *inits; int ninits, capinits; /* readers over the TensorProtos */
+} omodel;
+
+/* Decodes bytes into *md (zeroed by the caller); checks the opset. */
+tp_status tp_onnx_decode(omodel *md, const void *bytes, size_t len);
+void tp_onnx_model_free(omodel *md);
+/* n zeroed bytes that live until tp_onnx_model_free; NULL when out of memory. */
+void *tp_onnx_arena_alloc(omodel *md, size_t n);
+/* A NUL-terminated copy of p[0..n) in the arena. */
+char *tp_onnx_arena_str(omodel *md, const void *p, size_t n);
+
+/* ---- values (import.c) ---- */
+
+/* What an ONNX value is bound to: a graph node, a constant tensor
+ * (initializers and anything computed only from constants, folded at load
+ * time), a scalar literal made by a converter, or nothing (an absent
+ * optional). A constant becomes a get_attr node only when a node uses it. */
+enum { R_NONE, R_NODE, R_CONST, R_SCALAR };
+typedef struct ref {
+  int kind;
+  int node;              /* R_NODE */
+  int c;                 /* R_CONST: index in the constant pool */
+  double s;              /* R_SCALAR */
+  int is_int;
+} ref;
+
+typedef struct entry { char *name; ref r; } entry;
+
+typedef struct imp {
+  omodel md;             /* the decoded model */
+  tp_graph *g;
+  /* constant pool: tensors, and the get_attr node of each (-1: none yet) */
+  tp_tensor **consts; int nconsts, capconsts;
+  int *const_node; int capconst_node;
+  /* name -> ref (open addressing) */
+  entry *tab; int tabcap, tabn;
+  /* inputs bound to values (tp_onnx_load_with) */
+  int nbind; const char *const *bind_names; tp_tensor *const *bind_vals;
+  onode *cur;            /* node being converted (errors) */
+  const char *bad_attr;  /* an attribute read with the wrong type */
+} imp;
+
+static inline ref tp_onnx_scalar(double v) { ref r = {R_SCALAR, 0, 0, v, 0}; return r; }
+static inline ref tp_onnx_none(void) { ref r = {R_NONE, 0, 0, 0, 0}; return r; }
+
+/* Node inputs and outputs. tp_onnx_in gives R_NONE for an absent optional
+ * input; tp_onnx_need_in fails on one. */
+tp_status tp_onnx_in(imp *m, onode *n, int i, ref *out);
+tp_status tp_onnx_need_in(imp *m, onode *n, int i, ref *out);
+static inline int tp_onnx_has_out(const onode *n, int i) { return i < n->nout && *n->out[i]; }
+tp_status tp_onnx_set_out(imp *m, onode *n, int i, ref r);
+
+/* t (owned, contiguous) joins the constant pool. */
+tp_status tp_onnx_add_const(imp *m, tp_tensor *t, ref *out);
+tp_desc tp_onnx_desc(const imp *m, ref r);
+
+/* One op on refs: folded into a constant when no operand is a graph node,
+ * else a call node. The helpers below are the common shapes of it. */
+tp_status tp_onnx_emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, ref *out);
+tp_status tp_onnx_unary(imp *m, tp_op op, ref x, ref *out);
+tp_status tp_onnx_binary(imp *m, tp_op op, ref a, ref b, ref *out);
+tp_status tp_onnx_where(imp *m, ref c, ref a, ref b, ref *out);
+tp_status tp_onnx_reshape(imp *m, ref x, int nd, const int64_t *shape, ref *out);
+/* x itself when it already has dtype d (and is not a scalar literal). */
+tp_status tp_onnx_cast(imp *m, ref x, tp_dtype d, ref *out);
+tp_status tp_onnx_reduce(imp *m, tp_op op, ref x, int n, const int64_t *dims, int keep, ref *out);
+/* A constant of shape sh filled with v. */
+tp_status tp_onnx_full(imp *m, tp_dtype dt, int nd, const int64_t *sh, double v, ref *out);
+tp_status tp_onnx_slice(imp *m, ref x, int64_t dim, int64_t start, int64_t end, int64_t step, ref *out);
+/* Concat of k refs along dim, in chunks of TP_MAX_OPERANDS; args is
+ * overwritten. */
+tp_status tp_onnx_concat(imp *m, int k, ref *args, int64_t dim, ref *out);
+/* Constant padding of x along dim (before/after >= 0) with value v. */
+tp_status tp_onnx_pad_const(imp *m, ref x, int dim, int64_t before, int64_t after, double v, ref *out);
+
+/* ---- attributes and constant operands (node.c) ---- */
+
+/* The attribute `name` when it has the given type (marked used; a wrong
+ * type is recorded in m->bad_attr and reported after the converter). */
+attr *tp_onnx_attr(imp *m, onode *n, const char *name, int type);
+int64_t tp_onnx_attr_int(imp *m, onode *n, const char *name, int64_t def);
+double tp_onnx_attr_float(imp *m, onode *n, const char *name, double def);
+const char *tp_onnx_attr_str(imp *m, onode *n, const char *name, const char *def);
+/* Marks an attribute used without reading it (one with no effect here). */
+void tp_onnx_attr_ignore(onode *n, const char *name);
+/* INTS attribute of exactly `want` values into v (def everywhere if absent). */
+tp_status tp_onnx_attr_ints(imp *m, onode *n, const char *name, int64_t *v, int want, int64_t def);
+/* A constant int list (0-d or 1-d int32/int64) of at most max values. */
+tp_status tp_onnx_const_ints(imp *m, ref r, const char *what, int64_t *v, int max, int *nv);
+tp_status tp_onnx_const_scalar(imp *m, ref r, const char *what, double *v);
+/* axis in [-nd, nd) -> [0, nd). */
+tp_status tp_onnx_axis(int64_t axis, int nd, const char *what, int64_t *out);
+/* axes from input `input` (opset 13+) or the attribute (older);
+ * *present = 0: neither. */
+tp_status tp_onnx_axes(imp *m, onode *n, int input, int64_t *axes, int *nax, int *present);
+
+/* ---- converters (onnx_*.c, listed in onnx_ops.def) ---- */
+
+/* A converter reads node n's inputs and attributes, emits ops and binds
+ * every output it supports with tp_onnx_set_out. arg is the table row's
+ * last column (the tp_op it emits, or a variant below). Errors need not
+ * name the node: the dispatcher adds "onnx: node 'name' (OpType)". */
+typedef tp_status (*tp_onnx_converter)(imp *m, onode *n, int arg);
+
+/* cv_act variants (onnx_nn.c) */
+enum { ACT_LEAKY, ACT_ELU, ACT_SELU, ACT_HSIG, ACT_HSWISH, ACT_SOFTPLUS };
+/* cv_reduce variants besides a reduction tp_op (onnx_reduce.c) */
+enum { TP_ONNX_REDUCE_L2 = -1, TP_ONNX_REDUCE_PROD = -2 };
+
+#define TP_ONNX_OP(op_type, min_opset, max_opset, converter, arg) \
+  tp_status tp_onnx_##converter(imp *m, onode *n, int arg_);
+#include "onnx_ops.def"
+#undef TP_ONNX_OP
+
+#endif

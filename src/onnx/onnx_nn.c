@@ -1,0 +1,244 @@
+/* onnx_nn.c - neural-network layer converters: MatMul, Gemm, Softmax,
+ * LayerNormalization, BatchNormalization, the composed activations and
+ * Dropout (rows in onnx_ops.def). Convolution and pooling are in
+ * onnx_conv.c. */
+#include "import.h"
+
+tp_status tp_onnx_cv_matmul(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref a, b, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &a));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &b));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MATMUL, a, b, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+static tp_status transpose2(imp *m, ref x, ref *out) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = 0;
+  at.dim1 = 1;
+  return tp_onnx_emit(m, TP_OP_TRANSPOSE, 1, &x, &at, out);
+}
+
+tp_status tp_onnx_cv_gemm(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref a, b, c, y;
+  double alpha = tp_onnx_attr_float(m, n, "alpha", 1.0), beta = tp_onnx_attr_float(m, n, "beta", 1.0);
+  int ta = (int)tp_onnx_attr_int(m, n, "transA", 0), tb = (int)tp_onnx_attr_int(m, n, "transB", 0);
+  TP_TRY(tp_onnx_need_in(m, n, 0, &a));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &b));
+  TP_TRY(tp_onnx_in(m, n, 2, &c));
+  if (tp_onnx_desc(m, a).ndim != 2 || tp_onnx_desc(m, b).ndim != 2)
+    return tp_fail(TP_ERR_INVALID_ARG, "A and B must be 2-d");
+  if (ta) TP_TRY(transpose2(m, a, &a));
+  /* linear wants w = [N, K]: B^T, folded when B is a constant */
+  tp_desc dc = tp_onnx_desc(m, c);
+  int64_t N = tp_onnx_desc(m, b).shape[tb ? 0 : 1];
+  int bias_ok = c.kind != R_NONE && beta == 1.0 && dc.ndim == 1 && dc.shape[0] == N;
+  if ((tb || b.kind == R_CONST) && tp_onnx_desc(m, a).dtype == TP_F32) {
+    ref w = b;
+    if (!tb) TP_TRY(transpose2(m, b, &w));
+    ref args[3] = {a, w, alpha == 1.0 && bias_ok ? c : tp_onnx_none()};
+    TP_TRY(tp_onnx_emit(m, TP_OP_LINEAR, 3, args, NULL, &y));
+    if (alpha != 1.0) TP_TRY(tp_onnx_binary(m, TP_OP_MUL, y, tp_onnx_scalar(alpha), &y));
+    if (!(alpha == 1.0 && bias_ok)) bias_ok = 0;
+    else c = tp_onnx_none();
+  } else {
+    if (tb) TP_TRY(transpose2(m, b, &b));
+    TP_TRY(tp_onnx_binary(m, TP_OP_MATMUL, a, b, &y));
+    if (alpha != 1.0) TP_TRY(tp_onnx_binary(m, TP_OP_MUL, y, tp_onnx_scalar(alpha), &y));
+  }
+  if (c.kind != R_NONE) {
+    if (beta != 1.0) TP_TRY(tp_onnx_binary(m, TP_OP_MUL, c, tp_onnx_scalar(beta), &c));
+    TP_TRY(tp_onnx_binary(m, TP_OP_ADD, y, c, &y));
+  }
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_softmax(imp *m, onode *n, int op) {
+  ref x, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  int64_t axis;
+  if (m->md.opset < 13) { /* opset < 13: coerce to 2-D [prod(:axis), prod(axis:)] */
+    TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", 1), d.ndim ? d.ndim : 1, "axis", &axis));
+    int64_t s2[2] = {1, 1};
+    for (int i = 0; i < d.ndim; i++) s2[i >= axis] *= d.shape[i];
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.dim = 1;
+    TP_TRY(tp_onnx_reshape(m, x, 2, s2, &y));
+    TP_TRY(tp_onnx_emit(m, (tp_op)op, 1, &y, &at, &y));
+    TP_TRY(tp_onnx_reshape(m, y, d.ndim, d.shape, &y));
+    return tp_onnx_set_out(m, n, 0, y);
+  }
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", -1), d.ndim ? d.ndim : 1, "axis", &axis));
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = axis;
+  TP_TRY(tp_onnx_emit(m, (tp_op)op, 1, &x, &at, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_layernorm(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, sc, bi, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &sc));
+  TP_TRY(tp_onnx_in(m, n, 2, &bi));
+  tp_desc d = tp_onnx_desc(m, x);
+  int64_t axis;
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", -1), d.ndim, "axis", &axis));
+  double eps = tp_onnx_attr_float(m, n, "epsilon", 1e-5);
+  if (tp_onnx_attr_int(m, n, "stash_type", 1) != 1)
+    return tp_fail(TP_ERR_UNSUPPORTED, "stash_type other than 1 (float) is not supported");
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = d.ndim - (int)axis;
+  memcpy(at.ints, d.shape + axis, sizeof(int64_t) * (size_t)at.nints);
+  at.eps = (float)eps;
+  tp_desc ns;
+  memset(&ns, 0, sizeof ns);
+  ns.dtype = TP_F32;
+  ns.ndim = at.nints;
+  memcpy(ns.shape, at.ints, sizeof(int64_t) * (size_t)at.nints);
+  tp_desc ds = tp_onnx_desc(m, sc), db = tp_onnx_desc(m, bi);
+  int sc_in = tp_desc_equal(&ds, &ns), bi_in = bi.kind == R_NONE || (sc_in && tp_desc_equal(&db, &ns));
+  ref args[3] = {x, sc_in ? sc : tp_onnx_none(), bi_in ? bi : tp_onnx_none()};
+  TP_TRY(tp_onnx_emit(m, TP_OP_LAYER_NORM, 3, args, &at, &y));
+  if (!sc_in) TP_TRY(tp_onnx_binary(m, TP_OP_MUL, y, sc, &y));
+  if (!bi_in) TP_TRY(tp_onnx_binary(m, TP_OP_ADD, y, bi, &y));
+  TP_TRY(tp_onnx_set_out(m, n, 0, y));
+  if (tp_onnx_has_out(n, 1) || tp_onnx_has_out(n, 2)) {
+    int64_t dims[TP_MAX_DIMS];
+    ref mean, dev, var, inv;
+    for (int i = 0; i < at.nints; i++) dims[i] = axis + i;
+    TP_TRY(tp_onnx_reduce(m, TP_OP_MEAN, x, at.nints, dims, 1, &mean));
+    TP_TRY(tp_onnx_binary(m, TP_OP_SUB, x, mean, &dev));
+    TP_TRY(tp_onnx_binary(m, TP_OP_MUL, dev, dev, &dev));
+    TP_TRY(tp_onnx_reduce(m, TP_OP_MEAN, dev, at.nints, dims, 1, &var));
+    TP_TRY(tp_onnx_binary(m, TP_OP_ADD, var, tp_onnx_scalar((float)eps), &var));
+    TP_TRY(tp_onnx_unary(m, TP_OP_RSQRT, var, &inv));
+    TP_TRY(tp_onnx_set_out(m, n, 1, mean));
+    TP_TRY(tp_onnx_set_out(m, n, 2, inv));
+  }
+  return TP_OK;
+}
+
+tp_status tp_onnx_cv_batchnorm(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, sc, b, mean, var, a, c, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &sc));
+  TP_TRY(tp_onnx_need_in(m, n, 2, &b));
+  TP_TRY(tp_onnx_need_in(m, n, 3, &mean));
+  TP_TRY(tp_onnx_need_in(m, n, 4, &var));
+  double eps = tp_onnx_attr_float(m, n, "epsilon", 1e-5);
+  tp_onnx_attr_ignore(n, "momentum");
+  if (tp_onnx_attr_int(m, n, "training_mode", 0) != 0)
+    return tp_fail(TP_ERR_UNSUPPORTED, "training_mode=1 is not supported (inference only)");
+  if (tp_onnx_attr_int(m, n, "spatial", 1) != 1) return tp_fail(TP_ERR_UNSUPPORTED, "spatial=0 is not supported");
+  tp_onnx_attr_ignore(n, "is_test");
+  if (tp_onnx_has_out(n, 1) || tp_onnx_has_out(n, 2) || tp_onnx_has_out(n, 3) || tp_onnx_has_out(n, 4))
+    return tp_fail(TP_ERR_UNSUPPORTED, "only the Y output (inference) is supported");
+  tp_desc dx = tp_onnx_desc(m, x);
+  if (dx.ndim < 2) return tp_fail(TP_ERR_INVALID_ARG, "input X must have rank >= 2, got %d", dx.ndim);
+  if (dx.dtype != TP_F32) return tp_fail(TP_ERR_UNSUPPORTED, "only float32 input is supported");
+  int64_t C = dx.shape[1];
+  ref ps[4] = {sc, b, mean, var};
+  static const char *const nm[4] = {"scale", "B", "input_mean", "input_var"};
+  for (int i = 0; i < 4; i++) {
+    tp_desc d = tp_onnx_desc(m, ps[i]);
+    if (d.ndim != 1 || d.shape[0] != C)
+      return tp_fail(TP_ERR_INVALID_ARG, "%s must have shape [%lld] (the channel count)", nm[i], (long long)C);
+  }
+  int64_t sh[TP_MAX_DIMS];
+  sh[0] = C;
+  for (int i = 1; i < dx.ndim - 1; i++) sh[i] = 1;
+  TP_TRY(tp_onnx_binary(m, TP_OP_ADD, var, tp_onnx_scalar(eps), &a));
+  TP_TRY(tp_onnx_unary(m, TP_OP_RSQRT, a, &a));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, a, sc, &a)); /* scale / sqrt(var + eps) */
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, mean, a, &c));
+  TP_TRY(tp_onnx_binary(m, TP_OP_SUB, b, c, &c)); /* B - mean * a */
+  TP_TRY(tp_onnx_reshape(m, a, dx.ndim - 1, sh, &a));
+  TP_TRY(tp_onnx_reshape(m, c, dx.ndim - 1, sh, &c));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, a, &y));
+  TP_TRY(tp_onnx_binary(m, TP_OP_ADD, y, c, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* Activations composed from where/exp/mul. */
+tp_status tp_onnx_cv_act(imp *m, onode *n, int kind) {
+  ref x, y, c, t;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  if (tp_onnx_desc(m, x).dtype != TP_F32) return tp_fail(TP_ERR_INVALID_ARG, "input must be float32");
+  switch (kind) {
+    case ACT_LEAKY: {
+      double alpha = tp_onnx_attr_float(m, n, "alpha", 0.01);
+      TP_TRY(tp_onnx_binary(m, TP_OP_LT, x, tp_onnx_scalar(0), &c));
+      TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, tp_onnx_scalar((float)alpha), &t));
+      TP_TRY(tp_onnx_where(m, c, t, x, &y));
+      break;
+    }
+    case ACT_ELU: case ACT_SELU: {
+      double alpha = tp_onnx_attr_float(m, n, "alpha", kind == ACT_ELU ? 1.0 : 1.67326319217681884765625);
+      double gamma = kind == ACT_SELU ? tp_onnx_attr_float(m, n, "gamma", 1.05070102214813232421875) : 1.0;
+      TP_TRY(tp_onnx_binary(m, kind == ACT_ELU ? TP_OP_LT : TP_OP_GT, x, tp_onnx_scalar(0), &c));
+      TP_TRY(tp_onnx_unary(m, TP_OP_EXP, x, &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_SUB, t, tp_onnx_scalar(1), &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_MUL, t, tp_onnx_scalar((float)alpha), &t));
+      if (kind == ACT_ELU) TP_TRY(tp_onnx_where(m, c, t, x, &y));
+      else {
+        TP_TRY(tp_onnx_where(m, c, x, t, &y));
+        TP_TRY(tp_onnx_binary(m, TP_OP_MUL, y, tp_onnx_scalar((float)gamma), &y));
+      }
+      break;
+    }
+    case ACT_HSIG: case ACT_HSWISH: {
+      double alpha = kind == ACT_HSIG ? tp_onnx_attr_float(m, n, "alpha", 0.2) : 1.0 / 6;
+      double beta = kind == ACT_HSIG ? tp_onnx_attr_float(m, n, "beta", 0.5) : 0.5;
+      TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, tp_onnx_scalar((float)alpha), &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_ADD, t, tp_onnx_scalar((float)beta), &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_LT, t, tp_onnx_scalar(0), &c));
+      TP_TRY(tp_onnx_where(m, c, tp_onnx_scalar(0), t, &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_GT, t, tp_onnx_scalar(1), &c));
+      TP_TRY(tp_onnx_where(m, c, tp_onnx_scalar(1), t, &y));
+      if (kind == ACT_HSWISH) TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, y, &y));
+      break;
+    }
+    default: { /* softplus: log(exp(x) + 1), x itself above 30 */
+      TP_TRY(tp_onnx_unary(m, TP_OP_EXP, x, &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_ADD, t, tp_onnx_scalar(1), &t));
+      TP_TRY(tp_onnx_unary(m, TP_OP_LOG, t, &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_GT, x, tp_onnx_scalar(30), &c));
+      TP_TRY(tp_onnx_where(m, c, x, t, &y));
+      break;
+    }
+  }
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_dropout(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, tm;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_in(m, n, 2, &tm));
+  tp_onnx_attr_ignore(n, "seed");
+  tp_onnx_attr_ignore(n, "ratio");
+  if (tm.kind != R_NONE) {
+    double v;
+    TP_TRY(tp_onnx_const_scalar(m, tm, "training_mode", &v));
+    if (v != 0) return tp_fail(TP_ERR_UNSUPPORTED, "training_mode=true is not supported (inference only)");
+  }
+  TP_TRY(tp_onnx_set_out(m, n, 0, x));
+  if (tp_onnx_has_out(n, 1)) {
+    tp_desc d = tp_onnx_desc(m, x);
+    tp_tensor *t;
+    ref r;
+    TP_TRY(tp_ones(TP_BOOL, d.ndim, d.shape, &t));
+    TP_TRY(tp_onnx_add_const(m, t, &r));
+    TP_TRY(tp_onnx_set_out(m, n, 1, r));
+  }
+  return TP_OK;
+}

@@ -1,0 +1,436 @@
+/* onnx_shape.c - shape and data-movement converters: Reshape, Flatten,
+ * Transpose, (Un)squeeze, Concat, Slice, Split, Tile, Expand, Pad, Gather,
+ * Shape and Size (rows in onnx_ops.def). Shapes are fixed at load time, so
+ * shape inputs must be constants; a step, index or pad that no op takes
+ * becomes one slice per element, concatenated. */
+#include "import.h"
+
+tp_status tp_onnx_cv_reshape(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, s, y;
+  int64_t sh[TP_MAX_DIMS];
+  int ns;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &s));
+  TP_TRY(tp_onnx_const_ints(m, s, "the shape input", sh, TP_MAX_DIMS, &ns));
+  int allowzero = (int)tp_onnx_attr_int(m, n, "allowzero", 0);
+  tp_desc d = tp_onnx_desc(m, x);
+  for (int i = 0; i < ns; i++)
+    if (sh[i] == 0 && !allowzero) {
+      if (i >= d.ndim) return tp_fail(TP_ERR_INVALID_ARG, "shape[%d] = 0 copies a dim the input does not have", i);
+      sh[i] = d.shape[i];
+    }
+  TP_TRY(tp_onnx_reshape(m, x, ns, sh, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_flatten(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  int64_t axis = tp_onnx_attr_int(m, n, "axis", 1), sh[2] = {1, 1};
+  if (axis < -d.ndim || axis > d.ndim)
+    return tp_fail(TP_ERR_INVALID_ARG, "axis %lld is out of range for rank %d", (long long)axis, d.ndim);
+  if (axis < 0) axis += d.ndim;
+  for (int i = 0; i < d.ndim; i++) sh[i < axis ? 0 : 1] *= d.shape[i];
+  TP_TRY(tp_onnx_reshape(m, x, 2, sh, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_transpose(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  tp_attrs at;
+  tp_attrs_init(&at);
+  attr *p = tp_onnx_attr(m, n, "perm", A_INTS);
+  at.nints = d.ndim;
+  if (p && (int)p->nints != d.ndim)
+    return tp_fail(TP_ERR_INVALID_ARG, "perm has %zu entries for rank %d", p->nints, d.ndim);
+  for (int i = 0; i < d.ndim; i++) at.ints[i] = p ? p->ints[i] : d.ndim - 1 - i;
+  TP_TRY(tp_onnx_emit(m, TP_OP_PERMUTE, 1, &x, &at, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_unsqueeze(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, y;
+  int64_t axes[TP_MAX_DIMS], sh[TP_MAX_DIMS];
+  int nax, present, mark[TP_MAX_DIMS] = {0};
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_axes(m, n, 1, axes, &nax, &present));
+  tp_desc d = tp_onnx_desc(m, x);
+  int r = d.ndim + nax;
+  if (!present || r > TP_MAX_DIMS) return tp_fail(TP_ERR_INVALID_ARG, "needs axes (output rank %d)", r);
+  for (int i = 0; i < nax; i++) {
+    int64_t a;
+    TP_TRY(tp_onnx_axis(axes[i], r, "axis", &a));
+    if (mark[a]) return tp_fail(TP_ERR_INVALID_ARG, "axis %lld repeats", (long long)axes[i]);
+    mark[a] = 1;
+  }
+  for (int i = 0, k = 0; i < r; i++) sh[i] = mark[i] ? 1 : d.shape[k++];
+  TP_TRY(tp_onnx_reshape(m, x, r, sh, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_squeeze(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, y;
+  int64_t axes[TP_MAX_DIMS], sh[TP_MAX_DIMS];
+  int nax, present, mark[TP_MAX_DIMS] = {0}, r = 0;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_axes(m, n, 1, axes, &nax, &present));
+  tp_desc d = tp_onnx_desc(m, x);
+  for (int i = 0; i < nax; i++) {
+    int64_t a;
+    TP_TRY(tp_onnx_axis(axes[i], d.ndim, "axis", &a));
+    if (d.shape[a] != 1) return tp_fail(TP_ERR_INVALID_ARG, "cannot squeeze axis %lld of size %lld", (long long)axes[i], (long long)d.shape[a]);
+    mark[a] = 1;
+  }
+  for (int i = 0; i < d.ndim; i++)
+    if (!(present ? mark[i] : d.shape[i] == 1)) sh[r++] = d.shape[i];
+  TP_TRY(tp_onnx_reshape(m, x, r, sh, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_concat(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref args[TP_MAX_OPERANDS], y;
+  int k = 0;
+  if (n->nin > TP_MAX_OPERANDS) return tp_fail(TP_ERR_UNSUPPORTED, "more than %d inputs", TP_MAX_OPERANDS);
+  for (int i = 0; i < n->nin; i++) {
+    TP_TRY(tp_onnx_need_in(m, n, i, &args[k]));
+    if (tp_shape_numel(tp_onnx_desc(m, args[k]).ndim, tp_onnx_desc(m, args[k]).shape) > 0 || n->nin == 1) k++;
+  }
+  if (!k) TP_TRY(tp_onnx_need_in(m, n, 0, &args[k++])); /* all empty */
+  tp_desc d = tp_onnx_desc(m, args[0]);
+  tp_attrs at;
+  tp_attrs_init(&at);
+  int64_t axis;
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", 0), d.ndim, "axis", &axis));
+  at.dim = axis;
+  if (k == 1) y = args[0];
+  else TP_TRY(tp_onnx_emit(m, TP_OP_CONCAT, k, args, &at, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_slice(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, r1, r2, r3, r4, y;
+  int64_t st[TP_MAX_DIMS], en[TP_MAX_DIMS], ax[TP_MAX_DIMS], sp[TP_MAX_DIMS];
+  int ns, ne, na, nsp;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  if (m->md.opset < 10) { /* opset 1..9: starts, ends, axes are attributes */
+    attr *as_ = tp_onnx_attr(m, n, "starts", A_INTS), *ae = tp_onnx_attr(m, n, "ends", A_INTS), *aa = tp_onnx_attr(m, n, "axes", A_INTS);
+    if (!as_ || !ae) return tp_fail(TP_ERR_INVALID_ARG, "attributes starts and ends are required (opset < 10)");
+    if (as_->nints > TP_MAX_DIMS || as_->nints != ae->nints || (aa && aa->nints != as_->nints))
+      return tp_fail(TP_ERR_INVALID_ARG, "starts, ends and axes differ in length (or have more than %d values)", TP_MAX_DIMS);
+    ns = ne = na = nsp = (int)as_->nints;
+    for (int i = 0; i < ns; i++)
+      st[i] = as_->ints[i], en[i] = ae->ints[i], ax[i] = aa ? aa->ints[i] : i, sp[i] = 1;
+  } else {
+  TP_TRY(tp_onnx_need_in(m, n, 1, &r1));
+  TP_TRY(tp_onnx_need_in(m, n, 2, &r2));
+  TP_TRY(tp_onnx_in(m, n, 3, &r3));
+  TP_TRY(tp_onnx_in(m, n, 4, &r4));
+  TP_TRY(tp_onnx_const_ints(m, r1, "starts", st, TP_MAX_DIMS, &ns));
+  TP_TRY(tp_onnx_const_ints(m, r2, "ends", en, TP_MAX_DIMS, &ne));
+  if (ns != ne) return tp_fail(TP_ERR_INVALID_ARG, "starts and ends differ in length");
+  if (r3.kind != R_NONE) TP_TRY(tp_onnx_const_ints(m, r3, "axes", ax, TP_MAX_DIMS, &na));
+  else for (na = 0; na < ns; na++) ax[na] = na;
+  if (r4.kind != R_NONE) TP_TRY(tp_onnx_const_ints(m, r4, "steps", sp, TP_MAX_DIMS, &nsp));
+  else for (nsp = 0; nsp < ns; nsp++) sp[nsp] = 1;
+  }
+  if (na != ns || nsp != ns) return tp_fail(TP_ERR_INVALID_ARG, "starts, axes and steps differ in length");
+  y = x;
+  for (int i = 0; i < ns; i++) {
+    int64_t a;
+    TP_TRY(tp_onnx_axis(ax[i], d.ndim, "axis", &a));
+    if (sp[i] == 0) return tp_fail(TP_ERR_INVALID_ARG, "step 0 on axis %lld", (long long)ax[i]);
+    if (sp[i] < 0) { /* negative step: one slice per element, concatenated */
+      int64_t len = tp_onnx_desc(m, y).shape[a], b = st[i], e = en[i];
+      if (b < 0) b += len;
+      if (e < 0) e += len;
+      b = b < -1 ? -1 : b > len - 1 ? len - 1 : b;
+      e = e < -1 ? -1 : e > len - 1 ? len - 1 : e;
+      int64_t cnt = b > e ? (b - e - 1) / -sp[i] + 1 : 0;
+      if (cnt > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "a negative-step slice of %lld elements (at most 4096)", (long long)cnt);
+      if (cnt == 0) {
+        TP_TRY(tp_onnx_slice(m, y, a, 0, 0, 1, &y));
+        continue;
+      }
+      ref *parts = tp_alloc(sizeof(ref) * (size_t)cnt);
+      if (!parts) return TP_ERR_OUT_OF_MEMORY;
+      tp_status s2 = TP_OK;
+      for (int64_t k = 0; k < cnt && !s2; k++) s2 = tp_onnx_slice(m, y, a, b + k * sp[i], b + k * sp[i] + 1, 1, &parts[k]);
+      if (!s2) s2 = tp_onnx_concat(m, (int)cnt, parts, a, &y);
+      tp_free(parts);
+      TP_TRY(s2);
+      continue;
+    }
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.dim = a;
+    at.start = st[i];
+    at.end = en[i];
+    at.step = sp[i];
+    TP_TRY(tp_onnx_emit(m, TP_OP_SLICE, 1, &y, &at, &y));
+  }
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_split(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, r1, y;
+  int64_t sp[TP_MAX_OPERANDS]; /* one output per split */
+  int nsp = 0, nout = n->nout;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_in(m, n, 1, &r1));
+  tp_desc d = tp_onnx_desc(m, x);
+  int64_t axis;
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", 0), d.ndim, "axis", &axis));
+  attr *sa = tp_onnx_attr(m, n, "split", A_INTS);
+  int64_t num = tp_onnx_attr_int(m, n, "num_outputs", 0);
+  if (nout < 1 || nout > TP_MAX_OPERANDS)
+    return tp_fail(TP_ERR_UNSUPPORTED, "%d outputs (1..%d are supported)", nout, TP_MAX_OPERANDS);
+  if (r1.kind != R_NONE) {
+    TP_TRY(tp_onnx_const_ints(m, r1, "the split input", sp, TP_MAX_OPERANDS, &nsp));
+  } else if (sa) {
+    if (sa->nints > TP_MAX_OPERANDS) return tp_fail(TP_ERR_UNSUPPORTED, "more than %d splits", TP_MAX_OPERANDS);
+    nsp = (int)sa->nints;
+    if (nsp) memcpy(sp, sa->ints, sizeof(int64_t) * (size_t)nsp);
+  } else {
+    int64_t k = num ? num : nout, len = d.shape[axis];
+    if (k != nout) return tp_fail(TP_ERR_INVALID_ARG, "num_outputs %lld differs from the %d outputs", (long long)k, nout);
+    int64_t chunk = (len + k - 1) / k;
+    if (!num && len % k)
+      return tp_fail(TP_ERR_INVALID_ARG, "axis size %lld cannot be split evenly into %d outputs", (long long)len, nout);
+    for (int i = 0; i < nout; i++) {
+      int64_t b = i * chunk, e = b + chunk > len ? len : b + chunk;
+      sp[nsp++] = e > b ? e - b : 0;
+    }
+  }
+  if (nsp != nout) return tp_fail(TP_ERR_INVALID_ARG, "split has %d values for %d outputs", nsp, nout);
+  int64_t tot = 0;
+  for (int i = 0; i < nsp; i++) {
+    if (sp[i] < 0) return tp_fail(TP_ERR_INVALID_ARG, "split sizes must be >= 0");
+    tot += sp[i];
+  }
+  if (tot != d.shape[axis])
+    return tp_fail(TP_ERR_INVALID_ARG, "split sizes add up to %lld, the axis has %lld", (long long)tot, (long long)d.shape[axis]);
+  int64_t off = 0;
+  for (int i = 0; i < nsp; i++) {
+    TP_TRY(tp_onnx_slice(m, x, axis, off, off + sp[i], 1, &y));
+    TP_TRY(tp_onnx_set_out(m, n, i, y));
+    off += sp[i];
+  }
+  return TP_OK;
+}
+
+tp_status tp_onnx_cv_tile(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, r1, y;
+  int64_t rep[TP_MAX_DIMS];
+  int nr;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &r1));
+  TP_TRY(tp_onnx_const_ints(m, r1, "repeats", rep, TP_MAX_DIMS, &nr));
+  tp_desc d = tp_onnx_desc(m, x);
+  if (nr != d.ndim) return tp_fail(TP_ERR_INVALID_ARG, "repeats has %d values, the input rank is %d", nr, d.ndim);
+  y = x;
+  for (int a = 0; a < nr; a++) {
+    if (rep[a] < 0 || rep[a] > 4096) return tp_fail(TP_ERR_INVALID_ARG, "repeats[%d] = %lld is out of range (0..4096)", a, (long long)rep[a]);
+    if (rep[a] == 0) {
+      TP_TRY(tp_onnx_slice(m, y, a, 0, 0, 1, &y));
+      continue;
+    }
+    ref *parts = tp_alloc(sizeof(ref) * (size_t)rep[a]);
+    if (!parts) return TP_ERR_OUT_OF_MEMORY;
+    for (int64_t i = 0; i < rep[a]; i++) parts[i] = y;
+    tp_status s = tp_onnx_concat(m, (int)rep[a], parts, a, &y);
+    tp_free(parts);
+    TP_TRY(s);
+  }
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_expand(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, r1, t, y;
+  int64_t sh[TP_MAX_DIMS];
+  int ns;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &r1));
+  TP_TRY(tp_onnx_const_ints(m, r1, "shape", sh, TP_MAX_DIMS, &ns));
+  for (int i = 0; i < ns; i++)
+    if (sh[i] < 0) return tp_fail(TP_ERR_INVALID_ARG, "shape[%d] = %lld is negative", i, (long long)sh[i]);
+  TP_TRY(tp_onnx_full(m, TP_BOOL, ns, sh, 1.0, &t));
+  TP_TRY(tp_onnx_where(m, t, x, x, &y)); /* broadcasts x against shape */
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_pad(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, rp, rc, ra, y;
+  int64_t pads[2 * TP_MAX_DIMS], axes[TP_MAX_DIMS];
+  int np = 0, na = 0;
+  double cval = 0;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  const char *mode = tp_onnx_attr_str(m, n, "mode", "constant");
+  if (m->md.opset < 11) {
+    attr *pa = tp_onnx_attr(m, n, "pads", A_INTS);
+    if (!pa || pa->nints > 2 * TP_MAX_DIMS) return tp_fail(TP_ERR_INVALID_ARG, "attribute pads is required");
+    np = (int)pa->nints;
+    if (np) memcpy(pads, pa->ints, sizeof(int64_t) * (size_t)np);
+    cval = tp_onnx_attr_float(m, n, "value", 0);
+  } else {
+    TP_TRY(tp_onnx_need_in(m, n, 1, &rp));
+    TP_TRY(tp_onnx_const_ints(m, rp, "pads", pads, 2 * TP_MAX_DIMS, &np));
+    TP_TRY(tp_onnx_in(m, n, 2, &rc));
+    if (rc.kind != R_NONE) TP_TRY(tp_onnx_const_scalar(m, rc, "constant_value", &cval));
+    TP_TRY(tp_onnx_in(m, n, 3, &ra));
+    if (ra.kind != R_NONE) TP_TRY(tp_onnx_const_ints(m, ra, "axes", axes, TP_MAX_DIMS, &na));
+  }
+  if (!na) for (na = 0; na < d.ndim; na++) axes[na] = na;
+  if (np != 2 * na) return tp_fail(TP_ERR_INVALID_ARG, "pads has %d values, expected %d", np, 2 * na);
+  int md = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "reflect") ? 1 : !strcmp(mode, "edge") ? 2
+         : !strcmp(mode, "wrap") ? 3 : -1;
+  if (md < 0) return tp_fail(TP_ERR_UNSUPPORTED, "mode '%s' is not supported (constant, reflect, edge, wrap are)", mode);
+  y = x;
+  for (int i = 0; i < na; i++) {
+    int64_t a;
+    TP_TRY(tp_onnx_axis(axes[i], d.ndim, "axis", &a));
+    int64_t b = pads[i], e = pads[i + na];
+    /* negative pads crop */
+    if (b < 0 || e < 0) {
+      int64_t len = tp_onnx_desc(m, y).shape[a];
+      TP_TRY(tp_onnx_slice(m, y, a, b < 0 ? -b : 0, e < 0 ? len + e : len, 1, &y));
+      if (b < 0) b = 0;
+      if (e < 0) e = 0;
+    }
+    if (!b && !e) continue;
+    int64_t len = tp_onnx_desc(m, y).shape[a];
+    if (md == 0) {
+      TP_TRY(tp_onnx_pad_const(m, y, (int)a, b, e, cval, &y));
+      continue;
+    }
+    if (len == 0 || (md == 1 && (b >= len || e >= len)) || (md == 3 && (b > len || e > len)))
+      return tp_fail(TP_ERR_INVALID_ARG, "%s padding of %lld/%lld does not fit axis %lld of size %lld", mode,
+                     (long long)b, (long long)e, (long long)a, (long long)len);
+    if (b + e + 1 > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "padding too large");
+    ref *parts = tp_alloc(sizeof(ref) * (size_t)(b + e + 1));
+    if (!parts) return TP_ERR_OUT_OF_MEMORY;
+    int k = 0;
+    tp_status s = TP_OK;
+    for (int64_t j = b; j >= 1 && !s; j--) {
+      int64_t src = md == 1 ? j : md == 3 ? len - j : 0;
+      s = tp_onnx_slice(m, y, a, src, src + 1, 1, &parts[k++]);
+    }
+    parts[k++] = y;
+    for (int64_t j = 1; j <= e && !s; j++) {
+      int64_t src = md == 1 ? len - 1 - j : md == 3 ? j - 1 : len - 1;
+      s = tp_onnx_slice(m, y, a, src, src + 1, 1, &parts[k++]);
+    }
+    if (!s) s = tp_onnx_concat(m, k, parts, a, &y);
+    tp_free(parts);
+    TP_TRY(s);
+  }
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+tp_status tp_onnx_cv_shape(imp *m, onode *n, int size) {
+  ref x, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  tp_tensor *t;
+  if (size) {
+    int64_t v = tp_shape_numel(d.ndim, d.shape);
+    TP_TRY(tp_tensor_new(TP_I64, 0, NULL, &v, &t));
+  } else {
+    int64_t s = tp_onnx_attr_int(m, n, "start", 0), e = tp_onnx_attr_int(m, n, "end", d.ndim);
+    if (s < 0) s += d.ndim;
+    if (e < 0) e += d.ndim;
+    s = s < 0 ? 0 : s > d.ndim ? d.ndim : s;
+    e = e < 0 ? 0 : e > d.ndim ? d.ndim : e;
+    int64_t len = e > s ? e - s : 0;
+    TP_TRY(tp_tensor_new(TP_I64, 1, &len, d.shape + s, &t));
+  }
+  TP_TRY(tp_onnx_add_const(m, t, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* Gather with constant indices on any data: one slice per index. */
+static tp_status gather_data(imp *m, onode *n, ref x, ref ix) {
+  if (ix.kind != R_CONST)
+    return tp_fail(TP_ERR_UNSUPPORTED, "Gather indices must be a constant (computed only from initializers and shapes)");
+  tp_tensor *it = m->consts[ix.c];
+  tp_desc d = tp_onnx_desc(m, x);
+  if (d.ndim < 1) return tp_fail(TP_ERR_INVALID_ARG, "data must have rank >= 1");
+  int64_t axis;
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", 0), d.ndim, "axis", &axis));
+  if (it->dtype != TP_I64 && it->dtype != TP_I32) return tp_fail(TP_ERR_INVALID_ARG, "indices must be int");
+  int nd = d.ndim - 1 + it->ndim;
+  if (nd > TP_MAX_DIMS) return tp_fail(TP_ERR_UNSUPPORTED, "result rank %d", nd);
+  int64_t ni = tp_tensor_numel(it), dim = d.shape[axis];
+  if (ni < 1 || ni > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "%lld indices (1..4096 are supported)", (long long)ni);
+  ref *parts = tp_alloc(sizeof(ref) * (size_t)ni), y;
+  if (!parts) return TP_ERR_OUT_OF_MEMORY;
+  tp_status s = TP_OK;
+  for (int64_t j = 0; j < ni && !s; j++) {
+    int64_t v = (int64_t)tp_tensor_get_f64(it, j);
+    if (v < 0) v += dim;
+    if (v < 0 || v >= dim)
+      s = tp_fail(TP_ERR_INVALID_ARG, "index %lld is out of range for size %lld", (long long)v, (long long)dim);
+    else s = tp_onnx_slice(m, x, axis, v, v + 1, 1, &parts[j]);
+  }
+  if (!s) s = tp_onnx_concat(m, (int)ni, parts, axis, &y);
+  tp_free(parts);
+  TP_TRY(s);
+  int64_t sh[TP_MAX_DIMS];
+  int k = 0;
+  for (int i = 0; i < axis; i++) sh[k++] = d.shape[i];
+  for (int i = 0; i < it->ndim; i++) sh[k++] = it->shape[i];
+  for (int i = (int)axis + 1; i < d.ndim; i++) sh[k++] = d.shape[i];
+  TP_TRY(tp_onnx_reshape(m, y, nd, sh, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* Gather: computed at load time when data and indices are constants (shape
+ * arithmetic), else gather_data. */
+tp_status tp_onnx_cv_gather(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, ix, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &ix));
+  if (x.kind != R_CONST || ix.kind != R_CONST) return gather_data(m, n, x, ix);
+  tp_tensor *t = m->consts[x.c], *it = m->consts[ix.c], *o;
+  int64_t axis;
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", 0), t->ndim, "axis", &axis));
+  if (it->dtype != TP_I64 && it->dtype != TP_I32) return tp_fail(TP_ERR_INVALID_ARG, "indices must be int");
+  int nd = t->ndim - 1 + it->ndim;
+  if (nd > TP_MAX_DIMS) return tp_fail(TP_ERR_UNSUPPORTED, "result rank %d", nd);
+  int64_t sh[TP_MAX_DIMS], outer = 1, inner = 1, ni = tp_tensor_numel(it), dim = t->shape[axis];
+  int k = 0;
+  for (int i = 0; i < axis; i++) sh[k++] = t->shape[i], outer *= t->shape[i];
+  for (int i = 0; i < it->ndim; i++) sh[k++] = it->shape[i];
+  for (int i = (int)axis + 1; i < t->ndim; i++) sh[k++] = t->shape[i], inner *= t->shape[i];
+  TP_TRY(tp_tensor_empty(t->dtype, nd, sh, &o));
+  size_t isz = tp_dtype_size(t->dtype);
+  for (int64_t j = 0; j < ni; j++) {
+    int64_t v = (int64_t)tp_tensor_get_f64(it, j);
+    if (v < 0) v += dim;
+    if (v < 0 || v >= dim) {
+      tp_tensor_release(o);
+      return tp_fail(TP_ERR_INVALID_ARG, "index %lld is out of range for size %lld", (long long)v, (long long)dim);
+    }
+    for (int64_t a = 0; a < outer; a++)
+      memcpy((char *)tp_tensor_ptr(o) + ((a * ni + j) * inner) * isz,
+             (char *)tp_tensor_ptr(t) + ((a * dim + v) * inner) * isz, (size_t)inner * isz);
+  }
+  TP_TRY(tp_onnx_add_const(m, o, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
