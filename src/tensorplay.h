@@ -498,6 +498,56 @@ tp_status tp_onnx_load_file(const char *path, tp_graph **out);
  * (Reshape's shape, Slice's starts, Reduce*'s axes) can be given. */
 tp_status tp_onnx_load_with(const void *bytes, size_t len, int nbind, const char *const *names,
                             tp_tensor *const *values, tp_graph **out);
+/* tp_onnx_model: a model as applications run it (docs/onnx.md, "Models"):
+ * decoded and checked once (an op the importer does not support is refused
+ * here, naming the node), then imported per specialization. Graph inputs
+ * may have symbolic (dim_param) or unknown dims, and inputs may set shapes
+ * or parameters (Reshape's shape, Slice's starts, Reduce*'s axes, ...): each
+ * call is checked against the declared types (an error names the input,
+ * the dim and the constraint), then served by the specialization for its
+ * input shapes and the values of the inputs that set shapes, imported (and
+ * compiled, see tp_onnx_model_set_compiler) on the first call that needs
+ * it. At most `limit` specializations are kept (16 by default; least
+ * recently used first out). bytes are copied. */
+typedef struct tp_onnx_model tp_onnx_model;
+tp_status tp_onnx_model_load(const void *bytes, size_t len, tp_onnx_model **out);
+void tp_onnx_model_free(tp_onnx_model *m);
+/* The runtime inputs (graph inputs without an initializer) and outputs. */
+int tp_onnx_model_num_inputs(const tp_onnx_model *m);
+int tp_onnx_model_num_outputs(const tp_onnx_model *m);
+const char *tp_onnx_model_input_name(const tp_onnx_model *m, int i);
+const char *tp_onnx_model_output_name(const tp_onnx_model *m, int i);
+/* Declared type of input i: *dtype ((tp_dtype)-1 when not supported), dims
+ * (-1 for a dynamic dim) and dim_names (its dim_param, "?" when unnamed,
+ * NULL when fixed), each array TP_MAX_DIMS long or NULL. Returns the rank,
+ * -1 for an unknown rank, -2 for a bad index. */
+int tp_onnx_model_input_type(const tp_onnx_model *m, int i, tp_dtype *dtype, int64_t *dims,
+                             const char **dim_names);
+/* in: nin borrowed tensors, by position; outs: new references. */
+tp_status tp_onnx_model_run(tp_onnx_model *m, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                            int *nout);
+tp_status tp_onnx_model_set_limit(tp_onnx_model *m, int limit);
+int tp_onnx_model_num_specializations(const tp_onnx_model *m);
+/* The graph of the most recently used specialization (borrowed until the
+ * next run or free), NULL before the first run. */
+const tp_graph *tp_onnx_model_graph(const tp_onnx_model *m);
+/* Inputs with their dynamic dims and value inputs, the specializations
+ * and why the last one was made. *out: free with tp_free_string. */
+tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out);
+/* How specializations run: NULL = eagerly (tp_graph_run). compile makes a
+ * runner for a graph (not retained), run runs it, free frees it; ud is
+ * passed to compile. The stax backend's is tp_onnx_model_use_stax. Clears
+ * the cached specializations. */
+typedef struct tp_onnx_graph_compiler {
+  const char *name;
+  tp_status (*compile)(void *ud, const tp_graph *g, void **runner_out);
+  tp_status (*run)(void *runner, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout);
+  void (*free)(void *runner);
+} tp_onnx_graph_compiler;
+void tp_onnx_model_set_compiler(tp_onnx_model *m, const tp_onnx_graph_compiler *c, void *ud);
+/* Runs the model's specializations with stax (tp_lower + the plan). */
+void tp_onnx_model_use_stax(tp_onnx_model *m);
+
 /* tp_onnx_save: a graph -> a serialized ModelProto (ir_version 8, default
  * opset 17, producer "tensorplay"; docs/onnx.md "Export"). Placeholders
  * become graph inputs with their dtype and shape, constants initializers,

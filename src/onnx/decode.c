@@ -18,13 +18,21 @@ void *tp_onnx_arena_alloc(omodel *md, size_t n) {
   return b + 1;
 }
 
+void tp_onnx_arena_release(omodel *md, oblk *mark) {
+  while (md->arena && md->arena != mark) {
+    oblk *b = md->arena;
+    md->arena = b->next;
+    tp_free(b);
+  }
+}
+
 char *tp_onnx_arena_str(omodel *md, const void *p, size_t n) {
   char *s = tp_onnx_arena_alloc(md, n + 1);
   if (s && n) memcpy(s, p, n);
   return s;
 }
 
-void tp_onnx_model_free(omodel *md) {
+void tp_onnx_decoded_free(omodel *md) {
   for (int i = 0; i < md->nnodes; i++) {
     onode *n = &md->nodes[i];
     for (int k = 0; k < n->nattrs; k++) {
@@ -70,19 +78,22 @@ static tp_status read_typeproto(omodel *m, tp_pb *r, vinfo *v) {
         if (h.num != 1) continue;
         TP_TRY(tp_pb_sub(&sh, &h, "TensorShapeProto.Dimension", &dm));
         int64_t val = -1;
+        const char *param = NULL;
         tp_pb_field d;
         int k4;
         while ((k4 = tp_pb_next(&dm, &d)) > 0) {
           if (d.num == 1 && d.wire == TP_PB_VARINT) val = (int64_t)d.u;
-          if (d.num == 2 && d.wire == TP_PB_LEN && !v->sym) {
-            v->sym = tp_onnx_arena_str(m, d.data, d.len);
-            if (!v->sym) return TP_ERR_OUT_OF_MEMORY;
+          if (d.num == 2 && d.wire == TP_PB_LEN && !param) {
+            param = tp_onnx_arena_str(m, d.data, d.len);
+            if (!param) return TP_ERR_OUT_OF_MEMORY;
           }
         }
         if (k4 < 0) return (tp_status)-k4;
-        if (val < 0 && !v->sym) v->sym = "?";
+        if (val >= 0) param = NULL;      /* a fixed dim; its name is only a label */
+        else if (!param || !*param) param = "?";
+        if (param && !v->sym) v->sym = param;
         if (v->ndim == TP_MAX_DIMS) v->too_many_dims = 1;
-        else v->dims[v->ndim++] = val;
+        else v->dim_param[v->ndim] = param, v->dims[v->ndim++] = val;
       }
       if (k3 < 0) return (tp_status)-k3;
     }
@@ -177,7 +188,7 @@ static tp_status read_node(omodel *m, tp_pb *r, onode *n) {
         tp_pb sub;
         TP_TRY(tp_pb_sub(r, &f, "AttributeProto", &sub));
         TP_TRY(TP_ARRAY_RESERVE(n->attrs, capattr, n->nattrs + 1));
-        /* counted before it is read, so that tp_onnx_model_free also
+        /* counted before it is read, so that tp_onnx_decoded_free also
          * releases a half-read attribute */
         TP_TRY(read_attr(m, &sub, &n->attrs[n->nattrs++]));
         break;

@@ -285,9 +285,9 @@ static const struct {
 #undef TP_ONNX_OP
 };
 
-static tp_status convert_node(imp *m, onode *n) {
+/* The table row for node n at opset v, or an UNSUPPORTED error naming it. */
+static tp_status find_converter(const onode *n, int64_t v, int *row) {
   int i, named = 0;
-  int64_t v = m->md.opset;
   for (i = 0; i < TP_ARRAY_LEN(converters); i++) {
     if (strcmp(converters[i].op, n->op)) continue;
     named = 1;
@@ -305,6 +305,19 @@ static tp_status convert_node(imp *m, onode *n) {
                      n->op, (long long)v);
     return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s) is not supported yet", n->name, n->op);
   }
+  *row = i;
+  return TP_OK;
+}
+
+tp_status tp_onnx_check_ops(const omodel *md) {
+  int row;
+  for (int i = 0; i < md->nnodes; i++) TP_TRY(find_converter(&md->nodes[i], md->opset, &row));
+  return TP_OK;
+}
+
+static tp_status convert_node(imp *m, onode *n) {
+  int i;
+  TP_TRY(find_converter(n, m->md.opset, &i));
   m->cur = n;
   m->bad_attr = NULL;
   tp_status s = converters[i].fn(m, n, converters[i].arg);
@@ -330,6 +343,73 @@ static void sanitize(const char *in, char *out, size_t n) {
   }
   if (!k) out[k++] = 'x';
   out[k] = 0;
+}
+
+void tp_onnx_note_need(imp *m, int node) {
+  tp_graph *g = m->g;
+  if (!m->input_node || node < 0 || node >= g->n) return;
+  /* depth-first over the operands; nodes are in topological order, so a
+   * bitmap of visited nodes bounds the walk by the graph's size */
+  uint8_t *seen = tp_alloc((size_t)g->n);
+  int *stack = tp_alloc(sizeof(int) * (size_t)g->n);
+  if (!seen || !stack) goto done;
+  memset(seen, 0, (size_t)g->n);
+  int sp = 0;
+  stack[sp++] = node;
+  seen[node] = 1;
+  while (sp) {
+    const tp_node *x = &g->nodes[stack[--sp]];
+    if (x->kind == TP_NODE_PLACEHOLDER) {
+      for (int i = 0; i < m->md.ninputs && i < 64; i++)
+        if (m->input_node[i] == (int)(x - g->nodes)) m->need |= (uint64_t)1 << i;
+      continue;
+    }
+    for (int k = 0; k < x->nargs; k++) {
+      int a = x->args[k].node;
+      if (x->args[k].kind == TP_ARG_NODE && a >= 0 && a < g->n && !seen[a]) seen[a] = 1, stack[sp++] = a;
+    }
+  }
+done:
+  tp_free(seen);
+  tp_free(stack);
+}
+
+/* d: the declared type of input v with the run-time shape `given` when one
+ * is passed (checked against every fixed dim and the rank), else the
+ * declared shape, which must then be fixed. */
+static tp_status input_desc(const vinfo *v, const tp_desc *given, tp_desc *d) {
+  memset(d, 0, sizeof *d);
+  if (!v->is_tensor)
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' is not a tensor (sequences, maps and optionals are not supported)", v->name);
+  if (!tp_onnx_to_dtype(v->elem, &d->dtype))
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has dtype %s, which is not supported (float32, int32, int64, bool)",
+                   v->name, tp_onnx_dtype_name(v->elem));
+  if (v->too_many_dims)
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has more than %d dims", v->name, TP_MAX_DIMS);
+  if (given) {
+    char b[96];
+    if (given->dtype != d->dtype)
+      return tp_fail(TP_ERR_INVALID_ARG, "onnx: input '%s' must be %s, got %s", v->name, tp_dtype_name(d->dtype),
+                     tp_dtype_name(given->dtype));
+    if (v->has_shape && given->ndim != v->ndim)
+      return tp_fail(TP_ERR_INVALID_ARG, "onnx: input '%s' must have rank %d, got shape %s", v->name, v->ndim,
+                     tp_shape_str(given->ndim, given->shape, b, sizeof b));
+    for (int k = 0; v->has_shape && k < v->ndim; k++)
+      if (v->dims[k] >= 0 && given->shape[k] != v->dims[k])
+        return tp_fail(TP_ERR_INVALID_ARG, "onnx: input '%s' dim %d must be %lld, got shape %s", v->name, k,
+                       (long long)v->dims[k], tp_shape_str(given->ndim, given->shape, b, sizeof b));
+    d->ndim = given->ndim;
+    memcpy(d->shape, given->shape, sizeof(int64_t) * (size_t)given->ndim);
+    return TP_OK;
+  }
+  if (!v->has_shape)
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has no shape; a fixed shape is required", v->name);
+  if (v->sym)
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has a symbolic dim '%s'; a fixed shape is required",
+                   v->name, v->sym);
+  d->ndim = v->ndim;
+  memcpy(d->shape, v->dims, sizeof(int64_t) * (size_t)v->ndim);
+  return TP_OK;
 }
 
 static tp_status build(imp *m) {
@@ -364,27 +444,14 @@ static tp_status build(imp *m) {
       continue;
     }
     tp_desc d;
-    memset(&d, 0, sizeof d);
-    if (!v->is_tensor)
-      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' is not a tensor (sequences, maps and optionals are not supported)", v->name);
-    if (!tp_onnx_to_dtype(v->elem, &d.dtype))
-      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has dtype %s, which is not supported (float32, int32, int64, bool)",
-                     v->name, tp_onnx_dtype_name(v->elem));
-    if (!v->has_shape)
-      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has no shape; a fixed shape is required", v->name);
-    if (v->too_many_dims)
-      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has more than %d dims", v->name, TP_MAX_DIMS);
-    if (v->sym)
-      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has a symbolic dim '%s'; a fixed shape is required",
-                     v->name, v->sym);
-    d.ndim = v->ndim;
-    memcpy(d.shape, v->dims, sizeof(int64_t) * (size_t)v->ndim);
+    TP_TRY(input_desc(v, m->in_desc ? m->in_desc[i] : NULL, &d));
     char nm[128], un_[160];
     int idx;
     sanitize(v->name, nm, sizeof nm);
     snprintf(un_, sizeof un_, "%s", nm);
     for (int k = 2; tp_graph_find(m->g, un_) >= 0; k++) snprintf(un_, sizeof un_, "%s_%d", nm, k);
     TP_TRY(tp_graph_add_node(m->g, TP_NODE_PLACEHOLDER, un_, TP_OP_ADD, 0, NULL, NULL, &d, &idx));
+    if (m->input_node) m->input_node[i] = idx;
     ref r = {R_NODE, idx, 0, 0, 0};
     TP_TRY(define(m, v->name, r));
   }
@@ -435,22 +502,48 @@ tp_status tp_onnx_load_with(const void *bytes, size_t len, int nbind, const char
   if (!out || (len && !bytes) || nbind < 0 || (nbind && (!names || !values)))
     return tp_fail(TP_ERR_INVALID_ARG, "onnx: load: NULL argument");
   *out = NULL;
+  omodel md;
+  memset(&md, 0, sizeof md);
+  tp_status s = tp_onnx_decode(&md, bytes, len);
+  if (!s) s = tp_onnx_import(&md, nbind, names, values, NULL, out, NULL);
+  if (s == TP_ERR_OUT_OF_MEMORY && strncmp(tp_last_error(), "onnx", 4))
+    tp_fail(s, "onnx: out of memory");
+  tp_onnx_decoded_free(&md);
+  return s;
+}
+
+tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
+                         const tp_desc *const *in_desc, tp_graph **out, uint64_t *need) {
+  *out = NULL;
+  if (need) *need = 0;
   imp m;
   memset(&m, 0, sizeof m);
+  /* borrowed: the import reads md and allocates its tables in md's arena;
+   * what it adds is released below, so that a model imported many times
+   * (one import per specialization, src/onnx/model.c) does not grow */
+  m.md = *md;
+  oblk *mark = md->arena;
+  for (int i = 0; i < md->nnodes; i++)
+    for (int k = 0; k < md->nodes[i].nattrs; k++) md->nodes[i].attrs[k].used = 0;
   m.nbind = nbind;
   m.bind_names = names;
   m.bind_vals = values;
-  tp_status s = tp_onnx_decode(&m.md, bytes, len);
+  m.in_desc = in_desc;
+  tp_status s = TP_OK;
+  if (md->ninputs && !(m.input_node = tp_alloc(sizeof(int) * (size_t)md->ninputs))) s = TP_ERR_OUT_OF_MEMORY;
+  for (int i = 0; !s && i < md->ninputs; i++) m.input_node[i] = -1;
   if (!s) s = tp_graph_new(&m.g);
   if (!s) s = build(&m);
   if (s == TP_ERR_OUT_OF_MEMORY && strncmp(tp_last_error(), "onnx", 4))
     tp_fail(s, "onnx: out of memory");
   if (!s) *out = m.g, m.g = NULL;
+  if (need) *need = m.need;
+  tp_onnx_arena_release(&m.md, mark); /* the tables; output names live on in the graph */
   tp_graph_free(m.g);
   for (int i = 0; i < m.nconsts; i++) tp_tensor_release(m.consts[i]);
   tp_free(m.consts);
   tp_free(m.const_node);
-  tp_onnx_model_free(&m.md);
+  tp_free(m.input_node);
   return s;
 }
 

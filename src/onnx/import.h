@@ -31,7 +31,7 @@ typedef struct attr {
   char *s;
   int has_t;
   tp_pb t;               /* TENSOR: a reader over the TensorProto */
-  float *floats;         /* FLOATS, tp_alloc'ed (freed by tp_onnx_model_free) */
+  float *floats;         /* FLOATS, tp_alloc'ed (freed by tp_onnx_decoded_free) */
   size_t nfloats;
   int64_t *ints;         /* INTS, likewise */
   size_t nints;
@@ -49,14 +49,15 @@ typedef struct vinfo {
   char *name;
   int is_tensor, elem, has_shape, ndim;
   int64_t dims[TP_MAX_DIMS];
-  char *sym;             /* first symbolic dim (dim_param), NULL if none */
+  const char *sym;       /* first symbolic or unknown dim's name, NULL if none */
+  const char *dim_param[TP_MAX_DIMS]; /* per dim: its dim_param, "?" when unknown, NULL when fixed */
   int too_many_dims;
 } vinfo;
 
 typedef struct oblk oblk; /* an arena block */
 
 /* Strings live in an arena until the load ends; the arrays are tp_alloc'ed
- * and grown with TP_ARRAY_RESERVE. tp_onnx_model_free releases both. */
+ * and grown with TP_ARRAY_RESERVE. tp_onnx_decoded_free releases both. */
 typedef struct omodel {
   oblk *arena;
   int64_t opset;         /* the default domain's (ai.onnx) */
@@ -68,9 +69,11 @@ typedef struct omodel {
 
 /* Decodes bytes into *md (zeroed by the caller); checks the opset. */
 tp_status tp_onnx_decode(omodel *md, const void *bytes, size_t len);
-void tp_onnx_model_free(omodel *md);
-/* n zeroed bytes that live until tp_onnx_model_free; NULL when out of memory. */
+void tp_onnx_decoded_free(omodel *md);
+/* n zeroed bytes that live until tp_onnx_decoded_free; NULL when out of memory. */
 void *tp_onnx_arena_alloc(omodel *md, size_t n);
+/* Frees the blocks allocated since the arena's head was `mark`. */
+void tp_onnx_arena_release(omodel *md, oblk *mark);
 /* A NUL-terminated copy of p[0..n) in the arena. */
 char *tp_onnx_arena_str(omodel *md, const void *p, size_t n);
 
@@ -101,6 +104,15 @@ typedef struct imp {
   entry *tab; int tabcap, tabn;
   /* inputs bound to values (tp_onnx_load_with) */
   int nbind; const char *const *bind_names; tp_tensor *const *bind_vals;
+  /* run-time shapes of graph inputs (tp_onnx_model): in_desc[i] for
+   * md.inputs[i], NULL = the declared shape (which must then be fixed) */
+  const tp_desc *const *in_desc;
+  /* a converter needed the value of something computed from these graph
+   * inputs (bits by md.inputs index, inputs 0..63): set when the import
+   * fails with "... must be a constant"; tp_onnx_model binds them and
+   * imports again (a value specialization) */
+  uint64_t need;
+  int *input_node;       /* md.inputs[i] -> its placeholder node, -1 if none */
   onode *cur;            /* node being converted (errors) */
   const char *bad_attr;  /* an attribute read with the wrong type */
 } imp;
@@ -114,6 +126,22 @@ tp_status tp_onnx_in(imp *m, onode *n, int i, ref *out);
 tp_status tp_onnx_need_in(imp *m, onode *n, int i, ref *out);
 static inline int tp_onnx_has_out(const onode *n, int i) { return i < n->nout && *n->out[i]; }
 tp_status tp_onnx_set_out(imp *m, onode *n, int i, ref r);
+
+/* The import of a decoded model (md is borrowed: not changed but for the
+ * `used` marks of attributes): nbind inputs bound to values by name (they
+ * become constants), in_desc (NULL, or one per md->inputs, each NULL or a
+ * run-time type for that input), *need (may be NULL): on a failure because
+ * a value computed from graph inputs had to be a constant, those inputs
+ * (bits by md->inputs index). */
+tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
+                         const tp_desc *const *in_desc, tp_graph **out, uint64_t *need);
+
+/* UNSUPPORTED naming the first node whose op type (or opset) has no
+ * converter: the check a model makes at load, before any import. */
+tp_status tp_onnx_check_ops(const omodel *md);
+
+/* Records in m->need the graph inputs that node `node` is computed from. */
+void tp_onnx_note_need(imp *m, int node);
 
 /* t (owned, contiguous) joins the constant pool. */
 tp_status tp_onnx_add_const(imp *m, tp_tensor *t, ref *out);
@@ -150,7 +178,9 @@ const char *tp_onnx_attr_str(imp *m, onode *n, const char *name, const char *def
 void tp_onnx_attr_ignore(onode *n, const char *name);
 /* INTS attribute of exactly `want` values into v (def everywhere if absent). */
 tp_status tp_onnx_attr_ints(imp *m, onode *n, const char *name, int64_t *v, int want, int64_t def);
-/* A constant int list (0-d or 1-d int32/int64) of at most max values. */
+/* A constant int list (0-d or 1-d int32/int64) of at most max values.
+ * When r is computed from graph inputs, the failure also records them in
+ * m->need (see imp). */
 tp_status tp_onnx_const_ints(imp *m, ref r, const char *what, int64_t *v, int max, int *nv);
 tp_status tp_onnx_const_scalar(imp *m, ref r, const char *what, double *v);
 /* axis in [-nd, nd) -> [0, nd). */

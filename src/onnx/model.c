@@ -1,0 +1,414 @@
+/* model.c - an ONNX model as users run it: decoded once, imported per
+ * specialization.
+ *
+ * Graph inputs may have symbolic or unknown dims, and inputs may be used as
+ * shape parameters (Reshape's shape, Slice's starts, Reduce*'s axes, Pad's
+ * pads, ...). The importer needs both as concrete values (it folds shape
+ * arithmetic into constants and ops take shapes as attributes), so a model
+ * keeps a small cache of specializations:
+ *
+ *   key   the dtype and shape of every runtime input, and the values of the
+ *         inputs that the import needed as constants ("value inputs")
+ *   value the imported graph and, when a graph compiler is installed (stax,
+ *         see tp_onnx_model_set_compiler), its compiled runner
+ *
+ * Which inputs are value inputs is learned: an import that fails because a
+ * value computed from graph inputs must be a constant reports those inputs
+ * (tp_onnx_import's need mask); they are bound to the call's values and the
+ * import runs again. Data inputs (Gather indices, Where conditions) are
+ * never bound. Every recompile records its reason (the first part of the
+ * key that differs from the most recent specialization), and the cache
+ * keeps at most `limit` entries (least recently used first out). This is
+ * option 2 of ../shared/guides/DYNAMIC.md (specialize per concrete shape),
+ * documented in docs/onnx.md; one plan for all values of a dynamic dim is
+ * the Kernel IR's next step. */
+#include "import.h"
+#include <stdio.h>
+
+#define MODEL_DEFAULT_LIMIT 16
+
+typedef struct spec {
+  tp_desc *descs;         /* one per runtime input */
+  tp_tensor **values;     /* one per runtime input: the bound value, or NULL */
+  tp_graph *graph;
+  void *runner;           /* the compiler's state, NULL for eager */
+  uint64_t last_use;
+  int64_t hits;
+} spec;
+
+struct tp_onnx_model {
+  uint8_t *bytes;         /* owned copy: the decoded model points into it */
+  size_t len;
+  omodel md;
+  int nin;                /* runtime inputs: graph inputs without an initializer */
+  int *in_index;          /* runtime input k -> md.inputs index */
+  uint64_t value_inputs;  /* bits by runtime input: bound to their values */
+  int nout;
+  spec *specs;
+  int nspecs, capspecs, limit;
+  uint64_t clock;
+  int64_t ncompiles, nevicted;
+  char reason[256];       /* why the last specialization was made */
+  const tp_onnx_graph_compiler *comp;
+  void *comp_ud;
+};
+
+static int has_initializer(const omodel *md, const char *name) {
+  for (int i = 0; i < md->ninits; i++) {
+    tp_pb r = md->inits[i];
+    tp_pb_field f;
+    int k;
+    while ((k = tp_pb_next(&r, &f)) > 0)
+      if (f.num == 8 && f.wire == TP_PB_LEN) /* TensorProto.name */
+        if (f.len == strlen(name) && !memcmp(f.data, name, f.len)) return 1;
+  }
+  return 0;
+}
+
+tp_status tp_onnx_model_load(const void *bytes, size_t len, tp_onnx_model **out) {
+  if (!out || (len && !bytes)) return tp_fail(TP_ERR_INVALID_ARG, "onnx: model load: NULL argument");
+  *out = NULL;
+  tp_onnx_model *m = tp_alloc(sizeof *m);
+  if (!m) return TP_ERR_OUT_OF_MEMORY;
+  memset(m, 0, sizeof *m);
+  m->limit = MODEL_DEFAULT_LIMIT;
+  tp_status s = TP_OK;
+  if (!(m->bytes = tp_alloc(len ? len : 1))) s = TP_ERR_OUT_OF_MEMORY;
+  if (!s) {
+    if (len) memcpy(m->bytes, bytes, len);
+    m->len = len;
+    s = tp_onnx_decode(&m->md, m->bytes, len);
+  }
+  if (!s && m->md.ninputs && !(m->in_index = tp_alloc(sizeof(int) * (size_t)m->md.ninputs)))
+    s = TP_ERR_OUT_OF_MEMORY;
+  for (int i = 0; !s && i < m->md.ninputs; i++) {
+    const vinfo *v = &m->md.inputs[i];
+    if (has_initializer(&m->md, v->name)) continue; /* a default the model fixes */
+    for (int k = 0; k < m->nin; k++)
+      if (!strcmp(m->md.inputs[m->in_index[k]].name, v->name))
+        s = tp_fail(TP_ERR_PARSE, "onnx: graph input '%s' is declared twice", v->name);
+    m->in_index[m->nin++] = i;
+  }
+  m->nout = m->md.noutputs;
+  if (!s && m->nin > 64)
+    s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: %d graph inputs (at most 64)", m->nin);
+  if (!s) s = tp_onnx_check_ops(&m->md);
+  if (s == TP_ERR_OUT_OF_MEMORY && strncmp(tp_last_error(), "onnx", 4)) tp_fail(s, "onnx: out of memory");
+  if (s) {
+    tp_onnx_model_free(m);
+    return s;
+  }
+  *out = m;
+  return TP_OK;
+}
+
+static void spec_clear(tp_onnx_model *m, spec *e) {
+  if (e->runner && m->comp) m->comp->free(e->runner);
+  tp_graph_free(e->graph);
+  for (int k = 0; e->values && k < m->nin; k++) tp_tensor_release(e->values[k]);
+  tp_free(e->values);
+  tp_free(e->descs);
+  memset(e, 0, sizeof *e);
+}
+
+void tp_onnx_model_free(tp_onnx_model *m) {
+  if (!m) return;
+  for (int i = 0; i < m->nspecs; i++) spec_clear(m, &m->specs[i]);
+  tp_free(m->specs);
+  tp_free(m->in_index);
+  tp_onnx_decoded_free(&m->md);
+  tp_free(m->bytes);
+  tp_free(m);
+}
+
+void tp_onnx_model_set_compiler(tp_onnx_model *m, const tp_onnx_graph_compiler *c, void *ud) {
+  if (!m) return;
+  for (int i = 0; i < m->nspecs; i++) spec_clear(m, &m->specs[i]);
+  m->nspecs = 0;
+  m->comp = c;
+  m->comp_ud = ud;
+}
+
+tp_status tp_onnx_model_set_limit(tp_onnx_model *m, int limit) {
+  if (!m) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: NULL model");
+  if (limit < 1) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: the specialization limit must be at least 1, got %d", limit);
+  m->limit = limit;
+  return TP_OK;
+}
+
+int tp_onnx_model_num_inputs(const tp_onnx_model *m) { return m ? m->nin : 0; }
+int tp_onnx_model_num_outputs(const tp_onnx_model *m) { return m ? m->nout : 0; }
+
+const char *tp_onnx_model_input_name(const tp_onnx_model *m, int i) {
+  return m && i >= 0 && i < m->nin ? m->md.inputs[m->in_index[i]].name : NULL;
+}
+
+const char *tp_onnx_model_output_name(const tp_onnx_model *m, int i) {
+  return m && i >= 0 && i < m->nout ? m->md.outputs[i].name : NULL;
+}
+
+int tp_onnx_model_input_type(const tp_onnx_model *m, int i, tp_dtype *dtype, int64_t *dims,
+                             const char **dim_names) {
+  if (!m || i < 0 || i >= m->nin) return -2;
+  const vinfo *v = &m->md.inputs[m->in_index[i]];
+  tp_dtype d = TP_F32;
+  int known = v->is_tensor && tp_onnx_to_dtype(v->elem, &d);
+  if (dtype) *dtype = known ? d : (tp_dtype)-1;
+  if (!v->has_shape || v->too_many_dims) return -1;
+  for (int k = 0; k < v->ndim; k++) {
+    if (dims) dims[k] = v->dims[k];
+    if (dim_names) dim_names[k] = v->dim_param[k];
+  }
+  return v->ndim;
+}
+
+int tp_onnx_model_num_specializations(const tp_onnx_model *m) { return m ? m->nspecs : 0; }
+
+const tp_graph *tp_onnx_model_graph(const tp_onnx_model *m) {
+  const spec *best = NULL;
+  for (int i = 0; m && i < m->nspecs; i++)
+    if (!best || m->specs[i].last_use > best->last_use) best = &m->specs[i];
+  return best ? best->graph : NULL;
+}
+
+/* Does the bound value of input k in e equal t (same dtype, shape, bytes)? */
+static int same_value(const tp_tensor *a, tp_tensor *b) {
+  if (a->dtype != b->dtype || a->ndim != b->ndim) return 0;
+  if (memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim)) return 0;
+  int64_t n = tp_shape_numel(a->ndim, a->shape);
+  for (int64_t i = 0; i < n; i++)
+    if (tp_tensor_get_f64(a, i) != tp_tensor_get_f64(b, i)) return 0;
+  if (a->dtype == TP_I64) { /* exact beyond 2^53 (a is contiguous, b any layout) */
+    for (int64_t i = 0; i < n; i++) {
+      int64_t x = ((const int64_t *)tp_tensor_ptr(a))[i], y;
+      tp_tensor *c = NULL;
+      (void)c;
+      y = (int64_t)tp_tensor_get_f64(b, i);
+      if (x != y && (double)x == (double)y) { /* rounding hid a difference: compare exactly */
+        int64_t *tmp = tp_alloc(sizeof(int64_t) * (size_t)n);
+        if (!tmp) return 0;
+        tp_tensor_gather(b, tmp);
+        int eq = !memcmp(tmp, tp_tensor_ptr(a), sizeof(int64_t) * (size_t)n);
+        tp_free(tmp);
+        return eq;
+      }
+    }
+  }
+  return 1;
+}
+
+/* -1 when e matches the call; else writes why not into why. */
+static int spec_match(const tp_onnx_model *m, const spec *e, tp_tensor *const *in, char *why, size_t wn) {
+  char b0[96], b1[96];
+  for (int k = 0; k < m->nin; k++) {
+    const char *name = m->md.inputs[m->in_index[k]].name;
+    const tp_desc *d = &e->descs[k];
+    if (d->dtype != in[k]->dtype || d->ndim != in[k]->ndim ||
+        memcmp(d->shape, in[k]->shape, sizeof(int64_t) * (size_t)d->ndim)) {
+      if (why)
+        snprintf(why, wn, "input '%s': %s%s, was %s%s", name, tp_dtype_short(in[k]->dtype),
+                 tp_shape_str(in[k]->ndim, in[k]->shape, b0, sizeof b0), tp_dtype_short(d->dtype),
+                 tp_shape_str(d->ndim, d->shape, b1, sizeof b1));
+      return k;
+    }
+    if (e->values[k] && !same_value(e->values[k], in[k])) {
+      if (why) snprintf(why, wn, "the value of input '%s' changed (it sets a shape or a parameter)", name);
+      return k;
+    }
+  }
+  return -1;
+}
+
+/* Checks each input against the model's declared types. */
+static tp_status check_inputs(const tp_onnx_model *m, int nin, tp_tensor *const *in) {
+  if (nin != m->nin)
+    return tp_fail(TP_ERR_INVALID_ARG, "onnx model: expected %d input%s, got %d", m->nin, m->nin == 1 ? "" : "s", nin);
+  for (int k = 0; k < nin; k++) {
+    const vinfo *v = &m->md.inputs[m->in_index[k]];
+    if (!in || !in[k]) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: input %d ('%s') is NULL", k, v->name);
+    tp_dtype want;
+    if (v->is_tensor && tp_onnx_to_dtype(v->elem, &want) && in[k]->dtype != want)
+      return tp_fail(TP_ERR_INVALID_ARG, "onnx model: input '%s' must be %s, got %s", v->name, tp_dtype_name(want),
+                     tp_dtype_name(in[k]->dtype));
+    if (!v->has_shape || v->too_many_dims) continue;
+    char b[96];
+    if (in[k]->ndim != v->ndim)
+      return tp_fail(TP_ERR_INVALID_ARG, "onnx model: input '%s' must have rank %d, got shape %s", v->name, v->ndim,
+                     tp_shape_str(in[k]->ndim, in[k]->shape, b, sizeof b));
+    for (int d = 0; d < v->ndim; d++) {
+      if (v->dims[d] >= 0 && in[k]->shape[d] != v->dims[d])
+        return tp_fail(TP_ERR_INVALID_ARG, "onnx model: input '%s' dim %d must be %lld, got shape %s", v->name, d,
+                       (long long)v->dims[d], tp_shape_str(in[k]->ndim, in[k]->shape, b, sizeof b));
+      /* one symbol, one value: dims that share a dim_param must agree */
+      for (int j = 0; v->dim_param[d] && strcmp(v->dim_param[d], "?") && j <= k; j++) {
+        const vinfo *u = &m->md.inputs[m->in_index[j]];
+        if (!u->has_shape || u->too_many_dims || in[j]->ndim != u->ndim) continue;
+        for (int e = 0; e < (j == k ? d : u->ndim); e++)
+          if (u->dim_param[e] && !strcmp(u->dim_param[e], v->dim_param[d]) && in[j]->shape[e] != in[k]->shape[d])
+            return tp_fail(TP_ERR_INVALID_ARG,
+                           "onnx model: dim '%s' is %lld in input '%s' (dim %d) but %lld in input '%s' (dim %d)",
+                           v->dim_param[d], (long long)in[j]->shape[e], u->name, e, (long long)in[k]->shape[d],
+                           v->name, d);
+      }
+    }
+  }
+  return TP_OK;
+}
+
+/* Imports (and compiles) a specialization for the call into *e. */
+static tp_status specialize(tp_onnx_model *m, tp_tensor *const *in, spec *e) {
+  tp_status s = TP_OK;
+  const tp_desc **dp = NULL;
+  const char **names = NULL;
+  tp_tensor **vals = NULL;
+  memset(e, 0, sizeof *e);
+  if (!(e->descs = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(tp_desc))) ||
+      !(e->values = tp_calloc_sized((size_t)m->nin + 1, sizeof(tp_tensor *))) ||
+      !(dp = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(*dp))) ||
+      !(names = tp_calloc_sized((size_t)m->nin + 1, sizeof(*names))) ||
+      !(vals = tp_calloc_sized((size_t)m->nin + 1, sizeof(*vals)))) {
+    s = TP_ERR_OUT_OF_MEMORY;
+    goto done;
+  }
+  for (int k = 0; k < m->nin; k++) {
+    tp_desc_of(in[k], &e->descs[k]);
+    e->descs[k].weak = 0;
+    dp[m->in_index[k]] = &e->descs[k];
+  }
+  /* at most one retry per input: each retry binds at least one more */
+  for (int attempt = 0; attempt <= m->nin; attempt++) {
+    int nb = 0;
+    for (int k = 0; k < m->nin; k++) {
+      if (!(m->value_inputs >> k & 1)) continue;
+      if (!e->values[k] && (s = tp_contiguous(in[k], &e->values[k]))) goto done;
+      names[nb] = m->md.inputs[m->in_index[k]].name;
+      vals[nb++] = e->values[k];
+    }
+    uint64_t need = 0;
+    s = tp_onnx_import(&m->md, nb, names, vals, dp, &e->graph, &need);
+    if (s != TP_ERR_UNSUPPORTED || !need) break;
+    uint64_t more = 0; /* md.inputs bits -> runtime input bits not bound yet */
+    for (int k = 0; k < m->nin; k++)
+      if ((need >> m->in_index[k] & 1) && !(m->value_inputs >> k & 1)) more |= (uint64_t)1 << k;
+    if (!more) break;
+    m->value_inputs |= more;
+  }
+  if (!s && m->comp) {
+    s = m->comp->compile(m->comp_ud, e->graph, &e->runner);
+    if (s) tp_fail_context(s, "onnx model: %s", m->comp->name);
+  }
+done:
+  tp_free_sized(dp, (size_t)(m->md.ninputs + 1) * sizeof(*dp));
+  tp_free_sized(names, (size_t)(m->nin + 1) * sizeof(*names));
+  tp_free_sized(vals, (size_t)(m->nin + 1) * sizeof(*vals));
+  if (s) {
+    /* spec_clear frees with tp_free: these came from tp_calloc_sized */
+    tp_graph_free(e->graph);
+    if (e->runner && m->comp) m->comp->free(e->runner);
+    for (int k = 0; e->values && k < m->nin; k++) tp_tensor_release(e->values[k]);
+    if (e->values) tp_free_sized(e->values, (size_t)(m->nin + 1) * sizeof(tp_tensor *));
+    if (e->descs) tp_free_sized(e->descs, (size_t)(m->md.ninputs + 1) * sizeof(tp_desc));
+    memset(e, 0, sizeof *e);
+  }
+  return s;
+}
+
+tp_status tp_onnx_model_run(tp_onnx_model *m, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                            int *nout) {
+  if (!m) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: NULL model");
+  if (!outs || !nout || max_out < 0) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: run: NULL output array");
+  *nout = 0;
+  TP_TRY(check_inputs(m, nin, in));
+  spec *e = NULL, *recent = NULL;
+  for (int i = 0; i < m->nspecs; i++) {
+    if (spec_match(m, &m->specs[i], in, NULL, 0) < 0) {
+      e = &m->specs[i];
+      break;
+    }
+    if (!recent || m->specs[i].last_use > recent->last_use) recent = &m->specs[i];
+  }
+  if (!e) {
+    char why[256] = "first call";
+    if (recent) spec_match(m, recent, in, why, sizeof why);
+    spec fresh;
+    TP_TRY(specialize(m, in, &fresh));
+    if (m->nspecs >= m->limit) { /* evict the least recently used */
+      int lru = 0;
+      for (int i = 1; i < m->nspecs; i++)
+        if (m->specs[i].last_use < m->specs[lru].last_use) lru = i;
+      spec old = m->specs[lru];
+      m->specs[lru] = m->specs[--m->nspecs];
+      /* the arrays of a stored spec came from tp_calloc_sized */
+      if (old.runner && m->comp) m->comp->free(old.runner);
+      tp_graph_free(old.graph);
+      for (int k = 0; k < m->nin; k++) tp_tensor_release(old.values[k]);
+      tp_free_sized(old.values, (size_t)(m->nin + 1) * sizeof(tp_tensor *));
+      tp_free_sized(old.descs, (size_t)(m->md.ninputs + 1) * sizeof(tp_desc));
+      m->nevicted++;
+    }
+    tp_status s = TP_ARRAY_RESERVE(m->specs, m->capspecs, m->nspecs + 1);
+    if (s) {
+      if (fresh.runner && m->comp) m->comp->free(fresh.runner);
+      tp_graph_free(fresh.graph);
+      for (int k = 0; k < m->nin; k++) tp_tensor_release(fresh.values[k]);
+      tp_free_sized(fresh.values, (size_t)(m->nin + 1) * sizeof(tp_tensor *));
+      tp_free_sized(fresh.descs, (size_t)(m->md.ninputs + 1) * sizeof(tp_desc));
+      return s;
+    }
+    m->specs[m->nspecs] = fresh;
+    e = &m->specs[m->nspecs++];
+    m->ncompiles++;
+    snprintf(m->reason, sizeof m->reason, "%s", why);
+    tp_log(TP_LOG_RECOMPILES, "onnx model: specialization %lld: %s", (long long)m->ncompiles, why);
+  }
+  e->last_use = ++m->clock;
+  e->hits++;
+  /* the graph's placeholders: the runtime inputs that are not bound */
+  tp_tensor *args[64];
+  int na = 0;
+  for (int k = 0; k < m->nin; k++)
+    if (!e->values[k]) args[na++] = in[k];
+  if (e->runner) return m->comp->run(e->runner, na, args, max_out, outs, nout);
+  return tp_graph_run(e->graph, na, args, max_out, outs, nout);
+}
+
+tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
+  if (!m || !out) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: explain: NULL argument");
+  *out = NULL;
+  tp_buf b = {0};
+  tp_buf_printf(&b, "onnx model: %d input%s, %d output%s, opset %lld, runs on %s\n", m->nin, m->nin == 1 ? "" : "s",
+                m->nout, m->nout == 1 ? "" : "s", (long long)m->md.opset, m->comp ? m->comp->name : "eager");
+  for (int k = 0; k < m->nin; k++) {
+    const vinfo *v = &m->md.inputs[m->in_index[k]];
+    tp_buf_printf(&b, "  input '%s': %s", v->name, tp_onnx_dtype_name(v->elem));
+    if (!v->has_shape) tp_buf_puts(&b, " of any rank (dynamic)");
+    else {
+      tp_buf_puts(&b, "[");
+      int ndyn = 0;
+      for (int d = 0; d < v->ndim; d++) {
+        if (d) tp_buf_puts(&b, ",");
+        if (v->dims[d] >= 0) tp_buf_printf(&b, "%lld", (long long)v->dims[d]);
+        else tp_buf_puts(&b, v->dim_param[d] ? v->dim_param[d] : "?"), ndyn++;
+      }
+      tp_buf_puts(&b, "]");
+      if (ndyn) tp_buf_printf(&b, " (%d dynamic dim%s: each new size is a specialization)", ndyn, ndyn == 1 ? "" : "s");
+    }
+    if (m->value_inputs >> k & 1) tp_buf_puts(&b, "; its value sets a shape or parameter (value guard)");
+    tp_buf_puts(&b, "\n");
+  }
+  tp_buf_printf(&b, "specializations: %d cached (limit %d), %lld made, %lld evicted\n", m->nspecs, m->limit,
+                (long long)m->ncompiles, (long long)m->nevicted);
+  if (m->ncompiles) tp_buf_printf(&b, "last specialization because: %s\n", m->reason);
+  for (int i = 0; i < m->nspecs; i++) {
+    const spec *e = &m->specs[i];
+    tp_buf_printf(&b, "  #%d: %d nodes, %lld call%s:", i, e->graph->n, (long long)e->hits, e->hits == 1 ? "" : "s");
+    for (int k = 0; k < m->nin; k++) {
+      char sh[96];
+      tp_buf_printf(&b, " %s%s%s", tp_dtype_short(e->descs[k].dtype),
+                    tp_shape_str(e->descs[k].ndim, e->descs[k].shape, sh, sizeof sh), e->values[k] ? "=value" : "");
+    }
+    tp_buf_puts(&b, "\n");
+  }
+  if (!(*out = tp_buf_take(&b))) return TP_ERR_OUT_OF_MEMORY;
+  return TP_OK;
+}
