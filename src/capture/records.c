@@ -2,7 +2,7 @@
  * and _record_for). Registration is idempotent; natively it is serialized
  * with the registry lock so concurrent marking from threads is safe. */
 #include "records.h"
-#include "../compiler/lock.h"
+#include "../core/lock.h"
 #include <stdio.h>
 
 static tp_record **recs;

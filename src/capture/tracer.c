@@ -161,6 +161,12 @@ tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in, const tp_at
   return TP_OK;
 }
 
+/* Installed at the first trace start: before any trace there are no
+ * proxies, so the observer could only ever answer "nothing to do". No
+ * constructor, so native and Wasm builds (and static links) behave alike. */
+static const tp_op_observer capture_observer = {tp_capture_check, tp_capture_record};
+void tp_capture_install(void) { tp_ops_set_observer(&capture_observer); }
+
 int tp_capture_sees(int nin, tp_tensor *const *in) {
   for (int i = 0; i < nin; i++)
     if (is_proxy(in[i])) return 1;
@@ -269,6 +275,7 @@ tp_status tp_trace_named(const tp_callable *fn, int nin, tp_tensor *const *in,
   memset(r, 0, sizeof *r);
   for (int i = 0; i < nin; i++)
     if (!in[i]) return tp_fail(TP_ERR_INVALID_ARG, "trace: input %d is NULL", i);
+  tp_capture_install();
   tp_trace_state t;
   memset(&t, 0, sizeof t);
   t.id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);

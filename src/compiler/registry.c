@@ -14,7 +14,7 @@
 #include "compiler.h"
 #include "../lower/lower.h"
 #include "../codegen/jit.h"
-#include "lock.h"
+#include "../core/lock.h"
 #include "modes.h"
 #include <stdio.h>
 #include <stdlib.h>

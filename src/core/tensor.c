@@ -92,7 +92,7 @@ static tp_status check_shape(int ndim, const int64_t *shape, int64_t *numel) {
  * blocks, 256 MiB at most) and handed out again for the same size: a graph
  * that runs repeatedly reuses its memory instead of mapping and faulting in
  * fresh pages every call. tp_release_cached_memory() empties it. */
-#include "../compiler/lock.h"
+#include "lock.h"
 #define CACHE_N 8
 #define CACHE_MIN ((size_t)1 << 20)
 #define CACHE_MAX ((size_t)256 << 20)
@@ -263,10 +263,7 @@ void tp_tensor_release(tp_tensor *t) {
 }
 
 int tp_tensor_ndim(const tp_tensor *t) { return t->ndim; }
-const int64_t *tp_tensor_shape(const tp_tensor *t) {
-  tp_capture_note_shape_read(t, NULL);
-  return t->shape;
-}
+/* tp_tensor_shape, a read capture watches, is in src/capture/reads.c. */
 const int64_t *tp_tensor_strides(const tp_tensor *t) { return t->strides; }
 tp_dtype tp_tensor_dtype(const tp_tensor *t) { return t->dtype; }
 int64_t tp_tensor_numel(const tp_tensor *t) { return tp_shape_numel(t->ndim, t->shape); }
@@ -373,27 +370,27 @@ void tp_tensor_gather(const tp_tensor *t, void *dst) {
   tp_tensor_copy_into(t, &tmp);
 }
 
-tp_status tp_tensor_read(tp_tensor *t, void *dst, size_t bytes) {
+/* The public tp_tensor_read and tp_tensor_item are in src/capture/reads.c:
+ * they put capture's graph-break check in front of these. */
+tp_status tp_tensor_read_plain(tp_tensor *t, void *dst, size_t bytes) {
   if (!t) return tp_fail(TP_ERR_INVALID_ARG, "read: NULL tensor");
   size_t need = (size_t)tp_tensor_numel(t) * tp_dtype_size(t->dtype);
   if (bytes != need)
     return tp_fail(TP_ERR_INVALID_ARG, "read: buffer has %zu bytes, tensor needs %zu", bytes,
                    need);
-  TP_TRY(tp_capture_on_read(t, "toArray"));
   if (!need) return TP_OK;
   if (!dst) return tp_fail(TP_ERR_INVALID_ARG, "read: NULL destination");
   tp_tensor_gather(t, dst);
   return TP_OK;
 }
 
-tp_status tp_tensor_item(tp_tensor *t, double *out) {
+tp_status tp_tensor_item_plain(tp_tensor *t, double *out) {
   if (!t || !out) return tp_fail(TP_ERR_INVALID_ARG, "item: NULL argument");
   if (tp_tensor_numel(t) != 1) {
     char b[96];
     return tp_fail(TP_ERR_INVALID_ARG, "item: tensor of shape %s has %lld elements, expected 1",
                    tp_shape_str(t->ndim, t->shape, b, sizeof b), (long long)tp_tensor_numel(t));
   }
-  TP_TRY(tp_capture_on_read(t, "item"));
   *out = tp_tensor_get_f64(t, 0);
   return TP_OK;
 }
