@@ -231,11 +231,8 @@ static tp_status add_backend(const char *name, tp_backend_fn fn, void *ud,
   tp_spin_lock(&reg_lock);
   if (find_locked(name) >= 0) {
     s = quiet_if_present ? TP_OK : TP_ERR_VALUE;
-  } else if (nreg == capreg) {
-    int nc = capreg ? capreg * 2 : 8;
-    tp_backend **nr = tp_realloc(reg, sizeof *nr * (size_t)nc);
-    if (!nr) s = TP_ERR_OUT_OF_MEMORY;
-    else reg = nr, capreg = nc;
+  } else {
+    s = TP_ARRAY_RESERVE(reg, capreg, nreg + 1);
   }
   int added = 0;
   if (s == TP_OK && find_locked(name) < 0) reg[nreg++] = b, added = 1;

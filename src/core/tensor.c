@@ -1,12 +1,20 @@
 /* tensor.c - dtypes, reference-counted 64-byte-aligned storage, tensors and
- * strided views, creation functions, reproducible random numbers. */
+ * strided views, creation functions, reproducible random numbers.
+ *
+ * Threads: the statics are safe from any thread (the live counters are
+ * atomic, the storage cache is locked). A tensor itself, with its storage's
+ * reference count, belongs to one thread at a time (docs/architecture.md,
+ * Threads). */
 #include "internal.h"
+#include "lock.h"
 #include <math.h>
 #include <stdio.h>
 
 static size_t live_tensors, live_bytes;
-size_t tp_live_tensors(void) { return live_tensors; }
-size_t tp_live_storage_bytes(void) { return live_bytes; }
+size_t tp_live_tensors(void) { return __atomic_load_n(&live_tensors, __ATOMIC_RELAXED); }
+size_t tp_live_storage_bytes(void) { return __atomic_load_n(&live_bytes, __ATOMIC_RELAXED); }
+#define LIVE_ADD(v, n) __atomic_fetch_add(&(v), (n), __ATOMIC_RELAXED)
+#define LIVE_SUB(v, n) __atomic_fetch_sub(&(v), (n), __ATOMIC_RELAXED)
 
 /* ---- dtypes ---- */
 static const struct {
@@ -92,7 +100,6 @@ static tp_status check_shape(int ndim, const int64_t *shape, int64_t *numel) {
  * blocks, 256 MiB at most) and handed out again for the same size: a graph
  * that runs repeatedly reuses its memory instead of mapping and faulting in
  * fresh pages every call. tp_release_cached_memory() empties it. */
-#include "lock.h"
 #define CACHE_N 8
 #define CACHE_MIN ((size_t)1 << 20)
 #define CACHE_MAX ((size_t)256 << 20)
@@ -154,13 +161,13 @@ static tp_storage *storage_new(size_t bytes, int zero) {
   s->bytes = bytes;
   s->refs = 1;
   if (zero) memset(s->data, 0, bytes);
-  live_bytes += bytes;
+  LIVE_ADD(live_bytes, bytes);
   return s;
 }
 
 static void storage_release(tp_storage *s) {
   if (!s || --s->refs > 0) return;
-  live_bytes -= s->bytes;
+  LIVE_SUB(live_bytes, s->bytes);
   if (!cache_put(s->raw, s->bytes + TP_ALIGN)) tp_free_sized(s->raw, s->bytes + TP_ALIGN);
   tp_free_sized(s, sizeof *s);
 }
@@ -180,7 +187,7 @@ static tp_tensor *tensor_alloc(void) {
   memset(t, 0, sizeof *t);
   t->refs = 1;
   t->node = -1;
-  live_tensors++;
+  LIVE_ADD(live_tensors, 1);
   return t;
 }
 
@@ -204,7 +211,7 @@ static tp_status tensor_make(tp_dtype dtype, int ndim, const int64_t *shape, int
   t->storage = storage_new((size_t)numel * tp_dtype_size(dtype), zero);
   if (!t->storage) {
     tp_free_sized(t, sizeof *t);
-    live_tensors--;
+    LIVE_SUB(live_tensors, 1);
     return TP_ERR_OUT_OF_MEMORY;
   }
   t->dtype = dtype;
@@ -258,7 +265,7 @@ void tp_tensor_retain(tp_tensor *t) {
 void tp_tensor_release(tp_tensor *t) {
   if (!t || --t->refs > 0) return;
   storage_release(t->storage);
-  live_tensors--;
+  LIVE_SUB(live_tensors, 1);
   tp_free_sized(t, sizeof *t);
 }
 

@@ -586,14 +586,14 @@ tp_status tp_op_call(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
   if (!out) return tp_fail(TP_ERR_INVALID_ARG, "%s: NULL output pointer", tp_op_name(op));
   *out = NULL;
   if ((unsigned)op >= TP_OP_COUNT) return tp_fail(TP_ERR_INVALID_ARG, "unknown operator id %d", (int)op);
-  if (nin < 0 || nin > 64 || (nin && !in))
+  if (nin < 0 || nin > TP_MAX_OPERANDS || (nin && !in))
     return tp_fail(TP_ERR_INVALID_ARG, "%s: bad operand count %d", tp_op_name(op), nin);
   if (!attrs) {
     tp_attrs_init(&def);
     attrs = &def;
   }
-  tp_desc descs[64];
-  const tp_desc *dp[64];
+  tp_desc descs[TP_MAX_OPERANDS];
+  const tp_desc *dp[TP_MAX_OPERANDS];
   for (int i = 0; i < nin; i++) {
     dp[i] = NULL;
     if (in[i]) {
