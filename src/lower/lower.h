@@ -148,7 +148,7 @@ typedef struct tp_kir_program {
 
 typedef struct tp_lower_options {
   int fusion, epilogue_fusion, memory_planning, decompose;
-  int codegen; /* stax.codegen: generated Wasm kernels on a Wasm host */
+  int codegen; /* stax.codegen: the stax backend attaches generated kernels (lower ignores it) */
   int autotune, coordinate_descent, use_cache; /* stax.max_autotune, ... */
 } tp_lower_options;
 void tp_lower_options_init(tp_lower_options *o);
