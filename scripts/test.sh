@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/test.sh - set up, build all four trees and the JS bundle, run every test.
-# Stages: setup, build (native, asan, wasi, emscripten, bundle), ctest (native,
+# Stages: setup, layers (scripts/check-layers.sh: includes point down, see
+# docs/architecture.md), build (native, asan, wasi, emscripten, bundle), ctest (native,
 # asan), wasm checks (wasi, emscripten), node --test tests/js with the wasi core
 # (js/wasm/tensorplay.wasm), with TP_WASM=build/emscripten/tensorplay.wasm and
 # on the one-file build js/dist/tensorplay.mjs,
@@ -45,6 +46,7 @@ T0=$SECONDS
 [ "${CI:-}" = true ] && export TP_REQUIRE_DATA="${TP_REQUIRE_DATA:-1}"
 if [ "${TP_SKIP_SETUP:-0}" = 1 ]; then record setup SKIP "TP_SKIP_SETUP=1"
 else stage setup bash scripts/setup.sh; fi
+stage layers bash scripts/check-layers.sh
 
 for b in native asan wasi emscripten bundle; do
   stage "build:$b" bash scripts/build.sh "$b"

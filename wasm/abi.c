@@ -923,7 +923,7 @@ int32_t tpw_is_exporting(void) { return 0; }
 
 #include "../src/codegen/jit.h"
 void tpw_jit_ready(int32_t token, int32_t base) { tp_jit_resolve(token, base); }
-int32_t tpw_jit_kernel(int32_t ctx, int32_t k) { return tp_plan_jit_kernel(ctx, k); }
+int32_t tpw_jit_kernel(int32_t ctx, int32_t k) { return tp_jit_kernel_callback(ctx, k); }
 #include "../src/codegen/wasm/emit.h"
 int32_t tpw_graph_emit_wasm(uint32_t h, intptr_t *out) {
   tp_graph *g = handle_get(h, K_GRAPH);

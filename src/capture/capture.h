@@ -25,8 +25,15 @@ tp_status tp_capture_opaque(int64_t call_id, int nin, tp_tensor *const *in, cons
 tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, const char *key,
                             int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                             int *nout);
-/* C host functions by id, for opaque regions in C programs (the Wasm ABI
- * installs a dispatcher to JS for its own ids). C ids start at 2^40. */
-tp_status tp_host_fn_register(const tp_callable *fn, int64_t *id);
-void tp_host_fn_unregister(int64_t id);
+/* True while a trace is active on this thread. */
+int tp_capture_active(void);
+/* Installs capture's operator observer (tp_ops_set_observer) once; every
+ * trace start calls it, so no constructor is needed. */
+void tp_capture_install(void);
+/* A data read (toArray, item) of t: graph break handling. */
+tp_status tp_capture_on_read(tp_tensor *t, const char *what);
+/* The operator observer's two calls (see core/internal.h). */
+tp_status tp_capture_check(const char *what, int nin, tp_tensor *const *in);
+tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *attrs,
+                            tp_tensor *out);
 #endif

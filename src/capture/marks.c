@@ -11,6 +11,9 @@ typedef struct cfn {
   int64_t host_id;     /* for call_host / nested tracing */
   tp_callable repl;    /* substitute */
 } cfn;
+/* Threads: not locked. Marking C callables is set-up work done from one
+ * thread (lookup hands out pointers into the table, which a lock would not
+ * keep valid across a realloc); docs/architecture.md, Threads. */
 static cfn *cfns;
 static int ncfns, capcfns;
 
@@ -23,13 +26,7 @@ static tp_status lookup(const tp_callable *fn, int create, cfn **out) {
       return TP_OK;
     }
   if (!create) return TP_OK;
-  if (ncfns == capcfns) {
-    int nc = capcfns ? capcfns * 2 : 16;
-    cfn *n = tp_realloc(cfns, sizeof(cfn) * (size_t)nc);
-    if (!n) return TP_ERR_OUT_OF_MEMORY;
-    cfns = n;
-    capcfns = nc;
-  }
+  TP_TRY(TP_ARRAY_RESERVE(cfns, capcfns, ncfns + 1));
   cfn *c = &cfns[ncfns];
   memset(c, 0, sizeof *c);
   c->fn = *fn;
@@ -107,13 +104,13 @@ tp_status tp_call(const tp_callable *fn, int nin, tp_tensor *const *in, int max_
         tp_tensor *vals[TP_REC_MAX_CONST] = {0};
         int n = 0, prev = tp_disable_capture_begin();
         /* evaluated on the samples: plain views, not proxies */
-        tp_tensor *samples[64] = {0};
+        tp_tensor *samples[TP_MAX_OPERANDS] = {0};
         tp_status s = TP_OK;
-        for (int i = 0; i < nin && i < 64 && !s; i++)
+        for (int i = 0; i < nin && i < TP_MAX_OPERANDS && !s; i++)
           s = tp_tensor_view(in[i], in[i]->ndim, in[i]->shape, in[i]->strides, in[i]->offset, &samples[i]);
         if (!s) s = fn->fn(fn->ud, nin, samples, TP_REC_MAX_CONST, vals, &n);
         tp_disable_capture_end(prev);
-        for (int i = 0; i < nin && i < 64; i++) tp_tensor_release(samples[i]);
+        for (int i = 0; i < nin && i < TP_MAX_OPERANDS; i++) tp_tensor_release(samples[i]);
         if (!s) s = tp_rec_set_constant(r, n, vals, "");
         for (int i = 0; i < n; i++) tp_tensor_release(vals[i]);
         if (s) return s;

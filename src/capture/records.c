@@ -2,7 +2,7 @@
  * and _record_for). Registration is idempotent; natively it is serialized
  * with the registry lock so concurrent marking from threads is safe. */
 #include "records.h"
-#include "../compiler/lock.h"
+#include "../core/lock.h"
 #include <stdio.h>
 
 static tp_record **recs;
@@ -79,15 +79,9 @@ tp_status tp_rec_register(uint64_t key, const char *repr, tp_rec_mode mode,
     tp_spin_unlock(&lock);
     return s;
   }
-  if (nrecs == caprecs) {
-    int nc = caprecs ? caprecs * 2 : 16;
-    tp_record **n = tp_realloc(recs, sizeof(tp_record *) * (size_t)nc);
-    if (!n) {
-      tp_spin_unlock(&lock);
-      return TP_ERR_OUT_OF_MEMORY;
-    }
-    recs = n;
-    caprecs = nc;
+  if (TP_ARRAY_RESERVE(recs, caprecs, nrecs + 1)) {
+    tp_spin_unlock(&lock);
+    return TP_ERR_OUT_OF_MEMORY;
   }
   r = tp_alloc(sizeof *r);
   if (!r) {

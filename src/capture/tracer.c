@@ -18,7 +18,7 @@ typedef struct tp_trace_state {
   struct tp_trace_state *parent;
   uint64_t shape_read;
   char shape_where[8][96];
-  int nconst, capconst;
+  int nconst, capconst, capconst_nodes;
   tp_tensor **consts; /* borrowed: the graph's get_attr vals own them */
   int *const_nodes;
   /* nested compile regions captured by this trace: (record, key) -> subgraph */
@@ -83,16 +83,8 @@ static tp_status const_node(tp_tensor *t, int *idx) {
       *idx = cur->const_nodes[i];
       return TP_OK;
     }
-  if (cur->nconst == cur->capconst) {
-    int nc = cur->capconst ? cur->capconst * 2 : 8;
-    tp_tensor **c = tp_realloc(cur->consts, sizeof(tp_tensor *) * (size_t)nc);
-    if (!c) return TP_ERR_OUT_OF_MEMORY;
-    cur->consts = c;
-    int *n = tp_realloc(cur->const_nodes, sizeof(int) * (size_t)nc);
-    if (!n) return TP_ERR_OUT_OF_MEMORY;
-    cur->const_nodes = n;
-    cur->capconst = nc;
-  }
+  TP_TRY(TP_ARRAY_RESERVE(cur->consts, cur->capconst, cur->nconst + 1));
+  TP_TRY(TP_ARRAY_RESERVE(cur->const_nodes, cur->capconst_nodes, cur->nconst + 1));
   char name[32];
   snprintf(name, sizeof name, "c%d", cur->nconst);
   tp_desc d;
@@ -149,7 +141,7 @@ tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in, const tp_at
   int any = 0;
   for (int i = 0; i < nin; i++) any |= is_proxy(in[i]);
   if (!any) return TP_OK; /* constants only: the result is a constant too */
-  tp_arg args[64];
+  tp_arg args[TP_MAX_OPERANDS];
   TP_TRY(build_args(nin, in, args));
   tp_desc d;
   tp_desc_of(out, &d);
@@ -160,6 +152,12 @@ tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in, const tp_at
   out->node = idx;
   return TP_OK;
 }
+
+/* Installed at the first trace start: before any trace there are no
+ * proxies, so the observer could only ever answer "nothing to do". No
+ * constructor, so native and Wasm builds (and static links) behave alike. */
+static const tp_op_observer capture_observer = {tp_capture_check, tp_capture_record};
+void tp_capture_install(void) { tp_ops_set_observer(&capture_observer); }
 
 int tp_capture_sees(int nin, tp_tensor *const *in) {
   for (int i = 0; i < nin; i++)
@@ -175,16 +173,16 @@ tp_status tp_capture_opaque(int64_t call_id, int nin, tp_tensor *const *in,
                             int max_out, tp_tensor **outs, int *nout) {
   *nout = 0;
   if (!cur) return tp_fail(TP_ERR_CAPTURE, "opaque region outside of a capture");
-  tp_tensor *samples[64] = {0};
+  tp_tensor *samples[TP_MAX_OPERANDS] = {0};
   tp_status s = TP_OK;
-  if (nin > 64) return tp_fail(TP_ERR_CAPTURE, "opaque region: too many inputs (%d)", nin);
+  if (nin > TP_MAX_OPERANDS) return tp_fail(TP_ERR_CAPTURE, "opaque region: too many inputs (%d)", nin);
   for (int i = 0; i < nin && !s; i++) /* plain views: the callable sees samples, not proxies */
     if (in[i]) s = tp_tensor_view(in[i], in[i]->ndim, in[i]->shape, in[i]->strides, in[i]->offset, &samples[i]);
   int prev = 0, n = 0;
-  tp_tensor *res[64] = {0};
+  tp_tensor *res[TP_MAX_OPERANDS] = {0};
   if (!s) {
     if (suspend) tp_capture_set_disabled(1, &prev);
-    s = tp_host_invoke(call_id, nin, samples, max_out < 64 ? max_out : 64, res, &n);
+    s = tp_host_invoke(call_id, nin, samples, max_out < TP_MAX_OPERANDS ? max_out : TP_MAX_OPERANDS, res, &n);
     if (suspend) tp_capture_set_disabled(prev, NULL);
     if (s && s != TP_ERR_CAPTURE && s != TP_ERR_OUT_OF_MEMORY)
       s = tp_fail_context(TP_ERR_CAPTURE,
@@ -193,7 +191,7 @@ tp_status tp_capture_opaque(int64_t call_id, int nin, tp_tensor *const *in,
       s = tp_fail(TP_ERR_CAPTURE, "opaque compiler callable could not produce a tensor output during capture");
   }
   for (int i = 0; i < nin; i++) tp_tensor_release(samples[i]);
-  tp_arg args[64];
+  tp_arg args[TP_MAX_OPERANDS];
   int idx = -1;
   if (!s) s = build_args(nin, in, args);
   if (!s) {
@@ -265,15 +263,17 @@ tp_status tp_trace_named(const tp_callable *fn, int nin, tp_tensor *const *in,
                          const char *const *names, int fullgraph, tp_trace_result *r) {
   if (!fn || !fn->fn || !r || (nin && !in))
     return tp_fail(TP_ERR_INVALID_ARG, "trace: NULL argument");
-  if (nin < 0 || nin > 64) return tp_fail(TP_ERR_INVALID_ARG, "trace: %d inputs (max 64)", nin);
+  if (nin < 0 || nin > TP_MAX_OPERANDS)
+    return tp_fail(TP_ERR_INVALID_ARG, "trace: %d inputs (max %d)", nin, TP_MAX_OPERANDS);
   memset(r, 0, sizeof *r);
   for (int i = 0; i < nin; i++)
     if (!in[i]) return tp_fail(TP_ERR_INVALID_ARG, "trace: input %d is NULL", i);
+  tp_capture_install();
   tp_trace_state t;
   memset(&t, 0, sizeof t);
   t.id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
   t.fullgraph = fullgraph;
-  tp_tensor *views[64] = {0};
+  tp_tensor *views[TP_MAX_OPERANDS] = {0};
   tp_status s = tp_graph_new(&t.g);
   if (s) return s;
   t.parent = cur;
@@ -304,7 +304,7 @@ tp_status tp_trace_named(const tp_callable *fn, int nin, tp_tensor *const *in,
     s = tp_fail(TP_ERR_INVALID_ARG, "trace: the function returned %d outputs (max %d)", r->nout,
                 TP_ARRAY_LEN(r->outs));
   if (!s && !t.broken) {
-    tp_arg oargs[64];
+    tp_arg oargs[TP_ARRAY_LEN(r->outs)];
     for (int i = 0; i < r->nout && !s; i++) {
       tp_tensor *o = r->outs[i];
       memset(&oargs[i], 0, sizeof oargs[i]);
@@ -385,7 +385,7 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
                             int *nout) {
   *nout = 0;
   if (!cur) return tp_fail(TP_ERR_CAPTURE, "nested compile region outside of a capture");
-  if (nin > 64) return tp_fail(TP_ERR_CAPTURE, "nested compile region: too many inputs (%d)", nin);
+  if (nin > TP_MAX_OPERANDS) return tp_fail(TP_ERR_CAPTURE, "nested compile region: too many inputs (%d)", nin);
   char k[200];
   if (key && !strncmp(key, "hash:", 5)) snprintf(k, sizeof k, "%s", key);
   else auto_key(nin, in, key, k, sizeof k);
@@ -397,7 +397,7 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
       count++;
       if (!strcmp(t->nested[i].key, k)) e = &t->nested[i];
     }
-  tp_tensor *samples[64] = {0}, *res[64] = {0};
+  tp_tensor *samples[TP_MAX_OPERANDS] = {0}, *res[TP_MAX_OPERANDS] = {0};
   int n = 0;
   tp_status s = TP_OK;
   for (int i = 0; i < nin && !s; i++)
@@ -438,13 +438,13 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
   } else if (!s) { /* reuse: the cached child graph computes this call's samples */
     int prev = 0;
     tp_capture_set_disabled(1, &prev);
-    s = tp_graph_run(tp_graph_find_subgraph(t->g, e->sub), nin, samples, 64, res, &n);
+    s = tp_graph_run(tp_graph_find_subgraph(t->g, e->sub), nin, samples, TP_MAX_OPERANDS, res, &n);
     tp_capture_set_disabled(prev, NULL);
   }
   for (int i = 0; i < nin; i++) tp_tensor_release(samples[i]);
   if (!s && n > max_out) s = tp_fail(TP_ERR_CAPTURE, "nested compile region returned %d tensors (max %d)", n, max_out);
   /* get_attr of the subgraph, one invoke, a getitem per result */
-  tp_arg args[65];
+  tp_arg args[TP_MAX_OPERANDS + 1]; /* the subgraph, then the operands */
   int ga = -1, inv = -1;
   if (!s) {
     tp_desc gd;

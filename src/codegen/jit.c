@@ -1,4 +1,7 @@
-/* jit.c - see jit.h. */
+/* jit.c - see jit.h.
+ *
+ * Threads: the table of resolved loads is locked (core/lock.h); the host
+ * feature bits are read once (a racing first read stores the same value). */
 #include "jit.h"
 
 #if defined(__wasm__)
@@ -56,27 +59,32 @@ tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache
 /* Pending loads resolved by the host (tpw_jit_ready). */
 static struct { int32_t token, base; } done[64];
 static int ndone;
+static tp_spinlock done_lock = TP_SPINLOCK_INIT;
 
 void tp_jit_resolve(int32_t token, int32_t base) {
-  for (int i = 0; i < ndone; i++)
-    if (done[i].token == token) {
-      done[i].base = base;
-      return;
+  tp_spin_lock(&done_lock);
+  int i = 0;
+  while (i < ndone && done[i].token != token) i++;
+  if (i == ndone) {
+    if (ndone == TP_ARRAY_LEN(done)) { /* forget the oldest */
+      memmove(done, done + 1, sizeof done[0] * (size_t)(ndone - 1));
+      ndone--;
     }
-  if (ndone == 64) { /* forget the oldest */
-    memmove(done, done + 1, sizeof done[0] * 63);
-    ndone--;
+    i = ndone++;
+    done[i].token = token;
   }
-  done[ndone].token = token;
-  done[ndone].base = base;
-  ndone++;
+  done[i].base = base;
+  tp_spin_unlock(&done_lock);
 }
 
 int tp_jit_poll(int32_t token, int32_t *base) {
-  for (int i = 0; i < ndone; i++)
+  int r = 0;
+  tp_spin_lock(&done_lock);
+  for (int i = 0; i < ndone && !r; i++)
     if (done[i].token == token) {
       *base = done[i].base;
-      return done[i].base >= 0 ? 1 : -1;
+      r = done[i].base >= 0 ? 1 : -1;
     }
-  return 0;
+  tp_spin_unlock(&done_lock);
+  return r;
 }

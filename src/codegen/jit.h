@@ -25,8 +25,14 @@ tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache
 #define TP_JIT_HASHED 0x31485054
 /* A pending load: 1 and *base when installed, 0 while pending, -1 failed. */
 int tp_jit_poll(int32_t token, int32_t *base);
-/* Emits and loads the plan's generated kernels (no-op off a Wasm host). */
-tp_status tp_plan_codegen(tp_plan *pl, int use_cache);
+/* Generated Wasm kernels as lower's accelerator (plan_jit.c): attach with
+ * tp_plan_accelerate(plan, &tp_wasm_accel, use_cache); off a Wasm host with
+ * SIMD128 its prepare finds nothing to do. */
+extern const tp_lower_accel tp_wasm_accel;
+/* Generated modules' env.tp_jit_kernel (the ABI exports it as
+ * tpw_jit_kernel): runs kernel k of the run whose context is run on the
+ * executor; returns a status. */
+int32_t tp_jit_kernel_callback(int32_t run, int32_t k);
 /* The host finished a pending load (base -1: it failed). */
 void tp_jit_resolve(int32_t token, int32_t base);
 #endif

@@ -1,11 +1,24 @@
-/* plan_jit.c - attaches generated Wasm kernels to a plan: emit the
- * program's module (emit.c), have the host load it (jit.c), and hand the
- * plan the function-table index of each generated kernel. Anything that
- * fails leaves the plan on the executor (logged as a fallback). */
+/* plan_jit.c - generated Wasm kernels as lower's accelerator
+ * (tp_wasm_accel, lower.h's tp_lower_accel): prepare emits the program's
+ * module (emit.c) and has the host load it (jit.c); run calls the module's
+ * run entry, which calls back into the executor (tp_plan_run_kernel) for
+ * the kernels it does not generate. Anything that fails in prepare leaves
+ * the plan on the executor (the stax backend logs it as a fallback).
+ *
+ * Threads: the per-plan state is used by the plan's one thread; the tile
+ * cache is a locked tp_tune_cache. Generated code only exists on Wasm
+ * hosts, which are single-threaded today. */
 #include "jit.h"
 #include "wasm/emit.h"
 
-extern int (*tp_jit_poll_hook)(int32_t token, int32_t *base);
+/* The accelerator's state for one plan. */
+typedef struct jit_state {
+  int nkernels;
+  int32_t *fn;          /* per kernel: table index of its function or -1, then the run entry */
+  int32_t token;        /* a load the host is still compiling, 0 if none */
+  uint8_t *module;      /* the module's bytes (tp_compiled_last_module) */
+  size_t module_len;
+} jit_state;
 
 /* ---- max-autotune: the register tile of each generated GEMM ----
  * Per GEMM kernel, a module with the kernel emitted for tile rows 2, 3 and
@@ -19,9 +32,8 @@ extern int (*tp_jit_poll_hook)(int32_t token, int32_t *base);
  * no generated code to tune. */
 #if defined(__wasm__)
 
-typedef struct mr_entry { int64_t M, N, K, a_cs; int relaxed, mr; } mr_entry;
-static mr_entry mr_cache[64];
-static int nmr_cache;
+/* the register tile rows per (M, N, K, A's column stride, relaxed SIMD) */
+static tp_tune_cache tile_rows;
 
 static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cache, uint8_t *mr_out) {
   const tp_kir_program *p = tp_plan_program(pl);
@@ -47,13 +59,12 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
   for (int ki = 0; ki < p->nkernels && !s; ki++) {
     const tp_kir_kernel *k = &p->kernels[ki];
     if (k->kind != TP_KK_GEMM || eo->host_kernel[ki]) continue;
-    int hit = 0;
-    for (int i = 0; use_cache && i < nmr_cache && !hit; i++) {
-      const mr_entry *c = &mr_cache[i];
-      if (c->M == k->M && c->N == k->N && c->K == k->K && c->a_cs == k->a_cs && c->relaxed == eo->relaxed_simd)
-        mr_out[ki] = (uint8_t)c->mr, hit = 1;
+    int64_t key[TP_TUNE_KEY] = {k->M, k->N, k->K, k->a_cs, eo->relaxed_simd, 0};
+    int val[2];
+    if (use_cache && tp_tune_cache_get(&tile_rows, key, val)) {
+      mr_out[ki] = (uint8_t)val[0];
+      continue;
     }
-    if (hit) continue;
     tp_emitted em;
     s = tp_emit_gemm_variants(p, eo, ki, nmr, mrs, &em);
     if (s == TP_ERR_UNSUPPORTED) {
@@ -86,10 +97,7 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
     }
     mr_out[ki] = (uint8_t)best_mr;
     tp_plan_count_tuned(pl, 1);
-    if (use_cache) {
-      mr_entry *c = &mr_cache[nmr_cache < 64 ? nmr_cache++ : 63];
-      *c = (mr_entry){k->M, k->N, k->K, k->a_cs, eo->relaxed_simd, best_mr};
-    }
+    if (use_cache) tp_tune_cache_put(&tile_rows, key, (const int[2]){best_mr, 0});
   }
   tp_free(scratch);
   tp_free(ptrs);
@@ -102,9 +110,37 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
 }
 #endif
 
-tp_status tp_plan_codegen(tp_plan *pl, int use_cache) {
+static void jit_release(void *state) {
+  jit_state *st = state;
+  if (!st) return;
+  tp_free(st->fn);
+  tp_free(st->module);
+  tp_free(st);
+}
+
+/* A module the host was still compiling: switch to it once installed (or
+ * drop it if it failed, which leaves the plan on the executor). */
+static void jit_poll(jit_state *st) {
+  if (!st->fn || !st->token) return;
+  int32_t base;
+  int r = tp_jit_poll(st->token, &base);
+  if (r == 1) {
+    for (int k = 0; k <= st->nkernels; k++) /* the kernels, then the run entry */
+      if (st->fn[k] >= 0) st->fn[k] += base;
+    st->token = 0;
+  } else if (r < 0) {
+    tp_free(st->fn);
+    tp_free(st->module);
+    st->fn = NULL;
+    st->module = NULL;
+    st->module_len = 0;
+    st->token = 0;
+  }
+}
+
+static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
+  *state = NULL;
   if (!(tp_jit_features() & 1)) return TP_OK; /* not a Wasm host with SIMD128 */
-  tp_jit_poll_hook = tp_jit_poll;
   const tp_kir_program *p = tp_plan_program(pl);
   tp_emitted em;
   /* a generated GEMM reads the plan's packed B: without it, the executor */
@@ -129,20 +165,75 @@ tp_status tp_plan_codegen(tp_plan *pl, int use_cache) {
   if (s) return s;
   int32_t base = -1, token = 0;
   s = tp_jit_load(em.bytes, em.len, em.nfuncs + 1, use_cache, &base, &token);
+  jit_state *st = NULL;
   if (!s) {
+    st = tp_alloc(sizeof *st);
     /* per kernel: its table index (or -1), then the run entry's */
     int32_t *fn = tp_alloc(sizeof(int32_t) * (size_t)(p->nkernels + 1));
-    if (!fn) s = TP_ERR_OUT_OF_MEMORY;
-    for (int k = 0; !s && k < p->nkernels; k++)
-      fn[k] = em.kernel_func[k] < 0 ? -1 : em.kernel_func[k] + (token ? 0 : base);
-    if (!s) {
+    if (!st || !fn) {
+      tp_free(st);
+      tp_free(fn);
+      st = NULL;
+      s = TP_ERR_OUT_OF_MEMORY;
+    } else {
+      for (int k = 0; k < p->nkernels; k++)
+        fn[k] = em.kernel_func[k] < 0 ? -1 : em.kernel_func[k] + (token ? 0 : base);
       fn[p->nkernels] = em.run_func + (token ? 0 : base);
-      tp_plan_attach_jit(pl, fn, token);
-      /* the plan keeps the bytes, for tp_compiled_last_module */
-      tp_plan_keep_jit_module(pl, em.bytes, em.len);
+      /* the state keeps the bytes, for tp_compiled_last_module */
+      *st = (jit_state){p->nkernels, fn, token, em.bytes, em.len};
       em.bytes = NULL;
     }
   }
   tp_emitted_clear(&em);
+  *state = st;
   return s;
+}
+
+static tp_status jit_run(void *state, const tp_plan *pl, void *const *bufs, void *run, int *ran) {
+  jit_state *st = state;
+  *ran = 0;
+  jit_poll(st);
+  if (!st->fn || st->token) return TP_OK; /* pending or failed: the executor */
+#if defined(__wasm__)
+  const tp_kir_program *p = tp_plan_program(pl);
+  /* generated code reads buffer addresses from here: buffers, then each
+   * kernel's packed B (generated GEMMs read it) */
+  int32_t *ptrtab = tp_alloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 1));
+  if (!ptrtab) return TP_ERR_OUT_OF_MEMORY;
+  for (int b = 0; b < p->nbufs; b++) ptrtab[b] = (int32_t)(intptr_t)bufs[b];
+  for (int k = 0; k < p->nkernels; k++) ptrtab[p->nbufs + k] = (int32_t)(intptr_t)tp_plan_packed_b(pl, k);
+  /* one call: the generated module's run entry (emit.h) */
+  int32_t r = ((int32_t (*)(int32_t, int32_t))(uintptr_t)st->fn[p->nkernels])(
+      (int32_t)(intptr_t)ptrtab, (int32_t)(intptr_t)run);
+  tp_free(ptrtab);
+  *ran = 1;
+  return (tp_status)r;
+#else
+  (void)pl, (void)bufs, (void)run; /* prepare never makes a state off a Wasm host */
+  return TP_OK;
+#endif
+}
+
+static int jit_kernels(void *state, const tp_plan *pl) {
+  jit_state *st = state;
+  (void)pl;
+  jit_poll(st); /* after `await g.ready`, explain() reports the installed module */
+  int n = 0;
+  for (int k = 0; st->fn && !st->token && k < st->nkernels; k++) n += st->fn[k] >= 0;
+  return n;
+}
+
+static const uint8_t *jit_module(void *state, size_t *len) {
+  jit_state *st = state;
+  jit_poll(st);
+  const uint8_t *m = st->fn ? st->module : NULL;
+  *len = m ? st->module_len : 0;
+  return m;
+}
+
+const tp_lower_accel tp_wasm_accel = {"wasm", jit_prepare, jit_run, jit_kernels, jit_module,
+                                      jit_release};
+
+int32_t tp_jit_kernel_callback(int32_t run, int32_t k) {
+  return (int32_t)tp_plan_run_kernel((void *)(uintptr_t)run, k);
 }

@@ -14,7 +14,7 @@
 
 typedef struct entry {
   int nin;
-  tp_desc sig[64];
+  tp_desc sig[TP_MAX_OPERANDS];
   char *extra_key;
   uint64_t shape_guard;  /* inputs whose exact shape is guarded */
   char where[8][96];     /* where the function read inputs 0..7's shapes */
@@ -38,11 +38,14 @@ struct tp_compiled {
   entry *entries;
   int ncaptures;         /* accumulated compiles of this wrapper */
   int last;
-  char *reasons;         /* recompile reasons, newline separated */
-  char *explain;         /* JSON array items of captures, comma separated */
+  tp_buf reasons;        /* recompile reasons, newline separated */
+  tp_buf explain;        /* JSON array items of captures, comma separated */
   struct tp_compiled *next, *prev; /* all live wrappers, for reset() */
 };
 
+/* Threads: not locked. Compiled wrappers (this list, each wrapper's cache)
+ * are created, called and reset from one thread at a time, like the
+ * functions they wrap (docs/architecture.md, Threads). */
 static tp_compiled *all_compiled;
 
 void tp_compile_options_init(tp_compile_options *o) {
@@ -52,13 +55,14 @@ void tp_compile_options_init(tp_compile_options *o) {
 }
 
 /* ---- strings ---- */
-static tp_status append(char **buf, const char *text) {
-  size_t a = *buf ? strlen(*buf) : 0, b = strlen(text);
-  char *n = tp_realloc(*buf, a + b + 1);
-  if (!n) return TP_ERR_OUT_OF_MEMORY;
-  memcpy(n + a, text, b + 1);
-  *buf = n;
-  return TP_OK;
+/* Appends to one of the wrapper's long-lived buffers. A failed write leaves
+ * the buffer as it was (tp_buf_putn reserves before it copies), so the
+ * sticky flag is cleared: the wrapper lives on and later notes may fit. */
+static tp_status note_append(tp_buf *b, const char *text) {
+  tp_buf_puts(b, text);
+  if (!b->oom) return TP_OK;
+  b->oom = 0;
+  return TP_ERR_OUT_OF_MEMORY;
 }
 
 static tp_status dup_opt(const char *s, char **out) {
@@ -238,16 +242,15 @@ void tp_compiled_free(tp_compiled *c) {
   tp_free(c->backend);
   tp_free(c->mode);
   tp_free(c->name);
-  tp_free(c->reasons);
-  tp_free(c->explain);
+  tp_buf_free(&c->reasons);
+  tp_buf_free(&c->explain);
   tp_free(c);
 }
 
 void tp_reset(void) {
   for (tp_compiled *c = all_compiled; c; c = c->next) {
     clear_entries(c);
-    tp_free(c->reasons);
-    c->reasons = NULL;
+    tp_buf_free(&c->reasons);
     c->ncaptures = 0;
   }
   tp_records_reset_constants();
@@ -274,60 +277,48 @@ const void *tp_compiled_last_module(const tp_compiled *c, size_t *len) {
 
 tp_status tp_compiled_recompile_reasons(const tp_compiled *c, char **out) {
   if (!c || !out) return tp_fail(TP_ERR_INVALID_ARG, "recompile reasons: NULL argument");
-  *out = tp_strdup(c->reasons ? c->reasons : "");
+  *out = tp_strdup(c->reasons.p ? c->reasons.p : "");
   return *out ? TP_OK : TP_ERR_OUT_OF_MEMORY;
 }
 
 tp_status tp_compiled_explain(const tp_compiled *c, char **out) {
   if (!c || !out) return tp_fail(TP_ERR_INVALID_ARG, "explain: NULL argument");
   *out = NULL;
-  char head[256];
-  snprintf(head, sizeof head,
-           "{\"name\": \"%s\", \"backend\": \"%s\", \"dynamic\": %s, \"captures\": %d, "
-           "\"entries\": %d, \"graphs\": [",
-           c->name ? c->name : "", c->backend ? c->backend : "", c->dynamic ? "true" : "false",
-           c->ncaptures, c->nentries);
-  tp_status s = append(out, head);
-  if (!s) s = append(out, c->explain ? c->explain : "");
-  if (!s) s = append(out, "], \"backend_plans\": [");
-  for (int i = 0, first = 1; i < c->nentries && !s; i++) {
+  tp_buf b = {0};
+  tp_buf_printf(&b,
+                "{\"name\": \"%s\", \"backend\": \"%s\", \"dynamic\": %s, \"captures\": %d, "
+                "\"entries\": %d, \"graphs\": [",
+                c->name ? c->name : "", c->backend ? c->backend : "", c->dynamic ? "true" : "false",
+                c->ncaptures, c->nentries);
+  tp_buf_puts(&b, c->explain.p ? c->explain.p : "");
+  tp_buf_puts(&b, "], \"backend_plans\": [");
+  for (int i = 0, first = 1; i < c->nentries; i++) {
     const entry *e = &c->entries[i];
     if (!e->graph || !e->run.describe) continue;
     char d[512];
     d[0] = 0;
     e->run.describe(e->run.ud, d, sizeof d);
-    if (!s && !first) s = append(out, ", ");
-    if (!s) s = append(out, d[0] ? d : "null");
+    if (!first) tp_buf_puts(&b, ", ");
+    tp_buf_puts(&b, d[0] ? d : "null");
     first = 0;
   }
-  if (!s) s = append(out, "], \"recompile_reasons\": [");
-  if (!s && c->reasons) { /* lines -> JSON strings */
-    const char *p = c->reasons;
-    int first = 1;
-    while (*p && !s) {
-      const char *e = strchr(p, '\n');
-      size_t len = e ? (size_t)(e - p) : strlen(p);
-      char line[640];
-      if (len > 280) len = 280;
-      char q[600];
-      size_t k = 0;
-      for (size_t i = 0; i < len && k < sizeof q - 3; i++) {
-        if (p[i] == '"' || p[i] == '\\') q[k++] = '\\';
-        q[k++] = p[i];
-      }
-      q[k] = 0;
-      snprintf(line, sizeof line, "%s\"%s\"", first ? "" : ", ", q);
-      s = append(out, line);
-      first = 0;
-      p = e ? e + 1 : p + len;
+  tp_buf_puts(&b, "], \"recompile_reasons\": [");
+  /* lines -> JSON strings (each cut at 280 bytes) */
+  for (const char *p = c->reasons.p, *e; p && *p;) {
+    e = strchr(p, '\n');
+    size_t len = e ? (size_t)(e - p) : strlen(p);
+    if (len > 280) len = 280;
+    tp_buf_puts(&b, p == c->reasons.p ? "\"" : ", \"");
+    for (size_t i = 0; i < len; i++) {
+      if (p[i] == '"' || p[i] == '\\') tp_buf_putc(&b, '\\');
+      tp_buf_putc(&b, p[i]);
     }
+    tp_buf_putc(&b, '"');
+    p = e ? e + 1 : p + len;
   }
-  if (!s) s = append(out, "]}");
-  if (s) {
-    tp_free(*out);
-    *out = NULL;
-  }
-  return s;
+  tp_buf_puts(&b, "]}");
+  *out = tp_buf_take(&b);
+  return *out ? TP_OK : TP_ERR_OUT_OF_MEMORY;
 }
 
 /* ---- specialization ---- */
@@ -451,9 +442,9 @@ static tp_status note_capture(tp_compiled *c, const tp_trace_result *r, const tp
   snprintf(item, sizeof item,
            "%s{\"ops\": %d, \"constants\": %d, \"opaque_regions\": [%s], \"graph_break\": %s%s%s, "
            "\"shape_guards\": [%s]}",
-           c->explain && *c->explain ? ", " : "", ops, consts, regions, r->broken ? "\"" : "null",
+           c->explain.n ? ", " : "", ops, consts, regions, r->broken ? "\"" : "null",
            r->broken ? r->break_reason : "", r->broken ? "\"" : "", guards);
-  return append(&c->explain, item);
+  return note_append(&c->explain, item);
 }
 
 tp_status tp_compiled_call(tp_compiled *c, int nin, tp_tensor *const *in, int max_out,
@@ -465,7 +456,8 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
                                  const char *extra, int max_out, tp_tensor **outs, int *nout) {
   if (!c || !nout || (nin && !in) || (max_out && !outs))
     return tp_fail(TP_ERR_INVALID_ARG, "compiled call: NULL argument");
-  if (nin < 0 || nin > 64) return tp_fail(TP_ERR_INVALID_ARG, "compiled call: %d inputs (max 64)", nin);
+  if (nin < 0 || nin > TP_MAX_OPERANDS)
+    return tp_fail(TP_ERR_INVALID_ARG, "compiled call: %d inputs (max %d)", nin, TP_MAX_OPERANDS);
   for (int i = 0; i < nin; i++)
     if (!in[i]) return tp_fail(TP_ERR_INVALID_ARG, "compiled call: input %d is NULL", i);
   *nout = 0;
@@ -504,7 +496,7 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   if (first_fail) {
     char line[300];
     snprintf(line, sizeof line, "%s\n", first_fail);
-    TP_TRY(append(&c->reasons, line));
+    TP_TRY(note_append(&c->reasons, line));
     if (c->verbose && !tp_log_enabled(TP_LOG_RECOMPILES))
       fprintf(stderr, "tensorplay: recompiling %s: guard failed: %s\n", c->name ? c->name : "function",
               first_fail);
@@ -558,12 +550,7 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   if (r.broken) snprintf(e.reason, sizeof e.reason, "%s", r.break_reason);
   if (!s) s = note_capture(c, &r, e.graph ? e.graph : r.graph, &e);
   if (!s && store) {
-    if (c->nentries == c->cap) {
-      int nc = c->cap ? c->cap * 2 : 4;
-      entry *ne = tp_realloc(c->entries, sizeof(entry) * (size_t)nc);
-      if (!ne) s = TP_ERR_OUT_OF_MEMORY;
-      else c->entries = ne, c->cap = nc;
-    }
+    s = TP_ARRAY_RESERVE(c->entries, c->cap, c->nentries + 1);
     if (!s) {
       c->entries[c->nentries] = e;
       c->last = c->nentries++;

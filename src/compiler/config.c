@@ -2,7 +2,7 @@
  * each with a Python and a JS spelling and a default. Setting stores any
  * value; compile() validates them in the seed's order (see compiler.h). */
 #include "compiler.h"
-#include "lock.h"
+#include "../core/lock.h"
 #include <stdio.h>
 
 tp_value tp_value_none(void) {

@@ -1,6 +1,6 @@
 /* modes.h - the table of stax option keys behind compile(mode=...,
  * options=...), for docs and for the lowering pipeline. The mode API itself
- * (tp_list_mode_options, tp_check_mode_options) is declared in compiler.h. */
+ * (tp_list_mode_options, tp_check_mode_options) is declared in tensorplay.h. */
 #ifndef TP_MODES_H
 #define TP_MODES_H
 #include "compiler.h"

@@ -1,5 +1,6 @@
-/* registry.c - the backend registry of compiler.h and the built-in
- * backends (stax, eager, reference).
+/* registry.c - the backend registry of tensorplay.h. The built-in backends
+ * live in backends/ (stax.c, graph.c: eager and reference) and are
+ * registered by tp_backends_init.
  *
  * A backend is a named function that receives a captured graph (plus the
  * example inputs and the compile options that were set) and returns a
@@ -12,10 +13,8 @@
  * so the pointer tp_lookup_backend returns stays valid until that backend is
  * unregistered. Backend functions are never called under the lock. */
 #include "compiler.h"
-#include "../lower/lower.h"
-#include "../codegen/jit.h"
-#include "lock.h"
-#include "modes.h"
+#include "../core/lock.h"
+#include "backends/backends.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -232,11 +231,8 @@ static tp_status add_backend(const char *name, tp_backend_fn fn, void *ud,
   tp_spin_lock(&reg_lock);
   if (find_locked(name) >= 0) {
     s = quiet_if_present ? TP_OK : TP_ERR_VALUE;
-  } else if (nreg == capreg) {
-    int nc = capreg ? capreg * 2 : 8;
-    tp_backend **nr = tp_realloc(reg, sizeof *nr * (size_t)nc);
-    if (!nr) s = TP_ERR_OUT_OF_MEMORY;
-    else reg = nr, capreg = nc;
+  } else {
+    s = TP_ARRAY_RESERVE(reg, capreg, nreg + 1);
   }
   int added = 0;
   if (s == TP_OK && find_locked(name) < 0) reg[nreg++] = b, added = 1;
@@ -354,195 +350,6 @@ int tp_declares_capabilities(const char *name) {
   return r;
 }
 
-/* ---- built-in backends ---- */
-
-/* The runner of stax and eager: the backend's own copy of the graph, run
- * node by node on the eager kernels. */
-static tp_status graph_runner(void *ud, int nin, tp_tensor *const *in, int max_out,
-                              tp_tensor **outs, int *nout) {
-  return tp_graph_run((const tp_graph *)ud, nin, in, max_out, outs, nout);
-}
-static void graph_runner_free(void *ud) { tp_graph_free((tp_graph *)ud); }
-
-/* The runner keeps its own copy: it must not depend on the caller keeping
- * g alive (constants are shared by reference). */
-static tp_status copy_graph(const tp_graph *g, tp_graph **out) { return tp_graph_copy(g, out); }
-
-/* Options and mode reach stax only when set; reject what it does not know. */
-static tp_status check_opts(const tp_backend_opts *o) {
-  if (!o) return TP_OK;
-  if (o->has_mode) {
-    const char *keys[8];
-    int n;
-    char mode[sizeof o->mode + 1];
-    snprintf(mode, sizeof mode, "%.*s", (int)sizeof o->mode, o->mode);
-    TP_TRY(tp_mode_patch(mode, 8, keys, &n));
-  }
-  if (o->has_options) {
-    if (o->noptions < 0 || o->noptions > TP_ARRAY_LEN(o->option_keys))
-      return tp_fail(TP_ERR_INVALID_ARG, "backend options: %d options (at most %d)", o->noptions,
-                     TP_ARRAY_LEN(o->option_keys));
-    TP_TRY(tp_check_mode_options(o->noptions, o->option_keys, o->option_values));
-  }
-  return TP_OK;
-}
-
-/* stax: the lowering core (src/lower): passes, fusion into Kernel IR,
- * memory plan, the KIR executor. Options come from the mode's patch and the
- * options dict (stax.fusion, stax.epilogue_fusion, stax.memory_planning).
- * Shapes other than the captured ones (dynamic) run on the graph executor;
- * if lowering fails, the graph executor runs it (logged as a fallback),
- * unless strict_native, which raises. */
-typedef struct stax_runner { tp_plan *plan; tp_graph *graph; } stax_runner;
-
-static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
-                          int *nout) {
-  stax_runner *r = ud;
-  const tp_kir_program *p = tp_plan_program(r->plan);
-  int exact = 1;
-  for (int b = 0; b < p->nbufs && exact; b++)
-    if (p->bufs[b].kind == TP_KB_INPUT) {
-      tp_desc d;
-      if (p->bufs[b].index >= nin) break;
-      tp_desc_of(in[p->bufs[b].index], &d);
-      d.weak = 0;
-      exact = tp_desc_equal(&d, &p->bufs[b].desc);
-    }
-  if (!exact) return tp_graph_run(r->graph, nin, in, max_out, outs, nout);
-  return tp_plan_run(r->plan, nin, in, max_out, outs, nout);
-}
-
-static void stax_describe(void *ud, char *json, size_t n) {
-  stax_runner *r = ud;
-  const tp_kir_program *p = tp_plan_program(r->plan);
-  int kinds[TP_KK_KIND_COUNT] = {0};
-  for (int k = 0; k < p->nkernels; k++) kinds[p->kernels[k].kind]++;
-  snprintf(json, n,
-           "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"op\": %d, "
-           "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d}",
-           p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_OP],
-           tp_plan_jit_kernels(r->plan), (long long)p->arena_bytes, p->tuned);
-}
-
-static const void *stax_module(void *ud, size_t *len) {
-  stax_runner *r = ud;
-  return tp_plan_jit_module(r->plan, len);
-}
-
-static void stax_free(void *ud) {
-  stax_runner *r = ud;
-  tp_plan_free(r->plan);
-  tp_graph_free(r->graph);
-  tp_free(r);
-}
-
-static int opt_value(const tp_backend_opts *o, const char *key, int dflt) {
-  if (o && o->has_mode) {
-    const char *keys[8];
-    int n = 0;
-    char mode[sizeof o->mode + 1];
-    snprintf(mode, sizeof mode, "%.*s", (int)sizeof o->mode, o->mode);
-    if (tp_mode_patch(mode, 8, keys, &n) == TP_OK)
-      for (int i = 0; i < n; i++)
-        if (!strcmp(keys[i], key)) dflt = 1;
-  }
-  for (int i = 0; o && o->has_options && i < o->noptions; i++)
-    if (!strcmp(o->option_keys[i], key)) dflt = (int)o->option_values[i].i;
-  return dflt;
-}
-
-static tp_status backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const *examples,
-                              const tp_backend_opts *opts, tp_backend_run *out) {
-  (void)ud, (void)nin, (void)examples;
-  TP_TRY(check_opts(opts));
-  stax_runner *r = tp_alloc(sizeof *r);
-  if (!r) return TP_ERR_OUT_OF_MEMORY;
-  memset(r, 0, sizeof *r);
-  tp_status s = copy_graph(g, &r->graph);
-  if (!s) {
-    tp_lower_options lo;
-    tp_lower_options_init(&lo);
-    lo.fusion = opt_value(opts, "stax.fusion", 1);
-    lo.epilogue_fusion = opt_value(opts, "stax.epilogue_fusion", 1);
-    lo.memory_planning = opt_value(opts, "stax.memory_planning", 1);
-    lo.codegen = opt_value(opts, "stax.codegen", 1);
-    lo.autotune = opt_value(opts, "stax.max_autotune", 0);
-    lo.coordinate_descent = opt_value(opts, "stax.coordinate_descent_tuning", 0);
-    tp_value nc0 = tp_config_get(TP_CFG_FORCE_DISABLE_CACHES);
-    lo.use_cache = !(nc0.kind == TP_VAL_BOOL && nc0.i);
-    s = tp_lower(g, &lo, &r->plan);
-    if (!s && lo.codegen) { /* generated SIMD128 kernels on a Wasm host */
-      tp_value nocache = tp_config_get(TP_CFG_FORCE_DISABLE_CACHES);
-      tp_status cs = tp_plan_codegen(r->plan, !(nocache.kind == TP_VAL_BOOL && nocache.i));
-      if (cs == TP_ERR_OUT_OF_MEMORY) {
-        s = cs;
-      } else if (cs != TP_OK) {
-        tp_log(TP_LOG_FALLBACKS, "stax: code generation failed, the executor runs the kernels: %s",
-               tp_last_error());
-        tp_clear_error();
-      }
-    }
-    if (s && s != TP_ERR_OUT_OF_MEMORY) { /* out of memory stays an error */
-      if (opts && opts->has_strict_native && opts->strict_native) {
-        tp_fail_context(s, "stax could not lower the graph (strict_native)");
-        s = tp_last_status();
-      } else {
-        tp_log(TP_LOG_FALLBACKS, "stax: lowering failed, the graph executor runs it: %s", tp_last_error());
-        tp_clear_error();
-        s = TP_OK;
-        out->run = graph_runner;
-        out->ud = r->graph;
-        out->free = graph_runner_free;
-        r->graph = NULL;
-        stax_free(r);
-        return TP_OK;
-      }
-    }
-  }
-  if (s) {
-    stax_free(r);
-    return s;
-  }
-  out->run = stax_run;
-  out->ud = r;
-  out->free = stax_free;
-  out->describe = stax_describe;
-  out->module = stax_module;
-  return TP_OK;
-}
-
-/* eager (debug): no compilation at all; the graph runs node by node on the
- * eager kernels, exactly what the captured function did. Ignores options. */
-static tp_status backend_eager(void *ud, const tp_graph *g, int nin, tp_tensor *const *examples,
-                               const tp_backend_opts *opts, tp_backend_run *out) {
-  (void)ud, (void)nin, (void)examples, (void)opts;
-  tp_graph *copy;
-  TP_TRY(copy_graph(g, &copy));
-  out->run = graph_runner;
-  out->ud = copy;
-  out->free = graph_runner_free;
-  return TP_OK;
-}
-
-/* reference (debug): every node on the scalar reference kernels (the
- * oracle of the tests), through the graph runner. */
-static tp_status ref_runner(void *ud, int nin, tp_tensor *const *in, int max_out,
-                            tp_tensor **outs, int *nout) {
-  return tp_graph_run_ex((const tp_graph *)ud, 1, nin, in, max_out, outs, nout);
-}
-
-static tp_status backend_reference(void *ud, const tp_graph *g, int nin,
-                                   tp_tensor *const *examples, const tp_backend_opts *opts,
-                                   tp_backend_run *out) {
-  (void)ud, (void)nin, (void)examples, (void)opts;
-  tp_graph *copy;
-  TP_TRY(copy_graph(g, &copy));
-  out->run = ref_runner;
-  out->ud = copy;
-  out->free = graph_runner_free;
-  return TP_OK;
-}
-
 void tp_backends_init(void) {
   static tp_spinlock init_lock = TP_SPINLOCK_INIT;
   static int done;
@@ -552,9 +359,9 @@ void tp_backends_init(void) {
     static const char *const debug[] = {"debug"};
     /* quiet: a name the host registered first wins; the error, if any (out
      * of memory), stays in tp_last_error and the backend is missing */
-    add_backend("stax", backend_stax, NULL, NULL, 0, NULL, 1);
-    add_backend("eager", backend_eager, NULL, debug, 1, NULL, 1);
-    add_backend("reference", backend_reference, NULL, debug, 1, NULL, 1);
+    add_backend("stax", tp_backend_stax, NULL, NULL, 0, NULL, 1);
+    add_backend("eager", tp_backend_eager, NULL, debug, 1, NULL, 1);
+    add_backend("reference", tp_backend_reference, NULL, debug, 1, NULL, 1);
     __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
   }
   tp_spin_unlock(&init_lock);

@@ -72,7 +72,10 @@ struct tp_tensor {
   int64_t strides[TP_MAX_DIMS]; /* elements */
   int64_t offset;               /* elements */
   tp_storage *storage;
-  /* proxy link: set while the tensor is a value of a live trace */
+  /* An opaque tag owned by the layer above ops that watches operator calls
+   * (capture: the trace id and graph node while the tensor is a value of a
+   * live trace). The core only initialises it (0, -1) and copies it with
+   * the struct; it never reads it. */
   uint64_t trace_id;
   int node;
 };
@@ -126,13 +129,6 @@ enum {
   TP_OPF_OPT = 1 << 6,       /* operands after the first may be NULL */
   TP_OPF_OPAQUE = 1 << 7,    /* host-run region: no shape rule, graphs only */
 };
-/* Host functions (JS callbacks, C callables) by id: the Wasm ABI installs
- * the dispatcher; C programs register callables with tp_host_fn_register. */
-typedef tp_status (*tp_host_dispatch_fn)(int64_t id, int nin, tp_tensor *const *in,
-                                         int max_out, tp_tensor **outs, int *nout);
-void tp_set_host_dispatch(tp_host_dispatch_fn fn);
-tp_status tp_host_invoke(int64_t id, int nin, tp_tensor *const *in, int max_out,
-                         tp_tensor **outs, int *nout);
 int tp_op_flags(tp_op op);
 /* The shape rule: descs[i] NULL for an absent optional operand. */
 tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in,
@@ -184,17 +180,39 @@ tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_c
 /* Printing/parsing of attributes, shared by graph print and parse. */
 int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b);
 
-/* ---- capture hooks (src/capture/tracer.c) ---- */
-/* Called by tp_op_call after computing the output. Records a node when any
- * input is a live proxy; returns an error for mixed traces or disabled
- * capture. */
-tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in,
-                            const tp_attrs *attrs, tp_tensor *out);
-/* Before an op runs: TP_ERR_CAPTURE when inputs mix live traces. */
-tp_status tp_capture_check(const char *what, int nin, tp_tensor *const *in);
-/* A data read (toArray, item) of t: graph break handling. */
-tp_status tp_capture_on_read(tp_tensor *t, const char *what);
-int tp_capture_active(void);
+/* ---- operator observer (src/ops/ops.c) ----
+ * tp_op_call reports every call to one observer that an upper layer
+ * installs (capture does, when its first trace starts): check runs before
+ * the shape rule and may refuse the call; record runs after execution with
+ * the result and may tag it. Ops never knows what the observer does; with
+ * none installed, operators just run. Installing is an atomic pointer store,
+ * so it is safe from any thread; the observer must be static data. */
+typedef struct tp_op_observer {
+  tp_status (*check)(const char *what, int nin, tp_tensor *const *in);
+  tp_status (*record)(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *attrs,
+                      tp_tensor *out);
+} tp_op_observer;
+void tp_ops_set_observer(const tp_op_observer *obs);
+
+/* ---- host functions (src/core/hostfn.c) ----
+ * JS callbacks and C callables by id: what call_host nodes call. The Wasm
+ * ABI installs the dispatcher for its ids; C programs register callables
+ * with tp_host_fn_register (ids from TP_HOST_FN_C_BASE up). */
+#define TP_HOST_FN_C_BASE ((int64_t)1 << 40)
+typedef tp_status (*tp_host_dispatch_fn)(int64_t id, int nin, tp_tensor *const *in,
+                                         int max_out, tp_tensor **outs, int *nout);
+void tp_set_host_dispatch(tp_host_dispatch_fn fn);
+tp_status tp_host_invoke(int64_t id, int nin, tp_tensor *const *in, int max_out,
+                         tp_tensor **outs, int *nout);
+tp_status tp_host_fn_register(const tp_callable *fn, int64_t *id);
+void tp_host_fn_unregister(int64_t id);
+
+/* ---- plain readers (src/core/tensor.c) ----
+ * What the public tp_tensor_read / tp_tensor_item do, without the graph
+ * break check: capture owns those public entry points (src/capture/reads.c)
+ * and calls these after its read barrier. */
+tp_status tp_tensor_read_plain(tp_tensor *t, void *dst, size_t bytes);
+tp_status tp_tensor_item_plain(tp_tensor *t, double *out);
 
 /* ---- ISA dispatch (src/runtime/dispatch.c) ---- */
 #include "../runtime/kernels/kernels.h"

@@ -1,12 +1,20 @@
 /* tensor.c - dtypes, reference-counted 64-byte-aligned storage, tensors and
- * strided views, creation functions, reproducible random numbers. */
+ * strided views, creation functions, reproducible random numbers.
+ *
+ * Threads: the statics are safe from any thread (the live counters are
+ * atomic, the storage cache is locked). A tensor itself, with its storage's
+ * reference count, belongs to one thread at a time (docs/architecture.md,
+ * Threads). */
 #include "internal.h"
+#include "lock.h"
 #include <math.h>
 #include <stdio.h>
 
 static size_t live_tensors, live_bytes;
-size_t tp_live_tensors(void) { return live_tensors; }
-size_t tp_live_storage_bytes(void) { return live_bytes; }
+size_t tp_live_tensors(void) { return __atomic_load_n(&live_tensors, __ATOMIC_RELAXED); }
+size_t tp_live_storage_bytes(void) { return __atomic_load_n(&live_bytes, __ATOMIC_RELAXED); }
+#define LIVE_ADD(v, n) __atomic_fetch_add(&(v), (n), __ATOMIC_RELAXED)
+#define LIVE_SUB(v, n) __atomic_fetch_sub(&(v), (n), __ATOMIC_RELAXED)
 
 /* ---- dtypes ---- */
 static const struct {
@@ -92,7 +100,6 @@ static tp_status check_shape(int ndim, const int64_t *shape, int64_t *numel) {
  * blocks, 256 MiB at most) and handed out again for the same size: a graph
  * that runs repeatedly reuses its memory instead of mapping and faulting in
  * fresh pages every call. tp_release_cached_memory() empties it. */
-#include "../compiler/lock.h"
 #define CACHE_N 8
 #define CACHE_MIN ((size_t)1 << 20)
 #define CACHE_MAX ((size_t)256 << 20)
@@ -154,13 +161,13 @@ static tp_storage *storage_new(size_t bytes, int zero) {
   s->bytes = bytes;
   s->refs = 1;
   if (zero) memset(s->data, 0, bytes);
-  live_bytes += bytes;
+  LIVE_ADD(live_bytes, bytes);
   return s;
 }
 
 static void storage_release(tp_storage *s) {
   if (!s || --s->refs > 0) return;
-  live_bytes -= s->bytes;
+  LIVE_SUB(live_bytes, s->bytes);
   if (!cache_put(s->raw, s->bytes + TP_ALIGN)) tp_free_sized(s->raw, s->bytes + TP_ALIGN);
   tp_free_sized(s, sizeof *s);
 }
@@ -180,7 +187,7 @@ static tp_tensor *tensor_alloc(void) {
   memset(t, 0, sizeof *t);
   t->refs = 1;
   t->node = -1;
-  live_tensors++;
+  LIVE_ADD(live_tensors, 1);
   return t;
 }
 
@@ -204,7 +211,7 @@ static tp_status tensor_make(tp_dtype dtype, int ndim, const int64_t *shape, int
   t->storage = storage_new((size_t)numel * tp_dtype_size(dtype), zero);
   if (!t->storage) {
     tp_free_sized(t, sizeof *t);
-    live_tensors--;
+    LIVE_SUB(live_tensors, 1);
     return TP_ERR_OUT_OF_MEMORY;
   }
   t->dtype = dtype;
@@ -258,15 +265,12 @@ void tp_tensor_retain(tp_tensor *t) {
 void tp_tensor_release(tp_tensor *t) {
   if (!t || --t->refs > 0) return;
   storage_release(t->storage);
-  live_tensors--;
+  LIVE_SUB(live_tensors, 1);
   tp_free_sized(t, sizeof *t);
 }
 
 int tp_tensor_ndim(const tp_tensor *t) { return t->ndim; }
-const int64_t *tp_tensor_shape(const tp_tensor *t) {
-  tp_capture_note_shape_read(t, NULL);
-  return t->shape;
-}
+/* tp_tensor_shape, a read capture watches, is in src/capture/reads.c. */
 const int64_t *tp_tensor_strides(const tp_tensor *t) { return t->strides; }
 tp_dtype tp_tensor_dtype(const tp_tensor *t) { return t->dtype; }
 int64_t tp_tensor_numel(const tp_tensor *t) { return tp_shape_numel(t->ndim, t->shape); }
@@ -373,27 +377,27 @@ void tp_tensor_gather(const tp_tensor *t, void *dst) {
   tp_tensor_copy_into(t, &tmp);
 }
 
-tp_status tp_tensor_read(tp_tensor *t, void *dst, size_t bytes) {
+/* The public tp_tensor_read and tp_tensor_item are in src/capture/reads.c:
+ * they put capture's graph-break check in front of these. */
+tp_status tp_tensor_read_plain(tp_tensor *t, void *dst, size_t bytes) {
   if (!t) return tp_fail(TP_ERR_INVALID_ARG, "read: NULL tensor");
   size_t need = (size_t)tp_tensor_numel(t) * tp_dtype_size(t->dtype);
   if (bytes != need)
     return tp_fail(TP_ERR_INVALID_ARG, "read: buffer has %zu bytes, tensor needs %zu", bytes,
                    need);
-  TP_TRY(tp_capture_on_read(t, "toArray"));
   if (!need) return TP_OK;
   if (!dst) return tp_fail(TP_ERR_INVALID_ARG, "read: NULL destination");
   tp_tensor_gather(t, dst);
   return TP_OK;
 }
 
-tp_status tp_tensor_item(tp_tensor *t, double *out) {
+tp_status tp_tensor_item_plain(tp_tensor *t, double *out) {
   if (!t || !out) return tp_fail(TP_ERR_INVALID_ARG, "item: NULL argument");
   if (tp_tensor_numel(t) != 1) {
     char b[96];
     return tp_fail(TP_ERR_INVALID_ARG, "item: tensor of shape %s has %lld elements, expected 1",
                    tp_shape_str(t->ndim, t->shape, b, sizeof b), (long long)tp_tensor_numel(t));
   }
-  TP_TRY(tp_capture_on_read(t, "item"));
   *out = tp_tensor_get_f64(t, 0);
   return TP_OK;
 }

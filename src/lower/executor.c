@@ -5,16 +5,22 @@
  * loads with unit stride read memory in place, broadcast loads and per-row
  * values are scalars, other strides gather into a chunk. GEMMs call the
  * packed GEMM and run their epilogue on the result. Op kernels call the
- * eager operator. Temporaries live in one arena planned by tp_memplan. */
+ * eager operator. Temporaries live in one arena planned by tp_memplan.
+ *
+ * An accelerator (lower.h's tp_lower_accel, e.g. generated Wasm kernels
+ * from src/codegen/plan_jit.c) may be attached to a plan: tp_plan_run then
+ * offers it the run first and runs the kernels itself only when it
+ * declines. The executor keeps only the accelerator's opaque state.
+ *
+ * Threads: a plan is used by one thread at a time (tp_plan_run re-entered
+ * from a host callback on the same thread gets a private arena); the one
+ * global, the GEMM tuning cache, is locked (tp_tune_cache). */
 #include "lower.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #define CH 256
-
-/* Set by src/codegen/plan_jit.c (keeps the lowering free of codegen). */
-int (*tp_jit_poll_hook)(int32_t token, int32_t *base);
 
 typedef tp_kir_prep prep;
 
@@ -25,97 +31,31 @@ struct tp_plan {
   float *scratch;          /* TP_KIR_MAX_INS chunks of CH floats */
   tp_tensor ***tuples;     /* per kernel: results of call_host / invoke (NULL terminated) */
   void **packed;           /* per kernel: B of a constant-weight GEMM, packed once */
-  int32_t *jit_fn;         /* per kernel: generated function (table index) or -1 */
-  int32_t jit_token;       /* a load the host is still compiling, 0 if none */
-  int32_t *jit_base_fn;    /* kept while pending: export numbers to rebase */
-  uint8_t *jit_module;     /* the bytes of the generated module (with jit_fn) */
-  size_t jit_module_len;
+  const tp_lower_accel *accel; /* attached by tp_plan_accelerate, or NULL */
+  void *accel_state;       /* the accelerator's, opaque here */
   const tp_kernels *packed_by; /* the table whose layout packed[] uses */
   int running;
 };
 
 const tp_kir_program *tp_plan_program(const tp_plan *pl) { return pl->p; }
 
-void tp_plan_attach_jit(tp_plan *pl, int32_t *fn, int32_t pending_token) {
-  tp_free(pl->jit_fn);
-  pl->jit_fn = fn;
-  pl->jit_token = pending_token;
-}
-
-void tp_plan_keep_jit_module(tp_plan *pl, uint8_t *bytes, size_t len) {
-  tp_free(pl->jit_module);
-  pl->jit_module = bytes;
-  pl->jit_module_len = bytes ? len : 0;
-}
-
 void tp_plan_count_tuned(tp_plan *pl, int n) { pl->p->tuned += n; }
 
-/* A module the host was still compiling: switch to it once installed
- * (or drop it if it failed). */
-static void poll_jit(tp_plan *pl) {
-  if (!pl->jit_fn || !pl->jit_token) return;
-  int32_t base;
-  int st = tp_jit_poll_hook ? tp_jit_poll_hook(pl->jit_token, &base) : 0;
-  if (st == 1) {
-    for (int k = 0; k <= pl->p->nkernels; k++) /* the kernels, then the run entry */
-      if (pl->jit_fn[k] >= 0) pl->jit_fn[k] += base;
-    pl->jit_token = 0;
-  } else if (st < 0) {
-    tp_free(pl->jit_fn);
-    pl->jit_fn = NULL;
-    pl->jit_token = 0;
-    tp_plan_keep_jit_module(pl, NULL, 0);
-  }
+tp_status tp_plan_accelerate(tp_plan *pl, const tp_lower_accel *a, int use_cache) {
+  if (!a || pl->accel) return TP_OK;
+  void *state = NULL;
+  TP_TRY(a->prepare(pl, use_cache, &state));
+  if (state) pl->accel = a, pl->accel_state = state;
+  return TP_OK;
 }
 
-const uint8_t *tp_plan_jit_module(tp_plan *pl, size_t *len) {
-  poll_jit(pl);
-  const uint8_t *m = pl->jit_fn ? pl->jit_module : NULL;
-  *len = m ? pl->jit_module_len : 0;
-  return m;
+int tp_plan_accel_kernels(tp_plan *pl) {
+  return pl->accel && pl->accel->kernels ? pl->accel->kernels(pl->accel_state, pl) : 0;
 }
 
-int tp_plan_jit_kernels(tp_plan *pl) {
-  poll_jit(pl); /* after `await g.ready`, explain() reports the installed module */
-  int n = 0;
-  for (int k = 0; pl->jit_fn && !pl->jit_token && k < pl->p->nkernels; k++) n += pl->jit_fn[k] >= 0;
-  return n;
-}
-
-void tp_kir_prepare(const tp_kir_kernel *k, tp_kir_prep *pr) {
-  int nd = k->nd;
-  int64_t shape[TP_MAX_DIMS], st[TP_KIR_MAX_IN][TP_MAX_DIMS];
-  memcpy(shape, k->shape, sizeof shape);
-  for (int i = 0; i < k->nin; i++) memcpy(st[i], k->in[i].strides, sizeof st[i]);
-  if (k->kind == TP_KK_ROW) { /* keep the row dim separate */
-    pr->nd = nd;
-    memcpy(pr->shape, shape, sizeof shape);
-    for (int i = 0; i < k->nin; i++) memcpy(pr->st[i], st[i], sizeof st[i]);
-    return;
-  }
-  int m = 0;
-  for (int d = 0; d < nd; d++) {
-    if (shape[d] == 1 && nd > 1) continue;
-    if (m > 0) {
-      int ok = 1;
-      for (int i = 0; i < k->nin; i++)
-        if (pr->st[i][m - 1] != st[i][d] * shape[d]) ok = 0;
-      if (ok) {
-        pr->shape[m - 1] *= shape[d];
-        for (int i = 0; i < k->nin; i++) pr->st[i][m - 1] = st[i][d];
-        continue;
-      }
-    }
-    pr->shape[m] = shape[d];
-    for (int i = 0; i < k->nin; i++) pr->st[i][m] = st[i][d];
-    m++;
-  }
-  if (m == 0) {
-    pr->shape[0] = tp_shape_numel(nd, shape) ? 1 : 0;
-    for (int i = 0; i < k->nin; i++) pr->st[i][0] = 0;
-    m = 1;
-  }
-  pr->nd = m;
+const uint8_t *tp_plan_accel_module(tp_plan *pl, size_t *len) {
+  *len = 0;
+  return pl->accel && pl->accel->module ? pl->accel->module(pl->accel_state, len) : NULL;
 }
 
 void tp_plan_free(tp_plan *pl) {
@@ -127,8 +67,7 @@ void tp_plan_free(tp_plan *pl) {
   tp_free(pl->tuples);
   for (int i = 0; pl->packed && i < pl->p->nkernels; i++) tp_free(pl->packed[i]);
   tp_free(pl->packed);
-  tp_free(pl->jit_fn);
-  tp_free(pl->jit_module);
+  if (pl->accel) pl->accel->release(pl->accel_state);
   tp_free(pl->arena_raw);
   tp_free(pl->preps);
   tp_free(pl->scratch);
@@ -144,9 +83,31 @@ double tp_now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-typedef struct tune_entry { const tp_kernels *isa; int64_t M, N, K, batch; int b_const, kc, mc; } tune_entry;
-static tune_entry tune_cache[64];
-static int ntune;
+/* Tuning results (lower.h): one keyed cache helper for the executor's GEMM
+ * blocking and codegen's register tiles. */
+int tp_tune_cache_get(tp_tune_cache *c, const int64_t *key, int *val) {
+  int hit = 0;
+  tp_spin_lock(&c->lock);
+  for (int i = 0; i < c->n && !hit; i++)
+    if (!memcmp(c->e[i].key, key, sizeof c->e[i].key)) {
+      memcpy(val, c->e[i].val, sizeof c->e[i].val);
+      hit = 1;
+    }
+  tp_spin_unlock(&c->lock);
+  return hit;
+}
+
+void tp_tune_cache_put(tp_tune_cache *c, const int64_t *key, const int *val) {
+  tp_spin_lock(&c->lock);
+  int n = TP_ARRAY_LEN(c->e);
+  int i = c->n < n ? c->n++ : n - 1; /* full: the newest result replaces the last one */
+  memcpy(c->e[i].key, key, sizeof c->e[i].key);
+  memcpy(c->e[i].val, val, sizeof c->e[i].val);
+  tp_spin_unlock(&c->lock);
+}
+
+/* GEMM blocking (KC, MC) per (ISA table, M, N, K, constant B) */
+static tp_tune_cache gemm_blocking;
 
 /* min of 3 timed runs (after one warm-up) of kernel k's GEMM with (kc, mc) */
 static double time_gemm(const tp_kernels *K, const tp_kir_kernel *k, const float *A, const float *B,
@@ -168,12 +129,11 @@ static double time_gemm(const tp_kernels *K, const tp_kir_kernel *k, const float
 static tp_status autotune_gemm(tp_kir_program *p, tp_kir_kernel *k) {
   const tp_kernels *K = tp_kern();
   if (!K->gemm_tune || k->M <= 0 || k->N <= 0 || k->K <= 0) return TP_OK;
-  for (int i = 0; p->use_cache && i < ntune; i++) {
-    tune_entry *t = &tune_cache[i];
-    if (t->isa == K && t->M == k->M && t->N == k->N && t->K == k->K && t->b_const == k->b_const) {
-      k->tune_kc = t->kc, k->tune_mc = t->mc;
-      return TP_OK;
-    }
+  int64_t key[TP_TUNE_KEY] = {(int64_t)(intptr_t)K, k->M, k->N, k->K, k->b_const, 0};
+  int val[2];
+  if (p->use_cache && tp_tune_cache_get(&gemm_blocking, key, val)) {
+    k->tune_kc = val[0], k->tune_mc = val[1];
+    return TP_OK;
   }
   size_t na = (size_t)(k->M * k->K), nc = (size_t)(k->M * k->N);
   float *A = tp_alloc(sizeof(float) * na), *C = tp_alloc(sizeof(float) * nc), *B = NULL, *pb = NULL;
@@ -215,10 +175,7 @@ static tp_status autotune_gemm(tp_kir_program *p, tp_kir_kernel *k) {
     }
     k->tune_kc = best_kc, k->tune_mc = best_mc;
     p->tuned++;
-    if (p->use_cache) {
-      tune_entry *t = &tune_cache[ntune < 64 ? ntune++ : 63];
-      *t = (tune_entry){K, k->M, k->N, k->K, k->batch, k->b_const, best_kc, best_mc};
-    }
+    if (p->use_cache) tp_tune_cache_put(&gemm_blocking, key, (const int[2]){best_kc, best_mc});
   }
   tp_free(A);
   tp_free(C);
@@ -554,8 +511,8 @@ static void make_shell(const runctx *r, int b, shell *sh) {
 
 static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
   const tp_kir_program *p = r->pl->p;
-  shell ins[64], out;
-  tp_tensor *args[64] = {0}, *scalars[64] = {0}, *res = NULL;
+  shell ins[TP_MAX_OPERANDS], out;
+  tp_tensor *args[TP_MAX_OPERANDS] = {0}, *scalars[TP_MAX_OPERANDS] = {0}, *res = NULL;
   make_shell(r, k->out, &out);
   if (k->node < 0) { /* copy */
     make_shell(r, k->op_bufs[0], &ins[0]);
@@ -642,11 +599,11 @@ static tp_status run_kernel(const runctx *r, int k) {
   }
 }
 
-int32_t tp_plan_jit_kernel(int32_t ctx, int32_t k) {
-  const runctx *r = (const runctx *)(uintptr_t)ctx;
+tp_status tp_plan_run_kernel(void *run, int k) {
+  const runctx *r = run;
   if (!r || k < 0 || k >= r->pl->p->nkernels)
-    return tp_fail(TP_ERR_INTERNAL, "tp_jit_kernel: kernel %d out of range", (int)k);
-  return (int32_t)run_kernel(r, k);
+    return tp_fail(TP_ERR_INTERNAL, "tp_jit_kernel: kernel %d out of range", k);
+  return run_kernel(r, k);
 }
 
 tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
@@ -657,7 +614,7 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
     return tp_fail(TP_ERR_INVALID_ARG, "plan run: %d outputs do not fit in %d slots", p->noutputs, max_out);
   void **ptr = tp_alloc(sizeof(void *) * (size_t)(p->nbufs ? p->nbufs : 1));
   tp_tensor **held = tp_alloc(sizeof(tp_tensor *) * (size_t)(nin + 1));
-  tp_tensor *os[64] = {0};
+  tp_tensor *os[TP_MAX_OPERANDS] = {0};
   char *arena = pl->arena, *own_arena = NULL;
   tp_status s = TP_OK;
   if (!ptr || !held) s = TP_ERR_OUT_OF_MEMORY;
@@ -708,57 +665,20 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
       ptr[b] = (char *)ptr[base] + off * (int64_t)tp_dtype_size(p->bufs[b].desc.dtype);
     }
   runctx r = {pl, ptr, os, NULL};
-  int32_t *ptrtab = NULL; /* generated code reads buffer addresses from here */
-#if defined(__wasm__)
-  if (!s) poll_jit(pl);
-  if (!s && pl->jit_fn && !pl->jit_token) {
-    /* buffers, then each kernel's packed B (generated GEMMs read it) */
-    ptrtab = tp_alloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 1));
-    if (!ptrtab) s = TP_ERR_OUT_OF_MEMORY;
-    for (int b = 0; !s && b < p->nbufs; b++) ptrtab[b] = (int32_t)(intptr_t)ptr[b];
-    for (int k = 0; !s && k < p->nkernels; k++) ptrtab[p->nbufs + k] = (int32_t)(intptr_t)packed_b(pl, k);
-  }
-#endif
+  int ran = 0; /* the accelerator ran the whole plan */
   pl->running++;
-#if defined(__wasm__)
-  if (!s && ptrtab) { /* one call: the generated module's run entry (emit.h) */
-    int32_t st = ((int32_t (*)(int32_t, int32_t))(uintptr_t)pl->jit_fn[p->nkernels])(
-        (int32_t)(intptr_t)ptrtab, (int32_t)(intptr_t)&r);
-    s = (tp_status)st;
-  }
-#endif
-  for (int k = 0; k < p->nkernels && !s && !ptrtab; k++) s = run_kernel(&r, k);
+  if (!s && pl->accel) s = pl->accel->run(pl->accel_state, pl, ptr, &r, &ran);
+  for (int k = 0; k < p->nkernels && !s && !ran; k++) s = run_kernel(&r, k);
   pl->running--;
-  tp_free(ptrtab);
   for (int i = 0; i < nheld; i++) tp_tensor_release(held[i]);
   tp_free(held);
   tp_free(ptr);
   tp_free(own_arena);
   if (s) {
-    for (int i = 0; i < 64; i++) tp_tensor_release(os[i]);
+    for (int i = 0; i < TP_MAX_OPERANDS; i++) tp_tensor_release(os[i]);
     return s;
   }
   for (int i = 0; i < p->noutputs; i++) outs[i] = os[i];
   *nout = p->noutputs;
   return TP_OK;
-}
-
-/* ---- the whole lowering ---- */
-tp_status tp_lower(const tp_graph *g, const tp_lower_options *o, tp_plan **out) {
-  tp_lower_options def;
-  if (!o) {
-    tp_lower_options_init(&def);
-    o = &def;
-  }
-  tp_graph *lg = NULL;
-  TP_TRY(tp_run_passes(g, o->decompose, NULL, NULL, &lg));
-  tp_kir_program *p = NULL;
-  TP_TRY(tp_schedule(lg, o, &p));
-  tp_status s = tp_kir_verify(p);
-  if (!s) s = tp_memplan(p);
-  if (s) {
-    tp_kir_program_free(p);
-    return s;
-  }
-  return tp_plan_new(p, out);
 }

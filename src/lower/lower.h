@@ -4,10 +4,16 @@
  *
  *   graph --passes--> graph --schedule--> KIR program --plan--> arena offsets
  *                                             \--> executor (every build)
- *                                             \--> Wasm emitter (codegen issue)
+ *                                             \--> an accelerator, if one is
+ *                                                  attached (tp_lower_accel)
+ *
+ * Lower knows no code generator: src/codegen reads Kernel IR and fills the
+ * accelerator interface below; the stax backend (src/compiler/backends/
+ * stax.c) attaches it to a plan.
  */
 #ifndef TP_LOWER_H
 #define TP_LOWER_H
+#include "../core/lock.h"
 #include "../graph/graph.h"
 
 /* ---- passes: each a function from graph to graph (a new graph) ---- */
@@ -103,7 +109,7 @@ typedef struct tp_kir_kernel {
   /* OP: the node to run eagerly; its operands are buffers (or scalars) */
   int node;                  /* index in the lowered graph */
   int nops;
-  int op_bufs[64];           /* -1: scalar operand / absent */
+  int op_bufs[TP_MAX_OPERANDS]; /* -1: scalar operand / absent */
 } tp_kir_kernel;
 
 typedef enum tp_kir_buf_kind { TP_KB_INPUT, TP_KB_CONST, TP_KB_TEMP, TP_KB_OUTPUT, TP_KB_VIEW } tp_kir_buf_kind;
@@ -127,7 +133,7 @@ typedef struct tp_kir_program {
   int nkernels, capkernels;
   tp_kir_kernel *kernels;
   int noutputs;
-  int outputs[64];       /* buffer per graph output */
+  int outputs[TP_MAX_OPERANDS]; /* buffer per graph output (the output node's operands) */
   int64_t arena_bytes;   /* peak arena size from the memory plan */
   int64_t naive_bytes;   /* sum of all temporaries, for comparison */
   /* options */
@@ -142,7 +148,7 @@ typedef struct tp_kir_program {
 
 typedef struct tp_lower_options {
   int fusion, epilogue_fusion, memory_planning, decompose;
-  int codegen; /* stax.codegen: generated Wasm kernels on a Wasm host */
+  int codegen; /* stax.codegen: the stax backend attaches generated kernels (lower ignores it) */
   int autotune, coordinate_descent, use_cache; /* stax.max_autotune, ... */
 } tp_lower_options;
 void tp_lower_options_init(tp_lower_options *o);
@@ -164,7 +170,7 @@ typedef struct tp_kir_prep {
 } tp_kir_prep;
 void tp_kir_prepare(const tp_kir_kernel *k, tp_kir_prep *pr);
 
-/* ---- executor ---- */
+/* ---- executor (executor.c) ---- */
 typedef struct tp_plan tp_plan;
 /* Prepares buffers (arena, packed constants) for repeated runs. Takes
  * ownership of p. */
@@ -172,22 +178,6 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out);
 tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                       int *nout);
 const tp_kir_program *tp_plan_program(const tp_plan *pl);
-/* Generated code (src/codegen/plan_jit.c): per kernel, the function table
- * index of its generated function, or -1 when it runs in the executor, and
- * at fn[nkernels] the module's run entry, which tp_plan_run then calls once
- * per run. A pending load (token) switches to the generated code once the
- * host has installed it. Takes ownership of fn (nkernels + 1 entries). */
-void tp_plan_attach_jit(tp_plan *pl, int32_t *fn, int32_t pending_token);
-/* Keeps the bytes of the module attached above (takes ownership of a
- * tp_alloc'ed copy), for tp_plan_jit_module. */
-void tp_plan_keep_jit_module(tp_plan *pl, uint8_t *bytes, size_t len);
-/* The generated module the plan runs or will run once the host has
- * compiled it (borrowed), or NULL with *len = 0. */
-const uint8_t *tp_plan_jit_module(tp_plan *pl, size_t *len);
-/* The run entry's callback for the kernels it does not generate: runs
- * kernel k of the run whose context is ctx (exported as tpw_jit_kernel,
- * imported by generated modules as env.tp_jit_kernel). Returns a status. */
-int32_t tp_plan_jit_kernel(int32_t ctx, int32_t k);
 /* The packed B of constant-weight GEMM kernel ki (NULL if not packed, or
  * packed for another ISA table than the current one). */
 const void *tp_plan_packed_b(const tp_plan *pl, int ki);
@@ -195,11 +185,58 @@ const void *tp_plan_packed_b(const tp_plan *pl, int ki);
 double tp_now_ms(void);
 /* Adds n to the program's count of measured (autotuned) kernels. */
 void tp_plan_count_tuned(tp_plan *pl, int n);
-/* Number of kernels this plan runs as generated code right now. */
-int tp_plan_jit_kernels(tp_plan *pl);
 void tp_plan_free(tp_plan *pl);
 
-/* The whole stax lowering: passes, schedule, memory plan, plan. */
+/* ---- accelerators ----
+ * Something that runs a plan faster than the executor: generated Wasm
+ * kernels (src/codegen/plan_jit.c fills one). Lower defines and calls this
+ * interface and never knows an implementation; an upper layer attaches one
+ * to a plan with tp_plan_accelerate. The plan owns the state from then on. */
+typedef struct tp_lower_accel {
+  const char *name;
+  /* Prepares code for pl's program. *state NULL: nothing to accelerate
+   * here (e.g. not a Wasm host); an error leaves the plan on the executor. */
+  tp_status (*prepare)(tp_plan *pl, int use_cache, void **state);
+  /* Runs the whole plan once. bufs[b]: the address of buffer b this run.
+   * Kernels it does not run itself go through tp_plan_run_kernel(run, k).
+   * *ran = 0 (and TP_OK): not ready yet, e.g. the host is still compiling;
+   * the executor runs the plan. */
+  tp_status (*run)(void *state, const tp_plan *pl, void *const *bufs, void *run, int *ran);
+  /* Number of kernels it runs right now (0 when not ready). */
+  int (*kernels)(void *state, const tp_plan *pl);
+  /* The code it runs or will run (borrowed), or NULL with *len = 0. */
+  const uint8_t *(*module)(void *state, size_t *len);
+  void (*release)(void *state);
+} tp_lower_accel;
+/* Attaches a (static) accelerator to pl; its prepare decides whether there
+ * is anything to do. Errors come from prepare. */
+tp_status tp_plan_accelerate(tp_plan *pl, const tp_lower_accel *a, int use_cache);
+/* The attached accelerator's kernels() / module() (0 / NULL without one). */
+int tp_plan_accel_kernels(tp_plan *pl);
+const uint8_t *tp_plan_accel_module(tp_plan *pl, size_t *len);
+/* Runs kernel k of the run `run` (the accelerator's run argument) on the
+ * executor: the callback for the kernels an accelerator leaves to it. */
+tp_status tp_plan_run_kernel(void *run, int k);
+
+/* ---- tuning results (executor.c) ----
+ * One small keyed cache for max-autotune's measurements (the executor's
+ * GEMM blocking, codegen's GEMM register tile): up to 64 entries of
+ * key[TP_TUNE_KEY] -> val[2], compared bytewise (unused key slots 0); when
+ * full, the newest result replaces the last entry. Locked (core/lock.h), so
+ * any thread may use one. A zeroed static is an empty cache. tp_reset does
+ * not clear these (a measurement stays true); config.force_disable_caches
+ * bypasses them. */
+#define TP_TUNE_KEY 6
+typedef struct tp_tune_cache {
+  tp_spinlock lock;
+  int n;
+  struct { int64_t key[TP_TUNE_KEY]; int val[2]; } e[64];
+} tp_tune_cache;
+int tp_tune_cache_get(tp_tune_cache *c, const int64_t *key, int *val); /* 1: hit */
+void tp_tune_cache_put(tp_tune_cache *c, const int64_t *key, const int *val);
+
+/* ---- the whole lowering (lower.c) ---- */
+/* Passes, schedule, verify, memory plan, plan. */
 tp_status tp_lower(const tp_graph *g, const tp_lower_options *o, tp_plan **out);
 
 #endif

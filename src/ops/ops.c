@@ -1,6 +1,6 @@
 /* ops.c - the operator table (expanded from ops.def), shape and dtype rules,
  * and tp_op_call: the one entry point every operator goes through
- * (validate -> capture check -> infer -> execute -> record). */
+ * (validate -> observer check -> infer -> execute -> observer record). */
 #include "../core/internal.h"
 #include <stdio.h>
 
@@ -574,20 +574,26 @@ tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in, const tp_attr
   return op_table[op].shape(op, nin, in, attrs, out);
 }
 
+/* The observer of operator calls (capture's, once a trace has started). */
+static const tp_op_observer *observer;
+void tp_ops_set_observer(const tp_op_observer *obs) {
+  __atomic_store_n(&observer, obs, __ATOMIC_RELEASE);
+}
+
 tp_status tp_op_call(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *attrs,
                      tp_tensor **out) {
   tp_attrs def;
   if (!out) return tp_fail(TP_ERR_INVALID_ARG, "%s: NULL output pointer", tp_op_name(op));
   *out = NULL;
   if ((unsigned)op >= TP_OP_COUNT) return tp_fail(TP_ERR_INVALID_ARG, "unknown operator id %d", (int)op);
-  if (nin < 0 || nin > 64 || (nin && !in))
+  if (nin < 0 || nin > TP_MAX_OPERANDS || (nin && !in))
     return tp_fail(TP_ERR_INVALID_ARG, "%s: bad operand count %d", tp_op_name(op), nin);
   if (!attrs) {
     tp_attrs_init(&def);
     attrs = &def;
   }
-  tp_desc descs[64];
-  const tp_desc *dp[64];
+  tp_desc descs[TP_MAX_OPERANDS];
+  const tp_desc *dp[TP_MAX_OPERANDS];
   for (int i = 0; i < nin; i++) {
     dp[i] = NULL;
     if (in[i]) {
@@ -595,12 +601,13 @@ tp_status tp_op_call(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
       dp[i] = &descs[i];
     }
   }
-  TP_TRY(tp_capture_check(tp_op_name(op), nin, in));
+  const tp_op_observer *ob = __atomic_load_n(&observer, __ATOMIC_ACQUIRE);
+  if (ob) TP_TRY(ob->check(tp_op_name(op), nin, in));
   tp_desc od;
   TP_TRY(tp_op_infer(op, nin, dp, attrs, &od));
   tp_tensor *y = NULL;
   TP_TRY(tp_op_exec(op, nin, in, attrs, &od, &y));
-  tp_status s = tp_capture_record(op, nin, in, attrs, y);
+  tp_status s = ob ? ob->record(op, nin, in, attrs, y) : TP_OK;
   if (s != TP_OK) {
     tp_tensor_release(y);
     return s;

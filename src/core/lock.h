@@ -1,7 +1,7 @@
-/* lock.h - a spinlock for the frontend's small global tables (config,
- * backend registry). Built on the __atomic builtins so the core needs no
- * pthread link; on single-threaded Wasm the builtins compile to plain loads
- * and stores. Critical sections are short (table edits, string copies) and
+/* lock.h - a spinlock for the small global tables of every layer (config,
+ * backend registry, host functions, the storage cache, tuning caches).
+ * Built on the __atomic builtins so the core needs no pthread link; on
+ * single-threaded Wasm the builtins compile to plain loads and stores. Critical sections are short (table edits, string copies) and
  * never call out to user code (backend functions run outside the lock). */
 #ifndef TP_LOCK_H
 #define TP_LOCK_H

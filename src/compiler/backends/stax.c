@@ -1,0 +1,151 @@
+/* stax.c - the default backend: the lowering core (src/lower) and, on a
+ * Wasm host, generated kernels from src/codegen attached to the plan as
+ * lower's accelerator. This file is where the two meet: lower never
+ * includes codegen, codegen only reads Kernel IR.
+ *
+ * Threads: no globals; a runner is used by one thread at a time. */
+#include "backends.h"
+#include "../../codegen/jit.h"
+#include "../../lower/lower.h"
+#include "../modes.h"
+#include <stdio.h>
+
+/* Options and mode reach stax only when set; reject what it does not know. */
+static tp_status check_opts(const tp_backend_opts *o) {
+  if (!o) return TP_OK;
+  if (o->has_mode) {
+    const char *keys[8];
+    int n;
+    char mode[sizeof o->mode + 1];
+    snprintf(mode, sizeof mode, "%.*s", (int)sizeof o->mode, o->mode);
+    TP_TRY(tp_mode_patch(mode, 8, keys, &n));
+  }
+  if (o->has_options) {
+    if (o->noptions < 0 || o->noptions > TP_ARRAY_LEN(o->option_keys))
+      return tp_fail(TP_ERR_INVALID_ARG, "backend options: %d options (at most %d)", o->noptions,
+                     TP_ARRAY_LEN(o->option_keys));
+    TP_TRY(tp_check_mode_options(o->noptions, o->option_keys, o->option_values));
+  }
+  return TP_OK;
+}
+
+/* stax: the lowering core (src/lower): passes, fusion into Kernel IR,
+ * memory plan, the KIR executor. Options come from the mode's patch and the
+ * options dict (stax.fusion, stax.epilogue_fusion, stax.memory_planning).
+ * Shapes other than the captured ones (dynamic) run on the graph executor;
+ * if lowering fails, the graph executor runs it (logged as a fallback),
+ * unless strict_native, which raises. */
+typedef struct stax_runner { tp_plan *plan; tp_graph *graph; } stax_runner;
+
+static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                          int *nout) {
+  stax_runner *r = ud;
+  const tp_kir_program *p = tp_plan_program(r->plan);
+  int exact = 1;
+  for (int b = 0; b < p->nbufs && exact; b++)
+    if (p->bufs[b].kind == TP_KB_INPUT) {
+      tp_desc d;
+      if (p->bufs[b].index >= nin) break;
+      tp_desc_of(in[p->bufs[b].index], &d);
+      d.weak = 0;
+      exact = tp_desc_equal(&d, &p->bufs[b].desc);
+    }
+  if (!exact) return tp_graph_run(r->graph, nin, in, max_out, outs, nout);
+  return tp_plan_run(r->plan, nin, in, max_out, outs, nout);
+}
+
+static void stax_describe(void *ud, char *json, size_t n) {
+  stax_runner *r = ud;
+  const tp_kir_program *p = tp_plan_program(r->plan);
+  int kinds[TP_KK_KIND_COUNT] = {0};
+  for (int k = 0; k < p->nkernels; k++) kinds[p->kernels[k].kind]++;
+  snprintf(json, n,
+           "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"op\": %d, "
+           "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d}",
+           p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_OP],
+           tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned);
+}
+
+static const void *stax_module(void *ud, size_t *len) {
+  stax_runner *r = ud;
+  return tp_plan_accel_module(r->plan, len);
+}
+
+static void stax_free(void *ud) {
+  stax_runner *r = ud;
+  tp_plan_free(r->plan);
+  tp_graph_free(r->graph);
+  tp_free(r);
+}
+
+static int opt_value(const tp_backend_opts *o, const char *key, int dflt) {
+  if (o && o->has_mode) {
+    const char *keys[8];
+    int n = 0;
+    char mode[sizeof o->mode + 1];
+    snprintf(mode, sizeof mode, "%.*s", (int)sizeof o->mode, o->mode);
+    if (tp_mode_patch(mode, 8, keys, &n) == TP_OK)
+      for (int i = 0; i < n; i++)
+        if (!strcmp(keys[i], key)) dflt = 1;
+  }
+  for (int i = 0; o && o->has_options && i < o->noptions; i++)
+    if (!strcmp(o->option_keys[i], key)) dflt = (int)o->option_values[i].i;
+  return dflt;
+}
+
+tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const *examples,
+                          const tp_backend_opts *opts, tp_backend_run *out) {
+  (void)ud, (void)nin, (void)examples;
+  TP_TRY(check_opts(opts));
+  stax_runner *r = tp_alloc(sizeof *r);
+  if (!r) return TP_ERR_OUT_OF_MEMORY;
+  memset(r, 0, sizeof *r);
+  tp_status s = tp_graph_copy(g, &r->graph); /* the runner's own copy, for other shapes */
+  if (!s) {
+    tp_lower_options lo;
+    tp_lower_options_init(&lo);
+    lo.fusion = opt_value(opts, "stax.fusion", 1);
+    lo.epilogue_fusion = opt_value(opts, "stax.epilogue_fusion", 1);
+    lo.memory_planning = opt_value(opts, "stax.memory_planning", 1);
+    lo.codegen = opt_value(opts, "stax.codegen", 1);
+    lo.autotune = opt_value(opts, "stax.max_autotune", 0);
+    lo.coordinate_descent = opt_value(opts, "stax.coordinate_descent_tuning", 0);
+    tp_value nc0 = tp_config_get(TP_CFG_FORCE_DISABLE_CACHES);
+    lo.use_cache = !(nc0.kind == TP_VAL_BOOL && nc0.i);
+    s = tp_lower(g, &lo, &r->plan);
+    if (!s && lo.codegen) { /* generated SIMD128 kernels on a Wasm host */
+      tp_status cs = tp_plan_accelerate(r->plan, &tp_wasm_accel, lo.use_cache);
+      if (cs == TP_ERR_OUT_OF_MEMORY) {
+        s = cs;
+      } else if (cs != TP_OK) {
+        tp_log(TP_LOG_FALLBACKS, "stax: code generation failed, the executor runs the kernels: %s",
+               tp_last_error());
+        tp_clear_error();
+      }
+    }
+    if (s && s != TP_ERR_OUT_OF_MEMORY) { /* out of memory stays an error */
+      if (opts && opts->has_strict_native && opts->strict_native) {
+        tp_fail_context(s, "stax could not lower the graph (strict_native)");
+        s = tp_last_status();
+      } else {
+        tp_log(TP_LOG_FALLBACKS, "stax: lowering failed, the graph executor runs it: %s", tp_last_error());
+        tp_clear_error();
+        s = TP_OK;
+        tp_backend_graph_runner(r->graph, out);
+        r->graph = NULL;
+        stax_free(r);
+        return TP_OK;
+      }
+    }
+  }
+  if (s) {
+    stax_free(r);
+    return s;
+  }
+  out->run = stax_run;
+  out->ud = r;
+  out->free = stax_free;
+  out->describe = stax_describe;
+  out->module = stax_module;
+  return TP_OK;
+}

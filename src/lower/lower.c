@@ -1,0 +1,62 @@
+/* lower.c - the whole lowering, graph to plan: passes (passes.c), schedule
+ * into Kernel IR (schedule.c), verify (kir.c), memory plan, then the
+ * executor's plan (executor.c); plus the per-kernel iteration-space
+ * preparation the executor and the Wasm emitter share. Executing a plan is
+ * executor.c's business; accelerating one is an accelerator's (lower.h). */
+#include "lower.h"
+
+void tp_kir_prepare(const tp_kir_kernel *k, tp_kir_prep *pr) {
+  int nd = k->nd;
+  int64_t shape[TP_MAX_DIMS], st[TP_KIR_MAX_IN][TP_MAX_DIMS];
+  memcpy(shape, k->shape, sizeof shape);
+  for (int i = 0; i < k->nin; i++) memcpy(st[i], k->in[i].strides, sizeof st[i]);
+  if (k->kind == TP_KK_ROW) { /* keep the row dim separate */
+    pr->nd = nd;
+    memcpy(pr->shape, shape, sizeof shape);
+    for (int i = 0; i < k->nin; i++) memcpy(pr->st[i], st[i], sizeof st[i]);
+    return;
+  }
+  int m = 0;
+  for (int d = 0; d < nd; d++) {
+    if (shape[d] == 1 && nd > 1) continue;
+    if (m > 0) {
+      int ok = 1;
+      for (int i = 0; i < k->nin; i++)
+        if (pr->st[i][m - 1] != st[i][d] * shape[d]) ok = 0;
+      if (ok) {
+        pr->shape[m - 1] *= shape[d];
+        for (int i = 0; i < k->nin; i++) pr->st[i][m - 1] = st[i][d];
+        continue;
+      }
+    }
+    pr->shape[m] = shape[d];
+    for (int i = 0; i < k->nin; i++) pr->st[i][m] = st[i][d];
+    m++;
+  }
+  if (m == 0) {
+    pr->shape[0] = tp_shape_numel(nd, shape) ? 1 : 0;
+    for (int i = 0; i < k->nin; i++) pr->st[i][0] = 0;
+    m = 1;
+  }
+  pr->nd = m;
+}
+
+/* ---- the whole lowering ---- */
+tp_status tp_lower(const tp_graph *g, const tp_lower_options *o, tp_plan **out) {
+  tp_lower_options def;
+  if (!o) {
+    tp_lower_options_init(&def);
+    o = &def;
+  }
+  tp_graph *lg = NULL;
+  TP_TRY(tp_run_passes(g, o->decompose, NULL, NULL, &lg));
+  tp_kir_program *p = NULL;
+  TP_TRY(tp_schedule(lg, o, &p));
+  tp_status s = tp_kir_verify(p);
+  if (!s) s = tp_memplan(p);
+  if (s) {
+    tp_kir_program_free(p);
+    return s;
+  }
+  return tp_plan_new(p, out);
+}
