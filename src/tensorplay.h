@@ -506,7 +506,7 @@ tp_status tp_onnx_load_with(const void *bytes, size_t len, int nbind, const char
  * call is checked against the declared types (an error names the input,
  * the dim and the constraint), then served by the specialization for its
  * input shapes and the values of the inputs that set shapes, imported (and
- * compiled, see tp_onnx_model_set_compiler) on the first call that needs
+ * compiled, see tp_onnx_model_use_backend) on the first call that needs
  * it. At most `limit` specializations are kept (16 by default; least
  * recently used first out). bytes are copied. */
 typedef struct tp_onnx_model tp_onnx_model;
@@ -534,19 +534,14 @@ const tp_graph *tp_onnx_model_graph(const tp_onnx_model *m);
 /* Inputs with their dynamic dims and value inputs, the specializations
  * and why the last one was made. *out: free with tp_free_string. */
 tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out);
-/* How specializations run: NULL = eagerly (tp_graph_run). compile makes a
- * runner for a graph (not retained), run runs it, free frees it; ud is
- * passed to compile. The stax backend's is tp_onnx_model_use_stax. Clears
- * the cached specializations. */
-typedef struct tp_onnx_graph_compiler {
-  const char *name;
-  tp_status (*compile)(void *ud, const tp_graph *g, void **runner_out);
-  tp_status (*run)(void *runner, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout);
-  void (*free)(void *runner);
-} tp_onnx_graph_compiler;
-void tp_onnx_model_set_compiler(tp_onnx_model *m, const tp_onnx_graph_compiler *c, void *ud);
-/* Runs the model's specializations with stax (tp_lower + the plan). */
-void tp_onnx_model_use_stax(tp_onnx_model *m);
+/* How specializations run: each is handed to a backend (tp_backend_fn,
+ * with the first call's inputs as example inputs) when it is made; NULL fn
+ * runs them eagerly (tp_graph_run), the default. Clears the cached
+ * specializations. tp_onnx_model_use_backend takes a registered backend by
+ * name ("stax", "eager", "reference", or one registered with
+ * tp_register_backend; NULL: the default backend). */
+void tp_onnx_model_set_backend(tp_onnx_model *m, const char *name, tp_backend_fn fn, void *ud);
+tp_status tp_onnx_model_use_backend(tp_onnx_model *m, const char *name);
 
 /* tp_onnx_save: a graph -> a serialized ModelProto (ir_version 8, default
  * opset 17, producer "tensorplay"; docs/onnx.md "Export"). Placeholders

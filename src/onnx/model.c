@@ -31,7 +31,7 @@ typedef struct spec {
   tp_desc *descs;         /* one per runtime input */
   tp_tensor **values;     /* one per runtime input: the bound value, or NULL */
   tp_graph *graph;
-  void *runner;           /* the compiler's state, NULL for eager */
+  tp_backend_run run;     /* the backend's runner; run.run NULL: eager */
   uint64_t last_use;
   int64_t hits;
 } spec;
@@ -49,8 +49,9 @@ struct tp_onnx_model {
   uint64_t clock;
   int64_t ncompiles, nevicted;
   char reason[256];       /* why the last specialization was made */
-  const tp_onnx_graph_compiler *comp;
-  void *comp_ud;
+  tp_backend_fn backend; /* NULL: run the graphs eagerly */
+  void *backend_ud;
+  char backend_name[64];
 };
 
 static int has_initializer(const omodel *md, const char *name) {
@@ -102,12 +103,13 @@ tp_status tp_onnx_model_load(const void *bytes, size_t len, tp_onnx_model **out)
   return TP_OK;
 }
 
-static void spec_clear(tp_onnx_model *m, spec *e) {
-  if (e->runner && m->comp) m->comp->free(e->runner);
+/* Frees what a specialization holds (its arrays come from tp_calloc_sized). */
+static void spec_clear(const tp_onnx_model *m, spec *e) {
+  if (e->run.free) e->run.free(e->run.ud);
   tp_graph_free(e->graph);
   for (int k = 0; e->values && k < m->nin; k++) tp_tensor_release(e->values[k]);
-  tp_free(e->values);
-  tp_free(e->descs);
+  if (e->values) tp_free_sized(e->values, (size_t)(m->nin + 1) * sizeof(tp_tensor *));
+  if (e->descs) tp_free_sized(e->descs, (size_t)(m->md.ninputs + 1) * sizeof(tp_desc));
   memset(e, 0, sizeof *e);
 }
 
@@ -121,18 +123,32 @@ void tp_onnx_model_free(tp_onnx_model *m) {
   tp_free(m);
 }
 
-void tp_onnx_model_set_compiler(tp_onnx_model *m, const tp_onnx_graph_compiler *c, void *ud) {
+void tp_onnx_model_set_backend(tp_onnx_model *m, const char *name, tp_backend_fn fn, void *ud) {
   if (!m) return;
   for (int i = 0; i < m->nspecs; i++) spec_clear(m, &m->specs[i]);
   m->nspecs = 0;
-  m->comp = c;
-  m->comp_ud = ud;
+  m->backend = fn;
+  m->backend_ud = ud;
+  snprintf(m->backend_name, sizeof m->backend_name, "%s", fn ? (name ? name : "a backend") : "");
+}
+
+/* Drops least recently used specializations until at most `keep` remain. */
+static void evict_to(tp_onnx_model *m, int keep) {
+  while (m->nspecs > keep && m->nspecs > 0) {
+    int lru = 0;
+    for (int i = 1; i < m->nspecs; i++)
+      if (m->specs[i].last_use < m->specs[lru].last_use) lru = i;
+    spec_clear(m, &m->specs[lru]);
+    m->specs[lru] = m->specs[--m->nspecs];
+    m->nevicted++;
+  }
 }
 
 tp_status tp_onnx_model_set_limit(tp_onnx_model *m, int limit) {
   if (!m) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: NULL model");
   if (limit < 1) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: the specialization limit must be at least 1, got %d", limit);
   m->limit = limit;
+  evict_to(m, limit);
   return TP_OK;
 }
 
@@ -292,24 +308,22 @@ static tp_status specialize(tp_onnx_model *m, tp_tensor *const *in, spec *e) {
       if ((need >> m->in_index[k] & 1) && !(m->value_inputs >> k & 1)) more |= (uint64_t)1 << k;
     if (!more) break;
     m->value_inputs |= more;
+    tp_clear_error(); /* the failure is handled: bind and import again */
   }
-  if (!s && m->comp) {
-    s = m->comp->compile(m->comp_ud, e->graph, &e->runner);
-    if (s) tp_fail_context(s, "onnx model: %s", m->comp->name);
+  if (!s && m->backend) { /* the call's inputs are the backend's example inputs */
+    tp_tensor *args[64];
+    int na = 0;
+    for (int k = 0; k < m->nin; k++)
+      if (!e->values[k]) args[na++] = in[k];
+    s = m->backend(m->backend_ud, e->graph, na, args, NULL, &e->run);
+    if (!s && !e->run.run) s = tp_fail(TP_ERR_INTERNAL, "the backend returned no runner");
+    if (s) tp_fail_context(s, "onnx model: backend '%s'", m->backend_name);
   }
 done:
   tp_free_sized(dp, (size_t)(m->md.ninputs + 1) * sizeof(*dp));
   tp_free_sized(names, (size_t)(m->nin + 1) * sizeof(*names));
   tp_free_sized(vals, (size_t)(m->nin + 1) * sizeof(*vals));
-  if (s) {
-    /* spec_clear frees with tp_free: these came from tp_calloc_sized */
-    tp_graph_free(e->graph);
-    if (e->runner && m->comp) m->comp->free(e->runner);
-    for (int k = 0; e->values && k < m->nin; k++) tp_tensor_release(e->values[k]);
-    if (e->values) tp_free_sized(e->values, (size_t)(m->nin + 1) * sizeof(tp_tensor *));
-    if (e->descs) tp_free_sized(e->descs, (size_t)(m->md.ninputs + 1) * sizeof(tp_desc));
-    memset(e, 0, sizeof *e);
-  }
+  if (s) spec_clear(m, e);
   return s;
 }
 
@@ -332,27 +346,10 @@ tp_status tp_onnx_model_run(tp_onnx_model *m, int nin, tp_tensor *const *in, int
     if (recent) spec_match(m, recent, in, why, sizeof why);
     spec fresh;
     TP_TRY(specialize(m, in, &fresh));
-    if (m->nspecs >= m->limit) { /* evict the least recently used */
-      int lru = 0;
-      for (int i = 1; i < m->nspecs; i++)
-        if (m->specs[i].last_use < m->specs[lru].last_use) lru = i;
-      spec old = m->specs[lru];
-      m->specs[lru] = m->specs[--m->nspecs];
-      /* the arrays of a stored spec came from tp_calloc_sized */
-      if (old.runner && m->comp) m->comp->free(old.runner);
-      tp_graph_free(old.graph);
-      for (int k = 0; k < m->nin; k++) tp_tensor_release(old.values[k]);
-      tp_free_sized(old.values, (size_t)(m->nin + 1) * sizeof(tp_tensor *));
-      tp_free_sized(old.descs, (size_t)(m->md.ninputs + 1) * sizeof(tp_desc));
-      m->nevicted++;
-    }
+    evict_to(m, m->limit - 1);
     tp_status s = TP_ARRAY_RESERVE(m->specs, m->capspecs, m->nspecs + 1);
     if (s) {
-      if (fresh.runner && m->comp) m->comp->free(fresh.runner);
-      tp_graph_free(fresh.graph);
-      for (int k = 0; k < m->nin; k++) tp_tensor_release(fresh.values[k]);
-      tp_free_sized(fresh.values, (size_t)(m->nin + 1) * sizeof(tp_tensor *));
-      tp_free_sized(fresh.descs, (size_t)(m->md.ninputs + 1) * sizeof(tp_desc));
+      spec_clear(m, &fresh);
       return s;
     }
     m->specs[m->nspecs] = fresh;
@@ -368,7 +365,7 @@ tp_status tp_onnx_model_run(tp_onnx_model *m, int nin, tp_tensor *const *in, int
   int na = 0;
   for (int k = 0; k < m->nin; k++)
     if (!e->values[k]) args[na++] = in[k];
-  if (e->runner) return m->comp->run(e->runner, na, args, max_out, outs, nout);
+  if (e->run.run) return e->run.run(e->run.ud, na, args, max_out, outs, nout);
   return tp_graph_run(e->graph, na, args, max_out, outs, nout);
 }
 
@@ -377,10 +374,12 @@ tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
   *out = NULL;
   tp_buf b = {0};
   tp_buf_printf(&b, "onnx model: %d input%s, %d output%s, opset %lld, runs on %s\n", m->nin, m->nin == 1 ? "" : "s",
-                m->nout, m->nout == 1 ? "" : "s", (long long)m->md.opset, m->comp ? m->comp->name : "eager");
+                m->nout, m->nout == 1 ? "" : "s", (long long)m->md.opset, m->backend ? m->backend_name : "the graph executor (eager)");
   for (int k = 0; k < m->nin; k++) {
     const vinfo *v = &m->md.inputs[m->in_index[k]];
-    tp_buf_printf(&b, "  input '%s': %s", v->name, tp_onnx_dtype_name(v->elem));
+    tp_dtype dt;
+    tp_buf_printf(&b, "  input '%s': %s", v->name,
+                  v->is_tensor && tp_onnx_to_dtype(v->elem, &dt) ? tp_dtype_name(dt) : tp_onnx_dtype_name(v->elem));
     if (!v->has_shape) tp_buf_puts(&b, " of any rank (dynamic)");
     else {
       tp_buf_puts(&b, "[");

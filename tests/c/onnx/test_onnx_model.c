@@ -1,0 +1,272 @@
+/* test_onnx_model.c - tp_onnx_model: models as shipped, run as applications
+ * run them. Tiny ModelProtos are built here with the protobuf writer:
+ * symbolic and unknown dims (one specialization per input shape), an input
+ * that sets a Reshape's shape (a value input, specialized per value),
+ * shared dim_params that must agree, ops refused at load, the stax backend,
+ * the specialization limit, and bad calls that leave the model usable.
+ * Every result is checked against hand-computed values. */
+#include "check.h"
+#include "onnx/pb.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a small ModelProto builder ---- */
+static void sub(tp_pbw *w, uint32_t num, tp_pbw *s) {
+  tp_pbw_bytes(w, num, s->p, s->n);
+  tp_buf_free(s);
+}
+static void str(tp_pbw *w, uint32_t num, const char *s) { tp_pbw_bytes(w, num, s, strlen(s)); }
+
+/* dims: "3,batch,?" (numbers are fixed, names dim_params, '?' unknown);
+ * NULL: no shape (unknown rank). elem: ONNX dtype (1 float, 7 int64). */
+static void value_info(tp_pbw *g, uint32_t num, const char *name, int elem, const char *dims) {
+  tp_pbw vi = {0}, ty = {0}, tt = {0}, sh = {0};
+  if (dims) {
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", dims);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+      tp_pbw dim = {0};
+      if (t[0] >= '0' && t[0] <= '9') tp_pbw_varint(&dim, 1, (uint64_t)atoll(t));
+      else if (strcmp(t, "?")) str(&dim, 2, t);
+      sub(&sh, 1, &dim);
+    }
+  }
+  tp_pbw_varint(&tt, 1, (uint64_t)elem);
+  if (dims) sub(&tt, 2, &sh);
+  sub(&ty, 1, &tt);
+  str(&vi, 1, name);
+  sub(&vi, 2, &ty);
+  sub(g, num, &vi);
+}
+
+/* node: "Op in1,in2 -> out" */
+static void node(tp_pbw *g, const char *op, const char *ins, const char *outs) {
+  tp_pbw n = {0};
+  char buf[128];
+  snprintf(buf, sizeof buf, "%s", ins);
+  for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) str(&n, 1, t);
+  snprintf(buf, sizeof buf, "%s", outs);
+  for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) str(&n, 2, t);
+  str(&n, 3, op);
+  str(&n, 4, op);
+  sub(g, 1, &n);
+}
+
+static uint8_t *finish(tp_pbw *g, size_t *len) {
+  tp_pbw m = {0}, os = {0};
+  tp_pbw_varint(&m, 1, 8);
+  str(&os, 1, "");
+  tp_pbw_varint(&os, 2, 17);
+  sub(&m, 8, &os);
+  str(g, 2, "test");
+  sub(&m, 7, g);
+  *len = m.n;
+  return (uint8_t *)m.p;
+}
+
+static tp_onnx_model *load(uint8_t *bytes, size_t len) {
+  tp_onnx_model *m = NULL;
+  CHECK_OK(tp_onnx_model_load(bytes, len, &m));
+  tp_free_string((char *)bytes);
+  return m;
+}
+
+static tp_tensor *f32(int nd, const int64_t *sh, const float *v) {
+  tp_tensor *t = NULL;
+  CHECK_OK(tp_tensor_new(TP_F32, nd, sh, v, &t));
+  return t;
+}
+
+static int close_to(tp_tensor *t, const float *want, int64_t n) {
+  if (!t || tp_tensor_numel(t) != n) return 0;
+  float *got = malloc(sizeof(float) * (size_t)(n ? n : 1));
+  tp_tensor_read(t, got, sizeof(float) * (size_t)n);
+  int ok = 1;
+  for (int64_t i = 0; i < n; i++) ok &= fabsf(got[i] - want[i]) <= 1e-6f;
+  free(got);
+  return ok;
+}
+
+static int has(const tp_onnx_model *m, const char *needle) {
+  char *text = NULL;
+  if (tp_onnx_model_explain(m, &text)) return 0;
+  int yes = strstr(text, needle) != NULL;
+  if (!yes) printf("explain() lacks '%s':\n%s", needle, text);
+  tp_free_string((char *)text);
+  return yes;
+}
+
+/* y = relu(x), x: float[batch, 3] */
+static void test_symbolic_dims(const char *backend) {
+  tp_pbw g = {0};
+  node(&g, "Relu", "x", "y");
+  value_info(&g, 11, "x", 1, "batch,3");
+  value_info(&g, 12, "y", 1, "batch,3");
+  size_t len;
+  uint8_t *bytes = finish(&g, &len);
+  tp_onnx_model *m = load(bytes, len);
+  if (!m) return;
+  if (backend) CHECK_OK(tp_onnx_model_use_backend(m, backend));
+  CHECK(tp_onnx_model_num_inputs(m) == 1 && !strcmp(tp_onnx_model_input_name(m, 0), "x"));
+  int64_t dims[TP_MAX_DIMS];
+  const char *names[TP_MAX_DIMS];
+  tp_dtype dt;
+  CHECK(tp_onnx_model_input_type(m, 0, &dt, dims, names) == 2);
+  CHECK(dt == TP_F32 && dims[0] == -1 && !strcmp(names[0], "batch") && dims[1] == 3 && !names[1]);
+  static const float x2[6] = {-1, 2, -3, 4, -5, 6}, y2[6] = {0, 2, 0, 4, 0, 6};
+  static const float x5[15] = {1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1, -1, 1};
+  static const float y5[15] = {1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1};
+  for (int rep = 0; rep < 2; rep++) { /* the second round hits the cache */
+    int64_t s2[2] = {2, 3}, s5[2] = {5, 3};
+    tp_tensor *a = f32(2, s2, x2), *b = f32(2, s5, x5), *out[2] = {0};
+    int n = 0;
+    CHECK_OK(tp_onnx_model_run(m, 1, &a, 2, out, &n));
+    CHECK(n == 1 && close_to(out[0], y2, 6) && tp_tensor_shape(out[0])[0] == 2);
+    tp_tensor_release(out[0]);
+    CHECK_OK(tp_onnx_model_run(m, 1, &b, 2, out, &n));
+    CHECK(n == 1 && close_to(out[0], y5, 15) && tp_tensor_shape(out[0])[0] == 5);
+    tp_tensor_release(out[0]);
+    tp_tensor_release(a);
+    tp_tensor_release(b);
+  }
+  CHECK(tp_onnx_model_num_specializations(m) == 2);
+  CHECK(has(m, "x': float32[batch,3] (1 dynamic dim"));
+  CHECK(has(m, "input 'x': f32[5,3], was f32[2,3]"));
+  CHECK(has(m, "2 made"));
+  /* a call that breaks the fixed dim: an error naming input, dim, value */
+  int64_t bad[2] = {2, 4};
+  float z[8] = {0};
+  tp_tensor *c = f32(2, bad, z), *out[2] = {0};
+  int n = 0;
+  CHECK(tp_onnx_model_run(m, 1, &c, 2, out, &n) == TP_ERR_INVALID_ARG);
+  CHECK(strstr(tp_last_error(), "input 'x' dim 1 must be 3, got shape [2,4]") != NULL);
+  tp_tensor_release(c);
+  int64_t r3[3] = {1, 2, 3};
+  c = f32(3, r3, x2);
+  CHECK(tp_onnx_model_run(m, 1, &c, 2, out, &n) == TP_ERR_INVALID_ARG);
+  CHECK(strstr(tp_last_error(), "input 'x' must have rank 2, got shape [1,2,3]") != NULL);
+  tp_tensor_release(c);
+  tp_tensor *i64 = NULL;
+  int64_t iv[3] = {1, 2, 3};
+  int64_t s13[2] = {1, 3};
+  CHECK_OK(tp_tensor_new(TP_I64, 2, s13, iv, &i64));
+  CHECK(tp_onnx_model_run(m, 1, &i64, 2, out, &n) == TP_ERR_INVALID_ARG);
+  CHECK(strstr(tp_last_error(), "input 'x' must be float32, got int64") != NULL);
+  tp_tensor_release(i64);
+  CHECK(tp_onnx_model_run(m, 0, NULL, 2, out, &n) == TP_ERR_INVALID_ARG);
+  CHECK(strstr(tp_last_error(), "expected 1 input, got 0") != NULL);
+  /* still usable */
+  int64_t s1[2] = {1, 3};
+  tp_tensor *d = f32(2, s1, x2);
+  CHECK_OK(tp_onnx_model_run(m, 1, &d, 2, out, &n));
+  CHECK(n == 1 && close_to(out[0], y2, 3));
+  tp_tensor_release(out[0]);
+  tp_tensor_release(d);
+  /* the limit: 3 shapes seen, at most 2 kept */
+  CHECK(tp_onnx_model_set_limit(m, 0) == TP_ERR_INVALID_ARG);
+  CHECK_OK(tp_onnx_model_set_limit(m, 2));
+  int64_t s4[2] = {4, 3};
+  float x4[12] = {0};
+  d = f32(2, s4, x4);
+  CHECK_OK(tp_onnx_model_run(m, 1, &d, 2, out, &n));
+  tp_tensor_release(out[0]);
+  tp_tensor_release(d);
+  CHECK(tp_onnx_model_num_specializations(m) == 2);
+  CHECK(has(m, "2 cached (limit 2), 4 made, 2 evicted"));
+  tp_onnx_model_free(m);
+}
+
+/* y = reshape(x, shape): shape is a graph input (a value input) */
+static void test_value_input(const char *backend) {
+  tp_pbw g = {0};
+  node(&g, "Reshape", "x,shape", "y");
+  value_info(&g, 11, "x", 1, "6");
+  value_info(&g, 11, "shape", 7, "2");
+  value_info(&g, 12, "y", 1, NULL);
+  size_t len;
+  uint8_t *bytes = finish(&g, &len);
+  tp_onnx_model *m = load(bytes, len);
+  if (!m) return;
+  if (backend) CHECK_OK(tp_onnx_model_use_backend(m, backend));
+  static const float x[6] = {1, 2, 3, 4, 5, 6};
+  int64_t s6[1] = {6}, s2[1] = {2};
+  static const int64_t shapes[3][2] = {{2, 3}, {3, 2}, {2, 3}};
+  for (int i = 0; i < 3; i++) {
+    tp_tensor *in[2] = {f32(1, s6, x), NULL}, *out[2] = {0};
+    CHECK_OK(tp_tensor_new(TP_I64, 1, s2, shapes[i], &in[1]));
+    int n = 0;
+    CHECK_OK(tp_onnx_model_run(m, 2, in, 2, out, &n));
+    CHECK(n == 1 && out[0] && tp_tensor_ndim(out[0]) == 2);
+    if (n == 1 && out[0]) {
+      CHECK(tp_tensor_shape(out[0])[0] == shapes[i][0] && tp_tensor_shape(out[0])[1] == shapes[i][1]);
+      CHECK(close_to(out[0], x, 6));
+    }
+    tp_tensor_release(out[0]);
+    tp_tensor_release(in[0]);
+    tp_tensor_release(in[1]);
+  }
+  CHECK(tp_onnx_model_num_specializations(m) == 2); /* [2,3] came back: a hit */
+  CHECK(has(m, "input 'shape': int64[2]; its value sets a shape or parameter (value guard)"));
+  CHECK(has(m, "the value of input 'shape' changed"));
+  tp_onnx_model_free(m);
+}
+
+/* z = a + b with a: float[n], b: float[n]: the two n's must agree */
+static void test_shared_dim(void) {
+  tp_pbw g = {0};
+  node(&g, "Add", "a,b", "z");
+  value_info(&g, 11, "a", 1, "n");
+  value_info(&g, 11, "b", 1, "n");
+  value_info(&g, 12, "z", 1, "n");
+  size_t len;
+  uint8_t *bytes = finish(&g, &len);
+  tp_onnx_model *m = load(bytes, len);
+  if (!m) return;
+  static const float v[4] = {1, 2, 3, 4};
+  int64_t s3[1] = {3}, s4[1] = {4};
+  tp_tensor *in[2] = {f32(1, s3, v), f32(1, s4, v)}, *out[2] = {0};
+  int n = 0;
+  CHECK(tp_onnx_model_run(m, 2, in, 2, out, &n) == TP_ERR_INVALID_ARG);
+  CHECK(strstr(tp_last_error(), "dim 'n' is 3 in input 'a' (dim 0) but 4 in input 'b' (dim 0)") != NULL);
+  tp_tensor_release(in[1]);
+  in[1] = f32(1, s3, v);
+  CHECK_OK(tp_onnx_model_run(m, 2, in, 2, out, &n));
+  static const float want[3] = {2, 4, 6};
+  CHECK(n == 1 && close_to(out[0], want, 3));
+  tp_tensor_release(out[0]);
+  tp_tensor_release(in[0]);
+  tp_tensor_release(in[1]);
+  tp_onnx_model_free(m);
+}
+
+static void test_refused_at_load(void) {
+  tp_pbw g = {0};
+  node(&g, "Relu", "x", "h");
+  node(&g, "FancyOp", "h", "y");
+  value_info(&g, 11, "x", 1, "batch,3");
+  value_info(&g, 12, "y", 1, NULL);
+  size_t len;
+  uint8_t *b = finish(&g, &len);
+  tp_onnx_model *m = NULL;
+  CHECK(tp_onnx_model_load(b, len, &m) == TP_ERR_UNSUPPORTED && !m);
+  CHECK(strstr(tp_last_error(), "node 'FancyOp' (FancyOp) is not supported yet") != NULL);
+  tp_free_string((char *)b);
+  static const uint8_t junk[5] = {0x0a, 0xff, 0xff, 0xff, 0x0f};
+  CHECK(tp_onnx_model_load(junk, sizeof junk, &m) == TP_ERR_PARSE && !m);
+  CHECK(tp_onnx_model_load(NULL, 0, NULL) == TP_ERR_INVALID_ARG);
+}
+
+int main(void) {
+  test_symbolic_dims(NULL);
+  test_symbolic_dims("stax");
+  test_value_input(NULL);
+  test_value_input("stax");
+  test_shared_dim();
+  test_refused_at_load();
+  CHECK(tp_live_tensors() == 0);
+  if (failures) printf("%d check(s) failed\n", failures);
+  else printf("ok\n");
+  return failures != 0;
+}
