@@ -394,7 +394,7 @@ static void eval_expr(em *e, kctx *c, const tp_kir_expr *x, uint32_t off, int ta
       case TP_KI_ROWVAL: lget(e, c->rowval[I->in]), op(e, TP_WASM_OP_F32X4_SPLAT), lset(e, v); break;
       case TP_KI_UNARY: m_unary(e, I->sub, c->vals[I->a], v); break;
       case TP_KI_BINARY: {
-        static const tp_wasm_op b[TP_KB_COUNT] = {TP_WASM_OP_F32X4_ADD, TP_WASM_OP_F32X4_SUB, TP_WASM_OP_F32X4_MUL,
+        static const tp_wasm_op b[TP_KBIN_COUNT] = {TP_WASM_OP_F32X4_ADD, TP_WASM_OP_F32X4_SUB, TP_WASM_OP_F32X4_MUL,
                                                   TP_WASM_OP_F32X4_DIV};
         lget(e, c->vals[I->a]), lget(e, c->vals[I->b]), op(e, b[I->sub]), lset(e, v);
         break;

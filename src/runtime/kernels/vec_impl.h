@@ -234,9 +234,9 @@ static void FN(tp_f32_vunary_ukernel)(int op, const float *a, float *y, int64_t 
 #ifndef VEC_UNARY_ONLY
 static inline vf binary_vec(int op, vf a, vf b) {
   switch (op) {
-    case TP_KB_ADD: return a + b;
-    case TP_KB_SUB: return a - b;
-    case TP_KB_MUL: return a * b;
+    case TP_KBIN_ADD: return a + b;
+    case TP_KBIN_SUB: return a - b;
+    case TP_KBIN_MUL: return a * b;
     default: return a / b;
   }
 }
@@ -244,7 +244,7 @@ static inline vf binary_vec(int op, vf a, vf b) {
 /* One loop per (op, operand layout): the switch is outside the loops. */
 #define BIN_LOOPS(OP, EXPR)                                                    \
   case OP:                                                                     \
-    if (mode == TP_KB_VV) {                                                    \
+    if (mode == TP_KBMODE_VV) {                                                    \
       for (; i + VW <= n; i += VW) {                                           \
         vf x = ld(a + i), z = ld(b + i);                                       \
         st(y + i, EXPR);                                                       \
@@ -253,7 +253,7 @@ static inline vf binary_vec(int op, vf a, vf b) {
         vf x = splat(a[i]), z = splat(b[i]);                                   \
         y[i] = (EXPR)[0];                                                      \
       }                                                                        \
-    } else if (mode == TP_KB_SV) {                                             \
+    } else if (mode == TP_KBMODE_SV) {                                             \
       vf x = splat(a[0]);                                                      \
       for (; i + VW <= n; i += VW) {                                           \
         vf z = ld(b + i);                                                      \
@@ -280,10 +280,10 @@ static void FN(tp_f32_vbinary_ukernel)(int op, int mode, const float *a, const f
                                        int64_t n) {
   int64_t i = 0;
   switch (op) {
-    BIN_LOOPS(TP_KB_ADD, x + z)
-    BIN_LOOPS(TP_KB_SUB, x - z)
-    BIN_LOOPS(TP_KB_MUL, x * z)
-    BIN_LOOPS(TP_KB_DIV, x / z)
+    BIN_LOOPS(TP_KBIN_ADD, x + z)
+    BIN_LOOPS(TP_KBIN_SUB, x - z)
+    BIN_LOOPS(TP_KBIN_MUL, x * z)
+    BIN_LOOPS(TP_KBIN_DIV, x / z)
   }
 }
 #undef BIN_LOOPS
