@@ -100,7 +100,7 @@ typedef struct tp_kir_kernel {
   /* OP: the node to run eagerly; its operands are buffers (or scalars) */
   int node;                  /* index in the lowered graph */
   int nops;
-  int op_bufs[64];           /* -1: scalar operand / absent */
+  int op_bufs[TP_MAX_OPERANDS]; /* -1: scalar operand / absent */
 } tp_kir_kernel;
 
 /* What a KIR buffer holds (tp_kir_buf.kind). */
@@ -132,7 +132,7 @@ typedef struct tp_kir_program {
   int nkernels, capkernels;
   tp_kir_kernel *kernels;
   int noutputs;
-  int outputs[64];       /* buffer per graph output */
+  int outputs[TP_MAX_OPERANDS]; /* buffer per graph output (the output node's operands) */
   int64_t arena_bytes;   /* peak arena size from the memory plan */
   int64_t naive_bytes;   /* sum of all temporaries, for comparison */
   /* options */

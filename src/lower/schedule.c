@@ -52,16 +52,8 @@ static void contiguous_strides(int nd, const int64_t *shape, int64_t *st) {
 /* ---- program building ---- */
 static tp_status add_buf(sched *s, tp_kir_buf_kind kind, const tp_desc *d, int *id) {
   tp_kir_program *p = s->p;
-  if (p->nbufs == p->capbufs) {
-    int nc = p->capbufs ? p->capbufs * 2 : 32;
-    tp_kir_buf *nb = tp_realloc(p->bufs, sizeof(tp_kir_buf) * (size_t)nc);
-    if (!nb) return TP_ERR_OUT_OF_MEMORY;
-    p->bufs = nb;
-    p->capbufs = nc;
-    int *nu = tp_realloc(s->buf_uses, sizeof(int) * (size_t)nc);
-    if (!nu) return TP_ERR_OUT_OF_MEMORY;
-    s->buf_uses = nu;
-  }
+  TP_TRY(TP_ARRAY_RESERVE(p->bufs, p->capbufs, p->nbufs + 1));
+  TP_TRY(TP_ARRAY_RESERVE(s->buf_uses, s->cap_buf_uses, p->nbufs + 1));
   tp_kir_buf *b = &p->bufs[p->nbufs];
   memset(b, 0, sizeof *b);
   b->kind = kind;
@@ -78,13 +70,7 @@ static tp_status add_buf(sched *s, tp_kir_buf_kind kind, const tp_desc *d, int *
 
 static tp_status add_kernel(sched *s, tp_kir_kind kind, int *id) {
   tp_kir_program *p = s->p;
-  if (p->nkernels == p->capkernels) {
-    int nc = p->capkernels ? p->capkernels * 2 : 16;
-    tp_kir_kernel *nk = tp_realloc(p->kernels, sizeof(tp_kir_kernel) * (size_t)nc);
-    if (!nk) return TP_ERR_OUT_OF_MEMORY;
-    p->kernels = nk;
-    p->capkernels = nc;
-  }
+  TP_TRY(TP_ARRAY_RESERVE(p->kernels, p->capkernels, p->nkernels + 1));
   tp_kir_kernel *k = &p->kernels[p->nkernels];
   memset(k, 0, sizeof *k);
   k->kind = kind;
@@ -715,7 +701,7 @@ static tp_status try_row(sched *s, int i, int *done) {
 /* Anything else: one eager op kernel over buffers. */
 static tp_status op_kernel(sched *s, int i) {
   const tp_node *n = &s->g->nodes[i];
-  int bufs[64];
+  int bufs[TP_MAX_OPERANDS];
   for (int k = 0; k < n->nargs; k++) {
     bufs[k] = -1;
     if (n->args[k].kind != TP_ARG_NODE) continue;
