@@ -4,7 +4,7 @@
  *
  *   graph --passes--> graph --schedule--> KIR program --plan--> arena offsets
  *                                             \--> executor (every build)
- *                                             \--> Wasm emitter (codegen issue)
+ *                                             \--> Wasm emitter (src/codegen/wasm, on Wasm hosts)
  */
 #ifndef TP_LOWER_H
 #define TP_LOWER_H

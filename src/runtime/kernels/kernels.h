@@ -70,7 +70,7 @@ typedef struct tp_kernels {
 
 /* The SIMD128 table's GEMM panel width (columns per packed B panel) and
  * default depth block: the Wasm code generator reads B packed by that table
- * (src/codegen/wasm/emit.c). */
+ * (src/codegen/wasm/emit_gemm.c). */
 #define TP_WASMSIMD_NR 8
 #define TP_WASMSIMD_KC 256
 
