@@ -86,9 +86,9 @@ static int count_kind(const tp_kir_program *p, tp_kir_kind k) {
 typedef struct modinfo {
   int ok;                  /* the section structure parsed */
   int nimport_funcs, nfuncs, nexports, imports_memory;
-  char exports[32][16];
+  char exports[32][64];
   uint32_t export_func[32];
-  char import_func[32];    /* name of the (one) imported function, "" if none */
+  char import_func[130];   /* module.name of the (one) imported function, "" if none */
 } modinfo;
 
 static int rd(const uint8_t *b, size_t n, size_t *at, uint64_t *v) {
