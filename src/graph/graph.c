@@ -47,15 +47,13 @@ tp_status tp_graph_add_subgraph(tp_graph *g, const char *name, tp_graph *sub) {
     return tp_fail(TP_ERR_INVALID_ARG, "graph: subgraph \"%s\" is already defined", name);
   }
   char *nm = tp_strdup(name);
-  tp_subgraph *ns = nm ? tp_realloc(g->subs, sizeof(tp_subgraph) * (size_t)(g->nsubs + 1)) : NULL;
-  if (!ns) {
+  if (!nm || TP_ARRAY_RESERVE(g->subs, g->capsubs, g->nsubs + 1)) {
     tp_free(nm);
     tp_graph_free(sub);
     return TP_ERR_OUT_OF_MEMORY;
   }
-  g->subs = ns;
-  ns[g->nsubs].name = nm;
-  ns[g->nsubs].g = sub;
+  g->subs[g->nsubs].name = nm;
+  g->subs[g->nsubs].g = sub;
   g->nsubs++;
   return TP_OK;
 }
@@ -83,13 +81,7 @@ tp_status tp_graph_add_node(tp_graph *g, tp_node_kind kind, const char *name, tp
   } else if (tp_graph_find(g, name) >= 0) {
     return tp_fail(TP_ERR_INVALID_ARG, "graph: node name %%%s is already used", name);
   }
-  if (g->n == g->cap) {
-    int nc = g->cap ? g->cap * 2 : 16;
-    tp_node *nn = tp_realloc(g->nodes, sizeof(tp_node) * (size_t)nc);
-    if (!nn) return TP_ERR_OUT_OF_MEMORY;
-    g->nodes = nn;
-    g->cap = nc;
-  }
+  TP_TRY(TP_ARRAY_RESERVE(g->nodes, g->cap, g->n + 1));
   tp_node *n = &g->nodes[g->n];
   memset(n, 0, sizeof *n);
   n->kind = kind;
@@ -127,15 +119,13 @@ tp_status tp_graph_set_custom(tp_graph *g, int idx, const char *key, const char 
       return TP_OK;
     }
   char *k = tp_strdup(key);
-  tp_kv *kv = k ? tp_realloc(n->custom, sizeof(tp_kv) * (size_t)(n->ncustom + 1)) : NULL;
-  if (!kv) {
+  if (!k || TP_ARRAY_RESERVE(n->custom, n->capcustom, n->ncustom + 1)) {
     tp_free(k);
     tp_free(v);
     return TP_ERR_OUT_OF_MEMORY;
   }
-  n->custom = kv;
-  kv[n->ncustom].key = k;
-  kv[n->ncustom].value = v;
+  n->custom[n->ncustom].key = k;
+  n->custom[n->ncustom].value = v;
   n->ncustom++;
   return TP_OK;
 }
@@ -275,7 +265,9 @@ tp_status tp_graph_verify(const tp_graph *g) {
     } else if (out >= 0) {
       return tp_fail(TP_ERR_INVALID_ARG, "graph: node %%%s comes after the output node", n->name);
     }
-    if (n->nargs > 64) return tp_fail(TP_ERR_INVALID_ARG, "graph: node %%%s has too many operands", n->name);
+    if (n->nargs > TP_MAX_OPERANDS)
+      return tp_fail(TP_ERR_INVALID_ARG, "graph: node %%%s has %d operands (at most %d)", n->name, n->nargs,
+                     TP_MAX_OPERANDS);
     for (int k = 0; k < n->nargs; k++) {
       const tp_arg *a = &n->args[k];
       if (a->kind == TP_ARG_NODE && (a->node < 0 || a->node >= i))
@@ -311,12 +303,12 @@ tp_status tp_graph_verify(const tp_graph *g) {
            n->attrs.dim >= g->nodes[n->args[0].node].attrs.dim1))
         return tp_fail(TP_ERR_INVALID_ARG, "graph: getitem %%%s must select a result of a call_host",
                        n->name);
-      if ((n->op == TP_OP_CALL_HOST || n->op == TP_OP_INVOKE) && (n->attrs.dim1 < 1 || n->attrs.dim1 > 64))
-        return tp_fail(TP_ERR_INVALID_ARG, "graph: call_host %%%s has %lld results (1..64)", n->name,
-                       (long long)n->attrs.dim1);
+      if ((n->op == TP_OP_CALL_HOST || n->op == TP_OP_INVOKE) && (n->attrs.dim1 < 1 || n->attrs.dim1 > TP_MAX_OPERANDS))
+        return tp_fail(TP_ERR_INVALID_ARG, "graph: call_host %%%s has %lld results (1..%d)", n->name,
+                       (long long)n->attrs.dim1, TP_MAX_OPERANDS);
     } else if (n->kind == TP_NODE_CALL) {
-      tp_desc descs[64], od;
-      const tp_desc *dp[64];
+      tp_desc descs[TP_MAX_OPERANDS], od;
+      const tp_desc *dp[TP_MAX_OPERANDS];
       arg_descs(g, n, descs, dp);
       if (tp_op_infer(n->op, n->nargs, dp, &n->attrs, &od) != TP_OK)
         return tp_fail_context(TP_ERR_INVALID_ARG, "graph: node %%%s", n->name);
@@ -334,6 +326,42 @@ tp_status tp_graph_verify(const tp_graph *g) {
   }
   if (out < 0) return tp_fail(TP_ERR_INVALID_ARG, "graph: no output node");
   return TP_OK;
+}
+
+tp_status tp_node_operands(const tp_node *n, tp_operand_fn value_of, void *ctx, tp_tensor **args,
+                           tp_tensor **scalars) {
+  if (n->nargs > TP_MAX_OPERANDS)
+    return tp_fail(TP_ERR_INVALID_ARG, "node %%%s has %d operands (at most %d)", n->name, n->nargs,
+                   TP_MAX_OPERANDS);
+  for (int k = 0; k < n->nargs; k++) args[k] = scalars[k] = NULL;
+  for (int k = 0; k < n->nargs; k++) {
+    const tp_arg *a = &n->args[k];
+    if (a->kind == TP_ARG_NODE) {
+      args[k] = value_of(ctx, n, k);
+    } else if (a->kind == TP_ARG_SCALAR) {
+      tp_status s = tp_scalar(a->scalar, a->is_int, &scalars[k]);
+      if (s) {
+        tp_node_operands_release(n, scalars);
+        return s;
+      }
+      args[k] = scalars[k];
+    }
+  }
+  return TP_OK;
+}
+
+void tp_node_operands_release(const tp_node *n, tp_tensor **scalars) {
+  int m = n->nargs < TP_MAX_OPERANDS ? n->nargs : TP_MAX_OPERANDS;
+  for (int k = 0; k < m; k++) {
+    tp_tensor_release(scalars[k]);
+    scalars[k] = NULL;
+  }
+}
+
+/* tp_graph_run's operands: the values computed so far (ctx: per node). */
+static tp_tensor *run_value(void *ctx, const tp_node *n, int k) {
+  tp_tensor **vals = ctx;
+  return vals[n->args[k].node];
 }
 
 tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max_out,
@@ -415,12 +443,8 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
         vals[i] = n->val;
         break;
       case TP_NODE_CALL: {
-        tp_tensor *args[64] = {0}, *scalars[64] = {0};
-        for (int k = 0; k < n->nargs && s == TP_OK; k++) {
-          if (n->args[k].kind == TP_ARG_NODE) args[k] = vals[n->args[k].node];
-          else if (n->args[k].kind == TP_ARG_SCALAR)
-            s = tp_scalar(n->args[k].scalar, n->args[k].is_int, &scalars[k]), args[k] = scalars[k];
-        }
+        tp_tensor *args[TP_MAX_OPERANDS], *scalars[TP_MAX_OPERANDS];
+        s = tp_node_operands(n, run_value, vals, args, scalars);
         if (s == TP_OK && n->op == TP_OP_CALL_HOST) {
           int nres = (int)n->attrs.dim1, got = 0;
           tuples[i] = tp_alloc(sizeof(tp_tensor *) * (size_t)nres);
@@ -455,7 +479,7 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
           s = tp_op_call(n->op, n->nargs, args, &n->attrs, &vals[i]);
         }
         if (s != TP_OK) tp_fail_context(s, "graph run: node %%%s", n->name);
-        for (int k = 0; k < n->nargs; k++) tp_tensor_release(scalars[k]);
+        tp_node_operands_release(n, scalars);
         break;
       }
       case TP_NODE_OUTPUT:

@@ -39,7 +39,7 @@ typedef struct tp_node {
   tp_tensor *val;      /* meta val: sample value (capture) or the constant
                           (get_attr); owned reference, may be NULL */
   char *target;        /* get_attr: attribute name */
-  int ncustom;
+  int ncustom, capcustom;
   tp_kv *custom;
 } tp_node;
 
@@ -52,7 +52,7 @@ struct tp_graph {
   int n, cap;
   tp_node *nodes;
   int next_id;         /* for fresh numeric names */
-  int nsubs;
+  int nsubs, capsubs;
   tp_subgraph *subs;   /* owned */
 };
 
@@ -82,5 +82,24 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
                           int max_out, tp_tensor **outs, int *nout);
 /* A deep copy; constant tensors are shared (they are immutable). */
 tp_status tp_graph_copy(const tp_graph *g, tp_graph **out);
+
+/* The operand tensors of node n, to run its op (the graph run, constant
+ * folding, the executor's op kernels):
+ *   TP_ARG_NODE    args[k] = value_of(ctx, n, k): the caller's tensor for
+ *                  operand k (borrowed; NULL when there is none, e.g. a
+ *                  subgraph reference read by invoke)
+ *   TP_ARG_SCALAR  args[k] = scalars[k] = a new 0-d tensor (tp_scalar, a
+ *                  weak number: the 1.5 of x * 1.5), owned by scalars[k]
+ *   TP_ARG_NONE    args[k] = NULL
+ * args and scalars hold at least n->nargs (<= TP_MAX_OPERANDS) entries;
+ * entries past nargs are not touched. After the op ran (or failed), call
+ * tp_node_operands_release(n, scalars). On failure (more than
+ * TP_MAX_OPERANDS operands, out of memory) the scalars made so far are
+ * released already, scalars[0..nargs) are NULL and the status is returned;
+ * calling the release then is harmless. */
+typedef tp_tensor *(*tp_operand_fn)(void *ctx, const tp_node *n, int k);
+tp_status tp_node_operands(const tp_node *n, tp_operand_fn value_of, void *ctx, tp_tensor **args,
+                           tp_tensor **scalars);
+void tp_node_operands_release(const tp_node *n, tp_tensor **scalars);
 
 #endif

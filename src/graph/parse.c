@@ -340,13 +340,8 @@ static tp_status end_of_line(parser *p) {
 
 /* ---- operands and attributes --------------------------------------------------- */
 static tp_status push_arg(parser *p, const tp_arg *a) {
-  if (p->nargs == p->cap) {
-    int cap = p->cap ? p->cap * 2 : 8;
-    tp_arg *na = tp_realloc(p->args, (size_t)cap * sizeof *na);
-    if (!na) return tp_fail(TP_ERR_OUT_OF_MEMORY, "graph text line %d: out of memory", p->line);
-    p->args = na;
-    p->cap = cap;
-  }
+  if (TP_ARRAY_RESERVE(p->args, p->cap, p->nargs + 1))
+    return tp_fail(TP_ERR_OUT_OF_MEMORY, "graph text line %d: out of memory", p->line);
   p->args[p->nargs++] = *a;
   return TP_OK;
 }

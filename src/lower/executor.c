@@ -301,30 +301,14 @@ static const float *eval(const evalctx *c, const tp_kir_expr *e, int64_t n, floa
         int sa = is_sc[x->a], sb = is_sc[x->b];
         if (sa && sb) {
           is_sc[i] = 1;
-          c->K->binary_f32(x->sub, TP_KB_VV, &sc[x->a], &sc[x->b], &sc[i], 1);
+          c->K->binary_f32(x->sub, TP_KBMODE_VV, &sc[x->a], &sc[x->b], &sc[i], 1);
         } else if (sa) {
-          c->K->binary_f32(x->sub, TP_KB_SV, &sc[x->a], v[x->b], buf, n);
+          c->K->binary_f32(x->sub, TP_KBMODE_SV, &sc[x->a], v[x->b], buf, n);
         } else if (sb) {
-          c->K->binary_f32(x->sub, TP_KB_VS, v[x->a], &sc[x->b], buf, n);
+          c->K->binary_f32(x->sub, TP_KBMODE_VS, v[x->a], &sc[x->b], buf, n);
         } else {
-          c->K->binary_f32(x->sub, TP_KB_VV, v[x->a], v[x->b], buf, n);
+          c->K->binary_f32(x->sub, TP_KBMODE_VV, v[x->a], v[x->b], buf, n);
         }
-        break;
-      }
-      default: { /* max, min, cmp, where: plain loops */
-        int64_t m = (is_sc[x->a] && (x->b < 0 || is_sc[x->b]) && (x->c < 0 || is_sc[x->c])) ? 1 : n;
-        float *o = m == 1 ? &sc[i] : buf;
-        for (int64_t j = 0; j < m; j++) {
-          float a = is_sc[x->a] ? sc[x->a] : v[x->a][j];
-          float b = x->b < 0 ? 0 : is_sc[x->b] ? sc[x->b] : v[x->b][j];
-          float r;
-          if (x->op == TP_KI_MAX) r = (a > b || a != a) ? a : b;
-          else if (x->op == TP_KI_MIN) r = (a < b || a != a) ? a : b;
-          else if (x->op == TP_KI_CMP) r = x->sub == 0 ? a == b : x->sub == 1 ? a < b : a > b;
-          else r = a != 0 ? b : (is_sc[x->c] ? sc[x->c] : v[x->c][j]);
-          o[j] = r;
-        }
-        is_sc[i] = m == 1;
         break;
       }
     }
@@ -490,7 +474,7 @@ static void make_shell(const runctx *r, int b, shell *sh) {
   const tp_kir_buf *x = &p->bufs[b];
   int base = b;
   int64_t off = 0;
-  while (p->bufs[base].kind == TP_KB_VIEW) {
+  while (p->bufs[base].kind == TP_KBUF_VIEW) {
     off += p->bufs[base].offset;
     base = p->bufs[base].base;
   }
@@ -628,7 +612,7 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
     tp_kir_buf *x = &p->bufs[b];
     ptr[b] = NULL;
     switch (x->kind) {
-      case TP_KB_INPUT: {
+      case TP_KBUF_INPUT: {
         if (x->index >= nin) {
           s = tp_fail(TP_ERR_INVALID_ARG, "plan run: input %d is missing", x->index);
           break;
@@ -648,20 +632,20 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
         }
         break;
       }
-      case TP_KB_CONST: ptr[b] = tp_tensor_ptr(x->value); break;
-      case TP_KB_TEMP: ptr[b] = arena + x->arena_off; break;
-      case TP_KB_OUTPUT:
+      case TP_KBUF_CONST: ptr[b] = tp_tensor_ptr(x->value); break;
+      case TP_KBUF_TEMP: ptr[b] = arena + x->arena_off; break;
+      case TP_KBUF_OUTPUT:
         s = tp_tensor_empty(x->desc.dtype, x->desc.ndim, x->desc.shape, &os[x->index]);
         if (!s) ptr[b] = tp_tensor_ptr(os[x->index]);
         break;
-      case TP_KB_VIEW: break;
+      case TP_KBUF_VIEW: case TP_KBUF_KIND_COUNT: break; /* views: resolved below */
     }
   }
   for (int b = 0; b < p->nbufs && !s; b++) /* views: base pointer + offset */
-    if (p->bufs[b].kind == TP_KB_VIEW) {
+    if (p->bufs[b].kind == TP_KBUF_VIEW) {
       int base = b;
       int64_t off = 0;
-      while (p->bufs[base].kind == TP_KB_VIEW) off += p->bufs[base].offset, base = p->bufs[base].base;
+      while (p->bufs[base].kind == TP_KBUF_VIEW) off += p->bufs[base].offset, base = p->bufs[base].base;
       ptr[b] = (char *)ptr[base] + off * (int64_t)tp_dtype_size(p->bufs[b].desc.dtype);
     }
   runctx r = {pl, ptr, os, NULL};

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 static int root(const tp_kir_program *p, int b) {
-  while (b >= 0 && p->bufs[b].kind == TP_KB_VIEW) b = p->bufs[b].base;
+  while (b >= 0 && p->bufs[b].kind == TP_KBUF_VIEW) b = p->bufs[b].base;
   return b;
 }
 
@@ -61,7 +61,7 @@ tp_status tp_memplan(tp_kir_program *p) {
   for (int k = 0; k < p->nkernels; k++) {
     tp_kir_kernel *kk = &p->kernels[k];
     tp_kir_buf *o = &p->bufs[kk->out];
-    if (o->kind == TP_KB_TEMP && o->first == k) {
+    if (o->kind == TP_KBUF_TEMP && o->first == k) {
       int64_t size = ((int64_t)buf_bytes(o) + TP_ALIGN - 1) & ~(int64_t)(TP_ALIGN - 1);
       if (size == 0) size = TP_ALIGN;
       p->naive_bytes += size;
@@ -73,7 +73,7 @@ tp_status tp_memplan(tp_kir_program *p) {
         for (int d = kk->nd - 1; d >= 0; d--) cst[d] = s, s *= kk->shape[d];
         for (int i = 0; i < kk->nin && o->inplace_of < 0; i++) {
           tp_kir_buf *b = &p->bufs[kk->in[i].buf];
-          if (b->kind != TP_KB_TEMP || b->last != k || buf_bytes(b) != buf_bytes(o) || kk->in[i].offset ||
+          if (b->kind != TP_KBUF_TEMP || b->last != k || buf_bytes(b) != buf_bytes(o) || kk->in[i].offset ||
               memcmp(kk->in[i].strides, cst, sizeof(int64_t) * (size_t)kk->nd))
             continue;
           int same_everywhere = 1;
@@ -104,7 +104,7 @@ tp_status tp_memplan(tp_kir_program *p) {
     /* free what dies at k */
     for (int b = 0; b < p->nbufs && p->memory_planning; b++) {
       tp_kir_buf *x = &p->bufs[b];
-      if (x->kind != TP_KB_TEMP || x->first < 0 || x->first > k) continue;
+      if (x->kind != TP_KBUF_TEMP || x->first < 0 || x->first > k) continue;
       int dies = x->last == k || (x->last < 0 && x->first == k && x->last != -2);
       if (!dies || b == kk->out) continue;
       int64_t size = ((int64_t)buf_bytes(x) + TP_ALIGN - 1) & ~(int64_t)(TP_ALIGN - 1);
@@ -112,7 +112,7 @@ tp_status tp_memplan(tp_kir_program *p) {
       freel[nfree++] = (blk){x->arena_off, size};
     }
     /* an output nobody reads dies right after its kernel */
-    if (p->memory_planning && o->kind == TP_KB_TEMP && o->last == k && o->first == k) {
+    if (p->memory_planning && o->kind == TP_KBUF_TEMP && o->last == k && o->first == k) {
       int64_t size = ((int64_t)buf_bytes(o) + TP_ALIGN - 1) & ~(int64_t)(TP_ALIGN - 1);
       if (!size) size = TP_ALIGN;
       freel[nfree++] = (blk){o->arena_off, size};
@@ -141,8 +141,8 @@ tp_status tp_kir_verify(const tp_kir_program *p) {
       for (int i = 0; i < e->n; i++) {
         const tp_kir_ins *x = &e->ins[i];
         if (x->op >= TP_KI_OPCODE_COUNT) return tp_fail(TP_ERR_INTERNAL, "kir: %s: bad opcode", kk->name);
-        int16_t ops[3] = {x->a, x->b, x->c};
-        int need = x->op == TP_KI_UNARY ? 1 : (x->op == TP_KI_BINARY || x->op == TP_KI_MAX || x->op == TP_KI_MIN || x->op == TP_KI_CMP) ? 2 : x->op == TP_KI_WHERE ? 3 : 0;
+        int16_t ops[2] = {x->a, x->b};
+        int need = x->op == TP_KI_UNARY ? 1 : x->op == TP_KI_BINARY ? 2 : 0;
         for (int o = 0; o < need; o++)
           if (ops[o] < 0 || ops[o] >= i)
             return tp_fail(TP_ERR_INTERNAL, "kir: %s: instruction %d uses %d", kk->name, i, ops[o]);
@@ -166,7 +166,7 @@ tp_status tp_kir_verify(const tp_kir_program *p) {
 static const char *const kind_names[] = {"input", "const", "temp", "output", "view"};
 static const char *const un_names[TP_KU_COUNT] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt",
                                                   "tanh", "sigmoid", "relu", "gelu_erf", "gelu_tanh"};
-static const char *const bin_names[TP_KB_COUNT] = {"add", "sub", "mul", "div"};
+static const char *const bin_names[TP_KBIN_COUNT] = {"add", "sub", "mul", "div"};
 
 static void put_shape(tp_buf *b, int nd, const int64_t *s) {
   tp_buf_printf(b, "[");
@@ -190,11 +190,7 @@ static void put_expr(tp_buf *b, const tp_kir_kernel *k, const tp_kir_expr *e, co
       case TP_KI_ROWVAL: tp_buf_printf(b, "rowval r%d", x->in); break;
       case TP_KI_ACC: tp_buf_printf(b, "acc"); break;
       case TP_KI_UNARY: tp_buf_printf(b, "%s t%d", x->sub < TP_KU_COUNT ? un_names[x->sub] : "?", x->a); break;
-      case TP_KI_BINARY: tp_buf_printf(b, "%s t%d, t%d", x->sub < TP_KB_COUNT ? bin_names[x->sub] : "?", x->a, x->b); break;
-      case TP_KI_MAX: tp_buf_printf(b, "max t%d, t%d", x->a, x->b); break;
-      case TP_KI_MIN: tp_buf_printf(b, "min t%d, t%d", x->a, x->b); break;
-      case TP_KI_CMP: tp_buf_printf(b, "%s t%d, t%d", x->sub == 0 ? "eq" : x->sub == 1 ? "lt" : "gt", x->a, x->b); break;
-      case TP_KI_WHERE: tp_buf_printf(b, "where t%d, t%d, t%d", x->a, x->b, x->c); break;
+      case TP_KI_BINARY: tp_buf_printf(b, "%s t%d, t%d", x->sub < TP_KBIN_COUNT ? bin_names[x->sub] : "?", x->a, x->b); break;
       default: tp_buf_printf(b, "?"); break;
     }
     tp_buf_printf(b, "\n");
@@ -209,12 +205,12 @@ tp_status tp_kir_print(const tp_kir_program *p, char **out) {
     const tp_kir_buf *x = &p->bufs[i];
     tp_buf_printf(&b, "  b%d %s %s", i, kind_names[x->kind], tp_dtype_short(x->desc.dtype));
     put_shape(&b, x->desc.ndim, x->desc.shape);
-    if (x->kind == TP_KB_TEMP) tp_buf_printf(&b, " @%lld%s", (long long)x->arena_off, x->inplace_of >= 0 ? " (in place)" : "");
-    if (x->kind == TP_KB_VIEW) {
+    if (x->kind == TP_KBUF_TEMP) tp_buf_printf(&b, " @%lld%s", (long long)x->arena_off, x->inplace_of >= 0 ? " (in place)" : "");
+    if (x->kind == TP_KBUF_VIEW) {
       tp_buf_printf(&b, " of b%d +%lld strides ", x->base, (long long)x->offset);
       put_shape(&b, x->desc.ndim, x->strides);
     }
-    if (x->kind == TP_KB_INPUT || x->kind == TP_KB_OUTPUT) tp_buf_printf(&b, " #%d", x->index);
+    if (x->kind == TP_KBUF_INPUT || x->kind == TP_KBUF_OUTPUT) tp_buf_printf(&b, " #%d", x->index);
     tp_buf_printf(&b, "\n");
   }
   for (int k = 0; k < p->nkernels; k++) {

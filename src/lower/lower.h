@@ -40,15 +40,12 @@ typedef enum tp_kir_opcode {
   TP_KI_ACC,     /* GEMM epilogue: the accumulator (x @ w) at this element */
   TP_KI_UNARY,   /* sub = enum tp_kunary; a */
   TP_KI_BINARY,  /* sub = enum tp_kbinary; a, b */
-  TP_KI_MAX, TP_KI_MIN,  /* a, b (NaN propagates) */
-  TP_KI_CMP,     /* sub = 0 eq, 1 lt, 2 gt: 1.0 or 0.0 */
-  TP_KI_WHERE,   /* a != 0 ? b : c */
   TP_KI_OPCODE_COUNT
 } tp_kir_opcode;
 
 typedef struct tp_kir_ins {
   uint8_t op, sub;
-  int16_t a, b, c;  /* operands: earlier instruction indices */
+  int16_t a, b;     /* operands: earlier instruction indices (-1: none) */
   int16_t in;       /* LOAD: input slot; ROWVAL: row value index */
   float imm;        /* CONST */
 } tp_kir_ins;
@@ -112,7 +109,15 @@ typedef struct tp_kir_kernel {
   int op_bufs[TP_MAX_OPERANDS]; /* -1: scalar operand / absent */
 } tp_kir_kernel;
 
-typedef enum tp_kir_buf_kind { TP_KB_INPUT, TP_KB_CONST, TP_KB_TEMP, TP_KB_OUTPUT, TP_KB_VIEW } tp_kir_buf_kind;
+/* What a KIR buffer holds (tp_kir_buf.kind). */
+typedef enum tp_kir_buf_kind {
+  TP_KBUF_INPUT,  /* a graph placeholder, bound per run */
+  TP_KBUF_CONST,  /* a constant tensor of the graph */
+  TP_KBUF_TEMP,   /* an intermediate in the arena */
+  TP_KBUF_OUTPUT, /* a graph output, allocated per run */
+  TP_KBUF_VIEW,   /* strided view of another buffer, no storage */
+  TP_KBUF_KIND_COUNT
+} tp_kir_buf_kind;
 typedef struct tp_kir_buf {
   tp_kir_buf_kind kind;
   tp_desc desc;          /* shape and dtype (contiguous unless VIEW) */

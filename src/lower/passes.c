@@ -110,8 +110,8 @@ tp_status tp_pass_shapes(const tp_graph *in, tp_graph **out) {
       s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
       continue;
     }
-    tp_desc descs[64], od;
-    const tp_desc *dp[64];
+    tp_desc descs[TP_MAX_OPERANDS], od;
+    const tp_desc *dp[TP_MAX_OPERANDS];
     for (int k = 0; k < n->nargs; k++) {
       dp[k] = NULL;
       if (n->args[k].kind == TP_ARG_NODE) dp[k] = &r.out->nodes[r.map[n->args[k].node]].desc;
@@ -130,6 +130,12 @@ tp_status tp_pass_shapes(const tp_graph *in, tp_graph **out) {
 }
 
 /* ---- constant folding ---- */
+/* An operand's constant: the value of its (get_attr) node in the new graph. */
+static tp_tensor *fold_value(void *ctx, const tp_node *n, int k) {
+  const rb *r = ctx;
+  return r->out->nodes[r->map[n->args[k].node]].val;
+}
+
 tp_status tp_pass_fold(const tp_graph *in, tp_graph **out) {
   rb r;
   TP_TRY(rb_begin(in, &r));
@@ -148,14 +154,10 @@ tp_status tp_pass_fold(const tp_graph *in, tp_graph **out) {
       s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
       continue;
     }
-    tp_tensor *args[64] = {0}, *scalars[64] = {0}, *val = NULL;
-    for (int k = 0; k < n->nargs && !s; k++) {
-      const tp_arg *a = &n->args[k];
-      if (a->kind == TP_ARG_NODE) args[k] = r.out->nodes[r.map[a->node]].val;
-      else if (a->kind == TP_ARG_SCALAR) s = tp_scalar(a->scalar, a->is_int, &scalars[k]), args[k] = scalars[k];
-    }
+    tp_tensor *args[TP_MAX_OPERANDS], *scalars[TP_MAX_OPERANDS], *val = NULL;
+    s = tp_node_operands(n, fold_value, &r, args, scalars);
     if (!s) s = tp_op_call(n->op, n->nargs, args, &n->attrs, &val);
-    for (int k = 0; k < n->nargs; k++) tp_tensor_release(scalars[k]);
+    tp_node_operands_release(n, scalars);
     if (s) break;
     char name[32];
     do snprintf(name, sizeof name, "fold%d", folded++);
@@ -199,7 +201,7 @@ tp_status tp_pass_cse(const tp_graph *in, tp_graph **out) {
     if (is_call(n) && !opaque(n)) {
       /* compare with the already-emitted calls, args remapped */
       tp_node probe = *n;
-      tp_arg a[64];
+      tp_arg a[TP_MAX_OPERANDS];
       for (int k = 0; k < n->nargs; k++) {
         a[k] = n->args[k];
         if (a[k].kind == TP_ARG_NODE) a[k].node = r.map[a[k].node];
@@ -425,29 +427,28 @@ tp_status tp_run_passes(const tp_graph *in, int decompose, const char *dump, cha
   tp_graph *g = NULL;
   TP_TRY(tp_graph_copy(in, &g));
   if (dump_out) *dump_out = NULL;
+  tp_buf dump_text = {0}; /* the dumps so far (best effort: not on failure) */
   for (int i = 0; i < TP_ARRAY_LEN(pipeline); i++) {
     if (pipeline[i].fn == tp_pass_decompose && !decompose) continue;
     tp_graph *next = NULL;
     tp_status s = pipeline[i].fn(g, &next);
     tp_graph_free(g);
-    if (s) return tp_fail_context(s, "pass %s", pipeline[i].name);
+    if (s) {
+      tp_buf_free(&dump_text);
+      return tp_fail_context(s, "pass %s", pipeline[i].name);
+    }
     g = next;
     if (dump && dump_out && (!strcmp(dump, "all") || !strcmp(dump, pipeline[i].name))) {
       char *text = NULL;
       if (tp_graph_print(g, 0, &text) == TP_OK) {
-        char head[64];
-        snprintf(head, sizeof head, "# after %s\n", pipeline[i].name);
-        size_t a = *dump_out ? strlen(*dump_out) : 0, b = strlen(head), c = strlen(text);
-        char *n = tp_realloc(*dump_out, a + b + c + 1);
-        if (n) {
-          memcpy(n + a, head, b);
-          memcpy(n + a + b, text, c + 1);
-          *dump_out = n;
-        }
+        tp_buf_printf(&dump_text, "# after %s\n", pipeline[i].name);
+        tp_buf_puts(&dump_text, text);
         tp_free_string(text);
       }
     }
   }
+  if (dump_out && dump_text.p && !dump_text.oom) *dump_out = tp_buf_take(&dump_text);
+  tp_buf_free(&dump_text);
   *out = g;
   return TP_OK;
 }

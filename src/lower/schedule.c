@@ -52,16 +52,8 @@ static void contiguous_strides(int nd, const int64_t *shape, int64_t *st) {
 /* ---- program building ---- */
 static tp_status add_buf(sched *s, tp_kir_buf_kind kind, const tp_desc *d, int *id) {
   tp_kir_program *p = s->p;
-  if (p->nbufs == p->capbufs) {
-    int nc = p->capbufs ? p->capbufs * 2 : 32;
-    tp_kir_buf *nb = tp_realloc(p->bufs, sizeof(tp_kir_buf) * (size_t)nc);
-    if (!nb) return TP_ERR_OUT_OF_MEMORY;
-    p->bufs = nb;
-    p->capbufs = nc;
-    int *nu = tp_realloc(s->buf_uses, sizeof(int) * (size_t)nc);
-    if (!nu) return TP_ERR_OUT_OF_MEMORY;
-    s->buf_uses = nu;
-  }
+  TP_TRY(TP_ARRAY_RESERVE(p->bufs, p->capbufs, p->nbufs + 1));
+  TP_TRY(TP_ARRAY_RESERVE(s->buf_uses, s->cap_buf_uses, p->nbufs + 1));
   tp_kir_buf *b = &p->bufs[p->nbufs];
   memset(b, 0, sizeof *b);
   b->kind = kind;
@@ -78,13 +70,7 @@ static tp_status add_buf(sched *s, tp_kir_buf_kind kind, const tp_desc *d, int *
 
 static tp_status add_kernel(sched *s, tp_kir_kind kind, int *id) {
   tp_kir_program *p = s->p;
-  if (p->nkernels == p->capkernels) {
-    int nc = p->capkernels ? p->capkernels * 2 : 16;
-    tp_kir_kernel *nk = tp_realloc(p->kernels, sizeof(tp_kir_kernel) * (size_t)nc);
-    if (!nk) return TP_ERR_OUT_OF_MEMORY;
-    p->kernels = nk;
-    p->capkernels = nc;
-  }
+  TP_TRY(TP_ARRAY_RESERVE(p->kernels, p->capkernels, p->nkernels + 1));
   tp_kir_kernel *k = &p->kernels[p->nkernels];
   memset(k, 0, sizeof *k);
   k->kind = kind;
@@ -141,7 +127,6 @@ static int inline_expr(tp_kir_expr *dst, tp_kir_load *dl, int *dnin, const tp_ki
     } else {
       if (x.a >= 0) x.a = (int16_t)(x.a + base);
       if (x.b >= 0) x.b = (int16_t)(x.b + base);
-      if (x.c >= 0) x.c = (int16_t)(x.c + base);
     }
     dst->ins[dst->n++] = x;
   }
@@ -158,7 +143,7 @@ static void ref_as_lazy(const val *r, val *out) {
   out->in[0].buf = r->buf;
   out->in[0].offset = r->off;
   memcpy(out->in[0].strides, r->st, sizeof r->st);
-  tp_kir_ins ld = {TP_KI_LOAD, 0, -1, -1, -1, 0, 0};
+  tp_kir_ins ld = {TP_KI_LOAD, 0, -1, -1, 0, 0};
   emit(&out->e, ld);
 }
 
@@ -190,7 +175,7 @@ static tp_status note_reads(sched *s, int kernel, const tp_kir_load *in, int nin
 /* Turn a lazy value into a buffer: a pointwise kernel, or the epilogue of
  * the GEMM that made its only large input. */
 static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
-  if (x->kind == V_REF && kind == TP_KB_TEMP) return TP_OK;
+  if (x->kind == V_REF && kind == TP_KBUF_TEMP) return TP_OK;
   if (x->kind == V_SCALAR) return tp_fail(TP_ERR_INTERNAL, "schedule: materializing a scalar");
   val lz;
   if (x->kind == V_REF) ref_as_lazy(x, &lz);
@@ -208,7 +193,7 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
       int gk = -1;
       for (int k = 0; k < s->p->nkernels; k++)
         if (s->p->kernels[k].kind == TP_KK_GEMM && s->p->kernels[k].out == lz.in[i].buf) gk = k;
-      if (gk < 0 || b->kind != TP_KB_TEMP || s->p->kernels[gk].expr.n) continue;
+      if (gk < 0 || b->kind != TP_KBUF_TEMP || s->p->kernels[gk].expr.n) continue;
       if (lz.in[i].offset != 0 || memcmp(lz.in[i].strides, cst, sizeof(int64_t) * (size_t)lz.desc.ndim) ||
           !tp_desc_equal(&b->desc, &lz.desc) || s->buf_uses[lz.in[i].buf] != 0 ||
           s->graph_uses[s->p->kernels[gk].node] != 1)
@@ -236,7 +221,7 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
       k->out = ob;
       for (int q = 0; q < lz.nin; q++)
         if (q != i) s->buf_uses[lz.in[q].buf]++;
-      s->p->bufs[lz.in[i].buf].kind = TP_KB_TEMP; /* now unused */
+      s->p->bufs[lz.in[i].buf].kind = TP_KBUF_TEMP; /* now unused */
       x->kind = V_REF;
       x->buf = ob;
       x->off = 0;
@@ -265,21 +250,21 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
 
 /* A reference (buffer + strides) of any value, materializing lazies. */
 static tp_status as_ref(sched *s, val *x) {
-  if (x->kind == V_LAZY) return materialize(s, x, TP_KB_TEMP, 0);
+  if (x->kind == V_LAZY) return materialize(s, x, TP_KBUF_TEMP, 0);
   return TP_OK;
 }
 
 /* A view buffer for a strided reference (OP kernels read whole buffers). */
 static tp_status ref_buffer(sched *s, const val *x, int *out) {
   const tp_kir_buf *b = &s->p->bufs[x->buf];
-  if (x->off == 0 && b->kind != TP_KB_VIEW && x->desc.ndim == b->desc.ndim &&
+  if (x->off == 0 && b->kind != TP_KBUF_VIEW && x->desc.ndim == b->desc.ndim &&
       !memcmp(x->desc.shape, b->desc.shape, sizeof(int64_t) * (size_t)x->desc.ndim) &&
       !memcmp(x->st, b->strides, sizeof(int64_t) * (size_t)x->desc.ndim)) {
     *out = x->buf;
     return TP_OK;
   }
   int id;
-  TP_TRY(add_buf(s, TP_KB_VIEW, &x->desc, &id));
+  TP_TRY(add_buf(s, TP_KBUF_VIEW, &x->desc, &id));
   tp_kir_buf *v = &s->p->bufs[id];
   v->base = x->buf;
   v->offset = x->off;
@@ -305,10 +290,10 @@ static void set_ref(sched *s, int i, int ob, int gemm) {
 /* ---- per node ---- */
 static int pointwise_op(tp_op op, int *kind, int *sub) {
   switch (op) {
-    case TP_OP_ADD: *kind = TP_KI_BINARY, *sub = TP_KB_ADD; return 1;
-    case TP_OP_SUB: *kind = TP_KI_BINARY, *sub = TP_KB_SUB; return 1;
-    case TP_OP_MUL: *kind = TP_KI_BINARY, *sub = TP_KB_MUL; return 1;
-    case TP_OP_DIV: *kind = TP_KI_BINARY, *sub = TP_KB_DIV; return 1;
+    case TP_OP_ADD: *kind = TP_KI_BINARY, *sub = TP_KBIN_ADD; return 1;
+    case TP_OP_SUB: *kind = TP_KI_BINARY, *sub = TP_KBIN_SUB; return 1;
+    case TP_OP_MUL: *kind = TP_KI_BINARY, *sub = TP_KBIN_MUL; return 1;
+    case TP_OP_DIV: *kind = TP_KI_BINARY, *sub = TP_KBIN_DIV; return 1;
     case TP_OP_NEG: *kind = TP_KI_UNARY, *sub = TP_KU_NEG; return 1;
     case TP_OP_ABS: *kind = TP_KI_UNARY, *sub = TP_KU_ABS; return 1;
     case TP_OP_EXP: *kind = TP_KI_UNARY, *sub = TP_KU_EXP; return 1;
@@ -366,7 +351,7 @@ static tp_status try_pointwise(sched *s, int i, int *done) {
     int ok = 1;
     for (int k = 0; k < nops && ok; k++) {
       if (ops[k]->kind == V_SCALAR) {
-        tp_kir_ins c = {TP_KI_CONST, 0, -1, -1, -1, 0, ops[k]->e.ins[0].imm};
+        tp_kir_ins c = {TP_KI_CONST, 0, -1, -1, 0, ops[k]->e.ins[0].imm};
         idx[k] = emit(&r.e, c);
         ok = idx[k] >= 0;
         continue;
@@ -380,13 +365,13 @@ static tp_status try_pointwise(sched *s, int i, int *done) {
       ok = idx[k] >= 0;
     }
     if (ok) {
-      tp_kir_ins x = {(uint8_t)kind, (uint8_t)sub, (int16_t)idx[0], (int16_t)(nops > 1 ? idx[1] : -1), -1, 0, 0};
+      tp_kir_ins x = {(uint8_t)kind, (uint8_t)sub, (int16_t)idx[0], (int16_t)(nops > 1 ? idx[1] : -1), 0, 0};
       if (emit(&r.e, x) >= 0) break;
     }
     if (attempt == 1) return tp_fail(TP_ERR_INTERNAL, "schedule: expression does not fit");
     /* too large: materialize the lazy operands and retry */
     for (int k = 0; k < nops; k++)
-      if (ops[k]->kind == V_LAZY) TP_TRY(materialize(s, ops[k], TP_KB_TEMP, 0));
+      if (ops[k]->kind == V_LAZY) TP_TRY(materialize(s, ops[k], TP_KBUF_TEMP, 0));
   }
   for (int k = 0; k < nops; k++) drop_use(s, ops[k]);
   int uses = out->uses;
@@ -427,7 +412,7 @@ static tp_status try_view(sched *s, int i, int *done) {
     tp_slice_bounds(x->desc.shape[d], n->attrs.start, n->attrs.end, n->attrs.step, &off, &len);
     step = n->attrs.step;
   }
-  if (x->kind == V_LAZY && n->op == TP_OP_RESHAPE) TP_TRY(materialize(s, x, TP_KB_TEMP, 0));
+  if (x->kind == V_LAZY && n->op == TP_OP_RESHAPE) TP_TRY(materialize(s, x, TP_KBUF_TEMP, 0));
   val r = *x;
   r.desc = n->desc;
   r.gemm = -1;
@@ -443,7 +428,7 @@ static tp_status try_view(sched *s, int i, int *done) {
         val c = *x;
         if (x->desc.dtype != TP_F32) return TP_OK; /* the eager op copies */
         ref_as_lazy(x, &c);
-        TP_TRY(materialize(s, &c, TP_KB_TEMP, 0));
+        TP_TRY(materialize(s, &c, TP_KBUF_TEMP, 0));
         r = c;
         r.desc = n->desc;
         contiguous_strides(n->desc.ndim, n->desc.shape, r.st);
@@ -529,7 +514,7 @@ static tp_status try_gemm(sched *s, int i, int *done) {
   k.a_off = a->off;
   k.b_buf = b->buf;
   k.b_off = b->off;
-  k.b_const = s->p->bufs[b->buf].kind == TP_KB_CONST && k.batch == 1;
+  k.b_const = s->p->bufs[b->buf].kind == TP_KBUF_CONST && k.batch == 1;
   k.bias_buf = -1;
   if (bias) {
     int bb;
@@ -537,7 +522,7 @@ static tp_status try_gemm(sched *s, int i, int *done) {
     k.bias_buf = bb;
   }
   int ob, kid;
-  TP_TRY(add_buf(s, TP_KB_TEMP, &n->desc, &ob));
+  TP_TRY(add_buf(s, TP_KBUF_TEMP, &n->desc, &ob));
   TP_TRY(add_kernel(s, TP_KK_GEMM, &kid));
   tp_kir_kernel *kk = &s->p->kernels[kid];
   char name[48];
@@ -608,7 +593,7 @@ static tp_status try_row(sched *s, int i, int *done) {
   if (x->kind == V_REF) ref_as_lazy(x, &lz);
   else lz = *x;
   int kid, ob;
-  TP_TRY(add_buf(s, TP_KB_TEMP, &n->desc, &ob));
+  TP_TRY(add_buf(s, TP_KBUF_TEMP, &n->desc, &ob));
   TP_TRY(add_kernel(s, TP_KK_ROW, &kid));
   tp_kir_kernel *k = &s->p->kernels[kid];
   k->out = ob;
@@ -633,33 +618,33 @@ static tp_status try_row(sched *s, int i, int *done) {
     PROLOGUE(p0);
     p1->is_reduce = 1, p1->reduce = TP_KR_SUM, p1->scale = 1;
     int xv = PROLOGUE(p1);
-    I = (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, -1, 0, 0};
+    I = (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, 0, 0};
     int m = emit(&p1->expr, I);
-    I = (tp_kir_ins){TP_KI_BINARY, TP_KB_SUB, (int16_t)xv, (int16_t)m, -1, 0, 0};
+    I = (tp_kir_ins){TP_KI_BINARY, TP_KBIN_SUB, (int16_t)xv, (int16_t)m, 0, 0};
     int c = emit(&p1->expr, I);
-    I = (tp_kir_ins){TP_KI_UNARY, TP_KU_EXP, (int16_t)c, -1, -1, 0, 0};
+    I = (tp_kir_ins){TP_KI_UNARY, TP_KU_EXP, (int16_t)c, -1, 0, 0};
     emit(&p1->expr, I);
     /* map: softmax = exp(x - m) * (1 / s); log_softmax = (x - m) - log(s) */
     xv = PROLOGUE(p2);
-    I = (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, -1, 0, 0};
+    I = (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, 0, 0};
     m = emit(&p2->expr, I);
-    I = (tp_kir_ins){TP_KI_BINARY, TP_KB_SUB, (int16_t)xv, (int16_t)m, -1, 0, 0};
+    I = (tp_kir_ins){TP_KI_BINARY, TP_KBIN_SUB, (int16_t)xv, (int16_t)m, 0, 0};
     c = emit(&p2->expr, I);
-    I = (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, -1, 1, 0};
+    I = (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, 1, 0};
     int sv = emit(&p2->expr, I);
     if (n->op == TP_OP_SOFTMAX) {
-      I = (tp_kir_ins){TP_KI_UNARY, TP_KU_EXP, (int16_t)c, -1, -1, 0, 0};
+      I = (tp_kir_ins){TP_KI_UNARY, TP_KU_EXP, (int16_t)c, -1, 0, 0};
       int e = emit(&p2->expr, I);
-      I = (tp_kir_ins){TP_KI_CONST, 0, -1, -1, -1, 0, 1.0f};
+      I = (tp_kir_ins){TP_KI_CONST, 0, -1, -1, 0, 1.0f};
       int one = emit(&p2->expr, I);
-      I = (tp_kir_ins){TP_KI_BINARY, TP_KB_DIV, (int16_t)one, (int16_t)sv, -1, 0, 0};
+      I = (tp_kir_ins){TP_KI_BINARY, TP_KBIN_DIV, (int16_t)one, (int16_t)sv, 0, 0};
       int inv = emit(&p2->expr, I);
-      I = (tp_kir_ins){TP_KI_BINARY, TP_KB_MUL, (int16_t)e, (int16_t)inv, -1, 0, 0};
+      I = (tp_kir_ins){TP_KI_BINARY, TP_KBIN_MUL, (int16_t)e, (int16_t)inv, 0, 0};
       emit(&p2->expr, I);
     } else {
-      I = (tp_kir_ins){TP_KI_UNARY, TP_KU_LOG, (int16_t)sv, -1, -1, 0, 0};
+      I = (tp_kir_ins){TP_KI_UNARY, TP_KU_LOG, (int16_t)sv, -1, 0, 0};
       int l = emit(&p2->expr, I);
-      I = (tp_kir_ins){TP_KI_BINARY, TP_KB_SUB, (int16_t)c, (int16_t)l, -1, 0, 0};
+      I = (tp_kir_ins){TP_KI_BINARY, TP_KBIN_SUB, (int16_t)c, (int16_t)l, 0, 0};
       emit(&p2->expr, I);
     }
   } else { /* layer_norm over the last dim */
@@ -674,20 +659,20 @@ static tp_status try_row(sched *s, int i, int *done) {
     PROLOGUE(p0);
     p1->is_reduce = 1, p1->reduce = TP_KR_SUM, p1->scale = 1.0f / (float)R;
     int xv = PROLOGUE(p1);
-    I = (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, -1, 0, 0};
+    I = (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, 0, 0};
     int m = emit(&p1->expr, I);
-    I = (tp_kir_ins){TP_KI_BINARY, TP_KB_SUB, (int16_t)xv, (int16_t)m, -1, 0, 0};
+    I = (tp_kir_ins){TP_KI_BINARY, TP_KBIN_SUB, (int16_t)xv, (int16_t)m, 0, 0};
     int c = emit(&p1->expr, I);
-    I = (tp_kir_ins){TP_KI_BINARY, TP_KB_MUL, (int16_t)c, (int16_t)c, -1, 0, 0};
+    I = (tp_kir_ins){TP_KI_BINARY, TP_KBIN_MUL, (int16_t)c, (int16_t)c, 0, 0};
     emit(&p1->expr, I);
     xv = PROLOGUE(p2);
-    m = emit(&p2->expr, (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, -1, 0, 0});
-    c = emit(&p2->expr, (tp_kir_ins){TP_KI_BINARY, TP_KB_SUB, (int16_t)xv, (int16_t)m, -1, 0, 0});
-    int var = emit(&p2->expr, (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, -1, 1, 0});
-    int eps = emit(&p2->expr, (tp_kir_ins){TP_KI_CONST, 0, -1, -1, -1, 0, (float)n->attrs.eps});
-    int ve = emit(&p2->expr, (tp_kir_ins){TP_KI_BINARY, TP_KB_ADD, (int16_t)var, (int16_t)eps, -1, 0, 0});
-    int rs = emit(&p2->expr, (tp_kir_ins){TP_KI_UNARY, TP_KU_RSQRT, (int16_t)ve, -1, -1, 0, 0});
-    int y = emit(&p2->expr, (tp_kir_ins){TP_KI_BINARY, TP_KB_MUL, (int16_t)c, (int16_t)rs, -1, 0, 0});
+    m = emit(&p2->expr, (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, 0, 0});
+    c = emit(&p2->expr, (tp_kir_ins){TP_KI_BINARY, TP_KBIN_SUB, (int16_t)xv, (int16_t)m, 0, 0});
+    int var = emit(&p2->expr, (tp_kir_ins){TP_KI_ROWVAL, 0, -1, -1, 1, 0});
+    int eps = emit(&p2->expr, (tp_kir_ins){TP_KI_CONST, 0, -1, -1, 0, (float)n->attrs.eps});
+    int ve = emit(&p2->expr, (tp_kir_ins){TP_KI_BINARY, TP_KBIN_ADD, (int16_t)var, (int16_t)eps, 0, 0});
+    int rs = emit(&p2->expr, (tp_kir_ins){TP_KI_UNARY, TP_KU_RSQRT, (int16_t)ve, -1, 0, 0});
+    int y = emit(&p2->expr, (tp_kir_ins){TP_KI_BINARY, TP_KBIN_MUL, (int16_t)c, (int16_t)rs, 0, 0});
     val *wb[2] = {w, b};
     for (int q = 0; q < 2; q++) {
       if (!wb[q]) continue;
@@ -698,9 +683,9 @@ static tp_status try_row(sched *s, int i, int *done) {
       L.offset = wb[q]->off;
       L.strides[nd - 1] = wb[q]->st[0];
       k->in[k->nin] = L;
-      int ld = emit(&p2->expr, (tp_kir_ins){TP_KI_LOAD, 0, -1, -1, -1, (int16_t)k->nin, 0});
+      int ld = emit(&p2->expr, (tp_kir_ins){TP_KI_LOAD, 0, -1, -1, (int16_t)k->nin, 0});
       k->nin++;
-      y = emit(&p2->expr, (tp_kir_ins){TP_KI_BINARY, (uint8_t)(q ? TP_KB_ADD : TP_KB_MUL), (int16_t)y, (int16_t)ld, -1, 0, 0});
+      y = emit(&p2->expr, (tp_kir_ins){TP_KI_BINARY, (uint8_t)(q ? TP_KBIN_ADD : TP_KBIN_MUL), (int16_t)y, (int16_t)ld, 0, 0});
       drop_use(s, wb[q]);
     }
     if (y < 0) return tp_fail(TP_ERR_INTERNAL, "schedule: expression does not fit");
@@ -716,7 +701,7 @@ static tp_status try_row(sched *s, int i, int *done) {
 /* Anything else: one eager op kernel over buffers. */
 static tp_status op_kernel(sched *s, int i) {
   const tp_node *n = &s->g->nodes[i];
-  int bufs[64];
+  int bufs[TP_MAX_OPERANDS];
   for (int k = 0; k < n->nargs; k++) {
     bufs[k] = -1;
     if (n->args[k].kind != TP_ARG_NODE) continue;
@@ -729,7 +714,7 @@ static tp_status op_kernel(sched *s, int i) {
   }
   int ob, kid;
   tp_desc d = n->desc;
-  TP_TRY(add_buf(s, TP_KB_TEMP, &d, &ob));
+  TP_TRY(add_buf(s, TP_KBUF_TEMP, &d, &ob));
   TP_TRY(add_kernel(s, TP_KK_OP, &kid));
   tp_kir_kernel *k = &s->p->kernels[kid];
   k->out = ob;
@@ -806,7 +791,7 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
       case TP_NODE_GET_ATTR: {
         if (n->desc.ndim == TP_DESC_GRAPH) break; /* subgraph reference */
         int b;
-        st = add_buf(&s, n->kind == TP_NODE_PLACEHOLDER ? TP_KB_INPUT : TP_KB_CONST, &n->desc, &b);
+        st = add_buf(&s, n->kind == TP_NODE_PLACEHOLDER ? TP_KBUF_INPUT : TP_KBUF_CONST, &n->desc, &b);
         if (st) break;
         if (n->kind == TP_NODE_PLACEHOLDER) s.p->bufs[b].index = ph++;
         else {
@@ -830,7 +815,7 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
         }
         if (!st && !done) st = op_kernel(&s, i);
         /* shared lazy values are computed once */
-        if (!st && s.v[i].kind == V_LAZY && s.v[i].uses > 1) st = materialize(&s, &s.v[i], TP_KB_TEMP, 0);
+        if (!st && s.v[i].kind == V_LAZY && s.v[i].uses > 1) st = materialize(&s, &s.v[i], TP_KBUF_TEMP, 0);
         break;
       case TP_NODE_OUTPUT:
         for (int k = 0; k < n->nargs && !st; k++) {
@@ -845,9 +830,9 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
               if (s.p->kernels[q].out == c.buf) producer = q;
             int shared = 0;
             for (int q = 0; q < k; q++) shared |= s.p->outputs[q] == c.buf;
-            if (b->kind == TP_KB_TEMP && producer >= 0 && !shared && c.off == 0 &&
+            if (b->kind == TP_KBUF_TEMP && producer >= 0 && !shared && c.off == 0 &&
                 tp_desc_equal(&b->desc, &c.desc) && is_contig(c.st, c.desc.ndim, c.desc.shape)) {
-              b->kind = TP_KB_OUTPUT;
+              b->kind = TP_KBUF_OUTPUT;
               b->index = k;
               s.p->outputs[k] = c.buf;
               continue;
@@ -856,7 +841,7 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
               int vb;
               st = ref_buffer(&s, &c, &vb);
               int ob, kid;
-              if (!st) st = add_buf(&s, TP_KB_OUTPUT, &c.desc, &ob);
+              if (!st) st = add_buf(&s, TP_KBUF_OUTPUT, &c.desc, &ob);
               if (!st) st = add_kernel(&s, TP_KK_OP, &kid);
               if (!st) {
                 tp_kir_kernel *kk = &s.p->kernels[kid];
@@ -870,7 +855,7 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
               continue;
             }
           }
-          st = materialize(&s, &c, TP_KB_OUTPUT, k);
+          st = materialize(&s, &c, TP_KBUF_OUTPUT, k);
           if (!st) s.p->outputs[k] = c.buf;
         }
         s.p->noutputs = n->nargs;

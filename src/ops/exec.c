@@ -24,10 +24,10 @@ static tp_status new_out(const tp_desc *od, tp_tensor **out) {
 /* ---- elementwise binary ---- */
 static int kbin(tp_op op) {
   switch (op) {
-    case TP_OP_ADD: return TP_KB_ADD;
-    case TP_OP_SUB: return TP_KB_SUB;
-    case TP_OP_MUL: return TP_KB_MUL;
-    default: return TP_KB_DIV;
+    case TP_OP_ADD: return TP_KBIN_ADD;
+    case TP_OP_SUB: return TP_KBIN_SUB;
+    case TP_OP_MUL: return TP_KBIN_MUL;
+    default: return TP_KBIN_DIV;
   }
 }
 
@@ -43,16 +43,16 @@ static void binary_f32(tp_op op, tp_tensor *y, tp_tensor *a, tp_tensor *b) {
   for (int64_t r = 0; r < it.outer; r++, tp_iter_next(&it)) {
     float *py = Y + it.off[0];
     const float *pa = A + it.off[1], *pb = B + it.off[2];
-    if (sy == 1 && sa == 1 && sb == 1) k->binary_f32(kop, TP_KB_VV, pa, pb, py, it.inner);
-    else if (sy == 1 && sa == 0 && sb == 1) k->binary_f32(kop, TP_KB_SV, pa, pb, py, it.inner);
-    else if (sy == 1 && sa == 1 && sb == 0) k->binary_f32(kop, TP_KB_VS, pa, pb, py, it.inner);
+    if (sy == 1 && sa == 1 && sb == 1) k->binary_f32(kop, TP_KBMODE_VV, pa, pb, py, it.inner);
+    else if (sy == 1 && sa == 0 && sb == 1) k->binary_f32(kop, TP_KBMODE_SV, pa, pb, py, it.inner);
+    else if (sy == 1 && sa == 1 && sb == 0) k->binary_f32(kop, TP_KBMODE_VS, pa, pb, py, it.inner);
     else
       for (int64_t i = 0; i < it.inner; i++) {
         float x = pa[i * sa], z = pb[i * sb], v;
         switch (kop) {
-          case TP_KB_ADD: v = x + z; break;
-          case TP_KB_SUB: v = x - z; break;
-          case TP_KB_MUL: v = x * z; break;
+          case TP_KBIN_ADD: v = x + z; break;
+          case TP_KBIN_SUB: v = x - z; break;
+          case TP_KBIN_MUL: v = x * z; break;
           default: v = x / z; break;
         }
         py[i * sy] = v;

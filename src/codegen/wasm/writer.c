@@ -37,56 +37,48 @@ const char *tp_wasm_valtype_name(uint8_t t) {
 static int valtype_ok(uint8_t t) { return t >= TP_WASM_V128 && t <= TP_WASM_I32; }
 
 /* ---- buffers and LEB128 ---- */
-void tp_wasm_buf_free(tp_wasm_buf *b) {
-  tp_free(b->data);
-  b->data = NULL;
-  b->len = b->cap = 0;
-}
+void tp_wasm_buf_free(tp_wasm_buf *b) { tp_buf_free(b); }
 
-static tp_status reserve(tp_wasm_buf *b, size_t extra) {
-  if (b->len + extra <= b->cap) return TP_OK;
-  size_t cap = b->cap ? b->cap : 64;
-  while (cap < b->len + extra) cap *= 2;
-  uint8_t *p = tp_realloc(b->data, cap);
-  if (!p) return TP_ERR_OUT_OF_MEMORY;
-  b->data = p;
-  b->cap = cap;
-  return TP_OK;
-}
+/* The status of b after a write: a failed write (out of memory) sets b->oom
+ * and every later write does nothing, so one check at the end suffices. */
+static tp_status buf_status(const tp_wasm_buf *b) { return b->oom ? TP_ERR_OUT_OF_MEMORY : TP_OK; }
 
 tp_status tp_wasm_write_bytes(tp_wasm_buf *b, const void *p, size_t n) {
-  if (!n) return TP_OK;
-  TP_TRY(reserve(b, n));
-  memcpy(b->data + b->len, p, n);
-  b->len += n;
-  return TP_OK;
+  tp_buf_putn(b, p, n);
+  return buf_status(b);
 }
 
 tp_status tp_wasm_write_byte(tp_wasm_buf *b, uint8_t v) {
-  TP_TRY(reserve(b, 1));
-  b->data[b->len++] = v;
-  return TP_OK;
+  tp_buf_putn(b, &v, 1);
+  return buf_status(b);
 }
 
-tp_status tp_wasm_write_uleb(tp_wasm_buf *b, uint64_t v) {
-  TP_TRY(reserve(b, 10));
+/* Minimal unsigned LEB128 of v into out (10 bytes suffice); its length. */
+static size_t uleb_encode(uint8_t *out, uint64_t v) {
+  size_t k = 0;
   do {
     uint8_t byte = v & 0x7f;
     v >>= 7;
     if (v) byte |= 0x80;
-    b->data[b->len++] = byte;
+    out[k++] = byte;
   } while (v);
-  return TP_OK;
+  return k;
+}
+
+tp_status tp_wasm_write_uleb(tp_wasm_buf *b, uint64_t v) {
+  uint8_t tmp[10];
+  return tp_wasm_write_bytes(b, tmp, uleb_encode(tmp, v));
 }
 
 tp_status tp_wasm_write_sleb(tp_wasm_buf *b, int64_t v) {
-  TP_TRY(reserve(b, 10));
+  uint8_t tmp[10];
+  size_t k = 0;
   for (;;) {
     uint8_t byte = (uint8_t)((uint64_t)v & 0x7f);
     v = v < 0 ? ~(~v >> 7) : v >> 7; /* arithmetic shift, portably */
     int done = (v == 0 && !(byte & 0x40)) || (v == -1 && (byte & 0x40));
-    b->data[b->len++] = done ? byte : (uint8_t)(byte | 0x80);
-    if (done) return TP_OK;
+    tmp[k++] = done ? byte : (uint8_t)(byte | 0x80);
+    if (done) return tp_wasm_write_bytes(b, tmp, k);
   }
 }
 
@@ -94,13 +86,13 @@ tp_status tp_wasm_write_uleb_padded(tp_wasm_buf *b, uint64_t v, int width) {
   if (width < 1 || width > 10 || (width < 10 && v >> (7 * width)))
     return tp_fail(TP_ERR_INTERNAL, "wasm: %llu does not fit a %d-byte LEB128",
                    (unsigned long long)v, width);
-  TP_TRY(reserve(b, (size_t)width));
+  uint8_t tmp[10];
   for (int i = 0; i < width; i++) {
     uint8_t byte = v & 0x7f;
     v >>= 7;
-    b->data[b->len++] = i < width - 1 ? (uint8_t)(byte | 0x80) : byte;
+    tmp[i] = i < width - 1 ? (uint8_t)(byte | 0x80) : byte;
   }
-  return TP_OK;
+  return tp_wasm_write_bytes(b, tmp, (size_t)width);
 }
 
 size_t tp_wasm_read_uleb(const uint8_t *p, size_t n, uint64_t *v_out) {
@@ -135,18 +127,16 @@ static tp_status write_name(tp_wasm_buf *b, const char *s) {
   return tp_wasm_write_bytes(b, s, n);
 }
 
-/* Append printf-style text (no NUL kept in len). */
+/* Append printf-style text (no NUL counted in the length). */
 static tp_status appendv(tp_wasm_buf *b, const char *fmt, va_list ap) {
-  va_list ap2;
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
-  va_end(ap2);
-  if (n < 0) return tp_fail(TP_ERR_INTERNAL, "wasm: bad format '%s'", fmt);
-  TP_TRY(reserve(b, (size_t)n + 1));
-  vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
-  b->len += (size_t)n;
-  return TP_OK;
+  tp_buf_vprintf(b, fmt, ap);
+  return buf_status(b);
 }
+static tp_status appendf(tp_wasm_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 static tp_status appendf(tp_wasm_buf *b, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -201,14 +191,18 @@ struct tp_wasm_func {
   char *name;
   tp_wasm_buf code;
   uint8_t *ltypes; /* params, then declared locals */
-  uint32_t nlocals, lcap, nparams;
+  uint32_t nlocals, nparams;
+  int lcap;
   plabel *labels;
-  size_t nlabels, labcap;
+  size_t nlabels;
+  int labcap;
   tp_wasm_buf pool; /* label texts */
   ctrl *ctrl;
-  uint32_t nctrl, ctrlcap;
+  uint32_t nctrl;
+  int ctrlcap;
   uint8_t *vals; /* operand types (TP_WASM_CHECKS); 0 = unknown */
-  uint32_t nvals, vcap;
+  uint32_t nvals;
+  int vcap;
   tp_status status;
   bool ended;
   char err[512];
@@ -216,36 +210,33 @@ struct tp_wasm_func {
 
 struct tp_wasm_module {
   ftype *types;
-  uint32_t ntypes, typecap;
+  uint32_t ntypes;
+  int typecap;
   import_ *imports;
-  uint32_t nimports, impcap, nimport_funcs;
+  uint32_t nimports, nimport_funcs;
+  int impcap;
   export_ *exports;
-  uint32_t nexports, expcap;
+  uint32_t nexports;
+  int expcap;
   global_ *globals;
-  uint32_t nglobals, globcap;
+  uint32_t nglobals;
+  int globcap;
   tp_wasm_func **funcs; /* defined functions */
-  uint32_t nfuncs, funccap;
+  uint32_t nfuncs;
+  int funccap;
   bool has_memory, memory_imported, has_table;
   tp_wasm_limits memory;
   /* output of finish */
   tp_wasm_buf out;
   plabel *labels;
-  size_t nlabels, labcap;
+  size_t nlabels;
+  int labcap;
   tp_wasm_buf pool;
   tp_wasm_label *pub; /* labels with text pointers, for callers */
 };
 
-/* Grow an array of elements of size sz to hold n + 1. */
-static tp_status grow(void **p, uint32_t *cap, uint32_t n, size_t sz) {
-  if (n < *cap) return TP_OK;
-  uint32_t c = *cap ? *cap * 2 : 8;
-  void *q = tp_realloc(*p, (size_t)c * sz);
-  if (!q) return TP_ERR_OUT_OF_MEMORY;
-  *p = q;
-  *cap = c;
-  return TP_OK;
-}
-#define GROW(arr, cap, n) grow((void **)&(arr), &(cap), (n), sizeof *(arr))
+/* Room for one more element after the n in arr. */
+#define GROW(arr, cap, n) TP_ARRAY_RESERVE(arr, cap, (int64_t)(n) + 1)
 
 tp_status tp_wasm_module_init(tp_wasm_module **m_out) {
   *m_out = NULL;
@@ -456,7 +447,7 @@ static tp_status ffail(tp_wasm_func *f, tp_status s, const char *fmt, ...) {
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   fname(f, nm, sizeof nm);
-  tp_fail(s, "wasm function %s, code offset %zu: %s", nm, f->code.len, msg);
+  tp_fail(s, "wasm function %s, code offset %zu: %s", nm, f->code.n, msg);
   if (f->status == TP_OK) {
     f->status = s;
     snprintf(f->err, sizeof f->err, "%s", tp_last_error());
@@ -545,20 +536,13 @@ static void list_str(const uint8_t *v, uint32_t n, char *buf, size_t cap) {
 static tp_status push_ctrl(tp_wasm_func *f, tp_wasm_op op, int64_t bt, uint32_t height) {
   tp_status s = GROW(f->ctrl, f->ctrlcap, f->nctrl);
   if (s) return fsticky(f, s);
-  f->ctrl[f->nctrl++] = (ctrl){op, bt, height, false, f->code.len};
+  f->ctrl[f->nctrl++] = (ctrl){op, bt, height, false, f->code.n};
   return TP_OK;
 }
 
 #if TP_WASM_CHECKS
 static tp_status push_vals(tp_wasm_func *f, const uint8_t *t, uint32_t n) {
-  if (f->nvals + n > f->vcap) {
-    uint32_t cap = f->vcap ? f->vcap : 16;
-    while (cap < f->nvals + n) cap *= 2;
-    uint8_t *p = tp_realloc(f->vals, cap);
-    if (!p) return fsticky(f, TP_ERR_OUT_OF_MEMORY);
-    f->vals = p;
-    f->vcap = cap;
-  }
+  if (TP_ARRAY_RESERVE(f->vals, f->vcap, (int64_t)f->nvals + n)) return fsticky(f, TP_ERR_OUT_OF_MEMORY);
   if (n) memcpy(f->vals + f->nvals, t, n);
   f->nvals += n;
   return TP_OK;
@@ -708,14 +692,8 @@ tp_status tp_wasm_func_add_locals(tp_wasm_func *f, uint32_t count, uint8_t type,
     return ffail(f, TP_ERR_INVALID_ARG, "local type 0x%02x is not a value type", type);
   if (count > 50000 - f->nlocals) /* engines' limit (V8: 50000 locals) */
     return ffail(f, TP_ERR_INVALID_ARG, "too many locals (%u + %u)", f->nlocals, count);
-  if (f->nlocals + count > f->lcap) {
-    uint32_t cap = f->lcap ? f->lcap : 16;
-    while (cap < f->nlocals + count) cap *= 2;
-    uint8_t *p = tp_realloc(f->ltypes, cap);
-    if (!p) return fsticky(f, TP_ERR_OUT_OF_MEMORY);
-    f->ltypes = p;
-    f->lcap = cap;
-  }
+  if (TP_ARRAY_RESERVE(f->ltypes, f->lcap, (int64_t)f->nlocals + count))
+    return fsticky(f, TP_ERR_OUT_OF_MEMORY);
   memset(f->ltypes + f->nlocals, type, count);
   if (first_index_out) *first_index_out = f->nlocals;
   f->nlocals += count;
@@ -725,21 +703,15 @@ tp_status tp_wasm_func_add_locals(tp_wasm_func *f, uint32_t count, uint8_t type,
 tp_status tp_wasm_func_label(tp_wasm_func *f, const char *fmt, ...) {
   if (f->status) return f->status;
   tp_status s;
-  if (f->nlabels == f->labcap) {
-    size_t cap = f->labcap ? f->labcap * 2 : 8;
-    plabel *p = tp_realloc(f->labels, cap * sizeof *p);
-    if (!p) return fsticky(f, TP_ERR_OUT_OF_MEMORY);
-    f->labels = p;
-    f->labcap = cap;
-  }
-  size_t at = f->pool.len;
+  if (GROW(f->labels, f->labcap, f->nlabels)) return fsticky(f, TP_ERR_OUT_OF_MEMORY);
+  size_t at = f->pool.n;
   va_list ap;
   va_start(ap, fmt);
   s = appendv(&f->pool, fmt, ap);
   va_end(ap);
   if (!s) s = tp_wasm_write_byte(&f->pool, 0);
   if (s) return fsticky(f, s);
-  f->labels[f->nlabels++] = (plabel){f->code.len, at};
+  f->labels[f->nlabels++] = (plabel){f->code.n, at};
   return TP_OK;
 }
 
@@ -847,7 +819,7 @@ tp_status tp_wasm_emit_block(tp_wasm_func *f, tp_wasm_op op, int64_t bt) {
   TP_TRY(pop_vals(f, nm, p, np, false));
   height = f->nvals;
 #endif
-  size_t at = f->code.len;
+  size_t at = f->code.n;
   TP_TRY(put_op(f, op));
   TP_TRY(fsticky(f, tp_wasm_write_sleb(&f->code, bt)));
   TP_TRY(push_ctrl(f, op, bt, height));
@@ -1107,14 +1079,8 @@ static tp_status mlabel(tp_wasm_module *m, size_t offset, const char *fmt, ...)
 #endif
     ;
 static tp_status mlabel(tp_wasm_module *m, size_t offset, const char *fmt, ...) {
-  if (m->nlabels == m->labcap) {
-    size_t cap = m->labcap ? m->labcap * 2 : 32;
-    plabel *p = tp_realloc(m->labels, cap * sizeof *p);
-    if (!p) return TP_ERR_OUT_OF_MEMORY;
-    m->labels = p;
-    m->labcap = cap;
-  }
-  size_t at = m->pool.len;
+  TP_TRY(GROW(m->labels, m->labcap, m->nlabels));
+  size_t at = m->pool.n;
   va_list ap;
   va_start(ap, fmt);
   tp_status s = appendv(&m->pool, fmt, ap);
@@ -1127,24 +1093,22 @@ static tp_status mlabel(tp_wasm_module *m, size_t offset, const char *fmt, ...) 
 
 /* A size placeholder at the current end: returns its offset. */
 static tp_status open_size(tp_wasm_module *m, size_t *at) {
-  *at = m->out.len;
+  *at = m->out.n;
   return tp_wasm_write_uleb_padded(&m->out, 0, 5);
 }
 
 /* Patch the size at `at` with the byte count after it, shrinking the 5-byte
  * placeholder to the minimal LEB128 (moving the content and its labels). */
 static tp_status close_size(tp_wasm_module *m, size_t at, const char *what) {
-  size_t n = m->out.len - at - 5;
+  size_t n = m->out.n - at - 5;
   if (n > UINT32_MAX)
     return tp_fail(TP_ERR_UNSUPPORTED, "wasm %s: %zu bytes exceed the 4 GiB limit", what, n);
   uint8_t tmp[10];
-  tp_wasm_buf b = {tmp, 0, sizeof tmp}; /* fits: a u32 takes <= 5 bytes */
-  tp_wasm_write_uleb(&b, n);
-  size_t k = b.len, shift = 5 - k;
-  uint8_t *d = m->out.data;
+  size_t k = uleb_encode(tmp, n), shift = 5 - k; /* a u32 takes <= 5 bytes */
+  uint8_t *d = (uint8_t *)m->out.p;
   memmove(d + at + k, d + at + 5, n);
   memcpy(d + at, tmp, k);
-  m->out.len -= shift;
+  m->out.n -= shift;
   for (size_t i = m->nlabels; i-- > 0 && m->labels[i].offset >= at + 5;) m->labels[i].offset -= shift;
   return TP_OK;
 }
@@ -1154,7 +1118,7 @@ static const char *const section_names[] = {"custom", "type", "import", "functio
                                             "code", "data"};
 
 static tp_status open_section(tp_wasm_module *m, uint8_t id, size_t *at) {
-  TP_TRY(mlabel(m, m->out.len, "section %s (id %u)", section_names[id], id));
+  TP_TRY(mlabel(m, m->out.n, "section %s (id %u)", section_names[id], id));
   TP_TRY(tp_wasm_write_byte(&m->out, id));
   return open_size(m, at);
 }
@@ -1187,7 +1151,7 @@ static tp_status write_module(tp_wasm_module *m) {
       const ftype *t = &m->types[i];
       type_str(t->vals, t->np, a, sizeof a);
       type_str(t->vals + t->np, t->nr, b, sizeof b);
-      TP_TRY(mlabel(m, o->len, "type %u: (%s) -> (%s)", i, a, b));
+      TP_TRY(mlabel(m, o->n, "type %u: (%s) -> (%s)", i, a, b));
       TP_TRY(tp_wasm_write_byte(o, 0x60));
       TP_TRY(tp_wasm_write_uleb(o, t->np));
       TP_TRY(tp_wasm_write_bytes(o, t->vals, t->np));
@@ -1202,11 +1166,11 @@ static tp_status write_module(tp_wasm_module *m) {
     for (uint32_t i = 0, fi = 0; i < m->nimports; i++) {
       const import_ *im = &m->imports[i];
       if (im->kind == KIND_FUNC)
-        TP_TRY(mlabel(m, o->len, "import %u: %s.%s (func %u, type %u)", i, im->module, im->name,
+        TP_TRY(mlabel(m, o->n, "import %u: %s.%s (func %u, type %u)", i, im->module, im->name,
                       fi++, im->type));
       else {
         limits_str(im->limits, a, sizeof a);
-        TP_TRY(mlabel(m, o->len, "import %u: %s.%s (%s, %s)", i, im->module, im->name,
+        TP_TRY(mlabel(m, o->n, "import %u: %s.%s (%s, %s)", i, im->module, im->name,
                       im->kind == KIND_TABLE ? "table funcref" : "memory", a));
       }
       TP_TRY(write_name(o, im->module));
@@ -1230,7 +1194,7 @@ static tp_status write_module(tp_wasm_module *m) {
   if (m->has_memory && !m->memory_imported) {
     TP_TRY(open_section(m, 5, &at));
     limits_str(m->memory, a, sizeof a);
-    TP_TRY(mlabel(m, o->len, "memory 0: %s", a));
+    TP_TRY(mlabel(m, o->n, "memory 0: %s", a));
     TP_TRY(tp_wasm_write_uleb(o, 1));
     TP_TRY(write_limits(o, m->memory));
     TP_TRY(close_size(m, at, "memory section"));
@@ -1240,7 +1204,7 @@ static tp_status write_module(tp_wasm_module *m) {
     TP_TRY(tp_wasm_write_uleb(o, m->nglobals));
     for (uint32_t i = 0; i < m->nglobals; i++) {
       const global_ *g = &m->globals[i];
-      TP_TRY(mlabel(m, o->len, "global %u: %s%s", i, g->mut ? "mut " : "",
+      TP_TRY(mlabel(m, o->n, "global %u: %s%s", i, g->mut ? "mut " : "",
                     tp_wasm_valtype_name(g->type)));
       TP_TRY(tp_wasm_write_byte(o, g->type));
       TP_TRY(tp_wasm_write_byte(o, g->mut ? 1 : 0));
@@ -1273,7 +1237,7 @@ static tp_status write_module(tp_wasm_module *m) {
     TP_TRY(tp_wasm_write_uleb(o, m->nexports));
     for (uint32_t i = 0; i < m->nexports; i++) {
       const export_ *e = &m->exports[i];
-      TP_TRY(mlabel(m, o->len, "export '%s': %s %u", e->name,
+      TP_TRY(mlabel(m, o->n, "export '%s': %s %u", e->name,
                     e->kind == KIND_FUNC ? "func" : "memory", e->index));
       TP_TRY(write_name(o, e->name));
       TP_TRY(tp_wasm_write_byte(o, e->kind));
@@ -1288,15 +1252,15 @@ static tp_status write_module(tp_wasm_module *m) {
       const tp_wasm_func *f = m->funcs[i];
       size_t body;
       if (f->name)
-        TP_TRY(mlabel(m, o->len, "func %u '%s': body", f->index, f->name));
+        TP_TRY(mlabel(m, o->n, "func %u '%s': body", f->index, f->name));
       else
-        TP_TRY(mlabel(m, o->len, "func %u: body", f->index));
+        TP_TRY(mlabel(m, o->n, "func %u: body", f->index));
       TP_TRY(open_size(m, &body));
       /* locals: runs of one type */
       uint32_t runs = 0;
       for (uint32_t k = f->nparams; k < f->nlocals; k++)
         if (k == f->nparams || f->ltypes[k] != f->ltypes[k - 1]) runs++;
-      TP_TRY(mlabel(m, o->len, "locals: %u in %u run(s)", f->nlocals - f->nparams, runs));
+      TP_TRY(mlabel(m, o->n, "locals: %u in %u run(s)", f->nlocals - f->nparams, runs));
       TP_TRY(tp_wasm_write_uleb(o, runs));
       for (uint32_t k = f->nparams; k < f->nlocals;) {
         uint32_t e = k;
@@ -1305,17 +1269,17 @@ static tp_status write_module(tp_wasm_module *m) {
         TP_TRY(tp_wasm_write_byte(o, f->ltypes[k]));
         k = e;
       }
-      size_t base = o->len;
+      size_t base = o->n;
       TP_TRY(mlabel(m, base, "code"));
       for (size_t k = 0; k < f->nlabels; k++)
         TP_TRY(mlabel(m, base + f->labels[k].offset, "%s",
-                      (const char *)f->pool.data + f->labels[k].text));
-      TP_TRY(tp_wasm_write_bytes(o, f->code.data, f->code.len));
+                      f->pool.p + f->labels[k].text));
+      TP_TRY(tp_wasm_write_bytes(o, f->code.p, f->code.n));
       TP_TRY(close_size(m, body, "function body"));
     }
     TP_TRY(close_size(m, at, "code section"));
   }
-  TP_TRY(mlabel(m, o->len, "end of module (%zu bytes)", o->len));
+  TP_TRY(mlabel(m, o->n, "end of module (%zu bytes)", o->n));
   return TP_OK;
 }
 
@@ -1332,17 +1296,17 @@ tp_status tp_wasm_module_finish(tp_wasm_module *m, const uint8_t **bytes_out, si
       return tp_fail(TP_ERR_INTERNAL, "wasm module: function %s was not ended (tp_wasm_func_end)",
                      nm);
   }
-  m->out.len = 0;
+  m->out.n = m->pool.n = 0; /* again from the start (and after a failed finish) */
+  m->out.oom = m->pool.oom = 0;
   m->nlabels = 0;
-  m->pool.len = 0;
   TP_TRY(write_module(m));
   tp_wasm_label *pub = tp_realloc(m->pub, (m->nlabels ? m->nlabels : 1) * sizeof *pub);
   if (!pub) return TP_ERR_OUT_OF_MEMORY;
   m->pub = pub;
   for (size_t i = 0; i < m->nlabels; i++)
-    pub[i] = (tp_wasm_label){m->labels[i].offset, (const char *)m->pool.data + m->labels[i].text};
-  *bytes_out = m->out.data;
-  *len_out = m->out.len;
+    pub[i] = (tp_wasm_label){m->labels[i].offset, m->pool.p + m->labels[i].text};
+  *bytes_out = (const uint8_t *)m->out.p;
+  *len_out = m->out.n;
   return TP_OK;
 }
 
@@ -1395,12 +1359,11 @@ tp_status tp_wasm_dump(const uint8_t *bytes, size_t len, const tp_wasm_label *la
     if (cur >= len) li = nlabels;
     cur = end;
   }
-  if (!st) st = tp_wasm_write_byte(&t, 0);
   tp_free(s);
   if (st) {
     tp_wasm_buf_free(&t);
     return st;
   }
-  *text_out = (char *)t.data;
-  return TP_OK;
+  *text_out = tp_buf_take(&t);
+  return *text_out ? TP_OK : TP_ERR_OUT_OF_MEMORY;
 }

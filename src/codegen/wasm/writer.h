@@ -34,6 +34,7 @@
 #define TP_CODEGEN_WASM_WRITER_H
 
 #include "../../tensorplay.h"
+#include "../../core/buf.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,11 +96,13 @@ const char *tp_wasm_op_name(tp_wasm_op op);
 /* 1 when this build checks operand types at emit time (TP_WASM_CHECKS). */
 int tp_wasm_checks_enabled(void);
 
-/* ---- byte buffers and LEB128 ---- */
-typedef struct tp_wasm_buf {
-  uint8_t *data; /* tp_alloc'd */
-  size_t len, cap;
-} tp_wasm_buf;
+/* ---- byte buffers and LEB128 ----
+ * A tp_wasm_buf is the core's byte buffer (tp_buf, src/core/buf.h): b.p
+ * holds b.n bytes. The first failed write (out of memory) sets b.oom; from
+ * then on writes do nothing and return TP_ERR_OUT_OF_MEMORY, so a writer
+ * may check only its last status. Start from {0}; free with
+ * tp_wasm_buf_free. */
+typedef tp_buf tp_wasm_buf;
 void tp_wasm_buf_free(tp_wasm_buf *b); /* and zero it */
 tp_status tp_wasm_write_bytes(tp_wasm_buf *b, const void *p, size_t n);
 tp_status tp_wasm_write_byte(tp_wasm_buf *b, uint8_t v);

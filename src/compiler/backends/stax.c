@@ -43,7 +43,7 @@ static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, 
   const tp_kir_program *p = tp_plan_program(r->plan);
   int exact = 1;
   for (int b = 0; b < p->nbufs && exact; b++)
-    if (p->bufs[b].kind == TP_KB_INPUT) {
+    if (p->bufs[b].kind == TP_KBUF_INPUT) {
       tp_desc d;
       if (p->bufs[b].index >= nin) break;
       tp_desc_of(in[p->bufs[b].index], &d);

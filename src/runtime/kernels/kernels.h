@@ -14,9 +14,11 @@ enum tp_kunary {
   TP_KU_TANH, TP_KU_SIGMOID, TP_KU_RELU, TP_KU_GELU_ERF, TP_KU_GELU_TANH,
   TP_KU_COUNT
 };
-enum tp_kbinary { TP_KB_ADD, TP_KB_SUB, TP_KB_MUL, TP_KB_DIV, TP_KB_COUNT };
-/* Operand layout of a binary kernel: both vectors, a is a scalar, b is a scalar. */
-enum tp_kbmode { TP_KB_VV, TP_KB_SV, TP_KB_VS };
+/* Binary kernel operations (binary_f32's op, KIR's BINARY sub). */
+enum tp_kbinary { TP_KBIN_ADD, TP_KBIN_SUB, TP_KBIN_MUL, TP_KBIN_DIV, TP_KBIN_COUNT };
+/* Operand layout of a binary kernel (binary_f32's mode): both vectors, a is
+ * a scalar, b is a scalar. */
+enum tp_kbmode { TP_KBMODE_VV, TP_KBMODE_SV, TP_KBMODE_VS, TP_KBMODE_COUNT };
 
 typedef struct tp_kernels {
   const char *isa;
@@ -68,7 +70,7 @@ typedef struct tp_kernels {
 
 /* The SIMD128 table's GEMM panel width (columns per packed B panel) and
  * default depth block: the Wasm code generator reads B packed by that table
- * (src/codegen/wasm/emit.c). */
+ * (src/codegen/wasm/emit_gemm.c). */
 #define TP_WASMSIMD_NR 8
 #define TP_WASMSIMD_KC 256
 

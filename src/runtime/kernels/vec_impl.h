@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernels.h"
+#include "mathconst.h"
 
 #define CAT_(a, b) a##_##b
 #define CAT(a, b) CAT_(a, b)
@@ -72,19 +73,19 @@ static inline vf vabs(vf x) { return (vf)((vi)x & splat_i(0x7fffffff)); }
  * -104 (results down to the smallest denormals) to 88.72 (up to FLT_MAX) is
  * exact in the exponent. */
 static inline vf vexp(vf x) {
-  vi big = x > splat(88.72283935546875f), tiny = x < splat(-104.0f);
-  x = sel(x > splat(88.72283935546875f), splat(88.72283935546875f), x);
-  x = sel(x < splat(-104.0f), splat(-104.0f), x);
-  vf t = x * splat(1.44269504088896341f);
-  vf n = (t + splat(12582912.0f)) - splat(12582912.0f); /* round to nearest */
-  vf r = x - n * splat(0.693359375f);
-  r = r - n * splat(-2.12194440e-4f);
-  vf p = splat(1.9875691500e-4f);
-  p = p * r + splat(1.3981999507e-3f);
-  p = p * r + splat(8.3334519073e-3f);
-  p = p * r + splat(4.1665795894e-2f);
-  p = p * r + splat(1.6666665459e-1f);
-  p = p * r + splat(5.0000001201e-1f);
+  vi big = x > splat(TP_EXP_HI), tiny = x < splat(TP_EXP_LO);
+  x = sel(x > splat(TP_EXP_HI), splat(TP_EXP_HI), x);
+  x = sel(x < splat(TP_EXP_LO), splat(TP_EXP_LO), x);
+  vf t = x * splat(TP_LOG2E);
+  vf n = (t + splat(TP_ROUND_MAGIC)) - splat(TP_ROUND_MAGIC); /* round to nearest */
+  vf r = x - n * splat(TP_LN2_HI);
+  r = r - n * splat(TP_LN2_LO);
+  vf p = splat(tp_exp_poly[0]);
+  p = p * r + splat(tp_exp_poly[1]);
+  p = p * r + splat(tp_exp_poly[2]);
+  p = p * r + splat(tp_exp_poly[3]);
+  p = p * r + splat(tp_exp_poly[4]);
+  p = p * r + splat(tp_exp_poly[5]);
   p = p * (r * r) + r + splat(1.0f);
   vi ni = __builtin_convertvector(n, vi);
   vi n1 = ni >> 1, n2 = ni - n1; /* both in [-75, 64] */
@@ -99,23 +100,23 @@ static inline vf vlog(vf x) {
   vi invalid = x < splat(0.0f), zero = x == splat(0.0f), inf = x == splat(INFINITY);
   vf e = __builtin_convertvector(((bits >> 23) & 0xff) - 126, vf);
   vf m = (vf)((bits & 0x807fffff) | 0x3f000000); /* [0.5, 1) */
-  vi small = m < splat(0.707106781186547524f);
+  vi small = m < splat(TP_SQRT1_2);
   e = sel(small, e - splat(1.0f), e);
   m = sel(small, m + m, m) - splat(1.0f);
   vf z = m * m;
-  vf y = splat(7.0376836292e-2f);
-  y = y * m + splat(-1.1514610310e-1f);
-  y = y * m + splat(1.1676998740e-1f);
-  y = y * m + splat(-1.2420140846e-1f);
-  y = y * m + splat(1.4249322787e-1f);
-  y = y * m + splat(-1.6668057665e-1f);
-  y = y * m + splat(2.0000714765e-1f);
-  y = y * m + splat(-2.4999993993e-1f);
-  y = y * m + splat(3.3333331174e-1f);
+  vf y = splat(tp_log_poly[0]);
+  y = y * m + splat(tp_log_poly[1]);
+  y = y * m + splat(tp_log_poly[2]);
+  y = y * m + splat(tp_log_poly[3]);
+  y = y * m + splat(tp_log_poly[4]);
+  y = y * m + splat(tp_log_poly[5]);
+  y = y * m + splat(tp_log_poly[6]);
+  y = y * m + splat(tp_log_poly[7]);
+  y = y * m + splat(tp_log_poly[8]);
   y = y * m * z;
-  y = y + e * splat(-2.12194440e-4f);
+  y = y + e * splat(TP_LN2_LO);
   y = y - z * splat(0.5f);
-  vf r = m + y + e * splat(0.693359375f);
+  vf r = m + y + e * splat(TP_LN2_HI);
   r = sel(inf, splat(INFINITY), r);
   r = sel(zero, splat(-INFINITY), r);
   r = sel(invalid | (x != x), splat(NAN), r);
@@ -128,22 +129,22 @@ static inline vf vlog(vf x) {
  * sigmoid(x) = 0.5 tanh(x / 2) + 0.5 (|error| < 3e-7). The Wasm emitter
  * writes the same operations in the same order. */
 static inline vf vtanh(vf x0) {
-  const float c = 7.90531110763549805f;
+  const float c = TP_TANH_CLAMP;
   vf x = sel(x0 > splat(c), splat(c), x0);
   x = sel(x < splat(-c), splat(-c), x);
   vf x2 = x * x;
-  vf p = splat(-2.76076847742355e-16f);
-  p = p * x2 + splat(2.00018790482477e-13f);
-  p = p * x2 + splat(-8.60467152213735e-11f);
-  p = p * x2 + splat(5.12229709037114e-08f);
-  p = p * x2 + splat(1.48572235717979e-05f);
-  p = p * x2 + splat(6.37261928875436e-04f);
-  p = p * x2 + splat(4.89352455891786e-03f);
+  vf p = splat(tp_tanh_p[0]);
+  p = p * x2 + splat(tp_tanh_p[1]);
+  p = p * x2 + splat(tp_tanh_p[2]);
+  p = p * x2 + splat(tp_tanh_p[3]);
+  p = p * x2 + splat(tp_tanh_p[4]);
+  p = p * x2 + splat(tp_tanh_p[5]);
+  p = p * x2 + splat(tp_tanh_p[6]);
   p = p * x;
-  vf q = splat(1.19825839466702e-06f);
-  q = q * x2 + splat(1.18534705686654e-04f);
-  q = q * x2 + splat(2.26843463243900e-03f);
-  q = q * x2 + splat(4.89352518554385e-03f);
+  vf q = splat(tp_tanh_q[0]);
+  q = q * x2 + splat(tp_tanh_q[1]);
+  q = q * x2 + splat(tp_tanh_q[2]);
+  q = q * x2 + splat(tp_tanh_q[3]);
   /* beyond the clamp the result is exactly +-1 (the rational gives
    * 1 - 2.4e-7 there): gelu(-85) is 0, not -1e-5, and gelu(-inf) is NaN
    * like the exact family's 0.5 x (1 + tanh) */
@@ -159,15 +160,15 @@ static inline vf vsigmoid(vf x) { return splat(0.5f) * vtanh(splat(0.5f) * x) + 
 static inline vf vtanh(vf x) {
   vf ax = vabs(x);
   vf z = ax * ax;
-  vf p = splat(-5.70498872745e-3f);
-  p = p * z + splat(2.06390887954e-2f);
-  p = p * z + splat(-5.37397155531e-2f);
-  p = p * z + splat(1.33314422036e-1f);
-  p = p * z + splat(-3.33332819422e-1f);
+  vf p = splat(tp_tanh_small_poly[0]);
+  p = p * z + splat(tp_tanh_small_poly[1]);
+  p = p * z + splat(tp_tanh_small_poly[2]);
+  p = p * z + splat(tp_tanh_small_poly[3]);
+  p = p * z + splat(tp_tanh_small_poly[4]);
   vf small = p * z * ax + ax;
   vf e = vexp(ax + ax);
   vf big = splat(1.0f) - VDIV(splat(2.0f), e + splat(1.0f));
-  vf r = sel(ax < splat(0.625f), small, big);
+  vf r = sel(ax < splat(TP_TANH_SMALL), small, big);
   return (vf)((vi)r | ((vi)x & splat_i((int32_t)0x80000000u)));
 }
 
@@ -177,12 +178,12 @@ static inline vf vsigmoid(vf x) { return VDIV(splat(1.0f), splat(1.0f) + vexp(-x
 /* erf by Abramowitz-Stegun 7.1.26 (max abs error 1.5e-7). */
 static inline vf verf(vf x) {
   vf ax = vabs(x);
-  vf t = VDIV(splat(1.0f), splat(1.0f) + splat(0.3275911f) * ax);
-  vf y = splat(1.061405429f);
-  y = y * t + splat(-1.453152027f);
-  y = y * t + splat(1.421413741f);
-  y = y * t + splat(-0.284496736f);
-  y = y * t + splat(0.254829592f);
+  vf t = VDIV(splat(1.0f), splat(1.0f) + splat(TP_ERF_P) * ax);
+  vf y = splat(tp_erf_poly[0]);
+  y = y * t + splat(tp_erf_poly[1]);
+  y = y * t + splat(tp_erf_poly[2]);
+  y = y * t + splat(tp_erf_poly[3]);
+  y = y * t + splat(tp_erf_poly[4]);
   y = splat(1.0f) - y * t * vexp(-(ax * ax));
   return (vf)((vi)y | ((vi)x & splat_i((int32_t)0x80000000u)));
 }
@@ -198,9 +199,9 @@ static inline vf unary_vec(int op, vf x) {
     case TP_KU_TANH: return vtanh(x);
     case TP_KU_SIGMOID: return vsigmoid(x);
     case TP_KU_RELU: return sel(x > splat(0.0f), x, sel(x != x, x, splat(0.0f)));
-    case TP_KU_GELU_ERF: return splat(0.5f) * x * (splat(1.0f) + verf(x * splat(0.70710678118654752f)));
+    case TP_KU_GELU_ERF: return splat(0.5f) * x * (splat(1.0f) + verf(x * splat(TP_SQRT1_2)));
     default: {
-      vf inner = splat(0.7978845608028654f) * (x + splat(0.044715f) * x * x * x);
+      vf inner = splat(TP_GELU_TANH_C) * (x + splat(TP_GELU_TANH_K) * x * x * x);
       return splat(0.5f) * x * (splat(1.0f) + vtanh(inner));
     }
   }
@@ -234,9 +235,9 @@ static void FN(tp_f32_vunary_ukernel)(int op, const float *a, float *y, int64_t 
 #ifndef VEC_UNARY_ONLY
 static inline vf binary_vec(int op, vf a, vf b) {
   switch (op) {
-    case TP_KB_ADD: return a + b;
-    case TP_KB_SUB: return a - b;
-    case TP_KB_MUL: return a * b;
+    case TP_KBIN_ADD: return a + b;
+    case TP_KBIN_SUB: return a - b;
+    case TP_KBIN_MUL: return a * b;
     default: return a / b;
   }
 }
@@ -244,7 +245,7 @@ static inline vf binary_vec(int op, vf a, vf b) {
 /* One loop per (op, operand layout): the switch is outside the loops. */
 #define BIN_LOOPS(OP, EXPR)                                                    \
   case OP:                                                                     \
-    if (mode == TP_KB_VV) {                                                    \
+    if (mode == TP_KBMODE_VV) {                                                    \
       for (; i + VW <= n; i += VW) {                                           \
         vf x = ld(a + i), z = ld(b + i);                                       \
         st(y + i, EXPR);                                                       \
@@ -253,7 +254,7 @@ static inline vf binary_vec(int op, vf a, vf b) {
         vf x = splat(a[i]), z = splat(b[i]);                                   \
         y[i] = (EXPR)[0];                                                      \
       }                                                                        \
-    } else if (mode == TP_KB_SV) {                                             \
+    } else if (mode == TP_KBMODE_SV) {                                             \
       vf x = splat(a[0]);                                                      \
       for (; i + VW <= n; i += VW) {                                           \
         vf z = ld(b + i);                                                      \
@@ -280,10 +281,10 @@ static void FN(tp_f32_vbinary_ukernel)(int op, int mode, const float *a, const f
                                        int64_t n) {
   int64_t i = 0;
   switch (op) {
-    BIN_LOOPS(TP_KB_ADD, x + z)
-    BIN_LOOPS(TP_KB_SUB, x - z)
-    BIN_LOOPS(TP_KB_MUL, x * z)
-    BIN_LOOPS(TP_KB_DIV, x / z)
+    BIN_LOOPS(TP_KBIN_ADD, x + z)
+    BIN_LOOPS(TP_KBIN_SUB, x - z)
+    BIN_LOOPS(TP_KBIN_MUL, x * z)
+    BIN_LOOPS(TP_KBIN_DIV, x / z)
   }
 }
 #undef BIN_LOOPS

@@ -35,30 +35,30 @@ static const uint8_t I32 = TP_WASM_I32, F32 = TP_WASM_F32, V128 = TP_WASM_V128;
 static void check_uleb(uint64_t v, const uint8_t *want, size_t n) {
   tp_wasm_buf b = {0};
   OK(tp_wasm_write_uleb(&b, v));
-  int same = b.len == n && !memcmp(b.data, want, n);
+  int same = b.n == n && !memcmp((const uint8_t *)b.p, want, n);
   if (!same) {
     printf("FAIL uleb %llu: got", (unsigned long long)v);
-    for (size_t i = 0; i < b.len; i++) printf(" %02x", b.data[i]);
+    for (size_t i = 0; i < b.n; i++) printf(" %02x", ((const uint8_t *)b.p)[i]);
     printf("\n");
     failures++;
   }
   uint64_t back = 0;
-  CHECK(tp_wasm_read_uleb(b.data, b.len, &back) == n && back == v);
+  CHECK(tp_wasm_read_uleb((const uint8_t *)b.p, b.n, &back) == n && back == v);
   tp_wasm_buf_free(&b);
 }
 
 static void check_sleb(int64_t v, const uint8_t *want, size_t n) {
   tp_wasm_buf b = {0};
   OK(tp_wasm_write_sleb(&b, v));
-  int same = b.len == n && !memcmp(b.data, want, n);
+  int same = b.n == n && !memcmp((const uint8_t *)b.p, want, n);
   if (!same) {
     printf("FAIL sleb %lld: got", (long long)v);
-    for (size_t i = 0; i < b.len; i++) printf(" %02x", b.data[i]);
+    for (size_t i = 0; i < b.n; i++) printf(" %02x", ((const uint8_t *)b.p)[i]);
     printf("\n");
     failures++;
   }
   int64_t back = 0;
-  CHECK(tp_wasm_read_sleb(b.data, b.len, &back) == n && back == v);
+  CHECK(tp_wasm_read_sleb((const uint8_t *)b.p, b.n, &back) == n && back == v);
   tp_wasm_buf_free(&b);
 }
 
@@ -96,10 +96,10 @@ static void test_leb(void) {
   OK(tp_wasm_write_uleb_padded(&b, 0, 5));
   OK(tp_wasm_write_uleb_padded(&b, 624485, 5));
   const uint8_t want[10] = {0x80, 0x80, 0x80, 0x80, 0x00, 0xe5, 0x8e, 0xa6, 0x80, 0x00};
-  CHECK(b.len == 10 && !memcmp(b.data, want, 10));
+  CHECK(b.n == 10 && !memcmp((const uint8_t *)b.p, want, 10));
   uint64_t v = 1;
-  CHECK(tp_wasm_read_uleb(b.data, 5, &v) == 5 && v == 0);
-  CHECK(tp_wasm_read_uleb(b.data + 5, 5, &v) == 5 && v == 624485);
+  CHECK(tp_wasm_read_uleb((const uint8_t *)b.p, 5, &v) == 5 && v == 0);
+  CHECK(tp_wasm_read_uleb((const uint8_t *)b.p + 5, 5, &v) == 5 && v == 624485);
   CHECK(tp_wasm_write_uleb_padded(&b, 128, 1) == TP_ERR_INTERNAL); /* does not fit */
   CHECK(tp_wasm_read_uleb(want, 3, &v) == 0);                      /* truncated */
   tp_wasm_buf_free(&b);
