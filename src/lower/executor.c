@@ -493,6 +493,17 @@ static void make_shell(const runctx *r, int b, shell *sh) {
   sh->t.node = -1;
 }
 
+/* Operand k of an op kernel: a shell over its arena buffer (NULL when the
+ * scheduler gave it none). */
+typedef struct operand_ctx { const runctx *r; const tp_kir_kernel *k; shell *ins; } operand_ctx;
+static tp_tensor *operand_shell(void *ctx, const tp_node *n, int i) {
+  (void)n;
+  operand_ctx *c = ctx;
+  if (c->k->op_bufs[i] < 0) return NULL;
+  make_shell(c->r, c->k->op_bufs[i], &c->ins[i]);
+  return &c->ins[i].t;
+}
+
 static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
   const tp_kir_program *p = r->pl->p;
   shell ins[TP_MAX_OPERANDS], out;
@@ -504,16 +515,8 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     return TP_OK;
   }
   const tp_node *n = &p->graph->nodes[k->node];
-  tp_status s = TP_OK;
-  for (int i = 0; i < n->nargs && !s; i++) {
-    if (k->op_bufs[i] >= 0) {
-      make_shell(r, k->op_bufs[i], &ins[i]);
-      args[i] = &ins[i].t;
-    } else if (n->args[i].kind == TP_ARG_SCALAR) {
-      s = tp_scalar(n->args[i].scalar, n->args[i].is_int, &scalars[i]);
-      args[i] = scalars[i];
-    }
-  }
+  operand_ctx oc = {r, k, ins};
+  tp_status s = tp_node_operands(n, operand_shell, &oc, args, scalars);
   int slot = ki;
   if (!s && (n->op == TP_OP_CALL_HOST || n->op == TP_OP_INVOKE)) {
     int nres = (int)n->attrs.dim1, got = 0;
@@ -565,7 +568,7 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     if (!s) tp_tensor_copy_into(res, &out.t);
   }
   tp_tensor_release(res);
-  for (int i = 0; i < n->nargs; i++) tp_tensor_release(scalars[i]);
+  tp_node_operands_release(n, scalars);
   if (s) tp_fail_context(s, "%s", k->name);
   return s;
 }
