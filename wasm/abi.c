@@ -399,7 +399,7 @@ static char *print_copy(const tp_graph *g, int32_t with_data) {
   char *out = malloc(n); /* freed by tpw_free */
   if (out) memcpy(out, text, n);
   else tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory copying graph text");
-  tp_free_string(text);
+  tp_free_buffer(text);
   return out;
 }
 
@@ -468,7 +468,7 @@ int32_t tpw_npy_encode(uint32_t h, intptr_t *out) {
   size_t n = 0;
   TP_TRY(tp_npy_encode(t, &buf, &n));
   tp_status s = give_bytes(buf, n, out);
-  tp_free_string(buf);
+  tp_free_buffer(buf);
   return s;
 }
 
@@ -632,7 +632,7 @@ static char *dup_malloc(char *s) { /* library string -> malloc'ed copy for tpw_f
   char *out = malloc(n);
   if (out) memcpy(out, s, n);
   else tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory copying a string");
-  tp_free_string(s);
+  tp_free_buffer(s);
   return out;
 }
 
@@ -682,7 +682,7 @@ static tp_status host_backend_compile(void *ud, const tp_graph *g, int nin,
   tp_graph *copy = NULL;
   TP_TRY(tp_graph_print(g, 1, &text)); /* the host owns a copy of the graph */
   tp_status s = tp_graph_parse(text, strlen(text), &copy);
-  tp_free_string(text);
+  tp_free_buffer(text);
   if (s) return s;
   uint32_t gh = handle_new(K_GRAPH, copy);
   if (!gh) {
@@ -962,7 +962,7 @@ static int32_t onnx_save_copy(const tp_graph *g, intptr_t *out) {
   if (!g) return tp_fail(TP_ERR_INVALID_ARG, "onnx.save: no graph was captured (a graph break?)");
   TP_TRY(tp_onnx_save(g, &b, &n));
   tp_status s = give_bytes(b, n, out);
-  tp_free_string((char *)b);
+  tp_free_buffer(b);
   return s;
 }
 int32_t tpw_graph_onnx_save(uint32_t h, intptr_t *out) {

@@ -444,7 +444,7 @@ tp_status tp_run_passes(const tp_graph *in, int decompose, const char *dump, cha
           memcpy(n + a + b, text, c + 1);
           *dump_out = n;
         }
-        tp_free_string(text);
+        tp_free_buffer(text);
       }
     }
   }
