@@ -11,7 +11,8 @@
 // region the core recorded.
 
 import { AssertionError, GraphCaptureError, RuntimeError, ValueError } from './errors.js';
-import { getCore, wrapHandle, scalar } from './tensor.js';
+import { getCore, wrapHandle } from './tensor.js';
+import { scalar } from './creation.js';
 import {
   checkStatus,
   fnRepr,
