@@ -22,7 +22,6 @@ import {
   keyOf,
   keyedEntry,
   need,
-  has,
   throwCore,
   typeRepr,
   withScratch,
@@ -283,7 +282,6 @@ export function resetRecords() {
 
 /** What compile(fn) compiles: { fn, disabled } following the seed's _unwrap_callable. */
 export function unwrapForCompile(fn) {
-  if (!has('tpw_rec_lookup')) return { fn, disabled: false };
   const id = getCore().exports.tpw_rec_lookup(keyOf(fn));
   if (id <= 0) return { fn, disabled: false };
   const st = records.get(id);
@@ -614,8 +612,7 @@ export function isCompiling() {
 
 /** True while an export capture session is active. */
 export function isExporting() {
-  const f = getCore().exports.tpw_is_exporting;
-  return typeof f === 'function' ? f() !== 0 : false;
+  return getCore().exports.tpw_is_exporting() !== 0;
 }
 
 /**
