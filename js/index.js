@@ -12,6 +12,7 @@ import { compiler } from './src/compiler.js';
 import './src/host.js';
 import './src/structure.js';
 import './src/jit.js';
+import './src/ops.js';
 import './src/ops_gen.js';
 
 // globalThis.tensorplayWasm, when set before this module is imported: where

@@ -49,7 +49,7 @@ tp_status abi_host_backend_compile(void *ud, const tp_graph *g, int nin,
   if (k < sizeof json - 1) snprintf(json + k, sizeof json - k, "}");
   uint32_t hin[TP_MAX_OPERANDS] = {0};
   int made = 0;
-  for (; made < nin && made < 64; made++) {
+  for (; made < nin && made < TP_MAX_OPERANDS; made++) {
     tp_tensor *t = examples[made];
     tp_tensor_retain(t);
     if (!(hin[made] = abi_wrap_tensor(TP_OK, &t))) break;
@@ -146,8 +146,9 @@ char *tpw_backend_capabilities(const char *name) {
              c.contract_version, c.min_core_version[0] ? "\"" : "null", c.min_core_version,
              c.min_core_version[0] ? "\"" : "", c.max_core_version[0] ? "\"" : "null",
              c.max_core_version, c.max_core_version[0] ? "\"" : "");
-  char *out = malloc(strlen(json) + 1);
+  char *out = malloc(strlen(json) + 1); /* tpw_free */
   if (out) strcpy(out, json);
+  else tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory copying %zu bytes of JSON", strlen(json) + 1);
   return out;
 }
 int32_t tpw_declares_capabilities(const char *name) {

@@ -79,7 +79,7 @@ static tp_value from_w(const tpw_value *w) {
   return v;
 }
 
-static char value_text[TP_MAX_OPERANDS];
+static char value_text[64];
 static void to_w(tp_value v, tpw_value *w) {
   memset(w, 0, sizeof *w);
   w->kind = v.kind;
@@ -111,7 +111,7 @@ static int truthy(const tpw_value *w) {
   return w->kind == TP_VAL_OTHER || w->kind == TP_VAL_STR ? 1 : w->num != 0;
 }
 
-static char backend_name[TP_MAX_OPERANDS];
+static char backend_name[64];
 
 /* The seed's checks before the decorator form, in its order, then the
  * conversion to typed options. Strings point into the caller's memory. */

@@ -50,8 +50,12 @@ int32_t tpw_graph_num_inputs(uint32_t h) {
 }
 const char *tpw_graph_input_name(uint32_t h, int32_t i) {
   tp_graph *g = abi_handle_get(h, ABI_GRAPH);
-  if (!g || i < 0 || i >= tp_graph_num_inputs(g)) return NULL;
-  return tp_graph_input_name(g, i);
+  if (!g) return NULL;
+  if (i < 0 || i >= tp_graph_num_inputs(g)) {
+    tp_fail(TP_ERR_INVALID_ARG, "graph input %d is out of range (0..%d)", i, tp_graph_num_inputs(g) - 1);
+    return NULL;
+  }
+  return tp_graph_input_name(g, i); /* NULL when unnamed: not a failure */
 }
 const char *tpw_onnx_output_names(uint32_t h) {
   tp_graph *g = abi_handle_get(h, ABI_GRAPH);
