@@ -20,7 +20,7 @@
  * an intptr_t out[2] = { malloc'ed pointer (tpw_free), length }, written
  * only on success.
  *
- * The same file compiles natively (tests/c/test_abi.c drives it under ASan).
+ * The same files compile natively (tests/c/test_abi.c drives them under ASan).
  *
  * Imports the core needs from the host (module "env"):
  *   int32 tp_host_call(int32 fn_id, int32 in_ptr, int32 nin,
