@@ -56,6 +56,8 @@ export function readOpsDef(root = ROOT) {
       const op = byId.get(m[1]) ?? fail(line, 'TP_OP_JS before its TP_OP row');
       const form = FORMS[m[3]] ?? fail(line, `unknown form ${m[3]}`);
       const method = METHODS[m[4]] ?? fail(line, `unknown method kind ${m[4]}`);
+      const want = { unary: 1, binary: 2, binary_tensor: 2 }[form];
+      if (want !== undefined && op.arity !== want) fail(line, `${m[3]} for an op of arity ${op.arity}`);
       op.js = { name: m[2], form, method };
     } else {
       fail(line, 'a line that is not a TP_OP, TP_OP_ATTRS or TP_OP_JS row');
