@@ -28,10 +28,8 @@ let layoutCore = null;
 const I64_MAX = (1n << 63n) - 1n;
 const I64_MIN = -(1n << 63n);
 
-/** The core's tp_attrs layout: { size, fields: Map(name -> { kind, bits, count, offset }) }. */
-export function attrsLayout() {
-  if (layoutCore === core) return layout;
-  const text = core.readCString(ex.tpw_attrs_layout());
+/** The text of tpw_attrs_layout as { size, fields: Map(name -> { kind, bits, count, offset }) }. */
+export function parseAttrsLayout(text) {
   const [size, ...rest] = text.split(';');
   const fields = new Map();
   for (const f of rest) {
@@ -39,8 +37,15 @@ export function attrsLayout() {
     if (!m) throw new Error(`tensorplay: cannot read the core's attribute layout ${JSON.stringify(text)}`);
     fields.set(m[1], { kind: m[2], bits: Number(m[3]), count: Number(m[4]), offset: Number(m[5]) });
   }
-  layout = { size: Number(size), fields };
-  layoutCore = core;
+  return { size: Number(size), fields };
+}
+
+/** The loaded core's tp_attrs layout (parseAttrsLayout), read once. */
+export function attrsLayout() {
+  if (layoutCore !== core) {
+    layout = parseAttrsLayout(core.readCString(ex.tpw_attrs_layout()));
+    layoutCore = core;
+  }
   return layout;
 }
 
