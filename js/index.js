@@ -12,6 +12,8 @@ import { compiler } from './src/compiler.js';
 import './src/host.js';
 import './src/structure.js';
 import './src/jit.js';
+import './src/ops.js';
+import './src/ops_gen.js';
 
 // globalThis.tensorplayWasm, when set before this module is imported: where
 // the core comes from (a URL or path, bytes, a WebAssembly.Module, or a
@@ -22,57 +24,11 @@ const core = await loadCore(await globalThis.tensorplayWasm);
 bindCore(core);
 bindCompiler(core);
 
-export {
-  Tensor,
-  DTYPES,
-  tensor,
-  zeros,
-  ones,
-  full,
-  arange,
-  randn,
-  rand,
-  scalar,
-  scope,
-  liveTensors,
-  ops,
-  add,
-  sub,
-  mul,
-  div,
-  eq,
-  lt,
-  gt,
-  where,
-  neg,
-  abs,
-  exp,
-  log,
-  sqrt,
-  rsqrt,
-  tanh,
-  sigmoid,
-  relu,
-  gelu,
-  matmul,
-  linear,
-  conv2d,
-  maxPool2d,
-  avgPool2d,
-  sum,
-  mean,
-  max,
-  min,
-  softmax,
-  logSoftmax,
-  layerNorm,
-  reshape,
-  transpose,
-  permute,
-  slice,
-  concat,
-  cast,
-} from './src/tensor.js';
+export { Tensor, DTYPES, scope, liveTensors } from './src/tensor.js';
+export { tensor, zeros, ones, full, arange, randn, rand, scalar } from './src/creation.js';
+// Every operator (add, ..., floor, erf, conv2d) and `ops`: generated from
+// src/ops/ops.def by scripts/gen-ops.mjs, so this file lists none.
+export * from './src/ops_gen.js';
 export { compiler, compile, isCompiling, explain, reset } from './src/compiler.js';
 export { config } from './src/config.js';
 export {

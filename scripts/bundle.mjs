@@ -5,7 +5,7 @@
 //
 // Same ES module, same API, same core (it loads ../wasm/tensorplay.wasm
 // relative to its own import.meta.url, like js/src/loader.js does): only
-// the delivery differs. A page that imports js/index.js makes 14 requests in
+// the delivery differs. A page that imports js/index.js makes 17 requests in
 // two rounds (the entry, then its modules), over HTTP/1.1's 6 connections per
 // host; the bundle, one. The web example's first result came a median of
 // 19-38 ms sooner with it (docs/benchmarks.md, web-start). Minified with

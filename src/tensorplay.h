@@ -73,6 +73,11 @@ void tp_clear_error(void);
  * to fail the Nth allocation. NULL restores the default. */
 typedef void *(*tp_alloc_fn)(void *ud, void *ptr, size_t old_size, size_t new_size);
 void tp_set_allocator(tp_alloc_fn fn, void *ud);
+/* Frees a buffer the library handed to the caller (graph text, JSON, npy
+ * or ONNX bytes: every char ** / void ** / uint8_t ** out-parameter documented
+ * as owned by the caller). Not free(): they come from the allocator hook.
+ * NULL is a no-op. */
+void tp_free_buffer(void *p);
 /* Called with the message before abort() on a broken invariant. */
 typedef void (*tp_abort_fn)(const char *msg);
 void tp_set_abort_hook(tp_abort_fn fn);
@@ -142,12 +147,21 @@ const char *tp_op_name(tp_op op);
 tp_status tp_op_lookup(const char *name, tp_op *out);
 int tp_op_arity(tp_op op); /* -1: variadic (concat) */
 
-/* Operator attributes: which fields an op reads is written in ops.def. */
+/* Operator attributes: which fields an op reads, and how the graph text
+ * spells them, is its TP_OP_ATTRS row in ops.def. The opaque ops keep their
+ * numbers in unions with dim / dim1 under names that say what they hold. */
 typedef struct tp_attrs {
-  int64_t ints[TP_MAX_DIMS]; /* dims / shape / perm / normalized_shape */
+  int64_t ints[TP_MAX_DIMS]; /* dims / shape / perm / normalized_shape / window */
   int nints;
-  int64_t dim;               /* dim for softmax, concat, slice, transpose d0 */
-  int64_t dim1;              /* transpose d1 */
+  union {
+    int64_t dim;             /* softmax, concat, slice, transpose d0; conv2d groups */
+    int64_t host_fn;         /* call_host: the host function id */
+    int64_t result_index;    /* getitem: which result of its call_host / invoke */
+  };
+  union {
+    int64_t dim1;            /* transpose d1 */
+    int64_t nresults;        /* call_host, invoke: number of results */
+  };
   int64_t start, end, step;  /* slice */
   double eps;                /* layer_norm */
   int keepdim;               /* reductions */
@@ -185,10 +199,9 @@ typedef struct tp_graph tp_graph;
 void tp_graph_free(tp_graph *g);
 /* Stable text form (docs/graph-format.md). with_data also writes constant
  * tensor bytes so the text can be run elsewhere. *out is owned by the
- * caller: free it with tp_free_string (not free()). */
+ * caller: free it with tp_free_buffer (not free()). */
 tp_status tp_graph_print(const tp_graph *g, int with_data, char **out);
 tp_status tp_graph_parse(const char *text, size_t len, tp_graph **out);
-void tp_free_string(char *s);
 int tp_graph_num_nodes(const tp_graph *g);
 int tp_graph_num_inputs(const tp_graph *g);
 int tp_graph_num_outputs(const tp_graph *g);
@@ -306,7 +319,7 @@ int tp_compiled_num_entries(const tp_compiled *c);
 const tp_graph *tp_compiled_last_graph(const tp_compiled *c);
 /* Recompile reasons, one per line ("inputs[0].shape == (4, 8)"), and the
  * explain() report of everything captured so far (JSON). Both owned by the
- * caller (tp_free_string). */
+ * caller (tp_free_buffer). */
 tp_status tp_compiled_recompile_reasons(const tp_compiled *c, char **out);
 /* The Wasm module the backend generated for the most recent specialization
  * (stax on a Wasm host with SIMD128: the kernels it runs as generated code
@@ -443,7 +456,7 @@ tp_status tp_register_backend(const char *name, tp_backend_fn fn, void *ud,
                               const tp_backend_caps *caps);
 void tp_unregister_backend(const char *name); /* unknown names ignored */
 /* Sorted names, newline separated, into a caller string freed with
- * tp_free_string. exclude_tags NULL means the default ("debug",
+ * tp_free_buffer. exclude_tags NULL means the default ("debug",
  * "experimental"); nexclude 0 with a non-NULL array excludes nothing. */
 tp_status tp_list_backends(const char *const *exclude_tags, int nexclude,
                            int include_unavailable, char **out);
@@ -466,7 +479,7 @@ void tp_backends_reset(void);
  * "max-autotune-no-cudagraphs", "max-autotune". Option keys adapted to
  * this platform: stax.fusion, stax.codegen, stax.plan_replay,
  * stax.max_autotune, stax.coordinate_descent_tuning, ... (bool values).
- * mode NULL: the whole mapping. Output: JSON text (tp_free_string).
+ * mode NULL: the whole mapping. Output: JSON text (tp_free_buffer).
  * Unknown mode: TP_ERR_RUNTIME "Unrecognized mode=foo, should be one of:
  * default, reduce-overhead, max-autotune-no-cudagraphs, max-autotune". */
 tp_status tp_list_mode_options(const char *mode, char **json_out);
@@ -480,7 +493,7 @@ tp_status tp_check_mode_options(int n, const char (*keys)[48], const tp_value *v
 tp_status tp_npy_load(const char *path, tp_tensor **out);
 tp_status tp_npy_save(const char *path, tp_tensor *t);
 tp_status tp_npy_decode(const void *bytes, size_t len, tp_tensor **out);
-/* *out is owned by the caller: free it with tp_free_string (not free()). */
+/* *out is owned by the caller: free it with tp_free_buffer (not free()). */
 tp_status tp_npy_encode(tp_tensor *t, void **out, size_t *len);
 
 /* ---- ONNX (src/onnx, docs/onnx.md) --------------------------------------
@@ -532,7 +545,7 @@ int tp_onnx_model_num_specializations(const tp_onnx_model *m);
  * next run or free), NULL before the first run. */
 const tp_graph *tp_onnx_model_graph(const tp_onnx_model *m);
 /* Inputs with their dynamic dims and value inputs, the specializations
- * and why the last one was made. *out: free with tp_free_string. */
+ * and why the last one was made. *out: free with tp_free_buffer. */
 tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out);
 /* How specializations run: each is handed to a backend (tp_backend_fn,
  * with the first call's inputs as example inputs) when it is made; NULL fn
@@ -547,13 +560,13 @@ tp_status tp_onnx_model_use_backend(tp_onnx_model *m, const char *name);
  * opset 17, producer "tensorplay"; docs/onnx.md "Export"). Placeholders
  * become graph inputs with their dtype and shape, constants initializers,
  * the output node's operands the graph outputs. *bytes is owned by the
- * caller (tp_free_string). A node with no ONNX equivalent (call_host,
+ * caller (tp_free_buffer). A node with no ONNX equivalent (call_host,
  * getitem, invoke: opaque host regions and nested compiled regions) is
  * TP_ERR_UNSUPPORTED naming the node and the op. */
 tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len);
 tp_status tp_onnx_save_file(const tp_graph *g, const char *path);
 /* A serialized TensorProto (test data .pb files) <-> a tensor. encode: *out
- * is owned by the caller (tp_free_string). */
+ * is owned by the caller (tp_free_buffer). */
 tp_status tp_onnx_tensor_decode(const void *bytes, size_t len, tp_tensor **out);
 tp_status tp_onnx_tensor_encode(tp_tensor *t, const char *name, void **out, size_t *len);
 tp_status tp_onnx_tensor_load(const char *path, tp_tensor **out);

@@ -1,15 +1,26 @@
-/* abi.h - the flat ABI the JS package calls (exported as tpw_*).
+/* abi.h - the flat ABI the JS package calls (exported as tpw_*; every
+ * tpw_ function declared here is exported, and only those). The code is in
+ * the .c files of wasm/, one file per section below; handles.c keeps the handle table.
  *
- * Only i32/f64 cross the boundary. Tensors and compiled functions are
- * HANDLES: nonzero u32 values = (slot index + 1) | generation << 20, checked on
- * every call, so a disposed or stale handle gives TP_ERR_DISPOSED with a
- * message ("tensor handle 0x... was disposed or never existed") instead of a
- * crash. Functions returning a handle return 0 on failure; functions
- * returning a status return 0 (TP_OK) or a tp_status code. After any
- * failure, tpw_last_error() points at the NUL-terminated message and
- * tpw_last_status() gives the code.
+ * Only i32/f64 cross the boundary. Tensors, compiled functions and graphs
+ * are HANDLES: nonzero u32 values = (slot index + 1) | generation << 20,
+ * checked on every call, so a disposed or stale handle gives TP_ERR_DISPOSED
+ * with a message ("tensor handle 0x... was disposed or never existed")
+ * instead of a crash.
  *
- * The same file compiles natively (tests/c/abi/test_abi.c drives it under ASan).
+ * Return conventions (docs/c-api.md, "The Wasm ABI"), by return type:
+ *   handle (uint32_t): nonzero, or 0 on failure
+ *   status (int32_t, documented as "status"): 0 (TP_OK) or a tp_status
+ *   count (int32_t, outputs written at outs): n >= 0, or -1 on failure
+ *   query (int32_t/double of a handle: ndim, dtype, numel, counts): the
+ *     value (>= 0), or -1 on failure
+ *   char * (tpw_free) / const char * (borrowed): the text, or 0 on failure
+ * After any failure tpw_last_status() gives the code and tpw_last_error()
+ * the NUL-terminated message. Byte buffers for the host come back through
+ * an intptr_t out[2] = { malloc'ed pointer (tpw_free), length }, written
+ * only on success.
+ *
+ * The same files compile natively (tests/c/abi/test_abi.c drives them under ASan).
  *
  * Imports the core needs from the host (module "env"):
  *   int32 tp_host_call(int32 fn_id, int32 in_ptr, int32 nin,
@@ -34,9 +45,6 @@ void tpw_set_host_error(const char *msg);
 /* info */
 const char *tpw_version(void);
 const char *tpw_isa(void);
-int32_t tpw_op_count(void);
-const char *tpw_op_name(int32_t op);
-int32_t tpw_op_arity(int32_t op);
 int32_t tpw_live_tensors(void);
 
 /* tensors. shape_ptr: int32[ndim]. data may be 0 (zeros). */
@@ -59,11 +67,16 @@ int32_t tpw_tensor_item(uint32_t h, double *out);
 /* A new handle to the same tensor (retain). */
 uint32_t tpw_tensor_dup(uint32_t h);
 
-/* ops. in: uint32[nin] handles (0 = absent optional operand).
- * attrs: double[20] = { nints, ints[8], dim, dim1, start, end, step, eps,
- *                       keepdim, approximate, dtype, 0 } */
-#define TPW_ATTR_LEN 20
-uint32_t tpw_op(int32_t op, int32_t nin, const uint32_t *in, const double *attrs);
+/* ops. in: uint32[nin] handles (0 = absent optional operand). attrs: a
+ * tp_attrs the host wrote into memory (0: the defaults): it starts from
+ * tpw_attrs_init and sets the fields tpw_attrs_layout describes, as
+ * "<sizeof tp_attrs>;<field>:<i|f><bits>:<count>@<offset>;..." (ops.c). */
+int32_t tpw_op_count(void);
+const char *tpw_op_name(int32_t op);
+int32_t tpw_op_arity(int32_t op);
+const char *tpw_attrs_layout(void);
+void tpw_attrs_init(tp_attrs *attrs);
+uint32_t tpw_op(int32_t op, int32_t nin, const uint32_t *in, const tp_attrs *attrs);
 
 /* compile. fn_id: the host's id for the JS function (see tp_host_call).
  * opts: int32[4] = { fullgraph, dynamic (-1/0/1), disable, 0 };
@@ -231,7 +244,6 @@ int32_t tpw_compiled_onnx_save(uint32_t h, intptr_t *out);
 /* A serialized TensorProto -> a tensor handle; 0 on failure. */
 uint32_t tpw_onnx_tensor_decode(const void *bytes, int32_t len);
 int32_t tpw_graph_num_inputs(uint32_t h);
-int32_t tpw_graph_num_outputs(uint32_t h);
 /* Placeholder i's name (borrowed until tpw_graph_free), 0 if none. */
 const char *tpw_graph_input_name(uint32_t h, int32_t i);
 /* The ONNX output names, comma separated (borrowed), 0 if none. */

@@ -49,9 +49,7 @@ export class BackendCapabilities {
 }
 
 export function coreContractVersion() {
-  const core = getCore();
-  const f = core && core.exports.tpw_core_backend_contract_version;
-  return typeof f === 'function' ? f() : 1;
+  return getCore().exports.tpw_core_backend_contract_version();
 }
 
 function csv(list, what) {

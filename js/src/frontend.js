@@ -11,7 +11,8 @@
 // region the core recorded.
 
 import { AssertionError, GraphCaptureError, RuntimeError, ValueError } from './errors.js';
-import { getCore, wrapHandle, scalar } from './tensor.js';
+import { getCore, wrapHandle } from './tensor.js';
+import { scalar } from './creation.js';
 import {
   checkStatus,
   fnRepr,
@@ -21,7 +22,6 @@ import {
   keyOf,
   keyedEntry,
   need,
-  has,
   throwCore,
   typeRepr,
   withScratch,
@@ -282,7 +282,6 @@ export function resetRecords() {
 
 /** What compile(fn) compiles: { fn, disabled } following the seed's _unwrap_callable. */
 export function unwrapForCompile(fn) {
-  if (!has('tpw_rec_lookup')) return { fn, disabled: false };
   const id = getCore().exports.tpw_rec_lookup(keyOf(fn));
   if (id <= 0) return { fn, disabled: false };
   const st = records.get(id);
@@ -613,8 +612,7 @@ export function isCompiling() {
 
 /** True while an export capture session is active. */
 export function isExporting() {
-  const f = getCore().exports.tpw_is_exporting;
-  return typeof f === 'function' ? f() !== 0 : false;
+  return getCore().exports.tpw_is_exporting() !== 0;
 }
 
 /**

@@ -8,9 +8,9 @@
 // import env.tp_jit_kernel = the core's export tpw_jit_kernel).
 //
 //   env.tp_host_load_module(bytes_ptr, len, nexports, out_ptr) -> 0 | 1 | -1
-//     out_ptr: int32[3]; when [0] is TP_JIT_HASHED, [1] and [2] hold the low
+//     out_ptr: int32[3]; [0] is TP_JIT_HASHED, [1] and [2] hold the low
 //     and high half of the core's 64-bit FNV-1a hash of the bytes (the
-//     cache key, with len); otherwise (an older core) jit.js hashes them
+//     cache key, with len); without the mark the load fails
 //     0: installed, the first table index is written at out_ptr
 //     1: pending (a browser main thread refuses synchronous compiles of
 //        large modules): the module compiles asynchronously; when it is
@@ -28,16 +28,6 @@ const pending = new Set();
 let nextToken = 1;
 let features = -1;
 const JIT_HASHED = 0x31485054; // TP_JIT_HASHED (src/codegen/jit.h)
-
-// The cache key of a module from a core that does not hash its modules.
-function hashBytes(u8) {
-  let h = 0x811c9dc5 >>> 0, h2 = 0x01000193;
-  for (let i = 0; i < u8.length; i++) {
-    h = Math.imul(h ^ u8[i], 0x01000193) >>> 0;
-    h2 = Math.imul(h2 + u8[i], 0x9e3779b1) >>> 0;
-  }
-  return `js:${u8.length}:${h.toString(16)}:${h2.toString(16)}`;
-}
 
 // (module (func (param v128 v128 v128) (result v128) local.get 0 local.get 1 local.get 2 f32x4.relaxed_madd))
 const RELAXED_PROBE = new Uint8Array([
@@ -89,15 +79,16 @@ export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outP
   const syncOnly = (nexports & SYNC_ONLY) !== 0; // TP_JIT_SYNC_ONLY (src/codegen/jit.h)
   nexports &= ~SYNC_ONLY;
   const i32 = core.views().i32;
-  // a copy of the bytes, made only when they are compiled (or hashed here)
+  // a copy of the bytes, made only when they are compiled
   let copy = null;
   const bytes = () => copy ?? (copy = core.views().u8.slice(bytesPtr, bytesPtr + len));
-  // the module's length and the 64-bit hash the core wrote at out_ptr + 4,
-  // marked by TP_JIT_HASHED at out_ptr; an older core does not write it, and
-  // its modules are hashed here (a stale key would run another module)
-  const key = i32[outPtr >> 2] === JIT_HASHED
-    ? `${len}:${(i32[(outPtr >> 2) + 2] >>> 0).toString(16)}:${(i32[(outPtr >> 2) + 1] >>> 0).toString(16)}`
-    : hashBytes(bytes());
+  // the cache key: the module's length and the 64-bit hash the core wrote
+  // at out_ptr + 4, marked by TP_JIT_HASHED at out_ptr (every core sets it)
+  if (i32[outPtr >> 2] !== JIT_HASHED) {
+    setHostError(`generated module (${len} bytes): the core did not mark its hash (TP_JIT_HASHED)`);
+    return -1;
+  }
+  const key = `${len}:${(i32[(outPtr >> 2) + 2] >>> 0).toString(16)}:${(i32[(outPtr >> 2) + 1] >>> 0).toString(16)}`;
   try {
     let module = useCache ? cache.get(key) : undefined;
     if (!module && !(onMainThread && len > MAIN_THREAD_SYNC_MAX)) {

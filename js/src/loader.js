@@ -211,7 +211,7 @@ export class Core {
       const name = this.readCString(ex.tpw_op_name(i));
       this.ops.set(name, i);
       this.opNames.push(name);
-      this.opArity.push(ex.tpw_op_arity ? ex.tpw_op_arity(i) : 0);
+      this.opArity.push(ex.tpw_op_arity(i));
     }
   }
 }

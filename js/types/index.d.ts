@@ -52,6 +52,7 @@ export declare class Tensor {
   dispose(): void;
   toString(): string;
 
+  // BEGIN generated ops (scripts/gen-ops.mjs from src/ops/ops.def; do not edit)
   add(b: Operand): Tensor;
   sub(b: Operand): Tensor;
   mul(b: Operand): Tensor;
@@ -59,8 +60,6 @@ export declare class Tensor {
   eq(b: Operand): Tensor;
   lt(b: Operand): Tensor;
   gt(b: Operand): Tensor;
-  /** torch style: x.where(cond, y) = where(cond, x, y). */
-  where(cond: Tensor, other: Operand): Tensor;
   neg(): Tensor;
   abs(): Tensor;
   exp(): Tensor;
@@ -70,8 +69,15 @@ export declare class Tensor {
   tanh(): Tensor;
   sigmoid(): Tensor;
   relu(): Tensor;
-  gelu(options?: { approximate?: 'none' | 'tanh' }): Tensor;
   matmul(b: Tensor): Tensor;
+  floor(): Tensor;
+  ceil(): Tensor;
+  round(): Tensor;
+  erf(): Tensor;
+  // END generated ops
+  /** torch style: x.where(cond, y) = where(cond, x, y). */
+  where(cond: Tensor, other: Operand): Tensor;
+  gelu(options?: { approximate?: 'none' | 'tanh' }): Tensor;
   /** x @ w^T + b; w is [out, in]. */
   linear(w: Tensor, b?: Tensor | null): Tensor;
   /** 2-D convolution of this [N, C, H, W] tensor; see {@link conv2d}. */
@@ -126,6 +132,7 @@ export declare function rand(shape: number | Shape, options?: { seed?: number | 
 export declare function scalar(value: number | boolean): Tensor;
 
 // ---- operators ----
+// BEGIN generated ops (scripts/gen-ops.mjs from src/ops/ops.def; do not edit)
 export declare function add(a: Operand, b: Operand): Tensor;
 export declare function sub(a: Operand, b: Operand): Tensor;
 export declare function mul(a: Operand, b: Operand): Tensor;
@@ -133,7 +140,6 @@ export declare function div(a: Operand, b: Operand): Tensor;
 export declare function eq(a: Operand, b: Operand): Tensor;
 export declare function lt(a: Operand, b: Operand): Tensor;
 export declare function gt(a: Operand, b: Operand): Tensor;
-export declare function where(cond: Tensor, a: Operand, b: Operand): Tensor;
 export declare function neg(a: Tensor): Tensor;
 export declare function abs(a: Tensor): Tensor;
 export declare function exp(a: Tensor): Tensor;
@@ -143,8 +149,57 @@ export declare function rsqrt(a: Tensor): Tensor;
 export declare function tanh(a: Tensor): Tensor;
 export declare function sigmoid(a: Tensor): Tensor;
 export declare function relu(a: Tensor): Tensor;
-export declare function gelu(a: Tensor, options?: { approximate?: 'none' | 'tanh' }): Tensor;
 export declare function matmul(a: Tensor, b: Tensor): Tensor;
+export declare function floor(a: Tensor): Tensor;
+export declare function ceil(a: Tensor): Tensor;
+export declare function round(a: Tensor): Tensor;
+export declare function erf(a: Tensor): Tensor;
+/** Every operator by its JS name. */
+export declare const ops: Readonly<{
+  add: typeof add;
+  sub: typeof sub;
+  mul: typeof mul;
+  div: typeof div;
+  eq: typeof eq;
+  lt: typeof lt;
+  gt: typeof gt;
+  where: typeof where;
+  neg: typeof neg;
+  abs: typeof abs;
+  exp: typeof exp;
+  log: typeof log;
+  sqrt: typeof sqrt;
+  rsqrt: typeof rsqrt;
+  tanh: typeof tanh;
+  sigmoid: typeof sigmoid;
+  relu: typeof relu;
+  gelu: typeof gelu;
+  matmul: typeof matmul;
+  linear: typeof linear;
+  sum: typeof sum;
+  mean: typeof mean;
+  max: typeof max;
+  min: typeof min;
+  softmax: typeof softmax;
+  logSoftmax: typeof logSoftmax;
+  layerNorm: typeof layerNorm;
+  reshape: typeof reshape;
+  transpose: typeof transpose;
+  permute: typeof permute;
+  slice: typeof slice;
+  concat: typeof concat;
+  cast: typeof cast;
+  floor: typeof floor;
+  ceil: typeof ceil;
+  round: typeof round;
+  erf: typeof erf;
+  conv2d: typeof conv2d;
+  maxPool2d: typeof maxPool2d;
+  avgPool2d: typeof avgPool2d;
+}>;
+// END generated ops
+export declare function where(cond: Tensor, a: Operand, b: Operand): Tensor;
+export declare function gelu(a: Tensor, options?: { approximate?: 'none' | 'tanh' }): Tensor;
 export declare function linear(x: Tensor, w: Tensor, b?: Tensor | null): Tensor;
 /** Window options of conv2d. */
 export interface Conv2dOptions {
@@ -192,17 +247,6 @@ export declare function slice(a: Tensor, dim: number, start?: number | null, end
 export declare function concat(tensors: Tensor[], dim?: number): Tensor;
 export declare function cast(a: Tensor, dtype: DTypeLike): Tensor;
 
-export declare const ops: Readonly<{
-  add: typeof add; sub: typeof sub; mul: typeof mul; div: typeof div;
-  eq: typeof eq; lt: typeof lt; gt: typeof gt; where: typeof where;
-  neg: typeof neg; abs: typeof abs; exp: typeof exp; log: typeof log;
-  sqrt: typeof sqrt; rsqrt: typeof rsqrt; tanh: typeof tanh; sigmoid: typeof sigmoid;
-  relu: typeof relu; gelu: typeof gelu; matmul: typeof matmul; linear: typeof linear; conv2d: typeof conv2d; maxPool2d: typeof maxPool2d; avgPool2d: typeof avgPool2d;
-  sum: typeof sum; mean: typeof mean; max: typeof max; min: typeof min;
-  softmax: typeof softmax; logSoftmax: typeof logSoftmax; layerNorm: typeof layerNorm;
-  reshape: typeof reshape; transpose: typeof transpose; permute: typeof permute;
-  slice: typeof slice; concat: typeof concat; cast: typeof cast;
-}>;
 
 // ---- memory ----
 /**

@@ -197,8 +197,8 @@ tp_status tp_capture_opaque(int64_t call_id, int nin, tp_tensor *const *in,
   if (!s) {
     tp_attrs at;
     tp_attrs_init(&at);
-    at.dim = call_id;
-    at.dim1 = n;
+    at.host_fn = call_id;
+    at.nresults = n;
     tp_desc d;
     tp_desc_of(res[0], &d);
     d.weak = 0;
@@ -224,7 +224,7 @@ tp_status tp_capture_opaque(int64_t call_id, int nin, tp_tensor *const *in,
     res[k] = v;
     tp_attrs at;
     tp_attrs_init(&at);
-    at.dim = k;
+    at.result_index = k;
     tp_arg a = {TP_ARG_NODE, idx, 0, 0};
     tp_desc d;
     tp_desc_of(res[k], &d);
@@ -460,7 +460,7 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
   if (!s) {
     tp_attrs at;
     tp_attrs_init(&at);
-    at.dim1 = n;
+    at.nresults = n;
     tp_desc d;
     tp_desc_of(res[0], &d);
     d.weak = 0;
@@ -481,7 +481,7 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
     res[q] = v;
     tp_attrs at;
     tp_attrs_init(&at);
-    at.dim = q;
+    at.result_index = q;
     tp_arg a = {TP_ARG_NODE, inv, 0, 0};
     tp_desc d;
     tp_desc_of(res[q], &d);

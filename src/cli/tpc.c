@@ -319,7 +319,7 @@ static int cmd_graph(int argc, char **argv) {
     rc = tpc_fail(EXIT_RUNTIME, "%s: %s", argv[2], tp_last_error());
   } else {
     fputs(text, stdout);
-    tp_free_string(text);
+    tp_free_buffer(text);
   }
   tp_graph_free(g);
   return rc;

@@ -67,7 +67,7 @@ int tpc_cmd_compile(int argc, char **argv) {
   char *text = NULL;
   if (has(dump, "graph") && tp_graph_print(g, 0, &text) == TP_OK) {
     printf("# graph\n%s", text);
-    tp_free_string(text);
+    tp_free_buffer(text);
   }
   double t0 = now_ms();
   tp_graph *lg = NULL;
@@ -80,7 +80,7 @@ int tpc_cmd_compile(int argc, char **argv) {
   }
   if (passes) {
     fputs(passes, stdout);
-    tp_free_string(passes);
+    tp_free_buffer(passes);
   }
   tp_kir_program *p = NULL;
   if (tp_schedule(lg, &o, &p) != TP_OK || tp_kir_verify(p) != TP_OK || tp_memplan(p) != TP_OK) {
@@ -92,7 +92,7 @@ int tpc_cmd_compile(int argc, char **argv) {
   double t1 = now_ms();
   if (has(dump, "kernels") && tp_kir_print(p, &text) == TP_OK) {
     printf("# kernels\n%s", text);
-    tp_free_string(text);
+    tp_free_buffer(text);
   }
   printf("# compile: %.3f ms (passes + schedule + memory plan), %d kernels, arena %lld bytes\n", t1 - t0,
          p->nkernels, (long long)p->arena_bytes);

@@ -28,8 +28,8 @@ static uint64_t fnv1a64(const unsigned char *p, size_t n) {
 tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache, int32_t *base,
                       int32_t *token) {
   (void)use_cache; /* the host reads config.forceDisableCaches itself */
-  /* io[0]: in, TP_JIT_HASHED (the hash below is there; a core from before
-   * it left io[0] 0); out, the table base or token. io[1], io[2]: in, the
+  /* io[0]: in, TP_JIT_HASHED (the hash below is there; the host refuses a
+   * load without it); out, the table base or token. io[1], io[2]: in, the
    * hash's low and high 32 bits (docs/codegen.md, loading protocol). */
   int32_t io[3];
   uint64_t h = fnv1a64(bytes, len);

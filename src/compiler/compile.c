@@ -165,7 +165,7 @@ tp_status tp_compile(const tp_callable *fn, const tp_compile_options *opts, tp_c
     if (o.mode) {
       char *json = NULL;
       TP_TRY(tp_list_mode_options(o.mode, &json));
-      tp_free_string(json);
+      tp_free_buffer(json);
     }
     if (o.has_options) {
       char keys[16][48];

@@ -1,5 +1,5 @@
 /* compiler.h - the frontend's internal API (the public declarations of
- * config values, the backend registry and modes live in tensorplay.h). compile.c (and records.c) build on it; wasm/abi.c
+ * config values, the backend registry and modes live in tensorplay.h). compile.c (and records.c) build on it; wasm/compile.c
  * exposes it to JS. Errors follow the seed: TP_ERR_TYPE for Python's
  * TypeError, TP_ERR_VALUE for ValueError, TP_ERR_RUNTIME for RuntimeError,
  * TP_ERR_ASSERTION for AssertionError, TP_ERR_INVALID_BACKEND for

@@ -84,3 +84,6 @@ char *tp_strdup(const char *s) {
   return d;
 }
 
+
+/* The public name for freeing what the library returns (tensorplay.h). */
+void tp_free_buffer(void *p) { tp_free(p); }

@@ -287,11 +287,11 @@ tp_status tp_graph_verify(const tp_graph *g) {
       if (!sg || sg->kind != TP_NODE_GET_ATTR || sg->desc.ndim != TP_DESC_GRAPH)
         return tp_fail(TP_ERR_INVALID_ARG, "graph: invoke %%%s must name a subgraph first", n->name);
       const tp_graph *sub = tp_graph_find_subgraph(g, sg->target ? sg->target : sg->name);
-      if (tp_graph_num_inputs(sub) != n->nargs - 1 || tp_graph_num_outputs(sub) != n->attrs.dim1)
+      if (tp_graph_num_inputs(sub) != n->nargs - 1 || tp_graph_num_outputs(sub) != n->attrs.nresults)
         return tp_fail(TP_ERR_INVALID_ARG,
                        "graph: invoke %%%s passes %d inputs and expects %lld results; the subgraph "
                        "takes %d and returns %d",
-                       n->name, n->nargs - 1, (long long)n->attrs.dim1, tp_graph_num_inputs(sub),
+                       n->name, n->nargs - 1, (long long)n->attrs.nresults, tp_graph_num_inputs(sub),
                        tp_graph_num_outputs(sub));
     }
     if (n->kind == TP_NODE_CALL && (tp_op_flags(n->op) & TP_OPF_OPAQUE)) {
@@ -299,13 +299,13 @@ tp_status tp_graph_verify(const tp_graph *g) {
           (n->nargs != 1 || n->args[0].kind != TP_ARG_NODE ||
            (g->nodes[n->args[0].node].op != TP_OP_CALL_HOST &&
             g->nodes[n->args[0].node].op != TP_OP_INVOKE) ||
-           g->nodes[n->args[0].node].kind != TP_NODE_CALL || n->attrs.dim < 0 ||
-           n->attrs.dim >= g->nodes[n->args[0].node].attrs.dim1))
+           g->nodes[n->args[0].node].kind != TP_NODE_CALL || n->attrs.result_index < 0 ||
+           n->attrs.result_index >= g->nodes[n->args[0].node].attrs.nresults))
         return tp_fail(TP_ERR_INVALID_ARG, "graph: getitem %%%s must select a result of a call_host",
                        n->name);
-      if ((n->op == TP_OP_CALL_HOST || n->op == TP_OP_INVOKE) && (n->attrs.dim1 < 1 || n->attrs.dim1 > TP_MAX_OPERANDS))
+      if ((n->op == TP_OP_CALL_HOST || n->op == TP_OP_INVOKE) && (n->attrs.nresults < 1 || n->attrs.nresults > TP_MAX_OPERANDS))
         return tp_fail(TP_ERR_INVALID_ARG, "graph: call_host %%%s has %lld results (1..%d)", n->name,
-                       (long long)n->attrs.dim1, TP_MAX_OPERANDS);
+                       (long long)n->attrs.nresults, TP_MAX_OPERANDS);
     } else if (n->kind == TP_NODE_CALL) {
       tp_desc descs[TP_MAX_OPERANDS], od;
       const tp_desc *dp[TP_MAX_OPERANDS];
@@ -446,14 +446,14 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
         tp_tensor *args[TP_MAX_OPERANDS], *scalars[TP_MAX_OPERANDS];
         s = tp_node_operands(n, run_value, vals, args, scalars);
         if (s == TP_OK && n->op == TP_OP_CALL_HOST) {
-          int nres = (int)n->attrs.dim1, got = 0;
+          int nres = (int)n->attrs.nresults, got = 0;
           tuples[i] = tp_alloc(sizeof(tp_tensor *) * (size_t)nres);
           if (!tuples[i]) s = TP_ERR_OUT_OF_MEMORY;
           else memset(tuples[i], 0, sizeof(tp_tensor *) * (size_t)nres);
-          if (!s) s = tp_host_invoke(n->attrs.dim, n->nargs, args, nres, tuples[i], &got);
+          if (!s) s = tp_host_invoke(n->attrs.host_fn, n->nargs, args, nres, tuples[i], &got);
           if (!s && got != nres)
             s = tp_fail(TP_ERR_HOST, "host function %lld returned %d results, the graph expects %d",
-                        (long long)n->attrs.dim, got, nres);
+                        (long long)n->attrs.host_fn, got, nres);
           if (!s) {
             vals[i] = tuples[i][0];
             tp_tensor_retain(vals[i]);
@@ -461,7 +461,7 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
         } else if (s == TP_OK && n->op == TP_OP_INVOKE) {
           const tp_node *sg = &g->nodes[n->args[0].node];
           const tp_graph *sub = tp_graph_find_subgraph(g, sg->target ? sg->target : sg->name);
-          int nres = (int)n->attrs.dim1, got = 0;
+          int nres = (int)n->attrs.nresults, got = 0;
           tuples[i] = tp_alloc(sizeof(tp_tensor *) * (size_t)nres);
           if (!tuples[i]) s = TP_ERR_OUT_OF_MEMORY;
           else memset(tuples[i], 0, sizeof(tp_tensor *) * (size_t)nres);
@@ -471,7 +471,7 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
             tp_tensor_retain(vals[i]);
           }
         } else if (s == TP_OK && n->op == TP_OP_GETITEM) {
-          vals[i] = tuples[n->args[0].node][n->attrs.dim];
+          vals[i] = tuples[n->args[0].node][n->attrs.result_index];
           tp_tensor_retain(vals[i]);
         } else if (s == TP_OK && reference) { /* the scalar oracle */
           s = tp_op_exec_ref(n->op, n->nargs, args, &n->attrs, &vals[i]);
@@ -495,7 +495,7 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
   for (int i = 0; i < g->n; i++) {
     tp_tensor_release(vals[i]);
     if (tuples[i])
-      for (int k = 0; k < g->nodes[i].attrs.dim1; k++) tp_tensor_release(tuples[i][k]);
+      for (int k = 0; k < g->nodes[i].attrs.nresults; k++) tp_tensor_release(tuples[i][k]);
     tp_free(tuples[i]);
   }
   tp_free(vals);

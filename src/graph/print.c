@@ -18,39 +18,16 @@
 #include <stdlib.h>
 
 /* ---- the attribute table ------------------------------------------------
- * One row per op that reads attributes (ops.def comments); ops not listed
- * read none. Attributes print in row order. */
-#define A(nm, kind, field) { nm, kind, offsetof(tp_attrs, field) }
-#define REDUCE { 2, { A("dims", TP_ATTR_INTS, ints), A("keepdim", TP_ATTR_BOOL, keepdim) } }
-#define SOFTMAX { 1, { A("dim", TP_ATTR_INT, dim) } }
-
+ * Expanded from the TP_OP_ATTRS rows of ops.def; ops without one read no
+ * attributes. Attributes print in row order. */
+#define TP_ATTR(nm, kind, field) { nm, TP_ATTR_##kind, offsetof(tp_attrs, field) }
+#define TP_OP_ATTRS(id, ...)                                                         \
+  [TP_OP_##id] = { (int)(sizeof((tp_attr_spec[]){__VA_ARGS__}) / sizeof(tp_attr_spec)), \
+                   { __VA_ARGS__ } },
 const tp_op_text tp_text_ops[TP_OP_COUNT] = {
-  [TP_OP_SUM] = REDUCE,
-  [TP_OP_MEAN] = REDUCE,
-  [TP_OP_MAX] = REDUCE,
-  [TP_OP_MIN] = REDUCE,
-  [TP_OP_SOFTMAX] = SOFTMAX,
-  [TP_OP_LOG_SOFTMAX] = SOFTMAX,
-  [TP_OP_LAYER_NORM] = { 2, { A("normalized_shape", TP_ATTR_INTS, ints),
-                              A("eps", TP_ATTR_FLOAT, eps) } },
-  [TP_OP_RESHAPE] = { 1, { A("shape", TP_ATTR_INTS, ints) } },
-  [TP_OP_TRANSPOSE] = { 2, { A("dim0", TP_ATTR_INT, dim), A("dim1", TP_ATTR_INT, dim1) } },
-  [TP_OP_PERMUTE] = { 1, { A("perm", TP_ATTR_INTS, ints) } },
-  [TP_OP_SLICE] = { 4, { A("dim", TP_ATTR_INT, dim), A("start", TP_ATTR_INT, start),
-                         A("end", TP_ATTR_INT_MAX, end), A("step", TP_ATTR_INT, step) } },
-  [TP_OP_CONCAT] = { 1, { A("dim", TP_ATTR_INT, dim) } },
-  [TP_OP_CAST] = { 1, { A("dtype", TP_ATTR_DTYPE, dtype) } },
-  [TP_OP_GELU] = { 1, { A("approximate", TP_ATTR_GELU, approximate) } },
-  [TP_OP_CALL_HOST] = { 2, { A("fn", TP_ATTR_INT, dim), A("results", TP_ATTR_INT, dim1) } },
-  [TP_OP_GETITEM] = { 1, { A("index", TP_ATTR_INT, dim) } },
-  [TP_OP_INVOKE] = { 1, { A("results", TP_ATTR_INT, dim1) } },
-  [TP_OP_CONV2D] = { 2, { A("window", TP_ATTR_INTS, ints), A("groups", TP_ATTR_INT, dim) } },
-  [TP_OP_MAX_POOL2D] = { 1, { A("window", TP_ATTR_INTS, ints) } },
-  [TP_OP_AVG_POOL2D] = { 2, { A("window", TP_ATTR_INTS, ints), A("count_include_pad", TP_ATTR_INT, dim) } },
+#include "../ops/ops.def"
 };
-#undef A
-#undef REDUCE
-#undef SOFTMAX
+#undef TP_ATTR
 
 /* ---- small spellings ---------------------------------------------------- */
 int tp_text_is_name_char(int c) {
@@ -377,4 +354,3 @@ fail:
   return s;
 }
 
-void tp_free_string(char *s) { tp_free(s); }

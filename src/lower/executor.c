@@ -519,12 +519,12 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
   tp_status s = tp_node_operands(n, operand_shell, &oc, args, scalars);
   int slot = ki;
   if (!s && (n->op == TP_OP_CALL_HOST || n->op == TP_OP_INVOKE)) {
-    int nres = (int)n->attrs.dim1, got = 0;
+    int nres = (int)n->attrs.nresults, got = 0;
     tp_tensor **t = tp_alloc(sizeof(tp_tensor *) * (size_t)nres);
     if (!t) s = TP_ERR_OUT_OF_MEMORY;
     else memset(t, 0, sizeof(tp_tensor *) * (size_t)nres);
     if (!s && n->op == TP_OP_CALL_HOST) {
-      s = tp_host_invoke(n->attrs.dim, n->nargs, args, nres, t, &got);
+      s = tp_host_invoke(n->attrs.host_fn, n->nargs, args, nres, t, &got);
     } else if (!s) {
       const tp_node *sg = &p->graph->nodes[n->args[0].node];
       const tp_graph *sub = tp_graph_find_subgraph(p->graph, sg->target ? sg->target : sg->name);
@@ -560,7 +560,7 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
       if (p->kernels[q].node == n->args[0].node) pk = q;
     tp_tensor **t = pk >= 0 ? r->pl->tuples[pk] : NULL;
     if (!t) s = tp_fail(TP_ERR_INTERNAL, "executor: getitem before its call");
-    else tp_tensor_copy_into(t[n->attrs.dim], &out.t);
+    else tp_tensor_copy_into(t[n->attrs.result_index], &out.t);
   } else if (!s && n->op == TP_OP_CONV2D && tp_tensor_is_contiguous(&out.t)) {
     s = tp_conv2d_into(args, &n->attrs, &out.t); /* straight into the arena: no copy */
   } else if (!s) {

@@ -28,7 +28,7 @@ typedef struct tp_pass_info { const char *name; tp_pass_fn fn; } tp_pass_info;
 /* The pipeline, one flat list (QBE's func()): name and function per row. */
 const tp_pass_info *tp_passes(int *n);
 /* Runs the pipeline; dump: NULL, or a pass name after which the graph is
- * printed into *dump_out (tp_free_string), or "all". */
+ * printed into *dump_out (tp_free_buffer), or "all". */
 tp_status tp_run_passes(const tp_graph *in, int decompose, const char *dump, char **dump_out,
                         tp_graph **out);
 

@@ -443,7 +443,7 @@ tp_status tp_run_passes(const tp_graph *in, int decompose, const char *dump, cha
       if (tp_graph_print(g, 0, &text) == TP_OK) {
         tp_buf_printf(&dump_text, "# after %s\n", pipeline[i].name);
         tp_buf_puts(&dump_text, text);
-        tp_free_string(text);
+        tp_free_buffer(text);
       }
     }
   }

@@ -15,12 +15,6 @@ static int op_id(const char *name) {
   return -1;
 }
 
-static void attrs_init(double *a) {
-  memset(a, 0, sizeof(double) * TPW_ATTR_LEN);
-  a[12] = 9.3e18; /* slice end: to the end */
-  a[13] = 1;
-  a[14] = 1e-5;
-}
 
 /* host: y = relu(x) + x, or throws when fn_id == 2 */
 static int host_calls;
@@ -31,11 +25,11 @@ static int32_t host(int32_t fn_id, const uint32_t *in, int32_t nin, uint32_t *ou
     return -1;
   }
   if (nin != 1 || max_out < 1) return -1;
-  double a[TPW_ATTR_LEN];
-  attrs_init(a);
-  uint32_t r = tpw_op(op_id("relu"), 1, in, a);
+  tp_attrs a;
+  tpw_attrs_init(&a);
+  uint32_t r = tpw_op(op_id("relu"), 1, in, &a);
   uint32_t ops[2] = {r, in[0]};
-  uint32_t y = tpw_op(op_id("add"), 2, ops, a);
+  uint32_t y = tpw_op(op_id("add"), 2, ops, &a);
   tpw_tensor_free(r);
   out[0] = y;
   return y ? 1 : -1;
@@ -52,10 +46,10 @@ int main(void) {
   CHECK(tpw_tensor_shape(x, got) == 0 && got[0] == 2 && got[1] == 3);
 
   /* transpose via packed attrs, then read */
-  double a[TPW_ATTR_LEN];
-  attrs_init(a);
-  a[9] = 0, a[10] = 1;
-  uint32_t t = tpw_op(op_id("transpose"), 1, &x, a);
+  tp_attrs a;
+  tpw_attrs_init(&a);
+  a.dim = 0, a.dim1 = 1;
+  uint32_t t = tpw_op(op_id("transpose"), 1, &x, &a);
   float tr[6];
   CHECK(t && tpw_tensor_read(t, tr, sizeof tr) == 0);
   CHECK(tr[0] == -1 && tr[1] == 4 && tr[2] == 2 && tr[5] == 6);
@@ -65,7 +59,7 @@ int main(void) {
   CHECK(tpw_tensor_free(t) == 7 && strstr(tpw_last_error(), "disposed"));
   CHECK(tpw_tensor_ndim(t) == -1);
   uint32_t ops[2] = {x, t};
-  CHECK(tpw_op(op_id("add"), 2, ops, a) == 0 && tpw_last_status() == 7);
+  CHECK(tpw_op(op_id("add"), 2, ops, &a) == 0 && tpw_last_status() == 7);
   CHECK(strstr(tpw_last_error(), "add: operand 1") != NULL);
   CHECK(tpw_tensor_free(0) == 7 && tpw_tensor_free(0x12345) == 7);
   /* a slot reused by a new tensor does not revive the old handle */
@@ -74,10 +68,10 @@ int main(void) {
   tpw_tensor_free(t2);
 
   /* bad op id / bad attrs */
-  CHECK(tpw_op(999, 1, &x, a) == 0 && strstr(tpw_last_error(), "unknown operator"));
-  a[0] = 99;
-  CHECK(tpw_op(op_id("sum"), 1, &x, a) == 0 && tpw_last_status() == 1);
-  attrs_init(a);
+  CHECK(tpw_op(999, 1, &x, &a) == 0 && strstr(tpw_last_error(), "unknown operator"));
+  a.nints = 99;
+  CHECK(tpw_op(op_id("sum"), 1, &x, &a) == 0 && tpw_last_status() == 1);
+  tpw_attrs_init(&a);
 
   /* compile through the host bridge */
   tpw_set_native_host(host);

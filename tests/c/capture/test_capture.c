@@ -158,8 +158,8 @@ static void test_trace_graph(void) {
   CHECK(!tp_is_compiling());
   tp_tensor_release(o);
   tp_graph_free(g2);
-  tp_free_string(text);
-  tp_free_string(full);
+  tp_free_buffer(text);
+  tp_free_buffer(full);
   tp_trace_result_clear(&r);
   tp_tensor_release(xt);
   tp_tensor_release(W);

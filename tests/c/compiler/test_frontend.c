@@ -133,11 +133,11 @@ static void test_opaque(void) {
     tp_graph *g = NULL;
     CHECK(text && tp_graph_parse(text, strlen(text), &g) == TP_OK);
     tp_graph_free(g);
-    tp_free_string(text);
+    tp_free_buffer(text);
     char *ex = NULL;
     CHECK(tp_compiled_explain(c, &ex) == TP_OK && strstr(ex, "\"captures\": 1") && strstr(ex, "\"ops\": 5"));
     if (ex && !strstr(ex, "\"ops\": 5")) printf("%s\n", ex);
-    tp_free_string(ex);
+    tp_free_buffer(ex);
     /* no generated Wasm module outside a Wasm host (tests/js/codegen.test.js
      * checks the module in one) */
     size_t mlen = 99;
@@ -219,7 +219,7 @@ static void test_nested(void) {
   CHECK(text && strstr(text, "invoke(") && strstr(text, ": graph"));
   tp_graph *g2 = NULL;
   CHECK(text && tp_graph_parse(text, strlen(text), &g2) == TP_OK && tp_graph_equal(g, g2));
-  tp_free_string(text);
+  tp_free_buffer(text);
   /* the cached graph runs the subgraphs without calling the region */
   region_calls = 0;
   CHECK(tp_compiled_call(c, 2, in, 1, &y, &n) == TP_OK && at(y, 2) == 37);
@@ -297,7 +297,7 @@ static void test_marks(void) {
     tp_graph_print(tp_compiled_last_graph(c), 1, &text);
     if (want[mode]) CHECK(text && strstr(text, want[mode]));
     else CHECK(text && strstr(text, "get_attr") && !strstr(text, "call_host")); /* a baked-in constant */
-    tp_free_string(text);
+    tp_free_buffer(text);
     tp_compiled_free(c);
     tp_reset();
   }
@@ -406,7 +406,7 @@ static void test_guards_and_limits(void) {
   CHECK(f_calls == 4 && tp_compiled_num_entries(c) == 2);
   char *r = NULL;
   CHECK(tp_compiled_recompile_reasons(c, &r) == TP_OK && strstr(r, "inputs[0].shape == (4,)"));
-  tp_free_string(r);
+  tp_free_buffer(r);
   /* fail_on_recompile_limit_hit is read when the wrapper is made */
   tp_compiled_free(c);
   tp_config_set(TP_CFG_FAIL_ON_RECOMPILE_LIMIT_HIT, tp_value_bool(1));
@@ -421,7 +421,7 @@ static void test_guards_and_limits(void) {
   tp_reset();
   CHECK(tp_compiled_num_entries(c) == 0 && tp_compiled_num_captures(c) == 0);
   CHECK(tp_compiled_recompile_reasons(c, &r) == TP_OK && r[0] == 0);
-  tp_free_string(r);
+  tp_free_buffer(r);
   tp_compiled_free(c);
   /* accumulated limit */
   tp_config_set(TP_CFG_ACCUMULATED_RECOMPILE_LIMIT, tp_value_int(2));
@@ -465,10 +465,10 @@ static void test_guards_and_limits(void) {
   tp_tensor_release(y);
   CHECK(f_calls == 2 && tp_compiled_num_entries(c) == 2);
   CHECK(tp_compiled_recompile_reasons(c, &r) == TP_OK && strstr(r, "inputs[0].shape == (4,)"));
-  tp_free_string(r);
+  tp_free_buffer(r);
   char *ex = NULL;
   CHECK(tp_compiled_explain(c, &ex) == TP_OK && strstr(ex, "inputs[0].shape (read"));
-  tp_free_string(ex);
+  tp_free_buffer(ex);
   tp_compiled_free(c);
   tp_tensor_release(x4);
   tp_tensor_release(x5);

@@ -138,7 +138,7 @@ static const char *list(const char *const *ex, int nex, int unavail) {
   listing[0] = 0;
   if (tp_list_backends(ex, nex, unavail, &s) == TP_OK) {
     snprintf(listing, sizeof listing, "%s", s);
-    tp_free_string(s);
+    tp_free_buffer(s);
   } else {
     snprintf(listing, sizeof listing, "<error>");
   }
@@ -361,20 +361,20 @@ static void test_modes(void) {
            "\"max-autotune-no-cudagraphs\": {\"stax.max_autotune\": true, "
            "\"stax.coordinate_descent_tuning\": true}, \"max-autotune\": {\"stax.max_autotune\": "
            "true, \"stax.coordinate_descent_tuning\": true, \"stax.plan_replay\": true}}");
-  tp_free_string(j);
+  tp_free_buffer(j);
   OK(tp_list_mode_options("default", &j));
   STREQ(j, "{}");
-  tp_free_string(j);
+  tp_free_buffer(j);
   OK(tp_list_mode_options("reduce-overhead", &j));
   STREQ(j, "{\"stax.plan_replay\": true}");
-  tp_free_string(j);
+  tp_free_buffer(j);
   OK(tp_list_mode_options("max-autotune-no-cudagraphs", &j));
   STREQ(j, "{\"stax.max_autotune\": true, \"stax.coordinate_descent_tuning\": true}");
-  tp_free_string(j);
+  tp_free_buffer(j);
   OK(tp_list_mode_options("max-autotune", &j));
   STREQ(j, "{\"stax.max_autotune\": true, \"stax.coordinate_descent_tuning\": true, "
            "\"stax.plan_replay\": true}");
-  tp_free_string(j);
+  tp_free_buffer(j);
   j = (char *)1;
   ERR(tp_list_mode_options("foo", &j), TP_ERR_RUNTIME,
       "Unrecognized mode=foo, should be one of: default, reduce-overhead, "
@@ -528,7 +528,7 @@ static void test_builtin_backends(void) {
     char *t = NULL;
     OK(tp_graph_print(tr.graph, 1, &t));
     OK(tp_graph_parse(t, strlen(t), &g_copy));
-    tp_free_string(t);
+    tp_free_buffer(t);
   }
   const tp_backend *b;
   tp_backend_run run = {0};
@@ -682,10 +682,10 @@ static tp_status oom_round(tp_tensor *const *in, const tp_graph *g) {
   strcpy(c.min_core_version, "0.0.1");
   TP_TRY(tp_register_backend("oomer", dummy_backend, NULL, NULL, 0, &c));
   tp_status st = tp_list_backends(NULL, 0, 1, &s);
-  tp_free_string(s), s = NULL;
+  tp_free_buffer(s), s = NULL;
   if (!st) st = tp_lookup_backend("oomr", &b) == TP_ERR_INVALID_BACKEND ? TP_OK : tp_last_status();
   if (!st) st = tp_list_mode_options(NULL, &s);
-  tp_free_string(s);
+  tp_free_buffer(s);
   tp_unregister_backend("oomer");
   static const char *const names[] = {"stax", "eager", "reference"};
   for (int k = 0; k < 3 && !st; k++) {

@@ -308,9 +308,9 @@ cleanup:
   for (int i = 0; i < ncout2 && i < 4; i++) tp_tensor_release(cout2[i]);
   for (int i = 0; i < ncout3 && i < 4; i++) tp_tensor_release(cout3[i]);
   tp_tensor_release(xs);
-  tp_free_string(explain);
+  tp_free_buffer(explain);
   tp_graph_free(g2);
-  tp_free_string(text);
+  tp_free_buffer(text);
   tp_trace_result_clear(&tr);
   tp_tensor *all[] = {x, xt, mm, lin, r1, r2, cat, red, sm, ln, lw, lb, x2, r20, W, B};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tp_tensor_release(all[i]);

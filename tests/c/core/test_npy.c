@@ -121,7 +121,7 @@ static void test_encode(void) {
   CHECK_OK(tp_tensor_new(TP_I32, 1, (int64_t[]){ 2 }, i2, &t));
   CHECK_OK(tp_npy_encode(t, &out, &n));
   CHECK(n == sizeof numpy_i4 - 1 && out && memcmp(out, numpy_i4, n) == 0);
-  tp_free_string(out);
+  tp_free_buffer(out);
   tp_tensor_release(t);
 
   /* every dtype and rank: encode -> decode gives the same tensor, header
@@ -152,7 +152,7 @@ static void test_encode(void) {
         check_tensor(t2, dts[d], ranks[r], shapes[r], data, (size_t)numel * isz);
         tp_tensor_release(t2);
       }
-      tp_free_string(out);
+      tp_free_buffer(out);
       tp_tensor_release(t);
     }
 
@@ -168,7 +168,7 @@ static void test_encode(void) {
     CHECK_OK(tp_npy_decode(out, n, &back));
     check_tensor(back, TP_F32, 2, (int64_t[]){ 3, 2 }, want, sizeof want);
   }
-  tp_free_string(out);
+  tp_free_buffer(out);
   tp_tensor_release(back);
   /* a view with an offset: the second row */
   tp_tensor *row = NULL;
@@ -180,7 +180,7 @@ static void test_encode(void) {
     CHECK_OK(tp_npy_decode(out, n, &back));
     check_tensor(back, TP_F32, 1, (int64_t[]){ 3 }, base + 3, 3 * sizeof(float));
   }
-  tp_free_string(out);
+  tp_free_buffer(out);
   tp_tensor_release(back);
   tp_tensor_release(row);
   tp_tensor_release(v);

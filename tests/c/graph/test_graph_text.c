@@ -313,7 +313,7 @@ static void round_trip(const char *what, tp_graph *g, int with_data) {
     fprintf(stderr, "%s (data %d): parse of printed text failed: %s\n---\n%s---\n", what,
             with_data, tp_last_error(), t1);
     failures++;
-    tp_free_string(t1);
+    tp_free_buffer(t1);
     return;
   }
   CHECK_OK(tp_graph_print(g2, with_data, &t2));
@@ -326,8 +326,8 @@ static void round_trip(const char *what, tp_graph *g, int with_data) {
     explain_diff(g, g2);
     failures++;
   }
-  tp_free_string(t1);
-  tp_free_string(t2);
+  tp_free_buffer(t1);
+  tp_free_buffer(t2);
   tp_graph_free(g2);
 }
 
@@ -339,11 +339,11 @@ static void test_golden(void) {
     fprintf(stderr, "golden text differs:\n--- got\n%s--- want\n%s---\n", t, golden);
     failures++;
   }
-  tp_free_string(t);
+  tp_free_buffer(t);
   /* without data: no data lines */
   CHECK_OK(tp_graph_print(g, 0, &t));
   if (t) CHECK(!strstr(t, "\ndata "));
-  tp_free_string(t);
+  tp_free_buffer(t);
   /* parse the golden text (with comments and blank lines added) */
   const char *extra = "# a comment\n\n   # indented comment\r\n";
   size_t n = strlen(extra) + strlen(golden);
@@ -416,7 +416,7 @@ static void test_all(void) {
     CHECK(!strstr(t, "data %nodata"));
     CHECK(!strstr(t, "data %x"));
   }
-  tp_free_string(t);
+  tp_free_buffer(t);
   tp_graph_free(g);
 }
 
@@ -546,7 +546,7 @@ static void test_prefixes(void) {
         failures++;
       }
     }
-  tp_free_string(t);
+  tp_free_buffer(t);
 }
 
 static void test_floats(void) {
@@ -599,7 +599,7 @@ static void test_oom(void) {
     }
     if (s == TP_OK) CHECK(t && !strcmp(t, golden));
     if (!hit) done = 1; /* no allocation failed: every point was covered */
-    tp_free_string(t);
+    tp_free_buffer(t);
     tp_graph_free(g);
   }
   CHECK(done);

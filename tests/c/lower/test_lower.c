@@ -140,7 +140,7 @@ static void test_schedule(void) {
   CHECK(p && p->arena_bytes == 0); /* written straight into the output */
   char *text = NULL;
   CHECK(p && tp_kir_print(p, &text) == TP_OK && strstr(text, "tanh") && strstr(text, "sigmoid"));
-  tp_free_string(text);
+  tp_free_buffer(text);
   tp_kir_program_free(p);
   p = lower(chain, 0); /* stax.fusion off: one kernel per op */
   CHECK(p && p->nkernels == 6);

@@ -174,7 +174,7 @@ static void round_trip(const char *what, const tp_graph *g, uint64_t seed) {
   if (!bytes) return;
   CHECK(len > 16);
   OK(tp_onnx_load(bytes, len, &back));
-  tp_free_string((char *)bytes);
+  tp_free_buffer(bytes);
   if (!back) return;
   CHECK(tp_graph_num_inputs(back) == tp_graph_num_inputs(g));
   CHECK(tp_graph_num_outputs(back) == tp_graph_num_outputs(g));
@@ -245,7 +245,7 @@ static void captured_case(void) {
     int n = 0;
     OK(tp_onnx_save(tr.graph, &b, &len));
     OK(tp_onnx_load(b, len, &back));
-    tp_free_string((char *)b);
+    tp_free_buffer(b);
     if (back) {
       OK(tp_graph_run(back, 1, &x, 64, o, &n));
       CHECK(n == tr.nout);
@@ -321,7 +321,7 @@ static void oom_case(void) {
     live_blocks = 0;
     tp_set_allocator(failing_alloc, NULL);
     tp_status s = tp_onnx_save(g, &b, &len);
-    if (s == TP_OK) tp_free_string((char *)b), done = 1;
+    if (s == TP_OK) tp_free_buffer(b), done = 1;
     tp_set_allocator(NULL, NULL);
     if (!done && s != TP_ERR_OUT_OF_MEMORY) {
       printf("FAIL oom N=%ld: status %s (%s)\n", n, tp_status_name(s), tp_last_error());
@@ -394,7 +394,7 @@ static void model_case(const char *name) {
   }
   for (int k = 0; k < n1; k++) tp_tensor_release(o1[k]);
   for (int k = 0; k < n2; k++) tp_tensor_release(o2[k]);
-  tp_free_string((char *)b);
+  tp_free_buffer(b);
   tp_tensor_release(x), tp_tensor_release(want);
   tp_graph_free(g), tp_graph_free(back);
 }

@@ -69,7 +69,7 @@ static uint8_t *finish(tp_pbw *g, size_t *len) {
 static tp_onnx_model *load(uint8_t *bytes, size_t len) {
   tp_onnx_model *m = NULL;
   CHECK_OK(tp_onnx_model_load(bytes, len, &m));
-  tp_free_string((char *)bytes);
+  tp_free_buffer(bytes);
   return m;
 }
 
@@ -94,7 +94,7 @@ static int has(const tp_onnx_model *m, const char *needle) {
   if (tp_onnx_model_explain(m, &text)) return 0;
   int yes = strstr(text, needle) != NULL;
   if (!yes) printf("explain() lacks '%s':\n%s", needle, text);
-  tp_free_string((char *)text);
+  tp_free_buffer(text);
   return yes;
 }
 
@@ -252,7 +252,7 @@ static void test_refused_at_load(void) {
   tp_onnx_model *m = NULL;
   CHECK(tp_onnx_model_load(b, len, &m) == TP_ERR_UNSUPPORTED && !m);
   CHECK(strstr(tp_last_error(), "node 'FancyOp' (FancyOp) is not supported yet") != NULL);
-  tp_free_string((char *)b);
+  tp_free_buffer(b);
   static const uint8_t junk[5] = {0x0a, 0xff, 0xff, 0xff, 0x0f};
   CHECK(tp_onnx_model_load(junk, sizeof junk, &m) == TP_ERR_PARSE && !m);
   CHECK(tp_onnx_model_load(NULL, 0, NULL) == TP_ERR_INVALID_ARG);

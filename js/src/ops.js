@@ -1,0 +1,313 @@
+// ops.js - calling the core's operators: callOp (operands and the
+// tp_attrs struct written into Wasm memory, at the offsets the core reports
+// through tpw_attrs_layout), and the operators whose JS arguments need more
+// than a generated wrapper (TP_JS_CUSTOM rows of src/ops/ops.def). ops_gen.js
+// (generated) exports them together with the plain unary/binary operators.
+
+import { TensorPlayError, Status, throwLast } from './errors.js';
+import { Tensor, MAX_DIMS, core, ex, dtypeCode, wrapHandle as wrap } from './tensor.js';
+import { checkShape } from './creation.js';
+
+function opId(name) {
+  const id = core.ops.get(name);
+  if (id === undefined) {
+    throw new TensorPlayError(`${name}: this core has no such operator`, Status.UNSUPPORTED);
+  }
+  return id;
+}
+
+function intArg(v, what) {
+  if (!Number.isInteger(v)) throw new TypeError(`${what} must be an integer, got ${String(v)}`);
+  return v;
+}
+// ---- the tp_attrs layout --------------------------------------------------
+// "<size>;<field>:<i|f><bits>:<count>@<offset>;..." (wasm/ops.c), read once
+// per core: the struct is described in C only.
+let layout = null;
+let layoutCore = null;
+const I64_MAX = (1n << 63n) - 1n;
+const I64_MIN = -(1n << 63n);
+
+/** The text of tpw_attrs_layout as { size, fields: Map(name -> { kind, bits, count, offset }) }. */
+export function parseAttrsLayout(text) {
+  const [size, ...rest] = text.split(';');
+  const fields = new Map();
+  for (const f of rest) {
+    const m = /^(\w+):([if])(\d+):(\d+)@(\d+)$/.exec(f);
+    if (!m) throw new Error(`tensorplay: cannot read the core's attribute layout ${JSON.stringify(text)}`);
+    fields.set(m[1], { kind: m[2], bits: Number(m[3]), count: Number(m[4]), offset: Number(m[5]) });
+  }
+  return { size: Number(size), fields };
+}
+
+/** The loaded core's tp_attrs layout (parseAttrsLayout), read once. */
+export function attrsLayout() {
+  if (layoutCore !== core) {
+    layout = parseAttrsLayout(core.readCString(ex.tpw_attrs_layout()));
+    layoutCore = core;
+  }
+  return layout;
+}
+
+function putField(dv, p, f, i, v) {
+  const o = p + f.offset + i * (f.bits >> 3);
+  if (f.kind === 'f') {
+    if (f.bits === 64) dv.setFloat64(o, Number(v), true);
+    else dv.setFloat32(o, Number(v), true);
+  } else if (f.bits === 64) {
+    const b = BigInt(typeof v === 'boolean' ? Number(v) : v); // integers only (the callers check)
+    dv.setBigInt64(o, b > I64_MAX ? I64_MAX : b < I64_MIN ? I64_MIN : b, true);
+  } else if (f.bits === 32) {
+    dv.setInt32(o, Number(v), true);
+  } else {
+    throw new Error(`tensorplay: an attribute field of ${f.bits} bits`);
+  }
+}
+
+/** Writes a tp_attrs at p: the core's defaults (tpw_attrs_init), then the fields given in a. */
+function packAttrs(p, a) {
+  const { fields } = attrsLayout();
+  ex.tpw_attrs_init(p);
+  const dv = core.views().dv;
+  for (const [key, v] of Object.entries(a)) {
+    if (v === undefined) continue; // the default
+    const f = fields.get(key);
+    if (!f) throw new Error(`tensorplay: the core's tp_attrs has no field ${key}`);
+    if (f.count > 1) { // an array with its count in n<name> (ints, nints)
+      for (let i = 0; i < v.length; i++) putField(dv, p, f, i, v[i]);
+      const n = fields.get(`n${key}`);
+      if (n) putField(dv, p, n, 0, v.length);
+    } else {
+      putField(dv, p, f, 0, v);
+    }
+  }
+}
+
+/**
+ * Calls operator `name` on inputs (Tensors, numbers -> weak scalars, or
+ * null for an absent optional operand) with attributes `attrs`: tp_attrs
+ * field names (ints, dim, dim1, start, end, step, eps, keepdim, approximate,
+ * dtype); fields not given, or all of them for attrs null, keep the core's
+ * defaults (tp_attrs_init).
+ */
+export function callOp(name, inputs, attrs = null) {
+  const id = opId(name);
+  if (attrs && attrs.ints && attrs.ints.length > MAX_DIMS) {
+    throw new TensorPlayError(`${name}: at most ${MAX_DIMS} dims, got ${attrs.ints.length}`, Status.INVALID_ARG);
+  }
+  const temps = [];
+  const mark = core.stackSave();
+  try {
+    const handles = inputs.map((t, i) => {
+      if (t === null || t === undefined) return 0;
+      if (t instanceof Tensor) return t._handle();
+      if (typeof t === 'number' || typeof t === 'boolean') {
+        const v = Number(t);
+        const h = ex.tpw_scalar(v, Number.isInteger(v) ? 1 : 0) >>> 0;
+        if (h === 0) throwLast(core, `${name}: scalar operand`);
+        temps.push(h);
+        return h;
+      }
+      throw new TypeError(`${name}: operand ${i} must be a Tensor or a number, got ${t === null ? 'null' : typeof t}`);
+    });
+    const inPtr = core.stackAlloc(4 * Math.max(handles.length, 1));
+    let aPtr = 0;
+    if (attrs) {
+      aPtr = core.stackAlloc(attrsLayout().size);
+      packAttrs(aPtr, attrs);
+    }
+    core.views().u32.set(handles, inPtr >> 2);
+    return wrap(ex.tpw_op(id, handles.length, inPtr, aPtr), null);
+  } finally {
+    core.stackRestore(mark);
+    for (const h of temps) ex.tpw_tensor_free(h);
+  }
+}
+
+/** Tensor methods whose form is not x.f(...rest) = f(x, ...rest) (TP_JS_METHOD_BY_HAND rows). */
+export const methodsByHand = {
+  /** torch style: x.where(cond, y) = where(cond, x, y) */
+  where(cond, other) { return where(cond, this, other); },
+};
+
+/** where(cond, a, b): cond ? a : b, broadcast. a and b may be numbers. */
+export function where(cond, a, b) {
+  return callOp('where', [cond, a, b]);
+}
+
+/** gelu(x, { approximate: 'none' | 'tanh' }) */
+export function gelu(x, options = {}) {
+  const ap = options.approximate ?? 'none';
+  if (ap !== 'none' && ap !== 'tanh') {
+    throw new TensorPlayError(`gelu: approximate must be 'none' or 'tanh', got ${JSON.stringify(ap)}`, Status.INVALID_ARG);
+  }
+  return callOp('gelu', [x], { approximate: ap === 'tanh' ? 1 : 0 });
+}
+
+/** linear(x, w, b?): x @ w^T + b, w is [out, in]. */
+export function linear(x, w, b = null) {
+  return callOp('linear', [x, w, b ?? null]);
+}
+
+function pairArg(v, what, min) {
+  const p = typeof v === 'number' ? [v, v] : Array.isArray(v) && v.length === 2 ? v : null;
+  if (!p || !p.every((e) => Number.isInteger(e) && e >= min)) {
+    throw new TensorPlayError(`${what} must be an integer >= ${min} or a pair of them, got ${JSON.stringify(v)}`, Status.INVALID_ARG);
+  }
+  return p;
+}
+
+/**
+ * conv2d(x, weight, bias?, { stride = 1, padding = 0, dilation = 1, groups = 1 }):
+ * 2-D convolution, NCHW. x [N, C, H, W], weight [M, C/groups, KH, KW],
+ * bias [M]. padding: an integer, [ph, pw], [top, left, bottom, right],
+ * 'valid' (0) or 'same' (stride 1 only; output size = input size, the odd
+ * pixel of padding goes bottom/right).
+ */
+export function conv2d(x, weight, bias = null, options = {}) {
+  if (bias !== null && typeof bias === 'object' && Object.getPrototypeOf(bias) === Object.prototype) {
+    options = bias; // conv2d(x, w, { stride }); anything else that is not a Tensor is rejected as an operand
+    bias = null;
+  }
+  const stride = pairArg(options.stride ?? 1, 'conv2d: stride', 1);
+  const dilation = pairArg(options.dilation ?? 1, 'conv2d: dilation', 1);
+  const groups = options.groups ?? 1;
+  if (!Number.isInteger(groups) || groups < 1) {
+    throw new TensorPlayError(`conv2d: groups must be an integer >= 1, got ${JSON.stringify(groups)}`, Status.INVALID_ARG);
+  }
+  let pad = options.padding ?? 0;
+  if (pad === 'valid') pad = 0;
+  if (pad === 'same') {
+    if (stride[0] !== 1 || stride[1] !== 1) {
+      throw new TensorPlayError("conv2d: padding 'same' needs stride 1", Status.INVALID_ARG);
+    }
+    if (!(weight instanceof Tensor)) throw new TypeError('conv2d: weight must be a Tensor');
+    const k = weight.shape.slice(-2);
+    const tot = [0, 1].map((i) => dilation[i] * ((k[i] ?? 1) - 1));
+    pad = [Math.floor(tot[0] / 2), Math.floor(tot[1] / 2), tot[0] - Math.floor(tot[0] / 2), tot[1] - Math.floor(tot[1] / 2)];
+  } else if (Array.isArray(pad) && pad.length === 4) {
+    if (!pad.every((e) => Number.isInteger(e) && e >= 0)) {
+      throw new TensorPlayError(`conv2d: padding must hold integers >= 0, got ${JSON.stringify(pad)}`, Status.INVALID_ARG);
+    }
+  } else {
+    const p = pairArg(pad, "conv2d: padding (or 'same', 'valid', [top, left, bottom, right])", 0);
+    pad = [p[0], p[1], p[0], p[1]];
+  }
+  return callOp('conv2d', [x, weight, bias ?? null], { ints: [...stride, ...pad, ...dilation], dim: groups });
+}
+
+function poolArgs(name, kernelSize, options) {
+  const k = pairArg(kernelSize, `${name}: kernelSize`, 1);
+  const stride = pairArg(options.stride ?? k, `${name}: stride`, 1);
+  let pad = options.padding ?? 0;
+  if (Array.isArray(pad) && pad.length === 4) {
+    if (!pad.every((e) => Number.isInteger(e) && e >= 0)) {
+      throw new TensorPlayError(`${name}: padding must hold integers >= 0, got ${JSON.stringify(pad)}`, Status.INVALID_ARG);
+    }
+  } else {
+    const p = pairArg(pad, `${name}: padding (or [top, left, bottom, right])`, 0);
+    pad = [p[0], p[1], p[0], p[1]];
+  }
+  return [...k, ...stride, ...pad];
+}
+
+/**
+ * maxPool2d(x, kernelSize, { stride = kernelSize, padding = 0 }): NCHW max
+ * pooling; padding never wins. kernelSize, stride: a number or [h, w];
+ * padding: a number, [h, w] or [top, left, bottom, right], each smaller
+ * than the kernel.
+ */
+export function maxPool2d(x, kernelSize, options = {}) {
+  return callOp('max_pool2d', [x], { ints: poolArgs('maxPool2d', kernelSize, options) });
+}
+
+/**
+ * avgPool2d(x, kernelSize, { stride = kernelSize, padding = 0, countIncludePad = true }):
+ * NCHW average pooling (PyTorch's defaults); countIncludePad false divides
+ * by the number of input elements in each window.
+ */
+export function avgPool2d(x, kernelSize, options = {}) {
+  const incl = options.countIncludePad ?? true;
+  if (typeof incl !== 'boolean') throw new TypeError(`avgPool2d: countIncludePad must be a boolean, got ${typeof incl}`);
+  return callOp('avg_pool2d', [x], { ints: poolArgs('avgPool2d', kernelSize, options), dim: incl ? 1 : 0 });
+}
+
+function reduceOpts(opts) {
+  if (opts === undefined || opts === null) return {};
+  if (typeof opts === 'number' || Array.isArray(opts)) return { dim: opts };
+  return opts;
+}
+
+function reduce(name) {
+  return (x, opts) => {
+    const o = reduceOpts(opts);
+    let dims = o.dim ?? o.dims;
+    if (dims === undefined || dims === null) dims = [];
+    else if (!Array.isArray(dims)) dims = [dims];
+    dims.forEach((d) => intArg(d, `${name}: dim`));
+    return callOp(name, [x], { ints: dims, keepdim: !!o.keepdim });
+  };
+}
+
+/** sum(x, { dim: number | number[], keepdim }) (no dim: all dims) */
+export const sum = reduce('sum');
+export const mean = reduce('mean');
+export const max = reduce('max');
+export const min = reduce('min');
+
+export function softmax(x, dim = -1) {
+  return callOp('softmax', [x], { dim: intArg(dim, 'softmax: dim') });
+}
+
+export function logSoftmax(x, dim = -1) {
+  return callOp('log_softmax', [x], { dim: intArg(dim, 'logSoftmax: dim') });
+}
+
+/** layerNorm(x, normalizedShape, weight?, bias?, { eps = 1e-5 }) */
+export function layerNorm(x, normalizedShape, weight = null, bias = null, options = {}) {
+  if (weight !== null && !(weight instanceof Tensor) && typeof weight === 'object') {
+    options = weight; // layerNorm(x, shape, { eps })
+    weight = null;
+  }
+  const ns = checkShape(normalizedShape, 'layerNorm: normalizedShape');
+  return callOp('layer_norm', [x, weight ?? null, bias ?? null], { ints: ns, eps: options.eps ?? 1e-5 });
+}
+
+function dimsArg(args, what) {
+  const dims = args.length === 1 && (Array.isArray(args[0]) || ArrayBuffer.isView(args[0])) ? Array.from(args[0]) : args;
+  return checkShape(dims, what);
+}
+
+/** reshape(x, shape) or reshape(x, ...dims); one -1 allowed. */
+export function reshape(x, ...shape) {
+  return callOp('reshape', [x], { ints: dimsArg(shape, 'reshape: shape') });
+}
+
+export function transpose(x, d0, d1) {
+  return callOp('transpose', [x], { dim: intArg(d0, 'transpose: dim0'), dim1: intArg(d1, 'transpose: dim1') });
+}
+
+/** permute(x, perm) or permute(x, ...perm) */
+export function permute(x, ...perm) {
+  return callOp('permute', [x], { ints: dimsArg(perm, 'permute: perm') });
+}
+
+/** slice(x, dim, start = 0, end = to the end, step = 1), python rules. */
+export function slice(x, dim, start, end, step) {
+  return callOp('slice', [x], {
+    dim: intArg(dim, 'slice: dim'),
+    start: start === undefined || start === null ? 0 : intArg(start, 'slice: start'),
+    end: end === undefined || end === null ? undefined : intArg(end, 'slice: end'), // undefined: to the end
+    step: step === undefined || step === null ? 1 : intArg(step, 'slice: step'),
+  });
+}
+
+/** concat(list, dim = 0) */
+export function concat(list, dim = 0) {
+  if (!Array.isArray(list)) throw new TypeError('concat: expected an array of tensors');
+  return callOp('concat', list, { dim: intArg(dim, 'concat: dim') });
+}
+
+export function cast(x, dtype) {
+  return callOp('cast', [x], { dtype: dtypeCode(dtype) });
+}
