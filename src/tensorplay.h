@@ -539,6 +539,12 @@ int tp_onnx_model_input_type(const tp_onnx_model *m, int i, tp_dtype *dtype, int
 /* in: nin borrowed tensors, by position; outs: new references. */
 tp_status tp_onnx_model_run(tp_onnx_model *m, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                             int *nout);
+/* Imports (and compiles) the specialization for the declared shapes now,
+ * when every input shape is fixed, so that a static model's import errors
+ * (an attribute or op form the importer cannot take) come at load time. A
+ * model with symbolic dims, or whose inputs set shapes, is left to its
+ * first run (TP_OK). */
+tp_status tp_onnx_model_prepare(tp_onnx_model *m);
 tp_status tp_onnx_model_set_limit(tp_onnx_model *m, int limit);
 int tp_onnx_model_num_specializations(const tp_onnx_model *m);
 /* The graph of the most recently used specialization (borrowed until the

@@ -248,5 +248,20 @@ int32_t tpw_graph_num_inputs(uint32_t h);
 const char *tpw_graph_input_name(uint32_t h, int32_t i);
 /* The ONNX output names, comma separated (borrowed), 0 if none. */
 const char *tpw_onnx_output_names(uint32_t h);
+/* ONNX models as applications run them (tp_onnx_model, docs/onnx.md
+ * "Models"): a model handle (K_MODEL), its specializations run on backend
+ * (a registered name; 0 or "" runs them eagerly); 0 on failure. */
+uint32_t tpw_onnx_model_load(const void *bytes, int32_t len, const char *backend);
+int32_t tpw_onnx_model_free(uint32_t h);
+/* count: outputs written at outs, or -1 */
+int32_t tpw_onnx_model_run(uint32_t h, int32_t nin, const uint32_t *in, uint32_t *outs, int32_t max_out);
+/* JSON of the inputs (name, dtype, dims with null for dynamic, dimNames)
+ * and output names; the explain text (both for tpw_free). */
+char *tpw_onnx_model_info(uint32_t h);
+char *tpw_onnx_model_explain(uint32_t h);
+/* handle: a graph with a copy of the latest specialization's graph */
+uint32_t tpw_onnx_model_graph(uint32_t h);
+int32_t tpw_onnx_model_set_limit(uint32_t h, int32_t limit);
+int32_t tpw_onnx_model_num_specializations(uint32_t h);
 
 #endif

@@ -62,3 +62,116 @@ const char *tpw_onnx_output_names(uint32_t h) {
   int o = g ? tp_graph_output(g) : -1;
   return o >= 0 ? tp_graph_get_custom(g, o, "onnx_outputs") : NULL;
 }
+
+/* ---- models (tp_onnx_model: symbolic dims, inputs that set shapes) ---- */
+uint32_t tpw_onnx_model_load(const void *bytes, int32_t len, const char *backend) {
+  tp_onnx_model *m = NULL;
+  if (len < 0 || (len && !bytes)) {
+    tp_fail(TP_ERR_INVALID_ARG, "onnx.load: bad byte buffer");
+    return 0;
+  }
+  if (tp_onnx_model_load(bytes, (size_t)len, &m)) return 0;
+  if ((backend && *backend && tp_onnx_model_use_backend(m, backend)) || tp_onnx_model_prepare(m)) {
+    tp_onnx_model_free(m);
+    return 0;
+  }
+  uint32_t h = abi_handle_new(ABI_MODEL, m);
+  if (!h) tp_onnx_model_free(m);
+  return h;
+}
+int32_t tpw_onnx_model_free(uint32_t h) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  if (!m) return tp_last_status();
+  abi_handle_drop(h);
+  tp_onnx_model_free(m);
+  return TP_OK;
+}
+int32_t tpw_onnx_model_run(uint32_t h, int32_t nin, const uint32_t *in, uint32_t *outs, int32_t max_out) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  tp_tensor *ts[TP_MAX_OPERANDS], *os[TP_MAX_OPERANDS];
+  int n = 0;
+  if (!m || abi_gather_inputs(nin, in, ts)) return -1;
+  tp_status s = tp_onnx_model_run(m, nin, ts, max_out < TP_MAX_OPERANDS ? max_out : TP_MAX_OPERANDS, os, &n);
+  return abi_return_tensors(s, n, os, outs, max_out);
+}
+static void json_str(tp_buf *b, const char *s) {
+  tp_buf_putc(b, '"');
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') tp_buf_printf(b, "\\%c", c);
+    else if (c < 0x20) tp_buf_printf(b, "\\u%04x", c);
+    else tp_buf_putc(b, c);
+  }
+  tp_buf_putc(b, '"');
+}
+/* {"inputs":[{"name","dtype","dims":[3,null],"dimNames":[null,"batch"]}],
+ *  "outputs":["y"]} (dims null: unknown rank) for tpw_free. */
+char *tpw_onnx_model_info(uint32_t h) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  if (!m) return NULL;
+  tp_buf b = {0};
+  tp_buf_puts(&b, "{\"inputs\":[");
+  for (int i = 0; i < tp_onnx_model_num_inputs(m); i++) {
+    int64_t dims[TP_MAX_DIMS];
+    const char *names[TP_MAX_DIMS];
+    tp_dtype dt;
+    int nd = tp_onnx_model_input_type(m, i, &dt, dims, names);
+    tp_buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+    json_str(&b, tp_onnx_model_input_name(m, i));
+    tp_buf_puts(&b, ",\"dtype\":");
+    json_str(&b, (int)dt >= 0 ? tp_dtype_name(dt) : "unsupported");
+    if (nd < 0) {
+      tp_buf_puts(&b, ",\"dims\":null,\"dimNames\":null}");
+      continue;
+    }
+    tp_buf_puts(&b, ",\"dims\":[");
+    for (int k = 0; k < nd; k++) {
+      if (dims[k] >= 0) tp_buf_printf(&b, k ? ",%lld" : "%lld", (long long)dims[k]);
+      else tp_buf_puts(&b, k ? ",null" : "null");
+    }
+    tp_buf_puts(&b, "],\"dimNames\":[");
+    for (int k = 0; k < nd; k++) {
+      if (k) tp_buf_putc(&b, ',');
+      if (names[k]) json_str(&b, names[k]);
+      else tp_buf_puts(&b, "null");
+    }
+    tp_buf_puts(&b, "]}");
+  }
+  tp_buf_puts(&b, "],\"outputs\":[");
+  for (int i = 0; i < tp_onnx_model_num_outputs(m); i++) {
+    if (i) tp_buf_putc(&b, ',');
+    json_str(&b, tp_onnx_model_output_name(m, i));
+  }
+  tp_buf_puts(&b, "]}");
+  return abi_give_string(tp_buf_take(&b));
+}
+char *tpw_onnx_model_explain(uint32_t h) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  char *text = NULL;
+  if (!m || tp_onnx_model_explain(m, &text)) return NULL;
+  return abi_give_string(text);
+}
+/* A graph handle with a copy of the most recent specialization's graph; 0
+ * with INVALID_ARG before the first run. */
+uint32_t tpw_onnx_model_graph(uint32_t h) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  if (!m) return 0;
+  const tp_graph *g = tp_onnx_model_graph(m);
+  tp_graph *c = NULL;
+  if (!g) {
+    tp_fail(TP_ERR_INVALID_ARG, "onnx model: no graph yet (the model is imported for the shapes of its first run)");
+    return 0;
+  }
+  if (tp_graph_copy(g, &c)) return 0;
+  uint32_t gh = abi_handle_new(ABI_GRAPH, c);
+  if (!gh) tp_graph_free(c);
+  return gh;
+}
+int32_t tpw_onnx_model_set_limit(uint32_t h, int32_t limit) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  return m ? tp_onnx_model_set_limit(m, limit) : tp_last_status();
+}
+int32_t tpw_onnx_model_num_specializations(uint32_t h) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  return m ? tp_onnx_model_num_specializations(m) : -1;
+}

@@ -1,9 +1,9 @@
 // onnx.js - ONNX models and TensorProtos. The importer is C (src/onnx,
 // docs/onnx.md); this file marshals bytes and wraps the graph handle.
 
-import { throwLast, takeBytes } from './errors.js';
-import { wrapHandle, getCore, collectTensors } from './tensor.js';
-import { Graph, run as runGraph } from './graph.js';
+import { throwLast, takeBytes, check, DisposedError } from './errors.js';
+import { Tensor, wrapHandle, getCore, collectTensors } from './tensor.js';
+import { Graph } from './graph.js';
 import { compile } from './compiler.js';
 
 function toU8(bytes, what) {
@@ -45,42 +45,132 @@ function feedsToList(feeds, inputNames) {
   });
 }
 
+const MAX_OUT = 64;
+
+function takeCString(core, p, what) {
+  p >>>= 0;
+  if (p === 0) throwLast(core, what);
+  try {
+    return core.readCString(p);
+  } finally {
+    core.free(p);
+  }
+}
+
 /**
- * Loads a serialized ONNX model. Returns a callable model:
- *   const model = tp.onnx.load(bytes);
+ * Loads a serialized ONNX model as applications ship it. Returns a callable
+ * model (docs/onnx.md, "Models"):
+ *   const model = tp.onnx.load(bytes, { backend: 'stax' });   // default: eager
  *   const [y] = model(x);            // or model.run(x), model.run([x])
  *   const { y } = model.run({ x });  // feeds by name -> outputs by name
- *   model.inputNames, model.outputNames, model.graph, model.dispose()
- * Malformed bytes throw a TensorPlayError with status 'PARSE'; ops the
- * importer does not support throw one with status 'UNSUPPORTED'.
+ *   model.inputNames, model.outputNames, model.inputs (dtype, dims with null
+ *   for a dynamic dim, dimNames), model.graph, model.explain(), model.dispose()
+ * Inputs may have symbolic dims and may set shapes (a Reshape's shape fed at
+ * run time): each call is checked against the declared types and served by
+ * the specialization for its shapes (and the values of the inputs that set
+ * shapes), made on first use. Malformed bytes throw a TensorPlayError with
+ * status 'PARSE'; ops, dtypes or attributes the importer does not support
+ * throw one with status 'UNSUPPORTED' naming the node.
  */
-export function load(bytes) {
+export function load(bytes, options = {}) {
   const core = getCore();
   const u8 = toU8(bytes, 'onnx.load');
-  const h = withBytes(core, u8, (p, n) => core.exports.tpw_onnx_load(p, n) >>> 0);
-  if (h === 0) throwLast(core, 'onnx.load');
-  const graph = new Graph(h);
+  if (options === null || typeof options !== 'object') throw new TypeError('onnx.load: options must be an object');
+  const backend = options.backend ?? '';
+  if (typeof backend !== 'string') throw new TypeError(`onnx.load: backend must be a string, got ${typeof backend}`);
   const ex = core.exports;
-  const nin = ex.tpw_graph_num_inputs(h);
-  const inputNames = [];
-  for (let i = 0; i < nin; i++) inputNames.push(core.readCString(ex.tpw_graph_input_name(h, i)));
-  const op = ex.tpw_onnx_output_names(h);
-  const outputNames = op ? core.readCString(op).split(',') : [];
+  const bp = core.mallocCString(backend);
+  let h;
+  try {
+    h = withBytes(core, u8, (p, n) => ex.tpw_onnx_model_load(p, n, bp) >>> 0);
+  } finally {
+    core.free(bp);
+  }
+  if (h === 0) throwLast(core, 'onnx.load');
+  let disposed = false;
+  const live = () => {
+    if (disposed) throw new DisposedError('onnx model was disposed');
+    return h;
+  };
+  let info;
+  try {
+    info = JSON.parse(takeCString(core, ex.tpw_onnx_model_info(h), 'onnx.load'));
+  } catch (e) {
+    ex.tpw_onnx_model_free(h);
+    throw e;
+  }
+  const inputNames = info.inputs.map((i) => i.name);
+  const outputNames = info.outputs;
+  const graphs = []; // copies handed out by model.graph, freed with the model
+  let runs = 0, graphRuns = -1;
+  const runPositional = (inputs) => {
+    const mh = live();
+    const handles = inputs.map((t, i) => {
+      if (!(t instanceof Tensor)) throw new TypeError(`model.run: input ${i} must be a Tensor`);
+      return t._handle();
+    });
+    const mark = core.stackSave();
+    try {
+      const inPtr = core.stackAlloc(4 * Math.max(handles.length, 1));
+      const outPtr = core.stackAlloc(4 * MAX_OUT);
+      core.views().u32.set(handles, inPtr >> 2);
+      const n = ex.tpw_onnx_model_run(mh, handles.length, inPtr, outPtr, MAX_OUT);
+      if (n < 0) throwLast(core, 'model.run');
+      runs++;
+      const u32 = core.views().u32;
+      const outs = [];
+      for (let i = 0; i < n; i++) outs.push(wrapHandle(u32[(outPtr >> 2) + i]));
+      return outs;
+    } finally {
+      core.stackRestore(mark);
+    }
+  };
   const model = (...inputs) => model.run(...inputs);
   model.inputNames = inputNames;
   model.outputNames = outputNames;
-  model.graph = graph;
+  model.inputs = info.inputs;
   model.run = (...inputs) => {
     if (inputs.length === 1 && Array.isArray(inputs[0])) inputs = inputs[0];
     if (inputs.length === 1 && isFeeds(inputs[0])) {
-      const outs = runGraph(graph, feedsToList(inputs[0], inputNames));
+      const outs = runPositional(feedsToList(inputs[0], inputNames));
       const named = {};
       outs.forEach((t, i) => { named[outputNames[i] ?? `output_${i}`] = t; });
       return named;
     }
-    return runGraph(graph, inputs);
+    return runPositional(inputs);
   };
-  model.dispose = () => graph.dispose();
+  /** The graph of the most recent specialization (a static model's is made
+   * at load; a model with symbolic dims has one after its first run). */
+  Object.defineProperty(model, 'graph', {
+    get() {
+      const mh = live();
+      if (graphs.length && graphRuns === runs) return graphs[graphs.length - 1];
+      const gh = ex.tpw_onnx_model_graph(mh) >>> 0;
+      if (gh === 0) throwLast(core, 'model.graph');
+      graphs.push(new Graph(gh));
+      graphRuns = runs;
+      return graphs[graphs.length - 1];
+    },
+  });
+  /** Text: the inputs with their dynamic dims, the value inputs, the
+   * specializations and why the last one was made. */
+  model.explain = () => takeCString(core, ex.tpw_onnx_model_explain(live()), 'model.explain');
+  model.specializations = () => {
+    const n = ex.tpw_onnx_model_num_specializations(live());
+    if (n < 0) throwLast(core, 'model.specializations');
+    return n;
+  };
+  model.setSpecializationLimit = (limit) => {
+    if (!Number.isInteger(limit)) throw new TypeError('model.setSpecializationLimit: expected an integer');
+    check(core, ex.tpw_onnx_model_set_limit(live(), limit), 'model.setSpecializationLimit');
+  };
+  Object.defineProperty(model, 'disposed', { get: () => disposed });
+  model.dispose = () => {
+    if (disposed) return;
+    disposed = true;
+    for (const g of graphs) g.dispose();
+    check(core, ex.tpw_onnx_model_free(h), 'model.dispose()');
+  };
   return model;
 }
 

@@ -490,18 +490,44 @@ export declare const graph: Readonly<{
 }>;
 
 // ---- onnx ----
-/** A loaded ONNX model: call it (or .run) with Tensors in inputNames order. */
+/** A graph input's declared type: dims[i] null for a dynamic dim (its dim_param in dimNames[i]); dims null for an unknown rank. */
+export interface OnnxInputInfo {
+  readonly name: string;
+  readonly dtype: DType | 'unsupported';
+  readonly dims: (number | null)[] | null;
+  readonly dimNames: (string | null)[] | null;
+}
+/**
+ * A loaded ONNX model: call it (or .run) with Tensors in inputNames order,
+ * or with feeds by name ({ x: Tensor }) to get outputs by name. Inputs may
+ * have dynamic dims and may set shapes: each new shape (or value of an
+ * input that sets a shape) makes a specialization (docs/onnx.md, "Models").
+ */
 export interface OnnxModel {
   (...inputs: Tensor[]): Tensor[];
+  (feeds: Record<string, Tensor>): Record<string, Tensor>;
   run(...inputs: Tensor[] | [Tensor[]]): Tensor[];
+  run(feeds: Record<string, Tensor>): Record<string, Tensor>;
   readonly inputNames: string[];
   readonly outputNames: string[];
+  readonly inputs: OnnxInputInfo[];
+  /** The graph of the most recent specialization (owned by the model). */
   readonly graph: Graph;
+  /** Dynamic dims, value inputs, specializations and why the last was made. */
+  explain(): string;
+  specializations(): number;
+  /** At most this many specializations are kept (default 16; least recently used out). */
+  setSpecializationLimit(limit: number): void;
+  readonly disposed: boolean;
   dispose(): void;
 }
 export declare const onnx: Readonly<{
-  /** A serialized ModelProto -> a callable model (TensorPlayError PARSE / UNSUPPORTED). */
-  load(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): OnnxModel;
+  /**
+   * A serialized ModelProto -> a callable model (TensorPlayError PARSE /
+   * UNSUPPORTED naming the node). backend: a registered backend name that
+   * compiles each specialization ('stax', ...); default: run eagerly.
+   */
+  load(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: { backend?: string }): OnnxModel;
   /**
    * Traces fn on exampleInputs (fullgraph, static shapes) and returns the
    * captured graph as a serialized ModelProto (ir_version 8, opset 17).

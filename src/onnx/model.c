@@ -85,6 +85,16 @@ tp_status tp_onnx_model_load(const void *bytes, size_t len, tp_onnx_model **out)
   for (int i = 0; !s && i < m->md.ninputs; i++) {
     const vinfo *v = &m->md.inputs[i];
     if (has_initializer(&m->md, v->name)) continue; /* a default the model fixes */
+    tp_dtype dt;
+    if (!v->is_tensor)
+      s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' is not a tensor (sequences, maps and optionals are not supported)",
+                  v->name);
+    else if (!tp_onnx_to_dtype(v->elem, &dt))
+      s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has dtype %s, which is not supported (float32, int32, int64, bool)",
+                  v->name, tp_onnx_dtype_name(v->elem));
+    else if (v->too_many_dims)
+      s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has more than %d dims", v->name, TP_MAX_DIMS);
+    if (s) break;
     for (int k = 0; k < m->nin; k++)
       if (!strcmp(m->md.inputs[m->in_index[k]].name, v->name))
         s = tp_fail(TP_ERR_PARSE, "onnx: graph input '%s' is declared twice", v->name);
@@ -271,8 +281,11 @@ static tp_status check_inputs(const tp_onnx_model *m, int nin, tp_tensor *const 
   return TP_OK;
 }
 
-/* Imports (and compiles) a specialization for the call into *e. */
-static tp_status specialize(tp_onnx_model *m, tp_tensor *const *in, spec *e) {
+/* Imports (and compiles) a specialization for the call into *e. probe: no
+ * retry with bound values (tp_onnx_model_prepare: the inputs are stand-ins
+ * whose values mean nothing); a failure that needs values then only marks
+ * the value inputs. */
+static tp_status specialize_ex(tp_onnx_model *m, tp_tensor *const *in, int probe, spec *e) {
   tp_status s = TP_OK;
   const tp_desc **dp = NULL;
   const char **names = NULL;
@@ -308,6 +321,7 @@ static tp_status specialize(tp_onnx_model *m, tp_tensor *const *in, spec *e) {
       if ((need >> m->in_index[k] & 1) && !(m->value_inputs >> k & 1)) more |= (uint64_t)1 << k;
     if (!more) break;
     m->value_inputs |= more;
+    if (probe) break;
     tp_clear_error(); /* the failure is handled: bind and import again */
   }
   if (!s && m->backend) { /* the call's inputs are the backend's example inputs */
@@ -327,8 +341,65 @@ done:
   return s;
 }
 
-tp_status tp_onnx_model_run(tp_onnx_model *m, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
-                            int *nout) {
+static tp_status specialize(tp_onnx_model *m, tp_tensor *const *in, spec *e) {
+  return specialize_ex(m, in, 0, e);
+}
+
+/* Stores the finished specialization e (taken over) as the newest. */
+static tp_status spec_store(tp_onnx_model *m, spec *e, const char *why, spec **out) {
+  evict_to(m, m->limit - 1);
+  tp_status s = TP_ARRAY_RESERVE(m->specs, m->capspecs, m->nspecs + 1);
+  if (s) {
+    spec_clear(m, e);
+    return s;
+  }
+  m->specs[m->nspecs] = *e;
+  *out = &m->specs[m->nspecs++];
+  m->ncompiles++;
+  snprintf(m->reason, sizeof m->reason, "%s", why);
+  tp_log(TP_LOG_RECOMPILES, "onnx model: specialization %lld: %s", (long long)m->ncompiles, why);
+  return TP_OK;
+}
+
+tp_status tp_onnx_model_prepare(tp_onnx_model *m) {
+  if (!m) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: NULL model");
+  if (m->nspecs || m->value_inputs) return TP_OK;
+  for (int k = 0; k < m->nin; k++) {
+    const vinfo *v = &m->md.inputs[m->in_index[k]];
+    if (!v->has_shape || v->sym) return TP_OK; /* the first run's shapes decide */
+  }
+  /* example inputs of the declared types (zeros: only their shapes are read,
+   * unless an input turns out to set a shape, which stops here) */
+  tp_tensor *ex[64] = {0};
+  tp_status s = TP_OK;
+  for (int k = 0; k < m->nin && !s; k++) {
+    const vinfo *v = &m->md.inputs[m->in_index[k]];
+    tp_dtype dt;
+    tp_onnx_to_dtype(v->elem, &dt);
+    s = tp_tensor_empty(dt, v->ndim, v->dims, &ex[k]);
+    if (!s) memset(tp_tensor_ptr(ex[k]), 0, (size_t)tp_shape_numel(v->ndim, v->dims) * tp_dtype_size(dt));
+  }
+  spec e;
+  memset(&e, 0, sizeof e);
+  if (!s) {
+    s = specialize_ex(m, ex, 1, &e);
+    if (s == TP_ERR_UNSUPPORTED && m->value_inputs) { /* needs the values of a run */
+      tp_clear_error();
+      s = TP_OK;
+    } else if (!s) {
+      spec *stored;
+      s = spec_store(m, &e, "prepared for the declared shapes", &stored);
+      if (!s) stored->last_use = ++m->clock;
+    }
+  }
+  for (int k = 0; k < m->nin; k++) tp_tensor_release(ex[k]);
+  return s;
+}
+
+uint64_t tp_onnx_model_value_inputs(const tp_onnx_model *m) { return m ? m->value_inputs : 0; }
+
+tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, int graph_only, int max_out,
+                               tp_tensor **outs, int *nout) {
   if (!m) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: NULL model");
   if (!outs || !nout || max_out < 0) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: run: NULL output array");
   *nout = 0;
@@ -346,17 +417,7 @@ tp_status tp_onnx_model_run(tp_onnx_model *m, int nin, tp_tensor *const *in, int
     if (recent) spec_match(m, recent, in, why, sizeof why);
     spec fresh;
     TP_TRY(specialize(m, in, &fresh));
-    evict_to(m, m->limit - 1);
-    tp_status s = TP_ARRAY_RESERVE(m->specs, m->capspecs, m->nspecs + 1);
-    if (s) {
-      spec_clear(m, &fresh);
-      return s;
-    }
-    m->specs[m->nspecs] = fresh;
-    e = &m->specs[m->nspecs++];
-    m->ncompiles++;
-    snprintf(m->reason, sizeof m->reason, "%s", why);
-    tp_log(TP_LOG_RECOMPILES, "onnx model: specialization %lld: %s", (long long)m->ncompiles, why);
+    TP_TRY(spec_store(m, &fresh, why, &e));
   }
   e->last_use = ++m->clock;
   e->hits++;
@@ -365,7 +426,7 @@ tp_status tp_onnx_model_run(tp_onnx_model *m, int nin, tp_tensor *const *in, int
   int na = 0;
   for (int k = 0; k < m->nin; k++)
     if (!e->values[k]) args[na++] = in[k];
-  if (e->run.run) return e->run.run(e->run.ud, na, args, max_out, outs, nout);
+  if (e->run.run && !graph_only) return e->run.run(e->run.ud, na, args, max_out, outs, nout);
   return tp_graph_run(e->graph, na, args, max_out, outs, nout);
 }
 

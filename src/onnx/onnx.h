@@ -17,4 +17,13 @@ enum {
 };
 const char *tp_onnx_dtype_name(int onnx_type);
 
+/* tp_onnx_model_run (tensorplay.h) below the frontend: graph_only runs the
+ * specialization's graph node by node (tp_graph_run) even when a backend
+ * compiled it, so that a capture records its nodes; the public function
+ * (src/compiler/onnx_model.c) decides. */
+tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, int graph_only, int max_out,
+                               tp_tensor **outs, int *nout);
+/* The runtime inputs (bits by position) that are value inputs so far. */
+uint64_t tp_onnx_model_value_inputs(const tp_onnx_model *m);
+
 #endif

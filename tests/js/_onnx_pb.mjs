@@ -1,9 +1,8 @@
-// _onnx_pb.mjs - the few protobuf helpers the ONNX conformance runner needs
-// beyond tp.onnx (which decodes TensorProtos and loads models in the Wasm
-// core): a TensorProto's name, and a ModelProto with some graph inputs
-// bound to constants (appended as initializers of the same name, which the
-// importer reads as constants: docs/onnx.md), the JS counterpart of the C
-// runner's tp_onnx_load_with. Not a test (files starting with _ are helpers).
+// _onnx_pb.mjs - protobuf helpers for the ONNX tests beyond tp.onnx (which
+// decodes TensorProtos and loads models in the Wasm core): a TensorProto's
+// name, and tiny ModelProtos built from a description (makeModel), an
+// independent writer for models with symbolic dims and shape inputs. Not a
+// test (files starting with _ are helpers).
 
 function readVarint(b, pos) {
   let v = 0n, shift = 0n;
@@ -76,22 +75,36 @@ function concatBytes(parts) {
   return out;
 }
 
-/**
- * ModelProto bytes with each TensorProto in `tensors` (serialized, named
- * after a graph input) appended to the graph's initializers (GraphProto
- * field 5; ModelProto.graph is field 7).
- */
-export function bindInputs(modelBytes, tensors) {
-  const parts = [];
-  let found = false;
-  for (const f of fields(modelBytes)) {
-    if (f.num === 7 && f.wire === 2 && !found) {
-      found = true;
-      parts.push(lenField(7, concatBytes([f.data, ...tensors.map((t) => lenField(5, t))])));
-    } else {
-      parts.push(modelBytes.subarray(f.start, f.end));
-    }
+function varintField(num, v) {
+  return new Uint8Array([...encodeVarint(num << 3), ...encodeVarint(v)]);
+}
+const utf8 = (s) => new TextEncoder().encode(s);
+
+/** ValueInfoProto: elem 1 float, 7 int64; dims like [3, 'batch', '?'] or null (no shape). */
+function valueInfo(name, elem, dims) {
+  const tt = [varintField(1, elem)];
+  if (dims) {
+    const ds = dims.map((d) => lenField(1, typeof d === 'number' ? varintField(1, d)
+      : d === '?' ? new Uint8Array(0) : lenField(2, utf8(d))));
+    tt.push(lenField(2, concatBytes(ds)));
   }
-  if (!found) throw new Error('onnx: the model has no graph');
-  return concatBytes(parts);
+  return concatBytes([lenField(1, utf8(name)), lenField(2, lenField(1, concatBytes(tt)))]);
+}
+
+/**
+ * A ModelProto (opset 17) from a small description:
+ *   { nodes: [['Relu', ['x'], ['y']]], inputs: [['x', 1, ['batch', 3]]], outputs: [['y', 1, null]] }
+ * Tests build models with symbolic dims and shape inputs with it.
+ */
+export function makeModel({ nodes, inputs, outputs }) {
+  const g = [];
+  for (const [op, ins, outs] of nodes) {
+    g.push(lenField(1, concatBytes([...ins.map((n) => lenField(1, utf8(n))), ...outs.map((n) => lenField(2, utf8(n))),
+      lenField(3, utf8(outs[0])), lenField(4, utf8(op))])));
+  }
+  g.push(lenField(2, utf8('test')));
+  for (const [n, e, d] of inputs) g.push(lenField(11, valueInfo(n, e, d)));
+  for (const [n, e, d] of outputs) g.push(lenField(12, valueInfo(n, e, d)));
+  return concatBytes([varintField(1, 8), lenField(8, concatBytes([lenField(1, new Uint8Array(0)), varintField(2, 17)])),
+    lenField(7, concatBytes(g))]);
 }

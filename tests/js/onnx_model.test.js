@@ -1,0 +1,106 @@
+// ONNX models as shipped, run as applications run them (tp.onnx.load):
+// symbolic dims (a specialization per shape), an input that sets a
+// Reshape's shape (a specialization per value), declared types checked on
+// every call, explain(), model.graph, the stax backend, dispose. Models are
+// built by tests/js/_onnx_pb.mjs; values are checked by hand.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as tp from '../../js/index.js';
+import { makeModel } from './_onnx_pb.mjs';
+
+const relu = makeModel({
+  nodes: [['Relu', ['x'], ['y']]],
+  inputs: [['x', 1, ['batch', 3]]],
+  outputs: [['y', 1, ['batch', 3]]],
+});
+const reshape = makeModel({
+  nodes: [['Reshape', ['x', 'shape'], ['y']]],
+  inputs: [['x', 1, [6]], ['shape', 7, [2]]],
+  outputs: [['y', 1, null]],
+});
+
+for (const backend of ['', 'stax']) {
+  test(`symbolic dims: one specialization per shape (${backend || 'eager'})`, () => {
+    const m = tp.onnx.load(relu, { backend });
+    try {
+      assert.deepEqual(m.inputs, [{ name: 'x', dtype: 'float32', dims: [null, 3], dimNames: ['batch', null] }]);
+      assert.throws(() => m.graph, /no graph yet/);
+      tp.scope(() => {
+        for (let rep = 0; rep < 2; rep++) {
+          const [a] = m(tp.tensor([[-1, 2, -3], [4, -5, 6]]));
+          assert.deepEqual(a.shape, [2, 3]);
+          assert.deepEqual([...a.toArray()], [0, 2, 0, 4, 0, 6]);
+          const { y } = m.run({ x: tp.tensor([[1, -1, 1]]) });
+          assert.deepEqual([...y.toArray()], [1, 0, 1]);
+        }
+      });
+      assert.equal(m.specializations(), 2);
+      const text = m.explain();
+      assert.match(text, /input 'x': float32\[batch,3\] \(1 dynamic dim/);
+      assert.match(text, /input 'x': f32\[1,3\], was f32\[2,3\]/);
+      assert.match(m.graph.print(), /relu/);
+      assert.throws(() => m.run(tp.tensor([[1, 2, 3, 4]])), /input 'x' dim 1 must be 3, got shape \[1,4\]/);
+      assert.throws(() => m.run(tp.tensor([1, 2, 3])), /input 'x' must have rank 2/);
+      assert.throws(() => m.run(tp.tensor([[1, 2, 3]], { dtype: 'int32' })), /input 'x' must be float32, got int32/);
+      tp.scope(() => assert.deepEqual([...m(tp.tensor([[-7, 8, 9]]))[0].toArray()], [0, 8, 9]));
+      m.setSpecializationLimit(1);
+      assert.equal(m.specializations(), 1);
+      assert.throws(() => m.setSpecializationLimit(0), /at least 1/);
+    } finally {
+      m.dispose();
+    }
+    assert.throws(() => m.run(tp.tensor([[1, 2, 3]])), tp.DisposedError);
+    m.dispose(); // twice is fine
+  });
+
+  test(`an input that sets a shape: one specialization per value (${backend || 'eager'})`, () => {
+    const m = tp.onnx.load(reshape, { backend });
+    try {
+      tp.scope(() => {
+        const x = tp.tensor([1, 2, 3, 4, 5, 6]);
+        for (const s of [[2, 3], [3, 2], [2, 3]]) {
+          const [y] = m(x, tp.tensor(s, { dtype: 'int64' }));
+          assert.deepEqual(y.shape, s);
+          assert.deepEqual([...y.toArray()], [1, 2, 3, 4, 5, 6]);
+        }
+      });
+      assert.equal(m.specializations(), 2);
+      assert.match(m.explain(), /input 'shape': int64\[2\]; its value sets a shape or parameter/);
+      assert.match(m.explain(), /the value of input 'shape' changed/);
+    } finally {
+      m.dispose();
+    }
+  });
+}
+
+test('load: unsupported ops are refused naming the node; bad options are TypeErrors', () => {
+  const bad = makeModel({ nodes: [['FancyOp', ['x'], ['y']]], inputs: [['x', 1, ['n']]], outputs: [['y', 1, null]] });
+  assert.throws(() => tp.onnx.load(bad), (e) => e instanceof tp.TensorPlayError && e.status === 'UNSUPPORTED'
+    && /node 'y' \(FancyOp\) is not supported yet/.test(e.message));
+  assert.throws(() => tp.onnx.load(relu, { backend: 42 }), TypeError);
+  assert.throws(() => tp.onnx.load(relu, { backend: 'nope' }), /nope/);
+  assert.throws(() => tp.onnx.load(new Uint8Array([0x0a, 0xff, 0xff])), (e) => e.status === 'PARSE');
+});
+
+test('inside tp.compile a model whose input sets a shape is a graph break, and the results stay right', () => {
+  const m = tp.onnx.load(reshape);
+  try {
+    const f = tp.compile((x, s) => m.run(x, s)[0].mul(2));
+    tp.scope(() => {
+      const x = tp.tensor([1, 2, 3, 4, 5, 6]);
+      for (const s of [[2, 3], [3, 2]]) {
+        const y = f(x, tp.tensor(s, { dtype: 'int64' }));
+        assert.deepEqual(y.shape, s);
+        assert.deepEqual([...y.toArray()], [2, 4, 6, 8, 10, 12]);
+      }
+    });
+    f.dispose && f.dispose();
+    const g = tp.compile((x, s) => m.run(x, s)[0], { fullgraph: true });
+    tp.scope(() => {
+      assert.throws(() => g(tp.tensor([1, 2, 3, 4, 5, 6]), tp.tensor([2, 3], { dtype: 'int64' })),
+        (e) => e instanceof tp.GraphCaptureError && /ONNX input 'shape'/.test(e.message));
+    });
+  } finally {
+    m.dispose();
+  }
+});
