@@ -308,6 +308,21 @@ export function concat(list, dim = 0) {
   return callOp('concat', list, { dim: intArg(dim, 'concat: dim') });
 }
 
+/**
+ * gather(x, indices, dim = 0): numpy's take along dim (ONNX Gather);
+ * indices an int32/int64 Tensor of any shape (negative ones count from the
+ * end); the result's shape is x.shape[:dim] + indices.shape +
+ * x.shape[dim+1:]. An index outside [-n, n) is a TensorPlayError naming it.
+ */
+export function gather(x, indices, dim = 0) {
+  return callOp('gather', [x, indices], { dim: intArg(dim, 'gather: dim') });
+}
+
+/** gatherElements(x, indices, dim): torch.gather / ONNX GatherElements; the result has indices' shape. */
+export function gatherElements(x, indices, dim) {
+  return callOp('gather_elements', [x, indices], { dim: intArg(dim, 'gatherElements: dim') });
+}
+
 export function cast(x, dtype) {
   return callOp('cast', [x], { dtype: dtypeCode(dtype) });
 }

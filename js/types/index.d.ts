@@ -91,6 +91,8 @@ export declare class Tensor {
   max(options?: ReduceArg): Tensor;
   min(options?: ReduceArg): Tensor;
   softmax(dim?: number): Tensor;
+  gather(indices: Tensor, dim?: number): Tensor;
+  gatherElements(indices: Tensor, dim: number): Tensor;
   logSoftmax(dim?: number): Tensor;
   layerNorm(
     normalizedShape: number | Shape,
@@ -188,6 +190,8 @@ export declare const ops: Readonly<{
   permute: typeof permute;
   slice: typeof slice;
   concat: typeof concat;
+  gather: typeof gather;
+  gatherElements: typeof gatherElements;
   cast: typeof cast;
   floor: typeof floor;
   ceil: typeof ceil;
@@ -245,6 +249,10 @@ export declare function permute(a: Tensor, perm: Shape): Tensor;
 export declare function permute(a: Tensor, ...perm: number[]): Tensor;
 export declare function slice(a: Tensor, dim: number, start?: number | null, end?: number | null, step?: number | null): Tensor;
 export declare function concat(tensors: Tensor[], dim?: number): Tensor;
+/** numpy's take along dim (ONNX Gather): int32/int64 indices of any shape, negative from the end; out of range throws. */
+export declare function gather(x: Tensor, indices: Tensor, dim?: number): Tensor;
+/** torch.gather / ONNX GatherElements: the result has indices' shape. */
+export declare function gatherElements(x: Tensor, indices: Tensor, dim: number): Tensor;
 export declare function cast(a: Tensor, dtype: DTypeLike): Tensor;
 
 

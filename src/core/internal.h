@@ -177,6 +177,8 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
 /* max_pool2d / avg_pool2d geometry (ops.def) in the conv2d struct: KH, KW,
  * strides, pt, pl; C = M = G; dilations 1. */
 tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_conv2d_geom *g);
+/* gather / gather_elements (src/ops/index.c): bounds-checked indices. */
+tp_status tp_gather_exec(tp_op op, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* Printing/parsing of attributes, shared by graph print and parse. */
 int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b);
 

@@ -363,74 +363,19 @@ tp_status tp_onnx_cv_shape(imp *m, onode *n, int size) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
-/* Gather with constant indices on any data: one slice per index. */
-static tp_status gather_data(imp *m, onode *n, ref x, ref ix) {
-  if (ix.kind != R_CONST)
-    return tp_fail(TP_ERR_UNSUPPORTED, "Gather indices must be a constant (computed only from initializers and shapes)");
-  tp_tensor *it = m->consts[ix.c];
-  tp_desc d = tp_onnx_desc(m, x);
-  if (d.ndim < 1) return tp_fail(TP_ERR_INVALID_ARG, "data must have rank >= 1");
-  int64_t axis;
-  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", 0), d.ndim, "axis", &axis));
-  if (it->dtype != TP_I64 && it->dtype != TP_I32) return tp_fail(TP_ERR_INVALID_ARG, "indices must be int");
-  int nd = d.ndim - 1 + it->ndim;
-  if (nd > TP_MAX_DIMS) return tp_fail(TP_ERR_UNSUPPORTED, "result rank %d", nd);
-  int64_t ni = tp_tensor_numel(it), dim = d.shape[axis];
-  if (ni < 1 || ni > 4096) return tp_fail(TP_ERR_UNSUPPORTED, "%lld indices (1..4096 are supported)", (long long)ni);
-  ref *parts = tp_alloc(sizeof(ref) * (size_t)ni), y;
-  if (!parts) return TP_ERR_OUT_OF_MEMORY;
-  tp_status s = TP_OK;
-  for (int64_t j = 0; j < ni && !s; j++) {
-    int64_t v = (int64_t)tp_tensor_get_f64(it, j);
-    if (v < 0) v += dim;
-    if (v < 0 || v >= dim)
-      s = tp_fail(TP_ERR_INVALID_ARG, "index %lld is out of range for size %lld", (long long)v, (long long)dim);
-    else s = tp_onnx_slice(m, x, axis, v, v + 1, 1, &parts[j]);
-  }
-  if (!s) s = tp_onnx_concat(m, (int)ni, parts, axis, &y);
-  tp_free(parts);
-  TP_TRY(s);
-  int64_t sh[TP_MAX_DIMS];
-  int k = 0;
-  for (int i = 0; i < axis; i++) sh[k++] = d.shape[i];
-  for (int i = 0; i < it->ndim; i++) sh[k++] = it->shape[i];
-  for (int i = (int)axis + 1; i < d.ndim; i++) sh[k++] = d.shape[i];
-  TP_TRY(tp_onnx_reshape(m, y, nd, sh, &y));
-  return tp_onnx_set_out(m, n, 0, y);
-}
-
-/* Gather: computed at load time when data and indices are constants (shape
- * arithmetic), else gather_data. */
+/* Gather and GatherElements: the gather / gather_elements ops, whose
+ * indices are runtime data (an embedding lookup of token ids fed at run
+ * time); folded at load time when data and indices are constants (shape
+ * arithmetic: Shape -> Gather). `arg` is the tp_op. */
 tp_status tp_onnx_cv_gather(imp *m, onode *n, int arg) {
-  (void)arg;
-  ref x, ix, y;
-  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
-  TP_TRY(tp_onnx_need_in(m, n, 1, &ix));
-  if (x.kind != R_CONST || ix.kind != R_CONST) return gather_data(m, n, x, ix);
-  tp_tensor *t = m->consts[x.c], *it = m->consts[ix.c], *o;
-  int64_t axis;
-  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", 0), t->ndim, "axis", &axis));
-  if (it->dtype != TP_I64 && it->dtype != TP_I32) return tp_fail(TP_ERR_INVALID_ARG, "indices must be int");
-  int nd = t->ndim - 1 + it->ndim;
-  if (nd > TP_MAX_DIMS) return tp_fail(TP_ERR_UNSUPPORTED, "result rank %d", nd);
-  int64_t sh[TP_MAX_DIMS], outer = 1, inner = 1, ni = tp_tensor_numel(it), dim = t->shape[axis];
-  int k = 0;
-  for (int i = 0; i < axis; i++) sh[k++] = t->shape[i], outer *= t->shape[i];
-  for (int i = 0; i < it->ndim; i++) sh[k++] = it->shape[i];
-  for (int i = (int)axis + 1; i < t->ndim; i++) sh[k++] = t->shape[i], inner *= t->shape[i];
-  TP_TRY(tp_tensor_empty(t->dtype, nd, sh, &o));
-  size_t isz = tp_dtype_size(t->dtype);
-  for (int64_t j = 0; j < ni; j++) {
-    int64_t v = (int64_t)tp_tensor_get_f64(it, j);
-    if (v < 0) v += dim;
-    if (v < 0 || v >= dim) {
-      tp_tensor_release(o);
-      return tp_fail(TP_ERR_INVALID_ARG, "index %lld is out of range for size %lld", (long long)v, (long long)dim);
-    }
-    for (int64_t a = 0; a < outer; a++)
-      memcpy((char *)tp_tensor_ptr(o) + ((a * ni + j) * inner) * isz,
-             (char *)tp_tensor_ptr(t) + ((a * dim + v) * inner) * isz, (size_t)inner * isz);
-  }
-  TP_TRY(tp_onnx_add_const(m, o, &y));
+  ref a[2], y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &a[0]));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &a[1]));
+  tp_desc d = tp_onnx_desc(m, a[0]);
+  if (d.ndim < 1) return tp_fail(TP_ERR_INVALID_ARG, "data must have rank >= 1");
+  tp_attrs at;
+  tp_attrs_init(&at);
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", 0), d.ndim, "axis", &at.dim));
+  TP_TRY(tp_onnx_emit(m, (tp_op)arg, 2, a, &at, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }

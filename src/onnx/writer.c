@@ -476,6 +476,18 @@ static tp_status convert(wr *w, int idx) {
       tp_free(bufs);
       return s;
     }
+    case TP_OP_GATHER:
+    case TP_OP_GATHER_ELEMENTS: {
+      int64_t ax;
+      const char *a1;
+      TP_TRY(tp_norm_dim(tp_op_name(n->op), at->dim, d0.ndim, &ax));
+      operand(w, &n->args[0], od, b0, &a0);
+      operand(w, &n->args[1], TP_I64, b1, &a1);
+      attr_int(&atb, "axis", ax);
+      const char *in[2] = {a0, a1};
+      node(w, n->op == TP_OP_GATHER ? "Gather" : "GatherElements", 2, in, out, &atb);
+      return TP_OK;
+    }
     case TP_OP_CAST: {
       const char *src;
       operand(w, &n->args[0], d0.dtype, b0, &src); /* a scalar operand keeps its kind */

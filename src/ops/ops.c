@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_opaque) X(shape_conv2d) X(shape_pool2d)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_opaque) X(shape_conv2d) X(shape_pool2d)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -425,6 +425,56 @@ static tp_status shape_concat(tp_op op, int nin, const tp_desc *const *in, const
     out->shape[d] += in[i]->shape[d];
     if (i) out->dtype = tp_promote(out, in[i]);
   }
+  return TP_OK;
+}
+
+static int is_index_dtype(tp_dtype d) { return d == TP_I32 || d == TP_I64; }
+
+static tp_status shape_gather(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                              tp_desc *out) {
+  int64_t d;
+  char b0[96], b1[96];
+  (void)nin;
+  if (in[0]->ndim == 0) return tp_fail(TP_ERR_INVALID_ARG, "gather: cannot index a 0-d tensor");
+  if (!is_index_dtype(in[1]->dtype))
+    return tp_fail(TP_ERR_INVALID_ARG, "gather: indices must be int32 or int64, got %s", tp_dtype_name(in[1]->dtype));
+  TP_TRY(tp_norm_dim(tp_op_name(op), a->dim, in[0]->ndim, &d));
+  int nd = in[0]->ndim - 1 + in[1]->ndim;
+  if (nd > TP_MAX_DIMS)
+    return tp_fail(TP_ERR_INVALID_ARG, "gather: x %s with indices %s gives %d dims (at most %d)", SHAPE(in[0], b0),
+                   SHAPE(in[1], b1), nd, TP_MAX_DIMS);
+  if (in[0]->shape[d] == 0 && tp_shape_numel(in[1]->ndim, in[1]->shape) > 0)
+    return tp_fail(TP_ERR_INVALID_ARG, "gather: dim %lld of x %s is empty; no index is valid", (long long)d,
+                   SHAPE(in[0], b0));
+  memset(out, 0, sizeof *out);
+  out->dtype = in[0]->dtype;
+  out->ndim = nd;
+  int k = 0;
+  for (int i = 0; i < d; i++) out->shape[k++] = in[0]->shape[i];
+  for (int i = 0; i < in[1]->ndim; i++) out->shape[k++] = in[1]->shape[i];
+  for (int i = (int)d + 1; i < in[0]->ndim; i++) out->shape[k++] = in[0]->shape[i];
+  return TP_OK;
+}
+
+static tp_status shape_gather_elements(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                                       tp_desc *out) {
+  int64_t d;
+  char b0[96], b1[96];
+  (void)nin;
+  if (!is_index_dtype(in[1]->dtype))
+    return tp_fail(TP_ERR_INVALID_ARG, "gather_elements: indices must be int32 or int64, got %s",
+                   tp_dtype_name(in[1]->dtype));
+  if (in[0]->ndim == 0 || in[1]->ndim != in[0]->ndim)
+    return tp_fail(TP_ERR_INVALID_ARG, "gather_elements: x %s and indices %s must have the same rank (at least 1)",
+                   SHAPE(in[0], b0), SHAPE(in[1], b1));
+  TP_TRY(tp_norm_dim(tp_op_name(op), a->dim, in[0]->ndim, &d));
+  for (int i = 0; i < in[0]->ndim; i++)
+    if (i != d && in[1]->shape[i] > in[0]->shape[i])
+      return tp_fail(TP_ERR_INVALID_ARG, "gather_elements: indices %s exceed x %s in dim %d", SHAPE(in[1], b1),
+                     SHAPE(in[0], b0), i);
+  *out = *in[1];
+  out->weak = 0;
+  out->dtype = in[0]->dtype;
   return TP_OK;
 }
 

@@ -190,6 +190,34 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
     for (int64_t i = 0; i < n; i++) put(y, i, op == TP_OP_MEAN ? acc[i] / (double)cnt[i] : acc[i]);
     tp_free(acc);
     tp_free(cnt);
+  } else if (op == TP_OP_GATHER || op == TP_OP_GATHER_ELEMENTS) {
+    /* per output element: its multi-index, the index it reads, the source */
+    const tp_tensor *x = in[0], *ix = in[1];
+    int64_t d;
+    TP_TRY(tp_norm_dim(tp_op_name(op), attrs->dim, x->ndim, &d));
+    int64_t dn = x->shape[d];
+    for (int64_t i = 0; i < n; i++) {
+      int64_t c[TP_MAX_DIMS], rem = i;
+      for (int k = od.ndim - 1; k >= 0; k--) c[k] = rem % od.shape[k], rem /= od.shape[k];
+      int64_t src[TP_MAX_DIMS], pos = 0, ii = 0;
+      double raw;
+      if (op == TP_OP_GATHER) { /* c = x[:d] + ix dims + x[d+1:] */
+        for (int k = 0; k < ix->ndim; k++) ii = ii * ix->shape[k] + c[d + k];
+        raw = tp_tensor_get_f64(ix, ii);
+        for (int k = 0; k < x->ndim; k++) src[k] = k < d ? c[k] : k == d ? 0 : c[k - 1 + ix->ndim];
+      } else {
+        raw = tp_tensor_get_f64(ix, i);
+        for (int k = 0; k < x->ndim; k++) src[k] = c[k];
+      }
+      if (raw < (double)-dn || raw >= (double)dn) {
+        tp_tensor_release(y);
+        return tp_fail(TP_ERR_INVALID_ARG, "%s: index %.0f is out of range for dim %lld of size %lld", tp_op_name(op),
+                       raw, (long long)d, (long long)dn);
+      }
+      src[d] = raw < 0 ? (int64_t)raw + dn : (int64_t)raw;
+      for (int k = 0; k < x->ndim; k++) pos = pos * x->shape[k] + src[k];
+      put(y, i, tp_tensor_get_f64(x, pos));
+    }
   } else if (op == TP_OP_SOFTMAX || op == TP_OP_LOG_SOFTMAX || op == TP_OP_LAYER_NORM) {
     const tp_tensor *x = in[0];
     int64_t inner = 1, R;

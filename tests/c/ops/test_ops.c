@@ -1128,6 +1128,38 @@ static void test_concat(void) {
   EXPECT(OP(TP_OP_CONCAT, &d0, xt, ms), TP_F32, (4, 2), 1, 3, 2, 4, 1, 3, 5, 7);
 }
 
+static void test_gather(void) {
+  /* x = [[1 2 3] [4 5 6]]; take rows / columns by index, negatives from the end */
+  tp_tensor *x = F32((2, 3), 1, 2, 3, 4, 5, 6);
+  EXPECT(OPA(TP_OP_GATHER, Adim(0), x, I64((3), 1, 0, -1)), TP_F32, (3, 3), 4, 5, 6, 1, 2, 3, 4, 5, 6);
+  EXPECT(OPA(TP_OP_GATHER, Adim(1), x, I32((2), 2, -3)), TP_F32, (2, 2), 3, 1, 6, 4);
+  /* 2-D indices: y.shape = x.shape[:d] + indices.shape + x.shape[d+1:] */
+  EXPECT(OPA(TP_OP_GATHER, Adim(-1), x, I64((2, 2), 0, 2, 1, 1)), TP_F32, (2, 2, 2), 1, 3, 2, 2, 4, 6, 5, 5);
+  /* a 0-d index drops the dim; ints and bools move unchanged */
+  EXPECT(OPA(TP_OP_GATHER, Adim(0), I64((3), 10, 20, 9007199254740993LL), I64((), 2)), TP_I64, (),
+         9007199254740993.0);
+  EXPECT(OPA(TP_OP_GATHER, Adim(0), B8((3), 1, 0, 1), I32((2), 1, 1)), TP_BOOL, (2), 0, 0);
+  /* an empty index list */
+  EXPECT_SHAPE(OPA(TP_OP_GATHER, Adim(1), x, EMPTY(TP_I64, (0))), TP_F32, (2, 0));
+  /* errors: out of range (never a read outside x), float indices, rank */
+  ERRA(TP_OP_GATHER, Adim(0), (x, I64((2), 0, 2)), TP_ERR_INVALID_ARG, "index 2", "position 1", "size 2");
+  ERRA(TP_OP_GATHER, Adim(1), (x, I64((1), -4)), TP_ERR_INVALID_ARG, "index -4");
+  ERRA(TP_OP_GATHER, Adim(0), (x, F32((1), 0)), TP_ERR_INVALID_ARG, "int32 or int64", "float32");
+  ERRA(TP_OP_GATHER, Adim(2), (x, I64((1), 0)), TP_ERR_INVALID_ARG, "dim");
+  ERRA(TP_OP_GATHER, Adim(0), (f0(1), I64((1), 0)), TP_ERR_INVALID_ARG, "0-d");
+
+  /* gather_elements (torch.gather): y[i][j] = x[i][idx[i][j]] for dim 1 */
+  EXPECT(OPA(TP_OP_GATHER_ELEMENTS, Adim(1), x, I64((2, 2), 2, 0, -1, 1)), TP_F32, (2, 2), 3, 1, 6, 5);
+  /* dim 0: y[i][j] = x[idx[i][j]][j]; indices may be smaller than x */
+  EXPECT(OPA(TP_OP_GATHER_ELEMENTS, Adim(0), x, I32((1, 3), 1, 0, 1)), TP_F32, (1, 3), 4, 2, 6);
+  /* a strided (transposed) x */
+  tp_tensor *xt = OPA(TP_OP_TRANSPOSE, ({ tp_attrs t = A0(); t.dim = 0; t.dim1 = 1; t; }), x); /* [[1 4][2 5][3 6]] */
+  EXPECT(OPA(TP_OP_GATHER_ELEMENTS, Adim(1), xt, I64((3, 1), 1, 0, 1)), TP_F32, (3, 1), 4, 2, 6);
+  ERRA(TP_OP_GATHER_ELEMENTS, Adim(1), (x, I64((2, 1), 0, 3)), TP_ERR_INVALID_ARG, "index 3");
+  ERRA(TP_OP_GATHER_ELEMENTS, Adim(1), (x, I64((2), 0, 1)), TP_ERR_INVALID_ARG, "same rank");
+  ERRA(TP_OP_GATHER_ELEMENTS, Adim(1), (x, I64((3, 1), 0, 0, 0)), TP_ERR_INVALID_ARG, "exceed");
+}
+
 static void test_cast(void) {
   tp_tensor *x = F32((6), 1.7f, -1.7f, 2.5f, -0.5f, 0.0f, -0.0f);
   EXPECT(OPA(TP_OP_CAST, Acast(TP_I32), x), TP_I32, (6), 1, -1, 2, 0, 0, 0);
@@ -1449,7 +1481,7 @@ int main(void) {
       T(test_add_broadcast), T(test_sub_mul_div), T(test_scalars_and_promotion),
       T(test_compare), T(test_where), T(test_unary), T(test_noncontiguous_elementwise),
       T(test_matmul), T(test_linear), T(test_conv2d), T(test_pool2d), T(test_reductions), T(test_softmax), T(test_layer_norm),
-      T(test_reshape), T(test_transpose_permute), T(test_slice), T(test_concat), T(test_cast),
+      T(test_reshape), T(test_transpose_permute), T(test_slice), T(test_concat), T(test_gather), T(test_cast),
       T(test_errors), T(test_value_semantics), T(test_opaque_ops), T(test_matmul_empty_batch),
       T(test_slice_huge_step), T(test_empty_huge_dims),
 #undef T
@@ -1459,7 +1491,7 @@ int main(void) {
       "add", "sub", "mul", "div", "eq", "lt", "gt", "where", "neg", "abs", "exp", "log",
       "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "matmul", "linear", "sum", "mean",
       "max", "min", "softmax", "log_softmax", "layer_norm", "reshape", "transpose", "permute",
-      "slice", "concat", "cast", "floor", "ceil", "round", "erf", "conv2d", "max_pool2d", "avg_pool2d"};
+      "slice", "concat", "gather", "gather_elements", "cast", "floor", "ceil", "round", "erf", "conv2d", "max_pool2d", "avg_pool2d"};
   for (int op = 0; op < TP_OP_COUNT; op++) {
     int found = 0;
     for (size_t i = 0; i < sizeof covered / sizeof covered[0]; i++)

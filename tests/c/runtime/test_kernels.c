@@ -982,6 +982,59 @@ static void cases_concat(void) {
         }
 }
 
+/* gather / gather_elements: random in-range indices (negative ones too),
+ * int32 and int64, every dim, data of each dtype and layout. */
+static void cases_gather(tp_op op) {
+  char lbl[256];
+  static const S base[] = {S1(7), S2(3, 5), S3(2, 4, 3)};
+  static const int dts[] = {TP_F32, TP_I64, TP_I32, TP_BOOL};
+  uint64_t seed = 12345;
+  for (int bi = 0; bi < 3; bi++)
+    for (int d = -base[bi].nd; d < base[bi].nd; d++)
+      for (int di = 0; di < 4; di++)
+        for (int idt = 0; idt < 2; idt++) {
+          S xs = base[bi];
+          int dd = d < 0 ? d + xs.nd : d;
+          tp_dtype dt = (tp_dtype)dts[di];
+          dist dist_x = dt == TP_F32 ? NORMAL1 : dt == TP_BOOL ? (dist){D_BOOL, 0, 0} : (dist){D_INT, 50, 0};
+          tp_tensor *in[2] = {gen(dt, xs.nd, xs.d, dist_x, (di + bi) % L_COUNT), NULL};
+          /* indices: gather takes any shape (here [2, 3] or [4]), gather_elements x's shape
+           * with dim d resized */
+          S is = op == TP_OP_GATHER ? ((di & 1) ? S1(4) : S2(2, 3)) : xs;
+          if (op == TP_OP_GATHER_ELEMENTS) is.d[dd] = 1 + (di + idt) % 4;
+          int64_t n = tp_shape_numel(is.nd, is.d);
+          double v[64];
+          for (int64_t i = 0; i < n; i++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            v[i] = (double)(int64_t)((seed >> 33) % (uint64_t)(2 * xs.d[dd])) - (double)xs.d[dd];
+          }
+          in[1] = from_values(idt ? TP_I64 : TP_I32, is.nd, is.d, v);
+          tp_attrs at;
+          tp_attrs_init(&at);
+          at.dim = d;
+          snprintf(lbl, sizeof lbl, "x ndim %d, dim %d, dtype #%d, %s indices of %lld", xs.nd, d, di,
+                   idt ? "int64" : "int32", (long long)n);
+          run_case(lbl, op, 2, in, &at);
+        }
+  /* out of range: an error naming the index, never a read outside x */
+  int64_t sx = 3, si = 2;
+  double xv[3] = {1, 2, 3}, iv[2] = {0, 3}, nv[2] = {-4, 0};
+  tp_tensor *x = from_values(TP_F32, 1, &sx, xv), *ix = from_values(TP_I64, 1, &si, iv),
+            *neg = from_values(TP_I32, 1, &si, nv), *ins[2] = {x, ix}, *y = NULL;
+  tp_attrs at;
+  tp_attrs_init(&at);
+  ncases++;
+  if (tp_op_call(op, 2, ins, &at, &y) != TP_ERR_INVALID_ARG || y || !strstr(tp_last_error(), "index 3"))
+    failf("%s: index 3 of a dim of size 3 was not refused (%s)", tp_op_name(op), tp_last_error());
+  ins[1] = neg;
+  ncases++;
+  if (tp_op_call(op, 2, ins, &at, &y) != TP_ERR_INVALID_ARG || y || !strstr(tp_last_error(), "index -4"))
+    failf("%s: index -4 of a dim of size 3 was not refused (%s)", tp_op_name(op), tp_last_error());
+  tp_tensor_release(x);
+  tp_tensor_release(ix);
+  tp_tensor_release(neg);
+}
+
 static void differential_op(int op) {
   {
     int before = ncases, fbefore = failures;
@@ -995,6 +1048,7 @@ static void differential_op(int op) {
       case TP_OP_CONV2D: isolate_cases = 1; cases_conv2d(); isolate_cases = 0; break;
       case TP_OP_MAX_POOL2D: case TP_OP_AVG_POOL2D: isolate_cases = 1; cases_pool2d((tp_op)op); isolate_cases = 0; break;
       case TP_OP_CONCAT: cases_concat(); break;
+      case TP_OP_GATHER: case TP_OP_GATHER_ELEMENTS: cases_gather((tp_op)op); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:
