@@ -41,6 +41,9 @@ extern "C" {
  * most results a host call, split or graph gives): inputs of concat, results
  * of a call_host. Larger ONNX concats are split into chunks of this many. */
 #define TP_MAX_OPERANDS 64
+/* The most elements one tensor may have (2^40): shapes past it are refused
+ * before any size arithmetic could overflow. */
+#define TP_MAX_NUMEL ((int64_t)1 << 40)
 
 /* ---- status ------------------------------------------------------------ */
 typedef enum tp_status {

@@ -41,12 +41,15 @@ const SIMD_PROBE = new Uint8Array([
   0, 0, 0, 0, 0x0b,
 ]);
 
-/** Host features the emitter may use (bit 0 SIMD128, bit 1 relaxed SIMD). */
+// The bits of env.tp_host_features, as src/codegen/jit.h names them.
+export const FEATURE_SIMD128 = 1 << 0, FEATURE_RELAXED_SIMD = 1 << 1;
+
+/** Host features the emitter may use (FEATURE_SIMD128, FEATURE_RELAXED_SIMD). */
 export function hostFeatures() {
   if (features < 0) {
     features = 0;
-    try { if (WebAssembly.validate(SIMD_PROBE)) features |= 1; } catch { /* no SIMD */ }
-    try { if (WebAssembly.validate(RELAXED_PROBE)) features |= 2; } catch { /* no relaxed SIMD */ }
+    try { if (WebAssembly.validate(SIMD_PROBE)) features |= FEATURE_SIMD128; } catch { /* no SIMD */ }
+    try { if (WebAssembly.validate(RELAXED_PROBE)) features |= FEATURE_RELAXED_SIMD; } catch { /* no relaxed SIMD */ }
   }
   return features;
 }

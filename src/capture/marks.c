@@ -5,6 +5,9 @@
 #include "records.h"
 #include <stdio.h>
 
+/* C callables' record keys carry this bit; host (JS) ids never do. */
+#define C_CALLABLE_KEY_BIT ((uint64_t)1 << 62)
+
 typedef struct cfn {
   tp_callable fn;
   uint64_t key;
@@ -30,7 +33,7 @@ static tp_status lookup(const tp_callable *fn, int create, cfn **out) {
   cfn *c = &cfns[ncfns];
   memset(c, 0, sizeof *c);
   c->fn = *fn;
-  c->key = ((uint64_t)1 << 62) | (uint64_t)(ncfns + 1);
+  c->key = C_CALLABLE_KEY_BIT | (uint64_t)(ncfns + 1);
   TP_TRY(tp_host_fn_register(fn, &c->host_id));
   ncfns++;
   *out = c;

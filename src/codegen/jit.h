@@ -7,7 +7,9 @@
 #define TP_JIT_H
 #include "../lower/lower.h"
 
-/* Host features: bit 0 SIMD128, bit 1 relaxed SIMD (0 natively). */
+/* Host features (env.tp_host_features; js/src/jit.js sets the same bits),
+ * 0 natively. */
+enum { TP_JIT_FEATURE_SIMD128 = 1 << 0, TP_JIT_FEATURE_RELAXED_SIMD = 1 << 1 };
 int tp_jit_features(void);
 /* Loads a module. On success *base is the table index of f0, or, when the
  * host compiles asynchronously, *base is -1 and *token identifies the

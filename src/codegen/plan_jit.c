@@ -140,7 +140,7 @@ static void jit_poll(jit_state *st) {
 
 static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
   *state = NULL;
-  if (!(tp_jit_features() & 1)) return TP_OK; /* not a Wasm host with SIMD128 */
+  if (!(tp_jit_features() & TP_JIT_FEATURE_SIMD128)) return TP_OK; /* not a Wasm host with SIMD128 */
   const tp_kir_program *p = tp_plan_program(pl);
   tp_emitted em;
   /* a generated GEMM reads the plan's packed B: without it, the executor */
@@ -153,7 +153,7 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
     return TP_ERR_OUT_OF_MEMORY;
   }
   memset(mr, 0, (size_t)(p->nkernels ? p->nkernels : 1));
-  tp_emit_options eo = {(tp_jit_features() & 2) != 0, 0, host, mr};
+  tp_emit_options eo = {(tp_jit_features() & TP_JIT_FEATURE_RELAXED_SIMD) != 0, 0, host, mr};
   tp_status s = p->autotune ? tune_tiles(pl, &eo, use_cache, mr) : TP_OK;
   if (!s) s = tp_emit_wasm(p, &eo, &em);
   tp_free(host);

@@ -305,22 +305,15 @@ tp_status tp_npy_load(const char *path, tp_tensor **out) {
   if (!path) return tp_fail(TP_ERR_INVALID_ARG, "npy load: path is NULL");
   FILE *f = fopen(path, "rb");
   if (!f) return tp_fail(TP_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  unsigned char *buf = NULL;
-  size_t n = 0, cap = 0;
+  tp_buf buf = {0}; /* the whole file */
   tp_status s = TP_OK;
   for (;;) {
-    if (n == cap) {
-      size_t ncap = cap ? cap * 2 : 1 << 16;
-      unsigned char *nb = tp_realloc(buf, ncap);
-      if (!nb) {
-        s = tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory reading %zu bytes", path, ncap);
-        goto done;
-      }
-      buf = nb;
-      cap = ncap;
+    if (!tp_buf_reserve(&buf, 1 << 16)) {
+      s = tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory reading %zu bytes", path, buf.n + ((size_t)1 << 16));
+      goto done;
     }
-    size_t r = fread(buf + n, 1, cap - n, f);
-    n += r;
+    size_t r = fread(buf.p + buf.n, 1, buf.cap - buf.n - 1, f);
+    buf.n += r;
     if (r == 0) {
       if (ferror(f)) {
         s = tp_fail(TP_ERR_IO, "%s: read error: %s", path, strerror(errno));
@@ -329,10 +322,10 @@ tp_status tp_npy_load(const char *path, tp_tensor **out) {
       break;
     }
   }
-  s = decode(buf, n, path, out);
+  s = decode((const unsigned char *)buf.p, buf.n, path, out);
 done:
   fclose(f);
-  tp_free(buf);
+  tp_buf_free(&buf);
   return s;
 }
 

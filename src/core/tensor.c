@@ -87,7 +87,7 @@ static tp_status check_shape(int ndim, const int64_t *shape, int64_t *numel) {
     if (shape[i] < 0)
       return tp_fail(TP_ERR_INVALID_ARG, "tensor: dimension %d is negative (%lld)", i,
                      (long long)shape[i]);
-    if (shape[i] && n > ((int64_t)1 << 40) / shape[i])
+    if (shape[i] && n > TP_MAX_NUMEL / shape[i])
       return tp_fail(TP_ERR_OUT_OF_MEMORY, "tensor: %d-d shape has too many elements", ndim);
     n *= shape[i];
   }
@@ -438,7 +438,7 @@ tp_status tp_arange(double start, double end, double step, tp_dtype dtype, tp_te
   if (step == 0 || step != step)
     return tp_fail(TP_ERR_INVALID_ARG, "arange: step must be nonzero (got %g)", step);
   double nf = ceil((end - start) / step);
-  if (nf != nf || nf > (double)((int64_t)1 << 40))
+  if (nf != nf || nf > (double)TP_MAX_NUMEL)
     return tp_fail(TP_ERR_INVALID_ARG, "arange: range [%g, %g) step %g is too large", start,
                    end, step);
   int64_t n = nf > 0 ? (int64_t)nf : 0;

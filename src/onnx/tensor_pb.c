@@ -90,7 +90,7 @@ tp_status tp_onnx_tensor_read(tp_pb *r, const char *what, tp_tensor **out, char 
   }
   int64_t numel = 1;
   for (size_t i = 0; i < ndims; i++) {
-    if (dims[i] < 0 || (dims[i] && numel > ((int64_t)1 << 40) / dims[i])) {
+    if (dims[i] < 0 || (dims[i] && numel > TP_MAX_NUMEL / dims[i])) {
       s = tp_fail(TP_ERR_PARSE, "onnx: %s '%s' has an invalid dim %lld", what, nm,
                   (long long)dims[i]);
       goto done;
