@@ -200,7 +200,10 @@ typedef tp_status (*tp_onnx_converter)(imp *m, onode *n, int arg);
 /* cv_act variants (onnx_nn.c) */
 enum { ACT_LEAKY, ACT_ELU, ACT_SELU, ACT_HSIG, ACT_HSWISH, ACT_SOFTPLUS };
 /* cv_reduce variants besides a reduction tp_op (onnx_reduce.c) */
-enum { TP_ONNX_REDUCE_L2 = -1, TP_ONNX_REDUCE_PROD = -2 };
+enum { TP_ONNX_REDUCE_L2 = -1, TP_ONNX_REDUCE_PROD = -2, TP_ONNX_REDUCE_L1 = -3, TP_ONNX_REDUCE_SUM_SQUARE = -4,
+       TP_ONNX_REDUCE_LOG_SUM = -5, TP_ONNX_REDUCE_LOG_SUM_EXP = -6 };
+/* cv_logic variants (onnx_math.c) */
+enum { TP_ONNX_LOGIC_AND, TP_ONNX_LOGIC_OR, TP_ONNX_LOGIC_XOR, TP_ONNX_LOGIC_GE, TP_ONNX_LOGIC_LE };
 
 #define TP_ONNX_OP(op_type, min_opset, max_opset, converter, arg) \
   tp_status tp_onnx_##converter(imp *m, onode *n, int arg_);

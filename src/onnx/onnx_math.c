@@ -57,6 +57,39 @@ tp_status tp_onnx_cv_not(imp *m, onode *n, int arg) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* And / Or / Xor on bools, GreaterOrEqual / LessOrEqual on numbers, all
+ * from where / eq / gt / lt: And(a, b) = where(a, b, a), Or(a, b) =
+ * where(a, a, b), Xor(a, b) = where(a, not b, b); a >= b = (a > b) or
+ * (a == b), which keeps NaN false as ONNX does. */
+tp_status tp_onnx_cv_logic(imp *m, onode *n, int kind) {
+  ref a, b, y, t;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &a));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &b));
+  tp_desc da = tp_onnx_desc(m, a), db = tp_onnx_desc(m, b);
+  if (kind <= TP_ONNX_LOGIC_XOR && (da.dtype != TP_BOOL || db.dtype != TP_BOOL))
+    return tp_fail(TP_ERR_INVALID_ARG, "inputs must be bool, got %s and %s", tp_dtype_name(da.dtype),
+                   tp_dtype_name(db.dtype));
+  switch (kind) {
+    case TP_ONNX_LOGIC_AND: TP_TRY(tp_onnx_where(m, a, b, a, &y)); break;
+    case TP_ONNX_LOGIC_OR: TP_TRY(tp_onnx_where(m, a, a, b, &y)); break;
+    case TP_ONNX_LOGIC_XOR: {
+      ref f = tp_onnx_scalar(0);
+      f.is_int = 1;
+      TP_TRY(tp_onnx_binary(m, TP_OP_EQ, b, f, &t));
+      TP_TRY(tp_onnx_where(m, a, t, b, &y));
+      break;
+    }
+    default: { /* TP_ONNX_LOGIC_GE / _LE */
+      ref e;
+      TP_TRY(tp_onnx_binary(m, kind == TP_ONNX_LOGIC_GE ? TP_OP_GT : TP_OP_LT, a, b, &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_EQ, a, b, &e));
+      TP_TRY(tp_onnx_where(m, t, t, e, &y));
+      break;
+    }
+  }
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
 tp_status tp_onnx_cv_pow(imp *m, onode *n, int arg) {
   (void)arg;
   ref x, e, y;

@@ -30,7 +30,8 @@ tp_status tp_onnx_cv_reduce(imp *m, onode *n, int op) {
     else if (keep) osh[ond++] = 1;
   }
   if (red == 0 || tp_shape_numel(d.ndim, d.shape) == 0) { /* empty set: the identity */
-    double v = op == TP_OP_MAX ? -INFINITY : op == TP_OP_MIN ? INFINITY : op == TP_OP_MEAN ? NAN : op == TP_ONNX_REDUCE_PROD ? 1 : 0;
+    double v = op == TP_OP_MAX ? -INFINITY : op == TP_OP_MIN ? INFINITY : op == TP_OP_MEAN ? NAN : op == TP_ONNX_REDUCE_PROD ? 1
+             : op == TP_ONNX_REDUCE_LOG_SUM || op == TP_ONNX_REDUCE_LOG_SUM_EXP ? -INFINITY : 0;
     if (d.dtype != TP_F32 && isinf(v)) v = op == TP_OP_MAX ? (d.dtype == TP_I32 ? INT32_MIN : (double)INT64_MIN) : (d.dtype == TP_I32 ? INT32_MAX : 9.2233720368547748e18);
     TP_TRY(tp_onnx_full(m, d.dtype, ond, osh, v, &y));
     return tp_onnx_set_out(m, n, 0, y);
@@ -52,12 +53,37 @@ tp_status tp_onnx_cv_reduce(imp *m, onode *n, int op) {
     if (tp_onnx_desc(m, y).dtype != d.dtype) TP_TRY(tp_onnx_cast(m, y, d.dtype, &y));
     return tp_onnx_set_out(m, n, 0, y);
   }
-  if (l2) {
+  if (op == TP_ONNX_REDUCE_LOG_SUM_EXP) { /* m + log(sum(exp(x - m))): no overflow */
+    ref mx, mk, e;
+    if (d.dtype != TP_F32) TP_TRY(tp_onnx_cast(m, x, TP_F32, &x));
+    TP_TRY(tp_onnx_reduce(m, TP_OP_MAX, x, nax, axes, 1, &mk));
+    /* an all -inf row: m = -inf gives nan in x - m; use 0 there (the result is -inf) */
+    ref ninf = tp_onnx_scalar(-INFINITY), zero = tp_onnx_scalar(0);
+    TP_TRY(tp_onnx_binary(m, TP_OP_EQ, mk, ninf, &e));
+    TP_TRY(tp_onnx_where(m, e, zero, mk, &mk));
+    TP_TRY(tp_onnx_binary(m, TP_OP_SUB, x, mk, &e));
+    TP_TRY(tp_onnx_unary(m, TP_OP_EXP, e, &e));
+    TP_TRY(tp_onnx_reduce(m, TP_OP_SUM, e, nax, axes, keep, &y));
+    TP_TRY(tp_onnx_unary(m, TP_OP_LOG, y, &y));
+    mx = mk;
+    if (!keep) TP_TRY(tp_onnx_reshape(m, mk, ond, osh, &mx));
+    TP_TRY(tp_onnx_binary(m, TP_OP_ADD, y, mx, &y));
+    if (d.dtype != TP_F32) TP_TRY(tp_onnx_cast(m, y, d.dtype, &y));
+    return tp_onnx_set_out(m, n, 0, y);
+  }
+  int post_log = op == TP_ONNX_REDUCE_LOG_SUM;
+  if (l2 || op == TP_ONNX_REDUCE_SUM_SQUARE) {
     TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, x, &x));
+    op = TP_OP_SUM;
+  } else if (op == TP_ONNX_REDUCE_L1) {
+    TP_TRY(tp_onnx_unary(m, TP_OP_ABS, x, &x));
+    op = TP_OP_SUM;
+  } else if (post_log) {
     op = TP_OP_SUM;
   }
   TP_TRY(tp_onnx_reduce(m, (tp_op)op, x, nax, axes, keep, &y));
   if (l2) TP_TRY(tp_onnx_unary(m, TP_OP_SQRT, y, &y));
+  if (post_log) TP_TRY(tp_onnx_unary(m, TP_OP_LOG, y, &y));
   if (tp_onnx_desc(m, y).dtype != d.dtype) TP_TRY(tp_onnx_cast(m, y, d.dtype, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
