@@ -207,6 +207,28 @@ tp_status tp_onnx_cv_act(imp *m, onode *n, int kind) {
       if (kind == ACT_HSWISH) TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, y, &y));
       break;
     }
+    case ACT_SOFTSIGN: /* x / (1 + |x|) */
+      TP_TRY(tp_onnx_unary(m, TP_OP_ABS, x, &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_ADD, t, tp_onnx_scalar(1), &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_DIV, x, t, &y));
+      break;
+    case ACT_THRESHOLDED: { /* x where x > alpha, else 0 */
+      double alpha = tp_onnx_attr_float(m, n, "alpha", 1.0);
+      TP_TRY(tp_onnx_binary(m, TP_OP_GT, x, tp_onnx_scalar((float)alpha), &c));
+      TP_TRY(tp_onnx_where(m, c, x, tp_onnx_scalar(0), &y));
+      break;
+    }
+    case ACT_SHRINK: { /* x + bias below -lambd, x - bias above lambd, else 0 */
+      double lambd = tp_onnx_attr_float(m, n, "lambd", 0.5), bias = tp_onnx_attr_float(m, n, "bias", 0.0);
+      ref lo, hi;
+      TP_TRY(tp_onnx_binary(m, TP_OP_LT, x, tp_onnx_scalar((float)-lambd), &c));
+      TP_TRY(tp_onnx_binary(m, TP_OP_ADD, x, tp_onnx_scalar((float)bias), &lo));
+      TP_TRY(tp_onnx_binary(m, TP_OP_SUB, x, tp_onnx_scalar((float)bias), &hi));
+      TP_TRY(tp_onnx_binary(m, TP_OP_GT, x, tp_onnx_scalar((float)lambd), &t));
+      TP_TRY(tp_onnx_where(m, t, hi, tp_onnx_scalar(0), &y));
+      TP_TRY(tp_onnx_where(m, c, lo, y, &y));
+      break;
+    }
     default: { /* softplus: log(exp(x) + 1), x itself above 30 */
       TP_TRY(tp_onnx_unary(m, TP_OP_EXP, x, &t));
       TP_TRY(tp_onnx_binary(m, TP_OP_ADD, t, tp_onnx_scalar(1), &t));
@@ -216,6 +238,30 @@ tp_status tp_onnx_cv_act(imp *m, onode *n, int kind) {
       break;
     }
   }
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* RMSNormalization: x / sqrt(mean(x^2 over axis..last) + epsilon) * scale. */
+tp_status tp_onnx_cv_rmsnorm(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, sc, t, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &sc));
+  tp_desc d = tp_onnx_desc(m, x);
+  if (d.dtype != TP_F32) return tp_fail(TP_ERR_INVALID_ARG, "input must be float32");
+  int64_t axis, axes[TP_MAX_DIMS];
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", -1), d.ndim, "axis", &axis));
+  double eps = tp_onnx_attr_float(m, n, "epsilon", 1e-5);
+  if (tp_onnx_attr_int(m, n, "stash_type", 1) != 1)
+    return tp_fail(TP_ERR_UNSUPPORTED, "stash_type other than 1 (float32) is not supported");
+  int nax = 0;
+  for (int64_t a = axis; a < d.ndim; a++) axes[nax++] = a;
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, x, &t));
+  TP_TRY(tp_onnx_reduce(m, TP_OP_MEAN, t, nax, axes, 1, &t));
+  TP_TRY(tp_onnx_binary(m, TP_OP_ADD, t, tp_onnx_scalar((float)eps), &t));
+  TP_TRY(tp_onnx_unary(m, TP_OP_RSQRT, t, &t));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, t, &y));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, y, sc, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
 

@@ -363,6 +363,32 @@ tp_status tp_onnx_cv_shape(imp *m, onode *n, int size) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* Trilu: where(mask, x, 0) with the [rows, cols] mask of the kept triangle
+ * (upper: col - row >= k; lower: col - row <= k) made at load time; k is an
+ * optional input (a value input when fed at run time). */
+tp_status tp_onnx_cv_trilu(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, kr, y;
+  double k = 0;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_in(m, n, 1, &kr));
+  if (kr.kind != R_NONE) TP_TRY(tp_onnx_const_scalar(m, kr, "k", &k));
+  int upper = (int)tp_onnx_attr_int(m, n, "upper", 1);
+  tp_desc d = tp_onnx_desc(m, x);
+  if (d.ndim < 2) return tp_fail(TP_ERR_INVALID_ARG, "input must have rank >= 2");
+  int64_t sh[2] = {d.shape[d.ndim - 2], d.shape[d.ndim - 1]};
+  tp_tensor *mask;
+  TP_TRY(tp_tensor_empty(TP_BOOL, 2, sh, &mask));
+  uint8_t *p = tp_tensor_ptr(mask);
+  for (int64_t i = 0; i < sh[0]; i++)
+    for (int64_t j = 0; j < sh[1]; j++) p[i * sh[1] + j] = upper ? (double)(j - i) >= k : (double)(j - i) <= k;
+  ref mr, zero = tp_onnx_scalar(0);
+  zero.is_int = 1;
+  TP_TRY(tp_onnx_add_const(m, mask, &mr));
+  TP_TRY(tp_onnx_where(m, mr, x, zero, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
 /* Gather and GatherElements: the gather / gather_elements ops, whose
  * indices are runtime data (an embedding lookup of token ids fed at run
  * time); folded at load time when data and indices are constants (shape
