@@ -183,6 +183,8 @@ tp_status tp_onnx_attr_ints(imp *m, onode *n, const char *name, int64_t *v, int 
  * m->need (see imp). */
 tp_status tp_onnx_const_ints(imp *m, ref r, const char *what, int64_t *v, int max, int *nv);
 tp_status tp_onnx_const_scalar(imp *m, ref r, const char *what, double *v);
+/* A constant list of numbers (any dtype, 0-d or 1-d) of at most max values. */
+tp_status tp_onnx_const_floats(imp *m, ref r, const char *what, double *v, int max, int *nv);
 /* axis in [-nd, nd) -> [0, nd). */
 tp_status tp_onnx_axis(int64_t axis, int nd, const char *what, int64_t *out);
 /* axes from input `input` (opset 13+) or the attribute (older);

@@ -68,6 +68,19 @@ tp_status tp_onnx_const_ints(imp *m, ref r, const char *what, int64_t *v, int ma
   return TP_OK;
 }
 
+tp_status tp_onnx_const_floats(imp *m, ref r, const char *what, double *v, int max, int *nv) {
+  if (r.kind == R_NODE) tp_onnx_note_need(m, r.node);
+  if (r.kind != R_CONST)
+    return tp_fail(TP_ERR_UNSUPPORTED, "%s must be a constant (computed only from initializers and shapes)", what);
+  tp_tensor *t = m->consts[r.c];
+  if (t->ndim > 1) return tp_fail(TP_ERR_INVALID_ARG, "%s must be a 1-d tensor", what);
+  int64_t k = tp_tensor_numel(t);
+  if (k > max) return tp_fail(TP_ERR_UNSUPPORTED, "%s has %lld values (at most %d)", what, (long long)k, max);
+  for (int64_t i = 0; i < k; i++) v[i] = tp_tensor_get_f64(t, i);
+  *nv = (int)k;
+  return TP_OK;
+}
+
 tp_status tp_onnx_const_scalar(imp *m, ref r, const char *what, double *v) {
   *v = 0;
   if (r.kind == R_SCALAR) {
