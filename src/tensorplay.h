@@ -170,6 +170,7 @@ typedef struct tp_attrs {
   int keepdim;               /* reductions */
   int approximate;           /* gelu: 0 = erf, 1 = tanh */
   tp_dtype dtype;            /* cast */
+  double clip;               /* rnn, gru, lstm: clip gate inputs to [-clip, clip]; 0 = none */
 } tp_attrs;
 void tp_attrs_init(tp_attrs *a);
 

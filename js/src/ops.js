@@ -308,6 +308,44 @@ export function concat(list, dim = 0) {
   return callOp('concat', list, { dim: intArg(dim, 'concat: dim') });
 }
 
+const RNN_ACT = { sigmoid: 0, tanh: 1, relu: 2 };
+const RNN_DIR = { forward: 0, reverse: 1, bidirectional: 2 };
+
+function recurrent(op, name, x, w, r, opts, nops) {
+  if (opts === null || typeof opts !== 'object') throw new TypeError(`${name}: options must be an object`);
+  const dir = opts.direction ?? 'forward';
+  if (!(dir in RNN_DIR)) throw new TypeError(`${name}: direction must be forward, reverse or bidirectional, got ${dir}`);
+  const acts = (opts.activations ?? []).map((a) => {
+    if (!(a in RNN_ACT)) throw new TypeError(`${name}: activation '${a}' is not sigmoid, tanh or relu`);
+    return RNN_ACT[a];
+  });
+  const clip = opts.clip ?? 0;
+  if (typeof clip !== 'number') throw new TypeError(`${name}: clip must be a number`);
+  const flag = op === 'lstm' ? opts.inputForget : opts.linearBeforeReset;
+  const ins = [x, w, r, opts.bias ?? null, opts.sequenceLens ?? null, opts.initialH ?? null];
+  if (nops === 8) ins.push(opts.initialC ?? null, opts.peepholes ?? null);
+  // tp_attrs fields: dim hidden_size (0: from r), dim1 direction, ints activations, keepdim the gate flag
+  const packed = callOp(op, ins, { dim: 0, dim1: RNN_DIR[dir], ints: acts, clip, keepdim: op === 'rnn' ? 0 : (flag ? 1 : 0) });
+  // packed [2, seq + 1, dirs, batch, hidden]: Y, the final H and C
+  const S = packed.shape[1] - 1;
+  const y = packed.slice(0, 0, 1).slice(1, 0, S).reshape(packed.shape.slice(1).map((d, i) => (i ? d : S)));
+  const h = packed.slice(0, 0, 1).slice(1, S, S + 1).reshape(packed.shape.slice(2));
+  const c = packed.slice(0, 1, 2).slice(1, S, S + 1).reshape(packed.shape.slice(2));
+  packed.dispose();
+  return op === 'lstm' ? { y, h, c } : (c.dispose(), { y, h });
+}
+
+/**
+ * rnn / gru / lstm(x, w, r, options): ONNX's RNN / GRU / LSTM (x [seq, batch,
+ * input], w [dirs, G*hidden, input], r [dirs, G*hidden, hidden]; options:
+ * bias, sequenceLens, initialH, initialC and peepholes (lstm), direction,
+ * activations (names), clip, linearBeforeReset (gru), inputForget (lstm)).
+ * Returns { y: [seq, dirs, batch, hidden], h: [dirs, batch, hidden] } (and c for lstm).
+ */
+export function rnn(x, w, r, options = {}) { return recurrent('rnn', 'rnn', x, w, r, options, 6); }
+export function gru(x, w, r, options = {}) { return recurrent('gru', 'gru', x, w, r, options, 6); }
+export function lstm(x, w, r, options = {}) { return recurrent('lstm', 'lstm', x, w, r, options, 8); }
+
 /**
  * gather(x, indices, dim = 0): numpy's take along dim (ONNX Gather);
  * indices an int32/int64 Tensor of any shape (negative ones count from the

@@ -190,6 +190,9 @@ export declare const ops: Readonly<{
   permute: typeof permute;
   slice: typeof slice;
   concat: typeof concat;
+  rnn: typeof rnn;
+  gru: typeof gru;
+  lstm: typeof lstm;
   gather: typeof gather;
   gatherElements: typeof gatherElements;
   cast: typeof cast;
@@ -249,6 +252,20 @@ export declare function permute(a: Tensor, perm: Shape): Tensor;
 export declare function permute(a: Tensor, ...perm: number[]): Tensor;
 export declare function slice(a: Tensor, dim: number, start?: number | null, end?: number | null, step?: number | null): Tensor;
 export declare function concat(tensors: Tensor[], dim?: number): Tensor;
+/** Options of rnn / gru / lstm (ONNX RNN / GRU / LSTM semantics). */
+export interface RecurrentOptions {
+  bias?: Tensor | null; sequenceLens?: Tensor | null; initialH?: Tensor | null;
+  initialC?: Tensor | null; peepholes?: Tensor | null;
+  direction?: 'forward' | 'reverse' | 'bidirectional';
+  activations?: ('sigmoid' | 'tanh' | 'relu')[]; clip?: number;
+  linearBeforeReset?: boolean; inputForget?: boolean;
+}
+/** x [seq, batch, input], w [dirs, hidden, input], r [dirs, hidden, hidden] -> y [seq, dirs, batch, hidden], h [dirs, batch, hidden]. */
+export declare function rnn(x: Tensor, w: Tensor, r: Tensor, options?: RecurrentOptions): { y: Tensor; h: Tensor };
+/** GRU, gates z r h: w [dirs, 3*hidden, input]. */
+export declare function gru(x: Tensor, w: Tensor, r: Tensor, options?: RecurrentOptions): { y: Tensor; h: Tensor };
+/** LSTM, gates i o f c: w [dirs, 4*hidden, input]; peepholes [dirs, 3*hidden]. */
+export declare function lstm(x: Tensor, w: Tensor, r: Tensor, options?: RecurrentOptions): { y: Tensor; h: Tensor; c: Tensor };
 /** numpy's take along dim (ONNX Gather): int32/int64 indices of any shape, negative from the end; out of range throws. */
 export declare function gather(x: Tensor, indices: Tensor, dim?: number): Tensor;
 /** torch.gather / ONNX GatherElements: the result has indices' shape. */

@@ -24,7 +24,7 @@ typedef struct tp_attr_spec {
   size_t offset;      /* of the field in tp_attrs */
 } tp_attr_spec;
 
-#define TP_TEXT_MAX_ATTRS 4
+#define TP_TEXT_MAX_ATTRS 6
 typedef struct tp_op_text {
   int nattrs;
   tp_attr_spec attrs[TP_TEXT_MAX_ATTRS];

@@ -37,6 +37,7 @@ void tp_onnx_decoded_free(omodel *md) {
     onode *n = &md->nodes[i];
     for (int k = 0; k < n->nattrs; k++) {
       tp_free(n->attrs[k].ints);
+      tp_free(n->attrs[k].strings);
       tp_free(n->attrs[k].floats);
     }
     tp_free(n->attrs);
@@ -148,6 +149,14 @@ static tp_status read_attr(omodel *m, tp_pb *r, attr *a) {
       case 5: TP_TRY(tp_pb_sub(r, &f, "TensorProto", &a->t)); a->has_t = 1; break;
       case 7: TP_TRY(tp_pb_floats(r, &f, &a->floats, &a->nfloats)); break;
       case 8: TP_TRY(tp_pb_ints(r, &f, &a->ints, &a->nints)); break;
+      case 9: {
+        TP_TRY(tp_pb_need(r, &f, TP_PB_LEN));
+        char *s = tp_onnx_arena_str(m, f.data, f.len);
+        if (!s) return TP_ERR_OUT_OF_MEMORY;
+        TP_TRY(TP_ARRAY_RESERVE(a->strings, a->capstrings, a->nstrings + 1));
+        a->strings[a->nstrings++] = s;
+        break;
+      }
       default: break; /* graphs, strings, tensors, sparse, type protos: rejected by type */
     }
   }

@@ -21,7 +21,7 @@
 /* ---- the decoded model (decode.c) ---- */
 
 /* AttributeProto.AttributeType values the converters read. */
-enum { A_FLOAT = 1, A_INT = 2, A_STRING = 3, A_TENSOR = 4, A_FLOATS = 6, A_INTS = 7 };
+enum { A_FLOAT = 1, A_INT = 2, A_STRING = 3, A_TENSOR = 4, A_FLOATS = 6, A_INTS = 7, A_STRINGS = 8 };
 
 typedef struct attr {
   char *name;
@@ -35,6 +35,8 @@ typedef struct attr {
   size_t nfloats;
   int64_t *ints;         /* INTS, likewise */
   size_t nints;
+  char **strings;        /* STRINGS: tp_alloc'ed array of arena strings */
+  int nstrings, capstrings;
   int used;              /* read by the converter (the rest are rejected) */
 } attr;
 

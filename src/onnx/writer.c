@@ -497,6 +497,9 @@ static tp_status convert(wr *w, int idx) {
     default:
       break;
   }
+  if (n->op == TP_OP_RNN || n->op == TP_OP_GRU || n->op == TP_OP_LSTM)
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s): exporting recurrent layers is not supported yet",
+                   n->name, tp_op_name(n->op));
   const char *why = n->op == TP_OP_INVOKE ? "a nested compiled region"
                     : (tp_op_flags(n->op) & TP_OPF_OPAQUE) ? "an opaque host region"
                                                               : "an operator";

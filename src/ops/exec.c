@@ -783,6 +783,9 @@ tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
     case TP_OP_CAST: return tp_to_dtype(in[0], at->dtype, out);
     case TP_OP_GATHER:
     case TP_OP_GATHER_ELEMENTS: return tp_gather_exec(op, in, at, od, out);
+    case TP_OP_RNN:
+    case TP_OP_GRU:
+    case TP_OP_LSTM: return tp_recurrent_exec(op, nin, in, at, od, 0, out);
     default: return tp_fail(TP_ERR_INTERNAL, "%s: no kernel", tp_op_name(op));
   }
 }

@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_opaque) X(shape_conv2d) X(shape_pool2d)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_opaque) X(shape_conv2d) X(shape_pool2d)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -54,7 +54,7 @@ int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b) {
   for (int i = 0; i < a->nints; i++)
     if (a->ints[i] != b->ints[i]) return 0;
   return a->dim == b->dim && a->dim1 == b->dim1 && a->start == b->start && a->end == b->end &&
-         a->step == b->step && (a->eps == b->eps || (a->eps != a->eps && b->eps != b->eps)) &&
+         a->step == b->step && (a->eps == b->eps || (a->eps != a->eps && b->eps != b->eps)) && a->clip == b->clip &&
          a->keepdim == b->keepdim && a->approximate == b->approximate && a->dtype == b->dtype;
 }
 
@@ -475,6 +475,56 @@ static tp_status shape_gather_elements(tp_op op, int nin, const tp_desc *const *
   *out = *in[1];
   out->weak = 0;
   out->dtype = in[0]->dtype;
+  return TP_OK;
+}
+
+/* rnn / gru / lstm (ops.def): every operand's shape against X, W, R. */
+static tp_status shape_recurrent(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                                 tp_desc *out) {
+  const char *nm = tp_op_name(op);
+  char b0[96];
+  int G = op == TP_OP_LSTM ? 4 : op == TP_OP_GRU ? 3 : 1, nact = op == TP_OP_LSTM ? 3 : op == TP_OP_GRU ? 2 : 1;
+  if (a->dim1 < 0 || a->dim1 > 2)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: direction %lld (0 forward, 1 reverse, 2 bidirectional)", nm, (long long)a->dim1);
+  int64_t D = a->dim1 == 2 ? 2 : 1;
+  const tp_desc *x = in[0], *w = in[1], *r = in[2];
+  for (int i = 0; i < nin; i++)
+    if (in[i] && i != 4 && in[i]->dtype != TP_F32)
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: operand %d must be float32, got %s", nm, i, tp_dtype_name(in[i]->dtype));
+  if (x->ndim != 3) return tp_fail(TP_ERR_INVALID_ARG, "%s: X must be [seq, batch, input], got %s", nm, SHAPE(x, b0));
+  int64_t S = x->shape[0], N = x->shape[1], I = x->shape[2], H = r->ndim == 3 ? r->shape[2] : -1;
+  if (H < 1 || (a->dim && a->dim != H))
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: R must be [%lld, %d*hidden, hidden] (hidden_size %lld), got %s", nm,
+                   (long long)D, G, (long long)a->dim, SHAPE(r, b0));
+  if (w->ndim != 3 || w->shape[0] != D || w->shape[1] != G * H || w->shape[2] != I)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: W must be [%lld, %lld, %lld], got %s", nm, (long long)D, (long long)(G * H),
+                   (long long)I, SHAPE(w, b0));
+  if (r->shape[0] != D || r->shape[1] != G * H)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: R must be [%lld, %lld, %lld], got %s", nm, (long long)D, (long long)(G * H),
+                   (long long)H, SHAPE(r, b0));
+  if (nin > 3 && in[3] && (in[3]->ndim != 2 || in[3]->shape[0] != D || in[3]->shape[1] != 2 * G * H))
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: B must be [%lld, %lld], got %s", nm, (long long)D, (long long)(2 * G * H),
+                   SHAPE(in[3], b0));
+  if (nin > 4 && in[4] && (in[4]->ndim != 1 || in[4]->shape[0] != N || (in[4]->dtype != TP_I32 && in[4]->dtype != TP_I64)))
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: sequence_lens must be int32/int64 [%lld], got %s%s", nm, (long long)N,
+                   tp_dtype_short(in[4]->dtype), SHAPE(in[4], b0));
+  for (int i = 5; i < nin && i < 7; i++)
+    if (in[i] && (in[i]->ndim != 3 || in[i]->shape[0] != D || in[i]->shape[1] != N || in[i]->shape[2] != H))
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: initial_%c must be [%lld, %lld, %lld], got %s", nm, i == 5 ? 'h' : 'c',
+                     (long long)D, (long long)N, (long long)H, SHAPE(in[i], b0));
+  if (nin > 7 && in[7] && (in[7]->ndim != 2 || in[7]->shape[0] != D || in[7]->shape[1] != 3 * H))
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: P must be [%lld, %lld], got %s", nm, (long long)D, (long long)(3 * H),
+                   SHAPE(in[7], b0));
+  if (a->nints && a->nints != nact * D)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: %d activations, expected %lld (%d per direction)", nm, a->nints,
+                   (long long)(nact * D), nact);
+  for (int i = 0; i < a->nints; i++)
+    if (a->ints[i] < 0 || a->ints[i] > 2)
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: activation code %lld (0 sigmoid, 1 tanh, 2 relu)", nm, (long long)a->ints[i]);
+  if (!(a->clip >= 0)) return tp_fail(TP_ERR_INVALID_ARG, "%s: clip must be >= 0 (0 = none), got %g", nm, a->clip);
+  out->dtype = TP_F32;
+  out->ndim = 5;
+  out->shape[0] = 2, out->shape[1] = S + 1, out->shape[2] = D, out->shape[3] = N, out->shape[4] = H;
   return TP_OK;
 }
 

@@ -1128,6 +1128,53 @@ static void test_concat(void) {
   EXPECT(OP(TP_OP_CONCAT, &d0, xt, ms), TP_F32, (4, 2), 1, 3, 2, 4, 1, 3, 5, 7);
 }
 
+static tp_attrs Arnn(int64_t direction) {
+  tp_attrs a = A0();
+  a.dim1 = direction;
+  a.clip = 0;
+  return a;
+}
+
+/* rnn / gru / lstm with hidden 1, input 1, batch 1 over x = [1, 2]; the
+ * values computed by hand (python, math.tanh / 1/(1+exp(-v))). The result
+ * packs [2, seq + 1, dirs, batch, hidden]: Y_0, Y_1, final H; C_0, C_1, final C. */
+static void test_recurrent(void) {
+  tp_tensor *x = F32((2, 1, 1), 1, 2);
+  tp_tensor *w1 = F32((1, 1, 1), 0.5), *r1 = F32((1, 1, 1), 0.25), *b1 = F32((1, 2), 0.1f, -0.2f);
+  /* h_t = tanh(0.5 x_t + 0.25 h_{t-1} + 0.1 - 0.2) */
+  EXPECT(OPA(TP_OP_RNN, Arnn(0), x, w1, r1, b1, NULL, NULL), TP_F32, (2, 3, 1, 1, 1), 0.3799489622552249,
+         0.7594808754663349, 0.7594808754663349, 0, 0, 0);
+  /* reverse: starts at the last step; Y stays in time order */
+  EXPECT(OPA(TP_OP_RNN, Arnn(1), x, w1, r1, b1, NULL, NULL), TP_F32, (2, 3, 1, 1, 1), 0.5219924080270243,
+         0.7162978701990246, 0.5219924080270243, 0, 0, 0);
+  /* sequence_lens [1]: step 1 is past the end: zeros, and the state stays */
+  EXPECT(OPA(TP_OP_RNN, Arnn(0), x, w1, r1, b1, I64((1), 1), NULL), TP_F32, (2, 3, 1, 1, 1), 0.3799489622552249, 0,
+         0.3799489622552249, 0, 0, 0);
+  /* lstm, gates i o f c: W = [.1 .2 .3 .4], R = [.5 .6 .7 .8], no bias */
+  tp_tensor *wl = F32((1, 4, 1), 0.1f, 0.2f, 0.3f, 0.4f), *rl = F32((1, 4, 1), 0.5f, 0.6f, 0.7f, 0.8f);
+  EXPECT(OPA(TP_OP_LSTM, Arnn(0), x, wl, rl, NULL, NULL, NULL, NULL, NULL), TP_F32, (2, 3, 1, 1, 1),
+         0.10824108714580925, 0.2990078049927056, 0.2990078049927056, 0.19946529748821443, 0.5319044286408334,
+         0.5319044286408334);
+  /* gru, gates z r h: W = [.1 .2 .3], R = [.4 .5 .6], no bias, linear_before_reset 0 */
+  tp_tensor *wg = F32((1, 3, 1), 0.1f, 0.2f, 0.3f), *rg = F32((1, 3, 1), 0.4f, 0.5f, 0.6f);
+  EXPECT(OPA(TP_OP_GRU, Arnn(0), x, wg, rg, NULL, NULL, NULL), TP_F32, (2, 3, 1, 1, 1), 0.13837955386438736,
+         0.3278302879793118, 0.3278302879793118, 0, 0, 0);
+  /* bidirectional: two directions of the rnn above side by side */
+  tp_tensor *w2 = F32((2, 1, 1), 0.5, 0.5), *r2 = F32((2, 1, 1), 0.25, 0.25), *b2 = F32((2, 2), 0.1f, -0.2f, 0.1f, -0.2f);
+  EXPECT(OPA(TP_OP_RNN, Arnn(2), x, w2, r2, b2, NULL, NULL), TP_F32, (2, 3, 2, 1, 1), 0.3799489622552249,
+         0.5219924080270243, 0.7594808754663349, 0.7162978701990246, 0.7594808754663349, 0.5219924080270243, 0, 0,
+         0, 0, 0, 0);
+  /* errors: shapes, direction, lengths, activations */
+  ERRA(TP_OP_RNN, Arnn(0), (x, wl, r1, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "W must be [1, 1, 1]");
+  ERRA(TP_OP_RNN, Arnn(3), (x, w1, r1, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "direction 3");
+  ERRA(TP_OP_RNN, Arnn(2), (x, w1, r1, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "W must be [2, 1, 1]");
+  ERRA(TP_OP_RNN, Arnn(0), (x, w1, r1, NULL, I64((1), 3), NULL), TP_ERR_INVALID_ARG, "sequence_lens[0] = 3");
+  ERRA(TP_OP_RNN, ({ tp_attrs t = Arnn(0); t.nints = 1; t.ints[0] = 7; t; }), (x, w1, r1, NULL, NULL, NULL),
+       TP_ERR_INVALID_ARG, "activation code 7");
+  ERRA(TP_OP_LSTM, ({ tp_attrs t = Arnn(0); t.clip = -1; t; }), (x, wl, rl, NULL, NULL, NULL, NULL, NULL),
+       TP_ERR_INVALID_ARG, "clip");
+}
+
 static void test_gather(void) {
   /* x = [[1 2 3] [4 5 6]]; take rows / columns by index, negatives from the end */
   tp_tensor *x = F32((2, 3), 1, 2, 3, 4, 5, 6);
@@ -1481,7 +1528,7 @@ int main(void) {
       T(test_add_broadcast), T(test_sub_mul_div), T(test_scalars_and_promotion),
       T(test_compare), T(test_where), T(test_unary), T(test_noncontiguous_elementwise),
       T(test_matmul), T(test_linear), T(test_conv2d), T(test_pool2d), T(test_reductions), T(test_softmax), T(test_layer_norm),
-      T(test_reshape), T(test_transpose_permute), T(test_slice), T(test_concat), T(test_gather), T(test_cast),
+      T(test_reshape), T(test_transpose_permute), T(test_slice), T(test_concat), T(test_gather), T(test_recurrent), T(test_cast),
       T(test_errors), T(test_value_semantics), T(test_opaque_ops), T(test_matmul_empty_batch),
       T(test_slice_huge_step), T(test_empty_huge_dims),
 #undef T
@@ -1491,7 +1538,7 @@ int main(void) {
       "add", "sub", "mul", "div", "eq", "lt", "gt", "where", "neg", "abs", "exp", "log",
       "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "matmul", "linear", "sum", "mean",
       "max", "min", "softmax", "log_softmax", "layer_norm", "reshape", "transpose", "permute",
-      "slice", "concat", "gather", "gather_elements", "cast", "floor", "ceil", "round", "erf", "conv2d", "max_pool2d", "avg_pool2d"};
+      "slice", "concat", "gather", "gather_elements", "rnn", "gru", "lstm", "cast", "floor", "ceil", "round", "erf", "conv2d", "max_pool2d", "avg_pool2d"};
   for (int op = 0; op < TP_OP_COUNT; op++) {
     int found = 0;
     for (size_t i = 0; i < sizeof covered / sizeof covered[0]; i++)

@@ -206,6 +206,7 @@ static int tol_of(tp_op op) {
     case TP_OP_SOFTMAX: return T_SOFTMAX;
     case TP_OP_LOG_SOFTMAX: return T_LOGSOFTMAX;
     case TP_OP_LAYER_NORM: return T_LAYERNORM;
+    case TP_OP_RNN: case TP_OP_GRU: case TP_OP_LSTM: return T_LAYERNORM; /* float32 steps vs double: 2e-5 */
     default: return T_EXACT;
   }
 }
@@ -409,7 +410,7 @@ static void run_case(const char *label, tp_op op, int nin, tp_tensor **in, const
 static void run_case_body(const char *lbl, tp_op op, int nin, tp_tensor **in, const tp_attrs *at) {
   char b0[128], b1[128];
   for (int i = 0; i < nin; i++)
-    if (!in[i] && !(i > 0 && (op == TP_OP_LINEAR || op == TP_OP_LAYER_NORM || op == TP_OP_CONV2D))) {
+    if (!in[i] && !(i > 0 && (tp_op_flags(op) & TP_OPF_OPT))) {
       failf("%s: input %d could not be made", lbl, i);
       goto out;
     }
@@ -1035,6 +1036,48 @@ static void cases_gather(tp_op op) {
   tp_tensor_release(neg);
 }
 
+/* rnn / gru / lstm: random weights (scaled so the gates are not saturated),
+ * every direction, with and without bias, lengths, initial states and
+ * peepholes, a clip, both gru reset forms, relu activations. */
+static void cases_recurrent(tp_op op) {
+  char lbl[256];
+  int G = op == TP_OP_LSTM ? 4 : op == TP_OP_GRU ? 3 : 1, nact = op == TP_OP_LSTM ? 3 : op == TP_OP_GRU ? 2 : 1;
+  int nops = op == TP_OP_LSTM ? 8 : 6;
+  static const int64_t dims[][4] = {{1, 1, 1, 1}, {3, 2, 4, 5}, {5, 3, 2, 7}, {2, 4, 8, 16}}; /* S N I H */
+  dist small = {D_NORMAL, 0.5, 0};
+  for (int di = 0; di < 4; di++)
+    for (int dir = 0; dir < 3; dir++)
+      for (int variant = 0; variant < 4; variant++) {
+        int64_t S = dims[di][0], N = dims[di][1], I = dims[di][2], H = dims[di][3], D = dir == 2 ? 2 : 1;
+        int64_t xs[3] = {S, N, I}, ws[3] = {D, G * H, I}, rs[3] = {D, G * H, H}, bs[2] = {D, 2 * G * H};
+        int64_t hs[3] = {D, N, H}, ps[2] = {D, 3 * H};
+        tp_tensor *in[8] = {0};
+        in[0] = gen(TP_F32, 3, xs, NORMAL1, variant % L_COUNT);
+        in[1] = gen(TP_F32, 3, ws, small, 0);
+        in[2] = gen(TP_F32, 3, rs, small, 0);
+        if (variant & 1) in[3] = gen(TP_F32, 2, bs, small, 0);
+        if (variant >= 2) {
+          double lv[8];
+          for (int64_t b = 0; b < N; b++) lv[b] = (double)((b * 3 + variant) % (S + 1));
+          in[4] = from_values(variant == 2 ? TP_I32 : TP_I64, 1, &N, lv);
+          in[5] = gen(TP_F32, 3, hs, small, 0);
+          if (op == TP_OP_LSTM) in[6] = gen(TP_F32, 3, hs, small, 0), in[7] = gen(TP_F32, 2, ps, small, 0);
+        }
+        tp_attrs at;
+        tp_attrs_init(&at);
+        at.dim1 = dir;
+        at.clip = variant == 3 ? 0.75 : 0;
+        at.keepdim = op != TP_OP_RNN && variant == 1;
+        if (variant == 2) { /* explicit activations: relu for the last function */
+          at.nints = (int)(nact * D);
+          for (int k = 0; k < at.nints; k++) at.ints[k] = (k % nact == nact - 1) ? 2 : (k % nact == 0 && op != TP_OP_RNN) ? 0 : 1;
+        }
+        snprintf(lbl, sizeof lbl, "S %lld N %lld I %lld H %lld, direction %d, variant %d", (long long)S, (long long)N,
+                 (long long)I, (long long)H, dir, variant);
+        run_case(lbl, op, nops, in, &at);
+      }
+}
+
 static void differential_op(int op) {
   {
     int before = ncases, fbefore = failures;
@@ -1049,6 +1092,7 @@ static void differential_op(int op) {
       case TP_OP_MAX_POOL2D: case TP_OP_AVG_POOL2D: isolate_cases = 1; cases_pool2d((tp_op)op); isolate_cases = 0; break;
       case TP_OP_CONCAT: cases_concat(); break;
       case TP_OP_GATHER: case TP_OP_GATHER_ELEMENTS: cases_gather((tp_op)op); break;
+      case TP_OP_RNN: case TP_OP_GRU: case TP_OP_LSTM: cases_recurrent((tp_op)op); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:
