@@ -147,6 +147,7 @@ static tp_status read_attr(omodel *m, tp_pb *r, attr *a) {
         if (!(a->s = tp_onnx_arena_str(m, f.data, f.len))) return TP_ERR_OUT_OF_MEMORY;
         break;
       case 5: TP_TRY(tp_pb_sub(r, &f, "TensorProto", &a->t)); a->has_t = 1; break;
+      case 6: TP_TRY(tp_pb_sub(r, &f, "GraphProto", &a->g)); a->has_g = 1; break;
       case 7: TP_TRY(tp_pb_floats(r, &f, &a->floats, &a->nfloats)); break;
       case 8: TP_TRY(tp_pb_ints(r, &f, &a->ints, &a->nints)); break;
       case 9: {
@@ -246,6 +247,21 @@ static tp_status read_graph(omodel *m, tp_pb *r) {
     }
   }
   return k < 0 ? (tp_status)-k : TP_OK;
+}
+
+tp_status tp_onnx_decode_subgraph(omodel *parent, const tp_pb *g, omodel *out) {
+  memset(out, 0, sizeof *out);
+  out->opset = parent->opset;
+  tp_pb r = *g;
+  tp_status s = read_graph(out, &r);
+  /* the subgraph's strings join the parent's arena */
+  while (out->arena) {
+    oblk *b = out->arena;
+    out->arena = b->next;
+    b->next = parent->arena;
+    parent->arena = b;
+  }
+  return s;
 }
 
 tp_status tp_onnx_decode(omodel *m, const void *bytes, size_t len) {

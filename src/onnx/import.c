@@ -309,6 +309,50 @@ static tp_status find_converter(const onode *n, int64_t v, int *row) {
   return TP_OK;
 }
 
+/* If: the condition must be known when the model is imported: a constant,
+ * or computed from graph inputs, which then become value inputs (the model
+ * specializes on them, e.g. a sample rate fed at run time); the taken
+ * branch's nodes are imported in place, seeing the outer scope's values.
+ * A condition computed from data is refused (If with a run-time choice
+ * inside the plan is not built yet). */
+static tp_status convert_node(imp *m, onode *n);
+tp_status tp_onnx_cv_if(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref c;
+  double v;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &c));
+  attr *th = tp_onnx_attr(m, n, "then_branch", A_GRAPH), *el = tp_onnx_attr(m, n, "else_branch", A_GRAPH);
+  if (!th || !el || !th->has_g || !el->has_g) return tp_fail(TP_ERR_INVALID_ARG, "then_branch and else_branch must be graphs");
+  tp_status s = tp_onnx_const_scalar(m, c, "the condition", &v);
+  if (s) return tp_fail_context(s, "an If whose condition is computed from data is not supported yet");
+  omodel sub;
+  s = tp_onnx_decode_subgraph(&m->md, v != 0 ? &th->g : &el->g, &sub);
+  for (int i = 0; !s && i < sub.ninits; i++) {
+    tp_tensor *t;
+    char *name = NULL;
+    ref r;
+    s = tp_onnx_tensor_read(&sub.inits[i], "initializer", &t, &name);
+    char *an = s ? NULL : tp_onnx_arena_str(&m->md, name ? name : "", name ? strlen(name) : 0);
+    tp_free(name);
+    if (!s && !an) tp_tensor_release(t), s = TP_ERR_OUT_OF_MEMORY;
+    if (!s) s = tp_onnx_add_const(m, t, &r);
+    if (!s) s = define(m, an, r);
+  }
+  onode *outer = m->cur;
+  for (int i = 0; !s && i < sub.nnodes; i++) s = convert_node(m, &sub.nodes[i]);
+  m->cur = outer;
+  if (!s && sub.noutputs != n->nout)
+    s = tp_fail(TP_ERR_INVALID_ARG, "the %s branch has %d outputs, the If %d", v != 0 ? "then" : "else", sub.noutputs,
+                n->nout);
+  for (int i = 0; !s && i < n->nout; i++) {
+    entry *e = lookup(m, sub.outputs[i].name);
+    if (!e) s = tp_fail(TP_ERR_INVALID_ARG, "branch output '%s' is not computed", sub.outputs[i].name);
+    else if (*n->out[i]) s = tp_onnx_set_out(m, n, i, e->r);
+  }
+  tp_onnx_decoded_free(&sub);
+  return s;
+}
+
 tp_status tp_onnx_check_ops(const omodel *md) {
   int row;
   for (int i = 0; i < md->nnodes; i++) TP_TRY(find_converter(&md->nodes[i], md->opset, &row));

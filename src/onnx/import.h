@@ -21,7 +21,7 @@
 /* ---- the decoded model (decode.c) ---- */
 
 /* AttributeProto.AttributeType values the converters read. */
-enum { A_FLOAT = 1, A_INT = 2, A_STRING = 3, A_TENSOR = 4, A_FLOATS = 6, A_INTS = 7, A_STRINGS = 8 };
+enum { A_FLOAT = 1, A_INT = 2, A_STRING = 3, A_TENSOR = 4, A_GRAPH = 5, A_FLOATS = 6, A_INTS = 7, A_STRINGS = 8 };
 
 typedef struct attr {
   char *name;
@@ -31,6 +31,8 @@ typedef struct attr {
   char *s;
   int has_t;
   tp_pb t;               /* TENSOR: a reader over the TensorProto */
+  int has_g;
+  tp_pb g;               /* GRAPH: a reader over the GraphProto (If's branches) */
   float *floats;         /* FLOATS, tp_alloc'ed (freed by tp_onnx_decoded_free) */
   size_t nfloats;
   int64_t *ints;         /* INTS, likewise */
@@ -72,6 +74,10 @@ typedef struct omodel {
 /* Decodes bytes into *md (zeroed by the caller); checks the opset. */
 tp_status tp_onnx_decode(omodel *md, const void *bytes, size_t len);
 void tp_onnx_decoded_free(omodel *md);
+/* Decodes a subgraph (an If branch) into *out (its strings go to parent's
+ * arena, so they live as long as the parent's; free *out's arrays with
+ * tp_onnx_decoded_free). */
+tp_status tp_onnx_decode_subgraph(omodel *parent, const tp_pb *g, omodel *out);
 /* n zeroed bytes that live until tp_onnx_decoded_free; NULL when out of memory. */
 void *tp_onnx_arena_alloc(omodel *md, size_t n);
 /* Frees the blocks allocated since the arena's head was `mark`. */

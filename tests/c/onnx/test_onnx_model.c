@@ -54,6 +54,41 @@ static void node(tp_pbw *g, const char *op, const char *ins, const char *outs) {
   sub(g, 1, &n);
 }
 
+/* A node with graph attributes (If): then/else are GraphProtos. */
+static void node_if(tp_pbw *g, const char *cond, const char *out, tp_pbw *then_g, tp_pbw *else_g) {
+  tp_pbw n = {0};
+  str(&n, 1, cond);
+  str(&n, 2, out);
+  str(&n, 3, "if");
+  str(&n, 4, "If");
+  tp_pbw *br[2] = {then_g, else_g};
+  const char *names[2] = {"then_branch", "else_branch"};
+  for (int i = 0; i < 2; i++) {
+    tp_pbw a = {0};
+    str(&a, 1, names[i]);
+    str(br[i], 2, names[i]);
+    sub(&a, 6, br[i]);
+    tp_pbw_varint(&a, 20, 5); /* GRAPH */
+    sub(&n, 5, &a);
+  }
+  sub(g, 1, &n);
+}
+
+/* A Constant node: out = the float32 scalar v. */
+static void node_const(tp_pbw *g, const char *out, float v) {
+  tp_pbw n = {0}, a = {0}, t = {0};
+  tp_pbw_varint(&t, 2, 1); /* FLOAT, 0-d */
+  tp_pbw_bytes(&t, 9, &v, 4);
+  str(&a, 1, "value");
+  sub(&a, 5, &t);
+  tp_pbw_varint(&a, 20, 4); /* TENSOR */
+  str(&n, 2, out);
+  str(&n, 3, out);
+  str(&n, 4, "Constant");
+  sub(&n, 5, &a);
+  sub(g, 1, &n);
+}
+
 static uint8_t *finish(tp_pbw *g, size_t *len) {
   tp_pbw m = {0}, os = {0};
   tp_pbw_varint(&m, 1, 8);
@@ -241,6 +276,59 @@ static void test_shared_dim(void) {
   tp_onnx_model_free(m);
 }
 
+/* The VAD pattern: y = sr == 16000 ? x * 2 : x * 3, sr an int64 input. The
+ * If's condition comes from an input, so sr is a value input and each value
+ * imports the taken branch. */
+static void test_if_on_input(void) {
+  tp_pbw g = {0}, th = {0}, el = {0}, c16 = {0};
+  { /* c = (sr == 16000) */
+    tp_pbw n = {0}, a = {0}, t = {0};
+    int64_t v = 16000;
+    tp_pbw_varint(&t, 2, 7);
+    tp_pbw_bytes(&t, 9, &v, 8);
+    str(&a, 1, "value");
+    sub(&a, 5, &t);
+    tp_pbw_varint(&a, 20, 4);
+    str(&n, 2, "k16");
+    str(&n, 4, "Constant");
+    sub(&n, 5, &a);
+    sub(&c16, 1, &n);
+    tp_buf_putn(&g, c16.p, c16.n);
+    tp_buf_free(&c16);
+  }
+  node(&g, "Equal", "sr,k16", "c");
+  node_const(&th, "two", 2);
+  node(&th, "Mul", "x,two", "yt");
+  value_info(&th, 12, "yt", 1, NULL);
+  node_const(&el, "three", 3);
+  node(&el, "Mul", "x,three", "ye");
+  value_info(&el, 12, "ye", 1, NULL);
+  node_if(&g, "c", "y", &th, &el);
+  value_info(&g, 11, "x", 1, "n");
+  value_info(&g, 11, "sr", 7, NULL);
+  value_info(&g, 12, "y", 1, NULL);
+  size_t len;
+  uint8_t *bytes = finish(&g, &len);
+  tp_onnx_model *m = load(bytes, len);
+  if (!m) return;
+  static const float x[3] = {1, 2, 3}, y2[3] = {2, 4, 6}, y3[3] = {3, 6, 9};
+  int64_t s3[1] = {3};
+  for (int i = 0; i < 3; i++) {
+    int64_t sr = i == 1 ? 8000 : 16000;
+    tp_tensor *in[2] = {f32(1, s3, x), NULL}, *out[2] = {0};
+    CHECK_OK(tp_tensor_new(TP_I64, 0, NULL, &sr, &in[1]));
+    int n = 0;
+    CHECK_OK(tp_onnx_model_run(m, 2, in, 2, out, &n));
+    CHECK(n == 1 && close_to(out[0], sr == 16000 ? y2 : y3, 3));
+    tp_tensor_release(out[0]);
+    tp_tensor_release(in[0]);
+    tp_tensor_release(in[1]);
+  }
+  CHECK(tp_onnx_model_num_specializations(m) == 2);
+  CHECK(has(m, "input 'sr': int64 of any rank (dynamic); its value sets a shape or parameter"));
+  tp_onnx_model_free(m);
+}
+
 static void test_refused_at_load(void) {
   tp_pbw g = {0};
   node(&g, "Relu", "x", "h");
@@ -264,6 +352,7 @@ int main(void) {
   test_value_input(NULL);
   test_value_input("stax");
   test_shared_dim();
+  test_if_on_input();
   test_refused_at_load();
   CHECK(tp_live_tensors() == 0);
   if (failures) printf("%d check(s) failed\n", failures);
