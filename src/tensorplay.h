@@ -235,7 +235,7 @@ typedef struct tp_trace_result {
   int broken;           /* 1 when the function read tensor data */
   char break_reason[160];
   int nout;
-  tp_tensor *outs[64];  /* the function's real outputs (owned) */
+  tp_tensor *outs[TP_MAX_OPERANDS];  /* the function's real outputs (owned) */
   uint64_t shape_read;  /* bit i: the function read input i's shape */
   char shape_where[8][96]; /* where inputs 0..7 were read ("" unknown) */
 } tp_trace_result;

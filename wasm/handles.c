@@ -99,8 +99,13 @@ tp_status abi_gather_inputs(int32_t nin, const uint32_t *in, tp_tensor **ts) {
 
 int32_t abi_return_tensors(tp_status s, int n, tp_tensor **outs, uint32_t *hout, int32_t max_out) {
   if (s) return -1;
+  if (n > max_out) { /* never write past the host's max_out slots */
+    for (int k = 0; k < n; k++) tp_tensor_release(outs[k]);
+    tp_fail(TP_ERR_INVALID_ARG, "%d outputs do not fit in the %d slots given", n, max_out < 0 ? 0 : max_out);
+    return -1;
+  }
   for (int i = 0; i < n; i++) {
-    hout[i] = i < max_out ? abi_handle_new(ABI_TENSOR, outs[i]) : 0;
+    hout[i] = abi_handle_new(ABI_TENSOR, outs[i]);
     if (!hout[i]) { /* out of handles: release everything made so far */
       for (int k = 0; k < i; k++) abi_handle_drop(hout[k]);
       for (int k = 0; k < n; k++) tp_tensor_release(outs[k]);

@@ -8,6 +8,12 @@
 #include "capture.h"
 #include <stdio.h>
 
+/* Child graphs of nested compile regions one capture may hold (keys beyond
+ * it raise "nested compile region reuse limit reached"), and the
+ * placeholders whose shape reads are tracked (the bits of shape_read). */
+#define MAX_NESTED_KEYS 64
+#define SHAPE_READ_BITS 64
+
 typedef struct tp_trace_state {
   uint64_t id;
   tp_graph *g;
@@ -28,7 +34,7 @@ typedef struct tp_trace_state {
     char key[200];
     char sub[64];
     int nres;
-  } nested[64];
+  } nested[MAX_NESTED_KEYS];
 } tp_trace_state;
 
 static TP_THREAD_LOCAL tp_trace_state *cur;
@@ -107,7 +113,7 @@ void tp_capture_note_shape_read(const tp_tensor *t, const char *where) {
   if (g->nodes[t->node].kind != TP_NODE_PLACEHOLDER) return;
   int k = 0; /* placeholder index */
   for (int i = 0; i < t->node; i++) k += g->nodes[i].kind == TP_NODE_PLACEHOLDER;
-  if (k >= 64 || (cur->shape_read >> k) & 1) return;
+  if (k >= SHAPE_READ_BITS || (cur->shape_read >> k) & 1) return;
   cur->shape_read |= (uint64_t)1 << k;
   if (k < 8 && where) snprintf(cur->shape_where[k], sizeof cur->shape_where[k], "%s", where);
 }

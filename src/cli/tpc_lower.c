@@ -163,7 +163,7 @@ int tpc_cmd_bench(int argc, char **argv) {
   tp_graph *g = NULL;
   tp_plan *pl = NULL;
   int nin = 0, rc = 0;
-  tp_tensor *in[64] = {0};
+  tp_tensor *in[TP_MAX_OPERANDS] = {0};
   for (int c = 0; c < cold && !rc; c++) {
     if (c) { /* a fresh load and compile; the last one is kept for the runs */
       tp_plan_free(pl);
@@ -177,7 +177,12 @@ int tpc_cmd_bench(int argc, char **argv) {
     double t1 = now_ms();
     if (!c) {
       nin = tp_graph_num_inputs(g);
-      for (int i = 0, k = 0; i < g->n && k < 64; i++)
+      if (nin > TP_MAX_OPERANDS) {
+        fprintf(stderr, "tpc bench: the graph has %d inputs (at most %d)\n", nin, TP_MAX_OPERANDS);
+        rc = 1;
+        break;
+      }
+      for (int i = 0, k = 0; i < g->n && k < TP_MAX_OPERANDS; i++)
         if (g->nodes[i].kind == TP_NODE_PLACEHOLDER) {
           const tp_desc *d = &g->nodes[i].desc;
           if (d->dtype == TP_F32) tp_randn(d->ndim, d->shape, (uint64_t)k + 1, &in[k]);
@@ -192,9 +197,9 @@ int tpc_cmd_bench(int argc, char **argv) {
       break;
     }
     double t2 = now_ms();
-    tp_tensor *outs[64] = {0};
+    tp_tensor *outs[TP_MAX_OPERANDS] = {0};
     int n = 0;
-    tp_status s = tp_plan_run(pl, nin, in, 64, outs, &n);
+    tp_status s = tp_plan_run(pl, nin, in, TP_MAX_OPERANDS, outs, &n);
     double t3 = now_ms();
     for (int i = 0; i < n; i++) tp_tensor_release(outs[i]);
     if (s) {
@@ -218,10 +223,10 @@ int tpc_cmd_bench(int argc, char **argv) {
   for (int which = 0; which < 2 && !rc && ts; which++) {
     if ((which == 0 && !strcmp(backend, "stax")) || (which == 1 && !strcmp(backend, "eager"))) continue;
     for (int r = -3; r < runs; r++) {
-      tp_tensor *outs[64] = {0};
+      tp_tensor *outs[TP_MAX_OPERANDS] = {0};
       int n = 0;
       double t0 = now_ms();
-      tp_status s = which ? tp_plan_run(pl, nin, in, 64, outs, &n) : tp_graph_run(g, nin, in, 64, outs, &n);
+      tp_status s = which ? tp_plan_run(pl, nin, in, TP_MAX_OPERANDS, outs, &n) : tp_graph_run(g, nin, in, TP_MAX_OPERANDS, outs, &n);
       double t = now_ms() - t0;
       for (int i = 0; i < n; i++) tp_tensor_release(outs[i]);
       if (s) {
@@ -238,7 +243,7 @@ int tpc_cmd_bench(int argc, char **argv) {
   free(ts);
   free(tl);
   tp_plan_free(pl);
-  for (int i = 0; i < nin && i < 64; i++) tp_tensor_release(in[i]);
+  for (int i = 0; i < nin && i < TP_MAX_OPERANDS; i++) tp_tensor_release(in[i]);
   tp_graph_free(g);
   return rc;
 }

@@ -57,7 +57,8 @@ tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache
 #endif
 
 /* Pending loads resolved by the host (tpw_jit_ready). */
-static struct { int32_t token, base; } done[64];
+#define MAX_RESOLVED 64 /* resolved loads remembered until polled (oldest forgotten first) */
+static struct { int32_t token, base; } done[MAX_RESOLVED];
 static int ndone;
 static tp_spinlock done_lock = TP_SPINLOCK_INIT;
 

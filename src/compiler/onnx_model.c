@@ -18,7 +18,7 @@ tp_status tp_onnx_model_run(tp_onnx_model *m, int nin, tp_tensor *const *in, int
     if (in[k]) (void)tp_tensor_shape(in[k]);
   TP_TRY(tp_onnx_model_run_ex(m, nin, in, 1, max_out, outs, nout));
   uint64_t vals = tp_onnx_model_value_inputs(m);
-  for (int k = 0; k < nin && k < 64; k++) {
+  for (int k = 0; k < nin && k < TP_ONNX_MAX_INPUTS; k++) {
     if (!(vals >> k & 1) || !tp_capture_sees(1, &in[k])) continue;
     char what[160];
     snprintf(what, sizeof what, "reading the value of ONNX input '%s' (it sets a shape)",

@@ -330,6 +330,7 @@ tp_status tp_graph_verify(const tp_graph *g) {
 
 tp_status tp_node_operands(const tp_node *n, tp_operand_fn value_of, void *ctx, tp_tensor **args,
                            tp_tensor **scalars) {
+  for (int k = 0; k < n->nargs && k < TP_MAX_OPERANDS; k++) args[k] = scalars[k] = NULL; /* release stays safe */
   if (n->nargs > TP_MAX_OPERANDS)
     return tp_fail(TP_ERR_INVALID_ARG, "node %%%s has %d operands (at most %d)", n->name, n->nargs,
                    TP_MAX_OPERANDS);

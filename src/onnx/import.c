@@ -404,7 +404,7 @@ void tp_onnx_note_need(imp *m, int node) {
   while (sp) {
     const tp_node *x = &g->nodes[stack[--sp]];
     if (x->kind == TP_NODE_PLACEHOLDER) {
-      for (int i = 0; i < m->md.ninputs && i < 64; i++)
+      for (int i = 0; i < m->md.ninputs && i < TP_ONNX_MAX_INPUTS; i++)
         if (m->input_node[i] == (int)(x - g->nodes)) m->need |= (uint64_t)1 << i;
       continue;
     }

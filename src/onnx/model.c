@@ -101,8 +101,8 @@ tp_status tp_onnx_model_load(const void *bytes, size_t len, tp_onnx_model **out)
     m->in_index[m->nin++] = i;
   }
   m->nout = m->md.noutputs;
-  if (!s && m->nin > 64)
-    s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: %d graph inputs (at most 64)", m->nin);
+  if (!s && m->nin > TP_ONNX_MAX_INPUTS)
+    s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: %d graph inputs (at most %d)", m->nin, TP_ONNX_MAX_INPUTS);
   if (!s) s = tp_onnx_check_ops(&m->md);
   if (s == TP_ERR_OUT_OF_MEMORY && strncmp(tp_last_error(), "onnx", 4)) tp_fail(s, "onnx: out of memory");
   if (s) {
@@ -325,7 +325,7 @@ static tp_status specialize_ex(tp_onnx_model *m, tp_tensor *const *in, int probe
     tp_clear_error(); /* the failure is handled: bind and import again */
   }
   if (!s && m->backend) { /* the call's inputs are the backend's example inputs */
-    tp_tensor *args[64];
+    tp_tensor *args[TP_ONNX_MAX_INPUTS];
     int na = 0;
     for (int k = 0; k < m->nin; k++)
       if (!e->values[k]) args[na++] = in[k];
@@ -370,7 +370,7 @@ tp_status tp_onnx_model_prepare(tp_onnx_model *m) {
   }
   /* example inputs of the declared types (zeros: only their shapes are read,
    * unless an input turns out to set a shape, which stops here) */
-  tp_tensor *ex[64] = {0};
+  tp_tensor *ex[TP_ONNX_MAX_INPUTS] = {0};
   tp_status s = TP_OK;
   for (int k = 0; k < m->nin && !s; k++) {
     const vinfo *v = &m->md.inputs[m->in_index[k]];
@@ -422,7 +422,7 @@ tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, 
   e->last_use = ++m->clock;
   e->hits++;
   /* the graph's placeholders: the runtime inputs that are not bound */
-  tp_tensor *args[64];
+  tp_tensor *args[TP_ONNX_MAX_INPUTS];
   int na = 0;
   for (int k = 0; k < m->nin; k++)
     if (!e->values[k]) args[na++] = in[k];

@@ -17,13 +17,17 @@ enum {
 };
 const char *tp_onnx_dtype_name(int onnx_type);
 
+/* The most runtime inputs a model may have: the bits of the need and value
+ * input masks (uint64_t). */
+#define TP_ONNX_MAX_INPUTS 64
+
 /* tp_onnx_model_run (tensorplay.h) below the frontend: graph_only runs the
  * specialization's graph node by node (tp_graph_run) even when a backend
  * compiled it, so that a capture records its nodes; the public function
  * (src/compiler/onnx_model.c) decides. */
 tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, int graph_only, int max_out,
                                tp_tensor **outs, int *nout);
-/* The runtime inputs (bits by position) that are value inputs so far. */
+/* The runtime inputs (bits by position, TP_ONNX_MAX_INPUTS of them) that are value inputs so far. */
 uint64_t tp_onnx_model_value_inputs(const tp_onnx_model *m);
 
 #endif

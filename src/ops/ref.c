@@ -77,8 +77,10 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
     tp_attrs_init(&def);
     attrs = &def;
   }
-  tp_desc descs[64], od;
-  const tp_desc *dp[64];
+  tp_desc descs[TP_MAX_OPERANDS], od;
+  const tp_desc *dp[TP_MAX_OPERANDS];
+  if (nin < 0 || nin > TP_MAX_OPERANDS || (nin && !in) || !out)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s (reference): bad operand count %d", tp_op_name(op), nin);
   for (int i = 0; i < nin; i++) {
     dp[i] = NULL;
     if (in[i]) {
