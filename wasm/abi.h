@@ -230,10 +230,7 @@ int32_t tpw_jit_kernel(int32_t ctx, int32_t k);
  * out[1] (free with tpw_free). TP_ERR_UNSUPPORTED: nothing to generate. */
 int32_t tpw_graph_emit_wasm(uint32_t graph, intptr_t *out);
 
-/* ---- ONNX (src/onnx, docs/onnx.md) ----
- * tpw_onnx_load: a serialized ModelProto -> a graph handle (K_GRAPH: run it
- * with tpw_graph_run, free it with tpw_graph_free); 0 on failure. */
-uint32_t tpw_onnx_load(const void *bytes, int32_t len);
+/* ---- ONNX (src/onnx, docs/onnx.md) ---- */
 /* tp_onnx_save of a graph handle / of the last graph a compiled function
  * captured: writes the malloc'ed ModelProto bytes' pointer and length at
  * out[0], out[1] (free with tpw_free). status (TP_ERR_UNSUPPORTED naming
@@ -243,11 +240,6 @@ int32_t tpw_graph_onnx_save(uint32_t h, intptr_t *out);
 int32_t tpw_compiled_onnx_save(uint32_t h, intptr_t *out);
 /* A serialized TensorProto -> a tensor handle; 0 on failure. */
 uint32_t tpw_onnx_tensor_decode(const void *bytes, int32_t len);
-int32_t tpw_graph_num_inputs(uint32_t h);
-/* Placeholder i's name (borrowed until tpw_graph_free), 0 if none. */
-const char *tpw_graph_input_name(uint32_t h, int32_t i);
-/* The ONNX output names, comma separated (borrowed), 0 if none. */
-const char *tpw_onnx_output_names(uint32_t h);
 /* ONNX models as applications run them (tp_onnx_model, docs/onnx.md
  * "Models"): a model handle (K_MODEL), its specializations run on backend
  * (a registered name; 0 or "" runs them eagerly); 0 on failure. */

@@ -48,7 +48,7 @@ char *abi_give_graph_text(const tp_graph *g, int32_t with_data);
 tp_status abi_host_dispatch(int64_t fn_id, int nin, tp_tensor *const *in, int max_out,
                             tp_tensor **outs, int *nout);
 /* env.tp_host_backend / env.tp_host_release (abi.h, backends): -1 when
- * no host is installed (native builds without tpw_set_native_backend_host). */
+ * no host is installed (native builds). */
 int32_t abi_host_backend(int32_t fn_id, uint32_t graph, const uint32_t *in, int32_t nin,
                          const char *opts_json);
 void abi_host_release(int32_t fn_id);

@@ -27,19 +27,12 @@ void tpw_set_native_host(tpw_native_host_fn fn) { native_host = fn; }
 static int32_t host_call(int32_t id, const uint32_t *in, int32_t nin, uint32_t *out, int32_t max) {
   return native_host ? native_host(id, in, nin, out, max) : -1;
 }
-static tpw_native_backend_fn native_backend;
-static void (*native_release)(int32_t);
-void tpw_set_native_backend_host(tpw_native_backend_fn b, void (*release)(int32_t)) {
-  native_backend = b;
-  native_release = release;
-}
 int32_t abi_host_backend(int32_t fn_id, uint32_t graph, const uint32_t *in, int32_t nin,
                          const char *opts_json) {
-  return native_backend ? native_backend(fn_id, graph, in, nin, opts_json) : -1;
+  (void)fn_id, (void)graph, (void)in, (void)nin, (void)opts_json;
+  return -1; /* no host backends natively */
 }
-void abi_host_release(int32_t fn_id) {
-  if (native_release) native_release(fn_id);
-}
+void abi_host_release(int32_t fn_id) { (void)fn_id; }
 #endif
 
 tp_status abi_host_dispatch(int64_t fn_id, int nin, tp_tensor *const *in, int max_out,

@@ -15,7 +15,7 @@ import {
   ValueError,
   takeBytes,
 } from './errors.js';
-import { borrowTensor, wrapHandle, runInScope, disposeExcept, collectTensors, getCore } from './tensor.js';
+import { borrowTensor, wrapHandle, runInScope, disposeExcept, collectTensors, getCore, MAX_OPERANDS } from './tensor.js';
 import {
   checkStatus,
   clearPending,
@@ -41,7 +41,7 @@ import * as B from './backends.js';
 import * as F from './frontend.js';
 import * as J from './jit.js';
 
-const MAX_OUT = 64; // tp_trace_result.outs
+const MAX_OUT = MAX_OPERANDS; // TP_MAX_OPERANDS results at most
 
 const finalizer =
   typeof FinalizationRegistry !== 'undefined'

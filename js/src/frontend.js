@@ -11,7 +11,7 @@
 // region the core recorded.
 
 import { AssertionError, GraphCaptureError, RuntimeError, ValueError } from './errors.js';
-import { getCore, wrapHandle } from './tensor.js';
+import { getCore, wrapHandle, MAX_OPERANDS } from './tensor.js';
 import { scalar } from './creation.js';
 import {
   checkStatus,
@@ -28,7 +28,7 @@ import {
 } from './host.js';
 import { argsKey, countTensors, flattenArgs, flattenOutput, rebuild, rebuildResult } from './structure.js';
 
-const MAX_OUT = 64;
+const MAX_OUT = MAX_OPERANDS; // TP_MAX_OPERANDS results at most
 
 /** Symbols set on marked callables (the seed's __tensorplay_compiler_*__ attributes). */
 export const MARKERS = Object.freeze({

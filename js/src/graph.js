@@ -2,9 +2,9 @@
 // graph on the eager kernels. Used by the parity tests and the demo.
 
 import { DisposedError, check, throwLast, takeBytes } from './errors.js';
-import { Tensor, wrapHandle, getCore } from './tensor.js';
+import { Tensor, wrapHandle, getCore, MAX_OPERANDS } from './tensor.js';
 
-const MAX_OUT = 64;
+const MAX_OUT = MAX_OPERANDS; // TP_MAX_OPERANDS results at most
 
 export class Graph {
   constructor(handle) {

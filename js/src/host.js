@@ -139,19 +139,9 @@ export function checkStatus(status, context) {
   }
 }
 
-/** Throws a clear error when this core lacks an export of the frontend. */
+/** The core's export `name` (every export the package calls is checked once at load: loader.js, CORE_EXPORTS). */
 export function need(name) {
-  const f = getCore().exports[name];
-  if (typeof f !== 'function') {
-    const e = new Error(`tensorplay: this core does not export ${name} (rebuild the Wasm core: bash scripts/build.sh wasi)`);
-    e.code = Status.UNSUPPORTED;
-    throw e;
-  }
-  return f;
-}
-
-export function has(name) {
-  return typeof getCore().exports[name] === 'function';
+  return getCore().exports[name];
 }
 
 // ---- Python-style type names ---------------------------------------------------

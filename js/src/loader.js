@@ -12,6 +12,7 @@
 // jit.js), and
 // `env.emscripten_notify_memory_growth`; anything else becomes a stub that
 // throws an error naming the import when it is called.
+import { CORE_EXPORTS } from './exports.js';
 
 const isNode =
   typeof process !== 'undefined' &&
@@ -408,10 +409,9 @@ export async function loadCore(source) {
     throw new Error('tensorplay: the core does not export its memory');
   }
   if (typeof core.exports._initialize === 'function') core.exports._initialize();
-  for (const name of ['tpw_malloc', 'tpw_free', 'tpw_last_error', 'tpw_last_status', 'tpw_op_count', 'tpw_op_name', 'tpw_op']) {
-    if (typeof core.exports[name] !== 'function') {
-      throw new Error(`tensorplay: the core does not export ${name}`);
-    }
+  const missing = CORE_EXPORTS.filter((name) => typeof core.exports[name] !== 'function');
+  if (missing.length) {
+    throw new Error(`tensorplay: the core does not export ${missing.join(', ')} (it does not match this package; rebuild it: bash scripts/build.sh wasi)`);
   }
   core._init();
   return core;

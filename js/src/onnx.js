@@ -2,7 +2,7 @@
 // docs/onnx.md); this file marshals bytes and wraps the graph handle.
 
 import { throwLast, takeBytes, check, DisposedError } from './errors.js';
-import { Tensor, wrapHandle, getCore, collectTensors } from './tensor.js';
+import { Tensor, wrapHandle, getCore, collectTensors, MAX_OPERANDS } from './tensor.js';
 import { Graph } from './graph.js';
 import { compile } from './compiler.js';
 
@@ -45,7 +45,7 @@ function feedsToList(feeds, inputNames) {
   });
 }
 
-const MAX_OUT = 64;
+const MAX_OUT = MAX_OPERANDS; // TP_MAX_OPERANDS results at most
 
 function takeCString(core, p, what) {
   p >>>= 0;

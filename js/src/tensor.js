@@ -23,6 +23,7 @@ const DTYPE_ALIASES = new Map([
   ['bool', 3], ['b8', 3],
 ]);
 export const MAX_DIMS = 8; // TP_MAX_DIMS
+export const MAX_OPERANDS = 64; // TP_MAX_OPERANDS: operands of an op, results of a call or graph
 
 /** Called once by index.js after the core is loaded. */
 export function bindCore(c) {
