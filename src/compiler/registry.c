@@ -367,6 +367,8 @@ void tp_backends_init(void) {
   tp_spin_unlock(&init_lock);
 }
 
-/* No backend caches anything yet; the stax pipeline will drop its compiled
- * kernels and tuning results here. */
+/* The built-in backends keep nothing between compiles that tp_reset must
+ * drop: plans and their modules belong to the compiled functions' entries
+ * (freed by tp_reset), and the tuning caches are kept on purpose (timings
+ * of the machine, not of a function; docs/architecture.md, Threads). */
 void tp_backends_reset(void) {}

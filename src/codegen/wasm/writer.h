@@ -1,6 +1,6 @@
 /* writer.h - a WebAssembly binary writer: modules, function bodies, LEB128,
- * and an annotated hex dump. Internal to the core (the Wasm code generator of
- * issue 5 sits on it); plain C, so it runs natively and inside the wasm32
+ * and an annotated hex dump. Internal to the core (the SIMD128 emitter,
+ * emit*.c, sits on it); plain C, so it runs natively and inside the wasm32
  * core alike.
  *
  *   tp_wasm_module *m; tp_wasm_func *f; uint32_t add;
