@@ -467,9 +467,9 @@ tp_status tp_list_backends(const char *const *exclude_tags, int nexclude,
 /* InvalidBackend with up to two close matches:
  * "Invalid backend: 'stx', did you mean: 'stax'?" ... and for a backend
  * whose optional deps are missing: which ones. */
-tp_status tp_lookup_backend(const char *name, const tp_backend **out);
+tp_status tp_lookup_backend(const char *name, const tp_backend **out); /* *out: valid until that backend is unregistered */
 tp_status tp_set_default_backend(const char *name); /* NULL restores "stax" */
-const char *tp_get_default_backend(void);
+const char *tp_get_default_backend(void); /* a per-thread copy, valid until this thread's next call */
 /* Unknown names give the default capabilities (no error). */
 void tp_get_backend_capabilities(const char *name, tp_backend_caps *out);
 int tp_declares_capabilities(const char *name);

@@ -328,7 +328,14 @@ tp_status tp_set_default_backend(const char *name) {
   return TP_OK;
 }
 
-const char *tp_get_default_backend(void) { return default_name; }
+/* A copy per thread: another thread may change the default meanwhile. */
+const char *tp_get_default_backend(void) {
+  static TP_THREAD_LOCAL char copy[sizeof default_name];
+  tp_spin_lock(&reg_lock);
+  memcpy(copy, default_name, sizeof copy);
+  tp_spin_unlock(&reg_lock);
+  return copy;
+}
 
 void tp_get_backend_capabilities(const char *name, tp_backend_caps *out) {
   tp_backend_caps_init(out);

@@ -1,8 +1,11 @@
 /* lock.h - a spinlock for the small global tables of every layer (config,
  * backend registry, host functions, the storage cache, tuning caches).
  * Built on the __atomic builtins so the core needs no pthread link; on
- * single-threaded Wasm the builtins compile to plain loads and stores. Critical sections are short (table edits, string copies) and
- * never call out to user code (backend functions run outside the lock). */
+ * single-threaded Wasm the builtins compile to plain loads and stores.
+ * Critical sections are short (table edits, string copies) and call no user
+ * code but the allocator hook (tp_set_allocator: a table that grows under
+ * its lock allocates), which therefore must not call back into the core;
+ * backend and host functions run outside the locks. */
 #ifndef TP_LOCK_H
 #define TP_LOCK_H
 
