@@ -6,7 +6,7 @@
  * immediate scalars (weak numbers such as the 1.5 in x * 1.5). */
 #ifndef TP_GRAPH_H
 #define TP_GRAPH_H
-#include "../core/internal.h"
+#include "../ops/ops.h"
 
 typedef enum tp_node_kind {
   TP_NODE_PLACEHOLDER,

@@ -1,7 +1,7 @@
 /* exec.c - eager execution of every operator: float32 paths call the ISA
  * kernels (src/runtime/kernels), other dtypes run typed scalar loops, views
  * share storage. Inputs were validated by the shape rule. */
-#include "../core/internal.h"
+#include "ops.h"
 #include <math.h>
 
 tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out) {

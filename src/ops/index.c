@@ -4,7 +4,7 @@
  * in ONNX), and one outside [-n, n) is an error naming it and its position,
  * never a read outside the tensor. x is copied to contiguous form first,
  * then rows of `inner` bytes are copied per index. */
-#include "../core/internal.h"
+#include "ops.h"
 
 /* The indices as int64 in C order (a new buffer, tp_free), each checked and
  * made non-negative against n. */

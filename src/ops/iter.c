@@ -1,7 +1,7 @@
 /* iter.c - broadcast iteration: align operand shapes to the output, give
  * broadcast dims stride 0, merge dims that are contiguous for every operand,
  * then walk the outer dims one inner run at a time. */
-#include "../core/internal.h"
+#include "ops.h"
 
 void tp_iter_init(tp_iter *it, const tp_tensor *out, int nin, tp_tensor *const *in) {
   memset(it, 0, sizeof *it);

@@ -1,7 +1,7 @@
 /* ops.c - the operator table (expanded from ops.def), shape and dtype rules,
  * and tp_op_call: the one entry point every operator goes through
  * (validate -> observer check -> infer -> execute -> observer record). */
-#include "../core/internal.h"
+#include "ops.h"
 #include <stdio.h>
 
 typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,

@@ -13,7 +13,7 @@
  * (G*hidden x input and G*hidden x hidden), done here in plain loops; the
  * stax lowering to one input GEMM plus a per-step GEMM and a fused gate
  * kernel is still to come (docs/onnx.md). */
-#include "../core/internal.h"
+#include "ops.h"
 #include <math.h>
 
 enum { ACT_SIGMOID, ACT_TANH, ACT_RELU };

@@ -1,7 +1,7 @@
 /* ref.c - reference kernels: the oracle of every test. Plain loops over
  * flat indices with double precision and libm, no blocking, no SIMD; slow
  * on purpose and written independently of exec.c and the ISA kernels. */
-#include "../core/internal.h"
+#include "ops.h"
 #include <math.h>
 
 /* Element (double) of t at the position broadcast from output index i. */

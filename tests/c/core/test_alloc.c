@@ -14,7 +14,7 @@
  *     and the allocator's own count of live blocks and bytes are back to the
  *     baseline; every free passes the size that was allocated;
  * and finally, with the default allocator restored, the scenario passes. */
-#include "core/internal.h"
+#include "ops/ops.h"
 
 #include <math.h>
 #include <stdarg.h>

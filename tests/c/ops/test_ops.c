@@ -7,7 +7,7 @@
  * Written independently of the implementation: every expected number below
  * was worked out by hand (or with a calculator for transcendental values),
  * never by calling the library's own reference kernels. */
-#include "core/internal.h"
+#include "ops/ops.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -15,7 +15,7 @@
  *     exp/tanh/sigmoid/relu/log/sqrt/rsqrt compared with libm.
  *
  * Data come from tp_randn / tp_rand with fixed seeds. */
-#include "core/internal.h"
+#include "ops/ops.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,0 +1,92 @@
+/* ops.h - the ops layer's API (src/ops): operator flags, shape rules, eager
+ * and reference execution, the broadcast iterator, conv/pool geometry, and
+ * the operator observer an upper layer installs. The public entry point,
+ * tp_op_call, is in tensorplay.h; this header is for the layers above ops
+ * (graph, lower, onnx, capture, compiler, the ABI) and for src/ops itself.
+ * Core below it does not include it (scripts/check-layers.sh). */
+#ifndef TP_OPS_H
+#define TP_OPS_H
+#include "../core/internal.h"
+
+/* ---- ops (src/ops) ---- */
+enum {
+  TP_OPF_BINARY = 1 << 0,
+  TP_OPF_UNARY = 1 << 1,
+  TP_OPF_FLOAT_OUT = 1 << 2, /* integer inputs give float32 */
+  TP_OPF_BOOL_OUT = 1 << 3,
+  TP_OPF_REDUCE = 1 << 4,
+  TP_OPF_VIEW = 1 << 5,
+  TP_OPF_OPT = 1 << 6,       /* operands after the first may be NULL */
+  TP_OPF_OPAQUE = 1 << 7,    /* host-run region: no shape rule, graphs only */
+};
+int tp_op_flags(tp_op op);
+/* The shape rule: descs[i] NULL for an absent optional operand. */
+tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in,
+                      const tp_attrs *attrs, tp_desc *out);
+/* Execute without capture (inputs already validated by tp_op_infer). */
+tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in,
+                     const tp_attrs *attrs, const tp_desc *od, tp_tensor **out);
+/* Reference (scalar, double-accumulating) execution: the test oracle. */
+tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in,
+                         const tp_attrs *attrs, tp_tensor **out);
+/* Normalize a dim index against ndim (python rules); error names op. */
+tp_status tp_norm_dim(const char *op, int64_t dim, int ndim, int64_t *out);
+tp_dtype tp_promote(const tp_desc *a, const tp_desc *b);
+/* Python slice rules (positive step): first index and length. */
+void tp_slice_bounds(int64_t n, int64_t start, int64_t end, int64_t step, int64_t *s_out,
+                     int64_t *len_out);
+/* Broadcast iteration over an output and up to 3 inputs (src/ops/iter.c). */
+typedef struct tp_iter {
+  int nd, nops;             /* nops = 1 (output) + inputs */
+  int64_t shape[TP_MAX_DIMS];
+  int64_t st[4][TP_MAX_DIMS];
+  int64_t off[4];
+  int64_t idx[TP_MAX_DIMS];
+  int64_t inner, outer;     /* inner run length, number of runs */
+} tp_iter;
+/* out: the (contiguous or strided) output; inputs are broadcast to it. */
+void tp_iter_init(tp_iter *it, const tp_tensor *out, int nin, tp_tensor *const *in);
+void tp_iter_next(tp_iter *it); /* advance off[] to the next inner run */
+/* Strides viewing (xshape, xstrides) as shape without a copy; 0 if none. */
+int tp_view_strides(int xnd, const int64_t *xshape, const int64_t *xstrides, int nd,
+                    const int64_t *shape, int64_t *st);
+/* dst = src converted to dtype d (a new reference when already d). */
+tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out);
+/* conv2d geometry (ops.def): sizes from x [N,C,H,W] and w [M,C/G,KH,KW],
+ * the window attributes and the output size OHxOW. Filled by the shape rule,
+ * read by the eager and reference kernels. */
+typedef struct tp_conv2d_geom {
+  int64_t N, C, H, W, M, KH, KW, G, OH, OW;
+  int64_t sh, sw, pt, pl, dh, dw;
+} tp_conv2d_geom;
+tp_status tp_conv2d_geometry(const tp_desc *x, const tp_desc *w, const tp_attrs *a,
+                             tp_conv2d_geom *g);
+/* conv2d into y, a contiguous float32 tensor of the output shape (the
+ * executor's arena buffer); inputs already checked by the shape rule. */
+tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y);
+/* max_pool2d / avg_pool2d geometry (ops.def) in the conv2d struct: KH, KW,
+ * strides, pt, pl; C = M = G; dilations 1. */
+tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_conv2d_geom *g);
+/* rnn / gru / lstm (src/ops/recurrent.c): float32, or double when reference. */
+tp_status tp_recurrent_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od,
+                            int reference, tp_tensor **out);
+/* gather / gather_elements (src/ops/index.c): bounds-checked indices. */
+tp_status tp_gather_exec(tp_op op, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
+/* Printing/parsing of attributes, shared by graph print and parse. */
+int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b);
+
+/* ---- operator observer (src/ops/ops.c) ----
+ * tp_op_call reports every call to one observer that an upper layer
+ * installs (capture does, when its first trace starts): check runs before
+ * the shape rule and may refuse the call; record runs after execution with
+ * the result and may tag it. Ops never knows what the observer does; with
+ * none installed, operators just run. Installing is an atomic pointer store,
+ * so it is safe from any thread; the observer must be static data. */
+typedef struct tp_op_observer {
+  tp_status (*check)(const char *what, int nin, tp_tensor *const *in);
+  tp_status (*record)(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *attrs,
+                      tp_tensor *out);
+} tp_op_observer;
+void tp_ops_set_observer(const tp_op_observer *obs);
+
+#endif
