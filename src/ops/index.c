@@ -26,9 +26,10 @@ static tp_status read_indices(const char *op, tp_tensor *ix, int64_t n, int64_t 
   }
   for (int64_t i = 0; i < k; i++) {
     if (v[i] < -n || v[i] >= n) {
+      long long bad = (long long)v[i]; /* read before v is freed */
       tp_free(v);
       return tp_fail(TP_ERR_INVALID_ARG, "%s: index %lld (at position %lld of the indices) is out of range for dim %lld of size %lld",
-                     op, (long long)v[i], (long long)i, (long long)dim, (long long)n);
+                     op, bad, (long long)i, (long long)dim, (long long)n);
     }
     if (v[i] < 0) v[i] += n;
   }
