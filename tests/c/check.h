@@ -7,7 +7,7 @@
  *   CHECK_OK(call)           the call returns TP_OK; else prints its status
  *   CHECKF(cond, fmt, ...)   cond holds; else prints the printf-style message
  *   FAILF(fmt, ...)          an unconditional failure, printf-style
- *   FAILF_AT(line, fmt, ...) the same at a given line of this file: for
+ *   FAILF_AT(line, fmt, ...) the same at a given line of the test file: for
  *                            helpers that macros pass their caller's __LINE__
  *
  * `checks` counts the conditions CHECK, CHECK_OK and CHECKF evaluated (a
@@ -25,9 +25,8 @@ static int check_print_limit __attribute__((unused)); /* 0: print every failure 
 
 /* The one place a failure is counted and printed; file and line are the
  * test's (the macros below pass __FILE__ and the line). */
-__attribute__((format(printf, 3, 4), unused)) static void check_failf_at(const char *file,
-                                                                         int line,
-                                                                         const char *fmt, ...) {
+__attribute__((format(printf, 3, 4), unused))
+static void check_failf_at(const char *file, int line, const char *fmt, ...) {
   failures++;
   if (check_print_limit > 0 && failures > check_print_limit) {
     if (failures == check_print_limit + 1) printf("... (further failures not printed)\n");
@@ -48,18 +47,18 @@ __attribute__((format(printf, 3, 4), unused)) static void check_failf_at(const c
     checks++;                     \
     if (!(c)) FAILF(__VA_ARGS__); \
   } while (0)
-#define CHECK(c)                                                       \
-  do {                                                                 \
-    checks++;                                                          \
-    if (!(c)) FAILF("%s (last error: %s)", #c, tp_last_error());     \
+#define CHECK(c)                                                 \
+  do {                                                           \
+    checks++;                                                    \
+    if (!(c)) FAILF("%s (last error: %s)", #c, tp_last_error()); \
   } while (0)
 /* CHECK_OK(call): the call returns TP_OK; otherwise print its status. */
-#define CHECK_OK(e)                                                                  \
-  do {                                                                               \
-    tp_status s_ = (e);                                                              \
-    checks++;                                                                        \
-    if (s_ != TP_OK)                                                                 \
-      FAILF("%s failed: %s: %s", #e, tp_status_name(s_), tp_last_error());           \
+#define CHECK_OK(e)                                                        \
+  do {                                                                     \
+    tp_status s_ = (e);                                                    \
+    checks++;                                                              \
+    if (s_ != TP_OK)                                                       \
+      FAILF("%s failed: %s: %s", #e, tp_status_name(s_), tp_last_error()); \
   } while (0)
 
 #endif
