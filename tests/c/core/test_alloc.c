@@ -17,24 +17,13 @@
 #include "ops/ops.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <execinfo.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static int failures;
-static void failf(const char *fmt, ...) {
-  va_list ap;
-  printf("FAIL ");
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  failures++;
-}
+#include "check.h"
 
 /* ---- the counting allocator ---- */
 typedef struct block {
@@ -259,7 +248,7 @@ static tp_status scenario(result *res) {
     tp_callable fn = {traced_fn, NULL};
     STEP("trace", tp_trace(&fn, 1, &x, 1, &tr));
     if (!tr.graph || tr.nout != 2) {
-      failf("trace: graph %p, %d outputs (expected a graph and 2)", (void *)tr.graph, tr.nout);
+      FAILF("trace: graph %p, %d outputs (expected a graph and 2)", (void *)tr.graph, tr.nout);
       goto cleanup;
     }
     READ(tr.outs[0], res->traced);
@@ -267,7 +256,7 @@ static tp_status scenario(result *res) {
     STEP("graph_parse", tp_graph_parse(text, strlen(text), &g2));
     STEP("graph_run", tp_graph_run(g2, 1, &x, 4, gout, &ngout));
     if (ngout != 2) {
-      failf("graph_run gave %d outputs", ngout);
+      FAILF("graph_run gave %d outputs", ngout);
       goto cleanup;
     }
     READ(gout[0], res->graph_out);
@@ -275,13 +264,13 @@ static tp_status scenario(result *res) {
     STEP("compile", tp_compile(&fn, NULL, &comp));
     STEP("compiled call 1", tp_compiled_call(comp, 1, &x, 4, cout, &ncout));
     if (ncout != 2) {
-      failf("compiled call gave %d outputs", ncout);
+      FAILF("compiled call gave %d outputs", ncout);
       goto cleanup;
     }
     READ(cout[0], res->compiled);
     STEP("compiled call 2", tp_compiled_call(comp, 1, &x, 4, cout2, &ncout2));
     if (ncout2 != 2) {
-      failf("compiled call 2 gave %d outputs", ncout2);
+      FAILF("compiled call 2 gave %d outputs", ncout2);
       goto cleanup;
     }
     READ(cout2[0], res->compiled2);
@@ -291,7 +280,7 @@ static tp_status scenario(result *res) {
                                &xs));
     STEP("compiled call 3", tp_compiled_call(comp, 1, &xs, 4, cout3, &ncout3));
     if (ncout3 != 2) {
-      failf("compiled call 3 gave %d outputs", ncout3);
+      FAILF("compiled call 3 gave %d outputs", ncout3);
       goto cleanup;
     }
     READ(cout3[0], res->compiled3);
@@ -340,26 +329,26 @@ static void check_baseline(const result *r) {
                           -1 - 1 + 2};
   for (int j = 0; j < 5; j++)
     if (fabsf(r->lin[j] - want0[j]) > 1e-5f)
-      failf("baseline: linear[0][%d] = %g, expected %g", j, r->lin[j], want0[j]);
+      FAILF("baseline: linear[0][%d] = %g, expected %g", j, r->lin[j], want0[j]);
   /* concat: first 12 values from the int tensor */
   for (int i = 0; i < 12; i++)
-    if (r->cat[i] != (float)(i + 1)) failf("baseline: concat[%d] = %g", i, r->cat[i]);
+    if (r->cat[i] != (float)(i + 1)) FAILF("baseline: concat[%d] = %g", i, r->cat[i]);
   /* the traced, graph-run and compiled results equal */
   if (memcmp(r->traced, r->graph_out, sizeof r->traced))
-    failf("baseline: graph_run of the parsed graph differs from the traced result");
+    FAILF("baseline: graph_run of the parsed graph differs from the traced result");
   if (memcmp(r->traced, r->compiled, sizeof r->traced) ||
       memcmp(r->traced, r->compiled2, sizeof r->traced))
-    failf("baseline: compiled results differ from the traced result");
+    FAILF("baseline: compiled results differ from the traced result");
   if (r->ncaptures != 2 || r->nentries != 2)
-    failf("baseline: %d captures / %d entries after two input shapes (expected 2 / 2)",
+    FAILF("baseline: %d captures / %d entries after two input shapes (expected 2 / 2)",
           r->ncaptures, r->nentries);
   if (memcmp(r->compiled3, r->traced + 5, sizeof r->compiled3))
-    failf("baseline: compiled result on rows 1..2 differs from the traced rows");
-  if (!r->explain[0]) failf("baseline: empty explain()");
+    FAILF("baseline: compiled result on rows 1..2 differs from the traced rows");
+  if (!r->explain[0]) FAILF("baseline: empty explain()");
   for (int i = 0; i < 4; i++) {
     float s = 0;
     for (int j = 0; j < 5; j++) s += r->sm[i * 5 + j];
-    if (fabsf(s - 1) > 1e-5f) failf("baseline: softmax row %d sums to %g", i, s);
+    if (fabsf(s - 1) > 1e-5f) FAILF("baseline: softmax row %d sums to %g", i, s);
   }
 }
 
@@ -370,8 +359,8 @@ int main(void) {
   /* warm-up: lazily created global state is made once here */
   tp_status s = scenario(&base);
   if (s != TP_OK) {
-    printf("FAIL the scenario does not run with a working allocator: step %s: %s: %s\n", step,
-           tp_status_name(s), fail_msg);
+    FAILF("the scenario does not run with a working allocator: step %s: %s: %s", step,
+          tp_status_name(s), fail_msg);
     return 1;
   }
   check_baseline(&base);
@@ -381,11 +370,11 @@ int main(void) {
   A.calls = 0;
   s = scenario(&base);
   long total = A.calls;
-  if (s != TP_OK) failf("second run failed: %s: %s", tp_status_name(s), fail_msg);
+  if (s != TP_OK) FAILF("second run failed: %s: %s", tp_status_name(s), fail_msg);
   if (A.live_bytes != bytes0 || A.live_blocks != blocks0)
-    failf("a complete scenario leaks: %zu bytes in %ld blocks live, %zu in %ld before",
+    FAILF("a complete scenario leaks: %zu bytes in %ld blocks live, %zu in %ld before",
           A.live_bytes, A.live_blocks, bytes0, blocks0);
-  if (A.bad_sizes) failf("%ld frees passed a size different from the allocated one", A.bad_sizes);
+  if (A.bad_sizes) FAILF("%ld frees passed a size different from the allocated one", A.bad_sizes);
   printf("scenario: %ld allocations; baseline %zu live bytes in %ld blocks, %zu tensors\n", total,
          bytes0, blocks0, live_t0);
 
@@ -394,7 +383,7 @@ int main(void) {
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) {
-      failf("fork failed");
+      FAILF("fork failed");
       break;
     }
     if (pid == 0) {
@@ -410,52 +399,52 @@ int main(void) {
       A.fail_at = 0;
       if (st != TP_OK) {
         if (!A.failed)
-          printf("FAIL N=%ld: step '%s' failed with %s (%s) but no allocation was failed\n", n,
-                 step, tp_status_name(st), fail_msg), code |= 2;
+          FAILF("N=%ld: step '%s' failed with %s (%s) but no allocation was failed", n,
+                step, tp_status_name(st), fail_msg), code |= 2;
         else if (st != TP_ERR_OUT_OF_MEMORY)
-          printf("FAIL N=%ld: step '%s' returned %s, expected out of memory (message: %s)\n", n,
-                 step, tp_status_name(st), fail_msg), code |= 4;
+          FAILF("N=%ld: step '%s' returned %s, expected out of memory (message: %s)", n,
+                step, tp_status_name(st), fail_msg), code |= 4;
         if (A.failed && !icontains(fail_msg, "memory"))
-          printf("FAIL N=%ld: step '%s': message \"%s\" does not mention memory\n", n, step,
-                 fail_msg), code |= 8;
+          FAILF("N=%ld: step '%s': message \"%s\" does not mention memory", n, step,
+                fail_msg), code |= 8;
       } else if (A.failed) {
         /* the failure was absorbed (a fallback): results must still be right */
         if (!same_result(&r, &base))
-          printf("FAIL N=%ld: the scenario returned TP_OK after a failed allocation but its "
-                 "results differ (explain: %s)\n", n,
-                 strcmp(r.explain, base.explain) ? "differs" : "same"), code |= 16;
+          FAILF("N=%ld: the scenario returned TP_OK after a failed allocation but its "
+                "results differ (explain: %s)", n,
+                strcmp(r.explain, base.explain) ? "differs" : "same"), code |= 16;
         else
           printf("note N=%ld: the failed allocation in step '%s' was absorbed; results are right\n",
                  n, step), code |= 64;
       }
       if (tp_live_tensors() != live_t0 || tp_live_storage_bytes() != live_s0)
-        printf("FAIL N=%ld (failing step '%s'): leak: %zu tensors / %zu storage bytes live, "
-               "baseline %zu / %zu\n", n, step, tp_live_tensors(), tp_live_storage_bytes(),
-               live_t0, live_s0), code |= 32;
+        FAILF("N=%ld (failing step '%s'): leak: %zu tensors / %zu storage bytes live, "
+              "baseline %zu / %zu", n, step, tp_live_tensors(), tp_live_storage_bytes(),
+              live_t0, live_s0), code |= 32;
       else if (A.live_bytes != bytes0 || A.live_blocks != blocks0)
-        printf("FAIL N=%ld (failing step '%s'): leak: %zu bytes in %ld blocks still allocated, "
-               "baseline %zu in %ld\n", n, step, A.live_bytes, A.live_blocks, bytes0, blocks0),
+        FAILF("N=%ld (failing step '%s'): leak: %zu bytes in %ld blocks still allocated, "
+              "baseline %zu in %ld", n, step, A.live_bytes, A.live_blocks, bytes0, blocks0),
             code |= 32;
       if (A.bad_sizes)
-        printf("FAIL N=%ld: %ld frees passed a wrong size\n", n, A.bad_sizes), code |= 32;
+        FAILF("N=%ld: %ld frees passed a wrong size", n, A.bad_sizes), code |= 32;
       /* the library still works after the failure */
       result r2;
       if (scenario(&r2) != TP_OK || !same_result(&r2, &base))
-        printf("FAIL N=%ld: the scenario does not pass after the failure (step '%s': %s)\n", n,
-               step, fail_msg), code |= 16;
+        FAILF("N=%ld: the scenario does not pass after the failure (step '%s': %s)", n,
+              step, fail_msg), code |= 16;
       fflush(stdout);
       _exit(code);
     }
     int st = 0;
     waitpid(pid, &st, 0);
     if (!WIFEXITED(st)) {
-      failf("N=%ld: CRASHED with signal %d", n, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+      FAILF("N=%ld: CRASHED with signal %d", n, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
       crashed++;
       continue;
     }
     int code = WEXITSTATUS(st);
     if (code == 1) { /* sanitizer report */
-      failf("N=%ld: the child exited with status 1 (a sanitizer report above)", n);
+      FAILF("N=%ld: the child exited with status 1 (a sanitizer report above)", n);
       crashed++;
       continue;
     }
@@ -474,9 +463,9 @@ int main(void) {
   tp_set_allocator(NULL, NULL);
   result r3;
   s = scenario(&r3);
-  if (s != TP_OK) failf("default allocator: scenario failed at %s: %s", step, fail_msg);
-  else if (!same_result(&r3, &base)) failf("default allocator: results differ");
-  if (tp_live_tensors() != live_t0) failf("leak at the end: %zu tensors", tp_live_tensors());
+  if (s != TP_OK) FAILF("default allocator: scenario failed at %s: %s", step, fail_msg);
+  else if (!same_result(&r3, &base)) FAILF("default allocator: results differ");
+  if (tp_live_tensors() != live_t0) FAILF("leak at the end: %zu tensors", tp_live_tensors());
   printf("test_alloc: %d failures\n", failures);
   return failures ? 1 : 0;
 }

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include "check.h"
 
 #ifndef TP_SOURCE_DIR
 #define TP_SOURCE_DIR "."
@@ -225,8 +226,8 @@ static void run_test(const char *name, const char *dir, counts *ce, counts *cs, 
 /* ---- hand-computed Conv / MaxPool / AveragePool through the importer ----
  * Tiny ModelProtos built here with the pb writer (one node, float32 input
  * "x", optional initializers), run eagerly and with stax. These run even
- * without the conformance data. */
-static int unit_fail;
+ * without the conformance data. Their failures count in check.h's
+ * `failures`; the conformance comparison keeps its own count (`bad`). */
 
 typedef struct uattr { const char *name; int nints; int64_t ints[8]; int is_int; int64_t i; const char *s; } uattr;
 
@@ -308,21 +309,18 @@ static void unit_run(const char *what, uint8_t *bytes, size_t len, int xnd, cons
   tp_status s = tp_onnx_load(bytes, len, &g);
   tp_free(bytes);
   if (s) {
-    printf("FAIL unit %s: load: %s\n", what, tp_last_error());
-    unit_fail++;
+    FAILF("unit %s: load: %s", what, tp_last_error());
     return;
   }
   tp_tensor_new(TP_F32, xnd, xsh, x, &in);
   for (int pass = 0; pass < 2; pass++) {
     if (pass && tp_lower(g, NULL, &pl)) {
-      printf("FAIL unit %s: lower: %s\n", what, tp_last_error());
-      unit_fail++;
+      FAILF("unit %s: lower: %s", what, tp_last_error());
       break;
     }
     s = pass ? tp_plan_run(pl, 1, &in, 4, got, &ngot) : tp_graph_run(g, 1, &in, 4, got, &ngot);
     if (s || ngot != 1) {
-      printf("FAIL unit %s (%s): run: %s\n", what, pass ? "stax" : "eager", s ? tp_last_error() : "outputs");
-      unit_fail++;
+      FAILF("unit %s (%s): run: %s", what, pass ? "stax" : "eager", s ? tp_last_error() : "outputs");
     } else {
       tp_tensor *y = got[0];
       int ok = tp_tensor_ndim(y) == ynd;
@@ -330,16 +328,14 @@ static void unit_run(const char *what, uint8_t *bytes, size_t len, int xnd, cons
       int64_t n = ok ? tp_tensor_numel(y) : 0;
       for (int64_t i = 0; ok && i < n; i++)
         if (fabs(tp_tensor_get_f64(y, i) - want[i]) > 1e-5) {
-          printf("FAIL unit %s (%s): element %lld is %g, expected %g\n", what, pass ? "stax" : "eager",
-                 (long long)i, tp_tensor_get_f64(y, i), (double)want[i]);
+          FAILF("unit %s (%s): element %lld is %g, expected %g", what, pass ? "stax" : "eager",
+                (long long)i, tp_tensor_get_f64(y, i), (double)want[i]);
           ok = 0;
-          unit_fail++;
         }
       if (!ok && n == 0) {
         char b[96];
-        printf("FAIL unit %s (%s): shape %s\n", what, pass ? "stax" : "eager",
-               tp_shape_str(tp_tensor_ndim(y), tp_tensor_shape(y), b, sizeof b));
-        unit_fail++;
+        FAILF("unit %s (%s): shape %s", what, pass ? "stax" : "eager",
+              tp_shape_str(tp_tensor_ndim(y), tp_tensor_shape(y), b, sizeof b));
       }
     }
     for (int k = 0; k < ngot; k++) tp_tensor_release(got[k]);
@@ -355,9 +351,8 @@ static void unit_expect_error(const char *what, uint8_t *bytes, size_t len, cons
   tp_status s = tp_onnx_load(bytes, len, &g);
   tp_free(bytes);
   if (!s || !strstr(tp_last_error(), needle)) {
-    printf("FAIL unit %s: expected an error naming '%s', got %s: %s\n", what, needle, s ? "error" : "success",
-           s ? tp_last_error() : "");
-    unit_fail++;
+    FAILF("unit %s: expected an error naming '%s', got %s: %s", what, needle, s ? "error" : "success",
+          s ? tp_last_error() : "");
   }
   tp_graph_free(g);
 }
@@ -434,7 +429,7 @@ static void unit_tests(void) {
     b = unit_model("MaxPool", 4, xs, 0, NULL, NULL, NULL, NULL, 1, big, &len);
     unit_expect_error("MaxPool kernel too large", b, len, "(MaxPool): kernel extent 5");
   }
-  printf("%s unit Conv/MaxPool/AveragePool (hand-computed)\n", unit_fail ? "FAIL" : "ok  ");
+  printf("%s unit Conv/MaxPool/AveragePool (hand-computed)\n", failures ? "FAIL" : "ok  ");
 }
 
 int main(void) {
@@ -452,7 +447,7 @@ int main(void) {
       return 1;
     }
     printf("conformance data not found (%s); set TP_CONFORMANCE: skipped\n", path);
-    return unit_fail ? 1 : 77;
+    return failures ? 1 : 77;
   }
   load_expected(TP_SOURCE_DIR "/tests/onnx_expected_failures.tsv");
   const char *we = getenv("TP_ONNX_WRITE_EXPECTED");
@@ -503,5 +498,5 @@ int main(void) {
   printf("models (stax): %d passed, %d failed, %d skipped\n", ms.pass, ms.fail, ms.skip);
   if (write_exp) fclose(write_exp);
   printf("%d test(s) differ from tests/onnx_expected_failures.tsv\n", bad);
-  return bad || unit_fail ? 1 : 0;
+  return bad || failures ? 1 : 0;
 }

@@ -10,30 +10,12 @@
 #include "ops/ops.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static int failures, checks;
-static const char *cur_test = "";
-
-static void failf(int line, const char *fmt, ...) {
-  va_list ap;
-  printf("FAIL [%s] test_ops.c:%d: ", cur_test, line);
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-  failures++;
-}
-#define CHECK(c)                                                                   \
-  do {                                                                             \
-    checks++;                                                                      \
-    if (!(c)) failf(__LINE__, "CHECK(%s) (last error: %s)", #c, tp_last_error()); \
-  } while (0)
+#include "check.h"
 
 /* ---- tensor bookkeeping: everything made in a test is released at its end ---- */
 static tp_tensor *pool[4096];
@@ -56,7 +38,7 @@ static tp_tensor *mk_(int line, tp_dtype dt, int nd, const int64_t *shape, const
   tp_tensor *t = NULL;
   tp_status s = tp_tensor_new(dt, nd, shape, data, &t);
   if (s != TP_OK) {
-    failf(line, "tp_tensor_new failed: %s: %s", tp_status_name(s), tp_last_error());
+    FAILF_AT(line, "tp_tensor_new failed: %s: %s", tp_status_name(s), tp_last_error());
     return NULL;
   }
   return track(t);
@@ -73,12 +55,12 @@ static tp_tensor *f0(float v) { /* a strong 0-d float32 tensor */
 }
 static tp_tensor *wint(double v) {
   tp_tensor *t = NULL;
-  if (tp_scalar(v, 1, &t) != TP_OK) failf(__LINE__, "tp_scalar: %s", tp_last_error());
+  if (tp_scalar(v, 1, &t) != TP_OK) FAILF("tp_scalar: %s", tp_last_error());
   return track(t);
 }
 static tp_tensor *wflt(double v) {
   tp_tensor *t = NULL;
-  if (tp_scalar(v, 0, &t) != TP_OK) failf(__LINE__, "tp_scalar: %s", tp_last_error());
+  if (tp_scalar(v, 0, &t) != TP_OK) FAILF("tp_scalar: %s", tp_last_error());
   return track(t);
 }
 
@@ -117,11 +99,11 @@ static tp_tensor *call_(int line, tp_op op, int nin, tp_tensor *const *in, const
   tp_tensor *y = (tp_tensor *)0x1;
   tp_status s = tp_op_call(op, nin, in, at, &y);
   if (s != TP_OK) {
-    failf(line, "%s failed: %s: %s", tp_op_name(op), tp_status_name(s), tp_last_error());
+    FAILF_AT(line, "%s failed: %s: %s", tp_op_name(op), tp_status_name(s), tp_last_error());
     return NULL;
   }
   if (!y) {
-    failf(line, "%s returned TP_OK with a NULL output", tp_op_name(op));
+    FAILF_AT(line, "%s returned TP_OK with a NULL output", tp_op_name(op));
     return NULL;
   }
   return track(y);
@@ -174,26 +156,26 @@ static void expect_(int line, const char *expr, tp_tensor *t, tp_dtype dt, int n
   checks++;
   char b0[128], b1[128];
   if (!t) {
-    failf(line, "%s: no tensor (an earlier call failed)", expr);
+    FAILF_AT(line, "%s: no tensor (an earlier call failed)", expr);
     return;
   }
   if (tp_tensor_dtype(t) != dt) {
-    failf(line, "%s: dtype %s, expected %s", expr, tp_dtype_name(tp_tensor_dtype(t)),
-          tp_dtype_name(dt));
+    FAILF_AT(line, "%s: dtype %s, expected %s", expr, tp_dtype_name(tp_tensor_dtype(t)),
+             tp_dtype_name(dt));
     return;
   }
   int ok = tp_tensor_ndim(t) == nd;
   for (int i = 0; ok && i < nd; i++) ok = tp_tensor_shape(t)[i] == shape[i];
   if (!ok) {
-    failf(line, "%s: shape %s, expected %s", expr,
-          shape_s(tp_tensor_ndim(t), tp_tensor_shape(t), b0), shape_s(nd, shape, b1));
+    FAILF_AT(line, "%s: shape %s, expected %s", expr,
+             shape_s(tp_tensor_ndim(t), tp_tensor_shape(t), b0), shape_s(nd, shape, b1));
     return;
   }
   if (nwant < 0) return; /* shape/dtype only */
   double got[1024];
   int n = read_all(t, got, 1024);
   if (n != nwant) {
-    failf(line, "%s: read %d values, expected %d", expr, n, nwant);
+    FAILF_AT(line, "%s: read %d values, expected %d", expr, n, nwant);
     return;
   }
   for (int i = 0; i < n; i++)
@@ -203,8 +185,8 @@ static void expect_(int line, const char *expr, tp_tensor *t, tp_dtype dt, int n
         snprintf(gs + strlen(gs), sizeof gs - strlen(gs), "%s%.9g", k ? "," : "", got[k]);
         snprintf(ws + strlen(ws), sizeof ws - strlen(ws), "%s%.9g", k ? "," : "", want[k]);
       }
-      failf(line, "%s: element %d is %.9g, expected %.9g\n      got  [%s]\n      want [%s]",
-            expr, i, got[i], want[i], gs, ws);
+      FAILF_AT(line, "%s: element %d is %.9g, expected %.9g\n      got  [%s]\n      want [%s]",
+               expr, i, got[i], want[i], gs, ws);
       return;
     }
 }
@@ -225,7 +207,7 @@ static void sanity_(int line) {
   tp_tensor *ta = NULL, *tb = NULL, *ty = NULL;
   if (tp_tensor_new(TP_F32, 1, &s, a, &ta) || tp_tensor_new(TP_F32, 1, &s, b, &tb) ||
       tp_add(ta, tb, &ty) || tp_tensor_read(ty, y, sizeof y) || y[0] != 11 || y[1] != 22)
-    failf(line, "library unusable after an error: %s", tp_last_error());
+    FAILF_AT(line, "library unusable after an error: %s", tp_last_error());
   tp_tensor_release(ta);
   tp_tensor_release(tb);
   tp_tensor_release(ty);
@@ -246,26 +228,26 @@ static void expect_err_(int line, tp_op op, int nin, tp_tensor *const *in, const
   tp_clear_error();
   tp_status s = tp_op_call(op, nin, in, at, &y);
   if (s == TP_OK) {
-    failf(line, "%s succeeded (shape %s), expected %s", tp_op_name(op),
-          y ? shape_s(tp_tensor_ndim(y), tp_tensor_shape(y), (char[128]){0}) : "?",
-          tp_status_name(want));
+    FAILF_AT(line, "%s succeeded (shape %s), expected %s", tp_op_name(op),
+             y ? shape_s(tp_tensor_ndim(y), tp_tensor_shape(y), (char[128]){0}) : "?",
+             tp_status_name(want));
     track(y);
     sanity_(line);
     return;
   }
   if (s != want)
-    failf(line, "%s returned %s, expected %s (message: %s)", tp_op_name(op), tp_status_name(s),
-          tp_status_name(want), tp_last_error());
-  if (y != NULL) failf(line, "%s: *out not NULL after an error", tp_op_name(op));
+    FAILF_AT(line, "%s returned %s, expected %s (message: %s)", tp_op_name(op), tp_status_name(s),
+             tp_status_name(want), tp_last_error());
+  if (y != NULL) FAILF_AT(line, "%s: *out not NULL after an error", tp_op_name(op));
   if (tp_last_status() != s)
-    failf(line, "%s: tp_last_status() = %s, returned %s", tp_op_name(op),
-          tp_status_name(tp_last_status()), tp_status_name(s));
+    FAILF_AT(line, "%s: tp_last_status() = %s, returned %s", tp_op_name(op),
+             tp_status_name(tp_last_status()), tp_status_name(s));
   const char *msg = tp_last_error();
-  if (!msg || !*msg) failf(line, "%s: empty error message", tp_op_name(op));
+  if (!msg || !*msg) FAILF_AT(line, "%s: empty error message", tp_op_name(op));
   for (int i = 0; needles && needles[i]; i++)
     if (!icontains(msg, needles[i]))
-      failf(line, "%s: error message \"%s\" does not mention \"%s\"", tp_op_name(op), msg,
-            needles[i]);
+      FAILF_AT(line, "%s: error message \"%s\" does not mention \"%s\"", tp_op_name(op), msg,
+               needles[i]);
   sanity_(line);
 }
 /* ERR(TP_OP_MATMUL, NULL, (a, b), TP_ERR_INVALID_ARG, "inner dimensions", "[4,3]") */
@@ -1471,8 +1453,9 @@ static void isolated_(int line, const char *what, void (*fn)(void)) {
   waitpid(pid, &st, 0);
   checks++;
   if (!WIFEXITED(st) || WEXITSTATUS(st))
-    failf(line, "%s: failed in a child process (%s %d; see the report above)", what,
-          WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    FAILF_AT(line, "%s: failed in a child process (%s %d; see the report above)", what,
+             WIFEXITED(st) ? "exit status" : "signal",
+             WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 }
 
 /* matmul with an empty batch dim broadcast against a missing / size-1 batch
@@ -1545,27 +1528,20 @@ int main(void) {
       found |= !strcmp(covered[i], tp_op_name((tp_op)op));
     if (tp_op_flags((tp_op)op) & TP_OPF_OPAQUE) found = 1; /* test_opaque_ops */
     if (!found) {
-      printf("FAIL: op '%s' (ops.def) has no hand-computed test in test_ops.c\n",
-             tp_op_name((tp_op)op));
-      failures++;
+      FAILF("op '%s' (ops.def) has no hand-computed test in test_ops.c", tp_op_name((tp_op)op));
     }
   }
   for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
     int before = failures;
-    cur_test = tests[i].name;
     tests[i].fn();
     release_all();
     printf("%s %s\n", failures == before ? "ok  " : "FAIL", tests[i].name);
   }
-  if (tp_live_tensors() != live0) {
-    printf("FAIL: leak: %zu live tensors at the end, %zu at the start\n", tp_live_tensors(), live0);
-    failures++;
-  }
-  if (tp_live_storage_bytes() != bytes0) {
-    printf("FAIL: leak: %zu live storage bytes at the end, %zu at the start\n",
-           tp_live_storage_bytes(), bytes0);
-    failures++;
-  }
+  if (tp_live_tensors() != live0)
+    FAILF("leak: %zu live tensors at the end, %zu at the start", tp_live_tensors(), live0);
+  if (tp_live_storage_bytes() != bytes0)
+    FAILF("leak: %zu live storage bytes at the end, %zu at the start", tp_live_storage_bytes(),
+          bytes0);
   printf("test_ops: %d checks, %d failures\n", checks, failures);
   return failures ? 1 : 0;
 }

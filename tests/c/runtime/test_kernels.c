@@ -19,29 +19,14 @@
 
 #include <float.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "check.h"
 
-static int failures, ncases, ncompares;
-static int fail_budget = 200; /* printed failures, to keep the log readable */
-
-static void failf(const char *fmt, ...) {
-  failures++;
-  if (failures > fail_budget) {
-    if (failures == fail_budget + 1) printf("... (further failures not printed)\n");
-    return;
-  }
-  va_list ap;
-  printf("FAIL ");
-  va_start(ap, fmt);
-  vprintf(fmt, ap);
-  va_end(ap);
-  printf("\n");
-}
+static int ncases, ncompares;
 
 /* ---- ISAs ---- */
 static const char *const all_isas[] = {"avx512", "avx2", "sse2", "generic"};
@@ -49,7 +34,7 @@ static const char *isas[4];
 static int nisas;
 
 static void set_isa(const char *name) {
-  if (tp_set_isa(name) != TP_OK) failf("tp_set_isa(%s) failed late: %s", name, tp_last_error());
+  if (tp_set_isa(name) != TP_OK) FAILF("tp_set_isa(%s) failed late: %s", name, tp_last_error());
 }
 
 /* ---- helpers ---- */
@@ -65,7 +50,7 @@ static double *values(tp_tensor *t) {
   void *buf = malloc((size_t)(n ? n : 1) * es);
   double *v = malloc(sizeof(double) * (size_t)(n ? n : 1));
   if (tp_tensor_read(t, buf, (size_t)n * es) != TP_OK) {
-    failf("tp_tensor_read failed: %s", tp_last_error());
+    FAILF("tp_tensor_read failed: %s", tp_last_error());
     memset(v, 0, sizeof(double) * (size_t)(n ? n : 1));
   } else {
     for (int64_t i = 0; i < n; i++) switch (tp_tensor_dtype(t)) {
@@ -82,7 +67,7 @@ static double *values(tp_tensor *t) {
 static void *raw_bytes(tp_tensor *t, size_t *nb) {
   *nb = (size_t)tp_tensor_numel(t) * tp_dtype_size(tp_tensor_dtype(t));
   void *b = malloc(*nb ? *nb : 1);
-  if (tp_tensor_read(t, b, *nb) != TP_OK) failf("read failed: %s", tp_last_error());
+  if (tp_tensor_read(t, b, *nb) != TP_OK) FAILF("read failed: %s", tp_last_error());
   return b;
 }
 
@@ -97,7 +82,7 @@ static tp_tensor *from_values(tp_dtype dt, int nd, const int64_t *shape, const d
       default: ((uint8_t *)buf)[i] = v[i] != 0; break;
     }
   tp_tensor *t = NULL;
-  if (tp_tensor_new(dt, nd, shape, buf, &t) != TP_OK) failf("tensor_new: %s", tp_last_error());
+  if (tp_tensor_new(dt, nd, shape, buf, &t) != TP_OK) FAILF("tensor_new: %s", tp_last_error());
   free(buf);
   return t;
 }
@@ -134,7 +119,7 @@ static tp_tensor *gen(tp_dtype dt, int nd, const int64_t *shape, dist d, int lay
   uint64_t seed = seed_counter++;
   tp_status s = d.kind == D_UNIFORM ? tp_rand(nd, ps, seed, &base) : tp_randn(nd, ps, seed, &base);
   if (s != TP_OK) {
-    failf("tp_randn: %s", tp_last_error());
+    FAILF("tp_randn: %s", tp_last_error());
     return NULL;
   }
   double *v = values(base);
@@ -163,12 +148,12 @@ static tp_tensor *gen(tp_dtype dt, int nd, const int64_t *shape, dist d, int lay
     at.dim = 0, at.start = 1, at.step = 2;
   }
   tp_tensor *view = NULL;
-  if (tp_op_call(op, 1, &base, &at, &view) != TP_OK) failf("view: %s", tp_last_error());
+  if (tp_op_call(op, 1, &base, &at, &view) != TP_OK) FAILF("view: %s", tp_last_error());
   tp_tensor_release(base);
   if (view && layout != L_CONTIG && tp_tensor_numel(view) > 1 && tp_tensor_is_contiguous(view) &&
       !(layout == L_TRANSPOSED && (shape[nd - 1] == 1 || shape[nd - 2] == 1)) &&
       !(layout == L_ROWSTEP && shape[0] == 1) && !(layout == L_STRIDED && shape[nd - 1] == 1))
-    failf("internal: layout %s produced a contiguous view", layout_name[layout]);
+    FAILF("internal: layout %s produced a contiguous view", layout_name[layout]);
   return view;
 }
 
@@ -256,7 +241,7 @@ static int compare_vals(const char *label, const char *isa, tp_op op, tp_dtype d
   }
   if (nbad) {
     int64_t i = worst_i >= 0 ? worst_i : first;
-    failf("%s [isa %s]: %lld of %lld elements differ from tp_op_exec_ref; e.g. element %lld: "
+    FAILF("%s [isa %s]: %lld of %lld elements differ from tp_op_exec_ref; e.g. element %lld: "
           "got %.9g, reference %.9g (|diff| %.3g%s%.3g)",
           label, isa, (long long)nbad, (long long)n, (long long)i, got[i], want[i],
           fabs(got[i] - want[i]), bound ? ", bound*1e-5 " : "",
@@ -339,7 +324,7 @@ static double *oracle_movement(tp_op op, int nin, tp_tensor *const *in, const tp
     }
     int64_t cnt = stop > start ? (stop - start - 1) / at->step + 1 : 0;
     if (osh[d] != cnt) {
-      failf("slice oracle: dim %lld of length %lld, start %lld end %lld step %lld: expected %lld "
+      FAILF("slice oracle: dim %lld of length %lld, start %lld end %lld step %lld: expected %lld "
             "elements, op gave %lld",
             (long long)d, (long long)len, (long long)at->start, (long long)at->end,
             (long long)at->step, (long long)cnt, (long long)osh[d]);
@@ -396,7 +381,7 @@ static void run_case(const char *label, tp_op op, int nin, tp_tensor **in, const
       int st = 0;
       waitpid(pid, &st, 0);
       if (!WIFEXITED(st))
-        failf("%s: CRASHED (signal %d)", lbl, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+        FAILF("%s: CRASHED (signal %d)", lbl, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
       else if (WEXITSTATUS(st))
         failures += WEXITSTATUS(st) == 1 ? 1 : WEXITSTATUS(st), 
         printf("^^^ %s: failed in a child process (exit status %d; a sanitizer report exits 1)\n",
@@ -411,13 +396,13 @@ static void run_case_body(const char *lbl, tp_op op, int nin, tp_tensor **in, co
   char b0[128], b1[128];
   for (int i = 0; i < nin; i++)
     if (!in[i] && !(i > 0 && (tp_op_flags(op) & TP_OPF_OPT))) {
-      failf("%s: input %d could not be made", lbl, i);
+      FAILF("%s: input %d could not be made", lbl, i);
       goto out;
     }
   tp_tensor *ref = NULL;
   tp_status rs = tp_op_exec_ref(op, nin, in, at, &ref);
   if (rs != TP_OK) {
-    failf("%s: tp_op_exec_ref failed: %s: %s", lbl, tp_status_name(rs), tp_last_error());
+    FAILF("%s: tp_op_exec_ref failed: %s: %s", lbl, tp_status_name(rs), tp_last_error());
     goto out;
   }
   double *want = values(ref);
@@ -431,7 +416,7 @@ static void run_case_body(const char *lbl, tp_op op, int nin, tp_tensor **in, co
       bound = values(bt);
       tp_tensor_release(bt);
     } else {
-      failf("%s: bound computation failed: %s", lbl, tp_last_error());
+      FAILF("%s: bound computation failed: %s", lbl, tp_last_error());
     }
     for (int i = 0; i < nin; i++) tp_tensor_release(ab[i]);
   }
@@ -444,7 +429,7 @@ static void run_case_body(const char *lbl, tp_op op, int nin, tp_tensor **in, co
     tp_tensor *y = NULL;
     tp_status s = tp_op_call(op, nin, in, at, &y);
     if (s != TP_OK) {
-      failf("%s [isa %s]: tp_op_call failed: %s: %s", lbl, isas[k], tp_status_name(s),
+      FAILF("%s [isa %s]: tp_op_call failed: %s: %s", lbl, isas[k], tp_status_name(s),
             tp_last_error());
       continue;
     }
@@ -452,7 +437,7 @@ static void run_case_body(const char *lbl, tp_op op, int nin, tp_tensor **in, co
     for (int d = 0; same && d < tp_tensor_ndim(y); d++)
       same = tp_tensor_shape(y)[d] == tp_tensor_shape(ref)[d];
     if (!same) {
-      failf("%s [isa %s]: result %s %s, reference %s %s", lbl, isas[k],
+      FAILF("%s [isa %s]: result %s %s, reference %s %s", lbl, isas[k],
             tp_dtype_short(tp_tensor_dtype(y)), shp(y, b0), tp_dtype_short(tp_tensor_dtype(ref)),
             shp(ref, b1));
       tp_tensor_release(y);
@@ -464,7 +449,7 @@ static void run_case_body(const char *lbl, tp_op op, int nin, tp_tensor **in, co
     if (oracle) {
       for (int64_t i = 0; i < n; i++)
         if (!nan_eq(got[i], oracle[i])) {
-          failf("%s [isa %s]: element %lld is %.9g, index oracle says %.9g", lbl, isas[k],
+          FAILF("%s [isa %s]: element %lld is %.9g, index oracle says %.9g", lbl, isas[k],
                 (long long)i, got[i], oracle[i]);
           break;
         }
@@ -481,7 +466,7 @@ static void run_case_body(const char *lbl, tp_op op, int nin, tp_tensor **in, co
           while (j + 4 <= nb && !memcmp((char *)bytes + j, (char *)first_bytes + j, 4)) j += 4;
           float g = 0, f = 0;
           if (j + 4 <= nb) memcpy(&g, (char *)bytes + j, 4), memcpy(&f, (char *)first_bytes + j, 4);
-          failf("%s: not bit-identical across ISAs: element %zu is %.9g (%a) on %s, %.9g (%a) on %s",
+          FAILF("%s: not bit-identical across ISAs: element %zu is %.9g (%a) on %s, %.9g (%a) on %s",
                 lbl, j / 4, g, g, isas[k], f, f, first_isa);
         }
         free(bytes);
@@ -1026,11 +1011,11 @@ static void cases_gather(tp_op op) {
   tp_attrs_init(&at);
   ncases++;
   if (tp_op_call(op, 2, ins, &at, &y) != TP_ERR_INVALID_ARG || y || !strstr(tp_last_error(), "index 3"))
-    failf("%s: index 3 of a dim of size 3 was not refused (%s)", tp_op_name(op), tp_last_error());
+    FAILF("%s: index 3 of a dim of size 3 was not refused (%s)", tp_op_name(op), tp_last_error());
   ins[1] = neg;
   ncases++;
   if (tp_op_call(op, 2, ins, &at, &y) != TP_ERR_INVALID_ARG || y || !strstr(tp_last_error(), "index -4"))
-    failf("%s: index -4 of a dim of size 3 was not refused (%s)", tp_op_name(op), tp_last_error());
+    FAILF("%s: index -4 of a dim of size 3 was not refused (%s)", tp_op_name(op), tp_last_error());
   tp_tensor_release(x);
   tp_tensor_release(ix);
   tp_tensor_release(neg);
@@ -1102,7 +1087,7 @@ static void differential_op(int op) {
           tp_zeros(TP_F32, 1, &sh, &x);
           tp_status s = tp_op_call((tp_op)op, 1, &x, NULL, &y);
           if (s != TP_ERR_INVALID_ARG || y != NULL)
-            failf("%s (opaque): eager call returned %s, expected invalid argument", tp_op_name((tp_op)op),
+            FAILF("%s (opaque): eager call returned %s, expected invalid argument", tp_op_name((tp_op)op),
                   tp_status_name(s));
           tp_tensor_release(x);
           printf("skip %-12s opaque (graph-only) op: no eager kernel to compare\n",
@@ -1117,7 +1102,7 @@ static void differential_op(int op) {
     int count = ncases - before;
     printf("%-4s %-12s %4d cases\n", failures == fbefore ? "ok" : "FAIL", tp_op_name((tp_op)op),
            count);
-    if (count == 0) failf("op %s has no differential cases", tp_op_name((tp_op)op));
+    if (count == 0) FAILF("op %s has no differential cases", tp_op_name((tp_op)op));
   }
 }
 
@@ -1156,7 +1141,7 @@ static void bitexact_across_isas(void) {
           set_isa(isas[k]);
           tp_tensor *in[2] = {a, b}, *y = NULL;
           if (tp_op_call(ops[oi].op, binary ? 2 : 1, in, &at, &y) != TP_OK) {
-            failf("bitexact %s: %s", tp_op_name(ops[oi].op), tp_last_error());
+            FAILF("bitexact %s: %s", tp_op_name(ops[oi].op), tp_last_error());
             continue;
           }
           size_t nb;
@@ -1171,7 +1156,7 @@ static void bitexact_across_isas(void) {
             while (j + 4 <= nb && !memcmp((char *)bytes + j, (char *)first + j, 4)) j += 4;
             float g, f;
             memcpy(&g, (char *)bytes + j, 4), memcpy(&f, (char *)first + j, 4);
-            failf("bitexact %s%s n=%lld mode=%d: element %zu is %a on %s but %a on %s",
+            FAILF("bitexact %s%s n=%lld mode=%d: element %zu is %a on %s but %a on %s",
                   tp_op_name(ops[oi].op), ops[oi].approx ? "(tanh)" : "", (long long)n, mode,
                   j / 4, g, isas[k], f, isas[0]);
             bad++;
@@ -1220,12 +1205,12 @@ static int gemm_check(int64_t M, int64_t N, int64_t K, int ta, int tb, int use_l
     tp_status s = use_linear ? tp_linear(Av, Bv, bias, &y) : tp_matmul(Av, Bv, &y);
     ncases++;
     if (s != TP_OK) {
-      failf("gemm %lldx%lldx%lld: %s", (long long)M, (long long)N, (long long)K, tp_last_error());
+      FAILF("gemm %lldx%lldx%lld: %s", (long long)M, (long long)N, (long long)K, tp_last_error());
       ok = 0;
       break;
     }
     if (tp_tensor_numel(y) != M * N) {
-      failf("gemm %lldx%lldx%lld [%s]: %lld elements", (long long)M, (long long)N, (long long)K,
+      FAILF("gemm %lldx%lldx%lld [%s]: %lld elements", (long long)M, (long long)N, (long long)K,
             isas[k], (long long)tp_tensor_numel(y));
       ok = 0;
     } else {
@@ -1233,7 +1218,7 @@ static int gemm_check(int64_t M, int64_t N, int64_t K, int ta, int tb, int use_l
       for (int64_t i = 0; i < M * N; i++) {
         ncompares++;
         if (!(fabs(g[i] - ref[i]) <= 1e-6 + 1e-5 * bnd[i])) {
-          failf("%s M=%lld N=%lld K=%lld%s%s [isa %s]: C[%lld,%lld] = %.9g, expected %.9g "
+          FAILF("%s M=%lld N=%lld K=%lld%s%s [isa %s]: C[%lld,%lld] = %.9g, expected %.9g "
                 "(bound %.3g)",
                 use_linear ? "linear" : "matmul", (long long)M, (long long)N, (long long)K,
                 ta ? " A^T" : "", tb ? " B^T" : "", isas[k], (long long)(i / N), (long long)(i % N),
@@ -1319,7 +1304,7 @@ static void special_values(void) {
     for (int oi = 0; oi < (int)(sizeof ops / sizeof ops[0]); oi++) {
       tp_tensor *y = NULL;
       if (tp_op_call(ops[oi].op, 1, &t, NULL, &y) != TP_OK) {
-        failf("special %s: %s", ops[oi].name, tp_last_error());
+        FAILF("special %s: %s", ops[oi].name, tp_last_error());
         continue;
       }
       float *g = malloc(sizeof(float) * (size_t)n);
@@ -1356,7 +1341,7 @@ static void special_values(void) {
         if (!ok && !reported[vi]) {
           reported[vi] = 1;
           bad++;
-          failf("special [isa %s]: %s(%.9g) = %.9g (%a), libm says %.9g (%a)", isas[k],
+          FAILF("special [isa %s]: %s(%.9g) = %.9g (%a), libm says %.9g (%a)", isas[k],
                 ops[oi].name, v, gv, gv, (double)wf, (double)wf);
         }
       }
@@ -1385,7 +1370,7 @@ static void isolated(const char *name, void (*fn)(void)) {
     size_t live0 = tp_live_tensors();
     fn();
     if (tp_live_tensors() != live0)
-      failf("%s: leak: %zu live tensors at the end, %zu at the start", name, tp_live_tensors(),
+      FAILF("%s: leak: %zu live tensors at the end, %zu at the start", name, tp_live_tensors(),
             live0);
     printf("section %s: %d cases so far, %d failures\n", name, ncases, failures);
     fflush(stdout);
@@ -1395,10 +1380,10 @@ static void isolated(const char *name, void (*fn)(void)) {
   waitpid(pid, &st, 0);
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return;
   if (WIFEXITED(st))
-    failf("section %s: exit status %d (failures above, or a sanitizer report)", name,
+    FAILF("section %s: exit status %d (failures above, or a sanitizer report)", name,
           WEXITSTATUS(st));
   else
-    failf("section %s: CRASHED (signal %d)", name, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+    FAILF("section %s: CRASHED (signal %d)", name, WIFSIGNALED(st) ? WTERMSIG(st) : -1);
 }
 
 static int cur_op;
@@ -1406,18 +1391,19 @@ static void one_op(void);
 
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0); /* keep the log when a sanitizer aborts */
+  check_print_limit = 200;          /* per process: keep the log readable */
   verbose = getenv("TP_TEST_VERBOSE") != NULL;
   size_t live0 = tp_live_tensors();
   for (int i = 0; i < 4; i++) {
     if (tp_set_isa(all_isas[i]) == TP_OK) {
       if (strcmp(tp_isa_name(), all_isas[i]))
-        failf("tp_set_isa(%s) then tp_isa_name() = %s", all_isas[i], tp_isa_name());
+        FAILF("tp_set_isa(%s) then tp_isa_name() = %s", all_isas[i], tp_isa_name());
       isas[nisas++] = all_isas[i];
     } else {
       printf("skip ISA %s: %s\n", all_isas[i], tp_last_error());
     }
   }
-  if (tp_set_isa("no-such-isa") == TP_OK) failf("tp_set_isa accepted an unknown name");
+  if (tp_set_isa("no-such-isa") == TP_OK) FAILF("tp_set_isa accepted an unknown name");
   tp_set_isa("best");
   if (!nisas) {
     printf("no ISA could be selected\n");
@@ -1436,9 +1422,9 @@ int main(void) {
   isolated("gemm edges", gemm_edges);
   isolated("special values", special_values);
 
-  if (tp_set_isa("best") != TP_OK) failf("tp_set_isa(best) failed");
+  if (tp_set_isa("best") != TP_OK) FAILF("tp_set_isa(best) failed");
   if (tp_live_tensors() != live0)
-    failf("leak: %zu live tensors at the end, %zu at the start", tp_live_tensors(), live0);
+    FAILF("leak: %zu live tensors at the end, %zu at the start", tp_live_tensors(), live0);
   printf("test_kernels: %d cases, %d value comparisons, %d failures\n", ncases, ncompares,
          failures);
   return failures ? 1 : 0;
