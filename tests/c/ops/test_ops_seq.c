@@ -1,0 +1,94 @@
+/* test_ops_seq.c - hand-computed tests of the operators that index by data
+ * (gather, gather_elements) and of the recurrent layers (rnn, gru, lstm);
+ * the rest of ops.def is in test_ops.c, which checks that every op has a
+ * test in one of the two. */
+#include "op_expect.h"
+
+static tp_attrs Arnn(int64_t direction) {
+  tp_attrs a = A0();
+  a.dim1 = direction;
+  a.clip = 0;
+  return a;
+}
+
+/* rnn / gru / lstm with hidden 1, input 1, batch 1 over x = [1, 2]; the
+ * values computed by hand (python, math.tanh / 1/(1+exp(-v))). The result
+ * packs [2, seq + 1, dirs, batch, hidden]: Y_0, Y_1, final H; C_0, C_1, final C. */
+static void test_recurrent(void) {
+  tp_tensor *x = F32((2, 1, 1), 1, 2);
+  tp_tensor *w1 = F32((1, 1, 1), 0.5), *r1 = F32((1, 1, 1), 0.25), *b1 = F32((1, 2), 0.1f, -0.2f);
+  /* h_t = tanh(0.5 x_t + 0.25 h_{t-1} + 0.1 - 0.2) */
+  EXPECT(OPA(TP_OP_RNN, Arnn(0), x, w1, r1, b1, NULL, NULL), TP_F32, (2, 3, 1, 1, 1), 0.3799489622552249,
+         0.7594808754663349, 0.7594808754663349, 0, 0, 0);
+  /* reverse: starts at the last step; Y stays in time order */
+  EXPECT(OPA(TP_OP_RNN, Arnn(1), x, w1, r1, b1, NULL, NULL), TP_F32, (2, 3, 1, 1, 1), 0.5219924080270243,
+         0.7162978701990246, 0.5219924080270243, 0, 0, 0);
+  /* sequence_lens [1]: step 1 is past the end: zeros, and the state stays */
+  EXPECT(OPA(TP_OP_RNN, Arnn(0), x, w1, r1, b1, I64((1), 1), NULL), TP_F32, (2, 3, 1, 1, 1), 0.3799489622552249, 0,
+         0.3799489622552249, 0, 0, 0);
+  /* lstm, gates i o f c: W = [.1 .2 .3 .4], R = [.5 .6 .7 .8], no bias */
+  tp_tensor *wl = F32((1, 4, 1), 0.1f, 0.2f, 0.3f, 0.4f), *rl = F32((1, 4, 1), 0.5f, 0.6f, 0.7f, 0.8f);
+  EXPECT(OPA(TP_OP_LSTM, Arnn(0), x, wl, rl, NULL, NULL, NULL, NULL, NULL), TP_F32, (2, 3, 1, 1, 1),
+         0.10824108714580925, 0.2990078049927056, 0.2990078049927056, 0.19946529748821443, 0.5319044286408334,
+         0.5319044286408334);
+  /* gru, gates z r h: W = [.1 .2 .3], R = [.4 .5 .6], no bias, linear_before_reset 0 */
+  tp_tensor *wg = F32((1, 3, 1), 0.1f, 0.2f, 0.3f), *rg = F32((1, 3, 1), 0.4f, 0.5f, 0.6f);
+  EXPECT(OPA(TP_OP_GRU, Arnn(0), x, wg, rg, NULL, NULL, NULL), TP_F32, (2, 3, 1, 1, 1), 0.13837955386438736,
+         0.3278302879793118, 0.3278302879793118, 0, 0, 0);
+  /* bidirectional: two directions of the rnn above side by side */
+  tp_tensor *w2 = F32((2, 1, 1), 0.5, 0.5), *r2 = F32((2, 1, 1), 0.25, 0.25), *b2 = F32((2, 2), 0.1f, -0.2f, 0.1f, -0.2f);
+  EXPECT(OPA(TP_OP_RNN, Arnn(2), x, w2, r2, b2, NULL, NULL), TP_F32, (2, 3, 2, 1, 1), 0.3799489622552249,
+         0.5219924080270243, 0.7594808754663349, 0.7162978701990246, 0.7594808754663349, 0.5219924080270243, 0, 0,
+         0, 0, 0, 0);
+  /* errors: shapes, direction, lengths, activations */
+  ERRA(TP_OP_RNN, Arnn(0), (x, wl, r1, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "W must be [1, 1, 1]");
+  ERRA(TP_OP_RNN, Arnn(3), (x, w1, r1, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "direction 3");
+  ERRA(TP_OP_RNN, Arnn(2), (x, w1, r1, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "W must be [2, 1, 1]");
+  ERRA(TP_OP_RNN, Arnn(0), (x, w1, r1, NULL, I64((1), 3), NULL), TP_ERR_INVALID_ARG, "sequence_lens[0] = 3");
+  ERRA(TP_OP_RNN, ({ tp_attrs t = Arnn(0); t.nints = 1; t.ints[0] = 7; t; }), (x, w1, r1, NULL, NULL, NULL),
+       TP_ERR_INVALID_ARG, "activation code 7");
+  ERRA(TP_OP_LSTM, ({ tp_attrs t = Arnn(0); t.clip = -1; t; }), (x, wl, rl, NULL, NULL, NULL, NULL, NULL),
+       TP_ERR_INVALID_ARG, "clip");
+}
+
+static void test_gather(void) {
+  /* x = [[1 2 3] [4 5 6]]; take rows / columns by index, negatives from the end */
+  tp_tensor *x = F32((2, 3), 1, 2, 3, 4, 5, 6);
+  EXPECT(OPA(TP_OP_GATHER, Adim(0), x, I64((3), 1, 0, -1)), TP_F32, (3, 3), 4, 5, 6, 1, 2, 3, 4, 5, 6);
+  EXPECT(OPA(TP_OP_GATHER, Adim(1), x, I32((2), 2, -3)), TP_F32, (2, 2), 3, 1, 6, 4);
+  /* 2-D indices: y.shape = x.shape[:d] + indices.shape + x.shape[d+1:] */
+  EXPECT(OPA(TP_OP_GATHER, Adim(-1), x, I64((2, 2), 0, 2, 1, 1)), TP_F32, (2, 2, 2), 1, 3, 2, 2, 4, 6, 5, 5);
+  /* a 0-d index drops the dim; ints and bools move unchanged */
+  EXPECT(OPA(TP_OP_GATHER, Adim(0), I64((3), 10, 20, 9007199254740993LL), I64((), 2)), TP_I64, (),
+         9007199254740993.0);
+  EXPECT(OPA(TP_OP_GATHER, Adim(0), B8((3), 1, 0, 1), I32((2), 1, 1)), TP_BOOL, (2), 0, 0);
+  /* an empty index list */
+  EXPECT_SHAPE(OPA(TP_OP_GATHER, Adim(1), x, EMPTY(TP_I64, (0))), TP_F32, (2, 0));
+  /* errors: out of range (never a read outside x), float indices, rank */
+  ERRA(TP_OP_GATHER, Adim(0), (x, I64((2), 0, 2)), TP_ERR_INVALID_ARG, "index 2", "position 1", "size 2");
+  ERRA(TP_OP_GATHER, Adim(1), (x, I64((1), -4)), TP_ERR_INVALID_ARG, "index -4");
+  ERRA(TP_OP_GATHER, Adim(0), (x, F32((1), 0)), TP_ERR_INVALID_ARG, "int32 or int64", "float32");
+  ERRA(TP_OP_GATHER, Adim(2), (x, I64((1), 0)), TP_ERR_INVALID_ARG, "dim");
+  ERRA(TP_OP_GATHER, Adim(0), (f0(1), I64((1), 0)), TP_ERR_INVALID_ARG, "0-d");
+
+  /* gather_elements (torch.gather): y[i][j] = x[i][idx[i][j]] for dim 1 */
+  EXPECT(OPA(TP_OP_GATHER_ELEMENTS, Adim(1), x, I64((2, 2), 2, 0, -1, 1)), TP_F32, (2, 2), 3, 1, 6, 5);
+  /* dim 0: y[i][j] = x[idx[i][j]][j]; indices may be smaller than x */
+  EXPECT(OPA(TP_OP_GATHER_ELEMENTS, Adim(0), x, I32((1, 3), 1, 0, 1)), TP_F32, (1, 3), 4, 2, 6);
+  /* a strided (transposed) x */
+  tp_tensor *xt = OPA(TP_OP_TRANSPOSE, ({ tp_attrs t = A0(); t.dim = 0; t.dim1 = 1; t; }), x); /* [[1 4][2 5][3 6]] */
+  EXPECT(OPA(TP_OP_GATHER_ELEMENTS, Adim(1), xt, I64((3, 1), 1, 0, 1)), TP_F32, (3, 1), 4, 2, 6);
+  ERRA(TP_OP_GATHER_ELEMENTS, Adim(1), (x, I64((2, 1), 0, 3)), TP_ERR_INVALID_ARG, "index 3");
+  ERRA(TP_OP_GATHER_ELEMENTS, Adim(1), (x, I64((2), 0, 1)), TP_ERR_INVALID_ARG, "same rank");
+  ERRA(TP_OP_GATHER_ELEMENTS, Adim(1), (x, I64((3, 1), 0, 0, 0)), TP_ERR_INVALID_ARG, "exceed");
+}
+
+int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  size_t live0 = tp_live_tensors();
+  static const op_test tests[] = {{"test_gather", test_gather}, {"test_recurrent", test_recurrent}};
+  run_op_tests(tests, sizeof tests / sizeof tests[0]);
+  if (tp_live_tensors() != live0) FAILF("leak: %zu live tensors at the end, %zu at the start", tp_live_tensors(), live0);
+  printf("test_ops_seq: %d checks, %d failures\n", checks, failures);
+  return failures != 0;
+}
