@@ -58,12 +58,15 @@ export function parse(text) {
   }
 }
 
-/** run(graph, inputs) -> Tensor[] */
-export function run(g, inputs = []) {
+/**
+ * Calls an export of the form f(nin, in_handles, out_handles, max_out) ->
+ * count (tpw_graph_run, tpw_onnx_model_run) on Tensors: checks them, passes
+ * their handles and wraps the results. what names the call in errors.
+ */
+export function runOnHandles(what, inputs, call) {
   const core = getCore();
-  const h = handleOf(g);
   const handles = inputs.map((t, i) => {
-    if (!(t instanceof Tensor)) throw new TypeError(`graph.run: input ${i} must be a Tensor`);
+    if (!(t instanceof Tensor)) throw new TypeError(`${what}: input ${i} must be a Tensor`);
     return t._handle();
   });
   const mark = core.stackSave();
@@ -71,8 +74,8 @@ export function run(g, inputs = []) {
     const inPtr = core.stackAlloc(4 * Math.max(handles.length, 1));
     const outPtr = core.stackAlloc(4 * MAX_OUT);
     core.views().u32.set(handles, inPtr >> 2);
-    const n = core.exports.tpw_graph_run(h, handles.length, inPtr, outPtr, MAX_OUT);
-    if (n < 0) throwLast(core, 'graph.run');
+    const n = call(handles.length, inPtr, outPtr, MAX_OUT);
+    if (n < 0) throwLast(core, what);
     const u32 = core.views().u32;
     const outs = [];
     for (let i = 0; i < n; i++) outs.push(wrapHandle(u32[(outPtr >> 2) + i]));
@@ -80,6 +83,12 @@ export function run(g, inputs = []) {
   } finally {
     core.stackRestore(mark);
   }
+}
+
+/** run(graph, inputs) -> Tensor[] */
+export function run(g, inputs = []) {
+  const h = handleOf(g);
+  return runOnHandles('graph.run', inputs, (n, ip, op, max) => getCore().exports.tpw_graph_run(h, n, ip, op, max));
 }
 
 /**

@@ -2,8 +2,8 @@
 // docs/onnx.md); this file marshals bytes and wraps the graph handle.
 
 import { throwLast, takeBytes, check, DisposedError } from './errors.js';
-import { Tensor, wrapHandle, getCore, collectTensors, MAX_OPERANDS } from './tensor.js';
-import { Graph } from './graph.js';
+import { wrapHandle, getCore, collectTensors } from './tensor.js';
+import { Graph, runOnHandles } from './graph.js';
 import { compile } from './compiler.js';
 
 function toU8(bytes, what) {
@@ -45,7 +45,6 @@ function feedsToList(feeds, inputNames) {
   });
 }
 
-const MAX_OUT = MAX_OPERANDS; // TP_MAX_OPERANDS results at most
 
 function takeCString(core, p, what) {
   p >>>= 0;
@@ -105,25 +104,9 @@ export function load(bytes, options = {}) {
   let runs = 0, graphRuns = -1;
   const runPositional = (inputs) => {
     const mh = live();
-    const handles = inputs.map((t, i) => {
-      if (!(t instanceof Tensor)) throw new TypeError(`model.run: input ${i} must be a Tensor`);
-      return t._handle();
-    });
-    const mark = core.stackSave();
-    try {
-      const inPtr = core.stackAlloc(4 * Math.max(handles.length, 1));
-      const outPtr = core.stackAlloc(4 * MAX_OUT);
-      core.views().u32.set(handles, inPtr >> 2);
-      const n = ex.tpw_onnx_model_run(mh, handles.length, inPtr, outPtr, MAX_OUT);
-      if (n < 0) throwLast(core, 'model.run');
-      runs++;
-      const u32 = core.views().u32;
-      const outs = [];
-      for (let i = 0; i < n; i++) outs.push(wrapHandle(u32[(outPtr >> 2) + i]));
-      return outs;
-    } finally {
-      core.stackRestore(mark);
-    }
+    const outs = runOnHandles('model.run', inputs, (n, ip, op, max) => ex.tpw_onnx_model_run(mh, n, ip, op, max));
+    runs++;
+    return outs;
   };
   const model = (...inputs) => model.run(...inputs);
   model.inputNames = inputNames;
