@@ -30,6 +30,17 @@ export function floor(a) { return callOp('floor', [a]); }
 export function ceil(a) { return callOp('ceil', [a]); }
 export function round(a) { return callOp('round', [a]); }
 export function erf(a) { return callOp('erf', [a]); }
+export function sin(a) { return callOp('sin', [a]); }
+export function cos(a) { return callOp('cos', [a]); }
+export function tan(a) { return callOp('tan', [a]); }
+export function asin(a) { return callOp('asin', [a]); }
+export function acos(a) { return callOp('acos', [a]); }
+export function atan(a) { return callOp('atan', [a]); }
+export function sinh(a) { return callOp('sinh', [a]); }
+export function cosh(a) { return callOp('cosh', [a]); }
+export function asinh(a) { return callOp('asinh', [a]); }
+export function acosh(a) { return callOp('acosh', [a]); }
+export function atanh(a) { return callOp('atanh', [a]); }
 
 /** Every operator by its JS name (functional forms). */
 export const ops = Object.freeze({
@@ -75,6 +86,17 @@ export const ops = Object.freeze({
   ceil,
   round,
   erf,
+  sin,
+  cos,
+  tan,
+  asin,
+  acos,
+  atan,
+  sinh,
+  cosh,
+  asinh,
+  acosh,
+  atanh,
   conv2d,
   maxPool2d,
   avgPool2d,
@@ -119,6 +141,17 @@ const methods = {
   ceil() { return ceil(this); },
   round() { return round(this); },
   erf() { return erf(this); },
+  sin() { return sin(this); },
+  cos() { return cos(this); },
+  tan() { return tan(this); },
+  asin() { return asin(this); },
+  acos() { return acos(this); },
+  atan() { return atan(this); },
+  sinh() { return sinh(this); },
+  cosh() { return cosh(this); },
+  asinh() { return asinh(this); },
+  acosh() { return acosh(this); },
+  atanh() { return atanh(this); },
   conv2d(...args) { return conv2d(this, ...args); },
   maxPool2d(...args) { return maxPool2d(this, ...args); },
   avgPool2d(...args) { return avgPool2d(this, ...args); },

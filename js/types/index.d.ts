@@ -74,6 +74,17 @@ export declare class Tensor {
   ceil(): Tensor;
   round(): Tensor;
   erf(): Tensor;
+  sin(): Tensor;
+  cos(): Tensor;
+  tan(): Tensor;
+  asin(): Tensor;
+  acos(): Tensor;
+  atan(): Tensor;
+  sinh(): Tensor;
+  cosh(): Tensor;
+  asinh(): Tensor;
+  acosh(): Tensor;
+  atanh(): Tensor;
   // END generated ops
   /** torch style: x.where(cond, y) = where(cond, x, y). */
   where(cond: Tensor, other: Operand): Tensor;
@@ -156,6 +167,17 @@ export declare function floor(a: Tensor): Tensor;
 export declare function ceil(a: Tensor): Tensor;
 export declare function round(a: Tensor): Tensor;
 export declare function erf(a: Tensor): Tensor;
+export declare function sin(a: Tensor): Tensor;
+export declare function cos(a: Tensor): Tensor;
+export declare function tan(a: Tensor): Tensor;
+export declare function asin(a: Tensor): Tensor;
+export declare function acos(a: Tensor): Tensor;
+export declare function atan(a: Tensor): Tensor;
+export declare function sinh(a: Tensor): Tensor;
+export declare function cosh(a: Tensor): Tensor;
+export declare function asinh(a: Tensor): Tensor;
+export declare function acosh(a: Tensor): Tensor;
+export declare function atanh(a: Tensor): Tensor;
 /** Every operator by its JS name. */
 export declare const ops: Readonly<{
   add: typeof add;
@@ -200,6 +222,17 @@ export declare const ops: Readonly<{
   ceil: typeof ceil;
   round: typeof round;
   erf: typeof erf;
+  sin: typeof sin;
+  cos: typeof cos;
+  tan: typeof tan;
+  asin: typeof asin;
+  acos: typeof acos;
+  atan: typeof atan;
+  sinh: typeof sinh;
+  cosh: typeof cosh;
+  asinh: typeof asinh;
+  acosh: typeof acosh;
+  atanh: typeof atanh;
   conv2d: typeof conv2d;
   maxPool2d: typeof maxPool2d;
   avgPool2d: typeof avgPool2d;

@@ -210,6 +210,17 @@ static const char *unary_name(tp_op op) {
     case TP_OP_CEIL: return "Ceil";
     case TP_OP_ROUND: return "Round";
     case TP_OP_ERF: return "Erf";
+    case TP_OP_SIN: return "Sin";
+    case TP_OP_COS: return "Cos";
+    case TP_OP_TAN: return "Tan";
+    case TP_OP_ASIN: return "Asin";
+    case TP_OP_ACOS: return "Acos";
+    case TP_OP_ATAN: return "Atan";
+    case TP_OP_SINH: return "Sinh";
+    case TP_OP_COSH: return "Cosh";
+    case TP_OP_ASINH: return "Asinh";
+    case TP_OP_ACOSH: return "Acosh";
+    case TP_OP_ATANH: return "Atanh";
     default: return NULL;
   }
 }
@@ -262,6 +273,7 @@ static tp_status convert(wr *w, int idx) {
     case TP_OP_NEG: case TP_OP_ABS: case TP_OP_RELU:
     case TP_OP_EXP: case TP_OP_LOG: case TP_OP_SQRT: case TP_OP_TANH: case TP_OP_SIGMOID:
     case TP_OP_FLOOR: case TP_OP_CEIL: case TP_OP_ROUND: case TP_OP_ERF:
+    case TP_OP_SIN: case TP_OP_COS: case TP_OP_TAN: case TP_OP_ASIN: case TP_OP_ACOS: case TP_OP_ATAN: case TP_OP_SINH: case TP_OP_COSH: case TP_OP_ASINH: case TP_OP_ACOSH: case TP_OP_ATANH:
       operand(w, &n->args[0], od, b0, &a0);
       node1(w, unary_name(n->op), a0, out);
       return TP_OK;

@@ -179,6 +179,30 @@ static int kunary(tp_op op, const tp_attrs *at) {
   }
 }
 
+static float erf_f(float x) { return (float)erf((double)x); }
+/* The unary ops with no ISA kernel: a float32 libm function each (round:
+ * nearbyintf in the default mode, half to even); NULL for the others. */
+static float (*scalar_unary(tp_op op))(float) {
+  switch (op) {
+    case TP_OP_FLOOR: return floorf;
+    case TP_OP_CEIL: return ceilf;
+    case TP_OP_ROUND: return nearbyintf;
+    case TP_OP_ERF: return erf_f;
+    case TP_OP_SIN: return sinf;
+    case TP_OP_COS: return cosf;
+    case TP_OP_TAN: return tanf;
+    case TP_OP_ASIN: return asinf;
+    case TP_OP_ACOS: return acosf;
+    case TP_OP_ATAN: return atanf;
+    case TP_OP_SINH: return sinhf;
+    case TP_OP_COSH: return coshf;
+    case TP_OP_ASINH: return asinhf;
+    case TP_OP_ACOSH: return acoshf;
+    case TP_OP_ATANH: return atanhf;
+    default: return NULL;
+  }
+}
+
 static tp_status exec_unary(tp_op op, tp_tensor *x0, const tp_attrs *at, const tp_desc *od,
                             tp_tensor **out) {
   tp_tensor *x = NULL, *xc = NULL, *y = NULL;
@@ -186,13 +210,11 @@ static tp_status exec_unary(tp_op op, tp_tensor *x0, const tp_attrs *at, const t
   if ((s = tp_to_dtype(x0, od->dtype, &x)) || (s = tp_contiguous(x, &xc)) || (s = new_out(od, &y)))
     goto done;
   int64_t n = tp_tensor_numel(y);
-  if (op == TP_OP_FLOOR || op == TP_OP_CEIL || op == TP_OP_ROUND || op == TP_OP_ERF) {
+  float (*scalar)(float) = scalar_unary(op);
+  if (scalar) { /* ops without an ISA kernel: libm per element */
     const float *p = tp_tensor_ptr(xc);
     float *q = y->storage->data;
-    for (int64_t i = 0; i < n; i++)
-      q[i] = op == TP_OP_FLOOR ? floorf(p[i]) : op == TP_OP_CEIL ? ceilf(p[i])
-             : op == TP_OP_ROUND ? nearbyintf(p[i]) /* default mode: half to even */
-                                 : (float)erf((double)p[i]);
+    for (int64_t i = 0; i < n; i++) q[i] = scalar(p[i]);
   } else if (od->dtype == TP_F32) {
     tp_kern()->unary_f32(kunary(op, at), tp_tensor_ptr(xc), y->storage->data, n);
   } else if (od->dtype == TP_I32) {

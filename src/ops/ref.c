@@ -51,6 +51,17 @@ static double unary_ref(tp_op op, double x, int approximate) {
       return fmod(f, 2.0) == 0 ? f : f + 1;
     }
     case TP_OP_ERF: return erf(x);
+    case TP_OP_SIN: return sin(x);
+    case TP_OP_COS: return cos(x);
+    case TP_OP_TAN: return tan(x);
+    case TP_OP_ASIN: return asin(x);
+    case TP_OP_ACOS: return acos(x);
+    case TP_OP_ATAN: return atan(x);
+    case TP_OP_SINH: return sinh(x);
+    case TP_OP_COSH: return cosh(x);
+    case TP_OP_ASINH: return asinh(x);
+    case TP_OP_ACOSH: return acosh(x);
+    case TP_OP_ATANH: return atanh(x);
     default:
       if (approximate)
         return 0.5 * x * (1.0 + tanh(sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));

@@ -239,6 +239,22 @@ static void test_unary(void) {
   EXPECT(OP(TP_OP_ERF, NULL, F32((5), 0, 0.5, -1, 3, INFINITY)), TP_F32, (5), 0,
          0.5204998778130465, -0.8427007929497149, 0.9999779095030014, 1);
   EXPECT(OP(TP_OP_ERF, NULL, I64((1), 1)), TP_F32, (1), 0.8427007929497149);
+  /* trigonometric and hyperbolic: python's math module at 0, 0.5, -1 */
+  tp_tensor *t3 = F32((3), 0, 0.5, -1);
+  EXPECT(OP(TP_OP_SIN, NULL, t3), TP_F32, (3), 0, 0.479425538604203, -0.8414709848078965);
+  EXPECT(OP(TP_OP_COS, NULL, t3), TP_F32, (3), 1, 0.8775825618903728, 0.5403023058681398);
+  EXPECT(OP(TP_OP_TAN, NULL, t3), TP_F32, (3), 0, 0.5463024898437905, -1.5574077246549023);
+  EXPECT(OP(TP_OP_ASIN, NULL, t3), TP_F32, (3), 0, 0.5235987755982989, -1.5707963267948966);
+  EXPECT(OP(TP_OP_ACOS, NULL, t3), TP_F32, (3), 1.5707963267948966, 1.0471975511965979, 3.141592653589793);
+  EXPECT(OP(TP_OP_ATAN, NULL, t3), TP_F32, (3), 0, 0.4636476090008061, -0.7853981633974483);
+  EXPECT(OP(TP_OP_SINH, NULL, t3), TP_F32, (3), 0, 0.5210953054937474, -1.1752011936438014);
+  EXPECT(OP(TP_OP_COSH, NULL, t3), TP_F32, (3), 1, 1.1276259652063807, 1.5430806348152437);
+  EXPECT(OP(TP_OP_ASINH, NULL, t3), TP_F32, (3), 0, 0.48121182505960347, -0.881373587019543);
+  EXPECT(OP(TP_OP_ACOSH, NULL, F32((3), 1, 2, 3)), TP_F32, (3), 0, 1.3169578969248166, 1.762747174039086);
+  EXPECT(OP(TP_OP_ATANH, NULL, F32((3), 0, 0.5, -0.5)), TP_F32, (3), 0, 0.5493061443340548, -0.5493061443340548);
+  /* outside the domain: NaN, as libm and ONNX give */
+  EXPECT(OP(TP_OP_ASIN, NULL, F32((1), 2)), TP_F32, (1), NAN);
+  EXPECT(OP(TP_OP_SIN, NULL, I32((1), 0)), TP_F32, (1), 0);
   ERR(TP_OP_FLOOR, NULL, (B8((1), 1)), TP_ERR_INVALID_ARG, "floor", "bool");
   y = NULL;
   CHECK(tp_relu(F32((2), -1, 1), &y) == TP_OK);
@@ -1196,7 +1212,7 @@ int main(void) {
       "add", "sub", "mul", "div", "eq", "lt", "gt", "where", "neg", "abs", "exp", "log",
       "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "matmul", "linear", "sum", "mean",
       "max", "min", "softmax", "log_softmax", "layer_norm", "reshape", "transpose", "permute",
-      "slice", "concat", "gather", "gather_elements", "rnn", "gru", "lstm", "cast", "floor", "ceil", "round", "erf", "conv2d", "max_pool2d", "avg_pool2d"};
+      "slice", "concat", "gather", "gather_elements", "rnn", "gru", "lstm", "cast", "floor", "ceil", "round", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "conv2d", "max_pool2d", "avg_pool2d"};
   for (int op = 0; op < TP_OP_COUNT; op++) {
     int found = 0;
     for (size_t i = 0; i < sizeof covered / sizeof covered[0]; i++)

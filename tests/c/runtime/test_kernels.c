@@ -183,7 +183,7 @@ static int tol_of(tp_op op) {
     case TP_OP_ADD: case TP_OP_SUB: case TP_OP_MUL: case TP_OP_DIV:
     case TP_OP_NEG: case TP_OP_ABS: case TP_OP_EXP: case TP_OP_LOG: case TP_OP_SQRT:
     case TP_OP_RSQRT: case TP_OP_TANH: case TP_OP_SIGMOID: case TP_OP_RELU: case TP_OP_GELU:
-    case TP_OP_ERF:
+    case TP_OP_ERF: case TP_OP_SIN: case TP_OP_COS: case TP_OP_TAN: case TP_OP_ASIN: case TP_OP_ACOS: case TP_OP_ATAN: case TP_OP_SINH: case TP_OP_COSH: case TP_OP_ASINH: case TP_OP_ACOSH: case TP_OP_ATANH:
       return T_ELEM;
     case TP_OP_MATMUL: case TP_OP_LINEAR: case TP_OP_SUM: case TP_OP_MEAN: case TP_OP_CONV2D:
     case TP_OP_AVG_POOL2D:
