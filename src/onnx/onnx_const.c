@@ -60,6 +60,35 @@ tp_status tp_onnx_cv_constant_of_shape(imp *m, onode *n, int arg) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* HannWindow (arg 0), HammingWindow (1), BlackmanWindow (2): size is a
+ * scalar input (a value input when fed at run time); periodic (default)
+ * divides by size, symmetric by size - 1. */
+tp_status tp_onnx_cv_window(imp *m, onode *n, int kind) {
+  ref s, y;
+  double sz;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &s));
+  TP_TRY(tp_onnx_const_scalar(m, s, "size", &sz));
+  if (sz < 0 || sz > (1 << 24) || sz != floor(sz)) return tp_fail(TP_ERR_INVALID_ARG, "size %g", sz);
+  int periodic = (int)tp_onnx_attr_int(m, n, "periodic", 1);
+  int64_t dt = tp_onnx_attr_int(m, n, "output_datatype", 1);
+  tp_dtype out;
+  if (!tp_onnx_to_dtype(dt, &out)) return tp_fail(TP_ERR_UNSUPPORTED, "output_datatype %s", tp_onnx_dtype_name((int)dt));
+  int64_t len = (int64_t)sz;
+  tp_tensor *t;
+  TP_TRY(tp_tensor_empty(TP_F32, 1, &len, &t));
+  double N = periodic ? (double)len : (double)len - 1;
+  for (int64_t i = 0; i < len; i++) {
+    double a = 2 * M_PI * (double)i / N, v;
+    if (kind == 0) v = 0.5 - 0.5 * cos(a);
+    else if (kind == 1) v = 25.0 / 46 - (1 - 25.0 / 46) * cos(a);
+    else v = 0.42 - 0.5 * cos(a) + 0.08 * cos(2 * a);
+    ((float *)tp_tensor_ptr(t))[i] = (float)v;
+  }
+  TP_TRY(tp_onnx_add_const(m, t, &y));
+  TP_TRY(tp_onnx_cast(m, y, out, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
 tp_status tp_onnx_cv_range(imp *m, onode *n, int arg) {
   (void)arg;
   ref r0, r1, r2, y;

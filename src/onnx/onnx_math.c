@@ -156,6 +156,25 @@ tp_status tp_onnx_cv_mod(imp *m, onode *n, int arg) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* IsInf: x == +inf (detect_positive) or x == -inf (detect_negative). */
+tp_status tp_onnx_cv_isinf(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, p, q, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  if (tp_onnx_desc(m, x).dtype != TP_F32) return tp_fail(TP_ERR_INVALID_ARG, "input must be float32");
+  int pos = (int)tp_onnx_attr_int(m, n, "detect_positive", 1), neg = (int)tp_onnx_attr_int(m, n, "detect_negative", 1);
+  TP_TRY(tp_onnx_binary(m, TP_OP_EQ, x, tp_onnx_scalar(INFINITY), &p));
+  TP_TRY(tp_onnx_binary(m, TP_OP_EQ, x, tp_onnx_scalar(-INFINITY), &q));
+  if (pos && neg) TP_TRY(tp_onnx_where(m, p, p, q, &y));
+  else if (pos) y = p;
+  else if (neg) y = q;
+  else { /* neither: all false */
+    TP_TRY(tp_onnx_binary(m, TP_OP_EQ, x, x, &y));
+    TP_TRY(tp_onnx_binary(m, TP_OP_LT, y, tp_onnx_scalar(0), &y));
+  }
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
 tp_status tp_onnx_cv_pow(imp *m, onode *n, int arg) {
   (void)arg;
   ref x, e, y;

@@ -207,6 +207,13 @@ tp_status tp_onnx_cv_act(imp *m, onode *n, int kind) {
       if (kind == ACT_HSWISH) TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, y, &y));
       break;
     }
+    case ACT_SWISH: { /* x * sigmoid(alpha x) */
+      double alpha = tp_onnx_attr_float(m, n, "alpha", 1.0);
+      TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, tp_onnx_scalar((float)alpha), &t));
+      TP_TRY(tp_onnx_unary(m, TP_OP_SIGMOID, t, &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, t, &y));
+      break;
+    }
     case ACT_SOFTSIGN: /* x / (1 + |x|) */
       TP_TRY(tp_onnx_unary(m, TP_OP_ABS, x, &t));
       TP_TRY(tp_onnx_binary(m, TP_OP_ADD, t, tp_onnx_scalar(1), &t));
@@ -262,6 +269,94 @@ tp_status tp_onnx_cv_rmsnorm(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_unary(m, TP_OP_RSQRT, t, &t));
   TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, t, &y));
   TP_TRY(tp_onnx_binary(m, TP_OP_MUL, y, sc, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* PRelu: where(x < 0, slope * x, x), slope broadcast to x. */
+tp_status tp_onnx_cv_prelu(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, s, c, t, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &s));
+  TP_TRY(tp_onnx_binary(m, TP_OP_LT, x, tp_onnx_scalar(0), &c));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, s, &t));
+  TP_TRY(tp_onnx_where(m, c, t, x, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* (x - mean) * rsqrt(var + eps) over dims [from, ndim) of x. */
+static tp_status normalize(imp *m, ref x, int from, double eps, ref *out) {
+  tp_desc d = tp_onnx_desc(m, x);
+  int64_t axes[TP_MAX_DIMS];
+  int na = 0;
+  for (int i = from; i < d.ndim; i++) axes[na++] = i;
+  ref mu, dx, v;
+  TP_TRY(tp_onnx_reduce(m, TP_OP_MEAN, x, na, axes, 1, &mu));
+  TP_TRY(tp_onnx_binary(m, TP_OP_SUB, x, mu, &dx));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, dx, dx, &v));
+  TP_TRY(tp_onnx_reduce(m, TP_OP_MEAN, v, na, axes, 1, &v));
+  TP_TRY(tp_onnx_binary(m, TP_OP_ADD, v, tp_onnx_scalar((float)eps), &v));
+  TP_TRY(tp_onnx_unary(m, TP_OP_RSQRT, v, &v));
+  return tp_onnx_binary(m, TP_OP_MUL, dx, v, out);
+}
+
+/* per-channel scale and bias [C] applied to y [N, C, d...] */
+static tp_status channel_affine(imp *m, ref y, ref scale, ref bias, int nd, int64_t C, ref *out) {
+  int64_t sh[TP_MAX_DIMS];
+  sh[0] = C;
+  for (int i = 1; i < nd - 1; i++) sh[i] = 1;
+  TP_TRY(tp_onnx_reshape(m, scale, nd - 1, sh, &scale));
+  TP_TRY(tp_onnx_reshape(m, bias, nd - 1, sh, &bias));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, y, scale, &y));
+  return tp_onnx_binary(m, TP_OP_ADD, y, bias, out);
+}
+
+/* InstanceNormalization (arg 0): per (n, c) over the spatial dims;
+ * GroupNormalization (arg 1, opset 21: scale and bias per channel): per
+ * (n, group) over the group's channels and the spatial dims. */
+tp_status tp_onnx_cv_instnorm(imp *m, onode *n, int group) {
+  ref x, sc, b, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &sc));
+  TP_TRY(tp_onnx_need_in(m, n, 2, &b));
+  tp_desc d = tp_onnx_desc(m, x);
+  if (d.dtype != TP_F32 || d.ndim < 3) return tp_fail(TP_ERR_INVALID_ARG, "input must be float32 [N, C, d...]");
+  double eps = tp_onnx_attr_float(m, n, "epsilon", 1e-5);
+  int64_t C = d.shape[1];
+  if (!group) {
+    TP_TRY(normalize(m, x, 2, eps, &y));
+  } else {
+    int64_t G = tp_onnx_attr_int(m, n, "num_groups", 0);
+    tp_onnx_attr_ignore(n, "stash_type");
+    if (G < 1 || C % G) return tp_fail(TP_ERR_INVALID_ARG, "num_groups %lld does not divide %lld channels", (long long)G, (long long)C);
+    if (m->md.opset < 21) return tp_fail(TP_ERR_UNSUPPORTED, "GroupNormalization below opset 21 (scale per group)");
+    int64_t sh[3] = {d.shape[0], G, tp_shape_numel(d.ndim, d.shape) / (d.shape[0] * G)};
+    TP_TRY(tp_onnx_reshape(m, x, 3, sh, &y));
+    TP_TRY(normalize(m, y, 2, eps, &y));
+    TP_TRY(tp_onnx_reshape(m, y, d.ndim, d.shape, &y));
+  }
+  TP_TRY(channel_affine(m, y, sc, b, d.ndim, C, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* LpNormalization: x / (sum |x|) (p 1) or x / sqrt(sum x^2) (p 2) along
+ * axis; a zero norm leaves the zeros. */
+tp_status tp_onnx_cv_lpnorm(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, t, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  int64_t axis, p = tp_onnx_attr_int(m, n, "p", 2);
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", -1), d.ndim, "axis", &axis));
+  if (p != 1 && p != 2) return tp_fail(TP_ERR_INVALID_ARG, "p must be 1 or 2, got %lld", (long long)p);
+  if (p == 1) TP_TRY(tp_onnx_unary(m, TP_OP_ABS, x, &t));
+  else TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, x, &t));
+  TP_TRY(tp_onnx_reduce(m, TP_OP_SUM, t, 1, &axis, 1, &t));
+  if (p == 2) TP_TRY(tp_onnx_unary(m, TP_OP_SQRT, t, &t));
+  ref z; /* a zero norm divides by 1: the zero vector stays zero */
+  TP_TRY(tp_onnx_binary(m, TP_OP_EQ, t, tp_onnx_scalar(0), &z));
+  TP_TRY(tp_onnx_where(m, z, tp_onnx_scalar(1), t, &t));
+  TP_TRY(tp_onnx_binary(m, TP_OP_DIV, x, t, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
 

@@ -119,6 +119,35 @@ tp_status tp_onnx_cv_argmax(imp *m, onode *n, int mn) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* Hardmax: 1 at the first max along axis, 0 elsewhere (x's dtype). */
+tp_status tp_onnx_cv_hardmax(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, mx, eq, idx, first, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  if (d.ndim < 1 || d.dtype != TP_F32) return tp_fail(TP_ERR_INVALID_ARG, "input must be float32 of rank >= 1");
+  int64_t axis;
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", -1), d.ndim, "axis", &axis));
+  int64_t len = d.shape[axis];
+  TP_TRY(tp_onnx_reduce(m, TP_OP_MAX, x, 1, &axis, 1, &mx));
+  TP_TRY(tp_onnx_binary(m, TP_OP_EQ, x, mx, &eq));
+  int64_t sh[TP_MAX_DIMS];
+  int r = d.ndim - (int)axis;
+  sh[0] = len;
+  for (int i = 1; i < r; i++) sh[i] = 1;
+  tp_tensor *t;
+  TP_TRY(tp_tensor_empty(TP_I64, r, sh, &t));
+  for (int64_t i = 0; i < len; i++) ((int64_t *)tp_tensor_ptr(t))[i] = i;
+  TP_TRY(tp_onnx_add_const(m, t, &idx));
+  ref fill = tp_onnx_scalar((double)len);
+  fill.is_int = 1;
+  TP_TRY(tp_onnx_where(m, eq, idx, fill, &first));
+  TP_TRY(tp_onnx_reduce(m, TP_OP_MIN, first, 1, &axis, 1, &first));
+  TP_TRY(tp_onnx_binary(m, TP_OP_EQ, idx, first, &y));
+  TP_TRY(tp_onnx_cast(m, y, TP_F32, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
 tp_status tp_onnx_cv_cumsum(imp *m, onode *n, int arg) {
   (void)arg;
   ref x, r1, y;

@@ -363,6 +363,68 @@ tp_status tp_onnx_cv_shape(imp *m, onode *n, int size) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+static tp_status permute_ref(imp *m, ref x, int nd, const int64_t *perm, ref *out) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = nd;
+  memcpy(at.ints, perm, sizeof(int64_t) * (size_t)nd);
+  return tp_onnx_emit(m, TP_OP_PERMUTE, 1, &x, &at, out);
+}
+
+/* DepthToSpace (arg 0; mode DCR or CRD) and SpaceToDepth (arg 1): a
+ * reshape to 6-D, a permute, a reshape back. */
+tp_status tp_onnx_cv_depth_space(imp *m, onode *n, int to_depth) {
+  ref x, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  int64_t b = tp_onnx_attr_int(m, n, "blocksize", 0);
+  if (d.ndim != 4) return tp_fail(TP_ERR_INVALID_ARG, "input must be [N, C, H, W]");
+  if (b < 1) return tp_fail(TP_ERR_INVALID_ARG, "blocksize must be >= 1, got %lld", (long long)b);
+  int64_t N = d.shape[0], C = d.shape[1], H = d.shape[2], W = d.shape[3];
+  if (!to_depth) {
+    const char *mode = tp_onnx_attr_str(m, n, "mode", "DCR");
+    int crd = !strcmp(mode, "CRD");
+    if (!crd && strcmp(mode, "DCR")) return tp_fail(TP_ERR_INVALID_ARG, "mode '%s' is not DCR or CRD", mode);
+    if (C % (b * b)) return tp_fail(TP_ERR_INVALID_ARG, "%lld channels are not a multiple of blocksize^2", (long long)C);
+    int64_t c = C / (b * b);
+    int64_t s6[6] = {N, b, b, c, H, W}, s6c[6] = {N, c, b, b, H, W};
+    static const int64_t p_dcr[6] = {0, 3, 4, 1, 5, 2}, p_crd[6] = {0, 1, 4, 2, 5, 3};
+    TP_TRY(tp_onnx_reshape(m, x, 6, crd ? s6c : s6, &y));
+    TP_TRY(permute_ref(m, y, 6, crd ? p_crd : p_dcr, &y));
+    int64_t s4[4] = {N, c, H * b, W * b};
+    TP_TRY(tp_onnx_reshape(m, y, 4, s4, &y));
+  } else {
+    if (H % b || W % b) return tp_fail(TP_ERR_INVALID_ARG, "H and W must be multiples of blocksize %lld", (long long)b);
+    int64_t s6[6] = {N, C, H / b, b, W / b, b};
+    static const int64_t perm[6] = {0, 3, 5, 1, 2, 4};
+    TP_TRY(tp_onnx_reshape(m, x, 6, s6, &y));
+    TP_TRY(permute_ref(m, y, 6, perm, &y));
+    int64_t s4[4] = {N, C * b * b, H / b, W / b};
+    TP_TRY(tp_onnx_reshape(m, y, 4, s4, &y));
+  }
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* EyeLike: ones on diagonal k of a 2-D input's shape (made at import). */
+tp_status tp_onnx_cv_eyelike(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  if (d.ndim != 2) return tp_fail(TP_ERR_INVALID_ARG, "input must be 2-D");
+  int64_t k = tp_onnx_attr_int(m, n, "k", 0), dt = tp_onnx_attr_int(m, n, "dtype", 0);
+  tp_dtype out = d.dtype;
+  if (dt && !tp_onnx_to_dtype(dt, &out)) return tp_fail(TP_ERR_UNSUPPORTED, "dtype %s", tp_onnx_dtype_name((int)dt));
+  tp_tensor *t;
+  TP_TRY(tp_tensor_empty(TP_F32, 2, d.shape, &t));
+  float *p = tp_tensor_ptr(t);
+  for (int64_t i = 0; i < d.shape[0]; i++)
+    for (int64_t j = 0; j < d.shape[1]; j++) p[i * d.shape[1] + j] = j - i == k;
+  TP_TRY(tp_onnx_add_const(m, t, &y));
+  TP_TRY(tp_onnx_cast(m, y, out, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
 /* Trilu: where(mask, x, 0) with the [rows, cols] mask of the kept triangle
  * (upper: col - row >= k; lower: col - row <= k) made at load time; k is an
  * optional input (a value input when fed at run time). */
