@@ -405,6 +405,46 @@ tp_status tp_onnx_cv_depth_space(imp *m, onode *n, int to_depth) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* OneHot: where(eq(indices + (indices < 0) * depth, iota(depth) along
+ * axis), on, off); depth is a value input; out-of-range indices give a row
+ * of off values, as ONNX says. */
+tp_status tp_onnx_cv_onehot(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref ix, dr, vr, y, neg, fix, idx, on, off;
+  double depth;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &ix));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &dr));
+  TP_TRY(tp_onnx_need_in(m, n, 2, &vr));
+  TP_TRY(tp_onnx_const_scalar(m, dr, "depth", &depth));
+  if (!(depth >= 1) || depth > (1 << 24)) return tp_fail(TP_ERR_INVALID_ARG, "depth %g", depth);
+  tp_desc di = tp_onnx_desc(m, ix), dv = tp_onnx_desc(m, vr);
+  if (dv.ndim != 1 || dv.shape[0] != 2) return tp_fail(TP_ERR_INVALID_ARG, "values must be [off, on]");
+  if (di.ndim + 1 > TP_MAX_DIMS) return tp_fail(TP_ERR_UNSUPPORTED, "rank %d", di.ndim);
+  int64_t axis;
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", -1), di.ndim + 1, "axis", &axis));
+  int64_t D = (int64_t)depth;
+  if (di.dtype != TP_F32) TP_TRY(tp_onnx_cast(m, ix, TP_F32, &ix)); /* indices compared as float32 */
+  TP_TRY(tp_onnx_binary(m, TP_OP_LT, ix, tp_onnx_scalar(0), &neg));
+  TP_TRY(tp_onnx_binary(m, TP_OP_ADD, ix, tp_onnx_scalar((double)D), &fix));
+  TP_TRY(tp_onnx_where(m, neg, fix, ix, &ix));
+  int64_t sh[TP_MAX_DIMS];
+  for (int i = 0, k = 0; i <= di.ndim; i++) sh[i] = i == axis ? 1 : di.shape[k++];
+  TP_TRY(tp_onnx_reshape(m, ix, di.ndim + 1, sh, &ix));
+  int64_t ish[TP_MAX_DIMS];
+  for (int i = 0; i <= di.ndim; i++) ish[i] = i == axis ? D : 1;
+  tp_tensor *t;
+  TP_TRY(tp_tensor_empty(TP_F32, (int)(di.ndim + 1 - axis), ish + axis, &t));
+  for (int64_t i = 0; i < D; i++) ((float *)tp_tensor_ptr(t))[i] = (float)i;
+  TP_TRY(tp_onnx_add_const(m, t, &idx));
+  TP_TRY(tp_onnx_binary(m, TP_OP_EQ, ix, idx, &y));
+  TP_TRY(tp_onnx_slice(m, vr, 0, 0, 1, 1, &off));
+  TP_TRY(tp_onnx_slice(m, vr, 0, 1, 2, 1, &on));
+  TP_TRY(tp_onnx_reshape(m, off, 0, NULL, &off));
+  TP_TRY(tp_onnx_reshape(m, on, 0, NULL, &on));
+  TP_TRY(tp_onnx_where(m, y, on, off, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
 /* EyeLike: ones on diagonal k of a 2-D input's shape (made at import). */
 tp_status tp_onnx_cv_eyelike(imp *m, onode *n, int arg) {
   (void)arg;
