@@ -167,7 +167,10 @@ typedef struct tp_attrs {
   };
   int64_t start, end, step;  /* slice */
   double eps;                /* layer_norm */
-  int keepdim;               /* reductions */
+  union {
+    int keepdim;             /* reductions */
+    int reduction;           /* scatter_elements, scatter_nd: 0 none, 1 add, 2 mul, 3 max, 4 min */
+  };
   int approximate;           /* gelu: 0 = erf, 1 = tanh */
   tp_dtype dtype;            /* cast */
   double clip;               /* rnn, gru, lstm: clip gate inputs to [-clip, clip]; 0 = none */

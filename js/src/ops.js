@@ -356,6 +356,25 @@ export function gather(x, indices, dim = 0) {
   return callOp('gather', [x, indices], { dim: intArg(dim, 'gather: dim') });
 }
 
+const REDUCTIONS = { none: 0, add: 1, mul: 2, max: 3, min: 4 };
+function reductionArg(what, options) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`${what}: options must be an object`);
+  const r = options.reduction ?? 'none';
+  if (!(r in REDUCTIONS)) throw new TypeError(`${what}: reduction must be none, add, mul, max or min, got ${r}`);
+  return REDUCTIONS[r];
+}
+
+/** scatterElements(x, indices, updates, dim, { reduction }): ONNX ScatterElements; a new tensor. */
+export function scatterElements(x, indices, updates, dim, options = {}) {
+  return callOp('scatter_elements', [x, indices, updates],
+    { dim: intArg(dim, 'scatterElements: dim'), reduction: reductionArg('scatterElements', options) });
+}
+
+/** scatterND(x, indices, updates, { reduction }): ONNX ScatterND (indices [..., k]); a new tensor. */
+export function scatterND(x, indices, updates, options = {}) {
+  return callOp('scatter_nd', [x, indices, updates], { reduction: reductionArg('scatterND', options) });
+}
+
 /** gatherElements(x, indices, dim): torch.gather / ONNX GatherElements; the result has indices' shape. */
 export function gatherElements(x, indices, dim) {
   return callOp('gather_elements', [x, indices], { dim: intArg(dim, 'gatherElements: dim') });

@@ -104,6 +104,8 @@ export declare class Tensor {
   softmax(dim?: number): Tensor;
   gather(indices: Tensor, dim?: number): Tensor;
   gatherElements(indices: Tensor, dim: number): Tensor;
+  scatterElements(indices: Tensor, updates: Tensor, dim: number, options?: { reduction?: ScatterReduction }): Tensor;
+  scatterND(indices: Tensor, updates: Tensor, options?: { reduction?: ScatterReduction }): Tensor;
   logSoftmax(dim?: number): Tensor;
   layerNorm(
     normalizedShape: number | Shape,
@@ -217,6 +219,8 @@ export declare const ops: Readonly<{
   lstm: typeof lstm;
   gather: typeof gather;
   gatherElements: typeof gatherElements;
+  scatterElements: typeof scatterElements;
+  scatterND: typeof scatterND;
   cast: typeof cast;
   floor: typeof floor;
   ceil: typeof ceil;
@@ -303,6 +307,11 @@ export declare function lstm(x: Tensor, w: Tensor, r: Tensor, options?: Recurren
 export declare function gather(x: Tensor, indices: Tensor, dim?: number): Tensor;
 /** torch.gather / ONNX GatherElements: the result has indices' shape. */
 export declare function gatherElements(x: Tensor, indices: Tensor, dim: number): Tensor;
+export type ScatterReduction = 'none' | 'add' | 'mul' | 'max' | 'min';
+/** ONNX ScatterElements: a copy of x with updates written (or reduced) at indices along dim. */
+export declare function scatterElements(x: Tensor, indices: Tensor, updates: Tensor, dim: number, options?: { reduction?: ScatterReduction }): Tensor;
+/** ONNX ScatterND: indices [..., k] address x's first k dims. */
+export declare function scatterND(x: Tensor, indices: Tensor, updates: Tensor, options?: { reduction?: ScatterReduction }): Tensor;
 export declare function cast(a: Tensor, dtype: DTypeLike): Tensor;
 
 

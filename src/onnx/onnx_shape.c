@@ -405,6 +405,27 @@ tp_status tp_onnx_cv_depth_space(imp *m, onode *n, int to_depth) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* ScatterElements (arg 0), ScatterND (1), Scatter (2: opset 9-10's
+ * ScatterElements): the scatter ops; indices are runtime data. */
+tp_status tp_onnx_cv_scatter(imp *m, onode *n, int kind) {
+  ref a[3], y;
+  static const char *const reds[] = {"none", "add", "mul", "max", "min"};
+  for (int i = 0; i < 3; i++) TP_TRY(tp_onnx_need_in(m, n, i, &a[i]));
+  tp_attrs at;
+  tp_attrs_init(&at);
+  const char *red = kind == 2 ? "none" : tp_onnx_attr_str(m, n, "reduction", "none");
+  at.reduction = -1;
+  for (int i = 0; i < 5; i++)
+    if (!strcmp(red, reds[i])) at.reduction = i;
+  if (at.reduction < 0) return tp_fail(TP_ERR_INVALID_ARG, "reduction '%s' is not none, add, mul, max or min", red);
+  if (kind != 1) {
+    tp_desc d = tp_onnx_desc(m, a[0]);
+    TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", 0), d.ndim, "axis", &at.dim));
+  }
+  TP_TRY(tp_onnx_emit(m, kind == 1 ? TP_OP_SCATTER_ND : TP_OP_SCATTER_ELEMENTS, 3, a, &at, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
 /* OneHot: where(eq(indices + (indices < 0) * depth, iota(depth) along
  * axis), on, off); depth is a value input; out-of-range indices give a row
  * of off values, as ONNX says. */

@@ -59,6 +59,14 @@ static void attr_int(tp_pbw *a, const char *name, int64_t v) {
   put_msg(a, 5, &m);
 }
 
+static void attr_str(tp_pbw *a, const char *name, const char *v) {
+  tp_pbw m = {0};
+  put_str(&m, 1, name);
+  put_str(&m, 4, v);
+  tp_pbw_varint(&m, 20, 3); /* STRING */
+  put_msg(a, 5, &m);
+}
+
 static void attr_ints(tp_pbw *a, const char *name, const int64_t *v, int n) {
   tp_pbw m = {0};
   put_str(&m, 1, name);
@@ -487,6 +495,23 @@ static tp_status convert(wr *w, int idx) {
       tp_free(in);
       tp_free(bufs);
       return s;
+    }
+    case TP_OP_SCATTER_ELEMENTS:
+    case TP_OP_SCATTER_ND: {
+      static const char *const reds[] = {"none", "add", "mul", "max", "min"};
+      const char *a1, *a2;
+      operand(w, &n->args[0], od, b0, &a0);
+      operand(w, &n->args[1], TP_I64, b1, &a1);
+      operand(w, &n->args[2], od, b2, &a2);
+      if (n->op == TP_OP_SCATTER_ELEMENTS) {
+        int64_t ax;
+        TP_TRY(tp_norm_dim(tp_op_name(n->op), at->dim, d0.ndim, &ax));
+        attr_int(&atb, "axis", ax);
+      }
+      if (at->reduction) attr_str(&atb, "reduction", reds[at->reduction < 5 ? at->reduction : 0]);
+      const char *in[3] = {a0, a1, a2};
+      node(w, n->op == TP_OP_SCATTER_ND ? "ScatterND" : "ScatterElements", 3, in, out, &atb);
+      return TP_OK;
     }
     case TP_OP_GATHER:
     case TP_OP_GATHER_ELEMENTS: {

@@ -1,5 +1,6 @@
 /* index.c - operators that index by data: gather (numpy's take along a
- * dim) and gather_elements (torch.gather). The indices are runtime values:
+ * dim), gather_elements (torch.gather), scatter_elements and scatter_nd
+ * (ONNX's, with their reductions). The indices are runtime values:
  * each is checked against its dim (negative ones count from the end, as
  * in ONNX), and one outside [-n, n) is an error naming it and its position,
  * never a read outside the tensor. x is copied to contiguous form first,
@@ -71,6 +72,89 @@ tp_status tp_gather_exec(tp_op op, tp_tensor *const *in, const tp_attrs *at, con
 done:
   tp_free(idx);
   tp_tensor_release(x);
+  if (s) tp_tensor_release(y);
+  else *out = y;
+  return s;
+}
+
+/* ---- scatter_elements, scatter_nd ---- */
+
+/* y[o] = u (reduction 0) or y[o] op= u, in y's dtype (element size es). */
+static void put_one(tp_dtype dt, int red, char *y, const char *u) {
+#define REDUCE(T)                                                            \
+  {                                                                          \
+    T *p = (T *)y, v = *(const T *)u;                                        \
+    *p = red == 1 ? *p + v : red == 2 ? *p * v : red == 3 ? (*p > v ? *p : v) \
+                                                           : (*p < v ? *p : v); \
+  }
+  if (!red) {
+    memcpy(y, u, tp_dtype_size(dt));
+    return;
+  }
+  switch (dt) {
+    case TP_F32: REDUCE(float) break;
+    case TP_I32: REDUCE(int32_t) break;
+    case TP_I64: REDUCE(int64_t) break;
+    default: break; /* bool: refused by the shape rule */
+  }
+#undef REDUCE
+}
+
+tp_status tp_scatter_exec(tp_op op, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out) {
+  tp_tensor *x = in[0], *ix = in[1], *u = NULL, *y = NULL;
+  int64_t *idx = NULL;
+  const char *name = tp_op_name(op);
+  tp_status s = tp_contiguous(in[2], &u);
+  if (!s) s = tp_tensor_empty(od->dtype, od->ndim, od->shape, &y);
+  if (s) goto done;
+  tp_tensor_copy_into(x, y);
+  size_t es = tp_dtype_size(y->dtype);
+  char *yp = tp_tensor_ptr(y);
+  const char *up = tp_tensor_ptr(u);
+  int64_t ys[TP_MAX_DIMS];
+  ys[y->ndim - 1] = 1;
+  for (int i = y->ndim - 2; i >= 0; i--) ys[i] = ys[i + 1] * y->shape[i + 1];
+  if (op == TP_OP_SCATTER_ELEMENTS) {
+    int64_t d;
+    if ((s = tp_norm_dim(name, at->dim, y->ndim, &d)) || (s = read_indices(name, ix, y->shape[d], d, &idx))) goto done;
+    int64_t pos[TP_MAX_DIMS] = {0}, total = tp_tensor_numel(u);
+    for (int64_t e = 0; e < total; e++) {
+      int64_t off = 0;
+      for (int i = 0; i < u->ndim; i++) off += (i == d ? idx[e] : pos[i]) * ys[i];
+      put_one(y->dtype, at->reduction, yp + (size_t)off * es, up + (size_t)e * es);
+      for (int i = u->ndim - 1; i >= 0 && ++pos[i] == u->shape[i]; i--) pos[i] = 0;
+    }
+  } else { /* scatter_nd: indices [..., k], each tuple addresses a slice of x.shape[k:] */
+    int64_t k = ix->shape[ix->ndim - 1], nt = tp_tensor_numel(ix) / k;
+    int64_t slice = tp_shape_numel(y->ndim - (int)k, y->shape + k);
+    int64_t nraw = nt * k;
+    int64_t *raw = tp_alloc(sizeof(int64_t) * (size_t)(nraw ? nraw : 1));
+    if (!raw) {
+      s = TP_ERR_OUT_OF_MEMORY;
+      goto done;
+    }
+    if (ix->dtype == TP_I64) tp_tensor_gather(ix, raw);
+    else
+      for (int64_t i = 0; i < nt * k; i++) raw[i] = (int64_t)tp_tensor_get_f64(ix, i);
+    for (int64_t j = 0; j < nt && !s; j++) {
+      int64_t off = 0;
+      for (int64_t c = 0; c < k; c++) {
+        int64_t v = raw[j * k + c], n = y->shape[c];
+        if (v < -n || v >= n) {
+          s = tp_fail(TP_ERR_INVALID_ARG, "%s: index %lld (tuple %lld, component %lld) is out of range for dim %lld of size %lld",
+                      name, (long long)v, (long long)j, (long long)c, (long long)c, (long long)n);
+          break;
+        }
+        off += (v < 0 ? v + n : v) * ys[c];
+      }
+      for (int64_t e = 0; !s && e < slice; e++)
+        put_one(y->dtype, at->reduction, yp + (size_t)(off + e) * es, up + (size_t)(j * slice + e) * es);
+    }
+    tp_free(raw);
+  }
+done:
+  tp_free(idx);
+  tp_tensor_release(u);
   if (s) tp_tensor_release(y);
   else *out = y;
   return s;

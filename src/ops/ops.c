@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_opaque) X(shape_conv2d) X(shape_pool2d)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_opaque) X(shape_conv2d) X(shape_pool2d)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -475,6 +475,40 @@ static tp_status shape_gather_elements(tp_op op, int nin, const tp_desc *const *
   *out = *in[1];
   out->weak = 0;
   out->dtype = in[0]->dtype;
+  return TP_OK;
+}
+
+/* scatter_elements / scatter_nd: y has x's shape and dtype. */
+static tp_status shape_scatter(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                               tp_desc *out) {
+  const char *nm = tp_op_name(op);
+  char b0[96], b1[96], b2[96];
+  (void)nin;
+  const tp_desc *x = in[0], *ix = in[1], *u = in[2];
+  if (!is_index_dtype(ix->dtype)) return tp_fail(TP_ERR_INVALID_ARG, "%s: indices must be int32 or int64, got %s", nm, tp_dtype_name(ix->dtype));
+  if (u->dtype != x->dtype) return tp_fail(TP_ERR_INVALID_ARG, "%s: updates must be %s like x, got %s", nm, tp_dtype_name(x->dtype), tp_dtype_name(u->dtype));
+  if (a->reduction < 0 || a->reduction > 4) return tp_fail(TP_ERR_INVALID_ARG, "%s: reduction %d (0 none, 1 add, 2 mul, 3 max, 4 min)", nm, a->reduction);
+  if (a->reduction && x->dtype == TP_BOOL) return tp_fail(TP_ERR_INVALID_ARG, "%s: a reduction needs numbers, got bool", nm);
+  if (x->ndim < 1) return tp_fail(TP_ERR_INVALID_ARG, "%s: x must have rank >= 1", nm);
+  if (op == TP_OP_SCATTER_ELEMENTS) {
+    int64_t d;
+    TP_TRY(tp_norm_dim(nm, a->dim, x->ndim, &d));
+    int ok = ix->ndim == x->ndim && u->ndim == x->ndim;
+    for (int i = 0; ok && i < x->ndim; i++) ok = ix->shape[i] == u->shape[i] && (i == d || ix->shape[i] <= x->shape[i]);
+    if (!ok) return tp_fail(TP_ERR_INVALID_ARG, "%s: indices %s and updates %s must have one shape, of x %s's rank and within it", nm,
+                            SHAPE(ix, b1), SHAPE(u, b2), SHAPE(x, b0));
+  } else {
+    int64_t k = ix->ndim ? ix->shape[ix->ndim - 1] : -1;
+    if (ix->ndim < 1 || k < 1 || k > x->ndim)
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: indices %s must be [..., k] with 1 <= k <= %d", nm, SHAPE(ix, b1), x->ndim);
+    int want = ix->ndim - 1 + x->ndim - (int)k, ok = u->ndim == want;
+    for (int i = 0; ok && i < ix->ndim - 1; i++) ok = u->shape[i] == ix->shape[i];
+    for (int i = 0; ok && i < x->ndim - k; i++) ok = u->shape[ix->ndim - 1 + i] == x->shape[k + i];
+    if (!ok) return tp_fail(TP_ERR_INVALID_ARG, "%s: updates %s must be indices.shape[:-1] + x.shape[k:] (x %s, indices %s)", nm,
+                            SHAPE(u, b2), SHAPE(x, b0), SHAPE(ix, b1));
+  }
+  *out = *x;
+  out->weak = 0;
   return TP_OK;
 }
 

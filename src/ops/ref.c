@@ -205,6 +205,40 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
     for (int64_t i = 0; i < n; i++) put(y, i, op == TP_OP_MEAN ? acc[i] / (double)cnt[i] : acc[i]);
     tp_free(acc);
     tp_free(cnt);
+  } else if (op == TP_OP_SCATTER_ELEMENTS || op == TP_OP_SCATTER_ND) {
+    /* y = x; then each update, in order, at its destination (double) */
+    const tp_tensor *x = in[0], *ix = in[1], *u = in[2];
+    for (int64_t i = 0; i < n; i++) put(y, i, tp_tensor_get_f64(x, i));
+    int64_t un = tp_tensor_numel(u), k = op == TP_OP_SCATTER_ND ? ix->shape[ix->ndim - 1] : 0;
+    int64_t slice = op == TP_OP_SCATTER_ND ? tp_shape_numel(x->ndim - (int)k, x->shape + k) : 1, d = 0;
+    if (op == TP_OP_SCATTER_ELEMENTS) TP_TRY(tp_norm_dim(tp_op_name(op), attrs->dim, x->ndim, &d));
+    for (int64_t e = 0; e < un; e++) {
+      int64_t c[TP_MAX_DIMS], rem = e, dst = 0;
+      for (int q = u->ndim - 1; q >= 0; q--) c[q] = rem % u->shape[q], rem /= u->shape[q];
+      if (op == TP_OP_SCATTER_ELEMENTS) {
+        double v = tp_tensor_get_f64(ix, e);
+        if (v < -(double)x->shape[d] || v >= (double)x->shape[d]) {
+          tp_tensor_release(y);
+          return tp_fail(TP_ERR_INVALID_ARG, "%s: index %.0f is out of range", tp_op_name(op), v);
+        }
+        c[d] = v < 0 ? (int64_t)v + x->shape[d] : (int64_t)v;
+        for (int q = 0; q < x->ndim; q++) dst = dst * x->shape[q] + c[q];
+      } else {
+        int64_t j = e / slice, within = e % slice;
+        for (int64_t q = 0; q < k; q++) {
+          double v = tp_tensor_get_f64(ix, j * k + q);
+          if (v < -(double)x->shape[q] || v >= (double)x->shape[q]) {
+            tp_tensor_release(y);
+            return tp_fail(TP_ERR_INVALID_ARG, "%s: index %.0f is out of range", tp_op_name(op), v);
+          }
+          dst = dst * x->shape[q] + (v < 0 ? (int64_t)v + x->shape[q] : (int64_t)v);
+        }
+        dst = dst * slice + within;
+      }
+      double old = tp_tensor_get_f64(y, dst), v = tp_tensor_get_f64(u, e);
+      int r = attrs->reduction;
+      put(y, dst, r == 0 ? v : r == 1 ? old + v : r == 2 ? old * v : r == 3 ? (old > v ? old : v) : (old < v ? old : v));
+    }
   } else if (op == TP_OP_GATHER || op == TP_OP_GATHER_ELEMENTS) {
     /* per output element: its multi-index, the index it reads, the source */
     const tp_tensor *x = in[0], *ix = in[1];

@@ -52,3 +52,16 @@ test('gather inside a compiled function (stax): an embedding lookup of runtime t
     table.dispose();
   }
 });
+
+test('scatterElements / scatterND: hand-computed values, reductions, errors', () => {
+  tp.scope(() => {
+    const x = tp.tensor([[1, 2, 3], [4, 5, 6]]);
+    const ix = tp.tensor([[2, 0], [-1, -1]], { dtype: 'int64' }), u = tp.tensor([[10, 20], [30, 40]]);
+    assert.deepEqual(arr(tp.scatterElements(x, ix, u, 1)), [20, 2, 10, 4, 5, 40]);
+    assert.deepEqual(arr(x.scatterElements(ix, u, 1, { reduction: 'add' })), [21, 2, 13, 4, 5, 76]);
+    assert.deepEqual(arr(tp.scatterND(x, tp.tensor([[1]], { dtype: 'int64' }), tp.tensor([[7, 8, 9]]))), [1, 2, 3, 7, 8, 9]);
+    assert.deepEqual(arr(x), [1, 2, 3, 4, 5, 6]); // x is not changed
+    assert.throws(() => tp.scatterND(x, tp.tensor([[5]], { dtype: 'int64' }), tp.tensor([[7, 8, 9]])), /index 5 \(tuple 0, component 0\)/);
+    assert.throws(() => tp.scatterElements(x, ix, u, 1, { reduction: 'avg' }), TypeError);
+  });
+});

@@ -1,5 +1,6 @@
 /* test_ops_seq.c - hand-computed tests of the operators that index by data
- * (gather, gather_elements) and of the recurrent layers (rnn, gru, lstm);
+ * (gather, gather_elements, scatter_elements, scatter_nd) and of the
+ * recurrent layers (rnn, gru, lstm);
  * the rest of ops.def is in test_ops.c, which checks that every op has a
  * test in one of the two. */
 #include "op_expect.h"
@@ -83,10 +84,50 @@ static void test_gather(void) {
   ERRA(TP_OP_GATHER_ELEMENTS, Adim(1), (x, I64((3, 1), 0, 0, 0)), TP_ERR_INVALID_ARG, "exceed");
 }
 
+static tp_attrs Ascatter(int64_t dim, int reduction) {
+  tp_attrs a = A0();
+  a.dim = dim;
+  a.reduction = reduction;
+  return a;
+}
+
+/* scatter_elements / scatter_nd: by hand, every reduction, negative and
+ * duplicate indices, and the errors. */
+static void test_scatter(void) {
+  tp_tensor *x = F32((2, 3), 1, 2, 3, 4, 5, 6);
+  /* dim 1: row 0 gets 10 at col 2 and 20 at col 0; row 1 gets 30 at col -1 (= 2) */
+  tp_tensor *ix = I64((2, 2), 2, 0, -1, -1), *u = F32((2, 2), 10, 20, 30, 40);
+  /* duplicates without a reduction: the last one (40) wins */
+  EXPECT(OPA(TP_OP_SCATTER_ELEMENTS, Ascatter(1, 0), x, ix, u), TP_F32, (2, 3), 20, 2, 10, 4, 5, 40);
+  EXPECT(OPA(TP_OP_SCATTER_ELEMENTS, Ascatter(1, 1), x, ix, u), TP_F32, (2, 3), 21, 2, 13, 4, 5, 76);
+  EXPECT(OPA(TP_OP_SCATTER_ELEMENTS, Ascatter(1, 2), x, ix, u), TP_F32, (2, 3), 20, 2, 30, 4, 5, 7200);
+  EXPECT(OPA(TP_OP_SCATTER_ELEMENTS, Ascatter(1, 3), x, ix, u), TP_F32, (2, 3), 20, 2, 10, 4, 5, 40);
+  EXPECT(OPA(TP_OP_SCATTER_ELEMENTS, Ascatter(1, 4), x, ix, u), TP_F32, (2, 3), 1, 2, 3, 4, 5, 6);
+  /* dim 0 with int32 data and indices smaller than x */
+  EXPECT(OPA(TP_OP_SCATTER_ELEMENTS, Ascatter(0, 0), I32((2, 2), 1, 2, 3, 4), I32((1, 2), 1, 0), I32((1, 2), 9, 8)),
+         TP_I32, (2, 2), 1, 8, 9, 4);
+  /* scatter_nd: rows of a [3, 2] by index tuples of length 1; an element by a full tuple */
+  tp_tensor *m = F32((3, 2), 1, 2, 3, 4, 5, 6);
+  EXPECT(OPA(TP_OP_SCATTER_ND, Ascatter(0, 0), m, I64((2, 1), 2, 0), F32((2, 2), 7, 8, 9, 10)), TP_F32, (3, 2), 9, 10, 3,
+         4, 7, 8);
+  EXPECT(OPA(TP_OP_SCATTER_ND, Ascatter(0, 1), m, I64((2, 1), -1, -1), F32((2, 2), 1, 1, 2, 2)), TP_F32, (3, 2), 1, 2, 3,
+         4, 8, 9);
+  EXPECT(OPA(TP_OP_SCATTER_ND, Ascatter(0, 0), m, I64((1, 2), 1, 1), F32((1), 42)), TP_F32, (3, 2), 1, 2, 3, 42, 5, 6);
+  /* errors: out of range (nothing written outside y), shapes, dtypes, reductions */
+  ERRA(TP_OP_SCATTER_ELEMENTS, Ascatter(1, 0), (x, I64((2, 2), 0, 3, 0, 0), u), TP_ERR_INVALID_ARG, "index 3");
+  ERRA(TP_OP_SCATTER_ND, Ascatter(0, 0), (m, I64((1, 1), 3), F32((1, 2), 0, 0)), TP_ERR_INVALID_ARG, "index 3", "component 0");
+  ERRA(TP_OP_SCATTER_ELEMENTS, Ascatter(1, 0), (x, ix, F32((2, 1), 1, 2)), TP_ERR_INVALID_ARG, "one shape");
+  ERRA(TP_OP_SCATTER_ND, Ascatter(0, 0), (m, I64((2, 1), 0, 1), F32((2, 3), 0, 0, 0, 0, 0, 0)), TP_ERR_INVALID_ARG,
+       "indices.shape[:-1] + x.shape[k:]");
+  ERRA(TP_OP_SCATTER_ELEMENTS, Ascatter(1, 0), (x, ix, I32((2, 2), 1, 2, 3, 4)), TP_ERR_INVALID_ARG, "updates must be float32");
+  ERRA(TP_OP_SCATTER_ELEMENTS, Ascatter(1, 9), (x, ix, u), TP_ERR_INVALID_ARG, "reduction 9");
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   size_t live0 = tp_live_tensors();
-  static const op_test tests[] = {{"test_gather", test_gather}, {"test_recurrent", test_recurrent}};
+  static const op_test tests[] = {{"test_gather", test_gather}, {"test_recurrent", test_recurrent},
+                                   {"test_scatter", test_scatter}};
   run_op_tests(tests, sizeof tests / sizeof tests[0]);
   if (tp_live_tensors() != live0) FAILF("leak: %zu live tensors at the end, %zu at the start", tp_live_tensors(), live0);
   printf("test_ops_seq: %d checks, %d failures\n", checks, failures);

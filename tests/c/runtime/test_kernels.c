@@ -192,6 +192,7 @@ static int tol_of(tp_op op) {
     case TP_OP_LOG_SOFTMAX: return T_LOGSOFTMAX;
     case TP_OP_LAYER_NORM: return T_LAYERNORM;
     case TP_OP_RNN: case TP_OP_GRU: case TP_OP_LSTM: return T_LAYERNORM; /* float32 steps vs double: 2e-5 */
+    case TP_OP_SCATTER_ELEMENTS: case TP_OP_SCATTER_ND: return T_ELEM; /* add / mul in float32 vs double */
     default: return T_EXACT;
   }
 }
@@ -1063,6 +1064,53 @@ static void cases_recurrent(tp_op op) {
       }
 }
 
+/* scatter_elements / scatter_nd: random in-range indices (duplicates and
+ * negatives included), each reduction, float32 and int32 data. */
+static void cases_scatter(tp_op op) {
+  char lbl[256];
+  uint64_t seed = 777;
+  static const S xs_list[] = {S1(6), S2(4, 5), S3(3, 4, 2)};
+  for (int xi = 0; xi < 3; xi++)
+    for (int red = 0; red < 5; red++)
+      for (int di = 0; di < 2; di++) {
+        S xs = xs_list[xi];
+        tp_dtype dt = di ? TP_I32 : TP_F32;
+        dist dd = di ? (dist){D_INT, 20, 0} : NORMAL1;
+        tp_tensor *in[3] = {gen(dt, xs.nd, xs.d, dd, red % L_COUNT), NULL, NULL};
+        double v[64];
+        tp_attrs at;
+        tp_attrs_init(&at);
+        at.reduction = red;
+        if (op == TP_OP_SCATTER_ELEMENTS) {
+          int d = (xi + red) % xs.nd;
+          S is = xs;
+          is.d[d] = 1 + red % 3;
+          int64_t ni = tp_shape_numel(is.nd, is.d);
+          for (int64_t i = 0; i < ni; i++) {
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            v[i] = (double)(int64_t)((seed >> 33) % (uint64_t)(2 * xs.d[d])) - (double)xs.d[d];
+          }
+          in[1] = from_values(TP_I64, is.nd, is.d, v);
+          in[2] = gen(dt, is.nd, is.d, dd, 0);
+          at.dim = d;
+        } else {
+          int k = 1 + red % xs.nd;
+          int64_t ish[2] = {3, k}, ush[TP_MAX_DIMS];
+          ush[0] = 3;
+          for (int i = k; i < xs.nd; i++) ush[1 + i - k] = xs.d[i];
+          for (int j = 0; j < 3; j++)
+            for (int c = 0; c < k; c++) {
+              seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+              v[j * k + c] = (double)(int64_t)((seed >> 33) % (uint64_t)xs.d[c]);
+            }
+          in[1] = from_values(TP_I64, 2, ish, v);
+          in[2] = gen(dt, 1 + xs.nd - k, ush, dd, 0);
+        }
+        snprintf(lbl, sizeof lbl, "x ndim %d, reduction %d, %s", xs.nd, red, di ? "int32" : "float32");
+        run_case(lbl, op, 3, in, &at);
+      }
+}
+
 static void differential_op(int op) {
   {
     int before = ncases, fbefore = failures;
@@ -1078,6 +1126,7 @@ static void differential_op(int op) {
       case TP_OP_CONCAT: cases_concat(); break;
       case TP_OP_GATHER: case TP_OP_GATHER_ELEMENTS: cases_gather((tp_op)op); break;
       case TP_OP_RNN: case TP_OP_GRU: case TP_OP_LSTM: cases_recurrent((tp_op)op); break;
+      case TP_OP_SCATTER_ELEMENTS: case TP_OP_SCATTER_ND: cases_scatter((tp_op)op); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:
