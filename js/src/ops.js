@@ -356,6 +356,12 @@ export function gather(x, indices, dim = 0) {
   return callOp('gather', [x, indices], { dim: intArg(dim, 'gather: dim') });
 }
 
+/** gatherND(x, indices, { batchDims = 0 }): ONNX GatherND. */
+export function gatherND(x, indices, options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('gatherND: options must be an object');
+  return callOp('gather_nd', [x, indices], { dim: intArg(options.batchDims ?? 0, 'gatherND: batchDims') });
+}
+
 const REDUCTIONS = { none: 0, add: 1, mul: 2, max: 3, min: 4 };
 function reductionArg(what, options) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${what}: options must be an object`);

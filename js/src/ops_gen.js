@@ -5,9 +5,9 @@
 // object; and the Tensor methods (x.add(y) = add(x, y)).
 
 import { Tensor } from './tensor.js';
-import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d } from './ops.js';
+import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d } from './ops.js';
 
-export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d };
+export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d };
 
 export function add(a, b) { return callOp('add', [a, b]); }
 export function sub(a, b) { return callOp('sub', [a, b]); }
@@ -81,6 +81,7 @@ export const ops = Object.freeze({
   lstm,
   gather,
   gatherElements,
+  gatherND,
   scatterElements,
   scatterND,
   cast,
@@ -138,6 +139,7 @@ const methods = {
   slice(...args) { return slice(this, ...args); },
   gather(...args) { return gather(this, ...args); },
   gatherElements(...args) { return gatherElements(this, ...args); },
+  gatherND(...args) { return gatherND(this, ...args); },
   scatterElements(...args) { return scatterElements(this, ...args); },
   scatterND(...args) { return scatterND(this, ...args); },
   cast(...args) { return cast(this, ...args); },

@@ -104,6 +104,7 @@ export declare class Tensor {
   softmax(dim?: number): Tensor;
   gather(indices: Tensor, dim?: number): Tensor;
   gatherElements(indices: Tensor, dim: number): Tensor;
+  gatherND(indices: Tensor, options?: { batchDims?: number }): Tensor;
   scatterElements(indices: Tensor, updates: Tensor, dim: number, options?: { reduction?: ScatterReduction }): Tensor;
   scatterND(indices: Tensor, updates: Tensor, options?: { reduction?: ScatterReduction }): Tensor;
   logSoftmax(dim?: number): Tensor;
@@ -219,6 +220,7 @@ export declare const ops: Readonly<{
   lstm: typeof lstm;
   gather: typeof gather;
   gatherElements: typeof gatherElements;
+  gatherND: typeof gatherND;
   scatterElements: typeof scatterElements;
   scatterND: typeof scatterND;
   cast: typeof cast;
@@ -307,6 +309,8 @@ export declare function lstm(x: Tensor, w: Tensor, r: Tensor, options?: Recurren
 export declare function gather(x: Tensor, indices: Tensor, dim?: number): Tensor;
 /** torch.gather / ONNX GatherElements: the result has indices' shape. */
 export declare function gatherElements(x: Tensor, indices: Tensor, dim: number): Tensor;
+/** ONNX GatherND: indices [..., k] address x's dims after batchDims. */
+export declare function gatherND(x: Tensor, indices: Tensor, options?: { batchDims?: number }): Tensor;
 export type ScatterReduction = 'none' | 'add' | 'mul' | 'max' | 'min';
 /** ONNX ScatterElements: a copy of x with updates written (or reduced) at indices along dim. */
 export declare function scatterElements(x: Tensor, indices: Tensor, updates: Tensor, dim: number, options?: { reduction?: ScatterReduction }): Tensor;

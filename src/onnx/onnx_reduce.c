@@ -148,8 +148,9 @@ tp_status tp_onnx_cv_hardmax(imp *m, onode *n, int arg) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
-tp_status tp_onnx_cv_cumsum(imp *m, onode *n, int arg) {
-  (void)arg;
+/* CumSum (arg 0) and CumProd (arg 1): running sums or products of slices. */
+tp_status tp_onnx_cv_cumsum(imp *m, onode *n, int prod) {
+  tp_op op = prod ? TP_OP_MUL : TP_OP_ADD;
   ref x, r1, y;
   int64_t ax;
   int na;
@@ -177,15 +178,15 @@ tp_status tp_onnx_cv_cumsum(imp *m, onode *n, int arg) {
         int64_t sh[TP_MAX_DIMS];
         memcpy(sh, d.shape, sizeof sh);
         sh[axis] = 1;
-        s = tp_onnx_full(m, d.dtype, d.ndim, sh, 0, &parts[i]);
+        s = tp_onnx_full(m, d.dtype, d.ndim, sh, prod ? 1 : 0, &parts[i]); /* the identity */
         if (!s) acc = e;
       } else {
         parts[i] = acc;
-        s = tp_onnx_binary(m, TP_OP_ADD, acc, e, &acc);
+        s = tp_onnx_binary(m, op, acc, e, &acc);
       }
     } else {
       if (k == 0) acc = e;
-      else s = tp_onnx_binary(m, TP_OP_ADD, acc, e, &acc);
+      else s = tp_onnx_binary(m, op, acc, e, &acc);
       parts[i] = acc;
     }
   }

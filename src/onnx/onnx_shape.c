@@ -405,6 +405,19 @@ tp_status tp_onnx_cv_depth_space(imp *m, onode *n, int to_depth) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* GatherND: the gather_nd op (batch_dims). */
+tp_status tp_onnx_cv_gather_nd(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref a[2], y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &a[0]));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &a[1]));
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = tp_onnx_attr_int(m, n, "batch_dims", 0);
+  TP_TRY(tp_onnx_emit(m, TP_OP_GATHER_ND, 2, a, &at, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
 /* ScatterElements (arg 0), ScatterND (1), Scatter (2: opset 9-10's
  * ScatterElements): the scatter ops; indices are runtime data. */
 tp_status tp_onnx_cv_scatter(imp *m, onode *n, int kind) {

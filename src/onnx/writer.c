@@ -496,6 +496,15 @@ static tp_status convert(wr *w, int idx) {
       tp_free(bufs);
       return s;
     }
+    case TP_OP_GATHER_ND: {
+      const char *a1;
+      operand(w, &n->args[0], od, b0, &a0);
+      operand(w, &n->args[1], TP_I64, b1, &a1);
+      if (at->dim) attr_int(&atb, "batch_dims", at->dim);
+      const char *in[2] = {a0, a1};
+      node(w, "GatherND", 2, in, out, &atb);
+      return TP_OK;
+    }
     case TP_OP_SCATTER_ELEMENTS:
     case TP_OP_SCATTER_ND: {
       static const char *const reds[] = {"none", "add", "mul", "max", "min"};

@@ -159,3 +159,47 @@ done:
   else *out = y;
   return s;
 }
+
+/* ---- gather_nd ---- */
+tp_status tp_gather_nd_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out) {
+  tp_tensor *x = NULL, *ix = in[1], *y = NULL;
+  int64_t *raw = NULL;
+  tp_status s = tp_contiguous(in[0], &x);
+  if (!s) s = tp_tensor_empty(od->dtype, od->ndim, od->shape, &y);
+  if (s) goto done;
+  int64_t b = at->dim, k = ix->shape[ix->ndim - 1], nidx = tp_tensor_numel(ix);
+  int64_t nb = tp_shape_numel((int)b, x->shape);            /* batch count */
+  int64_t per = nb ? nidx / k / nb : 0;                       /* tuples per batch */
+  int64_t slice = tp_shape_numel(x->ndim - (int)(b + k), x->shape + b + k);
+  int64_t bstride = tp_shape_numel(x->ndim - (int)b, x->shape + b);
+  size_t es = tp_dtype_size(x->dtype);
+  if (!(raw = tp_alloc(sizeof(int64_t) * (size_t)(nidx ? nidx : 1)))) {
+    s = TP_ERR_OUT_OF_MEMORY;
+    goto done;
+  }
+  if (ix->dtype == TP_I64) tp_tensor_gather(ix, raw);
+  else
+    for (int64_t i = 0; i < nidx; i++) raw[i] = (int64_t)tp_tensor_get_f64(ix, i);
+  const char *xp = tp_tensor_ptr(x);
+  char *yp = tp_tensor_ptr(y);
+  for (int64_t bi = 0; bi < nb && !s; bi++)
+    for (int64_t t = 0; t < per && !s; t++) {
+      int64_t j = bi * per + t, off = 0;
+      for (int64_t c = 0; c < k; c++) {
+        int64_t v = raw[j * k + c], n = x->shape[b + c];
+        if (v < -n || v >= n) {
+          s = tp_fail(TP_ERR_INVALID_ARG, "gather_nd: index %lld (tuple %lld, component %lld) is out of range for dim %lld of size %lld",
+                      (long long)v, (long long)j, (long long)c, (long long)(b + c), (long long)n);
+          break;
+        }
+        off = off * n + (v < 0 ? v + n : v);
+      }
+      if (!s) memcpy(yp + (size_t)(j * slice) * es, xp + (size_t)(bi * bstride + off * slice) * es, (size_t)slice * es);
+    }
+done:
+  tp_free(raw);
+  tp_tensor_release(x);
+  if (s) tp_tensor_release(y);
+  else *out = y;
+  return s;
+}

@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_opaque) X(shape_conv2d) X(shape_pool2d)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_opaque) X(shape_conv2d) X(shape_pool2d)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -475,6 +475,34 @@ static tp_status shape_gather_elements(tp_op op, int nin, const tp_desc *const *
   *out = *in[1];
   out->weak = 0;
   out->dtype = in[0]->dtype;
+  return TP_OK;
+}
+
+/* gather_nd: indices [B..., M..., k] with B the batch_dims leading dims of
+ * both; y = indices.shape[:-1] + x.shape[batch_dims + k:]. */
+static tp_status shape_gather_nd(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                                 tp_desc *out) {
+  const char *nm = tp_op_name(op);
+  char b0[96], b1[96];
+  (void)nin;
+  const tp_desc *x = in[0], *ix = in[1];
+  if (!is_index_dtype(ix->dtype)) return tp_fail(TP_ERR_INVALID_ARG, "%s: indices must be int32 or int64, got %s", nm, tp_dtype_name(ix->dtype));
+  int64_t b = a->dim, k = ix->ndim ? ix->shape[ix->ndim - 1] : -1;
+  if (b < 0 || b >= x->ndim || b >= ix->ndim) return tp_fail(TP_ERR_INVALID_ARG, "%s: batch_dims %lld is out of range", nm, (long long)b);
+  for (int i = 0; i < b; i++)
+    if (x->shape[i] != ix->shape[i])
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: the %lld batch dims of x %s and indices %s differ", nm, (long long)b,
+                     SHAPE(x, b0), SHAPE(ix, b1));
+  if (k < 1 || b + k > x->ndim)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: indices %s must end in k with 1 <= k <= %lld", nm, SHAPE(ix, b1), (long long)(x->ndim - b));
+  int nd = ix->ndim - 1 + x->ndim - (int)(b + k);
+  if (nd > TP_MAX_DIMS) return tp_fail(TP_ERR_INVALID_ARG, "%s: the result has %d dims (at most %d)", nm, nd, TP_MAX_DIMS);
+  memset(out, 0, sizeof *out);
+  out->dtype = x->dtype;
+  out->ndim = nd;
+  int j = 0;
+  for (int i = 0; i < ix->ndim - 1; i++) out->shape[j++] = ix->shape[i];
+  for (int i = (int)(b + k); i < x->ndim; i++) out->shape[j++] = x->shape[i];
   return TP_OK;
 }
 

@@ -205,6 +205,25 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
     for (int64_t i = 0; i < n; i++) put(y, i, op == TP_OP_MEAN ? acc[i] / (double)cnt[i] : acc[i]);
     tp_free(acc);
     tp_free(cnt);
+  } else if (op == TP_OP_GATHER_ND) {
+    const tp_tensor *x = in[0], *ix = in[1];
+    int64_t b = attrs->dim, k = ix->shape[ix->ndim - 1];
+    int64_t slice = tp_shape_numel(x->ndim - (int)(b + k), x->shape + b + k);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t j = i / slice, within = i % slice, tuples = tp_shape_numel(ix->ndim - 1, ix->shape);
+      int64_t per = tuples / (tp_shape_numel((int)b, x->shape) ? tp_shape_numel((int)b, x->shape) : 1), bi = per ? j / per : 0;
+      int64_t pos = bi;
+      for (int64_t c = 0; c < k; c++) {
+        double v = tp_tensor_get_f64(ix, j * k + c);
+        int64_t dn = x->shape[b + c];
+        if (v < -(double)dn || v >= (double)dn) {
+          tp_tensor_release(y);
+          return tp_fail(TP_ERR_INVALID_ARG, "gather_nd: index %.0f is out of range", v);
+        }
+        pos = pos * dn + (v < 0 ? (int64_t)v + dn : (int64_t)v);
+      }
+      put(y, i, tp_tensor_get_f64(x, pos * slice + within));
+    }
   } else if (op == TP_OP_SCATTER_ELEMENTS || op == TP_OP_SCATTER_ND) {
     /* y = x; then each update, in order, at its destination (double) */
     const tp_tensor *x = in[0], *ix = in[1], *u = in[2];

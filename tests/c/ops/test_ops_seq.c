@@ -84,6 +84,19 @@ static void test_gather(void) {
   ERRA(TP_OP_GATHER_ELEMENTS, Adim(1), (x, I64((3, 1), 0, 0, 0)), TP_ERR_INVALID_ARG, "exceed");
 }
 
+/* gather_nd by hand (ONNX's examples), batch_dims, errors */
+static void test_gather_nd(void) {
+  tp_tensor *x = F32((2, 2), 0, 1, 2, 3);
+  EXPECT(OPA(TP_OP_GATHER_ND, Adim(0), x, I64((2, 2), 0, 0, 1, 1)), TP_F32, (2), 0, 3);
+  EXPECT(OPA(TP_OP_GATHER_ND, Adim(0), x, I64((2, 1), 1, -2)), TP_F32, (2, 2), 2, 3, 0, 1);
+  /* batch_dims 1: x [2, 2, 2], one tuple per batch */
+  tp_tensor *x3 = I32((2, 2, 2), 0, 1, 2, 3, 4, 5, 6, 7);
+  EXPECT(OPA(TP_OP_GATHER_ND, Adim(1), x3, I64((2, 1), 1, 0)), TP_I32, (2, 2), 2, 3, 4, 5);
+  ERRA(TP_OP_GATHER_ND, Adim(0), (x, I64((1, 2), 0, 2)), TP_ERR_INVALID_ARG, "index 2", "component 1");
+  ERRA(TP_OP_GATHER_ND, Adim(0), (x, I64((1, 3), 0, 0, 0)), TP_ERR_INVALID_ARG, "k with 1 <= k <= 2");
+  ERRA(TP_OP_GATHER_ND, Adim(0), (x, F32((1, 1), 0)), TP_ERR_INVALID_ARG, "int32 or int64");
+}
+
 static tp_attrs Ascatter(int64_t dim, int reduction) {
   tp_attrs a = A0();
   a.dim = dim;
@@ -127,7 +140,7 @@ int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   size_t live0 = tp_live_tensors();
   static const op_test tests[] = {{"test_gather", test_gather}, {"test_recurrent", test_recurrent},
-                                   {"test_scatter", test_scatter}};
+                                   {"test_scatter", test_scatter}, {"test_gather_nd", test_gather_nd}};
   run_op_tests(tests, sizeof tests / sizeof tests[0]);
   if (tp_live_tensors() != live0) FAILF("leak: %zu live tensors at the end, %zu at the start", tp_live_tensors(), live0);
   printf("test_ops_seq: %d checks, %d failures\n", checks, failures);

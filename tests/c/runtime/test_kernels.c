@@ -1111,6 +1111,37 @@ static void cases_scatter(tp_op op) {
       }
 }
 
+/* gather_nd: random in-range tuples (negatives too), batch_dims 0 and 1. */
+static void cases_gather_nd(void) {
+  char lbl[256];
+  uint64_t seed = 4242;
+  static const S xs_list[] = {S2(4, 5), S3(3, 4, 2)};
+  for (int xi = 0; xi < 2; xi++)
+    for (int b = 0; b < 2; b++)
+      for (int k = 1; k + b <= xs_list[xi].nd; k++) {
+        S xs = xs_list[xi];
+        tp_tensor *in[2] = {gen(TP_F32, xs.nd, xs.d, NORMAL1, k % L_COUNT), NULL};
+        int64_t ish[3];
+        int ind = 0;
+        if (b) ish[ind++] = xs.d[0];
+        ish[ind++] = 3;
+        ish[ind++] = k;
+        int64_t ni = tp_shape_numel(ind, ish);
+        double v[64];
+        for (int64_t i = 0; i < ni; i++) {
+          int64_t dn = xs.d[b + i % k];
+          seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+          v[i] = (double)(int64_t)((seed >> 33) % (uint64_t)(2 * dn)) - (double)dn;
+        }
+        in[1] = from_values(TP_I64, ind, ish, v);
+        tp_attrs at;
+        tp_attrs_init(&at);
+        at.dim = b;
+        snprintf(lbl, sizeof lbl, "x ndim %d, batch_dims %d, k %d", xs.nd, b, k);
+        run_case(lbl, TP_OP_GATHER_ND, 2, in, &at);
+      }
+}
+
 static void differential_op(int op) {
   {
     int before = ncases, fbefore = failures;
@@ -1127,6 +1158,7 @@ static void differential_op(int op) {
       case TP_OP_GATHER: case TP_OP_GATHER_ELEMENTS: cases_gather((tp_op)op); break;
       case TP_OP_RNN: case TP_OP_GRU: case TP_OP_LSTM: cases_recurrent((tp_op)op); break;
       case TP_OP_SCATTER_ELEMENTS: case TP_OP_SCATTER_ND: cases_scatter((tp_op)op); break;
+      case TP_OP_GATHER_ND: cases_gather_nd(); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:
