@@ -138,8 +138,4 @@ void tp_host_fn_unregister(int64_t id);
 tp_status tp_tensor_read_plain(tp_tensor *t, void *dst, size_t bytes);
 tp_status tp_tensor_item_plain(tp_tensor *t, double *out);
 
-/* ---- ISA dispatch (src/runtime/dispatch.c) ---- */
-#include "../runtime/kernels/kernels.h"
-const tp_kernels *tp_kern(void);
-
 #endif

@@ -7,6 +7,7 @@
 #ifndef TP_OPS_H
 #define TP_OPS_H
 #include "../core/internal.h"
+#include "../runtime/dispatch.h"
 
 /* ---- ops (src/ops) ---- */
 enum {

@@ -1,7 +1,7 @@
 /* dispatch.c - picks the kernel table for this CPU once (SSE2 baseline,
  * AVX2+FMA, AVX-512F natively; SIMD128 in Wasm). tp_set_isa lowers it for
  * tests and benchmarks. */
-#include "../core/internal.h"
+#include "dispatch.h"
 
 static const tp_kernels *active;
 
