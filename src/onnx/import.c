@@ -186,7 +186,7 @@ tp_status tp_onnx_reshape(imp *m, ref x, int nd, const int64_t *shape, ref *out)
   tp_attrs at;
   tp_attrs_init(&at);
   at.nints = nd;
-  memcpy(at.ints, shape, sizeof(int64_t) * (size_t)nd);
+  if (nd) memcpy(at.ints, shape, sizeof(int64_t) * (size_t)nd); /* shape may be NULL for 0-d */
   return tp_onnx_emit(m, TP_OP_RESHAPE, 1, &x, &at, out);
 }
 
@@ -205,7 +205,7 @@ tp_status tp_onnx_reduce(imp *m, tp_op op, ref x, int n, const int64_t *dims, in
   tp_attrs at;
   tp_attrs_init(&at);
   at.nints = n;
-  memcpy(at.ints, dims, sizeof(int64_t) * (size_t)n);
+  if (n) memcpy(at.ints, dims, sizeof(int64_t) * (size_t)n); /* dims may be NULL for all dims */
   at.keepdim = keep;
   return tp_onnx_emit(m, op, 1, &x, &at, out);
 }

@@ -40,7 +40,7 @@ tp_status tp_onnx_attr_ints(imp *m, onode *n, const char *name, int64_t *v, int 
   if (!a) return TP_OK;
   if ((int)a->nints != want)
     return tp_fail(TP_ERR_INVALID_ARG, "attribute '%s' has %d values, expected %d", name, (int)a->nints, want);
-  memcpy(v, a->ints, sizeof(int64_t) * (size_t)want);
+  if (want) memcpy(v, a->ints, sizeof(int64_t) * (size_t)want); /* ints is NULL when empty */
   return TP_OK;
 }
 
