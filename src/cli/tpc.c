@@ -30,7 +30,9 @@ static const char usage_text[] =
     "        input (placeholder) is bound by name; the i-th --output receives\n"
     "        the i-th graph output. Outputs without --output, and all outputs\n"
     "        with --print, are summarized on stdout (shape, dtype, values).\n"
-    "        A .onnx file is imported (docs/onnx.md); .pb files are ONNX TensorProtos.\n"
+    "        A .onnx file runs as a model (docs/onnx.md, \"Models\": symbolic dims, inputs that\n"
+    "        set shapes) on --backend=eager (default), stax or another registered backend;\n"
+    "        inputs by ONNX input name; .pb files are ONNX TensorProtos.\n"
     "  graph GRAPH.tpg\n"
     "        parse a graph text file and print it back (without data): a checker.\n"
     "  compile GRAPH.tpg [--dump=graph,passes,kernels] [--dump-after=PASS]\n"
@@ -164,10 +166,84 @@ static const char *flag_value(int argc, char **argv, int *i, const char *flag) {
   return argv[++*i];
 }
 
+/* tpc run MODEL.onnx: the model as applications run it (tp_onnx_model:
+ * symbolic dims, inputs that set shapes, If on inputs), inputs bound by the
+ * ONNX input names, on the eager graph runner or a backend (--backend). */
+static int run_model(const char *path, const binding *ins, int nins, const char *const *outs, int nouts, int print,
+                     const char *backend) {
+  uint8_t *bytes = NULL;
+  size_t len = 0;
+  tp_onnx_model *m = NULL;
+  tp_tensor *inputs[MAX_BINDINGS] = {0}, *results[MAX_BINDINGS] = {0};
+  int nin = 0, nres = 0, rc = 0;
+  tp_status s = tp_onnx_read_file(path, &bytes, &len);
+  if (!s) s = tp_onnx_model_load(bytes, len, &m);
+  tp_free_buffer(bytes);
+  if (!s && backend && strcmp(backend, "eager")) s = tp_onnx_model_use_backend(m, backend);
+  if (s) {
+    rc = tpc_fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s: %s", path, tp_last_error());
+    goto done;
+  }
+  nin = tp_onnx_model_num_inputs(m);
+  if (nin > MAX_BINDINGS) {
+    rc = tpc_fail(EXIT_USAGE, "%s: too many inputs (%d)", path, nin);
+    goto done;
+  }
+  for (int b = 0; b < nins; b++) {
+    int found = 0;
+    for (int k = 0; k < nin; k++) {
+      const char *nm = tp_onnx_model_input_name(m, k);
+      found |= strlen(nm) == ins[b].name_len && !memcmp(nm, ins[b].name, ins[b].name_len);
+    }
+    if (!found) {
+      rc = tpc_fail(EXIT_USAGE, "the model has no input named '%.*s'", (int)ins[b].name_len, ins[b].name);
+      goto done;
+    }
+  }
+  for (int k = 0; k < nin; k++) {
+    const char *nm = tp_onnx_model_input_name(m, k);
+    const binding *bd = NULL;
+    for (int b = 0; b < nins; b++)
+      if (strlen(nm) == ins[b].name_len && !memcmp(nm, ins[b].name, ins[b].name_len)) bd = &ins[b];
+    if (!bd) {
+      rc = tpc_fail(EXIT_USAGE, "missing input '%s': pass --input %s=FILE.npy|FILE.pb", nm, nm);
+      goto done;
+    }
+    s = ends_with(bd->file, ".pb") ? tp_onnx_tensor_load(bd->file, &inputs[k]) : tp_npy_load(bd->file, &inputs[k]);
+    if (s) {
+      rc = tpc_fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "input '%s': %s", nm, tp_last_error());
+      goto done;
+    }
+  }
+  s = tp_onnx_model_run(m, nin, inputs, MAX_BINDINGS, results, &nres);
+  if (s) {
+    nres = 0;
+    rc = tpc_fail(s == TP_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_RUNTIME, "run failed: %s", tp_last_error());
+    goto done;
+  }
+  if (nouts > nres) {
+    rc = tpc_fail(EXIT_USAGE, "%d --output files given, but the model has %d output%s", nouts, nres, nres == 1 ? "" : "s");
+    goto done;
+  }
+  for (int k = 0; k < nres; k++) {
+    if (k < nouts && (ends_with(outs[k], ".pb") ? tp_onnx_tensor_save(outs[k], results[k])
+                                                 : tp_npy_save(outs[k], results[k])) != TP_OK) {
+      rc = tpc_fail(EXIT_RUNTIME, "output %d: %s", k, tp_last_error());
+      goto done;
+    }
+    if ((print || k >= nouts) && (rc = summarize(k, results[k]))) goto done;
+  }
+done:
+  for (int k = 0; k < nres; k++) tp_tensor_release(results[k]);
+  for (int k = 0; k < nin && k < MAX_BINDINGS; k++) tp_tensor_release(inputs[k]);
+  tp_onnx_model_free(m);
+  return rc;
+}
+
 static int cmd_run(int argc, char **argv) {
   binding ins[MAX_BINDINGS];
   const char *outs[MAX_BINDINGS];
-  const char *graph_path = NULL;
+  const char *graph_path = NULL, *backend = NULL;
   int nins = 0, nouts = 0, print = 0, rc = 0;
   tp_graph *g = NULL;
   tp_tensor *inputs[MAX_BINDINGS] = { 0 };
@@ -192,6 +268,8 @@ static int cmd_run(int argc, char **argv) {
       outs[nouts++] = v;
     } else if (!strcmp(argv[i], "--print")) {
       print = 1;
+    } else if ((v = flag_value(argc, argv, &i, "--backend"))) {
+      backend = v;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return tpc_fail(EXIT_USAGE, "run: unknown option '%s' (see tpc --help)", argv[i]);
     } else if (!graph_path) {
@@ -202,6 +280,8 @@ static int cmd_run(int argc, char **argv) {
     }
   }
   if (!graph_path) return tpc_fail(EXIT_USAGE, "run: missing GRAPH.tpg (see tpc --help)");
+  if (ends_with(graph_path, ".onnx")) return run_model(graph_path, ins, nins, outs, nouts, print, backend);
+  if (backend) return tpc_fail(EXIT_USAGE, "run: --backend applies to .onnx models");
   if ((rc = load_graph(graph_path, &g))) return rc;
 
   /* bind inputs by placeholder name, in placeholder order */

@@ -10,8 +10,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tp from '../../js/index.js';
 import * as ort from 'onnxruntime-node';
@@ -34,6 +34,8 @@ function fetchPackage(spec, dirName) {
 }
 
 const vad = fetchPackage('@ricky0123/vad-web@0.0.31', 'ricky0123-vad-web-0.0.31');
+const repo = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..');
+const tpc = process.env.TPC || join(repo, 'build', 'native', 'tpc');
 
 function close(got, want, what) {
   assert.deepEqual([...got.dims ?? got.shape], [...want.dims], `${what}: shape`);
@@ -77,3 +79,31 @@ for (const file of ['silero_vad_v5.onnx', 'silero_vad_v6.onnx']) {
       await ref.release();
     });
 }
+
+test('@ricky0123/vad-web silero_vad_v5.onnx natively through tpc (stax) matches onnxruntime-node',
+  { skip: vad.why || (!existsSync(tpc) && `no ${tpc} (bash scripts/build.sh native)`) }, async () => {
+    const model = join(vad.dir, 'dist', 'silero_vad_v5.onnx');
+    const ref = await ort.InferenceSession.create(readFileSync(model));
+    const dir = mkdtempSync(join(tmpdir(), 'tp-vad-'));
+    try {
+      const x = Float32Array.from({ length: 512 }, (_, i) => 0.4 * Math.sin(i * 0.07));
+      const state = Float32Array.from({ length: 256 }, (_, i) => 0.01 * Math.cos(i));
+      tp.scope(() => {
+        writeFileSync(join(dir, 'input.npy'), tp.npy.encode(tp.tensor(x, { shape: [1, 512] })));
+        writeFileSync(join(dir, 'state.npy'), tp.npy.encode(tp.tensor(state, { shape: [2, 1, 128] })));
+        writeFileSync(join(dir, 'sr.npy'), tp.npy.encode(tp.tensor(BigInt64Array.from([16000n]), { shape: [] })));
+      });
+      execFileSync(tpc, ['run', model, '--backend=stax', '--input', `input=${join(dir, 'input.npy')}`,
+        '--input', `state=${join(dir, 'state.npy')}`, '--input', `sr=${join(dir, 'sr.npy')}`,
+        '--output', join(dir, 'out0.npy'), '--output', join(dir, 'out1.npy')], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const want = await ref.run({ input: new ort.Tensor('float32', x, [1, 512]), state: new ort.Tensor('float32', state, [2, 1, 128]),
+        sr: new ort.Tensor('int64', BigInt64Array.from([16000n]), []) });
+      tp.scope(() => {
+        close(tp.npy.decode(readFileSync(join(dir, 'out0.npy'))), want.output, 'tpc output');
+        close(tp.npy.decode(readFileSync(join(dir, 'out1.npy'))), want.stateN, 'tpc stateN');
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await ref.release();
+    }
+  });
