@@ -29,6 +29,7 @@ export { tensor, zeros, ones, full, arange, randn, rand, scalar } from './src/cr
 // Every operator (add, ..., floor, erf, conv2d) and `ops`: generated from
 // src/ops/ops.def by scripts/gen-ops.mjs, so this file lists none.
 export * from './src/ops_gen.js';
+export { topk } from './src/ops.js';
 export { compiler, compile, isCompiling, explain, reset } from './src/compiler.js';
 export { config } from './src/config.js';
 export {

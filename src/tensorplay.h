@@ -164,12 +164,14 @@ typedef struct tp_attrs {
   union {
     int64_t dim1;            /* transpose d1 */
     int64_t nresults;        /* call_host, invoke: number of results */
+    int64_t k;               /* argtopk: how many */
   };
   int64_t start, end, step;  /* slice */
   double eps;                /* layer_norm */
   union {
     int keepdim;             /* reductions */
     int reduction;           /* scatter_elements, scatter_nd: 0 none, 1 add, 2 mul, 3 max, 4 min */
+    int largest;             /* argtopk: 1 the largest first, 0 the smallest */
   };
   int approximate;           /* gelu: 0 = erf, 1 = tanh */
   tp_dtype dtype;            /* cast */

@@ -24,6 +24,8 @@ int32_t tpw_op_arity(int32_t op) { return tp_op_arity((tp_op)op); }
   X(eps, "f", 1)              \
   X(keepdim, "i", 1)          \
   X(reduction, "i", 1)        \
+  X(largest, "i", 1)          \
+  X(k, "i", 1)                \
   X(approximate, "i", 1)      \
   X(dtype, "i", 1)             \
   X(clip, "f", 1)

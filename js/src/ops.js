@@ -356,6 +356,18 @@ export function gather(x, indices, dim = 0) {
   return callOp('gather', [x, indices], { dim: intArg(dim, 'gather: dim') });
 }
 
+/** argtopk(x, k, { dim = -1, largest = true }): int64 indices of the k largest (or smallest) along dim, in order; ties: the lower index first. */
+export function argtopk(x, k, options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('argtopk: options must be an object');
+  return callOp('argtopk', [x], { dim: intArg(options.dim ?? -1, 'argtopk: dim'), k: intArg(k, 'argtopk: k'), largest: options.largest === false ? 0 : 1 });
+}
+
+/** topk(x, k, { dim = -1, largest = true }) -> { values, indices } (ONNX TopK). */
+export function topk(x, k, options = {}) {
+  const indices = argtopk(x, k, options);
+  return { values: gatherElements(x, indices, options.dim ?? -1), indices };
+}
+
 /** gatherND(x, indices, { batchDims = 0 }): ONNX GatherND. */
 export function gatherND(x, indices, options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('gatherND: options must be an object');

@@ -5,9 +5,9 @@
 // object; and the Tensor methods (x.add(y) = add(x, y)).
 
 import { Tensor } from './tensor.js';
-import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d } from './ops.js';
+import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d } from './ops.js';
 
-export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d };
+export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d };
 
 export function add(a, b) { return callOp('add', [a, b]); }
 export function sub(a, b) { return callOp('sub', [a, b]); }
@@ -82,6 +82,7 @@ export const ops = Object.freeze({
   gather,
   gatherElements,
   gatherND,
+  argtopk,
   scatterElements,
   scatterND,
   cast,
@@ -140,6 +141,7 @@ const methods = {
   gather(...args) { return gather(this, ...args); },
   gatherElements(...args) { return gatherElements(this, ...args); },
   gatherND(...args) { return gatherND(this, ...args); },
+  argtopk(...args) { return argtopk(this, ...args); },
   scatterElements(...args) { return scatterElements(this, ...args); },
   scatterND(...args) { return scatterND(this, ...args); },
   cast(...args) { return cast(this, ...args); },

@@ -105,6 +105,7 @@ export declare class Tensor {
   gather(indices: Tensor, dim?: number): Tensor;
   gatherElements(indices: Tensor, dim: number): Tensor;
   gatherND(indices: Tensor, options?: { batchDims?: number }): Tensor;
+  argtopk(k: number, options?: { dim?: number; largest?: boolean }): Tensor;
   scatterElements(indices: Tensor, updates: Tensor, dim: number, options?: { reduction?: ScatterReduction }): Tensor;
   scatterND(indices: Tensor, updates: Tensor, options?: { reduction?: ScatterReduction }): Tensor;
   logSoftmax(dim?: number): Tensor;
@@ -221,6 +222,7 @@ export declare const ops: Readonly<{
   gather: typeof gather;
   gatherElements: typeof gatherElements;
   gatherND: typeof gatherND;
+  argtopk: typeof argtopk;
   scatterElements: typeof scatterElements;
   scatterND: typeof scatterND;
   cast: typeof cast;
@@ -309,6 +311,10 @@ export declare function lstm(x: Tensor, w: Tensor, r: Tensor, options?: Recurren
 export declare function gather(x: Tensor, indices: Tensor, dim?: number): Tensor;
 /** torch.gather / ONNX GatherElements: the result has indices' shape. */
 export declare function gatherElements(x: Tensor, indices: Tensor, dim: number): Tensor;
+/** int64 indices of the k largest (or smallest) along dim, in order; ties: the lower index first. */
+export declare function argtopk(x: Tensor, k: number, options?: { dim?: number; largest?: boolean }): Tensor;
+/** ONNX TopK: the k largest (or smallest) values along dim and their indices. */
+export declare function topk(x: Tensor, k: number, options?: { dim?: number; largest?: boolean }): { values: Tensor; indices: Tensor };
 /** ONNX GatherND: indices [..., k] address x's dims after batchDims. */
 export declare function gatherND(x: Tensor, indices: Tensor, options?: { batchDims?: number }): Tensor;
 export type ScatterReduction = 'none' | 'add' | 'mul' | 'max' | 'min';

@@ -405,6 +405,38 @@ tp_status tp_onnx_cv_depth_space(imp *m, onode *n, int to_depth) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* TopK: the argtopk op gives the indices, gather_elements the values; K is
+ * an input (opset 10+, a value input) or the attribute k (older). */
+tp_status tp_onnx_cv_topk(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, kr, idx, vals, a[2];
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  if (d.ndim < 1) return tp_fail(TP_ERR_INVALID_ARG, "input must have rank >= 1");
+  tp_attrs at;
+  tp_attrs_init(&at);
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", -1), d.ndim, "axis", &at.dim));
+  at.largest = (int)tp_onnx_attr_int(m, n, "largest", 1);
+  tp_onnx_attr_ignore(n, "sorted"); /* the results are always sorted */
+  if (m->md.opset < 10) {
+    at.k = tp_onnx_attr_int(m, n, "k", -1);
+  } else {
+    int64_t kv[1];
+    int nk;
+    TP_TRY(tp_onnx_need_in(m, n, 1, &kr));
+    TP_TRY(tp_onnx_const_ints(m, kr, "K", kv, 1, &nk));
+    at.k = kv[0];
+  }
+  TP_TRY(tp_onnx_emit(m, TP_OP_ARGTOPK, 1, &x, &at, &idx));
+  tp_attrs_init(&at);
+  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", -1), d.ndim, "axis", &at.dim));
+  a[0] = x, a[1] = idx;
+  TP_TRY(tp_onnx_emit(m, TP_OP_GATHER_ELEMENTS, 2, a, &at, &vals));
+  TP_TRY(tp_onnx_set_out(m, n, 0, vals));
+  if (tp_onnx_has_out(n, 1)) TP_TRY(tp_onnx_set_out(m, n, 1, idx));
+  return TP_OK;
+}
+
 /* GatherND: the gather_nd op (batch_dims). */
 tp_status tp_onnx_cv_gather_nd(imp *m, onode *n, int arg) {
   (void)arg;

@@ -543,6 +543,8 @@ static tp_status convert(wr *w, int idx) {
     default:
       break;
   }
+  if (n->op == TP_OP_ARGTOPK)
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (argtopk): exporting it is not supported yet", n->name);
   if (n->op == TP_OP_RNN || n->op == TP_OP_GRU || n->op == TP_OP_LSTM)
     return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s): exporting recurrent layers is not supported yet",
                    n->name, tp_op_name(n->op));

@@ -811,6 +811,7 @@ tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
     case TP_OP_GATHER:
     case TP_OP_GATHER_ELEMENTS: return tp_gather_exec(op, in, at, od, out);
     case TP_OP_GATHER_ND: return tp_gather_nd_exec(in, at, od, out);
+    case TP_OP_ARGTOPK: return tp_argtopk_exec(in, at, od, out);
     case TP_OP_SCATTER_ELEMENTS:
     case TP_OP_SCATTER_ND: return tp_scatter_exec(op, in, at, od, out);
     case TP_OP_RNN:

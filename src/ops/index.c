@@ -203,3 +203,55 @@ done:
   else *out = y;
   return s;
 }
+
+/* ---- argtopk ---- */
+typedef struct topk_item { double v; int64_t i; } topk_item;
+static int topk_before(const topk_item *a, const topk_item *b, int largest) {
+  /* NaN ranks above every number; equal values keep the lower index first */
+  int an = a->v != a->v, bn = b->v != b->v;
+  if (an != bn) return largest ? an : bn;
+  if (!an && a->v != b->v) return largest ? a->v > b->v : a->v < b->v;
+  return a->i < b->i;
+}
+
+tp_status tp_argtopk_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out) {
+  tp_tensor *x = NULL, *y = NULL;
+  topk_item *row = NULL;
+  int64_t d;
+  tp_status s = tp_norm_dim("argtopk", at->dim, in[0]->ndim, &d);
+  if (!s) s = tp_contiguous(in[0], &x);
+  if (!s) s = tp_tensor_empty(TP_I64, od->ndim, od->shape, &y);
+  if (s) goto done;
+  int64_t n = x->shape[d], k = at->k, outer = tp_shape_numel((int)d, x->shape);
+  int64_t inner = tp_shape_numel(x->ndim - (int)d - 1, x->shape + d + 1);
+  if (!(row = tp_alloc(sizeof(topk_item) * (size_t)(n ? n : 1)))) {
+    s = TP_ERR_OUT_OF_MEMORY;
+    goto done;
+  }
+  int64_t *yp = tp_tensor_ptr(y);
+  for (int64_t o = 0; o < outer; o++)
+    for (int64_t q = 0; q < inner; q++) {
+      for (int64_t j = 0; j < n; j++) {
+        int64_t e = (o * n + j) * inner + q;
+        row[j].i = j;
+        row[j].v = x->dtype == TP_F32 ? ((const float *)tp_tensor_ptr(x))[e]
+                 : x->dtype == TP_I32 ? ((const int32_t *)tp_tensor_ptr(x))[e]
+                                      : (double)((const int64_t *)tp_tensor_ptr(x))[e];
+      }
+      for (int64_t r = 0; r < k; r++) { /* selection of the next best: k passes */
+        int64_t best = r;
+        for (int64_t j = r + 1; j < n; j++)
+          if (topk_before(&row[j], &row[best], at->largest)) best = j;
+        topk_item t = row[r];
+        row[r] = row[best];
+        row[best] = t;
+        yp[(o * k + r) * inner + q] = row[r].i;
+      }
+    }
+done:
+  tp_free(row);
+  tp_tensor_release(x);
+  if (s) tp_tensor_release(y);
+  else *out = y;
+  return s;
+}

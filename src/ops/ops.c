@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_opaque) X(shape_conv2d) X(shape_pool2d)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -503,6 +503,24 @@ static tp_status shape_gather_nd(tp_op op, int nin, const tp_desc *const *in, co
   int j = 0;
   for (int i = 0; i < ix->ndim - 1; i++) out->shape[j++] = ix->shape[i];
   for (int i = (int)(b + k); i < x->ndim; i++) out->shape[j++] = x->shape[i];
+  return TP_OK;
+}
+
+/* argtopk: x's shape with k along dim, int64. */
+static tp_status shape_argtopk(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a, tp_desc *out) {
+  int64_t d;
+  char b0[96];
+  (void)nin;
+  if (in[0]->ndim < 1) return tp_fail(TP_ERR_INVALID_ARG, "argtopk: x must have rank >= 1");
+  if (in[0]->dtype == TP_BOOL) return tp_fail(TP_ERR_INVALID_ARG, "argtopk: x must be numeric, got bool");
+  TP_TRY(tp_norm_dim(tp_op_name(op), a->dim, in[0]->ndim, &d));
+  if (a->k < 0 || a->k > in[0]->shape[d])
+    return tp_fail(TP_ERR_INVALID_ARG, "argtopk: k = %lld is outside 0..%lld (dim %lld of %s)", (long long)a->k,
+                   (long long)in[0]->shape[d], (long long)d, SHAPE(in[0], b0));
+  *out = *in[0];
+  out->weak = 0;
+  out->dtype = TP_I64;
+  out->shape[d] = a->k;
   return TP_OK;
 }
 

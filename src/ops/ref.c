@@ -205,6 +205,28 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
     for (int64_t i = 0; i < n; i++) put(y, i, op == TP_OP_MEAN ? acc[i] / (double)cnt[i] : acc[i]);
     tp_free(acc);
     tp_free(cnt);
+  } else if (op == TP_OP_ARGTOPK) {
+    /* an element's place = how many elements rank before it; the first k places */
+    const tp_tensor *x = in[0];
+    int64_t d;
+    TP_TRY(tp_norm_dim(tp_op_name(op), attrs->dim, x->ndim, &d));
+    int64_t len = x->shape[d], k = attrs->k, inner = tp_shape_numel(x->ndim - (int)d - 1, x->shape + d + 1);
+    int64_t outer = tp_shape_numel((int)d, x->shape);
+    for (int64_t o = 0; o < outer; o++)
+      for (int64_t q = 0; q < inner; q++)
+        for (int64_t j = 0; j < len; j++) {
+          double v = tp_tensor_get_f64(x, (o * len + j) * inner + q);
+          int64_t place = 0;
+          for (int64_t t = 0; t < len; t++) {
+            double u = tp_tensor_get_f64(x, (o * len + t) * inner + q);
+            int vn = v != v, un2 = u != u, before;
+            if (vn != un2) before = attrs->largest ? un2 : vn;
+            else if (!vn && u != v) before = attrs->largest ? u > v : u < v;
+            else before = t < j;
+            place += before;
+          }
+          if (place < k) put(y, (o * k + place) * inner + q, (double)j);
+        }
   } else if (op == TP_OP_GATHER_ND) {
     const tp_tensor *x = in[0], *ix = in[1];
     int64_t b = attrs->dim, k = ix->shape[ix->ndim - 1];

@@ -65,3 +65,15 @@ test('scatterElements / scatterND: hand-computed values, reductions, errors', ()
     assert.throws(() => tp.scatterElements(x, ix, u, 1, { reduction: 'avg' }), TypeError);
   });
 });
+
+test('topk / argtopk: values and indices, ties, smallest, errors', () => {
+  tp.scope(() => {
+    const x = tp.tensor([[3, 1, 4, 1], [5, 9, 2, 6]]);
+    const { values, indices } = tp.topk(x, 2);
+    assert.deepEqual(arr(values), [4, 3, 9, 6]);
+    assert.deepEqual(arr(indices).map(Number), [2, 0, 1, 3]);
+    assert.deepEqual(arr(x.argtopk(3, { largest: false })).map(Number), [1, 3, 0, 2, 0, 3]);
+    assert.deepEqual(arr(tp.argtopk(tp.tensor([7, 7, 2, 7], { dtype: 'int64' }), 3)).map(Number), [0, 1, 3]);
+    assert.throws(() => tp.topk(x, 5), /k = 5 is outside 0..4/);
+  });
+});

@@ -84,6 +84,27 @@ static void test_gather(void) {
   ERRA(TP_OP_GATHER_ELEMENTS, Adim(1), (x, I64((3, 1), 0, 0, 0)), TP_ERR_INVALID_ARG, "exceed");
 }
 
+static tp_attrs Atopk(int64_t dim, int64_t k, int largest) {
+  tp_attrs a = A0();
+  a.dim = dim;
+  a.k = k;
+  a.largest = largest;
+  return a;
+}
+
+/* argtopk by hand: order, ties (the lower index first), smallest, NaN, dims */
+static void test_argtopk(void) {
+  tp_tensor *x = F32((2, 4), 3, 1, 4, 1, 5, 9, 2, 6);
+  EXPECT(OPA(TP_OP_ARGTOPK, Atopk(1, 2, 1), x), TP_I64, (2, 2), 2, 0, 1, 3);
+  EXPECT(OPA(TP_OP_ARGTOPK, Atopk(-1, 3, 0), x), TP_I64, (2, 3), 1, 3, 0, 2, 0, 3);
+  EXPECT(OPA(TP_OP_ARGTOPK, Atopk(0, 1, 1), x), TP_I64, (1, 4), 1, 1, 0, 1);
+  EXPECT(OPA(TP_OP_ARGTOPK, Atopk(0, 3, 1), I64((4), 7, 7, 2, 7)), TP_I64, (3), 0, 1, 3);
+  EXPECT(OPA(TP_OP_ARGTOPK, Atopk(0, 2, 1), F32((3), 1, NAN, 5)), TP_I64, (2), 1, 2);
+  EXPECT_SHAPE(OPA(TP_OP_ARGTOPK, Atopk(1, 0, 1), x), TP_I64, (2, 0));
+  ERRA(TP_OP_ARGTOPK, Atopk(1, 5, 1), (x), TP_ERR_INVALID_ARG, "k = 5 is outside 0..4");
+  ERRA(TP_OP_ARGTOPK, Atopk(0, 1, 1), (B8((2), 1, 0)), TP_ERR_INVALID_ARG, "bool");
+}
+
 /* gather_nd by hand (ONNX's examples), batch_dims, errors */
 static void test_gather_nd(void) {
   tp_tensor *x = F32((2, 2), 0, 1, 2, 3);
@@ -140,7 +161,8 @@ int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   size_t live0 = tp_live_tensors();
   static const op_test tests[] = {{"test_gather", test_gather}, {"test_recurrent", test_recurrent},
-                                   {"test_scatter", test_scatter}, {"test_gather_nd", test_gather_nd}};
+                                   {"test_scatter", test_scatter}, {"test_gather_nd", test_gather_nd},
+                                   {"test_argtopk", test_argtopk}};
   run_op_tests(tests, sizeof tests / sizeof tests[0]);
   if (tp_live_tensors() != live0) FAILF("leak: %zu live tensors at the end, %zu at the start", tp_live_tensors(), live0);
   printf("test_ops_seq: %d checks, %d failures\n", checks, failures);

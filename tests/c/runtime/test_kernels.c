@@ -1142,6 +1142,29 @@ static void cases_gather_nd(void) {
       }
 }
 
+/* argtopk: every dim, k from 0 to the dim, largest and smallest, float32
+ * (with ties from small ints) and int64. */
+static void cases_argtopk(void) {
+  char lbl[256];
+  static const S xs_list[] = {S1(7), S2(3, 5), S3(2, 4, 3)};
+  for (int xi = 0; xi < 3; xi++)
+    for (int d = 0; d < xs_list[xi].nd; d++)
+      for (int largest = 0; largest < 2; largest++)
+        for (int di = 0; di < 2; di++) {
+          S xs = xs_list[xi];
+          int64_t k = (xi + d + largest) % (xs.d[d] + 1);
+          tp_tensor *in[1] = {gen(di ? TP_I64 : TP_F32, xs.nd, xs.d, di ? (dist){D_INT, 4, 0} : NORMAL1, d % L_COUNT)};
+          tp_attrs at;
+          tp_attrs_init(&at);
+          at.dim = d;
+          at.k = k;
+          at.largest = largest;
+          snprintf(lbl, sizeof lbl, "x ndim %d, dim %d, k %lld, largest %d, %s", xs.nd, d, (long long)k, largest,
+                   di ? "int64" : "float32");
+          run_case(lbl, TP_OP_ARGTOPK, 1, in, &at);
+        }
+}
+
 static void differential_op(int op) {
   {
     int before = ncases, fbefore = failures;
@@ -1159,6 +1182,7 @@ static void differential_op(int op) {
       case TP_OP_RNN: case TP_OP_GRU: case TP_OP_LSTM: cases_recurrent((tp_op)op); break;
       case TP_OP_SCATTER_ELEMENTS: case TP_OP_SCATTER_ND: cases_scatter((tp_op)op); break;
       case TP_OP_GATHER_ND: cases_gather_nd(); break;
+      case TP_OP_ARGTOPK: cases_argtopk(); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:
