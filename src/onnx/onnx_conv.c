@@ -101,17 +101,26 @@ static tp_status check_spatial(const tp_desc *d, const char *what, int min_nd) {
 
 static tp_status conv_apply(imp *m, ref x, ref wt, ref b, int64_t G, const win *wp, ref *out);
 
+/* X, W and the optional bias B of Conv and ConvTranspose, with X and W
+ * checked to be spatial tensors of one rank. */
+static tp_status conv_inputs(imp *m, onode *n, ref *x, ref *wt, ref *b, tp_desc *dx, tp_desc *dw) {
+  TP_TRY(tp_onnx_need_in(m, n, 0, x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, wt));
+  TP_TRY(tp_onnx_in(m, n, 2, b));
+  *dx = tp_onnx_desc(m, *x);
+  *dw = tp_onnx_desc(m, *wt);
+  TP_TRY(check_spatial(dx, "input X", 3));
+  TP_TRY(check_spatial(dw, "weight W", 3));
+  if (dw->ndim != dx->ndim)
+    return tp_fail(TP_ERR_INVALID_ARG, "weight W has rank %d, input X rank %d (they must match)", dw->ndim, dx->ndim);
+  return TP_OK;
+}
+
 tp_status tp_onnx_cv_conv(imp *m, onode *n, int arg) {
   (void)arg;
   ref x, wt, b, y;
-  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
-  TP_TRY(tp_onnx_need_in(m, n, 1, &wt));
-  TP_TRY(tp_onnx_in(m, n, 2, &b));
-  tp_desc dx = tp_onnx_desc(m, x), dw = tp_onnx_desc(m, wt);
-  TP_TRY(check_spatial(&dx, "input X", 3));
-  TP_TRY(check_spatial(&dw, "weight W", 3));
-  if (dw.ndim != dx.ndim)
-    return tp_fail(TP_ERR_INVALID_ARG, "weight W has rank %d, input X rank %d (they must match)", dw.ndim, dx.ndim);
+  tp_desc dx, dw;
+  TP_TRY(conv_inputs(m, n, &x, &wt, &b, &dx, &dw));
   win w;
   memset(&w, 0, sizeof w);
   w.nsp = dx.ndim - 2;
@@ -219,14 +228,8 @@ static tp_status flip(imp *m, ref x, int a, ref *out) {
 tp_status tp_onnx_cv_convtranspose(imp *m, onode *n, int arg) {
   (void)arg;
   ref x, wt, b, y;
-  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
-  TP_TRY(tp_onnx_need_in(m, n, 1, &wt));
-  TP_TRY(tp_onnx_in(m, n, 2, &b));
-  tp_desc dx = tp_onnx_desc(m, x), dw = tp_onnx_desc(m, wt);
-  TP_TRY(check_spatial(&dx, "input X", 3));
-  TP_TRY(check_spatial(&dw, "weight W", 3));
-  if (dw.ndim != dx.ndim)
-    return tp_fail(TP_ERR_INVALID_ARG, "weight W has rank %d, input X rank %d (they must match)", dw.ndim, dx.ndim);
+  tp_desc dx, dw;
+  TP_TRY(conv_inputs(m, n, &x, &wt, &b, &dx, &dw));
   int nsp = dx.ndim - 2;
   int64_t G = tp_onnx_attr_int(m, n, "group", 1), C = dx.shape[1];
   if (G < 1 || C % G || dw.shape[0] != C)
