@@ -1,5 +1,5 @@
 /* onnx_conv.c - convolution and pooling converters: Conv, ConvTranspose,
- * MaxPool, AveragePool and the global pools (rows in onnx_ops.def).
+ * MaxPool, AveragePool, LpPool and the global pools (rows in onnx_ops.def).
  * 1-D and 2-D convolutions and simple 2-D pools map to the conv2d and
  * pool2d ops; the rest are compositions of existing ops (strided slices
  * stacked into windows, concat, matmul, reductions). */
@@ -331,8 +331,21 @@ tp_status tp_onnx_cv_convtranspose(imp *m, onode *n, int arg) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
-/* arg 0: MaxPool, 1: AveragePool */
-tp_status tp_onnx_cv_pool(imp *m, onode *n, int avg) {
+/* |x|^p for p > 0: x*x for 2, exp(p log|x|) otherwise (log 0 = -inf
+ * gives exp(-inf) = 0). */
+static tp_status abs_pow(imp *m, ref x, double p, ref *out) {
+  if (p == 1) return tp_onnx_unary(m, TP_OP_ABS, x, out);
+  if (p == 2) return tp_onnx_binary(m, TP_OP_MUL, x, x, out);
+  TP_TRY(tp_onnx_unary(m, TP_OP_ABS, x, &x));
+  TP_TRY(tp_onnx_unary(m, TP_OP_LOG, x, &x));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, tp_onnx_scalar(p), &x));
+  return tp_onnx_unary(m, TP_OP_EXP, x, out);
+}
+
+/* arg 0: MaxPool, 1: AveragePool, 2: LpPool = (sum over the window of
+ * |x|^p)^(1/p), zero padding */
+tp_status tp_onnx_cv_pool(imp *m, onode *n, int kind) {
+  int avg = kind == 1, lp = kind == 2;
   ref x, y;
   TP_TRY(tp_onnx_need_in(m, n, 0, &x));
   tp_desc dx = tp_onnx_desc(m, x);
@@ -345,13 +358,15 @@ tp_status tp_onnx_cv_pool(imp *m, onode *n, int avg) {
     return tp_fail(TP_ERR_INVALID_ARG, "kernel_shape must be given with %d values", w.nsp);
   memcpy(w.K, ka->ints, sizeof(int64_t) * (size_t)w.nsp);
   int ceil_mode = (int)tp_onnx_attr_int(m, n, "ceil_mode", 0);
+  int64_t p = lp ? tp_onnx_attr_int(m, n, "p", 2) : 0;
+  if (lp && (p < 1 || p > 64)) return tp_fail(TP_ERR_INVALID_ARG, "LpPool's p is %lld; it must be 1 to 64", (long long)p);
   int incl = avg ? (int)tp_onnx_attr_int(m, n, "count_include_pad", 0) : 0;
-  int64_t order = avg ? 0 : tp_onnx_attr_int(m, n, "storage_order", 0);
+  int64_t order = avg || lp ? 0 : tp_onnx_attr_int(m, n, "storage_order", 0);
   if (order != 0 && order != 1) return tp_fail(TP_ERR_INVALID_ARG, "storage_order must be 0 or 1");
   TP_TRY(win_setup(m, n, &dx, &w, 1, ceil_mode));
   /* 2-D, no dilation, no ceil-mode window, no Indices output, pads smaller
    * than the kernel: the max_pool2d / avg_pool2d ops */
-  int simple = w.nsp == 2 && !ceil_mode && !(!avg && tp_onnx_has_out(n, 1));
+  int simple = !lp && w.nsp == 2 && !ceil_mode && !(!avg && tp_onnx_has_out(n, 1));
   for (int i = 0; simple && i < 2; i++)
     simple = w.D[i] == 1 && w.extra[i] == 0 && w.P[i] < w.K[i] && w.P[i + 2] < w.K[i];
   if (simple) {
@@ -366,7 +381,17 @@ tp_status tp_onnx_cv_pool(imp *m, onode *n, int avg) {
   }
   ref st;
   int64_t dim2 = 2;
-  if (!avg) {
+  if (lp) {
+    TP_TRY(abs_pow(m, x, (double)p, &x));
+    TP_TRY(windows(m, x, &w, 0, 0, &st));
+    TP_TRY(tp_onnx_reduce(m, TP_OP_SUM, st, 1, &dim2, 0, &y));
+    if (p == 2) TP_TRY(tp_onnx_unary(m, TP_OP_SQRT, y, &y));
+    else if (p != 1) {
+      TP_TRY(tp_onnx_unary(m, TP_OP_LOG, y, &y));
+      TP_TRY(tp_onnx_binary(m, TP_OP_MUL, y, tp_onnx_scalar(1.0 / (double)p), &y));
+      TP_TRY(tp_onnx_unary(m, TP_OP_EXP, y, &y));
+    }
+  } else if (!avg) {
     TP_TRY(windows(m, x, &w, -INFINITY, -INFINITY, &st));
     TP_TRY(tp_onnx_reduce(m, TP_OP_MAX, st, 1, &dim2, 0, &y));
     if (tp_onnx_has_out(n, 1)) { /* Indices: the flat input index of the first max of each window */

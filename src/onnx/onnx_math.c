@@ -175,6 +175,19 @@ tp_status tp_onnx_cv_isinf(imp *m, onode *n, int arg) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* IsNaN: (x == x) == false, since NaN is the one value unequal to itself. */
+tp_status tp_onnx_cv_isnan(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  if (tp_onnx_desc(m, x).dtype != TP_F32) return tp_fail(TP_ERR_INVALID_ARG, "input must be float32");
+  ref f = tp_onnx_scalar(0);
+  f.is_int = 1;
+  TP_TRY(tp_onnx_binary(m, TP_OP_EQ, x, x, &y));
+  TP_TRY(tp_onnx_binary(m, TP_OP_EQ, y, f, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
 tp_status tp_onnx_cv_pow(imp *m, onode *n, int arg) {
   (void)arg;
   ref x, e, y;

@@ -82,6 +82,40 @@ test('load: unsupported ops are refused naming the node; bad options are TypeErr
   assert.throws(() => tp.onnx.load(new Uint8Array([0x0a, 0xff, 0xff])), (e) => e.status === 'PARSE');
 });
 
+test('LpPool and IsNaN: hand-computed results for a run-time input; a bad p is refused naming it', () => {
+  const lp = (p) => makeModel({ nodes: [['LpPool', ['x'], ['y'], { kernel_shape: [2], strides: [2], p }]],
+    inputs: [['x', 1, ['n', 1, 4]]], outputs: [['y', 1, null]] });
+  for (const backend of ['eager', 'stax']) {
+    const m = tp.onnx.load(lp(3), { backend });
+    try {
+      tp.scope(() => {
+        /* windows {1, -2} and {0, 3}: (1 + 8)^(1/3), 27^(1/3) = 3 */
+        const [y] = m.run(tp.tensor([1, -2, 0, 3], { shape: [1, 1, 4] }));
+        assert.deepEqual(y.shape, [1, 1, 2]);
+        const v = y.toArray();
+        assert.ok(Math.abs(v[0] - Math.cbrt(9)) < 1e-5 && Math.abs(v[1] - 3) < 1e-5, `${backend}: ${[...v]}`);
+      });
+    } finally {
+      m.dispose();
+    }
+  }
+  /* the dim 'n' is symbolic, so the import (and its check of p) runs at the first call */
+  const bad = tp.onnx.load(lp(0));
+  assert.throws(() => tp.scope(() => bad.run(tp.tensor([1, 2, 3, 4], { shape: [1, 1, 4] }))), (e) => e instanceof tp.TensorPlayError && e.status === 'INVALID_ARG'
+    && /p is 0; it must be 1 to 64/.test(e.message));
+  bad.dispose();
+  const isnan = tp.onnx.load(makeModel({ nodes: [['IsNaN', ['x'], ['y']]], inputs: [['x', 1, ['n']]], outputs: [['y', 9, null]] }));
+  try {
+    tp.scope(() => {
+      const [y] = isnan.run(tp.tensor([NaN, 1, Infinity, -0]));
+      assert.equal(y.dtype, 'bool');
+      assert.deepEqual([...y.toArray()].map(Boolean), [true, false, false, false]);
+    });
+  } finally {
+    isnan.dispose();
+  }
+});
+
 test('inside tp.compile a model whose input sets a shape is a graph break, and the results stay right', () => {
   const m = tp.onnx.load(reshape);
   try {
