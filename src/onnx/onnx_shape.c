@@ -405,6 +405,46 @@ tp_status tp_onnx_cv_depth_space(imp *m, onode *n, int to_depth) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* CenterCropPad: per axis, a centered slice where the input is larger than
+ * the target and a centered zero pad where it is smaller (the extra element
+ * of an odd difference goes after); the target shape is a value input. */
+tp_status tp_onnx_cv_center_crop_pad(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, sr;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &sr));
+  tp_desc d = tp_onnx_desc(m, x);
+  int64_t sh[TP_MAX_DIMS], axes[TP_MAX_DIMS];
+  int ns = 0, nax = d.ndim;
+  TP_TRY(tp_onnx_const_ints(m, sr, "input 'shape'", sh, TP_MAX_DIMS, &ns));
+  attr *aa = tp_onnx_attr(m, n, "axes", A_INTS);
+  if (aa) {
+    if ((int)aa->nints > d.ndim) return tp_fail(TP_ERR_INVALID_ARG, "%d axes for an input of rank %d", (int)aa->nints, d.ndim);
+    nax = (int)aa->nints;
+    for (int i = 0; i < nax; i++) {
+      TP_TRY(tp_onnx_axis(aa->ints[i], d.ndim, "axes", &axes[i]));
+      for (int j = 0; j < i; j++)
+        if (axes[j] == axes[i]) return tp_fail(TP_ERR_INVALID_ARG, "axis %lld is repeated in axes", (long long)axes[i]);
+    }
+  } else {
+    for (int i = 0; i < nax; i++) axes[i] = i;
+  }
+  if (ns != nax) return tp_fail(TP_ERR_INVALID_ARG, "input 'shape' has %d values for %d axes", ns, nax);
+  for (int i = 0; i < nax; i++) {
+    int64_t a = axes[i], in = d.shape[a], t = sh[i];
+    if (t < 0 || t > TP_MAX_NUMEL)
+      return tp_fail(TP_ERR_INVALID_ARG, "target size %lld on axis %lld is out of range", (long long)t, (long long)a);
+    if (t < in) {
+      int64_t st = (in - t) / 2;
+      TP_TRY(tp_onnx_slice(m, x, a, st, st + t, 1, &x));
+    } else if (t > in) {
+      int64_t before = (t - in) / 2;
+      TP_TRY(tp_onnx_pad_const(m, x, (int)a, before, t - in - before, 0.0, &x));
+    }
+  }
+  return tp_onnx_set_out(m, n, 0, x);
+}
+
 /* TopK: the argtopk op gives the indices, gather_elements the values; K is
  * an input (opset 10+, a value input) or the attribute k (older). */
 tp_status tp_onnx_cv_topk(imp *m, onode *n, int arg) {

@@ -116,6 +116,30 @@ test('LpPool and IsNaN: hand-computed results for a run-time input; a bad p is r
   }
 });
 
+test('CenterCropPad: the target shape is a value input; crop and pad by hand; a wrong length is refused', () => {
+  const m = tp.onnx.load(makeModel({ nodes: [['CenterCropPad', ['x', 's'], ['y']]],
+    inputs: [['x', 1, ['h', 'w']], ['s', 7, ['k']]], outputs: [['y', 1, null]] }));
+  try {
+    tp.scope(() => {
+      const x = tp.tensor([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12], { shape: [4, 3] });
+      /* rows 4 -> 2: start 1 (rows 1..2); columns 3 -> 4: 0 before, 1 after */
+      const [y] = m.run(x, tp.tensor([2, 4], { dtype: 'int64' }));
+      assert.deepEqual(y.shape, [2, 4]);
+      assert.deepEqual([...y.toArray()], [4, 5, 6, 0, 7, 8, 9, 0]);
+      /* rows 4 -> 5: 0 before, 1 after; columns 3 -> 1: the middle one */
+      const [z] = m.run(x, tp.tensor([5, 1], { dtype: 'int64' }));
+      assert.deepEqual(z.shape, [5, 1]);
+      assert.deepEqual([...z.toArray()], [2, 5, 8, 11, 0]);
+      assert.throws(() => m.run(x, tp.tensor([2, 2, 2], { dtype: 'int64' })), /input 'shape' has 3 values for 2 axes/);
+      assert.throws(() => m.run(x, tp.tensor([-1, 2], { dtype: 'int64' })), /target size -1 on axis 0 is out of range/);
+      const [w] = m.run(x, tp.tensor([4, 3], { dtype: 'int64' }));
+      assert.deepEqual([...w.toArray()], [...x.toArray()]);
+    });
+  } finally {
+    m.dispose();
+  }
+});
+
 test('inside tp.compile a model whose input sets a shape is a graph break, and the results stay right', () => {
   const m = tp.onnx.load(reshape);
   try {
