@@ -339,6 +339,38 @@ tp_status tp_onnx_cv_instnorm(imp *m, onode *n, int group) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* LRN: y = x / (bias + alpha / size * sum of x^2 over the channel window
+ * [c - (size-1)/2, c + ceil((size-1)/2)])^beta; the window sum is size
+ * shifted slices of the zero-padded squares. */
+tp_status tp_onnx_cv_lrn(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, sq, sum, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  if (d.ndim < 3 || d.dtype != TP_F32)
+    return tp_fail(TP_ERR_INVALID_ARG, "input must be float32 [N, C, spatial...], got rank %d %s", d.ndim, tp_dtype_name(d.dtype));
+  int64_t size = tp_onnx_attr_int(m, n, "size", 0), C = d.shape[1];
+  if (size < 1 || size > 4096) return tp_fail(TP_ERR_INVALID_ARG, "size is %lld; it must be 1 to 4096", (long long)size);
+  double alpha = tp_onnx_attr_float(m, n, "alpha", 1e-4), beta = tp_onnx_attr_float(m, n, "beta", 0.75),
+         bias = tp_onnx_attr_float(m, n, "bias", 1.0);
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, x, &sq));
+  int64_t before = (size - 1) / 2;
+  TP_TRY(tp_onnx_pad_const(m, sq, 1, before, size - 1 - before, 0.0, &sq));
+  for (int64_t k = 0; k < size; k++) {
+    ref part;
+    TP_TRY(tp_onnx_slice(m, sq, 1, k, k + C, 1, &part));
+    if (k == 0) sum = part;
+    else TP_TRY(tp_onnx_binary(m, TP_OP_ADD, sum, part, &sum));
+  }
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, sum, tp_onnx_scalar(alpha / (double)size), &sum));
+  TP_TRY(tp_onnx_binary(m, TP_OP_ADD, sum, tp_onnx_scalar(bias), &sum));
+  TP_TRY(tp_onnx_unary(m, TP_OP_LOG, sum, &sum)); /* base^beta = exp(beta log base); base > 0 for bias > 0 */
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, sum, tp_onnx_scalar(beta), &sum));
+  TP_TRY(tp_onnx_unary(m, TP_OP_EXP, sum, &sum));
+  TP_TRY(tp_onnx_binary(m, TP_OP_DIV, x, sum, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
 /* LpNormalization: x / (sum |x|) (p 1) or x / sqrt(sum x^2) (p 2) along
  * axis; a zero norm leaves the zeros. */
 tp_status tp_onnx_cv_lpnorm(imp *m, onode *n, int arg) {

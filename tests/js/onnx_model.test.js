@@ -140,6 +140,27 @@ test('CenterCropPad: the target shape is a value input; crop and pad by hand; a 
   }
 });
 
+test('LRN: hand-computed window sums over channels (defaults alpha 1e-4, beta 0.75, bias 1); size 0 is refused', () => {
+  const lrn = (size) => makeModel({ nodes: [['LRN', ['x'], ['y'], { size }]],
+    inputs: [['x', 1, ['n', 3, 1, 1]]], outputs: [['y', 1, null]] });
+  const m = tp.onnx.load(lrn(3));
+  try {
+    tp.scope(() => {
+      const [y] = m.run(tp.tensor([1, 2, 3], { shape: [1, 3, 1, 1] }));
+      /* channel windows {0,1}, {0,1,2}, {1,2}: sums of squares 5, 14, 13 */
+      const want = [[1, 5], [2, 14], [3, 13]].map(([x, s]) => x / Math.pow(1 + (1e-4 / 3) * s, 0.75));
+      const got = y.toArray();
+      for (let i = 0; i < 3; i++) assert.ok(Math.abs(got[i] - want[i]) < 1e-6, `${i}: ${got[i]} vs ${want[i]}`);
+    });
+  } finally {
+    m.dispose();
+  }
+  const bad = tp.onnx.load(lrn(0));
+  assert.throws(() => tp.scope(() => bad.run(tp.tensor([1, 2, 3], { shape: [1, 3, 1, 1] }))),
+    (e) => e.status === 'INVALID_ARG' && /size is 0; it must be 1 to 4096/.test(e.message));
+  bad.dispose();
+});
+
 test('inside tp.compile a model whose input sets a shape is a graph break, and the results stay right', () => {
   const m = tp.onnx.load(reshape);
   try {
