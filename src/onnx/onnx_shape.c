@@ -445,6 +445,52 @@ tp_status tp_onnx_cv_center_crop_pad(imp *m, onode *n, int arg) {
   return tp_onnx_set_out(m, n, 0, x);
 }
 
+/* ReverseSequence: along time_axis, the first sequence_lens[b] steps of
+ * batch b reversed, the rest kept: gather_elements with the index
+ * where(t < len, len - 1 - t, t), built from the run-time lengths. A length
+ * above T gives an index past the end and a negative one is mapped past the
+ * start, so both are out-of-range errors rather than a silent result. */
+tp_status tp_onnx_cv_reverse_sequence(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, lens, t, idx, lt, neg, a[2];
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &lens));
+  tp_desc d = tp_onnx_desc(m, x), dl = tp_onnx_desc(m, lens);
+  if (d.ndim < 2) return tp_fail(TP_ERR_INVALID_ARG, "input must have rank >= 2, got %d", d.ndim);
+  int64_t ta = tp_onnx_attr_int(m, n, "time_axis", 0), ba = tp_onnx_attr_int(m, n, "batch_axis", 1);
+  if (!((ta == 0 && ba == 1) || (ta == 1 && ba == 0)))
+    return tp_fail(TP_ERR_INVALID_ARG, "time_axis %lld and batch_axis %lld must be 0 and 1 in some order", (long long)ta, (long long)ba);
+  int64_t T = d.shape[ta], B = d.shape[ba];
+  if (dl.ndim != 1 || dl.shape[0] != B || (dl.dtype != TP_I64 && dl.dtype != TP_I32))
+    return tp_fail(TP_ERR_INVALID_ARG, "sequence_lens must be int64 or int32 [%lld] (one length per batch entry)", (long long)B);
+  int64_t sh[TP_MAX_DIMS];
+  for (int i = 0; i < d.ndim; i++) sh[i] = 1;
+  sh[ba] = B;
+  TP_TRY(tp_onnx_cast(m, lens, TP_I64, &lens));
+  TP_TRY(tp_onnx_reshape(m, lens, d.ndim, sh, &lens));
+  sh[ba] = 1, sh[ta] = T;
+  tp_tensor *tt;
+  TP_TRY(tp_tensor_empty(TP_I64, d.ndim, sh, &tt));
+  for (int64_t i = 0; i < T; i++) ((int64_t *)tp_tensor_ptr(tt))[i] = i;
+  TP_TRY(tp_onnx_add_const(m, tt, &t));
+  ref one = tp_onnx_scalar(1), past = tp_onnx_scalar(-(double)T - 1), zeros;
+  one.is_int = past.is_int = 1;
+  TP_TRY(tp_onnx_binary(m, TP_OP_LT, t, lens, &lt));
+  TP_TRY(tp_onnx_binary(m, TP_OP_SUB, lens, one, &idx));
+  TP_TRY(tp_onnx_binary(m, TP_OP_SUB, idx, t, &idx));
+  TP_TRY(tp_onnx_where(m, lt, idx, t, &idx));
+  TP_TRY(tp_onnx_binary(m, TP_OP_LT, lens, tp_onnx_scalar(0), &neg));
+  TP_TRY(tp_onnx_where(m, neg, past, idx, &idx));
+  TP_TRY(tp_onnx_full(m, TP_I64, d.ndim, d.shape, 0, &zeros));
+  TP_TRY(tp_onnx_binary(m, TP_OP_ADD, idx, zeros, &idx)); /* to the input's shape */
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = (int)ta;
+  a[0] = x, a[1] = idx;
+  TP_TRY(tp_onnx_emit(m, TP_OP_GATHER_ELEMENTS, 2, a, &at, &x));
+  return tp_onnx_set_out(m, n, 0, x);
+}
+
 /* TopK: the argtopk op gives the indices, gather_elements the values; K is
  * an input (opset 10+, a value input) or the attribute k (older). */
 tp_status tp_onnx_cv_topk(imp *m, onode *n, int arg) {

@@ -161,6 +161,27 @@ test('LRN: hand-computed window sums over channels (defaults alpha 1e-4, beta 0.
   bad.dispose();
 });
 
+test('ReverseSequence: run-time lengths reverse each batch entry by hand; a length outside 0..T is an error', () => {
+  const m = tp.onnx.load(makeModel({ nodes: [['ReverseSequence', ['x', 'len'], ['y'], { time_axis: 0, batch_axis: 1 }]],
+    inputs: [['x', 1, ['t', 2]], ['len', 7, [2]]], outputs: [['y', 1, null]] }));
+  try {
+    tp.scope(() => {
+      /* x[t][b]: column 0 = 1 2 3, column 1 = 10 20 30 */
+      const x = tp.tensor([1, 10, 2, 20, 3, 30], { shape: [3, 2] });
+      const [y] = m.run(x, tp.tensor([2, 3], { dtype: 'int64' }));
+      assert.deepEqual([...y.toArray()], [2, 30, 1, 20, 3, 10]);
+      const [z] = m.run(x, tp.tensor([0, 1], { dtype: 'int64' }));
+      assert.deepEqual([...z.toArray()], [...x.toArray()]);
+      assert.throws(() => m.run(x, tp.tensor([4, 1], { dtype: 'int64' })), /out of range for dim 0 of size 3/);
+      assert.throws(() => m.run(x, tp.tensor([-1, 1], { dtype: 'int64' })), /out of range for dim 0 of size 3/);
+      const [w] = m.run(x, tp.tensor([3, 3], { dtype: 'int64' }));
+      assert.deepEqual([...w.toArray()], [3, 30, 2, 20, 1, 10]);
+    });
+  } finally {
+    m.dispose();
+  }
+});
+
 test('inside tp.compile a model whose input sets a shape is a graph break, and the results stay right', () => {
   const m = tp.onnx.load(reshape);
   try {
