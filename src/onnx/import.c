@@ -182,6 +182,24 @@ tp_status tp_onnx_where(imp *m, ref c, ref a, ref b, ref *out) {
   return tp_onnx_emit(m, TP_OP_WHERE, 3, args, NULL, out);
 }
 
+tp_status tp_onnx_not(imp *m, ref x, ref *out) {
+  ref f = tp_onnx_scalar(0);
+  f.is_int = 1;
+  return tp_onnx_binary(m, TP_OP_EQ, x, f, out);
+}
+
+tp_status tp_onnx_pow_pos(imp *m, ref x, double p, ref *out) {
+  if (p == 1) {
+    *out = x;
+    return TP_OK;
+  }
+  if (p == 2) return tp_onnx_binary(m, TP_OP_MUL, x, x, out);
+  if (p == 0.5) return tp_onnx_unary(m, TP_OP_SQRT, x, out);
+  TP_TRY(tp_onnx_unary(m, TP_OP_LOG, x, &x));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, tp_onnx_scalar(p), &x));
+  return tp_onnx_unary(m, TP_OP_EXP, x, out);
+}
+
 tp_status tp_onnx_reshape(imp *m, ref x, int nd, const int64_t *shape, ref *out) {
   tp_attrs at;
   tp_attrs_init(&at);

@@ -161,6 +161,11 @@ tp_status tp_onnx_emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs 
 tp_status tp_onnx_unary(imp *m, tp_op op, ref x, ref *out);
 tp_status tp_onnx_binary(imp *m, tp_op op, ref a, ref b, ref *out);
 tp_status tp_onnx_where(imp *m, ref c, ref a, ref b, ref *out);
+/* Logical not of a bool: eq(x, false). */
+tp_status tp_onnx_not(imp *m, ref x, ref *out);
+/* x^p for x >= 0 and a constant p: x for 1, x*x for 2, sqrt for 1/2,
+ * else exp(p log x) (so 0^p = 0 for p > 0). */
+tp_status tp_onnx_pow_pos(imp *m, ref x, double p, ref *out);
 tp_status tp_onnx_reshape(imp *m, ref x, int nd, const int64_t *shape, ref *out);
 /* x itself when it already has dtype d (and is not a scalar literal). */
 tp_status tp_onnx_cast(imp *m, ref x, tp_dtype d, ref *out);

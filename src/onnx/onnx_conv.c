@@ -331,17 +331,6 @@ tp_status tp_onnx_cv_convtranspose(imp *m, onode *n, int arg) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
-/* |x|^p for p > 0: x*x for 2, exp(p log|x|) otherwise (log 0 = -inf
- * gives exp(-inf) = 0). */
-static tp_status abs_pow(imp *m, ref x, double p, ref *out) {
-  if (p == 1) return tp_onnx_unary(m, TP_OP_ABS, x, out);
-  if (p == 2) return tp_onnx_binary(m, TP_OP_MUL, x, x, out);
-  TP_TRY(tp_onnx_unary(m, TP_OP_ABS, x, &x));
-  TP_TRY(tp_onnx_unary(m, TP_OP_LOG, x, &x));
-  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, tp_onnx_scalar(p), &x));
-  return tp_onnx_unary(m, TP_OP_EXP, x, out);
-}
-
 /* arg 0: MaxPool, 1: AveragePool, 2: LpPool = (sum over the window of
  * |x|^p)^(1/p), zero padding */
 tp_status tp_onnx_cv_pool(imp *m, onode *n, int kind) {
@@ -382,15 +371,11 @@ tp_status tp_onnx_cv_pool(imp *m, onode *n, int kind) {
   ref st;
   int64_t dim2 = 2;
   if (lp) {
-    TP_TRY(abs_pow(m, x, (double)p, &x));
+    if (p != 2) TP_TRY(tp_onnx_unary(m, TP_OP_ABS, x, &x));
+    TP_TRY(tp_onnx_pow_pos(m, x, (double)p, &x));
     TP_TRY(windows(m, x, &w, 0, 0, &st));
     TP_TRY(tp_onnx_reduce(m, TP_OP_SUM, st, 1, &dim2, 0, &y));
-    if (p == 2) TP_TRY(tp_onnx_unary(m, TP_OP_SQRT, y, &y));
-    else if (p != 1) {
-      TP_TRY(tp_onnx_unary(m, TP_OP_LOG, y, &y));
-      TP_TRY(tp_onnx_binary(m, TP_OP_MUL, y, tp_onnx_scalar(1.0 / (double)p), &y));
-      TP_TRY(tp_onnx_unary(m, TP_OP_EXP, y, &y));
-    }
+    TP_TRY(tp_onnx_pow_pos(m, y, 1.0 / (double)p, &y));
   } else if (!avg) {
     TP_TRY(windows(m, x, &w, -INFINITY, -INFINITY, &st));
     TP_TRY(tp_onnx_reduce(m, TP_OP_MAX, st, 1, &dim2, 0, &y));

@@ -51,9 +51,7 @@ tp_status tp_onnx_cv_not(imp *m, onode *n, int arg) {
   ref x, y;
   TP_TRY(tp_onnx_need_in(m, n, 0, &x));
   if (tp_onnx_desc(m, x).dtype != TP_BOOL) return tp_fail(TP_ERR_INVALID_ARG, "input must be bool");
-  ref f = tp_onnx_scalar(0);
-  f.is_int = 1;
-  TP_TRY(tp_onnx_binary(m, TP_OP_EQ, x, f, &y));
+  TP_TRY(tp_onnx_not(m, x, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
 
@@ -72,13 +70,10 @@ tp_status tp_onnx_cv_logic(imp *m, onode *n, int kind) {
   switch (kind) {
     case TP_ONNX_LOGIC_AND: TP_TRY(tp_onnx_where(m, a, b, a, &y)); break;
     case TP_ONNX_LOGIC_OR: TP_TRY(tp_onnx_where(m, a, a, b, &y)); break;
-    case TP_ONNX_LOGIC_XOR: {
-      ref f = tp_onnx_scalar(0);
-      f.is_int = 1;
-      TP_TRY(tp_onnx_binary(m, TP_OP_EQ, b, f, &t));
+    case TP_ONNX_LOGIC_XOR:
+      TP_TRY(tp_onnx_not(m, b, &t));
       TP_TRY(tp_onnx_where(m, a, t, b, &y));
       break;
-    }
     default: { /* TP_ONNX_LOGIC_GE / _LE */
       ref e;
       TP_TRY(tp_onnx_binary(m, kind == TP_ONNX_LOGIC_GE ? TP_OP_GT : TP_OP_LT, a, b, &t));
@@ -181,10 +176,8 @@ tp_status tp_onnx_cv_isnan(imp *m, onode *n, int arg) {
   ref x, y;
   TP_TRY(tp_onnx_need_in(m, n, 0, &x));
   if (tp_onnx_desc(m, x).dtype != TP_F32) return tp_fail(TP_ERR_INVALID_ARG, "input must be float32");
-  ref f = tp_onnx_scalar(0);
-  f.is_int = 1;
   TP_TRY(tp_onnx_binary(m, TP_OP_EQ, x, x, &y));
-  TP_TRY(tp_onnx_binary(m, TP_OP_EQ, y, f, &y));
+  TP_TRY(tp_onnx_not(m, y, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
 

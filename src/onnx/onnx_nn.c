@@ -364,9 +364,7 @@ tp_status tp_onnx_cv_lrn(imp *m, onode *n, int arg) {
   }
   TP_TRY(tp_onnx_binary(m, TP_OP_MUL, sum, tp_onnx_scalar(alpha / (double)size), &sum));
   TP_TRY(tp_onnx_binary(m, TP_OP_ADD, sum, tp_onnx_scalar(bias), &sum));
-  TP_TRY(tp_onnx_unary(m, TP_OP_LOG, sum, &sum)); /* base^beta = exp(beta log base); base > 0 for bias > 0 */
-  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, sum, tp_onnx_scalar(beta), &sum));
-  TP_TRY(tp_onnx_unary(m, TP_OP_EXP, sum, &sum));
+  TP_TRY(tp_onnx_pow_pos(m, sum, beta, &sum)); /* the base is > 0 for bias > 0 */
   TP_TRY(tp_onnx_binary(m, TP_OP_DIV, x, sum, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
