@@ -82,6 +82,7 @@ export class InferenceSession {
     this._model = model;
     this.inputNames = Object.freeze([...model.inputNames]);
     this.outputNames = Object.freeze([...model.outputNames]);
+    this._scalar = new Set((model.inputs ?? []).filter((i) => Array.isArray(i.dims) && i.dims.length === 0).map((i) => i.name));
   }
 
   /** feeds: { inputName: Tensor }; fetches: output names (optional). */
@@ -105,7 +106,12 @@ export class InferenceSession {
           throw new TypeError(`InferenceSession.run: feed '${n}' must be a Tensor`);
         }
         if (!ARRAYS[t.type]) throw new TypeError(`InferenceSession.run: feed '${n}' has type '${t.type}', which is not supported`);
-        ins[n] = tp.tensor(t.data, { dtype: t.type, shape: [...t.dims] });
+        let dims = [...t.dims];
+        // As onnxruntime does: an input declared as a scalar accepts any
+        // one-element tensor ([1], [1, 1]); @ricky0123/vad-web feeds its
+        // `sr` as new Tensor('int64', [16000n]), dims [1].
+        if (this._scalar.has(n) && dims.length && t.data.length === 1) dims = [];
+        ins[n] = tp.tensor(t.data, { dtype: t.type, shape: dims });
       }
       const outs = this._model.run(ins);
       const result = {};

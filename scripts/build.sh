@@ -6,8 +6,9 @@
 #   build/wasi        clang-14 wasm32-wasi reactor; wasm-opt'd tensorplay.wasm,
 #                     copied to js/wasm/tensorplay.wasm (the JS default)
 #   build/emscripten  emcc -sSTANDALONE_WASM reactor: build/emscripten/tensorplay.wasm
-#   bundle            js/dist/tensorplay.mjs: the package in one file for pages
-#                     (scripts/bundle.mjs, esbuild from npm: run scripts/setup.sh)
+#   bundle            js/dist/tensorplay.mjs: the package in one file for pages,
+#                     and js/dist/ort.cjs: tensorplay-wasm/ort as CommonJS for
+#                     require() (scripts/bundle.mjs, esbuild from npm: run scripts/setup.sh)
 # CMakePresets.json names the same four CMake trees with the same options
 # (cmake --preset native && cmake --build --preset native; docs/build.md).
 # Env: JOBS (default 2), CMAKE_ARGS (extra arguments for every configure).

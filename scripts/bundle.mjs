@@ -52,3 +52,47 @@ const result = await build({
 const out = Object.entries(result.metafile.outputs).find(([k]) => k.endsWith('.mjs'));
 const inputs = Object.keys(result.metafile.inputs).length;
 console.error(`bundle: ${inputs} modules -> ${join(outDir, 'tensorplay.mjs')} (${out[1].bytes} bytes, ${(performance.now() - t0).toFixed(0)} ms)`);
+
+// js/dist/ort.cjs: the onnxruntime-compatible surface (js/ort.js) as one
+// CommonJS file for Node packages that `require('onnxruntime-web')` (e.g.
+// @ricky0123/vad-web): a require() cannot await, so this build loads the
+// core synchronously (loader.js loadCoreSync) from ../wasm/tensorplay.wasm
+// beside it, or TP_WASM. The one line of js/index.js that awaits the core is
+// replaced at bundle time (and the build fails if that line changes).
+const AWAIT_LINE = 'const core = await loadCore(await globalThis.tensorplayWasm);';
+const syncCore = {
+  name: 'sync-core',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]js[\\/]index\.js$/ }, (args) => {
+      const src = readFileSync(args.path, 'utf8');
+      if (!src.includes(AWAIT_LINE)) {
+        return { errors: [{ text: `js/index.js no longer has the line "${AWAIT_LINE}" that the CommonJS build replaces` }] };
+      }
+      const sync = "import { loadCoreSync } from './src/loader.js';\n" + src.replace(AWAIT_LINE,
+        "const core = loadCoreSync(globalThis.tensorplayWasm ?? (process.env.TP_WASM || require('node:path').join(__dirname, '..', 'wasm', 'tensorplay.wasm')), require('node:fs'));");
+      return { contents: sync, loader: 'js' };
+    });
+  },
+};
+const t1 = performance.now();
+await build({
+  entryPoints: [join(ROOT, 'js/ort.js')],
+  outfile: join(outDir, 'ort.cjs'),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  minify: true,
+  keepNames: true,
+  sourcemap: 'linked',
+  sourcesContent: true,
+  legalComments: 'none',
+  banner: { js: `// tensorplay-wasm ${version}: js/ort.js as CommonJS, bundled by scripts/bundle.mjs (esbuild). Do not edit; the sources are js/.\nconst __tpModuleUrl = require('node:url').pathToFileURL(__filename).href;` },
+  define: { 'import.meta.url': '__tpModuleUrl' }, // js/dist/ort.cjs: '..' is js/, as for js/src/*.js
+  logLevel: 'error',
+  plugins: [syncCore],
+}).catch((e) => {
+  console.error(`bundle.mjs: esbuild (ort.cjs) failed: ${e.message}`);
+  process.exit(1);
+});
+console.error(`bundle: js/ort.js -> ${join(outDir, 'ort.cjs')} (CommonJS, ${(performance.now() - t1).toFixed(0)} ms)`);

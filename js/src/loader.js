@@ -401,6 +401,35 @@ export async function loadCore(source) {
   const core = new Core();
   const module = await compileCore(source);
   const instance = await WebAssembly.instantiate(module, buildImports(core, module));
+  return startCore(core, module, instance);
+}
+
+/**
+ * Loads the core synchronously (Node only, for the CommonJS build
+ * js/dist/ort.cjs, whose require() cannot await): source is bytes, a
+ * compiled WebAssembly.Module, or a path read with readFileSync (`fs`: the
+ * caller's node:fs, which a CommonJS bundle can require).
+ */
+export function loadCoreSync(source, fs) {
+  let bytes = source;
+  if (!(source instanceof WebAssembly.Module) && !(source instanceof ArrayBuffer) && !ArrayBuffer.isView(source)) {
+    try {
+      bytes = fs.readFileSync(source);
+    } catch (e) {
+      const err = new Error(
+        `tensorplay: cannot read the Wasm core at ${String(source)} (${e.code || e.message}); ` +
+          'build it (js/wasm/tensorplay.wasm) or set TP_WASM to a built core');
+      err.cause = e;
+      throw err;
+    }
+  }
+  const module = bytes instanceof WebAssembly.Module ? bytes : new WebAssembly.Module(bytes);
+  const core = new Core();
+  const instance = new WebAssembly.Instance(module, buildImports(core, module));
+  return startCore(core, module, instance);
+}
+
+function startCore(core, module, instance) {
   core.module = module;
   core.instance = instance;
   core.exports = instance.exports;

@@ -10,28 +10,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tp from '../../js/index.js';
 import * as ort from 'onnxruntime-node';
-
-const CACHE = process.env.TP_MODEL_CACHE || join(homedir(), '.cache', 'tensorplay-models');
-
-/** The unpacked package folder, fetching it once; null (with why) when npm cannot. */
-function fetchPackage(spec, dirName) {
-  const dir = join(CACHE, dirName);
-  if (existsSync(join(dir, 'package', 'package.json'))) return { dir: join(dir, 'package') };
-  try {
-    mkdirSync(dir, { recursive: true });
-    const out = execFileSync('npm', ['pack', spec, '--silent', '--pack-destination', dir],
-      { encoding: 'utf8', timeout: 180000, stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n').pop();
-    execFileSync('tar', ['xzf', join(dir, out), '-C', dir]);
-    return { dir: join(dir, 'package') };
-  } catch (e) {
-    return { why: `npm pack ${spec} failed (registry unreachable?): ${String(e.message).split('\n')[0]}` };
-  }
-}
+import { fetchPackage } from './_npm_pack.mjs';
 
 const vad = fetchPackage('@ricky0123/vad-web@0.0.31', 'ricky0123-vad-web-0.0.31');
 const repo = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..', '..');
