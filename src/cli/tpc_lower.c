@@ -130,17 +130,122 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* tpc bench GRAPH [--runs N] [--backend eager|stax|both] [--max-autotune] [--cold N] : random inputs.
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), k = strlen(suffix);
+  return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* The ONNX importer's placeholder name for an input name ([A-Za-z0-9_.]). */
+static void sanitize(const char *in, char *out, size_t n) {
+  size_t k = 0;
+  for (; *in && k + 1 < n; in++) {
+    char c = *in;
+    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+    out[k++] = ok ? c : '_';
+  }
+  if (!k) out[k++] = 'x';
+  out[k] = 0;
+}
+
+/* An ONNX model with the given inputs (NAME=FILE.npy|FILE.pb): the graph
+ * of its specialization for them (symbolic dims and inputs that set shapes
+ * resolved as tp_onnx_model does), and in[] the tensors of its
+ * placeholders in order. */
+static int load_specialized(const char *path, int nbind, char **binds, tp_graph **g, tp_tensor **in, int *nin) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "tpc: bench: cannot open %s\n", path);
+    return 2;
+  }
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t *bytes = len > 0 ? malloc((size_t)len) : NULL;
+  int rc = !bytes || fread(bytes, 1, (size_t)len, f) != (size_t)len;
+  fclose(f);
+  tp_onnx_model *m = NULL;
+  tp_tensor *vals[TP_MAX_OPERANDS] = {0}, *outs[TP_MAX_OPERANDS] = {0};
+  int nm = 0, nout = 0;
+  if (rc) fprintf(stderr, "tpc: bench: cannot read %s\n", path), rc = 2;
+  else if (tp_onnx_model_load(bytes, (size_t)len, &m)) fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error()), rc = 2;
+  free(bytes);
+  if (!rc) nm = tp_onnx_model_num_inputs(m);
+  if (!rc && nm > TP_MAX_OPERANDS) fprintf(stderr, "tpc: bench: %d inputs (at most %d)\n", nm, TP_MAX_OPERANDS), rc = 1;
+  for (int b = 0; b < nbind && !rc; b++) {
+    const char *eq = strchr(binds[b], '=');
+    int k = -1;
+    for (int i = 0; eq && i < nm; i++) {
+      const char *n = tp_onnx_model_input_name(m, i);
+      if (strlen(n) == (size_t)(eq - binds[b]) && !strncmp(n, binds[b], (size_t)(eq - binds[b]))) k = i;
+    }
+    if (k < 0) {
+      fprintf(stderr, "tpc: bench: --input %s: expected NAME=FILE with NAME an input of the model\n", binds[b]);
+      rc = 2;
+    } else if (vals[k]) {
+      fprintf(stderr, "tpc: bench: input '%s' given twice\n", tp_onnx_model_input_name(m, k));
+      rc = 2;
+    } else if (ends_with(eq + 1, ".pb") ? tp_onnx_tensor_load(eq + 1, &vals[k]) : tp_npy_load(eq + 1, &vals[k])) {
+      fprintf(stderr, "tpc: bench: %s: %s\n", eq + 1, tp_last_error());
+      rc = 2;
+    }
+  }
+  for (int i = 0; i < nm && !rc; i++)
+    if (!vals[i]) fprintf(stderr, "tpc: bench: missing input '%s': pass --input %s=FILE.npy|FILE.pb\n", tp_onnx_model_input_name(m, i), tp_onnx_model_input_name(m, i)), rc = 2;
+  if (!rc && tp_onnx_model_run(m, nm, vals, TP_MAX_OPERANDS, outs, &nout))
+    fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error()), rc = 1;
+  for (int i = 0; i < nout; i++) tp_tensor_release(outs[i]);
+  if (!rc && tp_graph_copy(tp_onnx_model_graph(m), g)) fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error()), rc = 1;
+  /* the specialization's placeholders: the inputs not bound as values */
+  for (int i = 0, k = 0; !rc && i < (*g)->n; i++) {
+    if ((*g)->nodes[i].kind != TP_NODE_PLACEHOLDER) continue;
+    int found = -1;
+    for (int j = 0; j < nm && found < 0; j++) {
+      char nmz[128];
+      sanitize(tp_onnx_model_input_name(m, j), nmz, sizeof nmz);
+      if (!strcmp(nmz, (*g)->nodes[i].name)) found = j;
+    }
+    if (found < 0) {
+      fprintf(stderr, "tpc: bench: placeholder %%%s matches no model input\n", (*g)->nodes[i].name);
+      rc = 1;
+      break;
+    }
+    tp_tensor_retain(vals[found]);
+    in[k++] = vals[found];
+    *nin = k;
+  }
+  for (int i = 0; i < nm && i < TP_MAX_OPERANDS; i++) tp_tensor_release(vals[i]);
+  tp_onnx_model_free(m);
+  return rc;
+}
+
+/* tpc bench GRAPH [--runs N] [--backend eager|stax|both] [--max-autotune] [--cold N]
+ *   [--input NAME=FILE]... [--profile] : random inputs of the declared
+ * shapes, or (ONNX models, needed for symbolic dims) the given ones.
  * Also times the cold path: load (parse or ONNX import) + stax compile + first
- * stax run, the median of --cold N repetitions (default 1). */
+ * stax run, the median of --cold N repetitions (default 1). --profile: the
+ * stax plan's per-kernel table (lower/profile.c) over the timed runs. */
 int tpc_cmd_bench(int argc, char **argv) {
   const char *path = NULL, *backend = "both";
-  int runs = 50, cold = 1;
+  int runs = 50, cold = 1, profile = 0, nbind = 0;
+  char *binds[TP_MAX_OPERANDS];
   tp_lower_options lo;
   tp_lower_options_init(&lo);
   for (int i = 2; i < argc; i++) {
     if (!strcmp(argv[i], "--max-autotune")) {
       lo.autotune = 1;
+      continue;
+    }
+    if (!strcmp(argv[i], "--profile")) {
+      profile = 1;
+      continue;
+    }
+    if (!strcmp(argv[i], "--input") || !strncmp(argv[i], "--input=", 8)) {
+      const char *v = argv[i][7] == '=' ? argv[i] + 8 : i + 1 < argc ? argv[++i] : "";
+      if (nbind == TP_MAX_OPERANDS) {
+        fprintf(stderr, "tpc: bench: at most %d --input\n", TP_MAX_OPERANDS);
+        return 2;
+      }
+      binds[nbind++] = (char *)v;
       continue;
     }
     if (!strncmp(argv[i], "--runs=", 7)) runs = atoi(argv[i] + 7);
@@ -154,7 +259,7 @@ int tpc_cmd_bench(int argc, char **argv) {
     } else path = argv[i];
   }
   if (!path || runs < 1 || runs > 100000 || cold < 1 || cold > 1000) {
-    fprintf(stderr, "tpc: bench: usage: tpc bench GRAPH.tpg|MODEL.onnx [--runs N] [--backend=eager|stax|both] [--cold N]\n");
+    fprintf(stderr, "tpc: bench: usage: tpc bench GRAPH.tpg|MODEL.onnx [--runs N] [--backend=eager|stax|both] [--cold N] [--input NAME=FILE]... [--profile]\n");
     return 2;
   }
   double *tl = malloc(sizeof(double) * (size_t)cold * 4);
@@ -172,10 +277,20 @@ int tpc_cmd_bench(int argc, char **argv) {
       g = NULL;
     }
     double t0 = now_ms();
-    rc = tpc_load_graph(path, &g);
+    if (nbind) {
+      if (!ends_with(path, ".onnx")) {
+        fprintf(stderr, "tpc: bench: --input is for ONNX models (graph texts run on random inputs)\n");
+        rc = 2;
+        break;
+      }
+      for (int i = 0; i < nin; i++) tp_tensor_release(in[i]), in[i] = NULL;
+      rc = load_specialized(path, nbind, binds, &g, in, &nin);
+    } else {
+      rc = tpc_load_graph(path, &g);
+    }
     if (rc) break;
     double t1 = now_ms();
-    if (!c) {
+    if (!c && !nbind) {
       nin = tp_graph_num_inputs(g);
       if (nin > TP_MAX_OPERANDS) {
         fprintf(stderr, "tpc bench: the graph has %d inputs (at most %d)\n", nin, TP_MAX_OPERANDS);
@@ -222,6 +337,11 @@ int tpc_cmd_bench(int argc, char **argv) {
   }
   for (int which = 0; which < 2 && !rc && ts; which++) {
     if ((which == 0 && !strcmp(backend, "stax")) || (which == 1 && !strcmp(backend, "eager"))) continue;
+    if (which == 1 && profile && tp_plan_set_profiling(pl, 1)) {
+      fprintf(stderr, "tpc: %s\n", tp_last_error());
+      rc = 1;
+      break;
+    }
     for (int r = -3; r < runs; r++) {
       tp_tensor *outs[TP_MAX_OPERANDS] = {0};
       int n = 0;
@@ -238,7 +358,18 @@ int tpc_cmd_bench(int argc, char **argv) {
     }
     if (rc) break;
     qsort(ts, (size_t)runs, sizeof *ts, cmp_double);
-    printf("  %-5s median %.4f ms  min %.4f ms\n", which ? "stax" : "eager", ts[runs / 2], ts[0]);
+    printf("  %-5s median %.4f ms  min %.4f ms%s\n", which ? "stax" : "eager", ts[runs / 2], ts[0],
+           which && profile ? " (profiled: a clock read per kernel)" : "");
+    if (which && profile) {
+      char *rep = NULL;
+      if (tp_plan_profile_report(pl, getenv("TPC_PROFILE_ROWS") ? atoi(getenv("TPC_PROFILE_ROWS")) : 25, &rep)) {
+        fprintf(stderr, "tpc: %s\n", tp_last_error());
+        rc = 1;
+        break;
+      }
+      fputs(rep, stdout);
+      tp_free_buffer(rep);
+    }
   }
   free(ts);
   free(tl);

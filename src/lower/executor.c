@@ -35,7 +35,11 @@ struct tp_plan {
   void *accel_state;       /* the accelerator's, opaque here */
   const tp_kernels *packed_by; /* the table whose layout packed[] uses */
   int running;
+  tp_plan_prof *prof;      /* per-kernel times while profiling (profile.c), else NULL */
 };
+
+tp_plan_prof **tp_plan_prof_slot(tp_plan *pl) { return &pl->prof; }
+tp_plan_prof *tp_plan_prof_of(const tp_plan *pl) { return pl->prof; }
 
 const tp_kir_program *tp_plan_program(const tp_plan *pl) { return pl->p; }
 
@@ -71,6 +75,7 @@ void tp_plan_free(tp_plan *pl) {
   tp_free(pl->arena_raw);
   tp_free(pl->preps);
   tp_free(pl->scratch);
+  tp_plan_prof_free(pl->prof);
   tp_kir_program_free(pl->p);
   tp_free(pl);
 }
@@ -654,8 +659,17 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
   runctx r = {pl, ptr, os, NULL};
   int ran = 0; /* the accelerator ran the whole plan */
   pl->running++;
+  if (!s && pl->prof) tp_plan_prof_run(pl->prof);
   if (!s && pl->accel) s = pl->accel->run(pl->accel_state, pl, ptr, &r, &ran);
-  for (int k = 0; k < p->nkernels && !s && !ran; k++) s = run_kernel(&r, k);
+  for (int k = 0; k < p->nkernels && !s && !ran; k++) {
+    if (!pl->prof) {
+      s = run_kernel(&r, k);
+      continue;
+    }
+    double t0 = tp_now_ms();
+    s = run_kernel(&r, k);
+    tp_plan_profile_add(pl, k, tp_now_ms() - t0);
+  }
   pl->running--;
   for (int i = 0; i < nheld; i++) tp_tensor_release(held[i]);
   tp_free(held);

@@ -177,6 +177,12 @@ void tp_kir_prepare(const tp_kir_kernel *k, tp_kir_prep *pr);
 
 /* ---- executor (executor.c) ---- */
 typedef struct tp_plan tp_plan;
+/* profile.c's per-plan counters (the plan holds them; NULL when off) */
+typedef struct tp_plan_prof tp_plan_prof;
+tp_plan_prof **tp_plan_prof_slot(tp_plan *pl);
+tp_plan_prof *tp_plan_prof_of(const tp_plan *pl);
+void tp_plan_prof_run(tp_plan_prof *pr);
+void tp_plan_prof_free(tp_plan_prof *pr);
 /* Prepares buffers (arena, packed constants) for repeated runs. Takes
  * ownership of p. */
 tp_status tp_plan_new(tp_kir_program *p, tp_plan **out);
@@ -191,6 +197,22 @@ double tp_now_ms(void);
 /* Adds n to the program's count of measured (autotuned) kernels. */
 void tp_plan_count_tuned(tp_plan *pl, int n);
 void tp_plan_free(tp_plan *pl);
+
+/* Per-kernel profiling (profile.c; stax.profile, `tpc bench --profile`):
+ * while on, every tp_plan_run times each kernel (an accelerator runs its
+ * kernels one at a time and reports each with tp_plan_profile_add). Turning
+ * it on (again) clears the counts. */
+tp_status tp_plan_set_profiling(tp_plan *pl, int on);
+int tp_plan_profiling(const tp_plan *pl);
+void tp_plan_profile_add(const tp_plan *pl, int k, double ms);
+/* The table, slowest kernel first: per kernel its kind (op kernels: the op),
+ * ms per run, share of the run, and the rate it reached (GEMMs and
+ * convolutions: GFLOP/s from their multiply-adds; the rest: GB/s from the
+ * bytes of their operands and result). At most max_rows rows (0: all), the
+ * rest summed in one line. *out: tp_free_buffer. */
+tp_status tp_plan_profile_report(const tp_plan *pl, int max_rows, char **out);
+/* The same as JSON (an object with "runs", "total_ms" and "kernels"). */
+tp_status tp_plan_profile_json(const tp_plan *pl, int max_rows, char **out);
 
 /* ---- accelerators ----
  * Something that runs a plan faster than the executor: generated Wasm

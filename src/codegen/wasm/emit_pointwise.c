@@ -48,7 +48,7 @@ void tp_em_expr(em *e, kctx *c, const tp_kir_expr *x, uint32_t off, int tail) {
       case TP_KI_UNARY: tp_em_unary(e, I->sub, c->vals[I->a], v); break;
       case TP_KI_BINARY: {
         static const tp_wasm_op b[TP_KBIN_COUNT] = {TP_WASM_OP_F32X4_ADD, TP_WASM_OP_F32X4_SUB, TP_WASM_OP_F32X4_MUL,
-                                                  TP_WASM_OP_F32X4_DIV};
+                                                  TP_WASM_OP_F32X4_DIV, TP_WASM_OP_F32X4_PMAX, TP_WASM_OP_F32X4_PMIN};
         lget(e, c->vals[I->a]), lget(e, c->vals[I->b]), op(e, b[I->sub]), lset(e, v);
         break;
       }

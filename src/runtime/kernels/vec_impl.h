@@ -238,6 +238,8 @@ static inline vf binary_vec(int op, vf a, vf b) {
     case TP_KBIN_ADD: return a + b;
     case TP_KBIN_SUB: return a - b;
     case TP_KBIN_MUL: return a * b;
+    case TP_KBIN_PMAX: return sel(a < b, b, a);
+    case TP_KBIN_PMIN: return sel(b < a, b, a);
     default: return a / b;
   }
 }
@@ -285,6 +287,8 @@ static void FN(tp_f32_vbinary_ukernel)(int op, int mode, const float *a, const f
     BIN_LOOPS(TP_KBIN_SUB, x - z)
     BIN_LOOPS(TP_KBIN_MUL, x * z)
     BIN_LOOPS(TP_KBIN_DIV, x / z)
+    BIN_LOOPS(TP_KBIN_PMAX, sel(x < z, z, x))
+    BIN_LOOPS(TP_KBIN_PMIN, sel(z < x, z, x))
   }
 }
 #undef BIN_LOOPS

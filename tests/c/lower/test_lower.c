@@ -358,6 +358,68 @@ static void test_epilogue_order(void) {
   tp_graph_free(g);
 }
 
+/* where(lt/gt) pairs (ONNX Clip, Max, Min) fuse as pmax / pmin: one
+ * pointwise kernel, no op kernel, and the same bits as the eager where and
+ * compare, NaNs, infinities and signed zeros included; all four operand
+ * orders; a compare with another user is not folded. Then the per-kernel
+ * profile of that plan. */
+static void test_minmax(void) {
+  tp_graph *g = parse("tpgraph v1\n%x = placeholder : f32[100]\n%y = placeholder : f32[100]\n"
+                      "%0 = lt(%x, -1.5) : b8[100]\n%1 = where(%0, -1.5, %x) : f32[100]\n" /* pmax(x, -1.5) */
+                      "%2 = gt(%1, 2.0) : b8[100]\n%3 = where(%2, 2.0, %1) : f32[100]\n"   /* pmin(., 2) */
+                      "%4 = lt(%3, %y) : b8[100]\n%5 = where(%4, %3, %y) : f32[100]\n"     /* pmin(y, .) */
+                      "%6 = gt(%5, %y) : b8[100]\n%7 = where(%6, %5, %y) : f32[100]\n"     /* pmax(y, .) */
+                      "%8 = mul(%7, 3.0) : f32[100]\noutput(%3, %5, %8)\n"); /* each stage seen */
+  if (!g) return;
+  float xs[100], ys[100];
+  const float sp[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, -1.5f, 2.0f, 1e-30f, -7.0f, 5.0f};
+  for (int i = 0; i < 100; i++) xs[i] = sp[i % 10], ys[i] = sp[i / 10];
+  int64_t sh[1] = {100};
+  tp_tensor *in[2] = {NULL, NULL}, *e[3] = {NULL, NULL, NULL}, *y[3] = {NULL, NULL, NULL};
+  CHECK(tp_tensor_new(TP_F32, 1, sh, xs, &in[0]) == TP_OK);
+  CHECK(tp_tensor_new(TP_F32, 1, sh, ys, &in[1]) == TP_OK);
+  tp_plan *pl = NULL;
+  int n;
+  CHECK(tp_lower(g, NULL, &pl) == TP_OK);
+  const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+  CHECK(p && p->nkernels == 3 && count_kind(p, TP_KK_POINTWISE) == 3 && count_kind(p, TP_KK_OP) == 0);
+  char *text = NULL;
+  CHECK(p && tp_kir_print(p, &text) == TP_OK && strstr(text, "pmax") && strstr(text, "pmin"));
+  tp_free_buffer(text);
+  CHECK(pl && tp_plan_set_profiling(pl, 1) == TP_OK);
+  CHECK(tp_graph_run(g, 2, in, 3, e, &n) == TP_OK);
+  CHECK(pl && tp_plan_run(pl, 2, in, 3, y, &n) == TP_OK);
+  float ev[100], yv[100];
+  for (int o = 0; o < 3; o++) {
+    CHECK(e[o] && y[o] && tp_tensor_read(e[o], ev, sizeof ev) == TP_OK && tp_tensor_read(y[o], yv, sizeof yv) == TP_OK);
+    for (int i = 0; e[o] && y[o] && i < 100; i++)
+      if (memcmp(&ev[i], &yv[i], sizeof(float))) FAILF("minmax output %d element %d: stax %g, eager %g", o, i, yv[i], ev[i]);
+    /* hand-computed: x = NaN passes the clip unchanged (NaN < c is false) */
+    if (o == 0) CHECK(isnan(ev[0]) && ev[1] == 2.0f && ev[2] == -1.5f && ev[9] == 2.0f && ev[8] == -1.5f);
+    tp_tensor_release(e[o]), tp_tensor_release(y[o]);
+  }
+  /* the profile: one run, three kernels */
+  char *rep = NULL, *js = NULL;
+  CHECK(pl && tp_plan_profile_report(pl, 0, &rep) == TP_OK && strstr(rep, "1 run,") && strstr(rep, "pointwise") &&
+        strstr(rep, "3 kernels"));
+  CHECK(pl && tp_plan_profile_json(pl, 0, &js) == TP_OK && strstr(js, "\"runs\": 1") && strstr(js, "\"gbps\""));
+  tp_free_buffer(rep), tp_free_buffer(js);
+  CHECK(pl && tp_plan_set_profiling(pl, 0) == TP_OK && !tp_plan_profiling(pl));
+  CHECK(pl && tp_plan_profile_report(pl, 0, &rep) == TP_ERR_INVALID_ARG); /* off: a clear error */
+  tp_plan_free(pl);
+  tp_graph_free(g);
+  /* a compare that something else also reads stays a compare (and the where an op) */
+  g = parse("tpgraph v1\n%x = placeholder : f32[8]\n%0 = lt(%x, 0.0) : b8[8]\n"
+            "%1 = where(%0, 0.0, %x) : f32[8]\noutput(%1, %0)\n");
+  pl = NULL;
+  CHECK(g && tp_lower(g, NULL, &pl) == TP_OK);
+  p = pl ? tp_plan_program(pl) : NULL;
+  CHECK(p && count_kind(p, TP_KK_OP) == 2);
+  tp_plan_free(pl);
+  tp_graph_free(g);
+  for (int i = 0; i < 2; i++) tp_tensor_release(in[i]);
+}
+
 /* max-autotune: GEMM blockings are timed at plan time, results unchanged,
  * the choice cached per shape unless caches are off. */
 static void test_autotune(void) {
@@ -407,6 +469,7 @@ int main(void) {
   test_fast_math();
   test_autotune();
   test_epilogue_order();
+  test_minmax();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;
