@@ -285,9 +285,80 @@ static void test_loop(void) {
   tp_onnx_model_free(m);
 }
 
+
+/* Bad inputs of the stateful opset-27 ops and a Scan body of the wrong
+ * arity: clear errors naming the node and the problem. */
+static void expect_load_error(const char *what, uint8_t *bytes, size_t len, const char *needle) {
+  tp_onnx_model *m = NULL;
+  tp_status s = tp_onnx_model_load(bytes, len, &m);
+  tp_free_buffer(bytes);
+  if (!s) { /* the import happens at the first run: feed zeros of the declared shapes */
+    tp_tensor *in[8] = {0}, *out[4] = {0};
+    int nin = tp_onnx_model_num_inputs(m), n = 0;
+    for (int i = 0; i < nin && i < 8; i++) {
+      tp_dtype dt;
+      int64_t dims[TP_MAX_DIMS];
+      int nd = tp_onnx_model_input_type(m, i, &dt, dims, NULL);
+      CHECK_OK(tp_zeros(dt, nd, dims, &in[i]));
+    }
+    s = tp_onnx_model_run(m, nin, in, 4, out, &n);
+    release(n, out);
+    release(nin, in);
+  }
+  CHECKF(s != TP_OK && strstr(tp_last_error(), needle), "%s: status %d, error '%s' lacks '%s'", what, (int)s,
+         s ? tp_last_error() : "", needle);
+  tp_onnx_model_free(m);
+}
+
+static void test_bad_inputs(void) {
+  size_t len;
+  { /* CausalConvWithState: past_state of the wrong length */
+    tp_pbw g = {0};
+    node(&g, "CausalConvWithState", L("x", "w", "", "st"), L("y", "st2"), 0, NULL);
+    value_info(&g, 11, "x", 1, "1,2,5");
+    value_info(&g, 11, "w", 1, "2,1,3");
+    value_info(&g, 11, "st", 1, "1,2,3");
+    value_info(&g, 12, "y", 1, NULL);
+    value_info(&g, 12, "st2", 1, NULL);
+    uint8_t *b = finish(&g, &len);
+    expect_load_error("CausalConvWithState past_state", b, len, "(CausalConvWithState): past_state must be float32 (1, 2, 2)");
+  }
+  { /* LinearAttention: q_num_heads not a multiple of kv_num_heads */
+    tp_pbw g = {0};
+    tp_pbw at[3] = {attr_int("q_num_heads", 3), attr_int("kv_num_heads", 2), {0}};
+    str(&at[2], 1, "update_rule");
+    str(&at[2], 4, "linear");
+    tp_pbw_varint(&at[2], 20, 3); /* STRING */
+    node(&g, "LinearAttention", L("q", "k", "v"), L("y", "s"), 3, at);
+    value_info(&g, 11, "q", 1, "1,2,6");
+    value_info(&g, 11, "k", 1, "1,2,4");
+    value_info(&g, 11, "v", 1, "1,2,4");
+    value_info(&g, 12, "y", 1, NULL);
+    value_info(&g, 12, "s", 1, NULL);
+    uint8_t *b = finish(&g, &len);
+    expect_load_error("LinearAttention heads", b, len, "(LinearAttention): q_num_heads (3) must be a positive multiple of kv_num_heads (2)");
+  }
+  { /* Scan whose body gives one output for a state and a scan output */
+    tp_pbw g = {0}, body = {0};
+    value_info(&body, 11, "s_in", 1, NULL);
+    value_info(&body, 11, "x_t", 1, NULL);
+    node(&body, "Add", L("s_in", "x_t"), L("s_out"), 0, NULL);
+    value_info(&body, 12, "s_out", 1, NULL);
+    tp_pbw at[2] = {attr_graph("body", &body), attr_int("num_scan_inputs", 1)};
+    node(&g, "Scan", L("s0", "x"), L("s", "ys"), 2, at);
+    value_info(&g, 11, "s0", 1, "2");
+    value_info(&g, 11, "x", 1, "3,2");
+    value_info(&g, 12, "s", 1, NULL);
+    value_info(&g, 12, "ys", 1, NULL);
+    uint8_t *b = finish(&g, &len);
+    expect_load_error("Scan body arity", b, len, "(Scan): the body has 2 inputs and 1 outputs; the Scan needs 2 and 2");
+  }
+}
+
 int main(void) {
   test_scan();
   test_loop();
+  test_bad_inputs();
   printf("%s test_onnx_control (%d checks)\n", failures ? "FAIL" : "ok  ", checks);
   return failures ? 1 : 0;
 }
