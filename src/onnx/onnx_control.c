@@ -194,7 +194,7 @@ static tp_status scalar_const(imp *m, tp_dtype dt, double v, ref *out) { return 
 tp_status tp_onnx_cv_loop(imp *m, onode *n, int arg) {
   (void)arg;
   ref mr, cr;
-  int64_t trip = -1;
+  int64_t trip = -1; /* -1: no trip count (the condition alone ends the loop) */
   double cond = 1;
   TP_TRY(tp_onnx_in(m, n, 0, &mr));
   TP_TRY(tp_onnx_in(m, n, 1, &cr));
@@ -202,6 +202,7 @@ tp_status tp_onnx_cv_loop(imp *m, onode *n, int arg) {
     int nv;
     TP_TRY(tp_onnx_const_ints(m, mr, "the trip count M", &trip, 1, &nv));
     if (nv != 1) return tp_fail(TP_ERR_INVALID_ARG, "the trip count M must hold one value");
+    if (trip < 0) trip = 0; /* a negative trip count runs no iteration */
   }
   if (cr.kind != R_NONE) TP_TRY(tp_onnx_const_scalar(m, cr, "the initial condition cond", &cond));
   int N = n->nin - 2;
