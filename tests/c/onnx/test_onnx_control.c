@@ -77,17 +77,19 @@ static void node(tp_pbw *g, const char *op, const char *const *ins, const char *
 }
 #define L(...) ((const char *const[]){__VA_ARGS__, NULL})
 
-static uint8_t *finish(tp_pbw *g, size_t *len) {
+static uint8_t *finish_opset(tp_pbw *g, int64_t opset, size_t *len) {
   tp_pbw m = {0}, os = {0};
   tp_pbw_varint(&m, 1, 8);
   str(&os, 1, "");
-  tp_pbw_varint(&os, 2, 17);
+  tp_pbw_varint(&os, 2, (uint64_t)opset);
   sub(&m, 8, &os);
   str(g, 2, "test");
   sub(&m, 7, g);
   *len = m.n;
   return (uint8_t *)m.p;
 }
+
+static uint8_t *finish(tp_pbw *g, size_t *len) { return finish_opset(g, 17, len); }
 
 static tp_onnx_model *load(uint8_t *bytes, size_t len) {
   tp_onnx_model *m = NULL;
@@ -198,6 +200,40 @@ static void test_scan(void) {
   CHECK(s == TP_ERR_UNSUPPORTED);
   CHECKF(strstr(tp_last_error(), "(Scan)") && strstr(tp_last_error(), "a Scan of 5000 iterations"), "error: %s",
          tp_last_error());
+  tp_onnx_model_free(m);
+}
+
+/* Scan at opset 8: a batch axis 0 on every input and output, one scan per
+ * batch entry, the scan axis 1 (directions [1]: from the last step). */
+static void test_scan8(void) {
+  tp_pbw g = {0}, body = {0};
+  value_info(&body, 11, "s_in", 1, NULL);
+  value_info(&body, 11, "x_t", 1, NULL);
+  node(&body, "Add", L("s_in", "x_t"), L("s_out"), 0, NULL);
+  node(&body, "Identity", L("s_out"), L("y_t"), 0, NULL);
+  value_info(&body, 12, "s_out", 1, NULL);
+  value_info(&body, 12, "y_t", 1, NULL);
+  int64_t dir = 1;
+  tp_pbw at[3] = {attr_graph("body", &body), attr_int("num_scan_inputs", 1), attr_ints("directions", 1, &dir)};
+  node(&g, "Scan", L("", "s0", "x"), L("s", "ys"), 3, at);
+  value_info(&g, 11, "s0", 1, "2,1");
+  value_info(&g, 11, "x", 1, "2,3,1");
+  value_info(&g, 12, "s", 1, NULL);
+  value_info(&g, 12, "ys", 1, NULL);
+  size_t len;
+  uint8_t *b = finish_opset(&g, 8, &len);
+  tp_onnx_model *m = load(b, len);
+  if (!m) return;
+  static const float s0[2] = {10, 20}, x[6] = {1, 2, 3, 4, 5, 6};
+  int64_t ssh[2] = {2, 1}, xsh[3] = {2, 3, 1};
+  tp_tensor *in[2] = {f32(2, ssh, s0), f32(3, xsh, x)}, *out[2] = {0};
+  int n = 0;
+  CHECK_OK(tp_onnx_model_run(m, 2, in, 2, out, &n));
+  /* batch 0 from the last step: 13, 15, 16; batch 1: 26, 31, 35 */
+  static const float fin[2] = {16, 35}, ys[6] = {13, 15, 16, 26, 31, 35};
+  CHECK(n == 2 && same(out[0], 2, ssh, fin) && same(out[1], 3, xsh, ys));
+  release(n, out);
+  release(2, in);
   tp_onnx_model_free(m);
 }
 
@@ -365,6 +401,7 @@ static void test_bad_inputs(void) {
 
 int main(void) {
   test_scan();
+  test_scan8();
   test_loop();
   test_bad_inputs();
   printf("%s test_onnx_control (%d checks)\n", failures ? "FAIL" : "ok  ", checks);
