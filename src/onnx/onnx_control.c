@@ -8,8 +8,8 @@
  * state inputs bound to the previous iteration's outputs and its scan
  * inputs to slices; the scan outputs are stacked. At most
  * TP_ONNX_MAX_UNROLL iterations; beyond that, and for a Loop whose exit
- * condition is computed from run-time data, the import fails naming the
- * node. A loop that runs inside the plan (a sub-plan run N times) is not
+ * condition is computed from float run-time data, the import fails naming
+ * the node. A loop that runs inside the plan (a sub-plan run N times) is not
  * built yet (docs/onnx.md, "Control flow"). */
 #include "import.h"
 
@@ -185,12 +185,36 @@ tp_status tp_onnx_cv_scan(imp *m, onode *n, int arg) {
 
 static tp_status scalar_const(imp *m, tp_dtype dt, double v, ref *out) { return tp_onnx_full(m, dt, 0, NULL, v, out); }
 
+/* The Loop body's condition is not a constant: when it is computed only
+ * from int or bool graph inputs (a count fed at run time), they become
+ * value inputs (m->need; the model imports again with their values);
+ * computed from float data (or from no graph input), it is refused. */
+static tp_status data_cond(imp *m, ref c) {
+  uint64_t before = m->need;
+  int ints_only = 0;
+  if (c.kind == R_NODE) {
+    tp_onnx_note_need(m, c.node);
+    uint64_t added = m->need & ~before;
+    ints_only = added != 0;
+    for (int i = 0; i < m->md.ninputs && i < 64; i++)
+      if (added >> i & 1) {
+        tp_dtype dt;
+        if (!tp_onnx_to_dtype(m->md.inputs[i].elem, &dt) || dt == TP_F32) ints_only = 0;
+      }
+  }
+  if (ints_only)
+    return tp_fail(TP_ERR_UNSUPPORTED, "the loop condition must be a constant (computed from int inputs: value inputs)");
+  m->need = before;
+  return tp_fail(TP_ERR_UNSUPPORTED, "the loop condition is computed from run-time data; a Loop that exits on data is "
+                 "not supported yet");
+}
+
 /* Loop: inputs M (trip count, optional), cond (optional), N carried
  * values; the body takes (iteration, cond, carried...) and gives (cond,
  * carried..., K scan outputs). M and the initial cond must be known at
  * import (constants or value inputs: the model specializes on them); the
- * body's cond must fold to a constant each iteration (a condition computed
- * from run-time data is refused). Scan outputs are stacked along axis 0. */
+ * body's cond must fold to a constant each iteration (int inputs it reads
+ * become value inputs; a condition computed from float data is refused). Scan outputs are stacked along axis 0. */
 tp_status tp_onnx_cv_loop(imp *m, onode *n, int arg) {
   (void)arg;
   ref mr, cr;
@@ -230,9 +254,7 @@ tp_status tp_onnx_cv_loop(imp *m, onode *n, int arg) {
     if (!s) s = scalar_const(m, TP_BOOL, 1, &ins[1]);
     for (int j = 0; j < N; j++) ins[2 + j] = carried[j];
     if (!s) s = tp_onnx_subgraph(m, &sub, N + 2, ins, outs);
-    if (!s && outs[0].kind != R_CONST && outs[0].kind != R_SCALAR)
-      s = tp_fail(TP_ERR_UNSUPPORTED, "the loop condition is computed from run-time data; a Loop that exits on data is "
-                  "not supported yet");
+    if (!s && outs[0].kind != R_CONST && outs[0].kind != R_SCALAR) s = data_cond(m, outs[0]);
     if (!s) s = tp_onnx_const_scalar(m, outs[0], "the loop condition", &cond);
     for (int j = 0; !s && j < N; j++) carried[j] = outs[1 + j];
     if (!s && K && TP_ARRAY_RESERVE(col, capcol, (it + 1) * K)) s = TP_ERR_OUT_OF_MEMORY;

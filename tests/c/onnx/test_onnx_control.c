@@ -239,17 +239,20 @@ static void test_scan8(void) {
 
 /* Loop with the trip count M fed at run time (a value input: one
  * specialization per value), no cond, y carried and stacked:
- *   y_i = y_{i-1} + x (x from the outer scope). With cond_data, the body's
- * condition is y_i < lim (lim a float input): a data-dependent exit. */
+ *   y_i = y_{i-1} + x (x from the outer scope). cond_data 1: the body's
+ * condition is y_i < lim (lim a float input), a data-dependent exit;
+ * 2: no M, the condition is i < cnt (cnt an int64 input). */
 static uint8_t *loop_model(int cond_data, size_t *len) {
   tp_pbw g = {0}, body = {0};
   value_info(&body, 11, "i", 7, "");
   value_info(&body, 11, "c_in", 9, "");
   value_info(&body, 11, "y_in", 1, NULL);
   node(&body, "Add", L("y_in", "x"), L("y_out"), 0, NULL);
-  if (cond_data) {
+  if (cond_data == 1) {
     node(&body, "Less", L("y_out", "lim"), L("c2"), 0, NULL);
     node(&body, "Squeeze", L("c2"), L("c_out"), 0, NULL);
+  } else if (cond_data == 2) {
+    node(&body, "Less", L("i", "cnt"), L("c_out"), 0, NULL);
   } else {
     node(&body, "Identity", L("c_in"), L("c_out"), 0, NULL);
   }
@@ -258,11 +261,13 @@ static uint8_t *loop_model(int cond_data, size_t *len) {
   value_info(&body, 12, "y_out", 1, NULL);
   value_info(&body, 12, "scan", 1, NULL);
   tp_pbw at[1] = {attr_graph("body", &body)};
-  node(&g, "Loop", L("M", "", "y0"), L("y", "ys"), 1, at);
-  value_info(&g, 11, "M", 7, "");
+  if (cond_data == 2) node(&g, "Loop", L("", "", "y0"), L("y", "ys"), 1, at);
+  else node(&g, "Loop", L("M", "", "y0"), L("y", "ys"), 1, at);
+  if (cond_data == 2) value_info(&g, 11, "cnt", 7, "");
+  else value_info(&g, 11, "M", 7, "");
   value_info(&g, 11, "y0", 1, "1");
   value_info(&g, 11, "x", 1, "1");
-  if (cond_data) value_info(&g, 11, "lim", 1, "1");
+  if (cond_data == 1) value_info(&g, 11, "lim", 1, "1");
   value_info(&g, 12, "y", 1, NULL);
   value_info(&g, 12, "ys", 1, NULL);
   return finish(&g, len);
@@ -314,7 +319,27 @@ static void test_loop(void) {
   release(3, in);
   tp_onnx_model_free(m);
 
-  /* an exit condition computed from run-time data: refused, naming the node */
+  /* no trip count; the exit condition i < cnt reads an int input, which
+   * becomes a value input: cnt + 1 iterations */
+  b = loop_model(2, &len);
+  m = load(b, len);
+  if (!m) return;
+  for (int k = 0; k < 3; k++) {
+    int64_t cnt = k == 1 ? 0 : 2;
+    tp_tensor *in3[3] = {i64(cnt), f32(1, s1, y0), f32(1, s1, x)}, *out3[2] = {0};
+    n = 0;
+    CHECK_OK(tp_onnx_model_run(m, 3, in3, 2, out3, &n));
+    static const float ys[3] = {3, 5, 7};
+    float fin[1] = {cnt == 2 ? 7 : 3};
+    int64_t ysh3[2] = {cnt + 1, 1};
+    CHECKF(n == 2 && same(out3[0], 1, s1, fin) && same(out3[1], 2, ysh3, ys), "Loop while i < %lld", (long long)cnt);
+    release(n, out3);
+    release(3, in3);
+  }
+  CHECK(tp_onnx_model_num_specializations(m) == 2);
+  tp_onnx_model_free(m);
+
+  /* an exit condition computed from float run-time data: refused, naming the node */
   b = loop_model(1, &len);
   m = load(b, len);
   if (!m) return;
