@@ -39,6 +39,21 @@ const loopModel = makeModel({
   outputs: [['y', 1, null], ['ys', 1, null]],
 });
 
+// while (i < n): no trip count, the body's condition reads the int64 input n
+// (a value input); y_i = y_{i-1} * 0.5 + x.
+const whileModel = makeModel({
+  nodes: [['Loop', ['', '', 'y0'], ['y', 'ys'], {
+    body: {
+      nodes: [['Mul', ['y_in', 'half'], ['h']], ['Add', ['h', 'x'], ['y_out']], ['Less', ['i', 'n'], ['c_out']],
+        ['Identity', ['y_out'], ['scan']]],
+      inputs: [['i', 7, []], ['c_in', 9, []], ['y_in', 1, null]],
+      outputs: [['c_out', 9, []], ['y_out', 1, null], ['scan', 1, null]],
+    },
+  }]],
+  inputs: [['n', 7, []], ['y0', 1, [2]], ['x', 1, [2]], ['half', 1, [1]]],
+  outputs: [['y', 1, null], ['ys', 1, null]],
+});
+
 function rand(n, seed) {
   const a = new Float32Array(n);
   let s = seed;
@@ -85,6 +100,13 @@ test('Loop with the trip count fed at run time matches onnxruntime-node', async 
   for (const M of [1n, 4n]) {
     await compare(loopModel, { M: new BigInt64Array([M]), y0: rand(2, 3), x: rand(2, 4), half: new Float32Array([0.5]) },
       { M: [], y0: [2], x: [2], half: [1] });
+  }
+});
+
+test('Loop while i < n (n an int64 input) matches onnxruntime-node', async () => {
+  for (const n of [0n, 3n]) {
+    await compare(whileModel, { n: new BigInt64Array([n]), y0: rand(2, 5), x: rand(2, 6), half: new Float32Array([0.5]) },
+      { n: [], y0: [2], x: [2], half: [1] });
   }
 });
 
