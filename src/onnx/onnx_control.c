@@ -203,7 +203,8 @@ static tp_status data_cond(imp *m, ref c) {
       }
   }
   if (ints_only)
-    return tp_fail(TP_ERR_UNSUPPORTED, "the loop condition must be a constant (computed from int inputs: value inputs)");
+    return tp_fail(TP_ERR_UNSUPPORTED, "the loop condition must be a constant (it is computed from int inputs, "
+                   "which a model binds as value inputs)");
   m->need = before;
   return tp_fail(TP_ERR_UNSUPPORTED, "the loop condition is computed from run-time data; a Loop that exits on data is "
                  "not supported yet");
@@ -214,7 +215,8 @@ static tp_status data_cond(imp *m, ref c) {
  * carried..., K scan outputs). M and the initial cond must be known at
  * import (constants or value inputs: the model specializes on them); the
  * body's cond must fold to a constant each iteration (int inputs it reads
- * become value inputs; a condition computed from float data is refused). Scan outputs are stacked along axis 0. */
+ * become value inputs; a condition computed from float data is refused).
+ * Scan outputs are stacked along axis 0. */
 tp_status tp_onnx_cv_loop(imp *m, onode *n, int arg) {
   (void)arg;
   ref mr, cr;
