@@ -327,13 +327,44 @@ static tp_status find_converter(const onode *n, int64_t v, int *row) {
   return TP_OK;
 }
 
+/* A decoded subgraph imported in place: sub's first nin inputs bound to
+ * ins, its initializers as constants, its nodes converted (seeing the outer
+ * scope's values), its outputs in outs[0..sub->noutputs). */
+static tp_status convert_node(imp *m, onode *n);
+tp_status tp_onnx_subgraph(imp *m, omodel *sub, int nin, const ref *ins, ref *outs) {
+  tp_status s = TP_OK;
+  if (nin > sub->ninputs)
+    return tp_fail(TP_ERR_INVALID_ARG, "the body takes %d inputs, %d are given", sub->ninputs, nin);
+  for (int i = 0; !s && i < nin; i++) s = define(m, sub->inputs[i].name, ins[i]);
+  for (int i = 0; !s && i < sub->ninits; i++) {
+    tp_tensor *t;
+    char *name = NULL;
+    ref r;
+    tp_pb rd = sub->inits[i];
+    s = tp_onnx_tensor_read(&rd, "initializer", &t, &name);
+    char *an = s ? NULL : tp_onnx_arena_str(&m->md, name ? name : "", name ? strlen(name) : 0);
+    tp_free(name);
+    if (!s && !an) tp_tensor_release(t), s = TP_ERR_OUT_OF_MEMORY;
+    if (!s) s = tp_onnx_add_const(m, t, &r);
+    if (!s) s = define(m, an, r);
+  }
+  onode *outer = m->cur;
+  for (int i = 0; !s && i < sub->nnodes; i++) s = convert_node(m, &sub->nodes[i]);
+  m->cur = outer;
+  for (int i = 0; !s && i < sub->noutputs; i++) {
+    entry *e = lookup(m, sub->outputs[i].name);
+    if (!e) s = tp_fail(TP_ERR_INVALID_ARG, "subgraph output '%s' is not computed", sub->outputs[i].name);
+    else outs[i] = e->r;
+  }
+  return s;
+}
+
 /* If: the condition must be known when the model is imported: a constant,
  * or computed from graph inputs, which then become value inputs (the model
  * specializes on them, e.g. a sample rate fed at run time); the taken
  * branch's nodes are imported in place, seeing the outer scope's values.
  * A condition computed from data is refused (If with a run-time choice
  * inside the plan is not built yet). */
-static tp_status convert_node(imp *m, onode *n);
 tp_status tp_onnx_cv_if(imp *m, onode *n, int arg) {
   (void)arg;
   ref c;
@@ -344,30 +375,14 @@ tp_status tp_onnx_cv_if(imp *m, onode *n, int arg) {
   tp_status s = tp_onnx_const_scalar(m, c, "the condition", &v);
   if (s) return tp_fail_context(s, "an If whose condition is computed from data is not supported yet");
   omodel sub;
+  ref outs[TP_MAX_OPERANDS];
   s = tp_onnx_decode_subgraph(&m->md, v != 0 ? &th->g : &el->g, &sub);
-  for (int i = 0; !s && i < sub.ninits; i++) {
-    tp_tensor *t;
-    char *name = NULL;
-    ref r;
-    tp_pb rd = sub.inits[i];
-    s = tp_onnx_tensor_read(&rd, "initializer", &t, &name);
-    char *an = s ? NULL : tp_onnx_arena_str(&m->md, name ? name : "", name ? strlen(name) : 0);
-    tp_free(name);
-    if (!s && !an) tp_tensor_release(t), s = TP_ERR_OUT_OF_MEMORY;
-    if (!s) s = tp_onnx_add_const(m, t, &r);
-    if (!s) s = define(m, an, r);
-  }
-  onode *outer = m->cur;
-  for (int i = 0; !s && i < sub.nnodes; i++) s = convert_node(m, &sub.nodes[i]);
-  m->cur = outer;
   if (!s && sub.noutputs != n->nout)
     s = tp_fail(TP_ERR_INVALID_ARG, "the %s branch has %d outputs, the If %d", v != 0 ? "then" : "else", sub.noutputs,
                 n->nout);
-  for (int i = 0; !s && i < n->nout; i++) {
-    entry *e = lookup(m, sub.outputs[i].name);
-    if (!e) s = tp_fail(TP_ERR_INVALID_ARG, "branch output '%s' is not computed", sub.outputs[i].name);
-    else if (*n->out[i]) s = tp_onnx_set_out(m, n, i, e->r);
-  }
+  if (!s && sub.noutputs > TP_MAX_OPERANDS) s = tp_fail(TP_ERR_UNSUPPORTED, "more than %d If outputs", TP_MAX_OPERANDS);
+  if (!s) s = tp_onnx_subgraph(m, &sub, 0, NULL, outs);
+  for (int i = 0; !s && i < n->nout; i++) s = tp_onnx_set_out(m, n, i, outs[i]);
   tp_onnx_decoded_free(&sub);
   return s;
 }

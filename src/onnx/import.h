@@ -148,6 +148,13 @@ tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, 
  * converter: the check a model makes at load, before any import. */
 tp_status tp_onnx_check_ops(const omodel *md);
 
+/* A decoded subgraph (tp_onnx_decode_subgraph) imported in place: its
+ * first nin inputs bound to ins, its initializers as constants, its nodes
+ * converted seeing the outer scope's values; outs[0..sub->noutputs) its
+ * outputs. If imports its taken branch once, Scan and Loop (onnx_control.c)
+ * their body once per iteration. */
+tp_status tp_onnx_subgraph(imp *m, omodel *sub, int nin, const ref *ins, ref *outs);
+
 /* Records in m->need the graph inputs that node `node` is computed from. */
 void tp_onnx_note_need(imp *m, int node);
 

@@ -95,20 +95,29 @@ function valueInfo(name, elem, dims) {
  * A ModelProto (opset 17) from a small description:
  *   { nodes: [['Relu', ['x'], ['y']]], inputs: [['x', 1, ['batch', 3]]], outputs: [['y', 1, null]] }
  * A node may carry int and ints attributes: ['LSTM', ins, outs, { hidden_size: 4 }],
- * ['LpPool', ins, outs, { kernel_shape: [2, 2] }].
+ * ['LpPool', ins, outs, { kernel_shape: [2, 2] }], and graph attributes:
+ * ['Scan', ins, outs, { body: { nodes, inputs, outputs } }].
  * Tests build models with symbolic dims and shape inputs with it.
  */
-export function makeModel({ nodes, inputs, outputs }) {
+export function makeModel(desc) {
+  return concatBytes([varintField(1, 8), lenField(8, concatBytes([lenField(1, new Uint8Array(0)), varintField(2, 17)])),
+    lenField(7, graphProto(desc, 'test'))]);
+}
+
+/** A GraphProto; an attribute whose value is { nodes, inputs, outputs } is a
+ * graph attribute (a Scan or Loop body, an If branch). */
+function graphProto({ nodes, inputs, outputs }, name) {
   const g = [];
   for (const [op, ins, outs, attrs = {}] of nodes) {
     const as = Object.entries(attrs).map(([k, v]) => lenField(5, concatBytes([lenField(1, utf8(k)),
-      ...(Array.isArray(v) ? [...v.map((e) => varintField(8, e)), varintField(20, 7)] : [varintField(3, v), varintField(20, 2)])])));
+      ...(Array.isArray(v) ? [...v.map((e) => varintField(8, e)), varintField(20, 7)]
+        : typeof v === 'object' ? [lenField(6, graphProto(v, k)), varintField(20, 5)]
+          : [varintField(3, v), varintField(20, 2)])])));
     g.push(lenField(1, concatBytes([...ins.map((n) => lenField(1, utf8(n))), ...outs.map((n) => lenField(2, utf8(n))),
       lenField(3, utf8(outs[0])), lenField(4, utf8(op)), ...as])));
   }
-  g.push(lenField(2, utf8('test')));
+  g.push(lenField(2, utf8(name)));
   for (const [n, e, d] of inputs) g.push(lenField(11, valueInfo(n, e, d)));
   for (const [n, e, d] of outputs) g.push(lenField(12, valueInfo(n, e, d)));
-  return concatBytes([varintField(1, 8), lenField(8, concatBytes([lenField(1, new Uint8Array(0)), varintField(2, 17)])),
-    lenField(7, concatBytes(g))]);
+  return concatBytes(g);
 }
