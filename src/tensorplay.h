@@ -413,6 +413,9 @@ typedef struct tp_backend_run {
   /* may be NULL: the Wasm module the backend generated and runs (bytes
    * owned by the runner, valid while it lives), or NULL with *len = 0 */
   const void *(*module)(void *ud, size_t *len);
+  /* may be NULL: the per-kernel profile of the runs so far as text (stax
+   * with stax.profile), owned by the caller (tp_free_buffer), or NULL */
+  char *(*profile)(void *ud);
 } tp_backend_run;
 
 /* What a backend is called with besides (graph, example inputs): each field
@@ -570,6 +573,11 @@ tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out);
  * tp_register_backend; NULL: the default backend). */
 void tp_onnx_model_set_backend(tp_onnx_model *m, const char *name, tp_backend_fn fn, void *ud);
 tp_status tp_onnx_model_use_backend(tp_onnx_model *m, const char *name);
+/* A backend option for the model's specializations (the keys of
+ * tp_list_mode_options, e.g. "stax.profile", "stax.max_autotune"), passed
+ * to the backend as compile()'s options are; an unknown key or a value of
+ * the wrong kind is an error naming it. Clears the cached specializations. */
+tp_status tp_onnx_model_set_option(tp_onnx_model *m, const char *key, tp_value value);
 
 /* tp_onnx_save: a graph -> a serialized ModelProto (ir_version 8, default
  * opset 17, producer "tensorplay"; docs/onnx.md "Export"). Placeholders

@@ -254,6 +254,12 @@ char *tpw_onnx_model_explain(uint32_t h);
 /* handle: a graph with a copy of the latest specialization's graph */
 uint32_t tpw_onnx_model_graph(uint32_t h);
 int32_t tpw_onnx_model_set_limit(uint32_t h, int32_t limit);
+/* A backend option (tp_onnx_model_set_option): kind 0 bool, 1 int, 2
+ * float; then tpw_onnx_model_use_backend(h, name) picks the backend and
+ * imports (and compiles) a static model's specialization now, as
+ * tpw_onnx_model_load does with a backend. TP_OK or a status. */
+int32_t tpw_onnx_model_set_option(uint32_t h, const char *key, int32_t kind, double value);
+int32_t tpw_onnx_model_use_backend(uint32_t h, const char *name);
 int32_t tpw_onnx_model_num_specializations(uint32_t h);
 
 #endif

@@ -48,6 +48,27 @@ uint32_t tpw_onnx_model_load(const void *bytes, int32_t len, const char *backend
   if (!h) tp_onnx_model_free(m);
   return h;
 }
+int32_t tpw_onnx_model_set_option(uint32_t h, const char *key, int32_t kind, double value) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  if (!m) return tp_last_status();
+  tp_value v;
+  if (kind == 0) v = tp_value_bool(value != 0);
+  else if (kind == 1 && value >= -9007199254740992.0 && value <= 9007199254740992.0 && value == (double)(int64_t)value)
+    v = tp_value_int((int64_t)value);
+  else if (kind == 2) {
+    v = tp_value_none();
+    v.kind = TP_VAL_FLOAT;
+    v.f = value;
+  }
+  else return tp_fail(TP_ERR_INVALID_ARG, "onnx model: option '%s': bad value kind %d", key ? key : "", (int)kind);
+  return tp_onnx_model_set_option(m, key, v);
+}
+int32_t tpw_onnx_model_use_backend(uint32_t h, const char *name) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  if (!m) return tp_last_status();
+  TP_TRY(tp_onnx_model_use_backend(m, name && *name ? name : NULL));
+  return tp_onnx_model_prepare(m);
+}
 int32_t tpw_onnx_model_free(uint32_t h) {
   tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
   if (!m) return tp_last_status();

@@ -1,7 +1,7 @@
 // onnx.js - ONNX models and TensorProtos. The importer is C (src/onnx,
 // docs/onnx.md); this file marshals bytes and wraps the graph handle.
 
-import { throwLast, takeBytes, check, DisposedError } from './errors.js';
+import { throwLast, lastError, takeBytes, check, DisposedError } from './errors.js';
 import { wrapHandle, getCore, collectTensors } from './tensor.js';
 import { Graph, runOnHandles } from './graph.js';
 import { compile } from './compiler.js';
@@ -77,8 +77,17 @@ export function load(bytes, options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError('onnx.load: options must be an object');
   const backend = options.backend ?? '';
   if (typeof backend !== 'string') throw new TypeError(`onnx.load: backend must be a string, got ${typeof backend}`);
+  const opts = options.options ?? {};
+  if (opts === null || typeof opts !== 'object' || Array.isArray(opts)) throw new TypeError('onnx.load: options.options must be an object of backend options');
+  const optEntries = Object.entries(opts);
+  for (const [k, v] of optEntries) {
+    if (typeof v !== 'boolean' && typeof v !== 'number') throw new TypeError(`onnx.load: backend option '${k}' must be a boolean or a number, got ${typeof v}`);
+  }
+  if (optEntries.length && !backend) throw new TypeError('onnx.load: backend options need a backend (e.g. { backend: \'stax\' })');
   const ex = core.exports;
-  const bp = core.mallocCString(backend);
+  // with options: load eagerly, set them, then pick the backend (which
+  // compiles a static model's specialization once, with the options)
+  const bp = core.mallocCString(optEntries.length ? '' : backend);
   let h;
   try {
     h = withBytes(core, u8, (p, n) => ex.tpw_onnx_model_load(p, n, bp) >>> 0);
@@ -86,6 +95,31 @@ export function load(bytes, options = {}) {
     core.free(bp);
   }
   if (h === 0) throwLast(core, 'onnx.load');
+  if (optEntries.length) {
+    const fail = () => {
+      const err = lastError(core, 'onnx.load');
+      ex.tpw_onnx_model_free(h);
+      throw err;
+    };
+    for (const [k, v] of optEntries) {
+      const kp = core.mallocCString(k);
+      let st;
+      try {
+        st = ex.tpw_onnx_model_set_option(h, kp, typeof v === 'boolean' ? 0 : Number.isInteger(v) ? 1 : 2, Number(v));
+      } finally {
+        core.free(kp);
+      }
+      if (st !== 0) fail();
+    }
+    const np = core.mallocCString(backend);
+    let st;
+    try {
+      st = ex.tpw_onnx_model_use_backend(h, np);
+    } finally {
+      core.free(np);
+    }
+    if (st !== 0) fail();
+  }
   let disposed = false;
   const live = () => {
     if (disposed) throw new DisposedError('onnx model was disposed');

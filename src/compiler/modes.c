@@ -14,6 +14,7 @@ enum {
   OPT_COORDINATE_DESCENT_TUNING,
   OPT_EPILOGUE_FUSION,
   OPT_MEMORY_PLANNING,
+  OPT_PROFILE,
   OPT_COUNT
 };
 static const struct opt_row {
@@ -32,6 +33,8 @@ static const struct opt_row {
     [OPT_EPILOGUE_FUSION] = {"stax.epilogue_fusion",
                              "fuse bias/activation/residual into GEMM epilogues"},
     [OPT_MEMORY_PLANNING] = {"stax.memory_planning", "liveness-based arena reuse"},
+    [OPT_PROFILE] = {"stax.profile",
+                     "time every kernel of each run; explain() lists them with time share and GFLOP/s or GB/s"},
 };
 
 /* ---- the modes: one row per mode, its patch in order (all values true) ---- */

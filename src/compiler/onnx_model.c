@@ -33,6 +33,15 @@ tp_status tp_onnx_model_run(tp_onnx_model *m, int nin, tp_tensor *const *in, int
   return TP_OK;
 }
 
+tp_status tp_onnx_model_set_option(tp_onnx_model *m, const char *key, tp_value value) {
+  if (!m || !key) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: set option: NULL argument");
+  char keys[1][48];
+  if (strlen(key) >= sizeof keys[0]) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: unknown option '%.60s...'", key);
+  snprintf(keys[0], sizeof keys[0], "%s", key);
+  TP_TRY(tp_check_mode_options(1, (const char(*)[48])keys, &value));
+  return tp_onnx_model_set_backend_option(m, key, value);
+}
+
 tp_status tp_onnx_model_use_backend(tp_onnx_model *m, const char *name) {
   if (!m) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: NULL model");
   if (!name) name = tp_get_default_backend();

@@ -52,6 +52,7 @@ struct tp_onnx_model {
   tp_backend_fn backend; /* NULL: run the graphs eagerly */
   void *backend_ud;
   char backend_name[64];
+  tp_backend_opts opts;   /* options for the backend (opts.noptions 0: none) */
 };
 
 static int has_initializer(const omodel *md, const char *name) {
@@ -140,6 +141,25 @@ void tp_onnx_model_set_backend(tp_onnx_model *m, const char *name, tp_backend_fn
   m->backend = fn;
   m->backend_ud = ud;
   snprintf(m->backend_name, sizeof m->backend_name, "%s", fn ? (name ? name : "a backend") : "");
+}
+
+tp_status tp_onnx_model_set_backend_option(tp_onnx_model *m, const char *key, tp_value value) {
+  if (!m || !key) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: set option: NULL argument");
+  int k = 0;
+  while (k < m->opts.noptions && strcmp(m->opts.option_keys[k], key)) k++;
+  if (k == m->opts.noptions) {
+    if (k == TP_ARRAY_LEN(m->opts.option_keys))
+      return tp_fail(TP_ERR_INVALID_ARG, "onnx model: at most %d backend options", k);
+    if (strlen(key) >= sizeof m->opts.option_keys[0])
+      return tp_fail(TP_ERR_INVALID_ARG, "onnx model: option key '%.60s...' is too long", key);
+    snprintf(m->opts.option_keys[k], sizeof m->opts.option_keys[k], "%s", key);
+    m->opts.noptions++;
+  }
+  m->opts.option_values[k] = value;
+  m->opts.has_options = 1;
+  for (int i = 0; i < m->nspecs; i++) spec_clear(m, &m->specs[i]);
+  m->nspecs = 0;
+  return TP_OK;
 }
 
 /* Drops least recently used specializations until at most `keep` remain. */
@@ -329,7 +349,7 @@ static tp_status specialize_ex(tp_onnx_model *m, tp_tensor *const *in, int probe
     int na = 0;
     for (int k = 0; k < m->nin; k++)
       if (!e->values[k]) args[na++] = in[k];
-    s = m->backend(m->backend_ud, e->graph, na, args, NULL, &e->run);
+    s = m->backend(m->backend_ud, e->graph, na, args, m->opts.has_options ? &m->opts : NULL, &e->run);
     if (!s && !e->run.run) s = tp_fail(TP_ERR_INTERNAL, "the backend returned no runner");
     if (s) tp_fail_context(s, "onnx model: backend '%s'", m->backend_name);
   }
@@ -468,6 +488,14 @@ tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
                     tp_shape_str(e->descs[k].ndim, e->descs[k].shape, sh, sizeof sh), e->values[k] ? "=value" : "");
     }
     tp_buf_puts(&b, "\n");
+    char *prof = e->run.profile ? e->run.profile(e->run.ud) : NULL;
+    if (prof) { /* stax.profile: the specialization's kernels */
+      for (const char *p = prof, *nl; *p; p = nl ? nl + 1 : p + strlen(p)) {
+        nl = strchr(p, '\n');
+        tp_buf_printf(&b, "    %.*s\n", (int)(nl ? nl - p : (ptrdiff_t)strlen(p)), p);
+      }
+      tp_free_buffer(prof);
+    }
   }
   if (!(*out = tp_buf_take(&b))) return TP_ERR_OUT_OF_MEMORY;
   return TP_OK;

@@ -66,6 +66,16 @@ static void stax_describe(void *ud, char *json, size_t n) {
            tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned);
 }
 
+static char *stax_profile(void *ud) {
+  stax_runner *r = ud;
+  char *text = NULL;
+  if (!tp_plan_profiling(r->plan) || tp_plan_profile_report(r->plan, 40, &text)) {
+    tp_clear_error();
+    return NULL;
+  }
+  return text;
+}
+
 static const void *stax_module(void *ud, size_t *len) {
   stax_runner *r = ud;
   return tp_plan_accel_module(r->plan, len);
@@ -113,6 +123,7 @@ tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const
     tp_value nc0 = tp_config_get(TP_CFG_FORCE_DISABLE_CACHES);
     lo.use_cache = !(nc0.kind == TP_VAL_BOOL && nc0.i);
     s = tp_lower(g, &lo, &r->plan);
+    if (!s && opt_value(opts, "stax.profile", 0)) s = tp_plan_set_profiling(r->plan, 1);
     if (!s && lo.codegen) { /* generated SIMD128 kernels on a Wasm host */
       tp_status cs = tp_plan_accelerate(r->plan, &tp_wasm_accel, lo.use_cache);
       if (cs == TP_ERR_OUT_OF_MEMORY) {
@@ -147,5 +158,6 @@ tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const
   out->free = stax_free;
   out->describe = stax_describe;
   out->module = stax_module;
+  out->profile = stax_profile;
   return TP_OK;
 }
