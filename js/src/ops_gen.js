@@ -47,6 +47,7 @@ export function bitwiseAnd(a, b) { return callOp('bitwise_and', [a, b]); }
 export function bitwiseOr(a, b) { return callOp('bitwise_or', [a, b]); }
 export function bitwiseXor(a, b) { return callOp('bitwise_xor', [a, b]); }
 export function bitwiseNot(a) { return callOp('bitwise_not', [a]); }
+export function det(a) { return callOp('det', [a]); }
 
 /** Every operator by its JS name (functional forms). */
 export const ops = Object.freeze({
@@ -113,6 +114,7 @@ export const ops = Object.freeze({
   bitwiseOr,
   bitwiseXor,
   bitwiseNot,
+  det,
   conv2d,
   maxPool2d,
   avgPool2d,
@@ -178,6 +180,7 @@ const methods = {
   bitwiseOr(b) { return bitwiseOr(this, b); },
   bitwiseXor(b) { return bitwiseXor(this, b); },
   bitwiseNot() { return bitwiseNot(this); },
+  det() { return det(this); },
   conv2d(...args) { return conv2d(this, ...args); },
   maxPool2d(...args) { return maxPool2d(this, ...args); },
   avgPool2d(...args) { return avgPool2d(this, ...args); },

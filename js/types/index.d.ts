@@ -91,6 +91,7 @@ export declare class Tensor {
   bitwiseOr(b: Operand): Tensor;
   bitwiseXor(b: Operand): Tensor;
   bitwiseNot(): Tensor;
+  det(): Tensor;
   // END generated ops
   /** torch style: x.where(cond, y) = where(cond, x, y). */
   where(cond: Tensor, other: Operand): Tensor;
@@ -194,6 +195,7 @@ export declare function bitwiseAnd(a: Operand, b: Operand): Tensor;
 export declare function bitwiseOr(a: Operand, b: Operand): Tensor;
 export declare function bitwiseXor(a: Operand, b: Operand): Tensor;
 export declare function bitwiseNot(a: Tensor): Tensor;
+export declare function det(a: Tensor): Tensor;
 /** Every operator by its JS name. */
 export declare const ops: Readonly<{
   add: typeof add;
@@ -259,6 +261,7 @@ export declare const ops: Readonly<{
   bitwiseOr: typeof bitwiseOr;
   bitwiseXor: typeof bitwiseXor;
   bitwiseNot: typeof bitwiseNot;
+  det: typeof det;
   conv2d: typeof conv2d;
   maxPool2d: typeof maxPool2d;
   avgPool2d: typeof avgPool2d;

@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -147,6 +147,22 @@ static tp_status shape_int(tp_op op, int nin, const tp_desc *const *in, const tp
   if (out->dtype != TP_I32 && out->dtype != TP_I64)
     return tp_fail(TP_ERR_INVALID_ARG, "%s: the operands promote to %s; int32 or int64 is required", tp_op_name(op),
                    tp_dtype_name(out->dtype));
+  return TP_OK;
+}
+
+/* det: [..., n, n] float32 -> [...]. */
+static tp_status shape_det(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a, tp_desc *out) {
+  (void)nin, (void)a;
+  const tp_desc *x = in[0];
+  char b0[96];
+  if (x->dtype != TP_F32)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: x has dtype %s, expected float32", tp_op_name(op), tp_dtype_name(x->dtype));
+  if (x->ndim < 2 || x->shape[x->ndim - 1] != x->shape[x->ndim - 2])
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: x must be [..., n, n] (square matrices), got %s", tp_op_name(op),
+                   SHAPE(x, b0));
+  *out = *x;
+  out->weak = 0;
+  out->ndim = x->ndim - 2;
   return TP_OK;
 }
 

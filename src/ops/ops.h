@@ -75,6 +75,9 @@ tp_status tp_recurrent_exec(tp_op op, int nin, tp_tensor *const *in, const tp_at
  * divisor is an INVALID_ARG error. */
 tp_status tp_intop_exec(tp_op op, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
 tp_status tp_intop_ref(tp_op op, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
+/* det (src/ops/linalg.c): LU in double, or the reference's complete
+ * pivoting in long double. */
+tp_status tp_det_exec(tp_tensor *const *in, const tp_desc *od, int reference, tp_tensor **out);
 /* argtopk (src/ops/index.c). */
 tp_status tp_argtopk_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* gather_nd (src/ops/index.c): bounds-checked index tuples. */

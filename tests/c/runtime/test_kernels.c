@@ -1185,6 +1185,22 @@ static void cases_int(tp_op op) {
       }
 }
 
+/* det: n 0..5, batched, strided layouts; one singular matrix (rows equal). */
+static void cases_det(void) {
+  char lbl[256];
+  static const S xs[] = {S2(1, 1), S2(2, 2), S2(3, 3), S3(4, 4, 4), S3(2, 5, 5), S3(3, 0, 0)};
+  for (int si = 0; si < 6; si++)
+    for (int l = 0; l < L_COUNT; l++) {
+      tp_tensor *in[1] = {gen(TP_F32, xs[si].nd, xs[si].d, NORMAL1, l)};
+      snprintf(lbl, sizeof lbl, "x ndim %d, n %lld, layout %d", xs[si].nd, (long long)xs[si].d[xs[si].nd - 1], l);
+      run_case(lbl, TP_OP_DET, 1, in, NULL);
+    }
+  int64_t sh[2] = {3, 3};
+  double v[9] = {1, 2, 3, 1, 2, 3, 4, 5, 6};
+  tp_tensor *in[1] = {from_values(TP_F32, 2, sh, v)};
+  run_case("singular 3x3", TP_OP_DET, 1, in, NULL);
+}
+
 static void differential_op(int op) {
   {
     int before = ncases, fbefore = failures;
@@ -1205,6 +1221,7 @@ static void differential_op(int op) {
       case TP_OP_ARGTOPK: cases_argtopk(); break;
       case TP_OP_MOD: case TP_OP_FMOD: case TP_OP_BITWISE_AND: case TP_OP_BITWISE_OR: case TP_OP_BITWISE_XOR:
       case TP_OP_BITWISE_NOT: cases_int((tp_op)op); break;
+      case TP_OP_DET: cases_det(); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:

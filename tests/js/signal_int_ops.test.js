@@ -1,0 +1,108 @@
+// The integer ops (mod, fmod, bitwiseAnd/Or/Xor/Not) and det from JS, with
+// hand-computed values and errors; and an ONNX DFT model (dft_length fed at
+// run time) against onnxruntime-node, eager and stax.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as tp from '../../js/index.js';
+import { makeModel } from './_onnx_pb.mjs';
+
+const live0 = tp.liveTensors();
+const vals = (t) => [...t.toArray()].map(Number);
+
+test('mod / fmod: the divisor\'s and the dividend\'s sign, broadcast, scalars, a zero divisor is an error', () => {
+  tp.scope(() => {
+    const a = tp.tensor([7, -7, 7, -7, 6], { dtype: 'int32' });
+    const b = tp.tensor([3, 3, -3, -3, -3], { dtype: 'int32' });
+    assert.deepEqual(vals(tp.mod(a, b)), [1, 2, -2, -1, 0]);
+    assert.deepEqual(vals(a.fmod(b)), [1, -1, 1, -1, 0]);
+    assert.equal(tp.mod(a, b).dtype, 'int32');
+    assert.deepEqual(vals(a.mod(4)), [3, 1, 3, 1, 2]);
+    const c = tp.tensor([10, -10], { dtype: 'int64', shape: [2, 1] });
+    const d = tp.tensor([4, -4, 3], { dtype: 'int64' });
+    const y = c.mod(d);
+    assert.deepEqual(y.shape, [2, 3]);
+    assert.deepEqual(vals(y), [2, -2, 1, 2, -2, 2]);
+    assert.deepEqual(vals(tp.fmod(c, d)), [2, 2, 1, -2, -2, -1]);
+    /* INT32_MIN by -1: 0, never a trap */
+    assert.deepEqual(vals(tp.mod(tp.tensor([-2147483648], { dtype: 'int32' }), -1)), [0]);
+    assert.throws(() => tp.mod(a, tp.tensor([1, 0, 1, 1, 1], { dtype: 'int32' })), /mod: integer division by zero.*\[1\]/);
+    assert.throws(() => tp.mod(tp.tensor([1.5]), tp.tensor([2])), /mod: .*float32.*int32 or int64/);
+    assert.throws(() => a.fmod(1.5), /fmod: .*int32 or int64/);
+    /* the runtime stays usable */
+    assert.deepEqual(vals(a.mod(5)), [2, 3, 2, 3, 1]);
+  });
+});
+
+test('bitwiseAnd / Or / Xor / Not on int32 and int64', () => {
+  tp.scope(() => {
+    const a = tp.tensor([12, -1, -8], { dtype: 'int32' });
+    const b = tp.tensor([10, 5, 7], { dtype: 'int32' });
+    assert.deepEqual(vals(tp.bitwiseAnd(a, b)), [8, 5, 0]);
+    assert.deepEqual(vals(a.bitwiseOr(b)), [14, -1, -1]);
+    assert.deepEqual(vals(a.bitwiseXor(b)), [6, -6, -1]);
+    assert.deepEqual(vals(tp.bitwiseNot(a)), [-13, 0, 7]);
+    assert.deepEqual(vals(a.bitwiseAnd(3)), [0, 3, 0]);
+    const e = tp.tensor([-9223372036854775808n, 9223372036854775807n, 0n], { dtype: 'int64' });
+    assert.deepEqual([...e.bitwiseNot().toArray()], [9223372036854775807n, -9223372036854775808n, -1n]);
+    assert.throws(() => tp.bitwiseNot(tp.tensor([1])), /bitwise_not: .*float32/);
+  });
+});
+
+test('det: 2x2, 3x3 with a row swap, batched, singular; non-square refused', () => {
+  tp.scope(() => {
+    assert.deepEqual(vals(tp.det(tp.tensor([1, 2, 3, 4], { shape: [2, 2] }))), [-2]);
+    const d3 = tp.tensor([0, 1, 2, 3, 4, 5, 6, 7, 9], { shape: [3, 3] }).det();
+    assert.deepEqual(d3.shape, []);
+    assert.ok(Math.abs(vals(d3)[0] + 3) < 1e-5);
+    const bt = tp.det(tp.tensor([2, 0, 0, 3, 1, 1, 1, 1, 0, 1, 1, 0], { shape: [3, 2, 2] }));
+    assert.deepEqual(bt.shape, [3]);
+    assert.deepEqual(vals(bt), [6, 0, -1]);
+    assert.throws(() => tp.det(tp.tensor([1, 2, 3, 4, 5, 6], { shape: [2, 3] })), /det: .*square.*\[2,3\]/);
+  });
+});
+
+test('DFT (opset 17) with dft_length fed at run time matches onnxruntime-node, eager and stax', async () => {
+  let ort;
+  try {
+    ort = await import('onnxruntime-node');
+  } catch (e) {
+    assert.fail(`onnxruntime-node is the independent check and must load: ${e && e.message}`);
+  }
+  const cases = [
+    { attrs: { axis: 1 }, n: 16 },
+    { attrs: { axis: 1, onesided: 1 }, n: 12 }, /* truncated, one-sided */
+    { attrs: { axis: 1 }, n: 20 }, /* zero-padded */
+    { attrs: { axis: 1, inverse: 1 }, n: 16 },
+  ];
+  const L = 16;
+  const data = Float32Array.from({ length: 2 * L }, (_, i) => Math.sin(0.7 * i) + 0.25 * ((i * 7) % 5));
+  for (const { attrs, n } of cases) {
+    const bytes = makeModel({ nodes: [['DFT', ['x', 'n'], ['y'], attrs]],
+      inputs: [['x', 1, [2, L, 1]], ['n', 7, []]], outputs: [['y', 1, null]] });
+    const session = await ort.InferenceSession.create(bytes);
+    const res = await session.run({ x: new ort.Tensor('float32', data, [2, L, 1]),
+      n: new ort.Tensor('int64', BigInt64Array.from([BigInt(n)]), []) });
+    const want = res[session.outputNames[0]];
+    const scale = Math.max(...Array.from(want.data, Math.abs));
+    for (const backend of [null, 'stax']) {
+      const m = tp.onnx.load(bytes, backend ? { backend } : {});
+      try {
+        tp.scope(() => {
+          const [y] = m.run(tp.tensor(data, { shape: [2, L, 1] }), tp.tensor([n], { dtype: 'int64', shape: [] }));
+          const label = `DFT ${JSON.stringify(attrs)} n=${n} ${backend ?? 'eager'}`;
+          assert.deepEqual(y.shape, Array.from(want.dims), `${label}: shape`);
+          const g = y.toArray();
+          for (let i = 0; i < g.length; i++)
+            assert.ok(Math.abs(g[i] - want.data[i]) <= 1e-5 * scale + 1e-6, `${label}[${i}]: ${g[i]} vs ${want.data[i]}`);
+        });
+      } finally {
+        m.dispose();
+      }
+    }
+    if (session.release) await session.release();
+  }
+});
+
+test('no tensors leak', () => {
+  assert.equal(tp.liveTensors(), live0);
+});
