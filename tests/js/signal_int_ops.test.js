@@ -103,6 +103,30 @@ test('DFT (opset 17) with dft_length fed at run time matches onnxruntime-node, e
   }
 });
 
+test('export: mod, fmod and det as ONNX Mod / Det run in onnxruntime-node; bitwise ops refused naming opset 18', async () => {
+  const ort = await import('onnxruntime-node');
+  const a = tp.tensor([7, -7, 7, -7, 2147483647], { dtype: 'int32' });
+  const b = tp.tensor([3, 3, -3, -3, -2], { dtype: 'int32' });
+  const m = tp.tensor([2, 1, 2, 6, 0, 1, 2, 3], { shape: [2, 2, 2] });
+  try {
+    const fn = (x, y, z) => [tp.mod(x, y), tp.fmod(x, y), tp.det(z)];
+    const bytes = tp.onnx.save(fn, [a, b, m]);
+    const session = await ort.InferenceSession.create(bytes);
+    const feeds = {};
+    [a, b, m].forEach((t, k) => { feeds[session.inputNames[k]] = new ort.Tensor(t.dtype, t.toArray(), t.shape); });
+    const res = await session.run(feeds);
+    const outs = session.outputNames.map((n) => Array.from(res[n].data, Number));
+    /* by hand: Python's %, C's %, det([[2,1],[2,6]]) = 12 - 2 = 10, det([[0,1],[2,3]]) = -2 */
+    assert.deepEqual(outs[0], [1, 2, -2, -1, -1]);
+    assert.deepEqual(outs[1], [1, -1, 1, -1, 1]);
+    assert.ok(Math.abs(outs[2][0] - 10) < 1e-4 && Math.abs(outs[2][1] + 2) < 1e-4, `det ${outs[2]}`);
+    assert.throws(() => tp.onnx.save((x, y) => tp.bitwiseAnd(x, y), [a, b]), /bitwise_and.*opset 18/);
+    if (session.release) await session.release();
+  } finally {
+    a.dispose(), b.dispose(), m.dispose();
+  }
+});
+
 test('no tensors leak', () => {
   assert.equal(tp.liveTensors(), live0);
 });
