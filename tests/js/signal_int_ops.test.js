@@ -127,6 +127,53 @@ test('export: mod, fmod and det as ONNX Mod / Det run in onnxruntime-node; bitwi
   }
 });
 
+test('DFT / STFT / MelWeightMatrix: bad parameters are clear errors, at load or at run time, and the model stays usable', () => {
+  const bad = (nodes, inputs, re) => assert.throws(() => {
+    const m = tp.onnx.load(makeModel({ nodes, inputs, outputs: [['y', 1, null]] }));
+    try {
+      tp.scope(() => m.run(...inputs.map(([, e, d]) => (e === 7 ? tp.tensor([0], { dtype: 'int64', shape: d }) : tp.zeros(d)))));
+    } finally {
+      m.dispose();
+    }
+  }, re);
+  bad([['DFT', ['x'], ['y'], { axis: 2 }]], [['x', 1, [2, 4, 1]]], /axis 2 is out of range for a signal of rank 3/);
+  bad([['DFT', ['x'], ['y'], {}]], [['x', 1, [2, 4, 3]]], /last dim of 1 \(real\) or 2 \(complex\)/);
+  bad([['DFT', ['x'], ['y'], { onesided: 1 }]], [['x', 1, [2, 4, 2]]], /onesided needs a real signal/);
+  bad([['STFT', ['x', 's'], ['y'], {}]], [['x', 1, [1, 8, 1]], ['s', 7, []]], /frame_step must be at least 1, got 0/);
+  bad([['MelWeightMatrix', ['a', 'b', 'c', 'd', 'e'], ['y'], {}]], [['a', 7, []], ['b', 7, []], ['c', 7, []], ['d', 7, []], ['e', 7, []]],
+    /num_mel_bins must be an integer in 1\.\./);
+  /* dft_length fed at run time: 0 is refused, then a good value runs */
+  const m = tp.onnx.load(makeModel({ nodes: [['DFT', ['x', 'n'], ['y'], {}]], inputs: [['x', 1, [1, 4, 1]], ['n', 7, []]],
+    outputs: [['y', 1, null]] }));
+  try {
+    tp.scope(() => {
+      const x = tp.tensor([1, 2, 3, 4], { shape: [1, 4, 1] });
+      assert.throws(() => m.run(x, tp.tensor([0], { dtype: 'int64', shape: [] })), /dft_length must be at least 1, got 0/);
+      /* by hand: X0 = 10, X1 = -2 + 2i, X2 = -2, X3 = -2 - 2i */
+      const [y] = m.run(x, tp.tensor([4], { dtype: 'int64', shape: [] }));
+      assert.deepEqual(y.shape, [1, 4, 2]);
+      const want = [10, 0, -2, 2, -2, 0, -2, -2];
+      y.toArray().forEach((v, i) => assert.ok(Math.abs(v - want[i]) < 1e-5, `X[${i}] ${v} vs ${want[i]}`));
+    });
+  } finally {
+    m.dispose();
+  }
+});
+
+test('opset 1: Not loads (unchanged since), an op whose meaning changed names the opset floor', () => {
+  const m = tp.onnx.load(makeModel({ nodes: [['Not', ['x'], ['y']]], inputs: [['x', 9, [3]]], outputs: [['y', 9, null]], opset: 1 }));
+  try {
+    tp.scope(() => {
+      const [y] = m.run(tp.tensor([1, 0, 1], { dtype: 'bool' }));
+      assert.deepEqual([...y.toArray()].map(Number), [0, 1, 0]);
+    });
+  } finally {
+    m.dispose();
+  }
+  assert.throws(() => tp.onnx.load(makeModel({ nodes: [['Relu', ['x'], ['y']]], inputs: [['x', 1, [3]]],
+    outputs: [['y', 1, null]], opset: 5 })), /\(Relu\) is not supported at opset 5 \(its meaning changed since; opset 7 or newer is required\)/);
+});
+
 test('no tensors leak', () => {
   assert.equal(tp.liveTensors(), live0);
 });
