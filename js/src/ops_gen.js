@@ -41,6 +41,13 @@ export function cosh(a) { return callOp('cosh', [a]); }
 export function asinh(a) { return callOp('asinh', [a]); }
 export function acosh(a) { return callOp('acosh', [a]); }
 export function atanh(a) { return callOp('atanh', [a]); }
+export function mod(a, b) { return callOp('mod', [a, b]); }
+export function fmod(a, b) { return callOp('fmod', [a, b]); }
+export function bitwiseAnd(a, b) { return callOp('bitwise_and', [a, b]); }
+export function bitwiseOr(a, b) { return callOp('bitwise_or', [a, b]); }
+export function bitwiseXor(a, b) { return callOp('bitwise_xor', [a, b]); }
+export function bitwiseNot(a) { return callOp('bitwise_not', [a]); }
+export function det(a) { return callOp('det', [a]); }
 
 /** Every operator by its JS name (functional forms). */
 export const ops = Object.freeze({
@@ -101,6 +108,13 @@ export const ops = Object.freeze({
   asinh,
   acosh,
   atanh,
+  mod,
+  fmod,
+  bitwiseAnd,
+  bitwiseOr,
+  bitwiseXor,
+  bitwiseNot,
+  det,
   conv2d,
   maxPool2d,
   avgPool2d,
@@ -160,6 +174,13 @@ const methods = {
   asinh() { return asinh(this); },
   acosh() { return acosh(this); },
   atanh() { return atanh(this); },
+  mod(b) { return mod(this, b); },
+  fmod(b) { return fmod(this, b); },
+  bitwiseAnd(b) { return bitwiseAnd(this, b); },
+  bitwiseOr(b) { return bitwiseOr(this, b); },
+  bitwiseXor(b) { return bitwiseXor(this, b); },
+  bitwiseNot() { return bitwiseNot(this); },
+  det() { return det(this); },
   conv2d(...args) { return conv2d(this, ...args); },
   maxPool2d(...args) { return maxPool2d(this, ...args); },
   avgPool2d(...args) { return avgPool2d(this, ...args); },

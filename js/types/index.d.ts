@@ -85,6 +85,13 @@ export declare class Tensor {
   asinh(): Tensor;
   acosh(): Tensor;
   atanh(): Tensor;
+  mod(b: Operand): Tensor;
+  fmod(b: Operand): Tensor;
+  bitwiseAnd(b: Operand): Tensor;
+  bitwiseOr(b: Operand): Tensor;
+  bitwiseXor(b: Operand): Tensor;
+  bitwiseNot(): Tensor;
+  det(): Tensor;
   // END generated ops
   /** torch style: x.where(cond, y) = where(cond, x, y). */
   where(cond: Tensor, other: Operand): Tensor;
@@ -182,6 +189,13 @@ export declare function cosh(a: Tensor): Tensor;
 export declare function asinh(a: Tensor): Tensor;
 export declare function acosh(a: Tensor): Tensor;
 export declare function atanh(a: Tensor): Tensor;
+export declare function mod(a: Operand, b: Operand): Tensor;
+export declare function fmod(a: Operand, b: Operand): Tensor;
+export declare function bitwiseAnd(a: Operand, b: Operand): Tensor;
+export declare function bitwiseOr(a: Operand, b: Operand): Tensor;
+export declare function bitwiseXor(a: Operand, b: Operand): Tensor;
+export declare function bitwiseNot(a: Tensor): Tensor;
+export declare function det(a: Tensor): Tensor;
 /** Every operator by its JS name. */
 export declare const ops: Readonly<{
   add: typeof add;
@@ -241,6 +255,13 @@ export declare const ops: Readonly<{
   asinh: typeof asinh;
   acosh: typeof acosh;
   atanh: typeof atanh;
+  mod: typeof mod;
+  fmod: typeof fmod;
+  bitwiseAnd: typeof bitwiseAnd;
+  bitwiseOr: typeof bitwiseOr;
+  bitwiseXor: typeof bitwiseXor;
+  bitwiseNot: typeof bitwiseNot;
+  det: typeof det;
   conv2d: typeof conv2d;
   maxPool2d: typeof maxPool2d;
   avgPool2d: typeof avgPool2d;

@@ -294,10 +294,8 @@ tp_status tp_onnx_decode(omodel *m, const void *bytes, size_t len) {
   if (!has_graph) return tp_fail(TP_ERR_PARSE, "onnx: the model has no graph (field 7 of ModelProto)");
   if (!has_opset)
     return tp_fail(TP_ERR_PARSE, "onnx: the model imports no opset of the default domain (ai.onnx)");
-  if (m->opset < TP_ONNX_MIN_OPSET)
-    return tp_fail(TP_ERR_UNSUPPORTED,
-                   "onnx: the model imports opset %lld of the default domain; opset %d or newer "
-                   "is required",
-                   (long long)m->opset, TP_ONNX_MIN_OPSET);
+  if (m->opset < 1)
+    return tp_fail(TP_ERR_PARSE, "onnx: the model imports opset %lld of the default domain; opsets start at 1",
+                   (long long)m->opset);
   return TP_OK;
 }

@@ -309,7 +309,10 @@ static tp_status find_converter(const onode *n, int64_t v, int *row) {
   for (i = 0; i < TP_ARRAY_LEN(converters); i++) {
     if (strcmp(converters[i].op, n->op)) continue;
     named = 1;
-    if ((!converters[i].min_opset || v >= converters[i].min_opset) &&
+    /* a row without a lower bound serves TP_ONNX_MIN_OPSET and newer:
+     * only rows naming an older opset (ops whose meaning never changed)
+     * serve models older than that */
+    if (v >= (converters[i].min_opset ? converters[i].min_opset : TP_ONNX_MIN_OPSET) &&
         (!converters[i].max_opset || v <= converters[i].max_opset))
       break;
   }
@@ -318,6 +321,11 @@ static tp_status find_converter(const onode *n, int64_t v, int *row) {
     if (!default_domain)
       return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s of domain '%s') is not supported yet",
                      n->name, n->op, n->domain);
+    if (named && v < TP_ONNX_MIN_OPSET)
+      return tp_fail(TP_ERR_UNSUPPORTED,
+                     "onnx: node '%s' (%s) is not supported at opset %lld (its meaning changed since; "
+                     "opset %d or newer is required)",
+                     n->name, n->op, (long long)v, TP_ONNX_MIN_OPSET);
     if (named)
       return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s) is not supported at opset %lld", n->name,
                      n->op, (long long)v);

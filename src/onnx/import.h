@@ -221,7 +221,7 @@ typedef tp_status (*tp_onnx_converter)(imp *m, onode *n, int arg);
 
 /* cv_act variants (onnx_nn.c) */
 enum { ACT_LEAKY, ACT_ELU, ACT_SELU, ACT_HSIG, ACT_HSWISH, ACT_SOFTPLUS, ACT_SOFTSIGN, ACT_THRESHOLDED,
-       ACT_SHRINK, ACT_SWISH };
+       ACT_SHRINK, ACT_SWISH, ACT_CELU, ACT_MISH };
 /* cv_reduce variants besides a reduction tp_op (onnx_reduce.c) */
 enum { TP_ONNX_REDUCE_L2 = -1, TP_ONNX_REDUCE_PROD = -2, TP_ONNX_REDUCE_L1 = -3, TP_ONNX_REDUCE_SUM_SQUARE = -4,
        TP_ONNX_REDUCE_LOG_SUM = -5, TP_ONNX_REDUCE_LOG_SUM_EXP = -6 };

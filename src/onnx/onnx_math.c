@@ -86,10 +86,9 @@ tp_status tp_onnx_cv_logic(imp *m, onode *n, int kind) {
 }
 
 /* Mod: fmod 0 takes the divisor's sign (Python's %), fmod 1 the dividend's
- * (C's fmod). Constants (shape arithmetic, attention's head counts) fold
- * here exactly, ints in int64; at run time float32 composes
- * a - b * floor(a / b) (fmod 0) or a - b * trunc(a / b) (fmod 1). Ints
- * at run time would need an integer division op: refused for now. */
+ * (C's fmod). Ints: the mod / fmod ops (constants fold through them; a
+ * zero divisor is an error). Float32 (fmod 1 only): constants fold with
+ * fmodf, at run time a - b * trunc(a / b). */
 tp_status tp_onnx_cv_mod(imp *m, onode *n, int arg) {
   (void)arg;
   ref a, b, y;
@@ -100,7 +99,12 @@ tp_status tp_onnx_cv_mod(imp *m, onode *n, int arg) {
   if (da.dtype != db.dtype) return tp_fail(TP_ERR_INVALID_ARG, "inputs must have one dtype, got %s and %s",
                                            tp_dtype_name(da.dtype), tp_dtype_name(db.dtype));
   if (da.dtype == TP_BOOL) return tp_fail(TP_ERR_INVALID_ARG, "bool inputs");
-  if (da.dtype == TP_F32 && !fm) return tp_fail(TP_ERR_INVALID_ARG, "fmod must be 1 for float inputs");
+  if (fm != 0 && fm != 1) return tp_fail(TP_ERR_INVALID_ARG, "fmod must be 0 or 1, got %d", fm);
+  if (da.dtype != TP_F32) {
+    TP_TRY(tp_onnx_binary(m, fm ? TP_OP_FMOD : TP_OP_MOD, a, b, &y));
+    return tp_onnx_set_out(m, n, 0, y);
+  }
+  if (!fm) return tp_fail(TP_ERR_INVALID_ARG, "fmod must be 1 for float inputs");
   if (a.kind == R_CONST && b.kind == R_CONST) {
     tp_tensor *ta = m->consts[a.c], *tb = m->consts[b.c], *t = NULL, *in[2] = {ta, tb};
     const tp_desc *dp[2] = {&da, &db};
@@ -110,36 +114,15 @@ tp_status tp_onnx_cv_mod(imp *m, onode *n, int arg) {
     tp_iter it;
     tp_iter_init(&it, t, 2, in);
     int nd = it.nd - 1;
-    tp_status s = TP_OK;
-    for (int64_t r = 0; r < it.outer && !s; r++, tp_iter_next(&it))
+    for (int64_t r = 0; r < it.outer; r++, tp_iter_next(&it))
       for (int64_t i = 0; i < it.inner; i++) {
         int64_t oi = it.off[0] + i * it.st[0][nd], ai = it.off[1] + i * it.st[1][nd], bi = it.off[2] + i * it.st[2][nd];
-        if (od.dtype == TP_F32) {
-          float x = ((float *)ta->storage->data)[ai], z = ((float *)tb->storage->data)[bi];
-          ((float *)t->storage->data)[oi] = fmodf(x, z);
-        } else {
-          int64_t x = od.dtype == TP_I64 ? ((int64_t *)ta->storage->data)[ai] : ((int32_t *)ta->storage->data)[ai];
-          int64_t z = od.dtype == TP_I64 ? ((int64_t *)tb->storage->data)[bi] : ((int32_t *)tb->storage->data)[bi];
-          if (z == 0) {
-            s = tp_fail(TP_ERR_INVALID_ARG, "integer Mod by zero");
-            break;
-          }
-          int64_t v = z == -1 ? 0 : x % z; /* INT64_MIN % -1 overflows in C */
-          if (!fm && v != 0 && ((v < 0) != (z < 0))) v += z;
-          if (od.dtype == TP_I64) ((int64_t *)t->storage->data)[oi] = v;
-          else ((int32_t *)t->storage->data)[oi] = (int32_t)v;
-        }
+        float x = ((float *)ta->storage->data)[ai], z = ((float *)tb->storage->data)[bi];
+        ((float *)t->storage->data)[oi] = fmodf(x, z);
       }
-    if (s) {
-      tp_tensor_release(t);
-      return s;
-    }
     TP_TRY(tp_onnx_add_const(m, t, &y));
     return tp_onnx_set_out(m, n, 0, y);
   }
-  if (da.dtype != TP_F32)
-    return tp_fail(TP_ERR_UNSUPPORTED, "Mod of %s values computed at run time is not supported yet (only constants)",
-                   tp_dtype_name(da.dtype));
   ref q, fl, ce, neg;
   TP_TRY(tp_onnx_binary(m, TP_OP_DIV, a, b, &q));
   TP_TRY(tp_onnx_unary(m, TP_OP_FLOOR, q, &fl));

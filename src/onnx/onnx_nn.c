@@ -236,6 +236,30 @@ tp_status tp_onnx_cv_act(imp *m, onode *n, int kind) {
       TP_TRY(tp_onnx_where(m, c, lo, y, &y));
       break;
     }
+    case ACT_CELU: { /* max(0, x) + min(0, alpha (exp(x / alpha) - 1)) */
+      double alpha = tp_onnx_attr_float(m, n, "alpha", 1.0);
+      if (!(alpha != 0)) return tp_fail(TP_ERR_INVALID_ARG, "alpha must not be 0");
+      TP_TRY(tp_onnx_binary(m, TP_OP_DIV, x, tp_onnx_scalar((float)alpha), &t));
+      TP_TRY(tp_onnx_unary(m, TP_OP_EXP, t, &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_SUB, t, tp_onnx_scalar(1), &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_MUL, t, tp_onnx_scalar((float)alpha), &t));
+      ref pos;
+      TP_TRY(tp_onnx_binary(m, TP_OP_GT, x, tp_onnx_scalar(0), &c));
+      TP_TRY(tp_onnx_where(m, c, x, tp_onnx_scalar(0), &pos));
+      TP_TRY(tp_onnx_binary(m, TP_OP_LT, t, tp_onnx_scalar(0), &c));
+      TP_TRY(tp_onnx_where(m, c, t, tp_onnx_scalar(0), &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_ADD, pos, t, &y));
+      break;
+    }
+    case ACT_MISH: /* x tanh(softplus(x)), softplus x itself above 30 */
+      TP_TRY(tp_onnx_unary(m, TP_OP_EXP, x, &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_ADD, t, tp_onnx_scalar(1), &t));
+      TP_TRY(tp_onnx_unary(m, TP_OP_LOG, t, &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_GT, x, tp_onnx_scalar(30), &c));
+      TP_TRY(tp_onnx_where(m, c, x, t, &t));
+      TP_TRY(tp_onnx_unary(m, TP_OP_TANH, t, &t));
+      TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, t, &y));
+      break;
     default: { /* softplus: log(exp(x) + 1), x itself above 30 */
       TP_TRY(tp_onnx_unary(m, TP_OP_EXP, x, &t));
       TP_TRY(tp_onnx_binary(m, TP_OP_ADD, t, tp_onnx_scalar(1), &t));
@@ -412,4 +436,31 @@ tp_status tp_onnx_cv_dropout(imp *m, onode *n, int arg) {
     TP_TRY(tp_onnx_set_out(m, n, 1, r));
   }
   return TP_OK;
+}
+
+/* MeanVarianceNormalization: (x - mean) / (sqrt(mean((x - mean)^2)) + 1e-9)
+ * over `axes` (default [0, 2, 3]), the epsilon of ONNX's function body. */
+tp_status tp_onnx_cv_mvn(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, mu, dx, v, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  tp_desc d = tp_onnx_desc(m, x);
+  if (d.dtype != TP_F32) return tp_fail(TP_ERR_INVALID_ARG, "input must be float32");
+  int64_t axes[TP_MAX_DIMS] = {0, 2, 3};
+  int na = 3;
+  attr *a = tp_onnx_attr(m, n, "axes", A_INTS);
+  if (a) {
+    if (a->nints > TP_MAX_DIMS) return tp_fail(TP_ERR_INVALID_ARG, "axes has %zu values", a->nints);
+    na = (int)a->nints;
+    for (int i = 0; i < na; i++) axes[i] = a->ints[i];
+  }
+  for (int i = 0; i < na; i++) TP_TRY(tp_onnx_axis(axes[i], d.ndim, "axes", &axes[i]));
+  TP_TRY(tp_onnx_reduce(m, TP_OP_MEAN, x, na, axes, 1, &mu));
+  TP_TRY(tp_onnx_binary(m, TP_OP_SUB, x, mu, &dx));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, dx, dx, &v));
+  TP_TRY(tp_onnx_reduce(m, TP_OP_MEAN, v, na, axes, 1, &v));
+  TP_TRY(tp_onnx_unary(m, TP_OP_SQRT, v, &v));
+  TP_TRY(tp_onnx_binary(m, TP_OP_ADD, v, tp_onnx_scalar(1e-9), &v));
+  TP_TRY(tp_onnx_binary(m, TP_OP_DIV, dx, v, &y));
+  return tp_onnx_set_out(m, n, 0, y);
 }

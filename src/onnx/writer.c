@@ -534,6 +534,16 @@ static tp_status convert(wr *w, int idx) {
       node(w, n->op == TP_OP_GATHER ? "Gather" : "GatherElements", 2, in, out, &atb);
       return TP_OK;
     }
+    case TP_OP_MOD: case TP_OP_FMOD: /* Mod: fmod 0 the divisor's sign, 1 the dividend's */
+      operand(w, &n->args[0], od, b0, &a0);
+      operand(w, &n->args[1], od, b1, &a1);
+      attr_int(&atb, "fmod", n->op == TP_OP_FMOD);
+      node(w, "Mod", 2, (const char *[]){a0, a1}, out, &atb);
+      return TP_OK;
+    case TP_OP_DET:
+      operand(w, &n->args[0], TP_F32, b0, &a0);
+      node1(w, "Det", a0, out);
+      return TP_OK;
     case TP_OP_CAST: {
       const char *src;
       operand(w, &n->args[0], d0.dtype, b0, &src); /* a scalar operand keeps its kind */
@@ -545,6 +555,10 @@ static tp_status convert(wr *w, int idx) {
   }
   if (n->op == TP_OP_ARGTOPK)
     return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (argtopk): exporting it is not supported yet", n->name);
+  if (n->op == TP_OP_BITWISE_AND || n->op == TP_OP_BITWISE_OR || n->op == TP_OP_BITWISE_XOR ||
+      n->op == TP_OP_BITWISE_NOT)
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s): ONNX's Bitwise ops need opset 18; the export writes opset 17",
+                   n->name, tp_op_name(n->op));
   if (n->op == TP_OP_RNN || n->op == TP_OP_GRU || n->op == TP_OP_LSTM)
     return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s): exporting recurrent layers is not supported yet",
                    n->name, tp_op_name(n->op));

@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -127,6 +127,42 @@ static tp_status shape_binary(tp_op op, int nin, const tp_desc *const *in, const
   if (!(f & TP_OPF_BOOL_OUT)) TP_TRY(no_bool(op, d));
   if (f & TP_OPF_FLOAT_OUT) d = TP_F32;
   out->dtype = (f & TP_OPF_BOOL_OUT) ? TP_BOOL : d;
+  return TP_OK;
+}
+
+/* mod, fmod, bitwise_*: broadcast int32 / int64 operands (intops.c). */
+static tp_status shape_int(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a, tp_desc *out) {
+  (void)a;
+  if (nin == 2) {
+    TP_TRY(broadcast(tp_op_name(op), 2, in, out));
+    out->dtype = tp_promote(in[0], in[1]);
+  } else {
+    *out = *in[0];
+  }
+  out->weak = 0;
+  for (int i = 0; i < nin; i++)
+    if (in[i]->dtype != TP_I32 && in[i]->dtype != TP_I64 && !in[i]->weak)
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: operand %d has dtype %s; int32 or int64 is required",
+                     tp_op_name(op), i, tp_dtype_name(in[i]->dtype));
+  if (out->dtype != TP_I32 && out->dtype != TP_I64)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: the operands promote to %s; int32 or int64 is required", tp_op_name(op),
+                   tp_dtype_name(out->dtype));
+  return TP_OK;
+}
+
+/* det: [..., n, n] float32 -> [...]. */
+static tp_status shape_det(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a, tp_desc *out) {
+  (void)nin, (void)a;
+  const tp_desc *x = in[0];
+  char b0[96];
+  if (x->dtype != TP_F32)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: x has dtype %s, expected float32", tp_op_name(op), tp_dtype_name(x->dtype));
+  if (x->ndim < 2 || x->shape[x->ndim - 1] != x->shape[x->ndim - 2])
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: x must be [..., n, n] (square matrices), got %s", tp_op_name(op),
+                   SHAPE(x, b0));
+  *out = *x;
+  out->weak = 0;
+  out->ndim = x->ndim - 2;
   return TP_OK;
 }
 

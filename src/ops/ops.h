@@ -71,6 +71,13 @@ tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_c
 /* rnn / gru / lstm (src/ops/recurrent.c): float32, or double when reference. */
 tp_status tp_recurrent_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od,
                             int reference, tp_tensor **out);
+/* mod, fmod, bitwise_* (src/ops/intops.c): eager and reference; a zero
+ * divisor is an INVALID_ARG error. */
+tp_status tp_intop_exec(tp_op op, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
+tp_status tp_intop_ref(tp_op op, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
+/* det (src/ops/linalg.c): LU in double, or the reference's complete
+ * pivoting in long double. */
+tp_status tp_det_exec(tp_tensor *const *in, const tp_desc *od, int reference, tp_tensor **out);
 /* argtopk (src/ops/index.c). */
 tp_status tp_argtopk_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* gather_nd (src/ops/index.c): bounds-checked index tuples. */

@@ -112,6 +112,10 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
   }
   if (op == TP_OP_RNN || op == TP_OP_GRU || op == TP_OP_LSTM)
     return tp_recurrent_exec(op, nin, in, attrs, &od, 1, out);
+  if (op == TP_OP_MOD || op == TP_OP_FMOD || op == TP_OP_BITWISE_AND || op == TP_OP_BITWISE_OR ||
+      op == TP_OP_BITWISE_XOR || op == TP_OP_BITWISE_NOT)
+    return tp_intop_ref(op, in, &od, out);
+  if (op == TP_OP_DET) return tp_det_exec(in, &od, 1, out);
   tp_tensor *y;
   TP_TRY(tp_tensor_empty(od.dtype, od.ndim, od.shape, &y));
   int64_t n = tp_tensor_numel(y);

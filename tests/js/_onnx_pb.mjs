@@ -92,7 +92,7 @@ function valueInfo(name, elem, dims) {
 }
 
 /**
- * A ModelProto (opset 17) from a small description:
+ * A ModelProto (opset 17, or `opset`) from a small description:
  *   { nodes: [['Relu', ['x'], ['y']]], inputs: [['x', 1, ['batch', 3]]], outputs: [['y', 1, null]] }
  * A node may carry int and ints attributes: ['LSTM', ins, outs, { hidden_size: 4 }],
  * ['LpPool', ins, outs, { kernel_shape: [2, 2] }], and graph attributes:
@@ -100,7 +100,7 @@ function valueInfo(name, elem, dims) {
  * Tests build models with symbolic dims and shape inputs with it.
  */
 export function makeModel(desc) {
-  return concatBytes([varintField(1, 8), lenField(8, concatBytes([lenField(1, new Uint8Array(0)), varintField(2, 17)])),
+  return concatBytes([varintField(1, 8), lenField(8, concatBytes([lenField(1, new Uint8Array(0)), varintField(2, desc.opset ?? 17)])),
     lenField(7, graphProto(desc, 'test'))]);
 }
 

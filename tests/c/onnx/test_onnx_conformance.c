@@ -429,7 +429,39 @@ static void unit_tests(void) {
     b = unit_model("MaxPool", 4, xs, 0, NULL, NULL, NULL, NULL, 1, big, &len);
     unit_expect_error("MaxPool kernel too large", b, len, "(MaxPool): kernel extent 5");
   }
-  printf("%s unit Conv/MaxPool/AveragePool (hand-computed)\n", failures ? "FAIL" : "ok  ");
+  /* DFT of the real [1, 2, 3, 4] (axis 1): X0 = 10, X1 = -2 + 2i, X2 = -2, X3 = -2 - 2i; the
+   * inverse onesided (irfft, N = 2 (3 - 1) = 4) of [10, -2 + 2i, -2] gives [1, 2, 3, 4] back */
+  {
+    static const int64_t xs[3] = {1, 4, 1}, ys[3] = {1, 4, 2}, xs2[3] = {1, 3, 2}, ys2[3] = {1, 4, 1};
+    static const float x[4] = {1, 2, 3, 4}, want[8] = {10, 0, -2, 2, -2, 0, -2, -2};
+    static const float x2[6] = {10, 0, -2, 2, -2, 0}, want2[4] = {1, 2, 3, 4};
+    b = unit_model("DFT", 3, xs, 0, NULL, NULL, NULL, NULL, 0, NULL, &len);
+    unit_run("DFT 4-point", b, len, 3, xs, x, 3, ys, want);
+    uattr inv[2] = {{"inverse", 0, {0}, 1, 1, NULL}, {"onesided", 0, {0}, 1, 1, NULL}};
+    b = unit_model("DFT", 3, xs2, 0, NULL, NULL, NULL, NULL, 2, inv, &len);
+    unit_run("DFT irfft", b, len, 3, xs2, x2, 3, ys2, want2);
+    uattr bad[1] = {{"axis", 0, {0}, 1, 2, NULL}};
+    b = unit_model("DFT", 3, xs, 0, NULL, NULL, NULL, NULL, 1, bad, &len);
+    unit_expect_error("DFT axis 2", b, len, "(DFT): axis 2 is out of range");
+  }
+  /* Celu (alpha 1): e^-1 - 1, 0, 2; Mish: 0, tanh(ln(1 + e)); MVN over [1, 2, 3, 4]:
+   * (x - 2.5) / sqrt(1.25); Det [[1, 2], [3, 4]] = -2 */
+  {
+    static const int64_t xs[1] = {3}, xs2[1] = {2}, xs4[4] = {1, 1, 2, 2}, xsd[2] = {2, 2};
+    static const float x[3] = {-1, 0, 2}, want[3] = {-0.63212055882855767f, 0, 2};
+    static const float x2[2] = {0, 1}, want2[2] = {0, 0.86509838826f};
+    static const float x4[4] = {1, 2, 3, 4}, want4[4] = {-1.3416407865f, -0.4472135955f, 0.4472135955f, 1.3416407865f};
+    static const float wantd[1] = {-2};
+    b = unit_model("Celu", 1, xs, 0, NULL, NULL, NULL, NULL, 0, NULL, &len);
+    unit_run("Celu", b, len, 1, xs, x, 1, xs, want);
+    b = unit_model("Mish", 1, xs2, 0, NULL, NULL, NULL, NULL, 0, NULL, &len);
+    unit_run("Mish", b, len, 1, xs2, x2, 1, xs2, want2);
+    b = unit_model("MeanVarianceNormalization", 4, xs4, 0, NULL, NULL, NULL, NULL, 0, NULL, &len);
+    unit_run("MeanVarianceNormalization", b, len, 4, xs4, x4, 4, xs4, want4);
+    b = unit_model("Det", 2, xsd, 0, NULL, NULL, NULL, NULL, 0, NULL, &len);
+    unit_run("Det", b, len, 2, xsd, x4, 0, NULL, wantd);
+  }
+  printf("%s unit Conv/MaxPool/AveragePool/DFT/Celu/Mish/MVN/Det (hand-computed)\n", failures ? "FAIL" : "ok  ");
 }
 
 int main(void) {

@@ -1165,6 +1165,42 @@ static void cases_argtopk(void) {
         }
 }
 
+/* mod, fmod, bitwise_*: int32 / int64, broadcast and strided layouts;
+ * divisors nonzero, both signs (the zero divisor is test_ops_int.c's). */
+static void cases_int(tp_op op) {
+  char lbl[256];
+  static const S as[] = {S2(4, 5), S2(4, 5), S3(2, 3, 4)}, bs[] = {S2(4, 5), S1(5), S2(3, 1)};
+  for (int si = 0; si < 3; si++)
+    for (int di = 0; di < 2; di++)
+      for (int l = 0; l < L_COUNT; l++) {
+        tp_dtype dt = di ? TP_I64 : TP_I32;
+        tp_tensor *in[2] = {gen(dt, as[si].nd, as[si].d, (dist){D_INT, 60, 0}, l), NULL};
+        double v[64];
+        int64_t nb = tp_shape_numel(bs[si].nd, bs[si].d);
+        for (int64_t i = 0; i < nb; i++) v[i] = (double)((i * 7 + si + l) % 13 - 6) + ((i * 7 + si + l) % 13 == 6);
+        in[1] = from_values(dt, bs[si].nd, bs[si].d, v);
+        snprintf(lbl, sizeof lbl, "a ndim %d, b ndim %d, %s, layout %d", as[si].nd, bs[si].nd, tp_dtype_name(dt), l);
+        if (op == TP_OP_BITWISE_NOT) tp_tensor_release(in[1]), in[1] = NULL;
+        run_case(lbl, op, op == TP_OP_BITWISE_NOT ? 1 : 2, in, NULL);
+      }
+}
+
+/* det: n 0..5, batched, strided layouts; one singular matrix (rows equal). */
+static void cases_det(void) {
+  char lbl[256];
+  static const S xs[] = {S2(1, 1), S2(2, 2), S2(3, 3), S3(4, 4, 4), S3(2, 5, 5), S3(3, 0, 0)};
+  for (int si = 0; si < 6; si++)
+    for (int l = 0; l < L_COUNT; l++) {
+      tp_tensor *in[1] = {gen(TP_F32, xs[si].nd, xs[si].d, NORMAL1, l)};
+      snprintf(lbl, sizeof lbl, "x ndim %d, n %lld, layout %d", xs[si].nd, (long long)xs[si].d[xs[si].nd - 1], l);
+      run_case(lbl, TP_OP_DET, 1, in, NULL);
+    }
+  int64_t sh[2] = {3, 3};
+  double v[9] = {1, 2, 3, 1, 2, 3, 4, 5, 6};
+  tp_tensor *in[1] = {from_values(TP_F32, 2, sh, v)};
+  run_case("singular 3x3", TP_OP_DET, 1, in, NULL);
+}
+
 static void differential_op(int op) {
   {
     int before = ncases, fbefore = failures;
@@ -1183,6 +1219,9 @@ static void differential_op(int op) {
       case TP_OP_SCATTER_ELEMENTS: case TP_OP_SCATTER_ND: cases_scatter((tp_op)op); break;
       case TP_OP_GATHER_ND: cases_gather_nd(); break;
       case TP_OP_ARGTOPK: cases_argtopk(); break;
+      case TP_OP_MOD: case TP_OP_FMOD: case TP_OP_BITWISE_AND: case TP_OP_BITWISE_OR: case TP_OP_BITWISE_XOR:
+      case TP_OP_BITWISE_NOT: cases_int((tp_op)op); break;
+      case TP_OP_DET: cases_det(); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:
