@@ -396,14 +396,14 @@ static void test_modes(void) {
   static const char *const want[] = {"stax.fusion",        "stax.codegen",
                                      "stax.plan_replay",   "stax.max_autotune",
                                      "stax.coordinate_descent_tuning", "stax.epilogue_fusion",
-                                     "stax.memory_planning"};
+                                     "stax.memory_planning", "stax.profile"};
   int rows = 0;
   const char *key, *doc;
   while ((doc = tp_mode_option_doc(rows, &key)) != NULL) {
-    CHECK(rows < 7 && !strcmp(key, want[rows]) && doc[0]);
+    CHECK(rows < 8 && !strcmp(key, want[rows]) && doc[0]);
     rows++;
   }
-  CHECK(rows == 7 && key == NULL);
+  CHECK(rows == 8 && key == NULL);
   CHECK(tp_mode_option_doc(-1, NULL) == NULL);
   STREQ(tp_mode_option_doc(5, NULL), "fuse bias/activation/residual into GEMM epilogues");
 
@@ -416,7 +416,7 @@ static void test_modes(void) {
   ERR(tp_check_mode_options(3, k, v), TP_ERR_RUNTIME,
       "Unexpected optimization option stax.fusio, known options are stax.codegen, "
       "stax.coordinate_descent_tuning, stax.epilogue_fusion, stax.fusion, stax.max_autotune, "
-      "stax.memory_planning, stax.plan_replay");
+      "stax.memory_planning, stax.plan_replay, stax.profile");
   strcpy(k[1], "stax.plan_replay");
   v[0] = tp_value_int(1);
   ERR(tp_check_mode_options(3, k, v), TP_ERR_TYPE,
