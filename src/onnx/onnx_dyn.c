@@ -38,13 +38,14 @@ static int64_t get_i64(const tp_tensor *t, int64_t i) {
   return (int64_t)tp_tensor_get_f64(t, i);
 }
 
-/* Three-way compare of elements a and b of t (exact for int64). */
+/* Three-way compare of elements a and b of t (exact for int64; a total order). */
 static int elem_cmp(const tp_tensor *t, int64_t a, int64_t b) {
   if (t->dtype == TP_I64) {
     int64_t x = get_i64(t, a), y = get_i64(t, b);
     return x < y ? -1 : x > y;
   }
   double x = tp_tensor_get_f64(t, a), y = tp_tensor_get_f64(t, b);
+  if (isnan(x) || isnan(y)) return isnan(x) - isnan(y); /* NaNs equal, after every number (numpy) */
   return x < y ? -1 : x > y;
 }
 
