@@ -109,7 +109,9 @@ tp_status tp_onnx_cv_compress(imp *m, onode *n, int arg) {
     TP_TRY(tp_onnx_reshape(m, x, 1, &flat, &x));
     d = tp_onnx_desc(m, x);
   }
-  if (tp_onnx_desc(m, c).ndim != 1) return tp_fail(TP_ERR_INVALID_ARG, "condition must be 1-d, got rank %d", tp_onnx_desc(m, c).ndim);
+  tp_desc dc = tp_onnx_desc(m, c);
+  if (dc.ndim != 1 || dc.dtype != TP_BOOL)
+    return tp_fail(TP_ERR_INVALID_ARG, "condition must be a 1-d bool tensor, got %s of rank %d", tp_dtype_name(dc.dtype), dc.ndim);
   TP_TRY(need_value(m, c, "Compress's condition", &ct));
   int64_t len = tp_tensor_numel(ct), dim = d.shape[axis], k = 0;
   for (int64_t i = 0; i < len; i++)
@@ -283,7 +285,10 @@ static tp_status opt_scalar(imp *m, onode *n, int i, const char *what, double *v
   int64_t k = tp_tensor_numel(t);
   if (!k) return TP_OK;
   if (k != 1) return tp_fail(TP_ERR_INVALID_ARG, "%s must have one element, got %lld", what, (long long)k);
-  *v = i == 2 ? (double)get_i64(t, 0) : tp_tensor_get_f64(t, 0);
+  int want_int = i == 2;
+  if (want_int ? (t->dtype != TP_I64 && t->dtype != TP_I32) : t->dtype != TP_F32)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s must be %s, got %s", what, want_int ? "int64" : "float32", tp_dtype_name(t->dtype));
+  *v = want_int ? (double)get_i64(t, 0) : tp_tensor_get_f64(t, 0);
   *present = 1;
   return TP_OK;
 }
@@ -314,11 +319,13 @@ tp_status tp_onnx_cv_nms(imp *m, onode *n, int arg) {
   TP_TRY(opt_scalar(m, n, 4, "score_threshold", &sthr, &has_sthr));
   TP_TRY(need_value(m, rb, "NonMaxSuppression's boxes", &bt));
   TP_TRY(need_value(m, rs, "NonMaxSuppression's scores", &stt));
-  if (maxo < 0) maxo = 0;
+  if (has_iou && !(iou >= 0 && iou <= 1)) return tp_fail(TP_ERR_INVALID_ARG, "iou_threshold must be in [0, 1], got %g", iou);
   int64_t B = db.shape[0], C = ds.shape[1], N = db.shape[1];
+  if (maxo < 0) maxo = 0;
+  if (maxo > (double)N) maxo = (double)N; /* more than N per class cannot be selected */
   const float *boxes = tp_tensor_ptr(bt), *scores = tp_tensor_ptr(stt);
   float fiou = (float)iou, fs = (float)sthr;
-  int64_t cap = B * C * (N < (int64_t)maxo ? N : (int64_t)maxo), k = 0;
+  int64_t cap = B * C * (int64_t)maxo, k = 0;
   int64_t *out = tp_alloc(sizeof(int64_t) * (size_t)(3 * cap + 1));
   int64_t *cand = tp_alloc(sizeof(int64_t) * (size_t)(2 * N + 1));
   if (!out || !cand) {

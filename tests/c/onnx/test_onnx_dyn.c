@@ -191,6 +191,20 @@ static void test_compress(const char *be) {
   expect("Compress after an error", out[0], 2, ys1, w3);
   release(1, out);
   tp_onnx_model_free(m);
+  /* a float condition is refused naming the dtype */
+  g = (tp_pbw){0};
+  node(&g, "Compress", "x,c", "y", 1, &ax);
+  value_info(&g, 11, "x", 1, 2, sh);
+  value_info(&g, 11, "c", 1, 1, &c3);
+  value_info(&g, 12, "y", 1, -1, NULL);
+  m = finish(&g, be);
+  if (!m) return;
+  float cf[3] = {1, 0, 1};
+  in[0] = ten(TP_F32, 2, sh, x1), in[1] = ten(TP_F32, 1, &c3, cf);
+  CHECK(tp_onnx_model_run(m, 2, in, 1, out, &got) != TP_OK &&
+        strstr(tp_last_error(), "condition must be a 1-d bool tensor, got float32"));
+  release(2, in);
+  tp_onnx_model_free(m);
 }
 
 static void test_unique(const char *be, int sorted) {
@@ -280,6 +294,19 @@ static void test_nms(const char *be) {
   in[2] = ten(TP_I64, 1, &one, &mx1), in[3] = ten(TP_F32, 1, &one, &iou);
   CHECK(run(m, 4, in, 1, out));
   expect("NMS max 1", out[0], 2, s1, w1);
+  release(1, out);
+  /* an iou_threshold outside [0, 1] is an error naming it; then the largest max: every box */
+  float iou_bad = 1.5f;
+  int64_t huge = INT64_MAX;
+  in[0] = ten(TP_F32, 3, bs, boxes), in[1] = ten(TP_F32, 3, ss, scores);
+  in[2] = ten(TP_I64, 1, &one, &mx), in[3] = ten(TP_F32, 1, &one, &iou_bad);
+  int got0 = 0;
+  CHECK(tp_onnx_model_run(m, 4, in, 1, out, &got0) != TP_OK && strstr(tp_last_error(), "iou_threshold must be in [0, 1], got 1.5"));
+  release(4, in);
+  in[0] = ten(TP_F32, 3, bs, boxes), in[1] = ten(TP_F32, 3, ss, scores);
+  in[2] = ten(TP_I64, 1, &one, &huge), in[3] = ten(TP_F32, 1, &one, &iou2);
+  CHECK(run(m, 4, in, 1, out));
+  expect("NMS max INT64_MAX", out[0], 2, s3, w3);
   release(1, out);
   tp_onnx_model_free(m);
   /* wrong ranks: a clear error, not a crash */
