@@ -94,9 +94,10 @@ function valueInfo(name, elem, dims) {
 /**
  * A ModelProto (opset 17, or `opset`) from a small description:
  *   { nodes: [['Relu', ['x'], ['y']]], inputs: [['x', 1, ['batch', 3]]], outputs: [['y', 1, null]] }
- * A node may carry int and ints attributes: ['LSTM', ins, outs, { hidden_size: 4 }],
- * ['LpPool', ins, outs, { kernel_shape: [2, 2] }], and graph attributes:
- * ['Scan', ins, outs, { body: { nodes, inputs, outputs } }].
+ * A node may carry int, ints, string and floats (a Float32Array) attributes:
+ * ['LSTM', ins, outs, { hidden_size: 4 }], ['LpPool', ins, outs, { kernel_shape: [2, 2] }],
+ * ['TfIdfVectorizer', ins, outs, { mode: 'TF', weights: new Float32Array([1, 2]) }],
+ * and graph attributes: ['Scan', ins, outs, { body: { nodes, inputs, outputs } }].
  * Tests build models with symbolic dims and shape inputs with it.
  */
 export function makeModel(desc) {
@@ -110,9 +111,11 @@ function graphProto({ nodes, inputs, outputs }, name) {
   const g = [];
   for (const [op, ins, outs, attrs = {}] of nodes) {
     const as = Object.entries(attrs).map(([k, v]) => lenField(5, concatBytes([lenField(1, utf8(k)),
-      ...(Array.isArray(v) ? [...v.map((e) => varintField(8, e)), varintField(20, 7)]
+      ...(typeof v === 'string' ? [lenField(4, utf8(v)), varintField(20, 3)]
+        : v instanceof Float32Array ? [lenField(7, new Uint8Array(v.buffer, v.byteOffset, v.byteLength)), varintField(20, 6)]
+        : Array.isArray(v) ? [...v.map((e) => varintField(8, e)), varintField(20, 7)]
         : typeof v === 'object' ? [lenField(6, graphProto(v, k)), varintField(20, 5)]
-          : [varintField(3, v), varintField(20, 2)])])));
+        : [varintField(3, v), varintField(20, 2)])])));
     g.push(lenField(1, concatBytes([...ins.map((n) => lenField(1, utf8(n))), ...outs.map((n) => lenField(2, utf8(n))),
       lenField(3, utf8(outs[0])), lenField(4, utf8(op)), ...as])));
   }
