@@ -92,23 +92,24 @@ function valueInfo(name, elem, dims) {
 }
 
 /**
- * A ModelProto (opset 17) from a small description:
+ * A ModelProto (opset 17, or `opset`) from a small description:
  *   { nodes: [['Relu', ['x'], ['y']]], inputs: [['x', 1, ['batch', 3]]], outputs: [['y', 1, null]] }
- * A node may carry int and ints attributes: ['LSTM', ins, outs, { hidden_size: 4 }],
+ * A node may carry int, ints and string attributes: ['LSTM', ins, outs, { hidden_size: 4 }],
  * ['LpPool', ins, outs, { kernel_shape: [2, 2] }].
  * Tests build models with symbolic dims and shape inputs with it.
  */
-export function makeModel({ nodes, inputs, outputs }) {
+export function makeModel({ nodes, inputs, outputs, opset = 17 }) {
   const g = [];
   for (const [op, ins, outs, attrs = {}] of nodes) {
     const as = Object.entries(attrs).map(([k, v]) => lenField(5, concatBytes([lenField(1, utf8(k)),
-      ...(Array.isArray(v) ? [...v.map((e) => varintField(8, e)), varintField(20, 7)] : [varintField(3, v), varintField(20, 2)])])));
+      ...(Array.isArray(v) ? [...v.map((e) => varintField(8, e)), varintField(20, 7)]
+        : typeof v === 'string' ? [lenField(4, utf8(v)), varintField(20, 3)] : [varintField(3, v), varintField(20, 2)])])));
     g.push(lenField(1, concatBytes([...ins.map((n) => lenField(1, utf8(n))), ...outs.map((n) => lenField(2, utf8(n))),
       lenField(3, utf8(outs[0])), lenField(4, utf8(op)), ...as])));
   }
   g.push(lenField(2, utf8('test')));
   for (const [n, e, d] of inputs) g.push(lenField(11, valueInfo(n, e, d)));
   for (const [n, e, d] of outputs) g.push(lenField(12, valueInfo(n, e, d)));
-  return concatBytes([varintField(1, 8), lenField(8, concatBytes([lenField(1, new Uint8Array(0)), varintField(2, 17)])),
+  return concatBytes([varintField(1, 8), lenField(8, concatBytes([lenField(1, new Uint8Array(0)), varintField(2, opset)])),
     lenField(7, concatBytes(g))]);
 }
