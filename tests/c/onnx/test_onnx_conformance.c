@@ -462,6 +462,14 @@ static void unit_tests(void) {
     const float *iv3[2] = {k3, k3};
     b = unit_model("Attention", 3, xs4, 2, nm, nd3, (const int64_t(*)[8])sh3, iv3, 0, NULL, &len);
     unit_expect_error("Attention 3-D heads", b, len, "need the q_num_heads and kv_num_heads");
+    /* a mask of 3 query rows for 2 queries */
+    const char *nm3[3] = {"k", "v", "mask"};
+    int nd4[3] = {4, 4, 2};
+    int64_t sh4[3][8] = {{1, 1, 2, 1}, {1, 1, 2, 1}, {3, 2}};
+    static const float mk[6] = {0};
+    const float *iv4[3] = {k, v, mk};
+    b = unit_model("Attention", 4, xs, 3, nm3, nd4, (const int64_t(*)[8])sh4, iv4, 0, NULL, &len);
+    unit_expect_error("Attention mask shape", b, len, "attn_mask 'mask' has shape [3,2], which does not broadcast");
   }
   /* RotaryEmbedding without position_ids: cos 0, sin 1 turns (1, 0) into (0, 1) */
   {
@@ -473,6 +481,9 @@ static void unit_tests(void) {
     const float *iv[2] = {c, sn};
     b = unit_model("RotaryEmbedding", 4, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 0, NULL, &len);
     unit_run("RotaryEmbedding 90 degrees", b, len, 4, xs, x, 4, xs, want);
+    uattr odd[1] = {{"rotary_embedding_dim", 0, {0}, 1, 1, NULL}};
+    b = unit_model("RotaryEmbedding", 4, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 1, odd, &len);
+    unit_expect_error("RotaryEmbedding odd dim", b, len, "(RotaryEmbedding): rotary_embedding_dim 1 must be even");
   }
   /* TensorScatter (opset 24), no write_indices (0): past [1, 4, 1] = 1 2 3 4,
    * update 8 9 -> 8 9 3 4 */
