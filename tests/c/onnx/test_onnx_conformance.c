@@ -261,6 +261,8 @@ static void pb_init(tp_pbw *g, const char *name, int nd, const int64_t *sh, cons
 }
 
 /* One-node model: op(x, inits...) -> y. */
+static int unit_opset = 17; /* the model's default-domain opset */
+
 static uint8_t *unit_model(const char *op, int xnd, const int64_t *xsh, int ninit, const char *const *inames,
                            const int *ind, const int64_t (*insh)[8], const float *const *iv, int nattr,
                            const uattr *at, size_t *len) {
@@ -292,7 +294,7 @@ static uint8_t *unit_model(const char *op, int xnd, const int64_t *xsh, int nini
   pb_valueinfo(&g, 12, "y", 0, NULL);
   tp_pbw_varint(&mdl, 1, 8);
   pb_str(&os, 1, "");
-  tp_pbw_varint(&os, 2, 17);
+  tp_pbw_varint(&os, 2, (uint64_t)unit_opset);
   pb_sub(&mdl, 8, &os);
   pb_sub(&mdl, 7, &g);
   *len = mdl.n;
@@ -461,7 +463,78 @@ static void unit_tests(void) {
     b = unit_model("Det", 2, xsd, 0, NULL, NULL, NULL, NULL, 0, NULL, &len);
     unit_run("Det", b, len, 2, xsd, x4, 0, NULL, wantd);
   }
-  printf("%s unit Conv/MaxPool/AveragePool/DFT/Celu/Mish/MVN/Det (hand-computed)\n", failures ? "FAIL" : "ok  ");
+  /* Attention (opset 23), grouped-query and causal: Q [1, 2 heads, 2, 1]
+   * (the graph input), one KV head K = [1, 2], V = [10, 20], scale 1.
+   * Query 0 sees key 0 only: 10. Query 1 of head 0 (q 0): scores 0, 0 ->
+   * 15; of head 1 (q ln 2): scores ln 2, 2 ln 2 -> weights 2:4 -> 50/3. */
+  unit_opset = 23;
+  {
+    static const int64_t xs[4] = {1, 2, 2, 1};
+    const float x[4] = {1, 0, 0, (float)log(2.0)};
+    static const float k[2] = {1, 2}, v[2] = {10, 20}, want[4] = {10, 15, 10, 50.0f / 3};
+    const char *nm[2] = {"k", "v"};
+    int nd[2] = {4, 4};
+    int64_t sh[2][8] = {{1, 1, 2, 1}, {1, 1, 2, 1}};
+    const float *iv[2] = {k, v};
+    uattr at[1] = {{"is_causal", 0, {0}, 1, 1, NULL}}; /* scale: 1 / sqrt(head size 1) */
+    b = unit_model("Attention", 4, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 1, at, &len);
+    unit_run("Attention GQA causal", b, len, 4, xs, x, 4, xs, want);
+    /* 3 query heads over 2 KV heads: refused naming both */
+    static const int64_t xs3[4] = {1, 3, 2, 1};
+    int64_t sh2[2][8] = {{1, 2, 2, 1}, {1, 2, 2, 1}};
+    static const float k2[4] = {1, 2, 3, 4};
+    const float *iv2[2] = {k2, k2};
+    b = unit_model("Attention", 4, xs3, 2, nm, nd, (const int64_t(*)[8])sh2, iv2, 0, NULL, &len);
+    unit_expect_error("Attention head counts", b, len, "(Attention): Q's 3 heads are not a multiple of K/V's 2 heads");
+    /* 3-D inputs without the head counts */
+    static const int64_t xs4[3] = {1, 2, 4};
+    int nd3[2] = {3, 3};
+    int64_t sh3[2][8] = {{1, 2, 4}, {1, 2, 4}};
+    static const float k3[8] = {0};
+    const float *iv3[2] = {k3, k3};
+    b = unit_model("Attention", 3, xs4, 2, nm, nd3, (const int64_t(*)[8])sh3, iv3, 0, NULL, &len);
+    unit_expect_error("Attention 3-D heads", b, len, "need the q_num_heads and kv_num_heads");
+    /* a mask of 3 query rows for 2 queries */
+    const char *nm3[3] = {"k", "v", "mask"};
+    int nd4[3] = {4, 4, 2};
+    int64_t sh4[3][8] = {{1, 1, 2, 1}, {1, 1, 2, 1}, {3, 2}};
+    static const float mk[6] = {0};
+    const float *iv4[3] = {k, v, mk};
+    b = unit_model("Attention", 4, xs, 3, nm3, nd4, (const int64_t(*)[8])sh4, iv4, 0, NULL, &len);
+    unit_expect_error("Attention mask shape", b, len, "attn_mask 'mask' has shape [3,2], which does not broadcast");
+  }
+  /* RotaryEmbedding without position_ids: cos 0, sin 1 turns (1, 0) into (0, 1) */
+  {
+    static const int64_t xs[4] = {1, 1, 1, 2};
+    static const float x[2] = {1, 0}, c[1] = {0}, sn[1] = {1}, want[2] = {0, 1};
+    const char *nm[2] = {"c", "s"};
+    int nd[2] = {3, 3};
+    int64_t sh[2][8] = {{1, 1, 1}, {1, 1, 1}};
+    const float *iv[2] = {c, sn};
+    b = unit_model("RotaryEmbedding", 4, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 0, NULL, &len);
+    unit_run("RotaryEmbedding 90 degrees", b, len, 4, xs, x, 4, xs, want);
+    uattr odd[1] = {{"rotary_embedding_dim", 0, {0}, 1, 1, NULL}};
+    b = unit_model("RotaryEmbedding", 4, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 1, odd, &len);
+    unit_expect_error("RotaryEmbedding odd dim", b, len, "(RotaryEmbedding): rotary_embedding_dim 1 must be even");
+  }
+  /* TensorScatter (opset 24), no write_indices (0): past [1, 4, 1] = 1 2 3 4,
+   * update 8 9 -> 8 9 3 4 */
+  unit_opset = 24;
+  {
+    static const int64_t xs[3] = {1, 4, 1};
+    static const float x[4] = {1, 2, 3, 4}, u[2] = {8, 9}, want[4] = {8, 9, 3, 4};
+    const char *nm[1] = {"u"};
+    int nd[1] = {3};
+    int64_t sh[1][8] = {{1, 2, 1}};
+    const float *iv[1] = {u};
+    b = unit_model("TensorScatter", 3, xs, 1, nm, nd, (const int64_t(*)[8])sh, iv, 0, NULL, &len);
+    unit_run("TensorScatter linear", b, len, 3, xs, x, 3, xs, want);
+    uattr at[1] = {{"axis", 0, {0}, 1, 0, NULL}};
+    b = unit_model("TensorScatter", 3, xs, 1, nm, nd, (const int64_t(*)[8])sh, iv, 1, at, &len);
+    unit_expect_error("TensorScatter axis 0", b, len, "(TensorScatter): axis 0 is the batch axis");
+  }
+  unit_opset = 17;
+  printf("%s unit Conv/MaxPool/AveragePool/DFT/Celu/Mish/MVN/Det/Attention/RotaryEmbedding/TensorScatter (hand-computed)\n", failures ? "FAIL" : "ok  ");
 }
 
 int main(void) {
