@@ -171,6 +171,17 @@ void tpw_unregister_backend(const char *name);
  * ("debug,experimental"), "" = exclude nothing. */
 char *tpw_list_backends(const char *exclude_csv, int32_t include_unavailable);
 int32_t tpw_lookup_backend(const char *name);           /* status */
+/* A backend's compile step called directly (lookup_backend(name) as a
+ * callable, wasm/runners.c): graph and example inputs are borrowed; mode,
+ * fn_name 0 = unset; dynamic -1 = None; keys 0 = no options dict. Returns
+ * a runner handle (0 on error): tpw_runner_call like tpw_compiled_call,
+ * tpw_runner_free when done. */
+uint32_t tpw_backend_compile(const char *name, uint32_t graph, int32_t nin, const uint32_t *in,
+                             const char *mode, int32_t dynamic, const char *fn_name,
+                             int32_t strict_native, int32_t nopt, const char *const *keys,
+                             const int32_t *vals);
+int32_t tpw_runner_call(uint32_t h, int32_t nin, const uint32_t *in, uint32_t *outs, int32_t max_out);
+int32_t tpw_runner_free(uint32_t h);
 int32_t tpw_set_default_backend(const char *name);      /* 0 restores stax */
 const char *tpw_get_default_backend(void);
 char *tpw_backend_capabilities(const char *name);        /* JSON, tpw_free */

@@ -107,11 +107,34 @@ void tpw_config_reset(void) { tp_config_reset(); }
 enum { O_FULLGRAPH, O_DYNAMIC, O_BACKEND, O_MODE, O_OPTIONS, O_NAME, O_DISABLE, O_LIMIT,
        O_ISOLATE, O_STRICT, O_DYNSHAPES, O_INPUT_NAMES };
 
-static int truthy(const tpw_value *w) {
-  return w->kind == TP_VAL_OTHER || w->kind == TP_VAL_STR ? 1 : w->num != 0;
+static char backend_name[64];
+
+static tp_status type_error(const char *what, const tpw_value *w) {
+  char t[48];
+  tp_value x = from_w(w);
+  return tp_fail(TP_ERR_TYPE, "%s, got %s", what, tp_value_type_repr(&x, t, sizeof t));
 }
 
-static char backend_name[64];
+/* After the seed's checks: the type of every other option, in the order
+ * of compile()'s signature. Bools are bools (1 is not True), strings are
+ * strings; backend is a name or a function (lookup_backend's TypeError). */
+static tp_status check_types(const tpw_value *v) {
+  if (v[O_FULLGRAPH].kind != TP_VAL_BOOL) return type_error("fullgraph must be a bool", &v[O_FULLGRAPH]);
+  if (v[O_DYNAMIC].kind != TP_VAL_BOOL && v[O_DYNAMIC].kind != TP_VAL_NONE)
+    return type_error("dynamic must be a bool or None", &v[O_DYNAMIC]);
+  const tpw_value *b = &v[O_BACKEND];
+  if (b->kind != TP_VAL_NONE && b->kind != TP_VAL_STR && !(b->kind == TP_VAL_OTHER && b->id > 0))
+    return type_error("backend must be a string or a function", b);
+  if (v[O_MODE].kind != TP_VAL_NONE && v[O_MODE].kind != TP_VAL_STR)
+    return type_error("mode must be a str or None", &v[O_MODE]);
+  if (v[O_NAME].kind != TP_VAL_NONE && v[O_NAME].kind != TP_VAL_STR)
+    return type_error("name must be a str or None", &v[O_NAME]);
+  if (v[O_DISABLE].kind != TP_VAL_BOOL) return type_error("disable must be a bool", &v[O_DISABLE]);
+  if (v[O_ISOLATE].kind != TP_VAL_BOOL)
+    return type_error("isolate_recompiles must be a bool", &v[O_ISOLATE]);
+  if (v[O_STRICT].kind != TP_VAL_BOOL) return type_error("strict_native must be a bool", &v[O_STRICT]);
+  return TP_OK;
+}
 
 /* The seed's checks before the decorator form, in its order, then the
  * conversion to typed options. Strings point into the caller's memory. */
@@ -139,6 +162,7 @@ static tp_status options_from_values(const tpw_value *v, int32_t nopt, const cha
                                           : tp_fail(TP_ERR_TYPE, "recompile_limit must be an integer");
   TP_TRY(tp_compile_check_config(lim.kind == TP_VAL_INT, lim.kind == TP_VAL_INT ? (int)lim.i : 0));
   o->recompile_limit = lim.kind == TP_VAL_INT ? (int)lim.i : 0;
+  TP_TRY(check_types(v));
   if (nopt < 0 || nopt > 16) return tp_fail(TP_ERR_INVALID_ARG, "options: %d keys is out of range (0..16)", nopt);
   if (opt.kind != TP_VAL_NONE) {
     char k48[16][48];
@@ -153,15 +177,14 @@ static tp_status options_from_values(const tpw_value *v, int32_t nopt, const cha
     o->noptions = nopt;
     TP_TRY(tp_check_mode_options(nopt, (const char(*)[48])k48, vals));
   }
-  o->fullgraph = truthy(&v[O_FULLGRAPH]);
-  if (v[O_DYNAMIC].kind != TP_VAL_NONE) o->dynamic = truthy(&v[O_DYNAMIC]);
+  /* types checked above: bools are BOOL values (dynamic: `is True`) */
+  o->fullgraph = v[O_FULLGRAPH].num != 0;
+  if (v[O_DYNAMIC].kind == TP_VAL_BOOL) o->dynamic = v[O_DYNAMIC].num != 0;
   o->mode = v[O_MODE].kind == TP_VAL_STR ? v[O_MODE].str : NULL;
-  if (v[O_MODE].kind != TP_VAL_NONE && v[O_MODE].kind != TP_VAL_STR)
-    return tp_fail(TP_ERR_TYPE, "mode must be a str or None");
   o->name = v[O_NAME].kind == TP_VAL_STR ? v[O_NAME].str : NULL;
-  o->disable = truthy(&v[O_DISABLE]);
-  o->isolate_recompiles = truthy(&v[O_ISOLATE]);
-  o->strict_native = truthy(&v[O_STRICT]);
+  o->disable = v[O_DISABLE].num != 0;
+  o->isolate_recompiles = v[O_ISOLATE].num != 0;
+  o->strict_native = v[O_STRICT].num != 0;
   o->input_names = v[O_INPUT_NAMES].kind == TP_VAL_STR ? v[O_INPUT_NAMES].str : NULL;
   const tpw_value *b = &v[O_BACKEND];
   if (b->kind == TP_VAL_STR) {
@@ -175,10 +198,6 @@ static tp_status options_from_values(const tpw_value *v, int32_t nopt, const cha
       TP_TRY(tp_register_backend(backend_name, abi_host_backend_compile, (void *)(intptr_t)b->id, tags, 1, NULL));
     }
     o->backend = backend_name;
-  } else if (b->kind != TP_VAL_NONE) {
-    tp_value bv = from_w(b);
-    return tp_fail(TP_ERR_INVALID_BACKEND, "Invalid backend: expected a name or a callable, got %s",
-                   tp_value_type_repr(&bv, t, sizeof t));
   }
   return TP_OK;
 }

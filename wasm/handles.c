@@ -11,7 +11,7 @@
 #include <string.h>
 
 static const char *const kind_names[ABI_KIND_COUNT] = {"free", "tensor", "compiled function",
-                                                       "graph", "ONNX model"};
+                                                       "graph", "ONNX model", "backend runner"};
 typedef struct slot {
   void *ptr;
   uint32_t gen;

@@ -8,7 +8,9 @@
 #include "../src/graph/graph.h"
 
 /* What a handle refers to. */
-typedef enum abi_kind { ABI_FREE, ABI_TENSOR, ABI_COMPILED, ABI_GRAPH, ABI_MODEL, ABI_KIND_COUNT } abi_kind;
+typedef enum abi_kind {
+  ABI_FREE, ABI_TENSOR, ABI_COMPILED, ABI_GRAPH, ABI_MODEL, ABI_RUNNER, ABI_KIND_COUNT
+} abi_kind;
 
 /* A new handle to ptr (owned by the table until abi_handle_drop); 0 with
  * TP_ERR_OUT_OF_MEMORY when the table is full. */

@@ -125,10 +125,18 @@ async function bench(m, title, reps) {
   const feeds = { [sess.inputNames[0]]: new ort.Tensor('float32', m.x.toArray(), m.xShape) };
   const tfm = m.tfBuild ? m.tfBuild(tf) : null; // R1: no tfjs
 
-  // correctness: every implementation against our eager output
+  // correctness: every implementation against our eager output. A compiled
+  // wrapper's first call is computed by stax's plan (the capture's eager
+  // results are not returned), and a second call is checked too.
   const verify = {};
   verify['ours-stax'] = compare(ref, c0.y.toArray());
   verify['ours-executor'] = compare(ref, x0.y.toArray());
+  for (const [k, g] of [['ours-stax#2', gs], ['ours-executor#2', gx]]) {
+    const y = g(m.x);
+    verify[k] = compare(ref, y.toArray());
+    y.dispose();
+  }
+  if (!(explain.backend_plans[0]?.generated >= 1)) log(`  ${title}: note: stax generated no Wasm kernels`);
   t0 = performance.now();
   const yo = (await sess.run(feeds))[sess.outputNames[0]];
   const ortFirstMs = performance.now() - t0;

@@ -125,6 +125,18 @@ async function apiChecks(tp) {
       x.dispose();
       return { before: before.generated, after: after.generated, kernels: after.kernels };
     }),
+    check("the first call's result comes from the backend's function", () => {
+      const x = tp.tensor([1, 2]);
+      const g = tp.compile((a) => tp.relu(a.add(1)), { backend: () => (...a) => tp.mul(a[0], 0) });
+      const y1 = g(x);
+      const y2 = g(x);
+      const r = [...y1.toArray(), ...y2.toArray()];
+      for (const t of [x, y1, y2]) t.dispose();
+      g.dispose();
+      // eager would give [2, 3]
+      for (let k = 0; k < 4; k++) eq(r[k], 0, `call ${(k >> 1) + 1} y[${k & 1}]`);
+      return { first: r.slice(0, 2), second: r.slice(2) };
+    }),
     check('compile with every backend and mode', () => {
       const x = tp.randn([8, 16], { seed: 6 });
       const w = tp.randn([16, 16], { seed: 7 });
@@ -134,9 +146,12 @@ async function apiChecks(tp) {
       for (const backend of ['stax', 'eager', 'reference']) {
         for (const mode of ['default', 'reduce-overhead', 'max-autotune']) {
           const g = tp.compile(f, { backend, mode });
-          const y = g(x);
+          const y = g(x); // the first call: computed by the backend's compiled function
           const b = y.toArray();
           for (let k = 0; k < b.length; k++) near(b[k], want[k], 1e-4, `${backend}/${mode} y[${k}]`);
+          if (backend === 'stax' && !(g.explain().backend_plans[0]?.kernels >= 1)) {
+            throw new Error(`stax/${mode}: no plan computed the first call`);
+          }
           out[`${backend}/${mode}`] = g.explain().backend_plans.length;
           y.dispose();
           g.dispose();

@@ -6,12 +6,14 @@
 // registered in the host function table (then called through tp_host_call)
 // until the core releases it (env.tp_host_release).
 
-import { borrowTensor, getCore } from './tensor.js';
+import { Tensor, borrowTensor, getCore, wrapHandle, MAX_OPERANDS } from './tensor.js';
 import { Graph } from './graph.js';
+import { DisposedError } from './errors.js';
 import {
   checkStatus,
   hostEntry,
   hostRegister,
+  isPlainObject,
   keyedEntry,
   need,
   reportHostError,
@@ -150,9 +152,12 @@ export function listBackends({ excludeTags, includeUnavailable = false } = {}) {
 }
 
 /**
- * Validates a backend: a name (InvalidBackend with suggestions when
- * unknown) or a function. Returns the JS function of a JS backend, else
- * the name (built-in backends run inside the core).
+ * Validates a backend and returns it as a callable (the seed's
+ * lookup_backend): a function is returned as is; a name gives the JS
+ * function of a JS backend, or for a built-in backend ('stax', 'eager',
+ * ...) a function (graph, exampleInputs, opts) => compiledFn, so a custom
+ * backend can delegate to it. An unknown name throws InvalidBackend (with
+ * .suggestions); any other type throws TypeError.
  */
 export function lookupBackend(backend) {
   if (typeof backend === 'function') return backend;
@@ -160,10 +165,110 @@ export function lookupBackend(backend) {
     throw new TypeError(`backend must be a string or a function, got ${typeRepr(backend)}`);
   }
   withScratch((a) => checkStatus(need('tpw_lookup_backend')(a.str(backend))));
-  return jsBackends.get(backend) ?? backend;
+  return jsBackends.get(backend) ?? builtinBackend(backend);
+}
+
+// ---- built-in backends as callables ------------------------------------------------
+
+const BUILTIN = Symbol('tensorplay.builtinBackend');
+const RELEASE = Symbol('tensorplay.releaseRunner');
+const builtinFns = new Map();
+const runnerFinalizer =
+  typeof FinalizationRegistry !== 'undefined'
+    ? new FinalizationRegistry((h) => {
+        try {
+          getCore().exports.tpw_runner_free(h);
+        } catch {
+          /* ignore */
+        }
+      })
+    : null;
+
+function runnerOpts(opts) {
+  if (opts === undefined || opts === null) opts = {};
+  if (!isPlainObject(opts)) throw new TypeError(`backend options must be a plain object, got ${typeRepr(opts)}`);
+  const known = new Set(['mode', 'dynamic', 'name', 'strictNative', 'options']);
+  for (const k of Object.keys(opts)) {
+    if (!known.has(k)) throw new TypeError(`backend options: unexpected key '${k}'`);
+  }
+  const { mode = null, dynamic = null, name = null, strictNative = false, options = null } = opts;
+  if (mode !== null && typeof mode !== 'string') throw new TypeError(`mode must be a str or None, got ${typeRepr(mode)}`);
+  if (name !== null && typeof name !== 'string') throw new TypeError(`name must be a str or None, got ${typeRepr(name)}`);
+  if (dynamic !== null && typeof dynamic !== 'boolean') {
+    throw new TypeError(`dynamic must be a bool or None, got ${typeRepr(dynamic)}`);
+  }
+  if (typeof strictNative !== 'boolean') throw new TypeError(`strict_native must be a bool, got ${typeRepr(strictNative)}`);
+  if (options !== null && !isPlainObject(options)) throw new TypeError(`options must be a dict, got ${typeRepr(options)}`);
+  const keys = options ? Object.keys(options) : [];
+  for (const k of keys) {
+    if (typeof options[k] !== 'boolean') throw new TypeError(`options['${k}'] must be a bool, got ${typeRepr(options[k])}`);
+  }
+  return { mode, dynamic, name, strictNative, options, keys };
+}
+
+/** lookupBackend(name) for a backend that runs inside the core. */
+function builtinBackend(backendName) {
+  const known = builtinFns.get(backendName);
+  if (known) return known;
+  const compileWith = function (graph, exampleInputs = [], opts = {}) {
+    const gh = graph instanceof Graph ? graph.handle : null;
+    if (gh === null) throw new TypeError(`${backendName}: expected a Graph, got ${typeRepr(graph)}`);
+    if (!Array.isArray(exampleInputs) || !exampleInputs.every((t) => t instanceof Tensor)) {
+      throw new TypeError(`${backendName}: exampleInputs must be an array of Tensors`);
+    }
+    if (exampleInputs.length > MAX_OPERANDS) {
+      throw new RangeError(`${backendName}: ${exampleInputs.length} example inputs (at most ${MAX_OPERANDS})`);
+    }
+    const o = runnerOpts(opts);
+    const ex = getCore().exports;
+    const h = withScratch((a) => need('tpw_backend_compile')(
+      a.str(backendName), gh, exampleInputs.length, a.u32(exampleInputs.map((t) => t._handle())),
+      a.str(o.mode), o.dynamic === null ? -1 : o.dynamic ? 1 : 0, a.str(o.name), o.strictNative ? 1 : 0,
+      o.keys.length, o.options ? a.ptrs(o.keys.map((k) => a.str(k))) : 0,
+      a.u32(o.keys.map((k) => (o.options[k] ? 1 : 0))))) >>> 0;
+    if (h === 0) throwCore(backendName);
+    let freed = false;
+    const release = () => {
+      if (freed) return;
+      freed = true;
+      if (runnerFinalizer) runnerFinalizer.unregister(compiled);
+      ex.tpw_runner_free(h);
+    };
+    /** The compiled function: runs on Tensors, returns an array of Tensors. */
+    const compiled = function (...inputs) {
+      if (freed) throw new DisposedError(`${backendName} runner was disposed`);
+      if (!inputs.every((t) => t instanceof Tensor)) throw new TypeError(`${backendName} runner: inputs must be Tensors`);
+      if (inputs.length > MAX_OPERANDS) throw new RangeError(`${backendName} runner: ${inputs.length} inputs (at most ${MAX_OPERANDS})`);
+      const core = getCore();
+      const m = core.stackSave();
+      try {
+        const inPtr = core.stackAlloc(4 * Math.max(inputs.length, 1));
+        const outPtr = core.stackAlloc(4 * MAX_OPERANDS);
+        core.views().u32.set(inputs.map((t) => t._handle()), inPtr >> 2);
+        const n = ex.tpw_runner_call(h, inputs.length, inPtr, outPtr, MAX_OPERANDS);
+        if (n < 0) throwCore(`${backendName} runner`);
+        const u32 = core.views().u32;
+        const outs = [];
+        for (let i = 0; i < n; i++) outs.push(wrapHandle(u32[(outPtr >> 2) + i]));
+        return outs;
+      } finally {
+        core.stackRestore(m);
+      }
+    };
+    Object.defineProperty(compiled, 'name', { value: `${backendName}_compiled` });
+    compiled.dispose = release;
+    compiled[RELEASE] = release;
+    if (runnerFinalizer) runnerFinalizer.register(compiled, h, compiled);
+    return compiled;
+  };
+  Object.defineProperty(compileWith, 'name', { value: backendName });
+  compileWith[BUILTIN] = backendName;
+  builtinFns.set(backendName, compileWith);
+  return compileWith;
 }
 
 function nameOf(backend) {
+  if (typeof backend === 'function' && backend[BUILTIN]) return backend[BUILTIN];
   if (typeof backend === 'function') {
     for (const [n, f] of jsBackends) if (f === backend) return n;
     throw new TypeError('setDefaultBackend: register the function with registerBackend() first');
@@ -262,7 +367,10 @@ export function hostBackend(fnId, graphHandle, inPtr, nin, optsPtr) {
       throw new TypeError(
         `compiler backend '${entry.name}' returned ${typeRepr(runner)}; a backend must return a callable`);
     }
-    return hostRegister({ kind: 'runner', fn: runner, name: `${entry.name} runner`, onRelease: freeGraph, graph });
+    // a built-in backend's runner returned as is is freed with this one
+    const release = runner[RELEASE];
+    const onRelease = release ? () => { freeGraph(); release(); } : freeGraph;
+    return hostRegister({ kind: 'runner', fn: runner, name: `${entry.name} runner`, onRelease, graph });
   } catch (e) {
     freeGraph();
     reportHostError(e, e instanceof TypeError ? e.message : undefined);
@@ -270,6 +378,11 @@ export function hostBackend(fnId, graphHandle, inPtr, nin, optsPtr) {
   } finally {
     for (const t of examples) t._release();
   }
+}
+
+/** The name of a built-in backend's lookupBackend() callable, else null. */
+export function builtinName(fn) {
+  return typeof fn === 'function' && fn[BUILTIN] ? fn[BUILTIN] : null;
 }
 
 export function backendNames() {

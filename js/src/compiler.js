@@ -162,6 +162,7 @@ const KNOWN_OPTIONS = new Set(OPTIONS.map(([k]) => k));
 function encodeOptions(o, inputNames) {
   const descs = OPTIONS.map(([k, def]) => {
     const v = o[k] === undefined ? def : o[k];
+    if (k === 'backend' && B.builtinName(v)) return describeValue(B.builtinName(v));
     if (k === 'backend' && typeof v === 'function') {
       return { kind: KIND.OTHER, id: keyedEntry(v, 'backend', { name: v.name || 'backend' }), type: 'function' };
     }

@@ -62,11 +62,18 @@ export class ValueError extends TensorPlayError {
   }
 }
 
-/** Python's RuntimeError. */
+/** Python's RuntimeError. `e instanceof RuntimeError` also holds for an
+ * InvalidBackend (TensorPlay's is both a ValueError and a RuntimeError). */
 export class RuntimeError extends TensorPlayError {
   constructor(message, options) {
     super(message, Status.RUNTIME, options);
     this.name = 'RuntimeError';
+  }
+
+  static [Symbol.hasInstance](x) {
+    if (Function.prototype[Symbol.hasInstance].call(this, x)) return true;
+    // eslint-disable-next-line no-use-before-define
+    return this === RuntimeError && Function.prototype[Symbol.hasInstance].call(InvalidBackend, x);
   }
 }
 
@@ -78,11 +85,26 @@ export class AssertionError extends TensorPlayError {
   }
 }
 
-/** An unknown or unavailable backend name (with close-match suggestions). */
-export class InvalidBackend extends TensorPlayError {
+/** The close matches an InvalidBackend message names ("did you mean: 'a' or 'b'?"). */
+function suggestionsIn(message) {
+  const m = /did you mean: '([^']*)'(?: or '([^']*)')?\?/.exec(String(message ?? ''));
+  return m ? [m[1], ...(m[2] !== undefined ? [m[2]] : [])] : [];
+}
+
+/**
+ * An unknown or unavailable backend name. .suggestions: the close matches
+ * (at most two, best first; [] when none). A ValueError, and
+ * `instanceof RuntimeError` holds too (TensorPlay's InvalidBackend
+ * subclasses both); .code/.status are INVALID_BACKEND.
+ */
+export class InvalidBackend extends ValueError {
   constructor(message, options) {
-    super(message, Status.INVALID_BACKEND, options);
+    super(message, options);
     this.name = 'InvalidBackend';
+    this.code = Status.INVALID_BACKEND;
+    this.status = 'INVALID_BACKEND';
+    this.suggestions = Object.freeze(
+      Array.isArray(options?.suggestions) ? options.suggestions.slice() : suggestionsIn(message));
   }
 }
 

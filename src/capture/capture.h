@@ -8,6 +8,8 @@ tp_status tp_trace_named(const tp_callable *fn, int nin, tp_tensor *const *in,
                          const char *const *names, int fullgraph, tp_trace_result *out);
 /* disable_capture(): while set, ops on proxies raise GraphCaptureError. */
 tp_status tp_capture_set_disabled(int disabled, int *prev);
+/* True inside disable_capture(), with or without a live trace. */
+int tp_capture_disabled(void);
 /* True when some operand is a value of the live trace (the seed's
  * _tracer_for(args) is not None). */
 int tp_capture_sees(int nin, tp_tensor *const *in);

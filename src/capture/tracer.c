@@ -38,6 +38,10 @@ typedef struct tp_trace_state {
 } tp_trace_state;
 
 static TP_THREAD_LOCAL tp_trace_state *cur;
+/* disable_capture() entered while no trace is live: compiled functions
+ * called there run their original function (the seed's is_compiling() and
+ * compiled calls read the same flag). */
+static TP_THREAD_LOCAL int disabled_outside;
 static uint64_t next_id = 1;
 static uint64_t next_region = 0;
 
@@ -352,10 +356,13 @@ tp_status tp_trace(const tp_callable *fn, int nin, tp_tensor *const *in, int ful
 }
 
 tp_status tp_capture_set_disabled(int disabled, int *prev) {
-  if (prev) *prev = cur ? cur->disabled : 0;
+  if (prev) *prev = cur ? cur->disabled : disabled_outside;
   if (cur) cur->disabled = disabled;
+  else disabled_outside = disabled;
   return TP_OK;
 }
+
+int tp_capture_disabled(void) { return cur ? cur->disabled : disabled_outside; }
 
 /* ---- nested compile regions ---- */
 static tp_status host_callable(void *ud, int nin, tp_tensor *const *in, int max_out,

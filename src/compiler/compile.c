@@ -29,6 +29,7 @@ struct tp_compiled {
   char *backend, *mode, *name;
   char *option_keys[16];
   int dynamic;           /* resolved: 0 or 1 */
+  int dynamic_known;     /* the resolved policy is a bool, not None */
   int recompile_limit;
   int accumulated_limit;
   int fail_on_limit, verbose, force_disable_caches;
@@ -139,14 +140,37 @@ tp_status tp_compile_check_config(int recompile_limit_given, int recompile_limit
   return TP_OK;
 }
 
+static int flag_ok(int v) { return v == 0 || v == 1; }
+static int tristate_ok(int v) { return v >= -1 && v <= 1; }
+
+/* The seed's checks in its order; then the type of each remaining option
+ * (bools are 0/1, unset tri-states -1), in the order of its signature. */
 static tp_status check_options(const tp_compile_options *o) {
+  if (!tristate_ok(o->dynamic_shapes))
+    return tp_fail(TP_ERR_TYPE, "TensorPlay dynamic_shapes currently accepts only a bool; "
+                                "use a bool dynamic policy for this frontend (got %d)", o->dynamic_shapes);
   if (o->dynamic_shapes >= 0 && o->dynamic >= 0)
     return tp_fail(TP_ERR_RUNTIME, "dynamic and dynamic_shapes cannot both be specified");
   if (o->mode && o->has_options)
     return tp_fail(TP_ERR_RUNTIME, "Either mode or options can be specified, but not both");
   if (o->noptions < 0 || o->noptions > 16)
     return tp_fail(TP_ERR_VALUE, "options: %d keys is out of range (0..16)", o->noptions);
-  return tp_compile_check_config(o->recompile_limit != 0, o->recompile_limit);
+  TP_TRY(tp_compile_check_config(o->recompile_limit != 0, o->recompile_limit));
+  if (!flag_ok(o->fullgraph)) return tp_fail(TP_ERR_TYPE, "fullgraph must be a bool (got %d)", o->fullgraph);
+  if (!tristate_ok(o->dynamic))
+    return tp_fail(TP_ERR_TYPE, "dynamic must be a bool or None (got %d)", o->dynamic);
+  if (!flag_ok(o->disable)) return tp_fail(TP_ERR_TYPE, "disable must be a bool (got %d)", o->disable);
+  if (!flag_ok(o->isolate_recompiles))
+    return tp_fail(TP_ERR_TYPE, "isolate_recompiles must be a bool (got %d)", o->isolate_recompiles);
+  if (!flag_ok(o->strict_native))
+    return tp_fail(TP_ERR_TYPE, "strict_native must be a bool (got %d)", o->strict_native);
+  if (!flag_ok(o->has_options)) return tp_fail(TP_ERR_TYPE, "has_options must be a bool (got %d)", o->has_options);
+  for (int i = 0; o->has_options && i < o->noptions; i++)
+    if (!o->option_keys[i]) return tp_fail(TP_ERR_TYPE, "options: key %d is NULL", i);
+    else if (!flag_ok(o->option_values[i]))
+      return tp_fail(TP_ERR_TYPE, "options['%s'] must be a bool (got %d)", o->option_keys[i],
+                     o->option_values[i]);
+  return TP_OK;
 }
 
 tp_status tp_compile(const tp_callable *fn, const tp_compile_options *opts, tp_compiled **out) {
@@ -193,6 +217,10 @@ tp_status tp_compile(const tp_callable *fn, const tp_compile_options *opts, tp_c
   c->dynamic = o.dynamic >= 0 ? o.dynamic : o.dynamic_shapes >= 0 ? o.dynamic_shapes
                : dyn.kind == TP_VAL_BOOL ? (int)dyn.i
                : !tp_config_get(TP_CFG_ASSUME_STATIC_BY_DEFAULT).i;
+  /* the seed: dynamic = config.dynamic_shapes, or True when not
+   * assume_static_by_default; else it stays None */
+  c->dynamic_known = o.dynamic >= 0 || o.dynamic_shapes >= 0 || dyn.kind == TP_VAL_BOOL ||
+                     !tp_config_get(TP_CFG_ASSUME_STATIC_BY_DEFAULT).i;
   tp_value lim = tp_config_get(TP_CFG_RECOMPILE_LIMIT);
   c->recompile_limit = o.recompile_limit ? o.recompile_limit : lim.kind == TP_VAL_INT ? (int)lim.i : 0;
   c->accumulated_limit = (int)tp_config_get(TP_CFG_ACCUMULATED_RECOMPILE_LIMIT).i;
@@ -401,7 +429,7 @@ static void fill_backend_opts(const tp_compiled *c, tp_backend_opts *bo) {
     bo->has_name = 1;
     snprintf(bo->name, sizeof bo->name, "%s", c->name);
   }
-  if (c->o.dynamic >= 0 || c->o.dynamic_shapes >= 0) {
+  if (c->dynamic_known) { /* the resolved policy, as the seed passes it to its core */
     bo->has_dynamic = 1;
     bo->dynamic = c->dynamic;
   }
@@ -461,8 +489,9 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   for (int i = 0; i < nin; i++)
     if (!in[i]) return tp_fail(TP_ERR_INVALID_ARG, "compiled call: input %d is NULL", i);
   *nout = 0;
-  /* disabled, or called while another capture runs: inline into it */
-  if (c->o.disable || tp_capture_active()) return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
+  /* disabled, called while another capture runs (inline into it), or
+   * inside disable_capture(): the original function runs */
+  if (c->o.disable || tp_capture_active() || tp_capture_disabled()) return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
   /* the reason recorded is the failed guard of the most recent entry */
   char reason[256];
   const char *first_fail = NULL;
@@ -549,6 +578,8 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   }
   if (r.broken) snprintf(e.reason, sizeof e.reason, "%s", r.break_reason);
   if (!s) s = note_capture(c, &r, e.graph ? e.graph : r.graph, &e);
+  tp_backend_run run = e.run; /* copied before the entry moves into the cache */
+  int compiled = e.graph != NULL;
   if (!s && store) {
     s = TP_ARRAY_RESERVE(c->entries, c->cap, c->nentries + 1);
     if (!s) {
@@ -557,12 +588,12 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
       memset(&e, 0, sizeof e);
     }
   }
-  entry_clear(&e);
-  if (s) {
-    tp_trace_result_clear(&r);
-    return s;
-  }
-  /* the capture computed the results on the real inputs */
+  if (s || compiled) tp_trace_result_clear(&r);
+  if (!s && compiled) /* every call's results come from the backend's function, the first included */
+    s = run.run(run.ud, nin, in, max_out, outs, nout);
+  entry_clear(&e); /* an entry that was not stored is freed after its one run */
+  if (s || compiled) return s;
+  /* a graph break: the capture ran the function eagerly on the real inputs */
   for (int i = 0; i < r.nout; i++) outs[i] = r.outs[i];
   *nout = r.nout;
   r.nout = 0;

@@ -15,7 +15,7 @@ import { skipReason, startServer, launch, newPage, outDir } from './_browser.mjs
 // codegen (child_process, fs), onnx (fs, path), scope (v8, vm for the GC),
 // wasm_writer (fs). A test in these files that needs `process` is reported
 // as a skip with that reason.
-const FILES = ['tensor', 'ops', 'errors', 'compile', 'backends', 'memory', 'npy_graph', 'loader', 'frontend'];
+const FILES = ['tensor', 'ops', 'errors', 'compile', 'compiled_path', 'backends', 'memory', 'npy_graph', 'loader', 'frontend'];
 
 const skip = await skipReason();
 

@@ -199,7 +199,8 @@ test('one run entry per module: kernels in order, op kernels through env.tp_jit_
     // leaves the runtime usable
     let calls = 0;
     const host = tp.compiler.allowInGraph((t) => {
-      if (++calls === 2) throw new Error('host kernel failed on purpose');
+      // call 1: the capture; 2: the first call's compiled run; 3: the second call
+      if (++calls === 3) throw new Error('host kernel failed on purpose');
       return t.neg();
     });
     const g = tp.compile((a) => host(a.exp()).mul(3), { backend: 'stax', name: 'run_entry_err' });

@@ -107,7 +107,8 @@ test('compile(): option errors with the seed messages and kinds', () => {
   throwsWith(() => C.compile(f, { options: { 'stax.fusion': 1 } }), TypeError, 'stax.fusion must be a bool');
   throwsWith(() => C.compile(f, { mode: 'fastest' }), tp.RuntimeError, 'Unrecognized mode=fastest');
   throwsWith(() => C.compile(f, { backend: 'stx' }), tp.InvalidBackend, "did you mean: 'stax'");
-  throwsWith(() => C.compile(f, { backend: 3 }), tp.InvalidBackend, "got <class 'int'>");
+  // a backend of the wrong type is a TypeError, as lookupBackend(3) is (the seed's lookup)
+  throwsWith(() => C.compile(f, { backend: 3 }), TypeError, "backend must be a string or a function, got <class 'int'>");
   throwsWith(() => C.compile(f, { nope: 1 }), TypeError, "unexpected keyword argument 'nope'");
   throwsWith(() => C.compile(f, { inputNames: 'x' }), TypeError, 'inputNames must be an array of strings');
   // errors come before the decorator form and before the callable check

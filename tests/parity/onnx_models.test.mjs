@@ -1,7 +1,8 @@
 // Cross-build parity on the real ONNX models (../shared/conformance/models,
 // TP_CONFORMANCE overrides): for every test_data_set_*, the native build
 // (`tpc run MODEL.onnx --input NAME=input_k.pb --output out_k.npy`, eager) and
-// this Node process (the Wasm core: tp.onnx.load, eager and stax, outputs
+// this Node process (the Wasm core: tp.onnx.load eager, and the model
+// compiled with stax, whose plan computes every call, the first included; outputs
 // written as .npy) compute the same outputs; the two .npy files are compared
 // with ONNX's tolerance (|wasm - native| <= 1e-7 + 1e-3 |native|) and the
 // max abs error is printed. Run: node --test tests/parity/ (TPC=path, TP_WASM=core).
@@ -69,6 +70,10 @@ test('real ONNX models: native tpc run and the Wasm core agree', { skip }, () =>
                 assert.equal(e.bad, 0, `${what}: ${e.bad} elements beyond ONNX tolerance (max abs error ${e.abs})`);
               });
             }
+            // every call, the first included, is computed by the plan stax built
+            const ex = stax.explain();
+            assert.ok(ex.graphs.every((g) => g.graph_break === null) && ex.backend_plans.length >= 1,
+              `${m}: stax compiled the model (${JSON.stringify(ex.graphs)})`);
           });
         }
       } finally {

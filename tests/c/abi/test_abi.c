@@ -99,6 +99,25 @@ int main(void) {
   tpw_free(text);
   CHECK(g != 0 && tpw_graph_run(g, 1, &x, &y, 1) == 1);
   tpw_tensor_free(y);
+  /* a built-in backend's compile step called directly (lookupBackend('stax')
+   * in JS): a runner handle computing relu(x) + x */
+  uint32_t r = tpw_backend_compile("stax", g, 1, &x, "max-autotune", 1, "f", 0, 0, NULL, NULL);
+  CHECK(r != 0 && tpw_runner_call(r, 1, &x, &y, 1) == 1);
+  float rv[6] = {0};
+  CHECK(y && tpw_tensor_read(y, rv, sizeof rv) == 0 && rv[0] == -1 && rv[1] == 4 && rv[5] == 12);
+  tpw_tensor_free(y);
+  CHECK(tpw_tensor_free(r) != 0 && strstr(tpw_last_error(), "backend runner"));
+  CHECK(tpw_runner_free(r) == 0 && tpw_runner_free(r) == 7 && tpw_runner_call(r, 1, &x, &y, 1) == -1);
+  CHECK(tpw_backend_compile("stx", g, 1, &x, NULL, -1, NULL, 0, 0, NULL, NULL) == 0 && tpw_last_status() == 14);
+  CHECK(tpw_backend_compile("stax", g, 1, &x, "fastest", -1, NULL, 0, 0, NULL, NULL) == 0 &&
+        strstr(tpw_last_error(), "Unrecognized mode=fastest"));
+  const char *okeys[1] = {"stax.fusio"};
+  int32_t ovals[1] = {1};
+  CHECK(tpw_backend_compile("stax", g, 1, &x, NULL, -1, NULL, 0, 1, okeys, ovals) == 0 &&
+        strstr(tpw_last_error(), "stax.fusio"));
+  CHECK(tpw_backend_compile("stax", g, 1, &x, NULL, 2, NULL, 0, 0, NULL, NULL) == 0 && tpw_last_status() == 1);
+  CHECK(tpw_backend_compile("stax", x, 1, &x, NULL, -1, NULL, 0, 0, NULL, NULL) == 0 &&
+        strstr(tpw_last_error(), "expected a graph"));
   CHECK(tpw_graph_free(g) == 0 && tpw_graph_free(g) == 7);
   CHECK(tpw_graph_parse("tpgraph v1\n%x = bogus\n", 22) == 0 && tpw_last_status() == 5);
   /* a handle of the wrong kind */
