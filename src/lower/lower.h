@@ -19,6 +19,7 @@
 /* ---- passes: each a function from graph to graph (a new graph) ---- */
 typedef tp_status (*tp_pass_fn)(const tp_graph *in, tp_graph **out);
 tp_status tp_pass_shapes(const tp_graph *in, tp_graph **out);     /* re-infer every desc */
+tp_status tp_pass_conv_gemm(const tp_graph *in, tp_graph **out);  /* 1x1 convolutions -> matmul (+ bias) */
 tp_status tp_pass_decompose(const tp_graph *in, tp_graph **out);  /* gelu, softmax, ... -> primitives */
 tp_status tp_pass_fold(const tp_graph *in, tp_graph **out);       /* constant folding */
 tp_status tp_pass_cse(const tp_graph *in, tp_graph **out);        /* common subexpressions */

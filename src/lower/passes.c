@@ -3,8 +3,10 @@
  * the flat list at the end; tp_run_passes runs it and verifies after each
  * pass. Subgraphs are copied through unchanged. */
 #include "lower.h"
+#include "../ops/ops.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 typedef struct rb {
   const tp_graph *in;
@@ -23,7 +25,16 @@ static tp_status rb_begin(const tp_graph *in, rb *r) {
     tp_free(r->map);
     return s;
   }
+  /* fresh nodes are named by number from next_id: start past every
+   * numeric name of the input (a parsed graph's next_id does not count
+   * its "%7"s), so a fresh node never takes a name a later copy needs */
   r->out->next_id = in->next_id;
+  for (int i = 0; i < in->n; i++) {
+    const char *nm = in->nodes[i].name;
+    char *end;
+    long v = nm && *nm >= '0' && *nm <= '9' ? strtol(nm, &end, 10) : -1;
+    if (v >= 0 && !*end && v < 1000000000 && v >= r->out->next_id) r->out->next_id = (int)v + 1;
+  }
   for (int i = 0; i < in->nsubs && !s; i++) {
     tp_graph *sub = NULL;
     s = tp_graph_copy(in->subs[i].g, &sub);
@@ -411,9 +422,68 @@ tp_status tp_pass_decompose(const tp_graph *in, tp_graph **out) {
   return rb_end(&r, s, out);
 }
 
+/* ---- conv_gemm: 1x1 convolutions as GEMMs ----
+ * conv2d with a 1x1 kernel, stride 1, no padding, one group, float32:
+ * y[n] = W[M, C] @ x[n][C, H*W] (+ b[M, 1]) is a matmul of the weight
+ * reshaped to [M, C] with the input viewed as [N, C, H*W] (a view: no
+ * copy), then viewed back as [N, M, H, W]. As a GEMM it is scheduled like
+ * any matmul: the weight folded to a constant, bias and activation fused
+ * into its epilogue (schedule.c), generated SIMD128 code in Wasm; as an op
+ * kernel it was an eager call with its bias and activation as separate
+ * passes. Other convolutions stay op kernels. */
+static int conv_is_1x1(const tp_graph *g, const tp_node *n) {
+  if (!is_call(n) || n->op != TP_OP_CONV2D || n->desc.dtype != TP_F32 || n->attrs.dim > 1) return 0;
+  if (n->args[0].kind != TP_ARG_NODE || n->args[1].kind != TP_ARG_NODE) return 0;
+  const tp_desc *x = &g->nodes[n->args[0].node].desc, *w = &g->nodes[n->args[1].node].desc;
+  if (x->ndim != 4 || w->ndim != 4 || x->dtype != TP_F32 || w->dtype != TP_F32) return 0;
+  if (w->shape[2] != 1 || w->shape[3] != 1 || w->shape[1] != x->shape[1]) return 0;
+  tp_conv2d_geom cg;
+  if (tp_conv2d_geometry(x, w, &n->attrs, &cg) != TP_OK) {
+    tp_clear_error();
+    return 0;
+  }
+  return cg.G == 1 && cg.sh == 1 && cg.sw == 1 && cg.pt == 0 && cg.pl == 0 && cg.OH == cg.H && cg.OW == cg.W;
+}
+
+static tp_status reshape_to(rb *r, tp_arg x, int nd, const int64_t *shape, int *idx) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = nd;
+  for (int d = 0; d < nd; d++) at.ints[d] = shape[d];
+  return rb_call(r, TP_OP_RESHAPE, 1, &x, &at, idx);
+}
+
+tp_status tp_pass_conv_gemm(const tp_graph *in, tp_graph **out) {
+  rb r;
+  TP_TRY(rb_begin(in, &r));
+  tp_status s = TP_OK;
+  for (int i = 0; i < in->n && !s; i++) {
+    const tp_node *n = &in->nodes[i];
+    if (!conv_is_1x1(in, n)) {
+      s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
+      continue;
+    }
+    const tp_desc *x = &in->nodes[n->args[0].node].desc, *w = &in->nodes[n->args[1].node].desc;
+    int64_t N = x->shape[0], C = x->shape[1], P = x->shape[2] * x->shape[3], M = w->shape[0];
+    int64_t ws[2] = {M, C}, xs[3] = {N, C, P}, ys[4] = {N, M, x->shape[2], x->shape[3]}, bs[3] = {M, 1, 1};
+    int wi, xi, mi, yi, bi;
+    /* one image: a plain 2-D GEMM [M, C] @ [C, P] (the scheduler's GEMMs do
+     * not broadcast a 2-D weight over a batch; N > 1 stays a batched matmul) */
+    if (!(s = reshape_to(&r, node_arg(r.map[n->args[1].node]), 2, ws, &wi)) &&
+        !(s = reshape_to(&r, node_arg(r.map[n->args[0].node]), N == 1 ? 2 : 3, N == 1 ? xs + 1 : xs, &xi)) &&
+        !(s = bin(&r, TP_OP_MATMUL, node_arg(wi), node_arg(xi), &mi)) &&
+        !(s = reshape_to(&r, node_arg(mi), 4, ys, &yi)) && n->nargs > 2 && n->args[2].kind == TP_ARG_NODE &&
+        !(s = reshape_to(&r, node_arg(r.map[n->args[2].node]), 3, bs, &bi)))
+      s = bin(&r, TP_OP_ADD, node_arg(yi), node_arg(bi), &yi);
+    if (!s) r.map[i] = yi;
+  }
+  return rb_end(&r, s, out);
+}
+
 /* ---- the pipeline ---- */
 static const tp_pass_info pipeline[] = {
-    {"shapes", tp_pass_shapes},   {"decompose", tp_pass_decompose}, {"simplify", tp_pass_simplify},
+    {"shapes", tp_pass_shapes},   {"conv_gemm", tp_pass_conv_gemm},
+    {"decompose", tp_pass_decompose}, {"simplify", tp_pass_simplify},
     {"fold", tp_pass_fold},       {"cse", tp_pass_cse},             {"dce", tp_pass_dce},
 };
 

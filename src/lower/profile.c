@@ -14,6 +14,7 @@
  * instead of the module's single run entry. */
 #include "lower.h"
 #include "../core/buf.h"
+#include "../ops/ops.h"
 #include <stdio.h>
 
 struct tp_plan_prof {
@@ -88,8 +89,14 @@ static void kernel_work(const tp_kir_program *p, const tp_kir_kernel *k, char *w
     case TP_KK_OP: {
       const tp_node *node = k->node >= 0 && p->graph ? &p->graph->nodes[k->node] : NULL;
       snprintf(what, n, "op %s", node ? tp_op_name(node->op) : "copy");
-      if (node && node->op == TP_OP_CONV2D && k->nops > 1 && k->op_bufs[1] >= 0) {
+      if (node && node->op == TP_OP_CONV2D && k->nops > 1 && k->op_bufs[0] >= 0 && k->op_bufs[1] >= 0) {
         const tp_desc *w = &p->bufs[k->op_bufs[1]].desc, *y = &p->bufs[k->out].desc;
+        tp_conv2d_geom cg;
+        if (tp_conv2d_geometry(&p->bufs[k->op_bufs[0]].desc, w, &node->attrs, &cg) == TP_OK)
+          snprintf(what, n, "conv %lld->%lld %lldx%lld/%lld%s %lldx%lld", (long long)cg.C, (long long)cg.M,
+                   (long long)cg.KH, (long long)cg.KW, (long long)cg.sh, cg.G == 1 ? "" : cg.G == cg.C ? " dw" : " grouped",
+                   (long long)cg.OH, (long long)cg.OW);
+        else tp_clear_error();
         if (w->ndim == 4 && w->shape[0] > 0)
           *flops = 2.0 * (double)tp_shape_numel(y->ndim, y->shape) *
                    (double)tp_shape_numel(w->ndim, w->shape) / (double)w->shape[0];

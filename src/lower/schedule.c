@@ -175,6 +175,46 @@ static tp_status note_reads(sched *s, int kernel, const tp_kir_load *in, int nin
 
 /* Turn a lazy value into a buffer: a pointwise kernel, or the epilogue of
  * the GEMM that made its only large input. */
+/* Re-expresses lazy value lz over shape `to` (same element count): the
+ * dims of lz, size-1 dims dropped, are grouped in C order onto each dim of
+ * `to`; each group must be mergeable for every load (stride of a dim =
+ * stride of the next * its size). 1 when done (lz rewritten), else 0.
+ * Lets a conv_gemm's bias and activation, written over [N, M, H, W],
+ * become the epilogue of its [M, H*W] GEMM. */
+static int regroup_lazy(val *lz, const tp_desc *to) {
+  const int64_t *sh = lz->desc.shape;
+  if (lz->kind != V_LAZY || to->dtype != lz->desc.dtype ||
+      tp_shape_numel(to->ndim, to->shape) != tp_shape_numel(lz->desc.ndim, sh))
+    return 0;
+  int ld[TP_MAX_DIMS], nl = 0, li = 0;
+  for (int d = 0; d < lz->desc.ndim; d++)
+    if (sh[d] != 1) ld[nl++] = d;
+  int64_t st[TP_KIR_MAX_IN][TP_MAX_DIMS];
+  for (int t = 0; t < to->ndim; t++) {
+    if (to->shape[t] == 1) {
+      for (int i = 0; i < lz->nin; i++) st[i][t] = 0;
+      continue;
+    }
+    int64_t prod = 1;
+    int g0 = li;
+    while (li < nl && prod < to->shape[t]) prod *= sh[ld[li++]];
+    if (prod != to->shape[t] || li == g0) return 0;
+    for (int i = 0; i < lz->nin; i++) {
+      for (int j = g0; j + 1 < li; j++)
+        if (lz->in[i].strides[ld[j]] != lz->in[i].strides[ld[j + 1]] * sh[ld[j + 1]]) return 0;
+      st[i][t] = lz->in[i].strides[ld[li - 1]];
+    }
+  }
+  if (li != nl) return 0;
+  for (int i = 0; i < lz->nin; i++) {
+    memset(lz->in[i].strides, 0, sizeof lz->in[i].strides);
+    memcpy(lz->in[i].strides, st[i], sizeof(int64_t) * (size_t)to->ndim);
+  }
+  lz->desc.ndim = to->ndim;
+  memcpy(lz->desc.shape, to->shape, sizeof(int64_t) * (size_t)to->ndim);
+  return 1;
+}
+
 static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
   if (x->kind == V_REF && kind == TP_KBUF_TEMP) return TP_OK;
   if (x->kind == V_SCALAR) return tp_fail(TP_ERR_INTERNAL, "schedule: materializing a scalar");
@@ -185,16 +225,20 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
   TP_TRY(add_buf(s, kind, &x->desc, &ob));
   s->p->bufs[ob].index = out_index;
   /* epilogue fusion: one load reads, element for element, the output of a
-   * GEMM whose result nobody else reads */
+   * GEMM whose result nobody else reads (through a reshape, too: the
+   * expression is regrouped onto the GEMM's [M, N] when its loads allow) */
   if (s->o->epilogue_fusion && lz.desc.dtype == TP_F32) {
-    int64_t cst[TP_MAX_DIMS];
-    contiguous_strides(lz.desc.ndim, lz.desc.shape, cst);
-    for (int i = 0; i < lz.nin; i++) {
+    val lz0 = lz;
+    for (int i = 0; i < lz0.nin; i++) {
+      lz = lz0;
       const tp_kir_buf *b = &s->p->bufs[lz.in[i].buf];
       int gk = -1;
       for (int k = 0; k < s->p->nkernels; k++)
         if (s->p->kernels[k].kind == TP_KK_GEMM && s->p->kernels[k].out == lz.in[i].buf) gk = k;
       if (gk < 0 || b->kind != TP_KBUF_TEMP || s->p->kernels[gk].expr.n) continue;
+      if (!tp_desc_equal(&b->desc, &lz.desc) && !regroup_lazy(&lz, &b->desc)) continue;
+      int64_t cst[TP_MAX_DIMS];
+      contiguous_strides(lz.desc.ndim, lz.desc.shape, cst);
       if (lz.in[i].offset != 0 || memcmp(lz.in[i].strides, cst, sizeof(int64_t) * (size_t)lz.desc.ndim) ||
           !tp_desc_equal(&b->desc, &lz.desc) || s->buf_uses[lz.in[i].buf] != 0 ||
           s->graph_uses[s->p->kernels[gk].node] != 1)
@@ -230,6 +274,7 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
       x->gemm = -1;
       return TP_OK;
     }
+    lz = lz0;
   }
   int kid;
   TP_TRY(add_kernel(s, TP_KK_POINTWISE, &kid));

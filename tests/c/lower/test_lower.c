@@ -420,6 +420,51 @@ static void test_minmax(void) {
   for (int i = 0; i < 2; i++) tp_tensor_release(in[i]);
 }
 
+/* conv_gemm: a 1x1 convolution (one image) lowers to one GEMM whose
+ * epilogue carries the bias and the activation after it (regrouped from
+ * [1, M, H, W] onto the GEMM's [M, H*W]); two images stay a batched matmul;
+ * a 3x3 conv stays an op kernel. Results match the eager conv2d. */
+static void test_conv_gemm(void) {
+  static const char *const texts[3] = {
+      "tpgraph v1\n%x = placeholder : f32[1,6,5,7]\n%w = placeholder : f32[4,6,1,1]\n%b = placeholder : f32[4]\n"
+      "%0 = conv2d(%x, %w, %b, window=[1,1,0,0,0,0,1,1], groups=1) : f32[1,4,5,7]\n"
+      "%1 = relu(%0) : f32[1,4,5,7]\n%2 = mul(%1, 0.5) : f32[1,4,5,7]\noutput(%2)\n",
+      "tpgraph v1\n%x = placeholder : f32[2,6,5,7]\n%w = placeholder : f32[4,6,1,1]\n%b = placeholder : f32[4]\n"
+      "%0 = conv2d(%x, %w, %b, window=[1,1,0,0,0,0,1,1], groups=1) : f32[2,4,5,7]\n"
+      "%1 = relu(%0) : f32[2,4,5,7]\noutput(%1)\n",
+      "tpgraph v1\n%x = placeholder : f32[1,6,5,7]\n%w = placeholder : f32[4,6,3,3]\n%b = placeholder : f32[4]\n"
+      "%0 = conv2d(%x, %w, %b, window=[1,1,1,1,1,1,1,1], groups=1) : f32[1,4,5,7]\n"
+      "%1 = relu(%0) : f32[1,4,5,7]\noutput(%1)\n"};
+  for (int t = 0; t < 3; t++) {
+    tp_graph *g = parse(texts[t]);
+    if (!g) continue;
+    int64_t sx[4] = {t == 1 ? 2 : 1, 6, 5, 7}, sw[4] = {4, 6, t == 2 ? 3 : 1, t == 2 ? 3 : 1}, sb[1] = {4};
+    tp_tensor *in[3], *e = NULL, *y = NULL;
+    tp_randn(4, sx, 11, &in[0]), tp_randn(4, sw, 12, &in[1]), tp_randn(1, sb, 13, &in[2]);
+    tp_plan *pl = NULL;
+    int n;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("conv_gemm case %d: %s", t, tp_last_error());
+    const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+    if (t == 0) CHECK(p && p->nkernels == 1 && count_kind(p, TP_KK_GEMM) == 1 && p->kernels[0].expr.n > 0);
+    if (t == 1) CHECK(p && count_kind(p, TP_KK_GEMM) + count_kind(p, TP_KK_OP) >= 1 && count_kind(p, TP_KK_OP) <= 1);
+    if (t == 2) CHECK(p && count_kind(p, TP_KK_OP) == 1); /* the 3x3 conv */
+    CHECK(tp_graph_run(g, 3, in, 1, &e, &n) == TP_OK);
+    CHECK(pl && tp_plan_run(pl, 3, in, 1, &y, &n) == TP_OK);
+    int64_t cnt = tp_shape_numel(4, (int64_t[]){sx[0], 4, 5, 7});
+    for (int64_t i = 0; e && y && i < cnt; i++) {
+      double a = tp_tensor_get_f64(e, i), b = tp_tensor_get_f64(y, i);
+      if (fabs(a - b) > 1e-5 + 1e-5 * fabs(a)) {
+        FAILF("conv_gemm case %d element %lld: stax %g, eager %g", t, (long long)i, b, a);
+        break;
+      }
+    }
+    tp_tensor_release(e), tp_tensor_release(y);
+    for (int i = 0; i < 3; i++) tp_tensor_release(in[i]);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
 /* max-autotune: GEMM blockings are timed at plan time, results unchanged,
  * the choice cached per shape unless caches are off. */
 static void test_autotune(void) {
@@ -470,6 +515,7 @@ int main(void) {
   test_autotune();
   test_epilogue_order();
   test_minmax();
+  test_conv_gemm();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;
