@@ -167,10 +167,10 @@ export class Tensor {
       if (nd < 0) throwLast(core, 'shape');
       const mark = core.stackSave();
       try {
-        const p = core.stackAlloc(4 * Math.max(nd, 1));
+        const p = (core.stackAlloc(8 * Math.max(nd, 1) + 8) + 7) & ~7; // int64[nd]
         check(core, ex.tpw_tensor_shape(h, p), 'shape');
-        const i32 = core.views().i32;
-        this._shape = Object.freeze(Array.from(i32.subarray(p >> 2, (p >> 2) + nd)));
+        const i64 = core.views().i64;
+        this._shape = Object.freeze(Array.from(i64.subarray(p >> 3, (p >> 3) + nd), Number)); // dims <= 2^40
       } finally {
         core.stackRestore(mark);
       }

@@ -131,7 +131,7 @@ static tp_status build_args(int nin, tp_tensor *const *in, tp_arg *args) {
       args[i].node = in[i]->node;
     } else if (in[i]->weak && in[i]->ndim == 0) {
       args[i].kind = TP_ARG_SCALAR;
-      args[i].scalar = tp_tensor_get_f64(in[i], 0);
+      args[i].scalar = in[i]->wval; /* exact, also past int64 (tp_scalar) */
       args[i].is_int = in[i]->weak == 1;
     } else {
       args[i].kind = TP_ARG_NODE;
