@@ -193,7 +193,17 @@ test('compiled functions follow the same scalar rule', () => {
     assert.throws(() => g(tp.tensor([1, 2], { dtype: 'int32' })), /does not fit int32/);
     assert.deepEqual(Array.from(g(tp.tensor([1n, 2n])).toArray()), [2n ** 31n + 1n, 2n ** 31n + 2n]);
   });
-  f.dispose?.();
-  g.dispose?.();
+  // the compiled cast (stax; generated Wasm where it applies) saturates like eager, every call
+  const c32 = tp.compile((x) => tp.cast(tp.mul(x, 2), 'int32'));
+  const c64 = tp.compile((x) => tp.cast(tp.mul(x, 2), 'int64'));
+  tp.scope(() => {
+    const x = tp.tensor([3e9, -3e9, NaN, Infinity, -7.9, 9.3e18]);
+    for (let call = 0; call < 2; call++) {
+      assert.deepEqual(Array.from(c32(x).toArray()), [2147483647, -2147483648, 0, 2147483647, -15, 2147483647]);
+      assert.deepEqual(Array.from(c64(x).toArray()),
+        [6000000000n, -6000000000n, 0n, 2n ** 63n - 1n, -15n, 2n ** 63n - 1n]);
+    }
+  });
+  for (const h of [f, g, c32, c64]) h.dispose?.();
   stillWorks();
 });

@@ -49,6 +49,19 @@ static void test_shapes(void) {
   int64_t prod[2] = {(int64_t)1 << 21, (int64_t)1 << 20}; /* 2^41 elements */
   CHECK(tp_zeros(TP_F32, 2, prod, &t) != TP_OK && t == NULL);
   CHECK(strstr(tp_last_error(), "dimension 1 (1048576) takes the shape past 2^40") != NULL);
+  /* reshape's shape: huge or negative dims are errors, no overflow on the way */
+  int64_t six[1] = {6};
+  tp_tensor *x = NULL, *y = NULL;
+  CHECK_OK(tp_zeros(TP_F32, 1, six, &x));
+  int64_t r1[2] = {INT64_MAX, 2}, r2[2] = {-2, 3}, r3[3] = {-1, INT64_MAX, 0};
+  int64_t r4[2] = {((int64_t)1 << 32) + 2, 3}, r5[3] = {INT64_MIN, 1, 1};
+  CHECK(tp_reshape(x, 2, r1, &y) == TP_ERR_INVALID_ARG && !y);
+  CHECK(tp_reshape(x, 2, r2, &y) == TP_ERR_INVALID_ARG && !y);
+  CHECK(tp_reshape(x, 3, r3, &y) != TP_OK && !y);
+  CHECK(tp_reshape(x, 2, r4, &y) == TP_ERR_INVALID_ARG && !y);
+  CHECK(strstr(tp_last_error(), "4294967298") != NULL);
+  CHECK(tp_reshape(x, 3, r5, &y) == TP_ERR_INVALID_ARG && !y);
+  tp_tensor_release(x);
   int64_t imax[1] = {INT64_MAX};
   CHECK(tp_randn(1, imax, 1, &t) != TP_OK && t == NULL);
   CHECK(strstr(tp_last_error(), "dimension 0 (9223372036854775807)") != NULL);
