@@ -109,30 +109,30 @@ const I64_LIMIT = 2n ** 63n;
  * "cannot be converted without overflow"); float32 rounds (past its range:
  * +-Infinity); bool is value != 0.
  */
-function element(v, d, where) {
+function whereOf(what, index) {
+  return index < 0 ? what : `${what}: element ${index}`;
+}
+
+function element(v, d, what, index = -1) {
   const t = typeof v;
   if (t !== 'number' && t !== 'boolean' && t !== 'bigint') {
-    throw new TypeError(`${where} must be a number, boolean or bigint, got ${describe(v)}`);
+    throw new TypeError(`${whereOf(what, index)} must be a number, boolean or bigint, got ${describe(v)}`);
   }
   if (t === 'boolean') v = v ? 1 : 0;
   if (d === 3) return t === 'bigint' ? v !== 0n : v !== 0;
   if (d === 0) return Number(v);
   const dt = d === 1 ? 'int32' : 'int64';
-  let b;
   if (t === 'bigint') {
-    b = v;
+    if (d === 1 ? v >= -2147483648n && v < 2147483648n : v >= I64_MIN && v < I64_LIMIT) return d === 1 ? Number(v) : v;
   } else {
     if (!Number.isFinite(v)) {
-      throw new TensorPlayError(`${where} (${v}) cannot be converted to ${dt}`, Status.INVALID_ARG);
+      throw new TensorPlayError(`${whereOf(what, index)} (${v}) cannot be converted to ${dt}`, Status.INVALID_ARG);
     }
-    b = BigInt(Math.trunc(v));
+    const w = Math.trunc(v); // powers of two are exact doubles: the bounds compare exactly
+    if (d === 1 ? w >= I32_MIN && w < I32_LIMIT : w >= -(2 ** 63) && w < 2 ** 63) return d === 1 ? w : BigInt(w);
   }
-  const ok = d === 1 ? b >= BigInt(I32_MIN) && b < BigInt(I32_LIMIT) : b >= I64_MIN && b < I64_LIMIT;
-  if (!ok) {
-    throw new TensorPlayError(`${where} (${describe(v)}) cannot be converted to ${dt} without overflow`,
-      Status.INVALID_ARG);
-  }
-  return d === 1 ? Number(b) : b;
+  throw new TensorPlayError(`${whereOf(what, index)} (${describe(v)}) cannot be converted to ${dt} without overflow`,
+    Status.INVALID_ARG);
 }
 
 function toTypedArray(values, d, what) {
@@ -140,7 +140,7 @@ function toTypedArray(values, d, what) {
   if (values instanceof Ctor) return values;
   const out = new Ctor(values.length);
   for (let i = 0; i < values.length; i++) {
-    const v = element(values[i], d, `${what}: element ${i}`);
+    const v = element(values[i], d, what, i);
     out[i] = d === 3 ? (v ? 1 : 0) : v;
   }
   return out;
