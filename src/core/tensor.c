@@ -10,6 +10,7 @@
 #include "num.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static size_t live_tensors, live_bytes;
 size_t tp_live_tensors(void) { return __atomic_load_n(&live_tensors, __ATOMIC_RELAXED); }
@@ -417,10 +418,23 @@ tp_status tp_zeros(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **o
  * +-Inf and values whose truncation does not fit the dtype are errors
  * (PyTorch's "value cannot be converted to type int32_t without
  * overflow"), never a wrapped or clamped number. */
+/* v as JS prints it: whole numbers below 1e21 in full (9223372036854775808),
+ * others in the shortest %g that reads back exactly. */
+static const char *num_str(double v, char *b, size_t n) {
+  if (v == floor(v) && fabs(v) < 1e21) {
+    snprintf(b, n, "%.0f", v);
+  } else {
+    snprintf(b, n, "%.15g", v);
+    if (strtod(b, NULL) != v) snprintf(b, n, "%.17g", v);
+  }
+  return b;
+}
+
 static tp_status check_int_value(const char *what, double v, tp_dtype dtype) {
+  char b[40];
   if (tp_f64_fits_dtype(v, dtype)) return TP_OK;
-  return tp_fail(TP_ERR_INVALID_ARG, "%s: value %.17g cannot be converted to %s without overflow",
-                 what, v, tp_dtype_name(dtype));
+  return tp_fail(TP_ERR_INVALID_ARG, "%s: value %s cannot be converted to %s without overflow",
+                 what, num_str(v, b, sizeof b), tp_dtype_name(dtype));
 }
 
 tp_status tp_full(tp_dtype dtype, int ndim, const int64_t *shape, double v, tp_tensor **out) {
@@ -450,9 +464,10 @@ tp_status tp_ones(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **ou
 tp_status tp_scalar(double value, int is_int, tp_tensor **out) {
   tp_tensor *t;
   if (!out) return tp_fail(TP_ERR_INVALID_ARG, "scalar: NULL output pointer");
+  char b[40];
   if (is_int && (value != value || value != floor(value)))
-    return tp_fail(TP_ERR_INVALID_ARG, "scalar: %.17g is not a whole number, but is_int is set",
-                   value);
+    return tp_fail(TP_ERR_INVALID_ARG, "scalar: %s is not a whole number, but is_int is set",
+                   num_str(value, b, sizeof b));
   TP_TRY(tp_full(is_int && tp_f64_fits_i64(value) ? TP_I64 : TP_F32, 0, NULL, value, &t));
   t->weak = is_int ? 1 : 2; /* 1: weak int, 2: weak float */
   t->wval = value;
@@ -461,11 +476,12 @@ tp_status tp_scalar(double value, int is_int, tp_tensor **out) {
 }
 
 tp_status tp_weak_check(const tp_tensor *t, tp_dtype to) {
+  char b[40];
   if (!t->weak || to == TP_F32 || to == TP_BOOL || tp_f64_fits_dtype(t->wval, to)) return TP_OK;
   return tp_fail(TP_ERR_INVALID_ARG,
-                 "scalar %.17g does not fit %s: an integer scalar must fit the integer tensor's "
+                 "scalar %s does not fit %s: an integer scalar must fit the integer tensor's "
                  "dtype (cast the tensor, or use a float32 tensor for the scalar)",
-                 t->wval, tp_dtype_name(to));
+                 num_str(t->wval, b, sizeof b), tp_dtype_name(to));
 }
 
 tp_status tp_arange(double start, double end, double step, tp_dtype dtype, tp_tensor **out) {

@@ -98,14 +98,14 @@ test('defect 2: a whole number past int64 with a float tensor is that float (Inf
 test('defect 3: an integer scalar that does not fit an int tensor is an error, never a wrap', () => {
   tp.scope(() => {
     const i32 = tp.tensor([1, 2], { dtype: 'int32' });
-    assert.throws(() => tp.add(i32, 1e19), invalid(/scalar 1e\+19 does not fit int32/));
+    assert.throws(() => tp.add(i32, 1e19), invalid(/scalar 10000000000000000000 does not fit int32/));
     assert.throws(() => tp.add(i32, 2 ** 31), invalid(/scalar 2147483648 does not fit int32/)); // INT32_MAX + 1
     assert.throws(() => tp.mul(i32, -(2 ** 31) - 1), invalid(/scalar -2147483649 does not fit int32/));
     assert.throws(() => tp.eq(i32, 2 ** 40), invalid(/does not fit int32/));
     assert.throws(() => tp.where(tp.tensor([true, false]), i32, 2 ** 32), invalid(/does not fit int32/));
     const i64 = tp.tensor([1n, 2n]);
-    assert.throws(() => tp.add(i64, 2 ** 63), invalid(/scalar 9\.2233720368547758e\+18 does not fit int64/));
-    assert.throws(() => tp.add(i64, 1e300), invalid(/does not fit int64/));
+    assert.throws(() => tp.add(i64, 2 ** 63), invalid(/scalar 9223372036854775808 does not fit int64/));
+    assert.throws(() => tp.add(i64, 1e300), invalid(/scalar 1e\+300 does not fit int64/));
     // bool tensor + int scalar is int64: the scalar must fit int64
     assert.throws(() => tp.add(tp.tensor([true]), 2 ** 64), invalid(/does not fit int64/));
   });

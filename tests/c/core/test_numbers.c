@@ -72,7 +72,7 @@ static void check_full_refused(tp_dtype d, double v) {
   int64_t s[1] = {2};
   CHECKF(tp_full(d, 1, s, v, &t) == TP_ERR_INVALID_ARG && t == NULL, "full(%s, %.17g) accepted",
          tp_dtype_name(d), v);
-  CHECKF(strstr(tp_last_error(), "without overflow") != NULL, "full(%.17g): %s", v,
+  CHECKF(strstr(tp_last_error(), "cannot be converted to") && strstr(tp_last_error(), "without overflow"), "full(%.17g): %s", v,
          tp_last_error());
 }
 
@@ -85,6 +85,11 @@ static void test_full_values(void) {
   check_full_refused(TP_I64, P63);
   check_full_refused(TP_I64, 1e30);
   check_full_refused(TP_I64, -INFINITY);
+  CHECK(strstr(tp_last_error(), "full: value -inf cannot be converted to int64") != NULL);
+  check_full_refused(TP_I64, 1e19);
+  CHECK(strstr(tp_last_error(), "full: value 10000000000000000000 cannot") != NULL);
+  check_full_refused(TP_I32, 2147483648.5);
+  CHECK(strstr(tp_last_error(), "full: value 2147483648.5 cannot be converted to int32") != NULL);
   CHECK_OK(tp_full(TP_I32, 1, s, 2147483647.0, &t));
   int32_t i32[2] = {0, 0};
   if (t) CHECK_OK(tp_tensor_read(t, i32, sizeof i32));
@@ -150,7 +155,7 @@ static void test_weak_scalars(void) {
   y = bin_scalar(TP_OP_ADD, TP_I32, one_two, 2147483648.0, 1); /* INT32_MAX + 1 */
   CHECK(y == NULL && strstr(tp_last_error(), "scalar 2147483648 does not fit int32") != NULL);
   y = bin_scalar(TP_OP_ADD, TP_I64, one_two, P63, 1);
-  CHECK(y == NULL && strstr(tp_last_error(), "does not fit int64") != NULL);
+  CHECK(y == NULL && strstr(tp_last_error(), "scalar 9223372036854775808 does not fit int64") != NULL);
   y = bin_scalar(TP_OP_EQ, TP_I32, one_two, -2147483649.0, 1);
   CHECK(y == NULL && strstr(tp_last_error(), "does not fit int32") != NULL);
   /* at the edges it fits; int32 arithmetic wraps like PyTorch's (two's complement) */
