@@ -235,12 +235,23 @@ export class Tensor {
   /** The value of a one-element tensor (boolean for bool tensors). */
   item() {
     const h = this._handle();
+    if (this.dtype === 'int64') {
+      // exact: a number up to 2^53, a bigint past it (a double would round)
+      if (ex.tpw_tensor_numel(h) !== 1) this._itemF64(h); // throws the core's error (no shape-read note)
+      const b = this.toArray()[0];
+      const n = Number(b);
+      return Number.isSafeInteger(n) ? n : b;
+    }
+    const v = this._itemF64(h);
+    return this.dtype === 'bool' ? v !== 0 : v;
+  }
+
+  _itemF64(h) {
     const mark = core.stackSave();
     try {
       const p = core.stackAlloc(8);
       check(core, ex.tpw_tensor_item(h, p), 'item()');
-      const v = core.views().f64[p >> 3];
-      return this.dtype === 'bool' ? v !== 0 : v;
+      return core.views().f64[p >> 3];
     } finally {
       core.stackRestore(mark);
     }

@@ -207,3 +207,15 @@ test('compiled functions follow the same scalar rule', () => {
   for (const h of [f, g, c32, c64]) h.dispose?.();
   stillWorks();
 });
+
+test('item() of int64 is exact: a number up to 2^53, a bigint past it', () => {
+  tp.scope(() => {
+    assert.equal(tp.tensor([2n ** 53n - 1n]).item(), 2 ** 53 - 1);
+    assert.equal(tp.tensor([-5n]).item(), -5);
+    assert.equal(tp.tensor([2n ** 60n + 1n]).item(), 2n ** 60n + 1n);
+    assert.equal(tp.tensor([-(2n ** 63n)]).item(), -(2n ** 63n));
+    assert.equal(tp.tensor([7], { dtype: 'int32' }).item(), 7);
+    assert.throws(() => tp.tensor([1n, 2n]).item(), invalid(/item: tensor of shape \[2\] has 2 elements, expected 1/));
+  });
+  stillWorks();
+});
