@@ -46,8 +46,7 @@ export declare class Tensor {
   toArray(): AnyTypedArray;
   /** Nested JS arrays (bigint for int64, boolean for bool). */
   toList(): any;
-  /** The value of a one-element tensor (boolean for bool tensors). */
-  /** bool: a boolean; int64: a number, or a bigint past 2^53 (exact). */
+  /** The value of a one-element tensor: bool a boolean; int64 a number, or a bigint past 2^53 (exact). */
   item(): number | boolean | bigint;
   /** Frees the handle. Idempotent; later use throws DisposedError. */
   dispose(): void;
