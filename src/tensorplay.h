@@ -110,8 +110,14 @@ tp_status tp_zeros(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **o
 tp_status tp_ones(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **out);
 tp_status tp_full(tp_dtype dtype, int ndim, const int64_t *shape, double value,
                   tp_tensor **out);
-/* 0-d tensor from a number. A "weak" scalar follows the other operand's
- * dtype in binary ops (x_f32 + 2 stays f32; x_i32 + 1.5 becomes f32). */
+/* tp_full, tp_arange: for int32/int64 the value is truncated toward zero
+ * and must fit (NaN, +-Inf or overflow: TP_ERR_INVALID_ARG); float32
+ * rounds (past its range to +-Inf).
+ * tp_scalar: 0-d tensor from a number. A "weak" scalar follows the other
+ * operand's dtype in binary ops (x_f32 + 2 stays f32; x_i32 + 1.5 becomes
+ * f32). is_int needs a whole value (any size: 1e300 * x_f32 is +Inf); an
+ * int scalar that does not fit an int tensor's dtype makes the operation
+ * fail (TP_ERR_INVALID_ARG), never wrap. docs/reliability.md. */
 tp_status tp_scalar(double value, int is_int, tp_tensor **out);
 tp_status tp_arange(double start, double end, double step, tp_dtype dtype,
                     tp_tensor **out);

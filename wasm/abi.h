@@ -47,18 +47,18 @@ const char *tpw_version(void);
 const char *tpw_isa(void);
 int32_t tpw_live_tensors(void);
 
-/* tensors. shape_ptr: int32[ndim]. data may be 0 (zeros). */
-uint32_t tpw_tensor_new(int32_t dtype, int32_t ndim, const int32_t *shape, const void *data);
-uint32_t tpw_full(int32_t dtype, int32_t ndim, const int32_t *shape, double value);
+/* tensors. shape_ptr: int64[ndim] (8-byte aligned). data may be 0 (zeros). */
+uint32_t tpw_tensor_new(int32_t dtype, int32_t ndim, const int64_t *shape, const void *data);
+uint32_t tpw_full(int32_t dtype, int32_t ndim, const int64_t *shape, double value);
 uint32_t tpw_scalar(double value, int32_t is_int);
 uint32_t tpw_arange(double start, double end, double step, int32_t dtype);
 /* kind 0 randn, 1 rand. seed as two u32 halves. */
-uint32_t tpw_random(int32_t kind, int32_t ndim, const int32_t *shape, uint32_t seed_lo, uint32_t seed_hi);
+uint32_t tpw_random(int32_t kind, int32_t ndim, const int64_t *shape, uint32_t seed_lo, uint32_t seed_hi);
 int32_t tpw_tensor_free(uint32_t h);     /* status; double free = TP_ERR_DISPOSED */
 int32_t tpw_tensor_ndim(uint32_t h);     /* -1 on a bad handle */
 int32_t tpw_tensor_dtype(uint32_t h);    /* -1 on a bad handle */
 /* Writes ndim int32 at out. status. */
-int32_t tpw_tensor_shape(uint32_t h, int32_t *out);
+int32_t tpw_tensor_shape(uint32_t h, int64_t *out); /* out: int64[ndim] */
 double tpw_tensor_numel(uint32_t h);     /* -1 on a bad handle */
 /* Copies numel*itemsize bytes in C order into dst. status (graph break aware). */
 int32_t tpw_tensor_read(uint32_t h, void *dst, int32_t bytes);

@@ -2,30 +2,29 @@
  * .npy bytes in and out. */
 #include "handles.h"
 
-static tp_status shape64(int32_t ndim, const int32_t *shape, int64_t *out) {
+/* Shapes cross the ABI as int64[ndim] (dims up to the core's 2^40 pass
+ * exactly); the core checks each dim (tensor.c check_shape). */
+static tp_status shape_ok(int32_t ndim, const int64_t *shape) {
   if (ndim < 0 || ndim > TP_MAX_DIMS)
     return tp_fail(TP_ERR_INVALID_ARG, "tensor: %d dims is out of range (0..%d)", ndim, TP_MAX_DIMS);
   if (ndim && !shape) return tp_fail(TP_ERR_INVALID_ARG, "tensor: NULL shape");
-  for (int i = 0; i < ndim; i++) out[i] = shape[i];
   return TP_OK;
 }
 
-uint32_t tpw_tensor_new(int32_t dtype, int32_t ndim, const int32_t *shape, const void *data) {
-  int64_t s[TP_MAX_DIMS];
+uint32_t tpw_tensor_new(int32_t dtype, int32_t ndim, const int64_t *shape, const void *data) {
   tp_tensor *t = NULL;
-  if (shape64(ndim, shape, s)) return 0;
-  return abi_wrap_tensor(tp_tensor_new((tp_dtype)dtype, ndim, s, data, &t), &t);
+  if (shape_ok(ndim, shape)) return 0;
+  return abi_wrap_tensor(tp_tensor_new((tp_dtype)dtype, ndim, shape, data, &t), &t);
 }
 
-uint32_t tpw_full(int32_t dtype, int32_t ndim, const int32_t *shape, double value) {
-  int64_t s[TP_MAX_DIMS];
+uint32_t tpw_full(int32_t dtype, int32_t ndim, const int64_t *shape, double value) {
   tp_tensor *t = NULL;
-  if (shape64(ndim, shape, s)) return 0;
+  if (shape_ok(ndim, shape)) return 0;
   if ((unsigned)dtype >= TP_DTYPE_COUNT) {
     tp_fail(TP_ERR_INVALID_ARG, "full: unknown dtype %d", dtype);
     return 0;
   }
-  return abi_wrap_tensor(tp_full((tp_dtype)dtype, ndim, s, value, &t), &t);
+  return abi_wrap_tensor(tp_full((tp_dtype)dtype, ndim, shape, value, &t), &t);
 }
 
 uint32_t tpw_scalar(double value, int32_t is_int) {
@@ -42,12 +41,11 @@ uint32_t tpw_arange(double start, double end, double step, int32_t dtype) {
   return abi_wrap_tensor(tp_arange(start, end, step, (tp_dtype)dtype, &t), &t);
 }
 
-uint32_t tpw_random(int32_t kind, int32_t ndim, const int32_t *shape, uint32_t lo, uint32_t hi) {
-  int64_t s[TP_MAX_DIMS];
+uint32_t tpw_random(int32_t kind, int32_t ndim, const int64_t *shape, uint32_t lo, uint32_t hi) {
   tp_tensor *t = NULL;
-  if (shape64(ndim, shape, s)) return 0;
+  if (shape_ok(ndim, shape)) return 0;
   uint64_t seed = (uint64_t)lo | ((uint64_t)hi << 32);
-  return abi_wrap_tensor(kind ? tp_rand(ndim, s, seed, &t) : tp_randn(ndim, s, seed, &t), &t);
+  return abi_wrap_tensor(kind ? tp_rand(ndim, shape, seed, &t) : tp_randn(ndim, shape, seed, &t), &t);
 }
 
 int32_t tpw_tensor_free(uint32_t h) {
@@ -66,10 +64,10 @@ int32_t tpw_tensor_dtype(uint32_t h) {
   tp_tensor *t = abi_handle_get(h, ABI_TENSOR);
   return t ? (int32_t)t->dtype : -1;
 }
-int32_t tpw_tensor_shape(uint32_t h, int32_t *out) {
+int32_t tpw_tensor_shape(uint32_t h, int64_t *out) {
   tp_tensor *t = abi_handle_get(h, ABI_TENSOR);
   if (!t) return tp_last_status();
-  for (int i = 0; i < t->ndim; i++) out[i] = (int32_t)t->shape[i];
+  for (int i = 0; i < t->ndim; i++) out[i] = t->shape[i];
   return TP_OK;
 }
 double tpw_tensor_numel(uint32_t h) {

@@ -2,29 +2,61 @@
 // ones(), full(), arange(), randn(), rand(), scalar().
 
 import { TensorPlayError, Status } from './errors.js';
+import { scalarValue } from './ops.js';
 import { Tensor, ARRAY_TYPES, MAX_DIMS, core, ex, dtypeCode, wrapHandle as wrap } from './tensor.js';
 
-export function checkShape(shape, what = 'shape') {
+/** The most elements one tensor may have (TP_MAX_NUMEL, 2^40); no dim may exceed it. */
+export const MAX_NUMEL = 2 ** 40;
+
+/**
+ * A shape argument as an array of numbers: every dim an integer in
+ * 0..2^40 (or -1 when allowInfer, reshape's inferred dim; up to 2^53 - 1
+ * beside a 0 dim: an empty tensor); anything else throws naming `what` and
+ * the dim (never a wrapped or truncated value). The core checks the
+ * element count (at most 2^40) and the bytes.
+ */
+export function checkShape(shape, what = 'shape', allowInfer = false) {
   if (typeof shape === 'number') shape = [shape];
   if (!Array.isArray(shape) && !ArrayBuffer.isView(shape)) {
-    throw new TypeError(`${what} must be an array of integers, got ${typeof shape}`);
+    throw new TypeError(`${what} must be an array of integers, got ${shape === null ? 'null' : typeof shape}`);
   }
   shape = Array.from(shape);
   if (shape.length > MAX_DIMS) {
     throw new TensorPlayError(`${what}: at most ${MAX_DIMS} dims, got ${shape.length}`, Status.INVALID_ARG);
   }
-  for (const s of shape) {
-    if (!Number.isInteger(s)) throw new TypeError(`${what} must hold integers, got [${shape.join(', ')}]`);
+  for (let i = 0; i < shape.length; i++) {
+    let s = shape[i];
+    if (typeof s === 'bigint') s = Number(s); // past 2^53 it is past 2^40 too: refused below
+    if (typeof s !== 'number' || !Number.isInteger(s)) {
+      throw new TypeError(`${what}: dim ${i} must be an integer, got ${describe(shape[i])}`);
+    }
+    if (s < 0 && !(allowInfer && s === -1)) {
+      throw new TensorPlayError(`${what}: dim ${i} is negative (${s})${allowInfer ? '; only -1 (inferred) is allowed' : ''}`,
+        Status.INVALID_ARG);
+    }
+    if (s > MAX_NUMEL && !(s <= Number.MAX_SAFE_INTEGER && shape.includes(0))) {
+      throw new TensorPlayError(`${what}: dim ${i} is ${s}, more than a tensor may hold (2^40 elements)`, Status.INVALID_ARG);
+    }
   }
   return shape;
 }
 
+function describe(v) {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'bigint') return `${v}n`;
+  if (v === null || typeof v === 'object' || typeof v === 'function') return v === null ? 'null' : typeof v;
+  return String(v);
+}
+
+/** Calls fn(p) with shape written at p as int64[ndim] (the ABI's shapes). */
 function withShape(shape, fn) {
   const mark = core.stackSave();
   try {
-    const p = core.stackAlloc(4 * Math.max(shape.length, 1));
-    core.views().i32.set(shape, p >> 2);
-    return fn(p);
+    const p = core.stackAlloc(8 * Math.max(shape.length, 1) + 8);
+    const q = (p + 7) & ~7;
+    const i64 = core.views().i64;
+    for (let i = 0; i < shape.length; i++) i64[(q >> 3) + i] = BigInt(shape[i]);
+    return fn(q);
   } finally {
     core.stackRestore(mark);
   }
@@ -65,24 +97,51 @@ function flatten(data, shape, k, out, path) {
   for (let i = 0; i < data.length; i++) flatten(data[i], shape, k + 1, out, `${path}[${i}]`);
 }
 
-function toTypedArray(values, d) {
+const I32_MIN = -(2 ** 31);
+const I32_LIMIT = 2 ** 31;
+const I64_MIN = -(2n ** 63n);
+const I64_LIMIT = 2n ** 63n;
+
+/**
+ * One element for dtype d (docs/reliability.md, "Numbers: promotion and
+ * overflow"): numbers, booleans and bigints only. Integer dtypes truncate
+ * toward zero and refuse NaN, +-Inf and values that do not fit (PyTorch's
+ * "cannot be converted without overflow"); float32 rounds (past its range:
+ * +-Infinity); bool is value != 0.
+ */
+function whereOf(what, index) {
+  return index < 0 ? what : `${what}: element ${index}`;
+}
+
+function element(v, d, what, index = -1) {
+  const t = typeof v;
+  if (t !== 'number' && t !== 'boolean' && t !== 'bigint') {
+    throw new TypeError(`${whereOf(what, index)} must be a number, boolean or bigint, got ${describe(v)}`);
+  }
+  if (t === 'boolean') v = v ? 1 : 0;
+  if (d === 3) return t === 'bigint' ? v !== 0n : v !== 0;
+  if (d === 0) return Number(v);
+  const dt = d === 1 ? 'int32' : 'int64';
+  if (t === 'bigint') {
+    if (d === 1 ? v >= -2147483648n && v < 2147483648n : v >= I64_MIN && v < I64_LIMIT) return d === 1 ? Number(v) : v;
+  } else {
+    if (!Number.isFinite(v)) {
+      throw new TensorPlayError(`${whereOf(what, index)} (${v}) cannot be converted to ${dt}`, Status.INVALID_ARG);
+    }
+    const w = Math.trunc(v); // powers of two are exact doubles: the bounds compare exactly
+    if (d === 1 ? w >= I32_MIN && w < I32_LIMIT : w >= -(2 ** 63) && w < 2 ** 63) return d === 1 ? w : BigInt(w);
+  }
+  throw new TensorPlayError(`${whereOf(what, index)} (${describe(v)}) cannot be converted to ${dt} without overflow`,
+    Status.INVALID_ARG);
+}
+
+function toTypedArray(values, d, what) {
   const Ctor = ARRAY_TYPES[d];
   if (values instanceof Ctor) return values;
   const out = new Ctor(values.length);
   for (let i = 0; i < values.length; i++) {
-    let v = values[i];
-    if (d === 2) {
-      out[i] = typeof v === 'bigint' ? v : BigInt(Math.trunc(Number(v)));
-    } else if (d === 3) {
-      out[i] = v ? 1 : 0;
-    } else {
-      if (typeof v === 'boolean') v = v ? 1 : 0;
-      else if (typeof v === 'bigint') v = Number(v);
-      else if (typeof v !== 'number') {
-        throw new TypeError(`tensor(): elements must be numbers, booleans or bigints, got ${typeof v}`);
-      }
-      out[i] = v;
-    }
+    const v = element(values[i], d, what, i);
+    out[i] = d === 3 ? (v ? 1 : 0) : v;
   }
   return out;
 }
@@ -122,7 +181,7 @@ export function tensor(data, options = {}) {
   }
   if (options.dtype !== undefined) d = dtypeCode(options.dtype);
   if (options.shape !== undefined) {
-    const s = checkShape(options.shape);
+    const s = checkShape(options.shape, 'tensor(): options.shape');
     const n = s.reduce((a, b) => a * b, 1);
     if (n !== flat.length) {
       throw new TensorPlayError(
@@ -134,7 +193,7 @@ export function tensor(data, options = {}) {
   if (shape.length > MAX_DIMS) {
     throw new TensorPlayError(`tensor(): at most ${MAX_DIMS} dims, got ${shape.length}`, Status.INVALID_ARG);
   }
-  const typed = toTypedArray(flat, d);
+  const typed = toTypedArray(flat, d, 'tensor()');
   const bytes = typed.byteLength;
   let p = 0;
   try {
@@ -152,15 +211,23 @@ export function tensor(data, options = {}) {
 }
 
 export function zeros(shape, options = {}) {
-  const s = checkShape(shape);
+  const s = checkShape(shape, 'zeros(): shape');
   const d = dtypeCode(options.dtype ?? 'float32');
   return wrap(withShape(s, (sp) => ex.tpw_tensor_new(d, s.length, sp, 0)), 'zeros()');
 }
 
 export function full(shape, value, options = {}) {
-  const s = checkShape(shape);
+  const s = checkShape(shape, 'full(): shape');
   const d = dtypeCode(options.dtype ?? 'float32');
-  return wrap(withShape(s, (sp) => ex.tpw_full(d, s.length, sp, Number(value))), 'full()');
+  let v = element(value, d, 'full(): value');
+  if (typeof v === 'bigint') {
+    if (BigInt(Number(v)) !== v) {
+      throw new TensorPlayError(`full(): value ${v}n is not exactly a double; use tensor() with a BigInt64Array`,
+        Status.INVALID_ARG);
+    }
+    v = Number(v);
+  }
+  return wrap(withShape(s, (sp) => ex.tpw_full(d, s.length, sp, Number(v))), 'full()');
 }
 
 export function ones(shape, options = {}) {
@@ -186,12 +253,17 @@ export function arange(start, end, step, options) {
   }
   if (st === undefined) st = 1;
   const d = dtypeCode(opts.dtype ?? 'float32');
-  return wrap(ex.tpw_arange(Number(s), Number(e), Number(st), d), 'arange()');
+  const num = (v, what) => {
+    if (typeof v === 'number') return v;
+    if (typeof v === 'bigint' && BigInt(Number(v)) === v) return Number(v);
+    throw new TypeError(`arange(): ${what} must be a number, got ${describe(v)}`);
+  };
+  return wrap(ex.tpw_arange(num(s, 'start'), num(e, 'end'), num(st, 'step'), d), 'arange()');
 }
 
 let seedCounter = 0;
 function random(kind, shape, options = {}) {
-  const s = checkShape(shape);
+  const s = checkShape(shape, `${kind === 0 ? 'randn' : 'rand'}(): shape`);
   let seed = options.seed ?? seedCounter++;
   seed = BigInt.asUintN(64, BigInt(seed));
   const lo = Number(seed & 0xffffffffn);
@@ -213,6 +285,6 @@ export function rand(shape, options) {
 
 /** A 0-d "weak" scalar tensor (follows the other operand's dtype). */
 export function scalar(value) {
-  if (typeof value === 'boolean') value = value ? 1 : 0;
-  return wrap(ex.tpw_scalar(Number(value), Number.isInteger(value) ? 1 : 0), 'scalar');
+  const [v, isInt] = scalarValue(value, 'scalar()');
+  return wrap(ex.tpw_scalar(v, isInt), 'scalar');
 }

@@ -49,23 +49,30 @@ export function attrsLayout() {
   return layout;
 }
 
-function putField(dv, p, f, i, v) {
+function putField(dv, p, f, i, v, what) {
   const o = p + f.offset + i * (f.bits >> 3);
   if (f.kind === 'f') {
     if (f.bits === 64) dv.setFloat64(o, Number(v), true);
     else dv.setFloat32(o, Number(v), true);
   } else if (f.bits === 64) {
     const b = BigInt(typeof v === 'boolean' ? Number(v) : v); // integers only (the callers check)
-    dv.setBigInt64(o, b > I64_MAX ? I64_MAX : b < I64_MIN ? I64_MIN : b, true);
+    if (b > I64_MAX || b < I64_MIN) {
+      throw new TensorPlayError(`${what}: ${v} is out of the int64 range`, Status.INVALID_ARG);
+    }
+    dv.setBigInt64(o, b, true);
   } else if (f.bits === 32) {
-    dv.setInt32(o, Number(v), true);
+    const n = Number(v);
+    if (!(n >= -(2 ** 31) && n < 2 ** 31)) {
+      throw new TensorPlayError(`${what}: ${v} is out of the int32 range`, Status.INVALID_ARG);
+    }
+    dv.setInt32(o, n, true);
   } else {
     throw new Error(`tensorplay: an attribute field of ${f.bits} bits`);
   }
 }
 
 /** Writes a tp_attrs at p: the core's defaults (tpw_attrs_init), then the fields given in a. */
-function packAttrs(p, a) {
+function packAttrs(p, a, name) {
   const { fields } = attrsLayout();
   ex.tpw_attrs_init(p);
   const dv = core.views().dv;
@@ -74,13 +81,34 @@ function packAttrs(p, a) {
     const f = fields.get(key);
     if (!f) throw new Error(`tensorplay: the core's tp_attrs has no field ${key}`);
     if (f.count > 1) { // an array with its count in n<name> (ints, nints)
-      for (let i = 0; i < v.length; i++) putField(dv, p, f, i, v[i]);
+      for (let i = 0; i < v.length; i++) putField(dv, p, f, i, v[i], `${name}: ${key}[${i}]`);
       const n = fields.get(`n${key}`);
-      if (n) putField(dv, p, n, 0, v.length);
+      if (n) putField(dv, p, n, 0, v.length, `${name}: n${key}`);
     } else {
-      putField(dv, p, f, 0, v);
+      putField(dv, p, f, 0, v, `${name}: ${key}`);
     }
   }
+}
+
+/**
+ * A JS scalar operand as [double, is_int] for tp_scalar (docs/reliability.md,
+ * "Numbers: promotion and overflow"): a whole number (any magnitude: 1e300
+ * is whole), a bigint or a boolean is an integer scalar; a fractional
+ * number, NaN or +-Infinity a float scalar. The core refuses an integer
+ * scalar that does not fit an integer tensor's dtype.
+ */
+export function scalarValue(t, what) {
+  if (typeof t === 'boolean') return [t ? 1 : 0, 1];
+  if (typeof t === 'bigint') {
+    const v = Number(t);
+    if (BigInt(v) !== t) {
+      throw new TensorPlayError(`${what}: bigint ${t}n is not exactly a double (use a tensor of dtype int64)`,
+        Status.INVALID_ARG);
+    }
+    return [v, 1];
+  }
+  if (typeof t !== 'number') throw new TypeError(`${what} must be a number, boolean or bigint, got ${typeof t}`);
+  return [t, Number.isInteger(t) ? 1 : 0];
 }
 
 /**
@@ -101,20 +129,20 @@ export function callOp(name, inputs, attrs = null) {
     const handles = inputs.map((t, i) => {
       if (t === null || t === undefined) return 0;
       if (t instanceof Tensor) return t._handle();
-      if (typeof t === 'number' || typeof t === 'boolean') {
-        const v = Number(t);
-        const h = ex.tpw_scalar(v, Number.isInteger(v) ? 1 : 0) >>> 0;
+      if (typeof t === 'number' || typeof t === 'boolean' || typeof t === 'bigint') {
+        const [v, isInt] = scalarValue(t, `${name}: operand ${i}`);
+        const h = ex.tpw_scalar(v, isInt) >>> 0;
         if (h === 0) throwLast(core, `${name}: scalar operand`);
         temps.push(h);
         return h;
       }
-      throw new TypeError(`${name}: operand ${i} must be a Tensor or a number, got ${t === null ? 'null' : typeof t}`);
+      throw new TypeError(`${name}: operand ${i} must be a Tensor, a number, a boolean or a bigint, got ${t === null ? 'null' : typeof t}`);
     });
     const inPtr = core.stackAlloc(4 * Math.max(handles.length, 1));
     let aPtr = 0;
     if (attrs) {
       aPtr = core.stackAlloc(attrsLayout().size);
-      packAttrs(aPtr, attrs);
+      packAttrs(aPtr, attrs, name);
     }
     core.views().u32.set(handles, inPtr >> 2);
     return wrap(ex.tpw_op(id, handles.length, inPtr, aPtr), null);
@@ -273,14 +301,18 @@ export function layerNorm(x, normalizedShape, weight = null, bias = null, option
   return callOp('layer_norm', [x, weight ?? null, bias ?? null], { ints: ns, eps: options.eps ?? 1e-5 });
 }
 
-function dimsArg(args, what) {
+function dimsArg(args, what, isShape) {
   const dims = args.length === 1 && (Array.isArray(args[0]) || ArrayBuffer.isView(args[0])) ? Array.from(args[0]) : args;
-  return checkShape(dims, what);
+  if (isShape) return checkShape(dims, what, true); // dims 0..2^40, or -1
+  if (dims.length > MAX_DIMS) {
+    throw new TensorPlayError(`${what}: at most ${MAX_DIMS} dims, got ${dims.length}`, Status.INVALID_ARG);
+  }
+  return dims.map((d, i) => intArg(d, `${what}[${i}]`));
 }
 
 /** reshape(x, shape) or reshape(x, ...dims); one -1 allowed. */
 export function reshape(x, ...shape) {
-  return callOp('reshape', [x], { ints: dimsArg(shape, 'reshape: shape') });
+  return callOp('reshape', [x], { ints: dimsArg(shape, 'reshape: shape', true) });
 }
 
 export function transpose(x, d0, d1) {

@@ -167,10 +167,10 @@ export class Tensor {
       if (nd < 0) throwLast(core, 'shape');
       const mark = core.stackSave();
       try {
-        const p = core.stackAlloc(4 * Math.max(nd, 1));
+        const p = (core.stackAlloc(8 * Math.max(nd, 1) + 8) + 7) & ~7; // int64[nd]
         check(core, ex.tpw_tensor_shape(h, p), 'shape');
-        const i32 = core.views().i32;
-        this._shape = Object.freeze(Array.from(i32.subarray(p >> 2, (p >> 2) + nd)));
+        const i64 = core.views().i64;
+        this._shape = Object.freeze(Array.from(i64.subarray(p >> 3, (p >> 3) + nd), Number)); // dims <= 2^40
       } finally {
         core.stackRestore(mark);
       }
@@ -235,12 +235,23 @@ export class Tensor {
   /** The value of a one-element tensor (boolean for bool tensors). */
   item() {
     const h = this._handle();
+    if (this.dtype === 'int64') {
+      // exact: a number up to 2^53, a bigint past it (a double would round)
+      if (ex.tpw_tensor_numel(h) !== 1) this._itemF64(h); // throws the core's error (no shape-read note)
+      const b = this.toArray()[0];
+      const n = Number(b);
+      return Number.isSafeInteger(n) ? n : b;
+    }
+    const v = this._itemF64(h);
+    return this.dtype === 'bool' ? v !== 0 : v;
+  }
+
+  _itemF64(h) {
     const mark = core.stackSave();
     try {
       const p = core.stackAlloc(8);
       check(core, ex.tpw_tensor_item(h, p), 'item()');
-      const v = core.views().f64[p >> 3];
-      return this.dtype === 'bool' ? v !== 0 : v;
+      return core.views().f64[p >> 3];
     } finally {
       core.stackRestore(mark);
     }

@@ -4,8 +4,8 @@ export type DType = 'float32' | 'int32' | 'int64' | 'bool';
 /** Accepted dtype spellings: the names above and 'f32' | 'i32' | 'i64' | 'b8'. */
 export type DTypeLike = DType | 'f32' | 'i32' | 'i64' | 'b8';
 export type Shape = readonly number[];
-/** A Tensor, or a JS number used as a weak scalar (follows the other operand's dtype). */
-export type Operand = Tensor | number | boolean;
+/** A Tensor, or a JS scalar (weak: follows the other operand's dtype); whole numbers, bigints (exactly a double) and booleans are integer scalars (docs/reliability.md). */
+export type Operand = Tensor | number | boolean | bigint;
 export type TypedArrayFor<D extends DType> = D extends 'float32'
   ? Float32Array
   : D extends 'int32'
@@ -46,8 +46,8 @@ export declare class Tensor {
   toArray(): AnyTypedArray;
   /** Nested JS arrays (bigint for int64, boolean for bool). */
   toList(): any;
-  /** The value of a one-element tensor (boolean for bool tensors). */
-  item(): number | boolean;
+  /** The value of a one-element tensor: bool a boolean; int64 a number, or a bigint past 2^53 (exact). */
+  item(): number | boolean | bigint;
   /** Frees the handle. Idempotent; later use throws DisposedError. */
   dispose(): void;
   toString(): string;
@@ -143,7 +143,7 @@ export interface TensorOptions {
 export declare function tensor(data: NestedData | Tensor, options?: TensorOptions): Tensor;
 export declare function zeros(shape: number | Shape, options?: { dtype?: DTypeLike }): Tensor;
 export declare function ones(shape: number | Shape, options?: { dtype?: DTypeLike }): Tensor;
-export declare function full(shape: number | Shape, value: number, options?: { dtype?: DTypeLike }): Tensor;
+export declare function full(shape: number | Shape, value: number | boolean | bigint, options?: { dtype?: DTypeLike }): Tensor;
 /** arange(end) | arange(start, end, step?); default dtype float32. */
 export declare function arange(end: number, options?: { dtype?: DTypeLike }): Tensor;
 export declare function arange(start: number, end: number, options?: { dtype?: DTypeLike }): Tensor;

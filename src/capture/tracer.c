@@ -135,7 +135,9 @@ static tp_status build_args(int nin, tp_tensor *const *in, tp_arg *args) {
       args[i].node = in[i]->node;
     } else if (in[i]->weak && in[i]->ndim == 0) {
       args[i].kind = TP_ARG_SCALAR;
-      args[i].scalar = tp_tensor_get_f64(in[i], 0);
+      /* a weak int's exact value (also past int64, stored as float32 then:
+       * tp_scalar); a weak float's value as the float32 it computes with */
+      args[i].scalar = in[i]->weak == 1 ? in[i]->wval : tp_tensor_get_f64(in[i], 0);
       args[i].is_int = in[i]->weak == 1;
     } else {
       args[i].kind = TP_ARG_NODE;

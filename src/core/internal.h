@@ -68,6 +68,7 @@ struct tp_tensor {
   tp_dtype dtype;
   int ndim;
   int weak;                    /* a weak scalar made by tp_scalar */
+  double wval;                  /* weak: the exact value given to tp_scalar */
   int64_t shape[TP_MAX_DIMS];
   int64_t strides[TP_MAX_DIMS]; /* elements */
   int64_t offset;               /* elements */
@@ -104,6 +105,10 @@ static inline void *tp_tensor_ptr(const tp_tensor *t) {
 }
 /* Read element i (C order, any strides) as double / write. */
 double tp_tensor_get_f64(const tp_tensor *t, int64_t i);
+/* A weak scalar (tp_scalar) converted to dtype `to`: INVALID_ARG when an
+ * integer dtype cannot hold its exact value (docs/reliability.md). OK for
+ * tensors that are not weak scalars. */
+tp_status tp_weak_check(const tp_tensor *t, tp_dtype to);
 /* The elements of t (any layout) in C order into dst (numel * itemsize
  * bytes); no capture hook (internal readers: npy, graph text). */
 void tp_tensor_gather(const tp_tensor *t, void *dst);

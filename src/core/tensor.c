@@ -7,8 +7,10 @@
  * Threads). */
 #include "internal.h"
 #include "lock.h"
+#include "num.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static size_t live_tensors, live_bytes;
 size_t tp_live_tensors(void) { return __atomic_load_n(&live_tensors, __ATOMIC_RELAXED); }
@@ -88,7 +90,9 @@ static tp_status check_shape(int ndim, const int64_t *shape, int64_t *numel) {
       return tp_fail(TP_ERR_INVALID_ARG, "tensor: dimension %d is negative (%lld)", i,
                      (long long)shape[i]);
     if (shape[i] && n > TP_MAX_NUMEL / shape[i])
-      return tp_fail(TP_ERR_OUT_OF_MEMORY, "tensor: %d-d shape has too many elements", ndim);
+      return tp_fail(TP_ERR_OUT_OF_MEMORY,
+                     "tensor: dimension %d (%lld) takes the shape past 2^40 elements, the most "
+                     "a tensor may hold", i, (long long)shape[i]);
     n *= shape[i];
   }
   *numel = n;
@@ -337,12 +341,15 @@ void tp_tensor_copy_into(const tp_tensor *src, tp_tensor *dst) {
       switch (dst->dtype) {
         case TP_F32: ((float *)db)[di] = (float)load_f64(sb, src->dtype, s); break;
         case TP_I32:
-          ((int32_t *)db)[di] = src->dtype == TP_I64 ? (int32_t)((const int64_t *)sb)[s]
-                                                      : (int32_t)load_f64(sb, src->dtype, s);
+          /* int64 -> int32 wraps (two's complement, as PyTorch's cast);
+           * float -> int saturates, NaN -> 0 (num.h) */
+          ((int32_t *)db)[di] = src->dtype == TP_I64
+                                    ? (int32_t)(uint32_t)((const uint64_t *)sb)[s]
+                                    : tp_f64_to_i32_sat(load_f64(sb, src->dtype, s));
           break;
         case TP_I64:
           ((int64_t *)db)[di] = src->dtype == TP_I64 ? ((const int64_t *)sb)[s]
-                                                      : (int64_t)load_f64(sb, src->dtype, s);
+                                                      : tp_f64_to_i64_sat(load_f64(sb, src->dtype, s));
           break;
         default:
           ((uint8_t *)db)[di] = src->dtype == TP_I64 ? ((const int64_t *)sb)[s] != 0
@@ -407,14 +414,38 @@ tp_status tp_zeros(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **o
   return tp_tensor_new(dtype, ndim, shape, NULL, out);
 }
 
+/* An integer tensor's element from a double: truncated toward zero; NaN,
+ * +-Inf and values whose truncation does not fit the dtype are errors
+ * (PyTorch's "value cannot be converted to type int32_t without
+ * overflow"), never a wrapped or clamped number. */
+/* v as JS prints it: whole numbers below 1e21 in full (9223372036854775808),
+ * others in the shortest %g that reads back exactly. */
+static const char *num_str(double v, char *b, size_t n) {
+  if (v == floor(v) && fabs(v) < 1e21) {
+    snprintf(b, n, "%.0f", v);
+  } else {
+    snprintf(b, n, "%.15g", v);
+    if (strtod(b, NULL) != v) snprintf(b, n, "%.17g", v);
+  }
+  return b;
+}
+
+static tp_status check_int_value(const char *what, double v, tp_dtype dtype) {
+  char b[40];
+  if (tp_f64_fits_dtype(v, dtype)) return TP_OK;
+  return tp_fail(TP_ERR_INVALID_ARG, "%s: value %s cannot be converted to %s without overflow",
+                 what, num_str(v, b, sizeof b), tp_dtype_name(dtype));
+}
+
 tp_status tp_full(tp_dtype dtype, int ndim, const int64_t *shape, double v, tp_tensor **out) {
   tp_tensor *t;
+  if ((unsigned)dtype < TP_DTYPE_COUNT) TP_TRY(check_int_value("full", v, dtype));
   TP_TRY(tp_tensor_new(dtype, ndim, shape, NULL, &t));
   int64_t n = tp_tensor_numel(t);
   void *p = t->storage->data;
   for (int64_t i = 0; i < n; i++) switch (dtype) {
       case TP_F32: ((float *)p)[i] = (float)v; break;
-      case TP_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+      case TP_I32: ((int32_t *)p)[i] = (int32_t)v; break; /* checked above */
       case TP_I64: ((int64_t *)p)[i] = (int64_t)v; break;
       default: ((uint8_t *)p)[i] = v != 0; break;
     }
@@ -426,12 +457,31 @@ tp_status tp_ones(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **ou
   return tp_full(dtype, ndim, shape, 1.0, out);
 }
 
+/* A weak int is stored as int64 when it is one, else (a whole number past
+ * int64, from a host number such as 1e300) as float32; wval keeps the
+ * exact value either way. Converting it to an integer dtype that cannot
+ * hold wval is an error (tp_weak_check); to a float dtype it rounds. */
 tp_status tp_scalar(double value, int is_int, tp_tensor **out) {
   tp_tensor *t;
-  TP_TRY(tp_full(is_int ? TP_I64 : TP_F32, 0, NULL, value, &t));
+  if (!out) return tp_fail(TP_ERR_INVALID_ARG, "scalar: NULL output pointer");
+  char b[40];
+  if (is_int && (value != value || value != floor(value)))
+    return tp_fail(TP_ERR_INVALID_ARG, "scalar: %s is not a whole number, but is_int is set",
+                   num_str(value, b, sizeof b));
+  TP_TRY(tp_full(is_int && tp_f64_fits_i64(value) ? TP_I64 : TP_F32, 0, NULL, value, &t));
   t->weak = is_int ? 1 : 2; /* 1: weak int, 2: weak float */
+  t->wval = value;
   *out = t;
   return TP_OK;
+}
+
+tp_status tp_weak_check(const tp_tensor *t, tp_dtype to) {
+  char b[40];
+  if (!t->weak || to == TP_F32 || to == TP_BOOL || tp_f64_fits_dtype(t->wval, to)) return TP_OK;
+  return tp_fail(TP_ERR_INVALID_ARG,
+                 "scalar %s does not fit %s: an integer scalar must fit the integer tensor's "
+                 "dtype (cast the tensor, or use a float32 tensor for the scalar)",
+                 num_str(t->wval, b, sizeof b), tp_dtype_name(to));
 }
 
 tp_status tp_arange(double start, double end, double step, tp_dtype dtype, tp_tensor **out) {
@@ -443,14 +493,20 @@ tp_status tp_arange(double start, double end, double step, tp_dtype dtype, tp_te
                    end, step);
   int64_t n = nf > 0 ? (int64_t)nf : 0;
   if (dtype == TP_BOOL) return tp_fail(TP_ERR_INVALID_ARG, "arange: dtype bool is not supported");
+  if ((unsigned)dtype >= TP_DTYPE_COUNT)
+    return tp_fail(TP_ERR_INVALID_ARG, "arange: unknown dtype %d", (int)dtype);
+  if (n) { /* the values run monotonically from the first to the last */
+    TP_TRY(check_int_value("arange", start, dtype));
+    TP_TRY(check_int_value("arange", start + (double)(n - 1) * step, dtype));
+  }
   tp_tensor *t;
   TP_TRY(tp_tensor_new(dtype, 1, &n, NULL, &t));
   for (int64_t i = 0; i < n; i++) {
     double v = start + (double)i * step;
     switch (dtype) {
       case TP_F32: ((float *)t->storage->data)[i] = (float)v; break;
-      case TP_I32: ((int32_t *)t->storage->data)[i] = (int32_t)v; break;
-      default: ((int64_t *)t->storage->data)[i] = (int64_t)v; break;
+      case TP_I32: ((int32_t *)t->storage->data)[i] = tp_f64_to_i32_sat(v); break;
+      default: ((int64_t *)t->storage->data)[i] = tp_f64_to_i64_sat(v); break;
     }
   }
   *out = t;

@@ -2,6 +2,7 @@
  * ConstantOfShape and Range (rows in onnx_ops.def). Their values are
  * computed at load time and folded into the ops that use them. */
 #include "import.h"
+#include "../core/num.h"
 #include <math.h>
 
 static tp_status attr_tensor(imp *m, attr *a, tp_tensor **out) {
@@ -111,8 +112,8 @@ tp_status tp_onnx_cv_range(imp *m, onode *n, int arg) {
     double v = s + (double)i * dl;
     switch (dt) {
       case TP_F32: ((float *)tp_tensor_ptr(t))[i] = (float)((float)s + (float)i * (float)dl); break;
-      case TP_I32: ((int32_t *)tp_tensor_ptr(t))[i] = (int32_t)v; break;
-      case TP_I64: ((int64_t *)tp_tensor_ptr(t))[i] = (int64_t)v; break;
+      case TP_I32: ((int32_t *)tp_tensor_ptr(t))[i] = tp_f64_to_i32_sat(v); break;
+      case TP_I64: ((int64_t *)tp_tensor_ptr(t))[i] = tp_f64_to_i64_sat(v); break;
       default: ((uint8_t *)tp_tensor_ptr(t))[i] = v != 0; break;
     }
   }

@@ -11,6 +11,7 @@
  * scales, sizes and roi may be runtime inputs: they are value inputs (the
  * model specializes on their values). */
 #include "import.h"
+#include "../core/num.h"
 #include <math.h>
 
 enum { RS_NEAREST, RS_LINEAR, RS_CUBIC };
@@ -252,11 +253,11 @@ tp_status tp_onnx_cv_resize(imp *m, onode *n, int upsample) {
       sx[axes[i]] = s, ox[axes[i]] = sizes[i];
     }
     if (!stretch)
-      for (int i = 0; i < nax; i++) sx[axes[i]] = best, ox[axes[i]] = (int64_t)(best * (double)d.shape[axes[i]] + 0.5);
+      for (int i = 0; i < nax; i++) sx[axes[i]] = best, ox[axes[i]] = tp_f64_to_i64_sat(best * (double)d.shape[axes[i]] + 0.5);
   } else {
     for (int i = 0; i < nax; i++) {
       if (!(scales[i] > 0)) return tp_fail(TP_ERR_INVALID_ARG, "scales[%d] = %g must be positive", i, scales[i]);
-      sx[axes[i]] = scales[i], ox[axes[i]] = (int64_t)floor(scales[i] * (double)d.shape[axes[i]]);
+      sx[axes[i]] = scales[i], ox[axes[i]] = tp_f64_to_i64_sat(floor(scales[i] * (double)d.shape[axes[i]]));
     }
   }
   for (int i = 0; i < nax && nroi; i++) r0[axes[i]] = rois[i], r1[axes[i]] = rois[nax + i];

@@ -12,6 +12,7 @@
 #include "onnx.h"
 #include "pb.h"
 #include "tensor_pb.h"
+#include "../core/num.h"
 #include <math.h>
 #include <stdio.h>
 
@@ -136,8 +137,8 @@ static void init_scalar(wr *w, vname out, tp_dtype dt, double v) {
   size_t n;
   switch (dt) {
     case TP_F32: u.f = (float)v; n = 4; break;
-    case TP_I32: u.i = (int32_t)v; n = 4; break;
-    case TP_I64: u.l = (int64_t)v; n = 8; break;
+    case TP_I32: u.i = tp_f64_to_i32_sat(v); n = 4; break; /* no UB past the range */
+    case TP_I64: u.l = tp_f64_to_i64_sat(v); n = 8; break;
     default: u.b = v != 0; n = 1; break;
   }
   fresh(w, out);

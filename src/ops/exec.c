@@ -107,6 +107,9 @@ static tp_status exec_binary(tp_op op, tp_tensor *a0, tp_tensor *b0, const tp_de
   if (tp_op_flags(op) & TP_OPF_FLOAT_OUT) cd = TP_F32;
   tp_tensor *a = NULL, *b = NULL, *y = NULL;
   tp_status s;
+  /* a weak int must fit the dtype it is computed in (never wraps) */
+  TP_TRY(tp_weak_check(a0, cd));
+  TP_TRY(tp_weak_check(b0, cd));
   if ((s = tp_to_dtype(a0, cd, &a)) || (s = tp_to_dtype(b0, cd, &b)) || (s = new_out(od, &y)))
     goto done;
   if (tp_op_flags(op) & TP_OPF_BOOL_OUT) {
@@ -135,6 +138,8 @@ done:
 static tp_status exec_where(tp_tensor *const *in, const tp_desc *od, tp_tensor **out) {
   tp_tensor *c = NULL, *a = NULL, *b = NULL, *y = NULL;
   tp_status s;
+  TP_TRY(tp_weak_check(in[1], od->dtype));
+  TP_TRY(tp_weak_check(in[2], od->dtype));
   if ((s = tp_to_dtype(in[0], TP_BOOL, &c)) || (s = tp_to_dtype(in[1], od->dtype, &a)) ||
       (s = tp_to_dtype(in[2], od->dtype, &b)) || (s = new_out(od, &y)))
     goto done;

@@ -342,7 +342,7 @@ static tp_status shape_reshape(tp_op op, int nin, const tp_desc *const *in, cons
   (void)nin;
   const tp_desc *x = in[0];
   int64_t n = tp_shape_numel(x->ndim, x->shape), known = 1;
-  int infer = -1;
+  int infer = -1, over = 0;
   char b0[96], b1[96];
   if (a->nints < 0 || a->nints > TP_MAX_DIMS)
     return tp_fail(TP_ERR_INVALID_ARG, "reshape: %d dims is out of range", a->nints);
@@ -357,9 +357,16 @@ static tp_status shape_reshape(tp_op op, int nin, const tp_desc *const *in, cons
     } else if (a->ints[i] < 0) {
       return tp_fail(TP_ERR_INVALID_ARG, "reshape: invalid size %lld at dim %d",
                      (long long)a->ints[i], i);
-    } else {
-      known *= a->ints[i];
+    } else if (__builtin_mul_overflow(known, a->ints[i], &known)) {
+      over = 1; /* past int64: no tensor has that many elements (unless a later dim is 0) */
+      known = INT64_MAX;
+    } else if (known == 0) {
+      over = 0;
     }
+  }
+  if (over && known) {
+    return tp_fail(TP_ERR_INVALID_ARG, "reshape: cannot reshape %s (%lld elements) into %s",
+                   SHAPE(x, b0), (long long)n, SHAPE(out, b1));
   }
   if (infer >= 0) {
     if (known == 0 || n % known)

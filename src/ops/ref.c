@@ -2,6 +2,7 @@
  * flat indices with double precision and libm, no blocking, no SIMD; slow
  * on purpose and written independently of exec.c and the ISA kernels. */
 #include "ops.h"
+#include "../core/num.h"
 #include <math.h>
 
 /* Element (double) of t at the position broadcast from output index i. */
@@ -24,8 +25,9 @@ static double at_bcast(const tp_tensor *t, int ond, const int64_t *oshape, int64
 static void put(tp_tensor *y, int64_t i, double v) {
   switch (y->dtype) {
     case TP_F32: ((float *)y->storage->data)[i] = (float)v; break;
-    case TP_I32: ((int32_t *)y->storage->data)[i] = (int32_t)(int64_t)v; break;
-    case TP_I64: ((int64_t *)y->storage->data)[i] = (int64_t)v; break;
+    /* int32 keeps int64's low bits (wraps); past int64 saturates (num.h) */
+    case TP_I32: ((int32_t *)y->storage->data)[i] = (int32_t)(uint32_t)(uint64_t)tp_f64_to_i64_sat(v); break;
+    case TP_I64: ((int64_t *)y->storage->data)[i] = tp_f64_to_i64_sat(v); break;
     default: ((uint8_t *)y->storage->data)[i] = v != 0; break;
   }
 }

@@ -38,11 +38,11 @@ static int32_t host(int32_t fn_id, const uint32_t *in, int32_t nin, uint32_t *ou
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0);
   int base = tpw_live_tensors();
-  int32_t shape[2] = {2, 3};
+  int64_t shape[2] = {2, 3};
   float data[6] = {-1, 2, -3, 4, -5, 6};
   uint32_t x = tpw_tensor_new(0, 2, shape, data);
   CHECK(x != 0 && tpw_tensor_ndim(x) == 2 && tpw_tensor_dtype(x) == 0);
-  int32_t got[2];
+  int64_t got[2];
   CHECK(tpw_tensor_shape(x, got) == 0 && got[0] == 2 && got[1] == 3);
 
   /* transpose via packed attrs, then read */
