@@ -232,6 +232,30 @@ export function avgPool2d(x, kernelSize, options = {}) {
   return callOp('avg_pool2d', [x], { ints: poolArgs('avgPool2d', kernelSize, options), dim: incl ? 1 : 0 });
 }
 
+const GRID_MODES = { bilinear: 0, nearest: 1, bicubic: 2 };
+const GRID_PADDINGS = { zeros: 0, border: 1, reflection: 2 };
+
+/**
+ * gridSample(x, grid, { mode = 'bilinear', paddingMode = 'zeros', alignCorners = false }):
+ * ONNX GridSample / torch.nn.functional.grid_sample. x [N, C, H, W] or
+ * [N, C, D, H, W]; grid [N, oH, oW, 2] or [N, oD, oH, oW, 3] holding
+ * normalized (x, y[, z]) in [-1, 1]; the result is [N, C, oH, oW] (or
+ * [N, C, oD, oH, oW]). mode: 'bilinear' | 'nearest' | 'bicubic';
+ * paddingMode: 'zeros' | 'border' | 'reflection'.
+ */
+export function gridSample(x, grid, options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('gridSample: options must be an object');
+  const mode = options.mode ?? 'bilinear', pad = options.paddingMode ?? 'zeros', ac = options.alignCorners ?? false;
+  if (!Object.hasOwn(GRID_MODES, mode)) {
+    throw new TypeError(`gridSample: mode must be bilinear, nearest or bicubic, got ${String(mode)}`);
+  }
+  if (!Object.hasOwn(GRID_PADDINGS, pad)) {
+    throw new TypeError(`gridSample: paddingMode must be zeros, border or reflection, got ${String(pad)}`);
+  }
+  if (typeof ac !== 'boolean') throw new TypeError(`gridSample: alignCorners must be a boolean, got ${typeof ac}`);
+  return callOp('grid_sample', [x, grid], { dim: GRID_MODES[mode], dim1: GRID_PADDINGS[pad], keepdim: ac ? 1 : 0 });
+}
+
 function reduceOpts(opts) {
   if (opts === undefined || opts === null) return {};
   if (typeof opts === 'number' || Array.isArray(opts)) return { dim: opts };

@@ -71,6 +71,8 @@ tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_c
 /* rnn / gru / lstm (src/ops/recurrent.c): float32, or double when reference. */
 tp_status tp_recurrent_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od,
                             int reference, tp_tensor **out);
+/* grid_sample (src/ops/sample.c): computed in double, float32 out. */
+tp_status tp_grid_sample_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* argtopk (src/ops/index.c). */
 tp_status tp_argtopk_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* gather_nd (src/ops/index.c): bounds-checked index tuples. */

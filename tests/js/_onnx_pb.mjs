@@ -94,7 +94,7 @@ function valueInfo(name, elem, dims) {
 /**
  * A ModelProto (opset 17) from a small description:
  *   { nodes: [['Relu', ['x'], ['y']]], inputs: [['x', 1, ['batch', 3]]], outputs: [['y', 1, null]] }
- * A node may carry int and ints attributes: ['LSTM', ins, outs, { hidden_size: 4 }],
+ * A node may carry int, ints and string attributes: ['LSTM', ins, outs, { hidden_size: 4 }],
  * ['LpPool', ins, outs, { kernel_shape: [2, 2] }].
  * Tests build models with symbolic dims and shape inputs with it.
  */
@@ -102,7 +102,8 @@ export function makeModel({ nodes, inputs, outputs }) {
   const g = [];
   for (const [op, ins, outs, attrs = {}] of nodes) {
     const as = Object.entries(attrs).map(([k, v]) => lenField(5, concatBytes([lenField(1, utf8(k)),
-      ...(Array.isArray(v) ? [...v.map((e) => varintField(8, e)), varintField(20, 7)] : [varintField(3, v), varintField(20, 2)])])));
+      ...(Array.isArray(v) ? [...v.map((e) => varintField(8, e)), varintField(20, 7)]
+        : typeof v === 'string' ? [lenField(4, utf8(v)), varintField(20, 3)] : [varintField(3, v), varintField(20, 2)])])));
     g.push(lenField(1, concatBytes([...ins.map((n) => lenField(1, utf8(n))), ...outs.map((n) => lenField(2, utf8(n))),
       lenField(3, utf8(outs[0])), lenField(4, utf8(op)), ...as])));
   }

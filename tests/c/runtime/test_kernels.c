@@ -1165,6 +1165,27 @@ static void cases_argtopk(void) {
         }
 }
 
+/* grid_sample: every mode, padding and align_corners, 2-D and 3-D, the
+ * grid from N(0, 1) (so many points fall outside [-1, 1]) and x in every
+ * layout. */
+static void cases_grid_sample(void) {
+  char lbl[256];
+  static const int64_t x2[4] = {2, 3, 4, 5}, g2[4] = {2, 3, 2, 2}, x3[5] = {1, 2, 3, 2, 4}, g3[5] = {1, 2, 3, 2, 3};
+  for (int k = 2; k <= 3; k++)
+    for (int mode = 0; mode < 3; mode++)
+      for (int pad = 0; pad < 3; pad++)
+        for (int ac = 0; ac < 2; ac++) {
+          int lay = (mode + pad + ac) % L_COUNT;
+          tp_tensor *in[2] = {gen(TP_F32, k + 2, k == 2 ? x2 : x3, NORMAL1, lay),
+                              gen(TP_F32, k + 2, k == 2 ? g2 : g3, NORMAL1, 0)};
+          tp_attrs at;
+          tp_attrs_init(&at);
+          at.dim = mode, at.dim1 = pad, at.keepdim = ac;
+          snprintf(lbl, sizeof lbl, "%d-D, mode %d, padding %d, align_corners %d, layout %d", k, mode, pad, ac, lay);
+          run_case(lbl, TP_OP_GRID_SAMPLE, 2, in, &at);
+        }
+}
+
 static void differential_op(int op) {
   {
     int before = ncases, fbefore = failures;
@@ -1183,6 +1204,7 @@ static void differential_op(int op) {
       case TP_OP_SCATTER_ELEMENTS: case TP_OP_SCATTER_ND: cases_scatter((tp_op)op); break;
       case TP_OP_GATHER_ND: cases_gather_nd(); break;
       case TP_OP_ARGTOPK: cases_argtopk(); break;
+      case TP_OP_GRID_SAMPLE: cases_grid_sample(); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:

@@ -1,0 +1,228 @@
+/* onnx_spatial.c - sampling and spatial rearrangement: GridSample (the core
+ * op grid_sample), AffineGrid (a constant base grid times theta), MaxUnpool
+ * and Col2Im (scatter_elements into zeros with run-time data and a
+ * constant index). docs/onnx.md lists how each is built. */
+#include "import.h"
+#include <string.h>
+
+/* GridSample: opset 16 names (bilinear, bicubic) and opset 20's (linear,
+ * cubic); 2-D and 3-D spatial (the shape rule checks the ranks). */
+tp_status tp_onnx_cv_grid_sample(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, g, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &g));
+  const char *mode = tp_onnx_attr_str(m, n, "mode", m->md.opset >= 20 ? "linear" : "bilinear");
+  const char *pad = tp_onnx_attr_str(m, n, "padding_mode", "zeros");
+  int64_t ac = tp_onnx_attr_int(m, n, "align_corners", 0);
+  tp_attrs at;
+  tp_attrs_init(&at);
+  if (!strcmp(mode, "bilinear") || !strcmp(mode, "linear")) at.dim = 0;
+  else if (!strcmp(mode, "nearest")) at.dim = 1;
+  else if (!strcmp(mode, "bicubic") || !strcmp(mode, "cubic")) at.dim = 2;
+  else return tp_fail(TP_ERR_INVALID_ARG, "mode '%s' (linear, nearest, cubic)", mode);
+  if (!strcmp(pad, "zeros")) at.dim1 = 0;
+  else if (!strcmp(pad, "border")) at.dim1 = 1;
+  else if (!strcmp(pad, "reflection")) at.dim1 = 2;
+  else return tp_fail(TP_ERR_INVALID_ARG, "padding_mode '%s' (zeros, border, reflection)", pad);
+  if (ac != 0 && ac != 1) return tp_fail(TP_ERR_INVALID_ARG, "align_corners must be 0 or 1, got %lld", (long long)ac);
+  at.keepdim = (int)ac;
+  ref a[2] = {x, g};
+  TP_TRY(tp_onnx_emit(m, TP_OP_GRID_SAMPLE, 2, a, &at, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* AffineGrid: grid[n, p, :] = theta[n] @ (x_p, y_p[, z_p], 1), the base
+ * grid a constant built from the size input's value (a value
+ * specialization when size is computed at run time). */
+tp_status tp_onnx_cv_affine_grid(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref theta, sz, base, tt, y;
+  int64_t size[5];
+  int ns;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &theta));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &sz));
+  int64_t ac = tp_onnx_attr_int(m, n, "align_corners", 0);
+  if (ac != 0 && ac != 1) return tp_fail(TP_ERR_INVALID_ARG, "align_corners must be 0 or 1, got %lld", (long long)ac);
+  TP_TRY(tp_onnx_const_ints(m, sz, "size", size, 5, &ns));
+  if (ns != 4 && ns != 5) return tp_fail(TP_ERR_INVALID_ARG, "size must hold 4 (N, C, H, W) or 5 (N, C, D, H, W) values, got %d", ns);
+  int k = ns - 2;
+  tp_desc td = tp_onnx_desc(m, theta);
+  if (td.dtype != TP_F32 || td.ndim != 3 || td.shape[0] != size[0] || td.shape[1] != k || td.shape[2] != k + 1)
+    return tp_fail(TP_ERR_INVALID_ARG, "theta must be float32 [%lld, %d, %d] for size of %d values, got rank %d %s",
+                   (long long)size[0], k, k + 1, ns, td.ndim, tp_dtype_name(td.dtype));
+  int64_t P = 1;
+  for (int i = 0; i < k; i++) {
+    if (size[2 + i] < 1 || size[2 + i] > (1 << 24))
+      return tp_fail(TP_ERR_INVALID_ARG, "size[%d] is %lld; a spatial size must be 1 to 2^24", 2 + i, (long long)size[2 + i]);
+    P *= size[2 + i];
+    if (P > ((int64_t)1 << 28)) return tp_fail(TP_ERR_INVALID_ARG, "the grid of size has over 2^28 points");
+  }
+  /* base [P, k+1]: per point (x, y[, z], 1), x along the last dim */
+  int64_t bs[2] = {P, k + 1};
+  tp_tensor *b;
+  TP_TRY(tp_tensor_empty(TP_F32, 2, bs, &b));
+  float *B = tp_tensor_ptr(b);
+  for (int64_t p = 0; p < P; p++) {
+    int64_t rem = p;
+    for (int i = k - 1; i >= 0; i--) { /* spatial dim i -> component k-1-i */
+      int64_t d = size[2 + i], j = rem % d;
+      rem /= d;
+      double v = ac ? (d > 1 ? -1.0 + (double)j * (2.0 / (double)(d - 1)) : -1.0)
+                    : -1.0 + 1.0 / (double)d + (double)j * (2.0 / (double)d);
+      B[p * (k + 1) + (k - 1 - i)] = (float)v;
+    }
+    B[p * (k + 1) + k] = 1.0f;
+  }
+  TP_TRY(tp_onnx_add_const(m, b, &base));
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = 1, at.dim1 = 2;
+  TP_TRY(tp_onnx_emit(m, TP_OP_TRANSPOSE, 1, &theta, &at, &tt)); /* [N, k+1, k] */
+  TP_TRY(tp_onnx_binary(m, TP_OP_MATMUL, base, tt, &y));         /* [N, P, k] */
+  int64_t os[5];
+  os[0] = size[0];
+  for (int i = 0; i < k; i++) os[1 + i] = size[2 + i];
+  os[k + 1] = k;
+  TP_TRY(tp_onnx_reshape(m, y, k + 2, os, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* MaxUnpool: y = zeros of the inferred shape; y.flat[indices] = x (the
+ * indices flat over all of y, as MaxPool's); with output_shape, y
+ * zero-padded at the end of each spatial dim (ONNX's reference). A
+ * negative or too large index is a run-time error. */
+tp_status tp_onnx_cv_max_unpool(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, ix, osr, y, neg;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &ix));
+  TP_TRY(tp_onnx_in(m, n, 2, &osr));
+  tp_desc xd = tp_onnx_desc(m, x), id = tp_onnx_desc(m, ix);
+  int k = xd.ndim - 2;
+  if (xd.ndim < 3 || xd.dtype != TP_F32)
+    return tp_fail(TP_ERR_INVALID_ARG, "X must be float32 [N, C, spatial...], got rank %d %s", xd.ndim, tp_dtype_name(xd.dtype));
+  int same = id.ndim == xd.ndim;
+  for (int i = 0; same && i < xd.ndim; i++) same = id.shape[i] == xd.shape[i];
+  if (id.dtype != TP_I64 || !same) return tp_fail(TP_ERR_INVALID_ARG, "I must be int64 with X's shape");
+  int64_t ks[TP_MAX_DIMS], st[TP_MAX_DIMS], pads[2 * TP_MAX_DIMS], os[TP_MAX_DIMS];
+  attr *ka = tp_onnx_attr(m, n, "kernel_shape", A_INTS);
+  if (!ka || (int)ka->nints != k) return tp_fail(TP_ERR_INVALID_ARG, "kernel_shape must hold %d values", k);
+  TP_TRY(tp_onnx_attr_ints(m, n, "kernel_shape", ks, k, 1));
+  TP_TRY(tp_onnx_attr_ints(m, n, "strides", st, k, 1));
+  TP_TRY(tp_onnx_attr_ints(m, n, "pads", pads, 2 * k, 0));
+  os[0] = xd.shape[0], os[1] = xd.shape[1];
+  for (int i = 0; i < k; i++) {
+    if (ks[i] < 1 || st[i] < 1 || pads[i] < 0 || pads[k + i] < 0)
+      return tp_fail(TP_ERR_INVALID_ARG, "kernel_shape and strides must be >= 1 and pads >= 0");
+    os[2 + i] = (xd.shape[2 + i] - 1) * st[i] - pads[i] - pads[k + i] + ks[i];
+  }
+  for (int i = 0; i < xd.ndim; i++)
+    if (os[i] < 1 || os[i] > ((int64_t)1 << 31))
+      return tp_fail(TP_ERR_INVALID_ARG, "the output's dim %d would be %lld", i, (long long)os[i]);
+  int64_t full[TP_MAX_DIMS]; /* output_shape: the inferred output zero-padded at the end */
+  memcpy(full, os, sizeof full);
+  if (osr.kind != R_NONE) {
+    int nv;
+    TP_TRY(tp_onnx_const_ints(m, osr, "output_shape", full, TP_MAX_DIMS, &nv));
+    if (nv != xd.ndim || full[0] != xd.shape[0] || full[1] != xd.shape[1])
+      return tp_fail(TP_ERR_INVALID_ARG, "output_shape must hold %d values starting %lld, %lld", xd.ndim,
+                     (long long)xd.shape[0], (long long)xd.shape[1]);
+    for (int i = 0; i < k; i++)
+      if (full[2 + i] < os[2 + i] || full[2 + i] > ((int64_t)1 << 31))
+        return tp_fail(TP_ERR_INVALID_ARG, "output_shape[%d] = %lld is smaller than the inferred %lld", 2 + i,
+                       (long long)full[2 + i], (long long)os[2 + i]);
+  }
+  int64_t total = tp_shape_numel(xd.ndim, os), cnt = tp_shape_numel(xd.ndim, xd.shape);
+  ref zeros, a[3];
+  TP_TRY(tp_onnx_full(m, TP_F32, 1, &total, 0.0, &zeros));
+  TP_TRY(tp_onnx_reshape(m, ix, 1, &cnt, &ix));
+  TP_TRY(tp_onnx_reshape(m, x, 1, &cnt, &x));
+  /* a negative index would count from the end: send it out of range */
+  TP_TRY(tp_onnx_binary(m, TP_OP_LT, ix, tp_onnx_scalar(0), &neg));
+  ref big = tp_onnx_scalar((double)total);
+  big.is_int = 1;
+  TP_TRY(tp_onnx_where(m, neg, big, ix, &ix));
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = 0;
+  a[0] = zeros, a[1] = ix, a[2] = x;
+  TP_TRY(tp_onnx_emit(m, TP_OP_SCATTER_ELEMENTS, 3, a, &at, &y));
+  TP_TRY(tp_onnx_reshape(m, y, xd.ndim, os, &y));
+  for (int i = 0; i < k; i++)
+    if (full[2 + i] > os[2 + i]) TP_TRY(tp_onnx_pad_const(m, y, 2 + i, 0, full[2 + i] - os[2 + i], 0.0, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* Col2Im: the columns [N, C*prod(block), L] summed into the padded image
+ * (scatter_elements with add at a constant index), the pads sliced off. */
+tp_status tp_onnx_cv_col2im(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, imr, blr, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &imr));
+  TP_TRY(tp_onnx_need_in(m, n, 2, &blr));
+  int64_t img[TP_MAX_DIMS], blk[TP_MAX_DIMS], dil[TP_MAX_DIMS], st[TP_MAX_DIMS], pads[2 * TP_MAX_DIMS];
+  int k, kb;
+  TP_TRY(tp_onnx_const_ints(m, imr, "image_shape", img, TP_MAX_DIMS - 2, &k));
+  TP_TRY(tp_onnx_const_ints(m, blr, "block_shape", blk, TP_MAX_DIMS - 2, &kb));
+  if (k < 1 || kb != k) return tp_fail(TP_ERR_INVALID_ARG, "image_shape and block_shape must hold the same number (>= 1) of values");
+  TP_TRY(tp_onnx_attr_ints(m, n, "dilations", dil, k, 1));
+  TP_TRY(tp_onnx_attr_ints(m, n, "strides", st, k, 1));
+  TP_TRY(tp_onnx_attr_ints(m, n, "pads", pads, 2 * k, 0));
+  tp_desc xd = tp_onnx_desc(m, x);
+  if (xd.ndim != 3 || xd.dtype != TP_F32)
+    return tp_fail(TP_ERR_INVALID_ARG, "input must be float32 [N, C*prod(block_shape), L], got rank %d %s", xd.ndim,
+                   tp_dtype_name(xd.dtype));
+  int64_t K = 1, L = 1, P = 1, nb[TP_MAX_DIMS], pd[TP_MAX_DIMS];
+  for (int i = 0; i < k; i++) {
+    if (img[i] < 1 || blk[i] < 1 || dil[i] < 1 || st[i] < 1 || pads[i] < 0 || pads[k + i] < 0)
+      return tp_fail(TP_ERR_INVALID_ARG, "image_shape, block_shape, dilations and strides must be >= 1, pads >= 0");
+    pd[i] = img[i] + pads[i] + pads[k + i];
+    int64_t span = dil[i] * (blk[i] - 1) + 1;
+    if (span > pd[i]) return tp_fail(TP_ERR_INVALID_ARG, "block dim %d spans %lld, more than the padded image's %lld", i, (long long)span, (long long)pd[i]);
+    nb[i] = (pd[i] - span) / st[i] + 1;
+    K *= blk[i], L *= nb[i], P *= pd[i];
+  }
+  int64_t N = xd.shape[0], C = K ? xd.shape[1] / K : 0;
+  if (xd.shape[1] != C * K || xd.shape[2] != L || C < 1)
+    return tp_fail(TP_ERR_INVALID_ARG, "input is [%lld, %lld, %lld]; block_shape and the geometry need [N, C*%lld, %lld]",
+                   (long long)N, (long long)xd.shape[1], (long long)xd.shape[2], (long long)K, (long long)L);
+  int64_t CKL = C * K * L;
+  if ((double)N * (double)CKL > (double)((int64_t)1 << 28)) return tp_fail(TP_ERR_INVALID_ARG, "the input is too large to rearrange");
+  int64_t is[2] = {N, CKL};
+  tp_tensor *it;
+  TP_TRY(tp_tensor_empty(TP_I64, 2, is, &it));
+  int64_t *I = tp_tensor_ptr(it);
+  for (int64_t c = 0; c < C; c++)
+    for (int64_t kk = 0; kk < K; kk++)
+      for (int64_t l = 0; l < L; l++) {
+        int64_t rk = kk, rl = l, pos = 0, stride = 1;
+        for (int i = k - 1; i >= 0; i--) {
+          int64_t bi = rk % blk[i], li = rl % nb[i];
+          rk /= blk[i], rl /= nb[i];
+          pos += (li * st[i] + bi * dil[i]) * stride;
+          stride *= pd[i];
+        }
+        I[(c * K + kk) * L + l] = c * P + pos;
+      }
+  for (int64_t b = 1; b < N; b++) memcpy(I + b * CKL, I, sizeof(int64_t) * (size_t)CKL);
+  ref ix, zeros, a[3];
+  TP_TRY(tp_onnx_add_const(m, it, &ix));
+  int64_t zs[2] = {N, C * P};
+  TP_TRY(tp_onnx_full(m, TP_F32, 2, zs, 0.0, &zeros));
+  TP_TRY(tp_onnx_reshape(m, x, 2, is, &x));
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = 1;
+  at.reduction = 1; /* add */
+  a[0] = zeros, a[1] = ix, a[2] = x;
+  TP_TRY(tp_onnx_emit(m, TP_OP_SCATTER_ELEMENTS, 3, a, &at, &y));
+  int64_t ys[TP_MAX_DIMS];
+  ys[0] = N, ys[1] = C;
+  for (int i = 0; i < k; i++) ys[2 + i] = pd[i];
+  TP_TRY(tp_onnx_reshape(m, y, k + 2, ys, &y));
+  for (int i = 0; i < k; i++)
+    if (pads[i] || pads[k + i]) TP_TRY(tp_onnx_slice(m, y, 2 + i, pads[i], pads[i] + img[i], 1, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
