@@ -1,7 +1,8 @@
 /* onnx_spatial.c - sampling and spatial rearrangement: GridSample (the core
  * op grid_sample), AffineGrid (a constant base grid times theta), MaxUnpool
  * and Col2Im (scatter_elements into zeros with run-time data and a
- * constant index). docs/onnx.md lists how each is built. */
+ * constant index), DeformConv (grid_sample of the offset taps + matmul).
+ * docs/onnx.md lists how each is built. */
 #include "import.h"
 #include <string.h>
 
@@ -224,5 +225,115 @@ tp_status tp_onnx_cv_col2im(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_reshape(m, y, k + 2, ys, &y));
   for (int i = 0; i < k; i++)
     if (pads[i] || pads[k + i]) TP_TRY(tp_onnx_slice(m, y, 2 + i, pads[i], pads[i] + img[i], 1, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* DeformConv (2-D): ONNX's reference samples x bilinearly (zeros outside)
+ * at each kernel tap moved by its offset, times the mask, then convolves.
+ * Built the same way: the positions (a constant base + the run-time
+ * offsets) normalized for grid_sample (bilinear, zeros; the align_corners
+ * 0 normalization (2p + 1) / size - 1, which denormalizes back to p), the
+ * samples [N, C * kH * kW, oH * oW] as im2col columns, one batched matmul
+ * per group, the bias added. */
+tp_status tp_onnx_cv_deform_conv(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, w, off, b, mask, y;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &w));
+  TP_TRY(tp_onnx_need_in(m, n, 2, &off));
+  TP_TRY(tp_onnx_in(m, n, 3, &b));
+  TP_TRY(tp_onnx_in(m, n, 4, &mask));
+  tp_desc xd = tp_onnx_desc(m, x), wd = tp_onnx_desc(m, w), od = tp_onnx_desc(m, off);
+  if (xd.ndim != 4 || wd.ndim != 4 || xd.dtype != TP_F32 || wd.dtype != TP_F32)
+    return tp_fail(TP_ERR_INVALID_ARG, "only 2-D DeformConv is supported: X [N, C, H, W] and W [oC, C/group, kH, kW] float32, got ranks %d and %d",
+                   xd.ndim, wd.ndim);
+  int64_t ks[2], dil[2], st[2], pads[4];
+  TP_TRY(tp_onnx_attr_ints(m, n, "kernel_shape", ks, 2, 0));
+  if (!ks[0]) ks[0] = wd.shape[2], ks[1] = wd.shape[3];
+  TP_TRY(tp_onnx_attr_ints(m, n, "dilations", dil, 2, 1));
+  TP_TRY(tp_onnx_attr_ints(m, n, "strides", st, 2, 1));
+  TP_TRY(tp_onnx_attr_ints(m, n, "pads", pads, 4, 0));
+  int64_t group = tp_onnx_attr_int(m, n, "group", 1), G = tp_onnx_attr_int(m, n, "offset_group", 1);
+  int64_t N = xd.shape[0], C = xd.shape[1], H = xd.shape[2], W = xd.shape[3], oC = wd.shape[0];
+  int64_t kH = ks[0], kW = ks[1], K = kH * kW;
+  if (ks[0] != wd.shape[2] || ks[1] != wd.shape[3])
+    return tp_fail(TP_ERR_INVALID_ARG, "kernel_shape [%lld, %lld] differs from W's [%lld, %lld]", (long long)ks[0],
+                   (long long)ks[1], (long long)wd.shape[2], (long long)wd.shape[3]);
+  if (group < 1 || G < 1 || C % group || oC % group || wd.shape[1] * group != C || C % G)
+    return tp_fail(TP_ERR_INVALID_ARG, "group %lld / offset_group %lld do not divide C %lld and oC %lld (W has %lld input channels)",
+                   (long long)group, (long long)G, (long long)C, (long long)oC, (long long)wd.shape[1]);
+  for (int i = 0; i < 2; i++)
+    if (dil[i] < 1 || st[i] < 1 || pads[i] < 0 || pads[2 + i] < 0)
+      return tp_fail(TP_ERR_INVALID_ARG, "dilations and strides must be >= 1, pads >= 0");
+  if (H < 1 || W < 1) return tp_fail(TP_ERR_INVALID_ARG, "X has an empty spatial dim");
+  int64_t oH = (H + pads[0] + pads[2] - ((kH - 1) * dil[0] + 1)) / st[0] + 1;
+  int64_t oW = (W + pads[1] + pads[3] - ((kW - 1) * dil[1] + 1)) / st[1] + 1, L = oH * oW;
+  if (oH < 1 || oW < 1) return tp_fail(TP_ERR_INVALID_ARG, "the kernel does not fit the padded input");
+  if (od.ndim != 4 || od.dtype != TP_F32 || od.shape[0] != N || od.shape[1] != G * K * 2 || od.shape[2] != oH || od.shape[3] != oW)
+    return tp_fail(TP_ERR_INVALID_ARG, "offset must be float32 [%lld, %lld, %lld, %lld]", (long long)N, (long long)(G * K * 2),
+                   (long long)oH, (long long)oW);
+  if (mask.kind != R_NONE) {
+    tp_desc md = tp_onnx_desc(m, mask);
+    if (md.ndim != 4 || md.dtype != TP_F32 || md.shape[0] != N || md.shape[1] != G * K || md.shape[2] != oH || md.shape[3] != oW)
+      return tp_fail(TP_ERR_INVALID_ARG, "mask must be float32 [%lld, %lld, %lld, %lld]", (long long)N, (long long)(G * K),
+                     (long long)oH, (long long)oW);
+  }
+  if (b.kind != R_NONE) {
+    tp_desc bd = tp_onnx_desc(m, b);
+    if (bd.ndim != 1 || bd.shape[0] != oC || bd.dtype != TP_F32)
+      return tp_fail(TP_ERR_INVALID_ARG, "B must be float32 [%lld]", (long long)oC);
+  }
+  /* the taps' positions without offsets: base[axis][k, oh, ow] */
+  ref base[2], comp[2], gr;
+  for (int a = 0; a < 2; a++) {
+    int64_t bs[3] = {K, oH, oW};
+    tp_tensor *t;
+    TP_TRY(tp_tensor_empty(TP_F32, 3, bs, &t));
+    float *p = tp_tensor_ptr(t);
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t i = 0; i < oH; i++)
+        for (int64_t j = 0; j < oW; j++)
+          p[(k * oH + i) * oW + j] = a == 0 ? (float)(i * st[0] - pads[0] + (k / kW) * dil[0])
+                                            : (float)(j * st[1] - pads[1] + (k % kW) * dil[1]);
+    TP_TRY(tp_onnx_add_const(m, t, &base[a]));
+  }
+  int64_t s6[6] = {N, G, K, 2, oH, oW}, s5[5] = {N, G, K, oH, oW}, s6b[6] = {N, G, K, oH, oW, 1};
+  TP_TRY(tp_onnx_reshape(m, off, 6, s6, &off));
+  for (int a = 0; a < 2; a++) { /* comp[0] = the x (width) coordinate, comp[1] = y */
+    ref d;
+    int64_t size = a == 0 ? H : W;
+    TP_TRY(tp_onnx_slice(m, off, 3, a, a + 1, 1, &d));
+    TP_TRY(tp_onnx_reshape(m, d, 5, s5, &d));
+    TP_TRY(tp_onnx_binary(m, TP_OP_ADD, d, base[a], &d));
+    TP_TRY(tp_onnx_binary(m, TP_OP_MUL, d, tp_onnx_scalar(2.0 / (double)size), &d));
+    TP_TRY(tp_onnx_binary(m, TP_OP_ADD, d, tp_onnx_scalar(1.0 / (double)size - 1.0), &d));
+    TP_TRY(tp_onnx_reshape(m, d, 6, s6b, &comp[1 - a]));
+  }
+  TP_TRY(tp_onnx_concat(m, 2, comp, 5, &gr)); /* [N, G, K, oH, oW, (x, y)] */
+  int64_t gs[4] = {N * G, K * oH, oW, 2}, xs[4] = {N * G, C / G, H, W};
+  TP_TRY(tp_onnx_reshape(m, gr, 4, gs, &gr));
+  TP_TRY(tp_onnx_reshape(m, x, 4, xs, &x));
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = 0, at.dim1 = 0, at.keepdim = 0; /* bilinear, zeros */
+  ref a2[2] = {x, gr}, cols;
+  TP_TRY(tp_onnx_emit(m, TP_OP_GRID_SAMPLE, 2, a2, &at, &cols)); /* [N*G, C/G, K*oH, oW] */
+  int64_t cs[5] = {N, G, C / G, K, L};
+  TP_TRY(tp_onnx_reshape(m, cols, 5, cs, &cols));
+  if (mask.kind != R_NONE) {
+    int64_t ms[5] = {N, G, 1, K, L};
+    TP_TRY(tp_onnx_reshape(m, mask, 5, ms, &mask));
+    TP_TRY(tp_onnx_binary(m, TP_OP_MUL, cols, mask, &cols));
+  }
+  int64_t cg[4] = {N, group, (C / group) * K, L}, wg[3] = {group, oC / group, (C / group) * K}, ys[4] = {N, oC, oH, oW};
+  TP_TRY(tp_onnx_reshape(m, cols, 4, cg, &cols));
+  TP_TRY(tp_onnx_reshape(m, w, 3, wg, &w));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MATMUL, w, cols, &y)); /* [N, group, oC/group, L] */
+  TP_TRY(tp_onnx_reshape(m, y, 4, ys, &y));
+  if (b.kind != R_NONE) {
+    int64_t bs[3] = {oC, 1, 1};
+    TP_TRY(tp_onnx_reshape(m, b, 3, bs, &b));
+    TP_TRY(tp_onnx_binary(m, TP_OP_ADD, y, b, &y));
+  }
   return tp_onnx_set_out(m, n, 0, y);
 }
