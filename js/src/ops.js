@@ -256,6 +256,26 @@ export function gridSample(x, grid, options = {}) {
   return callOp('grid_sample', [x, grid], { dim: GRID_MODES[mode], dim1: GRID_PADDINGS[pad], keepdim: ac ? 1 : 0 });
 }
 
+/**
+ * roiAlign(x, rois, batchIndices, { outputHeight = 1, outputWidth = 1, samplingRatio = 0,
+ * spatialScale = 1, mode = 'avg', halfPixel = true }): ONNX RoiAlign. x [N, C, H, W],
+ * rois [R, 4] float32 (x1, y1, x2, y2), batchIndices [R] int32/int64 -> [R, C, oH, oW].
+ * samplingRatio 0 is adaptive; halfPixel false is ONNX's output_half_pixel.
+ */
+export function roiAlign(x, rois, batchIndices, options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('roiAlign: options must be an object');
+  const oh = intArg(options.outputHeight ?? 1, 'roiAlign: outputHeight');
+  const ow = intArg(options.outputWidth ?? 1, 'roiAlign: outputWidth');
+  const sr = intArg(options.samplingRatio ?? 0, 'roiAlign: samplingRatio');
+  if (oh < 1 || ow < 1 || sr < 0) throw new RangeError(`roiAlign: outputHeight and outputWidth must be >= 1 and samplingRatio >= 0, got ${oh}, ${ow}, ${sr}`);
+  const scale = options.spatialScale ?? 1, mode = options.mode ?? 'avg', half = options.halfPixel ?? true;
+  if (typeof scale !== 'number' || !Number.isFinite(scale)) throw new TypeError(`roiAlign: spatialScale must be a finite number, got ${String(scale)}`);
+  if (mode !== 'avg' && mode !== 'max') throw new TypeError(`roiAlign: mode must be avg or max, got ${String(mode)}`);
+  if (typeof half !== 'boolean') throw new TypeError(`roiAlign: halfPixel must be a boolean, got ${typeof half}`);
+  return callOp('roi_align', [x, rois, batchIndices],
+    { ints: [oh, ow, sr], dim: mode === 'max' ? 1 : 0, keepdim: half ? 1 : 0, eps: scale });
+}
+
 function reduceOpts(opts) {
   if (opts === undefined || opts === null) return {};
   if (typeof opts === 'number' || Array.isArray(opts)) return { dim: opts };

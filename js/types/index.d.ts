@@ -247,6 +247,7 @@ export declare const ops: Readonly<{
   maxPool2d: typeof maxPool2d;
   avgPool2d: typeof avgPool2d;
   gridSample: typeof gridSample;
+  roiAlign: typeof roiAlign;
 }>;
 // END generated ops
 export declare function where(cond: Tensor, a: Operand, b: Operand): Tensor;
@@ -274,6 +275,10 @@ export interface Pool2dOptions {
 export declare function maxPool2d(x: Tensor, kernelSize: number | [number, number], options?: Pool2dOptions): Tensor;
 /** 2-D average pooling, NCHW; countIncludePad (default true, as PyTorch) divides by the kernel size, else by the input elements in each window. */
 export declare function avgPool2d(x: Tensor, kernelSize: number | [number, number], options?: Pool2dOptions & { countIncludePad?: boolean }): Tensor;
+/** ONNX RoiAlign: x [N, C, H, W], rois [R, 4] (x1, y1, x2, y2), batchIndices [R] int32/int64 -> [R, C, outputHeight, outputWidth]; samplingRatio 0 is adaptive; halfPixel false is ONNX's output_half_pixel. */
+export declare function roiAlign(x: Tensor, rois: Tensor, batchIndices: Tensor, options?: {
+  outputHeight?: number; outputWidth?: number; samplingRatio?: number; spatialScale?: number; mode?: 'avg' | 'max'; halfPixel?: boolean;
+}): Tensor;
 /** Options of gridSample (torch.nn.functional.grid_sample's names). */
 export interface GridSampleOptions {
   /** default 'bilinear' */

@@ -1,7 +1,8 @@
 /* onnx_spatial.c - sampling and spatial rearrangement: GridSample (the core
  * op grid_sample), AffineGrid (a constant base grid times theta), MaxUnpool
  * and Col2Im (scatter_elements into zeros with run-time data and a
- * constant index), DeformConv (grid_sample of the offset taps + matmul).
+ * constant index), DeformConv (grid_sample of the offset taps + matmul),
+ * RoiAlign (the core op roi_align).
  * docs/onnx.md lists how each is built. */
 #include "import.h"
 #include <string.h>
@@ -335,5 +336,29 @@ tp_status tp_onnx_cv_deform_conv(imp *m, onode *n, int arg) {
     TP_TRY(tp_onnx_reshape(m, b, 3, bs, &b));
     TP_TRY(tp_onnx_binary(m, TP_OP_ADD, y, b, &y));
   }
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
+/* RoiAlign: the core op roi_align (rois and batch_indices run-time data). */
+tp_status tp_onnx_cv_roi_align(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref a[3], y;
+  for (int i = 0; i < 3; i++) TP_TRY(tp_onnx_need_in(m, n, i, &a[i]));
+  const char *ctm = tp_onnx_attr_str(m, n, "coordinate_transformation_mode", m->md.opset >= 16 ? "half_pixel" : "output_half_pixel");
+  const char *mode = tp_onnx_attr_str(m, n, "mode", "avg");
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = 3;
+  at.ints[0] = tp_onnx_attr_int(m, n, "output_height", 1);
+  at.ints[1] = tp_onnx_attr_int(m, n, "output_width", 1);
+  at.ints[2] = tp_onnx_attr_int(m, n, "sampling_ratio", 0);
+  at.eps = tp_onnx_attr_float(m, n, "spatial_scale", 1.0);
+  if (!strcmp(mode, "avg")) at.dim = 0;
+  else if (!strcmp(mode, "max")) at.dim = 1;
+  else return tp_fail(TP_ERR_INVALID_ARG, "mode '%s' (avg, max)", mode);
+  if (!strcmp(ctm, "half_pixel")) at.keepdim = 1;
+  else if (!strcmp(ctm, "output_half_pixel")) at.keepdim = 0;
+  else return tp_fail(TP_ERR_INVALID_ARG, "coordinate_transformation_mode '%s' (half_pixel, output_half_pixel)", ctm);
+  TP_TRY(tp_onnx_emit(m, TP_OP_ROI_ALIGN, 3, a, &at, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }

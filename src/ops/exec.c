@@ -818,6 +818,7 @@ tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
     case TP_OP_GRU:
     case TP_OP_LSTM: return tp_recurrent_exec(op, nin, in, at, od, 0, out);
     case TP_OP_GRID_SAMPLE: return tp_grid_sample_exec(in, at, od, out);
+    case TP_OP_ROI_ALIGN: return tp_roi_align_exec(in, at, od, out);
     default: return tp_fail(TP_ERR_INTERNAL, "%s: no kernel", tp_op_name(op));
   }
 }

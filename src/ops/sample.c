@@ -146,3 +146,88 @@ tp_status tp_grid_sample_exec(tp_tensor *const *in, const tp_attrs *at, const tp
   *out = y;
   return TP_OK;
 }
+
+/* roi_align (ops.def), ONNX RoiAlign: per region r, bin (ph, pw), a grid
+ * of sampling points (sampling_ratio per side, or ceil(roi size / output
+ * size) when 0), each read bilinearly: a point below -1 or beyond the
+ * size reads 0, one in [-1, 0) reads at 0, the last row / column clamps.
+ * avg: the mean of the points; max: the max over points of the largest of
+ * the four weighted corners (ONNX's reference and onnxruntime). Region
+ * coordinates * spatial_scale, minus 0.5 for half_pixel; without it a
+ * region is at least 1 x 1. A batch index outside [0, N) is an error. */
+tp_status tp_roi_align_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out) {
+  const tp_tensor *x = in[0], *rois = in[1], *bi = in[2];
+  int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], R = od->shape[0];
+  int64_t PH = at->ints[0], PW = at->ints[1], sr = at->ints[2];
+  int maxmode = at->dim == 1, half = at->keepdim;
+  double scale = at->eps, offs = half ? 0.5 : 0.0;
+  int64_t nx = tp_tensor_numel(x);
+  float *X = tp_alloc(sizeof(float) * (size_t)(nx ? nx : 1));
+  tp_tensor *y = NULL;
+  tp_status s = X ? tp_tensor_empty(TP_F32, od->ndim, od->shape, &y) : TP_ERR_OUT_OF_MEMORY;
+  if (s) {
+    tp_free(X);
+    return s;
+  }
+  tp_tensor_gather(x, X);
+  float *Y = tp_tensor_ptr(y);
+  for (int64_t r = 0; r < R && !s; r++) {
+    double b = tp_tensor_get_f64(bi, r);
+    if (!(b >= 0 && b < (double)N)) {
+      s = tp_fail(TP_ERR_INVALID_ARG, "roi_align: batch index %.0f of region %lld is out of range for %lld images", b,
+                  (long long)r, (long long)N);
+      break;
+    }
+    double x0 = tp_tensor_get_f64(rois, r * 4 + 0) * scale - offs, y0 = tp_tensor_get_f64(rois, r * 4 + 1) * scale - offs;
+    double x1 = tp_tensor_get_f64(rois, r * 4 + 2) * scale - offs, y1 = tp_tensor_get_f64(rois, r * 4 + 3) * scale - offs;
+    double rw = x1 - x0, rh = y1 - y0;
+    if (!half) rw = rw > 1 ? rw : 1, rh = rh > 1 ? rh : 1;
+    double bh = rh / (double)PH, bw = rw / (double)PW;
+    double gh_d = sr > 0 ? (double)sr : ceil(rh / (double)PH), gw_d = sr > 0 ? (double)sr : ceil(rw / (double)PW);
+    if (!(gh_d < 65536 && gw_d < 65536)) { /* NaN, or absurdly many points */
+      s = tp_fail(TP_ERR_INVALID_ARG, "roi_align: region %lld needs %g x %g sampling points per bin", (long long)r, gh_d, gw_d);
+      break;
+    }
+    int64_t gh = gh_d > 0 ? (int64_t)gh_d : 0, gw = gw_d > 0 ? (int64_t)gw_d : 0;
+    double count = gh * gw > 1 ? (double)(gh * gw) : 1.0;
+    for (int64_t c = 0; c < C; c++) {
+      const float *xp = X + ((int64_t)b * C + c) * H * W;
+      for (int64_t ph = 0; ph < PH; ph++)
+        for (int64_t pw = 0; pw < PW; pw++) {
+          double acc = 0;
+          int first = 1;
+          for (int64_t iy = 0; iy < gh; iy++)
+            for (int64_t ix = 0; ix < gw; ix++) {
+              double yy = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
+              double xx = x0 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
+              double v[4] = {0, 0, 0, 0};
+              if (!(yy < -1.0 || yy > (double)H || xx < -1.0 || xx > (double)W)) {
+                if (yy < 0) yy = 0;
+                if (xx < 0) xx = 0;
+                int64_t yl = (int64_t)yy, xl = (int64_t)xx, yh, xh;
+                if (yl >= H - 1) yh = yl = H - 1, yy = (double)yl;
+                else yh = yl + 1;
+                if (xl >= W - 1) xh = xl = W - 1, xx = (double)xl;
+                else xh = xl + 1;
+                double ly = yy - (double)yl, lx = xx - (double)xl, hy = 1 - ly, hx = 1 - lx;
+                v[0] = hy * hx * xp[yl * W + xl], v[1] = hy * lx * xp[yl * W + xh];
+                v[2] = ly * hx * xp[yh * W + xl], v[3] = ly * lx * xp[yh * W + xh];
+              }
+              if (maxmode) {
+                double mv = v[0];
+                for (int q = 1; q < 4; q++) mv = v[q] > mv ? v[q] : mv;
+                acc = first || mv > acc ? mv : acc;
+                first = 0;
+              } else {
+                acc += v[0] + v[1] + v[2] + v[3];
+              }
+            }
+          Y[((r * C + c) * PH + ph) * PW + pw] = (float)(maxmode ? acc : acc / count);
+        }
+    }
+  }
+  tp_free(X);
+  if (s) tp_tensor_release(y);
+  else *out = y;
+  return s;
+}

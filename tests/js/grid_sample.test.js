@@ -1,6 +1,7 @@
 // tp.gridSample against the hand-computed values of
 // tests/c/ops/test_ops_sample.c, its argument checks, and ONNX GridSample /
-// MaxUnpool models against onnxruntime-node (the independent reference).
+// RoiAlign models against onnxruntime-node (the independent reference),
+// and MaxUnpool by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tp from '../../js/index.js';
@@ -113,4 +114,50 @@ test('MaxUnpool: run-time indices place x by hand; an index outside the output i
   } finally {
     m.dispose();
   }
+});
+
+test('roiAlign: hand-computed values (tests/c/ops/test_ops_sample.c) and argument checks', () => {
+  tp.scope(() => {
+    const x = tp.tensor([1, 2, 3, 4], { shape: [1, 1, 2, 2] });
+    const rois = tp.tensor([0, 0, 1, 1, 0, 0, 2, 2, 5, 5, 6, 6], { shape: [3, 4] }), bi = tp.tensor([0, 0, 0], { dtype: 'int32' });
+    const y = tp.roiAlign(x, rois, bi, { samplingRatio: 1, halfPixel: false });
+    assert.deepEqual(y.shape, [3, 1, 1, 1]);
+    close([...y.toArray()], [2.5, 4, 0]);
+    close([...tp.roiAlign(x, rois, bi, { samplingRatio: 1, halfPixel: false, mode: 'max' }).toArray()], [1, 4, 0]);
+    close([...tp.roiAlign(x, rois, bi, { halfPixel: false }).toArray()], [2.5, 3.25, 0]);
+    close([...tp.roiAlign(x, rois, bi, { samplingRatio: 1, spatialScale: 0.5, halfPixel: false }).toArray()], [2.5, 2.5, 0]);
+    assert.throws(() => tp.roiAlign(x, rois, bi, { mode: 'sum' }), /mode must be avg or max/);
+    assert.throws(() => tp.roiAlign(x, rois, bi, { outputHeight: 0 }), /outputHeight and outputWidth must be >= 1/);
+    assert.throws(() => tp.roiAlign(x, rois, tp.tensor([0, 0, 3], { dtype: 'int32' })), /batch index 3 of region 2 is out of range/);
+  });
+});
+
+test('RoiAlign models match onnxruntime-node (avg and max, both coordinate modes); a bad batch index is an error', async () => {
+  assert.ok(ort, `onnxruntime-node is the reference and must load: ${ortWhy}`);
+  const xs = [2, 3, 7, 6], xd = lcg(2 * 3 * 7 * 6, 5, 3);
+  const rois = new Float32Array([0, 0, 4, 5, 1.5, 0.5, 3.2, 2.9, -2, -1, 7, 8, 0.3, 2.2, 5.9, 6.4]);
+  const bi = new BigInt64Array([0n, 1n, 1n, 0n]);
+  for (const mode of ['avg', 'max'])
+    for (const coordinate_transformation_mode of ['half_pixel', 'output_half_pixel'])
+      for (const sampling_ratio of [0, 2]) {
+        const bytes = makeModel({ nodes: [['RoiAlign', ['x', 'r', 'b'], ['y'],
+          { mode, coordinate_transformation_mode, sampling_ratio, output_height: 3, output_width: 2 }]],
+        inputs: [['x', 1, xs], ['r', 1, [4, 4]], ['b', 7, [4]]], outputs: [['y', 1, null]] });
+        const session = await ort.InferenceSession.create(bytes);
+        const want = (await session.run({ x: new ort.Tensor('float32', xd, xs), r: new ort.Tensor('float32', rois, [4, 4]),
+          b: new ort.Tensor('int64', bi, [4]) })).y;
+        const m = tp.onnx.load(bytes);
+        try {
+          tp.scope(() => {
+            const args = [tp.tensor(xd, { shape: xs }), tp.tensor(rois, { shape: [4, 4] }), tp.tensor([0, 1, 1, 0], { dtype: 'int64' })];
+            const [y] = m.run(...args);
+            assert.deepEqual(y.shape, [...want.dims]);
+            close([...y.toArray()], [...want.data], 2e-5, `${mode} ${coordinate_transformation_mode} ${sampling_ratio}: `);
+            args[2] = tp.tensor([0, 1, 2, 0], { dtype: 'int64' });
+            assert.throws(() => m.run(...args), /batch index 2 of region 2 is out of range for 2 images/);
+          });
+        } finally {
+          m.dispose();
+        }
+      }
 });

@@ -1,6 +1,7 @@
-/* test_ops_sample.c - grid_sample (src/ops/sample.c) against values
- * computed by hand from ONNX GridSample's definition: every mode, every
- * padding mode, both align_corners, 2-D and 3-D, and the errors. */
+/* test_ops_sample.c - grid_sample and roi_align (src/ops/sample.c) against
+ * values computed by hand from ONNX GridSample's and RoiAlign's
+ * definitions: every mode, every padding mode, both align_corners, 2-D and
+ * 3-D, avg and max, both coordinate modes, and the errors. */
 #include "op_expect.h"
 
 static tp_attrs Ags(int mode, int pad, int ac) {
@@ -61,12 +62,48 @@ static void test_grid_sample_errors(void) {
   ERRA(TP_OP_GRID_SAMPLE, Ags(LIN, ZEROS, 0), (I32((1, 1, 1, 1), 1), g), TP_ERR_INVALID_ARG, "float32");
 }
 
+static tp_attrs Aroi(int64_t oh, int64_t ow, int64_t sr, int maxmode, int half) {
+  tp_attrs a = A0();
+  a.nints = 3;
+  a.ints[0] = oh, a.ints[1] = ow, a.ints[2] = sr;
+  a.dim = maxmode;
+  a.keepdim = half;
+  a.eps = 1.0;
+  return a;
+}
+
+/* roi_align on x = [[1 2] [3 4]]: region (0,0)-(1,1) with one sample at
+ * (.5, .5) = 2.5 (avg) or max(.25 * {1 2 3 4}) = 1 (max); half_pixel moves
+ * it to (0, 0) = 1; (0,0)-(2,2): one sample at (1, 1) = 4 (the last row
+ * and column clamp), adaptive 2 x 2 samples at .5 and 1.5: (2.5 + 3 + 3.5
+ * + 4) / 4; a region beyond the image reads 0. */
+static void test_roi_align(void) {
+  tp_tensor *x = F32((1, 1, 2, 2), 1, 2, 3, 4);
+  tp_tensor *rois = F32((3, 4), 0, 0, 1, 1, 0, 0, 2, 2, 5, 5, 6, 6), *bi = I64((3), 0, 0, 0);
+  EXPECT(OPA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 0, 0), x, rois, bi), TP_F32, (3, 1, 1, 1), 2.5, 4, 0);
+  EXPECT(OPA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 1, 0), x, rois, bi), TP_F32, (3, 1, 1, 1), 1, 4, 0);
+  EXPECT(OPA(TP_OP_ROI_ALIGN, Aroi(1, 1, 0, 0, 0), x, rois, bi), TP_F32, (3, 1, 1, 1), 2.5, 3.25, 0);
+  EXPECT(OPA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 0, 1), x, F32((1, 4), 0, 0, 1, 1), I32((1), 0)), TP_F32, (1, 1, 1, 1), 1);
+  /* a 2 x 1 output over (0,0)-(2,2): rows at y .5 and 1.5 (clamped to 1) */
+  EXPECT(OPA(TP_OP_ROI_ALIGN, Aroi(2, 1, 1, 0, 0), x, F32((1, 4), 0, 0, 2, 2), I32((1), 0)), TP_F32, (1, 1, 2, 1), 3,
+         4);
+  ERRA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 0, 0), (x, F32((1, 4), 0, 0, 1, 1), I64((1), 1)), TP_ERR_INVALID_ARG,
+       "batch index 1 of region 0 is out of range");
+  ERRA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 0, 0), (x, F32((1, 4), 0, 0, 1, 1), I64((1), -1)), TP_ERR_INVALID_ARG,
+       "batch index -1");
+  ERRA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 0, 0), (x, F32((1, 3), 0, 0, 1), I64((1), 0)), TP_ERR_INVALID_ARG, "rois must be");
+  ERRA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 0, 0), (x, rois, I64((2), 0, 0)), TP_ERR_INVALID_ARG, "batch_indices must be");
+  ERRA(TP_OP_ROI_ALIGN, Aroi(0, 1, 1, 0, 0), (x, rois, bi), TP_ERR_INVALID_ARG, "output_height >= 1");
+  ERRA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 2, 0), (x, rois, bi), TP_ERR_INVALID_ARG, "mode 2");
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   size_t live0 = tp_live_tensors();
   static const op_test tests[] = {{"test_grid_sample_2d", test_grid_sample_2d},
                                    {"test_grid_sample_3d", test_grid_sample_3d},
-                                   {"test_grid_sample_errors", test_grid_sample_errors}};
+                                   {"test_grid_sample_errors", test_grid_sample_errors},
+                                   {"test_roi_align", test_roi_align}};
   run_op_tests(tests, sizeof tests / sizeof tests[0]);
   if (tp_live_tensors() != live0) FAILF("leak: %zu live tensors at the end, %zu at the start", tp_live_tensors(), live0);
   printf("test_ops_sample: %d checks, %d failures\n", checks, failures);
