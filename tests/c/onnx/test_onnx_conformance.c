@@ -374,6 +374,23 @@ static void unit_tests(void) {
     b = unit_model("Conv", 4, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 2, at, &len);
     unit_run("Conv pads+strides+bias", b, len, 4, xs, x, 4, ys, want);
   }
+  /* DeformConv, 1x1 kernel of weight 2 on x = [1 2; 3 4], every tap moved
+   * down by half a row: (0.5, 0) = 2, (0.5, 1) = 3, (1.5, 0) = 3 / 2 (row 2 is
+   * outside: zero), (1.5, 1) = 4 / 2; times 2 */
+  {
+    static const int64_t xs[4] = {1, 1, 2, 2}, ys[4] = {1, 1, 2, 2};
+    static const float x[4] = {1, 2, 3, 4}, w[1] = {2}, off[8] = {0.5f, 0.5f, 0.5f, 0.5f, 0, 0, 0, 0};
+    static const float want[4] = {4, 6, 3, 4};
+    const char *nm[2] = {"w", "off"};
+    int nd[2] = {4, 4};
+    int64_t sh[2][8] = {{1, 1, 1, 1}, {1, 2, 2, 2}};
+    const float *iv[2] = {w, off};
+    b = unit_model("DeformConv", 4, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 0, NULL, &len);
+    unit_run("DeformConv offsets", b, len, 4, xs, x, 4, ys, want);
+    uattr bad[1] = {{"offset_group", 0, {0}, 1, 2, NULL}};
+    b = unit_model("DeformConv", 4, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 1, bad, &len);
+    unit_expect_error("DeformConv bad offset_group", b, len, "offset_group 2 do not divide C 1");
+  }
   /* ReduceMean with an empty `axes` attribute (no ints: all axes, as the
    * fuzzer found; the reader used to memcpy from a NULL list) */
   {
