@@ -161,3 +161,15 @@ test('RoiAlign models match onnxruntime-node (avg and max, both coordinate modes
         }
       }
 });
+
+test('gridSample and roiAlign inside tp.compile (stax: op kernels between fused ones) match eager', () => {
+  tp.scope(() => {
+    const x = tp.randn([1, 2, 5, 4], { seed: 1 }), g = tp.randn([1, 3, 3, 2], { seed: 2 });
+    const rois = tp.tensor([0, 0, 2, 2, 1, 1, 3, 4], { shape: [2, 4] }), bi = tp.tensor([0, 0], { dtype: 'int32' });
+    const f = (x, g) => tp.gridSample(x.mul(2), g, { mode: 'bicubic', paddingMode: 'reflection' }).relu()
+      .add(tp.roiAlign(x, rois, bi, { outputHeight: 3, outputWidth: 3 }).sum());
+    const want = [...f(x, g).toArray()];
+    const c = tp.compile(f);
+    close([...c(x, g).toArray()], want, 1e-6);
+  });
+});
