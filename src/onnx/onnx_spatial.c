@@ -135,6 +135,8 @@ tp_status tp_onnx_cv_max_unpool(imp *m, onode *n, int arg) {
         return tp_fail(TP_ERR_INVALID_ARG, "output_shape[%d] = %lld is smaller than the inferred %lld", 2 + i,
                        (long long)full[2 + i], (long long)os[2 + i]);
   }
+  if ((double)tp_shape_numel(xd.ndim, full) > (double)((int64_t)1 << 31))
+    return tp_fail(TP_ERR_INVALID_ARG, "the output would have over 2^31 elements");
   int64_t total = tp_shape_numel(xd.ndim, os), cnt = tp_shape_numel(xd.ndim, xd.shape);
   ref zeros, a[3];
   TP_TRY(tp_onnx_full(m, TP_F32, 1, &total, 0.0, &zeros));

@@ -154,7 +154,8 @@ tp_status tp_grid_sample_exec(tp_tensor *const *in, const tp_attrs *at, const tp
  * avg: the mean of the points; max: the max over points of the largest of
  * the four weighted corners (ONNX's reference and onnxruntime). Region
  * coordinates * spatial_scale, minus 0.5 for half_pixel; without it a
- * region is at least 1 x 1. A batch index outside [0, N) is an error. */
+ * region is at least 1 x 1. A batch index outside [0, N) or a non-finite
+ * region coordinate is an error. */
 tp_status tp_roi_align_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out) {
   const tp_tensor *x = in[0], *rois = in[1], *bi = in[2];
   int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3], R = od->shape[0];
@@ -180,6 +181,10 @@ tp_status tp_roi_align_exec(tp_tensor *const *in, const tp_attrs *at, const tp_d
     }
     double x0 = tp_tensor_get_f64(rois, r * 4 + 0) * scale - offs, y0 = tp_tensor_get_f64(rois, r * 4 + 1) * scale - offs;
     double x1 = tp_tensor_get_f64(rois, r * 4 + 2) * scale - offs, y1 = tp_tensor_get_f64(rois, r * 4 + 3) * scale - offs;
+    if (!(x0 - x0 == 0 && y0 - y0 == 0 && x1 - x1 == 0 && y1 - y1 == 0)) {
+      s = tp_fail(TP_ERR_INVALID_ARG, "roi_align: region %lld has a non-finite coordinate", (long long)r);
+      break;
+    }
     double rw = x1 - x0, rh = y1 - y0;
     if (!half) rw = rw > 1 ? rw : 1, rh = rh > 1 ? rh : 1;
     double bh = rh / (double)PH, bw = rw / (double)PW;

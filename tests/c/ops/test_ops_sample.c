@@ -92,6 +92,10 @@ static void test_roi_align(void) {
   ERRA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 0, 0), (x, F32((1, 4), 0, 0, 1, 1), I64((1), -1)), TP_ERR_INVALID_ARG,
        "batch index -1");
   ERRA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 0, 0), (x, F32((1, 3), 0, 0, 1), I64((1), 0)), TP_ERR_INVALID_ARG, "rois must be");
+  ERRA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 0, 0), (x, F32((1, 4), 0, NAN, 1, 1), I64((1), 0)), TP_ERR_INVALID_ARG,
+       "region 0 has a non-finite coordinate");
+  ERRA(TP_OP_ROI_ALIGN, Aroi(1, 1, 2, 0, 0), (x, F32((1, 4), 0, 0, INFINITY, 1), I64((1), 0)), TP_ERR_INVALID_ARG,
+       "non-finite");
   ERRA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 0, 0), (x, rois, I64((2), 0, 0)), TP_ERR_INVALID_ARG, "batch_indices must be");
   ERRA(TP_OP_ROI_ALIGN, Aroi(0, 1, 1, 0, 0), (x, rois, bi), TP_ERR_INVALID_ARG, "output_height >= 1");
   ERRA(TP_OP_ROI_ALIGN, Aroi(1, 1, 1, 2, 0), (x, rois, bi), TP_ERR_INVALID_ARG, "mode 2");
