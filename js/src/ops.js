@@ -260,6 +260,50 @@ export function avgPool2d(x, kernelSize, options = {}) {
   return callOp('avg_pool2d', [x], { ints: poolArgs('avgPool2d', kernelSize, options), dim: incl ? 1 : 0 });
 }
 
+const GRID_MODES = { bilinear: 0, nearest: 1, bicubic: 2 };
+const GRID_PADDINGS = { zeros: 0, border: 1, reflection: 2 };
+
+/**
+ * gridSample(x, grid, { mode = 'bilinear', paddingMode = 'zeros', alignCorners = false }):
+ * ONNX GridSample / torch.nn.functional.grid_sample. x [N, C, H, W] or
+ * [N, C, D, H, W]; grid [N, oH, oW, 2] or [N, oD, oH, oW, 3] holding
+ * normalized (x, y[, z]) in [-1, 1]; the result is [N, C, oH, oW] (or
+ * [N, C, oD, oH, oW]). mode: 'bilinear' | 'nearest' | 'bicubic';
+ * paddingMode: 'zeros' | 'border' | 'reflection'.
+ */
+export function gridSample(x, grid, options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('gridSample: options must be an object');
+  const mode = options.mode ?? 'bilinear', pad = options.paddingMode ?? 'zeros', ac = options.alignCorners ?? false;
+  if (!Object.hasOwn(GRID_MODES, mode)) {
+    throw new TypeError(`gridSample: mode must be bilinear, nearest or bicubic, got ${String(mode)}`);
+  }
+  if (!Object.hasOwn(GRID_PADDINGS, pad)) {
+    throw new TypeError(`gridSample: paddingMode must be zeros, border or reflection, got ${String(pad)}`);
+  }
+  if (typeof ac !== 'boolean') throw new TypeError(`gridSample: alignCorners must be a boolean, got ${typeof ac}`);
+  return callOp('grid_sample', [x, grid], { dim: GRID_MODES[mode], dim1: GRID_PADDINGS[pad], keepdim: ac ? 1 : 0 });
+}
+
+/**
+ * roiAlign(x, rois, batchIndices, { outputHeight = 1, outputWidth = 1, samplingRatio = 0,
+ * spatialScale = 1, mode = 'avg', halfPixel = true }): ONNX RoiAlign. x [N, C, H, W],
+ * rois [R, 4] float32 (x1, y1, x2, y2), batchIndices [R] int32/int64 -> [R, C, oH, oW].
+ * samplingRatio 0 is adaptive; halfPixel false is ONNX's output_half_pixel.
+ */
+export function roiAlign(x, rois, batchIndices, options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('roiAlign: options must be an object');
+  const oh = intArg(options.outputHeight ?? 1, 'roiAlign: outputHeight');
+  const ow = intArg(options.outputWidth ?? 1, 'roiAlign: outputWidth');
+  const sr = intArg(options.samplingRatio ?? 0, 'roiAlign: samplingRatio');
+  if (oh < 1 || ow < 1 || sr < 0) throw new RangeError(`roiAlign: outputHeight and outputWidth must be >= 1 and samplingRatio >= 0, got ${oh}, ${ow}, ${sr}`);
+  const scale = options.spatialScale ?? 1, mode = options.mode ?? 'avg', half = options.halfPixel ?? true;
+  if (typeof scale !== 'number' || !Number.isFinite(scale)) throw new TypeError(`roiAlign: spatialScale must be a finite number, got ${String(scale)}`);
+  if (mode !== 'avg' && mode !== 'max') throw new TypeError(`roiAlign: mode must be avg or max, got ${String(mode)}`);
+  if (typeof half !== 'boolean') throw new TypeError(`roiAlign: halfPixel must be a boolean, got ${typeof half}`);
+  return callOp('roi_align', [x, rois, batchIndices],
+    { ints: [oh, ow, sr], dim: mode === 'max' ? 1 : 0, keepdim: half ? 1 : 0, eps: scale });
+}
+
 function reduceOpts(opts) {
   if (opts === undefined || opts === null) return {};
   if (typeof opts === 'number' || Array.isArray(opts)) return { dim: opts };

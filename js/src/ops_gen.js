@@ -5,9 +5,9 @@
 // object; and the Tensor methods (x.add(y) = add(x, y)).
 
 import { Tensor } from './tensor.js';
-import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d } from './ops.js';
+import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign } from './ops.js';
 
-export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d };
+export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign };
 
 export function add(a, b) { return callOp('add', [a, b]); }
 export function sub(a, b) { return callOp('sub', [a, b]); }
@@ -118,6 +118,8 @@ export const ops = Object.freeze({
   conv2d,
   maxPool2d,
   avgPool2d,
+  gridSample,
+  roiAlign,
 });
 
 const methods = {
@@ -184,6 +186,7 @@ const methods = {
   conv2d(...args) { return conv2d(this, ...args); },
   maxPool2d(...args) { return maxPool2d(this, ...args); },
   avgPool2d(...args) { return avgPool2d(this, ...args); },
+  gridSample(...args) { return gridSample(this, ...args); },
 };
 for (const [name, value] of Object.entries(methods)) {
   Object.defineProperty(Tensor.prototype, name, { value, writable: true, configurable: true, enumerable: false });

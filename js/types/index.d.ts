@@ -104,6 +104,8 @@ export declare class Tensor {
   maxPool2d(kernelSize: number | [number, number], options?: Pool2dOptions): Tensor;
   /** 2-D average pooling of this [N, C, H, W] tensor; see {@link avgPool2d}. */
   avgPool2d(kernelSize: number | [number, number], options?: Pool2dOptions & { countIncludePad?: boolean }): Tensor;
+  /** samples this [N, C, H, W] tensor at a grid; see {@link gridSample}. */
+  gridSample(grid: Tensor, options?: GridSampleOptions): Tensor;
   sum(options?: ReduceArg): Tensor;
   mean(options?: ReduceArg): Tensor;
   max(options?: ReduceArg): Tensor;
@@ -265,6 +267,8 @@ export declare const ops: Readonly<{
   conv2d: typeof conv2d;
   maxPool2d: typeof maxPool2d;
   avgPool2d: typeof avgPool2d;
+  gridSample: typeof gridSample;
+  roiAlign: typeof roiAlign;
 }>;
 // END generated ops
 export declare function where(cond: Tensor, a: Operand, b: Operand): Tensor;
@@ -292,6 +296,21 @@ export interface Pool2dOptions {
 export declare function maxPool2d(x: Tensor, kernelSize: number | [number, number], options?: Pool2dOptions): Tensor;
 /** 2-D average pooling, NCHW; countIncludePad (default true, as PyTorch) divides by the kernel size, else by the input elements in each window. */
 export declare function avgPool2d(x: Tensor, kernelSize: number | [number, number], options?: Pool2dOptions & { countIncludePad?: boolean }): Tensor;
+/** ONNX RoiAlign: x [N, C, H, W], rois [R, 4] (x1, y1, x2, y2), batchIndices [R] int32/int64 -> [R, C, outputHeight, outputWidth]; samplingRatio 0 is adaptive; halfPixel false is ONNX's output_half_pixel. */
+export declare function roiAlign(x: Tensor, rois: Tensor, batchIndices: Tensor, options?: {
+  outputHeight?: number; outputWidth?: number; samplingRatio?: number; spatialScale?: number; mode?: 'avg' | 'max'; halfPixel?: boolean;
+}): Tensor;
+/** Options of gridSample (torch.nn.functional.grid_sample's names). */
+export interface GridSampleOptions {
+  /** default 'bilinear' */
+  mode?: 'bilinear' | 'nearest' | 'bicubic';
+  /** what a position outside x reads; default 'zeros' */
+  paddingMode?: 'zeros' | 'border' | 'reflection';
+  /** -1 and 1 are the corner pixels' centers (true) or their outer edges (false, the default) */
+  alignCorners?: boolean;
+}
+/** ONNX GridSample: x [N, C, H, W] (or [N, C, D, H, W]) read at grid [N, oH, oW, 2] (or [N, oD, oH, oW, 3]) of normalized (x, y[, z]); the result is [N, C, oH, oW] (or [N, C, oD, oH, oW]). */
+export declare function gridSample(x: Tensor, grid: Tensor, options?: GridSampleOptions): Tensor;
 /** 2-D convolution, NCHW: x [N, C, H, W], weight [M, C/groups, KH, KW], bias [M]. */
 export declare function conv2d(x: Tensor, weight: Tensor, bias?: Tensor | null | Conv2dOptions, options?: Conv2dOptions): Tensor;
 export declare function sum(a: Tensor, options?: ReduceArg): Tensor;

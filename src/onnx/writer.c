@@ -497,6 +497,36 @@ static tp_status convert(wr *w, int idx) {
       tp_free(bufs);
       return s;
     }
+    case TP_OP_GRID_SAMPLE: { /* opset 17: GridSample of opset 16, 4-D only */
+      static const char *const modes[] = {"bilinear", "nearest", "bicubic"}, *const pads[] = {"zeros", "border", "reflection"};
+      const char *a1;
+      if (d0.ndim != 4)
+        return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (grid_sample): a volumetric (5-D) GridSample needs opset 20; the export writes opset %d",
+                       n->name, TP_ONNX_SAVE_OPSET);
+      operand(w, &n->args[0], od, b0, &a0);
+      operand(w, &n->args[1], od, b1, &a1);
+      attr_str(&atb, "mode", modes[at->dim >= 0 && at->dim < 3 ? at->dim : 0]);
+      attr_str(&atb, "padding_mode", pads[at->dim1 >= 0 && at->dim1 < 3 ? at->dim1 : 0]);
+      attr_int(&atb, "align_corners", at->keepdim ? 1 : 0);
+      const char *in[2] = {a0, a1};
+      node(w, "GridSample", 2, in, out, &atb);
+      return TP_OK;
+    }
+    case TP_OP_ROI_ALIGN: {
+      const char *a1, *a2;
+      operand(w, &n->args[0], od, b0, &a0);
+      operand(w, &n->args[1], od, b1, &a1);
+      operand(w, &n->args[2], TP_I64, b2, &a2);
+      attr_str(&atb, "mode", at->dim == 1 ? "max" : "avg");
+      attr_str(&atb, "coordinate_transformation_mode", at->keepdim ? "half_pixel" : "output_half_pixel");
+      attr_int(&atb, "output_height", at->ints[0]);
+      attr_int(&atb, "output_width", at->ints[1]);
+      attr_int(&atb, "sampling_ratio", at->ints[2]);
+      attr_float(&atb, "spatial_scale", (float)at->eps);
+      const char *in[3] = {a0, a1, a2};
+      node(w, "RoiAlign", 3, in, out, &atb);
+      return TP_OK;
+    }
     case TP_OP_GATHER_ND: {
       const char *a1;
       operand(w, &n->args[0], od, b0, &a0);

@@ -825,6 +825,8 @@ tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
     case TP_OP_MOD: case TP_OP_FMOD: case TP_OP_BITWISE_AND: case TP_OP_BITWISE_OR: case TP_OP_BITWISE_XOR:
     case TP_OP_BITWISE_NOT: return tp_intop_exec(op, in, od, out);
     case TP_OP_DET: return tp_det_exec(in, od, 0, out);
+    case TP_OP_GRID_SAMPLE: return tp_grid_sample_exec(in, at, od, out);
+    case TP_OP_ROI_ALIGN: return tp_roi_align_exec(in, at, od, out);
     default: return tp_fail(TP_ERR_INTERNAL, "%s: no kernel", tp_op_name(op));
   }
 }

@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det) X(shape_grid_sample) X(shape_roi_align)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -648,6 +648,65 @@ static tp_status shape_recurrent(tp_op op, int nin, const tp_desc *const *in, co
   out->dtype = TP_F32;
   out->ndim = 5;
   out->shape[0] = 2, out->shape[1] = S + 1, out->shape[2] = D, out->shape[3] = N, out->shape[4] = H;
+  return TP_OK;
+}
+
+/* grid_sample (ops.def): x [N, C, spatial...] with 2 or 3 spatial dims,
+ * grid [N, out spatial..., k], both float32. */
+static tp_status shape_grid_sample(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
+                                   tp_desc *out) {
+  const tp_desc *x = in[0], *g = in[1];
+  char b0[96], b1[96];
+  (void)op, (void)nin;
+  if (x->dtype != TP_F32 || g->dtype != TP_F32)
+    return tp_fail(TP_ERR_INVALID_ARG, "grid_sample: x and grid must be float32, got %s and %s",
+                   tp_dtype_name(x->dtype), tp_dtype_name(g->dtype));
+  if (x->ndim != 4 && x->ndim != 5)
+    return tp_fail(TP_ERR_INVALID_ARG, "grid_sample: x must be [N, C, H, W] or [N, C, D, H, W], got %s", SHAPE(x, b0));
+  int k = x->ndim - 2;
+  if (g->ndim != x->ndim || g->shape[0] != x->shape[0] || g->shape[k + 1] != k)
+    return tp_fail(TP_ERR_INVALID_ARG, "grid_sample: grid must be [%lld, %s, %d] for x %s, got %s",
+                   (long long)x->shape[0], k == 2 ? "oH, oW" : "oD, oH, oW", k, SHAPE(x, b0), SHAPE(g, b1));
+  if (a->dim < 0 || a->dim > 2)
+    return tp_fail(TP_ERR_INVALID_ARG, "grid_sample: mode %lld (0 bilinear, 1 nearest, 2 bicubic)", (long long)a->dim);
+  if (a->dim1 < 0 || a->dim1 > 2)
+    return tp_fail(TP_ERR_INVALID_ARG, "grid_sample: padding %lld (0 zeros, 1 border, 2 reflection)",
+                   (long long)a->dim1);
+  for (int i = 0; i < k; i++)
+    if (x->shape[2 + i] == 0 && tp_shape_numel(g->ndim, g->shape) > 0)
+      return tp_fail(TP_ERR_INVALID_ARG, "grid_sample: x %s has an empty spatial dim; nothing to sample",
+                     SHAPE(x, b0));
+  memset(out, 0, sizeof *out);
+  out->dtype = TP_F32;
+  out->ndim = x->ndim;
+  out->shape[0] = x->shape[0], out->shape[1] = x->shape[1];
+  for (int i = 0; i < k; i++) out->shape[2 + i] = g->shape[1 + i];
+  return TP_OK;
+}
+
+/* roi_align (ops.def): x [N, C, H, W] and rois [R, 4] float32,
+ * batch_indices [R] int32/int64, ints = [oh >= 1, ow >= 1, sampling_ratio >= 0]. */
+static tp_status shape_roi_align(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a, tp_desc *out) {
+  const tp_desc *x = in[0], *r = in[1], *b = in[2];
+  char b0[96], b1[96];
+  (void)op, (void)nin;
+  if (x->dtype != TP_F32 || x->ndim != 4)
+    return tp_fail(TP_ERR_INVALID_ARG, "roi_align: x must be float32 [N, C, H, W], got %s%s", tp_dtype_short(x->dtype), SHAPE(x, b0));
+  if (r->dtype != TP_F32 || r->ndim != 2 || r->shape[1] != 4)
+    return tp_fail(TP_ERR_INVALID_ARG, "roi_align: rois must be float32 [R, 4], got %s%s", tp_dtype_short(r->dtype), SHAPE(r, b0));
+  if (!is_index_dtype(b->dtype) || b->ndim != 1 || b->shape[0] != r->shape[0])
+    return tp_fail(TP_ERR_INVALID_ARG, "roi_align: batch_indices must be int32/int64 [%lld] (one per region), got %s%s",
+                   (long long)r->shape[0], tp_dtype_short(b->dtype), SHAPE(b, b1));
+  if (a->nints != 3 || a->ints[0] < 1 || a->ints[1] < 1 || a->ints[2] < 0 || a->ints[0] > (1 << 20) || a->ints[1] > (1 << 20))
+    return tp_fail(TP_ERR_INVALID_ARG, "roi_align: size must be [output_height >= 1, output_width >= 1, sampling_ratio >= 0]");
+  if (a->dim != 0 && a->dim != 1) return tp_fail(TP_ERR_INVALID_ARG, "roi_align: mode %lld (0 avg, 1 max)", (long long)a->dim);
+  if (!(a->eps - a->eps == 0)) return tp_fail(TP_ERR_INVALID_ARG, "roi_align: spatial_scale must be finite, got %g", a->eps);
+  if (r->shape[0] > 0 && (x->shape[0] == 0 || x->shape[2] == 0 || x->shape[3] == 0))
+    return tp_fail(TP_ERR_INVALID_ARG, "roi_align: x %s has no pixels to sample", SHAPE(x, b0));
+  memset(out, 0, sizeof *out);
+  out->dtype = TP_F32;
+  out->ndim = 4;
+  out->shape[0] = r->shape[0], out->shape[1] = x->shape[1], out->shape[2] = a->ints[0], out->shape[3] = a->ints[1];
   return TP_OK;
 }
 

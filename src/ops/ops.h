@@ -78,6 +78,10 @@ tp_status tp_intop_ref(tp_op op, tp_tensor *const *in, const tp_desc *od, tp_ten
 /* det (src/ops/linalg.c): LU in double, or the reference's complete
  * pivoting in long double. */
 tp_status tp_det_exec(tp_tensor *const *in, const tp_desc *od, int reference, tp_tensor **out);
+/* grid_sample (src/ops/sample.c): computed in double, float32 out. */
+tp_status tp_grid_sample_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
+/* roi_align (src/ops/sample.c): likewise; a batch index out of range fails. */
+tp_status tp_roi_align_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* argtopk (src/ops/index.c). */
 tp_status tp_argtopk_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* gather_nd (src/ops/index.c): bounds-checked index tuples. */

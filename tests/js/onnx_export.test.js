@@ -280,6 +280,26 @@ test('disposed example inputs give the disposed error', () => {
   assert.throws(() => tp.onnx.save('nope', []), TypeError);
 });
 
+test('gridSample and roiAlign: save (GridSample, RoiAlign), load back, onnxruntime', async () => {
+  const x = tp.randn([2, 3, 6, 5], { seed: 21 });
+  const r = tp.rand([2, 4, 3, 2], { seed: 22 }), r2 = r.mul(2.4), g = r2.sub(1.2); // in [-1.2, 1.2)
+  r.dispose();
+  r2.dispose();
+  const rois = tp.tensor([0, 0, 3, 4, 1.5, 0.5, 4.2, 5.1, -1, -1, 2, 2], { shape: [3, 4] });
+  const bi = tp.tensor([0, 1, 1], { dtype: 'int64' });
+  const f = (x, g, rois, bi) => [
+    tp.gridSample(x, g, { alignCorners: true, paddingMode: 'reflection' }),
+    tp.gridSample(x, g, { mode: 'nearest' }),
+    tp.roiAlign(x, rois, bi, { outputHeight: 2, outputWidth: 3, samplingRatio: 2, spatialScale: 0.5, mode: 'max' }),
+    tp.roiAlign(x, rois, bi, { outputHeight: 3, outputWidth: 2, halfPixel: false }),
+  ];
+  try {
+    await checkExport('grid_sample / roi_align', f, [x, g, rois, bi]);
+  } finally {
+    for (const t of [x, g, rois, bi]) t.dispose();
+  }
+});
+
 test('a graph break is GraphCaptureError (save captures with fullgraph)', () => {
   const x = tp.randn([3], { seed: 13 });
   try {

@@ -250,17 +250,22 @@ static void pb_valueinfo(tp_pbw *g, uint32_t num, const char *name, int nd, cons
   pb_sub(&vi, 2, &tp);
   pb_sub(g, num, &vi);
 }
-static void pb_init(tp_pbw *g, const char *name, int nd, const int64_t *sh, const float *v) {
+/* float32, or int64 (i64: the values are whole numbers given as floats) */
+static void pb_init(tp_pbw *g, const char *name, int nd, const int64_t *sh, const float *v, int i64) {
   tp_pbw t = {0};
-  int64_t n = 1;
+  int64_t n = 1, iv[16];
   for (int i = 0; i < nd; i++) tp_pbw_varint(&t, 1, (uint64_t)sh[i]), n *= sh[i];
-  tp_pbw_varint(&t, 2, 1);
+  tp_pbw_varint(&t, 2, i64 ? 7 : 1);
   pb_str(&t, 8, name);
-  tp_pbw_bytes(&t, 9, v, sizeof(float) * (size_t)n);
+  if (i64)
+    for (int64_t i = 0; i < n && i < 16; i++) iv[i] = (int64_t)v[i];
+  if (i64) tp_pbw_bytes(&t, 9, iv, sizeof(int64_t) * (size_t)(n < 16 ? n : 16));
+  else tp_pbw_bytes(&t, 9, v, sizeof(float) * (size_t)n);
   pb_sub(g, 5, &t);
 }
 
-/* One-node model: op(x, inits...) -> y. */
+/* One-node model: op(x, inits...) -> y. An init with ind[i] < 0 is int64
+ * of rank -ind[i]. */
 static int unit_opset = 17; /* the model's default-domain opset */
 
 static uint8_t *unit_model(const char *op, int xnd, const int64_t *xsh, int ninit, const char *const *inames,
@@ -289,7 +294,7 @@ static uint8_t *unit_model(const char *op, int xnd, const int64_t *xsh, int nini
   }
   pb_sub(&g, 1, &nd);
   pb_str(&g, 2, "unit");
-  for (int i = 0; i < ninit; i++) pb_init(&g, inames[i], ind[i], insh[i], iv[i]);
+  for (int i = 0; i < ninit; i++) pb_init(&g, inames[i], ind[i] < 0 ? -ind[i] : ind[i], insh[i], iv[i], ind[i] < 0);
   pb_valueinfo(&g, 11, "x", xnd, xsh);
   pb_valueinfo(&g, 12, "y", 0, NULL);
   tp_pbw_varint(&mdl, 1, 8);
@@ -375,6 +380,48 @@ static void unit_tests(void) {
     uattr at[2] = {{"pads", 4, {1, 1, 1, 1}, 0, 0, NULL}, {"strides", 2, {2, 2}, 0, 0, NULL}};
     b = unit_model("Conv", 4, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 2, at, &len);
     unit_run("Conv pads+strides+bias", b, len, 4, xs, x, 4, ys, want);
+  }
+  /* DeformConv, 1x1 kernel of weight 2 on x = [1 2; 3 4], every tap moved
+   * down by half a row: (0.5, 0) = 2, (0.5, 1) = 3, (1.5, 0) = 3 / 2 (row 2 is
+   * outside: zero), (1.5, 1) = 4 / 2; times 2 */
+  {
+    static const int64_t xs[4] = {1, 1, 2, 2}, ys[4] = {1, 1, 2, 2};
+    static const float x[4] = {1, 2, 3, 4}, w[1] = {2}, off[8] = {0.5f, 0.5f, 0.5f, 0.5f, 0, 0, 0, 0};
+    static const float want[4] = {4, 6, 3, 4};
+    const char *nm[2] = {"w", "off"};
+    int nd[2] = {4, 4};
+    int64_t sh[2][8] = {{1, 1, 1, 1}, {1, 2, 2, 2}};
+    const float *iv[2] = {w, off};
+    b = unit_model("DeformConv", 4, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 0, NULL, &len);
+    unit_run("DeformConv offsets", b, len, 4, xs, x, 4, ys, want);
+    uattr bad[1] = {{"offset_group", 0, {0}, 1, 2, NULL}};
+    b = unit_model("DeformConv", 4, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 1, bad, &len);
+    unit_expect_error("DeformConv bad offset_group", b, len, "offset_group 2 do not divide C 1");
+  }
+  /* Col2Im of a [1, 2 (1x2 block), 2 blocks] input into a 1x3 image: the
+   * blocks at columns 0-1 and 1-2 overlap in column 1: [1, 2 + 3, 4] */
+  {
+    static const int64_t xs[3] = {1, 2, 2}, ys[4] = {1, 1, 1, 3};
+    static const float x[4] = {1, 2, 3, 4}, img[2] = {1, 3}, blk[2] = {1, 2}, want[3] = {1, 5, 4};
+    const char *nm[2] = {"image_shape", "block_shape"};
+    int nd[2] = {-1, -1};
+    int64_t sh[2][8] = {{2}, {2}};
+    const float *iv[2] = {img, blk};
+    b = unit_model("Col2Im", 3, xs, 2, nm, nd, (const int64_t(*)[8])sh, iv, 0, NULL, &len);
+    unit_run("Col2Im overlapping blocks", b, len, 3, xs, x, 4, ys, want);
+  }
+  /* AffineGrid, size [1, 1, 2, 2], align_corners 0: base points x, y in
+   * {-0.5, 0.5}; theta [[2 0 .5] [0 1 0]] maps x to 2x + .5 */
+  {
+    static const int64_t xs[3] = {1, 2, 3}, ys[4] = {1, 2, 2, 2};
+    static const float theta[6] = {2, 0, 0.5f, 0, 1, 0}, size[4] = {1, 1, 2, 2};
+    static const float want[8] = {-0.5f, -0.5f, 1.5f, -0.5f, -0.5f, 0.5f, 1.5f, 0.5f};
+    const char *nm[1] = {"size"};
+    int nd[1] = {-1};
+    int64_t sh[1][8] = {{4}};
+    const float *iv[1] = {size};
+    b = unit_model("AffineGrid", 3, xs, 1, nm, nd, (const int64_t(*)[8])sh, iv, 0, NULL, &len);
+    unit_run("AffineGrid", b, len, 3, xs, theta, 4, ys, want);
   }
   /* ReduceMean with an empty `axes` attribute (no ints: all axes, as the
    * fuzzer found; the reader used to memcpy from a NULL list) */

@@ -1201,6 +1201,48 @@ static void cases_det(void) {
   run_case("singular 3x3", TP_OP_DET, 1, in, NULL);
 }
 
+/* grid_sample: every mode, padding and align_corners, 2-D and 3-D, the
+ * grid from N(0, 1) (so many points fall outside [-1, 1]) and x in every
+ * layout. */
+static void cases_grid_sample(void) {
+  char lbl[256];
+  static const int64_t x2[4] = {2, 3, 4, 5}, g2[4] = {2, 3, 2, 2}, x3[5] = {1, 2, 3, 2, 4}, g3[5] = {1, 2, 3, 2, 3};
+  for (int k = 2; k <= 3; k++)
+    for (int mode = 0; mode < 3; mode++)
+      for (int pad = 0; pad < 3; pad++)
+        for (int ac = 0; ac < 2; ac++) {
+          int lay = (mode + pad + ac) % L_COUNT;
+          tp_tensor *in[2] = {gen(TP_F32, k + 2, k == 2 ? x2 : x3, NORMAL1, lay),
+                              gen(TP_F32, k + 2, k == 2 ? g2 : g3, NORMAL1, 0)};
+          tp_attrs at;
+          tp_attrs_init(&at);
+          at.dim = mode, at.dim1 = pad, at.keepdim = ac;
+          snprintf(lbl, sizeof lbl, "%d-D, mode %d, padding %d, align_corners %d, layout %d", k, mode, pad, ac, lay);
+          run_case(lbl, TP_OP_GRID_SAMPLE, 2, in, &at);
+        }
+}
+
+/* roi_align: avg and max, both coordinate modes, fixed and adaptive
+ * sampling, regions inside, across and outside the image, x in every layout. */
+static void cases_roi_align(void) {
+  char lbl[256];
+  static const int64_t xs[4] = {2, 3, 6, 5}, rs[2] = {4, 4}, bs[1] = {4};
+  static const double rv[16] = {0, 0, 4, 5, 1.5, 0.5, 3.2, 2.9, -2, -1, 7, 8, 9, 9, 12, 11}, bv[4] = {0, 1, 1, 0};
+  for (int mode = 0; mode < 2; mode++)
+    for (int half = 0; half < 2; half++)
+      for (int sr = 0; sr < 3; sr += 2) {
+        int lay = (mode + half + sr) % L_COUNT;
+        tp_tensor *in[3] = {gen(TP_F32, 4, xs, NORMAL1, lay), from_values(TP_F32, 2, rs, rv), from_values(TP_I64, 1, bs, bv)};
+        tp_attrs at;
+        tp_attrs_init(&at);
+        at.nints = 3;
+        at.ints[0] = 3, at.ints[1] = 2, at.ints[2] = sr;
+        at.dim = mode, at.keepdim = half, at.eps = 0.75;
+        snprintf(lbl, sizeof lbl, "mode %d, half_pixel %d, sampling_ratio %d, layout %d", mode, half, sr, lay);
+        run_case(lbl, TP_OP_ROI_ALIGN, 3, in, &at);
+      }
+}
+
 static void differential_op(int op) {
   {
     int before = ncases, fbefore = failures;
@@ -1222,6 +1264,8 @@ static void differential_op(int op) {
       case TP_OP_MOD: case TP_OP_FMOD: case TP_OP_BITWISE_AND: case TP_OP_BITWISE_OR: case TP_OP_BITWISE_XOR:
       case TP_OP_BITWISE_NOT: cases_int((tp_op)op); break;
       case TP_OP_DET: cases_det(); break;
+      case TP_OP_GRID_SAMPLE: cases_grid_sample(); break;
+      case TP_OP_ROI_ALIGN: cases_roi_align(); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:
