@@ -31,7 +31,7 @@ test('stax.profile: explain() lists the kernels of the plan with time shares', {
     plain.dispose();
     const text = m.explain();
     assert.match(text, /profile: 3 runs, [0-9.]+ ms of kernels per run, \d+ kernels \(slowest first\)/);
-    assert.match(text, /op conv2d .* GFLOP\/s/, 'convolutions report GFLOP/s');
+    assert.match(text, /conv \d+->\d+ \d+x\d+\/\d+ .* GFLOP\/s/, 'convolutions report their shape and GFLOP/s');
     const shares = [...text.matchAll(/ ([0-9.]+)% /g)].map((r) => Number(r[1]));
     assert.ok(shares.length >= 2 && Math.abs(shares.reduce((s, v) => s + v, 0) - 100) < 1, `shares sum to 100%: ${shares}`);
     x.dispose();
