@@ -299,5 +299,5 @@ tp_status tp_onnx_decode(omodel *m, const void *bytes, size_t len) {
                    "onnx: the model imports opset %lld of the default domain; opset %d or newer "
                    "is required",
                    (long long)m->opset, TP_ONNX_MIN_OPSET);
-  return TP_OK;
+  return tp_onnx_check_graph(m);
 }
