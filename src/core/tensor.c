@@ -7,6 +7,7 @@
  * Threads). */
 #include "internal.h"
 #include "lock.h"
+#include "checked.h"
 #include <math.h>
 #include <stdio.h>
 
@@ -428,6 +429,13 @@ tp_status tp_ones(tp_dtype dtype, int ndim, const int64_t *shape, tp_tensor **ou
 
 tp_status tp_scalar(double value, int is_int, tp_tensor **out) {
   tp_tensor *t;
+  int64_t iv;
+  if (is_int && !tp_f64_to_i64(value, &iv))
+    return tp_fail(TP_ERR_INVALID_ARG,
+                   fabs(value) < 1e30 ? "integer scalar %.0f is out of range for int64 (-2^63 <= n < 2^63, "
+                                        "after rounding to a double)"
+                                      : "integer scalar %g is out of range for int64 (-2^63 <= n < 2^63)",
+                   value);
   TP_TRY(tp_full(is_int ? TP_I64 : TP_F32, 0, NULL, value, &t));
   t->weak = is_int ? 1 : 2; /* 1: weak int, 2: weak float */
   *out = t;
