@@ -86,7 +86,7 @@ static tp_status init_name(omodel *md, const tp_pb *t, const char **out) {
 }
 
 static tp_status invalid(const char *where, const char *fmt, const char *a, const char *b) {
-  char msg[160];
+  char msg[512];
   snprintf(msg, sizeof msg, fmt, a, b);
   return tp_fail(TP_ERR_PARSE, "onnx: invalid model%s: %s", where, msg);
 }
