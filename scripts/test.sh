@@ -6,7 +6,8 @@
 # (js/wasm/tensorplay.wasm), with TP_WASM=build/emscripten/tensorplay.wasm and
 # on the one-file build js/dist/tensorplay.mjs,
 # node --test tests/browser (examples/web and the JS API in headless Chromium;
-# skipped without /usr/bin/chromium), libFuzzer on the ONNX reader (20 s),
+# skipped without /usr/bin/chromium), libFuzzer on the ONNX reader, the graph
+# text parser and the .npy reader (30 s in all),
 # tests/parity/run.sh if present. Every
 # stage runs even after a failure (stages whose build failed are counted
 # failed); exits non-zero if any stage failed. The last line is "N passed,
@@ -104,12 +105,14 @@ else
     stage browser timeout 180 env -u TP_WASM node --test tests/browser/
 fi
 
-# libFuzzer on the ONNX reader for a bounded time (20 s + ~25 s build),
-# seeded from tests/fuzz/corpus; exit 77 = no libFuzzer in this clang.
+# libFuzzer on the ONNX reader, the graph text parser (parse -> print ->
+# parse round trip) and the .npy reader for a bounded time (30 s split
+# between the three, + ~25 s build), seeded from tests/fuzz/corpus*; exit
+# 77 = no libFuzzer in this clang. scripts/fuzz.sh runs them longer.
 # A run that cannot start (no libFuzzer: exit 77) is recorded as SKIP, not PASS.
-printf '\n==> stage fuzz: bash tests/fuzz/run.sh %s\n' "${TP_FUZZ_SECONDS:-20}"
+printf '\n==> stage fuzz: bash tests/fuzz/run.sh %s\n' "${TP_FUZZ_SECONDS:-30}"
 t_fuzz=$SECONDS
-bash tests/fuzz/run.sh "${TP_FUZZ_SECONDS:-20}"; rc_fuzz=$?
+bash tests/fuzz/run.sh "${TP_FUZZ_SECONDS:-30}"; rc_fuzz=$?
 case $rc_fuzz in
   0) record fuzz PASS "$((SECONDS - t_fuzz)) s" ;;
   77) record fuzz SKIP "no libFuzzer in this clang" ;;

@@ -130,6 +130,7 @@ export function bindCompiler(core) {
     J.hostLoadModule(core, (msg) => reportHostError(new Error(msg)), bytesPtr, len, nexports, outPtr,
       !config.forceDisableCaches);
   core.hostFeatures = J.hostFeatures;
+  core.hostUnloadModule = (base, n) => J.hostUnloadModule(core, base, n);
 }
 
 // ---- compile -----------------------------------------------------------------------

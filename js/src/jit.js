@@ -20,10 +20,85 @@
 //   nexports | 0x40000000 (TP_JIT_SYNC_ONLY): fail (-1) instead of pending
 //   env.tp_host_features() -> bit 0: SIMD128, bit 1: relaxed SIMD
 //
+//   env.tp_host_unload_module(base, n): the core released the module
+//     installed at table slots base..base+n-1 (its compiled function was
+//     disposed): the slots are cleared (the instance can be collected) and
+//     go on a free list that later installs reuse before the table grows.
+//
 // Compiled modules are cached by the core's hash of their bytes, so recompiling the
-// same graph skips the engine's compile (bypassed by forceDisableCaches).
+// same graph skips the engine's compile (bypassed by forceDisableCaches). The
+// cache is an LRU bounded by MODULE_CACHE_BYTES of module bytes and
+// MODULE_CACHE_MAX modules: least recently used modules are dropped first.
 
-const cache = new Map(); // hash -> WebAssembly.Module
+/** Bounds of the module cache (bytes of the cached modules' Wasm, count). */
+export const MODULE_CACHE_BYTES = 32 << 20, MODULE_CACHE_MAX = 256;
+const cache = new Map(); // hash -> { module, bytes }, least recently used first
+let cacheBytes = 0;
+
+function cacheGet(key) {
+  const e = cache.get(key);
+  if (!e) return undefined;
+  cache.delete(key); // most recently used: to the end
+  cache.set(key, e);
+  return e.module;
+}
+
+function cachePut(key, module, bytes) {
+  if (cache.has(key)) return;
+  cache.set(key, { module, bytes });
+  cacheBytes += bytes;
+  for (const [k, e] of cache) {
+    if (cacheBytes <= MODULE_CACHE_BYTES && cache.size <= MODULE_CACHE_MAX) break;
+    if (k === key) break; // never the one just added
+    cache.delete(k);
+    cacheBytes -= e.bytes;
+  }
+}
+
+// Free table slots per core's table: runs [base, n], sorted by base.
+const freeSlots = new WeakMap();
+
+function takeSlots(table, n) {
+  const runs = freeSlots.get(table);
+  if (runs) {
+    for (let i = 0; i < runs.length; i++) {
+      const r = runs[i];
+      if (r[1] < n) continue;
+      const base = r[0];
+      if (r[1] === n) runs.splice(i, 1);
+      else { r[0] += n; r[1] -= n; }
+      return base;
+    }
+  }
+  return table.grow(n);
+}
+
+/** The env.tp_host_unload_module import (see the top of this file). */
+export function hostUnloadModule(core, base, n) {
+  const table = core.exports.__indirect_function_table;
+  if (!(table instanceof WebAssembly.Table) || base < 0 || n <= 0 || base + n > table.length) return;
+  for (let i = 0; i < n; i++) table.set(base + i, null);
+  let runs = freeSlots.get(table);
+  if (!runs) freeSlots.set(table, (runs = []));
+  let i = 0;
+  while (i < runs.length && runs[i][0] < base) i++;
+  runs.splice(i, 0, [base, n]);
+  // merge with the neighbours
+  if (i + 1 < runs.length && runs[i][0] + runs[i][1] === runs[i + 1][0]) {
+    runs[i][1] += runs[i + 1][1];
+    runs.splice(i + 1, 1);
+  }
+  if (i > 0 && runs[i - 1][0] + runs[i - 1][1] === runs[i][0]) {
+    runs[i - 1][1] += runs[i][1];
+    runs.splice(i, 1);
+  }
+}
+
+/** Free function-table slots (on the free list) of a core. */
+export function freeTableSlots(core) {
+  const runs = freeSlots.get(core.exports.__indirect_function_table) ?? [];
+  return runs.reduce((a, r) => a + r[1], 0);
+}
 const pending = new Set();
 let nextToken = 1;
 let features = -1;
@@ -54,13 +129,25 @@ export function hostFeatures() {
   return features;
 }
 
+// The instance of each cached module per core: its functions depend only on
+// the bytes and the core's imports, so a recompile of the same graph reuses
+// it (a fresh instance per compile kept V8's RSS growing for thousands of
+// cycles after the instances were unreachable).
+const instances = new WeakMap(); // module -> WeakMap(core -> instance)
+
 function install(core, module, nexports) {
   // env.tp_jit_kernel: the run entry's callback into the core's executor
   // (a Wasm export passed as a Wasm import: a direct call, no JS in between)
-  const inst = new WebAssembly.Instance(module, { env: { memory: core.memory, tp_jit_kernel: core.exports.tpw_jit_kernel } });
+  let per = instances.get(module);
+  if (!per) instances.set(module, (per = new WeakMap()));
+  let inst = per.get(core);
+  if (!inst) {
+    inst = new WebAssembly.Instance(module, { env: { memory: core.memory, tp_jit_kernel: core.exports.tpw_jit_kernel } });
+    per.set(core, inst);
+  }
   const table = core.exports.__indirect_function_table;
   if (!(table instanceof WebAssembly.Table)) throw new Error('the core does not export its function table');
-  const base = table.grow(nexports);
+  const base = takeSlots(table, nexports);
   for (let i = 0; i < nexports; i++) {
     const f = inst.exports[`f${i}`];
     if (typeof f !== 'function') throw new Error(`the generated module does not export f${i}`);
@@ -93,21 +180,21 @@ export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outP
   }
   const key = `${len}:${(i32[(outPtr >> 2) + 2] >>> 0).toString(16)}:${(i32[(outPtr >> 2) + 1] >>> 0).toString(16)}`;
   try {
-    let module = useCache ? cache.get(key) : undefined;
+    let module = useCache ? cacheGet(key) : undefined;
     if (!module && !(onMainThread && len > MAIN_THREAD_SYNC_MAX)) {
       try {
         module = new WebAssembly.Module(bytes());
       } catch (e) {
         if (!(e instanceof RangeError)) throw e; // a browser refused a synchronous compile: below
       }
-      if (module && useCache) cache.set(key, module);
+      if (module && useCache) cachePut(key, module, len);
     }
     if (!module) { // compile asynchronously
       if (syncOnly) throw new Error('it would compile asynchronously here and the core needs it now');
       const token = nextToken++;
       pending.add(token);
       WebAssembly.compile(bytes()).then((m) => {
-        if (useCache) cache.set(key, m);
+        if (useCache) cachePut(key, m, len);
         const base = install(core, m, nexports);
         pending.delete(token);
         core.exports.tpw_jit_ready(token, base);
@@ -132,7 +219,7 @@ export async function whenReady() {
   while (pending.size) await new Promise((r) => setTimeout(r, 1));
 }
 
-/** Number of distinct generated modules compiled (cache size). */
+/** Number of generated modules in the cache (at most MODULE_CACHE_MAX). */
 export function cachedModules() {
   return cache.size;
 }

@@ -103,6 +103,8 @@ export class Core {
     this.hostLoadModule = null;
     /** Set by compiler.js: () => feature bits (jit.js) */
     this.hostFeatures = null;
+    /** Set by compiler.js: (base, n) => void: free a module's table slots (jit.js) */
+    this.hostUnloadModule = null;
     this._buf = null;
     this._views = null;
     this._enc = new TextEncoder();
@@ -368,6 +370,9 @@ export function buildImports(core, module) {
     tp_host_load_module(bytesPtr, len, nexports, outPtr) {
       if (!core.hostLoadModule) return -1;
       return core.hostLoadModule(bytesPtr >>> 0, len, nexports, outPtr >>> 0);
+    },
+    tp_host_unload_module(base, n) {
+      if (core.hostUnloadModule) core.hostUnloadModule(base, n);
     },
     tp_host_features() {
       return core.hostFeatures ? core.hostFeatures() : 0;

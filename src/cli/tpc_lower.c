@@ -258,6 +258,10 @@ int tpc_cmd_bench(int argc, char **argv) {
       return 2;
     } else path = argv[i];
   }
+  if (strcmp(backend, "eager") && strcmp(backend, "stax") && strcmp(backend, "both")) {
+    fprintf(stderr, "tpc: bench: unknown backend '%s' (eager, stax, both)\n", backend);
+    return 2;
+  }
   if (!path || runs < 1 || runs > 100000 || cold < 1 || cold > 1000) {
     fprintf(stderr, "tpc: bench: usage: tpc bench GRAPH.tpg|MODEL.onnx [--runs N] [--backend=eager|stax|both] [--cold N] [--input NAME=FILE]... [--profile]\n");
     return 2;

@@ -8,6 +8,12 @@
 __attribute__((import_module("env"), import_name("tp_host_load_module"))) int32_t
 tp_host_load_module(int32_t bytes, int32_t len, int32_t nexports, int32_t out);
 __attribute__((import_module("env"), import_name("tp_host_features"))) int32_t tp_host_features(void);
+__attribute__((import_module("env"), import_name("tp_host_unload_module"))) void
+tp_host_unload_module(int32_t base, int32_t n);
+
+void tp_jit_unload(int32_t base, int n) {
+  if (base >= 0 && n > 0) tp_host_unload_module(base, n);
+}
 
 static int features = -1;
 int tp_jit_features(void) {
@@ -48,6 +54,7 @@ tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache
   return TP_OK;
 }
 #else
+void tp_jit_unload(int32_t base, int n) { (void)base, (void)n; }
 int tp_jit_features(void) { return 0; }
 tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache, int32_t *base,
                       int32_t *token) {
@@ -62,8 +69,42 @@ static struct { int32_t token, base; } done[MAX_RESOLVED];
 static int ndone;
 static tp_spinlock done_lock = TP_SPINLOCK_INIT;
 
+/* Cancelled pending loads: their slots are freed when they resolve. */
+static struct { int32_t token, n; } cancelled[MAX_RESOLVED];
+static int ncancelled;
+
+void tp_jit_cancel(int32_t token, int n) {
+  tp_spin_lock(&done_lock);
+  int i = 0;
+  while (i < ndone && done[i].token != token) i++;
+  if (i < ndone) { /* already resolved: unload now */
+    int32_t base = done[i].base;
+    memmove(done + i, done + i + 1, sizeof done[0] * (size_t)(ndone - i - 1));
+    ndone--;
+    tp_spin_unlock(&done_lock);
+    tp_jit_unload(base, n);
+    return;
+  }
+  if (ncancelled == TP_ARRAY_LEN(cancelled)) { /* forget the oldest (its slots stay taken) */
+    memmove(cancelled, cancelled + 1, sizeof cancelled[0] * (size_t)(ncancelled - 1));
+    ncancelled--;
+  }
+  cancelled[ncancelled].token = token;
+  cancelled[ncancelled++].n = n;
+  tp_spin_unlock(&done_lock);
+}
+
 void tp_jit_resolve(int32_t token, int32_t base) {
   tp_spin_lock(&done_lock);
+  for (int c = 0; c < ncancelled; c++)
+    if (cancelled[c].token == token) {
+      int n = cancelled[c].n;
+      memmove(cancelled + c, cancelled + c + 1, sizeof cancelled[0] * (size_t)(ncancelled - c - 1));
+      ncancelled--;
+      tp_spin_unlock(&done_lock);
+      tp_jit_unload(base, n);
+      return;
+    }
   int i = 0;
   while (i < ndone && done[i].token != token) i++;
   if (i == ndone) {

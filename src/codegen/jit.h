@@ -35,6 +35,14 @@ extern const tp_lower_accel tp_wasm_accel;
  * tpw_jit_kernel): runs kernel k of the run whose context is run on the
  * executor; returns a status. */
 int32_t tp_jit_kernel_callback(int32_t run, int32_t k);
-/* The host finished a pending load (base -1: it failed). */
+/* The host finished a pending load (base -1: it failed). A load cancelled
+ * before (tp_jit_cancel) is unloaded at once. */
 void tp_jit_resolve(int32_t token, int32_t base);
+/* Frees the n table slots from base of a loaded module
+ * (env.tp_host_unload_module): the host clears them and reuses them for
+ * later loads. No-op natively. */
+void tp_jit_unload(int32_t base, int n);
+/* A pending load of n exports nobody waits for any more: unloaded when the
+ * host resolves it. */
+void tp_jit_cancel(int32_t token, int n);
 #endif

@@ -16,6 +16,7 @@ typedef struct jit_state {
   int nkernels;
   int32_t *fn;          /* per kernel: table index of its function or -1, then the run entry */
   int32_t token;        /* a load the host is still compiling, 0 if none */
+  int32_t base, nslots; /* the module's table slots (base -1 while pending) */
   uint8_t *module;      /* the module's bytes (tp_compiled_last_module) */
   size_t module_len;
 } jit_state;
@@ -75,6 +76,7 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
     if (s) break;
     int32_t base = -1, token = 0;
     s = tp_jit_load(em.bytes, em.len, em.nfuncs | TP_JIT_SYNC_ONLY, 0, &base, &token);
+    int nslots = em.nfuncs;
     tp_emitted_clear(&em);
     if (s || token) { /* the host would compile it asynchronously (a page's main thread): keep 4 rows */
       tp_clear_error();
@@ -95,6 +97,7 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
       }
       if (t < best) best = t, best_mr = mrs[v];
     }
+    tp_jit_unload(base, nslots); /* timed once, never called again */
     mr_out[ki] = (uint8_t)best_mr;
     tp_plan_count_tuned(pl, 1);
     if (use_cache) tp_tune_cache_put(&tile_rows, key, (const int[2]){best_mr, 0});
@@ -113,6 +116,9 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
 static void jit_release(void *state) {
   jit_state *st = state;
   if (!st) return;
+  /* the module's table slots go back to the host (issue 15, defect 10) */
+  if (st->fn && st->token) tp_jit_cancel(st->token, st->nslots);
+  else if (st->fn) tp_jit_unload(st->base, st->nslots);
   tp_free(st->fn);
   tp_free(st->module);
   tp_free(st);
@@ -128,6 +134,7 @@ static void jit_poll(jit_state *st) {
     for (int k = 0; k <= st->nkernels; k++) /* the kernels, then the run entry */
       if (st->fn[k] >= 0) st->fn[k] += base;
     st->token = 0;
+    st->base = base;
   } else if (r < 0) {
     tp_free(st->fn);
     tp_free(st->module);
@@ -180,7 +187,7 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
         fn[k] = em.kernel_func[k] < 0 ? -1 : em.kernel_func[k] + (token ? 0 : base);
       fn[p->nkernels] = em.run_func + (token ? 0 : base);
       /* the state keeps the bytes, for tp_compiled_last_module */
-      *st = (jit_state){p->nkernels, fn, token, em.bytes, em.len};
+      *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, em.bytes, em.len};
       em.bytes = NULL;
     }
   }

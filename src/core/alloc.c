@@ -3,12 +3,26 @@
 #include "internal.h"
 #include <stdlib.h>
 
+/* malloc, but for large blocks on WASI (bigalloc.c). */
 static void *default_alloc(void *ud, void *p, size_t old_n, size_t new_n) {
   (void)ud;
-  (void)old_n;
+  if (p && tp_big_owns(p)) {
+    void *q = NULL;
+    if (new_n) {
+      q = new_n >= TP_BIG_MIN ? tp_big_alloc(new_n, 0) : malloc(new_n);
+      if (!q) return NULL;
+      memcpy(q, p, old_n < new_n ? old_n : new_n);
+    }
+    tp_big_free(p);
+    return q;
+  }
   if (new_n == 0) {
     free(p);
     return NULL;
+  }
+  if (!p && new_n >= TP_BIG_MIN) {
+    void *q = tp_big_alloc(new_n, 0);
+    if (q) return q;
   }
   return realloc(p, new_n);
 }
@@ -32,6 +46,16 @@ void *tp_calloc_sized(size_t n, size_t size) {
   if (size && n > SIZE_MAX / size) {
     tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: %zu x %zu bytes overflows", n, size);
     return NULL;
+  }
+  if (alloc_fn == default_alloc) {
+    /* pages fresh from the system are zero already: calloc (an mmap for a
+     * large block natively) and bigalloc.c's untouched regions skip the
+     * memset that would fault every page in */
+    size_t b = (n * size) != 0 ? n * size : 1;
+    void *p = b >= TP_BIG_MIN ? tp_big_alloc(b, 1) : NULL;
+    if (!p) p = calloc(b, 1);
+    if (!p) tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: failed to allocate %zu bytes", b);
+    return p;
   }
   void *p = tp_alloc_sized(n * size);
   if (p) memset(p, 0, n * size);

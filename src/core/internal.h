@@ -46,7 +46,13 @@ void tp_log(tp_log_category c, const char *fmt, ...)
 
 /* ---- allocation (src/core/alloc.c): all core memory goes through here ---- */
 void *tp_alloc_sized(size_t n);                 /* NULL + error on failure */
-void *tp_calloc_sized(size_t n, size_t size);
+void *tp_calloc_sized(size_t n, size_t size);      /* zeroed; fresh zero pages are not written again */
+/* bigalloc.c: blocks of TP_BIG_MIN bytes or more on WASI builds, straight
+ * from memory.grow (elsewhere tp_big_alloc returns NULL: malloc serves). */
+#define TP_BIG_MIN ((size_t)64 << 20)
+void *tp_big_alloc(size_t n, int zero);
+int tp_big_owns(const void *p);
+void tp_big_free(void *p);
 void *tp_realloc_sized(void *p, size_t old_n, size_t new_n);
 void tp_free_sized(void *p, size_t n);
 /* Untracked-size helpers for small objects: a size header is kept. */

@@ -14,7 +14,9 @@
  *   tp_f64_is_int64                        1 when v is a whole number in
  *       [-2^63, 2^63): exactly an int64.
  *   tp_f64_fits_dtype                      the same test for a tp_dtype
- *       (floats and bool: always 1). */
+ *       (floats and bool: always 1).
+ *   tp_f64_to_i64 / tp_f64_to_i32          1 and *out = v truncated toward
+ *       zero when it fits, else 0 with *out untouched. */
 #ifndef TP_CORE_NUM_H
 #define TP_CORE_NUM_H
 
@@ -55,6 +57,18 @@ static inline int tp_f64_is_int64(double v) {
 
 static inline int tp_f64_fits_dtype(double v, tp_dtype d) {
   return d == TP_I32 ? tp_f64_fits_i32(v) : d == TP_I64 ? tp_f64_fits_i64(v) : 1;
+}
+
+static inline int tp_f64_to_i64(double v, int64_t *out) {
+  if (!tp_f64_fits_i64(v)) return 0;
+  *out = (int64_t)v;
+  return 1;
+}
+
+static inline int tp_f64_to_i32(double v, int32_t *out) {
+  if (!tp_f64_fits_i32(v)) return 0;
+  *out = (int32_t)v;
+  return 1;
 }
 
 #endif

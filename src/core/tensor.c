@@ -154,8 +154,12 @@ void tp_release_cached_memory(void) {
 static tp_storage *storage_new(size_t bytes, int zero) {
   tp_storage *s = tp_alloc_sized(sizeof *s);
   if (!s) return NULL;
+  int zeroed = 0;
   s->raw = cache_take(bytes + TP_ALIGN);
-  if (!s->raw) s->raw = tp_alloc_sized(bytes + TP_ALIGN);
+  if (!s->raw) {
+    zeroed = zero; /* a zeroed block: fresh pages are not written twice */
+    s->raw = zero ? tp_calloc_sized(bytes + TP_ALIGN, 1) : tp_alloc_sized(bytes + TP_ALIGN);
+  }
   if (!s->raw) {
     tp_free_sized(s, sizeof *s);
     return NULL;
@@ -164,7 +168,7 @@ static tp_storage *storage_new(size_t bytes, int zero) {
   s->data = (void *)a;
   s->bytes = bytes;
   s->refs = 1;
-  if (zero) memset(s->data, 0, bytes);
+  if (zero && !zeroed) memset(s->data, 0, bytes);
   LIVE_ADD(live_bytes, bytes);
   return s;
 }
@@ -440,7 +444,8 @@ static tp_status check_int_value(const char *what, double v, tp_dtype dtype) {
 tp_status tp_full(tp_dtype dtype, int ndim, const int64_t *shape, double v, tp_tensor **out) {
   tp_tensor *t;
   if ((unsigned)dtype < TP_DTYPE_COUNT) TP_TRY(check_int_value("full", v, dtype));
-  TP_TRY(tp_tensor_new(dtype, ndim, shape, NULL, &t));
+  if (v == 0 && !signbit(v)) return tp_tensor_new(dtype, ndim, shape, NULL, out); /* zeroed once, not twice */
+  TP_TRY(tensor_make(dtype, ndim, shape, 0, &t)); /* every element is written below */
   int64_t n = tp_tensor_numel(t);
   void *p = t->storage->data;
   for (int64_t i = 0; i < n; i++) switch (dtype) {

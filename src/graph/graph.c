@@ -1,6 +1,7 @@
 /* graph.c - Graph IR containers, the verifier and the node-by-node runner
  * (the `eager` backend executes graphs with tp_graph_run). */
 #include "graph.h"
+#include "../core/num.h"
 #include <stdio.h>
 
 static const char *const kind_names[TP_NODE_KIND_COUNT] = {"placeholder", "call_function",
@@ -335,12 +336,21 @@ tp_status tp_node_operands(const tp_node *n, tp_operand_fn value_of, void *ctx, 
     return tp_fail(TP_ERR_INVALID_ARG, "node %%%s has %d operands (at most %d)", n->name, n->nargs,
                    TP_MAX_OPERANDS);
   for (int k = 0; k < n->nargs; k++) args[k] = scalars[k] = NULL;
+  int any_float = 0;
+  for (int k = 0; k < n->nargs; k++)
+    if (n->args[k].kind == TP_ARG_NODE) {
+      args[k] = value_of(ctx, n, k);
+      if (args[k] && args[k]->dtype == TP_F32) any_float = 1;
+    }
   for (int k = 0; k < n->nargs; k++) {
     const tp_arg *a = &n->args[k];
-    if (a->kind == TP_ARG_NODE) {
-      args[k] = value_of(ctx, n, k);
-    } else if (a->kind == TP_ARG_SCALAR) {
-      tp_status s = tp_scalar(a->scalar, a->is_int, &scalars[k]);
+    if (a->kind == TP_ARG_SCALAR) {
+      /* an integer literal beyond int64 (e.g. 9223372036854775807, which
+       * rounds to 2^63 as a double) combines with a float tensor as the
+       * float it is; with integer tensors tp_scalar refuses it */
+      int64_t iv;
+      int is_int = a->is_int && !(any_float && !tp_f64_to_i64(a->scalar, &iv));
+      tp_status s = tp_scalar(a->scalar, is_int, &scalars[k]);
       if (s) {
         tp_node_operands_release(n, scalars);
         return s;

@@ -215,6 +215,10 @@ static tp_status number_tok(parser *p, double *out, int *is_int) {
   if (*r) return expected(p, "a number");
   *out = strtod(buf, NULL);
   *is_int = isint;
+  if (isint && fabs(*out) > 9223372036854775808.0) {
+    p->c = s;
+    return perr(p, "integer literal %s is out of range for int64 (write a float such as 1e20)", buf);
+  }
   p->c = q;
   return TP_OK;
 }

@@ -142,8 +142,11 @@ static int host_is_le(void) {
 /* ---- the printer ---------------------------------------------------------- */
 static void put_scalar(tp_buf *b, const tp_arg *a) {
   char buf[40];
-  /* integers beyond 1e18 (not produced by capture) print as floats */
-  if (a->is_int && fabs(a->scalar) < 1e18 && a->scalar == floor(a->scalar))
+  /* integer literals print exactly (every whole double is an exact
+   * integer: "%.0f" gives all its digits), up to 2^63 in magnitude, the
+   * parser's range for them; larger ones (not produced by the parser)
+   * print as floats */
+  if (a->is_int && fabs(a->scalar) <= 9223372036854775808.0 && a->scalar == floor(a->scalar))
     tp_buf_puts(b, tp_text_format_int(a->scalar, buf, sizeof buf));
   else
     tp_buf_puts(b, tp_text_format_float(a->scalar, buf, sizeof buf));

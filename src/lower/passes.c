@@ -495,6 +495,24 @@ const tp_pass_info *tp_passes(int *n) {
 tp_status tp_run_passes(const tp_graph *in, int decompose, const char *dump, char **dump_out,
                         tp_graph **out) {
   tp_graph *g = NULL;
+  if (dump && strcmp(dump, "all")) {
+    int k = 0;
+    while (k < TP_ARRAY_LEN(pipeline) && strcmp(dump, pipeline[k].name)) k++;
+    if (k == TP_ARRAY_LEN(pipeline)) {
+      tp_buf names = {0};
+      for (int i = 0; i < TP_ARRAY_LEN(pipeline); i++) tp_buf_printf(&names, "%s, ", pipeline[i].name);
+      tp_status s = tp_fail(TP_ERR_INVALID_ARG, "unknown pass '%s' (%sall)", dump, names.p ? names.p : "");
+      tp_buf_free(&names);
+      return s;
+    }
+  }
+  /* a constant without its tensor (a get_attr with no data line) cannot be
+   * compiled: the same error as the graph runner's */
+  for (int i = 0; i < in->n; i++) {
+    const tp_node *n = &in->nodes[i];
+    if (n->kind == TP_NODE_GET_ATTR && n->desc.ndim != TP_DESC_GRAPH && !n->val)
+      return tp_fail(TP_ERR_INVALID_ARG, "constant %%%s has no data", n->name);
+  }
   TP_TRY(tp_graph_copy(in, &g));
   if (dump_out) *dump_out = NULL;
   tp_buf dump_text = {0}; /* the dumps so far (best effort: not on failure) */

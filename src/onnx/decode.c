@@ -297,5 +297,5 @@ tp_status tp_onnx_decode(omodel *m, const void *bytes, size_t len) {
   if (m->opset < 1)
     return tp_fail(TP_ERR_PARSE, "onnx: the model imports opset %lld of the default domain; opsets start at 1",
                    (long long)m->opset);
-  return TP_OK;
+  return tp_onnx_check_graph(m);
 }

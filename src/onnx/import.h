@@ -78,6 +78,11 @@ void tp_onnx_decoded_free(omodel *md);
  * arena, so they live as long as the parent's; free *out's arrays with
  * tp_onnx_decoded_free). */
 tp_status tp_onnx_decode_subgraph(omodel *parent, const tp_pb *g, omodel *out);
+/* check.c: ONNX's structural rules (distinct input and initializer names,
+ * single static assignment, topological order, no undefined inputs), for
+ * the graph and its subgraphs; TP_ERR_PARSE "onnx: invalid model: ..." with
+ * the names. Called by tp_onnx_decode. */
+tp_status tp_onnx_check_graph(omodel *md);
 /* n zeroed bytes that live until tp_onnx_decoded_free; NULL when out of memory. */
 void *tp_onnx_arena_alloc(omodel *md, size_t n);
 /* Frees the blocks allocated since the arena's head was `mark`. */

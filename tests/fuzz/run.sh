@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
-# tests/fuzz/run.sh [SECONDS] - build the libFuzzer target for the ONNX reader
-# with clang-14 (-fsanitize=fuzzer,address,undefined) and run it on a copy of
-# tests/fuzz/corpus for a bounded time (default 20 s). Exit 77 when clang has
-# no libFuzzer. New inputs found go to build/fuzz/corpus, not the repo.
+# tests/fuzz/run.sh [SECONDS] [TARGET...] - build the libFuzzer targets with
+# clang-14 (-fsanitize=fuzzer,address,undefined, aborting on undefined
+# behaviour) and run each on a copy of its seed corpus for a bounded time:
+# SECONDS in all (default 20), split evenly between the targets. Targets:
+#   onnx   the ONNX reader (fuzz_onnx.c; seeds tests/fuzz/corpus)
+#   graph  the graph text parser, parse -> print -> parse round trip
+#          (fuzz_graph.c; seeds tests/fuzz/corpus_graph)
+#   npy    the .npy reader, decode -> encode -> decode round trip
+#          (fuzz_npy.c; seeds tests/fuzz/corpus_npy)
+# Exit 77 when clang has no libFuzzer. New inputs found go to
+# build/fuzz/corpus*, not the repo (scripts/fuzz.sh runs longer and keeps
+# them under tests/fuzz/). FUZZ_KEEP_CORPUS=1: run on the repo's corpus
+# folders themselves.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 secs="${1:-20}"
+shift || true
+targets=("$@")
+[ "${#targets[@]}" -gt 0 ] || targets=(onnx graph npy)
 cc="${CC_FUZZ:-$(command -v clang-14 || command -v clang || true)}"
 out="$repo/build/fuzz"
-mkdir -p "$out/corpus"
+mkdir -p "$out"
 if [ -z "$cc" ] || ! echo 'int LLVMFuzzerTestOneInput(const char*d,unsigned long n){return 0;}' |
     "$cc" -x c -fsanitize=fuzzer - -o "$out/probe" 2>/dev/null; then
   echo "fuzz: no clang with libFuzzer: skipped"
@@ -22,8 +34,10 @@ objs=()
 mkdir -p "$out/obj"
 for f in $srcs; do
   o="$out/obj/$(echo "$f" | tr / _).o"
-  flags="-O1 -g -std=gnu11 -ffp-contract=off -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
-  "$cc" $flags -I"$repo/src" -I"$repo" -c "$repo/$f" -o "$o"
+  if [ ! -f "$o" ] || [ "$repo/$f" -nt "$o" ]; then
+    flags="-O1 -g -std=gnu11 -ffp-contract=off -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined"
+    "$cc" $flags -I"$repo/src" -I"$repo" -c "$repo/$f" -o "$o"
+  fi
   objs+=("$o")
 done
 for f in $kern; do
@@ -33,10 +47,35 @@ for f in $kern; do
     *avx2*) isa="-mavx2 -mfma" ;;
     *) isa="-msse2" ;;
   esac
-  "$cc" -O1 -g -std=gnu11 -ffp-contract=off $isa -I"$repo/src" -I"$repo" -c "$repo/$f" -o "$o"
+  [ -f "$o" ] && [ "$o" -nt "$repo/$f" ] || "$cc" -O1 -g -std=gnu11 -ffp-contract=off $isa -I"$repo/src" -I"$repo" -c "$repo/$f" -o "$o"
   objs+=("$o")
 done
-"$cc" -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$repo/src" "$here/fuzz_onnx.c" "${objs[@]}" -lm \
-  -o "$out/fuzz_onnx"
-cp -n "$here"/corpus/* "$out/corpus/" 2>/dev/null || true
-"$out/fuzz_onnx" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 "$out/corpus"
+per=$(( secs / ${#targets[@]} ))
+[ "$per" -ge 1 ] || per=1
+for t in "${targets[@]}"; do
+  case "$t" in
+    onnx) seeds="$here/corpus"; maxlen=65536 ;;
+    graph) seeds="$here/corpus_graph"; maxlen=8192 ;;
+    npy) seeds="$here/corpus_npy"; maxlen=4096 ;;
+    *) echo "fuzz: unknown target '$t' (onnx, graph, npy)"; exit 2 ;;
+  esac
+  "$cc" -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$repo/src" \
+    "$here/fuzz_$t.c" "${objs[@]}" -lm -o "$out/fuzz_$t"
+  if [ "${FUZZ_KEEP_CORPUS:-0}" = 1 ]; then
+    corpus="$seeds"
+  else
+    corpus="$out/corpus_$t"
+    mkdir -p "$corpus"
+    cp -n "$seeds"/* "$corpus/" 2>/dev/null || true
+  fi
+  echo "fuzz: $t for $per s (corpus $corpus)"
+  rc=0
+  "$out/fuzz_$t" -max_total_time="$per" -max_len="$maxlen" -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$out/$t-" "$corpus" > "$out/$t.log" 2>&1 || rc=$?
+  grep -E "stat::number_of_executed_units|DONE" "$out/$t.log" || true
+  if [ "$rc" != 0 ]; then
+    tail -n 40 "$out/$t.log"
+    echo "fuzz: $t FAILED (exit $rc; the input is in $out/$t-*)"
+    exit 1
+  fi
+done

@@ -157,6 +157,17 @@ grep -v '^data' "$T/g.tpg" > "$T/nodata.tpg"
 run "$TPC" run "$T/nodata.tpg" --input "x=$T/x.npy" --input "y=$T/y.npy"
 expect 1 "constant %w has no data" "runtime failure"
 
+# compile says the same (issue 15, defect 8: was "contiguous: NULL tensor")
+run "$TPC" compile "$T/nodata.tpg"
+expect 1 "constant %w has no data" "compile: constant without data"
+# unknown option values are refused with the valid ones (issue 15, defect 9)
+run "$TPC" compile "$T/g.tpg" --dump-after=NOPASS
+expect 1 "unknown pass 'NOPASS' (shapes, conv_gemm, decompose, simplify, fold, cse, dce, all)" "compile --dump-after=NOPASS"
+run "$TPC" compile "$T/g.tpg" --dump-after=fold
+[ $rc = 0 ] && [[ "$out" == *"# after fold"* ]] || fail "compile --dump-after=fold (rc $rc): $err"
+run "$TPC" bench "$T/g.tpg" --backend=nope --runs 1
+expect 2 "unknown backend 'nope' (eager, stax, both)" "bench --backend=nope"
+
 # ---- tpc graph: reprints without data, stable ----
 run "$TPC" graph "$T/g.tpg"
 [ $rc = 0 ] || fail "graph: exit $rc: $err"
