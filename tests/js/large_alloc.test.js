@@ -17,9 +17,13 @@ import { getCore } from '../../js/src/tensor.js';
 // bigalloc.c serves the WASI core; the Emscripten core (whose sbrk keeps its
 // own break, so memory.grow cannot be called beside it) still uses malloc
 // for every block: docs/reliability.md, "Memory".
+// Under the one-file bundle (node:bundle stage) js/src/tensor.js is not the
+// instance the bundle bound, so getCore() is null there: the checks that
+// read the core's module skip (the others run on the bundle).
 const core = getCore();
-const emscripten = WebAssembly.Module.imports(core.module).some((i) => i.name === 'emscripten_notify_memory_growth');
-const skip = emscripten && 'the Emscripten core has no large-block allocator (bigalloc.c is WASI only)';
+const emscripten = core && WebAssembly.Module.imports(core.module).some((i) => i.name === 'emscripten_notify_memory_growth');
+const skip = !core ? 'reads the core through js/src/tensor.js, not bound when js/index.js is the one-file bundle'
+  : emscripten && 'the Emscripten core has no large-block allocator (bigalloc.c is WASI only)';
 
 const GiB = 2 ** 30;
 // the first and last k values of t (the slices are views: disposed here so

