@@ -1,6 +1,7 @@
 /* tpc_lower.c - `tpc compile` (dumps of the lowering) and `tpc bench`. */
 #include "../lower/lower.h"
 #include "../codegen/wasm/emit.h"
+#include "../onnx/onnx.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -135,18 +136,6 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= k && !strcmp(s + n - k, suffix);
 }
 
-/* The ONNX importer's placeholder name for an input name ([A-Za-z0-9_.]). */
-static void sanitize(const char *in, char *out, size_t n) {
-  size_t k = 0;
-  for (; *in && k + 1 < n; in++) {
-    char c = *in;
-    int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
-    out[k++] = ok ? c : '_';
-  }
-  if (!k) out[k++] = 'x';
-  out[k] = 0;
-}
-
 /* An ONNX model with the given inputs (NAME=FILE.npy|FILE.pb): the graph
  * of its specialization for them (symbolic dims and inputs that set shapes
  * resolved as tp_onnx_model does), and in[] the tensors of its
@@ -201,7 +190,7 @@ static int load_specialized(const char *path, int nbind, char **binds, tp_graph 
     int found = -1;
     for (int j = 0; j < nm && found < 0; j++) {
       char nmz[128];
-      sanitize(tp_onnx_model_input_name(m, j), nmz, sizeof nmz);
+      tp_onnx_sanitize_name(tp_onnx_model_input_name(m, j), nmz, sizeof nmz);
       if (!strcmp(nmz, (*g)->nodes[i].name)) found = j;
     }
     if (found < 0) {

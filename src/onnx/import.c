@@ -420,7 +420,7 @@ static tp_status convert_node(imp *m, onode *n) {
   return s;
 }
 
-static void sanitize(const char *in, char *out, size_t n) {
+void tp_onnx_sanitize_name(const char *in, char *out, size_t n) {
   size_t k = 0;
   for (; *in && k + 1 < n; in++) {
     char c = *in;
@@ -534,7 +534,7 @@ static tp_status build(imp *m) {
     TP_TRY(input_desc(v, m->in_desc ? m->in_desc[i] : NULL, &d));
     char nm[128], un_[160];
     int idx;
-    sanitize(v->name, nm, sizeof nm);
+    tp_onnx_sanitize_name(v->name, nm, sizeof nm);
     snprintf(un_, sizeof un_, "%s", nm);
     for (int k = 2; tp_graph_find(m->g, un_) >= 0; k++) snprintf(un_, sizeof un_, "%s_%d", nm, k);
     TP_TRY(tp_graph_add_node(m->g, TP_NODE_PLACEHOLDER, un_, TP_OP_ADD, 0, NULL, NULL, &d, &idx));
@@ -560,13 +560,13 @@ static tp_status build(imp *m) {
     size_t len = 1, k = 0;
     char nm[128];
     for (int i = 0; i < nout; i++) { /* sized by the sanitized names: an empty name becomes "x" */
-      sanitize(outputs[i].name, nm, sizeof nm);
+      tp_onnx_sanitize_name(outputs[i].name, nm, sizeof nm);
       len += strlen(nm) + 1;
     }
     char *names = tp_onnx_arena_alloc(&m->md, len);
     if (!names) return TP_ERR_OUT_OF_MEMORY;
     for (int i = 0; i < nout; i++) {
-      sanitize(outputs[i].name, nm, sizeof nm);
+      tp_onnx_sanitize_name(outputs[i].name, nm, sizeof nm);
       if (i) names[k++] = ',';
       size_t n = strlen(nm);
       memcpy(names + k, nm, n);

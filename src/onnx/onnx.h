@@ -29,6 +29,9 @@ tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, 
                                tp_tensor **outs, int *nout);
 /* The runtime inputs (bits by position, TP_ONNX_MAX_INPUTS of them) that are value inputs so far. */
 uint64_t tp_onnx_model_value_inputs(const tp_onnx_model *m);
+/* The graph name an ONNX value name gets (placeholders, outputs): [A-Za-z0-9_.]
+ * kept, anything else '_', "" -> "x"; at most n - 1 bytes. */
+void tp_onnx_sanitize_name(const char *in, char *out, size_t n);
 /* Stores a backend option for the specializations (not checked here:
  * tp_onnx_model_set_option, in the compiler layer, checks the key). */
 tp_status tp_onnx_model_set_backend_option(tp_onnx_model *m, const char *key, tp_value value);
