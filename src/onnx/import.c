@@ -431,14 +431,18 @@ void tp_onnx_sanitize_name(const char *in, char *out, size_t n) {
   out[k] = 0;
 }
 
-void tp_onnx_note_need(imp *m, int node) {
+tp_status tp_onnx_note_need(imp *m, int node) {
   tp_graph *g = m->g;
-  if (!m->input_node || node < 0 || node >= g->n) return;
+  if (!m->input_node || node < 0 || node >= g->n) return TP_OK;
   /* depth-first over the operands; nodes are in topological order, so a
    * bitmap of visited nodes bounds the walk by the graph's size */
   uint8_t *seen = tp_alloc((size_t)g->n);
   int *stack = tp_alloc(sizeof(int) * (size_t)g->n);
-  if (!seen || !stack) goto done;
+  tp_status s = TP_OK;
+  if (!seen || !stack) {
+    s = TP_ERR_OUT_OF_MEMORY; /* tp_alloc set the error */
+    goto done;
+  }
   memset(seen, 0, (size_t)g->n);
   int sp = 0;
   stack[sp++] = node;
@@ -458,6 +462,7 @@ void tp_onnx_note_need(imp *m, int node) {
 done:
   tp_free(seen);
   tp_free(stack);
+  return s;
 }
 
 /* d: the declared type of input v with the run-time shape `given` when one

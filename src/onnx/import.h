@@ -160,8 +160,9 @@ tp_status tp_onnx_check_ops(const omodel *md);
  * their body once per iteration. */
 tp_status tp_onnx_subgraph(imp *m, omodel *sub, int nin, const ref *ins, ref *outs);
 
-/* Records in m->need the graph inputs that node `node` is computed from. */
-void tp_onnx_note_need(imp *m, int node);
+/* Records in m->need the graph inputs that node `node` is computed from
+ * (TP_ERR_OUT_OF_MEMORY when its walk cannot allocate). */
+tp_status tp_onnx_note_need(imp *m, int node);
 
 /* t (owned, contiguous) joins the constant pool. */
 tp_status tp_onnx_add_const(imp *m, tp_tensor *t, ref *out);

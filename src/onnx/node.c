@@ -52,7 +52,7 @@ tp_status tp_onnx_const_ints(imp *m, ref r, const char *what, int64_t *v, int ma
     return TP_OK;
   }
   if (r.kind != R_CONST) {
-    if (r.kind == R_NODE) tp_onnx_note_need(m, r.node);
+    if (r.kind == R_NODE) TP_TRY(tp_onnx_note_need(m, r.node));
     return tp_fail(TP_ERR_UNSUPPORTED, "%s must be a constant (computed only from initializers "
                    "and shapes)", what);
   }
@@ -69,7 +69,7 @@ tp_status tp_onnx_const_ints(imp *m, ref r, const char *what, int64_t *v, int ma
 }
 
 tp_status tp_onnx_const_floats(imp *m, ref r, const char *what, double *v, int max, int *nv) {
-  if (r.kind == R_NODE) tp_onnx_note_need(m, r.node);
+  if (r.kind == R_NODE) TP_TRY(tp_onnx_note_need(m, r.node));
   if (r.kind != R_CONST)
     return tp_fail(TP_ERR_UNSUPPORTED, "%s must be a constant (computed only from initializers and shapes)", what);
   tp_tensor *t = m->consts[r.c];
@@ -87,7 +87,7 @@ tp_status tp_onnx_const_scalar(imp *m, ref r, const char *what, double *v) {
     *v = r.s;
     return TP_OK;
   }
-  if (r.kind == R_NODE) tp_onnx_note_need(m, r.node);
+  if (r.kind == R_NODE) TP_TRY(tp_onnx_note_need(m, r.node));
   if (r.kind != R_CONST || tp_tensor_numel(m->consts[r.c]) != 1)
     return tp_fail(TP_ERR_UNSUPPORTED, "%s must be a one-element constant", what);
   *v = tp_tensor_get_f64(m->consts[r.c], 0);

@@ -193,7 +193,7 @@ static tp_status data_cond(imp *m, ref c) {
   uint64_t before = m->need;
   int ints_only = 0;
   if (c.kind == R_NODE) {
-    tp_onnx_note_need(m, c.node);
+    TP_TRY(tp_onnx_note_need(m, c.node));
     uint64_t added = m->need & ~before;
     ints_only = added != 0;
     for (int i = 0; i < m->md.ninputs && i < 64; i++)

@@ -24,7 +24,7 @@ static tp_status need_value(imp *m, ref r, const char *what, tp_tensor **t) {
     r = c;
   }
   if (r.kind != R_CONST) {
-    if (r.kind == R_NODE) tp_onnx_note_need(m, r.node);
+    if (r.kind == R_NODE) TP_TRY(tp_onnx_note_need(m, r.node));
     return tp_fail(TP_ERR_UNSUPPORTED, "%s must be a constant (its value decides the output shape; "
                    "tp_onnx_model specializes on it)", what);
   }

@@ -414,7 +414,7 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
     }
     size_t bytes = sizeof(float) * (size_t)fl;
     if (!(cols = tp_alloc(bytes))) {
-      s = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of im2col columns", bytes);
+      s = tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: conv2d: cannot allocate %zu bytes of im2col columns", bytes);
       goto done;
     }
   }
