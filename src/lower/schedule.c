@@ -215,6 +215,29 @@ static int regroup_lazy(val *lz, const tp_desc *to) {
   return 1;
 }
 
+/* 1 when the value of node n reaches exactly one user that is not a view:
+ * n has one user, and while that user is a view of it (reshape, transpose,
+ * slice, ...), the view has one user too. A GEMM output that is read twice
+ * through a view (a graph output that is a reshape of it, and an exp of
+ * the same reshape) must not become an epilogue: the GEMM would then write
+ * only the exp. Found by the differential tests (tests/c/compiler/test_diff.c). */
+static int single_reader(const sched *s, int n) {
+  for (;;) {
+    if (s->graph_uses[n] != 1) return 0;
+    int u = -1;
+    for (int i = n + 1; i < s->g->n && u < 0; i++)
+      for (int k = 0; k < s->g->nodes[i].nargs; k++)
+        if (s->g->nodes[i].args[k].kind == TP_ARG_NODE && s->g->nodes[i].args[k].node == n) {
+          u = i;
+          break;
+        }
+    if (u < 0) return 0;
+    const tp_node *un = &s->g->nodes[u];
+    if (un->kind != TP_NODE_CALL || !(tp_op_flags(un->op) & TP_OPF_VIEW)) return 1;
+    n = u;
+  }
+}
+
 static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
   if (x->kind == V_REF && kind == TP_KBUF_TEMP) return TP_OK;
   if (x->kind == V_SCALAR) return tp_fail(TP_ERR_INTERNAL, "schedule: materializing a scalar");
@@ -241,7 +264,7 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
       contiguous_strides(lz.desc.ndim, lz.desc.shape, cst);
       if (lz.in[i].offset != 0 || memcmp(lz.in[i].strides, cst, sizeof(int64_t) * (size_t)lz.desc.ndim) ||
           !tp_desc_equal(&b->desc, &lz.desc) || s->buf_uses[lz.in[i].buf] != 0 ||
-          s->graph_uses[s->p->kernels[gk].node] != 1)
+          !single_reader(s, s->p->kernels[gk].node))
         continue;
       int other = 0; /* no second load of the same buffer, and every other
                         input is ready before the GEMM runs */
@@ -685,6 +708,17 @@ static tp_status try_row(sched *s, int i, int *done) {
     if (R == 0) return TP_OK;
   }
   if (R == 0) return TP_OK;
+  /* layer_norm's weight and bias are read by the row kernel: computed
+   * before it (materializing them after adding the row kernel put their
+   * kernels after it, which then read them unwritten; found by the
+   * differential tests, tests/c/compiler/test_diff.c) */
+  val *w = NULL, *b = NULL;
+  if (n->op == TP_OP_LAYER_NORM) {
+    w = n->args[1].kind == TP_ARG_NODE ? &s->v[n->args[1].node] : NULL;
+    b = n->args[2].kind == TP_ARG_NODE ? &s->v[n->args[2].node] : NULL;
+    if (w) TP_TRY(as_ref(s, w));
+    if (b) TP_TRY(as_ref(s, b));
+  }
   /* the prologue: x's expression over the nd iteration space */
   val lz;
   if (x->kind == V_REF) ref_as_lazy(x, &lz);
@@ -745,12 +779,6 @@ static tp_status try_row(sched *s, int i, int *done) {
       emit(&p2->expr, I);
     }
   } else { /* layer_norm over the last dim */
-    val *w = n->args[1].kind == TP_ARG_NODE ? &s->v[n->args[1].node] : NULL;
-    val *b = n->args[2].kind == TP_ARG_NODE ? &s->v[n->args[2].node] : NULL;
-    if (w) TP_TRY(as_ref(s, w));
-    if (b) TP_TRY(as_ref(s, b));
-    k = &s->p->kernels[kid]; /* as_ref may add kernels */
-    p0 = &k->phases[0], p1 = &k->phases[1], p2 = &k->phases[2];
     k->nphases = 3;
     p0->is_reduce = 1, p0->reduce = TP_KR_SUM, p0->scale = 1.0f / (float)R;
     PROLOGUE(p0);

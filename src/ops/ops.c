@@ -611,6 +611,7 @@ static tp_status shape_recurrent(tp_op op, int nin, const tp_desc *const *in, co
     return tp_fail(TP_ERR_INVALID_ARG, "%s: direction %lld (0 forward, 1 reverse, 2 bidirectional)", nm, (long long)a->dim1);
   int64_t D = a->dim1 == 2 ? 2 : 1;
   const tp_desc *x = in[0], *w = in[1], *r = in[2];
+  if (!w || !r) return tp_fail(TP_ERR_INVALID_ARG, "%s: %s is required", nm, !w ? "W" : "R");
   for (int i = 0; i < nin; i++)
     if (in[i] && i != 4 && in[i]->dtype != TP_F32)
       return tp_fail(TP_ERR_INVALID_ARG, "%s: operand %d must be float32, got %s", nm, i, tp_dtype_name(in[i]->dtype));

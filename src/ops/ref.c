@@ -46,11 +46,12 @@ static double unary_ref(tp_op op, double x, int approximate) {
     case TP_OP_FLOOR: return floor(x);
     case TP_OP_CEIL: return ceil(x);
     case TP_OP_ROUND: { /* half to even, written without the FP rounding mode */
-      double f = floor(x), d = x - f;
+      double f = floor(x), d = x - f, r;
       if (x != x || isinf(x)) return x;
-      if (d > 0.5) return f + 1;
-      if (d < 0.5) return f;
-      return fmod(f, 2.0) == 0 ? f : f + 1;
+      if (d > 0.5) r = f + 1;
+      else if (d < 0.5) r = f;
+      else r = fmod(f, 2.0) == 0 ? f : f + 1;
+      return r == 0 ? copysign(0.0, x) : r; /* round(-0.25) is -0, as IEEE's roundTiesToEven */
     }
     case TP_OP_ERF: return erf(x);
     case TP_OP_SIN: return sin(x);
@@ -294,6 +295,16 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
     int64_t d;
     TP_TRY(tp_norm_dim(tp_op_name(op), attrs->dim, x->ndim, &d));
     int64_t dn = x->shape[d];
+    /* every index is checked, also those no output element reads (an
+     * empty output): an out-of-range index is an error, as in eager */
+    for (int64_t i = 0, ni = tp_tensor_numel(ix); i < ni; i++) {
+      double raw = tp_tensor_get_f64(ix, i);
+      if (raw < (double)-dn || raw >= (double)dn) {
+        tp_tensor_release(y);
+        return tp_fail(TP_ERR_INVALID_ARG, "%s: index %.0f is out of range for dim %lld of size %lld", tp_op_name(op),
+                       raw, (long long)d, (long long)dn);
+      }
+    }
     for (int64_t i = 0; i < n; i++) {
       int64_t c[TP_MAX_DIMS], rem = i;
       for (int k = od.ndim - 1; k >= 0; k--) c[k] = rem % od.shape[k], rem /= od.shape[k];

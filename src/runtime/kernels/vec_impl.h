@@ -45,9 +45,10 @@ static inline vf ld(const float *p) {
   return v;
 }
 static inline void st(float *p, vf v) { memcpy(p, &v, sizeof v); }
-static inline vf splat(float x) { return (vf){0} + x; }
-/* A true broadcast: splat() adds x to +0, which costs an addss per use when
- * x is not a constant (GEMM's A element) and sends -0 to +0. */
+/* A true broadcast. (Adding x to a zero vector, as this file once did,
+ * costs an addss per use when x is not a constant and sends -0 to +0: the
+ * tails and broadcast operands of the binary kernels then divided by +0
+ * where the data held -0; found by the differential tests, test_diff.c.) */
 #if VW == 4
 #define BCAST_IDX 0, 0, 0, 0
 #elif VW == 8
@@ -63,6 +64,7 @@ static inline vf bcast(float x) {
   return __builtin_shuffle(v, (vi){BCAST_IDX});
 #endif
 }
+static inline vf splat(float x) { return bcast(x); }
 static inline vi splat_i(int32_t x) { return (vi){0} + x; }
 static inline vf sel(vi m, vf a, vf b) { return (vf)((m & (vi)a) | (~m & (vi)b)); }
 static inline vf vabs(vf x) { return (vf)((vi)x & splat_i(0x7fffffff)); }

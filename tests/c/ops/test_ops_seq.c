@@ -48,6 +48,9 @@ static void test_recurrent(void) {
   ERRA(TP_OP_RNN, Arnn(0), (x, w1, r1, NULL, I64((1), 3), NULL), TP_ERR_INVALID_ARG, "sequence_lens[0] = 3");
   ERRA(TP_OP_RNN, ({ tp_attrs t = Arnn(0); t.nints = 1; t.ints[0] = 7; t; }), (x, w1, r1, NULL, NULL, NULL),
        TP_ERR_INVALID_ARG, "activation code 7");
+  /* found by the differential generator (test_diff): a missing W or R crashed the shape rule */
+  ERRA(TP_OP_LSTM, Arnn(0), (x, NULL, rl, NULL, NULL, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "W is required");
+  ERRA(TP_OP_GRU, Arnn(0), (x, w1, NULL, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "R is required");
   ERRA(TP_OP_LSTM, ({ tp_attrs t = Arnn(0); t.clip = -1; t; }), (x, wl, rl, NULL, NULL, NULL, NULL, NULL),
        TP_ERR_INVALID_ARG, "clip");
 }
