@@ -106,13 +106,14 @@ else
 fi
 
 # libFuzzer on the ONNX reader, the graph text parser (parse -> print ->
-# parse round trip) and the .npy reader for a bounded time (30 s split
-# between the three, + ~25 s build), seeded from tests/fuzz/corpus*; exit
+# parse round trip), the .npy reader and the differential graphs
+# (reference vs eager vs stax) for a bounded time (40 s split between the
+# four, + ~25 s build), seeded from tests/fuzz/corpus*; exit
 # 77 = no libFuzzer in this clang. scripts/fuzz.sh runs them longer.
 # A run that cannot start (no libFuzzer: exit 77) is recorded as SKIP, not PASS.
-printf '\n==> stage fuzz: bash tests/fuzz/run.sh %s\n' "${TP_FUZZ_SECONDS:-30}"
+printf '\n==> stage fuzz: bash tests/fuzz/run.sh %s\n' "${TP_FUZZ_SECONDS:-40}"
 t_fuzz=$SECONDS
-bash tests/fuzz/run.sh "${TP_FUZZ_SECONDS:-30}"; rc_fuzz=$?
+bash tests/fuzz/run.sh "${TP_FUZZ_SECONDS:-40}"; rc_fuzz=$?
 case $rc_fuzz in
   0) record fuzz PASS "$((SECONDS - t_fuzz)) s" ;;
   77) record fuzz SKIP "no libFuzzer in this clang" ;;

@@ -8,6 +8,8 @@
 #          (fuzz_graph.c; seeds tests/fuzz/corpus_graph)
 #   npy    the .npy reader, decode -> encode -> decode round trip
 #          (fuzz_npy.c; seeds tests/fuzz/corpus_npy)
+#   diff   random valid graphs from the op table, reference vs eager vs
+#          stax (fuzz_diff.c + tests/c/diffgen.c; seeds tests/fuzz/corpus_diff)
 # Exit 77 when clang has no libFuzzer. New inputs found go to
 # build/fuzz/corpus*, not the repo (scripts/fuzz.sh runs longer and keeps
 # them under tests/fuzz/). FUZZ_KEEP_CORPUS=1: run on the repo's corpus
@@ -18,7 +20,7 @@ repo="$(cd "$here/../.." && pwd)"
 secs="${1:-20}"
 shift || true
 targets=("$@")
-[ "${#targets[@]}" -gt 0 ] || targets=(onnx graph npy)
+[ "${#targets[@]}" -gt 0 ] || targets=(onnx graph npy diff)
 cc="${CC_FUZZ:-$(command -v clang-14 || command -v clang || true)}"
 out="$repo/build/fuzz"
 mkdir -p "$out"
@@ -57,10 +59,13 @@ for t in "${targets[@]}"; do
     onnx) seeds="$here/corpus"; maxlen=65536 ;;
     graph) seeds="$here/corpus_graph"; maxlen=8192 ;;
     npy) seeds="$here/corpus_npy"; maxlen=4096 ;;
-    *) echo "fuzz: unknown target '$t' (onnx, graph, npy)"; exit 2 ;;
+    diff) seeds="$here/corpus_diff"; maxlen=4096 ;;
+    *) echo "fuzz: unknown target '$t' (onnx, graph, npy, diff)"; exit 2 ;;
   esac
-  "$cc" -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$repo/src" \
-    "$here/fuzz_$t.c" "${objs[@]}" -lm -o "$out/fuzz_$t"
+  extra=()
+  [ "$t" = diff ] && extra=("$repo/tests/c/diffgen.c")
+  "$cc" -O1 -g -std=gnu11 -ffp-contract=off -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -I"$repo/src" -I"$repo/tests/c" "$here/fuzz_$t.c" "${extra[@]}" "${objs[@]}" -lm -o "$out/fuzz_$t"
   if [ "${FUZZ_KEEP_CORPUS:-0}" = 1 ]; then
     corpus="$seeds"
   else
@@ -70,7 +75,7 @@ for t in "${targets[@]}"; do
   fi
   echo "fuzz: $t for $per s (corpus $corpus)"
   rc=0
-  "$out/fuzz_$t" -max_total_time="$per" -max_len="$maxlen" -rss_limit_mb=2048 -print_final_stats=1 \
+  "$out/fuzz_$t" -max_total_time="$per" -max_len="$maxlen" -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
     -artifact_prefix="$out/$t-" "$corpus" > "$out/$t.log" 2>&1 || rc=$?
   grep -E "stat::number_of_executed_units|DONE" "$out/$t.log" || true
   if [ "$rc" != 0 ]; then

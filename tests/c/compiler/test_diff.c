@@ -4,7 +4,11 @@
  * run time; any disagreement fails with the seed and the graph's text.
  *
  * TP_DIFF_CASES=N (default 20000) sets the number of seeds; TP_DIFF_SEED=S
- * runs seed S alone and prints its graph. The libFuzzer target
+ * runs seed S alone and prints its graph and every backend's outputs.
+ * TP_DIFF_WRITE=FILE writes the graphs that agree (text with data, one
+ * "# seed N" line before each) for tests/js/diff.test.js, which runs them
+ * in the Wasm core with generated code:
+ *   TP_DIFF_CASES=400 TP_DIFF_WRITE=tests/js/fixtures/diff_graphs.txt build/native/test_diff The libFuzzer target
  * tests/fuzz/fuzz_diff.c explores the same space from coverage.
  *
  * The check is itself checked: a backend registered here returns eager's
@@ -133,6 +137,9 @@ int main(void) {
   long built = 0, compared = 0, refused = 0, mismatched = 0, caught = 0, wrong_tried = 0;
   long ops = 0;
   uint8_t bytes[4096];
+  const char *wpath = getenv("TP_DIFF_WRITE");
+  FILE *wf = wpath && *wpath ? fopen(wpath, "w") : NULL;
+  if (wpath && *wpath && !wf) FAILF("cannot write %s", wpath);
   for (long seed = s0; seed <= s1; seed++) {
     dg_seed_bytes((uint64_t)seed, bytes, sizeof bytes);
     dg_case c;
@@ -154,6 +161,11 @@ int main(void) {
         print_graph(&c);
       } else FAILF("seed %ld: %s", seed, why);
     }
+    if (wf && r == 0) {
+      char *text = NULL;
+      if (tp_graph_print(c.g, 1, &text) == TP_OK) fprintf(wf, "# seed %ld\n%s", seed, text);
+      tp_free_buffer(text);
+    }
     /* the comparison catches a 1% error */
     if (r == 0 && has_float_output(&c) && wrong_tried < 50) {
       static const char *const wrong[] = {"diffgen_wrong"};
@@ -165,6 +177,7 @@ int main(void) {
     }
     dg_free(&c);
   }
+  if (wf) fclose(wf);
   printf("diff: %ld seeds, %ld graphs built (%.1f op nodes each), %ld compared, %ld refused by the "
          "reference, %ld mismatches; the 1%%-wrong backend caught in %ld of %ld\n",
          s1 - s0 + 1, built, built ? (double)ops / (double)built : 0.0, compared, refused, mismatched,
