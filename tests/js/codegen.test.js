@@ -66,7 +66,7 @@ function bitsEqual(a, b) {
 }
 
 test('generated kernels run and match the executor and eager on random graphs', () => {
-  let generated = 0, exact = 0;
+  let generated = 0, exact = 0, worst = 0;
   for (let seed = 1; seed <= 40; seed++) {
     const f = randomFn(seed);
     const R = 1 + (seed * 7) % 23, Cn = 1 + (seed * 13) % 61;
@@ -87,19 +87,25 @@ test('generated kernels run and match the executor and eager on random graphs', 
           assert.equal(bitsEqual(a, c), -1, `seed ${seed} output ${i}: generated code and executor differ in bits`);
           exact++;
         }
-        let scale = 1e-3, err = 0;
+        // per element: 2e-5 of the element plus 5e-6 of the output's scale
+        // (the fast vector math is a few ulp from eager's, GEMMs and row
+        // sums add in another order), as tests/c/lower/test_lower.c
+        let scale = 1e-3;
         for (let k = 0; k < a.length; k++) scale = Math.max(scale, Math.abs(e[k]));
         for (let k = 0; k < a.length; k++) {
           if (Number.isNaN(a[k]) && Number.isNaN(e[k])) continue;
-          err = Math.max(err, Math.abs(a[k] - e[k]), Math.abs(a[k] - c[k]));
+          const err = Math.max(Math.abs(a[k] - e[k]), Math.abs(a[k] - c[k]));
+          const tol = 2e-5 * Math.abs(e[k]) + 5e-6 * scale;
+          worst = Math.max(worst, err / tol);
+          assert.ok(err <= tol, `seed ${seed} output ${i} [${k}]: ${a[k]} vs eager ${e[k]}, executor ${c[k]}`);
         }
-        assert.ok(err <= 2e-5 * scale, `seed ${seed} output ${i}: error ${err} over scale ${scale}`);
       });
       for (const g of [gj, gx, ge]) g.dispose();
     });
   }
   assert.ok(generated >= 40, `generated kernels were used (${generated})`);
   assert.ok(exact > 5, 'some graphs were pointwise only (bit-exact check)');
+  console.log(`codegen differential: worst error / bound ${worst.toFixed(3)}`);
 });
 
 test('interleaved pointwise loops: rows of 8k+1..8k+7 elements, gathered (transposed) and broadcast inputs, bit for bit with the executor', () => {
