@@ -125,13 +125,23 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
   TP_TRY(tp_tensor_empty(od.dtype, od.ndim, od.shape, &y));
   int64_t n = tp_tensor_numel(y);
   if (f & (TP_OPF_BINARY | TP_OPF_UNARY) || op == TP_OP_WHERE) {
+    /* integer operands of a float32 result are float32 values first (the
+     * op's semantics: operands promote to the result dtype, so cos of the
+     * int32 67108868 is cos of the float 67108864) */
+    int rnd0 = od.dtype == TP_F32 && nin > 0 && in[0] && (in[0]->dtype == TP_I32 || in[0]->dtype == TP_I64);
+    int rnd1 = od.dtype == TP_F32 && nin > 1 && in[1] && (in[1]->dtype == TP_I32 || in[1]->dtype == TP_I64);
     for (int64_t i = 0; i < n; i++) {
       double v;
-      if (f & TP_OPF_UNARY) v = unary_ref(op, at_bcast(in[0], od.ndim, od.shape, i), attrs->approximate);
-      else if (op == TP_OP_WHERE)
+      if (f & TP_OPF_UNARY) {
+        double x = at_bcast(in[0], od.ndim, od.shape, i);
+        v = unary_ref(op, rnd0 ? (double)(float)x : x, attrs->approximate);
+      } else if (op == TP_OP_WHERE)
         v = at_bcast(in[0], od.ndim, od.shape, i) != 0 ? at_bcast(in[1], od.ndim, od.shape, i)
                                                        : at_bcast(in[2], od.ndim, od.shape, i);
-      else v = binary_ref(op, at_bcast(in[0], od.ndim, od.shape, i), at_bcast(in[1], od.ndim, od.shape, i));
+      else {
+        double a = at_bcast(in[0], od.ndim, od.shape, i), b = at_bcast(in[1], od.ndim, od.shape, i);
+        v = binary_ref(op, rnd0 ? (double)(float)a : a, rnd1 ? (double)(float)b : b);
+      }
       put(y, i, v);
     }
   } else if (op == TP_OP_MATMUL || op == TP_OP_LINEAR) {

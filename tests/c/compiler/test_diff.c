@@ -109,6 +109,10 @@ static const char *const regressions[] = {
      * -0 to +0 (a division by ceil(-0.5) = -0 gave -inf) */
     "tpgraph v1\n%x = placeholder : f32[5]\n%r = round(%x) : f32[5]\n%q = rsqrt(%r) : f32[5]\n"
     "%c = ceil(%x) : f32[5]\n%d = div(%x, %c) : f32[5]\noutput(%q, %d)\n",
+    /* the reference took cos of the int32 67108868 itself, not of the
+     * float32 it promotes to (67108864) */
+    "tpgraph v1\n%i = placeholder : i32[6]\n%m = mul(%i, 16777217) : i32[6]\n%c = cos(%m) : f32[6]\n"
+    "%d = div(%m, 3) : f32[6]\noutput(%c, %d)\n",
 };
 
 static void run_regressions(void) {
