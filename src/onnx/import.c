@@ -468,7 +468,7 @@ static tp_status input_desc(const vinfo *v, const tp_desc *given, tp_desc *d) {
   if (!v->is_tensor)
     return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' is not a tensor (sequences, maps and optionals are not supported)", v->name);
   if (!tp_onnx_to_dtype(v->elem, &d->dtype))
-    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has dtype %s, which is not supported (float32, int32, int64, bool)",
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has dtype %s, which is not supported (" TP_ONNX_DTYPES ")",
                    v->name, tp_onnx_dtype_name(v->elem));
   if (v->too_many_dims)
     return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has more than %d dims", v->name, TP_MAX_DIMS);

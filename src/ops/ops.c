@@ -842,6 +842,18 @@ static tp_status shape_pool2d(tp_op op, int nin, const tp_desc *const *in, const
 }
 
 /* ---- entry points ---- */
+/* 1 when op must see float16/bfloat16/int8/uint8 operands widened; *lp is
+ * the first such operand's dtype (the one the result rounds back to). */
+static int lowp_widen(tp_op op, int nin, const tp_desc *const *in, tp_dtype *lp) {
+  if (op_table[op].flags & (TP_OPF_LOWP | TP_OPF_VIEW)) return 0;
+  for (int i = 0; i < nin; i++)
+    if (in[i] && tp_dtype_is_storage(in[i]->dtype)) {
+      *lp = in[i]->dtype;
+      return 1;
+    }
+  return 0;
+}
+
 tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *attrs,
                       tp_desc *out) {
   if ((unsigned)op >= TP_OP_COUNT) return tp_fail(TP_ERR_INVALID_ARG, "unknown operator id %d", (int)op);
@@ -853,6 +865,18 @@ tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in, const tp_attr
     if (!in[i] && !(i > 0 && (op_table[op].flags & TP_OPF_OPT)))
       return tp_fail(TP_ERR_INVALID_ARG, "%s: operand %d is missing", op_table[op].name, i);
   memset(out, 0, sizeof *out);
+  tp_dtype lp;
+  if (lowp_widen(op, nin, in, &lp)) { /* storage dtypes: the rule on the compute dtypes */
+    tp_desc w[TP_MAX_OPERANDS];
+    const tp_desc *wp[TP_MAX_OPERANDS];
+    for (int i = 0; i < nin; i++) {
+      wp[i] = in[i] ? &w[i] : NULL;
+      if (in[i]) w[i] = *in[i], w[i].dtype = tp_dtype_compute(in[i]->dtype);
+    }
+    TP_TRY(op_table[op].shape(op, nin, wp, attrs, out));
+    if (out->dtype == tp_dtype_compute(lp)) out->dtype = lp; /* rounded back once */
+    return TP_OK;
+  }
   return op_table[op].shape(op, nin, in, attrs, out);
 }
 
@@ -888,7 +912,30 @@ tp_status tp_op_call(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
   tp_desc od;
   TP_TRY(tp_op_infer(op, nin, dp, attrs, &od));
   tp_tensor *y = NULL;
-  TP_TRY(tp_op_exec(op, nin, in, attrs, &od, &y));
+  tp_dtype lp;
+  if (lowp_widen(op, nin, dp, &lp)) {
+    /* float16/bfloat16/int8/uint8 operands: computed in float32/int32 and
+     * rounded once at the output (or wrapped, for int8/uint8, as ONNX) */
+    tp_tensor *w[TP_MAX_OPERANDS] = {0}, *y0 = NULL;
+    tp_desc wd[TP_MAX_OPERANDS], wod;
+    const tp_desc *wp[TP_MAX_OPERANDS];
+    tp_status s = TP_OK;
+    for (int i = 0; i < nin && !s; i++) {
+      wp[i] = NULL;
+      if (!in[i]) continue;
+      s = tp_to_dtype(in[i], tp_dtype_compute(in[i]->dtype), &w[i]);
+      if (!s) tp_desc_of(w[i], &wd[i]), wp[i] = &wd[i];
+    }
+    memset(&wod, 0, sizeof wod);
+    if (!s) s = op_table[op].shape(op, nin, wp, attrs, &wod);
+    if (!s) s = tp_op_exec(op, nin, w, attrs, &wod, &y0);
+    if (!s) s = tp_to_dtype(y0, od.dtype, &y);
+    tp_tensor_release(y0);
+    for (int i = 0; i < nin; i++) tp_tensor_release(w[i]);
+    if (s) return s;
+  } else {
+    TP_TRY(tp_op_exec(op, nin, in, attrs, &od, &y));
+  }
   tp_status s = ob ? ob->record(op, nin, in, attrs, y) : TP_OK;
   if (s != TP_OK) {
     tp_tensor_release(y);

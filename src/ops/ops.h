@@ -19,6 +19,9 @@ enum {
   TP_OPF_VIEW = 1 << 5,
   TP_OPF_OPT = 1 << 6,       /* operands after the first may be NULL */
   TP_OPF_OPAQUE = 1 << 7,    /* host-run region: no shape rule, graphs only */
+  TP_OPF_LOWP = 1 << 8,      /* reads float16/bfloat16/int8/uint8 operands itself; other ops
+                              * get them widened to float32/int32 and the result rounded back
+                              * once (tp_op_call, docs/quantization.md) */
 };
 int tp_op_flags(tp_op op);
 /* The shape rule: descs[i] NULL for an absent optional operand. */

@@ -78,7 +78,7 @@ static int compare(tp_tensor *got, tp_tensor *want, char *why, size_t n) {
     return 1;
   }
   int64_t k = tp_tensor_numel(got);
-  int isf = tp_tensor_dtype(got) == TP_F32;
+  int isf = tp_tensor_dtype(got) == TP_F32 || tp_tensor_dtype(got) == TP_F16 || tp_tensor_dtype(got) == TP_BF16;
   for (int64_t i = 0; i < k; i++) {
     double g = tp_tensor_get_f64(got, i), w = tp_tensor_get_f64(want, i);
     int ok = isf ? ((isnan(g) && isnan(w)) || g == w || fabs(g - w) <= 1e-7 + 1e-3 * fabs(w)) : g == w;
