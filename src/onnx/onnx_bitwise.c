@@ -1,15 +1,15 @@
 /* onnx_bitwise.c - BitwiseAnd / BitwiseOr / BitwiseXor / BitwiseNot on
- * int32 and int64 (rows in onnx_ops.def): the bitwise_* ops of ops.def.
- * Other integer widths (uint8, int8, ...) are refused at load with the
- * model's dtype. */
+ * int32, int64, int8 and uint8 (rows in onnx_ops.def): the bitwise_* ops of
+ * ops.def (int8/uint8 computed in int32 and wrapped back, exact for these
+ * ops). Other integer widths are refused at load with the model's dtype. */
 #include "import.h"
 
 tp_status tp_onnx_cv_bitwise(imp *m, onode *n, int op) {
   ref a, b, y;
   TP_TRY(tp_onnx_need_in(m, n, 0, &a));
   tp_desc da = tp_onnx_desc(m, a);
-  if (da.dtype != TP_I32 && da.dtype != TP_I64)
-    return tp_fail(TP_ERR_INVALID_ARG, "input 0 has dtype %s; int32 or int64 is required", tp_dtype_name(da.dtype));
+  if (da.dtype != TP_I32 && da.dtype != TP_I64 && da.dtype != TP_I8 && da.dtype != TP_U8)
+    return tp_fail(TP_ERR_INVALID_ARG, "input 0 has dtype %s; int8, uint8, int32 or int64 is required", tp_dtype_name(da.dtype));
   if (op == TP_OP_BITWISE_NOT) {
     TP_TRY(tp_onnx_unary(m, TP_OP_BITWISE_NOT, a, &y));
     return tp_onnx_set_out(m, n, 0, y);
