@@ -1,8 +1,8 @@
 // Type declarations of tensorplay-wasm (js/index.js).
 
-export type DType = 'float32' | 'int32' | 'int64' | 'bool';
-/** Accepted dtype spellings: the names above and 'f32' | 'i32' | 'i64' | 'b8'. */
-export type DTypeLike = DType | 'f32' | 'i32' | 'i64' | 'b8';
+export type DType = 'float32' | 'int32' | 'int64' | 'bool' | 'float16' | 'bfloat16' | 'int8' | 'uint8';
+/** Accepted dtype spellings: the names above and 'f32' | 'i32' | 'i64' | 'b8' | 'f16' | 'bf16' | 'i8' | 'u8'. */
+export type DTypeLike = DType | 'f32' | 'i32' | 'i64' | 'b8' | 'f16' | 'bf16' | 'i8' | 'u8';
 export type Shape = readonly number[];
 /** A Tensor, or a JS scalar (weak: follows the other operand's dtype); whole numbers, bigints (exactly a double) and booleans are integer scalars (docs/reliability.md). */
 export type Operand = Tensor | number | boolean | bigint;
@@ -12,8 +12,13 @@ export type TypedArrayFor<D extends DType> = D extends 'float32'
     ? Int32Array
     : D extends 'int64'
       ? BigInt64Array
-      : Uint8Array;
-export type AnyTypedArray = Float32Array | Int32Array | BigInt64Array | Uint8Array;
+      : D extends 'float16' | 'bfloat16'
+        ? Uint16Array
+        : D extends 'int8'
+          ? Int8Array
+          : Uint8Array;
+/** float16/bfloat16 elements are Uint16Array bit patterns (float16ToFloat32 converts). */
+export type AnyTypedArray = Float32Array | Int32Array | BigInt64Array | Uint8Array | Uint16Array | Int8Array;
 export type NestedData =
   | number
   | boolean
@@ -135,6 +140,16 @@ export declare class Tensor {
 }
 
 export declare const DTYPES: readonly DType[];
+/** float16 bit patterns -> numbers (round trip exact); one number gives one number. */
+export declare function float16ToFloat32(bits: ArrayLike<number>): Float32Array;
+export declare function float16ToFloat32(bits: number): number;
+/** numbers -> float16 bit patterns: round to nearest even, overflow to +-Infinity, NaN kept. */
+export declare function float32ToFloat16(values: ArrayLike<number>): Uint16Array;
+export declare function float32ToFloat16(values: number): number;
+export declare function bfloat16ToFloat32(bits: ArrayLike<number>): Float32Array;
+export declare function bfloat16ToFloat32(bits: number): number;
+export declare function float32ToBfloat16(values: ArrayLike<number>): Uint16Array;
+export declare function float32ToBfloat16(values: number): number;
 
 // ---- creation ----
 export interface TensorOptions {

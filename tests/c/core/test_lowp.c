@@ -1,0 +1,225 @@
+/* test_lowp.c - float16 / bfloat16 / int8 / uint8 (docs/quantization.md)
+ * through the public API, against hand-computed bit patterns and values:
+ * casts at the rounding and saturation edges, arithmetic computed in
+ * float32/int32 and rounded (or wrapped) once, .npy round trips, names. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include "check.h"
+
+static int contains(const void *b, size_t n, const char *s) {
+  size_t k = strlen(s);
+  for (size_t i = 0; i + k <= n; i++)
+    if (!memcmp((const char *)b + i, s, k)) return 1;
+  return 0;
+}
+
+static tp_tensor *f32s(int n, const float *v) {
+  int64_t sh[1] = {n};
+  tp_tensor *t = NULL;
+  CHECK_OK(tp_tensor_new(TP_F32, 1, sh, v, &t));
+  return t;
+}
+
+static tp_tensor *typed(tp_dtype d, int n, const void *v) {
+  int64_t sh[1] = {n};
+  tp_tensor *t = NULL;
+  CHECK_OK(tp_tensor_new(d, 1, sh, v, &t));
+  return t;
+}
+
+static tp_tensor *cast(tp_tensor *x, tp_dtype d) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dtype = d;
+  tp_tensor *y = NULL;
+  CHECK_OK(tp_op_call(TP_OP_CAST, 1, &x, &at, &y));
+  return y;
+}
+
+/* the n raw elements of t (its dtype's size each) equal want */
+static void expect_bytes(const char *what, tp_tensor *t, tp_dtype d, const void *want, size_t es, int n) {
+  unsigned char got[256];
+  CHECKF(t && tp_tensor_dtype(t) == d, "%s: dtype %s, expected %s", what, t ? tp_dtype_name(tp_tensor_dtype(t)) : "-",
+         tp_dtype_name(d));
+  if (!t || tp_tensor_dtype(t) != d) return;
+  CHECK_OK(tp_tensor_read(t, got, es * (size_t)n));
+  for (int i = 0; i < n; i++)
+    if (memcmp(got + es * (size_t)i, (const unsigned char *)want + es * (size_t)i, es)) {
+      unsigned long g = 0, w = 0;
+      memcpy(&g, got + es * (size_t)i, es);
+      memcpy(&w, (const unsigned char *)want + es * (size_t)i, es);
+      FAILF("%s: element %d is 0x%lx, expected 0x%lx", what, i, g, w);
+    }
+}
+
+static void test_names(void) {
+  static const struct { tp_dtype d; const char *name, *short_name; size_t size; } rows[] = {
+      {TP_F16, "float16", "f16", 2}, {TP_BF16, "bfloat16", "bf16", 2}, {TP_I8, "int8", "i8", 1}, {TP_U8, "uint8", "u8", 1}};
+  for (int i = 0; i < 4; i++) {
+    tp_dtype p;
+    CHECK(!strcmp(tp_dtype_name(rows[i].d), rows[i].name));
+    CHECK(!strcmp(tp_dtype_short(rows[i].d), rows[i].short_name));
+    CHECK(tp_dtype_size(rows[i].d) == rows[i].size);
+    CHECK(tp_dtype_parse(rows[i].name, &p) == TP_OK && p == rows[i].d);
+    CHECK(tp_dtype_parse(rows[i].short_name, &p) == TP_OK && p == rows[i].d);
+  }
+  tp_dtype p;
+  CHECK(tp_dtype_parse("float8", &p) == TP_ERR_INVALID_ARG && strstr(tp_last_error(), "float16"));
+}
+
+static void test_f16_cast(void) {
+  /* hand-computed: 1 = 0x3c00; 65504 = max (0x7bff); 65519 rounds down, 65520
+   * is the half-way point to 2^16 and ties to even = Inf; 2^-24 the smallest
+   * subnormal (0x0001); 2^-25 ties to 0; 3*2^-25 ties to 2 (even); 1 + 2^-11
+   * ties to 1; 1 + 3*2^-11 ties up to 0x3c02; -0 keeps its sign; +-Inf. */
+  const float x[] = {1.0f, 65504.0f, 65519.0f, 65520.0f, -65520.0f, 0x1p-24f, 0x1p-25f, 0x3p-25f,
+                     1.0f + 0x1p-11f, 1.0f + 0x3p-11f, -0.0f, INFINITY, -2.5f, 0.1f};
+  const uint16_t want[] = {0x3c00, 0x7bff, 0x7bff, 0x7c00, 0xfc00, 0x0001, 0x0000, 0x0002,
+                           0x3c00, 0x3c02, 0x8000, 0x7c00, 0xc100, 0x2e66};
+  int n = (int)(sizeof x / sizeof *x);
+  tp_tensor *t = f32s(n, x), *h = cast(t, TP_F16);
+  expect_bytes("float32 -> float16", h, TP_F16, want, 2, n);
+  /* back to float32: exact */
+  tp_tensor *b = cast(h, TP_F32);
+  float back[14];
+  CHECK_OK(tp_tensor_read(b, back, sizeof back));
+  CHECK(back[0] == 1.0f && back[1] == 65504.0f && isinf(back[3]) && back[5] == 0x1p-24f && back[7] == 0x1p-23f);
+  CHECK(signbit(back[10]) && back[12] == -2.5f && back[13] == 0.0999755859375f);
+  /* NaN stays NaN */
+  float nan = NAN;
+  tp_tensor *tn = f32s(1, &nan), *hn = cast(tn, TP_F16);
+  uint16_t hb = 0;
+  CHECK_OK(tp_tensor_read(hn, &hb, 2));
+  CHECKF((hb & 0x7c00) == 0x7c00 && (hb & 0x3ff), "NaN -> 0x%x", hb);
+  tp_tensor_release(t), tp_tensor_release(h), tp_tensor_release(b), tp_tensor_release(tn), tp_tensor_release(hn);
+}
+
+static void test_bf16_cast(void) {
+  /* 1 = 0x3f80; 1 + 2^-8 ties to even (1); 1 + 3*2^-8 ties up; FLT_MAX
+   * rounds past bfloat16's max -> Inf; 3.3895e38 is bfloat16's max */
+  const float x[] = {1.0f, 1.0f + 0x1p-8f, 1.0f + 0x3p-8f, 3.4028235e38f, 0x1.fep127f, -2.0f, 0x1p-133f};
+  const uint16_t want[] = {0x3f80, 0x3f80, 0x3f82, 0x7f80, 0x7f7f, 0xc000, 0x0001};
+  int n = (int)(sizeof x / sizeof *x);
+  tp_tensor *t = f32s(n, x), *h = cast(t, TP_BF16);
+  expect_bytes("float32 -> bfloat16", h, TP_BF16, want, 2, n);
+  tp_tensor_release(t), tp_tensor_release(h);
+}
+
+static void test_int_casts(void) {
+  /* float -> int8/uint8: truncate toward zero, saturate, NaN -> 0 */
+  const float x[] = {127.9f, 200.0f, -200.0f, NAN, -0.5f, -128.5f, 255.5f, 300.0f, -1.0f};
+  const int8_t wi8[] = {127, 127, -128, 0, 0, -128, 127, 127, -1};
+  const uint8_t wu8[] = {127, 200, 0, 0, 0, 0, 255, 255, 0};
+  int n = (int)(sizeof x / sizeof *x);
+  tp_tensor *t = f32s(n, x), *a = cast(t, TP_I8), *b = cast(t, TP_U8);
+  expect_bytes("float32 -> int8", a, TP_I8, wi8, 1, n);
+  expect_bytes("float32 -> uint8", b, TP_U8, wu8, 1, n);
+  /* int -> int8/uint8 wraps (two's complement, as ONNX's reference / numpy) */
+  const int32_t xi[] = {200, 256, -1, -129, 127};
+  const int8_t wi[] = {-56, 0, -1, 127, 127};
+  const uint8_t wu[] = {200, 0, 255, 127, 127};
+  tp_tensor *ti = typed(TP_I32, 5, xi), *ci = cast(ti, TP_I8), *cu = cast(ti, TP_U8);
+  expect_bytes("int32 -> int8", ci, TP_I8, wi, 1, 5);
+  expect_bytes("int32 -> uint8", cu, TP_U8, wu, 1, 5);
+  /* int8 -> uint8 -> int8 round trip is the identity on bits */
+  tp_tensor *u = cast(ci, TP_U8), *back = cast(u, TP_I8);
+  expect_bytes("int8 -> uint8 -> int8", back, TP_I8, wi, 1, 5);
+  tp_tensor_release(t), tp_tensor_release(a), tp_tensor_release(b), tp_tensor_release(ti);
+  tp_tensor_release(ci), tp_tensor_release(cu), tp_tensor_release(u), tp_tensor_release(back);
+}
+
+static void test_arith(void) {
+  /* int8: computed in int32, wrapped once: 100 + 100 = -56, -100 - 100 = 56 */
+  const int8_t a[] = {100, -100, 7}, b[] = {100, 100, -3};
+  tp_tensor *ta = typed(TP_I8, 3, a), *tb = typed(TP_I8, 3, b), *y = NULL, *z = NULL, *w = NULL;
+  CHECK_OK(tp_add(ta, tb, &y));
+  const int8_t wadd[] = {-56, 0, 4};
+  expect_bytes("int8 add", y, TP_I8, wadd, 1, 3);
+  CHECK_OK(tp_sub(ta, tb, &z));
+  const int8_t wsub[] = {0, 56, 10};
+  expect_bytes("int8 sub", z, TP_I8, wsub, 1, 3);
+  /* uint8 mul wraps: 16 * 16 = 0 (mod 256), 15 * 17 = 255 */
+  const uint8_t c[] = {16, 15}, d[] = {16, 17};
+  tp_tensor *tc = typed(TP_U8, 2, c), *td = typed(TP_U8, 2, d);
+  CHECK_OK(tp_mul(tc, td, &w));
+  const uint8_t wmul[] = {0, 255};
+  expect_bytes("uint8 mul", w, TP_U8, wmul, 1, 2);
+  /* float16: computed in float32 and rounded once. 1 + 2^-11 ties to 1;
+   * 2049 = 2048 + 1 ties to 2048 (even); 0.1 + 0.2 in float16 */
+  const uint16_t h1[] = {0x3c00, 0x6800, 0x2e66}, h2[] = {0x1000, 0x3c00, 0x3266};
+  /* 0x1000 = 2^-11; 0x6800 = 2048; 0x2e66 ~ 0.1, 0x3266 ~ 0.2: sum 0.29992676 -> 0x34cc (0.2998) */
+  tp_tensor *th1 = typed(TP_F16, 3, h1), *th2 = typed(TP_F16, 3, h2), *hs = NULL;
+  CHECK_OK(tp_add(th1, th2, &hs));
+  const uint16_t whs[] = {0x3c00, 0x6800, 0x34cc};
+  expect_bytes("float16 add", hs, TP_F16, whs, 2, 3);
+  /* comparisons of int8 give bool */
+  tp_tensor *lt = NULL;
+  tp_tensor *in2[2] = {ta, tb};
+  CHECK_OK(tp_op_call(TP_OP_LT, 2, in2, NULL, &lt));
+  const uint8_t wlt[] = {0, 1, 0};
+  expect_bytes("int8 lt", lt, TP_BOOL, wlt, 1, 3);
+  tp_tensor_release(ta), tp_tensor_release(tb), tp_tensor_release(y), tp_tensor_release(z), tp_tensor_release(w);
+  tp_tensor_release(tc), tp_tensor_release(td), tp_tensor_release(th1), tp_tensor_release(th2), tp_tensor_release(hs);
+  tp_tensor_release(lt);
+}
+
+static void test_full_arange(void) {
+  int64_t sh[1] = {2};
+  tp_tensor *t = NULL;
+  CHECK_OK(tp_full(TP_F16, 1, sh, 65520.0, &t)); /* rounds to Inf */
+  const uint16_t winf[] = {0x7c00, 0x7c00};
+  expect_bytes("full float16", t, TP_F16, winf, 2, 2);
+  tp_tensor_release(t);
+  CHECK(tp_full(TP_I8, 1, sh, 128.0, &t) == TP_ERR_INVALID_ARG && strstr(tp_last_error(), "int8"));
+  CHECK(tp_full(TP_U8, 1, sh, -1.0, &t) == TP_ERR_INVALID_ARG && strstr(tp_last_error(), "uint8"));
+  CHECK_OK(tp_full(TP_U8, 1, sh, 255.0, &t));
+  const uint8_t w255[] = {255, 255};
+  expect_bytes("full uint8", t, TP_U8, w255, 1, 2);
+  tp_tensor_release(t);
+  CHECK_OK(tp_arange(0, 3, 1, TP_I8, &t));
+  const int8_t wr[] = {0, 1, 2};
+  expect_bytes("arange int8", t, TP_I8, wr, 1, 3);
+  tp_tensor_release(t);
+  CHECK(tp_arange(0, 200, 1, TP_I8, &t) == TP_ERR_INVALID_ARG);
+  CHECK_OK(tp_arange(0, 1.5, 0.5, TP_F16, &t));
+  const uint16_t wh[] = {0x0000, 0x3800, 0x3c00};
+  expect_bytes("arange float16", t, TP_F16, wh, 2, 3);
+  tp_tensor_release(t);
+}
+
+static void test_npy(void) {
+  const uint16_t h[] = {0x3c00, 0xc100};
+  const int8_t i8[] = {-128, 127};
+  tp_tensor *th = typed(TP_F16, 2, h), *ti = typed(TP_I8, 2, i8), *back = NULL;
+  void *b = NULL;
+  size_t n = 0;
+  CHECK_OK(tp_npy_encode(th, &b, &n));
+  CHECK(b && contains(b, n, "'<f2'"));
+  CHECK_OK(tp_npy_decode(b, n, &back));
+  expect_bytes("npy float16", back, TP_F16, h, 2, 2);
+  tp_free_buffer(b), tp_tensor_release(back), back = NULL;
+  CHECK_OK(tp_npy_encode(ti, &b, &n));
+  CHECK(b && contains(b, n, "'|i1'"));
+  CHECK_OK(tp_npy_decode(b, n, &back));
+  expect_bytes("npy int8", back, TP_I8, i8, 1, 2);
+  tp_free_buffer(b), tp_tensor_release(back);
+  tp_tensor *bf = cast(th, TP_BF16);
+  b = NULL;
+  CHECK(tp_npy_encode(bf, &b, &n) == TP_ERR_UNSUPPORTED && strstr(tp_last_error(), "bfloat16") && !b);
+  tp_tensor_release(th), tp_tensor_release(ti), tp_tensor_release(bf);
+}
+
+int main(void) {
+  size_t live0 = tp_live_tensors();
+  test_names();
+  test_f16_cast();
+  test_bf16_cast();
+  test_int_casts();
+  test_arith();
+  test_full_arange();
+  test_npy();
+  CHECKF(tp_live_tensors() == live0, "%zu tensors leaked", tp_live_tensors() - live0);
+  printf("test_lowp: %d checks, %d failure(s)\n", checks, failures);
+  return failures != 0;
+}

@@ -1,0 +1,81 @@
+// float16 / bfloat16 / int8 / uint8 tensors in JS (docs/js-api.md,
+// docs/quantization.md): the conversion helpers at the rounding edges
+// (hand-computed bit patterns), creation, toArray/toList, casts through the
+// core and arithmetic rounded (or wrapped) once.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as tp from '../../js/index.js';
+
+test('float32ToFloat16 / float16ToFloat32: round to nearest even, overflow to Infinity, NaN', () => {
+  const x = [1, 65504, 65519, 65520, -65520, 2 ** -24, 2 ** -25, 3 * 2 ** -25, 1 + 2 ** -11, 1 + 3 * 2 ** -11, -0, Infinity, -2.5, 0.1];
+  const want = [0x3c00, 0x7bff, 0x7bff, 0x7c00, 0xfc00, 0x0001, 0x0000, 0x0002, 0x3c00, 0x3c02, 0x8000, 0x7c00, 0xc100, 0x2e66];
+  assert.deepEqual([...tp.float32ToFloat16(x)], want);
+  assert.ok(tp.float32ToFloat16(x) instanceof Uint16Array);
+  const nan = tp.float32ToFloat16(NaN);
+  assert.equal(nan & 0x7c00, 0x7c00);
+  assert.notEqual(nan & 0x3ff, 0);
+  assert.deepEqual([...tp.float16ToFloat32([0x3c00, 0x7bff, 0x0001, 0x8000, 0xfc00, 0x2e66])],
+    [1, 65504, 2 ** -24, -0, -Infinity, 0.0999755859375]);
+  assert.ok(Number.isNaN(tp.float16ToFloat32(0x7e00)));
+  // a double that is not a float32 rounds once: 1 + 2^-11 + 2^-40 is past the tie -> up
+  assert.equal(tp.float32ToFloat16(1 + 2 ** -11 + 2 ** -40), 0x3c01);
+});
+
+test('float32ToBfloat16 / bfloat16ToFloat32', () => {
+  const x = [1, 1 + 2 ** -8, 1 + 3 * 2 ** -8, 3.4028234663852886e38, 1.9921875 * 2 ** 127, -2, 2 ** -133];
+  assert.deepEqual([...tp.float32ToBfloat16(x)], [0x3f80, 0x3f80, 0x3f82, 0x7f80, 0x7f7f, 0xc000, 0x0001]);
+  assert.deepEqual([...tp.bfloat16ToFloat32([0x3f80, 0xc000, 0x7f80])], [1, -2, Infinity]);
+  assert.throws(() => tp.float32ToFloat16({}), /float32ToFloat16: expected a number/);
+});
+
+test('tensors of float16 / bfloat16 / int8 / uint8: creation, toArray, toList, item', () => {
+  const h = tp.tensor([1, 0.1, 65520], { dtype: 'float16' });
+  assert.equal(h.dtype, 'float16');
+  assert.ok(h.toArray() instanceof Uint16Array);
+  assert.deepEqual([...h.toArray()], [0x3c00, 0x2e66, 0x7c00]);
+  assert.deepEqual(h.toList(), [1, 0.0999755859375, Infinity]);
+  // a Uint16Array with dtype float16 is bit patterns, taken as is
+  const hb = tp.tensor(new Uint16Array([0xc100]), { dtype: 'f16' });
+  assert.equal(hb.item(), -2.5);
+  const b = tp.tensor([1.5, -3], { dtype: 'bfloat16' });
+  assert.deepEqual(b.toList(), [1.5, -3]);
+  const i8 = tp.tensor(new Int8Array([-128, 127]));
+  assert.equal(i8.dtype, 'int8');
+  assert.deepEqual([...i8.toArray()], [-128, 127]);
+  const u8 = tp.tensor([0, 255], { dtype: 'uint8' });
+  assert.equal(u8.dtype, 'uint8');
+  assert.ok(u8.toArray() instanceof Uint8Array);
+  assert.deepEqual(u8.toList(), [0, 255]);
+  // Uint8Array still means bool unless a dtype is given
+  assert.equal(tp.tensor(new Uint8Array([1, 0])).dtype, 'bool');
+  assert.throws(() => tp.tensor([256], { dtype: 'uint8' }), /cannot be converted to uint8 without overflow/);
+  assert.throws(() => tp.tensor([-129], { dtype: 'int8' }), /cannot be converted to int8 without overflow/);
+  assert.throws(() => tp.tensor([NaN], { dtype: 'int8' }), /cannot be converted to int8/);
+  assert.deepEqual(tp.zeros([2], { dtype: 'int8' }).toList(), [0, 0]);
+  assert.deepEqual(tp.full([2], 2.5, { dtype: 'float16' }).toList(), [2.5, 2.5]);
+  assert.throws(() => tp.full([1], 300, { dtype: 'uint8' }), /uint8/);
+});
+
+test('casts follow ONNX: float -> int8 saturates, int -> int8 wraps, float -> float16 rounds to even', () => {
+  const f = tp.tensor([127.9, 200, -200, NaN, -0.5]);
+  assert.deepEqual([...f.cast('int8').toArray()], [127, 127, -128, 0, 0]);
+  assert.deepEqual([...f.cast('uint8').toArray()], [127, 200, 0, 0, 0]);
+  const i = tp.tensor([200, 256, -1], { dtype: 'int32' });
+  assert.deepEqual([...i.cast('int8').toArray()], [-56, 0, -1]);
+  assert.deepEqual([...i.cast('uint8').toArray()], [200, 0, 255]);
+  assert.deepEqual([...tp.tensor([1 + 2 ** -11, 65520]).cast('float16').toArray()], [0x3c00, 0x7c00]);
+});
+
+test('arithmetic on storage dtypes: computed in float32 / int32, rounded or wrapped once', () => {
+  const a = tp.tensor(new Int8Array([100, -100])), b = tp.tensor(new Int8Array([100, 100]));
+  const s = a.add(b);
+  assert.equal(s.dtype, 'int8');
+  assert.deepEqual([...s.toArray()], [-56, 0]);
+  const u = tp.tensor([16, 15], { dtype: 'uint8' }).mul(tp.tensor([16, 17], { dtype: 'uint8' }));
+  assert.deepEqual([...u.toArray()], [0, 255]);
+  // 0.1 + 0.2 in float16: 0.2999267578125 is a tie -> even 0x34cc
+  const h = tp.tensor(new Uint16Array([0x2e66]), { dtype: 'float16' }).add(tp.tensor(new Uint16Array([0x3266]), { dtype: 'float16' }));
+  assert.equal(h.dtype, 'float16');
+  assert.deepEqual([...h.toArray()], [0x34cc]);
+  assert.deepEqual(a.lt(b).toList(), [false, true]);
+});
