@@ -5,9 +5,9 @@
 // object; and the Tensor methods (x.add(y) = add(x, y)).
 
 import { Tensor } from './tensor.js';
-import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign } from './ops.js';
+import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize } from './ops.js';
 
-export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign };
+export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize };
 
 export function add(a, b) { return callOp('add', [a, b]); }
 export function sub(a, b) { return callOp('sub', [a, b]); }
@@ -120,6 +120,8 @@ export const ops = Object.freeze({
   avgPool2d,
   gridSample,
   roiAlign,
+  quantize,
+  dequantize,
 });
 
 const methods = {
@@ -187,6 +189,8 @@ const methods = {
   maxPool2d(...args) { return maxPool2d(this, ...args); },
   avgPool2d(...args) { return avgPool2d(this, ...args); },
   gridSample(...args) { return gridSample(this, ...args); },
+  quantize(...args) { return quantize(this, ...args); },
+  dequantize(...args) { return dequantize(this, ...args); },
 };
 for (const [name, value] of Object.entries(methods)) {
   Object.defineProperty(Tensor.prototype, name, { value, writable: true, configurable: true, enumerable: false });

@@ -137,6 +137,8 @@ export declare class Tensor {
   /** Python slicing rules; end omitted or null: to the end. */
   slice(dim: number, start?: number | null, end?: number | null, step?: number | null): Tensor;
   cast(dtype: DTypeLike): Tensor;
+  quantize(scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: QuantizeOptions): Tensor;
+  dequantize(scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: { axis?: number }): Tensor;
 }
 
 export declare const DTYPES: readonly DType[];
@@ -284,6 +286,8 @@ export declare const ops: Readonly<{
   avgPool2d: typeof avgPool2d;
   gridSample: typeof gridSample;
   roiAlign: typeof roiAlign;
+  quantize: typeof quantize;
+  dequantize: typeof dequantize;
 }>;
 // END generated ops
 export declare function where(cond: Tensor, a: Operand, b: Operand): Tensor;
@@ -378,6 +382,16 @@ export declare function scatterElements(x: Tensor, indices: Tensor, updates: Ten
 /** ONNX ScatterND: indices [..., k] address x's first k dims. */
 export declare function scatterND(x: Tensor, indices: Tensor, updates: Tensor, options?: { reduction?: ScatterReduction }): Tensor;
 export declare function cast(a: Tensor, dtype: DTypeLike): Tensor;
+export interface QuantizeOptions {
+  /** a 1-D scale / zero point runs along this dim of x (per channel) */
+  axis?: number;
+  /** the result's dtype without a zero-point tensor: 'uint8' (default) or 'int8' */
+  dtype?: 'int8' | 'uint8';
+}
+/** ONNX QuantizeLinear: saturate(round half to even(x / scale) + zeroPoint) as int8/uint8; scales finite and > 0. */
+export declare function quantize(x: Tensor, scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: QuantizeOptions): Tensor;
+/** ONNX DequantizeLinear: (q - zeroPoint) * scale for int8/uint8/int32 q; float32 (float16 with a float16 scale). */
+export declare function dequantize(q: Tensor, scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: { axis?: number }): Tensor;
 
 
 // ---- memory ----

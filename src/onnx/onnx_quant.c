@@ -4,13 +4,13 @@
  *   DequantizeLinear   y = (x - zero_point) * scale
  *   (per tensor, per axis (1-D scale) and blocked (block_size > 0))
  *   DynamicQuantizeLinear, MatMulInteger, QLinearMatMul.
- * Saturation is the float -> int8/uint8 cast's (tensor.c: saturating,
- * applied to whole numbers here). Integer products run through the float32
+ * Quantize and dequantize are ops.def's quantize / dequantize (src/ops/
+ * quant.c), which check every scale on every call. Integer products run through the float32
  * GEMM with exact integer operands: exact while K * max|a| * max|b| <= 2^24,
  * which the converters check (larger K is refused until the integer GEMM,
- * qgemm, lands). Scales and zero points that are constants are checked at
- * load (zero, negative, NaN or Inf scales; zero points outside their dtype
- * cannot be stored); ones fed at run time are not. */
+ * qgemm, lands). Constant scales are also checked at load (zero, negative,
+ * NaN or Inf), so such a model fails to load naming the node; zero points
+ * are stored in their int8/uint8 dtype, so they cannot be out of range. */
 #include "import.h"
 #include <math.h>
 #include <stdio.h>
@@ -81,8 +81,20 @@ static tp_status shape_param(imp *m, ref p, const tp_desc *x, int64_t axis, int6
   return TP_OK;
 }
 
-/* saturate(round(xf / scale) + zp) as dtype qd; xf float32. */
+/* saturate(round(xf / scale) + zp) as dtype qd: ops.def's quantize, which
+ * checks every scale (run-time ones too). */
 static tp_status quantize(imp *m, ref xf, ref scale, ref zp, tp_dtype qd, ref *out) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dtype = qd;
+  ref args[3] = {xf, scale, zp};
+  return tp_onnx_emit(m, TP_OP_QUANTIZE, 3, args, &at, out);
+}
+
+/* The same composed of div, round, add and the saturating cast, for
+ * DynamicQuantizeLinear, whose scale is 0 for an all-zero x (ONNX gives
+ * zeros there; quantize would refuse the scale). */
+static tp_status quantize_composed(imp *m, ref xf, ref scale, ref zp, tp_dtype qd, ref *out) {
   ref y;
   TP_TRY(tp_onnx_cast(m, scale, TP_F32, &scale));
   TP_TRY(tp_onnx_binary(m, TP_OP_DIV, xf, scale, &y));
@@ -118,10 +130,8 @@ tp_status tp_onnx_cv_quantize(imp *m, onode *n, int arg) {
   TP_TRY(zero_point_dtype(m, n, z, &qd));
   TP_TRY(check_scale(m, s, "y_scale"));
   tp_desc xd = tp_onnx_desc(m, x);
-  tp_dtype outd = tp_onnx_desc(m, s).dtype;
   if (block < 0) return tp_fail(TP_ERR_INVALID_ARG, "block_size %lld must be >= 0", (long long)block);
   TP_TRY(tp_onnx_cast(m, x, TP_F32, &x));
-  (void)outd;
   TP_TRY(shape_param(m, s, &xd, axis, block, "y_scale", &s));
   if (z.kind != R_NONE) TP_TRY(shape_param(m, z, &xd, axis, block, "y_zero_point", &z));
   TP_TRY(quantize(m, x, s, z, qd, &y));
@@ -146,14 +156,9 @@ tp_status tp_onnx_cv_dequantize(imp *m, onode *n, int arg) {
   TP_TRY(check_scale(m, s, "x_scale"));
   tp_dtype outd = tp_onnx_desc(m, s).dtype;
   TP_TRY(shape_param(m, s, &xd, axis, block, "x_scale", &s));
-  TP_TRY(tp_onnx_cast(m, x, TP_F32, &y));
-  if (z.kind != R_NONE) {
-    TP_TRY(shape_param(m, z, &xd, axis, block, "x_zero_point", &z));
-    TP_TRY(tp_onnx_cast(m, z, TP_F32, &z));
-    TP_TRY(tp_onnx_binary(m, TP_OP_SUB, y, z, &y));
-  }
-  TP_TRY(tp_onnx_cast(m, s, TP_F32, &s));
-  TP_TRY(tp_onnx_binary(m, TP_OP_MUL, y, s, &y));
+  if (z.kind != R_NONE) TP_TRY(shape_param(m, z, &xd, axis, block, "x_zero_point", &z));
+  ref args[3] = {x, s, z};
+  TP_TRY(tp_onnx_emit(m, TP_OP_DEQUANTIZE, 3, args, NULL, &y));
   TP_TRY(tp_onnx_cast(m, y, outd, &y)); /* the scale's dtype: float16 scales give float16 */
   return tp_onnx_set_out(m, n, 0, y);
 }
@@ -181,7 +186,7 @@ tp_status tp_onnx_cv_dynquant(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_unary(m, TP_OP_NEG, zp, &zp));
   TP_TRY(tp_onnx_unary(m, TP_OP_ROUND, zp, &zp));
   TP_TRY(tp_onnx_cast(m, zp, TP_U8, &zpq));
-  TP_TRY(quantize(m, x, scale, zpq, TP_U8, &y));
+  TP_TRY(quantize_composed(m, x, scale, zpq, TP_U8, &y));
   TP_TRY(tp_onnx_set_out(m, n, 0, y));
   TP_TRY(tp_onnx_set_out(m, n, 1, scale));
   return tp_onnx_set_out(m, n, 2, zpq);

@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det) X(shape_grid_sample) X(shape_roi_align)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det) X(shape_grid_sample) X(shape_roi_align) X(shape_quant)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -719,6 +719,47 @@ static tp_status shape_cast(tp_op op, int nin, const tp_desc *const *in, const t
   *out = *in[0];
   out->weak = 0;
   out->dtype = a->dtype;
+  return TP_OK;
+}
+
+/* quantize / dequantize (quant.c): scale and zero_point broadcast to x's shape. */
+static tp_status shape_quant(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a, tp_desc *out) {
+  const char *nm = tp_op_name(op);
+  const tp_desc *x = in[0], *s = nin > 1 ? in[1] : NULL, *z = nin > 2 ? in[2] : NULL;
+  char b0[96], b1[96];
+  int q = op == TP_OP_QUANTIZE;
+  if (!s) return tp_fail(TP_ERR_INVALID_ARG, "%s: scale is required", nm);
+  if (q ? !(x->dtype == TP_F32 || x->dtype == TP_F16 || x->dtype == TP_BF16 || x->dtype == TP_I32)
+        : !(x->dtype == TP_I8 || x->dtype == TP_U8 || x->dtype == TP_I32))
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: x has dtype %s; %s is required", nm, tp_dtype_name(x->dtype),
+                   q ? "float32, float16, bfloat16 or int32" : "int8, uint8 or int32");
+  if (s->dtype != TP_F32 && s->dtype != TP_F16 && s->dtype != TP_BF16)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: scale has dtype %s; float32, float16 or bfloat16 is required", nm,
+                   tp_dtype_name(s->dtype));
+  if (z && (q ? z->dtype != TP_I8 && z->dtype != TP_U8 : z->dtype != x->dtype))
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: zero_point has dtype %s; %s", nm, tp_dtype_name(z->dtype),
+                   q ? "int8 or uint8 is required (it gives the result's dtype)" : "it must be x's dtype");
+  for (int i = 1; i < nin; i++) {
+    const tp_desc *p = in[i];
+    if (!p) continue;
+    int ok = p->ndim <= x->ndim;
+    for (int k = 0; ok && k < p->ndim; k++) {
+      int64_t v = p->shape[p->ndim - 1 - k];
+      ok = v == 1 || v == x->shape[x->ndim - 1 - k];
+    }
+    if (!ok)
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: %s of shape %s does not broadcast to x's shape %s", nm,
+                     i == 1 ? "scale" : "zero_point", SHAPE(p, b0), SHAPE(x, b1));
+  }
+  *out = *x;
+  out->weak = 0;
+  if (q) {
+    out->dtype = z ? z->dtype : a->dtype;
+    if (out->dtype != TP_I8 && out->dtype != TP_U8)
+      return tp_fail(TP_ERR_INVALID_ARG, "quantize: dtype %s; int8 or uint8 is required", tp_dtype_name(out->dtype));
+  } else {
+    out->dtype = s->dtype;
+  }
   return TP_OK;
 }
 

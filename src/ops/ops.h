@@ -56,6 +56,8 @@ int tp_view_strides(int xnd, const int64_t *xshape, const int64_t *xstrides, int
                     const int64_t *shape, int64_t *st);
 /* dst = src converted to dtype d (a new reference when already d). */
 tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out);
+/* quantize / dequantize (quant.c) */
+tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
 /* conv2d geometry (ops.def): sizes from x [N,C,H,W] and w [M,C/G,KH,KW],
  * the window attributes and the output size OHxOW. Filled by the shape rule,
  * read by the eager and reference kernels. */

@@ -79,3 +79,35 @@ test('arithmetic on storage dtypes: computed in float32 / int32, rounded or wrap
   assert.deepEqual([...h.toArray()], [0x34cc]);
   assert.deepEqual(a.lt(b).toList(), [false, true]);
 });
+
+test('tp.quantize / tp.dequantize: ONNX rounding and saturation, per axis, bad input named', () => {
+  const x = tp.tensor([-1, 0.25, 0.75, 1.25, 300, 1]);
+  // x / 0.5 = -2 0.5 1.5 2.5 600 2 -> round half even + 10 -> saturate uint8
+  const q = tp.quantize(x, 0.5, 10);
+  assert.equal(q.dtype, 'uint8');
+  assert.deepEqual([...q.toArray()], [8, 10, 12, 12, 255, 12]);
+  const q8 = x.quantize(0.5, null, { dtype: 'int8' });
+  assert.equal(q8.dtype, 'int8');
+  assert.deepEqual([...q8.toArray()], [-2, 0, 2, 2, 127, 2]);
+  // per axis: scales 1, 2 along dim 0 of [2, 2]
+  const x2 = tp.tensor([[1, 2], [3, 4]]);
+  const qa = tp.quantize(x2, tp.tensor([1, 2]), null, { axis: 0 });
+  assert.deepEqual([...qa.toArray()], [1, 2, 2, 2]);
+  const dq = tp.dequantize(qa, tp.tensor([1, 2]), null, { axis: 0 });
+  assert.deepEqual([...dq.toArray()], [1, 2, 4, 4]);
+  // (q - 128) * 0.5
+  const d = tp.dequantize(tp.tensor([0, 128, 255], { dtype: 'uint8' }), 0.5, 128);
+  assert.equal(d.dtype, 'float32');
+  assert.deepEqual([...d.toArray()], [-64, 0, 63.5]);
+  assert.throws(() => tp.quantize(x, 0), /quantize: scale element 0 is 0; a scale must be finite and > 0/);
+  assert.throws(() => tp.quantize(x, -1), /scale element 0 is -1/);
+  assert.throws(() => tp.quantize(x, NaN), /scale element 0 is nan/);
+  assert.throws(() => tp.quantize(x, 0.5, 300), /zeroPoint 300 is out of range for uint8 \(whole numbers 0\.\.255\)/);
+  assert.throws(() => tp.quantize(x, 0.5, -129, { dtype: 'int8' }), /out of range for int8/);
+  assert.throws(() => tp.quantize(x, 0.5, null, { dtype: 'int32' }), /dtype "int32" is not supported/);
+  assert.throws(() => tp.quantize(x2, tp.tensor([1, 2, 3]), null, { axis: 1 }), /scale has 3 values; axis 1 of x has 2/);
+  assert.throws(() => tp.quantize(x2, tp.tensor([1, 2]), null, { axis: 2 }), /axis 2 is out of range for x of rank 2/);
+  assert.throws(() => tp.dequantize(q, 0.5, tp.tensor(new Int8Array([1]))), /zero_point has dtype int8; it must be x's dtype/);
+  // the runtime is still usable after the errors
+  assert.deepEqual([...tp.quantize(x, 1).toArray()], [0, 0, 1, 1, 255, 1]);
+});

@@ -210,6 +210,97 @@ static void test_npy(void) {
   tp_tensor_release(th), tp_tensor_release(ti), tp_tensor_release(bf);
 }
 
+static tp_status q3(tp_op op, tp_tensor *x, tp_tensor *s, tp_tensor *z, tp_dtype d, tp_tensor **y) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dtype = d;
+  tp_tensor *in[3] = {x, s, z};
+  *y = NULL;
+  return tp_op_call(op, 3, in, &at, y);
+}
+
+static void test_quantize_ops(void) {
+  /* x / 0.5 = -2 0.5 1.5 2.5 600 2 NaN; round half to even; + 10; saturate
+   * to uint8; NaN -> 0 */
+  const float x[] = {-1, 0.25f, 0.75f, 1.25f, 300, 1, NAN};
+  const float half = 0.5f;
+  const uint8_t zp = 10;
+  tp_tensor *tx = f32s(7, x), *ts = NULL, *tz = NULL, *y = NULL;
+  CHECK_OK(tp_tensor_new(TP_F32, 0, NULL, &half, &ts));
+  CHECK_OK(tp_tensor_new(TP_U8, 0, NULL, &zp, &tz));
+  CHECK_OK(q3(TP_OP_QUANTIZE, tx, ts, tz, TP_F32, &y));
+  const uint8_t want[] = {8, 10, 12, 12, 255, 12, 0};
+  expect_bytes("quantize uint8", y, TP_U8, want, 1, 7);
+  tp_tensor_release(y);
+  /* no zero point: the dtype attribute; int8 saturates at -128 / 127 */
+  CHECK_OK(q3(TP_OP_QUANTIZE, tx, ts, NULL, TP_I8, &y));
+  const int8_t want8[] = {-2, 0, 2, 2, 127, 2, 0};
+  expect_bytes("quantize int8", y, TP_I8, want8, 1, 7);
+  tp_tensor_release(y);
+  /* per axis: scale [2] along the last dim of [2, 2]: 1/1 2/2 3/1 4/2 */
+  const float x4[] = {1, 2, 3, 4}, s2[] = {1, 2};
+  int64_t sh22[2] = {2, 2};
+  tp_tensor *t4 = NULL, *ts2 = f32s(2, s2);
+  CHECK_OK(tp_tensor_new(TP_F32, 2, sh22, x4, &t4));
+  CHECK_OK(q3(TP_OP_QUANTIZE, t4, ts2, NULL, TP_U8, &y));
+  const uint8_t want4[] = {1, 1, 3, 2};
+  expect_bytes("quantize per axis", y, TP_U8, want4, 1, 4);
+  tp_tensor_release(y);
+  /* bad scales, checked on every call and named */
+  static const float bad[] = {0.0f, -1.0f, NAN, INFINITY};
+  static const char *const badtxt[] = {"is 0;", "is -1;", "is nan;", "is inf;"};
+  for (int k = 0; k < 4; k++) {
+    tp_tensor *tb = NULL;
+    CHECK_OK(tp_tensor_new(TP_F32, 0, NULL, &bad[k], &tb));
+    char needle[96];
+    snprintf(needle, sizeof needle, "quantize: scale element 0 %s a scale must be finite and > 0", badtxt[k]);
+    CHECKF(q3(TP_OP_QUANTIZE, tx, tb, tz, TP_F32, &y) == TP_ERR_INVALID_ARG && strstr(tp_last_error(), needle) && !y,
+           "bad scale %g: %s", bad[k], tp_last_error());
+    tp_tensor_release(tb);
+  }
+  /* a zero point of another dtype, scales that do not broadcast, x of the wrong dtype */
+  const int32_t zi = 300;
+  tp_tensor *tzi = NULL, *ts3 = f32s(3, x);
+  CHECK_OK(tp_tensor_new(TP_I32, 0, NULL, &zi, &tzi));
+  CHECK(q3(TP_OP_QUANTIZE, tx, ts, tzi, TP_F32, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "quantize: zero_point has dtype int32; int8 or uint8 is required"));
+  CHECK(q3(TP_OP_QUANTIZE, t4, ts3, NULL, TP_U8, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "quantize: scale of shape [3] does not broadcast to x's shape [2,2]"));
+  CHECK(q3(TP_OP_QUANTIZE, tx, ts, NULL, TP_I32, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "quantize: dtype int32; int8 or uint8 is required"));
+  /* dequantize: (x - 128) * 0.5 -> -64 0 63.5; a float16 scale gives float16 */
+  const uint8_t xq[] = {0, 128, 255}, z128 = 128;
+  tp_tensor *txq = typed(TP_U8, 3, xq), *tz128 = NULL, *ts16 = NULL;
+  CHECK_OK(tp_tensor_new(TP_U8, 0, NULL, &z128, &tz128));
+  CHECK_OK(q3(TP_OP_DEQUANTIZE, txq, ts, tz128, TP_F32, &y));
+  const float wdq[] = {-64, 0, 63.5f};
+  expect_bytes("dequantize", y, TP_F32, wdq, 4, 3);
+  tp_tensor_release(y);
+  const uint16_t h05 = 0x3800; /* 0.5 */
+  CHECK_OK(tp_tensor_new(TP_F16, 0, NULL, &h05, &ts16));
+  CHECK_OK(q3(TP_OP_DEQUANTIZE, txq, ts16, tz128, TP_F32, &y));
+  const uint16_t wdq16[] = {0xd400, 0x0000, 0x53f0};
+  expect_bytes("dequantize float16 scale", y, TP_F16, wdq16, 2, 3);
+  tp_tensor_release(y);
+  CHECK(q3(TP_OP_DEQUANTIZE, txq, ts, tz, TP_F32, &y) == TP_OK); /* uint8 zero point: fine */
+  tp_tensor_release(y);
+  tp_tensor *tz8 = cast(tz, TP_I8);
+  CHECK(q3(TP_OP_DEQUANTIZE, txq, ts, tz8, TP_F32, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "dequantize: zero_point has dtype int8; it must be x's dtype"));
+  CHECK(q3(TP_OP_DEQUANTIZE, tx, ts, NULL, TP_F32, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "dequantize: x has dtype float32; int8, uint8 or int32 is required"));
+  /* quantize then dequantize: within half a step of x where not saturated */
+  tp_tensor *q = NULL, *dq = NULL;
+  CHECK_OK(q3(TP_OP_QUANTIZE, t4, ts2, NULL, TP_U8, &q));
+  CHECK_OK(q3(TP_OP_DEQUANTIZE, q, ts2, NULL, TP_F32, &dq));
+  float back[4];
+  CHECK_OK(tp_tensor_read(dq, back, sizeof back));
+  for (int i = 0; i < 4; i++) CHECKF(fabsf(back[i] - x4[i]) <= 0.5f * s2[i % 2], "round trip %d: %g", i, back[i]);
+  tp_tensor_release(q), tp_tensor_release(dq), tp_tensor_release(tz8);
+  tp_tensor_release(tx), tp_tensor_release(ts), tp_tensor_release(tz), tp_tensor_release(t4), tp_tensor_release(ts2);
+  tp_tensor_release(tzi), tp_tensor_release(ts3), tp_tensor_release(txq), tp_tensor_release(tz128), tp_tensor_release(ts16);
+}
+
 int main(void) {
   size_t live0 = tp_live_tensors();
   test_names();
@@ -219,6 +310,7 @@ int main(void) {
   test_arith();
   test_full_arange();
   test_npy();
+  test_quantize_ops();
   CHECKF(tp_live_tensors() == live0, "%zu tensors leaked", tp_live_tensors() - live0);
   printf("test_lowp: %d checks, %d failure(s)\n", checks, failures);
   return failures != 0;

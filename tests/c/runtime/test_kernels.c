@@ -1253,6 +1253,30 @@ static void cases_grid_sample(void) {
 
 /* roi_align: avg and max, both coordinate modes, fixed and adaptive
  * sampling, regions inside, across and outside the image, x in every layout. */
+/* quantize / dequantize: per tensor and per last-axis scales, with and
+ * without zero points, values past the saturation range */
+static void cases_quant(tp_op op) {
+  static const int64_t xs[2] = {3, 4}, one = 1, four = 4;
+  for (int c = 0; c < 4; c++) {
+    tp_tensor *in[3] = {NULL, NULL, NULL};
+    float xv[12], sv[4];
+    uint8_t xq[12], zq[4];
+    for (int i = 0; i < 12; i++) xv[i] = (float)(i * 37 % 23) * 7.5f - 60.0f, xq[i] = (uint8_t)(i * 53 % 256);
+    for (int i = 0; i < 4; i++) sv[i] = 0.25f + 0.5f * (float)i, zq[i] = (uint8_t)(i * 60);
+    int per_axis = c & 1, with_zp = c >> 1;
+    if (op == TP_OP_QUANTIZE) tp_tensor_new(TP_F32, 2, xs, xv, &in[0]);
+    else tp_tensor_new(TP_U8, 2, xs, xq, &in[0]);
+    tp_tensor_new(TP_F32, 1, per_axis ? &four : &one, sv, &in[1]);
+    if (with_zp) tp_tensor_new(TP_U8, 1, per_axis ? &four : &one, zq, &in[2]);
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.dtype = TP_I8; /* without a zero point: int8 */
+    char lbl[64];
+    snprintf(lbl, sizeof lbl, "%s scale, %s zero point", per_axis ? "per-axis" : "one", with_zp ? "a" : "no");
+    run_case(lbl, op, 3, in, &at);
+  }
+}
+
 static void cases_roi_align(void) {
   char lbl[256];
   static const int64_t xs[4] = {2, 3, 6, 5}, rs[2] = {4, 4}, bs[1] = {4};
@@ -1295,6 +1319,8 @@ static void differential_op(int op) {
       case TP_OP_DET: cases_det(); break;
       case TP_OP_GRID_SAMPLE: cases_grid_sample(); break;
       case TP_OP_ROI_ALIGN: cases_roi_align(); break;
+      case TP_OP_QUANTIZE:
+      case TP_OP_DEQUANTIZE: cases_quant((tp_op)op); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:
