@@ -407,13 +407,18 @@ tp_status tp_onnx_check_ops(const omodel *md) {
  * input's dtype. So a converter composed of many ops rounds once, as ONNX's
  * float16 kernels do, and converters written for float32 serve float16.
  * int8/uint8 stay as they are: the op layer widens them per op (their
- * wrap-around is per op in ONNX). */
+ * wrap-around is per op in ONNX); only for MaxPool, whose result is one of
+ * its inputs, they go through float32 too (exact both ways). */
 static int lowp_native_node(const onode *n) {
   static const char *const native[] = {"Cast", "CastLike", "If", "Loop", "Scan", "Shape", "Size",
                                        "Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"};
   for (int i = 0; i < TP_ARRAY_LEN(native); i++)
     if (!strcmp(n->op, native[i])) return 1;
   return 0;
+}
+
+static int lowp_widened(const onode *n, tp_dtype d) {
+  return d == TP_F16 || d == TP_BF16 || ((d == TP_I8 || d == TP_U8) && !strcmp(n->op, "MaxPool"));
 }
 
 static tp_status lowp_widen_inputs(imp *m, onode *n, tp_dtype *lp, ref *saved, int *nsaved) {
@@ -424,7 +429,7 @@ static tp_status lowp_widen_inputs(imp *m, onode *n, tp_dtype *lp, ref *saved, i
     entry *e = *n->in[i] ? lookup(m, n->in[i]) : NULL;
     if (!e) continue;
     tp_dtype d = tp_onnx_desc(m, e->r).dtype;
-    if ((d != TP_F16 && d != TP_BF16) || e->r.kind == R_SCALAR) continue;
+    if (!lowp_widened(n, d) || e->r.kind == R_SCALAR) continue;
     if (*lp == TP_F32) *lp = d;
     *nsaved = n->nin;
   }
@@ -437,7 +442,7 @@ static tp_status lowp_widen_inputs(imp *m, onode *n, tp_dtype *lp, ref *saved, i
     entry *e = *n->in[i] ? lookup(m, n->in[i]) : NULL;
     if (!e) continue;
     tp_dtype d = tp_onnx_desc(m, e->r).dtype;
-    if ((d != TP_F16 && d != TP_BF16) || e->r.kind == R_SCALAR) continue;
+    if (!lowp_widened(n, d) || e->r.kind == R_SCALAR) continue;
     ref w;
     TP_TRY(tp_onnx_cast(m, saved[i], TP_F32, &w));
     e->r = w; /* until the node is converted (names repeat among inputs: same ref) */
