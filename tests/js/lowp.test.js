@@ -111,3 +111,14 @@ test('tp.quantize / tp.dequantize: ONNX rounding and saturation, per axis, bad i
   // the runtime is still usable after the errors
   assert.deepEqual([...tp.quantize(x, 1).toArray()], [0, 0, 1, 1, 255, 1]);
 });
+
+test('tensorplay-wasm/ort: float16, int8 and uint8 tensors as onnxruntime-web has them', async () => {
+  const ort = await import('../../js/ort.js');
+  const h = new ort.Tensor('float16', [1, 0.1], [2]);
+  assert.ok(h.data instanceof Uint16Array);
+  assert.deepEqual([...h.data], [0x3c00, 0x2e66]);
+  assert.equal(new ort.Tensor(new Uint8Array([1, 2])).type, 'uint8');
+  assert.equal(new ort.Tensor(new Int8Array([1, 2])).type, 'int8');
+  assert.equal(new ort.Tensor('bool', new Uint8Array([1, 0])).type, 'bool');
+  assert.throws(() => new ort.Tensor('uint16', new Uint16Array([1])), /type 'uint16' is not supported \(float32, int32, int64, bool, float16, int8, uint8\)/);
+});
