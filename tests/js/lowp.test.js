@@ -122,3 +122,38 @@ test('tensorplay-wasm/ort: float16, int8 and uint8 tensors as onnxruntime-web ha
   assert.equal(new ort.Tensor('bool', new Uint8Array([1, 0])).type, 'bool');
   assert.throws(() => new ort.Tensor('uint16', new Uint16Array([1])), /type 'uint16' is not supported \(float32, int32, int64, bool, float16, int8, uint8\)/);
 });
+
+test('exported float16 / int8 / quantize / dequantize graphs: onnxruntime-node computes what we do', async () => {
+  let ort;
+  try {
+    ort = await import('onnxruntime-node');
+  } catch (e) {
+    assert.fail(`onnxruntime-node is the reference and must load: ${e.message}`);
+  }
+  const scale = tp.tensor([0.05, 0.1, 0.2]);
+  const zp = tp.tensor([10, 128, 250], { dtype: 'uint8' });
+  const fn = (x, h, i) => {
+    const q = tp.quantize(x, scale, zp, { axis: 1 });
+    const d = tp.dequantize(q, scale, zp, { axis: 1 });
+    return [q, d, h.add(h).mul(h), x.cast('float16'), i.mul(i), tp.quantize(x, 0.03, null, { dtype: 'uint8' })];
+  };
+  const x = tp.tensor([[-1, 0.33, 2.5], [7, -0.06, 30]]);
+  const h = tp.tensor([[0.1, -3, 200], [1e-3, 65000, 2]], { dtype: 'float16' });
+  const i = tp.tensor(new Int8Array([100, -100, 12, 11, -128, 127]), { shape: [2, 3] });
+  const bytes = tp.onnx.save(fn, [x, h, i]);
+  const ours = fn(x, h, i);
+  const session = await ort.InferenceSession.create(bytes);
+  const feeds = {};
+  const inputs = [new ort.Tensor('float32', x.toArray(), [2, 3]), new ort.Tensor('float16', h.toArray(), [2, 3]),
+    new ort.Tensor('int8', i.toArray(), [2, 3])];
+  session.inputNames.forEach((n, k) => { feeds[n] = inputs[k]; });
+  const res = await session.run(feeds);
+  assert.equal(session.outputNames.length, ours.length);
+  session.outputNames.forEach((n, k) => {
+    assert.equal(res[n].type, ours[k].dtype, `output ${k} type`);
+    assert.deepEqual([...res[n].data], [...ours[k].toArray()], `output ${k} (${ours[k].dtype})`);
+  });
+  // the values themselves, hand-computed: x / 0.05 + 10 etc., saturated
+  assert.deepEqual([...ours[0].toArray()], [0, 131, 255, 150, 127, 255]);
+  assert.deepEqual([...ours[4].toArray()], [16, 16, -112, 121, 0, 1]);
+});
