@@ -478,6 +478,11 @@ export function cast(x, dtype) {
   return callOp('cast', [x], { dtype: dtypeCode(dtype) });
 }
 
+/** The same bytes read as dtype, of the same element size (ONNX BitCast): float32 <-> int32, int8 <-> uint8, ... */
+export function bitcast(x, dtype) {
+  return callOp('bitcast', [x], { dtype: dtypeCode(dtype) });
+}
+
 // ---- linear quantization (ops.def quantize / dequantize; docs/quantization.md) ----
 
 const QRANGE = { int8: [-128, 127], uint8: [0, 255] };

@@ -5,9 +5,9 @@
 // object; and the Tensor methods (x.add(y) = add(x, y)).
 
 import { Tensor } from './tensor.js';
-import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize } from './ops.js';
+import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, bitcast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize } from './ops.js';
 
-export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize };
+export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, bitcast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize };
 
 export function add(a, b) { return callOp('add', [a, b]); }
 export function sub(a, b) { return callOp('sub', [a, b]); }
@@ -93,6 +93,7 @@ export const ops = Object.freeze({
   scatterElements,
   scatterND,
   cast,
+  bitcast,
   floor,
   ceil,
   round,
@@ -163,6 +164,7 @@ const methods = {
   scatterElements(...args) { return scatterElements(this, ...args); },
   scatterND(...args) { return scatterND(this, ...args); },
   cast(...args) { return cast(this, ...args); },
+  bitcast(...args) { return bitcast(this, ...args); },
   floor() { return floor(this); },
   ceil() { return ceil(this); },
   round() { return round(this); },

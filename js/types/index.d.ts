@@ -137,6 +137,8 @@ export declare class Tensor {
   /** Python slicing rules; end omitted or null: to the end. */
   slice(dim: number, start?: number | null, end?: number | null, step?: number | null): Tensor;
   cast(dtype: DTypeLike): Tensor;
+  /** the same bytes as dtype (same element size) */
+  bitcast(dtype: DTypeLike): Tensor;
   quantize(scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: QuantizeOptions): Tensor;
   dequantize(scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: { axis?: number }): Tensor;
 }
@@ -259,6 +261,7 @@ export declare const ops: Readonly<{
   scatterElements: typeof scatterElements;
   scatterND: typeof scatterND;
   cast: typeof cast;
+  bitcast: typeof bitcast;
   floor: typeof floor;
   ceil: typeof ceil;
   round: typeof round;
@@ -382,6 +385,8 @@ export declare function scatterElements(x: Tensor, indices: Tensor, updates: Ten
 /** ONNX ScatterND: indices [..., k] address x's first k dims. */
 export declare function scatterND(x: Tensor, indices: Tensor, updates: Tensor, options?: { reduction?: ScatterReduction }): Tensor;
 export declare function cast(a: Tensor, dtype: DTypeLike): Tensor;
+/** ONNX BitCast: the same bytes read as dtype, of the same element size; to bool only from bool. */
+export declare function bitcast(a: Tensor, dtype: DTypeLike): Tensor;
 export interface QuantizeOptions {
   /** a 1-D scale / zero point runs along this dim of x (per channel) */
   axis?: number;

@@ -410,7 +410,7 @@ tp_status tp_onnx_check_ops(const omodel *md) {
  * wrap-around is per op in ONNX); only for MaxPool, whose result is one of
  * its inputs, they go through float32 too (exact both ways). */
 static int lowp_native_node(const onode *n) {
-  static const char *const native[] = {"Cast", "CastLike", "If", "Loop", "Scan", "Shape", "Size",
+  static const char *const native[] = {"Cast", "CastLike", "BitCast", "If", "Loop", "Scan", "Shape", "Size",
                                        "Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"};
   for (int i = 0; i < TP_ARRAY_LEN(native); i++)
     if (!strcmp(n->op, native[i])) return 1;

@@ -590,6 +590,9 @@ static tp_status convert_as(wr *w, const tp_node *n, const char *out) {
     default:
       break;
   }
+  if (n->op == TP_OP_BITCAST)
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (bitcast): ONNX's BitCast needs opset 26; the export writes opset %d",
+                   n->name, TP_ONNX_SAVE_OPSET);
   if (n->op == TP_OP_ARGTOPK)
     return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (argtopk): exporting it is not supported yet", n->name);
   if (n->op == TP_OP_BITWISE_AND || n->op == TP_OP_BITWISE_OR || n->op == TP_OP_BITWISE_XOR ||

@@ -712,10 +712,14 @@ static tp_status shape_roi_align(tp_op op, int nin, const tp_desc *const *in, co
 
 static tp_status shape_cast(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
                             tp_desc *out) {
-  (void)op;
   (void)nin;
   if ((unsigned)a->dtype >= TP_DTYPE_COUNT)
-    return tp_fail(TP_ERR_INVALID_ARG, "cast: unknown dtype %d", (int)a->dtype);
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: unknown dtype %d", tp_op_name(op), (int)a->dtype);
+  if (op == TP_OP_BITCAST && tp_dtype_size(a->dtype) != tp_dtype_size(in[0]->dtype))
+    return tp_fail(TP_ERR_INVALID_ARG, "bitcast: %s (%zu bytes) to %s (%zu bytes): the sizes must be equal",
+                   tp_dtype_name(in[0]->dtype), tp_dtype_size(in[0]->dtype), tp_dtype_name(a->dtype), tp_dtype_size(a->dtype));
+  if (op == TP_OP_BITCAST && a->dtype == TP_BOOL && in[0]->dtype != TP_BOOL)
+    return tp_fail(TP_ERR_INVALID_ARG, "bitcast: to bool only from bool (%s bytes may not be 0 or 1)", tp_dtype_name(in[0]->dtype));
   *out = *in[0];
   out->weak = 0;
   out->dtype = a->dtype;

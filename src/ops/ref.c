@@ -111,7 +111,7 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
   }
   TP_TRY(tp_op_infer(op, nin, dp, attrs, &od));
   int f = tp_op_flags(op);
-  if ((f & TP_OPF_VIEW) || op == TP_OP_CONCAT || op == TP_OP_CAST) {
+  if ((f & TP_OPF_VIEW) || op == TP_OP_CONCAT || op == TP_OP_CAST || op == TP_OP_BITCAST) {
     /* data movement has no arithmetic: the eager path is its own reference */
     tp_tensor *v, *c;
     TP_TRY(tp_op_exec(op, nin, in, attrs, &od, &v));

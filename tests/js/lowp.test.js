@@ -157,3 +157,10 @@ test('exported float16 / int8 / quantize / dequantize graphs: onnxruntime-node c
   assert.deepEqual([...ours[0].toArray()], [0, 131, 255, 150, 127, 255]);
   assert.deepEqual([...ours[4].toArray()], [16, 16, -112, 121, 0, 1]);
 });
+
+test('bitcast: the same bytes as another dtype of one size', () => {
+  const x = tp.tensor([1, -2]);
+  assert.deepEqual([...x.bitcast('int32').toArray()], [0x3f800000, 0xc0000000 | 0]);
+  assert.deepEqual([...tp.tensor(new Int8Array([-1, 5])).bitcast('uint8').toArray()], [255, 5]);
+  assert.throws(() => x.bitcast('float16'), /bitcast: float32 \(4 bytes\) to float16 \(2 bytes\): the sizes must be equal/);
+});

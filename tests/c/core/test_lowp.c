@@ -301,6 +301,34 @@ static void test_quantize_ops(void) {
   tp_tensor_release(tzi), tp_tensor_release(ts3), tp_tensor_release(txq), tp_tensor_release(tz128), tp_tensor_release(ts16);
 }
 
+static void test_bitcast(void) {
+  /* the bytes as another dtype of the same size: 1.0f = 0x3f800000, -2.0f =
+   * 0xc0000000; int8 -1 = uint8 255; sizes must match; to bool only from bool */
+  const float x[] = {1.0f, -2.0f};
+  tp_tensor *t = f32s(2, x), *y = NULL;
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dtype = TP_I32;
+  CHECK_OK(tp_op_call(TP_OP_BITCAST, 1, &t, &at, &y));
+  const uint32_t want[] = {0x3f800000u, 0xc0000000u};
+  expect_bytes("bitcast float32 -> int32", y, TP_I32, want, 4, 2);
+  tp_tensor_release(y);
+  const int8_t m[] = {-1, 5};
+  tp_tensor *t8 = typed(TP_I8, 2, m);
+  at.dtype = TP_U8;
+  CHECK_OK(tp_op_call(TP_OP_BITCAST, 1, &t8, &at, &y));
+  const uint8_t w8[] = {255, 5};
+  expect_bytes("bitcast int8 -> uint8", y, TP_U8, w8, 1, 2);
+  tp_tensor_release(y);
+  at.dtype = TP_F16;
+  CHECK(tp_op_call(TP_OP_BITCAST, 1, &t, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "bitcast: float32 (4 bytes) to float16 (2 bytes): the sizes must be equal"));
+  at.dtype = TP_BOOL;
+  CHECK(tp_op_call(TP_OP_BITCAST, 1, &t8, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "bitcast: to bool only from bool"));
+  tp_tensor_release(t), tp_tensor_release(t8);
+}
+
 int main(void) {
   size_t live0 = tp_live_tensors();
   test_names();
@@ -311,6 +339,7 @@ int main(void) {
   test_full_arange();
   test_npy();
   test_quantize_ops();
+  test_bitcast();
   CHECKF(tp_live_tensors() == live0, "%zu tensors leaked", tp_live_tensors() - live0);
   printf("test_lowp: %d checks, %d failure(s)\n", checks, failures);
   return failures != 0;

@@ -1253,6 +1253,38 @@ static void cases_grid_sample(void) {
 
 /* roi_align: avg and max, both coordinate modes, fixed and adaptive
  * sampling, regions inside, across and outside the image, x in every layout. */
+/* bitcast between the dtypes of one size, contiguous and transposed */
+static void cases_bitcast(void) {
+  static const int pairs[][2] = {{TP_F32, TP_I32}, {TP_I32, TP_F32}, {TP_I8, TP_U8}, {TP_U8, TP_I8}, {TP_F16, TP_BF16},
+                                 {TP_BOOL, TP_U8}};
+  static const int64_t sh[2] = {3, 5};
+  for (int p = 0; p < 6; p++)
+    for (int tr = 0; tr < 2; tr++) {
+      tp_tensor *r = NULL, *x = NULL, *in[1];
+      tp_attrs a;
+      tp_attrs_init(&a);
+      a.dtype = (tp_dtype)pairs[p][0];
+      tp_randn(2, sh, 77 + (uint64_t)p, &r);
+      tp_tensor *m = NULL, *s = NULL;
+      tp_scalar(40, 1, &s);
+      tp_mul(r, s, &m);
+      tp_op_call(TP_OP_CAST, 1, &m, &a, &x);
+      tp_tensor_release(r), tp_tensor_release(m), tp_tensor_release(s);
+      if (tr) {
+        tp_tensor *t = NULL;
+        tp_transpose(x, 0, 1, &t);
+        tp_tensor_release(x);
+        x = t;
+      }
+      in[0] = x;
+      a.dtype = (tp_dtype)pairs[p][1];
+      char lbl[64];
+      snprintf(lbl, sizeof lbl, "%s -> %s%s", tp_dtype_short((tp_dtype)pairs[p][0]), tp_dtype_short((tp_dtype)pairs[p][1]),
+               tr ? " transposed" : "");
+      run_case(lbl, TP_OP_BITCAST, 1, in, &a);
+    }
+}
+
 /* quantize / dequantize: per tensor and per last-axis scales, with and
  * without zero points, values past the saturation range */
 static void cases_quant(tp_op op) {
@@ -1321,6 +1353,7 @@ static void differential_op(int op) {
       case TP_OP_ROI_ALIGN: cases_roi_align(); break;
       case TP_OP_QUANTIZE:
       case TP_OP_DEQUANTIZE: cases_quant((tp_op)op); break;
+      case TP_OP_BITCAST: cases_bitcast(); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:
