@@ -329,6 +329,49 @@ static void test_bitcast(void) {
   tp_tensor_release(t), tp_tensor_release(t8);
 }
 
+/* The graph text carries the dtypes and the ops' attributes; a graph of
+ * them runs: x = 1.5 -3 (float16), scale 0.5 -> q = 3 -6 (int8), back to
+ * 1.5 -3, and q's bytes as uint8 3 250. */
+static void test_graph_text(void) {
+  static const char text[] = "tpgraph v1\n"
+                             "%x = placeholder : f16[2]\n"
+                             "%s = placeholder : f32[]\n"
+                             "%q = quantize(%x, %s, none, dtype=i8) : i8[2]\n"
+                             "%d = dequantize(%q, %s, none) : f32[2]\n"
+                             "%b = bitcast(%q, dtype=u8) : u8[2]\n"
+                             "%h = add(%x, %x) : f16[2]\n"
+                             "output(%q, %d, %b, %h)\n";
+  tp_graph *g = NULL, *g2 = NULL;
+  char *p1 = NULL, *p2 = NULL;
+  CHECK_OK(tp_graph_parse(text, sizeof text - 1, &g));
+  if (!g) return;
+  CHECK_OK(tp_graph_print(g, 1, &p1));
+  CHECK(p1 && strstr(p1, "f16[2]") && strstr(p1, "dtype=i8") && strstr(p1, "bitcast(%q, dtype=u8) : u8[2]"));
+  CHECK_OK(tp_graph_parse(p1, strlen(p1), &g2));
+  if (g2) CHECK_OK(tp_graph_print(g2, 1, &p2));
+  CHECKF(p1 && p2 && !strcmp(p1, p2), "the text does not round-trip:\n%s\n%s", p1, p2);
+  const uint16_t xh[] = {0x3e00, 0xc200};
+  const float half = 0.5f;
+  tp_tensor *in[2] = {typed(TP_F16, 2, xh), NULL}, *out[4] = {0};
+  int nout = 0;
+  CHECK_OK(tp_tensor_new(TP_F32, 0, NULL, &half, &in[1]));
+  CHECK_OK(tp_graph_run(g, 2, in, 4, out, &nout));
+  if (nout == 4) {
+    const int8_t wq[] = {3, -6};
+    const float wd[] = {1.5f, -3.0f};
+    const uint8_t wb[] = {3, 250};
+    const uint16_t wh[] = {0x4200, 0xc600}; /* 3, -6 */
+    expect_bytes("graph quantize", out[0], TP_I8, wq, 1, 2);
+    expect_bytes("graph dequantize", out[1], TP_F32, wd, 4, 2);
+    expect_bytes("graph bitcast", out[2], TP_U8, wb, 1, 2);
+    expect_bytes("graph float16 add", out[3], TP_F16, wh, 2, 2);
+  }
+  for (int i = 0; i < nout; i++) tp_tensor_release(out[i]);
+  tp_tensor_release(in[0]), tp_tensor_release(in[1]);
+  tp_free_buffer(p1), tp_free_buffer(p2);
+  tp_graph_free(g), tp_graph_free(g2);
+}
+
 int main(void) {
   size_t live0 = tp_live_tensors();
   test_names();
@@ -340,6 +383,7 @@ int main(void) {
   test_npy();
   test_quantize_ops();
   test_bitcast();
+  test_graph_text();
   CHECKF(tp_live_tensors() == live0, "%zu tensors leaked", tp_live_tensors() - live0);
   printf("test_lowp: %d checks, %d failure(s)\n", checks, failures);
   return failures != 0;
