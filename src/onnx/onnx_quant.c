@@ -71,7 +71,7 @@ static tp_status shape_param(imp *m, ref p, const tp_desc *x, int64_t axis, int6
   ref r, z, y;
   TP_TRY(tp_onnx_reshape(m, p, n2, sh, &r));
   sh[ax + 1] = block;
-  TP_TRY(tp_onnx_full(m, tp_dtype_compute(d.dtype), n2, sh, 0, &z));
+  TP_TRY(tp_onnx_full(m, d.dtype, n2, sh, 0, &z)); /* zeros of p's dtype: p + 0 keeps it */
   TP_TRY(tp_onnx_binary(m, TP_OP_ADD, r, z, &y)); /* repeated block times */
   int64_t fl[TP_MAX_DIMS];
   for (int k = 0; k < x->ndim; k++) fl[k] = k == ax ? nb * block : x->shape[k];

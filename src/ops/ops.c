@@ -888,15 +888,19 @@ static tp_status shape_pool2d(tp_op op, int nin, const tp_desc *const *in, const
 
 /* ---- entry points ---- */
 /* 1 when op must see float16/bfloat16/int8/uint8 operands widened; *lp is
- * the first such operand's dtype (the one the result rounds back to). */
+ * the first such operand's dtype, the one a result of its compute dtype
+ * rounds back to, unless a tensor operand already has that compute dtype
+ * (float16 + float32 is float32, as PyTorch promotes): then *lp is the
+ * compute dtype itself and nothing rounds back. */
 static int lowp_widen(tp_op op, int nin, const tp_desc *const *in, tp_dtype *lp) {
   if (op_table[op].flags & (TP_OPF_LOWP | TP_OPF_VIEW)) return 0;
+  int found = 0;
+  for (int i = 0; i < nin && !found; i++)
+    if (in[i] && tp_dtype_is_storage(in[i]->dtype)) *lp = in[i]->dtype, found = 1;
+  if (!found) return 0;
   for (int i = 0; i < nin; i++)
-    if (in[i] && tp_dtype_is_storage(in[i]->dtype)) {
-      *lp = in[i]->dtype;
-      return 1;
-    }
-  return 0;
+    if (in[i] && !in[i]->weak && in[i]->dtype == tp_dtype_compute(*lp)) *lp = in[i]->dtype;
+  return 1;
 }
 
 tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *attrs,

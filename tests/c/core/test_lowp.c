@@ -153,6 +153,17 @@ static void test_arith(void) {
   CHECK_OK(tp_add(th1, th2, &hs));
   const uint16_t whs[] = {0x3c00, 0x6800, 0x34cc};
   expect_bytes("float16 add", hs, TP_F16, whs, 2, 3);
+  /* a float32 (int32) tensor operand promotes: float16 + float32 is float32,
+   * int8 + int32 is int32 (no wrap: 100 + 100 = 200) */
+  const float f1[] = {0.5f, 0.5f, 0.5f};
+  const int32_t i1[] = {100, 100, 100};
+  tp_tensor *tf = f32s(3, f1), *tii = typed(TP_I32, 3, i1), *pf = NULL, *pi = NULL;
+  CHECK_OK(tp_add(th1, tf, &pf));
+  CHECK(pf && tp_tensor_dtype(pf) == TP_F32);
+  CHECK_OK(tp_add(ta, tii, &pi));
+  const int32_t wpi[] = {200, 0, 107};
+  expect_bytes("int8 + int32", pi, TP_I32, wpi, 4, 3);
+  tp_tensor_release(tf), tp_tensor_release(tii), tp_tensor_release(pf), tp_tensor_release(pi);
   /* comparisons of int8 give bool */
   tp_tensor *lt = NULL;
   tp_tensor *in2[2] = {ta, tb};
