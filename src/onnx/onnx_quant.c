@@ -81,14 +81,30 @@ static tp_status shape_param(imp *m, ref p, const tp_desc *x, int64_t axis, int6
   return TP_OK;
 }
 
+/* The graph node of r named after ONNX node n (sanitized, made unique),
+ * so that a run-time error (a scale fed as 0) names the model's node. */
+static tp_status name_after(imp *m, const onode *n, ref r) {
+  if (r.kind != R_NODE) return TP_OK;
+  char nm[128], un[160];
+  tp_onnx_sanitize_name(*n->name ? n->name : n->op, nm, sizeof nm);
+  snprintf(un, sizeof un, "%s", nm);
+  for (int k = 2; tp_graph_find(m->g, un) >= 0; k++) snprintf(un, sizeof un, "%s_%d", nm, k);
+  char *d = tp_strdup(un);
+  if (!d) return TP_ERR_OUT_OF_MEMORY;
+  tp_free(m->g->nodes[r.node].name);
+  m->g->nodes[r.node].name = d;
+  return TP_OK;
+}
+
 /* saturate(round(xf / scale) + zp) as dtype qd: ops.def's quantize, which
- * checks every scale (run-time ones too). */
-static tp_status quantize(imp *m, ref xf, ref scale, ref zp, tp_dtype qd, ref *out) {
+ * checks every scale (run-time ones too); its node is named after n. */
+static tp_status quantize(imp *m, onode *n, ref xf, ref scale, ref zp, tp_dtype qd, ref *out) {
   tp_attrs at;
   tp_attrs_init(&at);
   at.dtype = qd;
   ref args[3] = {xf, scale, zp};
-  return tp_onnx_emit(m, TP_OP_QUANTIZE, 3, args, &at, out);
+  TP_TRY(tp_onnx_emit(m, TP_OP_QUANTIZE, 3, args, &at, out));
+  return name_after(m, n, *out);
 }
 
 /* The same composed of div, round, add and the saturating cast, for
@@ -134,7 +150,7 @@ tp_status tp_onnx_cv_quantize(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_cast(m, x, TP_F32, &x));
   TP_TRY(shape_param(m, s, &xd, axis, block, "y_scale", &s));
   if (z.kind != R_NONE) TP_TRY(shape_param(m, z, &xd, axis, block, "y_zero_point", &z));
-  TP_TRY(quantize(m, x, s, z, qd, &y));
+  TP_TRY(quantize(m, n, x, s, z, qd, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
 
@@ -159,6 +175,7 @@ tp_status tp_onnx_cv_dequantize(imp *m, onode *n, int arg) {
   if (z.kind != R_NONE) TP_TRY(shape_param(m, z, &xd, axis, block, "x_zero_point", &z));
   ref args[3] = {x, s, z};
   TP_TRY(tp_onnx_emit(m, TP_OP_DEQUANTIZE, 3, args, NULL, &y));
+  TP_TRY(name_after(m, n, y));
   TP_TRY(tp_onnx_cast(m, y, outd, &y)); /* the scale's dtype: float16 scales give float16 */
   return tp_onnx_set_out(m, n, 0, y);
 }
@@ -269,7 +286,7 @@ tp_status tp_onnx_cv_qlinearmatmul(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_cast(m, bs, TP_F32, &bs));
   TP_TRY(tp_onnx_binary(m, TP_OP_MUL, as, bs, &s));
   TP_TRY(tp_onnx_binary(m, TP_OP_MUL, y, s, &y));
-  TP_TRY(quantize(m, y, ys, yz, qd, &y));
+  TP_TRY(quantize(m, n, y, ys, yz, qd, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
 
@@ -410,6 +427,6 @@ tp_status tp_onnx_cv_qlinearconv(imp *m, onode *n, int arg) {
   }
   TP_TRY(tp_onnx_binary(m, TP_OP_MUL, xs, ws, &s));
   TP_TRY(tp_onnx_binary(m, TP_OP_MUL, y, s, &y));
-  TP_TRY(quantize(m, y, ys, yz, qd, &y));
+  TP_TRY(quantize(m, n, y, ys, yz, qd, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tp from '../../js/index.js';
+import { makeModel } from './_onnx_pb.mjs';
 
 test('float32ToFloat16 / float16ToFloat32: round to nearest even, overflow to Infinity, NaN', () => {
   const x = [1, 65504, 65519, 65520, -65520, 2 ** -24, 2 ** -25, 3 * 2 ** -25, 1 + 2 ** -11, 1 + 3 * 2 ** -11, -0, Infinity, -2.5, 0.1];
@@ -163,4 +164,34 @@ test('bitcast: the same bytes as another dtype of one size', () => {
   assert.deepEqual([...x.bitcast('int32').toArray()], [0x3f800000, 0xc0000000 | 0]);
   assert.deepEqual([...tp.tensor(new Int8Array([-1, 5])).bitcast('uint8').toArray()], [255, 5]);
   assert.throws(() => x.bitcast('float16'), /bitcast: float32 \(4 bytes\) to float16 \(2 bytes\): the sizes must be equal/);
+});
+
+test('ONNX quantization models: scales fed at run time are checked, bad models name the node', () => {
+  // QuantizeLinear with every input fed at run time (elem 1 float, 2 uint8, 3 int8)
+  const q = makeModel({ opset: 21, nodes: [['QuantizeLinear', ['x', 's', 'z'], ['y']]],
+    inputs: [['x', 1, [4]], ['s', 1, []], ['z', 2, []]], outputs: [['y', 2, null]] });
+  const x = tp.tensor([1, 2, 3, 4]);
+  for (const backend of ['eager', 'stax']) {
+    const m = tp.onnx.load(q, { backend });
+    const z = tp.tensor(3, { dtype: 'uint8' });
+    assert.deepEqual([...m.run({ x, s: tp.tensor(0.5), z }).y.toArray()], [5, 7, 9, 11]);
+    assert.throws(() => m.run({ x, s: tp.tensor(0), z }), /quantize: scale element 0 is 0; a scale must be finite and > 0/);
+    assert.throws(() => m.run({ x, s: tp.tensor(-2), z }), /scale element 0 is -2/);
+    if (backend === 'eager') assert.throws(() => m.run({ x, s: tp.tensor(NaN), z }), /node %y: quantize: scale element 0 is nan/);
+    assert.deepEqual([...m.run({ x, s: tp.tensor(1), z }).y.toArray()], [4, 5, 6, 7]); // still usable
+  }
+  const mm = makeModel({ nodes: [['MatMulInteger', ['a', 'b'], ['y']]], inputs: [['a', 2, [2, 300]], ['b', 2, [300, 2]]], outputs: [['y', 6, null]] });
+  assert.throws(() => tp.onnx.load(mm).run({ a: tp.zeros([2, 300], { dtype: 'uint8' }), b: tp.zeros([300, 2], { dtype: 'uint8' }) }),
+    /node 'y' \(MatMulInteger\): MatMulInteger with an inner dimension of 300 is not supported yet/);
+  const dq = makeModel({ nodes: [['DequantizeLinear', ['x', 's', 'z'], ['y']]], inputs: [['x', 2, [4]], ['s', 1, []], ['z', 3, []]], outputs: [['y', 1, null]] });
+  assert.throws(() => tp.onnx.load(dq).run({ x: tp.zeros([4], { dtype: 'uint8' }), s: tp.tensor(1), z: tp.zeros([], { dtype: 'int8' }) }),
+    /node 'y' \(DequantizeLinear\): x_zero_point has dtype int8, x uint8; they must match/);
+  const qa = makeModel({ nodes: [['QuantizeLinear', ['x', 's'], ['y'], { axis: 1 }]], inputs: [['x', 1, [2, 3]], ['s', 1, [2]]], outputs: [['y', 2, null]] });
+  assert.throws(() => tp.onnx.load(qa).run({ x: tp.zeros([2, 3]), s: tp.tensor([1, 2]) }),
+    /node 'y' \(QuantizeLinear\): y_scale has shape \[2\]; per-axis quantization along axis 1 of \[2,3\] needs \[3\]/);
+  // MatMulInteger at the bound (K = 258, all 255 * 255): exact
+  const ok = makeModel({ nodes: [['MatMulInteger', ['a', 'b'], ['y']]], inputs: [['a', 2, [1, 258]], ['b', 2, [258, 1]]], outputs: [['y', 6, null]] });
+  const r = tp.onnx.load(ok).run({ a: tp.full([1, 258], 255, { dtype: 'uint8' }), b: tp.full([258, 1], 255, { dtype: 'uint8' }) }).y;
+  assert.equal(r.dtype, 'int32');
+  assert.deepEqual([...r.toArray()], [258 * 255 * 255]);
 });
