@@ -395,6 +395,18 @@ export interface QuantizeOptions {
 }
 /** ONNX QuantizeLinear: saturate(round half to even(x / scale) + zeroPoint) as int8/uint8; scales finite and > 0. */
 export declare function quantize(x: Tensor, scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: QuantizeOptions): Tensor;
+export interface Quantized {
+  q: Tensor;
+  scale: Tensor;
+  zeroPoint: Tensor;
+}
+/** Helpers that choose scales and zero points (docs/quantization.md). */
+export declare const quantization: Readonly<{
+  /** per-channel (axis, default 0) weight quantization: int8 symmetric (default) or uint8 asymmetric */
+  quantizeWeight(w: Tensor, options?: { axis?: number; dtype?: 'int8' | 'uint8' }): Quantized;
+  /** ONNX DynamicQuantizeLinear over all of x: uint8 */
+  dynamicQuantize(x: Tensor): Quantized;
+}>;
 /** ONNX DequantizeLinear: (q - zeroPoint) * scale for int8/uint8/int32 q; float32 (float16 with a float16 scale). */
 export declare function dequantize(q: Tensor, scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: { axis?: number }): Tensor;
 

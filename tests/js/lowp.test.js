@@ -195,3 +195,26 @@ test('ONNX quantization models: scales fed at run time are checked, bad models n
   assert.equal(r.dtype, 'int32');
   assert.deepEqual([...r.toArray()], [258 * 255 * 255]);
 });
+
+test('tp.quantization: per-channel weights and dynamic quantization (hand-computed scales)', () => {
+  // channel 0: max |w| 2.54 -> scale 0.02; channel 1: all zero -> scale 1
+  const w = tp.tensor([[1, -2.54, 0.01], [0, 0, 0]]);
+  const { q, scale, zeroPoint } = tp.quantization.quantizeWeight(w);
+  assert.equal(q.dtype, 'int8');
+  assert.deepEqual([...scale.toArray()].map((v) => Math.fround(v)), [Math.fround(Math.fround(2.54) / 127), 1]);
+  assert.deepEqual([...zeroPoint.toArray()], [0, 0]);
+  assert.deepEqual([...q.toArray()], [50, -127, 0, 0, 0, 0]);
+  const back = tp.dequantize(q, scale, zeroPoint, { axis: 0 }).toArray();
+  for (const [i, v] of [1, -2.54, 0.01, 0, 0, 0].entries()) assert.ok(Math.abs(back[i] - v) <= 0.01 + 1e-6, `element ${i}`);
+  // uint8 per column (axis 1): column 0 [-1, 3] -> scale 4/255, zero point round(255/4) = 64
+  const u = tp.quantization.quantizeWeight(tp.tensor([[-1, 2], [3, 4]]), { axis: 1, dtype: 'uint8' });
+  assert.equal(u.q.dtype, 'uint8');
+  assert.deepEqual([...u.zeroPoint.toArray()], [64, 0]);
+  // DynamicQuantizeLinear's example: x = [0, 2, -3, -2.5, 1.34, 0.5] -> scale 5/255, zero point 153
+  const d = tp.quantization.dynamicQuantize(tp.tensor([0, 2, -3, -2.5, 1.34, 0.5]));
+  assert.equal(d.zeroPoint.item(), 153);
+  assert.ok(Math.abs(d.scale.item() - 5 / 255) < 1e-7);
+  assert.deepEqual([...d.q.toArray()], [153, 255, 0, 26, 221, 179]);
+  assert.throws(() => tp.quantization.quantizeWeight(tp.tensor([1], { dtype: 'int32' })), /w has dtype int32; a float tensor is required/);
+  assert.throws(() => tp.quantization.quantizeWeight(w, { axis: 2 }), /axis 2 is out of range for w of rank 2/);
+});
