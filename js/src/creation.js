@@ -168,14 +168,25 @@ function toTypedArray(values, d, what) {
  * flat data.
  */
 export function tensor(data, options = {}) {
+  let fromDtype = null; // a Tensor's own dtype: its array's type does not say it (uint8, float16 bits)
   if (data instanceof Tensor) {
+    if (options.dtype !== undefined && dtypeCode(options.dtype) !== dtypeCode(data.dtype)) {
+      const c = data.cast(options.dtype);
+      if (options.shape === undefined) return c;
+      try {
+        return tensor(c, { shape: options.shape });
+      } finally {
+        c.dispose();
+      }
+    }
+    fromDtype = dtypeCode(data.dtype);
     data = data.toArray();
   }
   let shape;
   let flat;
   let d;
   if (ArrayBuffer.isView(data) && !(data instanceof DataView)) {
-    d = typedDtype(data);
+    d = fromDtype ?? typedDtype(data);
     shape = [data.length];
     flat = data;
   } else if (Array.isArray(data)) {

@@ -218,3 +218,13 @@ test('tp.quantization: per-channel weights and dynamic quantization (hand-comput
   assert.throws(() => tp.quantization.quantizeWeight(tp.tensor([1], { dtype: 'int32' })), /w has dtype int32; a float tensor is required/);
   assert.throws(() => tp.quantization.quantizeWeight(w, { axis: 2 }), /axis 2 is out of range for w of rank 2/);
 });
+
+test('tensor(t) of a float16 / uint8 tensor keeps its dtype; with another dtype it casts', () => {
+  const h = tp.tensor([1.5, -2], { dtype: 'float16' });
+  const c = tp.tensor(h);
+  assert.equal(c.dtype, 'float16');
+  assert.deepEqual(c.toList(), [1.5, -2]);
+  assert.equal(tp.tensor(tp.tensor([7], { dtype: 'uint8' })).dtype, 'uint8');
+  assert.deepEqual(tp.tensor(h, { dtype: 'float32' }).toList(), [1.5, -2]);
+  assert.deepEqual(tp.tensor(h, { dtype: 'float32', shape: [2, 1] }).toList(), [[1.5], [-2]]);
+});
