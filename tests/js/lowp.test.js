@@ -228,3 +228,20 @@ test('tensor(t) of a float16 / uint8 tensor keeps its dtype; with another dtype 
   assert.deepEqual(tp.tensor(h, { dtype: 'float32' }).toList(), [1.5, -2]);
   assert.deepEqual(tp.tensor(h, { dtype: 'float32', shape: [2, 1] }).toList(), [[1.5], [-2]]);
 });
+
+test('compiled functions on float16 / int8 tensors match eager (stax and eager backends)', () => {
+  const f = (x, i, w) => [x.add(x).mul(0.5).relu(), i.mul(i).add(1), x.matmul(w).softmax(-1), tp.quantize(x.cast('float32'), 0.1)];
+  const x = tp.tensor([[1, -2, 3.3], [0.1, 65000, -1e-3]], { dtype: 'float16' });
+  const i = tp.tensor(new Int8Array([100, -7, 12]));
+  const w = tp.tensor([[0.5, 1], [2, -1], [0.25, 0]], { dtype: 'float16' });
+  const want = f(x, i, w);
+  for (const backend of ['stax', 'eager']) {
+    const g = tp.compiler.compile(f, { backend });
+    const got = g(x, i, w);
+    got.forEach((t, k) => {
+      assert.equal(t.dtype, want[k].dtype, `${backend} output ${k}`);
+      assert.deepEqual([...t.toArray()], [...want[k].toArray()], `${backend} output ${k}`);
+    });
+  }
+  assert.deepEqual([...want[1].toArray()], [17, 50, -111]); // 10001 mod 256 = 17, 49 + 1, 145 -> -111
+});
