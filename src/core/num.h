@@ -119,6 +119,29 @@ static inline uint16_t tp_f64_to_f16(double v) {
   return (uint16_t)(sign | (uint16_t)(be << 10) | (uint16_t)(m - 1024));
 }
 
+/* The same rounding from a float32, on its bits (the cast's fast path;
+ * tests/c/core/test_lowp.c compares it with the compiler's _Float16 over a
+ * sweep of float32 bit patterns). */
+static inline uint16_t tp_f32_to_f16(float f) {
+  union { float f; uint32_t u; } x = {f};
+  uint16_t sign = (uint16_t)((x.u >> 16) & 0x8000u);
+  uint32_t ax = x.u & 0x7fffffffu;
+  if (ax >= 0x7f800000u) /* Inf, NaN (quiet, top payload bits kept) */
+    return (uint16_t)(sign | (ax > 0x7f800000u ? 0x7e00u | ((ax >> 13) & 0x3ffu) : 0x7c00u));
+  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520: Inf */
+  if (ax <= 0x33000000u) return sign;                      /* <= 2^-25: 0 (2^-25 ties to even 0) */
+  if (ax < 0x38800000u) { /* below 2^-14: a subnormal, m = round(|f| * 2^24) */
+    uint32_t mant = (ax & 0x7fffffu) | 0x800000u;
+    int shift = 126 - (int)(ax >> 23); /* 14..24 */
+    uint32_t m = mant >> shift, rem = mant & ((1u << shift) - 1u), half = 1u << (shift - 1);
+    m += rem > half || (rem == half && (m & 1u));
+    return (uint16_t)(sign | m);
+  }
+  uint32_t r = (ax - 0x38000000u) >> 13, rem = ax & 0x1fffu; /* rebias 127 -> 15, 23 -> 10 bits */
+  r += rem > 0x1000u || (rem == 0x1000u && (r & 1u));        /* a carry moves into the exponent */
+  return (uint16_t)(sign | r);
+}
+
 static inline float tp_bf16_to_f32(uint16_t h) {
   union { uint32_t u; float f; } u = {(uint32_t)h << 16};
   return u.f;

@@ -359,7 +359,9 @@ void tp_tensor_copy_into(const tp_tensor *src, tp_tensor *dst) {
       if (src_int && src->dtype != TP_I64) iv = (int64_t)v;
       switch (dst->dtype) {
         case TP_F32: ((float *)db)[di] = src->dtype == TP_I64 ? (float)iv : (float)v; break;
-        case TP_F16: ((uint16_t *)db)[di] = tp_f64_to_f16(src->dtype == TP_I64 ? (double)iv : v); break;
+        case TP_F16: /* float sources are exact floats: the bit-level rounding */
+          ((uint16_t *)db)[di] = src_int ? tp_f64_to_f16(src->dtype == TP_I64 ? (double)iv : v) : tp_f32_to_f16((float)v);
+          break;
         case TP_BF16: ((uint16_t *)db)[di] = tp_f64_to_bf16(src->dtype == TP_I64 ? (double)iv : v); break;
         case TP_I32:
           /* float -> int saturates, NaN -> 0 (num.h) */

@@ -3,6 +3,7 @@
  * casts at the rounding and saturation edges, arithmetic computed in
  * float32/int32 and rounded (or wrapped) once, .npy round trips, names. */
 #include <math.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include "check.h"
@@ -122,6 +123,13 @@ static void test_int_casts(void) {
   tp_tensor *ti = typed(TP_I32, 5, xi), *ci = cast(ti, TP_I8), *cu = cast(ti, TP_U8);
   expect_bytes("int32 -> int8", ci, TP_I8, wi, 1, 5);
   expect_bytes("int32 -> uint8", cu, TP_U8, wu, 1, 5);
+  /* int32 -> float16 (the rounding from the exact value): 2049 ties to 2048,
+   * 2051 ties to 2052, 65519 -> 65504, 65520 -> Inf */
+  const int32_t xh[] = {2049, 2051, 65519, 65520, -70000};
+  const uint16_t wh[] = {0x6800, 0x6802, 0x7bff, 0x7c00, 0xfc00};
+  tp_tensor *th = typed(TP_I32, 5, xh), *ch = cast(th, TP_F16);
+  expect_bytes("int32 -> float16", ch, TP_F16, wh, 2, 5);
+  tp_tensor_release(th), tp_tensor_release(ch);
   /* int8 -> uint8 -> int8 round trip is the identity on bits */
   tp_tensor *u = cast(ci, TP_U8), *back = cast(u, TP_I8);
   expect_bytes("int8 -> uint8 -> int8", back, TP_I8, wi, 1, 5);
@@ -383,10 +391,44 @@ static void test_graph_text(void) {
   tp_graph_free(g), tp_graph_free(g2);
 }
 
+/* float32 -> float16 over a sweep of float32 bit patterns (every 997th,
+ * all exponents and signs, NaNs and infinities) against the compiler's
+ * _Float16 conversion (IEEE round to nearest even). */
+static void test_f16_sweep(void) {
+  const int64_t n = ((int64_t)1 << 32) / 997 + 1;
+  float *x = malloc(sizeof(float) * (size_t)n);
+  uint16_t *got = malloc(2 * (size_t)n);
+  if (!x || !got) {
+    FAILF("sweep: out of memory");
+    free(x), free(got);
+    return;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t u = (uint32_t)((uint64_t)i * 997u);
+    memcpy(&x[i], &u, 4);
+  }
+  tp_tensor *t = NULL;
+  CHECK_OK(tp_tensor_new(TP_F32, 1, &n, x, &t));
+  tp_tensor *h = cast(t, TP_F16);
+  CHECK_OK(tp_tensor_read(h, got, 2 * (size_t)n));
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++) {
+    _Float16 r = (_Float16)x[i];
+    uint16_t w;
+    memcpy(&w, &r, 2);
+    int both_nan = (w & 0x7c00) == 0x7c00 && (w & 0x3ff) && (got[i] & 0x7c00) == 0x7c00 && (got[i] & 0x3ff);
+    if (w != got[i] && !both_nan && bad++ < 5) FAILF("sweep: %a -> 0x%04x, _Float16 0x%04x", (double)x[i], got[i], w);
+  }
+  CHECKF(bad == 0, "sweep: %lld of %lld conversions differ", (long long)bad, (long long)n);
+  tp_tensor_release(t), tp_tensor_release(h);
+  free(x), free(got);
+}
+
 int main(void) {
   size_t live0 = tp_live_tensors();
   test_names();
   test_f16_cast();
+  test_f16_sweep();
   test_bf16_cast();
   test_int_casts();
   test_arith();
