@@ -48,6 +48,7 @@ export function bitwiseOr(a, b) { return callOp('bitwise_or', [a, b]); }
 export function bitwiseXor(a, b) { return callOp('bitwise_xor', [a, b]); }
 export function bitwiseNot(a) { return callOp('bitwise_not', [a]); }
 export function det(a) { return callOp('det', [a]); }
+export function matmulInt(a, b) { return callOp('matmul_int', [a, b]); }
 
 /** Every operator by its JS name (functional forms). */
 export const ops = Object.freeze({
@@ -123,6 +124,7 @@ export const ops = Object.freeze({
   roiAlign,
   quantize,
   dequantize,
+  matmulInt,
 });
 
 const methods = {
@@ -193,6 +195,7 @@ const methods = {
   gridSample(...args) { return gridSample(this, ...args); },
   quantize(...args) { return quantize(this, ...args); },
   dequantize(...args) { return dequantize(this, ...args); },
+  matmulInt(b) { return matmulInt(this, b); },
 };
 for (const [name, value] of Object.entries(methods)) {
   Object.defineProperty(Tensor.prototype, name, { value, writable: true, configurable: true, enumerable: false });

@@ -97,6 +97,7 @@ export declare class Tensor {
   bitwiseXor(b: Operand): Tensor;
   bitwiseNot(): Tensor;
   det(): Tensor;
+  matmulInt(b: Tensor): Tensor;
   // END generated ops
   /** torch style: x.where(cond, y) = where(cond, x, y). */
   where(cond: Tensor, other: Operand): Tensor;
@@ -217,6 +218,7 @@ export declare function bitwiseOr(a: Operand, b: Operand): Tensor;
 export declare function bitwiseXor(a: Operand, b: Operand): Tensor;
 export declare function bitwiseNot(a: Tensor): Tensor;
 export declare function det(a: Tensor): Tensor;
+export declare function matmulInt(a: Tensor, b: Tensor): Tensor;
 /** Every operator by its JS name. */
 export declare const ops: Readonly<{
   add: typeof add;
@@ -291,6 +293,7 @@ export declare const ops: Readonly<{
   roiAlign: typeof roiAlign;
   quantize: typeof quantize;
   dequantize: typeof dequantize;
+  matmulInt: typeof matmulInt;
 }>;
 // END generated ops
 export declare function where(cond: Tensor, a: Operand, b: Operand): Tensor;

@@ -3,12 +3,13 @@
  *   QuantizeLinear     y = saturate(round_half_even(x / scale) + zero_point)
  *   DequantizeLinear   y = (x - zero_point) * scale
  *   (per tensor, per axis (1-D scale) and blocked (block_size > 0))
- *   DynamicQuantizeLinear, MatMulInteger, QLinearMatMul.
+ *   DynamicQuantizeLinear, MatMulInteger, QLinearMatMul (ops.def's
+ *   matmul_int: exact int32), ConvInteger, QLinearConv.
  * Quantize and dequantize are ops.def's quantize / dequantize (src/ops/
- * quant.c), which check every scale on every call. Integer products run through the float32
- * GEMM with exact integer operands: exact while K * max|a| * max|b| <= 2^24,
- * which the converters check (larger K is refused until the integer GEMM,
- * qgemm, lands). Constant scales are also checked at load (zero, negative,
+ * quant.c), which check every scale on every call. Integer convolutions
+ * run through the float32 convolution with exact integer operands: exact
+ * while K * max|x| * max|w| <= 2^24, which the converters check (larger K
+ * is refused until integer convolution kernels land). Constant scales are also checked at load (zero, negative,
  * NaN or Inf), so such a model fails to load naming the node; zero points
  * are stored in their int8/uint8 dtype, so they cannot be out of range. */
 #include "import.h"
@@ -209,23 +210,23 @@ tp_status tp_onnx_cv_dynquant(imp *m, onode *n, int arg) {
   return tp_onnx_set_out(m, n, 2, zpq);
 }
 
-/* (q - zp) as float32 for an exact integer product; zp 1-D per row of a
+/* (q - zp) as int32 for the exact integer product; zp 1-D per row of a
  * (row = 1) or per column of b (row = 0). */
 static tp_status centered(imp *m, ref q, ref zp, int row, const char *what, ref *out) {
   tp_desc qd = tp_onnx_desc(m, q);
   if (!is_quant_dtype(qd.dtype))
     return tp_fail(TP_ERR_UNSUPPORTED, "%s has dtype %s (int8 or uint8 are supported)", what, tp_dtype_name(qd.dtype));
-  ref y;
-  TP_TRY(tp_onnx_cast(m, q, TP_F32, &y));
   if (zp.kind == R_NONE) {
-    *out = y;
+    *out = q; /* matmul_int reads int8 / uint8 itself */
     return TP_OK;
   }
   tp_desc zd = tp_onnx_desc(m, zp);
   if (zd.dtype != qd.dtype)
     return tp_fail(TP_ERR_INVALID_ARG, "the zero point of %s has dtype %s, %s %s; they must match", what,
                    tp_dtype_name(zd.dtype), what, tp_dtype_name(qd.dtype));
-  TP_TRY(tp_onnx_cast(m, zp, TP_F32, &zp));
+  ref y;
+  TP_TRY(tp_onnx_cast(m, q, TP_I32, &y));
+  TP_TRY(tp_onnx_cast(m, zp, TP_I32, &zp));
   if (row && zd.ndim == 1 && tp_shape_numel(1, zd.shape) > 1) {
     int64_t sh[2] = {zd.shape[0], 1};
     TP_TRY(tp_onnx_reshape(m, zp, 2, sh, &zp));
@@ -233,23 +234,12 @@ static tp_status centered(imp *m, ref q, ref zp, int row, const char *what, ref 
   return tp_onnx_binary(m, TP_OP_SUB, y, zp, out);
 }
 
-static tp_status exact_k(imp *m, ref a, const char *op) {
-  tp_desc d = tp_onnx_desc(m, a);
-  int64_t K = d.ndim ? d.shape[d.ndim - 1] : 1;
-  if ((double)K * 255.0 * 255.0 > EXACT_F32)
-    return tp_fail(TP_ERR_UNSUPPORTED,
-                   "%s with an inner dimension of %lld is not supported yet (exact up to 258 through the float32 "
-                   "GEMM; the integer GEMM is to come)", op, (long long)K);
-  return TP_OK;
-}
-
-/* (a - azp) @ (b - bzp) as float32 holding exact integers */
-static tp_status int_matmul(imp *m, ref a, ref azp, ref b, ref bzp, const char *op, ref *out) {
+/* (a - azp) @ (b - bzp): matmul_int, exact, int32 */
+static tp_status int_matmul(imp *m, ref a, ref azp, ref b, ref bzp, ref *out) {
   ref ac, bc;
-  TP_TRY(exact_k(m, a, op));
   TP_TRY(centered(m, a, azp, 1, "A", &ac));
   TP_TRY(centered(m, b, bzp, 0, "B", &bc));
-  return tp_onnx_binary(m, TP_OP_MATMUL, ac, bc, out);
+  return tp_onnx_binary(m, TP_OP_MATMUL_INT, ac, bc, out);
 }
 
 tp_status tp_onnx_cv_matmulint(imp *m, onode *n, int arg) {
@@ -259,8 +249,7 @@ tp_status tp_onnx_cv_matmulint(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_need_in(m, n, 1, &b));
   TP_TRY(tp_onnx_in(m, n, 2, &az));
   TP_TRY(tp_onnx_in(m, n, 3, &bz));
-  TP_TRY(int_matmul(m, a, az, b, bz, "MatMulInteger", &y));
-  TP_TRY(tp_onnx_cast(m, y, TP_I32, &y));
+  TP_TRY(int_matmul(m, a, az, b, bz, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
 
@@ -280,7 +269,8 @@ tp_status tp_onnx_cv_qlinearmatmul(imp *m, onode *n, int arg) {
   TP_TRY(check_scale(m, ys, "y_scale"));
   tp_dtype qd = tp_onnx_desc(m, yz).dtype;
   if (!is_quant_dtype(qd)) return tp_fail(TP_ERR_UNSUPPORTED, "y_zero_point has dtype %s (int8, uint8)", tp_dtype_name(qd));
-  TP_TRY(int_matmul(m, a, az, b, bz, "QLinearMatMul", &y));
+  TP_TRY(int_matmul(m, a, az, b, bz, &y));
+  TP_TRY(tp_onnx_cast(m, y, TP_F32, &y));
   /* y = saturate(round(acc * a_scale * b_scale / y_scale) + y_zp) */
   TP_TRY(tp_onnx_cast(m, as, TP_F32, &as));
   TP_TRY(tp_onnx_cast(m, bs, TP_F32, &bs));

@@ -587,6 +587,14 @@ static tp_status convert_as(wr *w, const tp_node *n, const char *out) {
     }
     case TP_OP_QUANTIZE:
     case TP_OP_DEQUANTIZE: return quant_node(w, n, out);
+    case TP_OP_MATMUL_INT: { /* int8/uint8 operands: MatMulInteger; with an int32 one: MatMul on int32 */
+      tp_desc d1 = arg_desc(g, &n->args[1]);
+      int q = (d0.dtype == TP_I8 || d0.dtype == TP_U8) && (d1.dtype == TP_I8 || d1.dtype == TP_U8);
+      operand(w, &n->args[0], q ? d0.dtype : TP_I32, b0, &a0);
+      operand(w, &n->args[1], q ? d1.dtype : TP_I32, b1, &a1);
+      node2(w, q ? "MatMulInteger" : "MatMul", a0, a1, out);
+      return TP_OK;
+    }
     default:
       break;
   }

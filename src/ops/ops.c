@@ -203,8 +203,17 @@ static tp_status shape_matmul(tp_op op, int nin, const tp_desc *const *in, const
   if (a->ndim == 0 || b->ndim == 0)
     return tp_fail(TP_ERR_INVALID_ARG, "matmul: operands must have at least 1 dim (a: %s, b: %s)",
                    SHAPE(a, b0), SHAPE(b, b1));
-  TP_TRY(need_f32(op, a, "a"));
-  TP_TRY(need_f32(op, b, "b"));
+  if (op == TP_OP_MATMUL_INT) { /* int8 / uint8 / int32 operands, int32 result */
+    for (int i = 0; i < 2; i++) {
+      tp_dtype d = in[i]->dtype;
+      if (d != TP_I8 && d != TP_U8 && d != TP_I32)
+        return tp_fail(TP_ERR_INVALID_ARG, "matmul_int: %s has dtype %s, expected int8, uint8 or int32", i ? "b" : "a",
+                       tp_dtype_name(d));
+    }
+  } else {
+    TP_TRY(need_f32(op, a, "a"));
+    TP_TRY(need_f32(op, b, "b"));
+  }
   int64_t K = a->shape[a->ndim - 1];
   int64_t Kb = b->ndim == 1 ? b->shape[0] : b->shape[b->ndim - 2];
   if (K != Kb)
@@ -221,7 +230,7 @@ static tp_status shape_matmul(tp_op op, int nin, const tp_desc *const *in, const
                    SHAPE(a, b0), SHAPE(b, b1));
   if (a->ndim >= 2) o.shape[o.ndim++] = a->shape[a->ndim - 2];
   if (b->ndim >= 2) o.shape[o.ndim++] = b->shape[b->ndim - 1];
-  o.dtype = TP_F32;
+  o.dtype = op == TP_OP_MATMUL_INT ? TP_I32 : TP_F32;
   *out = o;
   return TP_OK;
 }

@@ -58,6 +58,7 @@ int tp_view_strides(int xnd, const int64_t *xshape, const int64_t *xstrides, int
 tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out);
 /* quantize / dequantize (quant.c) */
 tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
+tp_status tp_exec_matmul_int(tp_tensor *a, tp_tensor *b, const tp_desc *od, tp_tensor **out);
 /* conv2d geometry (ops.def): sizes from x [N,C,H,W] and w [M,C/G,KH,KW],
  * the window attributes and the output size OHxOW. Filled by the shape rule,
  * read by the eager and reference kernels. */

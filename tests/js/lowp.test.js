@@ -136,7 +136,8 @@ test('exported float16 / int8 / quantize / dequantize graphs: onnxruntime-node c
   const fn = (x, h, i) => {
     const q = tp.quantize(x, scale, zp, { axis: 1 });
     const d = tp.dequantize(q, scale, zp, { axis: 1 });
-    return [q, d, h.add(h).mul(h), x.cast('float16'), i.mul(i), tp.quantize(x, 0.03, null, { dtype: 'uint8' })];
+    return [q, d, h.add(h).mul(h), x.cast('float16'), i.mul(i), tp.quantize(x, 0.03, null, { dtype: 'uint8' }),
+      tp.matmulInt(q, i.transpose(0, 1))];
   };
   const x = tp.tensor([[-1, 0.33, 2.5], [7, -0.06, 30]]);
   const h = tp.tensor([[0.1, -3, 200], [1e-3, 65000, 2]], { dtype: 'float16' });
@@ -157,6 +158,8 @@ test('exported float16 / int8 / quantize / dequantize graphs: onnxruntime-node c
   // the values themselves, hand-computed: x / 0.05 + 10 etc., saturated
   assert.deepEqual([...ours[0].toArray()], [0, 131, 255, 150, 127, 255]);
   assert.deepEqual([...ours[4].toArray()], [16, 16, -112, 121, 0, 1]);
+  // q [[0, 131, 255], [150, 127, 255]] @ i^T [[100, 11], [-100, -128], [12, 127]]
+  assert.deepEqual([...ours[6].toArray()], [-10040, 15617, 5360, 17779]);
 });
 
 test('bitcast: the same bytes as another dtype of one size', () => {
@@ -180,20 +183,22 @@ test('ONNX quantization models: scales fed at run time are checked, bad models n
     if (backend === 'eager') assert.throws(() => m.run({ x, s: tp.tensor(NaN), z }), /node %y: quantize: scale element 0 is nan/);
     assert.deepEqual([...m.run({ x, s: tp.tensor(1), z }).y.toArray()], [4, 5, 6, 7]); // still usable
   }
-  const mm = makeModel({ nodes: [['MatMulInteger', ['a', 'b'], ['y']]], inputs: [['a', 2, [2, 300]], ['b', 2, [300, 2]]], outputs: [['y', 6, null]] });
-  assert.throws(() => tp.onnx.load(mm).run({ a: tp.zeros([2, 300], { dtype: 'uint8' }), b: tp.zeros([300, 2], { dtype: 'uint8' }) }),
-    /node 'y' \(MatMulInteger\): MatMulInteger with an inner dimension of 300 is not supported yet/);
+  const ci = makeModel({ nodes: [['ConvInteger', ['x', 'w'], ['y']]], inputs: [['x', 2, [1, 300, 1, 1]], ['w', 2, [1, 300, 1, 1]]], outputs: [['y', 6, null]] });
+  assert.throws(() => tp.onnx.load(ci).run({ x: tp.zeros([1, 300, 1, 1], { dtype: 'uint8' }), w: tp.zeros([1, 300, 1, 1], { dtype: 'uint8' }) }),
+    /node 'y' \(ConvInteger\): ConvInteger with 300 products per output is not supported yet/);
   const dq = makeModel({ nodes: [['DequantizeLinear', ['x', 's', 'z'], ['y']]], inputs: [['x', 2, [4]], ['s', 1, []], ['z', 3, []]], outputs: [['y', 1, null]] });
   assert.throws(() => tp.onnx.load(dq).run({ x: tp.zeros([4], { dtype: 'uint8' }), s: tp.tensor(1), z: tp.zeros([], { dtype: 'int8' }) }),
     /node 'y' \(DequantizeLinear\): x_zero_point has dtype int8, x uint8; they must match/);
   const qa = makeModel({ nodes: [['QuantizeLinear', ['x', 's'], ['y'], { axis: 1 }]], inputs: [['x', 1, [2, 3]], ['s', 1, [2]]], outputs: [['y', 2, null]] });
   assert.throws(() => tp.onnx.load(qa).run({ x: tp.zeros([2, 3]), s: tp.tensor([1, 2]) }),
     /node 'y' \(QuantizeLinear\): y_scale has shape \[2\]; per-axis quantization along axis 1 of \[2,3\] needs \[3\]/);
-  // MatMulInteger at the bound (K = 258, all 255 * 255): exact
-  const ok = makeModel({ nodes: [['MatMulInteger', ['a', 'b'], ['y']]], inputs: [['a', 2, [1, 258]], ['b', 2, [258, 1]]], outputs: [['y', 6, null]] });
-  const r = tp.onnx.load(ok).run({ a: tp.full([1, 258], 255, { dtype: 'uint8' }), b: tp.full([258, 1], 255, { dtype: 'uint8' }) }).y;
+  // MatMulInteger of a large inner dimension (K = 3000, all 255 - 0 times 0 - 255 with zero points): exact int32
+  const ok = makeModel({ nodes: [['MatMulInteger', ['a', 'b', 'az', 'bz'], ['y']]],
+    inputs: [['a', 2, [1, 3000]], ['b', 2, [3000, 1]], ['az', 2, []], ['bz', 2, []]], outputs: [['y', 6, null]] });
+  const r = tp.onnx.load(ok).run({ a: tp.full([1, 3000], 255, { dtype: 'uint8' }), b: tp.zeros([3000, 1], { dtype: 'uint8' }),
+    az: tp.tensor(0, { dtype: 'uint8' }), bz: tp.tensor(255, { dtype: 'uint8' }) }).y;
   assert.equal(r.dtype, 'int32');
-  assert.deepEqual([...r.toArray()], [258 * 255 * 255]);
+  assert.deepEqual([...r.toArray()], [-3000 * 255 * 255]);
 });
 
 test('tp.quantization: per-channel weights and dynamic quantization (hand-computed scales)', () => {
@@ -244,4 +249,15 @@ test('compiled functions on float16 / int8 tensors match eager (stax and eager b
     });
   }
   assert.deepEqual([...want[1].toArray()], [17, 50, -111]); // 10001 mod 256 = 17, 49 + 1, 145 -> -111
+});
+
+test('tp.matmulInt: exact int32 products of int8 / uint8 tensors', () => {
+  const a = tp.tensor(new Int8Array([1, 2, 3, -4]), { shape: [2, 2] });
+  const b = tp.tensor([5, 6, 7, 200], { dtype: 'uint8', shape: [2, 2] });
+  const y = a.matmulInt(b);
+  assert.equal(y.dtype, 'int32');
+  assert.deepEqual([...y.toArray()], [19, 406, -13, -782]);
+  const k = tp.matmulInt(tp.full([1, 1000], 255, { dtype: 'uint8' }), tp.full([1000, 1], 255, { dtype: 'uint8' }));
+  assert.deepEqual([...k.toArray()], [1000 * 255 * 255]);
+  assert.throws(() => tp.matmulInt(tp.tensor([[1]]), b), /matmul_int: a has dtype float32, expected int8, uint8 or int32/);
 });

@@ -424,6 +424,48 @@ static void test_f16_sweep(void) {
   free(x), free(got);
 }
 
+/* matmul_int against hand-computed sums: int8 x uint8; int32 sums wrap
+ * (2^30 * 2 + 2^30 * 2 = 2^32 -> 0); K = 1000 of 255 * 255 exact; float
+ * operands refused */
+static void test_matmul_int(void) {
+  const int8_t a[] = {1, 2, 3, -4};
+  const uint8_t b[] = {5, 6, 7, 200};
+  int64_t s22[2] = {2, 2};
+  tp_tensor *ta = NULL, *tb = NULL, *y = NULL;
+  CHECK_OK(tp_tensor_new(TP_I8, 2, s22, a, &ta));
+  CHECK_OK(tp_tensor_new(TP_U8, 2, s22, b, &tb));
+  tp_tensor *in[2] = {ta, tb};
+  CHECK_OK(tp_op_call(TP_OP_MATMUL_INT, 2, in, NULL, &y));
+  const int32_t want[] = {19, 406, -13, -782};
+  expect_bytes("matmul_int int8 x uint8", y, TP_I32, want, 4, 4);
+  tp_tensor_release(y), tp_tensor_release(ta), tp_tensor_release(tb);
+  const int32_t big[] = {1 << 30, 1 << 30}, two[] = {2, 2};
+  int64_t s12[2] = {1, 2}, s21[2] = {2, 1};
+  CHECK_OK(tp_tensor_new(TP_I32, 2, s12, big, &ta));
+  CHECK_OK(tp_tensor_new(TP_I32, 2, s21, two, &tb));
+  in[0] = ta, in[1] = tb;
+  CHECK_OK(tp_op_call(TP_OP_MATMUL_INT, 2, in, NULL, &y));
+  const int32_t wz[] = {0};
+  expect_bytes("matmul_int wraps", y, TP_I32, wz, 4, 1);
+  tp_tensor_release(y), tp_tensor_release(ta), tp_tensor_release(tb);
+  int64_t s1k[2] = {1, 1000}, sk1[2] = {1000, 1};
+  CHECK_OK(tp_full(TP_U8, 2, s1k, 255, &ta));
+  CHECK_OK(tp_full(TP_U8, 2, sk1, 255, &tb));
+  in[0] = ta, in[1] = tb;
+  CHECK_OK(tp_op_call(TP_OP_MATMUL_INT, 2, in, NULL, &y));
+  const int32_t wk[] = {1000 * 255 * 255};
+  expect_bytes("matmul_int K = 1000", y, TP_I32, wk, 4, 1);
+  tp_tensor_release(y), tp_tensor_release(tb);
+  const float f[] = {1, 2};
+  tp_tensor *tf = NULL;
+  CHECK_OK(tp_tensor_new(TP_F32, 2, sk1, NULL, &tf));
+  (void)f;
+  in[1] = tf;
+  CHECK(tp_op_call(TP_OP_MATMUL_INT, 2, in, NULL, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "matmul_int: b has dtype float32, expected int8, uint8 or int32"));
+  tp_tensor_release(ta), tp_tensor_release(tf);
+}
+
 int main(void) {
   size_t live0 = tp_live_tensors();
   test_names();
@@ -437,6 +479,7 @@ int main(void) {
   test_quantize_ops();
   test_bitcast();
   test_graph_text();
+  test_matmul_int();
   CHECKF(tp_live_tensors() == live0, "%zu tensors leaked", tp_live_tensors() - live0);
   printf("test_lowp: %d checks, %d failure(s)\n", checks, failures);
   return failures != 0;

@@ -47,7 +47,10 @@ static const char *LOWP =
     "%6 = cast(%2, dtype=f32) : f32[2,4]\n"
     "%st = reshape(%sp, shape=[1,4]) : f32[1,4]\n"
     "%7 = quantize(%x, %st, none, dtype=u8) : u8[2,4]\n"
-    "output(%2, %3, %4, %5, %6, %7)\n";
+    "%tq = transpose(%4, dim0=0, dim1=1) : u8[4,2]\n"
+    "%8 = matmul_int(%q8, %tq) : i32[2,2]\n"
+    "%9 = matmul_int(%8, %q8) : i32[2,4]\n"
+    "output(%2, %3, %4, %5, %6, %7, %8, %9)\n";
 
 static const char *MIX =
     "tpgraph v1\n"

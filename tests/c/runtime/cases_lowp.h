@@ -1,5 +1,5 @@
 /* cases_lowp.h - differential cases of the low-precision operators
- * (bitcast, quantize, dequantize; docs/quantization.md), included by
+ * (bitcast, quantize, dequantize, matmul_int; docs/quantization.md), included by
  * test_kernels.c after its runner (run_case). */
 /* bitcast between the dtypes of one size, contiguous and transposed */
 static void cases_bitcast(void) {
@@ -57,3 +57,43 @@ static void cases_quant(tp_op op) {
   }
 }
 
+
+/* matmul_int: int8 / uint8 / int32 operands, 1-D, batched with broadcast,
+ * transposed (strided) b */
+static void cases_matmul_int(void) {
+  static const struct { int na, nb; int64_t a[3], b[3]; } sh[] = {
+      {2, 2, {3, 5}, {5, 4}}, {1, 2, {5}, {5, 2}}, {2, 1, {3, 5}, {5}}, {3, 2, {2, 3, 4}, {4, 2}}, {3, 3, {2, 1, 3}, {1, 3, 2}}};
+  static const int dts[][2] = {{TP_I8, TP_U8}, {TP_U8, TP_I8}, {TP_I32, TP_I8}, {TP_U8, TP_U8}};
+  for (int c = 0; c < 5; c++)
+    for (int d = 0; d < 4; d++)
+      for (int tr = 0; tr < 2; tr++) {
+        if (tr && sh[c].nb < 2) continue;
+        tp_tensor *in[2] = {NULL, NULL};
+        for (int k = 0; k < 2; k++) {
+          int nd = k ? sh[c].nb : sh[c].na;
+          int64_t s[3];
+          memcpy(s, k ? sh[c].b : sh[c].a, sizeof s);
+          if (k && tr) { int64_t t = s[nd - 1]; s[nd - 1] = s[nd - 2]; s[nd - 2] = t; }
+          tp_tensor *r = NULL, *m = NULL, *sc = NULL, *x = NULL;
+          tp_attrs a;
+          tp_attrs_init(&a);
+          a.dtype = (tp_dtype)dts[d][k];
+          tp_randn(nd, s, 900 + (uint64_t)(c * 10 + d * 2 + k), &r);
+          tp_scalar(dts[d][k] == TP_I32 ? 1e6 : 90, 1, &sc);
+          tp_mul(r, sc, &m);
+          tp_op_call(TP_OP_CAST, 1, &m, &a, &x);
+          tp_tensor_release(r), tp_tensor_release(sc), tp_tensor_release(m);
+          if (k && tr) {
+            tp_tensor *t = NULL;
+            tp_transpose(x, -1, -2, &t);
+            tp_tensor_release(x);
+            x = t;
+          }
+          in[k] = x;
+        }
+        char lbl[96];
+        snprintf(lbl, sizeof lbl, "case %d, %s x %s%s", c, tp_dtype_short((tp_dtype)dts[d][0]), tp_dtype_short((tp_dtype)dts[d][1]),
+                 tr ? ", b transposed" : "");
+        run_case(lbl, TP_OP_MATMUL_INT, 2, in, NULL);
+      }
+}

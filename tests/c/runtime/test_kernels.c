@@ -1253,7 +1253,7 @@ static void cases_grid_sample(void) {
 
 /* roi_align: avg and max, both coordinate modes, fixed and adaptive
  * sampling, regions inside, across and outside the image, x in every layout. */
-#include "cases_lowp.h" /* bitcast, quantize, dequantize */
+#include "cases_lowp.h" /* bitcast, quantize, dequantize, matmul_int */
 
 static void cases_roi_align(void) {
   char lbl[256];
@@ -1300,6 +1300,7 @@ static void differential_op(int op) {
       case TP_OP_QUANTIZE:
       case TP_OP_DEQUANTIZE: cases_quant((tp_op)op); break;
       case TP_OP_BITCAST: cases_bitcast(); break;
+      case TP_OP_MATMUL_INT: cases_matmul_int(); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:
