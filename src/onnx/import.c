@@ -473,12 +473,10 @@ static tp_status convert_node(imp *m, onode *n) {
   m->bad_attr = NULL;
   tp_dtype lp;
   int nsaved = 0;
-  ref *saved = n->nin ? tp_alloc(sizeof(ref) * (size_t)n->nin) : NULL;
-  if (n->nin && !saved) return TP_ERR_OUT_OF_MEMORY;
+  ref saved[TP_ONNX_MAX_INPUTS]; /* lowp_widen_inputs leaves nodes with more inputs alone */
   tp_status s = lowp_widen_inputs(m, n, &lp, saved, &nsaved);
   if (!s) s = converters[i].fn(m, n, converters[i].arg);
   s = lowp_restore(m, n, lp, saved, nsaved, s);
-  tp_free(saved);
   if (!s && m->bad_attr)
     s = tp_fail(TP_ERR_INVALID_ARG, "attribute '%s' has the wrong type", m->bad_attr);
   for (int k = 0; !s && k < n->nattrs; k++)
