@@ -261,3 +261,14 @@ test('tp.matmulInt: exact int32 products of int8 / uint8 tensors', () => {
   assert.deepEqual([...k.toArray()], [1000 * 255 * 255]);
   assert.throws(() => tp.matmulInt(tp.tensor([[1]]), b), /matmul_int: a has dtype float32, expected int8, uint8 or int32/);
 });
+
+test('.npy of float16 / int8 / uint8 round-trips; bfloat16 has no .npy spelling', () => {
+  for (const t of [tp.tensor([1.5, -0.1], { dtype: 'float16' }), tp.tensor(new Int8Array([-128, 127])), tp.tensor([0, 255], { dtype: 'uint8' })]) {
+    const back = tp.npy.decode(tp.npy.encode(t));
+    assert.equal(back.dtype, t.dtype);
+    assert.deepEqual([...back.toArray()], [...t.toArray()]);
+  }
+  const header = new TextDecoder().decode(tp.npy.encode(tp.tensor([1], { dtype: 'float16' })).subarray(0, 64));
+  assert.match(header, /'descr': '<f2'/);
+  assert.throws(() => tp.npy.encode(tp.tensor([1], { dtype: 'bfloat16' })), /dtype bfloat16 has no \.npy spelling/);
+});
