@@ -7,9 +7,9 @@
  *   matmul_int: exact int32), ConvInteger, QLinearConv.
  * Quantize and dequantize are ops.def's quantize / dequantize (src/ops/
  * quant.c), which check every scale on every call. Integer convolutions
- * run through the float32 convolution with exact integer operands: exact
- * while K * max|x| * max|w| <= 2^24, which the converters check (larger K
- * is refused until integer convolution kernels land). Constant scales are also checked at load (zero, negative,
+ * run through the float32 convolution with exact integer operands, in
+ * chunks of input channels whose sums stay below 2^24 (conv_int32), added
+ * in int32. Constant scales are also checked at load (zero, negative,
  * NaN or Inf), so such a model fails to load naming the node; zero points
  * are stored in their int8/uint8 dtype, so they cannot be out of range. */
 #include "import.h"
@@ -350,14 +350,41 @@ static tp_status conv_centered(imp *m, ref q, ref zp, int is_w, const char *what
   return tp_onnx_binary(m, TP_OP_SUB, y, zp, out);
 }
 
-static tp_status conv_exact(imp *m, ref w, const char *op) {
+/* The exact integer convolution of centered float32 operands, as int32:
+ * one float32 convolution when every output sums at most 258 products of
+ * 255 * 255 (exact below 2^24); with group 1, the input channels in chunks
+ * of at most 258 / (kernel size) each, whose exact partial sums add in
+ * int32. Otherwise (a kernel of more than 258 taps, or a grouped
+ * convolution past the bound) refused, never inexact. b (float32, exact
+ * integers, or none) joins the first chunk. */
+static tp_status conv_int32(imp *m, onode *n, ref x, ref w, ref b, const char *op, ref *out) {
   tp_desc d = tp_onnx_desc(m, w);
-  double K = 1;
-  for (int k = 1; k < d.ndim; k++) K *= (double)d.shape[k];
-  if (K * 255.0 * 255.0 > EXACT_F32)
+  double taps = 1;
+  for (int k = 2; k < d.ndim; k++) taps *= (double)d.shape[k];
+  double K = taps * (double)(d.ndim > 1 ? d.shape[1] : 1);
+  if (K * 255.0 * 255.0 <= EXACT_F32) {
+    TP_TRY(conv_of(m, n, x, w, b, out));
+    return tp_onnx_cast(m, *out, TP_I32, out);
+  }
+  int64_t group = tp_onnx_attr_int(m, n, "group", 1);
+  int64_t per = (int64_t)(EXACT_F32 / (255.0 * 255.0) / taps); /* channels per exact chunk */
+  if (group != 1 || per < 1)
     return tp_fail(TP_ERR_UNSUPPORTED,
                    "%s with %.0f products per output is not supported yet (exact up to 258 through the float32 "
-                   "convolution; the integer kernels are to come)", op, K);
+                   "convolution%s; the integer kernels are to come)", op, K,
+                   group != 1 ? " when grouped" : ", and the kernel alone has more");
+  ref acc = tp_onnx_none();
+  for (int64_t c0 = 0; c0 < d.shape[1]; c0 += per) {
+    int64_t c1 = c0 + per < d.shape[1] ? c0 + per : d.shape[1];
+    ref xs, ws, y;
+    TP_TRY(tp_onnx_slice(m, x, 1, c0, c1, 1, &xs));
+    TP_TRY(tp_onnx_slice(m, w, 1, c0, c1, 1, &ws));
+    TP_TRY(conv_of(m, n, xs, ws, c0 ? tp_onnx_none() : b, &y));
+    TP_TRY(tp_onnx_cast(m, y, TP_I32, &y));
+    if (acc.kind == R_NONE) acc = y;
+    else TP_TRY(tp_onnx_binary(m, TP_OP_ADD, acc, y, &acc));
+  }
+  *out = acc;
   return TP_OK;
 }
 
@@ -368,11 +395,9 @@ tp_status tp_onnx_cv_convint(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_need_in(m, n, 1, &w));
   TP_TRY(tp_onnx_in(m, n, 2, &xz));
   TP_TRY(tp_onnx_in(m, n, 3, &wz));
-  TP_TRY(conv_exact(m, w, "ConvInteger"));
   TP_TRY(conv_centered(m, x, xz, 0, "x", &x));
   TP_TRY(conv_centered(m, w, wz, 1, "w", &w));
-  TP_TRY(conv_of(m, n, x, w, tp_onnx_none(), &y));
-  TP_TRY(tp_onnx_cast(m, y, TP_I32, &y));
+  TP_TRY(conv_int32(m, n, x, w, tp_onnx_none(), "ConvInteger", &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
 
@@ -397,12 +422,20 @@ tp_status tp_onnx_cv_qlinearconv(imp *m, onode *n, int arg) {
   if (b.kind != R_NONE) {
     tp_desc bd = tp_onnx_desc(m, b);
     if (bd.dtype != TP_I32) return tp_fail(TP_ERR_INVALID_ARG, "B has dtype %s; int32 is required", tp_dtype_name(bd.dtype));
-    TP_TRY(tp_onnx_cast(m, b, TP_F32, &b));
+    if (bd.ndim != 1 || bd.shape[0] != wd.shape[0])
+      return tp_fail(TP_ERR_INVALID_ARG, "B has %lld values; one per output channel (%lld) is required",
+                     (long long)tp_shape_numel(bd.ndim, bd.shape), (long long)wd.shape[0]);
   }
-  TP_TRY(conv_exact(m, w, "QLinearConv"));
   TP_TRY(conv_centered(m, x, xz, 0, "x", &x));
   TP_TRY(conv_centered(m, w, wz, 1, "w", &w));
-  TP_TRY(conv_of(m, n, x, w, b, &y));
+  TP_TRY(conv_int32(m, n, x, w, tp_onnx_none(), "QLinearConv", &y));
+  if (b.kind != R_NONE) { /* the bias in int32, per output channel (dim 1) */
+    int64_t sh[TP_MAX_DIMS];
+    for (int k = 0; k < xd.ndim - 1; k++) sh[k] = k ? 1 : wd.shape[0];
+    TP_TRY(tp_onnx_reshape(m, b, xd.ndim - 1, sh, &b));
+    TP_TRY(tp_onnx_binary(m, TP_OP_ADD, y, b, &y));
+  }
+  TP_TRY(tp_onnx_cast(m, y, TP_F32, &y));
   /* y = saturate(round(acc * x_scale * w_scale / y_scale) + y_zero_point); w_scale per output channel */
   TP_TRY(tp_onnx_cast(m, xs, TP_F32, &xs));
   TP_TRY(tp_onnx_cast(m, ws, TP_F32, &ws));

@@ -183,9 +183,10 @@ test('ONNX quantization models: scales fed at run time are checked, bad models n
     if (backend === 'eager') assert.throws(() => m.run({ x, s: tp.tensor(NaN), z }), /node %y: quantize: scale element 0 is nan/);
     assert.deepEqual([...m.run({ x, s: tp.tensor(1), z }).y.toArray()], [4, 5, 6, 7]); // still usable
   }
-  const ci = makeModel({ nodes: [['ConvInteger', ['x', 'w'], ['y']]], inputs: [['x', 2, [1, 300, 1, 1]], ['w', 2, [1, 300, 1, 1]]], outputs: [['y', 6, null]] });
-  assert.throws(() => tp.onnx.load(ci).run({ x: tp.zeros([1, 300, 1, 1], { dtype: 'uint8' }), w: tp.zeros([1, 300, 1, 1], { dtype: 'uint8' }) }),
-    /node 'y' \(ConvInteger\): ConvInteger with 300 products per output is not supported yet/);
+  // a 17x17 kernel (289 taps) cannot be chunked by channel: refused, never inexact
+  const ci = makeModel({ nodes: [['ConvInteger', ['x', 'w'], ['y']]], inputs: [['x', 2, [1, 1, 17, 17]], ['w', 2, [1, 1, 17, 17]]], outputs: [['y', 6, null]] });
+  assert.throws(() => tp.onnx.load(ci).run({ x: tp.zeros([1, 1, 17, 17], { dtype: 'uint8' }), w: tp.zeros([1, 1, 17, 17], { dtype: 'uint8' }) }),
+    /node 'y' \(ConvInteger\): ConvInteger with 289 products per output is not supported yet \(exact up to 258 through the float32 convolution, and the kernel alone has more/);
   const dq = makeModel({ nodes: [['DequantizeLinear', ['x', 's', 'z'], ['y']]], inputs: [['x', 2, [4]], ['s', 1, []], ['z', 3, []]], outputs: [['y', 1, null]] });
   assert.throws(() => tp.onnx.load(dq).run({ x: tp.zeros([4], { dtype: 'uint8' }), s: tp.tensor(1), z: tp.zeros([], { dtype: 'int8' }) }),
     /node 'y' \(DequantizeLinear\): x_zero_point has dtype int8, x uint8; they must match/);
@@ -271,4 +272,46 @@ test('.npy of float16 / int8 / uint8 round-trips; bfloat16 has no .npy spelling'
   const header = new TextDecoder().decode(tp.npy.encode(tp.tensor([1], { dtype: 'float16' })).subarray(0, 64));
   assert.match(header, /'descr': '<f2'/);
   assert.throws(() => tp.npy.encode(tp.tensor([1], { dtype: 'bfloat16' })), /dtype bfloat16 has no \.npy spelling/);
+});
+
+test('ConvInteger / QLinearConv past 258 products per output (chunked, exact) match onnxruntime-node', async () => {
+  const ort = await import('onnxruntime-node');
+  let seed = 7;
+  const rnd = (n, lo, hi) => Array.from({ length: n }, () => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return lo + (seed % (hi - lo + 1));
+  });
+  // ConvInteger: x uint8 [1, 300, 5, 5], w uint8 [4, 300, 3, 3] (2700 products per output), pads 1, zero points
+  const ci = makeModel({ opset: 10, nodes: [['ConvInteger', ['x', 'w', 'xz', 'wz'], ['y'], { pads: [1, 1, 1, 1] }]],
+    inputs: [['x', 2, [1, 300, 5, 5]], ['w', 2, [4, 300, 3, 3]], ['xz', 2, []], ['wz', 2, []]], outputs: [['y', 6, null]] });
+  const xv = Uint8Array.from(rnd(7500, 0, 255)), wv = Uint8Array.from(rnd(10800, 0, 255));
+  const feeds = { x: [xv, [1, 300, 5, 5], 'uint8'], w: [wv, [4, 300, 3, 3], 'uint8'], xz: [Uint8Array.of(17), [], 'uint8'], wz: [Uint8Array.of(200), [], 'uint8'] };
+  const ours = tp.onnx.load(ci).run(Object.fromEntries(Object.entries(feeds).map(([k, [d, s, t]]) => [k, tp.tensor(d, { dtype: t, shape: s })]))).y;
+  const s1 = await ort.InferenceSession.create(ci);
+  const r1 = await s1.run(Object.fromEntries(Object.entries(feeds).map(([k, [d, s, t]]) => [k, new ort.Tensor(t, d, s)])));
+  assert.equal(ours.dtype, 'int32');
+  assert.deepEqual([...ours.toArray()], [...r1.y.data]);
+  // QLinearConv: x uint8 [1, 64, 4, 4], w int8 [8, 64, 3, 3] (576 products), per-channel w_scale, int32 bias
+  const qc = makeModel({ opset: 10, nodes: [['QLinearConv', ['x', 'xs', 'xz', 'w', 'ws', 'wz', 'ys', 'yz', 'b'], ['y'], { pads: [1, 1, 1, 1] }]],
+    inputs: [['x', 2, [1, 64, 4, 4]], ['xs', 1, []], ['xz', 2, []], ['w', 3, [8, 64, 3, 3]], ['ws', 1, [8]], ['wz', 3, [8]],
+      ['ys', 1, []], ['yz', 2, []], ['b', 6, [8]]], outputs: [['y', 2, null]] });
+  const q = {
+    x: [Uint8Array.from(rnd(1024, 0, 255)), [1, 64, 4, 4], 'uint8'], xs: [Float32Array.of(0.02), [], 'float32'], xz: [Uint8Array.of(128), [], 'uint8'],
+    w: [Int8Array.from(rnd(4608, -127, 127)), [8, 64, 3, 3], 'int8'], ws: [Float32Array.from(rnd(8, 1, 9), (v) => v / 1000), [8], 'float32'],
+    wz: [new Int8Array(8), [8], 'int8'], ys: [Float32Array.of(0.5), [], 'float32'], yz: [Uint8Array.of(100), [], 'uint8'],
+    b: [Int32Array.from(rnd(8, -5000, 5000)), [8], 'int32'],
+  };
+  const oq = tp.onnx.load(qc).run(Object.fromEntries(Object.entries(q).map(([k, [d, s, t]]) => [k, tp.tensor(d, { dtype: t, shape: s })]))).y;
+  const s2 = await ort.InferenceSession.create(qc);
+  const r2 = await s2.run(Object.fromEntries(Object.entries(q).map(([k, [d, s, t]]) => [k, new ort.Tensor(t, d, s)])));
+  const a = [...oq.toArray()], e = [...r2.y.data];
+  // ORT requantizes with its own float order: at most one step apart, and rarely
+  const off = a.filter((v, i) => v !== e[i]);
+  if (process.env.TP_LOWP_VERBOSE) console.log(`QLinearConv: ${off.length} of ${a.length} differ from onnxruntime-node by one step`);
+  assert.ok(a.every((v, i) => Math.abs(v - e[i]) <= 1), 'within one quantization step');
+  assert.ok(off.length <= a.length / 50, `${off.length} of ${a.length} differ by one step`);
+  // grouped past the bound: refused, naming the node
+  const g = makeModel({ opset: 10, nodes: [['ConvInteger', ['x', 'w'], ['y'], { group: 2 }]], inputs: [['x', 2, [1, 600, 1, 1]], ['w', 2, [2, 300, 1, 1]]], outputs: [['y', 6, null]] });
+  assert.throws(() => tp.onnx.load(g).run({ x: tp.zeros([1, 600, 1, 1], { dtype: 'uint8' }), w: tp.zeros([2, 300, 1, 1], { dtype: 'uint8' }) }),
+    /node 'y' \(ConvInteger\): ConvInteger with 300 products per output is not supported yet \(exact up to 258 through the float32 convolution when grouped/);
 });
