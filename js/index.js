@@ -26,6 +26,8 @@ bindCompiler(core);
 
 export { Tensor, DTYPES, scope, liveTensors } from './src/tensor.js';
 export { tensor, zeros, ones, full, arange, randn, rand, scalar } from './src/creation.js';
+export { float16ToFloat32, float32ToFloat16, bfloat16ToFloat32, float32ToBfloat16 } from './src/half.js';
+export { quantization } from './src/quantization.js';
 // Every operator (add, ..., floor, erf, conv2d) and `ops`: generated from
 // src/ops/ops.def by scripts/gen-ops.mjs, so this file lists none.
 export * from './src/ops_gen.js';

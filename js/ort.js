@@ -9,11 +9,17 @@
 // specialization made on first use (docs/onnx.md, "Models").
 import * as tp from './index.js';
 
-const ARRAYS = { float32: Float32Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array };
+// ORT's element types and arrays: float16 is a Uint16Array of bit patterns
+// (tp.float16ToFloat32 converts), as in onnxruntime-web
+const ARRAYS = {
+  float32: Float32Array, int32: Int32Array, int64: BigInt64Array, bool: Uint8Array,
+  float16: Uint16Array, int8: Int8Array, uint8: Uint8Array,
+};
+// inference as onnxruntime-web's: Uint8Array is uint8 (bool needs the type)
+const INFER = { float32: Float32Array, int32: Int32Array, int64: BigInt64Array, int8: Int8Array, uint8: Uint8Array };
 
 function typeOfArray(data) {
-  for (const [t, A] of Object.entries(ARRAYS)) if (data instanceof A && t !== 'bool') return t;
-  if (data instanceof Uint8Array) return 'bool';
+  for (const [t, A] of Object.entries(INFER)) if (data instanceof A) return t;
   throw new TypeError(`Tensor: cannot infer the type of ${data?.constructor?.name ?? typeof data}`);
 }
 
@@ -27,9 +33,9 @@ export class Tensor {
     }
     const A = ARRAYS[type];
     if (!A) {
-      throw new TypeError(`Tensor: type '${type}' is not supported (float32, int32, int64, bool; float16 and int8 come with low-precision support)`);
+      throw new TypeError(`Tensor: type '${type}' is not supported (${Object.keys(ARRAYS).join(', ')})`);
     }
-    if (Array.isArray(data)) data = type === 'int64' ? BigInt64Array.from(data, (v) => BigInt(v)) : A.from(data, (v) => (type === 'bool' ? (v ? 1 : 0) : v));
+    if (Array.isArray(data)) data = type === 'int64' ? BigInt64Array.from(data, (v) => BigInt(v)) : type === 'float16' ? tp.float32ToFloat16(data) : A.from(data, (v) => (type === 'bool' ? (v ? 1 : 0) : v));
     if (!(data instanceof A)) throw new TypeError(`Tensor: ${type} data must be a ${A.name}, got ${data?.constructor?.name ?? typeof data}`);
     dims = dims === undefined ? [data.length] : Array.from(dims);
     for (const d of dims) {

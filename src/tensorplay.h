@@ -93,7 +93,12 @@ size_t tp_live_tensors(void);
 size_t tp_live_storage_bytes(void);
 
 /* ---- dtypes ------------------------------------------------------------ */
-typedef enum tp_dtype { TP_F32, TP_I32, TP_I64, TP_BOOL, TP_DTYPE_COUNT } tp_dtype;
+/* float16 / bfloat16 / int8 / uint8 are storage dtypes (docs/quantization.md):
+ * tensors hold them, ops other than cast, views and the quantization ops
+ * compute in float32 / int32 and round once at the output. */
+typedef enum tp_dtype {
+  TP_F32, TP_I32, TP_I64, TP_BOOL, TP_F16, TP_BF16, TP_I8, TP_U8, TP_DTYPE_COUNT
+} tp_dtype;
 const char *tp_dtype_name(tp_dtype d);       /* "float32", ... */
 const char *tp_dtype_short(tp_dtype d);      /* "f32", ... */
 size_t tp_dtype_size(tp_dtype d);

@@ -3,6 +3,7 @@
 
 import { TensorPlayError, Status } from './errors.js';
 import { scalarValue } from './ops.js';
+import { float16Bits, bfloat16Bits } from './half.js';
 import { Tensor, ARRAY_TYPES, MAX_DIMS, core, ex, dtypeCode, wrapHandle as wrap } from './tensor.js';
 
 /** The most elements one tensor may have (TP_MAX_NUMEL, 2^40); no dim may exceed it. */
@@ -65,8 +66,9 @@ function withShape(shape, fn) {
 function typedDtype(a) {
   if (a instanceof Float32Array || a instanceof Float64Array) return 0;
   if (a instanceof BigInt64Array || a instanceof BigUint64Array) return 2;
-  if (a instanceof Uint8Array || a instanceof Uint8ClampedArray) return 3;
-  return 1; // other integer arrays
+  if (a instanceof Uint8Array || a instanceof Uint8ClampedArray) return 3; // bool (dtype: 'uint8' for bytes)
+  if (a instanceof Int8Array) return 6;
+  return 1; // other integer arrays (Uint16Array too: float16 bits need dtype: 'float16')
 }
 
 function inferShape(data) {
@@ -120,7 +122,17 @@ function element(v, d, what, index = -1) {
   }
   if (t === 'boolean') v = v ? 1 : 0;
   if (d === 3) return t === 'bigint' ? v !== 0n : v !== 0;
-  if (d === 0) return Number(v);
+  if (d === 0 || d === 4 || d === 5) return Number(v);
+  if (d === 6 || d === 7) {
+    const lo = d === 6 ? -128 : 0, hi = d === 6 ? 128 : 256;
+    const w = t === 'bigint' ? v : Math.trunc(v);
+    if (t !== 'bigint' && !Number.isFinite(v)) {
+      throw new TensorPlayError(`${whereOf(what, index)} (${v}) cannot be converted to ${d === 6 ? 'int8' : 'uint8'}`, Status.INVALID_ARG);
+    }
+    if (w >= lo && w < hi) return Number(w);
+    throw new TensorPlayError(`${whereOf(what, index)} (${describe(v)}) cannot be converted to ${d === 6 ? 'int8' : 'uint8'} without overflow`,
+      Status.INVALID_ARG);
+  }
   const dt = d === 1 ? 'int32' : 'int64';
   if (t === 'bigint') {
     if (d === 1 ? v >= -2147483648n && v < 2147483648n : v >= I64_MIN && v < I64_LIMIT) return d === 1 ? Number(v) : v;
@@ -141,7 +153,7 @@ function toTypedArray(values, d, what) {
   const out = new Ctor(values.length);
   for (let i = 0; i < values.length; i++) {
     const v = element(values[i], d, what, i);
-    out[i] = d === 3 ? (v ? 1 : 0) : v;
+    out[i] = d === 3 ? (v ? 1 : 0) : d === 4 ? float16Bits(v) : d === 5 ? bfloat16Bits(v) : v;
   }
   return out;
 }
@@ -149,19 +161,32 @@ function toTypedArray(values, d, what) {
 /**
  * A tensor from data: a number, a (nested) array, or a typed array.
  * options.dtype: inferred from the typed array type (Float32Array/Float64Array
- * float32, Int32Array int32, BigInt64Array int64, Uint8Array bool), from
+ * float32, Int32Array int32, BigInt64Array int64, Uint8Array bool, Int8Array
+ * int8; a Uint16Array with dtype 'float16'/'bfloat16' is taken as bit
+ * patterns, numbers are rounded to them), from
  * booleans (bool) or bigints (int64), else float32. options.shape reshapes
  * flat data.
  */
 export function tensor(data, options = {}) {
+  let fromDtype = null; // a Tensor's own dtype: its array's type does not say it (uint8, float16 bits)
   if (data instanceof Tensor) {
+    if (options.dtype !== undefined && dtypeCode(options.dtype) !== dtypeCode(data.dtype)) {
+      const c = data.cast(options.dtype);
+      if (options.shape === undefined) return c;
+      try {
+        return tensor(c, { shape: options.shape });
+      } finally {
+        c.dispose();
+      }
+    }
+    fromDtype = dtypeCode(data.dtype);
     data = data.toArray();
   }
   let shape;
   let flat;
   let d;
   if (ArrayBuffer.isView(data) && !(data instanceof DataView)) {
-    d = typedDtype(data);
+    d = fromDtype ?? typedDtype(data);
     shape = [data.length];
     flat = data;
   } else if (Array.isArray(data)) {

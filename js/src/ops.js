@@ -477,3 +477,96 @@ export function gatherElements(x, indices, dim) {
 export function cast(x, dtype) {
   return callOp('cast', [x], { dtype: dtypeCode(dtype) });
 }
+
+/** The same bytes read as dtype, of the same element size (ONNX BitCast): float32 <-> int32, int8 <-> uint8, ... */
+export function bitcast(x, dtype) {
+  return callOp('bitcast', [x], { dtype: dtypeCode(dtype) });
+}
+
+// ---- linear quantization (ops.def quantize / dequantize; docs/quantization.md) ----
+
+const QRANGE = { int8: [-128, 127], uint8: [0, 255] };
+
+/** A scale or zero point as a tensor shaped for x: numbers become 0-d tensors; with axis, a 1-D one runs along x's dim axis. */
+function quantParam(v, what, dtype, x, axis, temps) {
+  if (v === null || v === undefined) return null;
+  let t = v;
+  if (!(v instanceof Tensor)) {
+    if (typeof v !== 'number') throw new TypeError(`${what} must be a Tensor or a number, got ${typeof v}`);
+    if (dtype !== 'float32') {
+      const [lo, hi] = QRANGE[dtype];
+      if (!Number.isInteger(v) || v < lo || v > hi) {
+        throw new TensorPlayError(`${what} ${v} is out of range for ${dtype} (whole numbers ${lo}..${hi})`, Status.INVALID_ARG);
+      }
+    }
+    t = tensorOf(v, dtype);
+    temps.push(t);
+  }
+  if (axis === undefined || axis === null || t.ndim !== 1) return t;
+  const nd = x.ndim;
+  if (!Number.isInteger(axis) || axis < -nd || axis >= nd) {
+    throw new TensorPlayError(`${what}: axis ${axis} is out of range for x of rank ${nd}`, Status.INVALID_ARG);
+  }
+  const a = axis < 0 ? axis + nd : axis;
+  if (t.shape[0] !== x.shape[a] && t.shape[0] !== 1) {
+    throw new TensorPlayError(`${what} has ${t.shape[0]} values; axis ${a} of x has ${x.shape[a]}`, Status.INVALID_ARG);
+  }
+  const r = t.reshape([t.shape[0], ...new Array(nd - a - 1).fill(1)]);
+  temps.push(r);
+  return r;
+}
+
+function tensorOf(v, dtype) {
+  // a 0-d tensor through the core's full (creation.js is not imported here: no cycle)
+  const mark = core.stackSave();
+  try {
+    const p = core.stackAlloc(8);
+    return wrap(ex.tpw_full(dtypeCode(dtype), 0, p, v), 'quantize()');
+  } finally {
+    core.stackRestore(mark);
+  }
+}
+
+/**
+ * quantize(x, scale, zeroPoint?, { axis, dtype }): saturate(round half to
+ * even(x / scale) + zeroPoint) as int8 or uint8 (ONNX QuantizeLinear).
+ * scale: a number or a float32/float16 tensor (one value, or one per
+ * element of axis with options.axis, or any shape that broadcasts to x);
+ * zeroPoint: a number (whole, in range of dtype) or an int8/uint8 tensor,
+ * whose dtype gives the result's. options.dtype: 'uint8' (default) or
+ * 'int8'. Scales must be finite and > 0.
+ */
+export function quantize(x, scale, zeroPoint = null, options = {}) {
+  const dtype = options.dtype ?? (zeroPoint instanceof Tensor ? zeroPoint.dtype : 'uint8');
+  if (!(dtype in QRANGE)) {
+    throw new TensorPlayError(`quantize(): dtype ${JSON.stringify(dtype)} is not supported (int8, uint8)`, Status.INVALID_ARG);
+  }
+  const temps = [];
+  try {
+    const s = quantParam(scale, 'quantize(): scale', 'float32', x, options.axis, temps);
+    const z = quantParam(zeroPoint, 'quantize(): zeroPoint', dtype, x, options.axis, temps);
+    return callOp('quantize', [x, s, z], { dtype: dtypeCode(dtype) });
+  } finally {
+    for (const t of temps) t.dispose();
+  }
+}
+
+/**
+ * dequantize(q, scale, zeroPoint?, { axis }): (q - zeroPoint) * scale for an
+ * int8/uint8/int32 tensor q (ONNX DequantizeLinear): float32, or float16
+ * with a float16 scale. zeroPoint: a number or a tensor of q's dtype.
+ */
+export function dequantize(q, scale, zeroPoint = null, options = {}) {
+  if (!(q instanceof Tensor)) throw new TypeError('dequantize(): q must be a Tensor');
+  const temps = [];
+  try {
+    const s = quantParam(scale, 'dequantize(): scale', 'float32', q, options.axis, temps);
+    const zd = q.dtype in QRANGE ? q.dtype : 'int32';
+    const z = quantParam(zeroPoint, 'dequantize(): zeroPoint', zd === 'int32' ? 'float32' : zd, q, options.axis, temps);
+    const zc = z && !(zeroPoint instanceof Tensor) && zd === 'int32' ? z.cast('int32') : z;
+    if (zc !== z) temps.push(zc);
+    return callOp('dequantize', [q, s, zc]);
+  } finally {
+    for (const t of temps) t.dispose();
+  }
+}

@@ -5,9 +5,9 @@
 // object; and the Tensor methods (x.add(y) = add(x, y)).
 
 import { Tensor } from './tensor.js';
-import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign } from './ops.js';
+import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, bitcast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize } from './ops.js';
 
-export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign };
+export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, bitcast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize };
 
 export function add(a, b) { return callOp('add', [a, b]); }
 export function sub(a, b) { return callOp('sub', [a, b]); }
@@ -48,6 +48,7 @@ export function bitwiseOr(a, b) { return callOp('bitwise_or', [a, b]); }
 export function bitwiseXor(a, b) { return callOp('bitwise_xor', [a, b]); }
 export function bitwiseNot(a) { return callOp('bitwise_not', [a]); }
 export function det(a) { return callOp('det', [a]); }
+export function matmulInt(a, b) { return callOp('matmul_int', [a, b]); }
 
 /** Every operator by its JS name (functional forms). */
 export const ops = Object.freeze({
@@ -93,6 +94,7 @@ export const ops = Object.freeze({
   scatterElements,
   scatterND,
   cast,
+  bitcast,
   floor,
   ceil,
   round,
@@ -120,6 +122,9 @@ export const ops = Object.freeze({
   avgPool2d,
   gridSample,
   roiAlign,
+  quantize,
+  dequantize,
+  matmulInt,
 });
 
 const methods = {
@@ -161,6 +166,7 @@ const methods = {
   scatterElements(...args) { return scatterElements(this, ...args); },
   scatterND(...args) { return scatterND(this, ...args); },
   cast(...args) { return cast(this, ...args); },
+  bitcast(...args) { return bitcast(this, ...args); },
   floor() { return floor(this); },
   ceil() { return ceil(this); },
   round() { return round(this); },
@@ -187,6 +193,9 @@ const methods = {
   maxPool2d(...args) { return maxPool2d(this, ...args); },
   avgPool2d(...args) { return avgPool2d(this, ...args); },
   gridSample(...args) { return gridSample(this, ...args); },
+  quantize(...args) { return quantize(this, ...args); },
+  dequantize(...args) { return dequantize(this, ...args); },
+  matmulInt(b) { return matmulInt(this, b); },
 };
 for (const [name, value] of Object.entries(methods)) {
   Object.defineProperty(Tensor.prototype, name, { value, writable: true, configurable: true, enumerable: false });

@@ -6,6 +6,7 @@
 // broadcasting and dtype promotion are decided in C.
 
 import { DisposedError, TensorPlayError, Status, check, throwLast } from './errors.js';
+import { float16ToFloat32, bfloat16ToFloat32 } from './half.js';
 
 // The loaded core and its exports: live bindings that creation.js and
 // ops.js import too (set once by bindCore).
@@ -13,14 +14,20 @@ import { DisposedError, TensorPlayError, Status, check, throwLast } from './erro
 export let core = null;
 export let ex = null;
 
-export const DTYPES = Object.freeze(['float32', 'int32', 'int64', 'bool']);
-const ITEMSIZE = [4, 4, 8, 1];
-export const ARRAY_TYPES = [Float32Array, Int32Array, BigInt64Array, Uint8Array];
+// the core's tp_dtype order; float16/bfloat16 elements are Uint16Array bit
+// patterns (tp.float16ToFloat32 / tp.float32ToFloat16 convert, src/half.js)
+export const DTYPES = Object.freeze(['float32', 'int32', 'int64', 'bool', 'float16', 'bfloat16', 'int8', 'uint8']);
+const ITEMSIZE = [4, 4, 8, 1, 2, 2, 1, 1];
+export const ARRAY_TYPES = [Float32Array, Int32Array, BigInt64Array, Uint8Array, Uint16Array, Uint16Array, Int8Array, Uint8Array];
 const DTYPE_ALIASES = new Map([
   ['float32', 0], ['f32', 0],
   ['int32', 1], ['i32', 1],
   ['int64', 2], ['i64', 2],
   ['bool', 3], ['b8', 3],
+  ['float16', 4], ['f16', 4],
+  ['bfloat16', 5], ['bf16', 5],
+  ['int8', 6], ['i8', 6],
+  ['uint8', 7], ['u8', 7],
 ]);
 export const MAX_DIMS = 8; // TP_MAX_DIMS
 export const MAX_OPERANDS = 64; // TP_MAX_OPERANDS: operands of an op, results of a call or graph
@@ -197,7 +204,8 @@ export class Tensor {
     return n;
   }
 
-  /** A copy of the elements in C order: Float32Array, Int32Array, BigInt64Array or Uint8Array (bool). */
+  /** A copy of the elements in C order: Float32Array, Int32Array, BigInt64Array, Uint8Array (bool
+   * and uint8), Int8Array, or Uint16Array (float16/bfloat16 bit patterns; toList gives numbers). */
   toArray() {
     const h = this._handle();
     const d = dtypeCode(this.dtype);
@@ -216,7 +224,9 @@ export class Tensor {
 
   /** Nested JS arrays (numbers, bigints for int64, booleans for bool). */
   toList() {
-    const flat = this.toArray();
+    let flat = this.toArray();
+    if (this.dtype === 'float16') flat = float16ToFloat32(flat);
+    else if (this.dtype === 'bfloat16') flat = bfloat16ToFloat32(flat);
     const isBool = this.dtype === 'bool';
     const shape = this._shapeArray();
     let i = 0;

@@ -1,8 +1,8 @@
 // Type declarations of tensorplay-wasm (js/index.js).
 
-export type DType = 'float32' | 'int32' | 'int64' | 'bool';
-/** Accepted dtype spellings: the names above and 'f32' | 'i32' | 'i64' | 'b8'. */
-export type DTypeLike = DType | 'f32' | 'i32' | 'i64' | 'b8';
+export type DType = 'float32' | 'int32' | 'int64' | 'bool' | 'float16' | 'bfloat16' | 'int8' | 'uint8';
+/** Accepted dtype spellings: the names above and 'f32' | 'i32' | 'i64' | 'b8' | 'f16' | 'bf16' | 'i8' | 'u8'. */
+export type DTypeLike = DType | 'f32' | 'i32' | 'i64' | 'b8' | 'f16' | 'bf16' | 'i8' | 'u8';
 export type Shape = readonly number[];
 /** A Tensor, or a JS scalar (weak: follows the other operand's dtype); whole numbers, bigints (exactly a double) and booleans are integer scalars (docs/reliability.md). */
 export type Operand = Tensor | number | boolean | bigint;
@@ -12,8 +12,13 @@ export type TypedArrayFor<D extends DType> = D extends 'float32'
     ? Int32Array
     : D extends 'int64'
       ? BigInt64Array
-      : Uint8Array;
-export type AnyTypedArray = Float32Array | Int32Array | BigInt64Array | Uint8Array;
+      : D extends 'float16' | 'bfloat16'
+        ? Uint16Array
+        : D extends 'int8'
+          ? Int8Array
+          : Uint8Array;
+/** float16/bfloat16 elements are Uint16Array bit patterns (float16ToFloat32 converts). */
+export type AnyTypedArray = Float32Array | Int32Array | BigInt64Array | Uint8Array | Uint16Array | Int8Array;
 export type NestedData =
   | number
   | boolean
@@ -92,6 +97,7 @@ export declare class Tensor {
   bitwiseXor(b: Operand): Tensor;
   bitwiseNot(): Tensor;
   det(): Tensor;
+  matmulInt(b: Tensor): Tensor;
   // END generated ops
   /** torch style: x.where(cond, y) = where(cond, x, y). */
   where(cond: Tensor, other: Operand): Tensor;
@@ -132,9 +138,23 @@ export declare class Tensor {
   /** Python slicing rules; end omitted or null: to the end. */
   slice(dim: number, start?: number | null, end?: number | null, step?: number | null): Tensor;
   cast(dtype: DTypeLike): Tensor;
+  /** the same bytes as dtype (same element size) */
+  bitcast(dtype: DTypeLike): Tensor;
+  quantize(scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: QuantizeOptions): Tensor;
+  dequantize(scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: { axis?: number }): Tensor;
 }
 
 export declare const DTYPES: readonly DType[];
+/** float16 bit patterns -> numbers (round trip exact); one number gives one number. */
+export declare function float16ToFloat32(bits: ArrayLike<number>): Float32Array;
+export declare function float16ToFloat32(bits: number): number;
+/** numbers -> float16 bit patterns: round to nearest even, overflow to +-Infinity, NaN kept. */
+export declare function float32ToFloat16(values: ArrayLike<number>): Uint16Array;
+export declare function float32ToFloat16(values: number): number;
+export declare function bfloat16ToFloat32(bits: ArrayLike<number>): Float32Array;
+export declare function bfloat16ToFloat32(bits: number): number;
+export declare function float32ToBfloat16(values: ArrayLike<number>): Uint16Array;
+export declare function float32ToBfloat16(values: number): number;
 
 // ---- creation ----
 export interface TensorOptions {
@@ -198,6 +218,7 @@ export declare function bitwiseOr(a: Operand, b: Operand): Tensor;
 export declare function bitwiseXor(a: Operand, b: Operand): Tensor;
 export declare function bitwiseNot(a: Tensor): Tensor;
 export declare function det(a: Tensor): Tensor;
+export declare function matmulInt(a: Tensor, b: Tensor): Tensor;
 /** Every operator by its JS name. */
 export declare const ops: Readonly<{
   add: typeof add;
@@ -242,6 +263,7 @@ export declare const ops: Readonly<{
   scatterElements: typeof scatterElements;
   scatterND: typeof scatterND;
   cast: typeof cast;
+  bitcast: typeof bitcast;
   floor: typeof floor;
   ceil: typeof ceil;
   round: typeof round;
@@ -269,6 +291,9 @@ export declare const ops: Readonly<{
   avgPool2d: typeof avgPool2d;
   gridSample: typeof gridSample;
   roiAlign: typeof roiAlign;
+  quantize: typeof quantize;
+  dequantize: typeof dequantize;
+  matmulInt: typeof matmulInt;
 }>;
 // END generated ops
 export declare function where(cond: Tensor, a: Operand, b: Operand): Tensor;
@@ -363,6 +388,30 @@ export declare function scatterElements(x: Tensor, indices: Tensor, updates: Ten
 /** ONNX ScatterND: indices [..., k] address x's first k dims. */
 export declare function scatterND(x: Tensor, indices: Tensor, updates: Tensor, options?: { reduction?: ScatterReduction }): Tensor;
 export declare function cast(a: Tensor, dtype: DTypeLike): Tensor;
+/** ONNX BitCast: the same bytes read as dtype, of the same element size; to bool only from bool. */
+export declare function bitcast(a: Tensor, dtype: DTypeLike): Tensor;
+export interface QuantizeOptions {
+  /** a 1-D scale / zero point runs along this dim of x (per channel) */
+  axis?: number;
+  /** the result's dtype without a zero-point tensor: 'uint8' (default) or 'int8' */
+  dtype?: 'int8' | 'uint8';
+}
+/** ONNX QuantizeLinear: saturate(round half to even(x / scale) + zeroPoint) as int8/uint8; scales finite and > 0. */
+export declare function quantize(x: Tensor, scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: QuantizeOptions): Tensor;
+export interface Quantized {
+  q: Tensor;
+  scale: Tensor;
+  zeroPoint: Tensor;
+}
+/** Helpers that choose scales and zero points (docs/quantization.md). */
+export declare const quantization: Readonly<{
+  /** per-channel (axis, default 0) weight quantization: int8 symmetric (default) or uint8 asymmetric */
+  quantizeWeight(w: Tensor, options?: { axis?: number; dtype?: 'int8' | 'uint8' }): Quantized;
+  /** ONNX DynamicQuantizeLinear over all of x: uint8 */
+  dynamicQuantize(x: Tensor): Quantized;
+}>;
+/** ONNX DequantizeLinear: (q - zeroPoint) * scale for int8/uint8/int32 q; float32 (float16 with a float16 scale). */
+export declare function dequantize(q: Tensor, scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: { axis?: number }): Tensor;
 
 
 // ---- memory ----

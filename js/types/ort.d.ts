@@ -1,14 +1,16 @@
 // tensorplay-wasm/ort: an onnxruntime-web compatible surface (docs/js-api.md).
-export type OrtTensorType = 'float32' | 'int32' | 'int64' | 'bool';
+export type OrtTensorType = 'float32' | 'int32' | 'int64' | 'bool' | 'float16' | 'int8' | 'uint8';
+/** float16 data is a Uint16Array of bit patterns, as in onnxruntime-web. */
+export type OrtTensorData = Float32Array | Int32Array | BigInt64Array | Uint8Array | Uint16Array | Int8Array;
 export declare class Tensor {
-  constructor(type: OrtTensorType, data: Float32Array | Int32Array | BigInt64Array | Uint8Array | number[], dims?: readonly number[]);
-  constructor(data: Float32Array | Int32Array | BigInt64Array, dims?: readonly number[]);
+  constructor(type: OrtTensorType, data: OrtTensorData | number[], dims?: readonly number[]);
+  constructor(data: Float32Array | Int32Array | BigInt64Array | Int8Array | Uint8Array, dims?: readonly number[]);
   readonly type: OrtTensorType;
-  readonly data: Float32Array | Int32Array | BigInt64Array | Uint8Array;
+  readonly data: OrtTensorData;
   readonly dims: readonly number[];
   readonly size: number;
   readonly location: 'cpu';
-  getData(): Float32Array | Int32Array | BigInt64Array | Uint8Array;
+  getData(): OrtTensorData;
   dispose(): void;
 }
 export interface SessionOptions {

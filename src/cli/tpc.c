@@ -144,7 +144,9 @@ static int summarize(int i, tp_tensor *t) {
     case TP_I32: printf("%d", (int)((int32_t *)buf)[k]); break;
     case TP_I64: printf("%lld", (long long)((int64_t *)buf)[k]); break;
     case TP_BOOL: printf("%s", ((unsigned char *)buf)[k] ? "true" : "false"); break;
-    default: printf("?"); break;
+    case TP_I8: printf("%d", (int)((int8_t *)buf)[k]); break;
+    case TP_U8: printf("%u", (unsigned)((uint8_t *)buf)[k]); break;
+    default: printf("%.9g", tp_tensor_get_f64(t, k)); break; /* float16, bfloat16: their values */
     }
   }
   printf("%s]\n", numel > SHOW ? ", ..." : "");

@@ -121,6 +121,10 @@ void tp_tensor_gather(const tp_tensor *t, void *dst);
 /* Copy src (any layout, any dtype) into contiguous dst of the same shape. */
 void tp_tensor_copy_into(const tp_tensor *src, tp_tensor *dst);
 int tp_dtype_is_float(tp_dtype d);
+/* float16, bfloat16, int8, uint8: stored, computed in tp_dtype_compute's
+ * dtype (float32 / int32); every other dtype computes as itself. */
+int tp_dtype_is_storage(tp_dtype d);
+tp_dtype tp_dtype_compute(tp_dtype d);
 
 /* splitmix64 / xoshiro-based generator shared by randn and rand. */
 typedef struct tp_rng { uint64_t s[4]; } tp_rng;

@@ -4,7 +4,8 @@
  *   "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }" spaces '\n'
  *   data: C order, little-endian
  *
- * Supported dtypes: '<f4' f32, '<i4' i32, '<i8' i64, '|b1' bool. The writer
+ * Supported dtypes: '<f4' f32, '<i4' i32, '<i8' i64, '|b1' bool, '<f2' f16,
+ * '|i1' i8, '|u1' u8 (bfloat16 has no numpy spelling: refused). The writer
  * emits version 1.0 with magic + length + header a multiple of 64 bytes. */
 #include "internal.h"
 
@@ -20,8 +21,11 @@ static const struct {
   { "<i4", TP_I32 },
   { "<i8", TP_I64 },
   { "|b1", TP_BOOL },
+  { "<f2", TP_F16 },
+  { "|i1", TP_I8 },
+  { "|u1", TP_U8 },
 };
-#define NPY_SUPPORTED "<f4, <i4, <i8, |b1"
+#define NPY_SUPPORTED "<f4, <i4, <i8, |b1, <f2, |i1, |u1"
 
 static int host_is_le(void) {
   const uint16_t one = 1;
@@ -275,7 +279,8 @@ tp_status tp_npy_encode(tp_tensor *t, void **out, size_t *len) {
   for (int i = 0; i < TP_ARRAY_LEN(npy_dtypes); i++)
     if (npy_dtypes[i].dtype == t->dtype) descr = npy_dtypes[i].descr;
   if (!descr)
-    return tp_fail(TP_ERR_UNSUPPORTED, "npy encode: dtype %d has no .npy spelling", (int)t->dtype);
+    return tp_fail(TP_ERR_UNSUPPORTED, "npy encode: dtype %s has no .npy spelling (supported: " NPY_SUPPORTED ")",
+                   tp_dtype_name(t->dtype));
   int n = snprintf(hd, sizeof hd, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
   for (int i = 0; i < t->ndim; i++)
     n += snprintf(hd + n, sizeof hd - (size_t)n, i ? ", %lld" : "%lld", (long long)t->shape[i]);

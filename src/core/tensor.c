@@ -23,7 +23,8 @@ static const struct {
   const char *name, *short_name;
   size_t size;
 } dtypes[TP_DTYPE_COUNT] = {
-    {"float32", "f32", 4}, {"int32", "i32", 4}, {"int64", "i64", 8}, {"bool", "b8", 1}};
+    {"float32", "f32", 4}, {"int32", "i32", 4},  {"int64", "i64", 8}, {"bool", "b8", 1},
+    {"float16", "f16", 2}, {"bfloat16", "bf16", 2}, {"int8", "i8", 1},  {"uint8", "u8", 1}};
 
 const char *tp_dtype_name(tp_dtype d) {
   return (unsigned)d < TP_DTYPE_COUNT ? dtypes[d].name : "unknown";
@@ -33,6 +34,10 @@ const char *tp_dtype_short(tp_dtype d) {
 }
 size_t tp_dtype_size(tp_dtype d) { return (unsigned)d < TP_DTYPE_COUNT ? dtypes[d].size : 0; }
 int tp_dtype_is_float(tp_dtype d) { return d == TP_F32; }
+int tp_dtype_is_storage(tp_dtype d) { return d == TP_F16 || d == TP_BF16 || d == TP_I8 || d == TP_U8; }
+tp_dtype tp_dtype_compute(tp_dtype d) {
+  return d == TP_F16 || d == TP_BF16 ? TP_F32 : d == TP_I8 || d == TP_U8 ? TP_I32 : d;
+}
 
 tp_status tp_dtype_parse(const char *s, tp_dtype *out) {
   if (!s) return tp_fail(TP_ERR_INVALID_ARG, "dtype: NULL name");
@@ -42,7 +47,7 @@ tp_status tp_dtype_parse(const char *s, tp_dtype *out) {
       return TP_OK;
     }
   return tp_fail(TP_ERR_INVALID_ARG,
-                 "unknown dtype '%s' (expected float32, int32, int64 or bool)", s);
+                 "unknown dtype '%s' (expected float32, int32, int64, bool, float16, bfloat16, int8 or uint8)", s);
 }
 
 /* ---- shapes ---- */
@@ -309,6 +314,9 @@ static double load_f64(const void *base, tp_dtype dt, int64_t off) {
     case TP_F32: return ((const float *)base)[off];
     case TP_I32: return ((const int32_t *)base)[off];
     case TP_I64: return (double)((const int64_t *)base)[off];
+    case TP_F16: return tp_f16_to_f32(((const uint16_t *)base)[off]);
+    case TP_BF16: return tp_bf16_to_f32(((const uint16_t *)base)[off]);
+    case TP_I8: return ((const int8_t *)base)[off];
     default: return ((const uint8_t *)base)[off];
   }
 }
@@ -342,22 +350,29 @@ void tp_tensor_copy_into(const tp_tensor *src, tp_tensor *dst) {
     }
     for (int64_t k = 0; k < inner; k++) {
       int64_t s = so + k * ist, di = o + k;
+      /* integer sources as exact integers: int64 -> narrower ints wraps
+       * (two's complement, as numpy, PyTorch and ONNX's reference) */
+      int src_int = src->dtype == TP_I64 || src->dtype == TP_I32 || src->dtype == TP_I8 ||
+                    src->dtype == TP_U8 || src->dtype == TP_BOOL;
+      int64_t iv = src->dtype == TP_I64 ? ((const int64_t *)sb)[s] : 0;
+      double v = src->dtype == TP_I64 ? 0 : load_f64(sb, src->dtype, s);
+      if (src_int && src->dtype != TP_I64) iv = (int64_t)v;
       switch (dst->dtype) {
-        case TP_F32: ((float *)db)[di] = (float)load_f64(sb, src->dtype, s); break;
+        case TP_F32: ((float *)db)[di] = src->dtype == TP_I64 ? (float)iv : (float)v; break;
+        case TP_F16: /* float sources are exact floats: the bit-level rounding */
+          ((uint16_t *)db)[di] = src_int ? tp_f64_to_f16(src->dtype == TP_I64 ? (double)iv : v) : tp_f32_to_f16((float)v);
+          break;
+        case TP_BF16: ((uint16_t *)db)[di] = tp_f64_to_bf16(src->dtype == TP_I64 ? (double)iv : v); break;
         case TP_I32:
-          /* int64 -> int32 wraps (two's complement, as PyTorch's cast);
-           * float -> int saturates, NaN -> 0 (num.h) */
-          ((int32_t *)db)[di] = src->dtype == TP_I64
-                                    ? (int32_t)(uint32_t)((const uint64_t *)sb)[s]
-                                    : tp_f64_to_i32_sat(load_f64(sb, src->dtype, s));
+          /* float -> int saturates, NaN -> 0 (num.h) */
+          ((int32_t *)db)[di] = src_int ? (int32_t)(uint32_t)(uint64_t)iv : tp_f64_to_i32_sat(v);
           break;
-        case TP_I64:
-          ((int64_t *)db)[di] = src->dtype == TP_I64 ? ((const int64_t *)sb)[s]
-                                                      : tp_f64_to_i64_sat(load_f64(sb, src->dtype, s));
+        case TP_I64: ((int64_t *)db)[di] = src_int ? iv : tp_f64_to_i64_sat(v); break;
+        case TP_I8: ((int8_t *)db)[di] = src_int ? (int8_t)(uint8_t)(uint64_t)iv : tp_f64_to_i8_sat(v); break;
+        case TP_U8:
+          ((uint8_t *)db)[di] = src_int ? (uint8_t)(uint64_t)iv : tp_f64_to_u8_sat(v);
           break;
-        default:
-          ((uint8_t *)db)[di] = src->dtype == TP_I64 ? ((const int64_t *)sb)[s] != 0
-                                                      : load_f64(sb, src->dtype, s) != 0;
+        default: ((uint8_t *)db)[di] = src->dtype == TP_I64 ? iv != 0 : v != 0;
       }
     }
   }
@@ -452,6 +467,10 @@ tp_status tp_full(tp_dtype dtype, int ndim, const int64_t *shape, double v, tp_t
       case TP_F32: ((float *)p)[i] = (float)v; break;
       case TP_I32: ((int32_t *)p)[i] = (int32_t)v; break; /* checked above */
       case TP_I64: ((int64_t *)p)[i] = (int64_t)v; break;
+      case TP_F16: ((uint16_t *)p)[i] = tp_f64_to_f16(v); break;
+      case TP_BF16: ((uint16_t *)p)[i] = tp_f64_to_bf16(v); break;
+      case TP_I8: ((int8_t *)p)[i] = (int8_t)v; break; /* checked above */
+      case TP_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
       default: ((uint8_t *)p)[i] = v != 0; break;
     }
   *out = t;
@@ -505,6 +524,17 @@ tp_status tp_arange(double start, double end, double step, tp_dtype dtype, tp_te
     TP_TRY(check_int_value("arange", start + (double)(n - 1) * step, dtype));
   }
   tp_tensor *t;
+  if (dtype == TP_F16 || dtype == TP_BF16 || dtype == TP_I8 || dtype == TP_U8) {
+    /* storage dtypes: computed in float32 / int32, rounded once */
+    tp_tensor *w;
+    TP_TRY(tp_arange(start, end, step, dtype == TP_F16 || dtype == TP_BF16 ? TP_F32 : TP_I32, &w));
+    tp_status s = tp_tensor_new(dtype, 1, &n, NULL, &t);
+    if (!s) tp_tensor_copy_into(w, t);
+    tp_tensor_release(w);
+    if (s) return s;
+    *out = t;
+    return TP_OK;
+  }
   TP_TRY(tp_tensor_new(dtype, 1, &n, NULL, &t));
   for (int64_t i = 0; i < n; i++) {
     double v = start + (double)i * step;

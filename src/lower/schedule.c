@@ -583,6 +583,9 @@ static tp_status try_gemm(sched *s, int i, int *done) {
   if (n->op != TP_OP_MATMUL && n->op != TP_OP_LINEAR) return TP_OK;
   val *a = &s->v[n->args[0].node], *b = &s->v[n->args[1].node];
   val *bias = n->op == TP_OP_LINEAR && n->args[2].kind == TP_ARG_NODE ? &s->v[n->args[2].node] : NULL;
+  /* float32 only: float16/bfloat16 operands run eagerly (widened, docs/quantization.md) */
+  if (n->desc.dtype != TP_F32 || a->desc.dtype != TP_F32 || b->desc.dtype != TP_F32 || (bias && bias->desc.dtype != TP_F32))
+    return TP_OK;
   TP_TRY(as_ref(s, a));
   TP_TRY(as_ref(s, b));
   if (bias) TP_TRY(as_ref(s, bias));

@@ -401,12 +401,82 @@ tp_status tp_onnx_check_ops(const omodel *md) {
   return TP_OK;
 }
 
+/* float16 / bfloat16 at node granularity (docs/quantization.md): a node
+ * other than the ones below sees its float16/bfloat16 inputs as float32
+ * (exact) and its float32 outputs are rounded once to the first such
+ * input's dtype. So a converter composed of many ops rounds once, as ONNX's
+ * float16 kernels do, and converters written for float32 serve float16.
+ * int8/uint8 stay as they are: the op layer widens them per op (their
+ * wrap-around is per op in ONNX); only for MaxPool, whose result is one of
+ * its inputs, they go through float32 too (exact both ways). */
+static int lowp_native_node(const onode *n) {
+  static const char *const native[] = {"Cast", "CastLike", "BitCast", "If", "Loop", "Scan", "Shape", "Size",
+                                       "Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"};
+  for (int i = 0; i < TP_ARRAY_LEN(native); i++)
+    if (!strcmp(n->op, native[i])) return 1;
+  return 0;
+}
+
+static int lowp_widened(const onode *n, tp_dtype d) {
+  return d == TP_F16 || d == TP_BF16 || ((d == TP_I8 || d == TP_U8) && !strcmp(n->op, "MaxPool"));
+}
+
+static tp_status lowp_widen_inputs(imp *m, onode *n, tp_dtype *lp, ref *saved, int *nsaved) {
+  *lp = TP_F32;
+  *nsaved = 0;
+  if (lowp_native_node(n) || n->nin > TP_ONNX_MAX_INPUTS) return TP_OK;
+  for (int i = 0; i < n->nin; i++) {
+    entry *e = *n->in[i] ? lookup(m, n->in[i]) : NULL;
+    if (!e) continue;
+    tp_dtype d = tp_onnx_desc(m, e->r).dtype;
+    if (!lowp_widened(n, d) || e->r.kind == R_SCALAR) continue;
+    if (*lp == TP_F32) *lp = d;
+    *nsaved = n->nin;
+  }
+  if (!*nsaved) return TP_OK;
+  for (int i = 0; i < n->nin; i++) {
+    entry *e = *n->in[i] ? lookup(m, n->in[i]) : NULL;
+    saved[i] = e ? e->r : tp_onnx_none();
+  }
+  for (int i = 0; i < n->nin; i++) {
+    entry *e = *n->in[i] ? lookup(m, n->in[i]) : NULL;
+    if (!e) continue;
+    tp_dtype d = tp_onnx_desc(m, e->r).dtype;
+    if (!lowp_widened(n, d) || e->r.kind == R_SCALAR) continue;
+    ref w;
+    TP_TRY(tp_onnx_cast(m, saved[i], TP_F32, &w));
+    e->r = w; /* until the node is converted (names repeat among inputs: same ref) */
+  }
+  return TP_OK;
+}
+
+static tp_status lowp_restore(imp *m, onode *n, tp_dtype lp, const ref *saved, int nsaved, tp_status s) {
+  for (int i = 0; i < nsaved; i++) {
+    entry *e = *n->in[i] ? lookup(m, n->in[i]) : NULL;
+    if (e) e->r = saved[i];
+  }
+  if (s || !nsaved) return s;
+  for (int k = 0; k < n->nout; k++) {
+    entry *e = *n->out[k] ? lookup(m, n->out[k]) : NULL;
+    if (!e || e->r.kind == R_NONE || e->r.kind == R_SCALAR || tp_onnx_desc(m, e->r).dtype != TP_F32) continue;
+    ref y;
+    TP_TRY(tp_onnx_cast(m, e->r, lp, &y));
+    e->r = y;
+  }
+  return TP_OK;
+}
+
 static tp_status convert_node(imp *m, onode *n) {
   int i;
   TP_TRY(find_converter(n, m->md.opset, &i));
   m->cur = n;
   m->bad_attr = NULL;
-  tp_status s = converters[i].fn(m, n, converters[i].arg);
+  tp_dtype lp;
+  int nsaved = 0;
+  ref saved[TP_ONNX_MAX_INPUTS]; /* lowp_widen_inputs leaves nodes with more inputs alone */
+  tp_status s = lowp_widen_inputs(m, n, &lp, saved, &nsaved);
+  if (!s) s = converters[i].fn(m, n, converters[i].arg);
+  s = lowp_restore(m, n, lp, saved, nsaved, s);
   if (!s && m->bad_attr)
     s = tp_fail(TP_ERR_INVALID_ARG, "attribute '%s' has the wrong type", m->bad_attr);
   for (int k = 0; !s && k < n->nattrs; k++)
@@ -473,7 +543,7 @@ static tp_status input_desc(const vinfo *v, const tp_desc *given, tp_desc *d) {
   if (!v->is_tensor)
     return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' is not a tensor (sequences, maps and optionals are not supported)", v->name);
   if (!tp_onnx_to_dtype(v->elem, &d->dtype))
-    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has dtype %s, which is not supported (float32, int32, int64, bool)",
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has dtype %s, which is not supported (" TP_ONNX_DTYPES ")",
                    v->name, tp_onnx_dtype_name(v->elem));
   if (v->too_many_dims)
     return tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has more than %d dims", v->name, TP_MAX_DIMS);

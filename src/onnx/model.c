@@ -91,7 +91,7 @@ tp_status tp_onnx_model_load(const void *bytes, size_t len, tp_onnx_model **out)
       s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' is not a tensor (sequences, maps and optionals are not supported)",
                   v->name);
     else if (!tp_onnx_to_dtype(v->elem, &dt))
-      s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has dtype %s, which is not supported (float32, int32, int64, bool)",
+      s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has dtype %s, which is not supported (" TP_ONNX_DTYPES ")",
                   v->name, tp_onnx_dtype_name(v->elem));
     else if (v->too_many_dims)
       s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: input '%s' has more than %d dims", v->name, TP_MAX_DIMS);

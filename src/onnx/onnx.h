@@ -13,13 +13,15 @@ enum {
   TP_ONNX_FLOAT = 1, TP_ONNX_UINT8 = 2, TP_ONNX_INT8 = 3, TP_ONNX_UINT16 = 4,
   TP_ONNX_INT16 = 5, TP_ONNX_INT32 = 6, TP_ONNX_INT64 = 7, TP_ONNX_STRING = 8,
   TP_ONNX_BOOL = 9, TP_ONNX_FLOAT16 = 10, TP_ONNX_DOUBLE = 11, TP_ONNX_UINT32 = 12,
-  TP_ONNX_UINT64 = 13
+  TP_ONNX_UINT64 = 13, TP_ONNX_BFLOAT16 = 16
 };
 const char *tp_onnx_dtype_name(int onnx_type);
 
 /* The most runtime inputs a model may have: the bits of the need and value
  * input masks (uint64_t). */
 #define TP_ONNX_MAX_INPUTS 64
+/* the element types tensors may have (error messages) */
+#define TP_ONNX_DTYPES "float32, int32, int64, bool, float16, bfloat16, int8, uint8"
 
 /* tp_onnx_model_run (tensorplay.h) below the frontend: graph_only runs the
  * specialization's graph node by node (tp_graph_run) even when a backend

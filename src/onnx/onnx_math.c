@@ -323,3 +323,19 @@ tp_status tp_onnx_cv_cast(imp *m, onode *n, int like) {
   TP_TRY(tp_onnx_cast(m, x, d, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
+
+/* BitCast (opset 26): the bytes as `to`, a dtype of the same size. */
+tp_status tp_onnx_cv_bitcast(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, y;
+  tp_dtype d;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  int64_t to = tp_onnx_attr_int(m, n, "to", 0);
+  if (!tp_onnx_to_dtype(to, &d))
+    return tp_fail(TP_ERR_UNSUPPORTED, "bitcast to %s is not supported", tp_onnx_dtype_name((int)to));
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dtype = d;
+  TP_TRY(tp_onnx_emit(m, TP_OP_BITCAST, 1, &x, &at, &y));
+  return tp_onnx_set_out(m, n, 0, y);
+}

@@ -9,7 +9,9 @@ tp_status tp_onnx_cv_matmul(imp *m, onode *n, int arg) {
   ref a, b, y;
   TP_TRY(tp_onnx_need_in(m, n, 0, &a));
   TP_TRY(tp_onnx_need_in(m, n, 1, &b));
-  TP_TRY(tp_onnx_binary(m, TP_OP_MATMUL, a, b, &y));
+  /* int32 x int32: the exact integer matmul (int32 result, wrapping sums) */
+  int ints = tp_onnx_desc(m, a).dtype == TP_I32 && tp_onnx_desc(m, b).dtype == TP_I32;
+  TP_TRY(tp_onnx_binary(m, ints ? TP_OP_MATMUL_INT : TP_OP_MATMUL, a, b, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
 

@@ -20,6 +20,10 @@ int tp_onnx_to_dtype(int64_t t, tp_dtype *out) {
     case TP_ONNX_INT32: *out = TP_I32; return 1;
     case TP_ONNX_INT64: *out = TP_I64; return 1;
     case TP_ONNX_BOOL: *out = TP_BOOL; return 1;
+    case TP_ONNX_FLOAT16: *out = TP_F16; return 1;
+    case TP_ONNX_BFLOAT16: *out = TP_BF16; return 1;
+    case TP_ONNX_INT8: *out = TP_I8; return 1;
+    case TP_ONNX_UINT8: *out = TP_U8; return 1;
     default: return 0;
   }
 }
@@ -29,6 +33,10 @@ int tp_onnx_from_dtype(tp_dtype d) {
     case TP_F32: return TP_ONNX_FLOAT;
     case TP_I32: return TP_ONNX_INT32;
     case TP_I64: return TP_ONNX_INT64;
+    case TP_F16: return TP_ONNX_FLOAT16;
+    case TP_BF16: return TP_ONNX_BFLOAT16;
+    case TP_I8: return TP_ONNX_INT8;
+    case TP_U8: return TP_ONNX_UINT8;
     default: return TP_ONNX_BOOL;
   }
 }
@@ -78,7 +86,7 @@ tp_status tp_onnx_tensor_read(tp_pb *r, const char *what, tp_tensor **out, char 
   }
   if (!tp_onnx_to_dtype(dtype, &dt)) {
     s = tp_fail(TP_ERR_UNSUPPORTED,
-                "onnx: %s '%s' has dtype %s, which is not supported (float32, int32, int64, bool)",
+                "onnx: %s '%s' has dtype %s, which is not supported (" TP_ONNX_DTYPES ")",
                 what, nm, tp_onnx_dtype_name((int)dtype));
     goto done;
   }
@@ -115,6 +123,10 @@ tp_status tp_onnx_tensor_read(tp_pb *r, const char *what, tp_tensor **out, char 
         case TP_F32: ((float *)dst)[i] = floats[i]; break;
         case TP_I32: ((int32_t *)dst)[i] = (int32_t)ints[i]; break;
         case TP_I64: ((int64_t *)dst)[i] = ints[i]; break;
+        /* int32_data holds float16/bfloat16 bit patterns and int8/uint8 values */
+        case TP_F16: case TP_BF16: ((uint16_t *)dst)[i] = (uint16_t)ints[i]; break;
+        case TP_I8: ((int8_t *)dst)[i] = (int8_t)ints[i]; break;
+        case TP_U8: ((uint8_t *)dst)[i] = (uint8_t)ints[i]; break;
         default: ((uint8_t *)dst)[i] = ints[i] != 0; break;
       }
   }

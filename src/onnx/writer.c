@@ -133,10 +133,14 @@ static void init_i64(wr *w, vname out, int n, const int64_t *v) {
 
 /* A 0-d constant of dtype dt holding v. */
 static void init_scalar(wr *w, vname out, tp_dtype dt, double v) {
-  union { float f; int32_t i; int64_t l; uint8_t b; } u;
+  union { float f; int32_t i; int64_t l; uint8_t b; int8_t c; uint16_t h; } u;
   size_t n;
   switch (dt) {
     case TP_F32: u.f = (float)v; n = 4; break;
+    case TP_F16: u.h = tp_f64_to_f16(v); n = 2; break;
+    case TP_BF16: u.h = tp_f64_to_bf16(v); n = 2; break;
+    case TP_I8: u.c = tp_f64_to_i8_sat(v); n = 1; break;
+    case TP_U8: u.b = tp_f64_to_u8_sat(v); n = 1; break;
     case TP_I32: u.i = tp_f64_to_i32_sat(v); n = 4; break; /* no UB past the range */
     case TP_I64: u.l = tp_f64_to_i64_sat(v); n = 8; break;
     default: u.b = v != 0; n = 1; break;
@@ -244,10 +248,10 @@ static const tp_node *linear_weight_const(const tp_graph *g, const tp_node *n) {
   return NULL;
 }
 
-static tp_status convert(wr *w, int idx) {
+static tp_status quant_node(wr *w, const tp_node *n, const char *out);
+
+static tp_status convert_as(wr *w, const tp_node *n, const char *out) {
   const tp_graph *g = w->g;
-  const tp_node *n = &g->nodes[idx];
-  const char *out = n->name;
   const tp_attrs *at = &n->attrs;
   tp_dtype od = n->desc.dtype;
   vname b0, b1, b2, t0, t1, t2, t3, t4, t5;
@@ -581,9 +585,22 @@ static tp_status convert(wr *w, int idx) {
       cast_to(w, src, at->dtype, out);
       return TP_OK;
     }
+    case TP_OP_QUANTIZE:
+    case TP_OP_DEQUANTIZE: return quant_node(w, n, out);
+    case TP_OP_MATMUL_INT: { /* int8/uint8 operands: MatMulInteger; with an int32 one: MatMul on int32 */
+      tp_desc d1 = arg_desc(g, &n->args[1]);
+      int q = (d0.dtype == TP_I8 || d0.dtype == TP_U8) && (d1.dtype == TP_I8 || d1.dtype == TP_U8);
+      operand(w, &n->args[0], q ? d0.dtype : TP_I32, b0, &a0);
+      operand(w, &n->args[1], q ? d1.dtype : TP_I32, b1, &a1);
+      node2(w, q ? "MatMulInteger" : "MatMul", a0, a1, out);
+      return TP_OK;
+    }
     default:
       break;
   }
+  if (n->op == TP_OP_BITCAST)
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (bitcast): ONNX's BitCast needs opset 26; the export writes opset %d",
+                   n->name, TP_ONNX_SAVE_OPSET);
   if (n->op == TP_OP_ARGTOPK)
     return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (argtopk): exporting it is not supported yet", n->name);
   if (n->op == TP_OP_BITWISE_AND || n->op == TP_OP_BITWISE_OR || n->op == TP_OP_BITWISE_XOR ||
@@ -599,6 +616,69 @@ static tp_status convert(wr *w, int idx) {
   return tp_fail(TP_ERR_UNSUPPORTED,
                  "onnx: node '%s' (%s) has no ONNX equivalent: it is %s that only the host can run",
                  n->name, tp_op_name(n->op), why);
+}
+
+/* quantize / dequantize -> QuantizeLinear / DequantizeLinear (opset 13
+ * forms): one scale value, or one per element of one axis (the graph holds
+ * it shaped to broadcast: [C, 1, ..., 1]); blocked scales need opset 21. */
+static tp_status quant_node(wr *w, const tp_node *n, const char *out) {
+  const tp_graph *g = w->g;
+  tp_desc x = arg_desc(g, &n->args[0]);
+  const char *in[3] = {"", "", ""};
+  vname buf[3];
+  int axis = -1;
+  for (int k = 1; k < 3; k++) {
+    if (n->args[k].kind == TP_ARG_NONE) continue;
+    tp_desc p = arg_desc(g, &n->args[k]);
+    int64_t numel = tp_shape_numel(p.ndim, p.shape);
+    int ax = -1, many = 0;
+    for (int d = 0; d < p.ndim; d++)
+      if (p.shape[d] != 1) many += ax >= 0, ax = x.ndim - p.ndim + d;
+    if (many)
+      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s): blocked quantization needs opset 21; the export writes opset %d",
+                     n->name, tp_op_name(n->op), TP_ONNX_SAVE_OPSET);
+    if (ax >= 0 && axis >= 0 && ax != axis)
+      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s): the scale and the zero point run along different axes",
+                     n->name, tp_op_name(n->op));
+    if (ax >= 0) axis = ax;
+    const char *src = onnx_name(g, n->args[k].node);
+    if (p.ndim == 0 || (p.ndim == 1 && ax >= 0)) {
+      in[k] = src;
+      continue;
+    }
+    int64_t sh = numel;
+    vname shn;
+    init_i64(w, shn, ax >= 0 ? 1 : 0, &sh); /* the shape [C], or [] for one value */
+    fresh(w, buf[k]);
+    node2(w, "Reshape", src, shn, buf[k]);
+    in[k] = buf[k];
+  }
+  in[0] = onnx_name(g, n->args[0].node);
+  tp_pbw at = {0};
+  if (axis >= 0) attr_int(&at, "axis", axis);
+  node(w, n->op == TP_OP_QUANTIZE ? "QuantizeLinear" : "DequantizeLinear", n->args[2].kind == TP_ARG_NONE ? 2 : 3, in, out,
+       axis >= 0 ? &at : NULL);
+  if (n->op == TP_OP_QUANTIZE && n->args[2].kind == TP_ARG_NONE && n->desc.dtype != TP_U8)
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (quantize): an int8 result needs a zero point at opset %d", n->name,
+                   TP_ONNX_SAVE_OPSET);
+  return TP_OK;
+}
+
+/* A node on float16/bfloat16/int8/uint8 values: ONNX's operators are
+ * written on the compute dtype (float32/int32) and the result cast back
+ * (the op layer's rule, so the file computes what the graph does); cast,
+ * views and the quantization ops take them as they are. */
+static tp_status convert(wr *w, int idx) {
+  const tp_node *n = &w->g->nodes[idx];
+  if (n->kind != TP_NODE_CALL || !tp_dtype_is_storage(n->desc.dtype) || (tp_op_flags(n->op) & (TP_OPF_LOWP | TP_OPF_VIEW)))
+    return convert_as(w, n, n->name);
+  tp_node c = *n;
+  c.desc.dtype = tp_dtype_compute(n->desc.dtype);
+  vname t;
+  fresh(w, t);
+  TP_TRY(convert_as(w, &c, t));
+  cast_to(w, t, n->desc.dtype, n->name);
+  return TP_OK;
 }
 
 tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {

@@ -777,6 +777,9 @@ tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
   switch (op) {
     case TP_OP_WHERE: return exec_where(in, od, out);
     case TP_OP_MATMUL: return exec_matmul(in[0], in[1], od, out);
+    case TP_OP_QUANTIZE:
+    case TP_OP_DEQUANTIZE: return tp_exec_quant(op, nin, in, od, out);
+    case TP_OP_MATMUL_INT: return tp_exec_matmul_int(in[0], in[1], od, out);
     case TP_OP_LINEAR: return exec_linear(in[0], in[1], in[2], od, out);
     case TP_OP_CONV2D: return exec_conv2d(in, at, od, out);
     case TP_OP_MAX_POOL2D:
@@ -813,6 +816,13 @@ tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
     }
     case TP_OP_CONCAT: return exec_concat(nin, in, at, od, out);
     case TP_OP_CAST: return tp_to_dtype(in[0], at->dtype, out);
+    case TP_OP_BITCAST: { /* the bytes, in C order, as od's dtype */
+      tp_tensor *c;
+      TP_TRY(tp_contiguous(in[0], &c));
+      tp_status s = tp_tensor_new(od->dtype, od->ndim, od->shape, tp_tensor_numel(c) ? tp_tensor_ptr(c) : NULL, out);
+      tp_tensor_release(c);
+      return s;
+    }
     case TP_OP_GATHER:
     case TP_OP_GATHER_ELEMENTS: return tp_gather_exec(op, in, at, od, out);
     case TP_OP_GATHER_ND: return tp_gather_nd_exec(in, at, od, out);

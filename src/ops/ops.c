@@ -10,7 +10,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det) X(shape_grid_sample) X(shape_roi_align)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det) X(shape_grid_sample) X(shape_roi_align) X(shape_quant)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -203,8 +203,17 @@ static tp_status shape_matmul(tp_op op, int nin, const tp_desc *const *in, const
   if (a->ndim == 0 || b->ndim == 0)
     return tp_fail(TP_ERR_INVALID_ARG, "matmul: operands must have at least 1 dim (a: %s, b: %s)",
                    SHAPE(a, b0), SHAPE(b, b1));
-  TP_TRY(need_f32(op, a, "a"));
-  TP_TRY(need_f32(op, b, "b"));
+  if (op == TP_OP_MATMUL_INT) { /* int8 / uint8 / int32 operands, int32 result */
+    for (int i = 0; i < 2; i++) {
+      tp_dtype d = in[i]->dtype;
+      if (d != TP_I8 && d != TP_U8 && d != TP_I32)
+        return tp_fail(TP_ERR_INVALID_ARG, "matmul_int: %s has dtype %s, expected int8, uint8 or int32", i ? "b" : "a",
+                       tp_dtype_name(d));
+    }
+  } else {
+    TP_TRY(need_f32(op, a, "a"));
+    TP_TRY(need_f32(op, b, "b"));
+  }
   int64_t K = a->shape[a->ndim - 1];
   int64_t Kb = b->ndim == 1 ? b->shape[0] : b->shape[b->ndim - 2];
   if (K != Kb)
@@ -221,7 +230,7 @@ static tp_status shape_matmul(tp_op op, int nin, const tp_desc *const *in, const
                    SHAPE(a, b0), SHAPE(b, b1));
   if (a->ndim >= 2) o.shape[o.ndim++] = a->shape[a->ndim - 2];
   if (b->ndim >= 2) o.shape[o.ndim++] = b->shape[b->ndim - 1];
-  o.dtype = TP_F32;
+  o.dtype = op == TP_OP_MATMUL_INT ? TP_I32 : TP_F32;
   *out = o;
   return TP_OK;
 }
@@ -713,13 +722,58 @@ static tp_status shape_roi_align(tp_op op, int nin, const tp_desc *const *in, co
 
 static tp_status shape_cast(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
                             tp_desc *out) {
-  (void)op;
   (void)nin;
   if ((unsigned)a->dtype >= TP_DTYPE_COUNT)
-    return tp_fail(TP_ERR_INVALID_ARG, "cast: unknown dtype %d", (int)a->dtype);
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: unknown dtype %d", tp_op_name(op), (int)a->dtype);
+  if (op == TP_OP_BITCAST && tp_dtype_size(a->dtype) != tp_dtype_size(in[0]->dtype))
+    return tp_fail(TP_ERR_INVALID_ARG, "bitcast: %s (%zu bytes) to %s (%zu bytes): the sizes must be equal",
+                   tp_dtype_name(in[0]->dtype), tp_dtype_size(in[0]->dtype), tp_dtype_name(a->dtype), tp_dtype_size(a->dtype));
+  if (op == TP_OP_BITCAST && a->dtype == TP_BOOL && in[0]->dtype != TP_BOOL)
+    return tp_fail(TP_ERR_INVALID_ARG, "bitcast: to bool only from bool (%s bytes may not be 0 or 1)", tp_dtype_name(in[0]->dtype));
   *out = *in[0];
   out->weak = 0;
   out->dtype = a->dtype;
+  return TP_OK;
+}
+
+/* quantize / dequantize (quant.c): scale and zero_point broadcast to x's shape. */
+static tp_status shape_quant(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a, tp_desc *out) {
+  const char *nm = tp_op_name(op);
+  const tp_desc *x = in[0], *s = nin > 1 ? in[1] : NULL, *z = nin > 2 ? in[2] : NULL;
+  char b0[96], b1[96];
+  int q = op == TP_OP_QUANTIZE;
+  if (!s) return tp_fail(TP_ERR_INVALID_ARG, "%s: scale is required", nm);
+  if (q ? !(x->dtype == TP_F32 || x->dtype == TP_F16 || x->dtype == TP_BF16 || x->dtype == TP_I32)
+        : !(x->dtype == TP_I8 || x->dtype == TP_U8 || x->dtype == TP_I32))
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: x has dtype %s; %s is required", nm, tp_dtype_name(x->dtype),
+                   q ? "float32, float16, bfloat16 or int32" : "int8, uint8 or int32");
+  if (s->dtype != TP_F32 && s->dtype != TP_F16 && s->dtype != TP_BF16)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: scale has dtype %s; float32, float16 or bfloat16 is required", nm,
+                   tp_dtype_name(s->dtype));
+  if (z && (q ? z->dtype != TP_I8 && z->dtype != TP_U8 : z->dtype != x->dtype))
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: zero_point has dtype %s; %s", nm, tp_dtype_name(z->dtype),
+                   q ? "int8 or uint8 is required (it gives the result's dtype)" : "it must be x's dtype");
+  for (int i = 1; i < nin; i++) {
+    const tp_desc *p = in[i];
+    if (!p) continue;
+    int ok = p->ndim <= x->ndim;
+    for (int k = 0; ok && k < p->ndim; k++) {
+      int64_t v = p->shape[p->ndim - 1 - k];
+      ok = v == 1 || v == x->shape[x->ndim - 1 - k];
+    }
+    if (!ok)
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: %s of shape %s does not broadcast to x's shape %s", nm,
+                     i == 1 ? "scale" : "zero_point", SHAPE(p, b0), SHAPE(x, b1));
+  }
+  *out = *x;
+  out->weak = 0;
+  if (q) {
+    out->dtype = z ? z->dtype : a->dtype;
+    if (out->dtype != TP_I8 && out->dtype != TP_U8)
+      return tp_fail(TP_ERR_INVALID_ARG, "quantize: dtype %s; int8 or uint8 is required", tp_dtype_name(out->dtype));
+  } else {
+    out->dtype = s->dtype;
+  }
   return TP_OK;
 }
 
@@ -843,6 +897,22 @@ static tp_status shape_pool2d(tp_op op, int nin, const tp_desc *const *in, const
 }
 
 /* ---- entry points ---- */
+/* 1 when op must see float16/bfloat16/int8/uint8 operands widened; *lp is
+ * the first such operand's dtype, the one a result of its compute dtype
+ * rounds back to, unless a tensor operand already has that compute dtype
+ * (float16 + float32 is float32, as PyTorch promotes): then *lp is the
+ * compute dtype itself and nothing rounds back. */
+static int lowp_widen(tp_op op, int nin, const tp_desc *const *in, tp_dtype *lp) {
+  if (op_table[op].flags & (TP_OPF_LOWP | TP_OPF_VIEW)) return 0;
+  int found = 0;
+  for (int i = 0; i < nin && !found; i++)
+    if (in[i] && tp_dtype_is_storage(in[i]->dtype)) *lp = in[i]->dtype, found = 1;
+  if (!found) return 0;
+  for (int i = 0; i < nin; i++)
+    if (in[i] && !in[i]->weak && in[i]->dtype == tp_dtype_compute(*lp)) *lp = in[i]->dtype;
+  return 1;
+}
+
 tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *attrs,
                       tp_desc *out) {
   if ((unsigned)op >= TP_OP_COUNT) return tp_fail(TP_ERR_INVALID_ARG, "unknown operator id %d", (int)op);
@@ -854,6 +924,18 @@ tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in, const tp_attr
     if (!in[i] && !(i > 0 && (op_table[op].flags & TP_OPF_OPT)))
       return tp_fail(TP_ERR_INVALID_ARG, "%s: operand %d is missing", op_table[op].name, i);
   memset(out, 0, sizeof *out);
+  tp_dtype lp;
+  if (lowp_widen(op, nin, in, &lp)) { /* storage dtypes: the rule on the compute dtypes */
+    tp_desc w[TP_MAX_OPERANDS];
+    const tp_desc *wp[TP_MAX_OPERANDS];
+    for (int i = 0; i < nin; i++) {
+      wp[i] = in[i] ? &w[i] : NULL;
+      if (in[i]) w[i] = *in[i], w[i].dtype = tp_dtype_compute(in[i]->dtype);
+    }
+    TP_TRY(op_table[op].shape(op, nin, wp, attrs, out));
+    if (out->dtype == tp_dtype_compute(lp)) out->dtype = lp; /* rounded back once */
+    return TP_OK;
+  }
   return op_table[op].shape(op, nin, in, attrs, out);
 }
 
@@ -889,7 +971,30 @@ tp_status tp_op_call(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
   tp_desc od;
   TP_TRY(tp_op_infer(op, nin, dp, attrs, &od));
   tp_tensor *y = NULL;
-  TP_TRY(tp_op_exec(op, nin, in, attrs, &od, &y));
+  tp_dtype lp;
+  if (lowp_widen(op, nin, dp, &lp)) {
+    /* float16/bfloat16/int8/uint8 operands: computed in float32/int32 and
+     * rounded once at the output (or wrapped, for int8/uint8, as ONNX) */
+    tp_tensor *w[TP_MAX_OPERANDS] = {0}, *y0 = NULL;
+    tp_desc wd[TP_MAX_OPERANDS], wod;
+    const tp_desc *wp[TP_MAX_OPERANDS];
+    tp_status s = TP_OK;
+    for (int i = 0; i < nin && !s; i++) {
+      wp[i] = NULL;
+      if (!in[i]) continue;
+      s = tp_to_dtype(in[i], tp_dtype_compute(in[i]->dtype), &w[i]);
+      if (!s) tp_desc_of(w[i], &wd[i]), wp[i] = &wd[i];
+    }
+    memset(&wod, 0, sizeof wod);
+    if (!s) s = op_table[op].shape(op, nin, wp, attrs, &wod);
+    if (!s) s = tp_op_exec(op, nin, w, attrs, &wod, &y0);
+    if (!s) s = tp_to_dtype(y0, od.dtype, &y);
+    tp_tensor_release(y0);
+    for (int i = 0; i < nin; i++) tp_tensor_release(w[i]);
+    if (s) return s;
+  } else {
+    TP_TRY(tp_op_exec(op, nin, in, attrs, &od, &y));
+  }
   tp_status s = ob ? ob->record(op, nin, in, attrs, y) : TP_OK;
   if (s != TP_OK) {
     tp_tensor_release(y);

@@ -19,6 +19,9 @@ enum {
   TP_OPF_VIEW = 1 << 5,
   TP_OPF_OPT = 1 << 6,       /* operands after the first may be NULL */
   TP_OPF_OPAQUE = 1 << 7,    /* host-run region: no shape rule, graphs only */
+  TP_OPF_LOWP = 1 << 8,      /* reads float16/bfloat16/int8/uint8 operands itself; other ops
+                              * get them widened to float32/int32 and the result rounded back
+                              * once (tp_op_call, docs/quantization.md) */
 };
 int tp_op_flags(tp_op op);
 /* The shape rule: descs[i] NULL for an absent optional operand. */
@@ -53,6 +56,9 @@ int tp_view_strides(int xnd, const int64_t *xshape, const int64_t *xstrides, int
                     const int64_t *shape, int64_t *st);
 /* dst = src converted to dtype d (a new reference when already d). */
 tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out);
+/* quantize / dequantize (quant.c) */
+tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
+tp_status tp_exec_matmul_int(tp_tensor *a, tp_tensor *b, const tp_desc *od, tp_tensor **out);
 /* conv2d geometry (ops.def): sizes from x [N,C,H,W] and w [M,C/G,KH,KW],
  * the window attributes and the output size OHxOW. Filled by the shape rule,
  * read by the eager and reference kernels. */

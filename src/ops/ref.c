@@ -18,6 +18,9 @@ static double at_bcast(const tp_tensor *t, int ond, const int64_t *oshape, int64
     case TP_F32: return ((const float *)t->storage->data)[off];
     case TP_I32: return ((const int32_t *)t->storage->data)[off];
     case TP_I64: return (double)((const int64_t *)t->storage->data)[off];
+    case TP_F16: return tp_f16_to_f32(((const uint16_t *)t->storage->data)[off]);
+    case TP_BF16: return tp_bf16_to_f32(((const uint16_t *)t->storage->data)[off]);
+    case TP_I8: return ((const int8_t *)t->storage->data)[off];
     default: return ((const uint8_t *)t->storage->data)[off];
   }
 }
@@ -28,7 +31,12 @@ static void put(tp_tensor *y, int64_t i, double v) {
     /* int32 keeps int64's low bits (wraps); past int64 saturates (num.h) */
     case TP_I32: ((int32_t *)y->storage->data)[i] = (int32_t)(uint32_t)(uint64_t)tp_f64_to_i64_sat(v); break;
     case TP_I64: ((int64_t *)y->storage->data)[i] = tp_f64_to_i64_sat(v); break;
-    default: ((uint8_t *)y->storage->data)[i] = v != 0; break;
+    case TP_F16: ((uint16_t *)y->storage->data)[i] = tp_f64_to_f16(v); break;
+    case TP_BF16: ((uint16_t *)y->storage->data)[i] = tp_f64_to_bf16(v); break;
+    case TP_I8: ((int8_t *)y->storage->data)[i] = (int8_t)(uint8_t)(uint64_t)tp_f64_to_i64_sat(v); break;
+    case TP_U8: ((uint8_t *)y->storage->data)[i] = (uint8_t)(uint64_t)tp_f64_to_i64_sat(v); break;
+    case TP_BOOL: ((uint8_t *)y->storage->data)[i] = v != 0; break;
+    default: break;
   }
 }
 
@@ -104,7 +112,7 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
   }
   TP_TRY(tp_op_infer(op, nin, dp, attrs, &od));
   int f = tp_op_flags(op);
-  if ((f & TP_OPF_VIEW) || op == TP_OP_CONCAT || op == TP_OP_CAST) {
+  if ((f & TP_OPF_VIEW) || op == TP_OP_CONCAT || op == TP_OP_CAST || op == TP_OP_BITCAST) {
     /* data movement has no arithmetic: the eager path is its own reference */
     tp_tensor *v, *c;
     TP_TRY(tp_op_exec(op, nin, in, attrs, &od, &v));
@@ -119,6 +127,8 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
       op == TP_OP_BITWISE_XOR || op == TP_OP_BITWISE_NOT)
     return tp_intop_ref(op, in, &od, out);
   if (op == TP_OP_DET) return tp_det_exec(in, &od, 1, out);
+  if (op == TP_OP_QUANTIZE || op == TP_OP_DEQUANTIZE) return tp_exec_quant(op, nin, in, &od, out); /* scalar, double */
+  if (op == TP_OP_MATMUL_INT) return tp_exec_matmul_int(in[0], in[1], &od, out);          /* scalar, exact */
   if (op == TP_OP_GRID_SAMPLE) return tp_grid_sample_exec(in, attrs, &od, out); /* computes in double */
   if (op == TP_OP_ROI_ALIGN) return tp_roi_align_exec(in, attrs, &od, out);       /* likewise */
   tp_tensor *y;

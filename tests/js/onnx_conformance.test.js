@@ -4,7 +4,7 @@
 // tp.onnx.load as shipped and run eagerly and on stax (tp.onnx.load(bytes,
 // { backend: 'stax' }): plans with generated Wasm), against every
 // test_data_set_*. The rules are the C runner's (tests/c/onnx/test_onnx_conformance.c):
-// ONNX's tolerance |got - expected| <= 1e-7 + 1e-3 |expected| for float32
+// ONNX's tolerance |got - expected| <= 1e-7 + 1e-3 |expected| for float32 (and float16, bfloat16)
 // (NaN matches NaN), ints and bools exact; a load that fails UNSUPPORTED is
 // skipped. Every test input is fed at run time, as a user calls a model (none
 // is bound into the model as a constant). The stax model is called twice
@@ -44,8 +44,11 @@ function loadExpected() {
 export function compare(got, want) {
   if (got.dtype !== want.dtype || got.shape.join(',') !== want.shape.join(','))
     return `got ${got.dtype}[${got.shape}], expected ${want.dtype}[${want.shape}]`;
-  const g = got.toArray(), w = want.toArray();
-  const isf = got.dtype === 'float32';
+  // float16/bfloat16 as numbers (toList converts the bit patterns)
+  const half = got.dtype === 'float16' || got.dtype === 'bfloat16';
+  const nums = (t) => { const l = t.toList(); return Array.isArray(l) ? l.flat(Infinity) : [l]; };
+  const g = half ? nums(got) : got.toArray(), w = half ? nums(want) : want.toArray();
+  const isf = got.dtype === 'float32' || half;
   for (let i = 0; i < w.length; i++) {
     const a = g[i], b = w[i];
     const ok = isf ? (Number.isNaN(a) && Number.isNaN(b)) || a === b || Math.abs(a - b) <= 1e-7 + 1e-3 * Math.abs(b)

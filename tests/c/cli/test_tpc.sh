@@ -110,7 +110,7 @@ run "$TPC" run "$T/g.tpg" --input "x=$T/x.npy" --input "y=$T/y.npy" --print
 # ---- input errors: exit 2 with a message ----
 npy "$T/f8.npy" '<f8' '(2, 2)' "$(esc 0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0)"
 run "$TPC" run "$T/g.tpg" --input "x=$T/f8.npy" --input "y=$T/y.npy"
-expect 2 "f8.npy: unsupported dtype '<f8' (supported: <f4, <i4, <i8, |b1)" "bad .npy dtype"
+expect 2 "f8.npy: unsupported dtype '<f8' (supported: <f4, <i4, <i8, |b1, <f2, |i1, |u1)" "bad .npy dtype"
 printf 'not a numpy file' > "$T/junk.npy"
 run "$TPC" run "$T/g.tpg" --input "x=$T/junk.npy" --input "y=$T/y.npy"
 expect 2 "not a .npy file" "junk .npy"

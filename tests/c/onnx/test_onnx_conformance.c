@@ -78,7 +78,7 @@ static int compare(tp_tensor *got, tp_tensor *want, char *why, size_t n) {
     return 1;
   }
   int64_t k = tp_tensor_numel(got);
-  int isf = tp_tensor_dtype(got) == TP_F32;
+  int isf = tp_tensor_dtype(got) == TP_F32 || tp_tensor_dtype(got) == TP_F16 || tp_tensor_dtype(got) == TP_BF16;
   for (int64_t i = 0; i < k; i++) {
     double g = tp_tensor_get_f64(got, i), w = tp_tensor_get_f64(want, i);
     int ok = isf ? ((isnan(g) && isnan(w)) || g == w || fabs(g - w) <= 1e-7 + 1e-3 * fabs(w)) : g == w;
@@ -580,8 +580,45 @@ static void unit_tests(void) {
     b = unit_model("TensorScatter", 3, xs, 1, nm, nd, (const int64_t(*)[8])sh, iv, 1, at, &len);
     unit_expect_error("TensorScatter axis 0", b, len, "(TensorScatter): axis 0 is the batch axis");
   }
+  /* QuantizeLinear (opset 21): x / 0.5 = -2 0.5 1.5 2.5 600 2 -> round half
+   * to even, saturate to uint8: 0 0 2 2 255 2; blocked [1, 4] with scales
+   * 1 2 (block 2): 1 2 1.5 2 -> 1 2 2 2; bad scales and shapes name the node */
+  unit_opset = 21;
+  {
+    static const int64_t xs[1] = {6}, x2s[2] = {1, 4}, x3s[2] = {2, 3};
+    static const float x[6] = {-1, 0.25f, 0.75f, 1.25f, 300, 1}, want[6] = {0, 0, 2, 2, 255, 2};
+    static const float half[1] = {0.5f}, zero[1] = {0}, neg[1] = {-1}, nanv[1] = {NAN};
+    static const float x2[4] = {1, 2, 3, 4}, sc2[2] = {1, 2}, want2[4] = {1, 2, 2, 2}, sc3[2] = {1, 1};
+    const char *nm[1] = {"s"};
+    int nd0[1] = {0}, nd2[1] = {2}, nd1[1] = {1};
+    int64_t sh0[1][8] = {{0}}, sh2[1][8] = {{1, 2}}, sh1[1][8] = {{2}};
+    const float *iv[1] = {half};
+    b = unit_model("QuantizeLinear", 1, xs, 1, nm, nd0, (const int64_t(*)[8])sh0, iv, 0, NULL, &len);
+    unit_run("QuantizeLinear round half even, saturate", b, len, 1, xs, x, 1, xs, want);
+    static const char *const bad_name[3] = {"is 0;", "is -1;", "is nan;"};
+    const float *bad[3] = {zero, neg, nanv};
+    for (int k = 0; k < 3; k++) {
+      char needle[96];
+      snprintf(needle, sizeof needle, "node 'n' (QuantizeLinear): y_scale element 0 %s a scale must be finite and > 0",
+               bad_name[k]);
+      iv[0] = bad[k];
+      b = unit_model("QuantizeLinear", 1, xs, 1, nm, nd0, (const int64_t(*)[8])sh0, iv, 0, NULL, &len);
+      unit_expect_error("QuantizeLinear bad scale", b, len, needle);
+    }
+    uattr blk[2] = {{"axis", 0, {0}, 1, 1, NULL}, {"block_size", 0, {0}, 1, 2, NULL}};
+    iv[0] = sc2;
+    b = unit_model("QuantizeLinear", 2, x2s, 1, nm, nd2, (const int64_t(*)[8])sh2, iv, 2, blk, &len);
+    unit_run("QuantizeLinear blocked", b, len, 2, x2s, x2, 2, x2s, want2);
+    iv[0] = sc3;
+    b = unit_model("QuantizeLinear", 2, x3s, 1, nm, nd1, (const int64_t(*)[8])sh1, iv, 0, NULL, &len);
+    unit_expect_error("QuantizeLinear per-axis scale shape", b, len,
+                      "(QuantizeLinear): y_scale has shape [2]; per-axis quantization along axis 1 of [2,3] needs [3]");
+    uattr ax[1] = {{"axis", 0, {0}, 1, 5, NULL}};
+    b = unit_model("QuantizeLinear", 2, x3s, 1, nm, nd1, (const int64_t(*)[8])sh1, iv, 1, ax, &len);
+    unit_expect_error("QuantizeLinear axis out of range", b, len, "(QuantizeLinear): axis 5");
+  }
   unit_opset = 17;
-  printf("%s unit Conv/MaxPool/AveragePool/DFT/Celu/Mish/MVN/Det/Attention/RotaryEmbedding/TensorScatter (hand-computed)\n", failures ? "FAIL" : "ok  ");
+  printf("%s unit Conv/MaxPool/AveragePool/DFT/Celu/Mish/MVN/Det/Attention/RotaryEmbedding/TensorScatter/QuantizeLinear (hand-computed)\n", failures ? "FAIL" : "ok  ");
 }
 
 int main(void) {

@@ -29,6 +29,29 @@ static const char *MLP =
     "%s = softmax(%o, dim=-1) : f32[4,3]\n"
     "output(%s, %o, %s, %x)\n";
 
+/* float16 / int8 / uint8 values and quantize / dequantize (per axis) */
+static const char *LOWP =
+    "tpgraph v1\n"
+    "%x = placeholder : f32[2,4]\n"
+    "%h = placeholder : f16[2,4]\n"
+    "%q8 = placeholder : i8[2,4]\n"
+    "%s = get_attr \"s\" : f32[4]\n"
+    "%0 = add(%h, %h) : f16[2,4]\n"
+    "%1 = cast(%x, dtype=f16) : f16[2,4]\n"
+    "%2 = mul(%0, %1) : f16[2,4]\n"
+    "%3 = mul(%q8, %q8) : i8[2,4]\n"
+    "%sa = abs(%s) : f32[4]\n"
+    "%sp = add(%sa, 0.25) : f32[4]\n"
+    "%4 = quantize(%x, %sp, none, dtype=u8) : u8[2,4]\n"
+    "%5 = dequantize(%4, %sp, none) : f32[2,4]\n"
+    "%6 = cast(%2, dtype=f32) : f32[2,4]\n"
+    "%st = reshape(%sp, shape=[1,4]) : f32[1,4]\n"
+    "%7 = quantize(%x, %st, none, dtype=u8) : u8[2,4]\n"
+    "%tq = transpose(%4, dim0=0, dim1=1) : u8[4,2]\n"
+    "%8 = matmul_int(%q8, %tq) : i32[2,2]\n"
+    "%9 = matmul_int(%8, %q8) : i32[2,4]\n"
+    "output(%2, %3, %4, %5, %6, %7, %8, %9)\n";
+
 static const char *MIX =
     "tpgraph v1\n"
     "%x = placeholder : f32[2,3,4]\n"
@@ -402,6 +425,7 @@ static void model_case(const char *name) {
 int main(void) {
   text_case("mlp", MLP, 1);
   text_case("mix", MIX, 2);
+  text_case("lowp", LOWP, 3);
   captured_case();
   opaque_case();
   oom_case();

@@ -57,6 +57,20 @@ static double *values(tp_tensor *t) {
         case TP_F32: v[i] = ((float *)buf)[i]; break;
         case TP_I32: v[i] = ((int32_t *)buf)[i]; break;
         case TP_I64: v[i] = (double)((int64_t *)buf)[i]; break;
+        case TP_F16: {
+          _Float16 h;
+          memcpy(&h, (uint16_t *)buf + i, 2);
+          v[i] = (double)h;
+          break;
+        }
+        case TP_BF16: {
+          uint32_t u = (uint32_t)((uint16_t *)buf)[i] << 16;
+          float f;
+          memcpy(&f, &u, 4);
+          v[i] = f;
+          break;
+        }
+        case TP_I8: v[i] = ((int8_t *)buf)[i]; break;
         default: v[i] = ((uint8_t *)buf)[i]; break;
       }
   }
@@ -266,12 +280,27 @@ static int64_t ravel(int nd, const int64_t *shape, const int64_t *idx) {
   for (int d = 0; d < nd; d++) r = r * shape[d] + idx[d];
   return r;
 }
+/* bfloat16 of a float32 value: the bit trick (round to nearest even on the
+ * top 16 bits), independent of the core's frexp rounding */
+static double bf16_of(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if (f != f) return f;
+  u = (u + 0x7fffu + ((u >> 16) & 1)) & 0xffff0000u;
+  memcpy(&f, &u, 4);
+  return f;
+}
 static double cast_val(double v, tp_dtype from, tp_dtype to) {
-  (void)from;
+  int from_int = from != TP_F32 && from != TP_F16 && from != TP_BF16;
   switch (to) {
     case TP_F32: return (float)v;
     case TP_I32: return (double)(int32_t)(int64_t)trunc(v);
     case TP_I64: return (double)(int64_t)trunc(v);
+    case TP_F16: return (double)(_Float16)v; /* the compiler's IEEE conversion */
+    case TP_BF16: return bf16_of((float)v);
+    /* ints wrap, floats saturate (NaN -> 0) */
+    case TP_I8: return from_int ? (double)(int8_t)(int64_t)v : v != v ? 0 : v >= 127 ? 127 : v <= -128 ? -128 : trunc(v);
+    case TP_U8: return from_int ? (double)(uint8_t)(int64_t)v : v != v ? 0 : v >= 255 ? 255 : v <= 0 ? 0 : trunc(v);
     default: return v != 0;
   }
 }
@@ -1224,6 +1253,8 @@ static void cases_grid_sample(void) {
 
 /* roi_align: avg and max, both coordinate modes, fixed and adaptive
  * sampling, regions inside, across and outside the image, x in every layout. */
+#include "cases_lowp.h" /* bitcast, quantize, dequantize, matmul_int */
+
 static void cases_roi_align(void) {
   char lbl[256];
   static const int64_t xs[4] = {2, 3, 6, 5}, rs[2] = {4, 4}, bs[1] = {4};
@@ -1266,6 +1297,10 @@ static void differential_op(int op) {
       case TP_OP_DET: cases_det(); break;
       case TP_OP_GRID_SAMPLE: cases_grid_sample(); break;
       case TP_OP_ROI_ALIGN: cases_roi_align(); break;
+      case TP_OP_QUANTIZE:
+      case TP_OP_DEQUANTIZE: cases_quant((tp_op)op); break;
+      case TP_OP_BITCAST: cases_bitcast(); break;
+      case TP_OP_MATMUL_INT: cases_matmul_int(); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:

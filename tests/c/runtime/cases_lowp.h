@@ -1,0 +1,99 @@
+/* cases_lowp.h - differential cases of the low-precision operators
+ * (bitcast, quantize, dequantize, matmul_int; docs/quantization.md), included by
+ * test_kernels.c after its runner (run_case). */
+/* bitcast between the dtypes of one size, contiguous and transposed */
+static void cases_bitcast(void) {
+  static const int pairs[][2] = {{TP_F32, TP_I32}, {TP_I32, TP_F32}, {TP_I8, TP_U8}, {TP_U8, TP_I8}, {TP_F16, TP_BF16},
+                                 {TP_BOOL, TP_U8}};
+  static const int64_t sh[2] = {3, 5};
+  for (int p = 0; p < 6; p++)
+    for (int tr = 0; tr < 2; tr++) {
+      tp_tensor *r = NULL, *x = NULL, *in[1];
+      tp_attrs a;
+      tp_attrs_init(&a);
+      a.dtype = (tp_dtype)pairs[p][0];
+      tp_randn(2, sh, 77 + (uint64_t)p, &r);
+      tp_tensor *m = NULL, *s = NULL;
+      tp_scalar(40, 1, &s);
+      tp_mul(r, s, &m);
+      tp_op_call(TP_OP_CAST, 1, &m, &a, &x);
+      tp_tensor_release(r), tp_tensor_release(m), tp_tensor_release(s);
+      if (tr) {
+        tp_tensor *t = NULL;
+        tp_transpose(x, 0, 1, &t);
+        tp_tensor_release(x);
+        x = t;
+      }
+      in[0] = x;
+      a.dtype = (tp_dtype)pairs[p][1];
+      char lbl[64];
+      snprintf(lbl, sizeof lbl, "%s -> %s%s", tp_dtype_short((tp_dtype)pairs[p][0]), tp_dtype_short((tp_dtype)pairs[p][1]),
+               tr ? " transposed" : "");
+      run_case(lbl, TP_OP_BITCAST, 1, in, &a);
+    }
+}
+
+/* quantize / dequantize: per tensor and per last-axis scales, with and
+ * without zero points, values past the saturation range */
+static void cases_quant(tp_op op) {
+  static const int64_t xs[2] = {3, 4}, one = 1, four = 4;
+  for (int c = 0; c < 4; c++) {
+    tp_tensor *in[3] = {NULL, NULL, NULL};
+    float xv[12], sv[4];
+    uint8_t xq[12], zq[4];
+    for (int i = 0; i < 12; i++) xv[i] = (float)(i * 37 % 23) * 7.5f - 60.0f, xq[i] = (uint8_t)(i * 53 % 256);
+    for (int i = 0; i < 4; i++) sv[i] = 0.25f + 0.5f * (float)i, zq[i] = (uint8_t)(i * 60);
+    int per_axis = c & 1, with_zp = c >> 1;
+    if (op == TP_OP_QUANTIZE) tp_tensor_new(TP_F32, 2, xs, xv, &in[0]);
+    else tp_tensor_new(TP_U8, 2, xs, xq, &in[0]);
+    tp_tensor_new(TP_F32, 1, per_axis ? &four : &one, sv, &in[1]);
+    if (with_zp) tp_tensor_new(TP_U8, 1, per_axis ? &four : &one, zq, &in[2]);
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.dtype = TP_I8; /* without a zero point: int8 */
+    char lbl[64];
+    snprintf(lbl, sizeof lbl, "%s scale, %s zero point", per_axis ? "per-axis" : "one", with_zp ? "a" : "no");
+    run_case(lbl, op, 3, in, &at);
+  }
+}
+
+
+/* matmul_int: int8 / uint8 / int32 operands, 1-D, batched with broadcast,
+ * transposed (strided) b */
+static void cases_matmul_int(void) {
+  static const struct { int na, nb; int64_t a[3], b[3]; } sh[] = {
+      {2, 2, {3, 5}, {5, 4}}, {1, 2, {5}, {5, 2}}, {2, 1, {3, 5}, {5}}, {3, 2, {2, 3, 4}, {4, 2}}, {3, 3, {2, 1, 3}, {1, 3, 2}}};
+  static const int dts[][2] = {{TP_I8, TP_U8}, {TP_U8, TP_I8}, {TP_I32, TP_I8}, {TP_U8, TP_U8}};
+  for (int c = 0; c < 5; c++)
+    for (int d = 0; d < 4; d++)
+      for (int tr = 0; tr < 2; tr++) {
+        if (tr && sh[c].nb < 2) continue;
+        tp_tensor *in[2] = {NULL, NULL};
+        for (int k = 0; k < 2; k++) {
+          int nd = k ? sh[c].nb : sh[c].na;
+          int64_t s[3];
+          memcpy(s, k ? sh[c].b : sh[c].a, sizeof s);
+          if (k && tr) { int64_t t = s[nd - 1]; s[nd - 1] = s[nd - 2]; s[nd - 2] = t; }
+          tp_tensor *r = NULL, *m = NULL, *sc = NULL, *x = NULL;
+          tp_attrs a;
+          tp_attrs_init(&a);
+          a.dtype = (tp_dtype)dts[d][k];
+          tp_randn(nd, s, 900 + (uint64_t)(c * 10 + d * 2 + k), &r);
+          tp_scalar(dts[d][k] == TP_I32 ? 1e6 : 90, 1, &sc);
+          tp_mul(r, sc, &m);
+          tp_op_call(TP_OP_CAST, 1, &m, &a, &x);
+          tp_tensor_release(r), tp_tensor_release(sc), tp_tensor_release(m);
+          if (k && tr) {
+            tp_tensor *t = NULL;
+            tp_transpose(x, -1, -2, &t);
+            tp_tensor_release(x);
+            x = t;
+          }
+          in[k] = x;
+        }
+        char lbl[96];
+        snprintf(lbl, sizeof lbl, "case %d, %s x %s%s", c, tp_dtype_short((tp_dtype)dts[d][0]), tp_dtype_short((tp_dtype)dts[d][1]),
+                 tr ? ", b transposed" : "");
+        run_case(lbl, TP_OP_MATMUL_INT, 2, in, NULL);
+      }
+}
