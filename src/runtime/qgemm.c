@@ -274,6 +274,50 @@ static tp_status check_run(const tp_qgemm_packed *p, int64_t M, const uint8_t *a
   return TP_OK;
 }
 
+/* One tile of A: a[g][r][s] = A[t mr + r, g kg + s] (minus za when wide),
+ * 0 outside A; rowsum[m] = sum_k A[m,k] (wrapping). Whole groups move as
+ * one 32-bit word (4 bytes, or 2 int16). */
+static void pack_a_tile(const tp_qgemm_ukernel *uk, const uint8_t *a, int64_t lda, int64_t M,
+                        int64_t K, int32_t za, int64_t t, int64_t kgroups, char *dst,
+                        int32_t *rowsum) {
+  const int mr = uk->mr, kg = uk->kg;
+  const int64_t full = K / kg;
+  uint32_t *d = (uint32_t *)dst; /* one word per (g, r) */
+  for (int r = 0; r < mr; r++) {
+    int64_t m = t * mr + r;
+    if (m >= M || K == 0) {
+      for (int64_t g = 0; g < kgroups; g++) d[g * mr + r] = 0;
+      if (m < M) rowsum[m] = 0;
+      continue;
+    }
+    const uint8_t *src = a + m * lda;
+    uint32_t rs = 0;
+    for (int64_t k = 0; k < K; k++) rs += src[k];
+    rowsum[m] = (int32_t)rs;
+    if (!uk->wide) {
+      for (int64_t g = 0; g < full; g++) {
+        uint32_t w;
+        memcpy(&w, src + g * 4, 4);
+        d[g * mr + r] = w;
+      }
+      if (full < kgroups) {
+        uint8_t w[4] = {0, 0, 0, 0};
+        for (int64_t k = full * 4; k < K; k++) w[k - full * 4] = src[k];
+        memcpy(&d[full * mr + r], w, 4);
+      }
+    } else {
+      for (int64_t g = 0; g < full; g++) {
+        int16_t w[2] = {(int16_t)(src[2 * g] - za), (int16_t)(src[2 * g + 1] - za)};
+        memcpy(&d[g * mr + r], w, 4);
+      }
+      if (full < kgroups) {
+        int16_t w[2] = {(int16_t)(src[K - 1] - za), 0};
+        memcpy(&d[full * mr + r], w, 4);
+      }
+    }
+  }
+}
+
 /* B panels per block: the block stays in L2 while the A tiles stream. */
 #define QG_BLOCK_BYTES (256 * 1024)
 
@@ -298,27 +342,8 @@ tp_status tp_qgemm_run(const tp_qgemm_packed *p, int64_t M, const uint8_t *a, in
   int32_t *rowsum = (int32_t *)(scratch + off_rs), *colterm = (int32_t *)(scratch + off_ct);
   float *mult = (float *)(scratch + off_mu);
 
-  /* A tiles: a[t][g][r][s] = A[t mr + r, g kg + s] (minus za when wide), 0 outside A */
-  for (int64_t t = 0; t < mtiles; t++) {
-    char *dst = scratch + (size_t)t * atile;
-    for (int r = 0; r < mr; r++) {
-      int64_t m = t * mr + r;
-      const uint8_t *src = m < M && K > 0 ? a + m * lda : NULL;
-      uint32_t rs = 0;
-      for (int64_t g = 0; g < kgroups; g++)
-        for (int s = 0; s < kg; s++) {
-          int64_t k = g * kg + s;
-          size_t at = ((size_t)g * mr + r) * kg + s;
-          int v = src && k < K ? src[k] : 0;
-          rs += (uint32_t)v;
-          if (uk->wide)
-            ((int16_t *)dst)[at] = (int16_t)(src && k < K ? v - za : 0);
-          else
-            ((uint8_t *)dst)[at] = (uint8_t)v;
-        }
-      if (m < M) rowsum[m] = (int32_t)rs;
-    }
-  }
+  for (int64_t t = 0; t < mtiles; t++)
+    pack_a_tile(uk, a, lda, M, K, za, t, kgroups, scratch + (size_t)t * atile, rowsum);
   /* columns: colterm = K za zb - za colsum + bias (dot4) or bias (wide), wrapping */
   for (int64_t n = 0; n < N; n++) {
     uint32_t ct = (uint32_t)p->bias[n];

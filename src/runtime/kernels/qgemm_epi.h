@@ -12,60 +12,51 @@
 #define TP_KERNELS_QGEMM_EPI_H
 #include "qgemm.h"
 
+/* acc = tile + colterm - zb * rowsum in wrapping int32 (unsigned: no
+ * undefined overflow); zb NULL: no row term. */
+#define QG_ACC(j) \
+  ((int32_t)((uint32_t)t[j] + (uint32_t)ct[j] - (zb ? (uint32_t)zb[j] * rs : 0u)))
+
 static inline void qgemm_epi_body(const tp_qgemm_epi *e, const int32_t *tile, int nr, int rows,
                                   int cols, int64_t m0, int64_t n0, void *out, int64_t ldc) {
   const int32_t *restrict ct = e->colterm + n0;
   const int32_t *restrict zb = e->zb ? e->zb + n0 : NULL;
   const float *restrict mult = e->mult ? e->mult + n0 : NULL;
   const float *restrict bf = e->bias_f32 ? e->bias_f32 + n0 : NULL;
-  int32_t acc[128]; /* nr <= 128 */
+  const float zp = e->zp, lo = e->lo, hi = e->hi, big = 4194304.0f, magic = 12582912.0f;
+  const int relu = e->relu;
   for (int r = 0; r < rows; r++) {
     const int32_t *restrict t = tile + (int64_t)r * nr;
-    /* wrapping int32 arithmetic (unsigned: no undefined overflow) */
-    if (zb) {
-      uint32_t rs = (uint32_t)e->rowsum[m0 + r];
-      for (int j = 0; j < cols; j++)
-        acc[j] = (int32_t)((uint32_t)t[j] + (uint32_t)ct[j] - (uint32_t)zb[j] * rs);
-    } else {
-      for (int j = 0; j < cols; j++) acc[j] = (int32_t)((uint32_t)t[j] + (uint32_t)ct[j]);
-    }
+    const uint32_t rs = zb ? (uint32_t)e->rowsum[m0 + r] : 0u;
     int64_t row = (m0 + r) * ldc + n0;
     switch (e->kind) {
     case TP_QGEMM_S32: {
       int32_t *restrict o = (int32_t *)out + row;
-      for (int j = 0; j < cols; j++) o[j] = acc[j];
+      for (int j = 0; j < cols; j++) o[j] = QG_ACC(j);
       break;
     }
     case TP_QGEMM_F32: {
       float *restrict o = (float *)out + row;
-      if (bf)
-        for (int j = 0; j < cols; j++) o[j] = (float)acc[j] * mult[j] + bf[j];
-      else
-        for (int j = 0; j < cols; j++) o[j] = (float)acc[j] * mult[j];
-      if (e->relu)
-        for (int j = 0; j < cols; j++) o[j] = o[j] > 0.0f ? o[j] : 0.0f;
+      for (int j = 0; j < cols; j++) {
+        float y = (float)QG_ACC(j) * mult[j];
+        if (bf) y = y + bf[j];
+        if (relu) y = y > 0.0f ? y : 0.0f;
+        o[j] = y;
+      }
       break;
     }
     case TP_QGEMM_U8:
     case TP_QGEMM_S8: {
-      const float zp = e->zp, lo = e->lo, hi = e->hi, big = 4194304.0f, magic = 12582912.0f;
-      float q[128];
+      uint8_t *restrict o = (uint8_t *)out + row; /* S8: the same bytes, two's complement */
       for (int j = 0; j < cols; j++) {
-        float v = (float)acc[j] * mult[j];
+        float v = (float)QG_ACC(j) * mult[j];
         v = v < -big ? -big : v;
         v = v > big ? big : v;
         v = (v + magic) - magic;
         v = v + zp;
         v = v < lo ? lo : v;
         v = v > hi ? hi : v;
-        q[j] = v;
-      }
-      if (e->kind == TP_QGEMM_U8) {
-        uint8_t *restrict o = (uint8_t *)out + row;
-        for (int j = 0; j < cols; j++) o[j] = (uint8_t)(int32_t)q[j];
-      } else {
-        int8_t *restrict o = (int8_t *)out + row;
-        for (int j = 0; j < cols; j++) o[j] = (int8_t)(int32_t)q[j];
+        o[j] = (uint8_t)(int32_t)v;
       }
       break;
     }
