@@ -14,8 +14,8 @@
 
 /* acc = tile + colterm - zb * rowsum in wrapping int32 (unsigned: no
  * undefined overflow); zb NULL: no row term. */
-#define QG_ACC(j) \
-  ((int32_t)((uint32_t)t[j] + (uint32_t)ct[j] - (zb ? (uint32_t)zb[j] * rs : 0u)))
+#define QG_ACC(j, with_zb) \
+  ((int32_t)((uint32_t)t[j] + (uint32_t)ct[j] - ((with_zb) ? (uint32_t)zb[j] * rs : 0u)))
 
 static inline void qgemm_epi_body(const tp_qgemm_epi *e, const int32_t *tile, int nr, int rows,
                                   int cols, int64_t m0, int64_t n0, void *out, int64_t ldc) {
@@ -25,6 +25,8 @@ static inline void qgemm_epi_body(const tp_qgemm_epi *e, const int32_t *tile, in
   const float *restrict bf = e->bias_f32 ? e->bias_f32 + n0 : NULL;
   const float zp = e->zp, lo = e->lo, hi = e->hi, big = 4194304.0f, magic = 12582912.0f;
   const int relu = e->relu;
+  float qf[128];
+  int32_t qi[128];
   for (int r = 0; r < rows; r++) {
     const int32_t *restrict t = tile + (int64_t)r * nr;
     const uint32_t rs = zb ? (uint32_t)e->rowsum[m0 + r] : 0u;
@@ -32,32 +34,43 @@ static inline void qgemm_epi_body(const tp_qgemm_epi *e, const int32_t *tile, in
     switch (e->kind) {
     case TP_QGEMM_S32: {
       int32_t *restrict o = (int32_t *)out + row;
-      for (int j = 0; j < cols; j++) o[j] = QG_ACC(j);
+      if (zb)
+        for (int j = 0; j < cols; j++) o[j] = QG_ACC(j, 1);
+      else
+        for (int j = 0; j < cols; j++) o[j] = QG_ACC(j, 0);
       break;
     }
     case TP_QGEMM_F32: {
       float *restrict o = (float *)out + row;
-      for (int j = 0; j < cols; j++) {
-        float y = (float)QG_ACC(j) * mult[j];
-        if (bf) y = y + bf[j];
-        if (relu) y = y > 0.0f ? y : 0.0f;
-        o[j] = y;
-      }
+      if (zb)
+        for (int j = 0; j < cols; j++) o[j] = (float)QG_ACC(j, 1) * mult[j];
+      else
+        for (int j = 0; j < cols; j++) o[j] = (float)QG_ACC(j, 0) * mult[j];
+      if (bf)
+        for (int j = 0; j < cols; j++) o[j] = o[j] + bf[j];
+      if (relu)
+        for (int j = 0; j < cols; j++) o[j] = o[j] > 0.0f ? o[j] : 0.0f;
       break;
     }
     case TP_QGEMM_U8:
     case TP_QGEMM_S8: {
       uint8_t *restrict o = (uint8_t *)out + row; /* S8: the same bytes, two's complement */
+      float *restrict f = qf;
+      if (zb)
+        for (int j = 0; j < cols; j++) f[j] = (float)QG_ACC(j, 1) * mult[j];
+      else
+        for (int j = 0; j < cols; j++) f[j] = (float)QG_ACC(j, 0) * mult[j];
       for (int j = 0; j < cols; j++) {
-        float v = (float)QG_ACC(j) * mult[j];
+        float v = f[j];
         v = v < -big ? -big : v;
         v = v > big ? big : v;
         v = (v + magic) - magic;
         v = v + zp;
         v = v < lo ? lo : v;
         v = v > hi ? hi : v;
-        o[j] = (uint8_t)(int32_t)v;
+        qi[j] = (int32_t)v;
       }
+      for (int j = 0; j < cols; j++) o[j] = (uint8_t)qi[j];
       break;
     }
     }
