@@ -133,6 +133,32 @@ int64_t tp_qgemm_max_k(int32_t a_zero_point, int32_t zb_min, int32_t zb_max, int
 
 static int good_scale(float s) { return isfinite(s) && s > 0.0f; }
 
+/* The first variant (the chosen one, or the best) whose weight range holds
+ * every B: the relaxed-SIMD kernel takes only 7-bit weights; when it was
+ * not forced, other weights go to the next variant. */
+static tp_status pick_for(const tp_qgemm_weights *w, const tp_qgemm_ukernel **out) {
+  init_variants();
+  int lo = 127, hi = -128;
+  for (int64_t k = 0; k < w->K; k++)
+    for (int64_t n = 0; n < w->N; n++) {
+      int v = w->b[k * w->rsb + n * w->csb];
+      lo = v < lo ? v : lo, hi = v > hi ? v : hi;
+    }
+  for (int i = 0; i < nvariants; i++) {
+    const tp_qgemm_ukernel *uk = chosen ? chosen : variants[i];
+    if (lo >= uk->b_lo && hi <= uk->b_hi) {
+      *out = uk;
+      return TP_OK;
+    }
+    if (chosen)
+      return tp_fail(TP_ERR_INVALID_ARG,
+                     "qgemm_pack: variant '%s' takes weights in [%d, %d]; these span [%d, %d]",
+                     uk->name, uk->b_lo, uk->b_hi, lo, hi);
+  }
+  *out = &tp_qgemm_ukernel_scalar;
+  return TP_OK;
+}
+
 /* Dimensions past 2^31 are refused before any size arithmetic. */
 #define QG_MAX_DIM ((int64_t)1 << 31)
 
@@ -156,7 +182,8 @@ tp_status tp_qgemm_pack(const tp_qgemm_weights *w, tp_qgemm_packed **out) {
                        "qgemm_pack: weight scale[%lld] = %g (must be finite and > 0)",
                        (long long)i, (double)w->scale[i]);
 
-  const tp_qgemm_ukernel *uk = current();
+  const tp_qgemm_ukernel *uk = NULL;
+  TP_TRY(pick_for(w, &uk));
   int64_t kgroups = (K + uk->kg - 1) / uk->kg, npanels = (N + uk->nr - 1) / uk->nr;
   size_t esz = uk->wide ? 2 : 1;
   size_t panel = (size_t)kgroups * (size_t)uk->nr * (size_t)uk->kg * esz;
@@ -202,7 +229,7 @@ tp_status tp_qgemm_pack(const tp_qgemm_weights *w, tp_qgemm_packed **out) {
           if (uk->wide)
             ((int16_t *)p->b)[at] = (int16_t)(n < N && k < K ? v - p->zb[n] : 0);
           else
-            ((int8_t *)p->b)[at] = (int8_t)v;
+            ((int8_t *)p->b)[at] = (int8_t)(n < N && k < K ? v + uk->b_off : 0);
         }
       if (n < N) p->colsum[n] = (int32_t)cs;
     }
@@ -334,30 +361,36 @@ tp_status tp_qgemm_run(const tp_qgemm_packed *p, int64_t M, const uint8_t *a, in
   size_t abytes = (atile * (size_t)mtiles + 63) / 64 * 64;
   /* one block: packed A, rowsum[M], colterm[N], mult[N] */
   size_t off_rs = abytes, off_ct = off_rs + (size_t)M * 4, off_mu = off_ct + (size_t)N * 4;
-  size_t total = (off_mu + (size_t)N * 4 + 63) / 64 * 64;
+  size_t off_zb = off_mu + (size_t)N * 4;
+  size_t total = (off_zb + (size_t)N * 4 + 63) / 64 * 64;
   char *scratch = aligned_alloc(64, total);
   if (!scratch)
     return tp_fail(TP_ERR_OUT_OF_MEMORY, "qgemm_run: out of memory for %lldx%lld activations",
                    (long long)M, (long long)K);
   int32_t *rowsum = (int32_t *)(scratch + off_rs), *colterm = (int32_t *)(scratch + off_ct);
   float *mult = (float *)(scratch + off_mu);
+  int32_t *zbe = (int32_t *)(scratch + off_zb); /* zb + b_off */
 
   for (int64_t t = 0; t < mtiles; t++)
     pack_a_tile(uk, a, lda, M, K, za, t, kgroups, scratch + (size_t)t * atile, rowsum);
   /* columns: colterm = K za zb - za colsum + bias (dot4) or bias (wide), wrapping */
   for (int64_t n = 0; n < N; n++) {
     uint32_t ct = (uint32_t)p->bias[n];
-    if (!uk->wide)
-      ct += (uint32_t)K * (uint32_t)za * (uint32_t)p->zb[n] - (uint32_t)za * (uint32_t)p->colsum[n];
+    if (!uk->wide) {
+      uint32_t zao = (uint32_t)(za + uk->a_off);
+      ct += (uint32_t)K * (uint32_t)za * (uint32_t)p->zb[n] - zao * (uint32_t)p->colsum[n] -
+            (uint32_t)K * (uint32_t)uk->a_off * (uint32_t)uk->b_off;
+      if (uk->b_off) zbe[n] = p->zb[n] + uk->b_off;
+    }
     colterm[n] = (int32_t)ct;
     if (o->kind == TP_QGEMM_F32) mult[n] = sa * p->sb[n];
     else if (o->kind != TP_QGEMM_S32) mult[n] = sa * p->sb[n] / o->scale;
   }
   tp_qgemm_epi e = {.kind = o->kind, .relu = o->relu, .colterm = colterm,
-                    .zb = uk->wide ? NULL : p->zb, .rowsum = rowsum,
+                    .zb = uk->wide ? NULL : uk->b_off ? zbe : p->zb, .rowsum = rowsum,
                     .mult = o->kind == TP_QGEMM_S32 ? NULL : mult, .bias_f32 = o->bias_f32,
                     .zp = (float)o->zero_point};
-  if (!uk->wide && p->zb_min == 0 && p->zb_max == 0) e.zb = NULL; /* symmetric weights */
+  if (!uk->wide && !uk->b_off && p->zb_min == 0 && p->zb_max == 0) e.zb = NULL; /* symmetric */
   e.lo = o->kind == TP_QGEMM_U8 ? 0.0f : -128.0f;
   e.hi = o->kind == TP_QGEMM_U8 ? 255.0f : 127.0f;
   if (o->relu && e.lo < e.zp) e.lo = e.zp;

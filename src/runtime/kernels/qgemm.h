@@ -53,12 +53,20 @@ typedef struct tp_qgemm_ukernel {
   const char *name;
   int mr, nr, kg;
   int wide; /* 1: int16 elements with zero points subtracted; 0: u8/s8 */
+  /* dot4 only: the kernel multiplies (A + a_off)(B + b_off), b_off added
+   * when B is packed (padding stays 0), and takes only weights in
+   * [b_lo, b_hi] (the relaxed-SIMD kernel: a_off -128, b_off 64, weights
+   * in [-64, 63], so its second operand is 7-bit); the epilogue's terms
+   * remove the offsets. Others: 0, 0, -128, 127. */
+  int a_off, b_off, b_lo, b_hi;
   void (*tile)(int64_t kgroups, const void *a, const void *b, int32_t *c);
   void (*epi)(const tp_qgemm_epi *e, const int32_t *tile, int nr, int rows, int cols,
               int64_t m0, int64_t n0, void *out, int64_t ldc);
 } tp_qgemm_ukernel;
 
 extern const tp_qgemm_ukernel tp_qgemm_ukernel_scalar;
+/* the relaxed-SIMD arithmetic in C, for tests (qgemm_scalar.c) */
+extern const tp_qgemm_ukernel tp_qgemm_ukernel_scalar7;
 #if defined(__x86_64__) || defined(__i386__)
 extern const tp_qgemm_ukernel tp_qgemm_ukernel_avx2;
 extern const tp_qgemm_ukernel tp_qgemm_ukernel_avxvnni;
@@ -66,6 +74,12 @@ extern const tp_qgemm_ukernel tp_qgemm_ukernel_avx512vnni;
 #endif
 #if defined(__wasm_simd128__)
 extern const tp_qgemm_ukernel tp_qgemm_ukernel_wasmsimd;
+/* The relaxed-SIMD variant "wasmrelaxed": its tile lives in a module of its
+ * own (qgemm_relaxed.wat, loaded by the host where relaxed SIMD validates);
+ * this fills the variant around that tile function (a table index) with
+ * the SIMD128 epilogue. */
+const tp_qgemm_ukernel *tp_qgemm_ukernel_wasmrelaxed(void (*tile)(int64_t kgroups, const void *a,
+                                                                 const void *b, int32_t *c));
 #endif
 
 #endif

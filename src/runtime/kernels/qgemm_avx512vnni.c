@@ -34,4 +34,6 @@ static void epi(const tp_qgemm_epi *e, const int32_t *tile, int nr, int rows, in
   qgemm_epi_body(e, tile, nr, rows, cols, m0, n0, out, ldc);
 }
 
-const tp_qgemm_ukernel tp_qgemm_ukernel_avx512vnni = {"avx512vnni", MR, NR, KG, 0, tile_8x32, epi};
+const tp_qgemm_ukernel tp_qgemm_ukernel_avx512vnni = {
+    .name = "avx512vnni", .mr = MR, .nr = NR, .kg = KG, .wide = 0, .a_off = 0, .b_off = 0,
+    .b_lo = -128, .b_hi = 127, .tile = tile_8x32, .epi = epi};

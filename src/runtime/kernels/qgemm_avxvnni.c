@@ -36,4 +36,6 @@ static void epi(const tp_qgemm_epi *e, const int32_t *tile, int nr, int rows, in
   qgemm_epi_body(e, tile, nr, rows, cols, m0, n0, out, ldc);
 }
 
-const tp_qgemm_ukernel tp_qgemm_ukernel_avxvnni = {"avxvnni", MR, NR, KG, 0, tile_6x16, epi};
+const tp_qgemm_ukernel tp_qgemm_ukernel_avxvnni = {
+    .name = "avxvnni", .mr = MR, .nr = NR, .kg = KG, .wide = 0, .a_off = 0, .b_off = 0,
+    .b_lo = -128, .b_hi = 127, .tile = tile_6x16, .epi = epi};

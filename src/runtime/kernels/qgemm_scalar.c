@@ -26,4 +26,29 @@ static void epi(const tp_qgemm_epi *e, const int32_t *tile, int nr, int rows, in
   qgemm_epi_body(e, tile, nr, rows, cols, m0, n0, out, ldc);
 }
 
-const tp_qgemm_ukernel tp_qgemm_ukernel_scalar = {"scalar", MR, NR, KG, 0, tile_4x16, epi};
+const tp_qgemm_ukernel tp_qgemm_ukernel_scalar = {
+    .name = "scalar", .mr = MR, .nr = NR, .kg = KG, .wide = 0, .a_off = 0, .b_off = 0,
+    .b_lo = -128, .b_hi = 127, .tile = tile_4x16, .epi = epi};
+
+/* "scalar7": the relaxed-SIMD kernel's arithmetic in portable C,
+ * (A - 128)(B + 64) with 7-bit weights, so tests check its offsets and
+ * epilogue terms on every build (tests install it with
+ * tp_qgemm_install_variant; it is never picked on its own). */
+static void tile7_4x16(int64_t kgroups, const void *a_, const void *b_, int32_t *c) {
+  const uint8_t *a = a_;
+  const int8_t *b = b_;
+  uint32_t acc[MR][NR] = {{0}};
+  for (int64_t g = 0; g < kgroups; g++, a += MR * KG, b += NR * KG)
+    for (int r = 0; r < MR; r++)
+      for (int j = 0; j < NR; j++)
+        for (int t = 0; t < KG; t++) {
+          int32_t x = (int32_t)a[r * KG + t] - 128, y = b[j * KG + t];
+          acc[r][j] += (uint32_t)(x * y);
+        }
+  for (int r = 0; r < MR; r++)
+    for (int j = 0; j < NR; j++) c[r * NR + j] = (int32_t)acc[r][j];
+}
+
+const tp_qgemm_ukernel tp_qgemm_ukernel_scalar7 = {
+    .name = "scalar7", .mr = MR, .nr = NR, .kg = KG, .wide = 0, .a_off = -128, .b_off = 64,
+    .b_lo = -64, .b_hi = 63, .tile = tile7_4x16, .epi = epi};

@@ -155,6 +155,8 @@ static void check_case(qcase *q, const char *what) {
   free(ref), free(bf);
 }
 
+static int seven_bit; /* weights in [-64, 63] (the relaxed-SIMD kernel's range) */
+
 static void fill_random(qcase *q, int extreme) {
   q->lda = q->K + (int64_t)(rnd() % 3);
   int transposed = (int)(rnd() % 3 == 0);
@@ -163,8 +165,9 @@ static void fill_random(qcase *q, int extreme) {
   q->b = malloc((size_t)(q->K * q->N + 1));
   for (int64_t i = 0; i < q->M * q->lda; i++)
     q->a[i] = extreme ? (uint8_t)(rnd() & 1 ? 255 : 0) : (uint8_t)rnd();
+  int bhi = seven_bit ? 63 : 127, blo = seven_bit ? -64 : -128;
   for (int64_t i = 0; i < q->K * q->N; i++)
-    q->b[i] = extreme ? (int8_t)(rnd() & 1 ? 127 : -128) : (int8_t)rnd();
+    q->b[i] = extreme ? (int8_t)(rnd() & 1 ? bhi : blo) : (int8_t)rnd_in(blo, bhi);
   q->nq = (rnd() & 1) ? q->N : 1;
   int sym = rnd() % 3 == 0;
   for (int64_t i = 0; i < q->nq; i++) {
@@ -204,8 +207,10 @@ static void random_shapes(void) {
 static void edge_case(int32_t za, uint8_t aval, int8_t zb, int8_t bval) {
   int64_t kmax = tp_qgemm_max_k(za, zb, zb, 0);
   int64_t expect1 = ((int64_t)aval - za) * ((int64_t)bval - zb);
+  int64_t ma = za > 255 - za ? za : 255 - za, mb = zb + 128 > 127 - zb ? zb + 128 : 127 - zb;
+  int tight = llabs(expect1) == ma * mb; /* the bound is reached by these values */
   CHECKF(kmax > 30000 && kmax * llabs(expect1) <= INT32_MAX &&
-             (kmax + 1) * llabs(expect1) > INT32_MAX,
+             (!tight || (kmax + 1) * llabs(expect1) > INT32_MAX),
          "max_k(%d, %d) = %lld for |term| %lld", za, zb, (long long)kmax, (long long)llabs(expect1));
   int64_t M = 3, N = 35;
   for (int extra = 0; extra <= 1; extra++) {
@@ -372,7 +377,7 @@ static void bad_input(void) {
   tp_qgemm_packed_free(p);
 }
 
-int main(void) {
+static void list_variants(void) {
   nvariants = tp_qgemm_variant_count();
   for (int i = 0; i < nvariants && i < 8; i++) variants[i] = tp_qgemm_variant_name(i);
   /* the scalar reference first: the others are compared with its bytes */
@@ -385,11 +390,50 @@ int main(void) {
   for (int i = 0; i < nvariants; i++) printf(" %s", variants[i]);
   printf(" (best: %s)\n", tp_qgemm_variant_name(0));
   CHECKF(!strcmp(variants[0], "scalar"), "no scalar variant");
+}
+
+/* The relaxed-SIMD arithmetic ((A - 128)(B + 64), 7-bit weights) through
+ * its C twin "scalar7", installed as an upper layer installs the Wasm
+ * kernel: with 7-bit weights it must match every variant bit for bit;
+ * wider weights go to the next variant, or are refused when it is forced. */
+static void seven_bit_variant(void) {
+  tp_qgemm_install_variant(&tp_qgemm_ukernel_scalar7);
+  CHECKF(!strcmp(tp_qgemm_variant_name(0), "scalar7"), "installed variant is not the best: %s",
+         tp_qgemm_variant_name(0));
+  list_variants();
+  seven_bit = 1;
+  random_shapes();
+  edge_case(255, 0, -128, 63);
+  edge_case(0, 255, 0, -64);
+  seven_bit = 0;
+  int8_t b[6] = {1, 2, 3, 64, 5, 6}; /* 64: not 7-bit */
+  tp_qgemm_weights w = {.K = 2, .N = 3, .b = b, .rsb = 3, .csb = 1, .nq = 1};
+  tp_qgemm_packed *p = NULL;
+  tp_qgemm_set_variant("best");
+  CHECK_OK(tp_qgemm_pack(&w, &p));
+  CHECKF(p && strcmp(tp_qgemm_packed_variant(p), "scalar7"),
+         "8-bit weights were packed for scalar7");
+  tp_qgemm_packed_free(p);
+  b[3] = 63;
+  CHECK_OK(tp_qgemm_pack(&w, &p));
+  CHECKF(p && !strcmp(tp_qgemm_packed_variant(p), "scalar7"), "7-bit weights not packed for scalar7");
+  tp_qgemm_packed_free(p);
+  b[3] = -65;
+  CHECK_OK(tp_qgemm_set_variant("scalar7"));
+  EXPECT_FAIL(tp_qgemm_pack(&w, &p), "takes weights in [-64, 63]; these span [-65, 6]");
+  tp_qgemm_install_variant(NULL);
+  CHECKF(strcmp(tp_qgemm_variant_name(0), "scalar7"), "scalar7 still installed");
+  list_variants();
+}
+
+int main(void) {
+  list_variants();
   random_shapes();
   edge_case(0, 255, 0, -128);   /* vpmaddubsw's saturating case */
   edge_case(255, 0, -128, 127); /* the widest: (0 - 255)(127 + 128) */
   rounding_by_hand();
   bad_input();
+  seven_bit_variant();
   tp_qgemm_set_variant("best");
   printf("%d checks, %d compared values, %d failures\n", checks, ncompared, failures);
   return failures != 0;
