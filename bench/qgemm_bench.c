@@ -28,6 +28,23 @@
 
 const tp_kernels *tp_kern(void); /* src/core/internal.h */
 
+#if defined(__wasm_simd128__)
+/* bench/qgemm_wasm.mjs: loads qgemm_relaxed.wasm where relaxed SIMD
+ * validates, puts its f0 in our function table and returns the index (-1:
+ * no relaxed SIMD, or no kernel module given). */
+__attribute__((import_module("env"), import_name("qgemm_host_relaxed"))) int32_t
+qgemm_host_relaxed(void);
+static void install_relaxed(void) {
+  int32_t idx = qgemm_host_relaxed();
+  if (idx < 0) return;
+  void (*tile)(int64_t, const void *, const void *, int32_t *) =
+      (void (*)(int64_t, const void *, const void *, int32_t *))(uintptr_t)idx;
+  tp_qgemm_install_variant(tp_qgemm_ukernel_wasmrelaxed(tile));
+}
+#else
+static void install_relaxed(void) {}
+#endif
+
 typedef struct qb_case {
   int64_t M, N, K;
   float *A, *B, *C, *pb;
@@ -96,14 +113,78 @@ static double check(const qb_case *g, int kind) {
   return worst;
 }
 
+static int is7(const char *name) {
+  return name && (!strcmp(name, "wasmrelaxed") || !strcmp(name, "scalar7"));
+}
+#define tp_qgemm_ukernel_range7 is7
+
+/* Every variant against the scalar one, bit for bit (S32 and U8 outputs)
+ * on shapes around the tile edges, and S32 against an int64 reference:
+ * the relaxed-SIMD kernel only runs in a host with relaxed SIMD, so it is
+ * checked here, in that host, before any timing. */
+static int selftest(int weights7) {
+  static const int64_t dims[] = {1, 3, 4, 5, 8, 9, 17, 33, 70};
+  int bad = 0, ncmp = 0;
+  for (int c = 0; c < 40 && !bad; c++) {
+    int64_t M = dims[rnd() % 9], N = dims[rnd() % 9], K = c % 4 == 3 ? 300 + rnd() % 900 : dims[rnd() % 9];
+    uint8_t *a = malloc((size_t)(M * K)), *c8[8];
+    int8_t *b = malloc((size_t)(K * N)), zb[70];
+    float sb[70];
+    int32_t *c32[8];
+    for (int64_t i = 0; i < M * K; i++) a[i] = (uint8_t)rnd();
+    for (int64_t i = 0; i < K * N; i++)
+      b[i] = (int8_t)(weights7 ? (int)(rnd() % 128) - 64 : (int)(int8_t)rnd());
+    for (int64_t n = 0; n < N; n++) zb[n] = (int8_t)rnd(), sb[n] = (float)(1 + rnd() % 100) / 4096;
+    int32_t za = (int32_t)(rnd() % 256);
+    int nv = tp_qgemm_variant_count(), s0 = -1;
+    for (int v = 0; v < nv; v++) {
+      const char *name = tp_qgemm_variant_name(v);
+      if (!strcmp(name, "scalar")) s0 = v;
+      tp_qgemm_set_variant(name);
+      tp_qgemm_weights w = {.K = K, .N = N, .b = b, .rsb = N, .csb = 1, .nq = N, .zero_point = zb,
+                            .scale = sb};
+      tp_qgemm_packed *p = NULL;
+      c32[v] = malloc((size_t)(M * N) * 4), c8[v] = malloc((size_t)(M * N));
+      tp_qgemm_out o32 = {.kind = TP_QGEMM_S32, .c = c32[v], .ldc = N};
+      tp_qgemm_out o8 = {.kind = TP_QGEMM_U8, .c = c8[v], .ldc = N, .scale = 0.37f, .zero_point = 100};
+      if (tp_qgemm_pack(&w, &p) != TP_OK || tp_qgemm_run(p, M, a, K, za, 0.01f, &o32) != TP_OK ||
+          tp_qgemm_run(p, M, a, K, za, 0.01f, &o8) != TP_OK) {
+        fprintf(stderr, "selftest: %s: %s\n", name, tp_last_error());
+        bad = 1;
+      }
+      tp_qgemm_packed_free(p);
+    }
+    tp_qgemm_set_variant("best");
+    for (int64_t m = 0; m < M && !bad; m++)
+      for (int64_t n = 0; n < N && !bad; n++) {
+        int64_t ref = 0;
+        for (int64_t k = 0; k < K; k++) ref += ((int64_t)a[m * K + k] - za) * (b[k * N + n] - zb[n]);
+        for (int v = 0; v < nv && !bad; v++, ncmp++)
+          if (c32[v][m * N + n] != ref || c8[v][m * N + n] != c8[s0][m * N + n]) {
+            fprintf(stderr, "selftest FAIL %s %lldx%lldx%lld [%lld,%lld]: s32 %d (want %lld), u8 %d (scalar %d)\n",
+                    tp_qgemm_variant_name(v), (long long)M, (long long)N, (long long)K,
+                    (long long)m, (long long)n, c32[v][m * N + n], (long long)ref,
+                    c8[v][m * N + n], c8[s0][m * N + n]);
+            bad = 1;
+          }
+      }
+    for (int v = 0; v < nv; v++) free(c32[v]), free(c8[v]);
+    free(a), free(b);
+  }
+  fprintf(stderr, "selftest: %d variants, %d values compared: %s\n", tp_qgemm_variant_count(),
+          ncmp, bad ? "FAIL" : "ok (bit-identical, exact)");
+  return bad;
+}
+
 int main(int argc, char **argv) {
-  int reps = 31, with_scalar = 0;
+  int reps = 31, with_scalar = 0, weights7 = 0;
   double sample_ms = 4.0;
   int64_t shapes[32][3], ns = 0;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--sample-ms") && i + 1 < argc) sample_ms = atof(argv[++i]);
     else if (!strcmp(argv[i], "--scalar")) with_scalar = 1;
+    else if (!strcmp(argv[i], "--weights7")) weights7 = 1;
     else if (ns < 32) {
       long long m, n, k;
       if (sscanf(argv[i], "%lld,%lld,%lld", &m, &n, &k) != 3 || m < 1 || n < 1 || k < 1 ||
@@ -121,14 +202,18 @@ int main(int argc, char **argv) {
     memcpy(shapes, w1, sizeof w1);
     ns = 4;
   }
+  install_relaxed();
+  for (int i = 0; i < tp_qgemm_variant_count(); i++)
+    if (tp_qgemm_ukernel_range7(tp_qgemm_variant_name(i))) weights7 = 1;
+  if (selftest(weights7)) return 1;
   const tp_kernels *kern = tp_kern();
   int nv = 0;
   const char *vnames[8];
   for (int i = 0; i < tp_qgemm_variant_count() && nv < 6; i++)
     if (with_scalar || strcmp(tp_qgemm_variant_name(i), "scalar"))
       vnames[nv++] = tp_qgemm_variant_name(i);
-  fprintf(stderr, "W1 int8 GEMM (u8 x s8 -> u8, requantized) vs float32 %s, %d reps, cpu %s\n",
-          kern->isa, reps, bench_cpu_model());
+  fprintf(stderr, "W1 int8 GEMM (u8 x s8 -> u8, requantized; weights %s) vs float32 %s, %d reps, cpu %s\n",
+          weights7 ? "7-bit [-64, 63]" : "8-bit", kern->isa, reps, bench_cpu_model());
   fprintf(stderr, "%-16s %-16s %10s %10s %9s %9s\n", "shape", "impl", "median_ms", "min_ms",
           "GOP/s", "vs_f32");
   int bad = 0;
@@ -141,7 +226,8 @@ int main(int argc, char **argv) {
     g.pb = aligned_alloc(64, (kern->gemm_pack_b_size(g.K, g.N) + 63) / 64 * 64);
     g.qa = malloc(na), g.qb = malloc(nb), g.qc = malloc(nc), g.qcf = malloc(nc * 4);
     for (size_t i = 0; i < na; i++) g.A[i] = frand(), g.qa[i] = (uint8_t)rnd();
-    for (size_t i = 0; i < nb; i++) g.B[i] = frand(), g.qb[i] = (int8_t)rnd();
+    for (size_t i = 0; i < nb; i++)
+      g.B[i] = frand(), g.qb[i] = (int8_t)(weights7 ? (int)(rnd() % 128) - 64 : (int)(int8_t)rnd());
     kern->gemm_pack_b(g.K, g.N, g.B, g.N, 1, g.pb);
     g.za = 128, g.sa = 1.0f / 64;
     for (int64_t n = 0; n < g.N; n++)
@@ -196,8 +282,9 @@ int main(int argc, char **argv) {
       fprintf(stderr, "%-16s %-16s %10.4f %10.4f %9.1f %9.3f\n", i ? "" : shape, im[i].name,
               im[i].median_ms, im[i].min_ms, ops / im[i].median_ms * 1e-6, f32 / im[i].median_ms);
     printf("{\"workload\":\"W1-int8\",\"case\":\"qgemm %s\",\"M\":%lld,\"N\":%lld,\"K\":%lld,"
-           "\"ops\":%.0f,\"f32_isa\":\"%s\",\"reps\":%d,\"inner\":%d,\"impls\":[",
-           shape, (long long)g.M, (long long)g.N, (long long)g.K, ops, kern->isa, reps, inner);
+           "\"ops\":%.0f,\"f32_isa\":\"%s\",\"weights_bits\":%d,\"reps\":%d,\"inner\":%d,\"impls\":[",
+           shape, (long long)g.M, (long long)g.N, (long long)g.K, ops, kern->isa, weights7 ? 7 : 8,
+           reps, inner);
     for (int i = 0; i < ni; i++) {
       qb_impl_ctx *c = im[i].ctx;
       printf("%s{\"name\":\"%s\",\"median_ms\":%.5f,\"min_ms\":%.5f,\"gops\":%.2f,"

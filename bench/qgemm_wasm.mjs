@@ -1,17 +1,43 @@
 // qgemm_wasm.mjs - runs bench/qgemm_bench.c built as a wasm32-wasi command
 // (bench/workloads/qgemm-wasm.sh builds it) in this Node: the SIMD128 int8
 // GEMM against the SIMD128 float32 GEMM in the same V8 instance.
-//   node bench/qgemm_wasm.mjs qgemm_bench.wasm [bench args...]
+//   node [--experimental-wasm-relaxed-simd] bench/qgemm_wasm.mjs qgemm_bench.wasm \
+//        [--relaxed qgemm_relaxed.wasm] [bench args...]
+// With --relaxed, the kernel module (wat2wasm of
+// src/runtime/kernels/qgemm_relaxed.wat) is loaded where
+// WebAssembly.validate accepts it (this Node has relaxed SIMD) and its f0
+// goes in the command's function table (env.qgemm_host_relaxed), which
+// makes "wasmrelaxed" the best qgemm variant; elsewhere the bench runs
+// without it.
 import { readFileSync } from 'node:fs';
 import { WASI } from 'node:wasi';
 import process from 'node:process';
 
-const [file, ...args] = process.argv.slice(2);
+let [file, ...args] = process.argv.slice(2);
+let relaxedBytes = null;
+const ri = args.indexOf('--relaxed');
+if (ri >= 0) {
+  relaxedBytes = readFileSync(args[ri + 1]);
+  args.splice(ri, 2);
+}
 if (!file) {
   console.error('usage: node bench/qgemm_wasm.mjs qgemm_bench.wasm [args]');
   process.exit(2);
 }
 const wasi = new WASI({ version: 'preview1', args: ['qgemm_bench', ...args], env: {}, returnOnExit: true });
 const mod = await WebAssembly.compile(readFileSync(file));
-const inst = await WebAssembly.instantiate(mod, { wasi_snapshot_preview1: wasi.wasiImport });
+let inst;
+function qgemmHostRelaxed() {
+  if (!relaxedBytes || !WebAssembly.validate(relaxedBytes)) return -1;
+  const k = new WebAssembly.Instance(new WebAssembly.Module(relaxedBytes),
+    { env: { memory: inst.exports.memory } });
+  const table = inst.exports.__indirect_function_table;
+  const idx = table.grow(1);
+  table.set(idx, k.exports.f0);
+  return idx;
+}
+inst = await WebAssembly.instantiate(mod, {
+  wasi_snapshot_preview1: wasi.wasiImport,
+  env: { qgemm_host_relaxed: qgemmHostRelaxed },
+});
 process.exitCode = wasi.start(inst);

@@ -41,10 +41,10 @@ const tp_qgemm_ukernel tp_qgemm_ukernel_wasmsimd = {
     .name = "wasmsimd", .mr = MR, .nr = NR, .kg = KG, .wide = 1, .a_off = 0, .b_off = 0,
     .b_lo = -128, .b_hi = 127, .tile = tile_4x8, .epi = epi};
 
-/* "wasmrelaxed": 4x8 dot4 tile from qgemm_relaxed.wat; see qgemm.h. */
+/* "wasmrelaxed": 2x8 dot4 tile from qgemm_relaxed.wat; see qgemm.h. */
 const tp_qgemm_ukernel *tp_qgemm_ukernel_wasmrelaxed(void (*tile)(int64_t kgroups, const void *a,
                                                                  const void *b, int32_t *c)) {
-  static tp_qgemm_ukernel uk = {.name = "wasmrelaxed", .mr = 4, .nr = 8, .kg = 4, .wide = 0,
+  static tp_qgemm_ukernel uk = {.name = "wasmrelaxed", .mr = 2, .nr = 8, .kg = 4, .wide = 0,
                                 .a_off = -128, .b_off = 64, .b_lo = -64, .b_hi = 63, .epi = epi};
   uk.tile = tile;
   return tile ? &uk : NULL;
