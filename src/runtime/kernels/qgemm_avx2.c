@@ -13,25 +13,70 @@
 
 enum { MR = 6, NR = 16, KG = 2 };
 
+/* Named accumulators, not an array: GCC keeps an array of vectors on the
+ * stack and copies it every iteration. */
 static void tile_6x16(int64_t kgroups, const void *a_, const void *b_, int32_t *c) {
-  const int16_t *a = a_, *b = b_;
-  __m256i acc[MR][2];
-  for (int r = 0; r < MR; r++) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
+  const int16_t *a = a_;
+  const int16_t *b = b_;
+  __m256i c00 = _mm256_setzero_si256(), c01 = _mm256_setzero_si256();
+  __m256i c10 = _mm256_setzero_si256(), c11 = _mm256_setzero_si256();
+  __m256i c20 = _mm256_setzero_si256(), c21 = _mm256_setzero_si256();
+  __m256i c30 = _mm256_setzero_si256(), c31 = _mm256_setzero_si256();
+  __m256i c40 = _mm256_setzero_si256(), c41 = _mm256_setzero_si256();
+  __m256i c50 = _mm256_setzero_si256(), c51 = _mm256_setzero_si256();
   for (int64_t g = 0; g < kgroups; g++, a += MR * KG, b += NR * KG) {
-    __m256i b0 = _mm256_loadu_si256((const __m256i *)b);
-    __m256i b1 = _mm256_loadu_si256((const __m256i *)(b + 16));
-    for (int r = 0; r < MR; r++) {
-      int32_t pair;
-      memcpy(&pair, a + r * KG, 4);
-      __m256i av = _mm256_set1_epi32(pair);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(av, b0));
-      acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(av, b1));
+    const __m256i b0 = _mm256_loadu_si256((const __m256i *)(b + 0));
+    const __m256i b1 = _mm256_loadu_si256((const __m256i *)(b + 16));
+    int32_t w;
+    memcpy(&w, a + 0 * KG, 4);
+    {
+      const __m256i av = _mm256_set1_epi32(w);
+      c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(av, b0));
+      c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(av, b1));
+    }
+    memcpy(&w, a + 1 * KG, 4);
+    {
+      const __m256i av = _mm256_set1_epi32(w);
+      c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(av, b0));
+      c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(av, b1));
+    }
+    memcpy(&w, a + 2 * KG, 4);
+    {
+      const __m256i av = _mm256_set1_epi32(w);
+      c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(av, b0));
+      c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(av, b1));
+    }
+    memcpy(&w, a + 3 * KG, 4);
+    {
+      const __m256i av = _mm256_set1_epi32(w);
+      c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(av, b0));
+      c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(av, b1));
+    }
+    memcpy(&w, a + 4 * KG, 4);
+    {
+      const __m256i av = _mm256_set1_epi32(w);
+      c40 = _mm256_add_epi32(c40, _mm256_madd_epi16(av, b0));
+      c41 = _mm256_add_epi32(c41, _mm256_madd_epi16(av, b1));
+    }
+    memcpy(&w, a + 5 * KG, 4);
+    {
+      const __m256i av = _mm256_set1_epi32(w);
+      c50 = _mm256_add_epi32(c50, _mm256_madd_epi16(av, b0));
+      c51 = _mm256_add_epi32(c51, _mm256_madd_epi16(av, b1));
     }
   }
-  for (int r = 0; r < MR; r++) {
-    _mm256_storeu_si256((__m256i *)(c + r * NR), acc[r][0]);
-    _mm256_storeu_si256((__m256i *)(c + r * NR + 8), acc[r][1]);
-  }
+  _mm256_storeu_si256((__m256i *)(c + 0 * NR + 0), c00);
+  _mm256_storeu_si256((__m256i *)(c + 0 * NR + 8), c01);
+  _mm256_storeu_si256((__m256i *)(c + 1 * NR + 0), c10);
+  _mm256_storeu_si256((__m256i *)(c + 1 * NR + 8), c11);
+  _mm256_storeu_si256((__m256i *)(c + 2 * NR + 0), c20);
+  _mm256_storeu_si256((__m256i *)(c + 2 * NR + 8), c21);
+  _mm256_storeu_si256((__m256i *)(c + 3 * NR + 0), c30);
+  _mm256_storeu_si256((__m256i *)(c + 3 * NR + 8), c31);
+  _mm256_storeu_si256((__m256i *)(c + 4 * NR + 0), c40);
+  _mm256_storeu_si256((__m256i *)(c + 4 * NR + 8), c41);
+  _mm256_storeu_si256((__m256i *)(c + 5 * NR + 0), c50);
+  _mm256_storeu_si256((__m256i *)(c + 5 * NR + 8), c51);
 }
 
 static void epi(const tp_qgemm_epi *e, const int32_t *tile, int nr, int rows, int cols, int64_t m0,

@@ -12,24 +12,52 @@
 
 enum { MR = 4, NR = 8, KG = 2 };
 
+/* Named accumulators, not an array: GCC keeps an array of vectors on the
+ * stack and copies it every iteration. */
 static void tile_4x8(int64_t kgroups, const void *a_, const void *b_, int32_t *c) {
-  const int16_t *a = a_, *b = b_;
-  v128_t acc[MR][2];
-  for (int r = 0; r < MR; r++) acc[r][0] = acc[r][1] = wasm_i32x4_splat(0);
+  const int16_t *a = a_;
+  const int16_t *b = b_;
+  v128_t c00 = wasm_i32x4_splat(0), c01 = wasm_i32x4_splat(0);
+  v128_t c10 = wasm_i32x4_splat(0), c11 = wasm_i32x4_splat(0);
+  v128_t c20 = wasm_i32x4_splat(0), c21 = wasm_i32x4_splat(0);
+  v128_t c30 = wasm_i32x4_splat(0), c31 = wasm_i32x4_splat(0);
   for (int64_t g = 0; g < kgroups; g++, a += MR * KG, b += NR * KG) {
-    v128_t b0 = wasm_v128_load(b), b1 = wasm_v128_load(b + 8);
-    for (int r = 0; r < MR; r++) {
-      int32_t pair;
-      memcpy(&pair, a + r * KG, 4);
-      v128_t av = wasm_i32x4_splat(pair);
-      acc[r][0] = wasm_i32x4_add(acc[r][0], wasm_i32x4_dot_i16x8(av, b0));
-      acc[r][1] = wasm_i32x4_add(acc[r][1], wasm_i32x4_dot_i16x8(av, b1));
+    const v128_t b0 = wasm_v128_load(b + 0);
+    const v128_t b1 = wasm_v128_load(b + 8);
+    int32_t w;
+    memcpy(&w, a + 0 * KG, 4);
+    {
+      const v128_t av = wasm_i32x4_splat(w);
+      c00 = wasm_i32x4_add(c00, wasm_i32x4_dot_i16x8(av, b0));
+      c01 = wasm_i32x4_add(c01, wasm_i32x4_dot_i16x8(av, b1));
+    }
+    memcpy(&w, a + 1 * KG, 4);
+    {
+      const v128_t av = wasm_i32x4_splat(w);
+      c10 = wasm_i32x4_add(c10, wasm_i32x4_dot_i16x8(av, b0));
+      c11 = wasm_i32x4_add(c11, wasm_i32x4_dot_i16x8(av, b1));
+    }
+    memcpy(&w, a + 2 * KG, 4);
+    {
+      const v128_t av = wasm_i32x4_splat(w);
+      c20 = wasm_i32x4_add(c20, wasm_i32x4_dot_i16x8(av, b0));
+      c21 = wasm_i32x4_add(c21, wasm_i32x4_dot_i16x8(av, b1));
+    }
+    memcpy(&w, a + 3 * KG, 4);
+    {
+      const v128_t av = wasm_i32x4_splat(w);
+      c30 = wasm_i32x4_add(c30, wasm_i32x4_dot_i16x8(av, b0));
+      c31 = wasm_i32x4_add(c31, wasm_i32x4_dot_i16x8(av, b1));
     }
   }
-  for (int r = 0; r < MR; r++) {
-    wasm_v128_store(c + r * NR, acc[r][0]);
-    wasm_v128_store(c + r * NR + 4, acc[r][1]);
-  }
+  wasm_v128_store(c + 0 * NR + 0, c00);
+  wasm_v128_store(c + 0 * NR + 4, c01);
+  wasm_v128_store(c + 1 * NR + 0, c10);
+  wasm_v128_store(c + 1 * NR + 4, c11);
+  wasm_v128_store(c + 2 * NR + 0, c20);
+  wasm_v128_store(c + 2 * NR + 4, c21);
+  wasm_v128_store(c + 3 * NR + 0, c30);
+  wasm_v128_store(c + 3 * NR + 4, c31);
 }
 
 static void epi(const tp_qgemm_epi *e, const int32_t *tile, int nr, int rows, int cols, int64_t m0,
