@@ -15,7 +15,9 @@
  * Builds natively (bench/workloads/qgemm-native.sh) and as a wasm32-wasi
  * command run by Node (bench/workloads/qgemm-wasm.sh).
  *
- * usage: qgemm_bench [--reps N] [--sample-ms X] [--scalar] [M,N,K ...]
+ * usage: qgemm_bench [--reps N] [--sample-ms X] [--scalar] [--weights7] [--selftest] [M,N,K ...]
+ *   --weights7  weights in [-64, 63] (automatic when a 7-bit variant is installed)
+ *   --selftest  only the selftest (tests/js/qgemm_wasm.test.js runs it in Node)
  * Prints a human table on stderr and one JSON line per shape on stdout;
  * speedup = f32-packed median / q8 median (throughput ratio). */
 #include "lib/bench_util.h"
@@ -159,6 +161,17 @@ static int selftest(int weights7) {
       for (int64_t n = 0; n < N && !bad; n++) {
         int64_t ref = 0;
         for (int64_t k = 0; k < K; k++) ref += ((int64_t)a[m * K + k] - za) * (b[k * N + n] - zb[n]);
+        /* U8 by the documented formula, with libm's rint (independent of
+         * the epilogue's vector code, which every variant shares) */
+        float mult = 0.01f * sb[n] / 0.37f, fv = (float)(int32_t)ref * mult;
+        double q = rint((double)fv) + 100;
+        int q8 = q < 0 ? 0 : q > 255 ? 255 : (int)q;
+        if (c8[s0][m * N + n] != q8) {
+          fprintf(stderr, "selftest FAIL scalar u8 %lldx%lldx%lld [%lld,%lld]: %d, want %d\n",
+                  (long long)M, (long long)N, (long long)K, (long long)m, (long long)n,
+                  c8[s0][m * N + n], q8);
+          bad = 1;
+        }
         for (int v = 0; v < nv && !bad; v++, ncmp++)
           if (c32[v][m * N + n] != ref || c8[v][m * N + n] != c8[s0][m * N + n]) {
             fprintf(stderr, "selftest FAIL %s %lldx%lldx%lld [%lld,%lld]: s32 %d (want %lld), u8 %d (scalar %d)\n",
@@ -177,7 +190,7 @@ static int selftest(int weights7) {
 }
 
 int main(int argc, char **argv) {
-  int reps = 31, with_scalar = 0, weights7 = 0;
+  int reps = 31, with_scalar = 0, weights7 = 0, selftest_only = 0;
   double sample_ms = 4.0;
   int64_t shapes[32][3], ns = 0;
   for (int i = 1; i < argc; i++) {
@@ -185,6 +198,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--sample-ms") && i + 1 < argc) sample_ms = atof(argv[++i]);
     else if (!strcmp(argv[i], "--scalar")) with_scalar = 1;
     else if (!strcmp(argv[i], "--weights7")) weights7 = 1;
+    else if (!strcmp(argv[i], "--selftest")) selftest_only = 1;
     else if (ns < 32) {
       long long m, n, k;
       if (sscanf(argv[i], "%lld,%lld,%lld", &m, &n, &k) != 3 || m < 1 || n < 1 || k < 1 ||
@@ -206,6 +220,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < tp_qgemm_variant_count(); i++)
     if (tp_qgemm_ukernel_range7(tp_qgemm_variant_name(i))) weights7 = 1;
   if (selftest(weights7)) return 1;
+  if (selftest_only) return 0;
   const tp_kernels *kern = tp_kern();
   int nv = 0;
   const char *vnames[8];
