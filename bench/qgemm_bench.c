@@ -31,13 +31,24 @@
 const tp_kernels *tp_kern(void); /* src/core/internal.h */
 
 #if defined(__wasm_simd128__)
-/* bench/qgemm_wasm.mjs: loads qgemm_relaxed.wasm where relaxed SIMD
- * validates, puts its f0 in our function table and returns the index (-1:
- * no relaxed SIMD, or no kernel module given). */
+#include "codegen/qgemm_jit.h"
+/* bench/qgemm_wasm.mjs / qgemm_web.mjs: given the relaxed-SIMD tile module
+ * (src/codegen/wasm/emit_qgemm.c's bytes), the host validates it
+ * (WebAssembly.validate), instantiates it on our memory, puts its f0 in our
+ * function table and returns the index; -1: no relaxed SIMD (or the host
+ * was told not to load it). The core does the same through
+ * tp_qgemm_jit_install (env.tp_host_load_module). */
 __attribute__((import_module("env"), import_name("qgemm_host_relaxed"))) int32_t
-qgemm_host_relaxed(void);
+qgemm_host_relaxed(const uint8_t *bytes, int32_t len);
 static void install_relaxed(void) {
-  int32_t idx = qgemm_host_relaxed();
+  uint8_t *bytes = NULL;
+  size_t len = 0;
+  if (tp_qgemm_jit_emit(&bytes, &len) != TP_OK) {
+    fprintf(stderr, "qgemm_jit_emit: %s\n", tp_last_error());
+    exit(1);
+  }
+  int32_t idx = qgemm_host_relaxed(bytes, (int32_t)len);
+  free(bytes);
   if (idx < 0) return;
   void (*tile)(int64_t, const void *, const void *, int32_t *) =
       (void (*)(int64_t, const void *, const void *, int32_t *))(uintptr_t)idx;

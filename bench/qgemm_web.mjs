@@ -1,11 +1,12 @@
 // qgemm_web.mjs - runs bench/qgemm_bench.c's wasm32-wasi command (built by
 // bench/workloads/qgemm-wasm.sh) in headless Chromium, where relaxed SIMD
-// is on by default: the page validates qgemm_relaxed.wasm, installs its
-// kernel (env.qgemm_host_relaxed, as bench/qgemm_wasm.mjs does in Node) and
+// is on by default: the page validates the relaxed-SIMD tile module the
+// bench emits, installs its kernel (env.qgemm_host_relaxed, as
+// bench/qgemm_wasm.mjs does in Node) and
 // runs the bench's selftest and timings with a minimal WASI (arguments,
 // clocks, stdout/stderr). Prints the bench's stdout (JSON lines) on stdout
 // and its table on stderr.
-//   node bench/qgemm_web.mjs qgemm_bench.wasm qgemm_relaxed.wasm [bench args...]
+//   node bench/qgemm_web.mjs qgemm_bench.wasm [bench args...]
 // Timing: performance.now() in a page that is not cross-origin isolated is
 // coarsened to 0.1 ms, so use --sample-ms 10 or more (the bench repeats
 // each call within a sample).
@@ -13,9 +14,9 @@ import { readFileSync } from 'node:fs';
 import process from 'node:process';
 import { launch, newPage, skipReason } from '../tests/browser/_browser.mjs';
 
-const [file, relaxedFile, ...args] = process.argv.slice(2);
-if (!file || !relaxedFile) {
-  console.error('usage: node bench/qgemm_web.mjs qgemm_bench.wasm qgemm_relaxed.wasm [args]');
+const [file, ...args] = process.argv.slice(2);
+if (!file) {
+  console.error('usage: node bench/qgemm_web.mjs qgemm_bench.wasm [args]');
   process.exit(2);
 }
 const skip = await skipReason();
@@ -27,11 +28,10 @@ const browser = await launch();
 try {
   const page = await newPage(browser.context);
   await page.goto('about:blank');
-  const res = await page.evaluate(async ({ wasm, relaxed, argv, warmArgv }) => {
+  const res = await page.evaluate(async ({ wasm, argv, warmArgv }) => {
     const bytes = Uint8Array.from(atob(wasm), (c) => c.charCodeAt(0));
-    const kbytes = Uint8Array.from(atob(relaxed), (c) => c.charCodeAt(0));
     const module = await WebAssembly.compile(bytes);
-    const kmodule = WebAssembly.validate(kbytes) ? new WebAssembly.Module(kbytes) : null;
+    let kmodule; // the tile module, compiled once (the same bytes every run)
     // two instances of the same compiled modules: the first run warms the
     // engine up (its tier-up to optimized code is shared), the second is timed
     const runOnce = async (argv) => {
@@ -82,7 +82,9 @@ try {
     };
     let relaxedOk = false;
     const env = {
-      qgemm_host_relaxed() {
+      qgemm_host_relaxed(ptr, len) {
+        const kbytes = new Uint8Array(mem.buffer, ptr, len).slice();
+        if (kmodule === undefined) kmodule = WebAssembly.validate(kbytes) ? new WebAssembly.Module(kbytes) : null;
         if (!kmodule) return -1;
         relaxedOk = true;
         const k = new WebAssembly.Instance(kmodule, { env: { memory: mem } });
@@ -101,7 +103,7 @@ try {
     const warm = await runOnce(warmArgv);
     if (warm.code) return warm;
     return runOnce(argv);
-  }, { wasm: readFileSync(file).toString('base64'), relaxed: readFileSync(relaxedFile).toString('base64'),
+  }, { wasm: readFileSync(file).toString('base64'),
        argv: ['qgemm_bench', ...args],
        warmArgv: ['qgemm_bench', '--reps', '15', '--sample-ms', '2', ...args.filter((a) => /^\d+,\d+,\d+$/.test(a))] });
   process.stderr.write(`qgemm_web: ${res.ua}; relaxed SIMD ${res.relaxedOk ? 'validates' : 'does not validate'}\n`);

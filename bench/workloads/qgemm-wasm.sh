@@ -20,12 +20,12 @@ set -euo pipefail
 cd "$BENCH_ROOT"
 exe="$BENCH_OUT/qgemm_bench.wasm"
 k=src/runtime/kernels
-wat2wasm --enable-relaxed-simd $k/qgemm_relaxed.wat -o "$BENCH_OUT/qgemm_relaxed.wasm"
 clang-14 --target=wasm32-wasi -O3 -msimd128 -mnontrapping-fptoint -msign-ext -mmutable-globals \
   -ffp-contract=off -std=gnu11 -Wall -Isrc -Ibench -Wl,--export-table -Wl,--growable-table \
   bench/qgemm_bench.c src/runtime/qgemm.c $k/qgemm_scalar.c $k/qgemm_wasmsimd.c \
   src/runtime/dispatch.c $k/kern_wasmsimd.c $k/kern_fast_wasmsimd.c $k/kern_generic.c \
-  src/core/status.c -o "$exe"
+  src/core/status.c src/core/alloc.c src/core/bigalloc.c src/core/buf.c \
+  src/codegen/wasm/emit_qgemm.c src/codegen/wasm/writer.c -o "$exe"
 
 pin=()
 if command -v taskset >/dev/null; then
@@ -35,10 +35,10 @@ for _ in $(seq "${BENCH_QGEMM_RUNS:-3}"); do
   "${pin[@]}" node --no-warnings bench/qgemm_wasm.mjs "$exe" \
     --reps "${BENCH_REPS:-31}" --sample-ms "${BENCH_SAMPLE_MS:-4}"
   "${pin[@]}" node --no-warnings --experimental-wasm-relaxed-simd bench/qgemm_wasm.mjs "$exe" \
-    --relaxed "$BENCH_OUT/qgemm_relaxed.wasm" --reps "${BENCH_REPS:-31}" --sample-ms "${BENCH_SAMPLE_MS:-4}" |
+    --relaxed --reps "${BENCH_REPS:-31}" --sample-ms "${BENCH_SAMPLE_MS:-4}" |
     sed 's/"workload":"W1-int8"/"workload":"W1-int8-relaxed"/'
   if [ "${BENCH_QGEMM_WEB:-1}" != 0 ]; then
-    "${pin[@]}" node bench/qgemm_web.mjs "$exe" "$BENCH_OUT/qgemm_relaxed.wasm" \
+    "${pin[@]}" node bench/qgemm_web.mjs "$exe" \
       --reps "${BENCH_REPS:-31}" --sample-ms 20 | sed 's/"workload":"W1-int8"/"workload":"W1-int8-chromium"/'
   fi
 done

@@ -2,7 +2,8 @@
 // bench/qgemm_bench.c with the runtime's qgemm sources as a wasm32-wasi
 // command (clang-14, the core's flags; the recipe of
 // bench/workloads/qgemm-wasm.sh) and runs its selftest: every variant
-// ("wasmsimd", and "wasmrelaxed" where Node has relaxed SIMD) against the
+// ("wasmsimd", and "wasmrelaxed", the tile module emitted by
+// src/codegen/wasm/emit_qgemm.c, where Node has relaxed SIMD) against the
 // scalar one bit for bit on shapes around the tile edges, int32 sums
 // against an int64 reference, U8 outputs against the documented formula.
 // The native variants are tests/c/runtime/test_qgemm.c's.
@@ -16,19 +17,20 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const have = (cmd) => spawnSync(cmd, ['--version'], { stdio: 'ignore' }).status === 0;
-const skip = !have('clang-14') ? 'clang-14 is not installed' : !have('wat2wasm') ? 'wat2wasm (wabt) is not installed' : false;
+const skip = !have('clang-14') ? 'clang-14 is not installed' : false;
 
 test('qgemm Wasm variants match the scalar reference bit for bit', { skip, timeout: 240000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'tp-qgemm-'));
   try {
     const k = 'src/runtime/kernels';
-    const exe = join(dir, 'qgemm_bench.wasm'), relaxed = join(dir, 'qgemm_relaxed.wasm');
-    execFileSync('wat2wasm', ['--enable-relaxed-simd', `${k}/qgemm_relaxed.wat`, '-o', relaxed], { cwd: ROOT });
+    const exe = join(dir, 'qgemm_bench.wasm');
     execFileSync('clang-14', ['--target=wasm32-wasi', '-O2', '-msimd128', '-mnontrapping-fptoint',
       '-msign-ext', '-mmutable-globals', '-ffp-contract=off', '-std=gnu11', '-Isrc', '-Ibench',
       '-Wl,--export-table', '-Wl,--growable-table', 'bench/qgemm_bench.c', 'src/runtime/qgemm.c',
       `${k}/qgemm_scalar.c`, `${k}/qgemm_wasmsimd.c`, 'src/runtime/dispatch.c', `${k}/kern_wasmsimd.c`,
-      `${k}/kern_fast_wasmsimd.c`, `${k}/kern_generic.c`, 'src/core/status.c', '-o', exe], { cwd: ROOT });
+      `${k}/kern_fast_wasmsimd.c`, `${k}/kern_generic.c`, 'src/core/status.c', 'src/core/alloc.c',
+      'src/core/bigalloc.c', 'src/core/buf.c', 'src/codegen/wasm/emit_qgemm.c', 'src/codegen/wasm/writer.c',
+      '-o', exe], { cwd: ROOT });
     const run = (flags, extra) => spawnSync(process.execPath,
       [...flags, '--no-warnings', 'bench/qgemm_wasm.mjs', exe, ...extra, '--selftest'],
       { cwd: ROOT, encoding: 'utf8' });
@@ -37,11 +39,11 @@ test('qgemm Wasm variants match the scalar reference bit for bit', { skip, timeo
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /selftest: 2 variants, \d+ values compared: ok/);
     // relaxed SIMD: the kernel module installed (7-bit weights)
-    r = run(['--experimental-wasm-relaxed-simd'], ['--relaxed', relaxed]);
+    r = run(['--experimental-wasm-relaxed-simd'], ['--relaxed']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /selftest: 3 variants, \d+ values compared: ok/);
     // a Node without relaxed SIMD: the module does not validate, no variant is added
-    r = run(['--no-experimental-wasm-relaxed-simd'], ['--relaxed', relaxed]);
+    r = run(['--no-experimental-wasm-relaxed-simd'], ['--relaxed']);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /selftest: 2 variants/);
   } finally {
