@@ -75,7 +75,8 @@ extern const tp_qgemm_ukernel tp_qgemm_ukernel_avx512vnni;
 #if defined(__wasm_simd128__)
 extern const tp_qgemm_ukernel tp_qgemm_ukernel_wasmsimd;
 /* The relaxed-SIMD variant "wasmrelaxed": its tile lives in a module of its
- * own (qgemm_relaxed.wat, loaded by the host where relaxed SIMD validates);
+ * own (src/codegen/wasm/emit_qgemm.c, loaded by tp_qgemm_jit_install where
+ * the host has relaxed SIMD);
  * this fills the variant around that tile function (a table index) with
  * the SIMD128 epilogue. */
 const tp_qgemm_ukernel *tp_qgemm_ukernel_wasmrelaxed(void (*tile)(int64_t kgroups, const void *a,

@@ -69,7 +69,7 @@ const tp_qgemm_ukernel tp_qgemm_ukernel_wasmsimd = {
     .name = "wasmsimd", .mr = MR, .nr = NR, .kg = KG, .wide = 1, .a_off = 0, .b_off = 0,
     .b_lo = -128, .b_hi = 127, .tile = tile_4x8, .epi = epi};
 
-/* "wasmrelaxed": 2x8 dot4 tile from qgemm_relaxed.wat; see qgemm.h. */
+/* "wasmrelaxed": the 2x8 dot4 tile of src/codegen/wasm/emit_qgemm.c; see qgemm.h. */
 const tp_qgemm_ukernel *tp_qgemm_ukernel_wasmrelaxed(void (*tile)(int64_t kgroups, const void *a,
                                                                  const void *b, int32_t *c)) {
   static tp_qgemm_ukernel uk = {.name = "wasmrelaxed", .mr = 2, .nr = 8, .kg = 4, .wide = 0,
