@@ -159,6 +159,10 @@ static tp_status pick_for(const tp_qgemm_weights *w, const tp_qgemm_ukernel **ou
   return TP_OK;
 }
 
+/* The largest packed buffer: 2^40 bytes (TP_MAX_NUMEL's bound), and half
+ * of size_t (wasm32), so no size arithmetic below can overflow. */
+#define QG_MAX_BYTES \
+  ((double)SIZE_MAX / 2 < (double)TP_MAX_NUMEL ? (double)SIZE_MAX / 2 : (double)TP_MAX_NUMEL)
 /* Dimensions past 2^31 are refused before any size arithmetic. */
 #define QG_MAX_DIM ((int64_t)1 << 31)
 
@@ -186,6 +190,11 @@ tp_status tp_qgemm_pack(const tp_qgemm_weights *w, tp_qgemm_packed **out) {
   TP_TRY(pick_for(w, &uk));
   int64_t kgroups = (K + uk->kg - 1) / uk->kg, npanels = (N + uk->nr - 1) / uk->nr;
   size_t esz = uk->wide ? 2 : 1;
+  /* sizes in double first: on wasm32 size_t is 32 bits */
+  if ((double)kgroups * uk->nr * uk->kg * (double)esz * (double)npanels > QG_MAX_BYTES)
+    return tp_fail(TP_ERR_OUT_OF_MEMORY,
+                   "qgemm_pack: %lldx%lld weights need more memory than this build can address",
+                   (long long)K, (long long)N);
   size_t panel = (size_t)kgroups * (size_t)uk->nr * (size_t)uk->kg * esz;
   size_t bbytes = (panel * (size_t)npanels + 63) / 64 * 64;
   tp_qgemm_packed *p = calloc(1, sizeof *p);
@@ -357,6 +366,11 @@ tp_status tp_qgemm_run(const tp_qgemm_packed *p, int64_t M, const uint8_t *a, in
   const int mr = uk->mr, nr = uk->nr, kg = uk->kg;
   const int64_t kgroups = p->kgroups, mtiles = (M + mr - 1) / mr;
   size_t esz = uk->wide ? 2 : 1;
+  if ((double)kgroups * mr * kg * (double)esz * (double)mtiles + 12.0 * (double)(M + N) + 256 >
+      QG_MAX_BYTES)
+    return tp_fail(TP_ERR_OUT_OF_MEMORY,
+                   "qgemm_run: %lldx%lld activations need more memory than this build can address",
+                   (long long)M, (long long)K);
   size_t atile = (size_t)kgroups * mr * kg * esz;
   size_t abytes = (atile * (size_t)mtiles + 63) / 64 * 64;
   /* one block: packed A, rowsum[M], colterm[N], mult[N] */

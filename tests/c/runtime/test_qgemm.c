@@ -352,6 +352,17 @@ static void bad_input(void) {
   tp_qgemm_out os = {.kind = TP_QGEMM_S32, .c = c, .ldc = 3, .relu = 1};
   EXPECT_FAIL(tp_qgemm_run(p, 2, a, 4, 0, 1.0f, &os), "S32 output takes no relu");
   EXPECT_FAIL(tp_qgemm_set_variant("avx9000"), "variant 'avx9000' is not available");
+  /* more A than a build can address (2^31 - 1 rows of K = 1024): refused
+   * before any allocation or read of A */
+  {
+    static int8_t bk[1024];
+    tp_qgemm_weights wk = {.K = 1024, .N = 1, .b = bk, .rsb = 1, .csb = 1, .nq = 1, .scale = sb};
+    tp_qgemm_packed *pk = NULL;
+    CHECK_OK(tp_qgemm_pack(&wk, &pk));
+    EXPECT_FAIL(tp_qgemm_run(pk, ((int64_t)1 << 31) - 1, a, 1024, 0, 1.0f, &o),
+                "activations need more memory than this build can address");
+    tp_qgemm_packed_free(pk);
+  }
   /* still usable: a good call gives the right values */
   CHECK_OK(tp_qgemm_run(p, 2, a, 4, 3, 0.5f, &o));
   for (int m = 0; m < 2; m++)
