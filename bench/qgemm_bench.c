@@ -18,6 +18,8 @@
  * usage: qgemm_bench [--reps N] [--sample-ms X] [--scalar] [--weights7] [--selftest] [M,N,K ...]
  *   --weights7  weights in [-64, 63] (automatic when a 7-bit variant is installed)
  *   --selftest  only the selftest (tests/js/qgemm_wasm.test.js runs it in Node)
+ *   --f32-isa NAME  the float32 GEMM of that ISA (tp_set_isa; e.g. avx2, to
+ *               compare the avx2 int8 variant like for like)
  * Prints a human table on stderr and one JSON line per shape on stdout;
  * speedup = f32-packed median / q8 median (throughput ratio). */
 #include "lib/bench_util.h"
@@ -202,6 +204,7 @@ static int selftest(int weights7) {
 
 int main(int argc, char **argv) {
   int reps = 31, with_scalar = 0, weights7 = 0, selftest_only = 0;
+  const char *f32_isa = NULL;
   double sample_ms = 4.0;
   int64_t shapes[32][3], ns = 0;
   for (int i = 1; i < argc; i++) {
@@ -210,6 +213,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--scalar")) with_scalar = 1;
     else if (!strcmp(argv[i], "--weights7")) weights7 = 1;
     else if (!strcmp(argv[i], "--selftest")) selftest_only = 1;
+    else if (!strcmp(argv[i], "--f32-isa") && i + 1 < argc) f32_isa = argv[++i];
     else if (ns < 32) {
       long long m, n, k;
       if (sscanf(argv[i], "%lld,%lld,%lld", &m, &n, &k) != 3 || m < 1 || n < 1 || k < 1 ||
@@ -232,6 +236,10 @@ int main(int argc, char **argv) {
     if (tp_qgemm_ukernel_range7(tp_qgemm_variant_name(i))) weights7 = 1;
   if (selftest(weights7)) return 1;
   if (selftest_only) return 0;
+  if (f32_isa && tp_set_isa(f32_isa) != TP_OK) {
+    fprintf(stderr, "%s\n", tp_last_error());
+    return 2;
+  }
   const tp_kernels *kern = tp_kern();
   int nv = 0;
   const char *vnames[8];
