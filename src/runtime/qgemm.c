@@ -319,6 +319,8 @@ static void pack_a_tile(const tp_qgemm_ukernel *uk, const uint8_t *a, int64_t ld
   const int mr = uk->mr, kg = uk->kg;
   const int64_t full = K / kg;
   uint32_t *d = (uint32_t *)dst; /* one word per (g, r) */
+  const int all_rows = t * mr + mr <= M && K > 0;
+  if (all_rows && uk->pack_a) uk->pack_a(a + t * mr * lda, lda, full, za, dst);
   for (int r = 0; r < mr; r++) {
     int64_t m = t * mr + r;
     if (m >= M || K == 0) {
@@ -327,25 +329,29 @@ static void pack_a_tile(const tp_qgemm_ukernel *uk, const uint8_t *a, int64_t ld
       continue;
     }
     const uint8_t *src = a + m * lda;
-    uint32_t rs = 0;
-    for (int64_t k = 0; k < K; k++) rs += src[k];
-    rowsum[m] = (int32_t)rs;
+    if (!uk->wide) { /* the dot4 epilogue's row term; wide variants need none */
+      uint32_t rs = 0;
+      for (int64_t k = 0; k < K; k++) rs += src[k];
+      rowsum[m] = (int32_t)rs;
+    }
     if (!uk->wide) {
-      for (int64_t g = 0; g < full; g++) {
-        uint32_t w;
-        memcpy(&w, src + g * 4, 4);
-        d[g * mr + r] = w;
-      }
+      if (!(all_rows && uk->pack_a))
+        for (int64_t g = 0; g < full; g++) {
+          uint32_t w;
+          memcpy(&w, src + g * 4, 4);
+          d[g * mr + r] = w;
+        }
       if (full < kgroups) {
         uint8_t w[4] = {0, 0, 0, 0};
         for (int64_t k = full * 4; k < K; k++) w[k - full * 4] = src[k];
         memcpy(&d[full * mr + r], w, 4);
       }
     } else {
-      for (int64_t g = 0; g < full; g++) {
-        int16_t w[2] = {(int16_t)(src[2 * g] - za), (int16_t)(src[2 * g + 1] - za)};
-        memcpy(&d[g * mr + r], w, 4);
-      }
+      if (!(all_rows && uk->pack_a))
+        for (int64_t g = 0; g < full; g++) {
+          int16_t w[2] = {(int16_t)(src[2 * g] - za), (int16_t)(src[2 * g + 1] - za)};
+          memcpy(&d[g * mr + r], w, 4);
+        }
       if (full < kgroups) {
         int16_t w[2] = {(int16_t)(src[K - 1] - za), 0};
         memcpy(&d[full * mr + r], w, 4);

@@ -62,6 +62,10 @@ typedef struct tp_qgemm_ukernel {
   void (*tile)(int64_t kgroups, const void *a, const void *b, int32_t *c);
   void (*epi)(const tp_qgemm_epi *e, const int32_t *tile, int nr, int rows, int cols,
               int64_t m0, int64_t n0, void *out, int64_t ldc);
+  /* Optional: packs the first `groups` whole k-groups of mr rows of A (row
+   * stride lda, all rows present) into the tile layout (minus za when
+   * wide); NULL: the portable loop (src/runtime/qgemm.c) does it. */
+  void (*pack_a)(const uint8_t *a, int64_t lda, int64_t groups, int32_t za, void *dst);
 } tp_qgemm_ukernel;
 
 extern const tp_qgemm_ukernel tp_qgemm_ukernel_scalar;

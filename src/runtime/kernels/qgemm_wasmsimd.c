@@ -60,6 +60,35 @@ static void tile_4x8(int64_t kgroups, const void *a_, const void *b_, int32_t *c
   wasm_v128_store(c + 3 * NR + 4, c31);
 }
 
+/* A's whole groups of 4 rows: 4 groups (8 bytes) of each row widened to
+ * int16 minus za, then a 4x4 transpose of their 32-bit pairs, so each
+ * group's 4 row pairs are contiguous (a[g][r][0..2)). */
+static void pack_a_4x2(const uint8_t *a, int64_t lda, int64_t groups, int32_t za, void *dst_) {
+  int16_t *dst = dst_;
+  const uint8_t *r0 = a, *r1 = a + lda, *r2 = a + 2 * lda, *r3 = a + 3 * lda;
+  const v128_t z = wasm_i16x8_splat((int16_t)za);
+  int64_t g = 0;
+  for (; g + 4 <= groups; g += 4) {
+    v128_t x0 = wasm_i16x8_sub(wasm_u16x8_load8x8(r0 + 2 * g), z);
+    v128_t x1 = wasm_i16x8_sub(wasm_u16x8_load8x8(r1 + 2 * g), z);
+    v128_t x2 = wasm_i16x8_sub(wasm_u16x8_load8x8(r2 + 2 * g), z);
+    v128_t x3 = wasm_i16x8_sub(wasm_u16x8_load8x8(r3 + 2 * g), z);
+    v128_t t0 = wasm_i32x4_shuffle(x0, x1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(x2, x3, 0, 4, 1, 5);
+    v128_t t2 = wasm_i32x4_shuffle(x0, x1, 2, 6, 3, 7), t3 = wasm_i32x4_shuffle(x2, x3, 2, 6, 3, 7);
+    int16_t *o = dst + g * MR * KG;
+    wasm_v128_store(o, wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5));
+    wasm_v128_store(o + 8, wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7));
+    wasm_v128_store(o + 16, wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5));
+    wasm_v128_store(o + 24, wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7));
+  }
+  for (; g < groups; g++)
+    for (int r = 0; r < MR; r++) {
+      const uint8_t *src = a + r * lda;
+      dst[(g * MR + r) * KG] = (int16_t)(src[2 * g] - za);
+      dst[(g * MR + r) * KG + 1] = (int16_t)(src[2 * g + 1] - za);
+    }
+}
+
 static void epi(const tp_qgemm_epi *e, const int32_t *tile, int nr, int rows, int cols, int64_t m0,
                 int64_t n0, void *out, int64_t ldc) {
   qgemm_epi_body(e, tile, nr, rows, cols, m0, n0, out, ldc);
@@ -67,7 +96,7 @@ static void epi(const tp_qgemm_epi *e, const int32_t *tile, int nr, int rows, in
 
 const tp_qgemm_ukernel tp_qgemm_ukernel_wasmsimd = {
     .name = "wasmsimd", .mr = MR, .nr = NR, .kg = KG, .wide = 1, .a_off = 0, .b_off = 0,
-    .b_lo = -128, .b_hi = 127, .tile = tile_4x8, .epi = epi};
+    .b_lo = -128, .b_hi = 127, .tile = tile_4x8, .epi = epi, .pack_a = pack_a_4x2};
 
 /* "wasmrelaxed": the 2x8 dot4 tile of src/codegen/wasm/emit_qgemm.c; see qgemm.h. */
 const tp_qgemm_ukernel *tp_qgemm_ukernel_wasmrelaxed(void (*tile)(int64_t kgroups, const void *a,
