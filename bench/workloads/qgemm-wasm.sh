@@ -33,12 +33,14 @@ if command -v taskset >/dev/null; then
 fi
 for _ in $(seq "${BENCH_QGEMM_RUNS:-3}"); do
   "${pin[@]}" node --no-warnings bench/qgemm_wasm.mjs "$exe" \
-    --reps "${BENCH_REPS:-31}" --sample-ms "${BENCH_SAMPLE_MS:-4}"
+    --reps "${BENCH_REPS:-31}" --sample-ms "${BENCH_SAMPLE_MS:-4}" |
+    sed 's/"case":"qgemm /"case":"node simd128: qgemm /'
   "${pin[@]}" node --no-warnings --experimental-wasm-relaxed-simd bench/qgemm_wasm.mjs "$exe" \
     --relaxed --reps "${BENCH_REPS:-31}" --sample-ms "${BENCH_SAMPLE_MS:-4}" |
-    sed 's/"workload":"W1-int8"/"workload":"W1-int8-relaxed"/'
+    sed 's/"workload":"W1-int8"/"workload":"W1-int8-relaxed"/; s/"case":"qgemm /"case":"node relaxed: qgemm /'
   if [ "${BENCH_QGEMM_WEB:-1}" != 0 ]; then
     "${pin[@]}" node bench/qgemm_web.mjs "$exe" \
-      --reps "${BENCH_REPS:-31}" --sample-ms 20 | sed 's/"workload":"W1-int8"/"workload":"W1-int8-chromium"/'
+      --reps "${BENCH_REPS:-31}" --sample-ms 20 |
+      sed 's/"workload":"W1-int8"/"workload":"W1-int8-chromium"/; s/"case":"qgemm /"case":"chromium relaxed: qgemm /'
   fi
 done
