@@ -16,7 +16,8 @@
  * command run by Node (bench/workloads/qgemm-wasm.sh).
  *
  * usage: qgemm_bench [--reps N] [--sample-ms X] [--scalar] [--weights7] [--selftest] [M,N,K ...]
- *   --weights7  weights in [-64, 63] (automatic when a 7-bit variant is installed)
+ *   --weights7  weights in [-64, 63], and the 7-bit variants (avx2w7, wasmrelaxed)
+ *               timed too (automatic when wasmrelaxed is installed)
  *   --selftest  only the selftest (tests/js/qgemm_wasm.test.js runs it in Node)
  *   --f32-isa NAME  the float32 GEMM of that ISA (tp_set_isa; e.g. avx2, to
  *               compare the avx2 int8 variant like for like)
@@ -128,10 +129,11 @@ static double check(const qb_case *g, int kind) {
   return worst;
 }
 
-static int is7(const char *name) {
-  return name && (!strcmp(name, "wasmrelaxed") || !strcmp(name, "scalar7"));
+/* variant i takes 8-bit weights (not only the 7-bit ones) */
+static int takes8(int i) {
+  int lo = 0, hi = 0;
+  return tp_qgemm_variant_weight_range(i, &lo, &hi) && lo == -128 && hi == 127;
 }
-#define tp_qgemm_ukernel_range7 is7
 
 /* Every variant against the scalar one, bit for bit (S32 and U8 outputs)
  * on shapes around the tile edges, and S32 against an int64 reference:
@@ -154,6 +156,8 @@ static int selftest(int weights7) {
     int nv = tp_qgemm_variant_count(), s0 = -1;
     for (int v = 0; v < nv; v++) {
       const char *name = tp_qgemm_variant_name(v);
+      c32[v] = NULL, c8[v] = NULL;
+      if (!weights7 && !takes8(v)) continue; /* a 7-bit kernel: not with these weights */
       if (!strcmp(name, "scalar")) s0 = v;
       tp_qgemm_set_variant(name);
       tp_qgemm_weights w = {.K = K, .N = N, .b = b, .rsb = N, .csb = 1, .nq = N, .zero_point = zb,
@@ -186,7 +190,7 @@ static int selftest(int weights7) {
           bad = 1;
         }
         for (int v = 0; v < nv && !bad; v++, ncmp++)
-          if (c32[v][m * N + n] != ref || c8[v][m * N + n] != c8[s0][m * N + n]) {
+          if (c32[v] && (c32[v][m * N + n] != ref || c8[v][m * N + n] != c8[s0][m * N + n])) {
             fprintf(stderr, "selftest FAIL %s %lldx%lldx%lld [%lld,%lld]: s32 %d (want %lld), u8 %d (scalar %d)\n",
                     tp_qgemm_variant_name(v), (long long)M, (long long)N, (long long)K,
                     (long long)m, (long long)n, c32[v][m * N + n], (long long)ref,
@@ -233,7 +237,7 @@ int main(int argc, char **argv) {
   }
   install_relaxed();
   for (int i = 0; i < tp_qgemm_variant_count(); i++)
-    if (tp_qgemm_ukernel_range7(tp_qgemm_variant_name(i))) weights7 = 1;
+    if (!strcmp(tp_qgemm_variant_name(i), "wasmrelaxed")) weights7 = 1; /* compare it like for like */
   if (selftest(weights7)) return 1;
   if (selftest_only) return 0;
   if (f32_isa && tp_set_isa(f32_isa) != TP_OK) {
@@ -244,7 +248,7 @@ int main(int argc, char **argv) {
   int nv = 0;
   const char *vnames[8];
   for (int i = 0; i < tp_qgemm_variant_count() && nv < 6; i++)
-    if (with_scalar || strcmp(tp_qgemm_variant_name(i), "scalar"))
+    if ((with_scalar || strcmp(tp_qgemm_variant_name(i), "scalar")) && (weights7 || takes8(i)))
       vnames[nv++] = tp_qgemm_variant_name(i);
   fprintf(stderr, "W1 int8 GEMM (u8 x s8 -> u8, requantized; weights %s) vs float32 %s, %d reps, cpu %s\n",
           weights7 ? "7-bit [-64, 63]" : "8-bit", kern->isa, reps, bench_cpu_model());

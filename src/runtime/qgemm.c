@@ -68,6 +68,7 @@ static void init_variants(void) {
   x86_features(&avx2, &avxvnni, &avx512vnni);
   if (avx512vnni) variants[n++] = &tp_qgemm_ukernel_avx512vnni;
   if (avxvnni) variants[n++] = &tp_qgemm_ukernel_avxvnni;
+  if (avx2) variants[n++] = &tp_qgemm_ukernel_avx2w7; /* 7-bit weights; others go on */
   if (avx2) variants[n++] = &tp_qgemm_ukernel_avx2;
 #endif
 #if defined(__wasm_simd128__)
@@ -85,6 +86,14 @@ int tp_qgemm_variant_count(void) {
 const char *tp_qgemm_variant_name(int i) {
   init_variants();
   return i >= 0 && i < nvariants ? variants[i]->name : NULL;
+}
+
+int tp_qgemm_variant_weight_range(int i, int *lo_out, int *hi_out) {
+  init_variants();
+  if (i < 0 || i >= nvariants) return 0;
+  if (lo_out) *lo_out = variants[i]->b_lo;
+  if (hi_out) *hi_out = variants[i]->b_hi;
+  return 1;
 }
 
 static const tp_qgemm_ukernel *current(void) {

@@ -71,6 +71,11 @@ tp_status tp_qgemm_run(const tp_qgemm_packed *p, int64_t M, const uint8_t *a, in
  * goes back to index 0). Tests and benchmarks force each in turn. */
 int tp_qgemm_variant_count(void);
 const char *tp_qgemm_variant_name(int i);
+/* The weights variant i takes: [-128, 127], or [-64, 63] for the 7-bit
+ * kernels (avx2w7, wasmrelaxed), which tp_qgemm_pack skips for wider
+ * weights unless forced (then it refuses them). Returns 0 if i is out of
+ * range. */
+int tp_qgemm_variant_weight_range(int i, int *lo_out, int *hi_out);
 const char *tp_qgemm_variant(void);
 tp_status tp_qgemm_set_variant(const char *name);
 /* An upper layer may add a variant it built at run time (the Wasm relaxed-

@@ -73,6 +73,7 @@ extern const tp_qgemm_ukernel tp_qgemm_ukernel_scalar;
 extern const tp_qgemm_ukernel tp_qgemm_ukernel_scalar7;
 #if defined(__x86_64__) || defined(__i386__)
 extern const tp_qgemm_ukernel tp_qgemm_ukernel_avx2;
+extern const tp_qgemm_ukernel tp_qgemm_ukernel_avx2w7; /* 7-bit weights: vpmaddubsw */
 extern const tp_qgemm_ukernel tp_qgemm_ukernel_avxvnni;
 extern const tp_qgemm_ukernel tp_qgemm_ukernel_avx512vnni;
 #endif

@@ -31,6 +31,7 @@ static uint32_t rnd(void) {
 static int rnd_in(int lo, int hi) { return lo + (int)(rnd() % (uint32_t)(hi - lo + 1)); }
 
 static const char *variants[8];
+static int vlo[8], vhi[8]; /* the weights each variant takes */
 static int nvariants;
 
 typedef struct qcase {
@@ -115,7 +116,23 @@ static void check_case(qcase *q, const char *what) {
   int32_t zy8 = rnd_in(0, 255), zys = rnd_in(-128, 127);
   int relu = (int)(rnd() & 1);
   void *first[4] = {0};
+  int blo = 127, bhi = -128;
+  for (int64_t k = 0; k < q->K; k++)
+    for (int64_t n = 0; n < q->N; n++) {
+      int b = q->b[k * q->rsb + n * q->csb];
+      blo = b < blo ? b : blo, bhi = b > bhi ? b : bhi;
+    }
   for (int v = 0; v < nvariants; v++) {
+    if (q->K && q->N && (blo < vlo[v] || bhi > vhi[v])) {
+      /* a 7-bit variant, forced on wider weights: refused, naming the range */
+      tp_qgemm_packed *p = NULL;
+      tp_qgemm_set_variant(variants[v]);
+      tp_status s = pack(q, &p);
+      CHECKF(s == TP_ERR_INVALID_ARG && strstr(tp_last_error(), "takes weights in") && !p,
+             "%s took weights in [%d, %d]: %s", variants[v], blo, bhi, tp_last_error());
+      tp_qgemm_packed_free(p);
+      continue;
+    }
     void *out[4] = {run_kind(q, variants[v], TP_QGEMM_S32, 0, 0, NULL, 0),
                     run_kind(q, variants[v], TP_QGEMM_F32, 0, 0, bf, relu),
                     run_kind(q, variants[v], TP_QGEMM_U8, sy, zy8, NULL, relu),
@@ -221,6 +238,7 @@ static void edge_case(int32_t za, uint8_t aval, int8_t zb, int8_t bval) {
     memset(b, (uint8_t)bval, (size_t)(K * N));
     int32_t *c = malloc((size_t)(M * N) * 4);
     for (int v = 0; v < nvariants; v++) {
+      if (bval < vlo[v] || bval > vhi[v]) continue; /* refusal checked in check_case */
       tp_qgemm_set_variant(variants[v]);
       tp_qgemm_weights w = {.K = K, .N = N, .b = b, .rsb = N, .csb = 1, .nq = 1, .zero_point = &zb};
       tp_qgemm_packed *p = NULL;
@@ -390,12 +408,18 @@ static void bad_input(void) {
 
 static void list_variants(void) {
   nvariants = tp_qgemm_variant_count();
-  for (int i = 0; i < nvariants && i < 8; i++) variants[i] = tp_qgemm_variant_name(i);
+  for (int i = 0; i < nvariants && i < 8; i++) {
+    variants[i] = tp_qgemm_variant_name(i);
+    CHECK(tp_qgemm_variant_weight_range(i, &vlo[i], &vhi[i]));
+  }
+  CHECK(!tp_qgemm_variant_weight_range(nvariants, NULL, NULL));
   /* the scalar reference first: the others are compared with its bytes */
   for (int i = 0; i < nvariants; i++)
     if (!strcmp(variants[i], "scalar")) {
       const char *t = variants[0];
+      int l = vlo[0], h = vhi[0];
       variants[0] = variants[i], variants[i] = t;
+      vlo[0] = vlo[i], vhi[0] = vhi[i], vlo[i] = l, vhi[i] = h;
     }
   printf("qgemm variants on this host:");
   for (int i = 0; i < nvariants; i++) printf(" %s", variants[i]);
