@@ -13,7 +13,8 @@
 /* The kernel module's bytes (malloc'd into *bytes_out, tp_free it): imports
  * env.memory, exports f0(kgroups i64, a i32, b i32, c i32), the 2x8 tile of
  * tp_qgemm_ukernel_wasmrelaxed: c[r][j] = sum_k (A[r,k] - 128)(B'[k,j]) with
- * B' = B + 64 in [0, 127] (the packed 7-bit weights). */
+ * A packed XOR 0x80 (read as signed bytes, A - 128) and B' = B + 64 in
+ * [0, 127] (the packed 7-bit weights). */
 tp_status tp_qgemm_jit_emit(uint8_t **bytes_out, size_t *len_out);
 
 /* In a Wasm host with relaxed SIMD (env.tp_host_features): emits and loads

@@ -344,15 +344,16 @@ static void pack_a_tile(const tp_qgemm_ukernel *uk, const uint8_t *a, int64_t ld
       rowsum[m] = (int32_t)rs;
     }
     if (!uk->wide) {
+      const uint32_t x4 = (uint32_t)(uint8_t)uk->a_xor * 0x01010101u;
       if (!(all_rows && uk->pack_a))
         for (int64_t g = 0; g < full; g++) {
           uint32_t w;
           memcpy(&w, src + g * 4, 4);
-          d[g * mr + r] = w;
+          d[g * mr + r] = w ^ x4;
         }
-      if (full < kgroups) {
+      if (full < kgroups) { /* padding: any value (the packed B is 0 there) */
         uint8_t w[4] = {0, 0, 0, 0};
-        for (int64_t k = full * 4; k < K; k++) w[k - full * 4] = src[k];
+        for (int64_t k = full * 4; k < K; k++) w[k - full * 4] = (uint8_t)(src[k] ^ uk->a_xor);
         memcpy(&d[full * mr + r], w, 4);
       }
     } else {

@@ -20,8 +20,6 @@ static tp_status emit_tile(tp_wasm_func *f) {
   tp_status s = tp_wasm_func_add_locals(f, MR * NV, TP_WASM_V128, &acc0);
   if (!s) s = tp_wasm_func_add_locals(f, NV, TP_WASM_V128, &b0);
   if (!s) s = tp_wasm_func_add_locals(f, 1, TP_WASM_V128, &x);
-  static const uint8_t flip[16] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-                                   0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
   /* if (n > 0) loop { ... } */
   if (!s) s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_GET, 0);
   if (!s) s = tp_wasm_emit_i64_const(f, 0);
@@ -34,11 +32,10 @@ static tp_status emit_tile(tp_wasm_func *f) {
     if (!s) s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_SET, b0 + (uint32_t)v);
   }
   for (int r = 0; r < MR && !s; r++) {
-    /* x = splat(A[r, 4 k]) ^ 0x80: A - 128 as signed bytes */
+    /* x = splat(A[r, 4 k] ^ 0x80): A - 128 as signed bytes (XORed when
+     * A was packed: tp_qgemm_ukernel_wasmrelaxed's a_xor) */
     s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_GET, 1);
     if (!s) s = tp_wasm_emit_mem(f, TP_WASM_OP_V128_LOAD32_SPLAT, 0, (uint32_t)(4 * r));
-    if (!s) s = tp_wasm_emit_v128_const(f, flip);
-    if (!s) s = tp_wasm_emit(f, TP_WASM_OP_V128_XOR);
     if (!s) s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_SET, x);
     for (int v = 0; v < NV && !s; v++) {
       uint32_t a = acc0 + (uint32_t)(r * NV + v);

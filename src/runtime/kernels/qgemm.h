@@ -59,6 +59,9 @@ typedef struct tp_qgemm_ukernel {
    * in [-64, 63], so its second operand is 7-bit); the epilogue's terms
    * remove the offsets. Others: 0, 0, -128, 127. */
   int a_off, b_off, b_lo, b_hi;
+  /* dot4 only: a byte XORed into A when it is packed (0x80: the kernel
+   * reads A - 128 as signed bytes, its a_off is -128); 0 for the others. */
+  int a_xor;
   void (*tile)(int64_t kgroups, const void *a, const void *b, int32_t *c);
   void (*epi)(const tp_qgemm_epi *e, const int32_t *tile, int nr, int rows, int cols,
               int64_t m0, int64_t n0, void *out, int64_t ldc);

@@ -31,7 +31,7 @@ const tp_qgemm_ukernel tp_qgemm_ukernel_scalar = {
     .b_lo = -128, .b_hi = 127, .tile = tile_4x16, .epi = epi};
 
 /* "scalar7": the relaxed-SIMD kernel's arithmetic in portable C,
- * (A - 128)(B + 64) with 7-bit weights, so tests check its offsets and
+ * (A - 128)(B + 64) with 7-bit weights (A packed XOR 0x80, read signed), so tests check its offsets and
  * epilogue terms on every build (tests install it with
  * tp_qgemm_install_variant; it is never picked on its own). */
 static void tile7_4x16(int64_t kgroups, const void *a_, const void *b_, int32_t *c) {
@@ -42,7 +42,7 @@ static void tile7_4x16(int64_t kgroups, const void *a_, const void *b_, int32_t 
     for (int r = 0; r < MR; r++)
       for (int j = 0; j < NR; j++)
         for (int t = 0; t < KG; t++) {
-          int32_t x = (int32_t)a[r * KG + t] - 128, y = b[j * KG + t];
+          int32_t x = (int8_t)a[r * KG + t], y = b[j * KG + t]; /* A ^ 0x80 = A - 128 */
           acc[r][j] += (uint32_t)(x * y);
         }
   for (int r = 0; r < MR; r++)
@@ -51,4 +51,4 @@ static void tile7_4x16(int64_t kgroups, const void *a_, const void *b_, int32_t 
 
 const tp_qgemm_ukernel tp_qgemm_ukernel_scalar7 = {
     .name = "scalar7", .mr = MR, .nr = NR, .kg = KG, .wide = 0, .a_off = -128, .b_off = 64,
-    .b_lo = -64, .b_hi = 63, .tile = tile7_4x16, .epi = epi};
+    .b_lo = -64, .b_hi = 63, .a_xor = 0x80, .tile = tile7_4x16, .epi = epi};

@@ -102,7 +102,8 @@ const tp_qgemm_ukernel tp_qgemm_ukernel_wasmsimd = {
 const tp_qgemm_ukernel *tp_qgemm_ukernel_wasmrelaxed(void (*tile)(int64_t kgroups, const void *a,
                                                                  const void *b, int32_t *c)) {
   static tp_qgemm_ukernel uk = {.name = "wasmrelaxed", .mr = 2, .nr = 8, .kg = 4, .wide = 0,
-                                .a_off = -128, .b_off = 64, .b_lo = -64, .b_hi = 63, .epi = epi};
+                                .a_off = -128, .b_off = 64, .b_lo = -64, .b_hi = 63,
+                                .a_xor = 0x80, .epi = epi};
   uk.tile = tile;
   return tile ? &uk : NULL;
 }
