@@ -16,6 +16,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+// (module (func (param v128 v128 v128) (result v128) local.get 0 local.get 1
+//   local.get 2 i32x4.relaxed_dot_i8x16_i7x16_add_s))
+const RELAXED_PROBE = [0, 97, 115, 109, 1, 0, 0, 0, 1, 8, 1, 96, 3, 123, 123, 123, 1, 123, 3, 2, 1,
+  0, 10, 13, 1, 11, 0, 32, 0, 32, 1, 32, 2, 253, 147, 2, 11];
 const have = (cmd) => spawnSync(cmd, ['--version'], { stdio: 'ignore' }).status === 0;
 const skip = !have('clang-14') ? 'clang-14 is not installed' : false;
 
@@ -38,14 +42,24 @@ test('qgemm Wasm variants match the scalar reference bit for bit', { skip, timeo
     let r = run([], []);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /selftest: 2 variants, \d+ values compared: ok/);
-    // relaxed SIMD: the kernel module installed (7-bit weights)
-    r = run(['--experimental-wasm-relaxed-simd'], ['--relaxed']);
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /selftest: 3 variants, \d+ values compared: ok/);
-    // a Node without relaxed SIMD: the module does not validate, no variant is added
-    r = run(['--no-experimental-wasm-relaxed-simd'], ['--relaxed']);
-    assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stderr, /selftest: 2 variants/);
+    // relaxed SIMD (a V8 flag in Node 20, on by default later; a flag this
+    // Node does not know, or cannot turn off, skips that case)
+    const relaxedWith = (flag) => {
+      const p = spawnSync(process.execPath, [flag, '-e', `process.exit(WebAssembly.validate(new Uint8Array(${JSON.stringify(RELAXED_PROBE)})) ? 0 : 3)`]);
+      return p.status === 0 ? true : p.status === 3 ? false : null;
+    };
+    if (relaxedWith('--experimental-wasm-relaxed-simd')) {
+      // the kernel module installed (7-bit weights)
+      r = run(['--experimental-wasm-relaxed-simd'], ['--relaxed']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /selftest: 3 variants, \d+ values compared: ok/);
+    }
+    if (relaxedWith('--no-experimental-wasm-relaxed-simd') === false) {
+      // without relaxed SIMD the module does not validate: no variant is added
+      r = run(['--no-experimental-wasm-relaxed-simd'], ['--relaxed']);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /selftest: 2 variants/);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
