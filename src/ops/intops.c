@@ -26,13 +26,28 @@ static int64_t eval(tp_op op, int64_t x, int64_t z) {
   }
 }
 
+/* any integer (or bool) element: the reference reads operands of every
+ * integer dtype as they are (an int8 operand of an int32 bitwise_and was
+ * read as int64 past its end; found by the differential tests) */
 static int64_t load(const tp_tensor *t, int64_t off) {
-  return t->dtype == TP_I32 ? ((const int32_t *)t->storage->data)[off] : ((const int64_t *)t->storage->data)[off];
+  const void *p = t->storage->data;
+  switch (t->dtype) {
+    case TP_I32: return ((const int32_t *)p)[off];
+    case TP_I8: return ((const int8_t *)p)[off];
+    case TP_U8: case TP_BOOL: return ((const uint8_t *)p)[off];
+    default: return ((const int64_t *)p)[off];
+  }
 }
 
+/* wraps to the result's integer dtype (two's complement, as ONNX) */
 static void store(tp_tensor *t, int64_t off, int64_t v) {
-  if (t->dtype == TP_I32) ((int32_t *)t->storage->data)[off] = (int32_t)v;
-  else ((int64_t *)t->storage->data)[off] = v;
+  void *p = t->storage->data;
+  switch (t->dtype) {
+    case TP_I32: ((int32_t *)p)[off] = (int32_t)(uint32_t)(uint64_t)v; break;
+    case TP_I8: ((int8_t *)p)[off] = (int8_t)(uint8_t)(uint64_t)v; break;
+    case TP_U8: case TP_BOOL: ((uint8_t *)p)[off] = (uint8_t)(uint64_t)v; break;
+    default: ((int64_t *)p)[off] = v; break;
+  }
 }
 
 static tp_status zero_divisor(tp_op op, const tp_desc *od, int64_t flat) {

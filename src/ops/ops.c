@@ -902,7 +902,7 @@ static tp_status shape_pool2d(tp_op op, int nin, const tp_desc *const *in, const
  * rounds back to, unless a tensor operand already has that compute dtype
  * (float16 + float32 is float32, as PyTorch promotes): then *lp is the
  * compute dtype itself and nothing rounds back. */
-static int lowp_widen(tp_op op, int nin, const tp_desc *const *in, tp_dtype *lp) {
+int tp_op_lowp_widen(tp_op op, int nin, const tp_desc *const *in, tp_dtype *lp) {
   if (op_table[op].flags & (TP_OPF_LOWP | TP_OPF_VIEW)) return 0;
   int found = 0;
   for (int i = 0; i < nin && !found; i++)
@@ -925,7 +925,7 @@ tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in, const tp_attr
       return tp_fail(TP_ERR_INVALID_ARG, "%s: operand %d is missing", op_table[op].name, i);
   memset(out, 0, sizeof *out);
   tp_dtype lp;
-  if (lowp_widen(op, nin, in, &lp)) { /* storage dtypes: the rule on the compute dtypes */
+  if (tp_op_lowp_widen(op, nin, in, &lp)) { /* storage dtypes: the rule on the compute dtypes */
     tp_desc w[TP_MAX_OPERANDS];
     const tp_desc *wp[TP_MAX_OPERANDS];
     for (int i = 0; i < nin; i++) {
@@ -972,7 +972,7 @@ tp_status tp_op_call(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
   TP_TRY(tp_op_infer(op, nin, dp, attrs, &od));
   tp_tensor *y = NULL;
   tp_dtype lp;
-  if (lowp_widen(op, nin, dp, &lp)) {
+  if (tp_op_lowp_widen(op, nin, dp, &lp)) {
     /* float16/bfloat16/int8/uint8 operands: computed in float32/int32 and
      * rounded once at the output (or wrapped, for int8/uint8, as ONNX) */
     tp_tensor *w[TP_MAX_OPERANDS] = {0}, *y0 = NULL;

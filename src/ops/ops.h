@@ -30,6 +30,10 @@ tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in,
 /* Execute without capture (inputs already validated by tp_op_infer). */
 tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in,
                      const tp_attrs *attrs, const tp_desc *od, tp_tensor **out);
+/* 1 when op computes on widened copies of its float16/bfloat16/int8/uint8
+ * operands (float32/int32) and rounds the result back once to *lp (the
+ * rule of tp_op_call, which the reference follows too). */
+int tp_op_lowp_widen(tp_op op, int nin, const tp_desc *const *in, tp_dtype *lp);
 /* Reference (scalar, double-accumulating) execution: the test oracle. */
 tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in,
                          const tp_attrs *attrs, tp_tensor **out);

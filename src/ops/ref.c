@@ -111,6 +111,21 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
     }
   }
   TP_TRY(tp_op_infer(op, nin, dp, attrs, &od));
+  tp_dtype lp;
+  if (tp_op_lowp_widen(op, nin, dp, &lp)) {
+    /* storage dtypes: the reference of the widened operands, rounded back
+     * once, as tp_op_call computes them (the special-cased ops below, det
+     * or the integer ops, read only float32 / int32 / int64) */
+    tp_tensor *w[TP_MAX_OPERANDS] = {0}, *y0 = NULL;
+    tp_status s = TP_OK;
+    for (int i = 0; i < nin && !s; i++)
+      if (in[i]) s = tp_to_dtype(in[i], tp_dtype_compute(in[i]->dtype), &w[i]);
+    if (!s) s = tp_op_exec_ref(op, nin, w, attrs, &y0);
+    if (!s) s = tp_to_dtype(y0, od.dtype, out);
+    tp_tensor_release(y0);
+    for (int i = 0; i < nin; i++) tp_tensor_release(w[i]);
+    return s;
+  }
   int f = tp_op_flags(op);
   if ((f & TP_OPF_VIEW) || op == TP_OP_CONCAT || op == TP_OP_CAST || op == TP_OP_BITCAST) {
     /* data movement has no arithmetic: the eager path is its own reference */

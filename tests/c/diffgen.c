@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "graph/graph.h"
+#include "core/num.h"
 #include "graph/text.h"
 #include "ops/ops.h"
 
@@ -73,6 +74,10 @@ static int add_leaf(gen *g, const tp_desc *d0) {
       case TP_F32: ((float *)p)[i] = ((int)b - 128) / 32.0f; break; /* [-4, 4), exact */
       case TP_I32: ((int32_t *)p)[i] = (int32_t)(b % 7) - 2; break;
       case TP_I64: ((int64_t *)p)[i] = (int64_t)(b % 7) - 2; break;
+      case TP_F16: ((uint16_t *)p)[i] = tp_f32_to_f16(((int)b - 128) / 32.0f); break; /* exact */
+      case TP_BF16: ((uint16_t *)p)[i] = tp_f64_to_bf16(((int)b - 128) / 32.0); break; /* exact */
+      case TP_I8: ((int8_t *)p)[i] = (int8_t)((int)(b % 9) - 4); break;
+      case TP_U8: ((uint8_t *)p)[i] = (uint8_t)(b % 9); break;
       default: ((uint8_t *)p)[i] = b & 1; break;
     }
   }
@@ -89,8 +94,9 @@ static int add_leaf(gen *g, const tp_desc *d0) {
 static void rand_desc(gen *g, tp_desc *d) {
   static const int64_t sizes[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17};
   memset(d, 0, sizeof *d);
-  unsigned r = pick(&g->s, 10);
-  d->dtype = r < 7 ? TP_F32 : r == 7 ? TP_I32 : r == 8 ? TP_I64 : TP_BOOL;
+  static const tp_dtype dts[] = {TP_F32, TP_F32, TP_F32, TP_F32, TP_F32, TP_F32, TP_F32, TP_I32,
+                                 TP_I64, TP_BOOL, TP_F16, TP_BF16, TP_I8, TP_U8};
+  d->dtype = dts[pick(&g->s, sizeof dts / sizeof dts[0])];
   static const int ranks[] = {0, 1, 2, 2, 3, 3, 4, 1};
   d->ndim = ranks[pick(&g->s, 8)];
   for (int i = 0; i < d->ndim; i++) d->shape[i] = sizes[pick(&g->s, 10)];
@@ -133,6 +139,8 @@ static void partner_desc(gen *g, const tp_desc *a, tp_desc *d) {
   if (numel_of(d) > MAXNUMEL) *d = *a;
 }
 
+static int is_float(tp_dtype d) { return d == TP_F32 || d == TP_F16 || d == TP_BF16; }
+
 /* Ops whose float results may differ in the last bits between backends
  * (vector math, summation order, fused epilogues). */
 static int inexact_op(tp_op op) {
@@ -157,8 +165,11 @@ static int jumpy_op(tp_op op, const tp_attrs *at) {
     case TP_OP_ROUND: case TP_OP_MOD: case TP_OP_FMOD: case TP_OP_ARGTOPK:
     case TP_OP_MAX_POOL2D: case TP_OP_MAX: case TP_OP_MIN: /* ties pick an index / value */
       return 1;
-    case TP_OP_CAST:
+    case TP_OP_CAST: /* to an integer, or a rounding to a narrower float */
       return at->dtype != TP_F32;
+    case TP_OP_BITCAST:  /* exposes the last bits (and NaN payloads) */
+    case TP_OP_QUANTIZE: /* rounds to integers */
+      return 1;
     /* ill-conditioned near a singularity or a domain edge: a last-bit
      * difference upstream moves the result far (atanh(tanh(8)), acosh of a
      * softmax that is 1 in one backend and 1 - 2^-24 in another) */
@@ -231,8 +242,8 @@ static void rand_attrs(gen *g, tp_op op, const tp_desc *a, tp_attrs *at) {
         break;
       }
       case TP_ATTR_DTYPE: {
-        static const tp_dtype ds[] = {TP_F32, TP_I32, TP_I64, TP_BOOL};
-        at->dtype = ds[pick(&g->s, 4)];
+        static const tp_dtype ds[] = {TP_F32, TP_I32, TP_I64, TP_BOOL, TP_F16, TP_BF16, TP_I8, TP_U8};
+        at->dtype = ds[pick(&g->s, 8)];
         break;
       }
       case TP_ATTR_GELU: at->approximate = (int)pick(&g->s, 2); break;
@@ -296,7 +307,7 @@ static int add_op(gen *g) {
     a->node = vi;
     descs[k] = g->v[vi].d;
     dp[k] = &descs[k];
-    if (g->v[vi].d.dtype == TP_F32 && !g->v[vi].exact) exact_in = 0, cond_exact &= k != 0;
+    if (is_float(g->v[vi].d.dtype) && !g->v[vi].exact) exact_in = 0, cond_exact &= k != 0;
   }
   rand_attrs(g, op, &g->v[first].d, &x.at);
   if (!exact_in && jumpy_op(op, &x.at)) goto undo;
@@ -417,6 +428,10 @@ tp_status dg_from_text(const char *text, dg_case *c) {
         case TP_F32: ((float *)p)[j] = ((int)b - 128) / 32.0f; break;
         case TP_I32: ((int32_t *)p)[j] = (int32_t)(b % 7) - 2; break;
         case TP_I64: ((int64_t *)p)[j] = (int64_t)(b % 7) - 2; break;
+        case TP_F16: ((uint16_t *)p)[j] = tp_f32_to_f16(((int)b - 128) / 32.0f); break;
+        case TP_BF16: ((uint16_t *)p)[j] = tp_f64_to_bf16(((int)b - 128) / 32.0); break;
+        case TP_I8: ((int8_t *)p)[j] = (int8_t)((int)(b % 9) - 4); break;
+        case TP_U8: ((uint8_t *)p)[j] = (uint8_t)(b % 9); break;
         default: ((uint8_t *)p)[j] = b & 1; break;
       }
     }
@@ -463,7 +478,10 @@ static int compare(const char *who, tp_tensor *got, tp_tensor *ref, int k, char 
   }
   int64_t m = tp_tensor_numel(ref);
   double maxabs = 0;
-  int isf = tp_tensor_dtype(ref) == TP_F32;
+  tp_dtype dt = tp_tensor_dtype(ref);
+  int isf = dt == TP_F32 || dt == TP_F16 || dt == TP_BF16;
+  /* a narrower float rounds once more: one unit in its last place */
+  double rel = dt == TP_F16 ? 2e-3 : dt == TP_BF16 ? 1.6e-2 : 2e-3, abs_ = dt == TP_F32 ? 1e-4 : 2e-3;
   for (int64_t i = 0; i < m && isf; i++) {
     double r = tp_tensor_get_f64(ref, i);
     if (isfinite(r) && fabs(r) > maxabs) maxabs = fabs(r);
@@ -474,7 +492,7 @@ static int compare(const char *who, tp_tensor *got, tp_tensor *ref, int k, char 
     if (!isf) ok = r == v;
     else if (isnan(r)) ok = isnan(v);
     else if (isinf(r)) ok = v == r;
-    else ok = fabs(v - r) <= 1e-4 * (1 + maxabs) + 2e-3 * fabs(r);
+    else ok = fabs(v - r) <= abs_ * (1 + maxabs) + rel * fabs(r);
     if (!ok) {
       snprintf(why, n, "%s: output %d element %lld: %.9g, reference %.9g", who, k, (long long)i, v, r);
       return 1;

@@ -20,7 +20,7 @@ const cases = text.split(/^# seed (\d+)\n/m).slice(1);
 const graphs = [];
 for (let i = 0; i < cases.length; i += 2) graphs.push({ seed: Number(cases[i]), text: cases[i + 1] });
 
-const DT = { f32: 'float32', i32: 'int32', i64: 'int64', b8: 'bool' };
+const DT = { f32: 'float32', i32: 'int32', i64: 'int64', b8: 'bool', f16: 'float16', bf16: 'bfloat16', i8: 'int8', u8: 'uint8' };
 
 // The placeholders in order, with the pattern values of dg_from_text.
 function inputsOf(graphText) {
@@ -35,12 +35,16 @@ function inputsOf(graphText) {
       const n = shape.reduce((a, b) => a * b, 1);
       const dt = DT[t[1]];
       const vals = [];
+      const isF = dt === 'float32' || dt === 'float16' || dt === 'bfloat16';
       for (let j = 0; j < n; j++) {
         const b = (j * 37 + node * 11 + 5) & 255;
-        vals.push(dt === 'float32' ? (b - 128) / 32 : dt === 'bool' ? b & 1 : (b % 7) - 2);
+        vals.push(isF ? (b - 128) / 32 : dt === 'bool' ? b & 1 : dt === 'int8' ? (b % 9) - 4
+          : dt === 'uint8' ? b % 9 : (b % 7) - 2);
       }
-      const flat = dt === 'float32' ? Float32Array.from(vals) : dt === 'int32' ? Int32Array.from(vals)
-        : dt === 'int64' ? BigInt64Array.from(vals.map(BigInt)) : Uint8Array.from(vals);
+      const flat = dt === 'float32' ? Float32Array.from(vals) : dt === 'float16' ? tp.float32ToFloat16(vals)
+        : dt === 'bfloat16' ? tp.float32ToBfloat16(vals) : dt === 'int32' ? Int32Array.from(vals)
+          : dt === 'int64' ? BigInt64Array.from(vals.map(BigInt)) : dt === 'int8' ? Int8Array.from(vals)
+            : Uint8Array.from(vals);
       ins.push(tp.tensor(flat, { dtype: dt }).reshape(shape));
     }
     node++;
@@ -55,14 +59,18 @@ function compare(who, got, ref) {
     const g = got[k], r = ref[k];
     if (g.dtype !== r.dtype || String(g.shape) !== String(r.shape))
       return `${who}: output ${k}: ${g.dtype}[${g.shape}] vs the reference's ${r.dtype}[${r.shape}]`;
-    const a = Array.from(g.toArray(), Number), b = Array.from(r.toArray(), Number);
-    const isf = r.dtype === 'float32';
+    // float16/bfloat16 elements come as bit patterns: compare their values
+    const vals = (t) => t.dtype === 'float16' ? tp.float16ToFloat32(t.toArray())
+      : t.dtype === 'bfloat16' ? tp.bfloat16ToFloat32(t.toArray()) : t.toArray();
+    const a = Array.from(vals(g), Number), b = Array.from(vals(r), Number);
+    const isf = r.dtype === 'float32' || r.dtype === 'float16' || r.dtype === 'bfloat16';
+    const rel = r.dtype === 'bfloat16' ? 1.6e-2 : 2e-3, abs = r.dtype === 'float32' ? 1e-4 : 2e-3;
     let maxabs = 0;
     if (isf) for (const v of b) if (Number.isFinite(v)) maxabs = Math.max(maxabs, Math.abs(v));
     for (let i = 0; i < b.length; i++) {
       const v = a[i], w = b[i];
       const ok = !isf ? v === w : Number.isNaN(w) ? Number.isNaN(v)
-        : !Number.isFinite(w) ? v === w : Math.abs(v - w) <= 1e-4 * (1 + maxabs) + 2e-3 * Math.abs(w);
+        : !Number.isFinite(w) ? v === w : Math.abs(v - w) <= abs * (1 + maxabs) + rel * Math.abs(w);
       if (!ok) return `${who}: output ${k} element ${i}: ${v}, reference ${w}`;
     }
   }

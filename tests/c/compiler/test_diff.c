@@ -113,6 +113,13 @@ static const char *const regressions[] = {
      * float32 it promotes to (67108864) */
     "tpgraph v1\n%i = placeholder : i32[6]\n%m = mul(%i, 16777217) : i32[6]\n%c = cos(%m) : f32[6]\n"
     "%d = div(%m, 3) : f32[6]\noutput(%c, %d)\n",
+    /* the reference read an int8 operand of an int32 bitwise_and as int64
+     * (past its end), and wrote int8 results as int64 */
+    "tpgraph v1\n%a = placeholder : i32[5,1]\n%b = placeholder : i8[5,7]\n"
+    "%c = bitwise_and(%a, %b) : i32[5,7]\n%d = bitwise_xor(%b, %b) : i8[5,7]\noutput(%c, %d)\n",
+    /* the reference's det of a float16 matrix returned float32 (the
+     * special-cased ops did not widen and round back as tp_op_call does) */
+    "tpgraph v1\n%x = placeholder : f16[3,4,4]\n%d = det(%x) : f16[3]\noutput(%d)\n",
 };
 
 static void run_regressions(void) {
