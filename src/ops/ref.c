@@ -5,8 +5,8 @@
 #include "../core/num.h"
 #include <math.h>
 
-/* Element (double) of t at the position broadcast from output index i. */
-static double at_bcast(const tp_tensor *t, int ond, const int64_t *oshape, int64_t i) {
+/* Storage offset of t's element at the position broadcast from output index i. */
+static int64_t bcast_off(const tp_tensor *t, int ond, const int64_t *oshape, int64_t i) {
   int64_t off = t->offset;
   for (int d = ond - 1; d >= 0; d--) {
     int64_t c = oshape[d] ? i % oshape[d] : 0;
@@ -14,6 +14,12 @@ static double at_bcast(const tp_tensor *t, int ond, const int64_t *oshape, int64
     int td = d - (ond - t->ndim);
     if (td >= 0 && t->shape[td] != 1) off += c * t->strides[td];
   }
+  return off;
+}
+
+/* Element (double) of t at the position broadcast from output index i. */
+static double at_bcast(const tp_tensor *t, int ond, const int64_t *oshape, int64_t i) {
+  int64_t off = bcast_off(t, ond, oshape, i);
   switch (t->dtype) {
     case TP_F32: return ((const float *)t->storage->data)[off];
     case TP_I32: return ((const int32_t *)t->storage->data)[off];
@@ -22,6 +28,31 @@ static double at_bcast(const tp_tensor *t, int ond, const int64_t *oshape, int64
     case TP_BF16: return tp_bf16_to_f32(((const uint16_t *)t->storage->data)[off]);
     case TP_I8: return ((const int8_t *)t->storage->data)[off];
     default: return ((const uint8_t *)t->storage->data)[off];
+  }
+}
+
+static int is_int_dtype(tp_dtype d) { return d == TP_I32 || d == TP_I64 || d == TP_I8 || d == TP_U8 || d == TP_BOOL; }
+
+/* The exact integer element (t of an integer dtype or bool): int64 values
+ * past 2^53 do not survive a double. */
+static int64_t at_bcast_int(const tp_tensor *t, int ond, const int64_t *oshape, int64_t i) {
+  int64_t off = bcast_off(t, ond, oshape, i);
+  switch (t->dtype) {
+    case TP_I32: return ((const int32_t *)t->storage->data)[off];
+    case TP_I64: return ((const int64_t *)t->storage->data)[off];
+    case TP_I8: return ((const int8_t *)t->storage->data)[off];
+    default: return ((const uint8_t *)t->storage->data)[off];
+  }
+}
+
+/* An integer result, wrapped to y's dtype (two's complement). */
+static void put_int(tp_tensor *y, int64_t i, uint64_t v) {
+  switch (y->dtype) {
+    case TP_I32: ((int32_t *)y->storage->data)[i] = (int32_t)(uint32_t)v; break;
+    case TP_I64: ((int64_t *)y->storage->data)[i] = (int64_t)v; break;
+    case TP_I8: ((int8_t *)y->storage->data)[i] = (int8_t)(uint8_t)v; break;
+    case TP_U8: ((uint8_t *)y->storage->data)[i] = (uint8_t)v; break;
+    default: ((uint8_t *)y->storage->data)[i] = v != 0; break;
   }
 }
 
@@ -152,23 +183,49 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
   if (f & (TP_OPF_BINARY | TP_OPF_UNARY) || op == TP_OP_WHERE) {
     /* integer operands of a float32 result are float32 values first (the
      * op's semantics: operands promote to the result dtype, so cos of the
-     * int32 67108868 is cos of the float 67108864) */
-    int rnd0 = od.dtype == TP_F32 && nin > 0 && in[0] && (in[0]->dtype == TP_I32 || in[0]->dtype == TP_I64);
-    int rnd1 = od.dtype == TP_F32 && nin > 1 && in[1] && (in[1]->dtype == TP_I32 || in[1]->dtype == TP_I64);
+     * int32 67108868 is cos of the float 67108864; an int64 converts to
+     * float32 directly, not through a double). Integer results are exact
+     * and wrap, as the kernels do: a double loses int64 values past 2^53. */
+    int int0 = nin > 0 && in[0] && is_int_dtype(in[0]->dtype);
+    int int1 = nin > 1 && in[1] && is_int_dtype(in[1]->dtype);
+    int int2 = nin > 2 && in[2] && is_int_dtype(in[2]->dtype);
+    int iout = od.dtype == TP_I32 || od.dtype == TP_I64 || od.dtype == TP_I8 || od.dtype == TP_U8;
+    int rnd0 = od.dtype == TP_F32 && int0, rnd1 = od.dtype == TP_F32 && int1;
+#define OPND(k, rnd) ((rnd) ? (double)(float)at_bcast_int(in[k], od.ndim, od.shape, i) : at_bcast(in[k], od.ndim, od.shape, i))
     for (int64_t i = 0; i < n; i++) {
       double v;
-      if (f & TP_OPF_UNARY) {
-        double x = at_bcast(in[0], od.ndim, od.shape, i);
-        v = unary_ref(op, rnd0 ? (double)(float)x : x, attrs->approximate);
-      } else if (op == TP_OP_WHERE)
+      if ((f & TP_OPF_UNARY) && iout && int0) {
+        uint64_t x = (uint64_t)at_bcast_int(in[0], od.ndim, od.shape, i);
+        int neg = (int64_t)x < 0;
+        put_int(y, i, op == TP_OP_NEG ? 0 - x : op == TP_OP_ABS ? (neg ? 0 - x : x) : (neg || !x ? 0 : x));
+        continue;
+      }
+      if (op == TP_OP_WHERE && iout && int1 && int2) {
+        int c = at_bcast(in[0], od.ndim, od.shape, i) != 0;
+        put_int(y, i, (uint64_t)at_bcast_int(in[c ? 1 : 2], od.ndim, od.shape, i));
+        continue;
+      }
+      if ((f & TP_OPF_BINARY) && int0 && int1 && (iout || od.dtype == TP_BOOL) && op != TP_OP_DIV) {
+        int64_t a = at_bcast_int(in[0], od.ndim, od.shape, i), b = at_bcast_int(in[1], od.ndim, od.shape, i);
+        uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+        switch (op) {
+          case TP_OP_ADD: put_int(y, i, ua + ub); break;
+          case TP_OP_SUB: put_int(y, i, ua - ub); break;
+          case TP_OP_MUL: put_int(y, i, ua * ub); break;
+          case TP_OP_EQ: put_int(y, i, a == b); break;
+          case TP_OP_LT: put_int(y, i, a < b); break;
+          default: put_int(y, i, a > b); break;
+        }
+        continue;
+      }
+      if (f & TP_OPF_UNARY) v = unary_ref(op, OPND(0, rnd0), attrs->approximate);
+      else if (op == TP_OP_WHERE)
         v = at_bcast(in[0], od.ndim, od.shape, i) != 0 ? at_bcast(in[1], od.ndim, od.shape, i)
                                                        : at_bcast(in[2], od.ndim, od.shape, i);
-      else {
-        double a = at_bcast(in[0], od.ndim, od.shape, i), b = at_bcast(in[1], od.ndim, od.shape, i);
-        v = binary_ref(op, rnd0 ? (double)(float)a : a, rnd1 ? (double)(float)b : b);
-      }
+      else v = binary_ref(op, OPND(0, rnd0), OPND(1, rnd1));
       put(y, i, v);
     }
+#undef OPND
   } else if (op == TP_OP_MATMUL || op == TP_OP_LINEAR) {
     const tp_tensor *a = in[0], *b = in[1];
     int64_t K = a->shape[a->ndim - 1];

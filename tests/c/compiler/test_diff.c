@@ -120,6 +120,11 @@ static const char *const regressions[] = {
     /* the reference's det of a float16 matrix returned float32 (the
      * special-cased ops did not widen and round back as tp_op_call does) */
     "tpgraph v1\n%x = placeholder : f16[3,4,4]\n%d = det(%x) : f16[3]\noutput(%d)\n",
+    /* found by the libFuzzer target: the reference multiplied int64s in
+     * double (no wrap, and past 2^53 inexact) where the kernels wrap */
+    "tpgraph v1\n%x = placeholder : i64[9,16]\n%a = mul(%x, %x) : i64[9,16]\n%b = mul(%a, %x) : i64[9,16]\n"
+    "%c = mul(%b, %b) : i64[9,16]\n%d = mul(%c, %b) : i64[9,16]\n%e = mul(%d, %d) : i64[9,16]\n"
+    "%f = mul(%e, %e) : i64[9,16]\n%g = atanh(%f) : f32[9,16]\n%h = lt(%f, %e) : b8[9,16]\noutput(%g, %f, %h)\n",
 };
 
 static void run_regressions(void) {
