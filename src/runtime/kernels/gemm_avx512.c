@@ -272,6 +272,12 @@ static const ukernel_fn ukernels[MR][2] = {
 
 static KTLS float *pack_a_buf, *pack_b_buf;
 
+void tp_f32_gemm_release__avx512(void) {
+  free(pack_a_buf);
+  free(pack_b_buf);
+  pack_a_buf = pack_b_buf = NULL;
+}
+
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 static void gemm_scalar(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa, int64_t csa,

@@ -62,6 +62,9 @@ typedef struct tp_kernels {
    * the defaults); max-autotune times candidates. A B packed with
    * gemm_pack_b must be used with the KC it was packed with. */
   void (*gemm_tune)(int kc, int mc);
+  /* Frees this thread's GEMM pack buffers (kept per thread between calls);
+   * the thread pool's workers call it before they exit. */
+  void (*gemm_release)(void);
   /* One output row of a depthwise convolution (conv2d with one input
    * channel per group): y[j] = bias + sum over kh < KH, kw < KW of
    * w[kh * KW + kw] * rows[kh][j * sw + kw * dw - pl] for j < OW; rows[kh]
@@ -86,6 +89,7 @@ void tp_f32_gemm__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_
                          int64_t ldc, const float *bias);
 size_t tp_f32_gemm_pack_b_size__avx512(int64_t K, int64_t N);
 void tp_f32_gemm_tune__avx512(int kc, int mc);
+void tp_f32_gemm_release__avx512(void);
 void tp_f32_gemm_pack_b__avx512(int64_t K, int64_t N, const float *B, int64_t rsb, int64_t csb,
                                 float *packed_out);
 void tp_f32_gemm_packed__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,

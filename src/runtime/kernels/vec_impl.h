@@ -366,6 +366,9 @@ static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
 #ifndef GEMM_TUNE
 #define GEMM_TUNE FN(tp_f32_gemm_tune)
 #endif
+#ifndef GEMM_RELEASE
+#define GEMM_RELEASE FN(tp_f32_gemm_release)
+#endif
 #ifndef GEMM_EXTERNAL
 #define GEMM_F32 FN(tp_f32_gemm)
 #define GEMM_PACK_B_SIZE FN(tp_f32_gemm_pack_b_size)
@@ -451,6 +454,11 @@ static void FN(tp_f32_gemm_ukernel)(int64_t kc, const float *a, const float *b, 
 }
 
 static KTLS float *pack_buf;
+
+static void FN(tp_f32_gemm_release)(void) {
+  free(pack_buf);
+  pack_buf = NULL;
+}
 
 static int64_t round_up_nr(int64_t n) { return (n + NR - 1) / NR * NR; }
 
@@ -648,6 +656,7 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .unary_fast_f32 = FN(tp_f32_vunary_ukernel),
 #endif
     .gemm_tune = GEMM_TUNE,
+    .gemm_release = GEMM_RELEASE,
     .dwconv_row_f32 = FN(tp_f32_dwconv_row),
 };
 #endif /* VEC_UNARY_ONLY */
