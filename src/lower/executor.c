@@ -773,6 +773,8 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
     if (!own_arena) s = TP_ERR_OUT_OF_MEMORY;
     else arena = (char *)(((uintptr_t)own_arena + TP_ALIGN - 1) & ~(uintptr_t)(TP_ALIGN - 1));
   }
+  int nth; /* an invalid TP_NUM_THREADS is an error naming it */
+  if (!s) s = tp_pool_threads(&nth);
   int nheld = 0;
   for (int b = 0; b < p->nbufs && !s; b++) {
     tp_kir_buf *x = &p->bufs[b];
