@@ -588,6 +588,12 @@ static void gemm_task(void *ctx, int chunk, int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1;) { /* contiguous columns of one batch entry: one call */
       int64_t b = u / j->ncb, c0 = u % j->ncb, c1 = u1 - b * j->ncb < j->ncb ? u1 - b * j->ncb : j->ncb;
       int64_t n0 = c0 * GEMM_COLS, n1 = c1 * GEMM_COLS < k->N ? c1 * GEMM_COLS : k->N;
+      if (j->pb) { /* the shared packed B (batch 1): its panels n0 .. n1 */
+        K->gemm_f32_packed_cols(k->M, k->N, k->K, j->A, k->a_rs, k->a_cs, j->pb, n0, n1, j->out,
+                                k->N, j->bias);
+        u += c1 - c0;
+        continue;
+      }
       K->gemm_f32(k->M, n1 - n0, k->K, j->A + b * k->a_bs, k->a_rs, k->a_cs,
                   j->B + b * k->b_bs + n0 * k->b_cs, k->b_rs, k->b_cs,
                   j->out + b * k->M * k->N + n0, k->N, j->bias ? j->bias + n0 : NULL);
@@ -605,12 +611,14 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
   const float *bias = k->bias_buf >= 0 ? (const float *)r->ptr[k->bias_buf] : NULL;
   int tuned = (k->tune_kc || k->tune_mc) && K->gemm_tune;
   gemm_job j = {K, k, A, B, pb, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, tuned};
-  /* the split: rows when B is packed (shared) or only one batch entry has
-   * too few column blocks, else columns of every batch entry */
+  /* the split: rows when B is packed once (shared by the threads) and there
+   * are row blocks for every thread, or when a batch of one has more row
+   * blocks than column blocks for the threads; else columns (of the packed
+   * B's panels, or of every batch entry, each chunk packing its columns) */
   int64_t flops = 2 * k->M * k->N * k->K, units, unit_flops;
   int64_t rblocks = (k->M + GEMM_ROWS - 1) / GEMM_ROWS, cunits = k->batch * j.ncb;
   int threads = tp_pool_threads_or_default();
-  if (pb || (k->batch == 1 && cunits < threads && rblocks >= threads))
+  if ((pb && rblocks >= threads) || (!pb && k->batch == 1 && cunits < threads && rblocks >= threads))
     units = k->batch == 1 ? rblocks : 0, unit_flops = 2 * GEMM_ROWS * k->N * k->K;
   else
     units = cunits, j.by_cols = 1, unit_flops = 2 * k->M * GEMM_COLS * k->K;

@@ -53,6 +53,13 @@ typedef struct tp_kernels {
   void (*gemm_f32_packed)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                           int64_t csa, const float *packed_b, float *C, int64_t ldc,
                           const float *bias);
+  /* Only columns [j0, j1) of that product (C, bias: the whole matrices);
+   * j0 a multiple of the table's panel width (8, 16 or 32: any multiple of
+   * 32 works; 0 <= j0, j1 <= N). Each element gets the same operations as
+   * in gemm_f32_packed, so threads splitting N get the same bits. */
+  void (*gemm_f32_packed_cols)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                               int64_t csa, const float *packed_b, int64_t j0, int64_t j1,
+                               float *C, int64_t ldc, const float *bias);
   /* unary_f32 with FMA contraction and reciprocal estimates (+ one Newton
    * step) where the ISA has them: within a few ulp of unary_f32, not
    * bit-identical across ISAs. stax's fused kernels use it; eager and the
@@ -95,6 +102,9 @@ void tp_f32_gemm_pack_b__avx512(int64_t K, int64_t N, const float *B, int64_t rs
 void tp_f32_gemm_packed__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                 int64_t csa, const float *packed_b, float *C, int64_t ldc,
                                 const float *bias);
+void tp_f32_gemm_packed_cols__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                                     int64_t csa, const float *packed_b, int64_t j0, int64_t j1,
+                                     float *C, int64_t ldc, const float *bias);
 extern const tp_kernels tp_kernels_sse2;
 extern const tp_kernels tp_kernels_avx2;
 extern const tp_kernels tp_kernels_avx512;
