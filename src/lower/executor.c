@@ -46,7 +46,7 @@ struct tp_plan {
   char *arena_raw, *arena;
   prep *preps;
   float *scratch;          /* TP_KIR_MAX_INS chunks of CH floats */
-  float *par_scratch;      /* per pool chunk: SCRATCH_FLOATS each (grown on demand) */
+  float *par_scratch;      /* per pool thread: SCRATCH_FLOATS each (grown on demand) */
   int par_nscratch;
   tp_tensor ***tuples;     /* per kernel: results of call_host / invoke (NULL terminated) */
   void **packed;           /* per kernel: B of a constant-weight GEMM, packed once */
@@ -400,15 +400,15 @@ static void row_offsets(const tp_kir_kernel *k, const prep *pr, int64_t row, int
   }
 }
 
-/* Evaluation scratch for nchunks pool chunks (chunk c: + c * SCRATCH_FLOATS),
+/* Evaluation scratch for nslots pool threads (slot s: + s * SCRATCH_FLOATS),
  * or NULL (then the kernel runs on the caller). */
-static float *par_scratch(tp_plan *pl, int nchunks) {
-  if (nchunks <= 1) return NULL;
-  if (pl->par_nscratch < nchunks) {
-    float *b = tp_alloc(sizeof(float) * SCRATCH_FLOATS * (size_t)nchunks);
+static float *par_scratch(tp_plan *pl, int nslots) {
+  if (nslots <= 1) return NULL;
+  if (pl->par_nscratch < nslots) {
+    float *b = tp_alloc(sizeof(float) * SCRATCH_FLOATS * (size_t)nslots);
     if (!b) return NULL;
     tp_free(pl->par_scratch);
-    pl->par_scratch = b, pl->par_nscratch = nchunks;
+    pl->par_scratch = b, pl->par_nscratch = nslots;
   }
   return pl->par_scratch;
 }
@@ -447,9 +447,9 @@ static void pw_units(const pw_job *j, float *scratch, int64_t u0, int64_t u1) {
   }
 }
 
-static void pw_task(void *ctx, int chunk, int64_t u0, int64_t u1) {
+static void pw_task(void *ctx, int slot, int64_t u0, int64_t u1) {
   const pw_job *j = ctx;
-  pw_units(j, j->scratch + (size_t)chunk * SCRATCH_FLOATS, u0, u1);
+  pw_units(j, j->scratch + (size_t)slot * SCRATCH_FLOATS, u0, u1);
 }
 
 static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out,
@@ -458,14 +458,14 @@ static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *p
   int64_t inner = pr->shape[nd - 1], outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;
   pw_job j = {r, k, pr, out, r->pl->scratch, acc_base, inner, (inner + CH - 1) / CH};
   int64_t units = outer * j.nch, grain = PAR_PW_ELEMS / CH;
-  int nc = tp_parallel_chunks(units, grain);
+  int nc = tp_parallel_slots(units, grain);
   float *ps = nc > 1 && r->pl->running == 1 ? par_scratch(r->pl, nc) : NULL;
   if (!ps) {
     pw_units(&j, r->pl->scratch, 0, units);
     return;
   }
   j.scratch = ps;
-  tp_parallel_run(units, nc, pw_task, &j);
+  tp_parallel_run(units, grain, nc, pw_task, &j);
 }
 
 typedef struct row_job {
@@ -529,9 +529,9 @@ static void row_range(const row_job *j, float *scratch, int64_t r0, int64_t r1) 
   }
 }
 
-static void row_task(void *ctx, int chunk, int64_t r0, int64_t r1) {
+static void row_task(void *ctx, int slot, int64_t r0, int64_t r1) {
   const row_job *j = ctx;
-  row_range(j, j->scratch + (size_t)chunk * SCRATCH_FLOATS, r0, r1);
+  row_range(j, j->scratch + (size_t)slot * SCRATCH_FLOATS, r0, r1);
 }
 
 static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out) {
@@ -539,14 +539,14 @@ static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, flo
   int64_t R = pr->shape[nd - 1], rows = R ? tp_shape_numel(nd - 1, pr->shape) : 0;
   row_job j = {r, k, pr, out, r->pl->scratch};
   int64_t grain = R > 0 ? (PAR_ROW_ELEMS + R - 1) / R : 1;
-  int nc = tp_parallel_chunks(rows, grain);
+  int nc = tp_parallel_slots(rows, grain);
   float *ps = nc > 1 && r->pl->running == 1 ? par_scratch(r->pl, nc) : NULL;
   if (!ps) {
     row_range(&j, r->pl->scratch, 0, rows);
     return;
   }
   j.scratch = ps;
-  tp_parallel_run(rows, nc, row_task, &j);
+  tp_parallel_run(rows, grain, nc, row_task, &j);
 }
 
 const void *tp_plan_packed_b(const tp_plan *pl, int ki);
@@ -569,8 +569,8 @@ typedef struct gemm_job {
 /* Units [u0, u1): row blocks of GEMM_ROWS (B shared: packed, or each chunk
  * packs all of it) or, by_cols, column blocks of GEMM_COLS per batch entry
  * (each chunk packs its columns of B). */
-static void gemm_task(void *ctx, int chunk, int64_t u0, int64_t u1) {
-  (void)chunk;
+static void gemm_task(void *ctx, int slot, int64_t u0, int64_t u1) {
+  (void)slot;
   const gemm_job *j = ctx;
   const tp_kir_kernel *k = j->k;
   const tp_kernels *K = j->K;
@@ -623,7 +623,7 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
   else
     units = cunits, j.by_cols = 1, unit_flops = 2 * k->M * GEMM_COLS * k->K;
   int64_t grain = unit_flops > 0 ? (PAR_GEMM_FLOPS + unit_flops - 1) / unit_flops : 1;
-  if (threads > 1 && flops * k->batch >= 2 * PAR_GEMM_FLOPS && tp_parallel_chunks(units, grain) > 1) {
+  if (threads > 1 && flops * k->batch >= 2 * PAR_GEMM_FLOPS && tp_parallel_slots(units, grain) > 1) {
     tp_parallel_for(units, grain, gemm_task, &j);
   } else {
     if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc);

@@ -367,19 +367,19 @@ typedef struct conv_job {
   const tp_conv2d_geom *g;
   const tp_kernels *k;
   const float *X, *Wt, *B;
-  float *Y, *cols;   /* cols: per chunk, col_floats each */
+  float *Y, *cols;   /* cols: per thread (slot), col_floats each */
   int64_t col_floats, rb, nblk; /* im2col: rows per block, blocks per (n, group) */
   int kind;          /* 0 depthwise, 1 im2col, 2 direct */
   tp_status err[TP_POOL_MAX];
 } conv_job;
 
-static void conv_units(conv_job *j, int chunk, int64_t u0, int64_t u1) {
+static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
   const tp_conv2d_geom *g = j->g;
   int64_t Cg = g->C / g->G, Mg = g->M / g->G, KK = g->KH * g->KW, Kd = Cg * KK, P = g->OH * g->OW;
   if (j->kind == 0) { /* unit: output row (n, m, i) */
     const float *stack_rows[64], **rows = stack_rows;
     if (g->KH > 64 && !(rows = tp_alloc(sizeof(float *) * (size_t)g->KH))) {
-      j->err[chunk] = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: no memory for %lld kernel rows",
+      j->err[slot] = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: no memory for %lld kernel rows",
                               (long long)g->KH);
       return;
     }
@@ -407,7 +407,7 @@ static void conv_units(conv_job *j, int chunk, int64_t u0, int64_t u1) {
       j->k->gemm_f32(Mg, p1 - p0, Cg, wg, Cg, 1, xg + p0, g->H * g->W, 1, yg + p0, P, NULL);
     } else {
       int64_t i0 = blk * j->rb, r = g->OH - i0 < j->rb ? g->OH - i0 : j->rb;
-      float *cols = j->cols + (size_t)chunk * (size_t)j->col_floats;
+      float *cols = j->cols + (size_t)slot * (size_t)j->col_floats;
       conv_im2col(g, xg, Cg, i0, r, cols);
       j->k->gemm_f32(Mg, r * g->OW, Kd, wg, Kd, 1, cols, r * g->OW, 1, yg + i0 * g->OW, P, NULL);
       p0 = i0 * g->OW, p1 = (i0 + r) * g->OW;
@@ -420,8 +420,8 @@ static void conv_units(conv_job *j, int chunk, int64_t u0, int64_t u1) {
   }
 }
 
-static void conv_task(void *ctx, int chunk, int64_t u0, int64_t u1) {
-  conv_units(ctx, chunk, u0, u1);
+static void conv_task(void *ctx, int slot, int64_t u0, int64_t u1) {
+  conv_units(ctx, slot, u0, u1);
 }
 
 tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y) {
@@ -485,18 +485,18 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
     units = g.N * g.G * j->nblk, unit_flops = 2 * Mg * Kd * rb * g.OW;
   }
   int64_t grain = unit_flops > 0 ? (PAR_CONV_FLOPS + unit_flops - 1) / unit_flops : units;
-  int nc = units > 0 ? tp_parallel_chunks(units, grain) : 0;
+  int nc = units > 0 ? tp_parallel_slots(units, grain) : 0;
   if (nc < 1) nc = 1;
   if (j->col_floats) {
     size_t bytes = sizeof(float) * (size_t)j->col_floats;
-    if (!(j->cols = tp_alloc(bytes * (size_t)nc)) && nc > 1) /* try one chunk's worth */
+    if (!(j->cols = tp_alloc(bytes * (size_t)nc)) && nc > 1) /* try one thread's worth */
       nc = 1, j->cols = tp_alloc(bytes);
     if (!j->cols) {
       s = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of im2col columns", bytes);
       goto done;
     }
   }
-  if (nc > 1) tp_parallel_run(units, nc, conv_task, j);
+  if (nc > 1) tp_parallel_run(units, grain, nc, conv_task, j);
   else conv_units(j, 0, 0, units);
   for (int c = 0; c < nc && !s; c++) s = j->err[c];
 done:

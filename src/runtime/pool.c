@@ -133,22 +133,32 @@ void tp_pool_describe(char *buf, size_t n) {
 }
 
 /* ---- platform: pthreads or the single-thread fallback ---- */
+/* A job: [0, n) cut into nchunks static chunks (chunk c is [c n / nchunks,
+ * (c + 1) n / nchunks)), claimed one at a time by threads 0..nslots-1 (0: the
+ * caller) from an atomic counter, so a thread the OS does not schedule
+ * leaves its chunks to the others. */
 typedef struct job {
   tp_pool_task task;
   void *ctx;
   int64_t n;
-  int nchunks;
+  int nchunks, nslots;
+  int *next; /* the next unclaimed chunk */
 } job;
 
-static void run_chunk(const job *j, int c) {
+static void run_chunk(const job *j, int slot, int c) {
   int64_t b = (int64_t)((__int128)j->n * c / j->nchunks);
   int64_t e = (int64_t)((__int128)j->n * (c + 1) / j->nchunks);
-  if (b < e) j->task(j->ctx, c, b, e);
+  if (b < e) j->task(j->ctx, slot, b, e);
 }
 
-/* Chunks c with c % (nworkers + 1) == w, for thread w (0: the caller). */
-static void run_share(const job *j, int w, int nthreads) {
-  for (int c = w; c < j->nchunks; c += nthreads) run_chunk(j, c);
+/* Thread `slot` takes chunks until none is left. */
+static void run_share(const job *j, int slot) {
+  if (slot >= j->nslots) return;
+  for (;;) {
+    int c = __atomic_fetch_add(j->next, 1, __ATOMIC_RELAXED);
+    if (c >= j->nchunks) return;
+    run_chunk(j, slot, c);
+  }
 }
 
 #ifdef TP_POOL_PTHREADS
@@ -174,9 +184,8 @@ static void *worker(void *arg) {
     if (P.stop) break;
     seen = P.gen;
     job j = P.j;
-    int nt = P.nworkers + 1;
     pthread_mutex_unlock(&P.mu);
-    run_share(&j, w, nt);
+    run_share(&j, w);
     pthread_mutex_lock(&P.mu);
     if (--P.pending == 0) pthread_cond_signal(&P.done);
   }
@@ -217,20 +226,20 @@ static void plat_start(int nworkers) {
 }
 
 static void plat_run(const job *j, int nthreads) {
-  if (j->nchunks <= 1 || nthreads <= 1 || in_task || pthread_mutex_trylock(&submit)) {
-    run_share(j, 0, 1);
+  if (j->nchunks <= 1 || j->nslots <= 1 || nthreads <= 1 || in_task ||
+      pthread_mutex_trylock(&submit)) {
+    run_share(j, 0);
     return;
   }
   plat_start(nthreads - 1);
   pthread_mutex_lock(&P.mu);
-  int nt = P.nworkers + 1;
   P.j = *j;
   P.pending = P.nworkers;
   P.gen++;
   pthread_cond_broadcast(&P.wake);
   pthread_mutex_unlock(&P.mu);
   in_task = 1;
-  run_share(j, 0, nt);
+  run_share(j, 0);
   in_task = 0;
   pthread_mutex_lock(&P.mu);
   while (P.pending) pthread_cond_wait(&P.done, &P.mu);
@@ -246,7 +255,7 @@ void tp_pool_shutdown(void) {
 #else
 static void plat_run(const job *j, int nthreads) {
   (void)nthreads;
-  run_share(j, 0, 1);
+  run_share(j, 0);
 }
 void tp_pool_shutdown(void) {}
 #endif
@@ -262,7 +271,7 @@ tp_status tp_pool_set_threads(int n) {
   return TP_OK;
 }
 
-int tp_parallel_chunks(int64_t n, int64_t grain) {
+int tp_parallel_slots(int64_t n, int64_t grain) {
   if (n <= 0) return 0;
   int t = tp_pool_threads_or_default();
   if (grain < 1) grain = 1;
@@ -270,13 +279,19 @@ int tp_parallel_chunks(int64_t n, int64_t grain) {
   return c < t ? (int)c : t;
 }
 
-void tp_parallel_run(int64_t n, int nchunks, tp_pool_task task, void *ctx) {
-  if (n <= 0 || nchunks < 1) return;
-  if (nchunks > TP_POOL_MAX) nchunks = TP_POOL_MAX;
-  job j = {task, ctx, n, nchunks};
+void tp_parallel_run(int64_t n, int64_t grain, int nslots, tp_pool_task task, void *ctx) {
+  if (n <= 0 || nslots < 1) return;
+  if (nslots > TP_POOL_MAX) nslots = TP_POOL_MAX;
+  if (grain < 1) grain = 1;
+  /* TP_POOL_SPLIT chunks per thread (each of at least grain items): a
+   * thread that is late or descheduled leaves chunks to the others */
+  int64_t most = (n + grain - 1) / grain, want = (int64_t)nslots * TP_POOL_SPLIT;
+  int nchunks = (int)(most < want ? most : want);
+  int next = 0;
+  job j = {task, ctx, n, nchunks < 1 ? 1 : nchunks, nslots, &next};
   plat_run(&j, tp_pool_threads_or_default());
 }
 
 void tp_parallel_for(int64_t n, int64_t grain, tp_pool_task task, void *ctx) {
-  tp_parallel_run(n, tp_parallel_chunks(n, grain), task, ctx);
+  tp_parallel_run(n, grain, tp_parallel_slots(n, grain), task, ctx);
 }

@@ -1,14 +1,15 @@
 /* pool.h - the runtime's thread pool and its parallel-for.
  *
- *   tp_parallel_for(n, grain, task, ctx);   task(ctx, chunk, begin, end)
+ *   tp_parallel_for(n, grain, task, ctx);   task(ctx, slot, begin, end)
  *
- * splits [0, n) into at most tp_pool_threads() contiguous chunks of at
- * least `grain` items (static chunking: chunk c is [c*n/nc, (c+1)*n/nc)),
- * runs chunk 0 on the calling thread and the others on the pool's workers,
- * and returns when all are done. Callers write tasks whose per-item results
- * do not depend on where the chunks split (no reduction across items), so
- * outputs are the same bits for any thread count. `chunk` (< TP_POOL_MAX)
- * indexes per-chunk scratch.
+ * cuts [0, n) into contiguous chunks of at least `grain` items (at most
+ * TP_POOL_SPLIT per thread), which the calling thread and the pool's
+ * workers claim one at a time until none is left, and returns when all are
+ * done. Callers write tasks whose per-item results do not depend on where
+ * the chunks split nor on which thread runs them (no reduction across
+ * items), so outputs are the same bits for any thread count. `slot` (<
+ * the slots the call was given) names the thread running the chunk: index
+ * per-thread scratch with it.
  *
  * Platforms (chosen at build time, pool.c): pthreads natively; a
  * single-thread fallback on the Wasm builds (which then run every chunk on
@@ -19,14 +20,15 @@
  * more than one thread, stopped (workers joined) by tp_pool_shutdown, at
  * exit, and when the count is set to 1 or changed. A parallel-for issued
  * while another one runs (another user thread, or nested inside a task)
- * runs its chunks serially on its caller. */
+ * runs its chunks serially on its caller (slot 0). */
 #ifndef TP_RUNTIME_POOL_H
 #define TP_RUNTIME_POOL_H
 #include "../core/internal.h"
 
 #define TP_POOL_MAX 256 /* the largest thread count accepted */
+#define TP_POOL_SPLIT 4 /* chunks per thread (at most) */
 
-typedef void (*tp_pool_task)(void *ctx, int chunk, int64_t begin, int64_t end);
+typedef void (*tp_pool_task)(void *ctx, int slot, int64_t begin, int64_t end);
 
 /* The thread count parallel work uses: the one set (tp_pool_set_threads),
  * else TP_NUM_THREADS, else the number of cores (1 on a build without
@@ -46,10 +48,11 @@ void tp_pool_shutdown(void);
 
 void tp_parallel_for(int64_t n, int64_t grain, tp_pool_task task, void *ctx);
 
-/* Chunks tp_parallel_for(n, grain, ...) would use now (0 when n <= 0):
- * size per-chunk scratch with it, then call tp_parallel_run with it. */
-int tp_parallel_chunks(int64_t n, int64_t grain);
-/* [0, n) in exactly nchunks static chunks (1 <= nchunks <= TP_POOL_MAX). */
-void tp_parallel_run(int64_t n, int nchunks, tp_pool_task task, void *ctx);
+/* Threads tp_parallel_for(n, grain, ...) would use now (0 when n <= 0, 1:
+ * it runs on the caller): size per-slot scratch with it, then call
+ * tp_parallel_run with it. */
+int tp_parallel_slots(int64_t n, int64_t grain);
+/* tp_parallel_for on at most nslots threads (slots 0 .. nslots-1). */
+void tp_parallel_run(int64_t n, int64_t grain, int nslots, tp_pool_task task, void *ctx);
 
 #endif
