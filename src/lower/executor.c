@@ -47,6 +47,8 @@ struct tp_plan {
   prep *preps;
   float *scratch;          /* TP_KIR_MAX_INS chunks of CH floats */
   float *par_scratch;      /* per pool thread: SCRATCH_FLOATS each (grown on demand) */
+  char *bpack;             /* a GEMM's B packed once per run for the threads (grown on demand) */
+  size_t bpack_bytes;
   int par_nscratch;
   tp_tensor ***tuples;     /* per kernel: results of call_host / invoke (NULL terminated) */
   void **packed;           /* per kernel: B of a constant-weight GEMM, packed once */
@@ -95,6 +97,7 @@ void tp_plan_free(tp_plan *pl) {
   tp_free(pl->preps);
   tp_free(pl->scratch);
   tp_free(pl->par_scratch);
+  tp_free(pl->bpack);
   tp_plan_prof_free(pl->prof);
   tp_kir_program_free(pl->p);
   tp_free(pl);
@@ -618,6 +621,23 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
   int64_t flops = 2 * k->M * k->N * k->K, units, unit_flops;
   int64_t rblocks = (k->M + GEMM_ROWS - 1) / GEMM_ROWS, cunits = k->batch * j.ncb;
   int threads = tp_pool_threads_or_default();
+  /* B fed at run time, one batch entry, rows for every thread: pack B once
+   * here and share it (the threads then pack only their rows of A) */
+  if (!pb && k->batch == 1 && threads > 1 && rblocks >= threads && flops >= 2 * PAR_GEMM_FLOPS &&
+      K->gemm_pack_b && r->pl->running == 1) {
+    size_t bytes = K->gemm_pack_b_size(k->K, k->N);
+    if (bytes && r->pl->bpack_bytes < bytes) {
+      char *b = tp_alloc(bytes + 64);
+      if (b) tp_free(r->pl->bpack), r->pl->bpack = b, r->pl->bpack_bytes = bytes;
+    }
+    if (bytes && r->pl->bpack_bytes >= bytes) {
+      float *dst = (float *)(((uintptr_t)r->pl->bpack + 63) & ~(uintptr_t)63);
+      if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc); /* the layout follows KC */
+      K->gemm_pack_b(k->K, k->N, B, k->b_rs, k->b_cs, dst);
+      if (tuned) K->gemm_tune(0, 0);
+      pb = j.pb = dst;
+    }
+  }
   if ((pb && rblocks >= threads) || (!pb && k->batch == 1 && cunits < threads && rblocks >= threads))
     units = k->batch == 1 ? rblocks : 0, unit_flops = 2 * GEMM_ROWS * k->N * k->K;
   else
