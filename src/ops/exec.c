@@ -368,21 +368,16 @@ typedef struct conv_job {
   const tp_kernels *k;
   const float *X, *Wt, *B;
   float *Y, *cols;   /* cols: per thread (slot), col_floats each */
+  const float **rows; /* depthwise with KH > 64: per thread, KH input rows each */
   int64_t col_floats, rb, nblk; /* im2col: rows per block, blocks per (n, group) */
   int kind;          /* 0 depthwise, 1 im2col, 2 direct */
-  tp_status err[TP_POOL_MAX];
 } conv_job;
 
 static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
   const tp_conv2d_geom *g = j->g;
   int64_t Cg = g->C / g->G, Mg = g->M / g->G, KK = g->KH * g->KW, Kd = Cg * KK, P = g->OH * g->OW;
   if (j->kind == 0) { /* unit: output row (n, m, i) */
-    const float *stack_rows[64], **rows = stack_rows;
-    if (g->KH > 64 && !(rows = tp_alloc(sizeof(float *) * (size_t)g->KH))) {
-      j->err[slot] = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: no memory for %lld kernel rows",
-                              (long long)g->KH);
-      return;
-    }
+    const float *stack_rows[64], **rows = g->KH > 64 ? j->rows + (size_t)slot * (size_t)g->KH : stack_rows;
     for (int64_t u = u0; u < u1; u++) {
       int64_t nm = u / g->OH, i = u % g->OH, n = nm / g->M, m = nm % g->M;
       const float *x = j->X + (n * g->C + m / Mg) * g->H * g->W;
@@ -393,7 +388,6 @@ static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
       j->k->dwconv_row_f32(rows, g->KH, g->KW, j->Wt + m * KK, j->B ? j->B[m] : 0.0f,
                            j->Y + (n * g->M + m) * P + i * g->OW, g->OW, g->W, g->sw, g->dw, g->pl);
     }
-    if (rows != stack_rows) tp_free(rows);
     return;
   }
   int64_t per = j->kind == 1 ? j->nblk : (P + CONV_COLS - 1) / CONV_COLS;
@@ -496,11 +490,14 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
       goto done;
     }
   }
+  if (j->kind == 0 && g.KH > 64 && !(j->rows = tp_alloc(sizeof(float *) * (size_t)g.KH * (size_t)nc))) {
+    s = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: no memory for %lld kernel rows", (long long)g.KH);
+    goto done;
+  }
   if (nc > 1) tp_parallel_run(units, grain, nc, conv_task, j);
   else conv_units(j, 0, 0, units);
-  for (int c = 0; c < nc && !s; c++) s = j->err[c];
 done:
-  if (j) tp_free(j->cols);
+  if (j) tp_free(j->cols), tp_free((void *)j->rows);
   tp_free(j);
   tp_tensor_release(x);
   tp_tensor_release(w);
