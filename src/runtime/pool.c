@@ -135,14 +135,18 @@ void tp_pool_describe(char *buf, size_t n) {
 /* ---- platform: pthreads or the single-thread fallback ---- */
 /* A job: [0, n) cut into nchunks static chunks (chunk c is [c n / nchunks,
  * (c + 1) n / nchunks)), claimed one at a time by threads 0..nslots-1 (0: the
- * caller) from an atomic counter, so a thread the OS does not schedule
- * leaves its chunks to the others. */
+ * caller). The claim counter carries the job's generation, so a worker that
+ * wakes late, after its job is over, claims nothing of the next one; the
+ * caller waits for finished chunks, not for workers, so a worker the OS does
+ * not schedule leaves its share to the others and delays no one. */
 typedef struct job {
   tp_pool_task task;
   void *ctx;
   int64_t n;
   int nchunks, nslots;
-  int *next; /* the next unclaimed chunk */
+  uint64_t *claim; /* (generation << 32) | the next unclaimed chunk */
+  uint32_t gen;
+  int *done;       /* chunks finished (NULL: the caller runs them all) */
 } job;
 
 static void run_chunk(const job *j, int slot, int c) {
@@ -151,26 +155,45 @@ static void run_chunk(const job *j, int slot, int c) {
   if (b < e) j->task(j->ctx, slot, b, e);
 }
 
-/* Thread `slot` takes chunks until none is left. */
-static void run_share(const job *j, int slot) {
-  if (slot >= j->nslots) return;
+static int claim(const job *j) {
+  uint64_t v = __atomic_load_n(j->claim, __ATOMIC_ACQUIRE);
   for (;;) {
-    int c = __atomic_fetch_add(j->next, 1, __ATOMIC_RELAXED);
-    if (c >= j->nchunks) return;
-    run_chunk(j, slot, c);
+    if ((uint32_t)(v >> 32) != j->gen || (uint32_t)v >= (uint32_t)j->nchunks) return -1;
+    if (__atomic_compare_exchange_n(j->claim, &v, v + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return (int)(uint32_t)v;
   }
+}
+
+/* Thread `slot` takes chunks until none is left; 1 when it finished the
+ * job's last chunk. */
+static int run_share(const job *j, int slot) {
+  int last = 0;
+  if (slot >= j->nslots) return 0;
+  for (int c; (c = claim(j)) >= 0;) {
+    run_chunk(j, slot, c);
+    if (j->done && __atomic_add_fetch(j->done, 1, __ATOMIC_ACQ_REL) == j->nchunks) last = 1;
+  }
+  return last;
+}
+
+static void run_alone(job *j) {
+  uint64_t next = 0;
+  j->claim = &next, j->gen = 0, j->done = NULL;
+  run_share(j, 0);
 }
 
 #ifdef TP_POOL_PTHREADS
 static struct {
   pthread_mutex_t mu;
-  pthread_cond_t wake, done;
+  pthread_cond_t wake, finished;
   pthread_t th[TP_POOL_MAX];
-  int nworkers, stop, pending;
+  int nworkers, stop;
   uint64_t gen, start_gen; /* start_gen: P.gen when the workers were started */
+  uint64_t claim;          /* the job's claim counter (job.claim) */
+  int done;                /* its finished chunks (job.done) */
   job j;
 } P = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
-       .done = PTHREAD_COND_INITIALIZER};
+       .finished = PTHREAD_COND_INITIALIZER};
 static pthread_mutex_t submit = PTHREAD_MUTEX_INITIALIZER; /* one parallel-for at a time */
 static _Thread_local int in_task; /* this thread runs a chunk: nested calls run serially */
 
@@ -185,9 +208,9 @@ static void *worker(void *arg) {
     seen = P.gen;
     job j = P.j;
     pthread_mutex_unlock(&P.mu);
-    run_share(&j, w);
+    int last = run_share(&j, w);
     pthread_mutex_lock(&P.mu);
-    if (--P.pending == 0) pthread_cond_signal(&P.done);
+    if (last) pthread_cond_signal(&P.finished);
   }
   pthread_mutex_unlock(&P.mu);
   tp_kern_thread_release(); /* the GEMM pack buffers of this thread */
@@ -225,24 +248,27 @@ static void plat_start(int nworkers) {
   pthread_mutex_unlock(&P.mu);
 }
 
-static void plat_run(const job *j, int nthreads) {
+static void plat_run(job *j, int nthreads) {
   if (j->nchunks <= 1 || j->nslots <= 1 || nthreads <= 1 || in_task ||
       pthread_mutex_trylock(&submit)) {
-    run_share(j, 0);
+    run_alone(j);
     return;
   }
   plat_start(nthreads - 1);
   pthread_mutex_lock(&P.mu);
-  P.j = *j;
-  P.pending = P.nworkers;
   P.gen++;
+  j->gen = (uint32_t)P.gen, j->claim = &P.claim, j->done = &P.done;
+  __atomic_store_n(&P.claim, (uint64_t)j->gen << 32, __ATOMIC_RELEASE);
+  __atomic_store_n(&P.done, 0, __ATOMIC_RELEASE);
+  P.j = *j;
   pthread_cond_broadcast(&P.wake);
   pthread_mutex_unlock(&P.mu);
   in_task = 1;
   run_share(j, 0);
   in_task = 0;
   pthread_mutex_lock(&P.mu);
-  while (P.pending) pthread_cond_wait(&P.done, &P.mu);
+  while (__atomic_load_n(&P.done, __ATOMIC_ACQUIRE) < j->nchunks)
+    pthread_cond_wait(&P.finished, &P.mu);
   pthread_mutex_unlock(&P.mu);
   pthread_mutex_unlock(&submit);
 }
@@ -253,9 +279,9 @@ void tp_pool_shutdown(void) {
   pthread_mutex_unlock(&submit);
 }
 #else
-static void plat_run(const job *j, int nthreads) {
+static void plat_run(job *j, int nthreads) {
   (void)nthreads;
-  run_share(j, 0);
+  run_alone(j);
 }
 void tp_pool_shutdown(void) {}
 #endif
@@ -287,8 +313,7 @@ void tp_parallel_run(int64_t n, int64_t grain, int nslots, tp_pool_task task, vo
    * thread that is late or descheduled leaves chunks to the others */
   int64_t most = (n + grain - 1) / grain, want = (int64_t)nslots * TP_POOL_SPLIT;
   int nchunks = (int)(most < want ? most : want);
-  int next = 0;
-  job j = {task, ctx, n, nchunks < 1 ? 1 : nchunks, nslots, &next};
+  job j = {task, ctx, n, nchunks < 1 ? 1 : nchunks, nslots, NULL, 0, NULL};
   plat_run(&j, tp_pool_threads_or_default());
 }
 
