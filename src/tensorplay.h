@@ -88,6 +88,10 @@ void tp_set_abort_hook(tp_abort_fn fn);
 /* Large freed tensor blocks (>= 1 MiB, 256 MiB in all) are cached for
  * reuse; this returns them to the allocator. */
 void tp_release_cached_memory(void);
+/* Stops the thread pool's workers (joins them and frees their buffers); the
+ * next kernel large enough to split starts them again. Also done at exit and
+ * when config.threads is set to 1. Call it while no other thread runs a plan. */
+void tp_threads_shutdown(void);
 /* Number of live tensors and bytes of live tensor storage (leak checks). */
 size_t tp_live_tensors(void);
 size_t tp_live_storage_bytes(void);

@@ -286,6 +286,8 @@ static void plat_run(job *j, int nthreads) {
 void tp_pool_shutdown(void) {}
 #endif
 
+void tp_threads_shutdown(void) { tp_pool_shutdown(); }
+
 tp_status tp_pool_set_threads(int n) {
   if (n < 0 || n > TP_POOL_MAX)
     return tp_fail(TP_ERR_VALUE, "threads must be from 1 to %d (0 or None: the default), got %d",

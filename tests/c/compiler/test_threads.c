@@ -266,6 +266,7 @@ static void test_same_bits(const char *isa, int with_reference) {
       OK(tp_compiled_call(c, 6, poison, NOUT, o, &n));
       for (int i = 0; i < NOUT; i++) tp_tensor_release(o[i]), o[i] = NULL;
       OK(tp_config_set(TP_CFG_THREADS, tp_value_int(threads)));
+      if (rep == 0 && threads == 3) tp_threads_shutdown(); /* the next call starts them again */
       OK(tp_compiled_call(c, 6, in, NOUT, o, &n));
       CHECK(n == NOUT);
       if (n == NOUT && threads == 1 && rep == 0 && with_reference) check_reference(in, o);
@@ -292,6 +293,8 @@ static void test_same_bits(const char *isa, int with_reference) {
          ex ? ex : "(null)");
   tp_free_buffer(ex);
   tp_config_reset();
+  tp_threads_shutdown();
+  tp_threads_shutdown(); /* twice: nothing left to stop */
   for (int i = 0; i < NOUT; i++) free(first[i]);
   tp_compiled_free(c);
   for (int i = 0; i < 6; i++) tp_tensor_release(in[i]);
