@@ -35,7 +35,7 @@
  * (measured with tpc bench --threads, docs/architecture.md "Threads"). */
 #define PAR_PW_ELEMS 32768     /* pointwise: elements */
 #define PAR_ROW_ELEMS 16384    /* row kernels: elements (rows x row length) */
-#define PAR_GEMM_FLOPS 2000000 /* GEMM: 2 M N K */
+#define PAR_GEMM_FLOPS 4000000 /* GEMM: 2 M N K */
 #define GEMM_ROWS 24           /* row blocks: a multiple of every MR (4, 6, 12) */
 #define GEMM_COLS 64           /* column blocks: a multiple of every NR (8, 16, 32) */
 
