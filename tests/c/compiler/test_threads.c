@@ -20,7 +20,7 @@ static tp_tensor *W_const, *B_const, *CW_const, *DW_const, *PW_const;
 
 /* in: x [256,512], w [384,512] (fed at run time), a [8,64,256], b [8,256,96],
  * img [1,16,IMG,IMG], xs [16,512]. Constant weights: W_const [512,512] (packed once),
- * B_const [512]; CW_const [32,16,3,3]; PW_const [24,16,1,1]; DW_const [16,1,3,3]. */
+ * B_const [512]; CW_const [32,16,3,3]; PW_const [48,16,1,1] (1x1: stax makes it a GEMM); DW_const [16,1,3,3]. */
 static tp_status model(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                        int *nout) {
   (void)ud, (void)nin, (void)max_out;
@@ -156,7 +156,7 @@ static void check_reference(tp_tensor *const *in, tp_tensor *const *o) {
   CHECKF(max_rel_err(g, rm, n) < 1e-5, "bmm: max rel err %g", max_rel_err(g, rm, n));
   free(g);
   /* conv 3x3 pad 1 */
-  double *rc = malloc(sizeof(double) * 32 * IMG * IMG);
+  double *rc = malloc(sizeof(double) * 48 * IMG * IMG);
   for (int m = 0; m < 32; m++)
     for (int i = 0; i < IMG; i++)
       for (int j = 0; j < IMG; j++) {
@@ -174,7 +174,7 @@ static void check_reference(tp_tensor *const *in, tp_tensor *const *o) {
   CHECKF(max_rel_err(g, rc, n) < 1e-5, "conv 3x3: max rel err %g", max_rel_err(g, rc, n));
   free(g);
   /* conv 1x1 */
-  for (int m = 0; m < 24; m++)
+  for (int m = 0; m < 48; m++)
     for (int p = 0; p < IMG * IMG; p++) {
       double acc = 0;
       for (int c = 0; c < 16; c++) acc += (double)img[c * IMG * IMG + p] * pw[m * 16 + c];
@@ -228,7 +228,7 @@ static void check_reference(tp_tensor *const *in, tp_tensor *const *o) {
 static void test_same_bits(const char *isa, int with_reference) {
   const int64_t xs[2] = {256, 512}, ws[2] = {384, 512}, as[3] = {8, 64, 256}, bs[3] = {8, 256, 96},
                 is[4] = {1, 16, IMG, IMG}, Ws[2] = {512, 512}, Bs[1] = {512}, cs[4] = {32, 16, 3, 3},
-                ps[4] = {24, 16, 1, 1}, ds[4] = {16, 1, 3, 3}, ss[2] = {16, 512};
+                ps[4] = {48, 16, 1, 1}, ds[4] = {16, 1, 3, 3}, ss[2] = {16, 512};
   tp_tensor *in[6] = {0};
   OK(tp_randn(2, xs, 1, &in[0]));
   OK(tp_randn(2, ws, 2, &in[1]));
@@ -256,8 +256,9 @@ static void test_same_bits(const char *isa, int with_reference) {
   OK(tp_randn(3, bs, 14, &poison[3]));
   OK(tp_randn(4, is, 15, &poison[4]));
   OK(tp_randn(2, ss, 17, &poison[5]));
-  float *first[NOUT] = {0};
+  float *first[NOUT] = {0}, *eager_first[3] = {0};
   int64_t len[NOUT] = {0};
+  const int64_t pads1[4] = {1, 1, 1, 1};
   for (int threads = 1; threads <= 4 && c; threads++) {
     for (int rep = 0; rep < 1; rep++) {
       tp_tensor *o[NOUT] = {0};
@@ -283,8 +284,31 @@ static void test_same_bits(const char *isa, int with_reference) {
         free(d);
       }
       for (int i = 0; i < NOUT; i++) tp_tensor_release(o[i]);
+      /* eager conv2d (ops/exec.c's direct 1x1, im2col and depthwise paths),
+       * after the same kind of poison run on one thread */
+      for (int e = 0; e < 3; e++) {
+        tp_tensor *wt = e == 0 ? PW_const : e == 1 ? CW_const : DW_const, *y = NULL;
+        const int64_t *pd = e == 0 ? NULL : pads1;
+        int64_t groups = e == 2 ? 16 : 1, m;
+        OK(tp_config_set(TP_CFG_THREADS, tp_value_int(1)));
+        OK(tp_conv2d(poison[4], wt, NULL, NULL, pd, NULL, groups, &y));
+        tp_tensor_release(y), y = NULL;
+        OK(tp_config_set(TP_CFG_THREADS, tp_value_int(threads)));
+        OK(tp_conv2d(in[4], wt, NULL, NULL, pd, NULL, groups, &y));
+        float *d = y ? data_of(y, &m) : NULL;
+        tp_tensor_release(y);
+        if (!d) continue;
+        if (!eager_first[e]) {
+          eager_first[e] = d;
+          continue;
+        }
+        CHECKF(!memcmp(d, eager_first[e], sizeof(float) * (size_t)m),
+               "eager conv2d #%d: %d threads differs from 1 thread (isa %s)", e, threads, isa);
+        free(d);
+      }
     }
   }
+  for (int e = 0; e < 3; e++) free(eager_first[e]);
   for (int i = 0; i < 6; i++) tp_tensor_release(poison[i]);
   /* explain() names the pool and the count */
   char *ex = NULL;
