@@ -76,6 +76,10 @@ static void read_env(void) {
 }
 
 tp_status tp_pool_threads(int *out) {
+#ifndef TP_POOL_PTHREADS
+  *out = 1; /* single-threaded: TP_NUM_THREADS is ignored (explain() says so) */
+  return TP_OK;
+#endif
   tp_spin_lock(&count_lock);
   read_env();
   int n = set_count ? set_count : env_count > 0 ? env_count : env_count < 0 ? -1 : cores();
@@ -84,9 +88,6 @@ tp_status tp_pool_threads(int *out) {
     *out = 1;
     return tp_fail(TP_ERR_VALUE, "%s", env_err);
   }
-#ifndef TP_POOL_PTHREADS
-  n = 1;
-#endif
   *out = n;
   return TP_OK;
 }
@@ -233,12 +234,22 @@ static void plat_stop(void) {
 
 static void at_exit(void) { tp_pool_shutdown(); }
 
+/* A forked child has none of the parent's workers: it starts its own. */
+static void at_fork_child(void) {
+  pthread_mutex_init(&P.mu, NULL);
+  pthread_cond_init(&P.wake, NULL);
+  pthread_cond_init(&P.finished, NULL);
+  pthread_mutex_init(&submit, NULL);
+  P.nworkers = 0, P.stop = 0;
+  in_task = 0;
+}
+
 /* Caller holds submit: nworkers workers (fewer if the system refuses). */
 static void plat_start(int nworkers) {
   static int registered;
   if (P.nworkers == nworkers) return;
   if (P.nworkers) plat_stop();
-  if (!registered) registered = !atexit(at_exit);
+  if (!registered) registered = !atexit(at_exit) && !pthread_atfork(NULL, NULL, at_fork_child);
   pthread_mutex_lock(&P.mu);
   P.start_gen = P.gen;
   int n = 0;

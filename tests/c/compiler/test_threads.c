@@ -11,6 +11,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "check.h"
 
 #define OK(e) CHECK_OK(e)
@@ -326,8 +328,38 @@ static void test_same_bits(const char *isa, int with_reference) {
   tp_tensor_release(PW_const), tp_tensor_release(DW_const);
 }
 
+/* A child forked after the workers started runs threaded kernels with its
+ * own workers and exits (its atexit stop has no parent workers to join). */
+static void test_fork(void) {
+  const int64_t is[4] = {1, 16, 96, 96}, cs[4] = {32, 16, 3, 3}, pads[4] = {1, 1, 1, 1};
+  tp_tensor *x = NULL, *w = NULL, *y = NULL;
+  OK(tp_randn(4, is, 21, &x));
+  OK(tp_randn(4, cs, 22, &w));
+  OK(tp_config_set(TP_CFG_THREADS, tp_value_int(2)));
+  OK(tp_conv2d(x, w, NULL, NULL, pads, NULL, 1, &y)); /* starts the workers */
+  int64_t n = 0;
+  float *want = y ? data_of(y, &n) : NULL;
+  tp_tensor_release(y), y = NULL;
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int ok = tp_conv2d(x, w, NULL, NULL, pads, NULL, 1, &y) == TP_OK;
+    int64_t m = 0;
+    float *got = ok ? data_of(y, &m) : NULL;
+    ok = ok && got && want && m == n && !memcmp(got, want, sizeof(float) * (size_t)n);
+    exit(ok ? 0 : 1); /* exit(): the atexit stop runs in the child */
+  }
+  int st = 0;
+  CHECKF(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+         "forked child: status %d", st);
+  free(want);
+  tp_tensor_release(x), tp_tensor_release(w);
+  tp_config_reset();
+}
+
 int main(void) {
   test_config();
+  test_fork();
   /* every ISA table this CPU has: each has its own GEMM (packing, tiles);
    * under a sanitizer (slow) the best one and SSE2 (the family of vec_impl.h) */
   const char *isas[] = {"avx512", "avx2", "sse2", "generic"};
