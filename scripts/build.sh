@@ -35,8 +35,8 @@ build_one() {
     asan)
       cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DTP_SANITIZE=ON "${EXTRA[@]}" || return 1 ;;
     tsan)
-      # clang: gcc 12's libtsan also works, clang's reports are the ones documented
-      CC="${CC:-clang}" cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTP_TSAN=ON \
+      # clang-14 (setup.sh installs it and its TSan runtime, libclang-rt-14-dev)
+      CC="${CC:-clang-14}" cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTP_TSAN=ON \
         "${EXTRA[@]}" || return 1 ;;
     wasi)
       cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/wasi.cmake" \
