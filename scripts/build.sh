@@ -3,6 +3,8 @@
 # build. No argument: all five. Build trees:
 #   build/native      Release: libtensorplay.{a,so}, tpc, tests/c
 #   build/asan        Debug + TP_SANITIZE=ON (ASan + UBSan), tests/c
+#   build/tsan        RelWithDebInfo + TP_TSAN=ON (ThreadSanitizer), tests/c
+#                     (not in the default set: build it by name)
 #   build/wasi        clang-14 wasm32-wasi reactor; wasm-opt'd tensorplay.wasm,
 #                     copied to js/wasm/tensorplay.wasm (the JS default)
 #   build/emscripten  emcc -sSTANDALONE_WASM reactor: build/emscripten/tensorplay.wasm
@@ -32,6 +34,10 @@ build_one() {
       cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" || return 1 ;;
     asan)
       cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DTP_SANITIZE=ON "${EXTRA[@]}" || return 1 ;;
+    tsan)
+      # clang-14 (setup.sh installs it and its TSan runtime, libclang-rt-14-dev)
+      CC="${CC:-clang-14}" cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTP_TSAN=ON \
+        "${EXTRA[@]}" || return 1 ;;
     wasi)
       cmake -S . -B "$dir" -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/wasi.cmake" \
         -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" || return 1 ;;
@@ -47,7 +53,7 @@ build_one() {
       say "bundle: ok ($((SECONDS - t0)) s) -> js/dist"
       return 0 ;;
     *)
-      say "unknown build '$name' (native, asan, wasi, emscripten, bundle)"; return 2 ;;
+      say "unknown build '$name' (native, asan, tsan, wasi, emscripten, bundle)"; return 2 ;;
   esac
   NODE_PATH="${NODE_PATH:-/usr/share/nodejs}" cmake --build "$dir" -j"$JOBS" || return 1
   say "$name: ok ($((SECONDS - t0)) s) -> $dir"

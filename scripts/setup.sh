@@ -21,6 +21,7 @@ REQUIRED=(
   pkg-config                           # tests/install: the installed tensorplay.pc
   clang-14 lld wasi-libc               # wasm32-wasi build
   libclang-rt-14-dev-wasm32            # compiler-rt builtins for wasm32
+  libclang-rt-14-dev                   # ThreadSanitizer runtime (build/tsan)
   binaryen wabt                        # wasm-opt; wasm-validate, wasm2wat
   emscripten                           # the second wasm toolchain
   chromium                             # browser tests

@@ -2,7 +2,8 @@
 # scripts/test.sh - set up, build all four trees and the JS bundle, run every test.
 # Stages: setup, layers (scripts/check-layers.sh: includes point down, see
 # docs/architecture.md), build (native, asan, wasi, emscripten, bundle), ctest (native,
-# asan), wasm checks (wasi, emscripten), node --test tests/js with the wasi core
+# asan), threads (the native C tests again with TP_NUM_THREADS=4, and the tsan tree:
+# build + its C tests with 4 threads under ThreadSanitizer, about 2.5 min), wasm checks (wasi, emscripten), node --test tests/js with the wasi core
 # (js/wasm/tensorplay.wasm), with TP_WASM=build/emscripten/tensorplay.wasm and
 # on the one-file build js/dist/tensorplay.mjs,
 # node --test tests/browser (examples/web and the JS API in headless Chromium;
@@ -12,7 +13,7 @@
 # stage runs even after a failure (stages whose build failed are counted
 # failed); exits non-zero if any stage failed. The last line is "N passed,
 # N failed[, N skipped]" counting stages.
-# Env: TP_SKIP_SETUP=1 skips setup.sh; JOBS (default 2).
+# Env: TP_SKIP_SETUP=1 skips setup.sh; TP_SKIP_TSAN=1 skips the tsan tree; JOBS (default 2).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -61,6 +62,20 @@ for b in native asan; do
     stage "ctest:$b" ctest --test-dir "build/$b" --output-on-failure \
       --no-tests=error -j"$JOBS" --timeout 600
 done
+
+# threads (docs/architecture.md "Threads"): ctest:native ran with the default
+# count (the cores); the same tests with 4 threads give the same outputs, and
+# the tsan tree runs them under ThreadSanitizer.
+needs "ctest:native:4threads" "build:native" &&
+  stage "ctest:native:4threads" env TP_NUM_THREADS=4 ctest --test-dir build/native \
+    --output-on-failure --no-tests=error -j"$JOBS" --timeout 600 -E install_package
+if [ "${TP_SKIP_TSAN:-0}" = 1 ]; then record "ctest:tsan" SKIP "TP_SKIP_TSAN=1"
+else
+  stage "build:tsan" bash scripts/build.sh tsan
+  needs "ctest:tsan" "build:tsan" &&
+    stage "ctest:tsan" env TP_NUM_THREADS=4 ctest --test-dir build/tsan --output-on-failure \
+      --no-tests=error -j"$JOBS" --timeout 600
+fi
 
 needs "wasm:wasi" build:wasi &&
   stage "wasm:wasi" bash scripts/check-wasm.sh build/wasi/tensorplay.wasm

@@ -88,6 +88,10 @@ void tp_set_abort_hook(tp_abort_fn fn);
 /* Large freed tensor blocks (>= 1 MiB, 256 MiB in all) are cached for
  * reuse; this returns them to the allocator. */
 void tp_release_cached_memory(void);
+/* Stops the thread pool's workers (joins them and frees their buffers); the
+ * next kernel large enough to split starts them again. Also done at exit and
+ * when config.threads is set to 1. Call it while no other thread runs a plan. */
+void tp_threads_shutdown(void);
 /* Number of live tensors and bytes of live tensor storage (leak checks). */
 size_t tp_live_tensors(void);
 size_t tp_live_storage_bytes(void);
@@ -391,8 +395,15 @@ const char *tp_value_type_repr(const tp_value *v, char *buf, size_t n);
  *   dynamic_shapes / dynamicShapes                      None
  *   recompile_limit / recompileLimit                    8
  *   accumulated_recompile_limit / accumulatedRecompileLimit 256
+ *   threads / threads                                   None
  * Setting stores any value (validation happens in compile(), in the
- * seed's order); an unknown key is TP_ERR_VALUE "unknown config key 'x'". */
+ * seed's order); an unknown key is TP_ERR_VALUE "unknown config key 'x'".
+ * Except `threads`, which is checked and applied when set: the threads that
+ * kernels split their work over natively (an int from 1 to 256; None: env
+ * TP_NUM_THREADS, else the number of cores; anything else is TP_ERR_VALUE
+ * and leaves it unchanged). 1 stops the pool's workers. Results are the same
+ * bits for any count. The Wasm builds are single-threaded and ignore it
+ * (explain() says so). Set it while no other thread runs a plan. */
 typedef enum tp_config_key {
   TP_CFG_ASSUME_STATIC_BY_DEFAULT,
   TP_CFG_VERBOSE,
@@ -401,6 +412,7 @@ typedef enum tp_config_key {
   TP_CFG_DYNAMIC_SHAPES,
   TP_CFG_RECOMPILE_LIMIT,
   TP_CFG_ACCUMULATED_RECOMPILE_LIMIT,
+  TP_CFG_THREADS,
   TP_CFG_COUNT
 } tp_config_key;
 tp_status tp_config_lookup(const char *name, tp_config_key *out); /* either spelling */

@@ -16,12 +16,12 @@ exe="$BENCH_OUT/gemm_bench"
 cc="${CC:-gcc}"
 inc=(-I"$BENCH_ROOT/src" -I"$BENCH_ROOT/bench")
 "$cc" -O2 -std=gnu11 -Wall "${inc[@]}" "$BENCH_ROOT/bench/gemm_bench.c" \
-  "$BENCH_BUILD/libtensorplay.a" -lopenblas -lm -o "$exe"
+  "$BENCH_BUILD/libtensorplay.a" -lopenblas -lm -pthread -o "$exe"
 
 # Correctness first: every ISA's gemm_f32 and pre-packed path against a
 # double reference on edge shapes and strided/transposed operands (< 1 s).
 "$cc" -O2 -std=gnu11 -Wall "${inc[@]}" "$BENCH_ROOT/bench/gemm_check.c" \
-  "$BENCH_BUILD/libtensorplay.a" -lm -o "$BENCH_OUT/gemm_check"
+  "$BENCH_BUILD/libtensorplay.a" -lm -pthread -o "$BENCH_OUT/gemm_check"
 "$BENCH_OUT/gemm_check" | tail -n 1 >&2
 
 pin=()

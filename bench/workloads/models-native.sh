@@ -24,7 +24,7 @@ node "$BENCH_ROOT/bench/lib/models_gen.mjs" "$graphs"
 
 exe="$BENCH_OUT/models_bench"
 "${CC:-gcc}" -O2 -std=gnu11 -Wall -I"$BENCH_ROOT/src" -I"$BENCH_ROOT/bench" \
-  "$BENCH_ROOT/bench/models_bench.c" "$BENCH_BUILD/libtensorplay.a" -lm -o "$exe"
+  "$BENCH_ROOT/bench/models_bench.c" "$BENCH_BUILD/libtensorplay.a" -lm -pthread -o "$exe"
 
 # Both processes on one CPU: they take turns (one sample at a time), so each
 # runs alone on the core while it is timed.

@@ -15,6 +15,7 @@ export const CONFIG_KEYS = Object.freeze([
   'dynamicShapes',
   'recompileLimit',
   'accumulatedRecompileLimit',
+  'threads',
 ]);
 
 const snake = (k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);

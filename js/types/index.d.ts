@@ -457,6 +457,9 @@ export interface ExplainReport {
   dynamic: boolean;
   captures: number;
   entries: number;
+  /** The thread pool: "pthreads: 2 threads (cores)" natively; the Wasm builds
+   * say "single-threaded Wasm build: 1 thread" (and name an ignored setting). */
+  threads: string;
   graphs: Array<{
     ops: number;
     constants: number;
@@ -514,6 +517,10 @@ export interface CompilerConfig {
   dynamicShapes: boolean | null;
   recompileLimit: number | null;
   accumulatedRecompileLimit: number;
+  /** Threads that kernels split their work over natively (1..256; null: env
+   * TP_NUM_THREADS, else the number of cores); checked when set (ValueError).
+   * The Wasm builds are single-threaded and ignore it; explain().threads says so. */
+  threads: number | null;
   reset(): void;
   keys(): string[];
   toJSON(): Record<string, unknown>;

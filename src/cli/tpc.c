@@ -39,7 +39,7 @@ static const char usage_text[] =
     "        [--no-fusion] [--no-memory-planning] [--decompose]\n"
     "        lower a graph with stax and print the graph, the graph after each\n"
     "        pass (or after PASS), and the Kernel IR with the memory plan.\n"
-    "  bench GRAPH.tpg|MODEL.onnx [--runs N] [--backend=eager|stax|both] [--max-autotune]\n"
+    "  bench GRAPH.tpg|MODEL.onnx [--runs N] [--backend=eager|stax|both] [--max-autotune] [--threads N]\n"
     "        [--cold N] [--input NAME=FILE.npy|FILE.pb]... [--profile]\n"
     "        time the graph on random inputs: medians of N runs after 3 warm-ups;\n"
     "        and the cold path: load (parse / ONNX import) + stax compile + first\n"

@@ -2,6 +2,7 @@
 #include "../lower/lower.h"
 #include "../codegen/wasm/emit.h"
 #include "../onnx/onnx.h"
+#include "../runtime/pool.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -207,7 +208,7 @@ static int load_specialized(const char *path, int nbind, char **binds, tp_graph 
   return rc;
 }
 
-/* tpc bench GRAPH [--runs N] [--backend eager|stax|both] [--max-autotune] [--cold N]
+/* tpc bench GRAPH [--runs N] [--backend eager|stax|both] [--max-autotune] [--cold N] [--threads N]
  *   [--input NAME=FILE]... [--profile] : random inputs of the declared
  * shapes, or (ONNX models, needed for symbolic dims) the given ones.
  * Also times the cold path: load (parse or ONNX import) + stax compile + first
@@ -237,6 +238,18 @@ int tpc_cmd_bench(int argc, char **argv) {
       binds[nbind++] = (char *)v;
       continue;
     }
+    if (!strcmp(argv[i], "--threads") || !strncmp(argv[i], "--threads=", 10)) {
+      const char *v = argv[i][9] == '=' ? argv[i] + 10 : i + 1 < argc ? argv[++i] : "";
+      char *end = NULL;
+      long n = strtol(v, &end, 10);
+      tp_status s = !*v || *end ? tp_fail(TP_ERR_VALUE, "'%s' is not a whole number", v)
+                                : tp_config_set(TP_CFG_THREADS, tp_value_int(n));
+      if (s) {
+        fprintf(stderr, "tpc: bench: --threads: %s\n", tp_last_error());
+        return 2;
+      }
+      continue;
+    }
     if (!strncmp(argv[i], "--runs=", 7)) runs = atoi(argv[i] + 7);
     else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
     else if (!strncmp(argv[i], "--cold=", 7)) cold = atoi(argv[i] + 7);
@@ -252,7 +265,7 @@ int tpc_cmd_bench(int argc, char **argv) {
     return 2;
   }
   if (!path || runs < 1 || runs > 100000 || cold < 1 || cold > 1000) {
-    fprintf(stderr, "tpc: bench: usage: tpc bench GRAPH.tpg|MODEL.onnx [--runs N] [--backend=eager|stax|both] [--cold N] [--input NAME=FILE]... [--profile]\n");
+    fprintf(stderr, "tpc: bench: usage: tpc bench GRAPH.tpg|MODEL.onnx [--runs N] [--backend=eager|stax|both] [--cold N] [--input NAME=FILE]... [--profile] [--threads N]\n");
     return 2;
   }
   double *tl = malloc(sizeof(double) * (size_t)cold * 4);
@@ -323,8 +336,14 @@ int tpc_cmd_bench(int argc, char **argv) {
     qsort(tc, (size_t)cold, sizeof *tc, cmp_double);
     qsort(tf, (size_t)cold, sizeof *tf, cmp_double);
     qsort(tt, (size_t)cold, sizeof *tt, cmp_double);
-    printf("tpc bench %s: %d runs, isa %s, stax compile %.3f ms\n", path, runs, tp_isa_name(), tc[cold / 2]);
-    printf("  cold (median of %d): load %.3f ms + stax compile %.3f ms = %.3f ms; first stax run %.3f ms; "
+    int nth = 1;
+    if (tp_pool_threads(&nth)) { /* an invalid TP_NUM_THREADS: every run would fail */
+      fprintf(stderr, "tpc: bench: %s\n", tp_last_error());
+      rc = 1;
+    }
+    if (!rc) printf("tpc bench %s: %d runs, isa %s, %d thread%s, stax compile %.3f ms\n", path, runs,
+           tp_isa_name(), nth, nth == 1 ? "" : "s", tc[cold / 2]);
+    if (!rc) printf("  cold (median of %d): load %.3f ms + stax compile %.3f ms = %.3f ms; first stax run %.3f ms; "
            "total %.3f ms\n",
            cold, tl[cold / 2], tc[cold / 2], tl[cold / 2] + tc[cold / 2], tf[cold / 2], tt[cold / 2]);
   }

@@ -8,6 +8,7 @@
  * objects by identity). When the captured function read an input's shape,
  * that input gets an exact-shape guard even when dynamic. */
 #include "compiler.h"
+#include "../runtime/pool.h"
 #include "../capture/records.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,11 +314,15 @@ tp_status tp_compiled_explain(const tp_compiled *c, char **out) {
   if (!c || !out) return tp_fail(TP_ERR_INVALID_ARG, "explain: NULL argument");
   *out = NULL;
   tp_buf b = {0};
+  char threads[320];
+  tp_pool_describe(threads, sizeof threads);
+  for (char *q = threads; *q; q++) /* a JSON string: no quotes or backslashes */
+    if (*q == '"' || *q == '\\') *q = '\'';
   tp_buf_printf(&b,
                 "{\"name\": \"%s\", \"backend\": \"%s\", \"dynamic\": %s, \"captures\": %d, "
-                "\"entries\": %d, \"graphs\": [",
+                "\"entries\": %d, \"threads\": \"%s\", \"graphs\": [",
                 c->name ? c->name : "", c->backend ? c->backend : "", c->dynamic ? "true" : "false",
-                c->ncaptures, c->nentries);
+                c->ncaptures, c->nentries, threads);
   tp_buf_puts(&b, c->explain.p ? c->explain.p : "");
   tp_buf_puts(&b, "], \"backend_plans\": [");
   for (int i = 0, first = 1; i < c->nentries; i++) {

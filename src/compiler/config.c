@@ -1,8 +1,11 @@
 /* config.c - tp_value helpers and the seed's `config` module: seven keys,
- * each with a Python and a JS spelling and a default. Setting stores any
- * value; compile() validates them in the seed's order (see compiler.h). */
+ * each with a Python and a JS spelling and a default, plus `threads` (ours).
+ * Setting stores any value; compile() validates them in the seed's order
+ * (see compiler.h). `threads` is validated and applied to the runtime's
+ * thread pool when set (runtime/pool.h). */
 #include "compiler.h"
 #include "../core/lock.h"
+#include "../runtime/pool.h"
 #include <stdio.h>
 
 tp_value tp_value_none(void) {
@@ -55,6 +58,7 @@ static const cfg_row rows[TP_CFG_COUNT] = {
     [TP_CFG_RECOMPILE_LIMIT] = {"recompile_limit", "recompileLimit", TP_VAL_INT, 8},
     [TP_CFG_ACCUMULATED_RECOMPILE_LIMIT] = {"accumulated_recompile_limit",
                                             "accumulatedRecompileLimit", TP_VAL_INT, 256},
+    [TP_CFG_THREADS] = {"threads", "threads", TP_VAL_NONE, 0},
 };
 
 static tp_spinlock cfg_lock = TP_SPINLOCK_INIT;
@@ -90,9 +94,26 @@ const char *tp_config_name(tp_config_key k) {
   return (unsigned)k < TP_CFG_COUNT ? rows[k].py : NULL;
 }
 
+/* config.threads: None (the default) or an int from 1 to TP_POOL_MAX. */
+static tp_status set_threads(tp_value v) {
+  char t[48];
+  if (v.kind == TP_VAL_NONE) return tp_pool_set_threads(0);
+  if (v.kind != TP_VAL_INT)
+    return tp_fail(TP_ERR_VALUE,
+                   "config.threads must be an int from 1 to %d or None (the default: "
+                   "TP_NUM_THREADS, else the number of cores), got %s",
+                   TP_POOL_MAX, tp_value_type_repr(&v, t, sizeof t));
+  if (v.i < 1 || v.i > TP_POOL_MAX)
+    return tp_fail(TP_ERR_VALUE,
+                   "config.threads must be from 1 to %d (None: the default), got %lld%s",
+                   TP_POOL_MAX, (long long)v.i, v.i < 1 ? "" : " (too many threads)");
+  return tp_pool_set_threads((int)v.i);
+}
+
 tp_status tp_config_set(tp_config_key k, tp_value v) {
   if ((unsigned)k >= TP_CFG_COUNT)
     return tp_fail(TP_ERR_VALUE, "unknown config key #%d", (int)k);
+  if (k == TP_CFG_THREADS) TP_TRY(set_threads(v));
   tp_spin_lock(&cfg_lock);
   ensure_ready();
   cfg[k] = v;
@@ -114,4 +135,5 @@ void tp_config_reset(void) {
   cfg_ready = 0;
   ensure_ready();
   tp_spin_unlock(&cfg_lock);
+  tp_pool_set_threads(0);
 }

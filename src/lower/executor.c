@@ -14,13 +14,30 @@
  *
  * Threads: a plan is used by one thread at a time (tp_plan_run re-entered
  * from a host callback on the same thread gets a private arena); the one
- * global, the GEMM tuning cache, is locked (tp_tune_cache). */
+ * global, the GEMM tuning cache, is locked (tp_tune_cache). Large kernels
+ * split their work over the runtime's pool (runtime/pool.h): pointwise
+ * kernels by chunks of CH elements, row kernels by rows, GEMMs by blocks of
+ * rows (a constant B packed once and shared) or of columns (each chunk packs
+ * its own columns of B). Every output element is computed by the same
+ * operations in the same order whatever the split, so results are the same
+ * bits for any thread count. Below a measured amount of work per kernel kind
+ * (PAR_* below; docs/architecture.md "Threads") a kernel runs on the caller. */
 #include "lower.h"
+#include "../runtime/pool.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #define CH 256
+#define SCRATCH_FLOATS ((size_t)CH * (TP_KIR_MAX_INS + 2)) /* one chunk's evaluation scratch */
+
+/* Work sizing: the least work per chunk worth a thread, per kernel kind
+ * (measured with tpc bench --threads, docs/architecture.md "Threads"). */
+#define PAR_PW_ELEMS 32768     /* pointwise: elements */
+#define PAR_ROW_ELEMS 16384    /* row kernels: elements (rows x row length) */
+#define PAR_GEMM_FLOPS 4000000 /* GEMM: 2 M N K */
+#define GEMM_ROWS 24           /* row blocks: a multiple of every MR (4, 6, 12) */
+#define GEMM_COLS 64           /* column blocks: a multiple of every NR (8, 16, 32) */
 
 typedef tp_kir_prep prep;
 
@@ -29,6 +46,10 @@ struct tp_plan {
   char *arena_raw, *arena;
   prep *preps;
   float *scratch;          /* TP_KIR_MAX_INS chunks of CH floats */
+  float *par_scratch;      /* per pool thread: SCRATCH_FLOATS each (grown on demand) */
+  char *bpack;             /* a GEMM's B packed once per run for the threads (grown on demand) */
+  size_t bpack_bytes;
+  int par_nscratch;
   tp_tensor ***tuples;     /* per kernel: results of call_host / invoke (NULL terminated) */
   void **packed;           /* per kernel: B of a constant-weight GEMM, packed once */
   const tp_lower_accel *accel; /* attached by tp_plan_accelerate, or NULL */
@@ -75,6 +96,8 @@ void tp_plan_free(tp_plan *pl) {
   tp_free(pl->arena_raw);
   tp_free(pl->preps);
   tp_free(pl->scratch);
+  tp_free(pl->par_scratch);
+  tp_free(pl->bpack);
   tp_plan_prof_free(pl->prof);
   tp_kir_program_free(pl->p);
   tp_free(pl);
@@ -204,7 +227,7 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
                    "address space", (long long)p->arena_bytes);
   }
   pl->preps = tp_alloc(sizeof(prep) * (size_t)(p->nkernels ? p->nkernels : 1));
-  pl->scratch = tp_alloc(sizeof(float) * CH * (TP_KIR_MAX_INS + 2));
+  pl->scratch = tp_alloc(sizeof(float) * SCRATCH_FLOATS);
   pl->arena_raw = tp_alloc((size_t)p->arena_bytes + TP_ALIGN);
   pl->tuples = tp_alloc(sizeof(tp_tensor **) * (size_t)(p->nkernels ? p->nkernels : 1));
   if (pl->tuples) memset(pl->tuples, 0, sizeof(tp_tensor **) * (size_t)(p->nkernels ? p->nkernels : 1));
@@ -369,40 +392,108 @@ static int64_t eval_setup(const runctx *r, const tp_kir_kernel *k, const prep *p
   return pr->shape[pr->nd - 1];
 }
 
-static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out,
-                          const float *acc_base) {
-  evalctx c;
-  const float *base[TP_KIR_MAX_IN];
-  int nd = pr->nd;
-  int64_t inner = eval_setup(r, k, pr, &c, base), outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;
-  int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0};
-  int64_t o = 0;
-  for (int64_t row = 0; row < outer; row++) {
-    for (int64_t c0 = 0; c0 < inner; c0 += CH) {
-      int64_t n = inner - c0 < CH ? inner - c0 : CH;
-      for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = base[i] + off[i] + c0 * c.slot_st[i];
-      c.acc = acc_base ? acc_base + o + c0 : NULL;
-      float sc;
-      int is_sc;
-      const float *v = eval(&c, &k->expr, n, out + o + c0, &sc, &is_sc);
-      store(out + o + c0, v, sc, is_sc, n);
-    }
-    o += inner;
-    next_row(k, pr, idx, off);
+/* Load offsets of row `row` (all dims but the last). */
+static void row_offsets(const tp_kir_kernel *k, const prep *pr, int64_t row, int64_t *idx,
+                        int64_t *off) {
+  for (int i = 0; i < k->nin; i++) off[i] = 0;
+  for (int d = pr->nd - 2; d >= 0; d--) {
+    idx[d] = row % pr->shape[d];
+    row /= pr->shape[d];
+    for (int i = 0; i < k->nin; i++) off[i] += idx[d] * pr->st[i][d];
   }
 }
 
-static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out) {
+/* Evaluation scratch for nslots pool threads (slot s: + s * SCRATCH_FLOATS),
+ * or NULL (then the kernel runs on the caller). */
+static float *par_scratch(tp_plan *pl, int nslots) {
+  if (nslots <= 1) return NULL;
+  if (pl->par_nscratch < nslots) {
+    float *b = tp_alloc(sizeof(float) * SCRATCH_FLOATS * (size_t)nslots);
+    if (!b) return NULL;
+    tp_free(pl->par_scratch);
+    pl->par_scratch = b, pl->par_nscratch = nslots;
+  }
+  return pl->par_scratch;
+}
+
+typedef struct pw_job {
+  const runctx *r;
+  const tp_kir_kernel *k;
+  const prep *pr;
+  float *out, *scratch;
+  const float *acc_base;
+  int64_t inner, nch; /* row length, chunks of CH per row */
+} pw_job;
+
+/* Units [u0, u1) of a pointwise kernel: unit u is chunk u % nch of row u / nch. */
+static void pw_units(const pw_job *j, float *scratch, int64_t u0, int64_t u1) {
   evalctx c;
   const float *base[TP_KIR_MAX_IN];
+  const tp_kir_kernel *k = j->k;
+  eval_setup(j->r, k, j->pr, &c, base);
+  c.scratch = scratch;
+  int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0}, row = -1;
+  for (int64_t u = u0; u < u1; u++) {
+    int64_t rw = u / j->nch, c0 = (u % j->nch) * CH, o = rw * j->inner;
+    if (rw != row) {
+      if (rw == row + 1 && row >= 0) next_row(k, j->pr, idx, off);
+      else row_offsets(k, j->pr, rw, idx, off);
+      row = rw;
+    }
+    int64_t n = j->inner - c0 < CH ? j->inner - c0 : CH;
+    for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = base[i] + off[i] + c0 * c.slot_st[i];
+    c.acc = j->acc_base ? j->acc_base + o + c0 : NULL;
+    float sc;
+    int is_sc;
+    const float *v = eval(&c, &k->expr, n, j->out + o + c0, &sc, &is_sc);
+    store(j->out + o + c0, v, sc, is_sc, n);
+  }
+}
+
+static void pw_task(void *ctx, int slot, int64_t u0, int64_t u1) {
+  const pw_job *j = ctx;
+  pw_units(j, j->scratch + (size_t)slot * SCRATCH_FLOATS, u0, u1);
+}
+
+static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out,
+                          const float *acc_base) {
   int nd = pr->nd;
-  int64_t R = eval_setup(r, k, pr, &c, base), rows = R ? tp_shape_numel(nd - 1, pr->shape) : 0;
+  int64_t inner = pr->shape[nd - 1], outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;
+  pw_job j = {r, k, pr, out, r->pl->scratch, acc_base, inner, (inner + CH - 1) / CH};
+  int64_t units = outer * j.nch, grain = PAR_PW_ELEMS / CH;
+  int nc = tp_parallel_slots(units, grain);
+  float *ps = nc > 1 && r->pl->running == 1 ? par_scratch(r->pl, nc) : NULL;
+  if (!ps) {
+    pw_units(&j, r->pl->scratch, 0, units);
+    return;
+  }
+  j.scratch = ps;
+  tp_parallel_run(units, grain, nc, pw_task, &j);
+}
+
+typedef struct row_job {
+  const runctx *r;
+  const tp_kir_kernel *k;
+  const prep *pr;
+  float *out, *scratch;
+} row_job;
+
+/* Rows [r0, r1) of a row kernel. */
+static void row_range(const row_job *j, float *scratch, int64_t r0, int64_t r1) {
+  evalctx c;
+  const float *base[TP_KIR_MAX_IN];
+  const tp_kir_kernel *k = j->k;
+  const prep *pr = j->pr;
+  float *out = j->out;
+  int64_t R = eval_setup(j->r, k, pr, &c, base);
   int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0};
   float rowvals[TP_KIR_MAX_PHASES];
-  float *acc = r->pl->scratch + (size_t)TP_KIR_MAX_INS * CH; /* a reduce chunk */
+  c.scratch = scratch;
+  float *acc = scratch + (size_t)TP_KIR_MAX_INS * CH; /* a reduce chunk */
   int store_rows = k->phases[k->nphases - 1].is_reduce;
   c.rowvals = rowvals;
-  for (int64_t row = 0; row < rows; row++) {
+  if (r0 < r1) row_offsets(k, pr, r0, idx, off);
+  for (int64_t row = r0; row < r1; row++) {
     int nrv = 0;
     for (int q = 0; q < k->nphases; q++) {
       const tp_kir_phase *ph = &k->phases[q];
@@ -419,7 +510,7 @@ static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, flo
           continue;
         }
         if (is_sc) {
-          for (int64_t j = 0; j < n; j++) acc[j] = sc;
+          for (int64_t jj = 0; jj < n; jj++) acc[jj] = sc;
           v = acc;
         }
         if (ph->reduce == TP_KR_SUM) {
@@ -428,7 +519,7 @@ static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, flo
           float m = c.K->max_f32(v, n);
           red = (m > red || m != m || red != red) ? m : red;
         } else {
-          for (int64_t j = 0; j < n; j++) red = (v[j] < red || v[j] != v[j]) ? v[j] : red;
+          for (int64_t jj = 0; jj < n; jj++) red = (v[jj] < red || v[jj] != v[jj]) ? v[jj] : red;
         }
       }
       if (ph->is_reduce) {
@@ -441,6 +532,26 @@ static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, flo
   }
 }
 
+static void row_task(void *ctx, int slot, int64_t r0, int64_t r1) {
+  const row_job *j = ctx;
+  row_range(j, j->scratch + (size_t)slot * SCRATCH_FLOATS, r0, r1);
+}
+
+static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out) {
+  int nd = pr->nd;
+  int64_t R = pr->shape[nd - 1], rows = R ? tp_shape_numel(nd - 1, pr->shape) : 0;
+  row_job j = {r, k, pr, out, r->pl->scratch};
+  int64_t grain = R > 0 ? (PAR_ROW_ELEMS + R - 1) / R : 1;
+  int nc = tp_parallel_slots(rows, grain);
+  float *ps = nc > 1 && r->pl->running == 1 ? par_scratch(r->pl, nc) : NULL;
+  if (!ps) {
+    row_range(&j, r->pl->scratch, 0, rows);
+    return;
+  }
+  j.scratch = ps;
+  tp_parallel_run(rows, grain, nc, row_task, &j);
+}
+
 const void *tp_plan_packed_b(const tp_plan *pl, int ki);
 static void *packed_b(const tp_plan *pl, int ki) { return (void *)tp_plan_packed_b(pl, ki); }
 const void *tp_plan_packed_b(const tp_plan *pl, int ki) {
@@ -449,26 +560,101 @@ const void *tp_plan_packed_b(const tp_plan *pl, int ki) {
   return (void *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
 }
 
+typedef struct gemm_job {
+  const tp_kernels *K;
+  const tp_kir_kernel *k;
+  const float *A, *B, *pb, *bias;
+  float *out;
+  int64_t ncb; /* column blocks per batch (by_cols) */
+  int by_cols, tuned;
+} gemm_job;
+
+/* Units [u0, u1): row blocks of GEMM_ROWS (B shared: packed, or each chunk
+ * packs all of it) or, by_cols, column blocks of GEMM_COLS per batch entry
+ * (each chunk packs its columns of B). */
+static void gemm_task(void *ctx, int slot, int64_t u0, int64_t u1) {
+  (void)slot;
+  const gemm_job *j = ctx;
+  const tp_kir_kernel *k = j->k;
+  const tp_kernels *K = j->K;
+  if (j->tuned) K->gemm_tune(k->tune_kc, k->tune_mc); /* per thread */
+  if (!j->by_cols) {
+    int64_t m0 = u0 * GEMM_ROWS, m1 = u1 * GEMM_ROWS < k->M ? u1 * GEMM_ROWS : k->M;
+    const float *A = j->A + m0 * k->a_rs;
+    float *C = j->out + m0 * k->N;
+    if (j->pb)
+      K->gemm_f32_packed(m1 - m0, k->N, k->K, A, k->a_rs, k->a_cs, j->pb, C, k->N, j->bias);
+    else
+      K->gemm_f32(m1 - m0, k->N, k->K, A, k->a_rs, k->a_cs, j->B, k->b_rs, k->b_cs, C, k->N,
+                  j->bias);
+  } else {
+    for (int64_t u = u0; u < u1;) { /* contiguous columns of one batch entry: one call */
+      int64_t b = u / j->ncb, c0 = u % j->ncb, c1 = u1 - b * j->ncb < j->ncb ? u1 - b * j->ncb : j->ncb;
+      int64_t n0 = c0 * GEMM_COLS, n1 = c1 * GEMM_COLS < k->N ? c1 * GEMM_COLS : k->N;
+      if (j->pb) { /* the shared packed B (batch 1): its panels n0 .. n1 */
+        K->gemm_f32_packed_cols(k->M, k->N, k->K, j->A, k->a_rs, k->a_cs, j->pb, n0, n1, j->out,
+                                k->N, j->bias);
+        u += c1 - c0;
+        continue;
+      }
+      K->gemm_f32(k->M, n1 - n0, k->K, j->A + b * k->a_bs, k->a_rs, k->a_cs,
+                  j->B + b * k->b_bs + n0 * k->b_cs, k->b_rs, k->b_cs,
+                  j->out + b * k->M * k->N + n0, k->N, j->bias ? j->bias + n0 : NULL);
+      u += c1 - c0;
+    }
+  }
+  if (j->tuned) K->gemm_tune(0, 0);
+}
+
 static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep *pr, float *out) {
   const tp_kernels *K = tp_kern();
   const float *pb = packed_b(r->pl, ki);
   const float *A = (const float *)r->ptr[k->a_buf] + k->a_off;
   const float *B = (const float *)r->ptr[k->b_buf] + k->b_off;
-  const float *bias = NULL;
-  if (k->bias_buf >= 0) {
-    const tp_kir_buf *bb = &r->pl->p->bufs[k->bias_buf];
-    bias = (const float *)r->ptr[k->bias_buf];
-    (void)bb;
-  }
+  const float *bias = k->bias_buf >= 0 ? (const float *)r->ptr[k->bias_buf] : NULL;
   int tuned = (k->tune_kc || k->tune_mc) && K->gemm_tune;
-  if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
-  if (pb)
-    K->gemm_f32_packed(k->M, k->N, k->K, A, k->a_rs, k->a_cs, pb, out, k->N, bias);
+  gemm_job j = {K, k, A, B, pb, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, tuned};
+  /* the split: rows when B is packed once (shared by the threads) and there
+   * are row blocks for every thread, or when a batch of one has more row
+   * blocks than column blocks for the threads; else columns (of the packed
+   * B's panels, or of every batch entry, each chunk packing its columns) */
+  int64_t flops = 2 * k->M * k->N * k->K, units, unit_flops;
+  int64_t rblocks = (k->M + GEMM_ROWS - 1) / GEMM_ROWS, cunits = k->batch * j.ncb;
+  int threads = tp_pool_threads_or_default();
+  /* B fed at run time, one batch entry, rows for every thread: pack B once
+   * here and share it (the threads then pack only their rows of A) */
+  if (!pb && k->batch == 1 && threads > 1 && rblocks >= threads && flops >= 2 * PAR_GEMM_FLOPS &&
+      K->gemm_pack_b && r->pl->running == 1) {
+    size_t bytes = K->gemm_pack_b_size(k->K, k->N);
+    if (bytes && r->pl->bpack_bytes < bytes) {
+      char *b = tp_alloc(bytes + 64);
+      if (b) tp_free(r->pl->bpack), r->pl->bpack = b, r->pl->bpack_bytes = bytes;
+    }
+    if (bytes && r->pl->bpack_bytes >= bytes) {
+      float *dst = (float *)(((uintptr_t)r->pl->bpack + 63) & ~(uintptr_t)63);
+      if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc); /* the layout follows KC */
+      K->gemm_pack_b(k->K, k->N, B, k->b_rs, k->b_cs, dst);
+      if (tuned) K->gemm_tune(0, 0);
+      pb = j.pb = dst;
+    }
+  }
+  if ((pb && rblocks >= threads) || (!pb && k->batch == 1 && cunits < threads && rblocks >= threads))
+    units = k->batch == 1 ? rblocks : 0, unit_flops = 2 * GEMM_ROWS * k->N * k->K;
   else
-    for (int64_t b = 0; b < k->batch; b++)
-      K->gemm_f32(k->M, k->N, k->K, A + b * k->a_bs, k->a_rs, k->a_cs, B + b * k->b_bs, k->b_rs,
-                  k->b_cs, out + b * k->M * k->N, k->N, bias);
-  if (tuned) K->gemm_tune(0, 0);
+    units = cunits, j.by_cols = 1, unit_flops = 2 * k->M * GEMM_COLS * k->K;
+  int64_t grain = unit_flops > 0 ? (PAR_GEMM_FLOPS + unit_flops - 1) / unit_flops : 1;
+  if (threads > 1 && flops * k->batch >= 2 * PAR_GEMM_FLOPS && tp_parallel_slots(units, grain) > 1) {
+    tp_parallel_for(units, grain, gemm_task, &j);
+  } else {
+    if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
+    if (pb)
+      K->gemm_f32_packed(k->M, k->N, k->K, A, k->a_rs, k->a_cs, pb, out, k->N, bias);
+    else
+      for (int64_t b = 0; b < k->batch; b++)
+        K->gemm_f32(k->M, k->N, k->K, A + b * k->a_bs, k->a_rs, k->a_cs, B + b * k->b_bs, k->b_rs,
+                    k->b_cs, out + b * k->M * k->N, k->N, bias);
+    if (tuned) K->gemm_tune(0, 0);
+  }
   if (k->expr.n) run_pointwise(r, k, pr, out, out);
 }
 
@@ -615,6 +801,8 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
     if (!own_arena) s = TP_ERR_OUT_OF_MEMORY;
     else arena = (char *)(((uintptr_t)own_arena + TP_ALIGN - 1) & ~(uintptr_t)(TP_ALIGN - 1));
   }
+  int nth; /* an invalid TP_NUM_THREADS is an error naming it */
+  if (!s) s = tp_pool_threads(&nth);
   int nheld = 0;
   for (int b = 0; b < p->nbufs && !s; b++) {
     tp_kir_buf *x = &p->bufs[b];

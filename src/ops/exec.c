@@ -2,6 +2,7 @@
  * kernels (src/runtime/kernels), other dtypes run typed scalar loops, views
  * share storage. Inputs were validated by the shape rule. */
 #include "ops.h"
+#include "../runtime/pool.h"
 #include <math.h>
 
 tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out) {
@@ -325,26 +326,6 @@ static void conv_tap_range(const tp_conv2d_geom *g, int64_t kw, int64_t *off, in
   if (*j0 > *j1) *j0 = *j1;
 }
 
-/* Depthwise: one input plane [H, W], one kernel [KH, KW] -> one output
- * plane [OH, OW], a row at a time with the ISA table's dwconv_row_f32
- * (input rows in the padding are NULL; padding is never materialized). */
-static tp_status conv_dw_plane(const tp_conv2d_geom *g, const float *x, const float *w, float bias,
-                               float *y) {
-  const float *stack_rows[64], **rows = stack_rows;
-  if (g->KH > 64 && !(rows = tp_alloc(sizeof(float *) * (size_t)g->KH)))
-    return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: no memory for %lld kernel rows", (long long)g->KH);
-  const tp_kernels *k = tp_kern();
-  for (int64_t i = 0; i < g->OH; i++) {
-    for (int64_t kh = 0; kh < g->KH; kh++) {
-      int64_t ih = i * g->sh - g->pt + kh * g->dh;
-      rows[kh] = ih >= 0 && ih < g->H ? x + ih * g->W : NULL;
-    }
-    k->dwconv_row_f32(rows, g->KH, g->KW, w, bias, y + i * g->OW, g->OW, g->W, g->sw, g->dw, g->pl);
-  }
-  if (rows != stack_rows) tp_free(rows);
-  return TP_OK;
-}
-
 /* im2col of output rows [i0, i0 + r) of one group: cols [Cg*KH*KW, r*OW],
  * zeros where the window reads padding. */
 static void conv_im2col(const tp_conv2d_geom *g, const float *x, int64_t Cg, int64_t i0, int64_t r,
@@ -371,9 +352,75 @@ static void conv_im2col(const tp_conv2d_geom *g, const float *x, int64_t Cg, int
       }
 }
 
+/* conv2d's work, split over the runtime's pool (runtime/pool.h): units
+ * are output rows of depthwise planes, blocks of output rows of one
+ * (image, group) for im2col (each chunk fills its own columns), or blocks
+ * of CONV_COLS output positions for a direct 1x1 GEMM. Every output element
+ * gets the same operations in the same order for any split (the GEMM's depth
+ * blocking does not depend on its column count), so results are the same
+ * bits for any thread count. Below PAR_CONV_FLOPS of work per chunk (2 x
+ * multiply-adds; measured, docs/architecture.md "Threads") it runs on the
+ * caller. */
+#define PAR_CONV_FLOPS 2000000
+#define CONV_COLS 256
+typedef struct conv_job {
+  const tp_conv2d_geom *g;
+  const tp_kernels *k;
+  const float *X, *Wt, *B;
+  float *Y, *cols;   /* cols: per thread (slot), col_floats each */
+  const float **rows; /* depthwise with KH > 64: per thread, KH input rows each */
+  int64_t col_floats, rb, nblk; /* im2col: rows per block, blocks per (n, group) */
+  int kind;          /* 0 depthwise, 1 im2col, 2 direct */
+} conv_job;
+
+static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
+  const tp_conv2d_geom *g = j->g;
+  int64_t Cg = g->C / g->G, Mg = g->M / g->G, KK = g->KH * g->KW, Kd = Cg * KK, P = g->OH * g->OW;
+  if (j->kind == 0) { /* unit: output row (n, m, i) */
+    const float *stack_rows[64], **rows = g->KH > 64 ? j->rows + (size_t)slot * (size_t)g->KH : stack_rows;
+    for (int64_t u = u0; u < u1; u++) {
+      int64_t nm = u / g->OH, i = u % g->OH, n = nm / g->M, m = nm % g->M;
+      const float *x = j->X + (n * g->C + m / Mg) * g->H * g->W;
+      for (int64_t kh = 0; kh < g->KH; kh++) {
+        int64_t ih = i * g->sh - g->pt + kh * g->dh;
+        rows[kh] = ih >= 0 && ih < g->H ? x + ih * g->W : NULL;
+      }
+      j->k->dwconv_row_f32(rows, g->KH, g->KW, j->Wt + m * KK, j->B ? j->B[m] : 0.0f,
+                           j->Y + (n * g->M + m) * P + i * g->OW, g->OW, g->W, g->sw, g->dw, g->pl);
+    }
+    return;
+  }
+  int64_t per = j->kind == 1 ? j->nblk : (P + CONV_COLS - 1) / CONV_COLS;
+  for (int64_t u = u0; u < u1; u++) {
+    int64_t ng = u / per, blk = u % per, n = ng / g->G, gi = ng % g->G;
+    const float *xg = j->X + (n * g->C + gi * Cg) * g->H * g->W, *wg = j->Wt + gi * Mg * Kd;
+    float *yg = j->Y + (n * g->M + gi * Mg) * P;
+    int64_t p0, p1; /* output positions of this unit */
+    if (j->kind == 2) {
+      p0 = blk * CONV_COLS, p1 = p0 + CONV_COLS < P ? p0 + CONV_COLS : P;
+      j->k->gemm_f32(Mg, p1 - p0, Cg, wg, Cg, 1, xg + p0, g->H * g->W, 1, yg + p0, P, NULL);
+    } else {
+      int64_t i0 = blk * j->rb, r = g->OH - i0 < j->rb ? g->OH - i0 : j->rb;
+      float *cols = j->cols + (size_t)slot * (size_t)j->col_floats;
+      conv_im2col(g, xg, Cg, i0, r, cols);
+      j->k->gemm_f32(Mg, r * g->OW, Kd, wg, Kd, 1, cols, r * g->OW, 1, yg + i0 * g->OW, P, NULL);
+      p0 = i0 * g->OW, p1 = (i0 + r) * g->OW;
+    }
+    if (j->B)
+      for (int64_t m = 0; m < Mg; m++) {
+        float bv = j->B[gi * Mg + m], *yr = yg + m * P;
+        for (int64_t p = p0; p < p1; p++) yr[p] += bv;
+      }
+  }
+}
+
+static void conv_task(void *ctx, int slot, int64_t u0, int64_t u1) {
+  conv_units(ctx, slot, u0, u1);
+}
+
 tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y) {
   tp_tensor *x = NULL, *w = NULL, *b = NULL;
-  float *cols = NULL;
+  conv_job *j = NULL;
   tp_conv2d_geom g;
   tp_desc dx, dw;
   tp_desc_of(in[0], &dx);
@@ -382,64 +429,76 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
   if (s || (s = tp_contiguous(in[0], &x)) || (s = tp_contiguous(in[1], &w)) ||
       (in[2] && (s = tp_contiguous(in[2], &b))))
     goto done;
-  const float *X = tp_tensor_ptr(x), *Wt = tp_tensor_ptr(w), *B = b ? tp_tensor_ptr(b) : NULL;
-  float *Y = tp_tensor_ptr(y);
+  if (!(j = tp_alloc(sizeof *j))) {
+    s = TP_ERR_OUT_OF_MEMORY;
+    goto done;
+  }
+  memset(j, 0, sizeof *j);
+  j->g = &g, j->k = tp_kern();
+  j->X = tp_tensor_ptr(x), j->Wt = tp_tensor_ptr(w), j->B = b ? tp_tensor_ptr(b) : NULL;
+  j->Y = tp_tensor_ptr(y);
   int64_t Cg = g.C / g.G, Mg = g.M / g.G, KK = g.KH * g.KW, Kd = Cg * KK, P = g.OH * g.OW;
+  int64_t units, unit_flops;
+  int threads = tp_pool_threads_or_default();
   /* depthwise (channel multiplier Mg): groups of one channel each. A single
    * input channel (G == 1, C == 1: an STFT-like 1-D conv with a long kernel
    * and many filters) is one GEMM instead: the row kernel vectorizes over
    * output positions, few there, and cost 4.7 ms where the GEMM takes
    * 0.1 ms (x [1,1,1,768], w [258,1,1,256], stride 128) */
   if (Cg == 1 && KK > 1 && g.G > 1) {
-    for (int64_t n = 0; n < g.N && !s; n++)
-      for (int64_t m = 0; m < g.M && !s; m++)
-        s = conv_dw_plane(&g, X + (n * g.C + m / Mg) * g.H * g.W, Wt + m * KK, B ? B[m] : 0.0f,
-                          Y + (n * g.M + m) * P);
-    goto done;
-  }
-  /* 1x1, stride 1, no padding: x is already the GEMM's B operand */
-  int direct = KK == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&
-               g.OW == g.W;
-  int64_t rb = g.OH; /* output rows per im2col block: 4 MB of columns, or one row */
-  if (!direct && P > 0 && Kd > 0) {
-    int64_t row, fl;
-    if (__builtin_mul_overflow(Kd, g.OW, &row)) row = INT64_MAX;
-    rb = ((int64_t)1 << 20) / row;
-    rb = rb < 1 ? 1 : rb > g.OH ? g.OH : rb;
-    if (__builtin_mul_overflow(row, rb, &fl) || (uint64_t)fl > (uint64_t)(SIZE_MAX / sizeof(float))) {
-      s = tp_fail(TP_ERR_OUT_OF_MEMORY,
-                  "conv2d: im2col of one output row needs %lld x %lld floats, more than this build can address",
-                  (long long)Kd, (long long)g.OW);
-      goto done;
+    j->kind = 0;
+    units = g.N * g.M * g.OH, unit_flops = 2 * g.OW * KK;
+  } else if (KK == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&
+             g.OW == g.W) {
+    /* 1x1, stride 1, no padding: x is already the GEMM's B operand */
+    j->kind = 2;
+    units = g.N * g.G * ((P + CONV_COLS - 1) / CONV_COLS), unit_flops = 2 * Mg * Cg * CONV_COLS;
+  } else {
+    j->kind = 1;
+    /* output rows per im2col block: 4 MB of columns, or one row; with
+     * threads, blocks enough for each (the results do not depend on it) */
+    int64_t rb = g.OH;
+    if (P > 0 && Kd > 0) {
+      int64_t row, fl;
+      if (__builtin_mul_overflow(Kd, g.OW, &row)) row = INT64_MAX;
+      rb = ((int64_t)1 << 20) / row;
+      rb = rb < 1 ? 1 : rb > g.OH ? g.OH : rb;
+      if (threads > 1 && g.N * g.G < threads) {
+        int64_t want = (g.OH * g.N * g.G + threads - 1) / threads;
+        if (want < rb) rb = want < 1 ? 1 : want;
+      }
+      if (__builtin_mul_overflow(row, rb, &fl) || (uint64_t)fl > (uint64_t)(SIZE_MAX / sizeof(float))) {
+        s = tp_fail(TP_ERR_OUT_OF_MEMORY,
+                    "conv2d: im2col of one output row needs %lld x %lld floats, more than this build can address",
+                    (long long)Kd, (long long)g.OW);
+        goto done;
+      }
+      j->col_floats = fl;
     }
-    size_t bytes = sizeof(float) * (size_t)fl;
-    if (!(cols = tp_alloc(bytes))) {
+    j->rb = rb, j->nblk = rb > 0 ? (g.OH + rb - 1) / rb : 0;
+    units = g.N * g.G * j->nblk, unit_flops = 2 * Mg * Kd * rb * g.OW;
+  }
+  int64_t grain = unit_flops > 0 ? (PAR_CONV_FLOPS + unit_flops - 1) / unit_flops : units;
+  int nc = units > 0 ? tp_parallel_slots(units, grain) : 0;
+  if (nc < 1) nc = 1;
+  if (j->col_floats) {
+    size_t bytes = sizeof(float) * (size_t)j->col_floats;
+    if (!(j->cols = tp_alloc(bytes * (size_t)nc)) && nc > 1) /* try one thread's worth */
+      nc = 1, j->cols = tp_alloc(bytes);
+    if (!j->cols) {
       s = tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: conv2d: cannot allocate %zu bytes of im2col columns", bytes);
       goto done;
     }
   }
-  const tp_kernels *k = tp_kern();
-  for (int64_t n = 0; n < g.N; n++)
-    for (int64_t gi = 0; gi < g.G; gi++) {
-      const float *xg = X + (n * g.C + gi * Cg) * g.H * g.W, *wg = Wt + gi * Mg * Kd;
-      float *yg = Y + (n * g.M + gi * Mg) * P;
-      if (direct) {
-        k->gemm_f32(Mg, P, Cg, wg, Cg, 1, xg, g.H * g.W, 1, yg, P, NULL);
-      } else {
-        for (int64_t i0 = 0; i0 < g.OH; i0 += rb) {
-          int64_t r = g.OH - i0 < rb ? g.OH - i0 : rb;
-          conv_im2col(&g, xg, Cg, i0, r, cols);
-          k->gemm_f32(Mg, r * g.OW, Kd, wg, Kd, 1, cols, r * g.OW, 1, yg + i0 * g.OW, P, NULL);
-        }
-      }
-      if (B)
-        for (int64_t m = 0; m < Mg; m++) {
-          float bv = B[gi * Mg + m], *yr = yg + m * P;
-          for (int64_t p = 0; p < P; p++) yr[p] += bv;
-        }
-    }
+  if (j->kind == 0 && g.KH > 64 && !(j->rows = tp_alloc(sizeof(float *) * (size_t)g.KH * (size_t)nc))) {
+    s = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: no memory for %lld kernel rows", (long long)g.KH);
+    goto done;
+  }
+  if (nc > 1) tp_parallel_run(units, grain, nc, conv_task, j);
+  else conv_units(j, 0, 0, units);
 done:
-  tp_free(cols);
+  if (j) tp_free(j->cols), tp_free((void *)j->rows);
+  tp_free(j);
   tp_tensor_release(x);
   tp_tensor_release(w);
   tp_tensor_release(b);

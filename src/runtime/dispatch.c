@@ -18,9 +18,24 @@ static const tp_kernels *best(void) {
 #endif
 }
 
+/* atomic: a racing first call computes the same table */
 const tp_kernels *tp_kern(void) {
-  if (!active) active = best();
-  return active;
+  const tp_kernels *k = __atomic_load_n(&active, __ATOMIC_ACQUIRE);
+  if (!k) __atomic_store_n(&active, k = best(), __ATOMIC_RELEASE);
+  return k;
+}
+
+void tp_kern_thread_release(void) {
+  const tp_kernels *all[] = {
+#if defined(__wasm_simd128__)
+      &tp_kernels_wasmsimd,
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+      &tp_kernels_avx512, &tp_kernels_avx2, &tp_kernels_sse2,
+#endif
+      &tp_kernels_generic};
+  for (int i = 0; i < (int)(sizeof all / sizeof all[0]); i++)
+    if (all[i]->gemm_release) all[i]->gemm_release();
 }
 
 const char *tp_isa_name(void) { return tp_kern()->isa; }
@@ -39,12 +54,12 @@ tp_status tp_set_isa(const char *name) {
   for (int i = 0; i < (int)(sizeof all / sizeof all[0]); i++) {
     if (all[i] == b) allowed = 1;
     if (allowed && name && !strcmp(name, all[i]->isa)) {
-      active = all[i];
+      __atomic_store_n(&active, all[i], __ATOMIC_RELEASE);
       return TP_OK;
     }
   }
   if (name && !strcmp(name, "best")) {
-    active = b;
+    __atomic_store_n(&active, b, __ATOMIC_RELEASE);
     return TP_OK;
   }
   return tp_fail(TP_ERR_UNSUPPORTED, "isa '%s' is not available on this CPU (best: %s)",

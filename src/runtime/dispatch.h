@@ -6,5 +6,8 @@
 #include "kernels/kernels.h"
 
 const tp_kernels *tp_kern(void);
+/* Frees this thread's per-thread kernel buffers (every table's GEMM pack
+ * buffers): the pool's workers call it before they exit. */
+void tp_kern_thread_release(void);
 
 #endif

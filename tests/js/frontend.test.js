@@ -50,6 +50,42 @@ test('config: defaults, get/set through the core, reset, unknown keys', () => {
   assert.deepEqual(C.config.toJSON().recompileLimit, 8);
 });
 
+test('config.threads: checked when set, ignored by the single-threaded Wasm core (explain says so)', () => {
+  C.config.reset();
+  assert.equal(C.config.threads, null);
+  for (const [v, text] of [
+    [0, 'config.threads must be from 1 to 256 (None: the default), got 0'],
+    [-1, 'got -1'],
+    [1000, 'got 1000 (too many threads)'],
+    [2.5, "config.threads must be an int from 1 to 256 or None (the default: TP_NUM_THREADS, else the number of cores), got <class 'float'>"],
+    [true, "got <class 'bool'>"],
+    ['4', "got <class 'str'>"],
+  ]) {
+    throwsWith(() => { C.config.threads = v; }, tp.ValueError, text);
+    assert.equal(C.config.threads, null, `unchanged after ${JSON.stringify(v)}`);
+  }
+  const g = C.compile((x) => x.mul(2).add(1));
+  const x = tp.tensor([1, 2, 3]);
+  const run = () => {
+    const y = g(x);
+    try { return arr(y); } finally { y.dispose(); }
+  };
+  try {
+    assert.deepEqual(run(), [3, 5, 7]);
+    assert.equal(g.explain().threads, 'single-threaded Wasm build: 1 thread');
+    C.config.threads = 4;
+    assert.equal(C.config.threads, 4);
+    assert.deepEqual(run(), [3, 5, 7]);
+    assert.equal(g.explain().threads, 'single-threaded Wasm build: 1 thread (config.threads = 4 ignored)');
+    C.config.threads = null;
+    assert.equal(C.config.threads, null);
+  } finally {
+    C.config.reset();
+    x.dispose();
+    g.dispose();
+  }
+});
+
 test('config values are validated by compile() in the seed order', () => {
   const f = (x) => x;
   const cases = [

@@ -272,6 +272,12 @@ static const ukernel_fn ukernels[MR][2] = {
 
 static KTLS float *pack_a_buf, *pack_b_buf;
 
+void tp_f32_gemm_release__avx512(void) {
+  free(pack_a_buf);
+  free(pack_b_buf);
+  pack_a_buf = pack_b_buf = NULL;
+}
+
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 static void gemm_scalar(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa, int64_t csa,
@@ -285,14 +291,15 @@ static void gemm_scalar(int64_t M, int64_t N, int64_t K, const float *A, int64_t
     }
 }
 
-/* pb: pre-packed B (layout in the header comment) or NULL to pack B here. */
+/* pb: pre-packed B (layout in the header comment) or NULL to pack B here.
+ * Only columns [j0, j1) of C are computed (j0 a multiple of NR with pb). */
 static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa, int64_t csa,
                        const float *B, int64_t rsb, int64_t csb, const float *pb, float *C,
-                       int64_t ldc, const float *bias) {
-  if (M <= 0 || N <= 0) return;
+                       int64_t ldc, const float *bias, int64_t j0, int64_t j1) {
+  if (M <= 0 || N <= 0 || j0 >= j1) return;
   if (K <= 0) {
     for (int64_t i = 0; i < M; i++)
-      for (int64_t j = 0; j < N; j++) C[i * ldc + j] = bias ? bias[j] : 0.0f;
+      for (int64_t j = j0; j < j1; j++) C[i * ldc + j] = bias ? bias[j] : 0.0f;
     return;
   }
   if (!pack_a_buf) pack_a_buf = aligned_alloc(64, sizeof(float) * (size_t)MC_MAX * KC_MAX);
@@ -301,7 +308,7 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
     if (pb) { /* read B back out of its panels */
       int64_t Np = round_up(N, NR);
       for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j++) {
+        for (int64_t j = j0; j < j1; j++) {
           float s = bias ? bias[j] : 0.0f;
           for (int64_t k = 0; k < K; k++) {
             int64_t pc = k / KC * KC, kc = K - pc < KC ? K - pc : KC;
@@ -310,14 +317,15 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
           C[i * ldc + j] = s;
         }
     } else {
-      gemm_scalar(M, N, K, A, rsa, csa, B, rsb, csb, C, ldc, bias);
+      gemm_scalar(M, j1 - j0, K, A, rsa, csa, B + j0 * csb, rsb, csb, C + j0, ldc,
+                  bias ? bias + j0 : NULL);
     }
     return;
   }
   int64_t Np = round_up(N, NR);
   float *pa = pack_a_buf;
-  for (int64_t jc = 0; jc < N; jc += NC) {
-    int64_t nc = N - jc < NC ? N - jc : NC;
+  for (int64_t jc = j0; jc < j1; jc += NC) {
+    int64_t nc = j1 - jc < NC ? j1 - jc : NC;
     for (int64_t pc = 0; pc < K; pc += KC) {
       int64_t kc = K - pc < KC ? K - pc : KC;
       const float *bb = pb ? pb + pc * Np + jc * kc : pack_b_buf;
@@ -359,7 +367,7 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
 void tp_f32_gemm__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                          int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
                          int64_t ldc, const float *bias) {
-  gemm_drive(M, N, K, A, rsa, csa, B, rsb, csb, NULL, C, ldc, bias);
+  gemm_drive(M, N, K, A, rsa, csa, B, rsb, csb, NULL, C, ldc, bias, 0, N);
 }
 
 size_t tp_f32_gemm_pack_b_size__avx512(int64_t K, int64_t N) {
@@ -383,5 +391,12 @@ void tp_f32_gemm_pack_b__avx512(int64_t K, int64_t N, const float *B, int64_t rs
 void tp_f32_gemm_packed__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                 int64_t csa, const float *packed_b, float *C, int64_t ldc,
                                 const float *bias) {
-  gemm_drive(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, C, ldc, bias);
+  gemm_drive(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, C, ldc, bias, 0, N);
+}
+
+void tp_f32_gemm_packed_cols__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                                     int64_t csa, const float *packed_b, int64_t j0, int64_t j1,
+                                     float *C, int64_t ldc, const float *bias) {
+  if (j0 < 0 || j1 > N || j0 % NR) return; /* the caller's contract (kernels.h) */
+  gemm_drive(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, C, ldc, bias, j0, j1);
 }

@@ -53,6 +53,13 @@ typedef struct tp_kernels {
   void (*gemm_f32_packed)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                           int64_t csa, const float *packed_b, float *C, int64_t ldc,
                           const float *bias);
+  /* Only columns [j0, j1) of that product (C, bias: the whole matrices);
+   * j0 a multiple of the table's panel width (8, 16 or 32: any multiple of
+   * 32 works; 0 <= j0, j1 <= N). Each element gets the same operations as
+   * in gemm_f32_packed, so threads splitting N get the same bits. */
+  void (*gemm_f32_packed_cols)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                               int64_t csa, const float *packed_b, int64_t j0, int64_t j1,
+                               float *C, int64_t ldc, const float *bias);
   /* unary_f32 with FMA contraction and reciprocal estimates (+ one Newton
    * step) where the ISA has them: within a few ulp of unary_f32, not
    * bit-identical across ISAs. stax's fused kernels use it; eager and the
@@ -62,6 +69,9 @@ typedef struct tp_kernels {
    * the defaults); max-autotune times candidates. A B packed with
    * gemm_pack_b must be used with the KC it was packed with. */
   void (*gemm_tune)(int kc, int mc);
+  /* Frees this thread's GEMM pack buffers (kept per thread between calls);
+   * the thread pool's workers call it before they exit. */
+  void (*gemm_release)(void);
   /* One output row of a depthwise convolution (conv2d with one input
    * channel per group): y[j] = bias + sum over kh < KH, kw < KW of
    * w[kh * KW + kw] * rows[kh][j * sw + kw * dw - pl] for j < OW; rows[kh]
@@ -86,11 +96,15 @@ void tp_f32_gemm__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_
                          int64_t ldc, const float *bias);
 size_t tp_f32_gemm_pack_b_size__avx512(int64_t K, int64_t N);
 void tp_f32_gemm_tune__avx512(int kc, int mc);
+void tp_f32_gemm_release__avx512(void);
 void tp_f32_gemm_pack_b__avx512(int64_t K, int64_t N, const float *B, int64_t rsb, int64_t csb,
                                 float *packed_out);
 void tp_f32_gemm_packed__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                 int64_t csa, const float *packed_b, float *C, int64_t ldc,
                                 const float *bias);
+void tp_f32_gemm_packed_cols__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                                     int64_t csa, const float *packed_b, int64_t j0, int64_t j1,
+                                     float *C, int64_t ldc, const float *bias);
 extern const tp_kernels tp_kernels_sse2;
 extern const tp_kernels tp_kernels_avx2;
 extern const tp_kernels tp_kernels_avx512;

@@ -368,11 +368,15 @@ static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
 #ifndef GEMM_TUNE
 #define GEMM_TUNE FN(tp_f32_gemm_tune)
 #endif
+#ifndef GEMM_RELEASE
+#define GEMM_RELEASE FN(tp_f32_gemm_release)
+#endif
 #ifndef GEMM_EXTERNAL
 #define GEMM_F32 FN(tp_f32_gemm)
 #define GEMM_PACK_B_SIZE FN(tp_f32_gemm_pack_b_size)
 #define GEMM_PACK_B FN(tp_f32_gemm_pack_b)
 #define GEMM_F32_PACKED FN(tp_f32_gemm_packed)
+#define GEMM_F32_PACKED_COLS FN(tp_f32_gemm_packed_cols)
 /* Blocking: defaults, or set per thread by max-autotune (gemm_tune). The
  * pack buffer is sized for the largest. */
 #define KC_MAX 768
@@ -454,17 +458,23 @@ static void FN(tp_f32_gemm_ukernel)(int64_t kc, const float *a, const float *b, 
 
 static KTLS float *pack_buf;
 
+static void FN(tp_f32_gemm_release)(void) {
+  free(pack_buf);
+  pack_buf = NULL;
+}
+
 static int64_t round_up_nr(int64_t n) { return (n + NR - 1) / NR * NR; }
 
 /* pbp: B packed by FN(tp_f32_gemm_pack_b) (per KC block of depth pc, the
  * panels of kc x NR at pbp + pc * round_up(N, NR) + j * kc), or NULL. */
 static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                            int64_t csa, const float *B, int64_t rsb, int64_t csb,
-                           const float *pbp, float *C, int64_t ldc, const float *bias) {
-  if (M <= 0 || N <= 0) return;
+                           const float *pbp, float *C, int64_t ldc, const float *bias, int64_t j0,
+                           int64_t j1) {
+  if (M <= 0 || N <= 0 || j0 >= j1) return;
   if (K <= 0) {
     for (int64_t i = 0; i < M; i++)
-      for (int64_t j = 0; j < N; j++) C[i * ldc + j] = bias ? bias[j] : 0.0f;
+      for (int64_t j = j0; j < j1; j++) C[i * ldc + j] = bias ? bias[j] : 0.0f;
     return;
   }
   int64_t Np = round_up_nr(N);
@@ -473,7 +483,7 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
     pack_buf = aligned_alloc(64, sizeof(float) * ((size_t)MC_MAX * KC_MAX + (size_t)KC_MAX * (NC + NR)));
     if (!pack_buf) { /* out of memory: unpacked scalar fallback */
       for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j++) {
+        for (int64_t j = j0; j < j1; j++) {
           float s = bias ? bias[j] : 0.0f;
           for (int64_t k = 0; k < K; k++) {
             float b;
@@ -491,8 +501,8 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
     }
   }
   float *pa = pack_buf, *pb = pack_buf + (size_t)MC_MAX * KC_MAX;
-  for (int64_t jc = 0; jc < N; jc += NC) {
-    int64_t nc = N - jc < NC ? N - jc : NC;
+  for (int64_t jc = j0; jc < j1; jc += NC) {
+    int64_t nc = j1 - jc < NC ? j1 - jc : NC;
     for (int64_t pc = 0; pc < K; pc += KC) {
       int64_t kc = K - pc < KC ? K - pc : KC;
       const float *bb = pb;
@@ -521,7 +531,7 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
 static void FN(tp_f32_gemm)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                             int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
                             int64_t ldc, const float *bias) {
-  FN(gemm_drive)(M, N, K, A, rsa, csa, B, rsb, csb, NULL, C, ldc, bias);
+  FN(gemm_drive)(M, N, K, A, rsa, csa, B, rsb, csb, NULL, C, ldc, bias, 0, N);
 }
 
 static size_t FN(tp_f32_gemm_pack_b_size)(int64_t K, int64_t N) {
@@ -541,7 +551,15 @@ static void FN(tp_f32_gemm_pack_b)(int64_t K, int64_t N, const float *B, int64_t
 static void FN(tp_f32_gemm_packed)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                    int64_t csa, const float *packed_b, float *C, int64_t ldc,
                                    const float *bias) {
-  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, C, ldc, bias);
+  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, C, ldc, bias, 0, N);
+}
+
+static void FN(tp_f32_gemm_packed_cols)(int64_t M, int64_t N, int64_t K, const float *A,
+                                        int64_t rsa, int64_t csa, const float *packed_b,
+                                        int64_t j0, int64_t j1, float *C, int64_t ldc,
+                                        const float *bias) {
+  if (j0 < 0 || j1 > N || j0 % NR) return; /* the caller's contract (kernels.h) */
+  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, C, ldc, bias, j0, j1);
 }
 #endif /* GEMM_EXTERNAL */
 
@@ -644,12 +662,14 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .gemm_pack_b_size = GEMM_PACK_B_SIZE,
     .gemm_pack_b = GEMM_PACK_B,
     .gemm_f32_packed = GEMM_F32_PACKED,
+    .gemm_f32_packed_cols = GEMM_F32_PACKED_COLS,
 #ifdef UNARY_FAST
     .unary_fast_f32 = UNARY_FAST,
 #else
     .unary_fast_f32 = FN(tp_f32_vunary_ukernel),
 #endif
     .gemm_tune = GEMM_TUNE,
+    .gemm_release = GEMM_RELEASE,
     .dwconv_row_f32 = FN(tp_f32_dwconv_row),
 };
 #endif /* VEC_UNARY_ONLY */

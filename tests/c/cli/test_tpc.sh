@@ -168,6 +168,23 @@ run "$TPC" compile "$T/g.tpg" --dump-after=fold
 run "$TPC" bench "$T/g.tpg" --backend=nope --runs 1
 expect 2 "unknown backend 'nope' (eager, stax, both)" "bench --backend=nope"
 
+# ---- threads: TP_NUM_THREADS and bench --threads are checked ----
+for v in "abc:'abc' is not a thread count: give a whole number from 1 to 256" \
+         "0:TP_NUM_THREADS=0: the thread count must be at least 1" \
+         "-3:'-3' is not a thread count" "2x:'2x' is not a thread count" \
+         "100000:TP_NUM_THREADS=100000 is more than 256 threads"; do
+  TP_NUM_THREADS=${v%%:*} run "$TPC" bench "$T/g.tpg" --runs 1 --backend=stax
+  expect 1 "${v#*:}" "TP_NUM_THREADS=${v%%:*}"
+done
+run "$TPC" bench "$T/g.tpg" --runs 1 --threads 0
+expect 2 "--threads: config.threads must be from 1 to 256 (None: the default), got 0" "bench --threads 0"
+run "$TPC" bench "$T/g.tpg" --runs 1 --threads=lots
+expect 2 "--threads: 'lots' is not a whole number" "bench --threads=lots"
+run "$TPC" bench "$T/g.tpg" --runs 1 --threads 3 --backend=stax
+[ $rc = 0 ] && [[ "$out" == *", 3 threads, "* ]] || fail "bench --threads 3 (rc $rc): $out $err"
+TP_NUM_THREADS=2 run "$TPC" bench "$T/g.tpg" --runs 1 --backend=stax
+[ $rc = 0 ] && [[ "$out" == *", 2 threads, "* ]] || fail "bench with TP_NUM_THREADS=2 (rc $rc): $out $err"
+
 # ---- tpc graph: reprints without data, stable ----
 run "$TPC" graph "$T/g.tpg"
 [ $rc = 0 ] || fail "graph: exit $rc: $err"

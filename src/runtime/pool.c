@@ -1,0 +1,335 @@
+/* pool.c - the thread pool (pool.h): thread count (config, TP_NUM_THREADS,
+ * cores), and a parallel-for with static chunking over a platform layer:
+ *
+ *   plat_start(nworkers)   start workers 1..nworkers (returns how many ran)
+ *   plat_run(job)          hand chunks to the workers, run chunk 0's share,
+ *                          wait for the rest
+ *   plat_stop()            join the workers
+ *
+ * TP_POOL_PTHREADS (native): pthreads, one mutex and two condition
+ * variables; workers sleep between jobs. Otherwise (the Wasm builds today):
+ * no workers, every chunk runs on the caller. A Wasm shared-memory backend
+ * (workers over one memory, memory.atomic.wait32) is a third plat_*. */
+#define _GNU_SOURCE 1
+#include "pool.h"
+#include "dispatch.h"
+#include "../core/lock.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+#if !defined(__wasm__)
+#define TP_POOL_PTHREADS 1
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+#endif
+
+/* ---- the thread count ---- */
+static tp_spinlock count_lock = TP_SPINLOCK_INIT;
+static int set_count;    /* tp_pool_set_threads; 0: the default */
+static int env_read, env_count; /* env_count 0: unset, -1: invalid */
+static char env_err[200];
+
+static int cores(void) {
+#ifdef TP_POOL_PTHREADS
+  cpu_set_t cs;
+  int n = 0;
+  if (!sched_getaffinity(0, sizeof cs, &cs)) n = CPU_COUNT(&cs);
+  if (n <= 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > TP_POOL_MAX ? TP_POOL_MAX : n;
+#else
+  return 1;
+#endif
+}
+
+/* Caller holds count_lock. TP_NUM_THREADS: a whole number 1..TP_POOL_MAX. */
+static void read_env(void) {
+  if (env_read) return;
+  env_read = 1;
+  const char *e = getenv("TP_NUM_THREADS");
+  if (!e) return;
+  const char *p = e;
+  long long v = 0;
+  int digits = 0;
+  while (*p == ' ') p++;
+  if (*p == '+') p++;
+  for (; *p >= '0' && *p <= '9'; p++, digits++)
+    if (v <= 1000000) v = v * 10 + (*p - '0');
+  while (*p == ' ') p++;
+  if (!digits || *p) {
+    snprintf(env_err, sizeof env_err,
+             "TP_NUM_THREADS='%.40s' is not a thread count: give a whole number from 1 to %d", e,
+             TP_POOL_MAX);
+  } else if (v < 1) {
+    snprintf(env_err, sizeof env_err,
+             "TP_NUM_THREADS=%.40s: the thread count must be at least 1 (1 runs on the calling "
+             "thread only)", e);
+  } else if (v > TP_POOL_MAX) {
+    snprintf(env_err, sizeof env_err,
+             "TP_NUM_THREADS=%.40s is more than %d threads (this machine has %d cores)", e,
+             TP_POOL_MAX, cores());
+  } else {
+    env_count = (int)v;
+    return;
+  }
+  env_count = -1;
+}
+
+tp_status tp_pool_threads(int *out) {
+#ifndef TP_POOL_PTHREADS
+  *out = 1; /* single-threaded: TP_NUM_THREADS is ignored (explain() says so) */
+  return TP_OK;
+#endif
+  tp_spin_lock(&count_lock);
+  read_env();
+  int n = set_count ? set_count : env_count > 0 ? env_count : env_count < 0 ? -1 : cores();
+  tp_spin_unlock(&count_lock);
+  if (n < 0) {
+    *out = 1;
+    return tp_fail(TP_ERR_VALUE, "%s", env_err);
+  }
+  *out = n;
+  return TP_OK;
+}
+
+int tp_pool_threads_or_default(void) {
+  int n;
+  tp_spin_lock(&count_lock);
+  read_env();
+  n = set_count ? set_count : env_count > 0 ? env_count : cores();
+  tp_spin_unlock(&count_lock);
+#ifndef TP_POOL_PTHREADS
+  n = 1;
+#endif
+  return n;
+}
+
+int tp_pool_has_threads(void) {
+#ifdef TP_POOL_PTHREADS
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+void tp_pool_describe(char *buf, size_t n) {
+  tp_spin_lock(&count_lock);
+  read_env();
+  int set = set_count, env = env_count;
+  tp_spin_unlock(&count_lock);
+  const char *src = set ? "config.threads" : env > 0 ? "TP_NUM_THREADS" : "cores";
+#ifdef TP_POOL_PTHREADS
+  if (!set && env < 0)
+    snprintf(buf, n, "pthreads: invalid TP_NUM_THREADS (%s)", env_err);
+  else
+    snprintf(buf, n, "pthreads: %d thread%s (%s)", tp_pool_threads_or_default(),
+             tp_pool_threads_or_default() == 1 ? "" : "s", src);
+#else
+  if (set > 1 || env > 1)
+    snprintf(buf, n, "single-threaded Wasm build: 1 thread (%s = %d ignored)", src,
+             set ? set : env);
+  else
+    snprintf(buf, n, "single-threaded Wasm build: 1 thread");
+#endif
+}
+
+/* ---- platform: pthreads or the single-thread fallback ---- */
+/* A job: [0, n) cut into nchunks static chunks (chunk c is [c n / nchunks,
+ * (c + 1) n / nchunks)), claimed one at a time by threads 0..nslots-1 (0: the
+ * caller). The claim counter carries the job's generation, so a worker that
+ * wakes late, after its job is over, claims nothing of the next one; the
+ * caller waits for finished chunks, not for workers, so a worker the OS does
+ * not schedule leaves its share to the others and delays no one. */
+typedef struct job {
+  tp_pool_task task;
+  void *ctx;
+  int64_t n;
+  int nchunks, nslots;
+  uint64_t *claim; /* (generation << 32) | the next unclaimed chunk */
+  uint32_t gen;
+  int *done;       /* chunks finished (NULL: the caller runs them all) */
+} job;
+
+static void run_chunk(const job *j, int slot, int c) {
+  int64_t b = (int64_t)((__int128)j->n * c / j->nchunks);
+  int64_t e = (int64_t)((__int128)j->n * (c + 1) / j->nchunks);
+  if (b < e) j->task(j->ctx, slot, b, e);
+}
+
+static int claim(const job *j) {
+  uint64_t v = __atomic_load_n(j->claim, __ATOMIC_ACQUIRE);
+  for (;;) {
+    if ((uint32_t)(v >> 32) != j->gen || (uint32_t)v >= (uint32_t)j->nchunks) return -1;
+    if (__atomic_compare_exchange_n(j->claim, &v, v + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      return (int)(uint32_t)v;
+  }
+}
+
+/* Thread `slot` takes chunks until none is left; 1 when it finished the
+ * job's last chunk. */
+static int run_share(const job *j, int slot) {
+  int last = 0;
+  if (slot >= j->nslots) return 0;
+  for (int c; (c = claim(j)) >= 0;) {
+    run_chunk(j, slot, c);
+    if (j->done && __atomic_add_fetch(j->done, 1, __ATOMIC_ACQ_REL) == j->nchunks) last = 1;
+  }
+  return last;
+}
+
+static void run_alone(job *j) {
+  uint64_t next = 0;
+  j->claim = &next, j->gen = 0, j->done = NULL;
+  run_share(j, 0);
+}
+
+#ifdef TP_POOL_PTHREADS
+static struct {
+  pthread_mutex_t mu;
+  pthread_cond_t wake, finished;
+  pthread_t th[TP_POOL_MAX];
+  int nworkers, stop;
+  uint64_t gen, start_gen; /* start_gen: P.gen when the workers were started */
+  uint64_t claim;          /* the job's claim counter (job.claim) */
+  int done;                /* its finished chunks (job.done) */
+  job j;
+} P = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
+       .finished = PTHREAD_COND_INITIALIZER};
+static pthread_mutex_t submit = PTHREAD_MUTEX_INITIALIZER; /* one parallel-for at a time */
+static _Thread_local int in_task; /* this thread runs a chunk: nested calls run serially */
+
+static void *worker(void *arg) {
+  int w = (int)(intptr_t)arg;
+  in_task = 1;
+  pthread_mutex_lock(&P.mu);
+  uint64_t seen = P.start_gen; /* not P.gen: a job may already be posted */
+  for (;;) {
+    while (P.gen == seen && !P.stop) pthread_cond_wait(&P.wake, &P.mu);
+    if (P.stop) break;
+    seen = P.gen;
+    job j = P.j;
+    pthread_mutex_unlock(&P.mu);
+    int last = run_share(&j, w);
+    pthread_mutex_lock(&P.mu);
+    if (last) pthread_cond_signal(&P.finished);
+  }
+  pthread_mutex_unlock(&P.mu);
+  tp_kern_thread_release(); /* the GEMM pack buffers of this thread */
+  return NULL;
+}
+
+/* Caller holds submit. */
+static void plat_stop(void) {
+  pthread_mutex_lock(&P.mu);
+  P.stop = 1;
+  pthread_cond_broadcast(&P.wake);
+  int n = P.nworkers;
+  pthread_mutex_unlock(&P.mu);
+  for (int i = 0; i < n; i++) pthread_join(P.th[i], NULL);
+  pthread_mutex_lock(&P.mu);
+  P.nworkers = 0;
+  P.stop = 0;
+  pthread_mutex_unlock(&P.mu);
+}
+
+static void at_exit(void) { tp_pool_shutdown(); }
+
+/* A forked child has none of the parent's workers: it starts its own. */
+static void at_fork_child(void) {
+  pthread_mutex_init(&P.mu, NULL);
+  pthread_cond_init(&P.wake, NULL);
+  pthread_cond_init(&P.finished, NULL);
+  pthread_mutex_init(&submit, NULL);
+  P.nworkers = 0, P.stop = 0;
+  in_task = 0;
+}
+
+/* Caller holds submit: nworkers workers (fewer if the system refuses). */
+static void plat_start(int nworkers) {
+  static int registered;
+  if (P.nworkers == nworkers) return;
+  if (P.nworkers) plat_stop();
+  if (!registered) registered = !atexit(at_exit) && !pthread_atfork(NULL, NULL, at_fork_child);
+  pthread_mutex_lock(&P.mu);
+  P.start_gen = P.gen;
+  int n = 0;
+  for (; n < nworkers; n++)
+    if (pthread_create(&P.th[n], NULL, worker, (void *)(intptr_t)(n + 1))) break;
+  P.nworkers = n;
+  pthread_mutex_unlock(&P.mu);
+}
+
+static void plat_run(job *j, int nthreads) {
+  if (j->nchunks <= 1 || j->nslots <= 1 || nthreads <= 1 || in_task ||
+      pthread_mutex_trylock(&submit)) {
+    run_alone(j);
+    return;
+  }
+  plat_start(nthreads - 1);
+  pthread_mutex_lock(&P.mu);
+  P.gen++;
+  j->gen = (uint32_t)P.gen, j->claim = &P.claim, j->done = &P.done;
+  __atomic_store_n(&P.claim, (uint64_t)j->gen << 32, __ATOMIC_RELEASE);
+  __atomic_store_n(&P.done, 0, __ATOMIC_RELEASE);
+  P.j = *j;
+  pthread_cond_broadcast(&P.wake);
+  pthread_mutex_unlock(&P.mu);
+  in_task = 1;
+  run_share(j, 0);
+  in_task = 0;
+  pthread_mutex_lock(&P.mu);
+  while (__atomic_load_n(&P.done, __ATOMIC_ACQUIRE) < j->nchunks)
+    pthread_cond_wait(&P.finished, &P.mu);
+  pthread_mutex_unlock(&P.mu);
+  pthread_mutex_unlock(&submit);
+}
+
+void tp_pool_shutdown(void) {
+  pthread_mutex_lock(&submit);
+  if (P.nworkers) plat_stop();
+  pthread_mutex_unlock(&submit);
+}
+#else
+static void plat_run(job *j, int nthreads) {
+  (void)nthreads;
+  run_alone(j);
+}
+void tp_pool_shutdown(void) {}
+#endif
+
+void tp_threads_shutdown(void) { tp_pool_shutdown(); }
+
+tp_status tp_pool_set_threads(int n) {
+  if (n < 0 || n > TP_POOL_MAX)
+    return tp_fail(TP_ERR_VALUE, "threads must be from 1 to %d (0 or None: the default), got %d",
+                   TP_POOL_MAX, n);
+  tp_spin_lock(&count_lock);
+  set_count = n;
+  tp_spin_unlock(&count_lock);
+  if (tp_pool_threads_or_default() == 1) tp_pool_shutdown(); /* no idle workers left behind */
+  return TP_OK;
+}
+
+int tp_parallel_slots(int64_t n, int64_t grain) {
+  if (n <= 0) return 0;
+  int t = tp_pool_threads_or_default();
+  if (grain < 1) grain = 1;
+  int64_t c = (n + grain - 1) / grain;
+  return c < t ? (int)c : t;
+}
+
+void tp_parallel_run(int64_t n, int64_t grain, int nslots, tp_pool_task task, void *ctx) {
+  if (n <= 0 || nslots < 1) return;
+  if (nslots > TP_POOL_MAX) nslots = TP_POOL_MAX;
+  if (grain < 1) grain = 1;
+  /* TP_POOL_SPLIT chunks per thread (each of at least grain items): a
+   * thread that is late or descheduled leaves chunks to the others */
+  int64_t most = (n + grain - 1) / grain, want = (int64_t)nslots * TP_POOL_SPLIT;
+  int nchunks = (int)(most < want ? most : want);
+  job j = {task, ctx, n, nchunks < 1 ? 1 : nchunks, nslots, NULL, 0, NULL};
+  plat_run(&j, tp_pool_threads_or_default());
+}
+
+void tp_parallel_for(int64_t n, int64_t grain, tp_pool_task task, void *ctx) {
+  tp_parallel_run(n, grain, tp_parallel_slots(n, grain), task, ctx);
+}
