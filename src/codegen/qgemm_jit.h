@@ -1,6 +1,6 @@
 /* qgemm_jit.h - the integer GEMM's relaxed-SIMD micro-kernel, emitted at
  * run time with the Wasm writer and installed as the "wasmrelaxed" qgemm
- * variant where the host has relaxed SIMD (docs/quantization-kernels.md).
+ * variant where the host has relaxed SIMD (docs/quantization.md#integer-kernels).
  * A module with a relaxed-SIMD instruction does not validate on an engine
  * without it, so the kernel cannot live in the core module. */
 #ifndef TP_CODEGEN_QGEMM_JIT_H

@@ -26,7 +26,7 @@
  *
  * The micro-kernel is chosen for this CPU when the weights are packed
  * (scalar; AVX2, AVX-VNNI, AVX512-VNNI natively; SIMD128 in Wasm; see
- * docs/quantization-kernels.md); the packed layout belongs to it, so a
+ * docs/quantization.md, "Integer kernels"); the packed layout belongs to it, so a
  * packed weight keeps using the variant it was packed for. Every call
  * checks its arguments and fails with a message naming the bad value
  * (tp_last_error), leaving nothing allocated. */

@@ -4,7 +4,7 @@
  *
  * This is the kernels layer: no checks, no errors. The checked API that
  * validates arguments, picks the variant for this CPU and reports errors
- * is src/runtime/qgemm.h (tp_qgemm_*); docs/quantization-kernels.md
+ * is src/runtime/qgemm.h (tp_qgemm_*); docs/quantization.md, "Integer kernels"
  * describes the variants, the layouts and the overflow rules.
  *
  * Two families of variants, by how a k-group is formed:
