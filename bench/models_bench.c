@@ -1,23 +1,38 @@
-/* models_bench.c - our side of W2/W3/W4 (bench/workloads/models-native.sh),
- * driven over stdin/stdout by bench/lib/models_native.mjs so that our runs
- * and onnxruntime-node's runs can be interleaved sample by sample with no
- * process start in the loop.
+/* models_bench.c - the native side of W1-W4 and R1
+ * (bench/workloads/models-native.sh): our stax plan and eager runner, and
+ * onnxruntime through its C API (bench/ort_capi.c: the libonnxruntime.so.1
+ * of the onnxruntime-node package, dlopen()ed, 1 thread), all in this one
+ * process, driven over stdin/stdout by bench/lib/models_native.mjs so that
+ * every implementation's samples interleave (and onnxruntime-node's, timed
+ * from JS, too) with no process start in the loop.
  *
  * Commands (one per line on stdin; one reply line on stdout):
- *   load ID GRAPH.tpg X.bin      parse the graph text, lower it with tp_lower
+ *   ortlib PATH                  load onnxruntime (version checked) -> "ok VERSION"
+ *   load ID GRAPH.tpg X.bin [MODEL.onnx]
+ *                                parse the graph text, lower it with tp_lower
  *                                (timed: the median of 15 lowerings is
- *                                reported), read the input (f32 raw)
- *        -> "ok ID lower_ms=MED lower_min_ms=MIN lower_first_ms=F kernels=K arena=B"
- *   dump ID stax|eager OUT.bin   run once, write output 0 (f32 raw) -> "ok"
+ *                                reported), read the input (f32 raw); with
+ *                                MODEL.onnx, an onnxruntime session on it
+ *        -> "ok ID lower_ms=MED lower_min_ms=MIN lower_first_ms=F kernels=K arena=B ..."
+ *   dump ID IMPL OUT.bin         run once, write output 0 (f32 raw) -> "ok"
  *   calib ID IMPL                warm up, then run for ~20 ms -> "ok PER_CALL_MS"
  *   time ID IMPL INNER           INNER calls -> "ok TOTAL_MS"
  *   quit
- * IMPL: stax (tp_plan_run), eager (tp_graph_run), memcpy (the W3 anchor:
- * memcpy of the input's bytes into a preallocated, reused buffer).
+ * IMPL, resident (the input already in the runtime, output 0 not read):
+ *   stax (tp_plan_run), eager (tp_graph_run), ort (OrtApi Run(), its output
+ *   allocated by onnxruntime and released unread);
+ * end to end (copy the input in from the caller's array, run, read output 0
+ * into the caller's reused buffer):
+ *   stax-e2e, eager-e2e (tp_tensor_new from the array, run,
+ *   tp_tensor_read), ort-e2e (memcpy into the session's input buffer, Run(),
+ *   memcpy out of the output value);
+ * memcpy (the W3 anchor: memcpy of the input's bytes into a preallocated,
+ * reused buffer).
  * Errors: "err MESSAGE". */
 #include "lib/bench_util.h"
 
 #include "lower/lower.h"
+#include "ort_capi.h"
 #include "tensorplay.h"
 
 #define MAXW 8
@@ -26,8 +41,12 @@ typedef struct wl {
   tp_graph *g;
   tp_plan *pl;
   tp_tensor *x;
-  void *copy_src, *copy_dst;
+  void *copy_src, *copy_dst; /* copy_src: the caller's input array */
   size_t bytes;
+  float *ybuf; /* the caller's reused output buffer (e2e runs) */
+  size_t ybytes;
+  int has_ort;
+  ort_model ort;
 } wl;
 static wl W[MAXW];
 static int nw;
@@ -55,11 +74,31 @@ static char *slurp(const char *path, size_t *len) {
   return p;
 }
 
+/* one end-to-end call of ours: the input copied in from the caller's array
+ * (a new tensor), run, output 0 read into the caller's buffer */
+static int run_e2e(wl *w, int stax) {
+  tp_tensor *x = NULL, *outs[8] = {0};
+  int n = 0;
+  if (tp_tensor_new(TP_F32, w->x->ndim, w->x->shape, w->copy_src, &x) != TP_OK) return 1;
+  tp_status s = stax ? tp_plan_run(w->pl, 1, &x, 8, outs, &n) : tp_graph_run(w->g, 1, &x, 8, outs, &n);
+  tp_tensor_release(x);
+  if (s != TP_OK) return 1;
+  int bad = n < 1 || tp_tensor_read(outs[0], w->ybuf, w->ybytes) != TP_OK;
+  for (int i = 0; i < n; i++) tp_tensor_release(outs[i]);
+  return bad;
+}
+
 /* one call of an implementation; returns 0 on success */
 static int run1(wl *w, const char *impl, int keep_out, tp_tensor **out0) {
   if (!strcmp(impl, "memcpy")) {
     memcpy(w->copy_dst, w->copy_src, w->bytes);
     return 0;
+  }
+  if (!strcmp(impl, "stax-e2e")) return run_e2e(w, 1);
+  if (!strcmp(impl, "eager-e2e")) return run_e2e(w, 0);
+  if (!strcmp(impl, "ort") || !strcmp(impl, "ort-e2e")) {
+    if (!w->has_ort) return 1;
+    return impl[3] ? ort_run_e2e(&w->ort, w->copy_src, w->ybuf, w->ybytes) != 0 : ort_run_resident(&w->ort) != 0;
   }
   tp_tensor *outs[8] = {0};
   int n = 0;
@@ -74,16 +113,27 @@ static int run1(wl *w, const char *impl, int keep_out, tp_tensor **out0) {
   return 0;
 }
 
+static const char *run_error(const char *impl) {
+  return !strncmp(impl, "ort", 3) ? ort_last_error() : tp_last_error();
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   char line[4096];
   while (fgets(line, sizeof line, stdin)) {
-    char cmd[32] = "", id[32] = "", a[2048] = "", b[2048] = "";
-    int nf = sscanf(line, "%31s %31s %2047s %2047s", cmd, id, a, b);
+    char cmd[32] = "", id[2048] = "", a[2048] = "", b[2048] = "", c[2048] = "";
+    int nf = sscanf(line, "%31s %2047s %2047s %2047s %2047s", cmd, id, a, b, c);
     if (nf < 1) continue;
     if (!strcmp(cmd, "quit")) break;
+    if (!strcmp(cmd, "ortlib") && nf == 2) {
+      char err[1024];
+      if (ort_load(id, err, sizeof err)) printf("err %s\n", err);
+      else printf("ok %s\n", ort_version());
+      continue;
+    }
+    if (strlen(id) >= sizeof W[0].id) { printf("err id too long: %s\n", id); continue; }
     wl *w = find(id);
-    if (!strcmp(cmd, "load") && nf == 4) {
+    if (!strcmp(cmd, "load") && (nf == 4 || nf == 5)) {
       if (w || nw == MAXW) { printf("err %s: loaded twice or too many\n", id); continue; }
       size_t len = 0, xlen = 0;
       char *text = slurp(a, &len), *xb = slurp(b, &xlen);
@@ -127,14 +177,46 @@ int main(void) {
       }
       if (!w->pl) continue;
       double lmin = 0, lmed = bench_median(tl, 15, &lmin);
+      /* the caller's output buffer: output 0's size, from one run */
+      tp_tensor *y0 = NULL;
+      if (run1(w, "stax", 1, &y0) || !y0) { printf("err %s: run stax: %s\n", id, tp_last_error()); continue; }
+      w->ybytes = (size_t)tp_tensor_numel(y0) * 4;
+      tp_tensor_release(y0);
+      w->ybuf = aligned_alloc(64, (w->ybytes + 63) / 64 * 64);
+      memset(w->ybuf, 1, w->ybytes);
+      if (nf == 5) {
+        char err[1024];
+        if (ort_model_open(&w->ort, c, (const float *)xb, d->ndim, d->shape, err, sizeof err)) {
+          printf("err %s: %s\n", id, err);
+          continue;
+        }
+        int64_t on = ort_out_numel(&w->ort);
+        if (on < 0 || (size_t)on * 4 != w->ybytes) {
+          printf("err %s: onnxruntime output 0 has %lld floats, ours %zu (%s)\n", id, (long long)on, w->ybytes / 4,
+                 ort_last_error());
+          ort_model_close(&w->ort);
+          continue;
+        }
+        w->has_ort = 1;
+      }
       w->copy_dst = aligned_alloc(64, (w->bytes + 63) / 64 * 64);
       memset(w->copy_dst, 1, w->bytes); /* first touch outside timing */
       const tp_kir_program *p = tp_plan_program(w->pl);
       nw++;
-      printf("ok %s lower_ms=%.4f lower_min_ms=%.4f lower_first_ms=%.4f kernels=%d arena=%lld isa=%s\n", id,
-             lmed, lmin, first, p->nkernels, (long long)p->arena_bytes, tp_isa_name());
+      printf("ok %s lower_ms=%.4f lower_min_ms=%.4f lower_first_ms=%.4f kernels=%d arena=%lld isa=%s out_bytes=%zu ort=%s\n",
+             id, lmed, lmin, first, p->nkernels, (long long)p->arena_bytes, tp_isa_name(), w->ybytes,
+             w->has_ort ? ort_version() : "none");
     } else if (!w) {
       printf("err unknown workload '%s'\n", id);
+    } else if (!strcmp(cmd, "dump") && nf == 4 && (strstr(a, "-e2e") || !strcmp(a, "ort"))) {
+      /* end-to-end impls (and ort, read out the same way) write ybuf */
+      const char *impl = !strcmp(a, "ort") ? "ort-e2e" : a;
+      memset(w->ybuf, 0xff, w->ybytes); /* NaNs: a run that writes nothing fails the check */
+      if (run1(w, impl, 0, NULL)) { printf("err %s: run %s: %s\n", id, a, run_error(a)); continue; }
+      FILE *f = fopen(b, "wb");
+      int ok = f && fwrite(w->ybuf, 1, w->ybytes, f) == w->ybytes;
+      if (f) fclose(f);
+      printf(ok ? "ok\n" : "err %s: write %s\n", id, b);
     } else if (!strcmp(cmd, "dump") && nf == 4) {
       tp_tensor *y = NULL;
       if (run1(w, a, 1, &y) || !y) { printf("err %s: run %s: %s\n", id, a, tp_last_error()); continue; }
@@ -147,7 +229,7 @@ int main(void) {
       tp_tensor_release(y);
       printf(ok ? "ok\n" : "err %s: write %s\n", id, b);
     } else if (!strcmp(cmd, "calib") && nf == 3) {
-      if (run1(w, a, 0, NULL)) { printf("err %s: run %s: %s\n", id, a, tp_last_error()); continue; }
+      if (run1(w, a, 0, NULL)) { printf("err %s: run %s: %s\n", id, a, run_error(a)); continue; }
       double t0 = bench_now_ms();
       int c = 0;
       do run1(w, a, 0, NULL), c++;
@@ -158,7 +240,7 @@ int main(void) {
       double t0 = bench_now_ms();
       for (int k = 0; k < inner; k++) bad |= run1(w, a, 0, NULL);
       double t = bench_now_ms() - t0;
-      if (bad) printf("err %s: run %s: %s\n", id, a, tp_last_error());
+      if (bad) printf("err %s: run %s: %s\n", id, a, run_error(a));
       else printf("ok %.6f\n", t);
     } else {
       printf("err bad command: %s", line);

@@ -64,6 +64,12 @@ double tpw_tensor_numel(uint32_t h);     /* -1 on a bad handle */
 int32_t tpw_tensor_read(uint32_t h, void *dst, int32_t bytes);
 /* item: writes one double at out. status. */
 int32_t tpw_tensor_item(uint32_t h, double *out);
+/* The address in this memory of a contiguous tensor's first element, for
+ * reads that copy straight out of the core (JS toArray(out)); 0 when the
+ * tensor is not contiguous, has no elements, or on a bad handle (the JS side
+ * then reads through tpw_tensor_read). Not graph-break aware: callers use it
+ * only outside a capture. */
+uint32_t tpw_tensor_data_ptr(uint32_t h);
 /* A new handle to the same tensor (retain). */
 uint32_t tpw_tensor_dup(uint32_t h);
 

@@ -85,6 +85,11 @@ int32_t tpw_tensor_item(uint32_t h, double *out) {
   if (!t) return tp_last_status();
   return tp_tensor_item(t, out);
 }
+uint32_t tpw_tensor_data_ptr(uint32_t h) {
+  tp_tensor *t = abi_handle_get(h, ABI_TENSOR);
+  if (!t || !t->storage || !tp_tensor_numel(t) || !tp_tensor_is_contiguous(t)) return 0;
+  return (uint32_t)(uintptr_t)tp_tensor_ptr(t); /* an address of this memory (wasm32) */
+}
 uint32_t tpw_tensor_dup(uint32_t h) {
   tp_tensor *t = abi_handle_get(h, ABI_TENSOR);
   if (!t) return 0;

@@ -5,14 +5,14 @@
 //
 //   node bench/lib/models_gen.mjs OUTDIR
 //
-// Writes OUTDIR/W{2,3,4}.tpg, .x.bin (input, f32 raw), .ref.bin (output of
+// Writes OUTDIR/{W1_MxNxK,W2,W3,W4,R1}.tpg, .x.bin (input, f32 raw), .ref.bin (output of
 // the JS (Wasm) eager run, f32 raw), .onnx, and OUTDIR/models.json (shapes,
 // JS capture times).
 import { mkdirSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tp from '../../js/index.js';
-import { makeW2, makeW3, makeW4, makeR1 } from './models_wasm_defs.mjs';
+import { makeW1, makeW2, makeW3, makeW4, makeR1 } from './models_wasm_defs.mjs';
 
 const outDir = process.argv[2];
 if (!outDir) throw new Error('usage: models_gen.mjs OUTDIR');
@@ -25,8 +25,18 @@ const w2 = () => makeW2(tp), w3 = () => makeW3(tp), w4 = () => makeW4(tp);
 // .onnx is the original file
 const r1Path = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'shared', 'conformance', 'models',
   'ultraface-rfb-320', 'model.onnx');
-const cases = [['W2', w2], ['W3', w3], ['W4', w4]];
-if (existsSync(r1Path)) cases.push(['R1', () => makeR1(tp, readFileSync(r1Path))]);
+// W1: GEMM shapes (M, N, K), x[M,K] @ B[K,N] with B a constant weight;
+// named W1_MxNxK
+const W1_SHAPES = [[256, 256, 256], [1024, 1024, 1024], [64, 768, 768], [128, 3072, 768]];
+const only = (process.env.BENCH_MODELS ?? '').split(/\s+/).filter(Boolean);
+const cases = [
+  ...W1_SHAPES.map(([M, N, K]) => [`W1_${M}x${N}x${K}`, () => makeW1(tp, M, N, K)]),
+  ['W2', w2], ['W3', w3], ['W4', w4],
+];
+if (only.length) for (let i = cases.length - 1; i >= 0; i--)
+  if (!only.some((o) => cases[i][0] === o || (o === 'W1' && cases[i][0].startsWith('W1_')))) cases.splice(i, 1);
+if (only.length && !only.includes('R1')) { /* not asked for */ }
+else if (existsSync(r1Path)) cases.push(['R1', () => makeR1(tp, readFileSync(r1Path))]);
 else process.stderr.write(`models_gen: R1 skipped: ${r1Path} is missing\n`);
 
 function bin(path, t) {
@@ -68,7 +78,7 @@ for (const [name, make] of cases) {
   bin(join(outDir, `${name}.ref.bin`), y0);
   writeFileSync(join(outDir, `${name}.onnx`), m.onnx.model({ opset: 17 }));
   meta[name] = {
-    x_shape: m.xShape, y_shape: m.yShape ?? y0.shape,
+    x_shape: m.xShape, y_shape: m.yShape ?? y0.shape, flops: m.flops ?? null,
     js_first_call_cold_ms: +first.toFixed(3), js_first_call_median_ms: +firstMed.toFixed(3),
     js_eager_call_ms: +later[2].toFixed(3),
     js_capture_cold_ms: +Math.max(0, first - later[2]).toFixed(3),

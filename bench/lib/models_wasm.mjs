@@ -6,6 +6,12 @@
 //   onnxruntime-web  wasm EP, SIMD, numThreads 1, proxy off (ONNX model with the same weights)
 //   tfjs-wasm        @tensorflow/tfjs-backend-wasm, SIMD, no threads (tf ops, in tf.tidy)
 //   ...+read         ours-stax and tfjs-wasm again, copying the output out to a JS array
+//   ...-e2e          end to end, the headline rows: the input copied in from the
+//                    caller's Float32Array, run, the output read into the
+//                    caller's reused Float32Array (ours: tp.tensor(xArr) ->
+//                    g(x) -> y.toArray(out); ORT-web: session.run({x: new
+//                    ort.Tensor(xArr)}) -> out.set(y.data)); for ours-stax,
+//                    ours-eager and onnxruntime-web
 // plus: time from process start to the first W2 result (fresh `node` per
 // runtime, bench/lib/models_wasm_start.mjs), compile time per workload, and
 // the sizes of the three .wasm binaries. Run by bench/workloads/models-wasm.sh.
@@ -50,6 +56,7 @@ const STARTS = Math.max(1, Number(process.env.BENCH_STARTS ?? 5));
 const log = (s) => process.stderr.write(s + '\n');
 const r3 = (v) => (v === null || v === undefined ? v : +Number(v).toFixed(3));
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[n >> 1] : 0.5 * (s[n / 2 - 1] + s[n / 2]); };
+const quantile = (v, q) => { const s = [...v].sort((a, b) => a - b); const i = (s.length - 1) * q, lo = Math.floor(i); return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (i - lo); };
 
 // ---- which .wasm files each library reads (recorded, to show the SIMD binaries are the ones used) ----
 const fs = require('fs');
@@ -122,7 +129,8 @@ async function bench(m, title, reps) {
   let t0 = performance.now();
   const sess = await ort.InferenceSession.create(m.onnx.model({ opset: 17 }), ortOpts);
   const ortCreateMs = performance.now() - t0;
-  const feeds = { [sess.inputNames[0]]: new ort.Tensor('float32', m.x.toArray(), m.xShape) };
+  const xArr = m.x.toArray(); // the caller's input array (end-to-end rows copy it in on every call)
+  const feeds = { [sess.inputNames[0]]: new ort.Tensor('float32', xArr, m.xShape) };
   const tfm = m.tfBuild ? m.tfBuild(tf) : null; // R1: no tfjs
 
   // correctness: every implementation against our eager output. A compiled
@@ -150,6 +158,16 @@ async function bench(m, title, reps) {
     yt.dispose();
   }
   for (const y of [c0.y, e0.y, x0.y]) y.dispose();
+  // end to end: the caller's reused output buffer, one per runtime
+  const outStax = new Float32Array(ref.length), outEager = new Float32Array(ref.length), outOrt = new Float32Array(ref.length);
+  const tpE2e = (g, out) => () => tp.scope(() => { g(tp.tensor(xArr, { shape: m.xShape })).toArray(out); });
+  const ortName = sess.outputNames[0];
+  const ortE2e = async () => { const r = await sess.run({ [sess.inputNames[0]]: new ort.Tensor('float32', xArr, m.xShape) }); outOrt.set(r[ortName].data); };
+  for (const [k, fn, out] of [['ours-stax-e2e', tpE2e(gs, outStax), outStax], ['ours-eager-e2e', tpE2e(ge, outEager), outEager], ['onnxruntime-web-e2e', ortE2e, outOrt]]) {
+    out.fill(NaN);
+    await fn();
+    verify[k] = compare(ref, out);
+  }
   let bad = false;
   for (const [k, v] of Object.entries(verify)) {
     log(`  ${title}: check ${k.padEnd(16)} max abs err ${v.max_abs_err} (/max|ref| ${v.max_abs_err_over_max_ref})`);
@@ -159,7 +177,12 @@ async function bench(m, title, reps) {
   const tpRun = (g, read) => async (n) => timeSync(read ? () => tp.scope(() => { g(m.x).toArray(); }) : () => tp.scope(() => { g(m.x); }), n);
   const tfRun = (read) => async (n) => timeSync(() => { const y = tf.tidy(() => tfm.f(tfm.x)); if (read) y.dataSync(); y.dispose(); }, n);
   const ortRun = async (n) => { const t = performance.now(); for (let k = 0; k < n; k++) await sess.run(feeds); return performance.now() - t; };
+  const tpE2eRun = (g, out) => { const fn = tpE2e(g, out); return async (n) => timeSync(fn, n); };
+  const ortE2eRun = async (n) => { const t = performance.now(); for (let k = 0; k < n; k++) await ortE2e(); return performance.now() - t; };
   const impls = [
+    { name: 'ours-stax-e2e', run: tpE2eRun(gs, outStax) },
+    { name: 'ours-eager-e2e', run: tpE2eRun(ge, outEager) },
+    { name: 'onnxruntime-web-e2e', run: ortE2eRun },
     { name: 'ours-stax', run: tpRun(gs, false) },
     { name: 'ours-executor', run: tpRun(gx, false) },
     { name: 'ours-eager', run: tpRun(ge, false) },
@@ -212,15 +235,18 @@ async function bench(m, title, reps) {
   };
 
   const out = {
-    workload: id, case: title, reps, inner, baseline: 'onnxruntime-web',
+    workload: id, case: title, reps, inner, baseline: 'onnxruntime-web-e2e',
     baseline_variant: `onnxruntime-web ${versions['onnxruntime-web']}, wasm EP, SIMD, 1 thread`,
     impls: impls.map((im) => {
-      const o = { name: im.name, median_ms: +med[im.name].toFixed(5), min_ms: +Math.min(...im.samples).toFixed(5) };
+      const o = { name: im.name, median_ms: +med[im.name].toFixed(5), min_ms: +Math.min(...im.samples).toFixed(5),
+        p25_ms: +quantile(im.samples, 0.25).toFixed(5), p75_ms: +quantile(im.samples, 0.75).toFixed(5) };
       if (m.flops) o.gflops = +(m.flops / (med[im.name] * 1e6)).toFixed(2);
       o.samples_ms = im.samples.map((s) => +s.toFixed(5));
       return o;
     }),
     ratios: {
+      stax_e2e_over_ort_e2e: over('ours-stax-e2e', 'onnxruntime-web-e2e'),
+      eager_e2e_over_ort_e2e: over('ours-eager-e2e', 'onnxruntime-web-e2e'),
       stax_over_ort: over('ours-stax', 'onnxruntime-web'),
       stax_over_tfjs: over('ours-stax', 'tfjs-wasm'),
       stax_read_over_ort: over('ours-stax+read', 'onnxruntime-web'),
@@ -233,7 +259,8 @@ async function bench(m, title, reps) {
   };
   const ra = out.ratios;
   const f3 = (v) => (v === null ? 'n/a' : v.toFixed(3));
-  out.notes = `${title}: stax/ORT ${f3(ra.stax_over_ort)}, stax/tfjs ${f3(ra.stax_over_tfjs)} ` +
+  out.notes = `${title}: end to end stax/ORT ${f3(ra.stax_e2e_over_ort_e2e)}, eager/ORT ${f3(ra.eager_e2e_over_ort_e2e)}; ` +
+    `resident stax vs ORT (which copies in and out) ${f3(ra.stax_over_ort)}, stax/tfjs ${f3(ra.stax_over_tfjs)} ` +
     `(with the copy out: ${f3(ra.stax_read_over_ort)}, ${f3(ra.stax_read_over_tfjs_read)}); ` +
     `executor/stax ${ra.executor_over_stax.toFixed(3)}, eager/stax ${ra.eager_over_stax.toFixed(3)}; ` +
     `first call (capture to result) ${compile.stax_first_call_cold_ms} ms cold, ${compile.stax_first_call_warm_ms} ms warm; ` +
@@ -329,9 +356,9 @@ const add = (figure, measured, met, extra = '') => fig.push({ figure, measured, 
 for (const w of ['W2', 'W4']) for (const r of byW(w)) {
   const a = r.ratios;
   add(`${w} faster than onnxruntime-web and tfjs-wasm (ratios < 1)`,
-    `stax/ORT ${a.stax_over_ort.toFixed(3)}, stax/tfjs ${a.stax_over_tfjs.toFixed(3)}`,
-    a.stax_over_ort < 1 && a.stax_over_tfjs < 1,
-    `with the copy out for us and tfjs: ${a.stax_read_over_ort.toFixed(3)}, ${a.stax_read_over_tfjs_read.toFixed(3)}`);
+    `end to end stax/ORT ${a.stax_e2e_over_ort_e2e.toFixed(3)}, stax+read/tfjs+read ${a.stax_read_over_tfjs_read.toFixed(3)}`,
+    a.stax_e2e_over_ort_e2e < 1 && a.stax_read_over_tfjs_read < 1,
+    `resident: stax/ORT ${a.stax_over_ort.toFixed(3)}, stax/tfjs ${a.stax_over_tfjs.toFixed(3)}`);
 }
 {
   const w1 = byW('W1');
@@ -342,9 +369,9 @@ for (const w of ['W2', 'W4']) for (const r of byW(w)) {
 }
 for (const r of byW('W3')) {
   const a = r.ratios;
-  add('W3 at least 5x faster than either', `${(1 / a.stax_over_ort).toFixed(2)}x vs ORT, ${(1 / a.stax_over_tfjs).toFixed(2)}x vs tfjs`,
-    1 / a.stax_over_ort >= 5 && 1 / a.stax_over_tfjs >= 5,
-    `with the copy out: ${(1 / a.stax_read_over_ort).toFixed(2)}x, ${(1 / a.stax_read_over_tfjs_read).toFixed(2)}x`);
+  add('W3 at least 5x faster than either', `end to end ${(1 / a.stax_e2e_over_ort_e2e).toFixed(2)}x vs ORT, with the read ${(1 / a.stax_read_over_tfjs_read).toFixed(2)}x vs tfjs`,
+    1 / a.stax_e2e_over_ort_e2e >= 5 && 1 / a.stax_read_over_tfjs_read >= 5,
+    `resident: ${(1 / a.stax_over_ort).toFixed(2)}x, ${(1 / a.stax_over_tfjs).toFixed(2)}x`);
 }
 if (startSummary.ours && startSummary['tfjs-wasm'])
   add('start to first W2 result faster than tfjs-wasm', `ours ${startSummary.ours.start_to_result_ms} ms, tfjs ${startSummary['tfjs-wasm'].start_to_result_ms} ms, ORT ${startSummary['onnxruntime-web']?.start_to_result_ms} ms`,
@@ -372,12 +399,21 @@ md += `Node ${versions.node}; onnxruntime-web ${versions['onnxruntime-web']} (wa
   `tfjs-core ${versions['@tensorflow/tfjs-core']} + tfjs-backend-wasm ${versions['@tensorflow/tfjs-backend-wasm']} ` +
   `(WASM_HAS_SIMD_SUPPORT ${tfFlags.WASM_HAS_SIMD_SUPPORT}, WASM_HAS_MULTITHREAD_SUPPORT ${tfFlags.WASM_HAS_MULTITHREAD_SUPPORT}). ` +
   `Binaries read: ${[...new Set(wasmLoaded)].map((p) => p.replace(ROOT + '/', '')).join(', ')}.\n\n`;
+md += 'End to end (input copied in from a JS array, run, output read into a reused JS array), medians, ms [p25-p75]:\n\n';
+md += '| case | stax e2e | eager e2e | ORT-web e2e | **stax / ORT** | eager / ORT |\n|---|---:|---:|---:|---:|---:|\n';
+const spread = (i) => (i ? `${f(i.median_ms, 4)} [${f(i.p25_ms, 3)}-${f(i.p75_ms, 3)}]` : '');
+for (const r of results) {
+  const g = (n) => r.impls.find((i) => i.name === n);
+  md += `| ${r.case} | ${spread(g('ours-stax-e2e'))} | ${spread(g('ours-eager-e2e'))} | ${spread(g('onnxruntime-web-e2e'))} | ` +
+    `${bold(r.ratios.stax_e2e_over_ort_e2e)} | ${f(r.ratios.eager_e2e_over_ort_e2e)} |\n`;
+}
+md += '\nResident (ours: input in core memory, output not read; ORT-web has no resident mode, its row copies in and out):\n\n';
 md += '| case | ours stax ms | executor ms | eager ms | ORT-web ms | tfjs-wasm ms | stax / ORT | stax / tfjs | stax+read / ORT | stax+read / tfjs+read | executor / stax | stax GFLOP/s | first call cold / warm ms |\n';
 md += '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n';
 for (const r of results) {
   const g = (n) => r.impls.find((i) => i.name === n);
   md += `| ${r.case} | ${f(g('ours-stax')?.median_ms, 4)} | ${f(g('ours-executor')?.median_ms, 4)} | ${f(g('ours-eager')?.median_ms, 4)} | ` +
-    `${f(g('onnxruntime-web')?.median_ms, 4)} | ${f(g('tfjs-wasm')?.median_ms, 4)} | ${bold(r.ratios.stax_over_ort)} | ${bold(r.ratios.stax_over_tfjs)} | ` +
+    `${f(g('onnxruntime-web')?.median_ms, 4)} | ${f(g('tfjs-wasm')?.median_ms, 4)} | ${f(r.ratios.stax_over_ort)} | ${f(r.ratios.stax_over_tfjs)} | ` +
     `${f(r.ratios.stax_read_over_ort)} | ${f(r.ratios.stax_read_over_tfjs_read)} | ${f(r.ratios.executor_over_stax)} | ${r.flops ? f(g('ours-stax').gflops, 1) : ''} | ` +
     `${f(r.compile.stax_first_call_cold_ms, 2)} / ${f(r.compile.stax_first_call_warm_ms, 2)} |\n`;
 }

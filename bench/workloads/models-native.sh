@@ -1,8 +1,11 @@
-# W2 (MLP), W3 (elementwise chain), W4 (pre-LN encoder block) and R1
-# (ultraface-rfb-320, a real ONNX model), native, one
-# thread: our stax plan and eager runner against onnxruntime-node (CPU EP,
-# 1 intra-op thread), interleaved sample by sample; W3 also against a plain
-# memcpy of the same bytes.
+# W1 (GEMM shapes), W2 (MLP), W3 (elementwise chain), W4 (pre-LN encoder
+# block) and R1 (ultraface-rfb-320, a real ONNX model), native, one thread:
+# our stax plan and eager runner against onnxruntime timed through its C API
+# (the libonnxruntime.so.1 shipped in node_modules/onnxruntime-node,
+# dlopen()ed by bench/ort_capi.c, 1 intra/inter-op thread) in the same C
+# process, resident and end to end (copy in, run, read out into a reused
+# buffer), and onnxruntime-node timed from JS; interleaved sample by sample;
+# W3 also against a plain memcpy of the same bytes.
 #
 # Workload contract (see bench/run.sh): BENCH_ROOT, BENCH_BUILD, BENCH_OUT;
 # one JSON object per case on stdout, a human table on stderr.
@@ -14,8 +17,10 @@
 # libtensorplay.a; (3) bench/lib/models_native.mjs checks every
 # implementation against the reference, then times them interleaved.
 #
-# Knobs: BENCH_REPS (31), BENCH_SAMPLE_MS (10), BENCH_MODELS ("W2 W3 W4 R1"; R1 =
-# ultraface-rfb-320 from shared/conformance, its original .onnx for ORT).
+# Knobs: BENCH_REPS (31), BENCH_SAMPLE_MS (10), BENCH_MODELS ("W1 W2 W3 W4 R1";
+# W1 = its four shapes, or one as W1_256x256x256; R1 = ultraface-rfb-320 from
+# shared/conformance, its original .onnx for ORT), BENCH_ORT_LIB (the
+# libonnxruntime.so.1 to load; default: the one in onnxruntime-node).
 set -euo pipefail
 : "${BENCH_ROOT:?}" "${BENCH_BUILD:?}" "${BENCH_OUT:?}"
 
@@ -24,7 +29,17 @@ node "$BENCH_ROOT/bench/lib/models_gen.mjs" "$graphs"
 
 exe="$BENCH_OUT/models_bench"
 "${CC:-gcc}" -O2 -std=gnu11 -Wall -I"$BENCH_ROOT/src" -I"$BENCH_ROOT/bench" \
-  "$BENCH_ROOT/bench/models_bench.c" "$BENCH_BUILD/libtensorplay.a" -lm -pthread -o "$exe"
+  "$BENCH_ROOT/bench/models_bench.c" "$BENCH_ROOT/bench/ort_capi.c" "$BENCH_BUILD/libtensorplay.a" -lm -ldl -pthread -o "$exe"
+
+# onnxruntime's shared library as shipped in the onnxruntime-node package
+if [ -z "${BENCH_ORT_LIB:-}" ]; then
+  BENCH_ORT_LIB="$(ls "$BENCH_ROOT"/node_modules/onnxruntime-node/bin/napi-v*/linux/x64/libonnxruntime.so.1 2>/dev/null | head -n 1)"
+fi
+if [ -z "$BENCH_ORT_LIB" ] || [ ! -f "$BENCH_ORT_LIB" ]; then
+  echo "models-native: no libonnxruntime.so.1 under node_modules/onnxruntime-node/bin (run bench/setup.sh, or set BENCH_ORT_LIB)" >&2
+  exit 1
+fi
+export BENCH_ORT_LIB
 
 # Both processes on one CPU: they take turns (one sample at a time), so each
 # runs alone on the core while it is timed.

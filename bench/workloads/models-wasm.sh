@@ -3,7 +3,9 @@
 # (stax with generated SIMD128 code, the kernel-IR executor, eager) against
 # onnxruntime-web (wasm EP, SIMD, numThreads 1) and
 # @tensorflow/tfjs-backend-wasm (SIMD, no threads), interleaved sample by
-# sample in one process; plus time from process start to the first W2
+# sample in one process, end to end (input copied in from a JS array, output
+# read into a reused JS array: the headline rows) and resident; plus time
+# from process start to the first W2
 # result (fresh processes), compile time per workload and .wasm sizes.
 #
 # Workload contract (see bench/run.sh): BENCH_ROOT, BENCH_BUILD, BENCH_OUT;

@@ -204,13 +204,21 @@ export class Tensor {
     return n;
   }
 
-  /** A copy of the elements in C order: Float32Array, Int32Array, BigInt64Array, Uint8Array (bool
-   * and uint8), Int8Array, or Uint16Array (float16/bfloat16 bit patterns; toList gives numbers). */
-  toArray() {
+  /**
+   * The elements in C order. toArray(): a new Float32Array, Int32Array,
+   * BigInt64Array, Uint8Array (bool and uint8), Int8Array, or Uint16Array
+   * (float16/bfloat16 bit patterns; toList gives numbers). toArray(out):
+   * copies into the caller's typed array (of the tensor's array type and
+   * exactly its element count) and returns it; nothing is allocated per call
+   * (a contiguous tensor is copied straight out of the core's memory), so a
+   * loop can reuse one output buffer.
+   */
+  toArray(out) {
     const h = this._handle();
     const d = dtypeCode(this.dtype);
     const n = ex.tpw_tensor_numel(h);
     if (n < 0) throwLast(core, 'toArray()');
+    if (out !== undefined) return this._readInto(h, d, n, out);
     const bytes = n * ITEMSIZE[d];
     const p = core.malloc(bytes);
     try {
@@ -220,6 +228,37 @@ export class Tensor {
     } finally {
       core.free(p);
     }
+  }
+
+  _readInto(h, d, n, out) {
+    const T = ARRAY_TYPES[d];
+    if (!(out instanceof T)) {
+      const got = out === null ? 'null' : ArrayBuffer.isView(out) ? out.constructor.name : typeof out;
+      throw new TypeError(`toArray(out): out must be a ${T.name} for a ${DTYPES[d]} tensor, got ${got}`);
+    }
+    if (out.length !== n) {
+      throw new TensorPlayError(
+        `toArray(out): out has ${out.length} elements, the tensor has ${n} (shape [${this._shapeArray(h).join(', ')}])`,
+        Status.INVALID_ARG);
+    }
+    if (n === 0) return out;
+    const bytes = n * ITEMSIZE[d];
+    // outside a capture, a contiguous tensor is read in place; otherwise
+    // through tpw_tensor_read (a graph break inside a capture; gathers views)
+    // (a core older than tpw_tensor_data_ptr takes the second path too)
+    const p = ex.tpw_tensor_data_ptr && ex.tpw_is_compiling() === 0 ? ex.tpw_tensor_data_ptr(h) >>> 0 : 0;
+    if (p !== 0) {
+      out.set(new T(core.views().u8.buffer, p, n));
+      return out;
+    }
+    const q = core.malloc(bytes);
+    try {
+      check(core, ex.tpw_tensor_read(h, q, bytes), 'toArray(out)');
+      out.set(new T(core.views().u8.buffer, q, n));
+    } finally {
+      core.free(q);
+    }
+    return out;
   }
 
   /** Nested JS arrays (numbers, bigints for int64, booleans for bool). */

@@ -49,6 +49,13 @@ export declare class Tensor {
 
   /** A copy of the elements in C order. */
   toArray(): AnyTypedArray;
+  /**
+   * Copies the elements in C order into `out` and returns it: `out` must be
+   * the tensor's array type (Float32Array for float32, Int32Array, BigInt64Array,
+   * Uint8Array for bool) with exactly `size` elements (TypeError / INVALID_ARG
+   * otherwise). Allocates nothing per call: reuse one buffer across calls.
+   */
+  toArray<T extends AnyTypedArray>(out: T): T;
   /** Nested JS arrays (bigint for int64, boolean for bool). */
   toList(): any;
   /** The value of a one-element tensor: bool a boolean; int64 a number, or a bigint past 2^53 (exact). */

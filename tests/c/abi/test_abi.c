@@ -54,6 +54,15 @@ int main(void) {
   CHECK(t && tpw_tensor_read(t, tr, sizeof tr) == 0);
   CHECK(tr[0] == -1 && tr[1] == 4 && tr[2] == 2 && tr[5] == 6);
 
+  /* tpw_tensor_data_ptr: an address only for a contiguous tensor with
+   * elements (natively the low 32 bits of one; in Wasm the address); 0 for
+   * a transposed view, an empty tensor and a stale handle */
+  CHECK(tpw_tensor_data_ptr(x) != 0 && tpw_tensor_data_ptr(t) == 0);
+  int64_t eshape[2] = {0, 3};
+  uint32_t e = tpw_tensor_new(0, 2, eshape, NULL);
+  CHECK(e && tpw_tensor_data_ptr(e) == 0);
+  CHECK(tpw_tensor_free(e) == 0 && tpw_tensor_data_ptr(e) == 0);
+
   /* stale handle and double free */
   CHECK(tpw_tensor_free(t) == 0);
   CHECK(tpw_tensor_free(t) == 7 && strstr(tpw_last_error(), "disposed"));
