@@ -109,6 +109,21 @@ test('toArray(out) inside a captured function is a graph break, as toArray()', (
   x.dispose();
 });
 
+test('toArray(out) for the low-precision dtypes: float16/bfloat16 bit patterns, int8, uint8', () => {
+  tp.scope(() => {
+    const h = tp.tensor(tp.float32ToFloat16([1, -2, 0.5]), { dtype: 'float16' });
+    assert.deepEqual(Array.from(tp.float16ToFloat32(h.toArray(new Uint16Array(3)))), [1, -2, 0.5]);
+    const b = tp.tensor(tp.float32ToBfloat16([3, -0.25]), { dtype: 'bfloat16' });
+    assert.deepEqual(Array.from(tp.bfloat16ToFloat32(b.toArray(new Uint16Array(2)))), [3, -0.25]);
+    const i8 = tp.tensor(Int8Array.from([-128, 127, -3]), { dtype: 'int8' });
+    assert.deepEqual(Array.from(i8.toArray(new Int8Array(3))), [-128, 127, -3]);
+    const u8 = tp.tensor(Uint8Array.from([0, 255]), { dtype: 'uint8' });
+    assert.deepEqual(Array.from(u8.toArray(new Uint8Array(2))), [0, 255]);
+    assert.throws(() => i8.toArray(new Uint8Array(3)), (e) => e instanceof TypeError && /Int8Array for a int8 tensor/.test(e.message));
+    assert.throws(() => h.toArray(new Float32Array(3)), (e) => e instanceof TypeError && /Uint16Array for a float16 tensor/.test(e.message));
+  });
+});
+
 test('no tensors leak', () => {
   assert.equal(tp.liveTensors(), live0);
 });
