@@ -29,9 +29,12 @@ if [ -z "$cc" ] || ! echo 'int LLVMFuzzerTestOneInput(const char*d,unsigned long
   echo "fuzz: no clang with libFuzzer: skipped"
   exit 77
 fi
+# the ISA-specific kernel files get their flags, as in CMakeLists.txt
 srcs=$(cd "$repo" && find src -name '*.c' ! -path 'src/cli/*' ! -name '*sse2.c' ! -name '*avx2.c' \
-        ! -name '*avx512.c' ! -name '*wasmsimd.c' ! -path '*/kernels/*/sse2.c' | sort)
-kern=$(cd "$repo" && find src/runtime/kernels -name '*sse2.c' -o -name '*avx2.c' -o -name '*avx512.c' | sort)
+        ! -name '*avx512.c' ! -name '*avxvnni.c' ! -name '*avx512vnni.c' ! -name '*wasmsimd.c' \
+        ! -path '*/kernels/*/sse2.c' | sort)
+kern=$(cd "$repo" && find src/runtime/kernels -name '*sse2.c' -o -name '*avx2.c' -o -name '*avx512.c' \
+        -o -name '*avxvnni.c' -o -name '*avx512vnni.c' | sort)
 objs=()
 mkdir -p "$out/obj"
 for f in $srcs; do
@@ -45,6 +48,8 @@ done
 for f in $kern; do
   o="$out/obj/$(echo "$f" | tr / _).o"
   case "$f" in
+    *avx512vnni.c) isa="-mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx2 -mfma" ;;
+    *avxvnni.c) isa="-mavx2 -mfma -mavxvnni" ;;
     *avx512*) isa="-mavx512f -mavx512dq -mavx2 -mfma" ;;
     *avx2*) isa="-mavx2 -mfma" ;;
     *) isa="-msse2" ;;
