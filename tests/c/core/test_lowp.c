@@ -395,6 +395,12 @@ static void test_graph_text(void) {
  * all exponents and signs, NaNs and infinities) against the compiler's
  * _Float16 conversion (IEEE round to nearest even). */
 static void test_f16_sweep(void) {
+#if defined(__clang__) && (defined(__x86_64__) || defined(__i386__)) && __clang_major__ < 15
+  /* clang 14 has no _Float16 on x86 (the TSan tree builds with it); the
+   * gcc builds (native, asan) run the sweep */
+  printf("skip f16 sweep: _Float16 is not supported by clang %d on x86; the gcc builds run it\n", __clang_major__);
+  return;
+#else
   const int64_t n = ((int64_t)1 << 32) / 997 + 1;
   float *x = malloc(sizeof(float) * (size_t)n);
   uint16_t *got = malloc(2 * (size_t)n);
@@ -422,6 +428,7 @@ static void test_f16_sweep(void) {
   CHECKF(bad == 0, "sweep: %lld of %lld conversions differ", (long long)bad, (long long)n);
   tp_tensor_release(t), tp_tensor_release(h);
   free(x), free(got);
+#endif
 }
 
 /* matmul_int against hand-computed sums: int8 x uint8; int32 sums wrap
