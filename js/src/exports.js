@@ -21,7 +21,7 @@ export const CORE_EXPORTS = Object.freeze([
   'tpw_rec_add_alias', 'tpw_rec_get_constant', 'tpw_rec_invoke', 'tpw_rec_lookup', 'tpw_rec_mode',
   'tpw_rec_register', 'tpw_rec_set_adapter', 'tpw_rec_set_constant', 'tpw_rec_set_key', 'tpw_register_backend',
   'tpw_reset', 'tpw_runner_call', 'tpw_runner_free', 'tpw_scalar', 'tpw_set_capture_disabled', 'tpw_set_default_backend', 'tpw_set_host_error',
-  'tpw_tensor_dtype', 'tpw_tensor_dup', 'tpw_tensor_free', 'tpw_tensor_item', 'tpw_tensor_ndim',
+  'tpw_tensor_data_ptr', 'tpw_tensor_dtype', 'tpw_tensor_dup', 'tpw_tensor_free', 'tpw_tensor_item', 'tpw_tensor_ndim',
   'tpw_tensor_new', 'tpw_tensor_numel', 'tpw_tensor_read', 'tpw_tensor_shape', 'tpw_unregister_backend',
   'tpw_version',
 ]);

@@ -245,8 +245,7 @@ export class Tensor {
     const bytes = n * ITEMSIZE[d];
     // outside a capture, a contiguous tensor is read in place; otherwise
     // through tpw_tensor_read (a graph break inside a capture; gathers views)
-    // (a core older than tpw_tensor_data_ptr takes the second path too)
-    const p = ex.tpw_tensor_data_ptr && ex.tpw_is_compiling() === 0 ? ex.tpw_tensor_data_ptr(h) >>> 0 : 0;
+    const p = ex.tpw_is_compiling() === 0 ? ex.tpw_tensor_data_ptr(h) >>> 0 : 0;
     if (p !== 0) {
       out.set(new T(core.views().u8.buffer, p, n));
       return out;
