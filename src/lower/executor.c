@@ -28,7 +28,7 @@ struct tp_plan {
   tp_kir_program *p;
   char *arena_raw, *arena;
   prep *preps;
-  float *scratch;          /* TP_KIR_MAX_INS chunks of CH floats */
+  float *scratch;          /* TP_KIR_MAX_INS + 2 + TP_KIR_MAX_IN chunks of CH floats */
   tp_tensor ***tuples;     /* per kernel: results of call_host / invoke (NULL terminated) */
   void **packed;           /* per kernel: B of a constant-weight GEMM, packed once */
   const tp_lower_accel *accel; /* attached by tp_plan_accelerate, or NULL */
@@ -204,7 +204,7 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
                    "address space", (long long)p->arena_bytes);
   }
   pl->preps = tp_alloc(sizeof(prep) * (size_t)(p->nkernels ? p->nkernels : 1));
-  pl->scratch = tp_alloc(sizeof(float) * CH * (TP_KIR_MAX_INS + 2));
+  pl->scratch = tp_alloc(sizeof(float) * CH * (TP_KIR_MAX_INS + 2 + TP_KIR_MAX_IN));
   pl->arena_raw = tp_alloc((size_t)p->arena_bytes + TP_ALIGN);
   pl->tuples = tp_alloc(sizeof(tp_tensor **) * (size_t)(p->nkernels ? p->nkernels : 1));
   if (pl->tuples) memset(pl->tuples, 0, sizeof(tp_tensor **) * (size_t)(p->nkernels ? p->nkernels : 1));
@@ -377,6 +377,35 @@ static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *p
   int64_t inner = eval_setup(r, k, pr, &c, base), outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;
   int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0};
   int64_t o = 0;
+  if (inner > 0 && inner <= CH / 8 && outer > 1) {
+    /* short rows (an interleave: a permuted GEMM result, a transposed
+     * convolution's output): chunks of whole rows, each load gathered into
+     * its own chunk, instead of one evaluation per row of a few elements */
+    int64_t rows_per = CH / inner;
+    float *gbuf = r->pl->scratch + (size_t)(TP_KIR_MAX_INS + 2) * CH;
+    int64_t st[TP_KIR_MAX_IN];
+    memcpy(st, c.slot_st, sizeof st);
+    for (int i = 0; i < k->nin; i++) c.slot_st[i] = 1;
+    for (int64_t row = 0; row < outer; row += rows_per) {
+      int64_t nr = outer - row < rows_per ? outer - row : rows_per, n = nr * inner;
+      for (int64_t q = 0; q < nr; q++) {
+        for (int i = 0; i < k->nin; i++) {
+          const float *p = base[i] + off[i];
+          float *g = gbuf + (size_t)i * CH + q * inner;
+          for (int64_t j = 0; j < inner; j++) g[j] = p[j * st[i]];
+        }
+        next_row(k, pr, idx, off);
+      }
+      for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = gbuf + (size_t)i * CH;
+      c.acc = acc_base ? acc_base + o : NULL;
+      float sc;
+      int is_sc;
+      const float *v = eval(&c, &k->expr, n, out + o, &sc, &is_sc);
+      store(out + o, v, sc, is_sc, n);
+      o += n;
+    }
+    return;
+  }
   for (int64_t row = 0; row < outer; row++) {
     for (int64_t c0 = 0; c0 < inner; c0 += CH) {
       int64_t n = inner - c0 < CH ? inner - c0 : CH;
