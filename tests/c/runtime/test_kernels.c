@@ -709,6 +709,12 @@ static void cases_conv2d(void) {
       {1, 4, 6, 100, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1},   /* depthwise: full vectors, 4-lane and 1-lane tails */
       {1, 2, 5, 1100, 2, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1},  /* depthwise stride 2: several unit-stride chunks */
       {1, 2, 4, 300, 2, 2, 5, 2, 1, 3, 0, 2, 1, 3, 1, 2},   /* depthwise, stride 3, dilation 2, uneven pads */
+      /* small padded planes (exec.c: conv_dw_padded, through a zero-padded copy) */
+      {1, 5, 10, 14, 5, 5, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1},  /* 5x5 pad 2 on 10x14 (PP-OCRv4 detection) */
+      {2, 3, 10, 14, 3, 5, 5, 3, 2, 2, 2, 2, 2, 2, 1, 1},  /* the same, stride 2, batch 2 */
+      {1, 4, 7, 9, 8, 3, 3, 4, 1, 1, 1, 0, 2, 1, 2, 1},    /* multiplier 2, uneven pads, dilation 2x1 */
+      {1, 3, 6, 9, 3, 3, 5, 3, 2, 1, 0, 3, 1, 0, 1, 2},    /* stride 2x1, left pad only, dilation 1x2 */
+      {1, 2, 5, 33, 2, 3, 3, 2, 1, 2, 1, 1, 1, 1, 1, 1},   /* stride 1x2, 17 columns out */
   };
   char lbl[256];
   for (int ci = 0; ci < (int)(sizeof cfg / sizeof cfg[0]); ci++)
