@@ -560,6 +560,29 @@ CONTRACT_ATTR static void FN(dw_unit)(const float *const *rows, int64_t KH, int6
                                       int64_t dw) {
   CONTRACT
   int64_t i = 0;
+  /* 3x3 and 5x5 (most depthwise layers): the weights splatted once, in
+   * registers, two vectors per step; same order of sums as below */
+#define DW_FIXED(KH_, KW_)                                                     \
+  if (KH == KH_ && KW == KW_ && n >= 2 * VW) {                                 \
+    vf wv[KH_ * KW_];                                                          \
+    for (int t = 0; t < KH_ * KW_; t++) wv[t] = bcast(w[t]);                   \
+    for (; i + 2 * VW <= n; i += 2 * VW) {                                     \
+      vf a0 = bcast(bias), a1 = a0;                                            \
+      for (int kh = 0; kh < KH_; kh++) {                                       \
+        if (!rows[kh]) continue;                                               \
+        const float *p = rows[kh] + c0 + i;                                    \
+        for (int kw = 0; kw < KW_; kw++) {                                     \
+          a0 += wv[kh * KW_ + kw] * ld(p + kw * dw);                           \
+          a1 += wv[kh * KW_ + kw] * ld(p + kw * dw + VW);                      \
+        }                                                                      \
+      }                                                                        \
+      st(z + i, a0);                                                           \
+      st(z + i + VW, a1);                                                      \
+    }                                                                          \
+  }
+  DW_FIXED(3, 3)
+  else DW_FIXED(5, 5)
+#undef DW_FIXED
   for (; i + VW <= n; i += VW) {
     vf acc = bcast(bias);
     for (int64_t kh = 0; kh < KH; kh++) {
