@@ -379,30 +379,50 @@ static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *p
   int64_t o = 0;
   if (inner > 0 && inner <= CH / 8 && outer > 1) {
     /* short rows (an interleave: a permuted GEMM result, a transposed
-     * convolution's output): chunks of whole rows, each load gathered into
-     * its own chunk, instead of one evaluation per row of a few elements */
-    int64_t rows_per = CH / inner;
+     * convolution's output, a nearest upsample along the last axis):
+     * chunks of whole rows of one block of the next-to-last dim, each load
+     * gathered into its own chunk with two strides, instead of one
+     * evaluation per row of a few elements */
+    int64_t rows_per = CH / inner, d2 = pr->shape[nd - 2];
     float *gbuf = r->pl->scratch + (size_t)(TP_KIR_MAX_INS + 2) * CH;
     int64_t st[TP_KIR_MAX_IN];
     memcpy(st, c.slot_st, sizeof st);
     for (int i = 0; i < k->nin; i++) c.slot_st[i] = 1;
-    for (int64_t row = 0; row < outer; row += rows_per) {
-      int64_t nr = outer - row < rows_per ? outer - row : rows_per, n = nr * inner;
-      for (int64_t q = 0; q < nr; q++) {
-        for (int i = 0; i < k->nin; i++) {
-          const float *p = base[i] + off[i];
-          float *g = gbuf + (size_t)i * CH + q * inner;
-          for (int64_t j = 0; j < inner; j++) g[j] = p[j * st[i]];
-        }
-        next_row(k, pr, idx, off);
+    for (int64_t row = 0; row < outer;) {
+      int64_t nr = d2 - idx[nd - 2];
+      if (nr > rows_per) nr = rows_per;
+      int64_t n = nr * inner;
+      for (int i = 0; i < k->nin; i++) {
+        const float *p = base[i] + off[i];
+        float *g = gbuf + (size_t)i * CH;
+        int64_t s1 = st[i], s2 = pr->st[i][nd - 2];
+        if (inner == 2)
+          for (int64_t q = 0; q < nr; q++, p += s2, g += 2) g[0] = p[0], g[1] = p[s1];
+        else
+          for (int64_t q = 0; q < nr; q++, p += s2, g += inner)
+            for (int64_t j = 0; j < inner; j++) g[j] = p[j * s1];
+        c.slot_ptr[i] = gbuf + (size_t)i * CH;
       }
-      for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = gbuf + (size_t)i * CH;
       c.acc = acc_base ? acc_base + o : NULL;
       float sc;
       int is_sc;
       const float *v = eval(&c, &k->expr, n, out + o, &sc, &is_sc);
       store(out + o, v, sc, is_sc, n);
       o += n;
+      row += nr;
+      /* advance nr rows: within the block, then carry as next_row does */
+      idx[nd - 2] += nr;
+      for (int i = 0; i < k->nin; i++) off[i] += nr * pr->st[i][nd - 2];
+      if (idx[nd - 2] == d2) {
+        for (int i = 0; i < k->nin; i++) off[i] -= pr->st[i][nd - 2] * d2;
+        idx[nd - 2] = 0;
+        for (int d = nd - 3; d >= 0; d--) {
+          for (int i = 0; i < k->nin; i++) off[i] += pr->st[i][d];
+          if (++idx[d] < pr->shape[d]) break;
+          for (int i = 0; i < k->nin; i++) off[i] -= pr->st[i][d] * pr->shape[d];
+          idx[d] = 0;
+        }
+      }
     }
     return;
   }

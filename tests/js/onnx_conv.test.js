@@ -78,3 +78,44 @@ test('ConvTranspose models match onnxruntime-node, eager and stax', async () => 
     }
   }
 });
+
+// Resize nearest by whole factors (the upsampling of detection heads) is a
+// broadcast, not a gather (src/onnx/onnx_resize.c); other factors and
+// modes keep the gather. Scales and sizes are constants of the model.
+test('Resize nearest (integer factors as broadcasts, others as gathers) matches onnxruntime-node', async () => {
+  assert.ok(ort, `onnxruntime-node is the reference and must load: ${ortWhy}`);
+  const f32 = (a) => new Float32Array(a);
+  const cases = [
+    ['x2 both axes, then add', [1, 3, 4, 5], f32([1, 1, 2, 2]), {}, true],
+    ['x4 rows, x2 columns, asymmetric floor', [2, 2, 3, 3], f32([1, 1, 4, 2]), { coordinate_transformation_mode: 'asymmetric', nearest_mode: 'floor' }, false],
+    ['x1.5 (a gather)', [1, 2, 4, 4], f32([1, 1, 1.5, 1.5]), {}, false],
+    ['x3 last axis only', [1, 2, 3, 5], f32([1, 1, 1, 3]), {}, true],
+  ];
+  for (const [name, xs, scales, attrs, add] of cases) {
+    const ys = xs.map((d, i) => Math.floor(d * scales[i]));
+    const nodes = [['Constant', [], ['sc'], { value_floats: scales }], ['Resize', ['x', '', 'sc'], [add ? 't' : 'y'], { mode: 'nearest', ...attrs }]];
+    if (add) nodes.push(['Add', ['t', 'z'], ['y']]);
+    const inputs = [['x', 1, xs]];
+    if (add) inputs.push(['z', 1, ys]);
+    const bytes = makeModel({ nodes, inputs, outputs: [['y', 1, null]] });
+    const xd = lcg(numel(xs), 13, 2), zd = lcg(numel(ys), 17, 1);
+    const session = await ort.InferenceSession.create(bytes);
+    const feeds = { x: new ort.Tensor('float32', xd, xs) };
+    if (add) feeds.z = new ort.Tensor('float32', zd, ys);
+    const want = (await session.run(feeds)).y;
+    for (const backend of ['eager', 'stax']) {
+      const m = tp.onnx.load(bytes, { backend });
+      try {
+        tp.scope(() => {
+          const args = [tp.tensor(xd, { shape: xs })];
+          if (add) args.push(tp.tensor(zd, { shape: ys }));
+          const [y] = m.run(...args);
+          assert.deepEqual(y.shape, [...want.dims], `${name} (${backend}): shape`);
+          assert.deepEqual([...y.toArray()], [...want.data], `${name} (${backend})`);
+        });
+      } finally {
+        m.dispose();
+      }
+    }
+  }
+});

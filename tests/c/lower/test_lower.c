@@ -465,6 +465,53 @@ static void test_conv_gemm(void) {
   }
 }
 
+/* Pointwise kernels over short rows (the executor's chunks of whole rows,
+ * gathered with two strides): a permuted view with an inner dim of 2 and
+ * a broadcast bias (carries across several outer dims), an inner dim of 3
+ * under a next-to-last dim longer than one chunk, and a nearest-upsample
+ * pattern (x viewed as [.., 1] times a row of ones) against the graph
+ * executor's eager kernels. */
+static void test_short_rows(void) {
+  static const char *const texts[3] = {
+      "tpgraph v1\n%x = placeholder : f32[3,5,7,2]\n%b = placeholder : f32[5,1]\n"
+      "%0 = permute(%x, perm=[0,2,1,3]) : f32[3,7,5,2]\n%1 = add(%0, %b) : f32[3,7,5,2]\n"
+      "%2 = relu(%1) : f32[3,7,5,2]\noutput(%2)\n",
+      "tpgraph v1\n%x = placeholder : f32[300,2,3]\n%b = placeholder : f32[3]\n"
+      "%0 = permute(%x, perm=[1,0,2]) : f32[2,300,3]\n%1 = mul(%0, %b) : f32[2,300,3]\n"
+      "%2 = sigmoid(%1) : f32[2,300,3]\noutput(%2)\n",
+      "tpgraph v1\n%x = placeholder : f32[2,3,4,5]\n%b = placeholder : f32[2]\n"
+      "%0 = reshape(%x, shape=[2,3,4,5,1]) : f32[2,3,4,5,1]\n%1 = mul(%0, %b) : f32[2,3,4,5,2]\n"
+      "%2 = add(%1, 0.5) : f32[2,3,4,5,2]\noutput(%2)\n"};
+  static const int64_t xs[3][4] = {{3, 5, 7, 2}, {300, 2, 3, 0}, {2, 3, 4, 5}}, bs[3][2] = {{5, 1}, {3, 0}, {2, 0}};
+  static const int xnd[3] = {4, 3, 4}, bnd[3] = {2, 1, 1};
+  for (int t = 0; t < 3; t++) {
+    tp_graph *g = parse(texts[t]);
+    if (!g) continue;
+    tp_tensor *in[2], *e = NULL, *y = NULL;
+    tp_randn(xnd[t], xs[t], 21 + (uint64_t)t, &in[0]), tp_randn(bnd[t], bs[t], 31 + (uint64_t)t, &in[1]);
+    tp_plan *pl = NULL;
+    int n;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("short rows case %d: %s", t, tp_last_error());
+    const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+    CHECK(p && p->nkernels == 1 && count_kind(p, TP_KK_POINTWISE) == 1);
+    CHECK(tp_graph_run(g, 2, in, 1, &e, &n) == TP_OK);
+    CHECK(pl && tp_plan_run(pl, 2, in, 1, &y, &n) == TP_OK);
+    int64_t cnt = e ? tp_tensor_numel(e) : 0;
+    CHECK(cnt > 0 && y && tp_tensor_numel(y) == cnt);
+    for (int64_t i = 0; y && i < cnt; i++) {
+      double a = tp_tensor_get_f64(e, i), b = tp_tensor_get_f64(y, i);
+      if (fabs(a - b) > 1e-6 + 1e-5 * fabs(a)) {
+        FAILF("short rows case %d element %lld: stax %g, eager %g", t, (long long)i, b, a);
+        break;
+      }
+    }
+    tp_tensor_release(e), tp_tensor_release(y);
+    for (int i = 0; i < 2; i++) tp_tensor_release(in[i]);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
 /* max-autotune: GEMM blockings are timed at plan time, results unchanged,
  * the choice cached per shape unless caches are off. */
 static void test_autotune(void) {
@@ -516,6 +563,7 @@ int main(void) {
   test_epilogue_order();
   test_minmax();
   test_conv_gemm();
+  test_short_rows();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;
