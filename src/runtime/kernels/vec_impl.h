@@ -378,7 +378,11 @@ static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
 static KTLS int tune_kc, tune_mc;
 #define KC (tune_kc ? (int64_t)tune_kc : (int64_t)256) /* 256 = TP_WASMSIMD_KC */
 #define MC (tune_mc ? (int64_t)tune_mc : (int64_t)(MR * 16))
-#define NC 2048
+/* columns per packed B block: KC x NC x 4 bytes = 1 MB stays in a 2 MB L2
+ * with A and C around it (2048, 2 MB, did not: the 24x864x2240 GEMM of a
+ * 3x3 conv took 3.63-3.79 ms in Wasm, 3.38-3.48 with 1024; 512^3 7.26-7.58
+ * vs 7.02-7.06; same runs, alternating) */
+#define NC 1024
 static void FN(tp_f32_gemm_tune)(int kc, int mc) {
   tune_kc = kc <= 0 ? 0 : kc < 16 ? 16 : kc > KC_MAX ? KC_MAX : kc;
   tune_mc = mc <= 0 ? 0 : mc < MR ? MR : mc > MC_MAX ? MC_MAX : mc / MR * MR;
