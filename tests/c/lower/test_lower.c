@@ -512,6 +512,46 @@ static void test_short_rows(void) {
   }
 }
 
+/* Reductions over several trailing dims (a global average pool) are one
+ * row kernel when the prologue's loads merge those dims (a lazy relu(x*2)
+ * over [N, C, H, W]), an op kernel when not (a permuted x); both against
+ * the graph executor. */
+static void test_trailing_reduce(void) {
+  static const char *const texts[3] = {
+      "tpgraph v1\n%x = placeholder : f32[2,5,6,7]\n%0 = mul(%x, 2.0) : f32[2,5,6,7]\n"
+      "%1 = relu(%0) : f32[2,5,6,7]\n%2 = mean(%1, dims=[2,3], keepdim=true) : f32[2,5,1,1]\noutput(%2)\n",
+      "tpgraph v1\n%x = placeholder : f32[2,5,6,7]\n%0 = max(%x, dims=[-1,1,2], keepdim=false) : f32[2]\noutput(%0)\n",
+      "tpgraph v1\n%x = placeholder : f32[2,6,5,7]\n%0 = permute(%x, perm=[0,2,1,3]) : f32[2,5,6,7]\n"
+      "%1 = sum(%0, dims=[2,3], keepdim=false) : f32[2,5]\noutput(%1)\n"};
+  static const int64_t xs[3][4] = {{2, 5, 6, 7}, {2, 5, 6, 7}, {2, 6, 5, 7}};
+  for (int t = 0; t < 3; t++) {
+    tp_graph *g = parse(texts[t]);
+    if (!g) continue;
+    tp_tensor *in, *e = NULL, *y = NULL;
+    tp_randn(4, xs[t], 41 + (uint64_t)t, &in);
+    tp_plan *pl = NULL;
+    int n;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("trailing reduce case %d: %s", t, tp_last_error());
+    const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+    if (t < 2) CHECK(p && p->nkernels == 1 && count_kind(p, TP_KK_ROW) == 1);
+    else CHECK(p && count_kind(p, TP_KK_ROW) == 0);
+    CHECK(tp_graph_run(g, 1, &in, 1, &e, &n) == TP_OK);
+    CHECK(pl && tp_plan_run(pl, 1, &in, 1, &y, &n) == TP_OK);
+    int64_t cnt = e ? tp_tensor_numel(e) : 0;
+    CHECK(cnt > 0 && y && tp_tensor_numel(y) == cnt);
+    for (int64_t i = 0; y && i < cnt; i++) {
+      double a = tp_tensor_get_f64(e, i), b = tp_tensor_get_f64(y, i);
+      if (fabs(a - b) > 1e-5 + 1e-5 * fabs(a)) {
+        FAILF("trailing reduce case %d element %lld: stax %g, eager %g", t, (long long)i, b, a);
+        break;
+      }
+    }
+    tp_tensor_release(e), tp_tensor_release(y), tp_tensor_release(in);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
 /* max-autotune: GEMM blockings are timed at plan time, results unchanged,
  * the choice cached per shape unless caches are off. */
 static void test_autotune(void) {
@@ -564,6 +604,7 @@ int main(void) {
   test_minmax();
   test_conv_gemm();
   test_short_rows();
+  test_trailing_reduce();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;
