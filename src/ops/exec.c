@@ -455,6 +455,10 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
       }
     goto done;
   }
+  if (tp_conv2d_winograd_fits(&g)) {
+    s = tp_conv2d_winograd(&g, X, Wt, B, Y);
+    goto done;
+  }
   /* 1x1, stride 1, no padding: x is already the GEMM's B operand */
   int direct = KK == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&
                g.OW == g.W;

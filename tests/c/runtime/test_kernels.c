@@ -709,6 +709,12 @@ static void cases_conv2d(void) {
       {1, 4, 6, 100, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1},   /* depthwise: full vectors, 4-lane and 1-lane tails */
       {1, 2, 5, 1100, 2, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1},  /* depthwise stride 2: several unit-stride chunks */
       {1, 2, 4, 300, 2, 2, 5, 2, 1, 3, 0, 2, 1, 3, 1, 2},   /* depthwise, stride 3, dilation 2, uneven pads */
+      /* Winograd F(2x2, 3x3) (winograd.c): odd output sizes, no padding,
+       * uneven pads, batch 2, several tile blocks */
+      {1, 9, 7, 11, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* 7x11 out: half tiles on both edges */
+      {2, 8, 10, 9, 8, 3, 3, 1, 1, 1, 0, 0, 0, 0, 1, 1},    /* valid, batch 2 */
+      {1, 12, 9, 8, 17, 3, 3, 1, 1, 1, 2, 0, 1, 2, 1, 1},   /* uneven pads */
+      {1, 96, 40, 56, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* PP-OCRv4 detection's head: tile blocks */
       /* small padded planes (exec.c: conv_dw_padded, through a zero-padded copy) */
       {1, 5, 10, 14, 5, 5, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1},  /* 5x5 pad 2 on 10x14 (PP-OCRv4 detection) */
       {2, 3, 10, 14, 3, 5, 5, 3, 2, 2, 2, 2, 2, 2, 1, 1},  /* the same, stride 2, batch 2 */
