@@ -813,10 +813,14 @@ static tp_status exec_concat(int nin, tp_tensor *const *in, const tp_attrs *at,
       char *D = y->storage->data;
       const char *S = src->storage->data;
       int n = it.nd - 1;
+      int unit = n >= 0 && it.st[0][n] == 1 && it.st[1][n] == 1; /* whole rows at once */
       for (int64_t r = 0; r < it.outer; r++, tp_iter_next(&it))
-        for (int64_t k = 0; k < it.inner; k++)
-          memcpy(D + (size_t)(it.off[0] + k * it.st[0][n]) * es,
-                 S + (size_t)(it.off[1] + k * it.st[1][n]) * es, es);
+        if (unit)
+          memcpy(D + (size_t)it.off[0] * es, S + (size_t)it.off[1] * es, (size_t)it.inner * es);
+        else
+          for (int64_t k = 0; k < it.inner; k++)
+            memcpy(D + (size_t)(it.off[0] + k * it.st[0][n]) * es,
+                   S + (size_t)(it.off[1] + k * it.st[1][n]) * es, es);
     }
     tp_tensor_release(src);
     tp_tensor_release(dst);
