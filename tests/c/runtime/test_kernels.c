@@ -721,6 +721,7 @@ static void cases_conv2d(void) {
       {1, 4, 7, 9, 8, 3, 3, 4, 1, 1, 1, 0, 2, 1, 2, 1},    /* multiplier 2, uneven pads, dilation 2x1 */
       {1, 3, 6, 9, 3, 3, 5, 3, 2, 1, 0, 3, 1, 0, 1, 2},    /* stride 2x1, left pad only, dilation 1x2 */
       {1, 2, 5, 33, 2, 3, 3, 2, 1, 2, 1, 1, 1, 1, 1, 1},   /* stride 1x2, 17 columns out */
+      {1, 3, 12, 80, 3, 5, 5, 3, 1, 1, 2, 2, 2, 2, 1, 1},  /* 5x5 on 12x80 (PP-OCRv4 recognition): padded at any width */
   };
   char lbl[256];
   for (int ci = 0; ci < (int)(sizeof cfg / sizeof cfg[0]); ci++)
