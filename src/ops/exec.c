@@ -436,11 +436,13 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
    * 0.1 ms (x [1,1,1,768], w [258,1,1,256], stride 128) */
   if (Cg == 1 && KK > 1 && g.G > 1) {
     /* small planes with padding: through a zero-padded copy (see
-     * conv_dw_padded); 5x5 and larger at any width (the copies are small
-     * next to 25 taps: 240 planes of 12x80 in Wasm, 1.21-1.26 -> 0.86-1.1 ms) */
+     * conv_dw_padded); 5x5 and larger at any width when the plane has at
+     * least KH rows (the copies are small next to 25 taps: 240 planes of
+     * 12x80 in Wasm, 0.88-0.91 -> 0.73-0.79 ms CPU; planes of 2 or 3 rows
+     * stay on the row kernel, which skips the taps in padding rows) */
     int64_t Wp = dw_padded_extent(g.pl, g.W, g.OW, g.sw, g.KW, g.dw);
     int64_t Hp = dw_padded_extent(g.pt, g.H, g.OH, g.sh, g.KH, g.dh);
-    int padded = (g.OW < 64 || KK >= 25) && g.KH <= 64 && Hp * Wp <= 16384 && P > 0 &&
+    int padded = (g.OW < 64 || (KK >= 25 && g.H >= g.KH)) && g.KH <= 64 && Hp * Wp <= 16384 && P > 0 &&
                  (g.pt || g.pl || Hp > g.H || Wp > g.W);
     if (padded && !(cols = tp_alloc(sizeof(float) * (size_t)(2 * Hp * Wp)))) {
       s = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate a padded %lldx%lld plane",
