@@ -538,6 +538,35 @@ static tp_status exec_pool2d(tp_op op, tp_tensor *x0, const tp_attrs *at, const 
   const float *X = tp_tensor_ptr(x);
   float *Y = tp_tensor_ptr(y);
   int avg = op == TP_OP_AVG_POOL2D;
+  if (!avg && g.pt == 0 && g.pl == 0 && (g.OH - 1) * g.sh + g.KH <= g.H &&
+      (g.OW - 1) * g.sw + g.KW <= g.W) {
+    /* max, every window inside: the taps of a chunk of outputs in the
+     * same order as below (row-major over the window, so ties between -0
+     * and +0 and NaNs come out the same), without bounds or branches per
+     * tap; cls's 2x2/2 pool: 2.2 GB/s natively before */
+    enum { PCH = 256 };
+    float acc[PCH];
+    for (int64_t nc = 0; nc < g.N * g.C; nc++) {
+      const float *xp = X + nc * g.H * g.W;
+      for (int64_t i = 0; i < g.OH; i++)
+        for (int64_t j0 = 0; j0 < g.OW; j0 += PCH) {
+          int64_t nj = g.OW - j0 < PCH ? g.OW - j0 : PCH;
+          for (int64_t j = 0; j < nj; j++) acc[j] = -INFINITY;
+          for (int64_t kh = 0; kh < g.KH; kh++)
+            for (int64_t kw = 0; kw < g.KW; kw++) {
+              const float *r = xp + (i * g.sh + kh) * g.W + j0 * g.sw + kw;
+              for (int64_t j = 0; j < nj; j++) {
+                float a = acc[j], v = r[j * g.sw];
+                acc[j] = (a == a && !(v <= a)) ? v : a; /* larger, or NaN (which then stays) */
+              }
+            }
+          memcpy(Y + (nc * g.OH + i) * g.OW + j0, acc, sizeof(float) * (size_t)nj);
+        }
+    }
+    tp_tensor_release(x);
+    *out = y;
+    return TP_OK;
+  }
   for (int64_t nc = 0; nc < g.N * g.C; nc++) {
     const float *xp = X + nc * g.H * g.W;
     for (int64_t i = 0; i < g.OH; i++) {

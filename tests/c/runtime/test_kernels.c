@@ -760,6 +760,10 @@ static void cases_pool2d(tp_op op) {
       {1, 4, 1, 20, 1, 4, 1, 4, 0, 2, 0, 3},    /* a 1-D pool as H = 1 */
       {0, 2, 4, 4, 2, 2, 2, 2, 0, 0, 0, 0},     /* empty batch */
       {1, 2, 9, 9, 9, 9, 1, 1, 4, 4, 4, 4},     /* global-size kernel with pads */
+      /* max without padding, every window inside (exec.c's chunked path) */
+      {1, 3, 9, 11, 3, 3, 2, 2, 0, 0, 0, 0},    /* 3x3/2, the last row and column unused */
+      {2, 2, 5, 300, 2, 2, 1, 1, 0, 0, 0, 0},   /* stride 1, more than one chunk of outputs */
+      {1, 200, 2, 96, 2, 2, 2, 2, 0, 0, 0, 0},  /* cls's 2x2/2 on 2x96 */
   };
   char lbl[256];
   for (int ci = 0; ci < (int)(sizeof cfg / sizeof cfg[0]); ci++)
