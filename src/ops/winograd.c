@@ -12,9 +12,14 @@
  * Rounding differs from the direct sum by a few ulp of the operands'
  * magnitude (F(2x2, 3x3) has the smallest error of the Winograd family);
  * test_kernels checks it against the double reference like every conv2d
- * path. Tiles are processed in blocks so V and Mo stay in the L2. */
+ * path. Tiles are processed in blocks so V and Mo stay in the L2. Both
+ * transforms take four tiles of a tile row at a time in vectors when they
+ * lie inside (native det, 200 runs, user CPU: 1.64-1.66 s -> 1.43-1.55 s;
+ * Wasm, 96->24 on 40x56: 2.06-2.13 -> 1.93-1.94 ms CPU). */
 #include "ops.h"
 #include <string.h>
+
+typedef float v4f __attribute__((vector_size(16)));
 
 #ifndef TP_WINO_BUDGET
 #define TP_WINO_BUDGET (1024 * 1024)
@@ -63,6 +68,30 @@ static void transform_input(const tp_conv2d_geom *g, const float *x, int64_t TW,
     const float *xc = x + c * g->H * g->W;
     for (int64_t tb = 0; tb < nt; tb++) {
       int64_t t = t0 + tb, h0 = (t / TW) * 2 - g->pt, w0 = (t % TW) * 2 - g->pl;
+      if (tb + 4 <= nt && t % TW + 4 <= TW && h0 >= 0 && w0 >= 0 && h0 + 4 <= g->H && w0 + 10 <= g->W) {
+        /* four tiles of one tile row, all inside: lane k is tile tb + k
+         * (its columns 2k apart), the same sums as below a vector at a
+         * time, stored contiguously along the tiles */
+        v4f s[4][4];
+        for (int q = 0; q < 4; q++) {
+          v4f d[4];
+          for (int r = 0; r < 4; r++) {
+            const float *p = xc + (h0 + r) * g->W + w0 + q;
+            d[r] = (v4f){p[0], p[2], p[4], p[6]};
+          }
+          s[0][q] = d[0] - d[2];
+          s[1][q] = d[1] + d[2];
+          s[2][q] = d[2] - d[1];
+          s[3][q] = d[1] - d[3];
+        }
+        float *v = V + c * nt + tb;
+        for (int r = 0; r < 4; r++) {
+          v4f o[4] = {s[r][0] - s[r][2], s[r][1] + s[r][2], s[r][2] - s[r][1], s[r][1] - s[r][3]};
+          for (int q = 0; q < 4; q++) memcpy(v + (r * 4 + q) * CT, &o[q], sizeof o[q]);
+        }
+        tb += 3;
+        continue;
+      }
       float d[4][4];
       if (h0 >= 0 && w0 >= 0 && h0 + 4 <= g->H && w0 + 4 <= g->W) {
         for (int r = 0; r < 4; r++)
@@ -101,6 +130,26 @@ static void transform_output(const tp_conv2d_geom *g, const float *Mo, const flo
     float *ym = y + m * P;
     for (int64_t tb = 0; tb < nt; tb++) {
       const float *mo = Mo + m * nt + tb;
+      int64_t tt = t0 + tb, ti = (tt / TW) * 2, tj = (tt % TW) * 2;
+      if (tb + 4 <= nt && tt % TW + 4 <= TW && ti + 2 <= g->OH && tj + 8 <= g->OW) {
+        /* four tiles of one tile row, all inside the output: lane k is
+         * tile tb + k, the same sums as below a vector at a time */
+        v4f v[16], s0[4], s1[4];
+        for (int xi = 0; xi < 16; xi++) memcpy(&v[xi], mo + xi * MT, sizeof v[xi]);
+        for (int q = 0; q < 4; q++) {
+          s0[q] = v[q] + v[4 + q] + v[8 + q];
+          s1[q] = v[4 + q] - v[8 + q] - v[12 + q];
+        }
+        v4f bv = {b, b, b, b};
+        v4f o[4] = {s0[0] + s0[1] + s0[2] + bv, s0[1] - s0[2] - s0[3] + bv, s1[0] + s1[1] + s1[2] + bv,
+                    s1[1] - s1[2] - s1[3] + bv};
+        for (int a = 0; a < 2; a++) {
+          float *yr = ym + (ti + a) * g->OW + tj;
+          for (int k = 0; k < 4; k++) yr[2 * k] = o[2 * a][k], yr[2 * k + 1] = o[2 * a + 1][k];
+        }
+        tb += 3;
+        continue;
+      }
       float v[16], s[2][4];
       for (int xi = 0; xi < 16; xi++) v[xi] = mo[xi * MT];
       for (int q = 0; q < 4; q++) {
