@@ -370,6 +370,9 @@ static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
 #define GEMM_F32 FN(tp_f32_gemm)
 #define GEMM_PACK_B_SIZE FN(tp_f32_gemm_pack_b_size)
 #define GEMM_PACK_B FN(tp_f32_gemm_pack_b)
+#define GEMM_PACK_A_SIZE FN(tp_f32_gemm_pack_a_size)
+#define GEMM_PACK_A FN(tp_f32_gemm_pack_a)
+#define GEMM_F32_PACKED_A FN(tp_f32_gemm_packed_a)
 #define GEMM_F32_PACKED FN(tp_f32_gemm_packed)
 /* Blocking: defaults, or set per thread by max-autotune (gemm_tune). The
  * pack buffer is sized for the largest. */
@@ -458,11 +461,17 @@ static KTLS float *pack_buf;
 
 static int64_t round_up_nr(int64_t n) { return (n + NR - 1) / NR * NR; }
 
+static int64_t round_up_mr(int64_t m) { return (m + MR - 1) / MR * MR; }
+
 /* pbp: B packed by FN(tp_f32_gemm_pack_b) (per KC block of depth pc, the
- * panels of kc x NR at pbp + pc * round_up(N, NR) + j * kc), or NULL. */
+ * panels of kc x NR at pbp + pc * round_up(N, NR) + j * kc), or NULL.
+ * pap: A packed by FN(tp_f32_gemm_pack_a) (per KC block, the panels of
+ * MR x kc at pap + pc * round_up(M, MR) + i * kc), or NULL; A is then not
+ * read. */
 static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                            int64_t csa, const float *B, int64_t rsb, int64_t csb,
-                           const float *pbp, float *C, int64_t ldc, const float *bias) {
+                           const float *pbp, const float *pap, float *C, int64_t ldc,
+                           const float *bias) {
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {
     for (int64_t i = 0; i < M; i++)
@@ -485,7 +494,10 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
             } else {
               b = B[k * rsb + j * csb];
             }
-            s += A[i * rsa + k * csa] * b;
+            int64_t pc = k / KC * KC, kc = K - pc < KC ? K - pc : KC;
+            float a = pap ? pap[pc * round_up_mr(M) + i / MR * MR * kc + (k - pc) * MR + i % MR]
+                          : A[i * rsa + k * csa];
+            s += a * b;
           }
           C[i * ldc + j] = s;
         }
@@ -504,12 +516,16 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
         pack_b(kc, nc, B + pc * rsb + jc * csb, rsb, csb, pb);
       for (int64_t ic = 0; ic < M; ic += MC) {
         int64_t mc = M - ic < MC ? M - ic : MC;
-        pack_a(mc, kc, A + ic * rsa + pc * csa, rsa, csa, pa);
+        const float *aa = pa;
+        if (pap)
+          aa = pap + pc * round_up_mr(M) + ic * kc;
+        else
+          pack_a(mc, kc, A + ic * rsa + pc * csa, rsa, csa, pa);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           int64_t nr = nc - jr < NR ? nc - jr : NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             int64_t mr = mc - ir < MR ? mc - ir : MR;
-            FN(tp_f32_gemm_ukernel)(kc, pa + ir * kc, bb + jr * kc,
+            FN(tp_f32_gemm_ukernel)(kc, aa + ir * kc, bb + jr * kc,
                                     C + (ic + ir) * ldc + jc + jr, ldc, pc == 0,
                                     bias ? bias + jc + jr : NULL, mr, nr,
                                     pbp && ir == 0 && jr + NR < nc ? bb + (jr + NR) * kc : NULL);
@@ -523,7 +539,7 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
 static void FN(tp_f32_gemm)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                             int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
                             int64_t ldc, const float *bias) {
-  FN(gemm_drive)(M, N, K, A, rsa, csa, B, rsb, csb, NULL, C, ldc, bias);
+  FN(gemm_drive)(M, N, K, A, rsa, csa, B, rsb, csb, NULL, NULL, C, ldc, bias);
 }
 
 static size_t FN(tp_f32_gemm_pack_b_size)(int64_t K, int64_t N) {
@@ -543,7 +559,27 @@ static void FN(tp_f32_gemm_pack_b)(int64_t K, int64_t N, const float *B, int64_t
 static void FN(tp_f32_gemm_packed)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                    int64_t csa, const float *packed_b, float *C, int64_t ldc,
                                    const float *bias) {
-  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, C, ldc, bias);
+  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias);
+}
+
+static size_t FN(tp_f32_gemm_pack_a_size)(int64_t M, int64_t K) {
+  if (K <= 0 || M <= 0) return 0;
+  return sizeof(float) * (size_t)K * (size_t)round_up_mr(M);
+}
+
+static void FN(tp_f32_gemm_pack_a)(int64_t M, int64_t K, const float *A, int64_t rsa,
+                                   int64_t csa, float *packed_out) {
+  if (K <= 0 || M <= 0) return;
+  for (int64_t pc = 0; pc < K; pc += KC) {
+    int64_t kc = K - pc < KC ? K - pc : KC;
+    pack_a(M, kc, A + pc * csa, rsa, csa, packed_out + pc * round_up_mr(M));
+  }
+}
+
+static void FN(tp_f32_gemm_packed_a)(int64_t M, int64_t N, int64_t K, const float *packed_a,
+                                     const float *B, int64_t rsb, int64_t csb, float *C,
+                                     int64_t ldc, const float *bias) {
+  FN(gemm_drive)(M, N, K, NULL, 0, 0, B, rsb, csb, NULL, packed_a, C, ldc, bias);
 }
 #endif /* GEMM_EXTERNAL */
 
@@ -669,6 +705,9 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .gemm_pack_b_size = GEMM_PACK_B_SIZE,
     .gemm_pack_b = GEMM_PACK_B,
     .gemm_f32_packed = GEMM_F32_PACKED,
+    .gemm_pack_a_size = GEMM_PACK_A_SIZE,
+    .gemm_pack_a = GEMM_PACK_A,
+    .gemm_f32_packed_a = GEMM_F32_PACKED_A,
 #ifdef UNARY_FAST
     .unary_fast_f32 = UNARY_FAST,
 #else

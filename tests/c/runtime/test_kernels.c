@@ -1435,6 +1435,27 @@ static int gemm_check(int64_t M, int64_t N, int64_t K, int ta, int tb, int use_l
       free(g);
     }
     tp_tensor_release(y);
+    if (!use_linear && ok) { /* the same product with A packed once (gemm_pack_a: 1x1 conv weights) */
+      const tp_kernels *KT = tp_kern();
+      size_t bytes = KT->gemm_pack_a_size(M, K);
+      float *af = malloc(sizeof(float) * (size_t)(M * K)), *bf = malloc(sizeof(float) * (size_t)(K * N));
+      float *pa = malloc(bytes ? bytes : 4), *cf = malloc(sizeof(float) * (size_t)(M * N));
+      for (int64_t i = 0; i < M * K; i++) af[i] = (float)av[i];
+      for (int64_t i = 0; i < K * N; i++) bf[i] = (float)bv[i];
+      KT->gemm_pack_a(M, K, af, ta ? 1 : K, ta ? M : 1, pa);
+      KT->gemm_f32_packed_a(M, N, K, pa, bf, tb ? 1 : N, tb ? K : 1, cf, N, NULL);
+      for (int64_t i = 0; i < M * N; i++) {
+        ncompares++;
+        if (!(fabs(cf[i] - ref[i]) <= 1e-6 + 1e-5 * bnd[i])) {
+          FAILF("packed-A matmul M=%lld N=%lld K=%lld%s%s [isa %s]: C[%lld,%lld] = %.9g, expected %.9g",
+                (long long)M, (long long)N, (long long)K, ta ? " A^T" : "", tb ? " B^T" : "", isas[k],
+                (long long)(i / N), (long long)(i % N), cf[i], ref[i]);
+          ok = 0;
+          break;
+        }
+      }
+      free(af), free(bf), free(pa), free(cf);
+    }
   }
   if (Av != A) tp_tensor_release(Av);
   if (Bv != B) tp_tensor_release(Bv);
