@@ -29,7 +29,7 @@
 #include <stdlib.h>
 
 #define CH 256
-#define SCRATCH_FLOATS ((size_t)CH * (TP_KIR_MAX_INS + 2)) /* one chunk's evaluation scratch */
+#define SCRATCH_FLOATS ((size_t)CH * (TP_KIR_MAX_INS + 2 + TP_KIR_MAX_IN)) /* a chunk's evaluation scratch, then gather chunks (short rows) */
 
 /* Work sizing: the least work per chunk worth a thread, per kernel kind
  * (measured with tpc bench --threads, docs/architecture.md "Threads"). */
@@ -45,13 +45,14 @@ struct tp_plan {
   tp_kir_program *p;
   char *arena_raw, *arena;
   prep *preps;
-  float *scratch;          /* TP_KIR_MAX_INS chunks of CH floats */
+  float *scratch;          /* SCRATCH_FLOATS: TP_KIR_MAX_INS + 2 + TP_KIR_MAX_IN chunks of CH floats */
   float *par_scratch;      /* per pool thread: SCRATCH_FLOATS each (grown on demand) */
   char *bpack;             /* a GEMM's B packed once per run for the threads (grown on demand) */
   size_t bpack_bytes;
   int par_nscratch;
   tp_tensor ***tuples;     /* per kernel: results of call_host / invoke (NULL terminated) */
   void **packed;           /* per kernel: B of a constant-weight GEMM, packed once */
+  void **packed_a;         /* per kernel: a constant A (1x1 conv weight) when B is not */
   const tp_lower_accel *accel; /* attached by tp_plan_accelerate, or NULL */
   void *accel_state;       /* the accelerator's, opaque here */
   const tp_kernels *packed_by; /* the table whose layout packed[] uses */
@@ -92,6 +93,8 @@ void tp_plan_free(tp_plan *pl) {
   tp_free(pl->tuples);
   for (int i = 0; pl->packed && i < pl->p->nkernels; i++) tp_free(pl->packed[i]);
   tp_free(pl->packed);
+  for (int i = 0; pl->packed_a && i < pl->p->nkernels; i++) tp_free(pl->packed_a[i]);
+  tp_free(pl->packed_a);
   if (pl->accel) pl->accel->release(pl->accel_state);
   tp_free(pl->arena_raw);
   tp_free(pl->preps);
@@ -239,12 +242,13 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
   for (int k = 0; k < p->nkernels; k++) tp_kir_prepare(&p->kernels[k], &pl->preps[k]);
   /* constant weights: pack B once, in the layout of the current ISA table */
   const tp_kernels *K = tp_kern();
-  pl->packed = tp_alloc(sizeof(void *) * (size_t)(p->nkernels ? p->nkernels : 1));
-  if (!pl->packed) {
+  size_t nptr = sizeof(void *) * (size_t)(p->nkernels ? p->nkernels : 1);
+  if ((pl->packed = tp_alloc(nptr))) memset(pl->packed, 0, nptr);
+  if ((pl->packed_a = tp_alloc(nptr))) memset(pl->packed_a, 0, nptr);
+  if (!pl->packed || !pl->packed_a) {
     tp_plan_free(pl);
     return TP_ERR_OUT_OF_MEMORY;
   }
-  memset(pl->packed, 0, sizeof(void *) * (size_t)(p->nkernels ? p->nkernels : 1));
   pl->packed_by = K;
   for (int k = 0; p->autotune && k < p->nkernels; k++)
     if (p->kernels[k].kind == TP_KK_GEMM && p->kernels[k].batch == 1) {
@@ -270,6 +274,29 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
     const tp_tensor *B = p->bufs[kk->b_buf].value;
     if (K->gemm_tune) K->gemm_tune(kk->tune_kc, kk->tune_mc); /* the layout follows KC */
     K->gemm_pack_b(kk->K, kk->N, (const float *)tp_tensor_ptr(B) + kk->b_off, kk->b_rs, kk->b_cs,
+                   (float *)aligned);
+    if (K->gemm_tune) K->gemm_tune(0, 0);
+  }
+  /* a constant A (the weight of a 1x1 convolution, whose activation is B):
+   * packed once too, where B is not (the GEMM packed it on every call:
+   * pack_a was 7.8% of PP-OCRv4 detection's CPU time natively) */
+  for (int k = 0; K->gemm_pack_a && k < p->nkernels; k++) {
+    const tp_kir_kernel *kk = &p->kernels[k];
+    if (kk->kind != TP_KK_GEMM || pl->packed[k] || kk->batch != 1 ||
+        p->bufs[kk->a_buf].kind != TP_KBUF_CONST || !p->bufs[kk->a_buf].value)
+      continue;
+    size_t bytes = K->gemm_pack_a_size(kk->M, kk->K);
+    if (!bytes) continue;
+    char *raw = tp_alloc(bytes + 64 + sizeof(void *));
+    if (!raw) {
+      tp_plan_free(pl);
+      return TP_ERR_OUT_OF_MEMORY;
+    }
+    pl->packed_a[k] = raw;
+    char *aligned = (char *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
+    const tp_tensor *A = p->bufs[kk->a_buf].value;
+    if (K->gemm_tune) K->gemm_tune(kk->tune_kc, kk->tune_mc);
+    K->gemm_pack_a(kk->M, kk->K, (const float *)tp_tensor_ptr(A) + kk->a_off, kk->a_rs, kk->a_cs,
                    (float *)aligned);
     if (K->gemm_tune) K->gemm_tune(0, 0);
   }
@@ -403,6 +430,70 @@ static void row_offsets(const tp_kir_kernel *k, const prep *pr, int64_t row, int
   }
 }
 
+/* Short rows (innermost extent <= CH / 8 and several rows: an interleave,
+ * a permuted GEMM result, a transposed convolution's output, a nearest
+ * upsample along the last axis): chunks of whole rows of one block of the
+ * next-to-last dim, each load gathered into its own chunk with two strides,
+ * instead of one evaluation per row of a few elements. On the caller (its
+ * scratch holds the gather chunks after the evaluation's). 1 if done. */
+static int run_short_rows(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out,
+                          const float *acc_base) {
+  evalctx c;
+  const float *base[TP_KIR_MAX_IN];
+  int nd = pr->nd;
+  int64_t inner = eval_setup(r, k, pr, &c, base), outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;
+  int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0};
+  int64_t o = 0;
+  if (!(inner > 0 && inner <= CH / 8 && outer > 1)) return 0;
+  /* short rows (an interleave: a permuted GEMM result, a transposed
+   * convolution's output, a nearest upsample along the last axis):
+   * chunks of whole rows of one block of the next-to-last dim, each load
+   * gathered into its own chunk with two strides, instead of one
+   * evaluation per row of a few elements */
+  int64_t rows_per = CH / inner, d2 = pr->shape[nd - 2];
+  float *gbuf = r->pl->scratch + (size_t)(TP_KIR_MAX_INS + 2) * CH;
+  int64_t st[TP_KIR_MAX_IN];
+  memcpy(st, c.slot_st, sizeof st);
+  for (int i = 0; i < k->nin; i++) c.slot_st[i] = 1;
+  for (int64_t row = 0; row < outer;) {
+    int64_t nr = d2 - idx[nd - 2];
+    if (nr > rows_per) nr = rows_per;
+    int64_t n = nr * inner;
+    for (int i = 0; i < k->nin; i++) {
+      const float *p = base[i] + off[i];
+      float *g = gbuf + (size_t)i * CH;
+      int64_t s1 = st[i], s2 = pr->st[i][nd - 2];
+      if (inner == 2)
+        for (int64_t q = 0; q < nr; q++, p += s2, g += 2) g[0] = p[0], g[1] = p[s1];
+      else
+        for (int64_t q = 0; q < nr; q++, p += s2, g += inner)
+          for (int64_t j = 0; j < inner; j++) g[j] = p[j * s1];
+      c.slot_ptr[i] = gbuf + (size_t)i * CH;
+    }
+    c.acc = acc_base ? acc_base + o : NULL;
+    float sc;
+    int is_sc;
+    const float *v = eval(&c, &k->expr, n, out + o, &sc, &is_sc);
+    store(out + o, v, sc, is_sc, n);
+    o += n;
+    row += nr;
+    /* advance nr rows: within the block, then carry as next_row does */
+    idx[nd - 2] += nr;
+    for (int i = 0; i < k->nin; i++) off[i] += nr * pr->st[i][nd - 2];
+    if (idx[nd - 2] == d2) {
+      for (int i = 0; i < k->nin; i++) off[i] -= pr->st[i][nd - 2] * d2;
+      idx[nd - 2] = 0;
+      for (int d = nd - 3; d >= 0; d--) {
+        for (int i = 0; i < k->nin; i++) off[i] += pr->st[i][d];
+        if (++idx[d] < pr->shape[d]) break;
+        for (int i = 0; i < k->nin; i++) off[i] -= pr->st[i][d] * pr->shape[d];
+        idx[d] = 0;
+      }
+    }
+  }
+  return 1;
+}
+
 /* Evaluation scratch for nslots pool threads (slot s: + s * SCRATCH_FLOATS),
  * or NULL (then the kernel runs on the caller). */
 static float *par_scratch(tp_plan *pl, int nslots) {
@@ -457,6 +548,7 @@ static void pw_task(void *ctx, int slot, int64_t u0, int64_t u1) {
 
 static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out,
                           const float *acc_base) {
+  if (run_short_rows(r, k, pr, out, acc_base)) return;
   int nd = pr->nd;
   int64_t inner = pr->shape[nd - 1], outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;
   pw_job j = {r, k, pr, out, r->pl->scratch, acc_base, inner, (inner + CH - 1) / CH};
@@ -613,6 +705,17 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
   const float *B = (const float *)r->ptr[k->b_buf] + k->b_off;
   const float *bias = k->bias_buf >= 0 ? (const float *)r->ptr[k->bias_buf] : NULL;
   int tuned = (k->tune_kc || k->tune_mc) && K->gemm_tune;
+  char *praw = r->pl->packed_a ? r->pl->packed_a[ki] : NULL;
+  const float *pa = !pb && praw && r->pl->packed_by == K
+                        ? (const float *)(((uintptr_t)praw + sizeof(void *) + 63) & ~(uintptr_t)63)
+                        : NULL;
+  if (pa) { /* a constant A packed once per plan (a 1x1 convolution's weight): on the caller */
+    if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
+    K->gemm_f32_packed_a(k->M, k->N, k->K, pa, B, k->b_rs, k->b_cs, out, k->N, bias);
+    if (tuned) K->gemm_tune(0, 0);
+    if (k->expr.n) run_pointwise(r, k, pr, out, out);
+    return;
+  }
   gemm_job j = {K, k, A, B, pb, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, tuned};
   /* the split: rows when B is packed once (shared by the threads) and there
    * are row blocks for every thread, or when a batch of one has more row

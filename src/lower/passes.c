@@ -480,11 +480,166 @@ tp_status tp_pass_conv_gemm(const tp_graph *in, tp_graph **out) {
   return rb_end(&r, s, out);
 }
 
+/* ---- conv_bn: a per-channel scale and shift after a convolution folded
+ * into its weight and bias ----
+ * add(mul(conv2d(x, W, b), a), c), mul(conv2d(..), a) and add(conv2d(..),
+ * c), with W, b, a and c constants (after fold: BatchNormalization imports
+ * as x * a + c with a and c computed from its constants), a and c one
+ * value per output channel ([M, 1, 1] or [1, M, 1, 1]) and each
+ * intermediate read only by the next: conv2d(x, W * a, b * a + c). The
+ * mul and add were two instructions of the pointwise kernel after each
+ * depthwise and 3x3 convolution (an op kernel, so no epilogue); the
+ * result rounds differently from the unfolded product by an ulp or so
+ * (onnxruntime folds the same way). 1x1 convolutions are GEMMs by then
+ * (conv_gemm), whose epilogue takes the mul and add. */
+static const tp_tensor *channel_const(const rb *r, const tp_arg *a, int64_t M) {
+  if (a->kind != TP_ARG_NODE) return NULL;
+  const tp_node *n = &r->out->nodes[r->map[a->node]];
+  if (n->kind != TP_NODE_GET_ATTR || !n->val || n->desc.dtype != TP_F32) return NULL;
+  int nd = n->desc.ndim;
+  if (nd < 3 || nd > 4 || n->desc.shape[nd - 3] != M) return NULL;
+  for (int d = 0; d < nd; d++)
+    if (d != nd - 3 && n->desc.shape[d] != 1) return NULL;
+  return n->val;
+}
+
+static tp_status add_const(rb *r, tp_tensor *val, int *idx, int *counter) {
+  char name[32];
+  do snprintf(name, sizeof name, "convbn%d", (*counter)++);
+  while (tp_graph_find(r->out, name) >= 0 || tp_graph_find(r->in, name) >= 0);
+  tp_desc d;
+  tp_desc_of(val, &d);
+  d.weak = 0;
+  TP_TRY(tp_graph_add_node(r->out, TP_NODE_GET_ATTR, name, TP_OP_COUNT, 0, NULL, NULL, &d, idx));
+  if (!(r->out->nodes[*idx].target = tp_strdup(name))) return TP_ERR_OUT_OF_MEMORY;
+  tp_graph_set_val(r->out, *idx, val);
+  return TP_OK;
+}
+
+static tp_status reshape_val(const tp_tensor *t, int nd, const int64_t *shape, tp_tensor **out) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = nd;
+  for (int d = 0; d < nd; d++) at.ints[d] = shape[d];
+  tp_tensor *in[1] = {(tp_tensor *)t};
+  return tp_op_call(TP_OP_RESHAPE, 1, in, &at, out);
+}
+
+/* the new weight and bias: W * a, b * a + c (a or c NULL: 1 or 0) */
+static tp_status bn_fold_values(const tp_tensor *W, const tp_tensor *b, const tp_tensor *a,
+                                const tp_tensor *c, int64_t M, tp_tensor **w_out, tp_tensor **b_out) {
+  int64_t s4[4] = {M, 1, 1, 1}, s1[1] = {M};
+  tp_tensor *a4 = NULL, *a1 = NULL, *c1 = NULL, *t = NULL;
+  tp_status s = TP_OK;
+  if (a) {
+    if (!(s = reshape_val(a, 4, s4, &a4)) && !(s = reshape_val(a, 1, s1, &a1))) {
+      tp_tensor *in[2] = {(tp_tensor *)W, a4};
+      s = tp_op_call(TP_OP_MUL, 2, in, NULL, w_out);
+    }
+  } else {
+    s = reshape_val(W, 4, tp_tensor_shape(W), w_out); /* a new reference to W's data */
+  }
+  if (!s && c) s = reshape_val(c, 1, s1, &c1);
+  if (!s) { /* b * a + c, from zeros when there was no bias */
+    if (b) s = reshape_val(b, 1, s1, &t);
+    else s = tp_zeros(TP_F32, 1, s1, &t);
+  }
+  if (!s && a1) {
+    tp_tensor *in[2] = {t, a1}, *u = NULL;
+    s = tp_op_call(TP_OP_MUL, 2, in, NULL, &u);
+    tp_tensor_release(t);
+    t = u;
+  }
+  if (!s && c1) {
+    tp_tensor *in[2] = {t, c1}, *u = NULL;
+    s = tp_op_call(TP_OP_ADD, 2, in, NULL, &u);
+    tp_tensor_release(t);
+    t = u;
+  }
+  if (!s) *b_out = t, t = NULL;
+  tp_tensor_release(a4), tp_tensor_release(a1), tp_tensor_release(c1), tp_tensor_release(t);
+  return s;
+}
+
+tp_status tp_pass_conv_bn(const tp_graph *in, tp_graph **out) {
+  int *users = tp_alloc(sizeof(int) * (size_t)(in->n ? in->n : 1));
+  if (!users) return TP_ERR_OUT_OF_MEMORY;
+  memset(users, 0, sizeof(int) * (size_t)(in->n ? in->n : 1));
+  for (int i = 0; i < in->n; i++)
+    for (int k = 0; k < in->nodes[i].nargs; k++)
+      if (in->nodes[i].args[k].kind == TP_ARG_NODE) users[in->nodes[i].args[k].node]++;
+  rb r;
+  tp_status s = rb_begin(in, &r);
+  if (s) {
+    tp_free(users);
+    return s;
+  }
+  int counter = 0;
+  for (int i = 0; i < in->n && !s; i++) {
+    const tp_node *n = &in->nodes[i];
+    /* n = add(m, c) or mul(conv, a); m = mul(conv, a) or conv */
+    const tp_node *conv = NULL;
+    const tp_tensor *a = NULL, *c = NULL;
+    if (is_call(n) && (n->op == TP_OP_ADD || n->op == TP_OP_MUL) && n->nargs == 2 && n->desc.dtype == TP_F32) {
+      for (int side = 0; side < 2 && !conv; side++) {
+        const tp_arg *xa = &n->args[side], *ka = &n->args[1 - side];
+        if (xa->kind != TP_ARG_NODE || users[xa->node] != 1) continue;
+        const tp_node *x = &in->nodes[xa->node];
+        if (!is_call(x)) continue;
+        int64_t M = x->desc.ndim == 4 ? x->desc.shape[1] : -1;
+        const tp_tensor *k = channel_const(&r, ka, M);
+        if (!k || !tp_desc_equal(&x->desc, &n->desc)) continue;
+        if (x->op == TP_OP_CONV2D) {
+          conv = x;
+          *(n->op == TP_OP_MUL ? &a : &c) = k;
+        } else if (n->op == TP_OP_ADD && x->op == TP_OP_MUL && x->nargs == 2) {
+          for (int s2 = 0; s2 < 2 && !conv; s2++) {
+            const tp_arg *ya = &x->args[s2];
+            if (ya->kind != TP_ARG_NODE || users[ya->node] != 1) continue;
+            const tp_node *y = &in->nodes[ya->node];
+            const tp_tensor *ak = channel_const(&r, &x->args[1 - s2], M);
+            if (is_call(y) && y->op == TP_OP_CONV2D && ak && tp_desc_equal(&y->desc, &x->desc))
+              conv = y, a = ak, c = k;
+          }
+        }
+      }
+    }
+    const tp_node *wn = NULL, *bn = NULL;
+    if (conv) {
+      wn = conv->args[1].kind == TP_ARG_NODE ? &r.out->nodes[r.map[conv->args[1].node]] : NULL;
+      bn = conv->nargs > 2 && conv->args[2].kind == TP_ARG_NODE ? &r.out->nodes[r.map[conv->args[2].node]] : NULL;
+      if (!wn || wn->kind != TP_NODE_GET_ATTR || !wn->val || wn->desc.dtype != TP_F32 || wn->desc.ndim != 4 ||
+          (bn && (bn->kind != TP_NODE_GET_ATTR || !bn->val || bn->desc.dtype != TP_F32)) ||
+          conv->args[0].kind != TP_ARG_NODE || conv->desc.dtype != TP_F32)
+        conv = NULL;
+    }
+    if (!conv) {
+      s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
+      continue;
+    }
+    tp_tensor *w2 = NULL, *b2 = NULL;
+    int wi, bi;
+    s = bn_fold_values(wn->val, bn ? bn->val : NULL, a, c, conv->desc.shape[1], &w2, &b2);
+    if (!s) s = add_const(&r, w2, &wi, &counter);
+    if (!s) s = add_const(&r, b2, &bi, &counter);
+    tp_tensor_release(w2), tp_tensor_release(b2);
+    if (!s) {
+      tp_arg args[3] = {node_arg(r.map[conv->args[0].node]), node_arg(wi), node_arg(bi)};
+      int yi;
+      s = tp_graph_add_node(r.out, TP_NODE_CALL, NULL, TP_OP_CONV2D, 3, args, &conv->attrs, &n->desc, &yi);
+      if (!s) r.map[i] = yi;
+    }
+  }
+  tp_free(users);
+  return rb_end(&r, s, out);
+}
+
 /* ---- the pipeline ---- */
 static const tp_pass_info pipeline[] = {
     {"shapes", tp_pass_shapes},   {"conv_gemm", tp_pass_conv_gemm},
     {"decompose", tp_pass_decompose}, {"simplify", tp_pass_simplify},
-    {"fold", tp_pass_fold},       {"cse", tp_pass_cse},             {"dce", tp_pass_dce},
+    {"fold", tp_pass_fold},       {"conv_bn", tp_pass_conv_bn},     {"cse", tp_pass_cse},
+    {"dce", tp_pass_dce},
 };
 
 const tp_pass_info *tp_passes(int *n) {

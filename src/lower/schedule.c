@@ -687,7 +687,7 @@ static tp_status try_row(sched *s, int i, int *done) {
   if (n->args[0].kind != TP_ARG_NODE) return TP_OK;
   val *x = &s->v[n->args[0].node];
   if (x->desc.dtype != TP_F32 || n->desc.dtype != TP_F32 || x->desc.ndim == 0) return TP_OK;
-  int nd = x->desc.ndim;
+  int nd = x->desc.ndim, rdims = 1;
   int64_t R;
   if (n->op == TP_OP_SOFTMAX || n->op == TP_OP_LOG_SOFTMAX) {
     int64_t d;
@@ -706,9 +706,15 @@ static tp_status try_row(sched *s, int i, int *done) {
       mask[d] = 1;
       k++;
     }
-    if (k != 1 || !mask[nd - 1]) return TP_OK; /* one trailing dim */
-    R = x->desc.shape[nd - 1];
+    /* trailing dims: one, or several merged into one row when every load
+     * of the prologue allows (a global average pool over [H, W]) */
+    R = 1;
+    for (int q = nd - k; q < nd; q++) {
+      if (q < 0 || !mask[q]) return TP_OK;
+      R *= x->desc.shape[q];
+    }
     if (R == 0) return TP_OK;
+    rdims = k;
   }
   if (R == 0) return TP_OK;
   /* layer_norm's weight and bias are read by the row kernel: computed
@@ -726,6 +732,13 @@ static tp_status try_row(sched *s, int i, int *done) {
   val lz;
   if (x->kind == V_REF) ref_as_lazy(x, &lz);
   else lz = *x;
+  if (rdims > 1) { /* [outer..., R] */
+    tp_desc to = lz.desc;
+    to.ndim = nd - rdims + 1;
+    to.shape[to.ndim - 1] = R;
+    if (!regroup_lazy(&lz, &to)) return TP_OK;
+    nd = to.ndim;
+  }
   int kid, ob;
   TP_TRY(add_buf(s, TP_KBUF_TEMP, &n->desc, &ob));
   TP_TRY(add_kernel(s, TP_KK_ROW, &kid));
@@ -733,7 +746,7 @@ static tp_status try_row(sched *s, int i, int *done) {
   k->out = ob;
   k->node = i;
   k->nd = nd;
-  memcpy(k->shape, x->desc.shape, sizeof k->shape);
+  memcpy(k->shape, lz.desc.shape, sizeof k->shape);
   k->nin = lz.nin;
   memcpy(k->in, lz.in, sizeof lz.in);
   /* phases build on a copy of the prologue: X = value of x */

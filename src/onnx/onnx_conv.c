@@ -223,6 +223,59 @@ static tp_status flip(imp *m, ref x, int a, ref *out) {
   return s;
 }
 
+static tp_status permute(imp *m, ref x, int nd, const int64_t *perm, ref *out) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = nd;
+  memcpy(at.ints, perm, sizeof(int64_t) * (size_t)nd);
+  return tp_onnx_emit(m, TP_OP_PERMUTE, 1, &x, &at, out);
+}
+
+/* ConvTranspose whose kernel equals its stride (no dilation, one group,
+ * no output_padding; the upsampling layers of segmentation heads): the
+ * windows of the input positions do not overlap, so
+ * y[n, m, i*S0 + a, j*S1 + b] = sum_c x[n, c, i, j] w[c, m, a, b] (+ b[m])
+ * is one GEMM x^T [N, H*W, C] @ w [C, M*S0*S1] (the weight as the packed
+ * constant B), its result permuted into place; pads crop. The general
+ * form below convolves the zero-upsampled input: S0*S1 times the
+ * multiply-adds, most of them by zero, and the upsampling copies (in
+ * PP-OCRv4 text detection, 2x2 stride 2: 6.1 ms of a 20 ms plan, natively). */
+static tp_status convtranspose_gemm(imp *m, onode *n, ref x, ref wt, ref b, int nsp, const int64_t *S,
+                                    const int64_t *P) {
+  tp_desc dx = tp_onnx_desc(m, x), dw = tp_onnx_desc(m, wt);
+  int64_t N = dx.shape[0], C = dx.shape[1], M = dw.shape[1], H = dx.shape[2];
+  int64_t W = nsp == 2 ? dx.shape[3] : 1, S1 = nsp == 2 ? S[1] : 1, MS = M * S[0] * S1;
+  ref y;
+  int64_t s3[3] = {N, C, H * W}, sw[2] = {C, MS}, p3[3] = {0, 2, 1};
+  TP_TRY(tp_onnx_reshape(m, x, 3, s3, &x));
+  TP_TRY(permute(m, x, 3, p3, &x)); /* [N, HW, C] */
+  TP_TRY(tp_onnx_reshape(m, wt, 2, sw, &wt));
+  TP_TRY(tp_onnx_binary(m, TP_OP_MATMUL, x, wt, &y)); /* [N, HW, M*S0*S1] */
+  if (nsp == 2) {
+    int64_t s6[6] = {N, H, W, M, S[0], S1}, p6[6] = {0, 3, 1, 4, 2, 5}, s4[4] = {N, M, H * S[0], W * S1};
+    TP_TRY(tp_onnx_reshape(m, y, 6, s6, &y));
+    TP_TRY(permute(m, y, 6, p6, &y)); /* [N, M, H, S0, W, S1] */
+    TP_TRY(tp_onnx_reshape(m, y, 4, s4, &y));
+  } else {
+    int64_t s4[4] = {N, H, M, S[0]}, p4[4] = {0, 2, 1, 3}, so[3] = {N, M, H * S[0]};
+    TP_TRY(tp_onnx_reshape(m, y, 4, s4, &y));
+    TP_TRY(permute(m, y, 4, p4, &y)); /* [N, M, H, S0] */
+    TP_TRY(tp_onnx_reshape(m, y, 3, so, &y));
+  }
+  if (b.kind != R_NONE) {
+    tp_desc db = tp_onnx_desc(m, b);
+    if (db.ndim != 1 || db.shape[0] != M) return tp_fail(TP_ERR_INVALID_ARG, "bias B must have shape [%lld]", (long long)M);
+    int64_t sb[3] = {M, 1, 1};
+    TP_TRY(tp_onnx_reshape(m, b, 1 + nsp, sb, &b));
+    TP_TRY(tp_onnx_binary(m, TP_OP_ADD, y, b, &y));
+  }
+  for (int i = 0; i < nsp; i++) {
+    int64_t len = tp_onnx_desc(m, y).shape[2 + i];
+    if (P[i] || P[i + nsp]) TP_TRY(tp_onnx_slice(m, y, 2 + i, P[i], len - P[i + nsp], 1, &y));
+  }
+  return tp_onnx_set_out(m, n, 0, y);
+}
+
 /* ConvTranspose = Conv of the zero-upsampled input with the flipped,
  * channel-transposed weight and complementary padding. */
 tp_status tp_onnx_cv_convtranspose(imp *m, onode *n, int arg) {
@@ -269,6 +322,11 @@ tp_status tp_onnx_cv_convtranspose(imp *m, onode *n, int arg) {
       else P[i] = tot - half, P[i + nsp] = half;
     }
   }
+  int nonoverlap = G == 1 && nsp <= 2 && dx.dtype == TP_F32;
+  for (int i = 0; i < nsp; i++)
+    nonoverlap &= K[i] == S[i] && D[i] == 1 && OP[i] == 0 && P[i] >= 0 && P[i + nsp] >= 0 &&
+                  P[i] + P[i + nsp] < S[i] * dx.shape[2 + i];
+  if (nonoverlap) return convtranspose_gemm(m, n, x, wt, b, nsp, S, P);
   /* weight [C, Mg, K...] -> [M, Cg, K...], flipped spatially */
   int64_t sh[TP_MAX_DIMS], perm[TP_MAX_DIMS];
   sh[0] = G, sh[1] = Cg, sh[2] = Mg;

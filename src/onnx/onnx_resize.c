@@ -147,9 +147,36 @@ static tp_status resize_axis(imp *m, const rs_opts *o, ref x, int axis, int64_t 
   tp_attrs_init(&at);
   at.dim = axis;
   if (!s && o->mode == RS_NEAREST) { /* one gather: the tap whose weight is 1 */
+    const int64_t *ix = tp_tensor_ptr(idx[0]);
     for (int64_t i = 0; i < out; i++)
       if (((float *)tp_tensor_ptr(wt[1]))[i] == 1)
         ((int64_t *)tp_tensor_ptr(idx[0]))[i] = ((int64_t *)tp_tensor_ptr(idx[1]))[i];
+    /* each input element repeated k times in order (an integer upsample):
+     * a broadcast instead of a gather. x viewed as [.., in, 1, ..] times
+     * ones [k, 1, ..] (exact: x * 1 == x, NaN and -0 kept) is a pointwise
+     * kernel with a broadcast load (stax), fused with what reads it,
+     * where the gather was an op kernel at ~1.3 GB/s in Wasm (PP-OCRv4
+     * detection: 1.9 ms of 26) */
+    int64_t k = out / in;
+    int rep = !extrap && d.dtype == TP_F32 && k > 1 && out == k * in && d.ndim < TP_MAX_DIMS;
+    for (int64_t i = 0; rep && i < out; i++) rep = ix[i] == i / k;
+    if (rep) {
+      int64_t s1[TP_MAX_DIMS], so[TP_MAX_DIMS], s2[TP_MAX_DIMS];
+      int nd = 0;
+      for (int j = 0; j < d.ndim; j++) {
+        s1[nd++] = d.shape[j];
+        if (j == axis) s1[nd++] = 1;
+        so[j] = j == axis ? out : d.shape[j];
+      }
+      s2[0] = k;
+      for (int j = 1; j < d.ndim - axis; j++) s2[j] = 1;
+      ref xr, ones;
+      s = tp_onnx_reshape(m, x, nd, s1, &xr);
+      if (!s) s = tp_onnx_full(m, TP_F32, d.ndim - axis, s2, 1.0, &ones);
+      if (!s) s = tp_onnx_binary(m, TP_OP_MUL, xr, ones, &xr);
+      if (!s) s = tp_onnx_reshape(m, xr, d.ndim, so, y);
+      goto done;
+    }
     ref a[2] = {x, {0}};
     s = tp_onnx_add_const(m, idx[0], &a[1]);
     idx[0] = NULL;
@@ -173,6 +200,7 @@ static tp_status resize_axis(imp *m, const rs_opts *o, ref x, int axis, int64_t 
     mask = NULL;
     if (!s) s = tp_onnx_where(m, mr, tp_onnx_scalar((float)o->extrapolation), *y, y);
   }
+done:
   for (int t = 0; t < n; t++) tp_tensor_release(idx[t]), tp_tensor_release(wt[t]);
   tp_tensor_release(mask);
   return s;

@@ -326,6 +326,50 @@ static void conv_tap_range(const tp_conv2d_geom *g, int64_t kw, int64_t *off, in
   if (*j0 > *j1) *j0 = *j1;
 }
 
+/* The padded plane's extent on one axis: the taps' extent, or the input
+ * after its leading padding if longer. */
+static int64_t dw_padded_extent(int64_t pad, int64_t in, int64_t out, int64_t st, int64_t k, int64_t d) {
+  int64_t need = (out - 1) * st + (k - 1) * d + 1;
+  return need > pad + in ? need : pad + in;
+}
+
+/* Depthwise on a small padded plane (OW < 64: the row kernel's border
+ * columns check every tap and its vectors span few or no columns; 5x5 on
+ * 10x14 ran at 1.3-2.5 GFLOP/s in PP-OCRv4 detection): the plane is copied
+ * into the interior of buf[0, Hp*Wp), whose border stays zero, so every
+ * tap is inside. Stride 1 (and any stride with OW < 16): the stride-1
+ * output is computed as one flat row over the padded plane (output (i, j)
+ * at flat i*Wp + j; the columns between rows are computed and dropped)
+ * into buf[Hp*Wp, ...), then copied out (every sh-th row, sw-th column);
+ * other strides: a row at a time on the padded rows. */
+static void conv_dw_padded(const tp_conv2d_geom *g, const float *x, const float *w, float bias,
+                           float *buf, float *y) {
+  int64_t Wp = dw_padded_extent(g->pl, g->W, g->OW, g->sw, g->KW, g->dw);
+  int64_t Hp = dw_padded_extent(g->pt, g->H, g->OH, g->sh, g->KH, g->dh);
+  const float *rows[64]; /* KH <= 64 (the caller checks) */
+  for (int64_t i = 0; i < g->H; i++)
+    memcpy(buf + (i + g->pt) * Wp + g->pl, x + i * g->W, sizeof(float) * (size_t)g->W);
+  const tp_kernels *k = tp_kern();
+  if ((g->sh == 1 && g->sw == 1) || g->OW < 16) {
+    /* stride 1 at unit stride over the plane; strided outputs picked from it
+     * (sh*sw times the multiply-adds, vectorized where a row of 7 is not) */
+    int64_t n = (g->OH - 1) * g->sh * Wp + (g->OW - 1) * g->sw + 1;
+    float *z = buf + Hp * Wp;
+    for (int64_t kh = 0; kh < g->KH; kh++) rows[kh] = buf + kh * g->dh * Wp;
+    k->dwconv_row_f32(rows, g->KH, g->KW, w, bias, z, n, n + (g->KW - 1) * g->dw, 1, g->dw, 0);
+    for (int64_t i = 0; i < g->OH; i++) {
+      const float *zr = z + i * g->sh * Wp;
+      if (g->sw == 1) memcpy(y + i * g->OW, zr, sizeof(float) * (size_t)g->OW);
+      else for (int64_t j = 0; j < g->OW; j++) y[i * g->OW + j] = zr[j * g->sw];
+    }
+    return;
+  }
+  for (int64_t i = 0; i < g->OH; i++) {
+    for (int64_t kh = 0; kh < g->KH; kh++) rows[kh] = buf + (i * g->sh + kh * g->dh) * Wp;
+    k->dwconv_row_f32(rows, g->KH, g->KW, w, bias, y + i * g->OW, g->OW, Wp, g->sw, g->dw, 0);
+  }
+}
+
 /* im2col of output rows [i0, i0 + r) of one group: cols [Cg*KH*KW, r*OW],
  * zeros where the window reads padding. */
 static void conv_im2col(const tp_conv2d_geom *g, const float *x, int64_t Cg, int64_t i0, int64_t r,
@@ -446,8 +490,38 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
    * output positions, few there, and cost 4.7 ms where the GEMM takes
    * 0.1 ms (x [1,1,1,768], w [258,1,1,256], stride 128) */
   if (Cg == 1 && KK > 1 && g.G > 1) {
+    /* small planes with padding: through a zero-padded copy (see
+     * conv_dw_padded), one plane after another on the caller; 5x5 and
+     * larger at any width when the plane has at least KH rows (the copies
+     * are small next to 25 taps: 240 planes of 12x80 in Wasm, 0.88-0.91 ->
+     * 0.73-0.79 ms CPU; planes of 2 or 3 rows stay on the row kernel, which
+     * skips the taps in padding rows). The choice depends on the shape only,
+     * so the results are the same bits for any thread count. */
+    int64_t Wp = dw_padded_extent(g.pl, g.W, g.OW, g.sw, g.KW, g.dw);
+    int64_t Hp = dw_padded_extent(g.pt, g.H, g.OH, g.sh, g.KH, g.dh);
+    int padded = (g.OW < 64 || (KK >= 25 && g.H >= g.KH)) && g.KH <= 64 && Hp * Wp <= 16384 && P > 0 &&
+                 (g.pt || g.pl || Hp > g.H || Wp > g.W);
+    if (padded) {
+      float *pbuf = tp_alloc(sizeof(float) * (size_t)(2 * Hp * Wp));
+      if (!pbuf) {
+        s = tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: conv2d: cannot allocate a padded %lldx%lld plane",
+                    (long long)Hp, (long long)Wp);
+        goto done;
+      }
+      memset(pbuf, 0, sizeof(float) * (size_t)(Hp * Wp));
+      for (int64_t n = 0; n < g.N; n++)
+        for (int64_t m = 0; m < g.M; m++)
+          conv_dw_padded(&g, j->X + (n * g.C + m / Mg) * g.H * g.W, j->Wt + m * KK, j->B ? j->B[m] : 0.0f,
+                         pbuf, j->Y + (n * g.M + m) * P);
+      tp_free(pbuf);
+      goto done;
+    }
     j->kind = 0;
     units = g.N * g.M * g.OH, unit_flops = 2 * g.OW * KK;
+  } else if (tp_conv2d_winograd_fits(&g)) {
+    /* 3x3 stride 1 as Winograd F(2x2, 3x3) (src/ops/winograd.c), on the caller */
+    s = tp_conv2d_winograd(&g, j->X, j->Wt, j->B, j->Y);
+    goto done;
   } else if (KK == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&
              g.OW == g.W) {
     /* 1x1, stride 1, no padding: x is already the GEMM's B operand */
@@ -531,6 +605,35 @@ static tp_status exec_pool2d(tp_op op, tp_tensor *x0, const tp_attrs *at, const 
   const float *X = tp_tensor_ptr(x);
   float *Y = tp_tensor_ptr(y);
   int avg = op == TP_OP_AVG_POOL2D;
+  if (!avg && g.pt == 0 && g.pl == 0 && (g.OH - 1) * g.sh + g.KH <= g.H &&
+      (g.OW - 1) * g.sw + g.KW <= g.W) {
+    /* max, every window inside: the taps of a chunk of outputs in the
+     * same order as below (row-major over the window, so ties between -0
+     * and +0 and NaNs come out the same), without bounds or branches per
+     * tap; cls's 2x2/2 pool: 2.2 GB/s natively before */
+    enum { PCH = 256 };
+    float acc[PCH];
+    for (int64_t nc = 0; nc < g.N * g.C; nc++) {
+      const float *xp = X + nc * g.H * g.W;
+      for (int64_t i = 0; i < g.OH; i++)
+        for (int64_t j0 = 0; j0 < g.OW; j0 += PCH) {
+          int64_t nj = g.OW - j0 < PCH ? g.OW - j0 : PCH;
+          for (int64_t j = 0; j < nj; j++) acc[j] = -INFINITY;
+          for (int64_t kh = 0; kh < g.KH; kh++)
+            for (int64_t kw = 0; kw < g.KW; kw++) {
+              const float *r = xp + (i * g.sh + kh) * g.W + j0 * g.sw + kw;
+              for (int64_t j = 0; j < nj; j++) {
+                float a = acc[j], v = r[j * g.sw];
+                acc[j] = (a == a && !(v <= a)) ? v : a; /* larger, or NaN (which then stays) */
+              }
+            }
+          memcpy(Y + (nc * g.OH + i) * g.OW + j0, acc, sizeof(float) * (size_t)nj);
+        }
+    }
+    tp_tensor_release(x);
+    *out = y;
+    return TP_OK;
+  }
   for (int64_t nc = 0; nc < g.N * g.C; nc++) {
     const float *xp = X + nc * g.H * g.W;
     for (int64_t i = 0; i < g.OH; i++) {
@@ -810,10 +913,14 @@ static tp_status exec_concat(int nin, tp_tensor *const *in, const tp_attrs *at,
       char *D = y->storage->data;
       const char *S = src->storage->data;
       int n = it.nd - 1;
+      int unit = n >= 0 && it.st[0][n] == 1 && it.st[1][n] == 1; /* whole rows at once */
       for (int64_t r = 0; r < it.outer; r++, tp_iter_next(&it))
-        for (int64_t k = 0; k < it.inner; k++)
-          memcpy(D + (size_t)(it.off[0] + k * it.st[0][n]) * es,
-                 S + (size_t)(it.off[1] + k * it.st[1][n]) * es, es);
+        if (unit)
+          memcpy(D + (size_t)it.off[0] * es, S + (size_t)it.off[1] * es, (size_t)it.inner * es);
+        else
+          for (int64_t k = 0; k < it.inner; k++)
+            memcpy(D + (size_t)(it.off[0] + k * it.st[0][n]) * es,
+                   S + (size_t)(it.off[1] + k * it.st[1][n]) * es, es);
     }
     tp_tensor_release(src);
     tp_tensor_release(dst);

@@ -75,6 +75,12 @@ tp_status tp_conv2d_geometry(const tp_desc *x, const tp_desc *w, const tp_attrs 
 /* conv2d into y, a contiguous float32 tensor of the output shape (the
  * executor's arena buffer); inputs already checked by the shape rule. */
 tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y);
+/* winograd.c: 3x3, stride 1, no dilation, one group, enough channels and
+ * outputs (tp_conv2d_winograd_fits) as Winograd F(2x2, 3x3); x, w, bias
+ * and y contiguous float32 (bias may be NULL). */
+int tp_conv2d_winograd_fits(const tp_conv2d_geom *g);
+tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const float *w,
+                             const float *bias, float *y);
 /* max_pool2d / avg_pool2d geometry (ops.def) in the conv2d struct: KH, KW,
  * strides, pt, pl; C = M = G; dilations 1. */
 tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_conv2d_geom *g);

@@ -292,10 +292,12 @@ static void gemm_scalar(int64_t M, int64_t N, int64_t K, const float *A, int64_t
 }
 
 /* pb: pre-packed B (layout in the header comment) or NULL to pack B here.
+ * pap: pre-packed A (per KC block, MR x kc panels at pap + pc *
+ * round_up(M, MR) + i * kc) or NULL to pack A here; A is then not read.
  * Only columns [j0, j1) of C are computed (j0 a multiple of NR with pb). */
 static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa, int64_t csa,
-                       const float *B, int64_t rsb, int64_t csb, const float *pb, float *C,
-                       int64_t ldc, const float *bias, int64_t j0, int64_t j1) {
+                       const float *B, int64_t rsb, int64_t csb, const float *pb, const float *pap,
+                       float *C, int64_t ldc, const float *bias, int64_t j0, int64_t j1) {
   if (M <= 0 || N <= 0 || j0 >= j1) return;
   if (K <= 0) {
     for (int64_t i = 0; i < M; i++)
@@ -305,7 +307,19 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
   if (!pack_a_buf) pack_a_buf = aligned_alloc(64, sizeof(float) * (size_t)MC_MAX * KC_MAX);
   if (!pb && !pack_b_buf) pack_b_buf = aligned_alloc(64, sizeof(float) * (size_t)KC_MAX * NC);
   if (!pack_a_buf || (!pb && !pack_b_buf)) { /* out of memory: unpacked fallback */
-    if (pb) { /* read B back out of its panels */
+    if (pap) { /* read A and B back out of their panels */
+      int64_t Np = round_up(N, NR), Mp = round_up(M, MR);
+      for (int64_t i = 0; i < M; i++)
+        for (int64_t j = j0; j < j1; j++) {
+          float s = bias ? bias[j] : 0.0f;
+          for (int64_t k = 0; k < K; k++) {
+            int64_t pc = k / KC * KC, kc = K - pc < KC ? K - pc : KC;
+            float b = pb ? pb[pc * Np + (j / NR * NR) * kc + (k - pc) * NR + j % NR] : B[k * rsb + j * csb];
+            s += pap[pc * Mp + (i / MR * MR) * kc + (k - pc) * MR + i % MR] * b;
+          }
+          C[i * ldc + j] = s;
+        }
+    } else if (pb) { /* read B back out of its panels */
       int64_t Np = round_up(N, NR);
       for (int64_t i = 0; i < M; i++)
         for (int64_t j = j0; j < j1; j++) {
@@ -332,10 +346,13 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
       const float *bias_j = bias && pc == 0 ? bias + jc : NULL;
       for (int64_t ic = 0; ic < M; ic += MC) {
         int64_t mc = M - ic < MC ? M - ic : MC;
-        for (int64_t ir = 0; ir < mc; ir += MR) {
-          int64_t mr = mc - ir < MR ? mc - ir : MR;
-          pack_a(mr, kc, A + (ic + ir) * rsa + pc * csa, rsa, csa, pa + ir * kc);
-        }
+        if (pap)
+          pa = (float *)(pap + pc * round_up(M, MR) + ic * kc);
+        else
+          for (int64_t ir = 0; ir < mc; ir += MR) {
+            int64_t mr = mc - ir < MR ? mc - ir : MR;
+            pack_a(mr, kc, A + (ic + ir) * rsa + pc * csa, rsa, csa, pa + ir * kc);
+          }
         for (int64_t jr = 0; jr < nc; jr += NR) {
           int64_t nr = nc - jr < NR ? nc - jr : NR;
           /* pack each B panel just before its first use, so it is hot */
@@ -367,7 +384,7 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
 void tp_f32_gemm__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                          int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
                          int64_t ldc, const float *bias) {
-  gemm_drive(M, N, K, A, rsa, csa, B, rsb, csb, NULL, C, ldc, bias, 0, N);
+  gemm_drive(M, N, K, A, rsa, csa, B, rsb, csb, NULL, NULL, C, ldc, bias, 0, N);
 }
 
 size_t tp_f32_gemm_pack_b_size__avx512(int64_t K, int64_t N) {
@@ -391,12 +408,36 @@ void tp_f32_gemm_pack_b__avx512(int64_t K, int64_t N, const float *B, int64_t rs
 void tp_f32_gemm_packed__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                 int64_t csa, const float *packed_b, float *C, int64_t ldc,
                                 const float *bias) {
-  gemm_drive(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, C, ldc, bias, 0, N);
+  gemm_drive(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias, 0, N);
+}
+
+size_t tp_f32_gemm_pack_a_size__avx512(int64_t M, int64_t K) {
+  if (K <= 0 || M <= 0) return 0;
+  return sizeof(float) * (size_t)K * (size_t)round_up(M, MR);
+}
+
+void tp_f32_gemm_pack_a__avx512(int64_t M, int64_t K, const float *A, int64_t rsa, int64_t csa,
+                                float *packed_out) {
+  if (K <= 0 || M <= 0) return;
+  int64_t Mp = round_up(M, MR);
+  for (int64_t pc = 0; pc < K; pc += KC) {
+    int64_t kc = K - pc < KC ? K - pc : KC;
+    for (int64_t ir = 0; ir < M; ir += MR) {
+      int64_t mr = M - ir < MR ? M - ir : MR;
+      pack_a(mr, kc, A + ir * rsa + pc * csa, rsa, csa, packed_out + pc * Mp + ir * kc);
+    }
+  }
+}
+
+void tp_f32_gemm_packed_a__avx512(int64_t M, int64_t N, int64_t K, const float *packed_a,
+                                  const float *B, int64_t rsb, int64_t csb, float *C, int64_t ldc,
+                                  const float *bias) {
+  gemm_drive(M, N, K, NULL, 0, 0, B, rsb, csb, NULL, packed_a, C, ldc, bias, 0, N);
 }
 
 void tp_f32_gemm_packed_cols__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                      int64_t csa, const float *packed_b, int64_t j0, int64_t j1,
                                      float *C, int64_t ldc, const float *bias) {
   if (j0 < 0 || j1 > N || j0 % NR) return; /* the caller's contract (kernels.h) */
-  gemm_drive(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, C, ldc, bias, j0, j1);
+  gemm_drive(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias, j0, j1);
 }

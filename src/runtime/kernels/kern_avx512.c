@@ -10,6 +10,9 @@
 #define GEMM_PACK_B tp_f32_gemm_pack_b__avx512
 #define GEMM_F32_PACKED tp_f32_gemm_packed__avx512
 #define GEMM_F32_PACKED_COLS tp_f32_gemm_packed_cols__avx512
+#define GEMM_PACK_A_SIZE tp_f32_gemm_pack_a_size__avx512
+#define GEMM_PACK_A tp_f32_gemm_pack_a__avx512
+#define GEMM_F32_PACKED_A tp_f32_gemm_packed_a__avx512
 #define GEMM_TUNE tp_f32_gemm_tune__avx512
 #define GEMM_RELEASE tp_f32_gemm_release__avx512
 #define VSQRT(v) ((vf)_mm512_sqrt_ps((__m512)(v)))

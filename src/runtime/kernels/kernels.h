@@ -60,6 +60,17 @@ typedef struct tp_kernels {
   void (*gemm_f32_packed_cols)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                int64_t csa, const float *packed_b, int64_t j0, int64_t j1,
                                float *C, int64_t ldc, const float *bias);
+  /* The same for a constant A (a 1x1 convolution's weight, [M, K] with
+   * the activation as B): gemm_pack_a_size(M, K) bytes, gemm_pack_a(M, K,
+   * A, rsa, csa, pa), then gemm_f32_packed_a(M, N, K, pa, B, rsb, csb, C,
+   * ldc, bias). The layout follows this table and its depth blocking (KC,
+   * as gemm_tune sets it) like a packed B. */
+  size_t (*gemm_pack_a_size)(int64_t M, int64_t K);
+  void (*gemm_pack_a)(int64_t M, int64_t K, const float *A, int64_t rsa, int64_t csa,
+                      float *packed_out);
+  void (*gemm_f32_packed_a)(int64_t M, int64_t N, int64_t K, const float *packed_a,
+                            const float *B, int64_t rsb, int64_t csb, float *C, int64_t ldc,
+                            const float *bias);
   /* unary_f32 with FMA contraction and reciprocal estimates (+ one Newton
    * step) where the ISA has them: within a few ulp of unary_f32, not
    * bit-identical across ISAs. stax's fused kernels use it; eager and the
@@ -105,6 +116,12 @@ void tp_f32_gemm_packed__avx512(int64_t M, int64_t N, int64_t K, const float *A,
 void tp_f32_gemm_packed_cols__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                      int64_t csa, const float *packed_b, int64_t j0, int64_t j1,
                                      float *C, int64_t ldc, const float *bias);
+size_t tp_f32_gemm_pack_a_size__avx512(int64_t M, int64_t K);
+void tp_f32_gemm_pack_a__avx512(int64_t M, int64_t K, const float *A, int64_t rsa, int64_t csa,
+                                float *packed_out);
+void tp_f32_gemm_packed_a__avx512(int64_t M, int64_t N, int64_t K, const float *packed_a,
+                                  const float *B, int64_t rsb, int64_t csb, float *C, int64_t ldc,
+                                  const float *bias);
 extern const tp_kernels tp_kernels_sse2;
 extern const tp_kernels tp_kernels_avx2;
 extern const tp_kernels tp_kernels_avx512;

@@ -375,6 +375,9 @@ static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
 #define GEMM_F32 FN(tp_f32_gemm)
 #define GEMM_PACK_B_SIZE FN(tp_f32_gemm_pack_b_size)
 #define GEMM_PACK_B FN(tp_f32_gemm_pack_b)
+#define GEMM_PACK_A_SIZE FN(tp_f32_gemm_pack_a_size)
+#define GEMM_PACK_A FN(tp_f32_gemm_pack_a)
+#define GEMM_F32_PACKED_A FN(tp_f32_gemm_packed_a)
 #define GEMM_F32_PACKED FN(tp_f32_gemm_packed)
 #define GEMM_F32_PACKED_COLS FN(tp_f32_gemm_packed_cols)
 /* Blocking: defaults, or set per thread by max-autotune (gemm_tune). The
@@ -384,7 +387,11 @@ static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
 static KTLS int tune_kc, tune_mc;
 #define KC (tune_kc ? (int64_t)tune_kc : (int64_t)256) /* 256 = TP_WASMSIMD_KC */
 #define MC (tune_mc ? (int64_t)tune_mc : (int64_t)(MR * 16))
-#define NC 2048
+/* columns per packed B block: KC x NC x 4 bytes = 1 MB stays in a 2 MB L2
+ * with A and C around it (2048, 2 MB, did not: the 24x864x2240 GEMM of a
+ * 3x3 conv took 3.63-3.79 ms in Wasm, 3.38-3.48 with 1024; 512^3 7.26-7.58
+ * vs 7.02-7.06; same runs, alternating) */
+#define NC 1024
 static void FN(tp_f32_gemm_tune)(int kc, int mc) {
   tune_kc = kc <= 0 ? 0 : kc < 16 ? 16 : kc > KC_MAX ? KC_MAX : kc;
   tune_mc = mc <= 0 ? 0 : mc < MR ? MR : mc > MC_MAX ? MC_MAX : mc / MR * MR;
@@ -465,12 +472,17 @@ static void FN(tp_f32_gemm_release)(void) {
 
 static int64_t round_up_nr(int64_t n) { return (n + NR - 1) / NR * NR; }
 
+static int64_t round_up_mr(int64_t m) { return (m + MR - 1) / MR * MR; }
+
 /* pbp: B packed by FN(tp_f32_gemm_pack_b) (per KC block of depth pc, the
- * panels of kc x NR at pbp + pc * round_up(N, NR) + j * kc), or NULL. */
+ * panels of kc x NR at pbp + pc * round_up(N, NR) + j * kc), or NULL.
+ * pap: A packed by FN(tp_f32_gemm_pack_a) (per KC block, the panels of
+ * MR x kc at pap + pc * round_up(M, MR) + i * kc), or NULL; A is then not
+ * read. */
 static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                            int64_t csa, const float *B, int64_t rsb, int64_t csb,
-                           const float *pbp, float *C, int64_t ldc, const float *bias, int64_t j0,
-                           int64_t j1) {
+                           const float *pbp, const float *pap, float *C, int64_t ldc,
+                           const float *bias, int64_t j0, int64_t j1) {
   if (M <= 0 || N <= 0 || j0 >= j1) return;
   if (K <= 0) {
     for (int64_t i = 0; i < M; i++)
@@ -493,7 +505,10 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
             } else {
               b = B[k * rsb + j * csb];
             }
-            s += A[i * rsa + k * csa] * b;
+            int64_t pc = k / KC * KC, kc = K - pc < KC ? K - pc : KC;
+            float a = pap ? pap[pc * round_up_mr(M) + i / MR * MR * kc + (k - pc) * MR + i % MR]
+                          : A[i * rsa + k * csa];
+            s += a * b;
           }
           C[i * ldc + j] = s;
         }
@@ -512,12 +527,16 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
         pack_b(kc, nc, B + pc * rsb + jc * csb, rsb, csb, pb);
       for (int64_t ic = 0; ic < M; ic += MC) {
         int64_t mc = M - ic < MC ? M - ic : MC;
-        pack_a(mc, kc, A + ic * rsa + pc * csa, rsa, csa, pa);
+        const float *aa = pa;
+        if (pap)
+          aa = pap + pc * round_up_mr(M) + ic * kc;
+        else
+          pack_a(mc, kc, A + ic * rsa + pc * csa, rsa, csa, pa);
         for (int64_t jr = 0; jr < nc; jr += NR) {
           int64_t nr = nc - jr < NR ? nc - jr : NR;
           for (int64_t ir = 0; ir < mc; ir += MR) {
             int64_t mr = mc - ir < MR ? mc - ir : MR;
-            FN(tp_f32_gemm_ukernel)(kc, pa + ir * kc, bb + jr * kc,
+            FN(tp_f32_gemm_ukernel)(kc, aa + ir * kc, bb + jr * kc,
                                     C + (ic + ir) * ldc + jc + jr, ldc, pc == 0,
                                     bias ? bias + jc + jr : NULL, mr, nr,
                                     pbp && ir == 0 && jr + NR < nc ? bb + (jr + NR) * kc : NULL);
@@ -531,7 +550,7 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
 static void FN(tp_f32_gemm)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                             int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
                             int64_t ldc, const float *bias) {
-  FN(gemm_drive)(M, N, K, A, rsa, csa, B, rsb, csb, NULL, C, ldc, bias, 0, N);
+  FN(gemm_drive)(M, N, K, A, rsa, csa, B, rsb, csb, NULL, NULL, C, ldc, bias, 0, N);
 }
 
 static size_t FN(tp_f32_gemm_pack_b_size)(int64_t K, int64_t N) {
@@ -551,7 +570,27 @@ static void FN(tp_f32_gemm_pack_b)(int64_t K, int64_t N, const float *B, int64_t
 static void FN(tp_f32_gemm_packed)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                    int64_t csa, const float *packed_b, float *C, int64_t ldc,
                                    const float *bias) {
-  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, C, ldc, bias, 0, N);
+  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias, 0, N);
+}
+
+static size_t FN(tp_f32_gemm_pack_a_size)(int64_t M, int64_t K) {
+  if (K <= 0 || M <= 0) return 0;
+  return sizeof(float) * (size_t)K * (size_t)round_up_mr(M);
+}
+
+static void FN(tp_f32_gemm_pack_a)(int64_t M, int64_t K, const float *A, int64_t rsa,
+                                   int64_t csa, float *packed_out) {
+  if (K <= 0 || M <= 0) return;
+  for (int64_t pc = 0; pc < K; pc += KC) {
+    int64_t kc = K - pc < KC ? K - pc : KC;
+    pack_a(M, kc, A + pc * csa, rsa, csa, packed_out + pc * round_up_mr(M));
+  }
+}
+
+static void FN(tp_f32_gemm_packed_a)(int64_t M, int64_t N, int64_t K, const float *packed_a,
+                                     const float *B, int64_t rsb, int64_t csb, float *C,
+                                     int64_t ldc, const float *bias) {
+  FN(gemm_drive)(M, N, K, NULL, 0, 0, B, rsb, csb, NULL, packed_a, C, ldc, bias, 0, N);
 }
 
 static void FN(tp_f32_gemm_packed_cols)(int64_t M, int64_t N, int64_t K, const float *A,
@@ -559,7 +598,7 @@ static void FN(tp_f32_gemm_packed_cols)(int64_t M, int64_t N, int64_t K, const f
                                         int64_t j0, int64_t j1, float *C, int64_t ldc,
                                         const float *bias) {
   if (j0 < 0 || j1 > N || j0 % NR) return; /* the caller's contract (kernels.h) */
-  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, C, ldc, bias, j0, j1);
+  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias, j0, j1);
 }
 #endif /* GEMM_EXTERNAL */
 
@@ -580,6 +619,29 @@ CONTRACT_ATTR static void FN(dw_unit)(const float *const *rows, int64_t KH, int6
                                       int64_t dw) {
   CONTRACT
   int64_t i = 0;
+  /* 3x3 and 5x5 (most depthwise layers): the weights splatted once, in
+   * registers, two vectors per step; same order of sums as below */
+#define DW_FIXED(KH_, KW_)                                                     \
+  if (KH == KH_ && KW == KW_ && n >= 2 * VW) {                                 \
+    vf wv[KH_ * KW_];                                                          \
+    for (int t = 0; t < KH_ * KW_; t++) wv[t] = bcast(w[t]);                   \
+    for (; i + 2 * VW <= n; i += 2 * VW) {                                     \
+      vf a0 = bcast(bias), a1 = a0;                                            \
+      for (int kh = 0; kh < KH_; kh++) {                                       \
+        if (!rows[kh]) continue;                                               \
+        const float *p = rows[kh] + c0 + i;                                    \
+        for (int kw = 0; kw < KW_; kw++) {                                     \
+          a0 += wv[kh * KW_ + kw] * ld(p + kw * dw);                           \
+          a1 += wv[kh * KW_ + kw] * ld(p + kw * dw + VW);                      \
+        }                                                                      \
+      }                                                                        \
+      st(z + i, a0);                                                           \
+      st(z + i + VW, a1);                                                      \
+    }                                                                          \
+  }
+  DW_FIXED(3, 3)
+  else DW_FIXED(5, 5)
+#undef DW_FIXED
   for (; i + VW <= n; i += VW) {
     vf acc = bcast(bias);
     for (int64_t kh = 0; kh < KH; kh++) {
@@ -663,6 +725,9 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .gemm_pack_b = GEMM_PACK_B,
     .gemm_f32_packed = GEMM_F32_PACKED,
     .gemm_f32_packed_cols = GEMM_F32_PACKED_COLS,
+    .gemm_pack_a_size = GEMM_PACK_A_SIZE,
+    .gemm_pack_a = GEMM_PACK_A,
+    .gemm_f32_packed_a = GEMM_F32_PACKED_A,
 #ifdef UNARY_FAST
     .unary_fast_f32 = UNARY_FAST,
 #else

@@ -480,6 +480,157 @@ static void test_conv_gemm(void) {
   }
 }
 
+/* Pointwise kernels over short rows (the executor's chunks of whole rows,
+ * gathered with two strides): a permuted view with an inner dim of 2 and
+ * a broadcast bias (carries across several outer dims), an inner dim of 3
+ * under a next-to-last dim longer than one chunk, and a nearest-upsample
+ * pattern (x viewed as [.., 1] times a row of ones) against the graph
+ * executor's eager kernels. */
+static void test_short_rows(void) {
+  static const char *const texts[3] = {
+      "tpgraph v1\n%x = placeholder : f32[3,5,7,2]\n%b = placeholder : f32[5,1]\n"
+      "%0 = permute(%x, perm=[0,2,1,3]) : f32[3,7,5,2]\n%1 = add(%0, %b) : f32[3,7,5,2]\n"
+      "%2 = relu(%1) : f32[3,7,5,2]\noutput(%2)\n",
+      "tpgraph v1\n%x = placeholder : f32[300,2,3]\n%b = placeholder : f32[3]\n"
+      "%0 = permute(%x, perm=[1,0,2]) : f32[2,300,3]\n%1 = mul(%0, %b) : f32[2,300,3]\n"
+      "%2 = sigmoid(%1) : f32[2,300,3]\noutput(%2)\n",
+      "tpgraph v1\n%x = placeholder : f32[2,3,4,5]\n%b = placeholder : f32[2]\n"
+      "%0 = reshape(%x, shape=[2,3,4,5,1]) : f32[2,3,4,5,1]\n%1 = mul(%0, %b) : f32[2,3,4,5,2]\n"
+      "%2 = add(%1, 0.5) : f32[2,3,4,5,2]\noutput(%2)\n"};
+  static const int64_t xs[3][4] = {{3, 5, 7, 2}, {300, 2, 3, 0}, {2, 3, 4, 5}}, bs[3][2] = {{5, 1}, {3, 0}, {2, 0}};
+  static const int xnd[3] = {4, 3, 4}, bnd[3] = {2, 1, 1};
+  for (int t = 0; t < 3; t++) {
+    tp_graph *g = parse(texts[t]);
+    if (!g) continue;
+    tp_tensor *in[2], *e = NULL, *y = NULL;
+    tp_randn(xnd[t], xs[t], 21 + (uint64_t)t, &in[0]), tp_randn(bnd[t], bs[t], 31 + (uint64_t)t, &in[1]);
+    tp_plan *pl = NULL;
+    int n;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("short rows case %d: %s", t, tp_last_error());
+    const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+    CHECK(p && p->nkernels == 1 && count_kind(p, TP_KK_POINTWISE) == 1);
+    CHECK(tp_graph_run(g, 2, in, 1, &e, &n) == TP_OK);
+    CHECK(pl && tp_plan_run(pl, 2, in, 1, &y, &n) == TP_OK);
+    int64_t cnt = e ? tp_tensor_numel(e) : 0;
+    CHECK(cnt > 0 && y && tp_tensor_numel(y) == cnt);
+    for (int64_t i = 0; y && i < cnt; i++) {
+      double a = tp_tensor_get_f64(e, i), b = tp_tensor_get_f64(y, i);
+      if (fabs(a - b) > 1e-6 + 1e-5 * fabs(a)) {
+        FAILF("short rows case %d element %lld: stax %g, eager %g", t, (long long)i, b, a);
+        break;
+      }
+    }
+    tp_tensor_release(e), tp_tensor_release(y);
+    for (int i = 0; i < 2; i++) tp_tensor_release(in[i]);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
+/* Reductions over several trailing dims (a global average pool) are one
+ * row kernel when the prologue's loads merge those dims (a lazy relu(x*2)
+ * over [N, C, H, W]), an op kernel when not (a permuted x); both against
+ * the graph executor. */
+static void test_trailing_reduce(void) {
+  static const char *const texts[3] = {
+      "tpgraph v1\n%x = placeholder : f32[2,5,6,7]\n%0 = mul(%x, 2.0) : f32[2,5,6,7]\n"
+      "%1 = relu(%0) : f32[2,5,6,7]\n%2 = mean(%1, dims=[2,3], keepdim=true) : f32[2,5,1,1]\noutput(%2)\n",
+      "tpgraph v1\n%x = placeholder : f32[2,5,6,7]\n%0 = max(%x, dims=[-1,1,2], keepdim=false) : f32[2]\noutput(%0)\n",
+      "tpgraph v1\n%x = placeholder : f32[2,6,5,7]\n%0 = permute(%x, perm=[0,2,1,3]) : f32[2,5,6,7]\n"
+      "%1 = sum(%0, dims=[2,3], keepdim=false) : f32[2,5]\noutput(%1)\n"};
+  static const int64_t xs[3][4] = {{2, 5, 6, 7}, {2, 5, 6, 7}, {2, 6, 5, 7}};
+  for (int t = 0; t < 3; t++) {
+    tp_graph *g = parse(texts[t]);
+    if (!g) continue;
+    tp_tensor *in, *e = NULL, *y = NULL;
+    tp_randn(4, xs[t], 41 + (uint64_t)t, &in);
+    tp_plan *pl = NULL;
+    int n;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("trailing reduce case %d: %s", t, tp_last_error());
+    const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+    if (t < 2) CHECK(p && p->nkernels == 1 && count_kind(p, TP_KK_ROW) == 1);
+    else CHECK(p && count_kind(p, TP_KK_ROW) == 0);
+    CHECK(tp_graph_run(g, 1, &in, 1, &e, &n) == TP_OK);
+    CHECK(pl && tp_plan_run(pl, 1, &in, 1, &y, &n) == TP_OK);
+    int64_t cnt = e ? tp_tensor_numel(e) : 0;
+    CHECK(cnt > 0 && y && tp_tensor_numel(y) == cnt);
+    for (int64_t i = 0; y && i < cnt; i++) {
+      double a = tp_tensor_get_f64(e, i), b = tp_tensor_get_f64(y, i);
+      if (fabs(a - b) > 1e-5 + 1e-5 * fabs(a)) {
+        FAILF("trailing reduce case %d element %lld: stax %g, eager %g", t, (long long)i, b, a);
+        break;
+      }
+    }
+    tp_tensor_release(e), tp_tensor_release(y), tp_tensor_release(in);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
+/* conv_bn: a per-channel mul and add after a convolution with constant
+ * weights fold into it (no mul or add left after the passes), a lone add
+ * ([1, M, 1, 1], no bias) too; a conv result read twice is left alone.
+ * Each against the graph executor on the unfolded graph. */
+static void test_conv_bn(void) {
+  static const char *const texts[3] = {
+      "tpgraph v1\n%x = placeholder : f32[1,6,7,9]\n%w = get_attr \"w\" : f32[6,1,3,3]\n"
+      "%b = get_attr \"b\" : f32[6]\n%a = get_attr \"a\" : f32[6,1,1]\n%c = get_attr \"c\" : f32[6,1,1]\n"
+      "%0 = conv2d(%x, %w, %b, window=[1,1,1,1,1,1,1,1], groups=6) : f32[1,6,7,9]\n"
+      "%1 = mul(%0, %a) : f32[1,6,7,9]\n%2 = add(%1, %c) : f32[1,6,7,9]\n%3 = relu(%2) : f32[1,6,7,9]\noutput(%3)\n",
+      "tpgraph v1\n%x = placeholder : f32[2,6,7,9]\n%w = get_attr \"w\" : f32[5,6,3,3]\n"
+      "%c = get_attr \"c\" : f32[1,5,1,1]\n"
+      "%0 = conv2d(%x, %w, none, window=[1,1,1,1,1,1,1,1], groups=1) : f32[2,5,7,9]\n"
+      "%1 = add(%c, %0) : f32[2,5,7,9]\noutput(%1)\n",
+      "tpgraph v1\n%x = placeholder : f32[1,6,7,9]\n%w = get_attr \"w\" : f32[6,1,3,3]\n"
+      "%b = get_attr \"b\" : f32[6]\n%a = get_attr \"a\" : f32[6,1,1]\n%c = get_attr \"c\" : f32[6,1,1]\n"
+      "%0 = conv2d(%x, %w, %b, window=[1,1,1,1,1,1,1,1], groups=6) : f32[1,6,7,9]\n"
+      "%1 = mul(%0, %a) : f32[1,6,7,9]\n%2 = add(%1, %c) : f32[1,6,7,9]\noutput(%2, %0)\n"};
+  for (int t = 0; t < 3; t++) {
+    tp_graph *g = parse(texts[t]);
+    if (!g) continue;
+    static const char *const names[4] = {"w", "b", "a", "c"};
+    for (int q = 0; q < 4; q++) {
+      int ni = tp_graph_find(g, names[q]);
+      if (ni < 0) continue;
+      tp_tensor *v;
+      tp_randn(g->nodes[ni].desc.ndim, g->nodes[ni].desc.shape, 50 + (uint64_t)(t * 4 + q), &v);
+      tp_graph_set_val(g, ni, v);
+      tp_tensor_release(v);
+    }
+    tp_graph *pg = NULL;
+    CHECK(tp_run_passes(g, 0, NULL, NULL, &pg) == TP_OK);
+    int muladd = 0;
+    for (int i = 0; pg && i < pg->n; i++)
+      muladd += pg->nodes[i].kind == TP_NODE_CALL && (pg->nodes[i].op == TP_OP_MUL || pg->nodes[i].op == TP_OP_ADD);
+    if (t < 2) CHECK(muladd == 0);
+    else CHECK(muladd == 2);
+    tp_graph_free(pg);
+    int64_t xs[4] = {t == 1 ? 2 : 1, 6, 7, 9};
+    tp_tensor *x, *e[2] = {0}, *y[2] = {0};
+    tp_randn(4, xs, 60 + (uint64_t)t, &x);
+    tp_plan *pl = NULL;
+    int ne = 0, ny = 0;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("conv_bn case %d: %s", t, tp_last_error());
+    CHECK(tp_graph_run(g, 1, &x, 2, e, &ne) == TP_OK);
+    CHECK(pl && tp_plan_run(pl, 1, &x, 2, y, &ny) == TP_OK);
+    CHECK(ne == ny && ne >= 1);
+    for (int o = 0; o < ne && o < ny; o++) {
+      int64_t cnt = tp_tensor_numel(e[o]);
+      for (int64_t i = 0; i < cnt; i++) {
+        double a = tp_tensor_get_f64(e[o], i), b = tp_tensor_get_f64(y[o], i);
+        if (fabs(a - b) > 1e-5 + 1e-5 * fabs(a)) {
+          FAILF("conv_bn case %d output %d element %lld: stax %g, eager %g", t, o, (long long)i, b, a);
+          break;
+        }
+      }
+    }
+    for (int o = 0; o < 2; o++) tp_tensor_release(e[o]), tp_tensor_release(y[o]);
+    tp_tensor_release(x);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
 /* max-autotune: GEMM blockings are timed at plan time, results unchanged,
  * the choice cached per shape unless caches are off. */
 static void test_autotune(void) {
@@ -531,6 +682,9 @@ int main(void) {
   test_epilogue_order();
   test_minmax();
   test_conv_gemm();
+  test_short_rows();
+  test_trailing_reduce();
+  test_conv_bn();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;

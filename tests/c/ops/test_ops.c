@@ -515,6 +515,13 @@ static void test_pool2d(void) {
   /* NaN propagates through max */
   EXPECT(OPA(TP_OP_MAX_POOL2D, Apool(2, 2, 2, 2, 0, 0, 0, 0, 0), F32((1, 1, 2, 2), 1, NAN, 3, 2)), TP_F32,
          (1, 1, 1, 1), NAN);
+  EXPECT(OPA(TP_OP_MAX_POOL2D, Apool(2, 2, 2, 2, 0, 0, 0, 0, 0), F32((1, 1, 2, 2), NAN, 5, 6, 7)), TP_F32,
+         (1, 1, 1, 1), NAN);
+  /* ties between -0 and +0: the first in the window's row-major order */
+  tp_tensor *z = OPA(TP_OP_MAX_POOL2D, Apool(2, 2, 2, 2, 0, 0, 0, 0, 0), F32((1, 1, 2, 2), -1, -0.0, 0.0, -1));
+  CHECK(z && tp_tensor_get_f64(z, 0) == 0 && signbit(tp_tensor_get_f64(z, 0)));
+  z = OPA(TP_OP_MAX_POOL2D, Apool(2, 2, 2, 2, 0, 0, 0, 0, 0), F32((1, 1, 2, 2), 0.0, -1, -0.0, -1));
+  CHECK(z && tp_tensor_get_f64(z, 0) == 0 && !signbit(tp_tensor_get_f64(z, 0)));
   /* bad input */
   tp_attrs a = Apool(2, 2, 2, 2, 0, 0, 0, 0, 0);
   ERR(TP_OP_MAX_POOL2D, &a, (F32((4), 1, 2, 3, 4)), TP_ERR_INVALID_ARG, "max_pool2d", "rank 4");

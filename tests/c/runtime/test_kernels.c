@@ -754,6 +754,19 @@ static void cases_conv2d(void) {
       {1, 4, 6, 100, 4, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1},   /* depthwise: full vectors, 4-lane and 1-lane tails */
       {1, 2, 5, 1100, 2, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1},  /* depthwise stride 2: several unit-stride chunks */
       {1, 2, 4, 300, 2, 2, 5, 2, 1, 3, 0, 2, 1, 3, 1, 2},   /* depthwise, stride 3, dilation 2, uneven pads */
+      /* Winograd F(2x2, 3x3) (winograd.c): odd output sizes, no padding,
+       * uneven pads, batch 2, several tile blocks */
+      {1, 9, 7, 11, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   /* 7x11 out: half tiles on both edges */
+      {2, 8, 10, 9, 8, 3, 3, 1, 1, 1, 0, 0, 0, 0, 1, 1},    /* valid, batch 2 */
+      {1, 12, 9, 8, 17, 3, 3, 1, 1, 1, 2, 0, 1, 2, 1, 1},   /* uneven pads */
+      {1, 96, 40, 56, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* PP-OCRv4 detection's head: tile blocks */
+      /* small padded planes (exec.c: conv_dw_padded, through a zero-padded copy) */
+      {1, 5, 10, 14, 5, 5, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1},  /* 5x5 pad 2 on 10x14 (PP-OCRv4 detection) */
+      {2, 3, 10, 14, 3, 5, 5, 3, 2, 2, 2, 2, 2, 2, 1, 1},  /* the same, stride 2, batch 2 */
+      {1, 4, 7, 9, 8, 3, 3, 4, 1, 1, 1, 0, 2, 1, 2, 1},    /* multiplier 2, uneven pads, dilation 2x1 */
+      {1, 3, 6, 9, 3, 3, 5, 3, 2, 1, 0, 3, 1, 0, 1, 2},    /* stride 2x1, left pad only, dilation 1x2 */
+      {1, 2, 5, 33, 2, 3, 3, 2, 1, 2, 1, 1, 1, 1, 1, 1},   /* stride 1x2, 17 columns out */
+      {1, 3, 12, 80, 3, 5, 5, 3, 1, 1, 2, 2, 2, 2, 1, 1},  /* 5x5 on 12x80 (PP-OCRv4 recognition): padded at any width */
   };
   char lbl[256];
   for (int ci = 0; ci < (int)(sizeof cfg / sizeof cfg[0]); ci++)
@@ -792,6 +805,10 @@ static void cases_pool2d(tp_op op) {
       {1, 4, 1, 20, 1, 4, 1, 4, 0, 2, 0, 3},    /* a 1-D pool as H = 1 */
       {0, 2, 4, 4, 2, 2, 2, 2, 0, 0, 0, 0},     /* empty batch */
       {1, 2, 9, 9, 9, 9, 1, 1, 4, 4, 4, 4},     /* global-size kernel with pads */
+      /* max without padding, every window inside (exec.c's chunked path) */
+      {1, 3, 9, 11, 3, 3, 2, 2, 0, 0, 0, 0},    /* 3x3/2, the last row and column unused */
+      {2, 2, 5, 300, 2, 2, 1, 1, 0, 0, 0, 0},   /* stride 1, more than one chunk of outputs */
+      {1, 200, 2, 96, 2, 2, 2, 2, 0, 0, 0, 0},  /* cls's 2x2/2 on 2x96 */
   };
   char lbl[256];
   for (int ci = 0; ci < (int)(sizeof cfg / sizeof cfg[0]); ci++)
@@ -1469,6 +1486,27 @@ static int gemm_check(int64_t M, int64_t N, int64_t K, int ta, int tb, int use_l
       free(g);
     }
     tp_tensor_release(y);
+    if (!use_linear && ok) { /* the same product with A packed once (gemm_pack_a: 1x1 conv weights) */
+      const tp_kernels *KT = tp_kern();
+      size_t bytes = KT->gemm_pack_a_size(M, K);
+      float *af = malloc(sizeof(float) * (size_t)(M * K)), *bf = malloc(sizeof(float) * (size_t)(K * N));
+      float *pa = malloc(bytes ? bytes : 4), *cf = malloc(sizeof(float) * (size_t)(M * N));
+      for (int64_t i = 0; i < M * K; i++) af[i] = (float)av[i];
+      for (int64_t i = 0; i < K * N; i++) bf[i] = (float)bv[i];
+      KT->gemm_pack_a(M, K, af, ta ? 1 : K, ta ? M : 1, pa);
+      KT->gemm_f32_packed_a(M, N, K, pa, bf, tb ? 1 : N, tb ? K : 1, cf, N, NULL);
+      for (int64_t i = 0; i < M * N; i++) {
+        ncompares++;
+        if (!(fabs(cf[i] - ref[i]) <= 1e-6 + 1e-5 * bnd[i])) {
+          FAILF("packed-A matmul M=%lld N=%lld K=%lld%s%s [isa %s]: C[%lld,%lld] = %.9g, expected %.9g",
+                (long long)M, (long long)N, (long long)K, ta ? " A^T" : "", tb ? " B^T" : "", isas[k],
+                (long long)(i / N), (long long)(i % N), cf[i], ref[i]);
+          ok = 0;
+          break;
+        }
+      }
+      free(af), free(bf), free(pa), free(cf);
+    }
   }
   if (Av != A) tp_tensor_release(Av);
   if (Bv != B) tp_tensor_release(Bv);
