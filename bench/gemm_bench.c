@@ -84,9 +84,7 @@ int main(int argc, char **argv) {
   }
   if (reps < 15) reps = 15;
   if (!ns) {
-    static const int64_t w1[4][3] = {{256, 256, 256}, {1024, 1024, 1024}, {64, 768, 768},
-                                     {128, 3072, 768}};
-    memcpy(shapes, w1, sizeof w1);
+    memcpy(shapes, bench_w1_shapes, sizeof bench_w1_shapes);
     ns = 4;
   }
   if (isa && tp_set_isa(isa) != TP_OK) {

@@ -107,4 +107,9 @@ static inline const char *bench_cpu_model(void) {
   return model;
 }
 
+/* W1 (docs/benchmarks.md): the GEMM shapes M, N, K every GEMM benchmark
+ * runs when none are given. */
+static const int64_t bench_w1_shapes[4][3] __attribute__((unused)) = {
+    {256, 256, 256}, {1024, 1024, 1024}, {64, 768, 768}, {128, 3072, 768}};
+
 #endif

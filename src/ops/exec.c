@@ -248,9 +248,7 @@ done:
 }
 
 /* ---- matmul / linear ---- */
-static tp_status exec_matmul(tp_tensor *a0, tp_tensor *b0, const tp_desc *od, tp_tensor **out) {
-  tp_tensor *y;
-  TP_TRY(new_out(od, &y));
+void tp_matmul_geom_init(const tp_tensor *a0, const tp_tensor *b0, tp_matmul_geom *g) {
   /* 1-D operands as [1,K] / [K,1] shells over the same data */
   tp_tensor a = *a0, b = *b0;
   if (a.ndim == 1) {
@@ -265,30 +263,45 @@ static tp_status exec_matmul(tp_tensor *a0, tp_tensor *b0, const tp_desc *od, tp
     b.shape[1] = 1;
     b.strides[1] = 0;
   }
-  int64_t M = a.shape[a.ndim - 2], K = a.shape[a.ndim - 1], N = b.shape[b.ndim - 1];
-  int nb = a.ndim > b.ndim ? a.ndim - 2 : b.ndim - 2;
-  int64_t bshape[TP_MAX_DIMS], sta[TP_MAX_DIMS], stb[TP_MAX_DIMS], nbatch = 1;
-  for (int d = 0; d < nb; d++) {
-    int da = d - (nb - (a.ndim - 2)), db = d - (nb - (b.ndim - 2));
+  g->M = a.shape[a.ndim - 2], g->K = a.shape[a.ndim - 1], g->N = b.shape[b.ndim - 1];
+  g->ars = a.strides[a.ndim - 2], g->acs = a.strides[a.ndim - 1];
+  g->brs = b.strides[b.ndim - 2], g->bcs = b.strides[b.ndim - 1];
+  g->aoff = a.offset, g->boff = b.offset;
+  g->nb = a.ndim > b.ndim ? a.ndim - 2 : b.ndim - 2;
+  g->nbatch = 1;
+  for (int d = 0; d < g->nb; d++) {
+    int da = d - (g->nb - (a.ndim - 2)), db = d - (g->nb - (b.ndim - 2));
     int64_t sa = da >= 0 ? a.shape[da] : 1, sb = db >= 0 ? b.shape[db] : 1;
-    bshape[d] = sa == 1 ? sb : sa; /* broadcast: 1 takes the other (also 0) */
-    sta[d] = (da >= 0 && sa != 1) ? a.strides[da] : 0;
-    stb[d] = (db >= 0 && sb != 1) ? b.strides[db] : 0;
-    nbatch *= bshape[d];
+    g->bshape[d] = sa == 1 ? sb : sa; /* broadcast: 1 takes the other (also 0) */
+    g->sta[d] = (da >= 0 && sa != 1) ? a.strides[da] : 0;
+    g->stb[d] = (db >= 0 && sb != 1) ? b.strides[db] : 0;
+    g->nbatch *= g->bshape[d];
   }
+}
+
+void tp_matmul_batch_offsets(const tp_matmul_geom *g, int64_t bi, int64_t *oa, int64_t *ob) {
+  int64_t a = g->aoff, b = g->boff, rem = bi;
+  for (int d = g->nb - 1; d >= 0; d--) {
+    int64_t i = rem % g->bshape[d];
+    rem /= g->bshape[d];
+    a += i * g->sta[d];
+    b += i * g->stb[d];
+  }
+  *oa = a, *ob = b;
+}
+
+static tp_status exec_matmul(tp_tensor *a0, tp_tensor *b0, const tp_desc *od, tp_tensor **out) {
+  tp_tensor *y;
+  TP_TRY(new_out(od, &y));
+  tp_matmul_geom g;
+  tp_matmul_geom_init(a0, b0, &g);
   const float *A = a0->storage->data, *B = b0->storage->data;
   float *C = y->storage->data;
   const tp_kernels *k = tp_kern();
-  for (int64_t bi = 0; bi < nbatch; bi++) {
-    int64_t oa = a.offset, ob = b.offset, rem = bi;
-    for (int d = nb - 1; d >= 0; d--) {
-      int64_t i = rem % bshape[d];
-      rem /= bshape[d];
-      oa += i * sta[d];
-      ob += i * stb[d];
-    }
-    k->gemm_f32(M, N, K, A + oa, a.strides[a.ndim - 2], a.strides[a.ndim - 1], B + ob,
-                b.strides[b.ndim - 2], b.strides[b.ndim - 1], C + bi * M * N, N, NULL);
+  for (int64_t bi = 0; bi < g.nbatch; bi++) {
+    int64_t oa, ob;
+    tp_matmul_batch_offsets(&g, bi, &oa, &ob);
+    k->gemm_f32(g.M, g.N, g.K, A + oa, g.ars, g.acs, B + ob, g.brs, g.bcs, C + bi * g.M * g.N, g.N, NULL);
   }
   *out = y;
   return TP_OK;

@@ -30,6 +30,18 @@ tp_status tp_op_infer(tp_op op, int nin, const tp_desc *const *in,
 /* Execute without capture (inputs already validated by tp_op_infer). */
 tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in,
                      const tp_attrs *attrs, const tp_desc *od, tp_tensor **out);
+/* numpy matmul's batch broadcast of a [..., M, K] by b [..., K, N] (1-D
+ * operands as [1, K] / [K, 1]): the matrix sizes and strides, the batch
+ * count, and per batch entry the element offsets of a's and b's matrices. */
+typedef struct tp_matmul_geom {
+  int64_t M, N, K, nbatch;
+  int64_t ars, acs, brs, bcs, aoff, boff;
+  int nb;
+  int64_t bshape[TP_MAX_DIMS], sta[TP_MAX_DIMS], stb[TP_MAX_DIMS];
+} tp_matmul_geom;
+void tp_matmul_geom_init(const tp_tensor *a, const tp_tensor *b, tp_matmul_geom *g);
+void tp_matmul_batch_offsets(const tp_matmul_geom *g, int64_t bi, int64_t *oa, int64_t *ob);
+
 /* 1 when op computes on widened copies of its float16/bfloat16/int8/uint8
  * operands (float32/int32) and rounds the result back once to *lp (the
  * rule of tp_op_call, which the reference follows too). */

@@ -81,45 +81,19 @@ tp_status tp_exec_matmul_int(tp_tensor *a0, tp_tensor *b0, const tp_desc *od, tp
   if (!s) s = tp_to_dtype(b0, TP_I32, &bi);
   if (!s) s = tp_tensor_empty(TP_I32, od->ndim, od->shape, &y);
   if (s) goto done;
-  /* 1-D operands as [1,K] / [K,1] shells over the same data */
-  tp_tensor a = *ai, b = *bi;
-  if (a.ndim == 1) {
-    a.ndim = 2;
-    a.shape[1] = a.shape[0], a.strides[1] = a.strides[0];
-    a.shape[0] = 1, a.strides[0] = 0;
-  }
-  if (b.ndim == 1) {
-    b.ndim = 2;
-    b.shape[1] = 1, b.strides[1] = 0;
-  }
-  int64_t M = a.shape[a.ndim - 2], K = a.shape[a.ndim - 1], N = b.shape[b.ndim - 1];
-  int nb = a.ndim > b.ndim ? a.ndim - 2 : b.ndim - 2;
-  int64_t bshape[TP_MAX_DIMS], sta[TP_MAX_DIMS], stb[TP_MAX_DIMS], nbatch = 1;
-  for (int d = 0; d < nb; d++) {
-    int da = d - (nb - (a.ndim - 2)), db = d - (nb - (b.ndim - 2));
-    int64_t sa = da >= 0 ? a.shape[da] : 1, sb = db >= 0 ? b.shape[db] : 1;
-    bshape[d] = sa == 1 ? sb : sa;
-    sta[d] = (da >= 0 && sa != 1) ? a.strides[da] : 0;
-    stb[d] = (db >= 0 && sb != 1) ? b.strides[db] : 0;
-    nbatch *= bshape[d];
-  }
+  tp_matmul_geom g;
+  tp_matmul_geom_init(ai, bi, &g);
   const int32_t *A = (const int32_t *)ai->storage->data, *B = (const int32_t *)bi->storage->data;
   int32_t *C = tp_tensor_ptr(y);
-  int64_t am = a.strides[a.ndim - 2], ak = a.strides[a.ndim - 1], bk = b.strides[b.ndim - 2], bn = b.strides[b.ndim - 1];
-  for (int64_t q = 0; q < nbatch; q++) {
-    int64_t oa = a.offset, ob = b.offset, rem = q;
-    for (int d = nb - 1; d >= 0; d--) {
-      int64_t i = rem % bshape[d];
-      rem /= bshape[d];
-      oa += i * sta[d];
-      ob += i * stb[d];
-    }
-    for (int64_t i = 0; i < M; i++)
-      for (int64_t j = 0; j < N; j++) {
+  for (int64_t q = 0; q < g.nbatch; q++) {
+    int64_t oa, ob;
+    tp_matmul_batch_offsets(&g, q, &oa, &ob);
+    for (int64_t i = 0; i < g.M; i++)
+      for (int64_t j = 0; j < g.N; j++) {
         uint64_t acc = 0; /* wraps like int32 sums do in ONNX (no undefined overflow) */
-        for (int64_t k = 0; k < K; k++)
-          acc += (uint64_t)((int64_t)A[oa + i * am + k * ak] * (int64_t)B[ob + k * bk + j * bn]);
-        C[(q * M + i) * N + j] = (int32_t)(uint32_t)acc;
+        for (int64_t k = 0; k < g.K; k++)
+          acc += (uint64_t)((int64_t)A[oa + i * g.ars + k * g.acs] * (int64_t)B[ob + k * g.brs + j * g.bcs]);
+        C[(q * g.M + i) * g.N + j] = (int32_t)(uint32_t)acc;
       }
   }
   *out = y;

@@ -25,33 +25,30 @@ const tp_kernels *tp_kern(void) {
   return k;
 }
 
-void tp_kern_thread_release(void) {
-  const tp_kernels *all[] = {
+/* Every table this build has, best first. */
+static const tp_kernels *const all_tables[] = {
 #if defined(__wasm_simd128__)
-      &tp_kernels_wasmsimd,
+    &tp_kernels_wasmsimd,
 #endif
 #if defined(__x86_64__) || defined(__i386__)
-      &tp_kernels_avx512, &tp_kernels_avx2, &tp_kernels_sse2,
+    &tp_kernels_avx512, &tp_kernels_avx2, &tp_kernels_sse2,
 #endif
-      &tp_kernels_generic};
-  for (int i = 0; i < (int)(sizeof all / sizeof all[0]); i++)
+    &tp_kernels_generic};
+#define NTABLES ((int)(sizeof all_tables / sizeof all_tables[0]))
+
+void tp_kern_thread_release(void) {
+  const tp_kernels *const *all = all_tables;
+  for (int i = 0; i < NTABLES; i++)
     if (all[i]->gemm_release) all[i]->gemm_release();
 }
 
 const char *tp_isa_name(void) { return tp_kern()->isa; }
 
 tp_status tp_set_isa(const char *name) {
-  const tp_kernels *all[] = {
-#if defined(__wasm_simd128__)
-      &tp_kernels_wasmsimd,
-#endif
-#if defined(__x86_64__) || defined(__i386__)
-      &tp_kernels_avx512, &tp_kernels_avx2, &tp_kernels_sse2,
-#endif
-      &tp_kernels_generic};
+  const tp_kernels *const *all = all_tables;
   const tp_kernels *b = best();
   int allowed = 0; /* only ISAs at or below the best one */
-  for (int i = 0; i < (int)(sizeof all / sizeof all[0]); i++) {
+  for (int i = 0; i < NTABLES; i++) {
     if (all[i] == b) allowed = 1;
     if (allowed && name && !strcmp(name, all[i]->isa)) {
       __atomic_store_n(&active, all[i], __ATOMIC_RELEASE);
