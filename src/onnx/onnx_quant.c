@@ -33,6 +33,20 @@ static tp_status check_scale(imp *m, ref s, const char *what) {
   return TP_OK;
 }
 
+/* QLinearMatMul / QLinearConv: inputs 0-7 (a or x, its scale and zero
+ * point, b or w, its scale and zero point, y's scale and zero point), the
+ * three scales checked and y's quantized dtype. */
+static tp_status qlinear_inputs(imp *m, onode *n, const char *scale0, const char *scale1, ref r[8],
+                                tp_dtype *qd) {
+  for (int i = 0; i < 8; i++) TP_TRY(tp_onnx_need_in(m, n, i, &r[i]));
+  TP_TRY(check_scale(m, r[1], scale0));
+  TP_TRY(check_scale(m, r[4], scale1));
+  TP_TRY(check_scale(m, r[6], "y_scale"));
+  *qd = tp_onnx_desc(m, r[7]).dtype;
+  if (!is_quant_dtype(*qd)) return tp_fail(TP_ERR_UNSUPPORTED, "y_zero_point has dtype %s (int8, uint8)", tp_dtype_name(*qd));
+  return TP_OK;
+}
+
 /* scale (or zero point) p shaped to broadcast against x of rank nd:
  * 0-d / one element as is; 1-D of x's dim `axis` (per axis); or, with
  * block > 0, x's rank with dim axis = ceil(X[axis] / block), repeated
@@ -255,20 +269,10 @@ tp_status tp_onnx_cv_matmulint(imp *m, onode *n, int arg) {
 
 tp_status tp_onnx_cv_qlinearmatmul(imp *m, onode *n, int arg) {
   (void)arg;
-  ref a, as, az, b, bs, bz, ys, yz, y, s;
-  TP_TRY(tp_onnx_need_in(m, n, 0, &a));
-  TP_TRY(tp_onnx_need_in(m, n, 1, &as));
-  TP_TRY(tp_onnx_need_in(m, n, 2, &az));
-  TP_TRY(tp_onnx_need_in(m, n, 3, &b));
-  TP_TRY(tp_onnx_need_in(m, n, 4, &bs));
-  TP_TRY(tp_onnx_need_in(m, n, 5, &bz));
-  TP_TRY(tp_onnx_need_in(m, n, 6, &ys));
-  TP_TRY(tp_onnx_need_in(m, n, 7, &yz));
-  TP_TRY(check_scale(m, as, "a_scale"));
-  TP_TRY(check_scale(m, bs, "b_scale"));
-  TP_TRY(check_scale(m, ys, "y_scale"));
-  tp_dtype qd = tp_onnx_desc(m, yz).dtype;
-  if (!is_quant_dtype(qd)) return tp_fail(TP_ERR_UNSUPPORTED, "y_zero_point has dtype %s (int8, uint8)", tp_dtype_name(qd));
+  ref r[8], y, s;
+  tp_dtype qd;
+  TP_TRY(qlinear_inputs(m, n, "a_scale", "b_scale", r, &qd));
+  ref a = r[0], as = r[1], az = r[2], b = r[3], bs = r[4], bz = r[5], ys = r[6], yz = r[7];
   TP_TRY(int_matmul(m, a, az, b, bz, &y));
   TP_TRY(tp_onnx_cast(m, y, TP_F32, &y));
   /* y = saturate(round(acc * a_scale * b_scale / y_scale) + y_zp) */
@@ -403,21 +407,11 @@ tp_status tp_onnx_cv_convint(imp *m, onode *n, int arg) {
 
 tp_status tp_onnx_cv_qlinearconv(imp *m, onode *n, int arg) {
   (void)arg;
-  ref x, xs, xz, w, ws, wz, ys, yz, b, y, s;
-  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
-  TP_TRY(tp_onnx_need_in(m, n, 1, &xs));
-  TP_TRY(tp_onnx_need_in(m, n, 2, &xz));
-  TP_TRY(tp_onnx_need_in(m, n, 3, &w));
-  TP_TRY(tp_onnx_need_in(m, n, 4, &ws));
-  TP_TRY(tp_onnx_need_in(m, n, 5, &wz));
-  TP_TRY(tp_onnx_need_in(m, n, 6, &ys));
-  TP_TRY(tp_onnx_need_in(m, n, 7, &yz));
+  ref r[8], b, y, s;
+  tp_dtype qd;
+  TP_TRY(qlinear_inputs(m, n, "x_scale", "w_scale", r, &qd));
+  ref x = r[0], xs = r[1], xz = r[2], w = r[3], ws = r[4], wz = r[5], ys = r[6], yz = r[7];
   TP_TRY(tp_onnx_in(m, n, 8, &b));
-  TP_TRY(check_scale(m, xs, "x_scale"));
-  TP_TRY(check_scale(m, ws, "w_scale"));
-  TP_TRY(check_scale(m, ys, "y_scale"));
-  tp_dtype qd = tp_onnx_desc(m, yz).dtype;
-  if (!is_quant_dtype(qd)) return tp_fail(TP_ERR_UNSUPPORTED, "y_zero_point has dtype %s (int8, uint8)", tp_dtype_name(qd));
   tp_desc xd = tp_onnx_desc(m, x), wd = tp_onnx_desc(m, w);
   if (b.kind != R_NONE) {
     tp_desc bd = tp_onnx_desc(m, b);
