@@ -39,6 +39,7 @@ typedef struct val {
   int kind;
   tp_desc d;
   int exact;     /* every backend computes these values bit for bit */
+  int nonfinite; /* may hold an infinity or a NaN made from finite inputs */
   tp_tensor *t;  /* V_INPUT / V_CONST: the value */
   tp_op op;      /* V_OP */
   int nargs;
@@ -158,6 +159,19 @@ static int inexact_op(tp_op op) {
       return 1;
   }
 }
+/* Ops that can make an infinity or a NaN from finite operands. */
+static int makes_nonfinite(tp_op op) {
+  switch (op) {
+    case TP_OP_DIV: case TP_OP_LOG: case TP_OP_EXP: case TP_OP_SQRT: case TP_OP_RSQRT:
+    case TP_OP_TAN: case TP_OP_ATANH: case TP_OP_ACOSH: case TP_OP_ASIN: case TP_OP_ACOS:
+    case TP_OP_SINH: case TP_OP_COSH: case TP_OP_MOD: case TP_OP_FMOD: case TP_OP_DET:
+    case TP_OP_LOG_SOFTMAX: case TP_OP_MUL: case TP_OP_MATMUL: case TP_OP_LINEAR: /* overflow */
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 /* Ops whose result jumps with a small change of a float operand. */
 static int jumpy_op(tp_op op, const tp_attrs *at) {
   switch (op) {
@@ -269,7 +283,7 @@ static int add_op(gen *g) {
   tp_desc descs[TP_MAX_OPERANDS], sc;
   const tp_desc *dp[TP_MAX_OPERANDS];
   int nmade = 0; /* leaves made for this node (the newest values) */
-  int exact_in = 1, cond_exact = 1;
+  int exact_in = 1, cond_exact = 1, nonfinite_in = 0;
   for (int k = 0; k < nargs; k++) {
     tp_arg *a = &x.args[k];
     memset(a, 0, sizeof *a);
@@ -308,10 +322,15 @@ static int add_op(gen *g) {
     descs[k] = g->v[vi].d;
     dp[k] = &descs[k];
     if (is_float(g->v[vi].d.dtype) && !g->v[vi].exact) exact_in = 0, cond_exact &= k != 0;
+    nonfinite_in |= g->v[vi].nonfinite;
   }
   rand_attrs(g, op, &g->v[first].d, &x.at);
   if (!exact_in && jumpy_op(op, &x.at)) goto undo;
   if (op == TP_OP_WHERE && !cond_exact) goto undo; /* a float condition near 0 flips */
+  /* an infinity times (or plus, ...) a value that is 0 in one backend and
+   * a tiny number in another gives NaN or an infinity: only exact operands
+   * meet values that may be non-finite (views move them unchanged) */
+  if (nonfinite_in && !exact_in && !(tp_op_flags(op) & TP_OPF_VIEW) && op != TP_OP_CONCAT) goto undo;
   tp_desc od;
   if (tp_op_infer(op, nargs, dp, &x.at, &od) != TP_OK) {
     tp_clear_error();
@@ -321,6 +340,7 @@ static int add_op(gen *g) {
   x.d = od;
   x.d.weak = 0;
   x.exact = exact_in && !inexact_op(op);
+  x.nonfinite = nonfinite_in || (is_float(od.dtype) && makes_nonfinite(op));
   g->v[g->nv++] = x;
   return 1;
 undo: /* drop the leaves made for this attempt (they are the newest) */
