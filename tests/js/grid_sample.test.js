@@ -7,15 +7,7 @@ import assert from 'node:assert/strict';
 import * as tp from '../../js/index.js';
 import { makeModel } from './_onnx_pb.mjs';
 
-let ort = null;
-let ortWhy = '';
-try {
-  ort = await import('onnxruntime-node');
-  if (!ort.InferenceSession) throw new Error('no InferenceSession export');
-} catch (e) {
-  ort = null;
-  ortWhy = `onnxruntime-node cannot be loaded (${String(e && e.message).split('\n')[0]})`;
-}
+import { ort, needOrt } from './_ort.mjs';
 
 const close = (got, want, tol = 1e-5, what = '') => {
   assert.equal(got.length, want.length);
@@ -73,7 +65,7 @@ function lcg(n, seed, scale) {
 }
 
 test('GridSample models match onnxruntime-node, eager and compiled', async () => {
-  assert.ok(ort, `onnxruntime-node is the reference and must load: ${ortWhy}`);
+  needOrt();
   const xs = [2, 3, 5, 4], gs = [2, 6, 7, 2];
   const xd = lcg(2 * 3 * 5 * 4, 7, 2), gd = lcg(2 * 6 * 7 * 2, 11, 1.4);
   for (const mode of ['bilinear', 'nearest', 'bicubic'])
@@ -133,7 +125,7 @@ test('roiAlign: hand-computed values (tests/c/ops/test_ops_sample.c) and argumen
 });
 
 test('RoiAlign models match onnxruntime-node (avg and max, both coordinate modes); a bad batch index is an error', async () => {
-  assert.ok(ort, `onnxruntime-node is the reference and must load: ${ortWhy}`);
+  needOrt();
   const xs = [2, 3, 7, 6], xd = lcg(2 * 3 * 7 * 6, 5, 3);
   const rois = new Float32Array([0, 0, 4, 5, 1.5, 0.5, 3.2, 2.9, -2, -1, 7, 8, 0.3, 2.2, 5.9, 6.4]);
   const bi = new BigInt64Array([0n, 1n, 1n, 0n]);

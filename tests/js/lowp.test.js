@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tp from '../../js/index.js';
+import { needOrt } from './_ort.mjs';
 import { makeModel } from './_onnx_pb.mjs';
 
 test('float32ToFloat16 / float16ToFloat32: round to nearest even, overflow to Infinity, NaN', () => {
@@ -125,12 +126,7 @@ test('tensorplay-wasm/ort: float16, int8 and uint8 tensors as onnxruntime-web ha
 });
 
 test('exported float16 / int8 / quantize / dequantize graphs: onnxruntime-node computes what we do', async () => {
-  let ort;
-  try {
-    ort = await import('onnxruntime-node');
-  } catch (e) {
-    assert.fail(`onnxruntime-node is the reference and must load: ${e.message}`);
-  }
+  const ort = needOrt();
   const scale = tp.tensor([0.05, 0.1, 0.2]);
   const zp = tp.tensor([10, 128, 250], { dtype: 'uint8' });
   const fn = (x, h, i) => {
@@ -275,7 +271,7 @@ test('.npy of float16 / int8 / uint8 round-trips; bfloat16 has no .npy spelling'
 });
 
 test('ConvInteger / QLinearConv past 258 products per output (chunked, exact) match onnxruntime-node', async () => {
-  const ort = await import('onnxruntime-node');
+  const ort = needOrt();
   let seed = 7;
   const rnd = (n, lo, hi) => Array.from({ length: n }, () => {
     seed = (seed * 1103515245 + 12345) % 2147483648;

@@ -8,15 +8,7 @@ import assert from 'node:assert/strict';
 import * as tp from '../../js/index.js';
 import { makeModel } from './_onnx_pb.mjs';
 
-let ort = null;
-let ortWhy = '';
-try {
-  ort = await import('onnxruntime-node');
-  if (!ort.InferenceSession) throw new Error('no InferenceSession export');
-} catch (e) {
-  ort = null;
-  ortWhy = `onnxruntime-node cannot be loaded (${String(e && e.message).split('\n')[0]})`;
-}
+import { ort, needOrt } from './_ort.mjs';
 
 /* a deterministic pseudo-random fill in [-1, 1) */
 function fill(n, seed) {
@@ -30,7 +22,7 @@ function fill(n, seed) {
 }
 
 test('Attention (3-D, GQA 4 query / 2 KV heads, causal, KV cache, float mask) matches onnxruntime', async () => {
-  assert.ok(ort, `onnxruntime-node is the independent check and must load: ${ortWhy}`);
+  needOrt();
   const B = 2, S = 3, P = 2, Hq = 4, Hkv = 2, D = 4, Dv = 2, L = P + S;
   const bytes = makeModel({
     opset: 23,

@@ -9,15 +9,7 @@ import assert from 'node:assert/strict';
 import * as tp from '../../js/index.js';
 import { makeModel } from './_onnx_pb.mjs';
 
-let ort = null;
-let ortWhy = '';
-try {
-  ort = await import('onnxruntime-node');
-  if (!ort.InferenceSession) throw new Error('no InferenceSession export');
-} catch (e) {
-  ort = null;
-  ortWhy = `onnxruntime-node cannot be loaded (${String(e && e.message).split('\n')[0]})`;
-}
+import { ort, needOrt } from './_ort.mjs';
 
 function lcg(n, seed, scale) {
   const out = new Float32Array(n);
@@ -46,7 +38,7 @@ const CASES = [
 ];
 
 test('ConvTranspose models match onnxruntime-node, eager and stax', async () => {
-  assert.ok(ort, `onnxruntime-node is the reference and must load: ${ortWhy}`);
+  needOrt();
   for (const [name, xs, ws, attrs, bias, act] of CASES) {
     const M = ws[1] * (attrs.group ?? 1);
     const xd = lcg(numel(xs), 3, 1.5), wd = lcg(numel(ws), 5, 1), bd = lcg(M, 9, 0.5);
@@ -83,7 +75,7 @@ test('ConvTranspose models match onnxruntime-node, eager and stax', async () => 
 // broadcast, not a gather (src/onnx/onnx_resize.c); other factors and
 // modes keep the gather. Scales and sizes are constants of the model.
 test('Resize nearest (integer factors as broadcasts, others as gathers) matches onnxruntime-node', async () => {
-  assert.ok(ort, `onnxruntime-node is the reference and must load: ${ortWhy}`);
+  needOrt();
   const f32 = (a) => new Float32Array(a);
   const cases = [
     ['x2 both axes, then add', [1, 3, 4, 5], f32([1, 1, 2, 2]), {}, true],

@@ -7,21 +7,14 @@ import assert from 'node:assert/strict';
 import * as tp from '../../js/index.js';
 import { makeModel } from './_onnx_pb.mjs';
 
-let ort = null;
-let ortWhy = '';
-try {
-  ort = await import('onnxruntime-node');
-  if (!ort.InferenceSession) throw new Error('no InferenceSession export');
-} catch (e) {
-  ortWhy = `onnxruntime-node cannot be loaded (${String(e && e.message).split('\n')[0]})`;
-}
+import { ort, needOrt } from './_ort.mjs';
 
 let seed = 12345;
 const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
 
 /* inputs: [[name, dtype, shape, values]]; our eager and stax results must equal ORT's. */
 async function vsOrt(name, bytes, inputs) {
-  assert.ok(ort, `onnxruntime-node is the independent check here and must load: ${ortWhy}`);
+  needOrt();
   const sess = await ort.InferenceSession.create(bytes);
   const feeds = {};
   for (const [n, dt, shape, v] of inputs) {

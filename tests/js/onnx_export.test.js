@@ -15,15 +15,7 @@ const confRoot = process.env.TP_CONFORMANCE || join(here, '..', '..', '..', 'sha
 const C = tp.compiler;
 const live0 = tp.liveTensors();
 
-let ort = null;
-let ortWhy = '';
-try {
-  ort = await import('onnxruntime-node');
-  if (!ort.InferenceSession) throw new Error('no InferenceSession export');
-} catch (e) {
-  ort = null;
-  ortWhy = `onnxruntime-node cannot be loaded (${String(e && e.message).split('\n')[0]})`;
-}
+import { ort, ortWhy, needOrt } from './_ort.mjs';
 
 const ORT_TYPE = { float32: 'float32', int32: 'int32', int64: 'int64', bool: 'bool' };
 
@@ -64,7 +56,7 @@ async function checkExport(name, fn, inputs) {
       model.dispose();
     }
   });
-  assert.ok(ort, `onnxruntime-node is the independent check of export and must load: ${ortWhy}`);
+  needOrt();
   const session = await ort.InferenceSession.create(bytes);
   const feeds = {};
   session.inputNames.forEach((n, i) => {
@@ -203,7 +195,7 @@ test('every exported op from graph text: saveGraph, load back, onnxruntime', asy
         model.dispose();
       }
     });
-    assert.ok(ort, `onnxruntime-node is the independent check of export and must load: ${ortWhy}`);
+    needOrt();
     const session = await ort.InferenceSession.create(bytes);
     const feeds = {};
     session.inputNames.forEach((n, k) => {
@@ -244,7 +236,7 @@ for (const name of ['mnist-8', 'mnist-mlp-onnx-mlir', 'ultraface-rfb-320']) {
             again.dispose();
           }
         });
-        assert.ok(ort, `onnxruntime-node is the independent check of export and must load: ${ortWhy}`);
+        needOrt();
         const session = await ort.InferenceSession.create(bytes);
         const res = await session.run({ [session.inputNames[0]]: new ort.Tensor('float32', x.toArray(), x.shape) });
         close(res[session.outputNames[0]], want, `${name} (onnxruntime)`, 1e-3);
