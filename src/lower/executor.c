@@ -438,13 +438,14 @@ static void row_offsets(const tp_kir_kernel *k, const prep *pr, int64_t row, int
  * scratch holds the gather chunks after the evaluation's). 1 if done. */
 static int run_short_rows(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out,
                           const float *acc_base) {
+  int nd = pr->nd;
+  int64_t inner = pr->shape[nd - 1], outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;
+  if (!(inner > 0 && inner <= CH / 8 && outer > 1)) return 0;
   evalctx c;
   const float *base[TP_KIR_MAX_IN];
-  int nd = pr->nd;
-  int64_t inner = eval_setup(r, k, pr, &c, base), outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;
+  eval_setup(r, k, pr, &c, base);
   int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0};
   int64_t o = 0;
-  if (!(inner > 0 && inner <= CH / 8 && outer > 1)) return 0;
   /* short rows (an interleave: a permuted GEMM result, a transposed
    * convolution's output, a nearest upsample along the last axis):
    * chunks of whole rows of one block of the next-to-last dim, each load

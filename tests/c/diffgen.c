@@ -59,6 +59,21 @@ static int64_t numel_of(const tp_desc *d) {
   return k;
 }
 
+/* Element i of a leaf of dtype dt from one byte b: floats k/32 in [-4, 4)
+ * (exact in every float dtype), small integers, bools. */
+static void put_value(tp_dtype dt, void *p, int64_t i, unsigned b) {
+  switch (dt) {
+    case TP_F32: ((float *)p)[i] = ((int)b - 128) / 32.0f; break;
+    case TP_I32: ((int32_t *)p)[i] = (int32_t)(b % 7) - 2; break;
+    case TP_I64: ((int64_t *)p)[i] = (int64_t)(b % 7) - 2; break;
+    case TP_F16: ((uint16_t *)p)[i] = tp_f32_to_f16(((int)b - 128) / 32.0f); break;
+    case TP_BF16: ((uint16_t *)p)[i] = tp_f64_to_bf16(((int)b - 128) / 32.0); break;
+    case TP_I8: ((int8_t *)p)[i] = (int8_t)((int)(b % 9) - 4); break;
+    case TP_U8: ((uint8_t *)p)[i] = (uint8_t)(b % 9); break;
+    default: ((uint8_t *)p)[i] = b & 1; break;
+  }
+}
+
 /* A leaf (input or constant) of shape d with random values. */
 static int add_leaf(gen *g, const tp_desc *d0) {
   if (g->nv >= MAXV || g->nleaf >= DG_MAXIN) return -1;
@@ -71,16 +86,7 @@ static int add_leaf(gen *g, const tp_desc *d0) {
   void *p = tp_tensor_ptr(t);
   for (int64_t i = 0; i < k; i++) {
     unsigned b = u8(&g->s);
-    switch (d.dtype) {
-      case TP_F32: ((float *)p)[i] = ((int)b - 128) / 32.0f; break; /* [-4, 4), exact */
-      case TP_I32: ((int32_t *)p)[i] = (int32_t)(b % 7) - 2; break;
-      case TP_I64: ((int64_t *)p)[i] = (int64_t)(b % 7) - 2; break;
-      case TP_F16: ((uint16_t *)p)[i] = tp_f32_to_f16(((int)b - 128) / 32.0f); break; /* exact */
-      case TP_BF16: ((uint16_t *)p)[i] = tp_f64_to_bf16(((int)b - 128) / 32.0); break; /* exact */
-      case TP_I8: ((int8_t *)p)[i] = (int8_t)((int)(b % 9) - 4); break;
-      case TP_U8: ((uint8_t *)p)[i] = (uint8_t)(b % 9); break;
-      default: ((uint8_t *)p)[i] = b & 1; break;
-    }
+    put_value(d.dtype, p, i, b);
   }
   val *x = &g->v[g->nv];
   memset(x, 0, sizeof *x);
@@ -444,16 +450,7 @@ tp_status dg_from_text(const char *text, dg_case *c) {
     void *p = tp_tensor_ptr(t);
     for (int64_t j = 0; j < k; j++) { /* the same value pattern as dg_build's */
       unsigned b = (unsigned)((j * 37 + i * 11 + 5) & 255);
-      switch (nd->desc.dtype) {
-        case TP_F32: ((float *)p)[j] = ((int)b - 128) / 32.0f; break;
-        case TP_I32: ((int32_t *)p)[j] = (int32_t)(b % 7) - 2; break;
-        case TP_I64: ((int64_t *)p)[j] = (int64_t)(b % 7) - 2; break;
-        case TP_F16: ((uint16_t *)p)[j] = tp_f32_to_f16(((int)b - 128) / 32.0f); break;
-        case TP_BF16: ((uint16_t *)p)[j] = tp_f64_to_bf16(((int)b - 128) / 32.0); break;
-        case TP_I8: ((int8_t *)p)[j] = (int8_t)((int)(b % 9) - 4); break;
-        case TP_U8: ((uint8_t *)p)[j] = (uint8_t)(b % 9); break;
-        default: ((uint8_t *)p)[j] = b & 1; break;
-      }
+      put_value(nd->desc.dtype, p, j, b);
     }
     c->in[c->nin++] = t;
   }
