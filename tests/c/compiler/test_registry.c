@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "alloc_sweep.h"
 #include "check.h"
 
 #define OK(e) CHECK((e) == TP_OK)
@@ -661,45 +662,60 @@ static void test_opaque_region(void) {
   tp_host_fn_unregister(host_id);
 }
 
-/* Fail the Nth allocation: every registry, mode and backend path recovers
- * (a status, never a crash or a leak; ASan checks the leaks). */
-static long alloc_count, alloc_fail_at;
-static void *failing_alloc(void *ud, void *p, size_t old_n, size_t new_n) {
-  (void)ud, (void)old_n;
-  if (new_n == 0) {
-    free(p);
-    return NULL;
-  }
-  if (++alloc_count == alloc_fail_at) return NULL;
-  return realloc(p, new_n);
-}
+/* Fail the Nth allocation (../alloc_sweep.h): every registry, mode and
+ * backend path returns TP_ERR_OUT_OF_MEMORY or recovers, leaks nothing, and
+ * the same scenario then gives the same outputs. */
+#define OOM_VALS 16
+typedef struct oom_result {
+  int nout[3];
+  double v[3][2][OOM_VALS]; /* the two outputs of stax, eager, reference */
+} oom_result;
 
-static tp_status oom_round(tp_tensor *const *in, const tp_graph *g) {
+typedef struct oom_ud {
+  tp_tensor *const *in;
+  const tp_graph *g;
+} oom_ud;
+
+static tp_status oom_scenario(void *udv, void *resv) {
+  oom_ud *ud = udv;
+  oom_result *res = resv;
   tp_backend_caps c;
   const tp_backend *b;
   char *s = NULL;
+  tp_backend_run run = {0};
+  tp_tensor *outs[2] = {0};
+  int nout = 0;
+  sweep_begin();
   tp_backend_caps_init(&c);
   strcpy(c.min_core_version, "0.0.1");
-  TP_TRY(tp_register_backend("oomer", dummy_backend, NULL, NULL, 0, &c));
-  tp_status st = tp_list_backends(NULL, 0, 1, &s);
+  SWEEP_STEP("register", tp_register_backend("oomer", dummy_backend, NULL, NULL, 0, &c));
+  SWEEP_STEP("list backends", tp_list_backends(NULL, 0, 1, &s));
   tp_free_buffer(s), s = NULL;
-  if (!st) st = tp_lookup_backend("oomr", &b) == TP_ERR_INVALID_BACKEND ? TP_OK : tp_last_status();
-  if (!st) st = tp_list_mode_options(NULL, &s);
-  tp_free_buffer(s);
+  if (tp_lookup_backend("oomr", &b) != TP_ERR_INVALID_BACKEND)
+    SWEEP_STEP("lookup a misspelt name", tp_last_status());
+  SWEEP_STEP("list mode options", tp_list_mode_options(NULL, &s));
+  tp_free_buffer(s), s = NULL;
   tp_unregister_backend("oomer");
   static const char *const names[] = {"stax", "eager", "reference"};
-  for (int k = 0; k < 3 && !st; k++) {
-    tp_backend_run run = {0};
-    tp_tensor *outs[2] = {0};
-    int nout = 0;
-    st = tp_lookup_backend(names[k], &b);
-    if (!st) st = b->fn(b->ud, g, 2, in, NULL, &run);
-    if (!st) st = run.run(run.ud, 2, in, 2, outs, &nout);
-    if (!st) CHECK(nout == 2);
-    for (int i = 0; i < nout; i++) tp_tensor_release(outs[i]);
+  for (int k = 0; k < 3; k++) {
+    SWEEP_STEP(names[k], tp_lookup_backend(names[k], &b));
+    SWEEP_STEP(names[k], b->fn(b->ud, ud->g, 2, ud->in, NULL, &run));
+    SWEEP_STEP(names[k], run.run(run.ud, 2, ud->in, 2, outs, &nout));
+    res->nout[k] = nout;
+    for (int i = 0; i < nout && i < 2; i++)
+      for (int64_t j = 0; j < tp_tensor_numel(outs[i]) && j < OOM_VALS; j++)
+        res->v[k][i][j] = tp_tensor_get_f64(outs[i], j);
+    for (int i = 0; i < nout; i++) tp_tensor_release(outs[i]), outs[i] = NULL;
+    nout = 0;
     if (run.free) run.free(run.ud);
+    memset(&run, 0, sizeof run);
   }
-  return st;
+cleanup:
+  tp_free_buffer(s);
+  for (int i = 0; i < nout; i++) tp_tensor_release(outs[i]);
+  if (run.free) run.free(run.ud);
+  tp_unregister_backend("oomer");
+  return sweep_status;
 }
 
 static void test_oom(void) {
@@ -713,25 +729,20 @@ static void test_oom(void) {
   tp_trace_result tr;
   memset(&tr, 0, sizeof tr);
   OK(tp_trace(&fn, 2, in, 1, &tr));
-  int done = 0;
-  long n = 1;
-  for (; n < 5000 && !done && tr.graph; n++) {
-    alloc_count = 0;
-    alloc_fail_at = n;
-    tp_set_allocator(failing_alloc, NULL);
-    tp_status s = oom_round(in, tr.graph);
-    int hit = alloc_count >= n;
-    tp_set_allocator(NULL, NULL);
-    tp_unregister_backend("oomer");
-    if (s != TP_OK && s != TP_ERR_OUT_OF_MEMORY) {
-      printf("FAIL: oom at allocation %ld: %s: %s\n", n, tp_status_name(s), tp_last_error());
-      failures++;
-    }
-    if (!hit) done = 1;
-  }
-  CHECK(done);
-  CHECK(n > 50); /* the round makes dozens of allocations */
-  if (getenv("TP_TEST_VERBOSE")) printf("oom: %ld allocation points\n", n - 2);
+  oom_ud ud = {in, tr.graph};
+  oom_result base;
+  long total = 0;
+  sweep_case sc = {"registry, modes and the three backends", oom_scenario, NULL,
+                   sizeof(oom_result), &ud};
+  CHECK(tr.graph != NULL);
+  if (tr.graph) failures += sweep_run(&sc, &base, &total);
+  CHECK(total > 50); /* the scenario makes dozens of allocations */
+  for (int k = 0; k < 3; k++) CHECK(base.nout[k] == 2);
+  /* the three backends agree on the baseline (float32 rounding) */
+  for (int k = 1; k < 3; k++)
+    for (int i = 0; i < 2; i++)
+      for (int j = 0; j < OOM_VALS; j++)
+        CHECK(fabs(base.v[k][i][j] - base.v[0][i][j]) <= 1e-5 * (1 + fabs(base.v[0][i][j])));
   STREQ(list((const char *const[1]){NULL}, 0, 1), "eager\nreference\nstax");
   tp_trace_result_clear(&tr);
   tp_tensor_release(x), tp_tensor_release(w), tp_tensor_release(BIAS);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "alloc_sweep.h"
 #include "check.h"
 
 
@@ -568,41 +569,36 @@ static void test_floats(void) {
   CHECK(!strcmp(tp_text_format_float(0.1, buf, sizeof buf), "0.1"));
 }
 
-/* Fail the Nth allocation: every path of parse and print recovers. */
-static long alloc_count, alloc_fail_at;
-static void *failing_alloc(void *ud, void *p, size_t old_n, size_t new_n) {
+/* Fail the Nth allocation (../alloc_sweep.h): every path of parse and print
+ * returns TP_ERR_OUT_OF_MEMORY or recovers, leaks nothing, and works again. */
+typedef struct oom_result {
+  size_t len;     /* length of the printed text */
+  int is_golden;  /* it equals the golden text */
+} oom_result;
+
+static tp_status oom_scenario(void *ud, void *resv) {
   (void)ud;
-  (void)old_n;
-  if (new_n == 0) {
-    free(p);
-    return NULL;
-  }
-  if (++alloc_count == alloc_fail_at) return NULL;
-  return realloc(p, new_n);
+  oom_result *res = resv;
+  tp_graph *g = NULL;
+  char *t = NULL;
+  sweep_begin();
+  SWEEP_STEP("parse", tp_graph_parse(golden, strlen(golden), &g));
+  SWEEP_STEP("print", tp_graph_print(g, 1, &t));
+  res->len = strlen(t);
+  res->is_golden = !strcmp(t, golden);
+cleanup:
+  tp_free_buffer(t);
+  tp_graph_free(g);
+  return sweep_status;
 }
 
 static void test_oom(void) {
-  int done = 0;
-  for (long n = 1; n < 2000 && !done; n++) {
-    alloc_count = 0;
-    alloc_fail_at = n;
-    tp_set_allocator(failing_alloc, NULL);
-    tp_graph *g = NULL;
-    char *t = NULL;
-    tp_status s = tp_graph_parse(golden, strlen(golden), &g);
-    if (s == TP_OK) s = tp_graph_print(g, 1, &t);
-    int hit = alloc_count >= n;
-    tp_set_allocator(NULL, NULL);
-    if (s != TP_OK && s != TP_ERR_OUT_OF_MEMORY) {
-      fprintf(stderr, "oom at allocation %ld: %s: %s\n", n, tp_status_name(s), tp_last_error());
-      failures++;
-    }
-    if (s == TP_OK) CHECK(t && !strcmp(t, golden));
-    if (!hit) done = 1; /* no allocation failed: every point was covered */
-    tp_free_buffer(t);
-    tp_graph_free(g);
-  }
-  CHECK(done);
+  oom_result base;
+  long total = 0;
+  sweep_case c = {"parse + print", oom_scenario, NULL, sizeof(oom_result), NULL};
+  failures += sweep_run(&c, &base, &total);
+  CHECK(base.is_golden);
+  CHECK(total > 10); /* the sweep failed real allocations */
 }
 
 int main(void) {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "alloc_sweep.h"
 #include "check.h"
 
 #define OK(e) CHECK((e) == TP_OK)
@@ -313,19 +314,26 @@ static void opaque_case(void) {
   tp_graph_free(g);
 }
 
-/* ---- allocation failures ---- */
-static long alloc_calls, fail_at, live_blocks;
-static void *failing_alloc(void *ud, void *p, size_t old_n, size_t new_n) {
-  (void)ud, (void)old_n;
-  if (new_n == 0) {
-    if (p) live_blocks--;
-    free(p);
-    return NULL;
-  }
-  if (++alloc_calls == fail_at) return NULL;
-  void *q = realloc(p, new_n);
-  if (q && !p) live_blocks++;
-  return q;
+/* ---- allocation failures (../alloc_sweep.h): every path of the writer
+ * returns TP_ERR_OUT_OF_MEMORY, leaks nothing, and then writes the same
+ * bytes again ---- */
+typedef struct oom_result {
+  size_t len;
+  uint64_t hash; /* FNV-1a of the written bytes */
+} oom_result;
+
+static tp_status oom_scenario(void *ud, void *resv) {
+  oom_result *res = resv;
+  uint8_t *b = NULL;
+  size_t len = 0;
+  sweep_begin();
+  SWEEP_STEP("save", tp_onnx_save(ud, &b, &len));
+  res->len = len;
+  res->hash = 1469598103934665603ull;
+  for (size_t i = 0; i < len; i++) res->hash = (res->hash ^ b[i]) * 1099511628211ull;
+cleanup:
+  tp_free_buffer(b);
+  return sweep_status;
 }
 
 static void oom_case(void) {
@@ -333,33 +341,12 @@ static void oom_case(void) {
   OK(tp_graph_parse(MIX, strlen(MIX), &g));
   if (!g) return;
   randomize_constants(g, 5);
-  size_t tensors = tp_live_tensors();
-  int done = 0;
-  long n;
-  for (n = 1; n < 100000 && !done; n++) {
-    uint8_t *b = NULL;
-    size_t len = 0;
-    alloc_calls = 0;
-    fail_at = n;
-    live_blocks = 0;
-    tp_set_allocator(failing_alloc, NULL);
-    tp_status s = tp_onnx_save(g, &b, &len);
-    if (s == TP_OK) tp_free_buffer(b), done = 1;
-    tp_set_allocator(NULL, NULL);
-    if (!done && s != TP_ERR_OUT_OF_MEMORY) {
-      printf("FAIL oom N=%ld: status %s (%s)\n", n, tp_status_name(s), tp_last_error());
-      failures++;
-      break;
-    }
-    if (live_blocks != 0 || tp_live_tensors() != tensors) {
-      printf("FAIL oom N=%ld: %ld blocks / %zu tensors leaked\n", n, live_blocks,
-             tp_live_tensors() - tensors);
-      failures++;
-      break;
-    }
-  }
-  CHECK(done);
-  printf("oom: save succeeds after %ld injected failures\n", n - 1);
+  oom_result base;
+  long total = 0;
+  sweep_case c = {"onnx save", oom_scenario, NULL, sizeof(oom_result), g};
+  failures += sweep_run(&c, &base, &total);
+  CHECK(base.len > 100);
+  CHECK(total > 10);
   tp_graph_free(g);
 }
 
