@@ -178,8 +178,17 @@ tp_status tp_onnx_cv_act(imp *m, onode *n, int kind) {
   switch (kind) {
     case ACT_LEAKY: {
       double alpha = tp_onnx_attr_float(m, n, "alpha", 0.01);
-      TP_TRY(tp_onnx_binary(m, TP_OP_LT, x, tp_onnx_scalar(0), &c));
       TP_TRY(tp_onnx_binary(m, TP_OP_MUL, x, tp_onnx_scalar((float)alpha), &t));
+      /* 0 < alpha <= 1: where(x < alpha x, alpha x, x), the same values bit
+       * for bit as where(x < 0, alpha x, x) (signed zeros, infinities and
+       * NaNs included: alpha x lies between x and 0, and equals x only where
+       * both forms give x), and the shape stax fuses as one pointwise max
+       * (schedule.c, match_minmax) instead of a compare and a where over
+       * memory. Other alphas (0 would turn -inf into 0 x -inf = NaN the
+       * other way round) keep the compare with 0. */
+      float a32 = (float)alpha;
+      if (a32 > 0 && a32 <= 1) TP_TRY(tp_onnx_binary(m, TP_OP_LT, x, t, &c));
+      else TP_TRY(tp_onnx_binary(m, TP_OP_LT, x, tp_onnx_scalar(0), &c));
       TP_TRY(tp_onnx_where(m, c, t, x, &y));
       break;
     }

@@ -94,7 +94,8 @@ function valueInfo(name, elem, dims) {
 /**
  * A ModelProto (opset 17, or `opset`) from a small description:
  *   { nodes: [['Relu', ['x'], ['y']]], inputs: [['x', 1, ['batch', 3]]], outputs: [['y', 1, null]] }
- * A node may carry int, ints, string and floats (a Float32Array) attributes:
+ * A node may carry int, ints, string, float ({ float: 0.2 }) and floats (a
+ * Float32Array) attributes:
  * ['LSTM', ins, outs, { hidden_size: 4 }], ['LpPool', ins, outs, { kernel_shape: [2, 2] }],
  * ['TfIdfVectorizer', ins, outs, { mode: 'TF', weights: new Float32Array([1, 2]) }],
  * and graph attributes: ['Scan', ins, outs, { body: { nodes, inputs, outputs } }].
@@ -107,6 +108,12 @@ export function makeModel(desc) {
 
 /** A GraphProto; an attribute whose value is { nodes, inputs, outputs } is a
  * graph attribute (a Scan or Loop body, an If branch). */
+function float32Field(num, v) {
+  const b = new Uint8Array(4);
+  new DataView(b.buffer).setFloat32(0, v, true);
+  return concatBytes([new Uint8Array(encodeVarint((num << 3) | 5)), b]);
+}
+
 function graphProto({ nodes, inputs, outputs }, name) {
   const g = [];
   for (const [op, ins, outs, attrs = {}] of nodes) {
@@ -114,6 +121,7 @@ function graphProto({ nodes, inputs, outputs }, name) {
       ...(typeof v === 'string' ? [lenField(4, utf8(v)), varintField(20, 3)]
         : v instanceof Float32Array ? [lenField(7, new Uint8Array(v.buffer, v.byteOffset, v.byteLength)), varintField(20, 6)]
         : Array.isArray(v) ? [...v.map((e) => varintField(8, e)), varintField(20, 7)]
+        : typeof v === 'object' && typeof v.float === 'number' ? [float32Field(2, v.float), varintField(20, 1)]
         : typeof v === 'object' ? [lenField(6, graphProto(v, k)), varintField(20, 5)]
         : [varintField(3, v), varintField(20, 2)])])));
     g.push(lenField(1, concatBytes([...ins.map((n) => lenField(1, utf8(n))), ...outs.map((n) => lenField(2, utf8(n))),
