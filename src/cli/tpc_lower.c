@@ -141,10 +141,11 @@ static int ends_with(const char *s, const char *suffix) {
  * of its specialization for them (symbolic dims and inputs that set shapes
  * resolved as tp_onnx_model does), and in[] the tensors of its
  * placeholders in order. */
-static int load_specialized(const char *path, int nbind, char **binds, tp_graph **g, tp_tensor **in, int *nin) {
+int tpc_load_specialized(const char *cmd, const char *path, int nbind, char **binds, tp_graph **g, tp_tensor **in,
+                         int *nin) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    fprintf(stderr, "tpc: bench: cannot open %s\n", path);
+    fprintf(stderr, "tpc: %s: cannot open %s\n", cmd, path);
     return 2;
   }
   fseek(f, 0, SEEK_END);
@@ -156,11 +157,11 @@ static int load_specialized(const char *path, int nbind, char **binds, tp_graph 
   tp_onnx_model *m = NULL;
   tp_tensor *vals[TP_MAX_OPERANDS] = {0}, *outs[TP_MAX_OPERANDS] = {0};
   int nm = 0, nout = 0;
-  if (rc) fprintf(stderr, "tpc: bench: cannot read %s\n", path), rc = 2;
-  else if (tp_onnx_model_load(bytes, (size_t)len, &m)) fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error()), rc = 2;
+  if (rc) fprintf(stderr, "tpc: %s: cannot read %s\n", cmd, path), rc = 2;
+  else if (tp_onnx_model_load(bytes, (size_t)len, &m)) fprintf(stderr, "tpc: %s: %s: %s\n", cmd, path, tp_last_error()), rc = 2;
   free(bytes);
   if (!rc) nm = tp_onnx_model_num_inputs(m);
-  if (!rc && nm > TP_MAX_OPERANDS) fprintf(stderr, "tpc: bench: %d inputs (at most %d)\n", nm, TP_MAX_OPERANDS), rc = 1;
+  if (!rc && nm > TP_MAX_OPERANDS) fprintf(stderr, "tpc: %s: %d inputs (at most %d)\n", cmd, nm, TP_MAX_OPERANDS), rc = 1;
   for (int b = 0; b < nbind && !rc; b++) {
     const char *eq = strchr(binds[b], '=');
     int k = -1;
@@ -169,22 +170,22 @@ static int load_specialized(const char *path, int nbind, char **binds, tp_graph 
       if (strlen(n) == (size_t)(eq - binds[b]) && !strncmp(n, binds[b], (size_t)(eq - binds[b]))) k = i;
     }
     if (k < 0) {
-      fprintf(stderr, "tpc: bench: --input %s: expected NAME=FILE with NAME an input of the model\n", binds[b]);
+      fprintf(stderr, "tpc: %s: --input %s: expected NAME=FILE with NAME an input of the model\n", cmd, binds[b]);
       rc = 2;
     } else if (vals[k]) {
-      fprintf(stderr, "tpc: bench: input '%s' given twice\n", tp_onnx_model_input_name(m, k));
+      fprintf(stderr, "tpc: %s: input '%s' given twice\n", cmd, tp_onnx_model_input_name(m, k));
       rc = 2;
     } else if (ends_with(eq + 1, ".pb") ? tp_onnx_tensor_load(eq + 1, &vals[k]) : tp_npy_load(eq + 1, &vals[k])) {
-      fprintf(stderr, "tpc: bench: %s: %s\n", eq + 1, tp_last_error());
+      fprintf(stderr, "tpc: %s: %s: %s\n", cmd, eq + 1, tp_last_error());
       rc = 2;
     }
   }
   for (int i = 0; i < nm && !rc; i++)
-    if (!vals[i]) fprintf(stderr, "tpc: bench: missing input '%s': pass --input %s=FILE.npy|FILE.pb\n", tp_onnx_model_input_name(m, i), tp_onnx_model_input_name(m, i)), rc = 2;
+    if (!vals[i]) fprintf(stderr, "tpc: %s: missing input '%s': pass --input %s=FILE.npy|FILE.pb\n", cmd, tp_onnx_model_input_name(m, i), tp_onnx_model_input_name(m, i)), rc = 2;
   if (!rc && tp_onnx_model_run(m, nm, vals, TP_MAX_OPERANDS, outs, &nout))
-    fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error()), rc = 1;
+    fprintf(stderr, "tpc: %s: %s: %s\n", cmd, path, tp_last_error()), rc = 1;
   for (int i = 0; i < nout; i++) tp_tensor_release(outs[i]);
-  if (!rc && tp_graph_copy(tp_onnx_model_graph(m), g)) fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error()), rc = 1;
+  if (!rc && tp_graph_copy(tp_onnx_model_graph(m), g)) fprintf(stderr, "tpc: %s: %s: %s\n", cmd, path, tp_last_error()), rc = 1;
   /* the specialization's placeholders: the inputs not bound as values */
   for (int i = 0, k = 0; !rc && i < (*g)->n; i++) {
     if ((*g)->nodes[i].kind != TP_NODE_PLACEHOLDER) continue;
@@ -195,7 +196,7 @@ static int load_specialized(const char *path, int nbind, char **binds, tp_graph 
       if (!strcmp(nmz, (*g)->nodes[i].name)) found = j;
     }
     if (found < 0) {
-      fprintf(stderr, "tpc: bench: placeholder %%%s matches no model input\n", (*g)->nodes[i].name);
+      fprintf(stderr, "tpc: %s: placeholder %%%s matches no model input\n", cmd, (*g)->nodes[i].name);
       rc = 1;
       break;
     }
@@ -290,7 +291,7 @@ int tpc_cmd_bench(int argc, char **argv) {
         break;
       }
       for (int i = 0; i < nin; i++) tp_tensor_release(in[i]), in[i] = NULL;
-      rc = load_specialized(path, nbind, binds, &g, in, &nin);
+      rc = tpc_load_specialized("bench", path, nbind, binds, &g, in, &nin);
     } else {
       rc = tpc_load_graph(path, &g);
     }

@@ -22,7 +22,8 @@
 
 #define MAXIO 64
 
-int tpc_load_graph(const char *path, tp_graph **g);
+int tpc_load_specialized(const char *cmd, const char *path, int nbind, char **binds, tp_graph **g, tp_tensor **in,
+                         int *nin); /* tpc_lower.c */
 
 int tpc_fail(int code, const char *fmt, ...); /* tpc.c */
 /* "tpc: parity: MESSAGE"; fmt must be a string literal */
@@ -108,8 +109,23 @@ int tpc_cmd_parity(int argc, char **argv) {
   tp_plan *pl = NULL;
   tp_tensor *in[MAXIO] = {0}, *want[MAXIO] = {0}, *ref[MAXIO] = {0}, *got[2][MAXIO] = {{0}};
   int nin = 0, nwant = 0, nref = 0, ngot[2] = {0, 0};
-  if ((rc = tpc_load_graph(path, &g))) return rc; /* prints the importer's message */
-  nin = tp_graph_num_inputs(g);
+  int spec = 0; /* the model's specialization for the --input tensors */
+  tp_status ls = tp_onnx_load_file(path, &g);
+  if (ls == TP_ERR_UNSUPPORTED && nins) {
+    /* symbolic dims or inputs that set shapes: the graph tp_onnx_model
+     * specializes for these inputs, with its placeholders bound in order */
+    char *binds[MAXIO];
+    for (int b = 0; b < nins; b++) binds[b] = (char *)ins[b].name; /* "NAME=FILE" */
+    g = NULL;
+    if ((rc = tpc_load_specialized("parity", path, nins, binds, &g, in, &nin))) goto done;
+    spec = 1;
+  } else if (ls == TP_ERR_UNSUPPORTED) {
+    return pfail(2, "%s (symbolic dims and inputs that set shapes need the inputs: pass every input with --input "
+                 "NAME=FILE.npy|FILE.pb)", tp_last_error());
+  } else if (ls) {
+    return tpc_fail(ls == TP_ERR_OUT_OF_MEMORY ? 1 : 2, "%s", tp_last_error());
+  }
+  if (!spec) nin = tp_graph_num_inputs(g);
   if (nin > MAXIO) {
     rc = pfail(2, "%s: too many graph inputs (%d)", path, nin);
     nin = 0;
@@ -127,7 +143,7 @@ int tpc_cmd_parity(int argc, char **argv) {
   int from_set = !nins && file_exists(set0) && (nin == 0 || file_exists(p));
   const char *source = nins ? "--input files" : from_set ? set0 : "random inputs (seeded)";
 
-  for (int b = 0; b < nins; b++) {
+  for (int b = 0; b < nins && !spec; b++) {
     int found = 0;
     for (int k = 0; k < nin; k++)
       if (strlen(tp_graph_input_name(g, k)) == ins[b].len && !memcmp(tp_graph_input_name(g, k), ins[b].name, ins[b].len))
@@ -137,7 +153,7 @@ int tpc_cmd_parity(int argc, char **argv) {
       goto done;
     }
   }
-  for (int i = 0, k = 0; i < g->n && k < nin; i++) {
+  for (int i = 0, k = 0; i < g->n && k < nin && !spec; i++) {
     const tp_node *nd = &g->nodes[i];
     if (nd->kind != TP_NODE_PLACEHOLDER) continue;
     const char *nm = tp_graph_input_name(g, k);

@@ -230,6 +230,15 @@ if [ -f "$M8/model.onnx" ]; then
   [ $rc = 0 ] && [ -s "$T/y.pb" ] || fail "tpc run MODEL.onnx --output y.pb (rc $rc): $err"
   run "$TPC" bench "$T/m8.onnx" --runs 2 --cold 3
   [ $rc = 0 ] && [[ "$out" == *"cold (median of 3): load "* ]] || fail "tpc bench --cold (rc $rc): $out $err"
+  # a shape fed at run time: parity checks the specialization for the given inputs
+  RS="$CONF/onnx-node/test_reshape_reordered_all_dims"
+  run "$TPC" parity "$RS/model.onnx"
+  expect 2 "the shape input must be a constant (computed only from initializers and shapes) (symbolic dims and inputs that set shapes need the inputs: pass every input with --input NAME=FILE.npy|FILE.pb)" "parity: a shape input without --input"
+  run "$TPC" parity "$RS/model.onnx" --input "data=$RS/test_data_set_0/input_0.pb" --input "shape=$RS/test_data_set_0/input_1.pb"
+  [ $rc = 0 ] && [[ "$out" == *"reshaped                 f32[4,2,3]       stax"* ]] && [[ "$out" == *"parity: ok"* ]] ||
+    fail "tpc parity with a shape input fed at run time (rc $rc): $out $err"
+  run "$TPC" parity "$RS/model.onnx" --input "data=$RS/test_data_set_0/input_0.pb"
+  expect 2 "parity: missing input 'shape': pass --input shape=FILE.npy|FILE.pb" "parity: a shape input missing"
 else
   echo "note: $M8 not found; tpc parity on a real model not tested"
 fi
