@@ -1,0 +1,505 @@
+/* derivatives.c - the backward formulas of derivatives.def, one function
+ * per row, each built from ordinary operator calls (tp_op_call) so that a
+ * backward pass is a graph of the same ops as a forward one. Temporaries
+ * live in a small pool (gk) released when the formula returns; a failed
+ * call makes every later helper return NULL and the formula returns the
+ * first error. */
+#include "autograd.h"
+#include <math.h>
+
+typedef struct gk {
+  tp_tensor *tmp[160];
+  int n;
+  tp_status err;
+} gk;
+
+static tp_tensor *keep(gk *k, tp_status s, tp_tensor *t) {
+  if (s) {
+    if (!k->err) k->err = s;
+    return NULL;
+  }
+  if (k->n == TP_ARRAY_LEN(k->tmp)) {
+    tp_tensor_release(t);
+    if (!k->err) k->err = tp_fail(TP_ERR_INTERNAL, "autograd: too many temporaries in one formula");
+    return NULL;
+  }
+  return k->tmp[k->n++] = t;
+}
+static void gk_done(gk *k) {
+  for (int i = 0; i < k->n; i++) tp_tensor_release(k->tmp[i]);
+}
+/* Store t as operand i's gradient (a new reference). */
+static void put(gk *k, tp_tensor **gin, int i, tp_tensor *t) {
+  if (!t || k->err) return;
+  tp_tensor_retain(t);
+  gin[i] = t;
+}
+static tp_tensor *call(gk *k, tp_op op, int n, tp_tensor **in, const tp_attrs *at) {
+  if (k->err) return NULL;
+  for (int i = 0; i < n; i++)
+    if (!in[i]) return NULL;
+  tp_tensor *y = NULL;
+  tp_status s = tp_op_call(op, n, in, at, &y);
+  return keep(k, s, y);
+}
+static tp_tensor *op1(gk *k, tp_op op, tp_tensor *a) { return call(k, op, 1, &a, NULL); }
+static tp_tensor *op1a(gk *k, tp_op op, tp_tensor *a, const tp_attrs *at) { return call(k, op, 1, &a, at); }
+static tp_tensor *op2(gk *k, tp_op op, tp_tensor *a, tp_tensor *b) {
+  tp_tensor *in[2] = {a, b};
+  return call(k, op, 2, in, NULL);
+}
+static tp_tensor *op3a(gk *k, tp_op op, tp_tensor *a, tp_tensor *b, tp_tensor *c, const tp_attrs *at) {
+  tp_tensor *in[3] = {a, b, c};
+  return call(k, op, 3, in, at);
+}
+static tp_tensor *add(gk *k, tp_tensor *a, tp_tensor *b) { return op2(k, TP_OP_ADD, a, b); }
+static tp_tensor *sub(gk *k, tp_tensor *a, tp_tensor *b) { return op2(k, TP_OP_SUB, a, b); }
+static tp_tensor *mul(gk *k, tp_tensor *a, tp_tensor *b) { return op2(k, TP_OP_MUL, a, b); }
+static tp_tensor *dv(gk *k, tp_tensor *a, tp_tensor *b) { return op2(k, TP_OP_DIV, a, b); }
+static tp_tensor *sc(gk *k, double v) {
+  tp_tensor *t = NULL;
+  if (k->err) return NULL;
+  tp_status s = tp_scalar(v, 0, &t);
+  return keep(k, s, t);
+}
+static tp_tensor *mulc(gk *k, tp_tensor *a, double v) { return mul(k, a, sc(k, v)); }
+static tp_tensor *zeros(gk *k, tp_dtype dt, int nd, const int64_t *shape) {
+  tp_tensor *t = NULL;
+  if (k->err) return NULL;
+  tp_status s = tp_zeros(dt, nd, shape, &t);
+  return keep(k, s, t);
+}
+static tp_tensor *reshape(gk *k, tp_tensor *a, int nd, const int64_t *shape) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = nd;
+  if (nd) memcpy(at.ints, shape, sizeof(int64_t) * (size_t)nd);
+  return op1a(k, TP_OP_RESHAPE, a, &at);
+}
+static tp_tensor *transpose(gk *k, tp_tensor *a, int64_t d0, int64_t d1) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = d0;
+  at.dim1 = d1;
+  return op1a(k, TP_OP_TRANSPOSE, a, &at);
+}
+/* sum over the dims set in mask, kept as 1s */
+static tp_tensor *sum_mask(gk *k, tp_op op, tp_tensor *a, int nd, int mask) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.keepdim = 1;
+  for (int d = 0; d < nd; d++)
+    if (mask & (1 << d)) at.ints[at.nints++] = d;
+  return op1a(k, op, a, &at);
+}
+static tp_tensor *slice(gk *k, tp_tensor *a, int64_t dim, int64_t start, int64_t end) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = dim, at.start = start, at.end = end, at.step = 1;
+  return op1a(k, TP_OP_SLICE, a, &at);
+}
+static tp_tensor *concat(gk *k, int n, tp_tensor **parts, int64_t dim) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = dim;
+  return call(k, TP_OP_CONCAT, n, parts, &at);
+}
+static tp_tensor *as_f32(gk *k, tp_tensor *a) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dtype = TP_F32;
+  return op1a(k, TP_OP_CAST, a, &at);
+}
+/* The mask of dims a reduction's attributes name (none: all) over nd dims. */
+static int reduce_dims(gk *k, const tp_attrs *at, int nd) {
+  if (!at->nints) return nd >= 31 ? -1 : (1 << nd) - 1;
+  int mask = 0;
+  for (int i = 0; i < at->nints; i++) {
+    int64_t d;
+    tp_status s = tp_norm_dim("autograd", at->ints[i], nd, &d);
+    if (s) {
+      if (!k->err) k->err = s;
+      return 0;
+    }
+    mask |= 1 << d;
+  }
+  return mask;
+}
+/* g of a reduction over mask (keepdim or not) reshaped to keep its dims as 1s. */
+static tp_tensor *unreduce(gk *k, tp_tensor *g, const tp_grad_shape *x, int mask) {
+  int64_t shape[TP_MAX_DIMS];
+  for (int d = 0; d < x->ndim; d++) shape[d] = (mask & (1 << d)) ? 1 : x->shape[d];
+  return reshape(k, g, x->ndim, shape);
+}
+static tp_tensor *expand(gk *k, tp_tensor *g, const tp_grad_shape *x) {
+  return add(k, zeros(k, TP_F32, x->ndim, x->shape), g);
+}
+
+#define F(name) static tp_status name(const tp_grad_ctx *c, tp_tensor **gin)
+#define BEGIN gk k_ = {.n = 0}, *k = &k_; tp_tensor *g = c->g, *const *in = c->in; (void)in; (void)g
+#define END return (gk_done(k), k->err)
+#define NEED(i) (c->needs[i])
+
+F(d_add) { BEGIN; put(k, gin, 0, g); put(k, gin, 1, g); END; }
+F(d_sub) { BEGIN; put(k, gin, 0, g); if (NEED(1)) put(k, gin, 1, op1(k, TP_OP_NEG, g)); END; }
+F(d_mul) {
+  BEGIN;
+  if (NEED(0)) put(k, gin, 0, mul(k, g, in[1]));
+  if (NEED(1)) put(k, gin, 1, mul(k, g, in[0]));
+  END;
+}
+F(d_div) {
+  BEGIN;
+  if (NEED(0)) put(k, gin, 0, dv(k, g, in[1]));
+  if (NEED(1)) put(k, gin, 1, op1(k, TP_OP_NEG, dv(k, mul(k, g, in[0]), mul(k, in[1], in[1]))));
+  END;
+}
+F(d_where) {
+  BEGIN;
+  tp_tensor *z = sc(k, 0.0);
+  if (NEED(1)) put(k, gin, 1, op3a(k, TP_OP_WHERE, in[0], g, z, NULL));
+  if (NEED(2)) put(k, gin, 2, op3a(k, TP_OP_WHERE, in[0], z, g, NULL));
+  END;
+}
+F(d_neg) { BEGIN; put(k, gin, 0, op1(k, TP_OP_NEG, g)); END; }
+F(d_abs) {
+  BEGIN;
+  tp_tensor *z = sc(k, 0.0);
+  tp_tensor *sign = sub(k, as_f32(k, op2(k, TP_OP_GT, in[0], z)), as_f32(k, op2(k, TP_OP_LT, in[0], z)));
+  put(k, gin, 0, mul(k, g, sign));
+  END;
+}
+F(d_exp) { BEGIN; put(k, gin, 0, mul(k, g, c->out)); END; }
+F(d_log) { BEGIN; put(k, gin, 0, dv(k, g, in[0])); END; }
+F(d_sqrt) { BEGIN; put(k, gin, 0, dv(k, g, mulc(k, c->out, 2.0))); END; }
+F(d_rsqrt) {
+  BEGIN;
+  tp_tensor *y = c->out;
+  put(k, gin, 0, mul(k, g, mulc(k, mul(k, y, mul(k, y, y)), -0.5)));
+  END;
+}
+F(d_tanh) {
+  BEGIN;
+  put(k, gin, 0, mul(k, g, sub(k, sc(k, 1.0), mul(k, c->out, c->out))));
+  END;
+}
+F(d_sigmoid) {
+  BEGIN;
+  put(k, gin, 0, mul(k, g, mul(k, c->out, sub(k, sc(k, 1.0), c->out))));
+  END;
+}
+F(d_relu) {
+  BEGIN;
+  put(k, gin, 0, op3a(k, TP_OP_WHERE, op2(k, TP_OP_GT, in[0], sc(k, 0.0)), g, sc(k, 0.0), NULL));
+  END;
+}
+F(d_gelu) {
+  BEGIN;
+  tp_tensor *a = in[0], *d;
+  if (c->at->approximate) {
+    /* y = a/2 (1 + tanh u), u = sqrt(2/pi) (a + 0.044715 a^3) */
+    const double s2p = sqrt(2.0 / M_PI);
+    tp_tensor *a2 = mul(k, a, a);
+    tp_tensor *u = mulc(k, add(k, a, mulc(k, mul(k, a2, a), 0.044715)), s2p);
+    tp_tensor *t = op1(k, TP_OP_TANH, u);
+    tp_tensor *du = mulc(k, add(k, sc(k, 1.0), mulc(k, a2, 3 * 0.044715)), s2p);
+    tp_tensor *left = mulc(k, add(k, sc(k, 1.0), t), 0.5);
+    tp_tensor *right = mul(k, mulc(k, a, 0.5), mul(k, sub(k, sc(k, 1.0), mul(k, t, t)), du));
+    d = add(k, left, right);
+  } else {
+    /* Phi(a) + a phi(a) */
+    tp_tensor *cdf = mulc(k, add(k, sc(k, 1.0), op1(k, TP_OP_ERF, mulc(k, a, M_SQRT1_2))), 0.5);
+    tp_tensor *pdf = mulc(k, op1(k, TP_OP_EXP, mulc(k, mul(k, a, a), -0.5)), 1.0 / sqrt(2.0 * M_PI));
+    d = add(k, cdf, mul(k, a, pdf));
+  }
+  put(k, gin, 0, mul(k, g, d));
+  END;
+}
+F(d_matmul) {
+  BEGIN;
+  tp_tensor *a = in[0], *b = in[1];
+  int a1 = a->ndim == 1, b1 = b->ndim == 1;
+  int64_t sh[TP_MAX_DIMS + 2];
+  int nd = 0;
+  if (a1 && b1) {
+    /* dot product: g is a scalar */
+    if (NEED(0)) put(k, gin, 0, mul(k, g, b));
+    if (NEED(1)) put(k, gin, 1, mul(k, g, a));
+    END;
+  }
+  tp_tensor *a2 = a1 ? reshape(k, a, 2, (int64_t[]){1, a->shape[0]}) : a;
+  tp_tensor *b2 = b1 ? reshape(k, b, 2, (int64_t[]){b->shape[0], 1}) : b;
+  for (int d = 0; d < g->ndim; d++) {
+    if (a1 && d == g->ndim - 1) sh[nd++] = 1; /* M */
+    sh[nd++] = g->shape[d];
+  }
+  if (b1) sh[nd++] = 1; /* N */
+  tp_tensor *g2 = reshape(k, g, nd, sh);
+  if (NEED(0)) {
+    tp_tensor *ga = op2(k, TP_OP_MATMUL, g2, transpose(k, b2, -1, -2)); /* [..., M, K] */
+    if (a1 && ga) { /* drop M */
+      int64_t s2[TP_MAX_DIMS];
+      for (int d = 0; d < ga->ndim - 2; d++) s2[d] = ga->shape[d];
+      s2[ga->ndim - 2] = ga->shape[ga->ndim - 1];
+      ga = reshape(k, ga, ga->ndim - 1, s2);
+    }
+    put(k, gin, 0, ga);
+  }
+  if (NEED(1)) {
+    tp_tensor *gb = op2(k, TP_OP_MATMUL, transpose(k, a2, -1, -2), g2); /* [..., K, N] */
+    if (b1 && gb) gb = reshape(k, gb, gb->ndim - 1, gb->shape); /* drop N */
+    put(k, gin, 1, gb);
+  }
+  END;
+}
+F(d_linear) {
+  BEGIN;
+  tp_tensor *x = in[0], *w = in[1];
+  int64_t out = w->shape[0], inf = w->shape[1];
+  if (NEED(0)) put(k, gin, 0, op2(k, TP_OP_MATMUL, g, w));
+  if (NEED(1)) {
+    tp_tensor *g2 = reshape(k, g, 2, (int64_t[]){-1, out});
+    tp_tensor *x2 = reshape(k, x, 2, (int64_t[]){-1, inf});
+    put(k, gin, 1, op2(k, TP_OP_MATMUL, transpose(k, g2, 0, 1), x2));
+  }
+  if (c->nin > 2 && in[2] && NEED(2)) put(k, gin, 2, g);
+  END;
+}
+F(d_sum) {
+  BEGIN;
+  const tp_grad_shape *x = &c->shapes[0];
+  int mask = reduce_dims(k, c->at, x->ndim);
+  tp_tensor *r = expand(k, unreduce(k, g, x, mask), x);
+  if (c->op == TP_OP_MEAN) {
+    int64_t cnt = 1;
+    for (int d = 0; d < x->ndim; d++)
+      if (mask & (1 << d)) cnt *= x->shape[d];
+    r = mulc(k, r, cnt ? 1.0 / (double)cnt : 0.0);
+  }
+  put(k, gin, 0, r);
+  END;
+}
+F(d_mean) { return d_sum(c, gin); }
+F(d_maxmin) {
+  BEGIN;
+  const tp_grad_shape *x = &c->shapes[0];
+  int mask = reduce_dims(k, c->at, x->ndim);
+  tp_tensor *yk = unreduce(k, c->out, x, mask), *gk_ = unreduce(k, g, x, mask);
+  tp_tensor *m = as_f32(k, op2(k, TP_OP_EQ, in[0], yk));
+  tp_tensor *cnt = sum_mask(k, TP_OP_SUM, m, x->ndim, mask);
+  put(k, gin, 0, dv(k, mul(k, m, gk_), cnt));
+  END;
+}
+F(d_softmax) {
+  BEGIN;
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.ints[0] = c->at->dim, at.nints = 1, at.keepdim = 1;
+  tp_tensor *y = c->out;
+  put(k, gin, 0, mul(k, y, sub(k, g, op1a(k, TP_OP_SUM, mul(k, g, y), &at))));
+  END;
+}
+F(d_log_softmax) {
+  BEGIN;
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.ints[0] = c->at->dim, at.nints = 1, at.keepdim = 1;
+  put(k, gin, 0, sub(k, g, mul(k, op1(k, TP_OP_EXP, c->out), op1a(k, TP_OP_SUM, g, &at))));
+  END;
+}
+F(d_layer_norm) {
+  BEGIN;
+  tp_tensor *x = in[0], *w = c->nin > 1 ? in[1] : NULL;
+  int nd = x->ndim, mask = 0;
+  for (int i = 0; i < c->at->nints; i++) mask |= 1 << (nd - 1 - i);
+  tp_tensor *mu = sum_mask(k, TP_OP_MEAN, x, nd, mask);
+  tp_tensor *xc = sub(k, x, mu);
+  tp_tensor *var = sum_mask(k, TP_OP_MEAN, mul(k, xc, xc), nd, mask);
+  tp_tensor *rstd = op1(k, TP_OP_RSQRT, add(k, var, sc(k, c->at->eps)));
+  tp_tensor *xh = mul(k, xc, rstd);
+  if (w && NEED(1)) put(k, gin, 1, mul(k, g, xh));
+  if (c->nin > 2 && in[2] && NEED(2)) put(k, gin, 2, g);
+  if (NEED(0)) {
+    tp_tensor *gxh = w ? mul(k, g, w) : g;
+    tp_tensor *m1 = sum_mask(k, TP_OP_MEAN, gxh, nd, mask);
+    tp_tensor *m2 = sum_mask(k, TP_OP_MEAN, mul(k, gxh, xh), nd, mask);
+    put(k, gin, 0, mul(k, rstd, sub(k, sub(k, gxh, m1), mul(k, xh, m2))));
+  }
+  END;
+}
+F(d_reshape) { BEGIN; put(k, gin, 0, reshape(k, g, c->shapes[0].ndim, c->shapes[0].shape)); END; }
+F(d_transpose) { BEGIN; put(k, gin, 0, transpose(k, g, c->at->dim, c->at->dim1)); END; }
+F(d_permute) {
+  BEGIN;
+  tp_attrs at;
+  tp_attrs_init(&at);
+  int nd = c->shapes[0].ndim;
+  at.nints = nd;
+  for (int i = 0; i < nd; i++) {
+    int64_t p = c->at->ints[i] < 0 ? c->at->ints[i] + nd : c->at->ints[i];
+    at.ints[p] = i;
+  }
+  put(k, gin, 0, op1a(k, TP_OP_PERMUTE, g, &at));
+  END;
+}
+/* zeros shaped like x with dim d of size n */
+static tp_tensor *zeros_along(gk *k, const tp_grad_shape *x, int64_t d, int64_t n) {
+  int64_t sh[TP_MAX_DIMS];
+  memcpy(sh, x->shape, sizeof sh);
+  sh[d] = n;
+  return zeros(k, TP_F32, x->ndim, sh);
+}
+F(d_slice) {
+  BEGIN;
+  const tp_grad_shape *x = &c->shapes[0];
+  int64_t d, s0, len, step = c->at->step;
+  if ((k->err = tp_norm_dim("slice", c->at->dim, x->ndim, &d))) END;
+  int64_t n = x->shape[d];
+  tp_slice_bounds(n, c->at->start, c->at->end, step, &s0, &len);
+  tp_tensor *body = g;
+  int64_t span = len;
+  if (len == 0) {
+    put(k, gin, 0, zeros(k, TP_F32, x->ndim, x->shape));
+    END;
+  }
+  if (step > 1) {
+    /* [.., len, ..] -> [.., len, 1, ..] ++ zeros [.., len, step-1, ..] -> [.., len*step, ..] */
+    int64_t sh[TP_MAX_DIMS];
+    int nd = 0;
+    for (int i = 0; i < g->ndim; i++) {
+      sh[nd++] = g->shape[i];
+      if (i == d) sh[nd++] = 1;
+    }
+    tp_tensor *parts[2] = {reshape(k, g, nd, sh), NULL};
+    sh[d + 1] = step - 1;
+    parts[1] = zeros(k, TP_F32, nd, sh);
+    tp_tensor *inter = concat(k, 2, parts, d + 1);
+    int64_t sh2[TP_MAX_DIMS];
+    memcpy(sh2, g->shape, sizeof sh2);
+    sh2[d] = len * step;
+    span = len * step < n - s0 ? len * step : n - s0;
+    body = slice(k, reshape(k, inter, g->ndim, sh2), d, 0, span);
+  }
+  tp_tensor *parts[3];
+  int np = 0;
+  if (s0 > 0) parts[np++] = zeros_along(k, x, d, s0);
+  parts[np++] = body;
+  if (n - s0 - span > 0) parts[np++] = zeros_along(k, x, d, n - s0 - span);
+  put(k, gin, 0, np == 1 ? body : concat(k, np, parts, d));
+  END;
+}
+F(d_concat) {
+  BEGIN;
+  int64_t d, off = 0;
+  if ((k->err = tp_norm_dim("concat", c->at->dim, g->ndim, &d))) END;
+  for (int i = 0; i < c->nin; i++) {
+    int64_t sz = c->shapes[i].ndim > 0 ? c->shapes[i].shape[d] : 0;
+    if (NEED(i)) put(k, gin, i, slice(k, g, d, off, off + sz));
+    off += sz;
+  }
+  END;
+}
+static tp_tensor *scatter(gk *k, tp_op op, tp_tensor *x, tp_tensor *idx, tp_tensor *upd, int64_t dim,
+                          int reduction) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = dim;
+  at.reduction = reduction;
+  return op3a(k, op, x, idx, upd, &at);
+}
+static tp_tensor *gather(gk *k, tp_op op, tp_tensor *x, tp_tensor *idx, int64_t dim) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = dim;
+  tp_tensor *in2[2] = {x, idx};
+  return call(k, op, 2, in2, &at);
+}
+F(d_gather) {
+  BEGIN;
+  const tp_grad_shape *x = &c->shapes[0];
+  tp_tensor *idx = in[1];
+  int64_t d;
+  if ((k->err = tp_norm_dim("gather", c->at->dim, x->ndim, &d))) END;
+  int64_t K = tp_tensor_numel(idx), gs[TP_MAX_DIMS], is[TP_MAX_DIMS];
+  for (int i = 0; i < x->ndim; i++) {
+    gs[i] = i == d ? K : x->shape[i];
+    is[i] = i == d ? K : 1;
+  }
+  tp_tensor *gr = reshape(k, g, x->ndim, gs);
+  tp_tensor *ir = add(k, zeros(k, idx->dtype, x->ndim, gs), reshape(k, idx, x->ndim, is));
+  put(k, gin, 0, scatter(k, TP_OP_SCATTER_ELEMENTS, zeros(k, TP_F32, x->ndim, x->shape), ir, gr, d, 1));
+  END;
+}
+F(d_gather_elements) {
+  BEGIN;
+  const tp_grad_shape *x = &c->shapes[0];
+  put(k, gin, 0, scatter(k, TP_OP_SCATTER_ELEMENTS, zeros(k, TP_F32, x->ndim, x->shape), in[1], g, c->at->dim, 1));
+  END;
+}
+F(d_gather_nd) {
+  BEGIN;
+  const tp_grad_shape *x = &c->shapes[0];
+  if (c->at->dim != 0) {
+    gk_done(k);
+    return tp_fail(TP_ERR_UNSUPPORTED, "the derivative for 'gather_nd' with batch_dims %lld is not implemented",
+                   (long long)c->at->dim);
+  }
+  put(k, gin, 0, scatter(k, TP_OP_SCATTER_ND, zeros(k, TP_F32, x->ndim, x->shape), in[1], g, 0, 1));
+  END;
+}
+static tp_status d_scatter_any(const tp_grad_ctx *c, tp_tensor **gin, tp_op gop) {
+  BEGIN;
+  int r = c->at->reduction;
+  if (r != 0 && r != 1) {
+    gk_done(k);
+    return tp_fail(TP_ERR_UNSUPPORTED, "the derivative for '%s' with reduction %s is not implemented",
+                   tp_op_name(c->op), r == 2 ? "mul" : r == 3 ? "max" : "min");
+  }
+  int64_t dim = c->op == TP_OP_SCATTER_ND ? 0 : c->at->dim;
+  if (NEED(0)) {
+    if (r == 1) put(k, gin, 0, g);
+    else put(k, gin, 0, scatter(k, c->op, g, in[1], zeros(k, TP_F32, c->shapes[2].ndim, c->shapes[2].shape), dim, 0));
+  }
+  if (NEED(2)) put(k, gin, 2, gather(k, gop, g, in[1], dim));
+  END;
+}
+F(d_scatter_elements) { return d_scatter_any(c, gin, TP_OP_GATHER_ELEMENTS); }
+F(d_scatter_nd) { return d_scatter_any(c, gin, TP_OP_GATHER_ND); }
+F(d_cast) { BEGIN; put(k, gin, 0, g); END; }
+F(d_zero) { BEGIN; put(k, gin, 0, zeros(k, TP_F32, c->shapes[0].ndim, c->shapes[0].shape)); END; }
+F(d_erf) {
+  BEGIN;
+  tp_tensor *a = in[0];
+  put(k, gin, 0, mul(k, g, mulc(k, op1(k, TP_OP_EXP, op1(k, TP_OP_NEG, mul(k, a, a))), 2.0 / sqrt(M_PI))));
+  END;
+}
+F(d_sin) { BEGIN; put(k, gin, 0, mul(k, g, op1(k, TP_OP_COS, in[0]))); END; }
+F(d_cos) { BEGIN; put(k, gin, 0, op1(k, TP_OP_NEG, mul(k, g, op1(k, TP_OP_SIN, in[0])))); END; }
+F(d_tan) { BEGIN; put(k, gin, 0, mul(k, g, add(k, sc(k, 1.0), mul(k, c->out, c->out)))); END; }
+static tp_tensor *one_minus_sq(gk *k, tp_tensor *a) { return sub(k, sc(k, 1.0), mul(k, a, a)); }
+F(d_asin) { BEGIN; put(k, gin, 0, dv(k, g, op1(k, TP_OP_SQRT, one_minus_sq(k, in[0])))); END; }
+F(d_acos) { BEGIN; put(k, gin, 0, op1(k, TP_OP_NEG, dv(k, g, op1(k, TP_OP_SQRT, one_minus_sq(k, in[0]))))); END; }
+F(d_atan) { BEGIN; put(k, gin, 0, dv(k, g, add(k, sc(k, 1.0), mul(k, in[0], in[0])))); END; }
+F(d_sinh) { BEGIN; put(k, gin, 0, mul(k, g, op1(k, TP_OP_COSH, in[0]))); END; }
+F(d_cosh) { BEGIN; put(k, gin, 0, mul(k, g, op1(k, TP_OP_SINH, in[0]))); END; }
+F(d_asinh) { BEGIN; put(k, gin, 0, dv(k, g, op1(k, TP_OP_SQRT, add(k, mul(k, in[0], in[0]), sc(k, 1.0))))); END; }
+F(d_acosh) { BEGIN; put(k, gin, 0, dv(k, g, op1(k, TP_OP_SQRT, sub(k, mul(k, in[0], in[0]), sc(k, 1.0))))); END; }
+F(d_atanh) { BEGIN; put(k, gin, 0, dv(k, g, one_minus_sq(k, in[0]))); END; }
+
+/* ---- the table ---- */
+static const tp_deriv_row rows[TP_OP_COUNT] = {
+#define TP_DERIV(id, fn, saves) [TP_OP_##id] = {TP_GRAD_FORMULA, fn, saves, NULL},
+#define TP_NONDIFF(id, reason) [TP_OP_##id] = {TP_GRAD_NONDIFF, NULL, 0, reason},
+#define TP_NOT_IMPL(id, reason) [TP_OP_##id] = {TP_GRAD_NOT_IMPLEMENTED, NULL, 0, reason},
+#include "derivatives.def"
+};
+
+const tp_deriv_row *tp_deriv_row_of(tp_op op) {
+  return (unsigned)op < TP_OP_COUNT && rows[op].kind != TP_GRAD_NONE ? &rows[op] : NULL;
+}
+
+tp_grad_kind tp_op_grad_kind(tp_op op, const char **reason) {
+  const tp_deriv_row *r = tp_deriv_row_of(op);
+  if (reason) *reason = r ? r->reason : NULL;
+  return r ? r->kind : TP_GRAD_NONE;
+}
