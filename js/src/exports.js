@@ -4,7 +4,7 @@
 // instead of on some later call. tests/js/exports.test.js checks that this
 // list is exactly the tpw_ names used in js/src and that abi.h declares each.
 export const CORE_EXPORTS = Object.freeze([
-  'tpw_arange', 'tpw_attrs_init', 'tpw_attrs_layout', 'tpw_backend_capabilities', 'tpw_backend_compile', 'tpw_compile_check',
+  'tpw_arange', 'tpw_backward', 'tpw_attrs_init', 'tpw_attrs_layout', 'tpw_backend_capabilities', 'tpw_backend_compile', 'tpw_compile_check',
   'tpw_compile_v', 'tpw_compiled_call_keyed', 'tpw_compiled_explain', 'tpw_compiled_free',
   'tpw_compiled_graph_text', 'tpw_compiled_last_module', 'tpw_compiled_num_captures',
   'tpw_compiled_num_entries', 'tpw_compiled_onnx_save', 'tpw_compiled_reasons', 'tpw_compiled_set_input_names',
@@ -20,8 +20,8 @@ export const CORE_EXPORTS = Object.freeze([
   'tpw_onnx_tensor_decode', 'tpw_op', 'tpw_op_arity', 'tpw_op_count', 'tpw_op_name', 'tpw_random',
   'tpw_rec_add_alias', 'tpw_rec_get_constant', 'tpw_rec_invoke', 'tpw_rec_lookup', 'tpw_rec_mode',
   'tpw_rec_register', 'tpw_rec_set_adapter', 'tpw_rec_set_constant', 'tpw_rec_set_key', 'tpw_register_backend',
-  'tpw_reset', 'tpw_runner_call', 'tpw_runner_free', 'tpw_scalar', 'tpw_set_capture_disabled', 'tpw_set_default_backend', 'tpw_set_host_error',
-  'tpw_tensor_data_ptr', 'tpw_tensor_dtype', 'tpw_tensor_dup', 'tpw_tensor_free', 'tpw_tensor_item', 'tpw_tensor_ndim',
-  'tpw_tensor_new', 'tpw_tensor_numel', 'tpw_tensor_read', 'tpw_tensor_shape', 'tpw_unregister_backend',
+  'tpw_reset', 'tpw_runner_call', 'tpw_runner_free', 'tpw_scalar', 'tpw_set_capture_disabled', 'tpw_set_default_backend', 'tpw_set_grad_enabled', 'tpw_set_host_error',
+  'tpw_tensor_assign', 'tpw_tensor_data_ptr', 'tpw_tensor_detach', 'tpw_tensor_dtype', 'tpw_tensor_dup', 'tpw_tensor_free', 'tpw_tensor_grad', 'tpw_tensor_is_leaf', 'tpw_tensor_item', 'tpw_tensor_ndim',
+  'tpw_tensor_new', 'tpw_tensor_numel', 'tpw_tensor_read', 'tpw_tensor_requires_grad', 'tpw_tensor_set_grad', 'tpw_tensor_set_requires_grad', 'tpw_tensor_shape', 'tpw_tensor_version', 'tpw_unregister_backend',
   'tpw_version',
 ]);

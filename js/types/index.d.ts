@@ -64,6 +64,24 @@ export declare class Tensor {
   dispose(): void;
   toString(): string;
 
+  // autograd (js/src/autograd.js, docs/training.md)
+  /** Whether ops on this tensor are recorded for backward(); only float32 tensors can (a leaf may be set; a recorded result cannot be cleared). */
+  requiresGrad: boolean;
+  /** Sets requiresGrad and returns this tensor. */
+  requiresGrad_(requiresGrad?: boolean): this;
+  /** The accumulated gradient (a new Tensor per read) or null; null clears it. */
+  grad: Tensor | null;
+  /** True when no recorded op made this tensor. */
+  readonly isLeaf: boolean;
+  /** The storage's version; in-place writes (assign) bump it. */
+  readonly version: number;
+  /** Accumulates d(this)/d(leaf) into each leaf's grad; grad is required unless this has one element. */
+  backward(grad?: Tensor | null, options?: { retainGraph?: boolean }): void;
+  /** A leaf sharing this tensor's storage that requires no grad. */
+  detach(): Tensor;
+  /** In place: copy src (same shape) into this tensor; bumps version. Refused on a leaf that requires grad (outside noGrad). */
+  assign(src: Tensor): this;
+
   // BEGIN generated ops (scripts/gen-ops.mjs from src/ops/ops.def; do not edit)
   add(b: Operand): Tensor;
   sub(b: Operand): Tensor;
@@ -427,6 +445,17 @@ export declare function dequantize(q: Tensor, scale: number | Tensor, zeroPoint?
  * those reachable from its return value, which move to the enclosing scope.
  */
 export declare function scope<T>(fn: () => T): T;
+/** Runs fn with grad mode off: nothing is recorded for backward(). */
+export declare function noGrad<T>(fn: () => T): T;
+/** Runs fn with grad mode on. */
+export declare function enableGrad<T>(fn: () => T): T;
+export declare function isGradEnabled(): boolean;
+/** The gradient of fn (returning a one-element Tensor) with respect to args[argnums] (default 0; an array gives an array). */
+export declare function grad(fn: (...args: any[]) => Tensor, options?: { argnums?: number }): (...args: any[]) => Tensor;
+export declare function grad(fn: (...args: any[]) => Tensor, options: { argnums: number[] }): (...args: any[]) => Tensor[];
+/** [fn(...args), its gradient(s)], as grad. */
+export declare function valueAndGrad(fn: (...args: any[]) => Tensor, options?: { argnums?: number }): (...args: any[]) => [Tensor, Tensor];
+export declare function valueAndGrad(fn: (...args: any[]) => Tensor, options: { argnums: number[] }): (...args: any[]) => [Tensor, Tensor[]];
 /** Number of live tensors in the core. */
 export declare function liveTensors(): number;
 /** Current size of the core's linear memory in bytes. */
