@@ -259,6 +259,20 @@ tp_status tp_backward_ex(tp_tensor *t, tp_tensor *grad, int retain_graph);
 /* Grad mode (per thread, on by default). Returns the previous state. */
 int tp_set_grad_enabled(int enabled);
 int tp_is_grad_enabled(void);
+/* Optimizer updates (src/ops/optim.c): one fused in-place pass over a
+ * contiguous float32 leaf p with its gradient g and state of p's shape
+ * (zero-initialized by the caller), PyTorch's rules. They write p and the
+ * state in place and bump their versions. Bad shapes, dtypes or
+ * hyperparameters (lr < 0, momentum outside [0, 1], betas outside [0, 1),
+ * step < 1, ...) are TP_ERR_INVALID_ARG naming them.
+ * SGD: d = g + wd p; with momentum (buf): buf = momentum buf + d, d = buf;
+ * p -= lr d. buf may be NULL when momentum is 0. */
+tp_status tp_sgd_step(tp_tensor *p, tp_tensor *g, tp_tensor *buf, double lr, double momentum,
+                      double weight_decay);
+/* Adam (decoupled 0: g += wd p) / AdamW (decoupled 1: p *= 1 - lr wd);
+ * m, v: the first and second moments; step counts from 1. */
+tp_status tp_adam_step(tp_tensor *p, tp_tensor *g, tp_tensor *m, tp_tensor *v, int64_t step, double lr,
+                       double beta1, double beta2, double eps, double weight_decay, int decoupled);
 /* The derivatives table (src/ops/derivatives.def): TP_GRAD_FORMULA for an op
  * with a backward formula, TP_GRAD_NONDIFF for one without a derivative
  * (comparisons, integer results, opaque host regions), TP_GRAD_NOT_IMPLEMENTED

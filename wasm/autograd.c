@@ -55,3 +55,20 @@ int32_t tpw_backward(uint32_t h, uint32_t gh, int32_t retain_graph) {
   return tp_backward_ex(t, g, retain_graph);
 }
 int32_t tpw_set_grad_enabled(int32_t on) { return tp_set_grad_enabled(on); }
+
+int32_t tpw_sgd_step(uint32_t ph, uint32_t gh, uint32_t bh, double lr, double momentum, double weight_decay) {
+  tp_tensor *p = abi_handle_get(ph, ABI_TENSOR), *g, *b = NULL;
+  if (!p || !(g = abi_handle_get(gh, ABI_TENSOR))) return tp_last_status();
+  if (bh && !(b = abi_handle_get(bh, ABI_TENSOR))) return tp_last_status();
+  return tp_sgd_step(p, g, b, lr, momentum, weight_decay);
+}
+int32_t tpw_adam_step(uint32_t ph, uint32_t gh, uint32_t mh, uint32_t vh, double step, double lr, double beta1,
+                      double beta2, double eps, double weight_decay, int32_t decoupled) {
+  tp_tensor *p = abi_handle_get(ph, ABI_TENSOR), *g, *m, *v;
+  if (!p || !(g = abi_handle_get(gh, ABI_TENSOR)) || !(m = abi_handle_get(mh, ABI_TENSOR)) ||
+      !(v = abi_handle_get(vh, ABI_TENSOR)))
+    return tp_last_status();
+  if (!(step >= 1 && step <= 9007199254740992.0) || step != (double)(int64_t)step)
+    return tp_fail(TP_ERR_INVALID_ARG, "adam: step %g must be a whole number >= 1", step);
+  return tp_adam_step(p, g, m, v, (int64_t)step, lr, beta1, beta2, eps, weight_decay, decoupled);
+}
