@@ -273,6 +273,17 @@ tp_status tp_sgd_step(tp_tensor *p, tp_tensor *g, tp_tensor *buf, double lr, dou
  * m, v: the first and second moments; step counts from 1. */
 tp_status tp_adam_step(tp_tensor *p, tp_tensor *g, tp_tensor *m, tp_tensor *v, int64_t step, double lr,
                        double beta1, double beta2, double eps, double weight_decay, int decoupled);
+/* Losses (src/ops/loss.c), built from ordinary ops so autograd records
+ * them. reduction: 0 none, 1 mean, 2 sum.
+ * mse_loss: (pred - target)^2, same shapes.
+ * cross_entropy: logits [N, C] float32, target [N] int32/int64 class
+ * indices; targets equal to ignore_index contribute 0 and are not counted
+ * by the mean (all ignored: NaN, as PyTorch); label_smoothing e in [0, 1]:
+ * (1 - e) * nll + e * mean_c(-log p_c). A target outside [0, C) that is
+ * not ignore_index is TP_ERR_INVALID_ARG naming it. */
+tp_status tp_mse_loss(tp_tensor *pred, tp_tensor *target, int reduction, tp_tensor **out);
+tp_status tp_cross_entropy(tp_tensor *logits, tp_tensor *target, int64_t ignore_index, double label_smoothing,
+                           int reduction, tp_tensor **out);
 /* The derivatives table (src/ops/derivatives.def): TP_GRAD_FORMULA for an op
  * with a backward formula, TP_GRAD_NONDIFF for one without a derivative
  * (comparisons, integer results, opaque host regions), TP_GRAD_NOT_IMPLEMENTED

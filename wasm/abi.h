@@ -119,6 +119,10 @@ int32_t tpw_tensor_assign(uint32_t dst, uint32_t src);
 double tpw_tensor_version(uint32_t h);        /* -1 on a bad handle */
 int32_t tpw_backward(uint32_t h, uint32_t grad, int32_t retain_graph); /* grad 0: implicit */
 int32_t tpw_set_grad_enabled(int32_t on);     /* the previous state */
+/* losses (tp_mse_loss, tp_cross_entropy): a new handle, 0 on failure */
+uint32_t tpw_mse_loss(uint32_t pred, uint32_t target, int32_t reduction);
+uint32_t tpw_cross_entropy(uint32_t logits, uint32_t target, double ignore_index, double label_smoothing,
+                           int32_t reduction);
 /* optimizer steps (tp_sgd_step, tp_adam_step); buf 0: none. status */
 int32_t tpw_sgd_step(uint32_t p, uint32_t g, uint32_t buf, double lr, double momentum, double weight_decay);
 int32_t tpw_adam_step(uint32_t p, uint32_t g, uint32_t m, uint32_t v, double step, double lr, double beta1,

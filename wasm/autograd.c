@@ -72,3 +72,18 @@ int32_t tpw_adam_step(uint32_t ph, uint32_t gh, uint32_t mh, uint32_t vh, double
     return tp_fail(TP_ERR_INVALID_ARG, "adam: step %g must be a whole number >= 1", step);
   return tp_adam_step(p, g, m, v, (int64_t)step, lr, beta1, beta2, eps, weight_decay, decoupled);
 }
+
+uint32_t tpw_mse_loss(uint32_t ph, uint32_t th, int32_t reduction) {
+  tp_tensor *p = abi_handle_get(ph, ABI_TENSOR), *t, *y = NULL;
+  if (!p || !(t = abi_handle_get(th, ABI_TENSOR))) return 0;
+  return abi_wrap_tensor(tp_mse_loss(p, t, reduction, &y), &y);
+}
+uint32_t tpw_cross_entropy(uint32_t lh, uint32_t th, double ignore_index, double label_smoothing, int32_t reduction) {
+  tp_tensor *l = abi_handle_get(lh, ABI_TENSOR), *t, *y = NULL;
+  if (!l || !(t = abi_handle_get(th, ABI_TENSOR))) return 0;
+  if (!(ignore_index > -9.2e18 && ignore_index < 9.2e18) || ignore_index != (double)(int64_t)ignore_index) {
+    tp_fail(TP_ERR_INVALID_ARG, "cross_entropy: ignore_index %g is not an integer", ignore_index);
+    return 0;
+  }
+  return abi_wrap_tensor(tp_cross_entropy(l, t, (int64_t)ignore_index, label_smoothing, reduction, &y), &y);
+}
