@@ -428,6 +428,58 @@ export interface Quantized {
   scale: Tensor;
   zeroPoint: Tensor;
 }
+/** A parameter container (tp.nn.Module). */
+declare class NNModule {
+  /** Its parameters and its children's (leaves that require grad). */
+  parameters(): Tensor[];
+  /** Clears every parameter's grad. */
+  zeroGrad(): void;
+  /** Frees the parameters. */
+  dispose(): void;
+  forward(x: Tensor): Tensor;
+}
+declare class NNLinear extends NNModule {
+  constructor(inFeatures: number, outFeatures: number, options?: { bias?: boolean; seed?: number });
+  readonly weight: Tensor;
+  readonly bias: Tensor | null;
+}
+declare class NNSequential extends NNModule {
+  constructor(...modules: NNModule[]);
+  readonly layers: NNModule[];
+}
+type LossReduction = 'none' | 'mean' | 'sum';
+/** Training helpers (docs/training.md). */
+export declare const nn: Readonly<{
+  Module: typeof NNModule;
+  /** y = x @ weight^T + bias, PyTorch's uniform init. */
+  Linear: typeof NNLinear;
+  ReLU: new () => NNModule;
+  Tanh: new () => NNModule;
+  Sigmoid: new () => NNModule;
+  GELU: new () => NNModule;
+  Sequential: typeof NNSequential;
+  /** Linear layers of the given sizes with the activation (default 'relu') between them. */
+  mlp(sizes: number[], options?: { activation?: 'relu' | 'tanh' | 'sigmoid' | 'gelu'; seed?: number }): NNSequential;
+  /** (pred - target)^2, reduced (default 'mean'). */
+  mseLoss(pred: Tensor, target: Tensor, options?: { reduction?: LossReduction }): Tensor;
+  /** Cross-entropy from logits [N, C] and int32/int64 targets [N]. */
+  crossEntropy(logits: Tensor, target: Tensor, options?: { ignoreIndex?: number; labelSmoothing?: number; reduction?: LossReduction }): Tensor;
+}>;
+declare class Optimizer {
+  readonly params: Tensor[];
+  /** Updates every parameter that has a grad: one fused in-place pass each (bumps versions). */
+  step(): void;
+  zeroGrad(): void;
+  /** Frees the optimizer state. */
+  dispose(): void;
+}
+/** Optimizers with PyTorch's update rules (docs/training.md). */
+export declare const optim: Readonly<{
+  SGD: new (params: Tensor[] | NNModule, options?: { lr?: number; momentum?: number; weightDecay?: number }) => Optimizer;
+  Adam: new (params: Tensor[] | NNModule, options?: { lr?: number; betas?: [number, number]; eps?: number; weightDecay?: number }) => Optimizer;
+  AdamW: new (params: Tensor[] | NNModule, options?: { lr?: number; betas?: [number, number]; eps?: number; weightDecay?: number }) => Optimizer;
+}>;
+
 /** Helpers that choose scales and zero points (docs/quantization.md). */
 export declare const quantization: Readonly<{
   /** per-channel (axis, default 0) weight quantization: int8 symmetric (default) or uint8 asymmetric */

@@ -1,0 +1,254 @@
+// nn.js - training helpers (docs/training.md): tp.nn (Module, Linear,
+// activations, Sequential, mlp, the losses mseLoss / crossEntropy) and
+// tp.optim (SGD, Adam, AdamW). The losses and the optimizer updates run in
+// the core (src/ops/loss.c, src/ops/optim.c: one fused in-place pass per
+// parameter); this file keeps the parameters and the optimizer state.
+
+import { Tensor, core, ex, wrapHandle, keepOutOfScopes } from './tensor.js';
+import { TensorPlayError, Status, check } from './errors.js';
+import { rand } from './creation.js';
+import { relu, tanh, sigmoid } from './ops_gen.js';
+import { linear, gelu } from './ops.js';
+import { noGrad } from './autograd.js';
+
+function tensorArg(t, what) {
+  if (!(t instanceof Tensor)) throw new TypeError(`${what}: expected a Tensor, got ${t === null ? 'null' : typeof t}`);
+  return t._handle();
+}
+function numArg(v, what, lo, hi, hiOpen = false) {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < lo || (hiOpen ? v >= hi : v > hi)) {
+    throw new TensorPlayError(`${what}: ${v} is out of range [${lo}, ${hi}${hiOpen ? ')' : ']'}`, Status.INVALID_ARG);
+  }
+  return v;
+}
+const REDUCTIONS = { none: 0, mean: 1, sum: 2 };
+function reductionArg(r, what) {
+  const code = REDUCTIONS[r ?? 'mean'];
+  if (code === undefined) {
+    throw new TensorPlayError(`${what}: reduction ${JSON.stringify(r)} is not 'none', 'mean' or 'sum'`, Status.INVALID_ARG);
+  }
+  return code;
+}
+
+// ---- losses -----------------------------------------------------------------
+
+/** (pred - target)^2, reduced ('mean' by default, 'sum', 'none'). */
+export function mseLoss(pred, target, options = {}) {
+  const r = reductionArg(options.reduction, 'mseLoss');
+  return wrapHandle(ex.tpw_mse_loss(tensorArg(pred, 'mseLoss'), tensorArg(target, 'mseLoss'), r), 'mseLoss');
+}
+
+/**
+ * Cross-entropy from logits [N, C] and int32/int64 class indices [N]:
+ * options.ignoreIndex (-100), options.labelSmoothing (0), options.reduction.
+ */
+export function crossEntropy(logits, target, options = {}) {
+  const r = reductionArg(options.reduction, 'crossEntropy');
+  const ii = options.ignoreIndex ?? -100;
+  if (!Number.isSafeInteger(ii)) throw new TypeError(`crossEntropy: ignoreIndex must be an integer, got ${ii}`);
+  const ls = numArg(options.labelSmoothing ?? 0, 'crossEntropy: labelSmoothing', 0, 1);
+  return wrapHandle(ex.tpw_cross_entropy(tensorArg(logits, 'crossEntropy'), tensorArg(target, 'crossEntropy'),
+    ii, ls, r), 'crossEntropy');
+}
+
+// ---- modules ------------------------------------------------------------------
+
+/** A parameter container: parameters() lists its own and its children's. */
+export class Module {
+  constructor() {
+    this._params = [];
+    this._children = [];
+  }
+  /** Registers t (float32) as a trainable parameter (requiresGrad on, kept out of scopes). */
+  _param(t) {
+    keepOutOfScopes(t);
+    t.requiresGrad = true;
+    this._params.push(t);
+    return t;
+  }
+  _child(m) {
+    if (!(m instanceof Module)) throw new TypeError('a child must be a Module');
+    this._children.push(m);
+    return m;
+  }
+  parameters() {
+    const out = [...this._params];
+    for (const c of this._children) out.push(...c.parameters());
+    return out;
+  }
+  /** Clears every parameter's .grad. */
+  zeroGrad() {
+    for (const p of this.parameters()) p.grad = null;
+  }
+  /** Frees the parameters. */
+  dispose() {
+    for (const p of this.parameters()) p.dispose();
+  }
+  forward() {
+    throw new TypeError(`${this.constructor.name}.forward is not implemented`);
+  }
+}
+
+let nextSeed = 1;
+/** y = x @ w^T + b; w [out, in], b [out]; PyTorch's init U(-1/sqrt(in), 1/sqrt(in)). */
+export class Linear extends Module {
+  constructor(inFeatures, outFeatures, options = {}) {
+    super();
+    for (const [v, n] of [[inFeatures, 'inFeatures'], [outFeatures, 'outFeatures']]) {
+      if (!Number.isInteger(v) || v < 1) throw new TensorPlayError(`Linear: ${n} must be a positive integer, got ${v}`, Status.INVALID_ARG);
+    }
+    const seed = options.seed ?? nextSeed++;
+    const bound = 1 / Math.sqrt(inFeatures);
+    const uniform = (shape, s) => noGrad(() => {
+      const u = rand(shape, { seed: s });
+      const a = u.mul(2 * bound);
+      const y = a.sub(bound);
+      u.dispose();
+      a.dispose();
+      return y;
+    });
+    this.weight = this._param(uniform([outFeatures, inFeatures], seed));
+    this.bias = options.bias === false ? null : this._param(uniform([outFeatures], seed + 0x9e3779b9));
+  }
+  forward(x) {
+    return linear(x, this.weight, this.bias);
+  }
+}
+
+class Activation extends Module {
+  constructor(fn) {
+    super();
+    this._fn = fn;
+  }
+  forward(x) {
+    return this._fn(x);
+  }
+}
+export class ReLU extends Activation { constructor() { super(relu); } }
+export class Tanh extends Activation { constructor() { super(tanh); } }
+export class Sigmoid extends Activation { constructor() { super(sigmoid); } }
+export class GELU extends Activation { constructor() { super((x) => gelu(x)); } }
+
+/** Runs its modules in order; intermediates of a step are the caller's (use tp.scope). */
+export class Sequential extends Module {
+  constructor(...modules) {
+    super();
+    this.layers = modules.map((m) => this._child(m));
+  }
+  forward(x) {
+    let h = x;
+    for (const m of this.layers) {
+      const next = m.forward(h);
+      h = next;
+    }
+    return h;
+  }
+}
+
+const ACTIVATIONS = { relu: ReLU, tanh: Tanh, sigmoid: Sigmoid, gelu: GELU };
+/** mlp([in, hidden..., out], {activation: 'relu', seed}): Linear layers with the activation between them. */
+export function mlp(sizes, options = {}) {
+  if (!Array.isArray(sizes) || sizes.length < 2) throw new TypeError('mlp: sizes must list at least [in, out]');
+  const Act = ACTIVATIONS[options.activation ?? 'relu'];
+  if (!Act) throw new TensorPlayError(`mlp: unknown activation ${JSON.stringify(options.activation)}`, Status.INVALID_ARG);
+  const layers = [];
+  const seed = options.seed ?? nextSeed;
+  for (let i = 0; i + 1 < sizes.length; i++) {
+    if (i > 0) layers.push(new Act());
+    layers.push(new Linear(sizes[i], sizes[i + 1], { seed: seed + 2 * i }));
+  }
+  return new Sequential(...layers);
+}
+
+// ---- optimizers -------------------------------------------------------------
+
+function paramList(params, what) {
+  const list = params instanceof Module ? params.parameters() : params;
+  if (!Array.isArray(list) || list.length === 0) throw new TypeError(`${what}: params must be a non-empty array of Tensors or a Module`);
+  for (const p of list) {
+    tensorArg(p, what);
+    if (!p.requiresGrad || !p.isLeaf) {
+      throw new TensorPlayError(`${what}: every parameter must be a leaf that requires grad`, Status.INVALID_ARG);
+    }
+  }
+  return list;
+}
+function stateLike(p) {
+  return keepOutOfScopes(noGrad(() => p.detach().mul(0)));
+}
+
+class Optimizer {
+  constructor(params, what) {
+    this.params = paramList(params, what);
+    this._what = what;
+    this._state = this.params.map(() => null);
+  }
+  zeroGrad() {
+    for (const p of this.params) p.grad = null;
+  }
+  /** Updates every parameter that has a .grad (in place, one fused pass each). */
+  step() {
+    this.params.forEach((p, i) => {
+      const g = p.grad;
+      if (g === null) return;
+      try {
+        this._update(p, g, i);
+      } finally {
+        g.dispose();
+      }
+    });
+  }
+  /** Frees the optimizer state. */
+  dispose() {
+    for (const s of this._state) if (s) for (const t of Object.values(s)) if (t instanceof Tensor) t.dispose();
+    this._state = this.params.map(() => null);
+  }
+}
+
+/** SGD: lr, momentum (0), weightDecay (0); PyTorch's rule. */
+export class SGD extends Optimizer {
+  constructor(params, options = {}) {
+    super(params, 'SGD');
+    this.lr = numArg(options.lr ?? 0.01, 'SGD: lr', 0, Infinity, true);
+    this.momentum = numArg(options.momentum ?? 0, 'SGD: momentum', 0, 1);
+    this.weightDecay = numArg(options.weightDecay ?? 0, 'SGD: weightDecay', 0, Infinity, true);
+  }
+  _update(p, g, i) {
+    let buf = 0;
+    if (this.momentum !== 0) {
+      this._state[i] ??= { buf: stateLike(p) };
+      buf = this._state[i].buf._handle();
+    }
+    check(core, ex.tpw_sgd_step(p._handle(), g._handle(), buf, this.lr, this.momentum, this.weightDecay), 'SGD.step()');
+  }
+}
+
+/** Adam: lr (1e-3), betas ([0.9, 0.999]), eps (1e-8), weightDecay (0, added to the gradient). */
+export class Adam extends Optimizer {
+  constructor(params, options = {}, decoupled = false, what = 'Adam') {
+    super(params, what);
+    this.lr = numArg(options.lr ?? 1e-3, `${what}: lr`, 0, Infinity, true);
+    const betas = options.betas ?? [0.9, 0.999];
+    if (!Array.isArray(betas) || betas.length !== 2) throw new TypeError(`${what}: betas must be [beta1, beta2]`);
+    this.betas = [numArg(betas[0], `${what}: beta1`, 0, 1, true), numArg(betas[1], `${what}: beta2`, 0, 1, true)];
+    this.eps = numArg(options.eps ?? 1e-8, `${what}: eps`, 0, Infinity, true);
+    this.weightDecay = numArg(options.weightDecay ?? (decoupled ? 1e-2 : 0), `${what}: weightDecay`, 0, Infinity, true);
+    this._decoupled = decoupled;
+  }
+  _update(p, g, i) {
+    const s = (this._state[i] ??= { step: 0, m: stateLike(p), v: stateLike(p) });
+    s.step++;
+    check(core, ex.tpw_adam_step(p._handle(), g._handle(), s.m._handle(), s.v._handle(), s.step, this.lr,
+      this.betas[0], this.betas[1], this.eps, this.weightDecay, this._decoupled ? 1 : 0), `${this._what}.step()`);
+  }
+}
+
+/** AdamW: Adam with decoupled weight decay (default 1e-2): p *= 1 - lr * weightDecay. */
+export class AdamW extends Adam {
+  constructor(params, options = {}) {
+    super(params, options, true, 'AdamW');
+  }
+}
+
+export const nn = Object.freeze({ Module, Linear, ReLU, Tanh, Sigmoid, GELU, Sequential, mlp, mseLoss, crossEntropy });
+export const optim = Object.freeze({ SGD, Adam, AdamW });
