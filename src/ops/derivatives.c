@@ -486,6 +486,195 @@ F(d_asinh) { BEGIN; put(k, gin, 0, dv(k, g, op1(k, TP_OP_SQRT, add(k, mul(k, in[
 F(d_acosh) { BEGIN; put(k, gin, 0, dv(k, g, op1(k, TP_OP_SQRT, sub(k, mul(k, in[0], in[0]), sc(k, 1.0))))); END; }
 F(d_atanh) { BEGIN; put(k, gin, 0, dv(k, g, one_minus_sq(k, in[0]))); END; }
 
+/* ---- convolution and pooling: transposed convolutions from conv2d ---- */
+static tp_tensor *full_(gk *k, int nd, const int64_t *shape, double v) {
+  tp_tensor *t = NULL;
+  if (k->err) return NULL;
+  tp_status s = tp_full(TP_F32, nd, shape, v, &t);
+  return keep(k, s, t);
+}
+/* dim d of t grown by `before` / `after` rows of fill (> 0) or cut by them (< 0) */
+static tp_tensor *pad_crop(gk *k, tp_tensor *t, int d, int64_t before, int64_t after, double fill) {
+  if (!t || k->err) return NULL;
+  int64_t n = t->shape[d], target = n + before + after;
+  int64_t sh[TP_MAX_DIMS];
+  memcpy(sh, t->shape, sizeof sh);
+  int64_t s0 = before < 0 ? -before : 0, e0 = after < 0 ? n + after : n;
+  if (e0 <= s0) { /* nothing of t is kept */
+    sh[d] = target;
+    return full_(k, t->ndim, sh, fill);
+  }
+  if (s0 > 0 || e0 < n) t = slice(k, t, d, s0, e0);
+  tp_tensor *parts[3];
+  int np = 0;
+  if (before > 0) sh[d] = before, parts[np++] = full_(k, t->ndim, sh, fill);
+  parts[np++] = t;
+  if (after > 0) sh[d] = after, parts[np++] = full_(k, t->ndim, sh, fill);
+  return np == 1 ? t : concat(k, np, parts, d);
+}
+/* s - 1 zeros between the elements of dim d: L -> (L - 1) s + 1 */
+static tp_tensor *dilate(gk *k, tp_tensor *t, int d, int64_t s) {
+  if (!t || k->err || s == 1) return t;
+  int64_t sh[TP_MAX_DIMS], L = t->shape[d];
+  int nd = 0;
+  for (int i = 0; i < t->ndim; i++) {
+    sh[nd++] = t->shape[i];
+    if (i == d) sh[nd++] = 1;
+  }
+  tp_tensor *parts[2] = {reshape(k, t, nd, sh), NULL};
+  sh[d + 1] = s - 1;
+  parts[1] = zeros(k, TP_F32, nd, sh);
+  tp_tensor *inter = concat(k, 2, parts, d + 1);
+  int64_t s2[TP_MAX_DIMS];
+  memcpy(s2, t->shape, sizeof s2);
+  s2[d] = L * s;
+  return slice(k, reshape(k, inter, t->ndim, s2), d, 0, (L - 1) * s + 1);
+}
+static tp_tensor *flip(gk *k, tp_tensor *t, int d) {
+  if (!t || k->err) return NULL;
+  int64_t n = t->shape[d];
+  tp_tensor *idx = NULL;
+  tp_status s = tp_arange((double)(n - 1), -1, -1, TP_I64, &idx);
+  if (!keep(k, s, idx)) return NULL;
+  return gather(k, TP_OP_GATHER, t, idx, d);
+}
+static tp_tensor *permute4(gk *k, tp_tensor *t, int a, int b, int c, int d) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = 4, at.ints[0] = a, at.ints[1] = b, at.ints[2] = c, at.ints[3] = d;
+  return op1a(k, TP_OP_PERMUTE, t, &at);
+}
+static tp_tensor *conv(gk *k, tp_tensor *x, tp_tensor *w, int64_t sh, int64_t sw, int64_t pt, int64_t pl,
+                       int64_t pb, int64_t pr, int64_t dh, int64_t dw) {
+  if (!x || !w || k->err) return NULL;
+  tp_attrs at;
+  tp_attrs_init(&at);
+  const int64_t v[8] = {sh, sw, pt, pl, pb, pr, dh, dw};
+  at.nints = 8, memcpy(at.ints, v, sizeof v), at.dim = 1;
+  tp_tensor *in[3] = {x, w, NULL}, *y = NULL;
+  tp_status s = tp_op_call(TP_OP_CONV2D, 3, in, &at, &y);
+  return keep(k, s, y);
+}
+/* The transposed convolution of one group: g [N, M, OH, OW], w [M, C, KH, KW]
+ * -> [N, C, H, W] (the input gradient of conv2d with these strides, pads
+ * top / left and dilations). */
+static tp_tensor *conv_t(gk *k, tp_tensor *g, tp_tensor *w, const tp_conv2d_geom *G) {
+  if (!g || !w || k->err) return NULL;
+  int64_t KH = w->shape[2], KW = w->shape[3];
+  tp_tensor *gd = dilate(k, dilate(k, g, 2, G->sh), 3, G->sw);
+  if (!gd) return NULL;
+  int64_t pt = G->dh * (KH - 1) - G->pt, pl = G->dw * (KW - 1) - G->pl;
+  gd = pad_crop(k, gd, 2, pt, G->H + G->dh * (KH - 1) - pt - gd->shape[2], 0);
+  if (!gd) return NULL;
+  gd = pad_crop(k, gd, 3, pl, G->W + G->dw * (KW - 1) - pl - gd->shape[3], 0);
+  tp_tensor *wt = flip(k, flip(k, permute4(k, w, 1, 0, 2, 3), 2), 3);
+  return conv(k, gd, wt, 1, 1, 0, 0, 0, 0, G->dh, G->dw);
+}
+F(d_conv2d) {
+  BEGIN;
+  tp_tensor *x = in[0], *w = in[1];
+  tp_desc xd, wd;
+  tp_desc_of(x, &xd), tp_desc_of(w, &wd);
+  tp_conv2d_geom G;
+  if ((k->err = tp_conv2d_geometry(&xd, &wd, c->at, &G))) END;
+  const int64_t *v = c->at->ints;
+  int64_t Cg = G.C / G.G, Mg = G.M / G.G;
+  tp_tensor *gx[TP_MAX_OPERANDS], *gw[TP_MAX_OPERANDS];
+  int many = G.G > TP_MAX_OPERANDS;
+  if (many) {
+    gk_done(k);
+    return tp_fail(TP_ERR_UNSUPPORTED, "the derivative for 'conv2d' with more than %d groups is not implemented",
+                   TP_MAX_OPERANDS);
+  }
+  for (int64_t gi = 0; gi < G.G && !k->err; gi++) {
+    tp_tensor *gg = G.G == 1 ? g : slice(k, g, 1, gi * Mg, (gi + 1) * Mg);
+    if (NEED(0)) {
+      tp_tensor *wg = G.G == 1 ? w : slice(k, w, 0, gi * Mg, (gi + 1) * Mg);
+      gx[gi] = conv_t(k, gg, wg, &G);
+    }
+    if (NEED(1)) {
+      tp_tensor *xg = G.G == 1 ? x : slice(k, x, 1, gi * Cg, (gi + 1) * Cg);
+      tp_tensor *r = conv(k, permute4(k, xg, 1, 0, 2, 3), permute4(k, gg, 1, 0, 2, 3), G.dh, G.dw, v[2], v[3],
+                          v[4], v[5], G.sh, G.sw); /* [Cg, Mg, >= KH, >= KW] */
+      r = slice(k, slice(k, r, 2, 0, G.KH), 3, 0, G.KW);
+      gw[gi] = permute4(k, r, 1, 0, 2, 3);
+    }
+  }
+  if (NEED(0)) put(k, gin, 0, G.G == 1 ? gx[0] : concat(k, (int)G.G, gx, 1));
+  if (NEED(1)) put(k, gin, 1, G.G == 1 ? gw[0] : concat(k, (int)G.G, gw, 0));
+  if (c->nin > 2 && in[2] && NEED(2)) {
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.nints = 3, at.ints[0] = 0, at.ints[1] = 2, at.ints[2] = 3;
+    put(k, gin, 2, op1a(k, TP_OP_SUM, g, &at));
+  }
+  END;
+}
+/* pool geometry as a conv's: dilation 1, the pool's strides and pads */
+static tp_status pool_geom(const tp_grad_ctx *c, tp_tensor *x, tp_conv2d_geom *G) {
+  tp_desc xd;
+  tp_desc_of(x, &xd);
+  return tp_pool2d_geometry(c->op, &xd, c->at, G);
+}
+F(d_avg_pool2d) {
+  BEGIN;
+  const tp_grad_shape *xs = &c->shapes[0];
+  tp_conv2d_geom G;
+  tp_tensor *x = zeros(k, TP_F32, xs->ndim, xs->shape); /* only its shape is read */
+  if (!x || (k->err = pool_geom(c, x, &G))) END;
+  const int64_t *v = c->at->ints;
+  tp_tensor *ones = full_(k, 4, (int64_t[]){1, 1, G.KH, G.KW}, 1.0), *gs;
+  if (c->at->dim == 1) {
+    gs = mulc(k, g, 1.0 / (double)(G.KH * G.KW));
+  } else { /* the count of input elements under each window */
+    tp_tensor *cnt = conv(k, full_(k, 4, (int64_t[]){1, 1, G.H, G.W}, 1.0), ones, G.sh, G.sw, v[4], v[5], v[6], v[7], 1, 1);
+    gs = dv(k, g, cnt);
+  }
+  tp_tensor *r = reshape(k, gs, 4, (int64_t[]){G.N * G.C, 1, G.OH, G.OW});
+  put(k, gin, 0, reshape(k, conv_t(k, r, ones, &G), 4, xs->shape));
+  END;
+}
+/* max_pool2d: each window's gradient goes to its first maximum (row-major
+ * scan, as PyTorch), one kernel tap at a time. */
+F(d_max_pool2d) {
+  BEGIN;
+  tp_tensor *x = in[0], *y = c->out;
+  tp_conv2d_geom G;
+  if ((k->err = pool_geom(c, x, &G))) END;
+  const int64_t *v = c->at->ints;
+  tp_tensor *xp = pad_crop(k, pad_crop(k, x, 2, v[4], v[6], -INFINITY), 3, v[5], v[7], -INFINITY);
+  tp_tensor *taken = zeros(k, TP_F32, 4, y->shape), *acc = zeros(k, TP_F32, 4, x->shape);
+  if (k->err) END;
+  tp_tensor_retain(taken), tp_tensor_retain(acc); /* carried across the per-tap pools */
+  for (int64_t kh = 0; kh < G.KH && !k->err; kh++)
+    for (int64_t kw = 0; kw < G.KW && !k->err; kw++) {
+      gk t_ = {.n = 0}, *t = &t_;
+      tp_attrs a1;
+      tp_attrs_init(&a1);
+      a1.dim = 2, a1.start = kh, a1.end = kh + G.sh * (G.OH - 1) + 1, a1.step = G.sh;
+      tp_tensor *win = op1a(t, TP_OP_SLICE, xp, &a1);
+      a1.dim = 3, a1.start = kw, a1.end = kw + G.sw * (G.OW - 1) + 1, a1.step = G.sw;
+      win = op1a(t, TP_OP_SLICE, win, &a1);
+      tp_tensor *m = mul(t, as_f32(t, op2(t, TP_OP_EQ, win, y)), sub(t, sc(t, 1.0), taken));
+      tp_tensor *nt = add(t, taken, m);
+      tp_tensor *cd = dilate(t, dilate(t, mul(t, g, m), 2, G.sh), 3, G.sw);
+      if (cd) cd = pad_crop(t, cd, 2, kh - G.pt, G.H - (kh - G.pt) - cd->shape[2], 0);
+      if (cd) cd = pad_crop(t, cd, 3, kw - G.pl, G.W - (kw - G.pl) - cd->shape[3], 0);
+      tp_tensor *na = add(t, acc, cd);
+      if (!t->err) {
+        tp_tensor_retain(nt), tp_tensor_retain(na);
+        tp_tensor_release(taken), tp_tensor_release(acc);
+        taken = nt, acc = na;
+      } else {
+        k->err = t->err;
+      }
+      gk_done(t);
+    }
+  put(k, gin, 0, acc);
+  tp_tensor_release(taken), tp_tensor_release(acc);
+  END;
+}
+
 /* ---- the table ---- */
 static const tp_deriv_row rows[TP_OP_COUNT] = {
 #define TP_DERIV(id, fn, saves) [TP_OP_##id] = {TP_GRAD_FORMULA, fn, saves, NULL},
