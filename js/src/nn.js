@@ -1,6 +1,6 @@
 // nn.js - training helpers (docs/training.md): tp.nn (Module, Linear,
-// activations, Sequential, mlp, the losses mseLoss / crossEntropy) and
-// tp.optim (SGD, Adam, AdamW). The losses and the optimizer updates run in
+// Conv2d, MaxPool2d, AvgPool2d, Flatten, activations, Sequential, mlp, the
+// losses mseLoss / crossEntropy) and tp.optim (SGD, Adam, AdamW). The losses and the optimizer updates run in
 // the core (src/ops/loss.c, src/ops/optim.c: one fused in-place pass per
 // parameter); this file keeps the parameters and the optimizer state.
 
@@ -8,7 +8,7 @@ import { Tensor, core, ex, wrapHandle, keepOutOfScopes } from './tensor.js';
 import { TensorPlayError, Status, check } from './errors.js';
 import { rand } from './creation.js';
 import { relu, tanh, sigmoid } from './ops_gen.js';
-import { linear, gelu } from './ops.js';
+import { linear, gelu, conv2d, maxPool2d, avgPool2d, reshape } from './ops.js';
 import { noGrad } from './autograd.js';
 
 function tensorArg(t, what) {
@@ -90,6 +90,17 @@ export class Module {
 }
 
 let nextSeed = 1;
+/** U(-bound, bound) float32 of the given shape, reproducible from seed. */
+function uniformInit(shape, seed, bound) {
+  return noGrad(() => {
+    const u = rand(shape, { seed });
+    const a = u.mul(2 * bound);
+    const y = a.sub(bound);
+    u.dispose();
+    a.dispose();
+    return y;
+  });
+}
 /** y = x @ w^T + b; w [out, in], b [out]; PyTorch's init U(-1/sqrt(in), 1/sqrt(in)). */
 export class Linear extends Module {
   constructor(inFeatures, outFeatures, options = {}) {
@@ -99,19 +110,60 @@ export class Linear extends Module {
     }
     const seed = options.seed ?? nextSeed++;
     const bound = 1 / Math.sqrt(inFeatures);
-    const uniform = (shape, s) => noGrad(() => {
-      const u = rand(shape, { seed: s });
-      const a = u.mul(2 * bound);
-      const y = a.sub(bound);
-      u.dispose();
-      a.dispose();
-      return y;
-    });
-    this.weight = this._param(uniform([outFeatures, inFeatures], seed));
-    this.bias = options.bias === false ? null : this._param(uniform([outFeatures], seed + 0x9e3779b9));
+    this.weight = this._param(uniformInit([outFeatures, inFeatures], seed, bound));
+    this.bias = options.bias === false ? null : this._param(uniformInit([outFeatures], seed + 0x9e3779b9, bound));
   }
   forward(x) {
     return linear(x, this.weight, this.bias);
+  }
+}
+
+/**
+ * Conv2d(inChannels, outChannels, kernelSize, { stride, padding, dilation,
+ * groups, bias, seed }): NCHW tp.conv2d with PyTorch's init
+ * U(-1/sqrt(fanIn), 1/sqrt(fanIn)), fanIn = inChannels / groups * KH * KW.
+ */
+export class Conv2d extends Module {
+  constructor(inChannels, outChannels, kernelSize, options = {}) {
+    super();
+    const groups = options.groups ?? 1;
+    const [kh, kw] = Array.isArray(kernelSize) ? kernelSize : [kernelSize, kernelSize];
+    for (const [v, n] of [[inChannels, 'inChannels'], [outChannels, 'outChannels'], [kh, 'kernelSize'], [kw, 'kernelSize'], [groups, 'groups']]) {
+      if (!Number.isInteger(v) || v < 1) throw new TensorPlayError(`Conv2d: ${n} must be a positive integer, got ${v}`, Status.INVALID_ARG);
+    }
+    if (inChannels % groups || outChannels % groups) {
+      throw new TensorPlayError(`Conv2d: groups ${groups} must divide inChannels ${inChannels} and outChannels ${outChannels}`, Status.INVALID_ARG);
+    }
+    const seed = options.seed ?? nextSeed++;
+    const bound = 1 / Math.sqrt((inChannels / groups) * kh * kw);
+    this.weight = this._param(uniformInit([outChannels, inChannels / groups, kh, kw], seed, bound));
+    this.bias = options.bias === false ? null : this._param(uniformInit([outChannels], seed + 0x9e3779b9, bound));
+    this.options = { stride: options.stride ?? 1, padding: options.padding ?? 0, dilation: options.dilation ?? 1, groups };
+  }
+  forward(x) {
+    return this.bias ? conv2d(x, this.weight, this.bias, this.options) : conv2d(x, this.weight, this.options);
+  }
+}
+/** MaxPool2d(kernelSize, { stride, padding }) / AvgPool2d(kernelSize, { stride, padding, countIncludePad }). */
+export class MaxPool2d extends Module {
+  constructor(kernelSize, options = {}) {
+    super();
+    this.kernelSize = kernelSize;
+    this.options = options;
+  }
+  forward(x) {
+    return maxPool2d(x, this.kernelSize, this.options);
+  }
+}
+export class AvgPool2d extends MaxPool2d {
+  forward(x) {
+    return avgPool2d(x, this.kernelSize, this.options);
+  }
+}
+/** [N, ...] -> [N, prod(...)] */
+export class Flatten extends Module {
+  forward(x) {
+    return reshape(x, [x.shape[0], -1]);
   }
 }
 
@@ -250,5 +302,7 @@ export class AdamW extends Adam {
   }
 }
 
-export const nn = Object.freeze({ Module, Linear, ReLU, Tanh, Sigmoid, GELU, Sequential, mlp, mseLoss, crossEntropy });
+export const nn = Object.freeze({
+  Module, Linear, Conv2d, MaxPool2d, AvgPool2d, Flatten, ReLU, Tanh, Sigmoid, GELU, Sequential, mlp, mseLoss, crossEntropy,
+});
 export const optim = Object.freeze({ SGD, Adam, AdamW });

@@ -443,6 +443,15 @@ declare class NNLinear extends NNModule {
   readonly weight: Tensor;
   readonly bias: Tensor | null;
 }
+declare class NNConv2d extends NNModule {
+  constructor(inChannels: number, outChannels: number, kernelSize: number | [number, number],
+    options?: { stride?: number | [number, number]; padding?: number | [number, number] | [number, number, number, number] | 'valid' | 'same'; dilation?: number | [number, number]; groups?: number; bias?: boolean; seed?: number });
+  readonly weight: Tensor;
+  readonly bias: Tensor | null;
+}
+declare class NNPool2d extends NNModule {
+  constructor(kernelSize: number | [number, number], options?: { stride?: number | [number, number]; padding?: number | [number, number] | [number, number, number, number]; countIncludePad?: boolean });
+}
 declare class NNSequential extends NNModule {
   constructor(...modules: NNModule[]);
   readonly layers: NNModule[];
@@ -453,6 +462,12 @@ export declare const nn: Readonly<{
   Module: typeof NNModule;
   /** y = x @ weight^T + bias, PyTorch's uniform init. */
   Linear: typeof NNLinear;
+  /** NCHW tp.conv2d with PyTorch's init. */
+  Conv2d: typeof NNConv2d;
+  MaxPool2d: typeof NNPool2d;
+  AvgPool2d: typeof NNPool2d;
+  /** [N, ...] -> [N, prod(...)] */
+  Flatten: new () => NNModule;
   ReLU: new () => NNModule;
   Tanh: new () => NNModule;
   Sigmoid: new () => NNModule;

@@ -141,3 +141,49 @@ test('bad arguments are errors naming them; the runtime stays usable', () => {
 test('no tensors leak', () => {
   assert.equal(tp.liveTensors(), live0);
 });
+
+/** 8x8 images of a horizontal, vertical or diagonal bar (3 classes) with noise (a fixed LCG). */
+function bars(n) {
+  let s = 99;
+  const r = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const xs = new Float32Array(n * 64), ys = [];
+  for (let i = 0; i < n; i++) {
+    const c = i % 3, p = 1 + Math.floor(r() * 6);
+    for (let j = 0; j < 64; j++) xs[i * 64 + j] = 0.2 * (r() - 0.5);
+    for (let t = 0; t < 8; t++) {
+      const [row, col] = c === 0 ? [p, t] : c === 1 ? [t, p] : [t, t];
+      xs[i * 64 + row * 8 + col] += 1;
+    }
+    ys.push(c);
+  }
+  return { x: tp.tensor(xs, { shape: [n, 1, 8, 8] }), y: tp.tensor(ys, { dtype: 'int32' }) };
+}
+
+test('a small CNN (conv2d, max pool, linear) trains on bar images (Adam, 40 steps: loss < 0.2)', () => {
+  const { x, y } = bars(48);
+  const model = new tp.nn.Sequential(
+    new tp.nn.Conv2d(1, 4, 3, { padding: 1, seed: 5 }), new tp.nn.ReLU(), new tp.nn.MaxPool2d(2),
+    new tp.nn.Conv2d(4, 4, 3, { padding: 1, groups: 2, seed: 6 }), new tp.nn.ReLU(), new tp.nn.AvgPool2d(2),
+    new tp.nn.Flatten(), new tp.nn.Linear(16, 3, { seed: 7 }));
+  assert.equal(model.parameters().length, 6);
+  const opt = new tp.optim.Adam(model, { lr: 0.05 });
+  let first = 0, last = 0;
+  for (let step = 0; step < 40; step++) {
+    last = tp.scope(() => {
+      opt.zeroGrad();
+      const loss = tp.nn.crossEntropy(model.forward(x), y);
+      loss.backward();
+      opt.step();
+      return loss.item();
+    });
+    if (step === 0) first = last;
+  }
+  if (process.env.TP_TRAIN_VERBOSE) console.log({ cnnFirst: first, cnnLast: last });
+  assert.ok(first > 0.9, `first loss ${first}`);
+  assert.ok(last < 0.2, `CNN loss after 40 steps: ${last}`);
+  for (const o of [opt, model, x, y]) o.dispose();
+});
+
+test('no tensors leak after the CNN', () => {
+  assert.equal(tp.liveTensors(), live0);
+});
