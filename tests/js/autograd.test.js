@@ -149,6 +149,27 @@ test('errors: PyTorch messages, and the runtime stays usable', () => {
   });
 });
 
+test('compiled functions run eagerly when a tensor requires grad (compiled training is still to come)', () => {
+  tp.scope(() => {
+    const w = tp.tensor([1, 2, 3]);
+    const f = tp.compile((x) => x.mul(w).mul(x.mul(w)).sum()); // sum((x w)^2)
+    const x = tp.tensor([1, 1, 2]);
+    assert.equal(f(x).item(), 41); // compiled, nothing requires grad
+    x.requiresGrad = true;
+    const y = f(x);
+    assert.equal(y.requiresGrad, true);
+    y.backward();
+    assert.deepEqual(Array.from(x.grad.toArray()), [2, 8, 36]); // 2 x w^2
+    x.requiresGrad = false;
+    w.requiresGrad = true; // a closed-over parameter
+    f(x).backward();
+    assert.deepEqual(Array.from(w.grad.toArray()), [2, 4, 24]); // 2 w x^2
+    assert.equal(tp.noGrad(() => f(x)).requiresGrad, false);
+    assert.equal(f.explain().eager_for_autograd, 2);
+    f.dispose?.();
+  });
+});
+
 test('no tensors leak', () => {
   assert.equal(tp.liveTensors(), live0);
 });
