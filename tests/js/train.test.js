@@ -98,6 +98,9 @@ test('an MLP trains on a fixed synthetic task (Adam, 150 steps: loss < 0.15, acc
   assert.ok(first > 0.9, `the first loss ${first} is near ln 3`);
   assert.ok(last < 0.15, `loss after 150 steps: ${last}`);
   assert.ok(acc > 0.95, `accuracy ${acc}`);
+  // the same run natively (tests/c/ops/test_train.c): 1.108086 -> 0.036986
+  assert.ok(Math.abs(first - 1.108086) < 1e-5 && Math.abs(last - 0.036986) < 5e-4,
+    `the Wasm run differs from the native one: ${first} -> ${last}`);
   // SGD with momentum on the same task also learns
   const model2 = tp.nn.mlp([2, 32, 3], { seed: 7 });
   const sgd = new tp.optim.SGD(model2, { lr: 0.2, momentum: 0.9 });
