@@ -6,6 +6,7 @@
  * first error. */
 #include "autograd.h"
 #include <math.h>
+#include <stdlib.h>
 
 typedef struct gk {
   tp_tensor *tmp[160];
@@ -672,6 +673,58 @@ F(d_max_pool2d) {
     }
   put(k, gin, 0, acc);
   tp_tensor_release(taken), tp_tensor_release(acc);
+  END;
+}
+
+/* det: d det(A) / dA = the cofactor matrix (the adjugate's transpose), from
+ * the determinants of all the minors at once (two gathers drop row i and
+ * column j), so singular matrices are fine too. */
+F(d_det) {
+  BEGIN;
+  tp_tensor *a = in[0];
+  int nd = a->ndim;
+  int64_t n = a->shape[nd - 1];
+  if (n == 0) {
+    put(k, gin, 0, zeros(k, TP_F32, nd, a->shape));
+    END;
+  }
+  int64_t *rows = malloc(sizeof(int64_t) * (size_t)(n * (n - 1) + 1));
+  float *sign = malloc(sizeof(float) * (size_t)(n * n));
+  if (!rows || !sign) {
+    free(rows), free(sign);
+    gk_done(k);
+    return tp_fail(TP_ERR_OUT_OF_MEMORY, "det backward: out of memory");
+  }
+  for (int64_t i = 0; i < n; i++) {
+    for (int64_t r = 0; r < n - 1; r++) rows[i * (n - 1) + r] = r < i ? r : r + 1;
+    for (int64_t j = 0; j < n; j++) sign[i * n + j] = (i + j) % 2 ? -1.0f : 1.0f;
+  }
+  tp_tensor *R = NULL, *S = NULL;
+  tp_status st = tp_tensor_new(TP_I64, 2, (int64_t[]){n, n - 1}, rows, &R);
+  keep(k, st, R);
+  st = tp_tensor_new(TP_F32, 2, (int64_t[]){n, n}, sign, &S);
+  keep(k, st, S);
+  free(rows), free(sign);
+  tp_tensor *m = gather(k, TP_OP_GATHER, gather(k, TP_OP_GATHER, a, R, nd - 2), R, nd); /* [B.., i, r, j, c] */
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = nd + 2;
+  for (int d = 0; d < nd - 2; d++) at.ints[d] = d;
+  at.ints[nd - 2] = nd - 2, at.ints[nd - 1] = nd, at.ints[nd] = nd - 1, at.ints[nd + 1] = nd + 1;
+  tp_tensor *minors = op1(k, TP_OP_DET, op1a(k, TP_OP_PERMUTE, m, &at)); /* [B.., n, n] */
+  int64_t gs[TP_MAX_DIMS];
+  for (int d = 0; d < nd - 2; d++) gs[d] = a->shape[d];
+  gs[nd - 2] = gs[nd - 1] = 1;
+  put(k, gin, 0, mul(k, mul(k, minors, S), reshape(k, g, nd, gs)));
+  END;
+}
+/* dequantize: y = (x - zero_point) * scale; only the float32 scale can
+ * require grad: g * (x - zero_point), summed down to the scale's shape. */
+F(d_dequantize) {
+  BEGIN;
+  tp_tensor *d = as_f32(k, in[0]);
+  if (c->nin > 2 && in[2]) d = sub(k, d, as_f32(k, in[2]));
+  if (NEED(1)) put(k, gin, 1, mul(k, g, d));
   END;
 }
 

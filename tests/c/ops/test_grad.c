@@ -342,6 +342,28 @@ static void test_conv_pool(void) {
   EXPECT(tp_tensor_grad(x), TP_F32, (1, 1, 2, 2), 5, 0, 0, 0);
 }
 
+static void test_det_dequant(void) {
+  GC("det 1x1", TP_OP_DET, NULL, 1, RND((1, 1), 0.5, 2));
+  GC("det 2x2", TP_OP_DET, NULL, 1, RND((2, 2), -1, 1));
+  GC("det batched 3x3", TP_OP_DET, NULL, 1, RND((2, 3, 3), -1, 1));
+  GC("det 4x4", TP_OP_DET, NULL, 1, RND((4, 4), -1, 1));
+  /* a singular matrix: the cofactors, by hand: d det [[a b][c d]] = [[d -c][-b a]] */
+  tp_tensor *x = F32((2, 2), 1, 2, 2, 4), *y = NULL;
+  tp_tensor_set_requires_grad(x, 1);
+  CHECK_OK(tp_op_call(TP_OP_DET, 1, &x, NULL, &y));
+  track(y);
+  CHECK_OK(tp_backward(y, NULL));
+  EXPECT(tp_tensor_grad(x), TP_F32, (2, 2), 4, -2, -2, 1);
+  /* dequantize: the scale's gradient, per tensor and per axis, with and without a zero point */
+  int8_t q[6] = {-3, 0, 7, 12, -128, 127};
+  tp_tensor *xq = mk_(__LINE__, TP_I8, 2, (int64_t[]){2, 3}, q);
+  int8_t zp[2] = {1, -2};
+  tp_tensor *z1 = mk_(__LINE__, TP_I8, 1, (int64_t[]){1}, zp), *z2 = mk_(__LINE__, TP_I8, 2, (int64_t[]){2, 1}, zp);
+  GC("dequantize per tensor", TP_OP_DEQUANTIZE, NULL, 2, xq, RND((1), 0.5, 2), NULL);
+  GC("dequantize per tensor, zero point", TP_OP_DEQUANTIZE, NULL, 2, xq, RND((1), 0.5, 2), z1);
+  GC("dequantize per axis, zero point", TP_OP_DEQUANTIZE, NULL, 2, xq, RND((2, 1), 0.5, 2), z2);
+}
+
 /* hand-computed: y = sum(x*x) -> 2x; twice with retain_graph -> 4x; a diamond */
 static void test_hand(void) {
   tp_tensor *x = F32((3), 1, 2, 3), *sq = NULL, *y = NULL;
@@ -452,12 +474,13 @@ static void test_errors(void) {
   EXPECT_ERR(tp_tensor_assign(z, F32((2), 1, 2)), TP_ERR_INVALID_ARG, "does not match");
   EXPECT_ERR(tp_tensor_set_grad(x, F32((3), 1, 2, 3)), TP_ERR_INVALID_ARG, "assigned grad");
   /* an op whose derivative is still to come: recorded, backward names it */
-  tp_tensor *dx = F32((2, 2), 1, 2, 3, 5), *dy = NULL;
-  tp_tensor_set_requires_grad(dx, 1);
-  CHECK_OK(tp_op_call(TP_OP_DET, 1, &dx, NULL, &dy));
-  track(dy);
-  CHECK(tp_tensor_requires_grad(dy));
-  EXPECT_ERR(tp_backward(dy, NULL), TP_ERR_UNSUPPORTED, "the derivative for 'det' is not implemented");
+  tp_tensor *gx = RND((1, 1, 2, 2), -1, 1), *gg = F32((1, 1, 1, 2), 0.1, -0.2), *gy = NULL;
+  tp_tensor_set_requires_grad(gx, 1);
+  tp_attrs ga = A();
+  CHECK_OK(tp_op_call(TP_OP_GRID_SAMPLE, 2, (tp_tensor *[]){gx, gg}, &ga, &gy));
+  track(gy);
+  CHECK(tp_tensor_requires_grad(gy));
+  EXPECT_ERR(tp_backward(gy, F32((1, 1, 1, 1), 1)), TP_ERR_UNSUPPORTED, "the derivative for 'grid_sample' is not implemented");
   still_usable(__LINE__);
   EXPECT_ERR(tp_backward(NULL, NULL), TP_ERR_INVALID_ARG, "NULL");
 }
@@ -476,7 +499,7 @@ int main(void) {
   static const op_test tests[] = {
       {"test_table", test_table},   {"test_pointwise", test_pointwise}, {"test_linalg", test_linalg},
       {"test_reductions", test_reductions}, {"test_views", test_views}, {"test_index", test_index},
-      {"test_conv_pool", test_conv_pool},
+      {"test_conv_pool", test_conv_pool}, {"test_det_dequant", test_det_dequant},
       {"test_hand", test_hand},     {"test_errors", test_errors},
   };
   run_op_tests(tests, sizeof tests / sizeof tests[0]);
