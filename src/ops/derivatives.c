@@ -1,7 +1,7 @@
 /* derivatives.c - the backward formulas of derivatives.def, one function
  * per row, each built from ordinary operator calls (tp_op_call) so that a
  * backward pass is a graph of the same ops as a forward one. Temporaries
- * live in a small pool (gk) released when the formula returns; a failed
+ * live in a pool (gk, grown as needed) released when the formula returns; a failed
  * call makes every later helper return NULL and the formula returns the
  * first error. */
 #include "autograd.h"
@@ -9,25 +9,36 @@
 #include <stdlib.h>
 
 typedef struct gk {
-  tp_tensor *tmp[160];
-  int n;
+  tp_tensor *inline_tmp[64];
+  tp_tensor **tmp; /* inline_tmp, or a grown copy */
+  int n, cap;
   tp_status err;
 } gk;
+#define GK_INIT {.n = 0}
 
 static tp_tensor *keep(gk *k, tp_status s, tp_tensor *t) {
   if (s) {
     if (!k->err) k->err = s;
     return NULL;
   }
-  if (k->n == TP_ARRAY_LEN(k->tmp)) {
-    tp_tensor_release(t);
-    if (!k->err) k->err = tp_fail(TP_ERR_INTERNAL, "autograd: too many temporaries in one formula");
-    return NULL;
+  if (!k->tmp) k->tmp = k->inline_tmp, k->cap = TP_ARRAY_LEN(k->inline_tmp);
+  if (k->n == k->cap) {
+    tp_tensor **b = tp_alloc(sizeof(tp_tensor *) * (size_t)k->cap * 2);
+    if (!b) {
+      tp_tensor_release(t);
+      if (!k->err) k->err = TP_ERR_OUT_OF_MEMORY;
+      return NULL;
+    }
+    memcpy(b, k->tmp, sizeof(tp_tensor *) * (size_t)k->n);
+    if (k->tmp != k->inline_tmp) tp_free(k->tmp);
+    k->tmp = b, k->cap *= 2;
   }
   return k->tmp[k->n++] = t;
 }
 static void gk_done(gk *k) {
   for (int i = 0; i < k->n; i++) tp_tensor_release(k->tmp[i]);
+  if (k->tmp && k->tmp != k->inline_tmp) tp_free(k->tmp);
+  k->tmp = NULL, k->n = 0;
 }
 /* Store t as operand i's gradient (a new reference). */
 static void put(gk *k, tp_tensor **gin, int i, tp_tensor *t) {
@@ -137,7 +148,7 @@ static tp_tensor *expand(gk *k, tp_tensor *g, const tp_grad_shape *x) {
 }
 
 #define F(name) static tp_status name(const tp_grad_ctx *c, tp_tensor **gin)
-#define BEGIN gk k_ = {.n = 0}, *k = &k_; tp_tensor *g = c->g, *const *in = c->in; (void)in; (void)g
+#define BEGIN gk k_ = GK_INIT, *k = &k_; tp_tensor *g = c->g, *const *in = c->in; (void)in; (void)g
 #define END return (gk_done(k), k->err)
 #define NEED(i) (c->needs[i])
 
@@ -649,7 +660,7 @@ F(d_max_pool2d) {
   tp_tensor_retain(taken), tp_tensor_retain(acc); /* carried across the per-tap pools */
   for (int64_t kh = 0; kh < G.KH && !k->err; kh++)
     for (int64_t kw = 0; kw < G.KW && !k->err; kw++) {
-      gk t_ = {.n = 0}, *t = &t_;
+      gk t_ = GK_INIT, *t = &t_;
       tp_attrs a1;
       tp_attrs_init(&a1);
       a1.dim = 2, a1.start = kh, a1.end = kh + G.sh * (G.OH - 1) + 1, a1.step = G.sh;

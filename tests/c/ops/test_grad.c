@@ -316,7 +316,10 @@ static void test_conv_pool(void) {
     GC(what, TP_OP_CONV2D, &at, 7, rnd(4, (int64_t[]){2, C, 6, 5}, -1, 1), rnd(4, (int64_t[]){M, C / G, 3, 2}, -1, 1),
        rnd(1, (int64_t[]){M}, -1, 1));
   }
-  tp_attrs at = win8(1, 1, 0, 0, 0, 0, 1, 1, 1);
+  tp_attrs at = win8(1, 1, 1, 1, 1, 1, 1, 1, 24); /* depthwise, many groups */
+  GC("conv2d depthwise 24 groups", TP_OP_CONV2D, &at, 7, RND((1, 24, 4, 4), -1, 1), RND((24, 1, 3, 3), -1, 1),
+     RND((24), -1, 1));
+  at = win8(1, 1, 0, 0, 0, 0, 1, 1, 1);
   GC("conv2d no bias", TP_OP_CONV2D, &at, 3, RND((1, 2, 4, 4), -1, 1), RND((3, 2, 2, 2), -1, 1), NULL);
   /* pooling: {kernel h w, stride h w, pads t l b r}, count_include_pad */
   static const int64_t pw[][9] = {
