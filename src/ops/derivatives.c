@@ -557,30 +557,41 @@ static tp_tensor *permute4(gk *k, tp_tensor *t, int a, int b, int c, int d) {
   return op1a(k, TP_OP_PERMUTE, t, &at);
 }
 static tp_tensor *conv(gk *k, tp_tensor *x, tp_tensor *w, int64_t sh, int64_t sw, int64_t pt, int64_t pl,
-                       int64_t pb, int64_t pr, int64_t dh, int64_t dw) {
+                       int64_t pb, int64_t pr, int64_t dh, int64_t dw, int64_t groups) {
   if (!x || !w || k->err) return NULL;
   tp_attrs at;
   tp_attrs_init(&at);
   const int64_t v[8] = {sh, sw, pt, pl, pb, pr, dh, dw};
-  at.nints = 8, memcpy(at.ints, v, sizeof v), at.dim = 1;
+  at.nints = 8, memcpy(at.ints, v, sizeof v), at.dim = groups;
   tp_tensor *in[3] = {x, w, NULL}, *y = NULL;
   tp_status s = tp_op_call(TP_OP_CONV2D, 3, in, &at, &y);
   return keep(k, s, y);
 }
-/* The transposed convolution of one group: g [N, M, OH, OW], w [M, C, KH, KW]
- * -> [N, C, H, W] (the input gradient of conv2d with these strides, pads
- * top / left and dilations). */
+static tp_tensor *permute5(gk *k, tp_tensor *t, int a, int b, int c, int d, int e) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = 5, at.ints[0] = a, at.ints[1] = b, at.ints[2] = c, at.ints[3] = d, at.ints[4] = e;
+  return op1a(k, TP_OP_PERMUTE, t, &at);
+}
+/* The transposed convolution: g [N, M, OH, OW], w [M, C/G, KH, KW] ->
+ * [N, C, H, W], the input gradient of conv2d with G's strides, pads top /
+ * left, dilations and groups: conv2d (stride 1, groups G) of g dilated by
+ * the strides and padded or cropped to the input's extent, with the
+ * weight's two channel dims swapped within each group and its kernel
+ * flipped. */
 static tp_tensor *conv_t(gk *k, tp_tensor *g, tp_tensor *w, const tp_conv2d_geom *G) {
   if (!g || !w || k->err) return NULL;
-  int64_t KH = w->shape[2], KW = w->shape[3];
+  int64_t KH = w->shape[2], KW = w->shape[3], M = w->shape[0], Cg = w->shape[1], Mg = M / G->G;
   tp_tensor *gd = dilate(k, dilate(k, g, 2, G->sh), 3, G->sw);
   if (!gd) return NULL;
   int64_t pt = G->dh * (KH - 1) - G->pt, pl = G->dw * (KW - 1) - G->pl;
   gd = pad_crop(k, gd, 2, pt, G->H + G->dh * (KH - 1) - pt - gd->shape[2], 0);
   if (!gd) return NULL;
   gd = pad_crop(k, gd, 3, pl, G->W + G->dw * (KW - 1) - pl - gd->shape[3], 0);
-  tp_tensor *wt = flip(k, flip(k, permute4(k, w, 1, 0, 2, 3), 2), 3);
-  return conv(k, gd, wt, 1, 1, 0, 0, 0, 0, G->dh, G->dw);
+  tp_tensor *wt = reshape(k, w, 5, (int64_t[]){G->G, Mg, Cg, KH, KW});
+  wt = reshape(k, permute5(k, wt, 0, 2, 1, 3, 4), 4, (int64_t[]){G->G * Cg, Mg, KH, KW});
+  wt = flip(k, flip(k, wt, 2), 3);
+  return conv(k, gd, wt, 1, 1, 0, 0, 0, 0, G->dh, G->dw, G->G);
 }
 F(d_conv2d) {
   BEGIN;
@@ -591,29 +602,18 @@ F(d_conv2d) {
   if ((k->err = tp_conv2d_geometry(&xd, &wd, c->at, &G))) END;
   const int64_t *v = c->at->ints;
   int64_t Cg = G.C / G.G, Mg = G.M / G.G;
-  tp_tensor *gx[TP_MAX_OPERANDS], *gw[TP_MAX_OPERANDS];
-  int many = G.G > TP_MAX_OPERANDS;
-  if (many) {
-    gk_done(k);
-    return tp_fail(TP_ERR_UNSUPPORTED, "the derivative for 'conv2d' with more than %d groups is not implemented",
-                   TP_MAX_OPERANDS);
+  if (NEED(0)) put(k, gin, 0, conv_t(k, g, w, &G));
+  if (NEED(1)) {
+    /* dW[gi Mg + m, c] = sum_n x[n, gi Cg + c] (*) g[n, gi Mg + m]: a conv2d with groups G of
+     * x as [Cg, G N, H, W] by g as [M, N, OH, OW], strides and dilations swapped */
+    tp_tensor *xs = reshape(k, permute5(k, reshape(k, x, 5, (int64_t[]){G.N, G.G, Cg, G.H, G.W}), 2, 1, 0, 3, 4), 4,
+                            (int64_t[]){Cg, G.G * G.N, G.H, G.W});
+    tp_tensor *gs = reshape(k, permute5(k, reshape(k, g, 5, (int64_t[]){G.N, G.G, Mg, G.OH, G.OW}), 1, 2, 0, 3, 4), 4,
+                            (int64_t[]){G.M, G.N, G.OH, G.OW});
+    tp_tensor *r = conv(k, xs, gs, G.dh, G.dw, v[2], v[3], v[4], v[5], G.sh, G.sw, G.G); /* [Cg, M, >= KH, >= KW] */
+    r = slice(k, slice(k, r, 2, 0, G.KH), 3, 0, G.KW);
+    put(k, gin, 1, permute4(k, r, 1, 0, 2, 3));
   }
-  for (int64_t gi = 0; gi < G.G && !k->err; gi++) {
-    tp_tensor *gg = G.G == 1 ? g : slice(k, g, 1, gi * Mg, (gi + 1) * Mg);
-    if (NEED(0)) {
-      tp_tensor *wg = G.G == 1 ? w : slice(k, w, 0, gi * Mg, (gi + 1) * Mg);
-      gx[gi] = conv_t(k, gg, wg, &G);
-    }
-    if (NEED(1)) {
-      tp_tensor *xg = G.G == 1 ? x : slice(k, x, 1, gi * Cg, (gi + 1) * Cg);
-      tp_tensor *r = conv(k, permute4(k, xg, 1, 0, 2, 3), permute4(k, gg, 1, 0, 2, 3), G.dh, G.dw, v[2], v[3],
-                          v[4], v[5], G.sh, G.sw); /* [Cg, Mg, >= KH, >= KW] */
-      r = slice(k, slice(k, r, 2, 0, G.KH), 3, 0, G.KW);
-      gw[gi] = permute4(k, r, 1, 0, 2, 3);
-    }
-  }
-  if (NEED(0)) put(k, gin, 0, G.G == 1 ? gx[0] : concat(k, (int)G.G, gx, 1));
-  if (NEED(1)) put(k, gin, 1, G.G == 1 ? gw[0] : concat(k, (int)G.G, gw, 0));
   if (c->nin > 2 && in[2] && NEED(2)) {
     tp_attrs at;
     tp_attrs_init(&at);
@@ -639,10 +639,11 @@ F(d_avg_pool2d) {
   if (c->at->dim == 1) {
     gs = mulc(k, g, 1.0 / (double)(G.KH * G.KW));
   } else { /* the count of input elements under each window */
-    tp_tensor *cnt = conv(k, full_(k, 4, (int64_t[]){1, 1, G.H, G.W}, 1.0), ones, G.sh, G.sw, v[4], v[5], v[6], v[7], 1, 1);
+    tp_tensor *cnt = conv(k, full_(k, 4, (int64_t[]){1, 1, G.H, G.W}, 1.0), ones, G.sh, G.sw, v[4], v[5], v[6], v[7], 1, 1, 1);
     gs = dv(k, g, cnt);
   }
   tp_tensor *r = reshape(k, gs, 4, (int64_t[]){G.N * G.C, 1, G.OH, G.OW});
+  G.G = 1; /* each of the N * C planes on its own */
   put(k, gin, 0, reshape(k, conv_t(k, r, ones, &G), 4, xs->shape));
   END;
 }
