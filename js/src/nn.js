@@ -1,5 +1,6 @@
 // nn.js - training helpers (docs/training.md): tp.nn (Module, Linear,
-// Conv2d, MaxPool2d, AvgPool2d, Flatten, activations, Sequential, mlp, the
+// Conv2d, MaxPool2d, AvgPool2d, Flatten, LayerNorm, TransformerEncoderLayer,
+// activations, Sequential, mlp, the
 // losses mseLoss / crossEntropy) and tp.optim (SGD, Adam, AdamW). The losses and the optimizer updates run in
 // the core (src/ops/loss.c, src/ops/optim.c: one fused in-place pass per
 // parameter); this file keeps the parameters and the optimizer state.
@@ -8,7 +9,9 @@ import { Tensor, core, ex, wrapHandle, keepOutOfScopes } from './tensor.js';
 import { TensorPlayError, Status, check } from './errors.js';
 import { rand } from './creation.js';
 import { relu, tanh, sigmoid } from './ops_gen.js';
-import { linear, gelu, conv2d, maxPool2d, avgPool2d, reshape } from './ops.js';
+import { linear, gelu, conv2d, maxPool2d, avgPool2d, reshape, layerNorm, softmax } from './ops.js';
+import { matmul } from './ops_gen.js';
+import { full } from './creation.js';
 import { noGrad } from './autograd.js';
 
 function tensorArg(t, what) {
@@ -167,6 +170,61 @@ export class Flatten extends Module {
   }
 }
 
+/** LayerNorm(normalizedShape, { eps = 1e-5 }): weight ones, bias zeros (PyTorch's init). */
+export class LayerNorm extends Module {
+  constructor(normalizedShape, options = {}) {
+    super();
+    const shape = Array.isArray(normalizedShape) ? normalizedShape : [normalizedShape];
+    if (shape.length === 0 || !shape.every((d) => Number.isInteger(d) && d >= 1)) {
+      throw new TensorPlayError(`LayerNorm: normalizedShape must be positive integers, got ${JSON.stringify(normalizedShape)}`, Status.INVALID_ARG);
+    }
+    this.normalizedShape = shape;
+    this.eps = numArg(options.eps ?? 1e-5, 'LayerNorm: eps', 0, Infinity, true);
+    this.weight = this._param(full(shape, 1));
+    this.bias = this._param(full(shape, 0));
+  }
+  forward(x) {
+    return layerNorm(x, this.normalizedShape, this.weight, this.bias, { eps: this.eps });
+  }
+}
+
+/**
+ * TransformerEncoderLayer(dModel, nHeads, dFF, { seed }): a pre-LN encoder
+ * block (the W4 workload): x + attn(ln1(x)), then h + ffn(ln2(h)) with a
+ * tanh GELU; x [B, S, dModel]. Self-attention without a mask.
+ */
+export class TransformerEncoderLayer extends Module {
+  constructor(dModel, nHeads, dFF, options = {}) {
+    super();
+    if (!Number.isInteger(nHeads) || nHeads < 1 || !Number.isInteger(dModel) || dModel % nHeads) {
+      throw new TensorPlayError(`TransformerEncoderLayer: nHeads ${nHeads} must divide dModel ${dModel}`, Status.INVALID_ARG);
+    }
+    const seed = options.seed ?? nextSeed++;
+    this.nHeads = nHeads;
+    this.dModel = dModel;
+    this.ln1 = this._child(new LayerNorm(dModel));
+    this.q = this._child(new Linear(dModel, dModel, { seed }));
+    this.k = this._child(new Linear(dModel, dModel, { seed: seed + 1 }));
+    this.v = this._child(new Linear(dModel, dModel, { seed: seed + 2 }));
+    this.o = this._child(new Linear(dModel, dModel, { seed: seed + 3 }));
+    this.ln2 = this._child(new LayerNorm(dModel));
+    this.ff1 = this._child(new Linear(dModel, dFF, { seed: seed + 4 }));
+    this.ff2 = this._child(new Linear(dFF, dModel, { seed: seed + 5 }));
+  }
+  forward(x) {
+    const [B, S, D] = x.shape, H = this.nHeads, Dh = D / H;
+    const a = this.ln1.forward(x);
+    const heads = (t) => t.reshape(B, S, H, Dh).permute(0, 2, 1, 3); // [B, H, S, Dh]
+    const q = heads(this.q.forward(a)), v = heads(this.v.forward(a));
+    const kT = this.k.forward(a).reshape(B, S, H, Dh).permute(0, 2, 3, 1); // [B, H, Dh, S]
+    const p = softmax(matmul(q, kT).mul(1 / Math.sqrt(Dh)), -1);
+    const attn = matmul(p, v).permute(0, 2, 1, 3).reshape(B, S, D);
+    const h = x.add(this.o.forward(attn));
+    const u = gelu(this.ff1.forward(this.ln2.forward(h)), { approximate: 'tanh' });
+    return h.add(this.ff2.forward(u));
+  }
+}
+
 class Activation extends Module {
   constructor(fn) {
     super();
@@ -303,6 +361,7 @@ export class AdamW extends Adam {
 }
 
 export const nn = Object.freeze({
-  Module, Linear, Conv2d, MaxPool2d, AvgPool2d, Flatten, ReLU, Tanh, Sigmoid, GELU, Sequential, mlp, mseLoss, crossEntropy,
+  Module, Linear, Conv2d, MaxPool2d, AvgPool2d, Flatten, LayerNorm, TransformerEncoderLayer, ReLU, Tanh, Sigmoid, GELU,
+  Sequential, mlp, mseLoss, crossEntropy,
 });
 export const optim = Object.freeze({ SGD, Adam, AdamW });

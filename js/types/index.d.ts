@@ -452,6 +452,14 @@ declare class NNConv2d extends NNModule {
 declare class NNPool2d extends NNModule {
   constructor(kernelSize: number | [number, number], options?: { stride?: number | [number, number]; padding?: number | [number, number] | [number, number, number, number]; countIncludePad?: boolean });
 }
+declare class NNLayerNorm extends NNModule {
+  constructor(normalizedShape: number | number[], options?: { eps?: number });
+  readonly weight: Tensor;
+  readonly bias: Tensor;
+}
+declare class NNTransformerEncoderLayer extends NNModule {
+  constructor(dModel: number, nHeads: number, dFF: number, options?: { seed?: number });
+}
 declare class NNSequential extends NNModule {
   constructor(...modules: NNModule[]);
   readonly layers: NNModule[];
@@ -468,6 +476,10 @@ export declare const nn: Readonly<{
   AvgPool2d: typeof NNPool2d;
   /** [N, ...] -> [N, prod(...)] */
   Flatten: new () => NNModule;
+  /** weight ones, bias zeros */
+  LayerNorm: typeof NNLayerNorm;
+  /** a pre-LN encoder block (self-attention, tanh-GELU FFN) on [B, S, dModel] */
+  TransformerEncoderLayer: typeof NNTransformerEncoderLayer;
   ReLU: new () => NNModule;
   Tanh: new () => NNModule;
   Sigmoid: new () => NNModule;

@@ -190,3 +190,51 @@ test('a small CNN (conv2d, max pool, linear) trains on bar images (Adam, 40 step
 test('no tensors leak after the CNN', () => {
   assert.equal(tp.liveTensors(), live0);
 });
+
+test('a pre-LN transformer encoder block: parameter gradients against finite differences, then it fits a target', () => {
+  const B = 2, S = 4, D = 8;
+  const block = new tp.nn.TransformerEncoderLayer(D, 2, 16, { seed: 11 });
+  assert.equal(block.parameters().length, 2 + 8 + 2 + 4);
+  const x = tp.randn([B, S, D], { seed: 3 }), target = tp.randn([B, S, D], { seed: 4 });
+  const lossOf = () => tp.scope(() => tp.nn.mseLoss(block.forward(x), target).item());
+  // d loss / d (ln1.weight, q.weight) against central differences of the float32 forward
+  tp.scope(() => {
+    block.zeroGrad();
+    tp.nn.mseLoss(block.forward(x), target).backward();
+  });
+  for (const p of [block.ln1.weight, block.q.weight, block.ff2.bias]) {
+    const g = tp.scope(() => p.grad.toArray());
+    const data = p.toArray();
+    for (const i of [0, 3, data.length - 1]) {
+      const at = (v) => tp.noGrad(() => tp.scope(() => {
+        const d = data.slice();
+        d[i] = v;
+        p.assign(tp.tensor(d, { shape: p.shape }));
+        return lossOf();
+      }));
+      const eps = 1e-2;
+      const num = (at(data[i] + eps) - at(data[i] - eps)) / (2 * eps);
+      at(data[i]);
+      assert.ok(Math.abs(num - g[i]) <= 2e-3 + 2e-2 * Math.abs(num), `d/dp[${i}]: autograd ${g[i]}, differences ${num}`);
+    }
+  }
+  const opt = new tp.optim.AdamW(block, { lr: 0.01 });
+  const first = lossOf();
+  let last = first;
+  for (let step = 0; step < 30; step++) {
+    last = tp.scope(() => {
+      opt.zeroGrad();
+      const loss = tp.nn.mseLoss(block.forward(x), target);
+      loss.backward();
+      opt.step();
+      return loss.item();
+    });
+  }
+  if (process.env.TP_TRAIN_VERBOSE) console.log({ blockFirst: first, blockLast: last });
+  assert.ok(last < 0.5 * first, `the block's loss ${first} -> ${last} in 30 AdamW steps`);
+  for (const o of [opt, block, x, target]) o.dispose();
+});
+
+test('no tensors leak after the transformer block', () => {
+  assert.equal(tp.liveTensors(), live0);
+});
