@@ -740,6 +740,170 @@ F(d_dequantize) {
   END;
 }
 
+/* ---- rnn / gru / lstm: backpropagation through time ----
+ * The formula replays the recurrence unrolled into ordinary ops (linear,
+ * sigmoid / tanh / relu, where for clip and sequence_lens, gather_elements
+ * to reverse each sequence within its length) on detached copies of the
+ * operands, with grad mode on, then runs backward on that replay with the
+ * incoming gradient and hands out the copies' gradients. ONNX's semantics
+ * as src/ops/recurrent.c: gate order (lstm i o f c, gru z r h), peepholes,
+ * clip, linear_before_reset, input_forget, per-direction activations. */
+static tp_tensor *ract(gk *k, int code, tp_tensor *v) {
+  return op1(k, code == 0 ? TP_OP_SIGMOID : code == 1 ? TP_OP_TANH : TP_OP_RELU, v);
+}
+static tp_tensor *rclip(gk *k, tp_tensor *v, double c) {
+  if (c <= 0) return v;
+  tp_tensor *hi = op3a(k, TP_OP_WHERE, op2(k, TP_OP_GT, v, sc(k, c)), sc(k, c), v, NULL);
+  return op3a(k, TP_OP_WHERE, op2(k, TP_OP_LT, hi, sc(k, -c)), sc(k, -c), hi, NULL);
+}
+static tp_tensor *rlin(gk *k, tp_tensor *x, tp_tensor *w, tp_tensor *b) {
+  if (!x || !w || k->err) return NULL;
+  tp_tensor *in3[3] = {x, w, b}, *y = NULL;
+  tp_status s = tp_op_call(TP_OP_LINEAR, 3, in3, NULL, &y);
+  return keep(k, s, y);
+}
+/* operand [D, ...] -> its direction d as [rows, cols] (or [rows] when cols is 0) */
+static tp_tensor *rdir(gk *k, tp_tensor *t, int64_t d, int64_t rows, int64_t cols) {
+  if (!t) return NULL;
+  tp_tensor *r = slice(k, t, 0, d, d + 1);
+  return cols ? reshape(k, r, 2, (int64_t[]){rows, cols}) : reshape(k, r, 1, (int64_t[]){rows});
+}
+static tp_tensor *lasts(gk *k, tp_tensor *t, int64_t a, int64_t b) { return slice(k, t, t ? t->ndim - 1 : 0, a, b); }
+
+static tp_tensor *recurrent_replay(gk *k, tp_op op, const tp_attrs *at, tp_tensor *const *v, const int64_t *lens,
+                                   int64_t S, int64_t N, int64_t H, int64_t D) {
+  int G = op == TP_OP_LSTM ? 4 : op == TP_OP_GRU ? 3 : 1, nact = op == TP_OP_LSTM ? 3 : op == TP_OP_GRU ? 2 : 1;
+  int64_t GH = G * H, I = v[0]->shape[2];
+  double clip = at->clip;
+  /* the step s of each row reads time t = L - 1 - s when reversed: as a gather index [S, N, 1] */
+  int64_t *ridx = malloc(sizeof(int64_t) * (size_t)(S * N));
+  uint8_t *valid = malloc((size_t)(S * N));
+  if (!ridx || !valid) {
+    free(ridx), free(valid);
+    if (!k->err) k->err = tp_fail(TP_ERR_OUT_OF_MEMORY, "recurrent backward: out of memory");
+    return NULL;
+  }
+  for (int64_t s = 0; s < S; s++)
+    for (int64_t b = 0; b < N; b++) {
+      int64_t L = lens ? lens[b] : S;
+      ridx[s * N + b] = s < L ? L - 1 - s : 0;
+      valid[s * N + b] = s < L;
+    }
+  tp_tensor *ri = NULL, *vm = NULL;
+  tp_status st = tp_tensor_new(TP_I64, 3, (int64_t[]){S, N, 1}, ridx, &ri);
+  keep(k, st, ri);
+  st = tp_tensor_new(TP_BOOL, 3, (int64_t[]){S, N, 1}, valid, &vm);
+  keep(k, st, vm);
+  free(ridx), free(valid);
+  tp_tensor *ri_x = add(k, zeros(k, TP_I64, 3, (int64_t[]){S, N, I}), ri);
+  tp_tensor *ri_h = add(k, zeros(k, TP_I64, 3, (int64_t[]){S, N, H}), ri);
+  tp_tensor *zero_nh = zeros(k, TP_F32, 2, (int64_t[]){N, H});
+  tp_tensor *planes[2][2]; /* [plane][direction] as [S+1, 1, N, H] */
+  for (int64_t d = 0; d < D && !k->err; d++) {
+    int rev = at->dim1 == 1 || (at->dim1 == 2 && d == 1), act[3];
+    for (int q = 0; q < nact; q++)
+      act[q] = at->nints ? (int)at->ints[d * nact + q] : (op == TP_OP_RNN || q > 0) ? 1 : 0;
+    tp_tensor *Wd = rdir(k, v[1], d, GH, I), *Rd = rdir(k, v[2], d, GH, H);
+    tp_tensor *Bd = rdir(k, v[3], d, 2 * GH, 0), *Wb = Bd ? slice(k, Bd, 0, 0, GH) : NULL;
+    tp_tensor *Rb = Bd ? slice(k, Bd, 0, GH, 2 * GH) : NULL;
+    tp_tensor *P = op == TP_OP_LSTM ? rdir(k, v[7], d, 3 * H, 0) : NULL;
+    tp_tensor *X = rev ? gather(k, TP_OP_GATHER_ELEMENTS, v[0], ri_x, 0) : v[0];
+    tp_tensor *xw = rlin(k, X, Wd, Wb); /* [S, N, GH] */
+    tp_tensor *h = v[5] ? rdir(k, v[5], d, N, H) : zero_nh;
+    tp_tensor *c = op == TP_OP_LSTM && v[6] ? rdir(k, v[6], d, N, H) : zero_nh;
+    tp_tensor **ys = tp_alloc(sizeof(tp_tensor *) * (size_t)(2 * S + 2));
+    if (!ys) {
+      if (!k->err) k->err = TP_ERR_OUT_OF_MEMORY;
+      break;
+    }
+    tp_tensor **cs = ys + S + 1;
+    for (int64_t s = 0; s < S && !k->err; s++) {
+      tp_tensor *gx = reshape(k, slice(k, xw, 0, s, s + 1), 2, (int64_t[]){N, GH}), *hn = NULL, *cn = c;
+      if (op == TP_OP_RNN) {
+        hn = ract(k, act[0], rclip(k, add(k, gx, rlin(k, h, Rd, Rb)), clip));
+      } else if (op == TP_OP_GRU) {
+        tp_tensor *R2 = slice(k, Rd, 0, 0, 2 * H), *Rh = slice(k, Rd, 0, 2 * H, 3 * H);
+        tp_tensor *Rb2 = Rb ? slice(k, Rb, 0, 0, 2 * H) : NULL, *Rbh = Rb ? slice(k, Rb, 0, 2 * H, 3 * H) : NULL;
+        tp_tensor *zr = ract(k, act[0], rclip(k, add(k, lasts(k, gx, 0, 2 * H), rlin(k, h, R2, Rb2)), clip));
+        tp_tensor *z = lasts(k, zr, 0, H), *r = lasts(k, zr, H, 2 * H);
+        tp_tensor *rh = at->keepdim ? mul(k, r, rlin(k, h, Rh, Rbh)) : rlin(k, mul(k, r, h), Rh, Rbh);
+        tp_tensor *hh = ract(k, act[1], rclip(k, add(k, lasts(k, gx, 2 * H, 3 * H), rh), clip));
+        hn = add(k, mul(k, sub(k, sc(k, 1.0), z), hh), mul(k, z, h));
+      } else {
+        tp_tensor *gt = add(k, gx, rlin(k, h, Rd, Rb));
+        tp_tensor *ii = lasts(k, gt, 0, H), *oi = lasts(k, gt, H, 2 * H), *fi = lasts(k, gt, 2 * H, 3 * H);
+        tp_tensor *ci = lasts(k, gt, 3 * H, 4 * H);
+        if (P) ii = add(k, ii, mul(k, slice(k, P, 0, 0, H), c)), fi = add(k, fi, mul(k, slice(k, P, 0, 2 * H, 3 * H), c));
+        tp_tensor *i_ = ract(k, act[0], rclip(k, ii, clip));
+        tp_tensor *f_ = at->keepdim ? sub(k, sc(k, 1.0), i_) : ract(k, act[0], rclip(k, fi, clip));
+        cn = add(k, mul(k, f_, c), mul(k, i_, ract(k, act[1], rclip(k, ci, clip))));
+        if (P) oi = add(k, oi, mul(k, slice(k, P, 0, H, 2 * H), cn));
+        hn = mul(k, ract(k, act[0], rclip(k, oi, clip)), ract(k, act[2], cn));
+      }
+      if (lens) { /* past a row's length: its state stays, its output is zero */
+        tp_tensor *m = reshape(k, slice(k, vm, 0, s, s + 1), 2, (int64_t[]){N, 1});
+        hn = op3a(k, TP_OP_WHERE, m, hn, h, NULL);
+        cn = op3a(k, TP_OP_WHERE, m, cn, c, NULL);
+        ys[s] = op3a(k, TP_OP_WHERE, m, hn, sc(k, 0.0), NULL);
+        cs[s] = op3a(k, TP_OP_WHERE, m, cn, sc(k, 0.0), NULL);
+      } else {
+        ys[s] = hn, cs[s] = cn;
+      }
+      h = hn, c = cn;
+      ys[s] = reshape(k, ys[s], 3, (int64_t[]){1, N, H});
+      cs[s] = reshape(k, cs[s], 3, (int64_t[]){1, N, H});
+    }
+    for (int pl = 0; pl < 2 && !k->err; pl++) {
+      tp_tensor **seq = pl ? cs : ys;
+      if (pl && op != TP_OP_LSTM) {
+        planes[pl][d] = zeros(k, TP_F32, 4, (int64_t[]){S + 1, 1, N, H});
+        continue;
+      }
+      tp_tensor *y = concat(k, (int)S, seq, 0); /* [S, N, H] by step */
+      if (rev && y) y = op3a(k, TP_OP_WHERE, vm, gather(k, TP_OP_GATHER_ELEMENTS, y, ri_h, 0), sc(k, 0.0), NULL);
+      tp_tensor *parts[2] = {y, reshape(k, pl ? c : h, 3, (int64_t[]){1, N, H})};
+      planes[pl][d] = reshape(k, concat(k, 2, parts, 0), 4, (int64_t[]){S + 1, 1, N, H});
+    }
+    tp_free(ys);
+  }
+  if (k->err) return NULL;
+  tp_tensor *pp[2];
+  for (int pl = 0; pl < 2; pl++)
+    pp[pl] = reshape(k, D == 1 ? planes[pl][0] : concat(k, 2, planes[pl], 1), 5, (int64_t[]){1, S + 1, D, N, H});
+  return concat(k, 2, pp, 0);
+}
+
+F(d_recurrent) {
+  BEGIN;
+  int64_t S = in[0]->shape[0], N = in[0]->shape[1], H = c->shapes[2].shape[2], D = c->at->dim1 == 2 ? 2 : 1;
+  if (S == 0 || N == 0) END;
+  int64_t *lens = NULL;
+  if (c->nin > 4 && in[4]) {
+    lens = malloc(sizeof(int64_t) * (size_t)N);
+    if (!lens) {
+      gk_done(k);
+      return tp_fail(TP_ERR_OUT_OF_MEMORY, "recurrent backward: out of memory");
+    }
+    for (int64_t b = 0; b < N; b++) lens[b] = (int64_t)tp_tensor_get_f64(in[4], b);
+  }
+  tp_tensor *leaf[8] = {0};
+  for (int i = 0; i < c->nin && i < 8 && !k->err; i++) {
+    if (!in[i] || i == 4) continue;
+    tp_tensor *t = NULL;
+    tp_status st = tp_tensor_detach(in[i], &t);
+    leaf[i] = keep(k, st, t);
+    if (leaf[i] && NEED(i)) tp_tensor_set_requires_grad(leaf[i], 1);
+  }
+  int prev = tp_set_grad_enabled(1);
+  tp_tensor *y = recurrent_replay(k, c->op, c->at, leaf, lens, S, N, H, D);
+  if (y && !k->err) k->err = tp_backward_ex(y, g, 0);
+  tp_set_grad_enabled(prev);
+  free(lens);
+  for (int i = 0; i < 8 && !k->err; i++)
+    if (leaf[i] && NEED(i)) put(k, gin, i, tp_tensor_grad(leaf[i]));
+  END;
+}
+
 /* ---- the table ---- */
 static const tp_deriv_row rows[TP_OP_COUNT] = {
 #define TP_DERIV(id, fn, saves) [TP_OP_##id] = {TP_GRAD_FORMULA, fn, saves, NULL},

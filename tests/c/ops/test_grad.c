@@ -367,6 +367,42 @@ static void test_det_dequant(void) {
   GC("dequantize per axis, zero point", TP_OP_DEQUANTIZE, NULL, 2, xq, RND((2, 1), 0.5, 2), z2);
 }
 
+/* rnn / gru / lstm: every float operand, each direction, sequence_lens, clip, options */
+static void rec_case(const char *what, tp_op op, int64_t dir, int with_lens, int64_t act_code, double clip, int flag,
+                     int line) {
+  const int64_t S = 3, N = 2, I = 3, H = 2, D = dir == 2 ? 2 : 1;
+  const int G = op == TP_OP_LSTM ? 4 : op == TP_OP_GRU ? 3 : 1, nact = op == TP_OP_LSTM ? 3 : op == TP_OP_GRU ? 2 : 1;
+  tp_attrs at = A();
+  at.dim = H, at.dim1 = dir, at.clip = clip, at.keepdim = flag;
+  if (act_code >= 0) { /* the first activation of each direction replaced */
+    at.nints = nact * (int)D;
+    for (int i = 0; i < at.nints; i++) at.ints[i] = (i % nact == 0) ? act_code : (op == TP_OP_RNN || i % nact > 0 ? 1 : 0);
+  }
+  tp_tensor *in[8] = {
+      rnd(3, (int64_t[]){S, N, I}, -1, 1), rnd(3, (int64_t[]){D, G * H, I}, -0.8, 0.8),
+      rnd(3, (int64_t[]){D, G * H, H}, -0.8, 0.8), rnd(2, (int64_t[]){D, 2 * G * H}, -0.5, 0.5),
+      with_lens ? I64((2), 3, 2) : NULL, rnd(3, (int64_t[]){D, N, H}, -0.5, 0.5),
+      rnd(3, (int64_t[]){D, N, H}, -0.5, 0.5), rnd(2, (int64_t[]){D, 3 * H}, -0.5, 0.5)};
+  int nin = op == TP_OP_LSTM ? 8 : 6;
+  unsigned diff = op == TP_OP_LSTM ? 0xEF : 0x2F; /* all but sequence_lens */
+  gradcheck_(line, what, op, nin, in, &at, diff);
+}
+static void test_recurrent(void) {
+  static const tp_op ops[] = {TP_OP_RNN, TP_OP_GRU, TP_OP_LSTM};
+  for (int o = 0; o < 3; o++)
+    for (int dir = 0; dir < 3; dir++)
+      for (int lens = 0; lens < 2; lens++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s direction %d%s", tp_op_name(ops[o]), dir, lens ? " sequence_lens" : "");
+        rec_case(what, ops[o], dir, lens, -1, 0, 0, __LINE__);
+      }
+  rec_case("rnn relu, clip", TP_OP_RNN, 0, 0, 2, 0.6, 0, __LINE__);
+  rec_case("gru linear_before_reset", TP_OP_GRU, 2, 1, -1, 0, 1, __LINE__);
+  rec_case("gru clip", TP_OP_GRU, 0, 0, -1, 0.7, 0, __LINE__);
+  rec_case("lstm input_forget", TP_OP_LSTM, 1, 1, -1, 0, 1, __LINE__);
+  rec_case("lstm clip", TP_OP_LSTM, 0, 0, -1, 0.5, 0, __LINE__);
+}
+
 /* hand-computed: y = sum(x*x) -> 2x; twice with retain_graph -> 4x; a diamond */
 static void test_hand(void) {
   tp_tensor *x = F32((3), 1, 2, 3), *sq = NULL, *y = NULL;
@@ -503,6 +539,7 @@ int main(void) {
       {"test_table", test_table},   {"test_pointwise", test_pointwise}, {"test_linalg", test_linalg},
       {"test_reductions", test_reductions}, {"test_views", test_views}, {"test_index", test_index},
       {"test_conv_pool", test_conv_pool}, {"test_det_dequant", test_det_dequant},
+      {"test_recurrent", test_recurrent},
       {"test_hand", test_hand},     {"test_errors", test_errors},
   };
   run_op_tests(tests, sizeof tests / sizeof tests[0]);
