@@ -900,7 +900,89 @@ F(d_recurrent) {
   tp_set_grad_enabled(prev);
   free(lens);
   for (int i = 0; i < 8 && !k->err; i++)
-    if (leaf[i] && NEED(i)) put(k, gin, i, tp_tensor_grad(leaf[i]));
+    if (leaf[i] && NEED(i))
+      put(k, gin, i, tp_tensor_grad(leaf[i]) ? tp_tensor_grad(leaf[i]) : zeros(k, TP_F32, in[i]->ndim, in[i]->shape));
+  END;
+}
+
+/* ---- grid_sample: the 2-D bilinear / nearest sampling replayed as ops ----
+ * (denormalize, clamp for border, floor, the taps' weights and a
+ * gather_elements per tap) under autograd, backward run on the replay: x's
+ * gradient is the scatter of the weighted g, the grid's comes through the
+ * weights (zero for nearest). Bicubic, reflection and 3-D grids are still
+ * to come and say so. */
+static tp_tensor *gs_replay(gk *k, tp_tensor *x, tp_tensor *grid, const tp_attrs *at) {
+  int mode = (int)at->dim, pad = (int)at->dim1, ac = at->keepdim;
+  int64_t N = x->shape[0], C = x->shape[1], dims[2] = {x->shape[2], x->shape[3]};
+  int64_t oH = grid->shape[1], oW = grid->shape[2], O = oH * oW;
+  tp_tensor *xf = reshape(k, x, 3, (int64_t[]){N, C, dims[0] * dims[1]});
+  tp_tensor *idx[2][2], *w[2][2]; /* [spatial dim][tap] as [N, O] */
+  int ntap = mode == 1 ? 1 : 2;
+  for (int i = 0; i < 2; i++) {
+    double d = (double)dims[i], lo = ac ? 0.0 : -0.5, hi = ac ? d - 1 : d - 0.5;
+    tp_tensor *gv = reshape(k, lasts(k, grid, 1 - i, 2 - i), 2, (int64_t[]){N, O});
+    tp_tensor *v = ac ? mulc(k, add(k, gv, sc(k, 1.0)), (d - 1) / 2) : mulc(k, sub(k, mulc(k, add(k, gv, sc(k, 1.0)), d), sc(k, 1.0)), 0.5);
+    if (mode == 1) v = op1(k, TP_OP_ROUND, v);
+    if (pad == 1) { /* border: a coordinate outside [lo, hi] is clamped to [0, d - 1] first */
+      tp_tensor *out_ = op2(k, TP_OP_EQ, op2(k, TP_OP_EQ, op2(k, TP_OP_LT, v, sc(k, lo)), op2(k, TP_OP_GT, v, sc(k, hi))),
+                            sc(k, 0.0)); /* (v < lo) != (v > hi): outside [lo, hi] */
+      tp_tensor *cl = op3a(k, TP_OP_WHERE, op2(k, TP_OP_LT, v, sc(k, 0.0)), sc(k, 0.0),
+                           op3a(k, TP_OP_WHERE, op2(k, TP_OP_GT, v, sc(k, d - 1)), sc(k, d - 1), v, NULL), NULL);
+      v = op3a(k, TP_OP_WHERE, out_, cl, v, NULL);
+    }
+    tp_tensor *f = mode == 1 ? v : op1(k, TP_OP_FLOOR, v), *t = sub(k, v, f);
+    for (int q = 0; q < ntap; q++) {
+      tp_tensor *pos = q ? add(k, f, sc(k, 1.0)) : f;
+      tp_tensor *wt = mode == 1 ? full_(k, 2, (int64_t[]){N, O}, 1.0) : (q ? t : sub(k, sc(k, 1.0), t));
+      /* (pos < 0) == (pos > d - 1): both false, the tap is inside the tensor */
+      tp_tensor *inside = op2(k, TP_OP_EQ, op2(k, TP_OP_LT, pos, sc(k, 0.0)), op2(k, TP_OP_GT, pos, sc(k, d - 1)));
+      tp_tensor *cpos = op3a(k, TP_OP_WHERE, op2(k, TP_OP_LT, pos, sc(k, 0.0)), sc(k, 0.0),
+                             op3a(k, TP_OP_WHERE, op2(k, TP_OP_GT, pos, sc(k, d - 1)), sc(k, d - 1), pos, NULL), NULL);
+      if (pad == 0) wt = op3a(k, TP_OP_WHERE, inside, wt, sc(k, 0.0), NULL); /* zeros: taps outside read 0 */
+      tp_attrs ca;
+      tp_attrs_init(&ca);
+      ca.dtype = TP_I64;
+      idx[i][q] = op1a(k, TP_OP_CAST, cpos, &ca);
+      w[i][q] = wt;
+    }
+  }
+  tp_tensor *y = NULL;
+  for (int qy = 0; qy < ntap; qy++)
+    for (int qx = 0; qx < ntap; qx++) {
+      tp_tensor *wsc = NULL;
+      tp_status st = tp_scalar((double)dims[1], 1, &wsc); /* an int scalar: the index stays int64 */
+      keep(k, st, wsc);
+      tp_tensor *flat = add(k, mul(k, idx[0][qy], wsc), idx[1][qx]); /* [N, O] int64 */
+      tp_tensor *fi = add(k, zeros(k, TP_I64, 3, (int64_t[]){N, C, O}), reshape(k, flat, 3, (int64_t[]){N, 1, O}));
+      tp_tensor *val = gather(k, TP_OP_GATHER_ELEMENTS, xf, fi, 2);
+      tp_tensor *term = mul(k, val, reshape(k, mul(k, w[0][qy], w[1][qx]), 3, (int64_t[]){N, 1, O}));
+      y = y ? add(k, y, term) : term;
+    }
+  return reshape(k, y, 4, (int64_t[]){N, C, oH, oW});
+}
+F(d_grid_sample) {
+  BEGIN;
+  int mode = (int)c->at->dim, pad = (int)c->at->dim1;
+  if (in[0]->ndim != 4 || mode == 2 || pad == 2) {
+    gk_done(k);
+    return tp_fail(TP_ERR_UNSUPPORTED, "the derivative for 'grid_sample' is not implemented for %s (2-D bilinear and "
+                   "nearest with zeros or border padding are)",
+                   in[0]->ndim != 4 ? "3-D grids" : mode == 2 ? "bicubic mode" : "reflection padding");
+  }
+  tp_tensor *leaf[2];
+  for (int i = 0; i < 2 && !k->err; i++) {
+    tp_tensor *t = NULL;
+    tp_status st = tp_tensor_detach(in[i], &t);
+    leaf[i] = keep(k, st, t);
+    if (leaf[i] && NEED(i)) tp_tensor_set_requires_grad(leaf[i], 1);
+  }
+  if (k->err) END;
+  int prev = tp_set_grad_enabled(1);
+  tp_tensor *y = gs_replay(k, leaf[0], leaf[1], c->at);
+  if (y && !k->err && tp_tensor_requires_grad(y)) k->err = tp_backward_ex(y, g, 0);
+  tp_set_grad_enabled(prev);
+  for (int i = 0; i < 2 && !k->err; i++) /* nearest: the grid gets zeros */
+    if (NEED(i)) put(k, gin, i, tp_tensor_grad(leaf[i]) ? tp_tensor_grad(leaf[i]) : zeros(k, TP_F32, in[i]->ndim, in[i]->shape));
   END;
 }
 

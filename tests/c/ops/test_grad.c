@@ -403,6 +403,31 @@ static void test_recurrent(void) {
   rec_case("lstm clip", TP_OP_LSTM, 0, 0, -1, 0.5, 0, __LINE__);
 }
 
+/* grid_sample: grid points whose denormalized coordinates sit well inside a
+ * cell (x.3 / x.6 / x.75), so the finite differences never cross a kink */
+static void test_grid_sample(void) {
+  const int64_t H = 4, W = 5;
+  static const double vx[6] = {0.3, 1.6, 3.25, -0.3, 4.3, -2.4}, vy[6] = {2.6, 0.3, 1.75, 3.3, -0.2, 5.7};
+  for (int ac = 0; ac < 2; ac++)
+    for (int pad = 0; pad < 2; pad++)
+      for (int mode = 0; mode < 2; mode++) {
+        float gd[12];
+        for (int i = 0; i < 6; i++) {
+          double dx = (double)W, dy = (double)H;
+          gd[2 * i] = (float)(ac ? 2 * vx[i] / (dx - 1) - 1 : (2 * vx[i] + 1) / dx - 1);
+          gd[2 * i + 1] = (float)(ac ? 2 * vy[i] / (dy - 1) - 1 : (2 * vy[i] + 1) / dy - 1);
+        }
+        tp_tensor *grid = mk_(__LINE__, TP_F32, 4, (int64_t[]){1, 2, 3, 2}, gd);
+        tp_tensor *xx = rnd(4, (int64_t[]){1, 2, H, W}, -1, 1);
+        tp_attrs at = A();
+        at.dim = mode, at.dim1 = pad, at.keepdim = ac;
+        char what[64];
+        snprintf(what, sizeof what, "grid_sample %s %s align_corners %d", mode ? "nearest" : "bilinear",
+                 pad ? "border" : "zeros", ac);
+        GC(what, TP_OP_GRID_SAMPLE, &at, 3, xx, grid);
+      }
+}
+
 /* hand-computed: y = sum(x*x) -> 2x; twice with retain_graph -> 4x; a diamond */
 static void test_hand(void) {
   tp_tensor *x = F32((3), 1, 2, 3), *sq = NULL, *y = NULL;
@@ -513,13 +538,22 @@ static void test_errors(void) {
   EXPECT_ERR(tp_tensor_assign(z, F32((2), 1, 2)), TP_ERR_INVALID_ARG, "does not match");
   EXPECT_ERR(tp_tensor_set_grad(x, F32((3), 1, 2, 3)), TP_ERR_INVALID_ARG, "assigned grad");
   /* an op whose derivative is still to come: recorded, backward names it */
+  tp_tensor *rx = RND((1, 1, 4, 4), -1, 1), *ry = NULL;
+  tp_tensor_set_requires_grad(rx, 1);
+  tp_attrs ra = A();
+  ra.nints = 3, ra.ints[0] = 2, ra.ints[1] = 2, ra.ints[2] = 0, ra.eps = 1;
+  CHECK_OK(tp_op_call(TP_OP_ROI_ALIGN, 3, (tp_tensor *[]){rx, F32((1, 4), 0, 0, 2, 2), I64((1), 0)}, &ra, &ry));
+  track(ry);
+  CHECK(tp_tensor_requires_grad(ry));
+  EXPECT_ERR(tp_backward(ry, F32((1, 1, 2, 2), 1, 1, 1, 1)), TP_ERR_UNSUPPORTED, "the derivative for 'roi_align' is not implemented");
+  /* grid_sample's modes without a formula yet say so */
   tp_tensor *gx = RND((1, 1, 2, 2), -1, 1), *gg = F32((1, 1, 1, 2), 0.1, -0.2), *gy = NULL;
   tp_tensor_set_requires_grad(gx, 1);
   tp_attrs ga = A();
+  ga.dim = 2; /* bicubic */
   CHECK_OK(tp_op_call(TP_OP_GRID_SAMPLE, 2, (tp_tensor *[]){gx, gg}, &ga, &gy));
   track(gy);
-  CHECK(tp_tensor_requires_grad(gy));
-  EXPECT_ERR(tp_backward(gy, F32((1, 1, 1, 1), 1)), TP_ERR_UNSUPPORTED, "the derivative for 'grid_sample' is not implemented");
+  EXPECT_ERR(tp_backward(gy, F32((1, 1, 1, 1), 1)), TP_ERR_UNSUPPORTED, "not implemented for bicubic mode");
   still_usable(__LINE__);
   EXPECT_ERR(tp_backward(NULL, NULL), TP_ERR_INVALID_ARG, "NULL");
 }
@@ -539,7 +573,7 @@ int main(void) {
       {"test_table", test_table},   {"test_pointwise", test_pointwise}, {"test_linalg", test_linalg},
       {"test_reductions", test_reductions}, {"test_views", test_views}, {"test_index", test_index},
       {"test_conv_pool", test_conv_pool}, {"test_det_dequant", test_det_dequant},
-      {"test_recurrent", test_recurrent},
+      {"test_recurrent", test_recurrent}, {"test_grid_sample", test_grid_sample},
       {"test_hand", test_hand},     {"test_errors", test_errors},
   };
   run_op_tests(tests, sizeof tests / sizeof tests[0]);
