@@ -184,7 +184,7 @@ for (const which of CASES) {
     name, median_ms: +median(t).toFixed(3), min_ms: +Math.min(...t).toFixed(3),
     p10_ms: +quantile(t, 0.1).toFixed(3), p90_ms: +quantile(t, 0.9).toFixed(3), reps: t.length,
   }));
-  console.log(JSON.stringify({ case: `${c.name}, eager, 1 thread`, impls: rows, baseline: tf ? 'tfjs-wasm step' : 'tensorplay eager forward',
+  console.log(JSON.stringify({ case: `${c.name}, eager, 1 thread`, isa: tp.isa, reps: REPS, impls: rows, baseline: tf ? 'tfjs-wasm step' : 'tensorplay eager forward',
     versions: { node: process.versions.node, tfjs: tfVersion, isa: tp.isa } }));
   const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
   for (const r of rows) log(`train-step: ${which}: ${r.name}: median ${r.median_ms} ms (p10 ${r.p10_ms}, p90 ${r.p90_ms}, min ${r.min_ms})`);
