@@ -986,6 +986,150 @@ F(d_grid_sample) {
   END;
 }
 
+/* ---- roi_align: x's gradient (the regions get none, as torchvision's) ----
+ * The sampling taps of every region, bin and point are worked out here as
+ * src/ops/sample.c does (which x element each reads and with what weight:
+ * the mean's 1 / count, or for max the one corner that won), then the
+ * gradient is ordinary ops: gather g at each tap's output, times its
+ * weight, scatter-added (scatter_elements) into x's layout. */
+typedef struct roi_taps {
+  int64_t *out;  /* the output element (r, c, ph, pw) flattened with c = 0 */
+  int64_t *pos;  /* b * H * W + y * W + x */
+  float *w;
+  int64_t *chan; /* max mode: the channel (taps are per channel); -1 otherwise */
+  int64_t n, cap;
+} roi_taps;
+static int taps_push(roi_taps *t, int64_t out, int64_t pos, double w, int64_t chan) {
+  if (t->n == t->cap) {
+    int64_t cap = t->cap ? 2 * t->cap : 1024;
+    int64_t *o = realloc(t->out, sizeof(int64_t) * (size_t)cap), *p = o ? realloc(t->pos, sizeof(int64_t) * (size_t)cap) : NULL;
+    if (o) t->out = o;
+    if (p) t->pos = p;
+    int64_t *ch = p ? realloc(t->chan, sizeof(int64_t) * (size_t)cap) : NULL;
+    if (ch) t->chan = ch;
+    float *ww = ch ? realloc(t->w, sizeof(float) * (size_t)cap) : NULL;
+    if (!ww) return 0;
+    t->w = ww, t->cap = cap;
+  }
+  t->out[t->n] = out, t->pos[t->n] = pos, t->w[t->n] = (float)w, t->chan[t->n] = chan, t->n++;
+  return 1;
+}
+static tp_status roi_collect(tp_tensor *x, tp_tensor *rois, tp_tensor *bi, const tp_attrs *at, roi_taps *t) {
+  int64_t C = x->shape[1], H = x->shape[2], W = x->shape[3], R = rois->shape[0];
+  int64_t PH = at->ints[0], PW = at->ints[1], sr = at->ints[2];
+  int maxmode = at->dim == 1, half = at->keepdim;
+  double scale = at->eps, offs = half ? 0.5 : 0.0;
+  for (int64_t r = 0; r < R; r++) {
+    int64_t b = (int64_t)tp_tensor_get_f64(bi, r);
+    double x0 = tp_tensor_get_f64(rois, r * 4 + 0) * scale - offs, y0 = tp_tensor_get_f64(rois, r * 4 + 1) * scale - offs;
+    double x1 = tp_tensor_get_f64(rois, r * 4 + 2) * scale - offs, y1 = tp_tensor_get_f64(rois, r * 4 + 3) * scale - offs;
+    double rw = x1 - x0, rh = y1 - y0;
+    if (!half) rw = rw > 1 ? rw : 1, rh = rh > 1 ? rh : 1;
+    double bh = rh / (double)PH, bw = rw / (double)PW;
+    double gh_d = sr > 0 ? (double)sr : ceil(rh / (double)PH), gw_d = sr > 0 ? (double)sr : ceil(rw / (double)PW);
+    int64_t gh = gh_d > 0 ? (int64_t)gh_d : 0, gw = gw_d > 0 ? (int64_t)gw_d : 0;
+    double count = gh * gw > 1 ? (double)(gh * gw) : 1.0;
+    for (int64_t c = 0; c < (maxmode ? C : 1); c++)
+      for (int64_t ph = 0; ph < PH; ph++)
+        for (int64_t pw = 0; pw < PW; pw++) {
+          int64_t out = (r * PH + ph) * PW + pw, best_pos = -1;
+          double best = 0, best_w = 0;
+          int first = 1;
+          for (int64_t iy = 0; iy < gh; iy++)
+            for (int64_t ix = 0; ix < gw; ix++) {
+              double yy = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
+              double xx = x0 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
+              double wq[4] = {0, 0, 0, 0};
+              int64_t pq[4] = {-1, -1, -1, -1};
+              if (!(yy < -1.0 || yy > (double)H || xx < -1.0 || xx > (double)W)) {
+                if (yy < 0) yy = 0;
+                if (xx < 0) xx = 0;
+                int64_t yl = (int64_t)yy, xl = (int64_t)xx, yh, xh;
+                if (yl >= H - 1) yh = yl = H - 1, yy = (double)yl;
+                else yh = yl + 1;
+                if (xl >= W - 1) xh = xl = W - 1, xx = (double)xl;
+                else xh = xl + 1;
+                double ly = yy - (double)yl, lx = xx - (double)xl, hy = 1 - ly, hx = 1 - lx;
+                wq[0] = hy * hx, wq[1] = hy * lx, wq[2] = ly * hx, wq[3] = ly * lx;
+                pq[0] = yl * W + xl, pq[1] = yl * W + xh, pq[2] = yh * W + xl, pq[3] = yh * W + xh;
+              }
+              if (!maxmode) {
+                for (int q = 0; q < 4; q++)
+                  if (pq[q] >= 0 && wq[q] != 0 && !taps_push(t, out, b * H * W + pq[q], wq[q] / count, -1))
+                    return TP_ERR_OUT_OF_MEMORY;
+                continue;
+              }
+              /* max: the largest weighted corner of this point, then the largest over points */
+              int64_t xb = (b * C + c) * H * W;
+              double mv = pq[0] >= 0 ? wq[0] * tp_tensor_get_f64(x, xb + pq[0]) : 0;
+              int64_t mp = pq[0];
+              double mw = wq[0];
+              for (int q = 1; q < 4; q++) {
+                double vq = pq[q] >= 0 ? wq[q] * tp_tensor_get_f64(x, xb + pq[q]) : 0;
+                if (vq > mv) mv = vq, mp = pq[q], mw = wq[q];
+              }
+              if (first || mv > best) best = mv, best_pos = mp, best_w = mw;
+              first = 0;
+            }
+          if (maxmode && best_pos >= 0 && best_w != 0 && !taps_push(t, out, b * H * W + best_pos, best_w, c))
+            return TP_ERR_OUT_OF_MEMORY;
+        }
+  }
+  return TP_OK;
+}
+F(d_roi_align) {
+  BEGIN;
+  tp_tensor *x = in[0];
+  int64_t N = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+  int64_t R = in[1]->shape[0], PH = c->at->ints[0], PW = c->at->ints[1], O = R * PH * PW;
+  roi_taps t = {0};
+  tp_status st = NEED(0) ? roi_collect(x, in[1], in[2], c->at, &t) : TP_OK;
+  if (st || !NEED(0)) {
+    free(t.out), free(t.pos), free(t.w), free(t.chan);
+    gk_done(k);
+    return st ? tp_fail(st, "roi_align backward: out of memory") : TP_OK;
+  }
+  int maxmode = c->at->dim == 1;
+  tp_tensor *gx;
+  if (t.n == 0) {
+    gx = zeros(k, TP_F32, 4, x->shape);
+  } else if (!maxmode) {
+    /* [C, O] rows of g; each tap: g[:, out] * w into [C, N*H*W] at pos */
+    tp_tensor *to = NULL, *tw = NULL, *tpp = NULL;
+    st = tp_tensor_new(TP_I64, 2, (int64_t[]){1, t.n}, t.out, &to);
+    keep(k, st, to);
+    st = tp_tensor_new(TP_F32, 2, (int64_t[]){1, t.n}, t.w, &tw);
+    keep(k, st, tw);
+    st = tp_tensor_new(TP_I64, 2, (int64_t[]){1, t.n}, t.pos, &tpp);
+    keep(k, st, tpp);
+    tp_tensor *gco = reshape(k, permute4(k, g, 1, 0, 2, 3), 2, (int64_t[]){C, O});
+    tp_tensor *zi = zeros(k, TP_I64, 2, (int64_t[]){C, t.n});
+    tp_tensor *vals = mul(k, gather(k, TP_OP_GATHER_ELEMENTS, gco, add(k, zi, to), 1), tw);
+    tp_tensor *acc = scatter(k, TP_OP_SCATTER_ELEMENTS, zeros(k, TP_F32, 2, (int64_t[]){C, N * H * W}), add(k, zi, tpp), vals, 1, 1);
+    gx = permute4(k, reshape(k, acc, 4, (int64_t[]){C, N, H, W}), 1, 0, 2, 3);
+  } else {
+    /* max: one tap per (channel, output), flat over g as [R, C, PH, PW] and x as [N, C, H, W] */
+    for (int64_t i = 0; i < t.n; i++) {
+      int64_t r = t.out[i] / (PH * PW), rest = t.out[i] % (PH * PW), b = t.pos[i] / (H * W), p = t.pos[i] % (H * W);
+      t.out[i] = (r * C + t.chan[i]) * PH * PW + rest;
+      t.pos[i] = (b * C + t.chan[i]) * H * W + p;
+    }
+    tp_tensor *to = NULL, *tw = NULL, *tpp = NULL;
+    st = tp_tensor_new(TP_I64, 1, (int64_t[]){t.n}, t.out, &to);
+    keep(k, st, to);
+    st = tp_tensor_new(TP_F32, 1, (int64_t[]){t.n}, t.w, &tw);
+    keep(k, st, tw);
+    st = tp_tensor_new(TP_I64, 1, (int64_t[]){t.n}, t.pos, &tpp);
+    keep(k, st, tpp);
+    tp_tensor *vals = mul(k, gather(k, TP_OP_GATHER_ELEMENTS, reshape(k, g, 1, (int64_t[]){R * C * PH * PW}), to, 0), tw);
+    tp_tensor *acc = scatter(k, TP_OP_SCATTER_ELEMENTS, zeros(k, TP_F32, 1, (int64_t[]){N * C * H * W}), tpp, vals, 0, 1);
+    gx = reshape(k, acc, 4, x->shape);
+  }
+  free(t.out), free(t.pos), free(t.w), free(t.chan);
+  put(k, gin, 0, gx);
+  END;
+}
+
 /* ---- the table ---- */
 static const tp_deriv_row rows[TP_OP_COUNT] = {
 #define TP_DERIV(id, fn, saves) [TP_OP_##id] = {TP_GRAD_FORMULA, fn, saves, NULL},
