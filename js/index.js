@@ -14,6 +14,8 @@ import './src/structure.js';
 import './src/jit.js';
 import './src/ops.js';
 import './src/ops_gen.js';
+import './src/autograd.js';
+import './src/nn.js';
 
 // globalThis.tensorplayWasm, when set before this module is imported: where
 // the core comes from (a URL or path, bytes, a WebAssembly.Module, or a
@@ -32,6 +34,8 @@ export { quantization } from './src/quantization.js';
 // src/ops/ops.def by scripts/gen-ops.mjs, so this file lists none.
 export * from './src/ops_gen.js';
 export { topk } from './src/ops.js';
+export { noGrad, enableGrad, isGradEnabled, grad, valueAndGrad } from './src/autograd.js';
+export { nn, optim } from './src/nn.js';
 export { compiler, compile, isCompiling, explain, reset } from './src/compiler.js';
 export { config } from './src/config.js';
 export {

@@ -218,6 +218,80 @@ tp_status tp_sum(tp_tensor *a, int ndims, const int64_t *dims, int keepdim,
 tp_status tp_reshape(tp_tensor *a, int ndim, const int64_t *shape, tp_tensor **out);
 tp_status tp_transpose(tp_tensor *a, int64_t d0, int64_t d1, tp_tensor **out);
 
+/* ---- autograd (src/ops/autograd.c, docs/training.md) ------------------
+ * Eager ops record a tape while grad mode is on and any operand requires a
+ * gradient: the result gets a grad_fn node (the op, its attributes, the
+ * operands and results its derivative needs, saved with their storage
+ * versions). tp_backward walks the nodes from a result back to the leaves
+ * and accumulates d(result)/d(leaf) into each leaf's .grad; each node's
+ * derivative is its row of src/ops/derivatives.def, built from ordinary
+ * operator calls. Errors follow PyTorch's messages. */
+/* Mark a leaf as requiring a gradient (or not). Only float32 tensors can:
+ * other dtypes are TP_ERR_INVALID_ARG ("only Tensors of floating point
+ * dtype can require gradients"). Clearing it on a non-leaf (a recorded
+ * result) is an error too. */
+tp_status tp_tensor_set_requires_grad(tp_tensor *t, int requires_grad);
+int tp_tensor_requires_grad(const tp_tensor *t);
+/* 1 for a tensor no recorded op made (user-created, or detached). */
+int tp_tensor_is_leaf(const tp_tensor *t);
+/* The accumulated gradient (borrowed; NULL until a backward reached it). */
+tp_tensor *tp_tensor_grad(const tp_tensor *t);
+/* Replace (retaining g) or clear (g NULL) t's .grad; g must match t's
+ * shape and be float32. */
+tp_status tp_tensor_set_grad(tp_tensor *t, tp_tensor *g);
+/* A new tensor sharing t's storage that is a leaf and requires no grad. */
+tp_status tp_tensor_detach(tp_tensor *t, tp_tensor **out);
+/* The version of t's storage: in-place writes (tp_tensor_assign, the
+ * optimizer steps) bump it; backward refuses a saved tensor whose version
+ * changed since it was saved. */
+uint64_t tp_tensor_version(const tp_tensor *t);
+/* In-place: copy src's values (broadcast to dst's shape, converted to its
+ * dtype) into dst and bump its version. Refused on a leaf that requires
+ * grad while grad mode is on (PyTorch's "a leaf Variable that requires
+ * grad is being used in an in-place operation"). */
+tp_status tp_tensor_assign(tp_tensor *dst, tp_tensor *src);
+/* Gradients of t with respect to every leaf that requires grad, summed
+ * into their .grad. grad: d(loss)/d(t), t's shape; NULL only when t has one
+ * element (then 1). retain_graph 0 frees the saved tensors on the way, so a
+ * second backward through the same nodes is an error. */
+tp_status tp_backward(tp_tensor *t, tp_tensor *grad);
+tp_status tp_backward_ex(tp_tensor *t, tp_tensor *grad, int retain_graph);
+/* Grad mode (per thread, on by default). Returns the previous state. */
+int tp_set_grad_enabled(int enabled);
+int tp_is_grad_enabled(void);
+/* Optimizer updates (src/ops/optim.c): one fused in-place pass over a
+ * contiguous float32 leaf p with its gradient g and state of p's shape
+ * (zero-initialized by the caller), PyTorch's rules. They write p and the
+ * state in place and bump their versions. Bad shapes, dtypes or
+ * hyperparameters (lr < 0, momentum outside [0, 1], betas outside [0, 1),
+ * step < 1, ...) are TP_ERR_INVALID_ARG naming them.
+ * SGD: d = g + wd p; with momentum (buf): buf = momentum buf + d, d = buf;
+ * p -= lr d. buf may be NULL when momentum is 0. */
+tp_status tp_sgd_step(tp_tensor *p, tp_tensor *g, tp_tensor *buf, double lr, double momentum,
+                      double weight_decay);
+/* Adam (decoupled 0: g += wd p) / AdamW (decoupled 1: p *= 1 - lr wd);
+ * m, v: the first and second moments; step counts from 1. */
+tp_status tp_adam_step(tp_tensor *p, tp_tensor *g, tp_tensor *m, tp_tensor *v, int64_t step, double lr,
+                       double beta1, double beta2, double eps, double weight_decay, int decoupled);
+/* Losses (src/ops/loss.c), built from ordinary ops so autograd records
+ * them. reduction: 0 none, 1 mean, 2 sum.
+ * mse_loss: (pred - target)^2, same shapes.
+ * cross_entropy: logits [N, C] float32, target [N] int32/int64 class
+ * indices; targets equal to ignore_index contribute 0 and are not counted
+ * by the mean (all ignored: NaN, as PyTorch); label_smoothing e in [0, 1]:
+ * (1 - e) * nll + e * mean_c(-log p_c). A target outside [0, C) that is
+ * not ignore_index is TP_ERR_INVALID_ARG naming it. */
+tp_status tp_mse_loss(tp_tensor *pred, tp_tensor *target, int reduction, tp_tensor **out);
+tp_status tp_cross_entropy(tp_tensor *logits, tp_tensor *target, int64_t ignore_index, double label_smoothing,
+                           int reduction, tp_tensor **out);
+/* The derivatives table (src/ops/derivatives.def): TP_GRAD_FORMULA for an op
+ * with a backward formula, TP_GRAD_NONDIFF for one without a derivative
+ * (comparisons, integer results, opaque host regions), TP_GRAD_NOT_IMPLEMENTED
+ * for a differentiable op whose formula is still to come (backward through
+ * it is an error naming it); *reason (may be NULL) explains the last two. */
+typedef enum tp_grad_kind { TP_GRAD_NONE, TP_GRAD_FORMULA, TP_GRAD_NONDIFF, TP_GRAD_NOT_IMPLEMENTED } tp_grad_kind;
+tp_grad_kind tp_op_grad_kind(tp_op op, const char **reason);
+
 /* ---- graphs ------------------------------------------------------------ */
 typedef struct tp_graph tp_graph;
 void tp_graph_free(tp_graph *g);
@@ -246,6 +320,9 @@ typedef struct tp_callable {
   tp_fn fn;
   void *ud;
 } tp_callable;
+/* no_grad (autograd): calls fn with grad mode off, then restores it. */
+tp_status tp_no_grad(const tp_callable *fn, int nin, tp_tensor *const *in, int max_out,
+                     tp_tensor **outs, int *nout);
 
 /* Trace fn once on the inputs (executing it on them, like the seed's
  * Tracer(execute=True)). fullgraph: a graph break raises instead of

@@ -107,6 +107,26 @@ int32_t tpw_graph_run(uint32_t h, int32_t nin, const uint32_t *in, uint32_t *out
 char *tpw_graph_print(uint32_t h, int32_t with_data);
 int32_t tpw_graph_free(uint32_t h);
 
+/* autograd (wasm/autograd.c; tensorplay.h's autograd section). Handles
+ * out are new (0: none, or an error: tpw_last_status tells). */
+int32_t tpw_tensor_set_requires_grad(uint32_t h, int32_t on); /* status */
+int32_t tpw_tensor_requires_grad(uint32_t h); /* 0 / 1, -1 on a bad handle */
+int32_t tpw_tensor_is_leaf(uint32_t h);       /* 0 / 1, -1 on a bad handle */
+uint32_t tpw_tensor_grad(uint32_t h);         /* its .grad, 0 when none */
+int32_t tpw_tensor_set_grad(uint32_t h, uint32_t g); /* g 0 clears */
+uint32_t tpw_tensor_detach(uint32_t h);
+int32_t tpw_tensor_assign(uint32_t dst, uint32_t src);
+double tpw_tensor_version(uint32_t h);        /* -1 on a bad handle */
+int32_t tpw_backward(uint32_t h, uint32_t grad, int32_t retain_graph); /* grad 0: implicit */
+int32_t tpw_set_grad_enabled(int32_t on);     /* the previous state */
+/* losses (tp_mse_loss, tp_cross_entropy): a new handle, 0 on failure */
+uint32_t tpw_mse_loss(uint32_t pred, uint32_t target, int32_t reduction);
+uint32_t tpw_cross_entropy(uint32_t logits, uint32_t target, double ignore_index, double label_smoothing,
+                           int32_t reduction);
+/* optimizer steps (tp_sgd_step, tp_adam_step); buf 0: none. status */
+int32_t tpw_sgd_step(uint32_t p, uint32_t g, uint32_t buf, double lr, double momentum, double weight_decay);
+int32_t tpw_adam_step(uint32_t p, uint32_t g, uint32_t m, uint32_t v, double step, double lr, double beta1,
+                      double beta2, double eps, double weight_decay, int32_t decoupled);
 /* npy bytes <-> tensors */
 uint32_t tpw_npy_decode(const void *bytes, int32_t len);
 /* Writes the malloc'ed buffer pointer and length at out[0], out[1]. status. */

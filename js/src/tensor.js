@@ -410,6 +410,15 @@ export function collectTensors(v, out, seen = new Set()) {
   }
 }
 
+/** Internal: takes t out of every open scope (long-lived tensors: parameters, optimizer state). */
+export function keepOutOfScopes(t) {
+  for (const list of scopes) {
+    const i = list.lastIndexOf(t);
+    if (i >= 0) list.splice(i, 1);
+  }
+  return t;
+}
+
 /** Number of live tensors in the core (leak checks). */
 export function liveTensors() {
   return ex.tpw_live_tensors();

@@ -64,6 +64,24 @@ export declare class Tensor {
   dispose(): void;
   toString(): string;
 
+  // autograd (js/src/autograd.js, docs/training.md)
+  /** Whether ops on this tensor are recorded for backward(); only float32 tensors can (a leaf may be set; a recorded result cannot be cleared). */
+  requiresGrad: boolean;
+  /** Sets requiresGrad and returns this tensor. */
+  requiresGrad_(requiresGrad?: boolean): this;
+  /** The accumulated gradient (a new Tensor per read) or null; null clears it. */
+  grad: Tensor | null;
+  /** True when no recorded op made this tensor. */
+  readonly isLeaf: boolean;
+  /** The storage's version; in-place writes (assign) bump it. */
+  readonly version: number;
+  /** Accumulates d(this)/d(leaf) into each leaf's grad; grad is required unless this has one element. */
+  backward(grad?: Tensor | null, options?: { retainGraph?: boolean }): void;
+  /** A leaf sharing this tensor's storage that requires no grad. */
+  detach(): Tensor;
+  /** In place: copy src (same shape) into this tensor; bumps version. Refused on a leaf that requires grad (outside noGrad). */
+  assign(src: Tensor): this;
+
   // BEGIN generated ops (scripts/gen-ops.mjs from src/ops/ops.def; do not edit)
   add(b: Operand): Tensor;
   sub(b: Operand): Tensor;
@@ -410,6 +428,85 @@ export interface Quantized {
   scale: Tensor;
   zeroPoint: Tensor;
 }
+/** A parameter container (tp.nn.Module). */
+declare class NNModule {
+  /** Its parameters and its children's (leaves that require grad). */
+  parameters(): Tensor[];
+  /** Clears every parameter's grad. */
+  zeroGrad(): void;
+  /** Frees the parameters. */
+  dispose(): void;
+  forward(x: Tensor): Tensor;
+}
+declare class NNLinear extends NNModule {
+  constructor(inFeatures: number, outFeatures: number, options?: { bias?: boolean; seed?: number });
+  readonly weight: Tensor;
+  readonly bias: Tensor | null;
+}
+declare class NNConv2d extends NNModule {
+  constructor(inChannels: number, outChannels: number, kernelSize: number | [number, number],
+    options?: { stride?: number | [number, number]; padding?: number | [number, number] | [number, number, number, number] | 'valid' | 'same'; dilation?: number | [number, number]; groups?: number; bias?: boolean; seed?: number });
+  readonly weight: Tensor;
+  readonly bias: Tensor | null;
+}
+declare class NNPool2d extends NNModule {
+  constructor(kernelSize: number | [number, number], options?: { stride?: number | [number, number]; padding?: number | [number, number] | [number, number, number, number]; countIncludePad?: boolean });
+}
+declare class NNLayerNorm extends NNModule {
+  constructor(normalizedShape: number | number[], options?: { eps?: number });
+  readonly weight: Tensor;
+  readonly bias: Tensor;
+}
+declare class NNTransformerEncoderLayer extends NNModule {
+  constructor(dModel: number, nHeads: number, dFF: number, options?: { seed?: number });
+}
+declare class NNSequential extends NNModule {
+  constructor(...modules: NNModule[]);
+  readonly layers: NNModule[];
+}
+type LossReduction = 'none' | 'mean' | 'sum';
+/** Training helpers (docs/training.md). */
+export declare const nn: Readonly<{
+  Module: typeof NNModule;
+  /** y = x @ weight^T + bias, PyTorch's uniform init. */
+  Linear: typeof NNLinear;
+  /** NCHW tp.conv2d with PyTorch's init. */
+  Conv2d: typeof NNConv2d;
+  MaxPool2d: typeof NNPool2d;
+  AvgPool2d: typeof NNPool2d;
+  /** [N, ...] -> [N, prod(...)] */
+  Flatten: new () => NNModule;
+  /** weight ones, bias zeros */
+  LayerNorm: typeof NNLayerNorm;
+  /** a pre-LN encoder block (self-attention, tanh-GELU FFN) on [B, S, dModel] */
+  TransformerEncoderLayer: typeof NNTransformerEncoderLayer;
+  ReLU: new () => NNModule;
+  Tanh: new () => NNModule;
+  Sigmoid: new () => NNModule;
+  GELU: new () => NNModule;
+  Sequential: typeof NNSequential;
+  /** Linear layers of the given sizes with the activation (default 'relu') between them. */
+  mlp(sizes: number[], options?: { activation?: 'relu' | 'tanh' | 'sigmoid' | 'gelu'; seed?: number }): NNSequential;
+  /** (pred - target)^2, reduced (default 'mean'). */
+  mseLoss(pred: Tensor, target: Tensor, options?: { reduction?: LossReduction }): Tensor;
+  /** Cross-entropy from logits [N, C] and int32/int64 targets [N]. */
+  crossEntropy(logits: Tensor, target: Tensor, options?: { ignoreIndex?: number; labelSmoothing?: number; reduction?: LossReduction }): Tensor;
+}>;
+declare class Optimizer {
+  readonly params: Tensor[];
+  /** Updates every parameter that has a grad: one fused in-place pass each (bumps versions). */
+  step(): void;
+  zeroGrad(): void;
+  /** Frees the optimizer state. */
+  dispose(): void;
+}
+/** Optimizers with PyTorch's update rules (docs/training.md). */
+export declare const optim: Readonly<{
+  SGD: new (params: Tensor[] | NNModule, options?: { lr?: number; momentum?: number; weightDecay?: number }) => Optimizer;
+  Adam: new (params: Tensor[] | NNModule, options?: { lr?: number; betas?: [number, number]; eps?: number; weightDecay?: number }) => Optimizer;
+  AdamW: new (params: Tensor[] | NNModule, options?: { lr?: number; betas?: [number, number]; eps?: number; weightDecay?: number }) => Optimizer;
+}>;
+
 /** Helpers that choose scales and zero points (docs/quantization.md). */
 export declare const quantization: Readonly<{
   /** per-channel (axis, default 0) weight quantization: int8 symmetric (default) or uint8 asymmetric */
@@ -427,6 +524,17 @@ export declare function dequantize(q: Tensor, scale: number | Tensor, zeroPoint?
  * those reachable from its return value, which move to the enclosing scope.
  */
 export declare function scope<T>(fn: () => T): T;
+/** Runs fn with grad mode off: nothing is recorded for backward(). */
+export declare function noGrad<T>(fn: () => T): T;
+/** Runs fn with grad mode on. */
+export declare function enableGrad<T>(fn: () => T): T;
+export declare function isGradEnabled(): boolean;
+/** The gradient of fn (returning a one-element Tensor) with respect to args[argnums] (default 0; an array gives an array). */
+export declare function grad(fn: (...args: any[]) => Tensor, options?: { argnums?: number }): (...args: any[]) => Tensor;
+export declare function grad(fn: (...args: any[]) => Tensor, options: { argnums: number[] }): (...args: any[]) => Tensor[];
+/** [fn(...args), its gradient(s)], as grad. */
+export declare function valueAndGrad(fn: (...args: any[]) => Tensor, options?: { argnums?: number }): (...args: any[]) => [Tensor, Tensor];
+export declare function valueAndGrad(fn: (...args: any[]) => Tensor, options: { argnums: number[] }): (...args: any[]) => [Tensor, Tensor[]];
 /** Number of live tensors in the core. */
 export declare function liveTensors(): number;
 /** Current size of the core's linear memory in bytes. */

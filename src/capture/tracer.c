@@ -153,6 +153,17 @@ tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in, const tp_at
   int any = 0;
   for (int i = 0; i < nin; i++) any |= is_proxy(in[i]);
   if (!any) return TP_OK; /* constants only: the result is a constant too */
+  if (tp_is_grad_enabled()) /* a parameter that requires grad: compiled training is still to come */
+    for (int i = 0; i < nin; i++)
+      if (in[i] && in[i]->requires_grad && !cur->broken && !cur->disabled) {
+        if (cur->fullgraph)
+          return tp_fail(TP_ERR_UNSUPPORTED, "%s: an operand requires grad inside a captured function "
+                         "(compiled training is not implemented yet; fullgraph=true forbids running it eagerly)",
+                         tp_op_name(op));
+        cur->broken = 1;
+        snprintf(cur->reason, sizeof cur->reason, "%s: an operand requires grad (compiled training is not "
+                 "implemented yet: runs eagerly)", tp_op_name(op));
+      }
   tp_arg args[TP_MAX_OPERANDS];
   TP_TRY(build_args(nin, in, args));
   tp_desc d;

@@ -42,6 +42,7 @@ struct tp_compiled {
   int last;
   tp_buf reasons;        /* recompile reasons, newline separated */
   tp_buf explain;        /* JSON array items of captures, comma separated */
+  int eager_for_grad;    /* calls run eagerly because a tensor requires grad */
   struct tp_compiled *next, *prev; /* all live wrappers, for reset() */
 };
 
@@ -320,9 +321,9 @@ tp_status tp_compiled_explain(const tp_compiled *c, char **out) {
     if (*q == '"' || *q == '\\') *q = '\'';
   tp_buf_printf(&b,
                 "{\"name\": \"%s\", \"backend\": \"%s\", \"dynamic\": %s, \"captures\": %d, "
-                "\"entries\": %d, \"threads\": \"%s\", \"graphs\": [",
+                "\"entries\": %d, \"threads\": \"%s\", \"eager_for_autograd\": %d, \"graphs\": [",
                 c->name ? c->name : "", c->backend ? c->backend : "", c->dynamic ? "true" : "false",
-                c->ncaptures, c->nentries, threads);
+                c->ncaptures, c->nentries, threads, c->eager_for_grad);
   tp_buf_puts(&b, c->explain.p ? c->explain.p : "");
   tp_buf_puts(&b, "], \"backend_plans\": [");
   for (int i = 0, first = 1; i < c->nentries; i++) {
@@ -410,9 +411,31 @@ static const char *failed_guard(const tp_compiled *c, const entry *e, int nin,
   return NULL;
 }
 
+/* Compiled training (AOT autograd) is still to come (docs/training.md): a
+ * call whose inputs, or whose graph's constants (parameters the function
+ * closes over), require grad while grad mode is on runs the function
+ * eagerly, so that autograd records it; never a compiled run that would
+ * drop the gradients. */
+static int wants_eager_for_grad(const tp_graph *g, int nin, tp_tensor *const *in) {
+  if (!tp_is_grad_enabled()) return 0;
+  for (int i = 0; i < nin; i++)
+    if (tp_tensor_requires_grad(in[i])) return 1;
+  for (int i = 0; g && i < g->n; i++)
+    if (g->nodes[i].kind == TP_NODE_GET_ATTR && tp_tensor_requires_grad(g->nodes[i].val)) return 1;
+  return 0;
+}
+static tp_status run_eager_for_grad(tp_compiled *c, int nin, tp_tensor *const *in, int max_out,
+                                    tp_tensor **outs, int *nout) {
+  if (c->eager_for_grad++ == 0)
+    tp_log(TP_LOG_FALLBACKS, "%s runs eagerly: a tensor requires grad (compiled training is not implemented yet)",
+           c->name ? c->name : "function");
+  return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
+}
+
 static tp_status run_entry(tp_compiled *c, entry *e, int nin, tp_tensor *const *in, int max_out,
                            tp_tensor **outs, int *nout) {
   if (!e->graph) return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
+  if (wants_eager_for_grad(e->graph, nin, in)) return run_eager_for_grad(c, nin, in, max_out, outs, nout);
   return e->run.run(e->run.ud, nin, in, max_out, outs, nout);
 }
 
@@ -497,6 +520,7 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   /* disabled, called while another capture runs (inline into it), or
    * inside disable_capture(): the original function runs */
   if (c->o.disable || tp_capture_active() || tp_capture_disabled()) return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
+  if (wants_eager_for_grad(NULL, nin, in)) return run_eager_for_grad(c, nin, in, max_out, outs, nout);
   /* the reason recorded is the failed guard of the most recent entry */
   char reason[256];
   const char *first_fail = NULL;

@@ -67,6 +67,7 @@ typedef struct tp_storage {
   size_t bytes;
   void *raw;   /* what the allocator returned */
   void *data;  /* 64-byte aligned */
+  uint64_t version; /* bumped by every in-place write (autograd's saved-tensor check) */
 } tp_storage;
 
 struct tp_tensor {
@@ -85,7 +86,17 @@ struct tp_tensor {
    * the struct; it never reads it. */
   uint64_t trace_id;
   int node;
+  /* Autograd (src/ops/autograd.c; docs/training.md). requires_grad: a leaf
+   * the user marked, or a result recorded on the tape; grad: the
+   * accumulated gradient of a leaf (owned); grad_fn: the tape node that made
+   * this result (one reference, released through tp_grad_node_release_hook). */
+  int requires_grad;
+  tp_tensor *grad;
+  struct tp_grad_node *grad_fn;
 };
+/* Installed by the ops layer (autograd.c) before it makes its first tape
+ * node: how core drops a tensor's reference to its grad_fn. */
+extern void (*tp_grad_node_release_hook)(struct tp_grad_node *n);
 
 /* A shape/dtype descriptor: what shape rules and graph meta work on. */
 typedef struct tp_desc {

@@ -275,8 +275,12 @@ void tp_tensor_retain(tp_tensor *t) {
   if (t) t->refs++;
 }
 
+void (*tp_grad_node_release_hook)(struct tp_grad_node *n);
+
 void tp_tensor_release(tp_tensor *t) {
   if (!t || --t->refs > 0) return;
+  if (t->grad_fn) tp_grad_node_release_hook(t->grad_fn);
+  tp_tensor_release(t->grad);
   storage_release(t->storage);
   LIVE_SUB(live_tensors, 1);
   tp_free_sized(t, sizeof *t);
@@ -396,7 +400,7 @@ void tp_tensor_gather(const tp_tensor *t, void *dst) {
   size_t need = (size_t)tp_tensor_numel(t) * tp_dtype_size(t->dtype);
   if (!need) return;
   tp_tensor tmp = *t; /* a contiguous shell over dst for copy_into */
-  tp_storage st = {1, need, dst, dst};
+  tp_storage st = {1, need, dst, dst, 0};
   tmp.storage = &st;
   tmp.offset = 0;
   set_contiguous_strides(&tmp);

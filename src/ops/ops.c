@@ -2,6 +2,7 @@
  * and tp_op_call: the one entry point every operator goes through
  * (validate -> observer check -> infer -> execute -> observer record). */
 #include "ops.h"
+#include "autograd.h"
 #include <stdio.h>
 
 typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
@@ -996,6 +997,21 @@ tp_status tp_op_call(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
     TP_TRY(tp_op_exec(op, nin, in, attrs, &od, &y));
   }
   tp_status s = ob ? ob->record(op, nin, in, attrs, y) : TP_OK;
+  if (s == TP_OK && tp_autograd_wants(nin, in)) {
+    /* an op that returned an operand itself (cast to its own dtype) gets a
+     * new header, so that the operand stays a leaf */
+    for (int i = 0; i < nin && !s; i++)
+      if (y == in[i]) {
+        tp_tensor *v = NULL;
+        s = tp_tensor_view(y, y->ndim, y->shape, y->strides, y->offset, &v);
+        if (!s) {
+          v->weak = y->weak, v->wval = y->wval, v->trace_id = y->trace_id, v->node = y->node;
+          tp_tensor_release(y);
+          y = v;
+        }
+      }
+    if (!s) s = tp_autograd_record(op, nin, in, attrs, y);
+  }
   if (s != TP_OK) {
     tp_tensor_release(y);
     return s;

@@ -1,6 +1,6 @@
 // The TypeScript declarations (js/types/index.d.ts) cover the whole public
 // API: every export of js/index.js, every member of its namespace objects
-// (compiler, graph, onnx, npy, errors, ops, config, Status) and every public
+// (compiler, graph, onnx, npy, errors, ops, config, nn, optim, Status) and every public
 // Tensor method. A text check (no TypeScript compiler on this machine's
 // registries is needed): each name must appear as a declaration in the file.
 import { test } from 'node:test';
@@ -21,7 +21,7 @@ test('every export of js/index.js is declared', () => {
 
 test('every member of the namespace objects is declared', () => {
   const missing = [];
-  for (const ns of ['compiler', 'graph', 'onnx', 'npy', 'errors', 'ops', 'config']) {
+  for (const ns of ['compiler', 'graph', 'onnx', 'npy', 'errors', 'ops', 'config', 'nn', 'optim']) {
     for (const k of Object.keys(tp[ns])) if (!declared(k)) missing.push(`${ns}.${k}`);
   }
   // Status: Record<StatusName, number>, the names a string-literal union
