@@ -570,3 +570,37 @@ export function dequantize(q, scale, zeroPoint = null, options = {}) {
     for (const t of temps) t.dispose();
   }
 }
+
+/**
+ * matmulInt(a, b, aZeroPoint?, bZeroPoint?): (a - aZeroPoint) @ (b -
+ * bZeroPoint) with numpy matmul rules (ONNX MatMulInteger): int8 / uint8 /
+ * int32 operands, an int32 result, exact (sums wrap in int32 as ONNX's).
+ * A zero point is a number (whole, in range of its operand's dtype) or a
+ * tensor of its operand's dtype: one value, one per row of a ([M]) or one
+ * per column of b ([N]). int8/uint8 operands run on the integer GEMM.
+ */
+export function matmulInt(a, b, aZeroPoint = null, bZeroPoint = null) {
+  if (!(a instanceof Tensor) || !(b instanceof Tensor)) throw new TypeError('matmulInt(): a and b must be Tensors');
+  const temps = [];
+  try {
+    const zp = (v, x, what) => {
+      if (v === null || v === undefined || v instanceof Tensor) return v ?? null;
+      const dt = x.dtype in QRANGE ? x.dtype : 'int32';
+      if (dt === 'int32') {
+        if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) > 2147483647) {
+          throw new TensorPlayError(`matmulInt(): ${what} ${v} is not a whole int32 number`, Status.INVALID_ARG);
+        }
+        const t = tensorOf(v, 'int32');
+        temps.push(t);
+        return t;
+      }
+      return quantParam(v, `matmulInt(): ${what}`, dt, x, undefined, temps);
+    };
+    const az = zp(aZeroPoint, a, 'aZeroPoint'), bz = zp(bZeroPoint, b, 'bZeroPoint');
+    const ins = [a, b, az, bz];
+    while (ins.length > 2 && ins[ins.length - 1] === null) ins.pop();
+    return callOp('matmul_int', ins);
+  } finally {
+    for (const t of temps) t.dispose();
+  }
+}

@@ -104,7 +104,6 @@ export declare class Tensor {
   bitwiseXor(b: Operand): Tensor;
   bitwiseNot(): Tensor;
   det(): Tensor;
-  matmulInt(b: Tensor): Tensor;
   // END generated ops
   /** torch style: x.where(cond, y) = where(cond, x, y). */
   where(cond: Tensor, other: Operand): Tensor;
@@ -149,6 +148,8 @@ export declare class Tensor {
   bitcast(dtype: DTypeLike): Tensor;
   quantize(scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: QuantizeOptions): Tensor;
   dequantize(scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: { axis?: number }): Tensor;
+  /** (this - aZeroPoint) @ (b - bZeroPoint), int32 (ONNX MatMulInteger). */
+  matmulInt(b: Tensor, aZeroPoint?: number | Tensor | null, bZeroPoint?: number | Tensor | null): Tensor;
 }
 
 export declare const DTYPES: readonly DType[];
@@ -225,7 +226,6 @@ export declare function bitwiseOr(a: Operand, b: Operand): Tensor;
 export declare function bitwiseXor(a: Operand, b: Operand): Tensor;
 export declare function bitwiseNot(a: Tensor): Tensor;
 export declare function det(a: Tensor): Tensor;
-export declare function matmulInt(a: Tensor, b: Tensor): Tensor;
 /** Every operator by its JS name. */
 export declare const ops: Readonly<{
   add: typeof add;
@@ -419,6 +419,8 @@ export declare const quantization: Readonly<{
 }>;
 /** ONNX DequantizeLinear: (q - zeroPoint) * scale for int8/uint8/int32 q; float32 (float16 with a float16 scale). */
 export declare function dequantize(q: Tensor, scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: { axis?: number }): Tensor;
+/** (a - aZeroPoint) @ (b - bZeroPoint) with numpy matmul rules, int8/uint8/int32 operands, int32 result (ONNX MatMulInteger); zero points: one value, or one per row of a / column of b. */
+export declare function matmulInt(a: Tensor, b: Tensor, aZeroPoint?: number | Tensor | null, bZeroPoint?: number | Tensor | null): Tensor;
 
 
 // ---- memory ----

@@ -248,9 +248,29 @@ static tp_status centered(imp *m, ref q, ref zp, int row, const char *what, ref 
   return tp_onnx_binary(m, TP_OP_SUB, y, zp, out);
 }
 
-/* (a - azp) @ (b - bzp): matmul_int, exact, int32 */
+/* A zero point matmul_int takes as an operand (ops.def): q's dtype, one
+ * value, or one per row of a ([M], [M,1]) / column of b ([N], [1,N]). */
+static int direct_zp(imp *m, ref q, ref zp, int row) {
+  if (zp.kind == R_NONE) return 1;
+  tp_desc qd = tp_onnx_desc(m, q), zd = tp_onnx_desc(m, zp);
+  if (zd.dtype != qd.dtype || qd.ndim < 1) return 0;
+  int64_t nz = tp_shape_numel(zd.ndim, zd.shape);
+  if (nz == 1) return 1;
+  int64_t want = qd.ndim < 2 ? 1 : row ? qd.shape[qd.ndim - 2] : qd.shape[qd.ndim - 1];
+  return nz == want && (zd.ndim == 1 || (zd.ndim == 2 && zd.shape[row ? 1 : 0] == 1));
+}
+
+/* (a - azp) @ (b - bzp): matmul_int, exact, int32; int8/uint8 operands
+ * with their zero points as operands (the integer GEMM), other zero point
+ * shapes subtracted in int32 first. */
 static tp_status int_matmul(imp *m, ref a, ref azp, ref b, ref bzp, ref *out) {
   ref ac, bc;
+  if (is_quant_dtype(tp_onnx_desc(m, a).dtype) && is_quant_dtype(tp_onnx_desc(m, b).dtype) && direct_zp(m, a, azp, 1) &&
+      direct_zp(m, b, bzp, 0)) {
+    ref args[4] = {a, b, azp, bzp};
+    int nin = bzp.kind != R_NONE ? 4 : azp.kind != R_NONE ? 3 : 2;
+    return tp_onnx_emit(m, TP_OP_MATMUL_INT, nin, args, NULL, out);
+  }
   TP_TRY(centered(m, a, azp, 1, "A", &ac));
   TP_TRY(centered(m, b, bzp, 0, "B", &bc));
   return tp_onnx_binary(m, TP_OP_MATMUL_INT, ac, bc, out);

@@ -204,11 +204,32 @@ static tp_status shape_matmul(tp_op op, int nin, const tp_desc *const *in, const
     return tp_fail(TP_ERR_INVALID_ARG, "matmul: operands must have at least 1 dim (a: %s, b: %s)",
                    SHAPE(a, b0), SHAPE(b, b1));
   if (op == TP_OP_MATMUL_INT) { /* int8 / uint8 / int32 operands, int32 result */
+    if (nin < 2 || nin > 4)
+      return tp_fail(TP_ERR_INVALID_ARG, "matmul_int: expected 2 to 4 operands (a, b, a_zero_point, b_zero_point), got %d",
+                     nin);
+    if (!in[1]) return tp_fail(TP_ERR_INVALID_ARG, "matmul_int: operand 1 (b) is missing");
     for (int i = 0; i < 2; i++) {
       tp_dtype d = in[i]->dtype;
       if (d != TP_I8 && d != TP_U8 && d != TP_I32)
         return tp_fail(TP_ERR_INVALID_ARG, "matmul_int: %s has dtype %s, expected int8, uint8 or int32", i ? "b" : "a",
                        tp_dtype_name(d));
+    }
+    for (int i = 2; i < nin; i++) { /* zero points: the operand's dtype; per tensor, per row of a, per column of b */
+      const tp_desc *z = in[i], *x = in[i - 2];
+      if (!z) continue;
+      const char *zn = i == 2 ? "a_zero_point" : "b_zero_point";
+      if (z->dtype != x->dtype)
+        return tp_fail(TP_ERR_INVALID_ARG, "matmul_int: %s has dtype %s, %s %s; they must match", zn,
+                       tp_dtype_name(z->dtype), i == 2 ? "a" : "b", tp_dtype_name(x->dtype));
+      int64_t nz = tp_shape_numel(z->ndim, z->shape);
+      if (nz == 1) continue;
+      int64_t want = i == 2 ? (a->ndim >= 2 ? a->shape[a->ndim - 2] : 1) : (b->ndim >= 2 ? b->shape[b->ndim - 1] : 1);
+      int ok = nz == want && (z->ndim == 1 || (z->ndim == 2 && z->shape[i == 2 ? 1 : 0] == 1));
+      if (!ok)
+        return tp_fail(TP_ERR_INVALID_ARG,
+                       "matmul_int: %s has shape %s; one value or one per %s (%lld: [%lld] or %s) is supported", zn,
+                       SHAPE(z, b0), i == 2 ? "row of a" : "column of b", (long long)want, (long long)want,
+                       i == 2 ? "[M,1]" : "[1,N]");
     }
   } else {
     TP_TRY(need_f32(op, a, "a"));

@@ -8,11 +8,17 @@
  * scale and zero_point broadcast against x (shape_quant checked it). Every
  * scale element must be finite and > 0: checked here, on every call, so
  * scales fed at run time are checked too.
- *   matmul_int numpy matmul of int8/uint8/int32 operands, exact: int64
- *              sums wrapped to int32 (ONNX MatMulInteger's int32 result);
- *              the reference the integer GEMM kernels are compared with */
+ *   matmul_int (a - a_zero_point) @ (b - b_zero_point), numpy matmul of
+ *              int8/uint8/int32 operands, exact: int64 sums wrapped to int32
+ *              (ONNX MatMulInteger's int32 result). int8/uint8 operands run
+ *              on the integer GEMM (src/runtime/qgemm.h, the variant this
+ *              CPU has) whenever its exact int32 sum cannot overflow;
+ *              otherwise (int32 operands, K past tp_qgemm_max_k) the scalar
+ *              loop, which is also the reference (tp_exec_matmul_int_ref). */
 #include "ops.h"
 #include "../core/num.h"
+#include "../runtime/qgemm.h"
+#include <string.h>
 #include <math.h>
 
 /* Linear index into p (shape right-aligned to x's) of x's element i. */
@@ -75,10 +81,20 @@ tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *
   return TP_OK;
 }
 
-tp_status tp_exec_matmul_int(tp_tensor *a0, tp_tensor *b0, const tp_desc *od, tp_tensor **out) {
+/* ---- matmul_int ---------------------------------------------------------- */
+
+/* Zero point element of row i (a) / column j (b): one element, or one per row / column. */
+static int32_t zp_at(const tp_tensor *z, int64_t i) {
+  if (!z) return 0;
+  return (int32_t)tp_tensor_get_f64(z, tp_tensor_numel(z) == 1 ? 0 : i);
+}
+
+/* The scalar loop: int64 sums of (A - za) (B - zb) wrapped to int32. */
+tp_status tp_exec_matmul_int_ref(int nin, tp_tensor *const *in, const tp_desc *od, tp_tensor **out) {
   tp_tensor *ai = NULL, *bi = NULL, *y = NULL;
-  tp_status s = tp_to_dtype(a0, TP_I32, &ai);
-  if (!s) s = tp_to_dtype(b0, TP_I32, &bi);
+  tp_tensor *az = nin > 2 ? in[2] : NULL, *bz = nin > 3 ? in[3] : NULL;
+  tp_status s = tp_to_dtype(in[0], TP_I32, &ai);
+  if (!s) s = tp_to_dtype(in[1], TP_I32, &bi);
   if (!s) s = tp_tensor_empty(TP_I32, od->ndim, od->shape, &y);
   if (s) goto done;
   tp_matmul_geom g;
@@ -88,13 +104,17 @@ tp_status tp_exec_matmul_int(tp_tensor *a0, tp_tensor *b0, const tp_desc *od, tp
   for (int64_t q = 0; q < g.nbatch; q++) {
     int64_t oa, ob;
     tp_matmul_batch_offsets(&g, q, &oa, &ob);
-    for (int64_t i = 0; i < g.M; i++)
+    for (int64_t i = 0; i < g.M; i++) {
+      int64_t za = zp_at(az, i);
       for (int64_t j = 0; j < g.N; j++) {
+        int64_t zb = zp_at(bz, j);
         uint64_t acc = 0; /* wraps like int32 sums do in ONNX (no undefined overflow) */
         for (int64_t k = 0; k < g.K; k++)
-          acc += (uint64_t)((int64_t)A[oa + i * g.ars + k * g.acs] * (int64_t)B[ob + k * g.brs + j * g.bcs]);
+          acc += (uint64_t)(((int64_t)A[oa + i * g.ars + k * g.acs] - za) *
+                            ((int64_t)B[ob + k * g.brs + j * g.bcs] - zb));
         C[(q * g.M + i) * g.N + j] = (int32_t)(uint32_t)acc;
       }
+    }
   }
   *out = y;
   y = NULL;
@@ -103,4 +123,127 @@ done:
   tp_tensor_release(bi);
   tp_tensor_release(y);
   return s;
+}
+
+static int is_q8(tp_dtype d) { return d == TP_I8 || d == TP_U8; }
+
+/* B [K,N] at b (elements of dtype bd, strides rs, cs) minus its zero point
+ * packed as int8 for the integer GEMM: uint8 B and its zero point shift by
+ * -128 ((B - 128) - (zb - 128) = B - zb, exact). */
+static tp_status pack_b(const void *b, tp_dtype bd, int64_t K, int64_t N, int64_t rs, int64_t cs, const tp_tensor *bz,
+                        tp_qmm_b *o) {
+  memset(o, 0, sizeof *o);
+  int64_t nq = bz && tp_tensor_numel(bz) > 1 ? N : 1;
+  int8_t *zb = tp_alloc((size_t)nq);
+  if (!zb) return tp_fail(TP_ERR_OUT_OF_MEMORY, "matmul_int: out of memory");
+  o->zb_min = 127, o->zb_max = -128;
+  for (int64_t j = 0; j < nq; j++) {
+    int32_t z = zp_at(bz, j) - (bd == TP_U8 ? 128 : 0);
+    zb[j] = (int8_t)z;
+    if (z < o->zb_min) o->zb_min = z;
+    if (z > o->zb_max) o->zb_max = z;
+  }
+  int8_t *conv = NULL;
+  const int8_t *src = (const int8_t *)b;
+  if (bd == TP_U8) { /* shifted copy, row-major [K,N] */
+    conv = tp_alloc((size_t)(K * N));
+    if (!conv) return tp_free(zb), tp_fail(TP_ERR_OUT_OF_MEMORY, "matmul_int: out of memory for a %lldx%lld weight", (long long)K, (long long)N);
+    const uint8_t *u = (const uint8_t *)b;
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t j = 0; j < N; j++) conv[k * N + j] = (int8_t)(u[k * rs + j * cs] ^ 0x80);
+    src = conv, rs = N, cs = 1;
+  }
+  tp_qgemm_weights w = {.K = K, .N = N, .b = src, .rsb = rs, .csb = cs, .nq = nq, .zero_point = zb};
+  tp_status s = tp_qgemm_pack(&w, &o->p);
+  tp_free(conv);
+  tp_free(zb);
+  o->K = K, o->N = N;
+  return s;
+}
+
+tp_status tp_qmm_pack_b(const tp_tensor *b, const tp_tensor *bz, tp_qmm_b *out) {
+  memset(out, 0, sizeof *out);
+  if (!is_q8(b->dtype) || b->ndim != 2 || b->shape[0] <= 0 || b->shape[1] <= 0) return TP_OK; /* not for the GEMM */
+  return pack_b(tp_tensor_ptr(b), b->dtype, b->shape[0], b->shape[1], b->strides[0], b->strides[1], bz, out);
+}
+
+void tp_qmm_b_free(tp_qmm_b *b) {
+  if (b && b->p) tp_qgemm_packed_free(b->p);
+  if (b) b->p = NULL;
+}
+
+/* C[M,N] = (A - za) @ packed B on the integer GEMM; A rows of uint8 or
+ * int8 (shifted by +128 with its zero point) copied contiguous when they
+ * are not. 1 in *done when it ran (0: the sum could overflow int32: the
+ * caller takes the scalar loop). */
+static tp_status run_q(const tp_qmm_b *pb, const tp_tensor *a, int64_t oa, int64_t ars, int64_t acs, int64_t M,
+                       const tp_tensor *az, int32_t *C, int *done) {
+  int64_t K = pb->K;
+  int shift = a->dtype == TP_I8 ? 128 : 0;
+  *done = 0;
+  for (int64_t i = 0; i < M; i++) { /* every row's zero point must keep the sum exact */
+    int32_t za = zp_at(az, i) + shift;
+    if (K > tp_qgemm_max_k(za, pb->zb_min, pb->zb_max, 0)) return TP_OK;
+    if (!az || tp_tensor_numel(az) == 1) break;
+  }
+  const uint8_t *A = (const uint8_t *)a->storage->data + oa;
+  uint8_t *copy = NULL;
+  int64_t lda = ars;
+  if (shift || acs != 1 || ars < K) {
+    copy = tp_alloc((size_t)(M * K));
+    if (!copy) return tp_fail(TP_ERR_OUT_OF_MEMORY, "matmul_int: out of memory for a %lldx%lld operand", (long long)M, (long long)K);
+    for (int64_t i = 0; i < M; i++)
+      for (int64_t k = 0; k < K; k++) copy[i * K + k] = (uint8_t)(A[i * ars + k * acs] ^ (shift ? 0x80 : 0));
+    A = copy, lda = K;
+  }
+  tp_qgemm_out o = {.kind = TP_QGEMM_S32, .c = C, .ldc = pb->N};
+  tp_status s = TP_OK;
+  if (!az || tp_tensor_numel(az) == 1) {
+    s = tp_qgemm_run(pb->p, M, A, lda, zp_at(az, 0) + shift, 1.0f, &o);
+  } else { /* a zero point per row: one row per call */
+    for (int64_t i = 0; i < M && !s; i++) {
+      o.c = C + i * pb->N;
+      s = tp_qgemm_run(pb->p, 1, A + i * lda, lda, zp_at(az, i) + shift, 1.0f, &o);
+    }
+  }
+  tp_free(copy);
+  if (!s) *done = 1;
+  return s;
+}
+
+tp_status tp_exec_matmul_int(int nin, tp_tensor *const *in, const tp_desc *od, const tp_qmm_b *pre, tp_tensor **out) {
+  tp_tensor *a = in[0], *b = in[1], *az = nin > 2 ? in[2] : NULL, *bz = nin > 3 ? in[3] : NULL, *y = NULL;
+  if (!is_q8(a->dtype) || !is_q8(b->dtype) || tp_shape_numel(od->ndim, od->shape) == 0 || a->shape[a->ndim - 1] == 0)
+    return tp_exec_matmul_int_ref(nin, in, od, out);
+  tp_matmul_geom g;
+  tp_matmul_geom_init(a, b, &g);
+  TP_TRY(tp_tensor_empty(TP_I32, od->ndim, od->shape, &y));
+  int32_t *C = tp_tensor_ptr(y);
+  int b_batched = b->ndim > 2, done = 1;
+  tp_qmm_b own = {0};
+  const tp_qmm_b *pb = pre && pre->p && !b_batched ? pre : NULL;
+  tp_status s = TP_OK;
+  size_t bes = tp_dtype_size(b->dtype);
+  for (int64_t q = 0; q < g.nbatch && !s && done; q++) {
+    int64_t oa, ob;
+    tp_matmul_batch_offsets(&g, q, &oa, &ob);
+    if (!pb || b_batched) {
+      tp_qmm_b_free(&own);
+      s = pack_b((const char *)b->storage->data + (size_t)ob * bes, b->dtype, g.K, g.N, g.brs, g.bcs, bz, &own);
+      if (s) break;
+      if (!b_batched) pb = &own;
+    }
+    s = run_q(b_batched ? &own : pb, a, oa, g.ars, g.acs, g.M, az, C + q * g.M * g.N, &done);
+  }
+  tp_qmm_b_free(&own);
+  if (!s && !done) { /* the int32 sum could overflow: the wrapping scalar loop */
+    tp_tensor_release(y);
+    return tp_exec_matmul_int_ref(nin, in, od, out);
+  }
+  if (s) {
+    tp_tensor_release(y);
+    return s;
+  }
+  *out = y;
+  return TP_OK;
 }
