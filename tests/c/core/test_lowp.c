@@ -473,6 +473,77 @@ static void test_matmul_int(void) {
   tp_tensor_release(ta), tp_tensor_release(tf);
 }
 
+/* matmul_int with zero points: hand-computed; per row / per column; the
+ * integer GEMM's int32 edge (K = 33025 of 255 x -255, exact) and one past it
+ * (the wrapping scalar loop); every int8/uint8 pairing of the same values;
+ * bad zero points named. */
+static tp_tensor *filled(tp_dtype d, int64_t r, int64_t c, double v) {
+  int64_t s[2] = {r, c};
+  tp_tensor *t = NULL;
+  CHECK_OK(tp_full(d, 2, s, v, &t));
+  return t;
+}
+
+static void test_matmul_int_zp(void) {
+  const uint8_t a[] = {10, 20, 30, 40, 50, 60}; /* [2,3] */
+  const int8_t b[] = {1, -2, 3, -4, 5, -6};     /* [3,2] */
+  const uint8_t za[] = {10, 20};                /* per row */
+  const int8_t zb[] = {1, -1};                  /* per column */
+  int64_t s23[2] = {2, 3}, s32[2] = {3, 2}, s2[1] = {2};
+  tp_tensor *ta = NULL, *tb = NULL, *tza = NULL, *tzb = NULL, *y = NULL;
+  CHECK_OK(tp_tensor_new(TP_U8, 2, s23, a, &ta));
+  CHECK_OK(tp_tensor_new(TP_I8, 2, s32, b, &tb));
+  CHECK_OK(tp_tensor_new(TP_U8, 1, s2, za, &tza));
+  CHECK_OK(tp_tensor_new(TP_I8, 1, s2, zb, &tzb));
+  /* (a - za[row]) @ (b - zb[col]): rows [0,10,20], [20,30,40]; b - zb = [[0,-1],[2,-3],[4,-5]] */
+  tp_tensor *in[4] = {ta, tb, tza, tzb};
+  CHECK_OK(tp_op_call(TP_OP_MATMUL_INT, 4, in, NULL, &y));
+  const int32_t want[] = {0 + 20 + 80, 0 - 30 - 100, 0 + 60 + 160, -20 - 90 - 200};
+  expect_bytes("matmul_int per-row / per-column zero points", y, TP_I32, want, 4, 4);
+  tp_tensor_release(y);
+  tp_tensor *in3[3] = {ta, tb, NULL}; /* a NULL zero point is 0 */
+  CHECK_OK(tp_op_call(TP_OP_MATMUL_INT, 3, in3, NULL, &y));
+  const int32_t w0[] = {10 * 1 + 20 * 3 + 30 * 5, 10 * -2 + 20 * -4 + 30 * -6, 40 + 150 + 300, -80 - 200 - 360};
+  expect_bytes("matmul_int no zero points", y, TP_I32, w0, 4, 4);
+  tp_tensor_release(y);
+  /* bad zero points */
+  tp_tensor *in_bad[4] = {ta, tb, tzb, NULL};
+  CHECK(tp_op_call(TP_OP_MATMUL_INT, 4, in_bad, NULL, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "matmul_int: a_zero_point has dtype int8, a uint8; they must match"));
+  tp_tensor *z3 = filled(TP_I8, 1, 3, 0);
+  tp_tensor *in_sh[4] = {ta, tb, NULL, z3};
+  CHECK(tp_op_call(TP_OP_MATMUL_INT, 4, in_sh, NULL, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "matmul_int: b_zero_point has shape [1,3]; one value or one per column of b (2"));
+  tp_tensor *in5[5] = {ta, tb, NULL, NULL, NULL};
+  CHECK(tp_op_call(TP_OP_MATMUL_INT, 5, in5, NULL, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "matmul_int: expected 2 to 4 operands"));
+  tp_tensor_release(z3);
+  tp_tensor_release(ta), tp_tensor_release(tb), tp_tensor_release(tza), tp_tensor_release(tzb);
+  /* the int32 edge: every product (255 - 0) (-128 - 127) = -65025 */
+  static const int64_t ks[2] = {33025, 33026};
+  for (int e = 0; e < 2; e++) {
+    int64_t K = ks[e];
+    int64_t exact = -65025 * K;
+    int32_t want1 = (int32_t)(uint32_t)(uint64_t)exact; /* the wrapped int32 (K = 33026 overflows) */
+    /* the same values as every pairing: uint8 a = 255 (za 0) or int8 a = 127 (za -128);
+     * int8 b = -128 (zb 127) or uint8 b = 0 (zb 255) */
+    for (int pa = 0; pa < 2; pa++)
+      for (int pb = 0; pb < 2; pb++) {
+        tp_tensor *A = filled(pa ? TP_I8 : TP_U8, 2, K, pa ? 127 : 255), *B = filled(pb ? TP_U8 : TP_I8, K, 3, pb ? 0 : -128);
+        tp_tensor *ZA = filled(pa ? TP_I8 : TP_U8, 1, 1, pa ? -128 : 0), *ZB = filled(pb ? TP_U8 : TP_I8, 1, 1, pb ? 255 : 127);
+        tp_tensor *i4[4] = {A, B, ZA, ZB};
+        y = NULL;
+        CHECK_OK(tp_op_call(TP_OP_MATMUL_INT, 4, i4, NULL, &y));
+        int32_t w6[6] = {want1, want1, want1, want1, want1, want1};
+        char lbl[96];
+        snprintf(lbl, sizeof lbl, "matmul_int K=%lld %s x %s (sum %lld)", (long long)K, pa ? "i8" : "u8", pb ? "u8" : "i8",
+                 (long long)exact);
+        if (y) expect_bytes(lbl, y, TP_I32, w6, 4, 6);
+        tp_tensor_release(y), tp_tensor_release(A), tp_tensor_release(B), tp_tensor_release(ZA), tp_tensor_release(ZB);
+      }
+  }
+}
+
 int main(void) {
   size_t live0 = tp_live_tensors();
   test_names();
@@ -487,6 +558,7 @@ int main(void) {
   test_bitcast();
   test_graph_text();
   test_matmul_int();
+  test_matmul_int_zp();
   CHECKF(tp_live_tensors() == live0, "%zu tensors leaked", tp_live_tensors() - live0);
   printf("test_lowp: %d checks, %d failure(s)\n", checks, failures);
   return failures != 0;

@@ -58,6 +58,65 @@ static void cases_quant(tp_op op) {
 }
 
 
+/* An int8/uint8 tensor of shape s (nd dims) with values uniform-ish in its range. */
+static tp_tensor *q8_rand(tp_dtype d, int nd, const int64_t *s, uint64_t seed) {
+  tp_tensor *r = NULL, *sc = NULL, *m = NULL, *x = NULL;
+  tp_attrs a;
+  tp_attrs_init(&a);
+  a.dtype = d;
+  tp_randn(nd, s, seed, &r);
+  tp_scalar(100, 1, &sc);
+  tp_mul(r, sc, &m);
+  if (d == TP_U8) {
+    tp_tensor *o = NULL, *t = NULL;
+    tp_scalar(128, 1, &o);
+    tp_add(m, o, &t);
+    tp_tensor_release(o), tp_tensor_release(m);
+    m = t;
+  }
+  tp_op_call(TP_OP_CAST, 1, &m, &a, &x); /* saturating */
+  tp_tensor_release(r), tp_tensor_release(sc), tp_tensor_release(m);
+  return x;
+}
+
+/* matmul_int with zero points on the integer GEMM against the scalar loop:
+ * shapes around the tiles (M, N, K 1..70), every int8/uint8 pairing, zero
+ * points none / one value / per row of a and per column of b, transposed b,
+ * batched a over a shared b, batched b. */
+static void cases_matmul_int_zp(void) {
+  static const struct { int na, nb; int64_t a[3], b[3]; } sh[] = {
+      {2, 2, {7, 37}, {37, 45}}, {2, 2, {1, 70}, {70, 1}}, {2, 2, {33, 5}, {5, 17}}, {3, 2, {3, 9, 64}, {64, 33}},
+      {3, 3, {2, 5, 19}, {2, 19, 8}}, {1, 2, {21}, {21, 6}}};
+  static const int dts[][2] = {{TP_U8, TP_I8}, {TP_I8, TP_I8}, {TP_U8, TP_U8}, {TP_I8, TP_U8}};
+  for (int c = 0; c < 6; c++)
+    for (int d = 0; d < 4; d++)
+      for (int zm = 0; zm < 3; zm++) { /* 0: none, 1: one value each, 2: per row / per column */
+        int na = sh[c].na, nb = sh[c].nb, tr = (c + d) % 2 && nb == 2;
+        int64_t sb[3];
+        memcpy(sb, sh[c].b, sizeof sb);
+        if (tr) { int64_t t = sb[0]; sb[0] = sb[1]; sb[1] = t; }
+        uint64_t seed = 5000 + (uint64_t)(c * 100 + d * 10 + zm * 3);
+        tp_tensor *in[4] = {q8_rand((tp_dtype)dts[d][0], na, sh[c].a, seed), q8_rand((tp_dtype)dts[d][1], nb, sb, seed + 1), NULL,
+                            NULL};
+        if (tr) {
+          tp_tensor *t = NULL;
+          tp_transpose(in[1], -1, -2, &t);
+          tp_tensor_release(in[1]);
+          in[1] = t;
+        }
+        int64_t M = na >= 2 ? sh[c].a[na - 2] : 1, N = sh[c].b[nb - 1];
+        if (zm) {
+          int64_t one[1] = {1}, rows[1] = {M}, cols[1] = {N};
+          in[2] = q8_rand((tp_dtype)dts[d][0], 1, zm == 2 && na >= 2 ? rows : one, seed + 2);
+          in[3] = q8_rand((tp_dtype)dts[d][1], 1, zm == 2 && nb == 2 ? cols : one, seed + 3);
+        }
+        char lbl[128];
+        snprintf(lbl, sizeof lbl, "zero points %s, case %d, %s x %s%s", zm == 0 ? "none" : zm == 1 ? "one value" : "per row/column",
+                 c, tp_dtype_short((tp_dtype)dts[d][0]), tp_dtype_short((tp_dtype)dts[d][1]), tr ? ", b transposed" : "");
+        run_case(lbl, TP_OP_MATMUL_INT, zm ? 4 : 2, in, NULL);
+      }
+}
+
 /* matmul_int: int8 / uint8 / int32 operands, 1-D, batched with broadcast,
  * transposed (strided) b */
 static void cases_matmul_int(void) {
@@ -96,4 +155,5 @@ static void cases_matmul_int(void) {
                  tr ? ", b transposed" : "");
         run_case(lbl, TP_OP_MATMUL_INT, 2, in, NULL);
       }
+  cases_matmul_int_zp();
 }
