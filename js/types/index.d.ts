@@ -301,6 +301,7 @@ export declare const ops: Readonly<{
   quantize: typeof quantize;
   dequantize: typeof dequantize;
   matmulInt: typeof matmulInt;
+  qmatmul: typeof qmatmul;
 }>;
 // END generated ops
 export declare function where(cond: Tensor, a: Operand, b: Operand): Tensor;
@@ -419,6 +420,8 @@ export declare const quantization: Readonly<{
 }>;
 /** ONNX DequantizeLinear: (q - zeroPoint) * scale for int8/uint8/int32 q; float32 (float16 with a float16 scale). */
 export declare function dequantize(q: Tensor, scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: { axis?: number }): Tensor;
+/** The quantized linear layer on the integer GEMM: (a - aZeroPoint) @ (b - bZeroPoint) scaled by aScale * bScale (+ bias) as float32, or requantized with yScale / yZeroPoint to int8/uint8; relu. */
+export declare function qmatmul(a: Tensor, b: Tensor, options: { aScale: number | Tensor; bScale: number | Tensor; aZeroPoint?: number | Tensor | null; bZeroPoint?: number | Tensor | null; bias?: Tensor | null; yScale?: number | Tensor | null; yZeroPoint?: number | Tensor | null; yDtype?: 'int8' | 'uint8'; relu?: boolean }): Tensor;
 /** (a - aZeroPoint) @ (b - bZeroPoint) with numpy matmul rules, int8/uint8/int32 operands, int32 result (ONNX MatMulInteger); zero points: one value, or one per row of a / column of b. */
 export declare function matmulInt(a: Tensor, b: Tensor, aZeroPoint?: number | Tensor | null, bZeroPoint?: number | Tensor | null): Tensor;
 

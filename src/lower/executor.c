@@ -250,19 +250,20 @@ static tp_status pack_qmm(tp_plan *pl) {
   const tp_kir_program *p = pl->p;
   for (int k = 0; k < p->nkernels; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];
-    if (kk->kind != TP_KK_OP || kk->node < 0 || p->graph->nodes[kk->node].op != TP_OP_MATMUL_INT || kk->nops < 2 ||
-        kk->op_bufs[1] < 0)
+    tp_op op = kk->kind == TP_KK_OP && kk->node >= 0 ? p->graph->nodes[kk->node].op : TP_OP_COUNT;
+    if ((op != TP_OP_MATMUL_INT && op != TP_OP_QMATMUL) || kk->nops < 2 || kk->op_bufs[1] < 0) continue;
+    tp_storage sb, sz, ss;
+    tp_tensor b, z, sc;
+    int has_z = kk->nops > 3 && kk->op_bufs[3] >= 0, has_s = op == TP_OP_QMATMUL;
+    if (!const_shell(p, kk->op_bufs[1], &sb, &b) || (has_z && !const_shell(p, kk->op_bufs[3], &sz, &z)) ||
+        (has_s && (kk->op_bufs[5] < 0 || !const_shell(p, kk->op_bufs[5], &ss, &sc))))
       continue;
-    tp_storage sb, sz;
-    tp_tensor b, z;
-    int has_z = kk->nops > 3 && kk->op_bufs[3] >= 0;
-    if (!const_shell(p, kk->op_bufs[1], &sb, &b) || (has_z && !const_shell(p, kk->op_bufs[3], &sz, &z))) continue;
     if (!pl->qmm) {
       size_t bytes = sizeof(tp_qmm_b) * (size_t)p->nkernels;
       if (!(pl->qmm = tp_alloc(bytes))) return TP_ERR_OUT_OF_MEMORY;
       memset(pl->qmm, 0, bytes);
     }
-    TP_TRY(tp_qmm_pack_b(&b, has_z ? &z : NULL, &pl->qmm[k]));
+    TP_TRY(tp_qmm_pack_b(&b, has_z ? &z : NULL, has_s ? &sc : NULL, &pl->qmm[k]));
   }
   return TP_OK;
 }
@@ -915,8 +916,9 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     else tp_tensor_copy_into(t[n->attrs.result_index], &out.t);
   } else if (!s && n->op == TP_OP_CONV2D && tp_tensor_is_contiguous(&out.t)) {
     s = tp_conv2d_into(args, &n->attrs, &out.t); /* straight into the arena: no copy */
-  } else if (!s && n->op == TP_OP_MATMUL_INT && r->pl->qmm && r->pl->qmm[ki].p) {
-    s = tp_exec_matmul_int(n->nargs, args, &n->desc, &r->pl->qmm[ki], &res); /* B packed once */
+  } else if (!s && (n->op == TP_OP_MATMUL_INT || n->op == TP_OP_QMATMUL) && r->pl->qmm && r->pl->qmm[ki].p) {
+    if (n->op == TP_OP_MATMUL_INT) s = tp_exec_matmul_int(n->nargs, args, &n->desc, &r->pl->qmm[ki], &res); /* B packed once */
+    else s = tp_exec_qmatmul(n->nargs, args, &n->attrs, &n->desc, &r->pl->qmm[ki], &res);
     if (!s) tp_tensor_copy_into(res, &out.t);
   } else if (!s) {
     s = tp_op_call(n->op, n->nargs, args, &n->attrs, &res);

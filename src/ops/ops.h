@@ -83,10 +83,15 @@ typedef struct tp_qmm_b {
   int64_t K, N;
   int32_t zb_min, zb_max; /* B's zero points as packed (uint8 B shifted by -128) */
 } tp_qmm_b;
-tp_status tp_qmm_pack_b(const tp_tensor *b, const tp_tensor *b_zero_point, tp_qmm_b *out);
+/* b_scale NULL: an S32 output only (matmul_int); else qmatmul's. */
+tp_status tp_qmm_pack_b(const tp_tensor *b, const tp_tensor *b_zero_point, const tp_tensor *b_scale, tp_qmm_b *out);
 void tp_qmm_b_free(tp_qmm_b *b);
 tp_status tp_exec_matmul_int(int nin, tp_tensor *const *in, const tp_desc *od, const tp_qmm_b *pre, tp_tensor **out);
 tp_status tp_exec_matmul_int_ref(int nin, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
+/* qmatmul (ops.def) on the integer GEMM (pre as above, with b's scales), and its scalar loop. */
+tp_status tp_exec_qmatmul(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
+                          tp_tensor **out);
+tp_status tp_exec_qmatmul_ref(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* conv2d geometry (ops.def): sizes from x [N,C,H,W] and w [M,C/G,KH,KW],
  * the window attributes and the output size OHxOW. Filled by the shape rule,
  * read by the eager and reference kernels. */

@@ -83,6 +83,17 @@ tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *
 
 /* ---- matmul_int ---------------------------------------------------------- */
 
+/* Every element of a scale finite and > 0, else an error naming it. */
+static tp_status check_scales(const char *op, const char *what, const tp_tensor *t) {
+  int64_t n = tp_tensor_numel(t);
+  for (int64_t k = 0; k < n; k++) {
+    double v = tp_tensor_get_f64(t, k);
+    if (!(v > 0) || isinf(v))
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: %s element %lld is %g; a scale must be finite and > 0", op, what, (long long)k, v);
+  }
+  return TP_OK;
+}
+
 /* Zero point element of row i (a) / column j (b): one element, or one per row / column. */
 static int32_t zp_at(const tp_tensor *z, int64_t i) {
   if (!z) return 0;
@@ -131,14 +142,16 @@ static int is_q8(tp_dtype d) { return d == TP_I8 || d == TP_U8; }
  * packed as int8 for the integer GEMM: uint8 B and its zero point shift by
  * -128 ((B - 128) - (zb - 128) = B - zb, exact). */
 static tp_status pack_b(const void *b, tp_dtype bd, int64_t K, int64_t N, int64_t rs, int64_t cs, const tp_tensor *bz,
-                        tp_qmm_b *o) {
+                        const tp_tensor *bs, tp_qmm_b *o) {
   memset(o, 0, sizeof *o);
-  int64_t nq = bz && tp_tensor_numel(bz) > 1 ? N : 1;
+  int64_t nq = (bz && tp_tensor_numel(bz) > 1) || (bs && tp_tensor_numel(bs) > 1) ? N : 1;
   int8_t *zb = tp_alloc((size_t)nq);
-  if (!zb) return tp_fail(TP_ERR_OUT_OF_MEMORY, "matmul_int: out of memory");
+  float *sb = bs ? tp_alloc(sizeof(float) * (size_t)nq) : NULL;
+  if (!zb || (bs && !sb)) return tp_free(zb), tp_free(sb), tp_fail(TP_ERR_OUT_OF_MEMORY, "matmul_int: out of memory");
+  for (int64_t j = 0; bs && j < nq; j++) sb[j] = (float)tp_tensor_get_f64(bs, tp_tensor_numel(bs) == 1 ? 0 : j);
   o->zb_min = 127, o->zb_max = -128;
   for (int64_t j = 0; j < nq; j++) {
-    int32_t z = zp_at(bz, j) - (bd == TP_U8 ? 128 : 0);
+    int32_t z = (bz && tp_tensor_numel(bz) == 1 ? zp_at(bz, 0) : zp_at(bz, j)) - (bd == TP_U8 ? 128 : 0);
     zb[j] = (int8_t)z;
     if (z < o->zb_min) o->zb_min = z;
     if (z > o->zb_max) o->zb_max = z;
@@ -147,24 +160,26 @@ static tp_status pack_b(const void *b, tp_dtype bd, int64_t K, int64_t N, int64_
   const int8_t *src = (const int8_t *)b;
   if (bd == TP_U8) { /* shifted copy, row-major [K,N] */
     conv = tp_alloc((size_t)(K * N));
-    if (!conv) return tp_free(zb), tp_fail(TP_ERR_OUT_OF_MEMORY, "matmul_int: out of memory for a %lldx%lld weight", (long long)K, (long long)N);
+    if (!conv) return tp_free(zb), tp_free(sb), tp_fail(TP_ERR_OUT_OF_MEMORY, "matmul_int: out of memory for a %lldx%lld weight", (long long)K, (long long)N);
     const uint8_t *u = (const uint8_t *)b;
     for (int64_t k = 0; k < K; k++)
       for (int64_t j = 0; j < N; j++) conv[k * N + j] = (int8_t)(u[k * rs + j * cs] ^ 0x80);
     src = conv, rs = N, cs = 1;
   }
-  tp_qgemm_weights w = {.K = K, .N = N, .b = src, .rsb = rs, .csb = cs, .nq = nq, .zero_point = zb};
+  tp_qgemm_weights w = {.K = K, .N = N, .b = src, .rsb = rs, .csb = cs, .nq = nq, .zero_point = zb, .scale = sb};
   tp_status s = tp_qgemm_pack(&w, &o->p);
   tp_free(conv);
   tp_free(zb);
+  tp_free(sb);
   o->K = K, o->N = N;
   return s;
 }
 
-tp_status tp_qmm_pack_b(const tp_tensor *b, const tp_tensor *bz, tp_qmm_b *out) {
+tp_status tp_qmm_pack_b(const tp_tensor *b, const tp_tensor *bz, const tp_tensor *bs, tp_qmm_b *out) {
   memset(out, 0, sizeof *out);
   if (!is_q8(b->dtype) || b->ndim != 2 || b->shape[0] <= 0 || b->shape[1] <= 0) return TP_OK; /* not for the GEMM */
-  return pack_b(tp_tensor_ptr(b), b->dtype, b->shape[0], b->shape[1], b->strides[0], b->strides[1], bz, out);
+  if (bs) TP_TRY(check_scales("qmatmul", "b_scale", bs));
+  return pack_b(tp_tensor_ptr(b), b->dtype, b->shape[0], b->shape[1], b->strides[0], b->strides[1], bz, bs, out);
 }
 
 void tp_qmm_b_free(tp_qmm_b *b) {
@@ -172,12 +187,13 @@ void tp_qmm_b_free(tp_qmm_b *b) {
   if (b) b->p = NULL;
 }
 
-/* C[M,N] = (A - za) @ packed B on the integer GEMM; A rows of uint8 or
- * int8 (shifted by +128 with its zero point) copied contiguous when they
- * are not. 1 in *done when it ran (0: the sum could overflow int32: the
- * caller takes the scalar loop). */
+/* C[M,N] = epilogue((A - za) @ packed B) on the integer GEMM (o: the
+ * output kind and its parameters, c at row 0; es its element size); A rows
+ * of uint8 or int8 (shifted by +128 with its zero point) copied contiguous
+ * when they are not. 1 in *done when it ran (0: the sum could overflow
+ * int32: the caller takes the scalar loop). */
 static tp_status run_q(const tp_qmm_b *pb, const tp_tensor *a, int64_t oa, int64_t ars, int64_t acs, int64_t M,
-                       const tp_tensor *az, int32_t *C, int *done) {
+                       const tp_tensor *az, float sa, const tp_qgemm_out *o0, size_t es, int *done) {
   int64_t K = pb->K;
   int shift = a->dtype == TP_I8 ? 128 : 0;
   *done = 0;
@@ -196,14 +212,14 @@ static tp_status run_q(const tp_qmm_b *pb, const tp_tensor *a, int64_t oa, int64
       for (int64_t k = 0; k < K; k++) copy[i * K + k] = (uint8_t)(A[i * ars + k * acs] ^ (shift ? 0x80 : 0));
     A = copy, lda = K;
   }
-  tp_qgemm_out o = {.kind = TP_QGEMM_S32, .c = C, .ldc = pb->N};
+  tp_qgemm_out o = *o0;
   tp_status s = TP_OK;
   if (!az || tp_tensor_numel(az) == 1) {
-    s = tp_qgemm_run(pb->p, M, A, lda, zp_at(az, 0) + shift, 1.0f, &o);
+    s = tp_qgemm_run(pb->p, M, A, lda, zp_at(az, 0) + shift, sa, &o);
   } else { /* a zero point per row: one row per call */
     for (int64_t i = 0; i < M && !s; i++) {
-      o.c = C + i * pb->N;
-      s = tp_qgemm_run(pb->p, 1, A + i * lda, lda, zp_at(az, i) + shift, 1.0f, &o);
+      o.c = (char *)o0->c + (size_t)(i * pb->N) * es;
+      s = tp_qgemm_run(pb->p, 1, A + i * lda, lda, zp_at(az, i) + shift, sa, &o);
     }
   }
   tp_free(copy);
@@ -229,16 +245,113 @@ tp_status tp_exec_matmul_int(int nin, tp_tensor *const *in, const tp_desc *od, c
     tp_matmul_batch_offsets(&g, q, &oa, &ob);
     if (!pb || b_batched) {
       tp_qmm_b_free(&own);
-      s = pack_b((const char *)b->storage->data + (size_t)ob * bes, b->dtype, g.K, g.N, g.brs, g.bcs, bz, &own);
+      s = pack_b((const char *)b->storage->data + (size_t)ob * bes, b->dtype, g.K, g.N, g.brs, g.bcs, bz, NULL, &own);
       if (s) break;
       if (!b_batched) pb = &own;
     }
-    s = run_q(b_batched ? &own : pb, a, oa, g.ars, g.acs, g.M, az, C + q * g.M * g.N, &done);
+    tp_qgemm_out o = {.kind = TP_QGEMM_S32, .c = C + q * g.M * g.N, .ldc = g.N};
+    s = run_q(b_batched ? &own : pb, a, oa, g.ars, g.acs, g.M, az, 1.0f, &o, sizeof(int32_t), &done);
   }
   tp_qmm_b_free(&own);
   if (!s && !done) { /* the int32 sum could overflow: the wrapping scalar loop */
     tp_tensor_release(y);
     return tp_exec_matmul_int_ref(nin, in, od, out);
+  }
+  if (s) {
+    tp_tensor_release(y);
+    return s;
+  }
+  *out = y;
+  return TP_OK;
+}
+
+/* ---- qmatmul: the quantized linear layer (ops.def) --------------------------- */
+
+/* The epilogue of one accumulator, as qgemm_epi.h computes it (IEEE float
+ * multiply / add / compare; round half to even of |v| <= 2^22). */
+static double qmm_epilogue(int32_t acc, float mult, const float *bias, int relu, const tp_desc *od, float zy) {
+  float v = (float)acc * mult;
+  if (od->dtype == TP_F32) {
+    if (bias) v = v + *bias;
+    return relu && !(v > 0.0f) ? 0.0 : (double)v;
+  }
+  float lo = od->dtype == TP_U8 ? 0.0f : -128.0f, hi = od->dtype == TP_U8 ? 255.0f : 127.0f, big = 4194304.0f;
+  if (relu && lo < zy) lo = zy;
+  v = v < -big ? -big : v > big ? big : v;
+  v = (float)round_even(v) + zy;
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+tp_status tp_exec_qmatmul_ref(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out) {
+  (void)nin;
+  tp_tensor *a = in[0], *b = in[1], *az = in[2], *bz = in[3], *as = in[4], *bs = in[5], *bias = in[6], *ys = in[7],
+            *yz = in[8], *y = NULL;
+  TP_TRY(check_scales("qmatmul", "a_scale", as));
+  TP_TRY(check_scales("qmatmul", "b_scale", bs));
+  if (ys) TP_TRY(check_scales("qmatmul", "y_scale", ys));
+  TP_TRY(tp_tensor_empty(od->dtype, od->ndim, od->shape, &y));
+  int64_t K = b->shape[0], N = b->shape[1], M = K ? tp_tensor_numel(a) / K : 0;
+  float sa = (float)tp_tensor_get_f64(as, 0), sy = ys ? (float)tp_tensor_get_f64(ys, 0) : 1.0f;
+  float zy = yz ? (float)tp_tensor_get_f64(yz, 0) : 0.0f;
+  int64_t za = zp_at(az, 0);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      uint64_t acc = 0;
+      int64_t zb = bz && tp_tensor_numel(bz) > 1 ? zp_at(bz, j) : zp_at(bz, 0);
+      for (int64_t k = 0; k < K; k++)
+        acc += (uint64_t)(((int64_t)tp_tensor_get_f64(a, i * K + k) - za) * ((int64_t)tp_tensor_get_f64(b, k * N + j) - zb));
+      float sb = (float)tp_tensor_get_f64(bs, tp_tensor_numel(bs) > 1 ? j : 0);
+      float mult = ys ? sa * sb / sy : sa * sb;
+      float bj = bias ? (float)tp_tensor_get_f64(bias, j) : 0.0f;
+      double v = qmm_epilogue((int32_t)(uint32_t)acc, mult, bias ? &bj : NULL, at->keepdim != 0, od, zy);
+      int64_t o = i * N + j;
+      if (od->dtype == TP_F32) ((float *)tp_tensor_ptr(y))[o] = (float)v;
+      else if (od->dtype == TP_U8) ((uint8_t *)tp_tensor_ptr(y))[o] = (uint8_t)v;
+      else ((int8_t *)tp_tensor_ptr(y))[o] = (int8_t)v;
+    }
+  *out = y;
+  return TP_OK;
+}
+
+tp_status tp_exec_qmatmul(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
+                          tp_tensor **out) {
+  tp_tensor *a = in[0], *b = in[1], *az = in[2], *bz = in[3], *as = in[4], *bs = in[5], *bias = in[6], *ys = in[7],
+            *yz = in[8], *y = NULL, *ac = NULL, *bc = NULL;
+  int64_t K = b->shape[0], N = b->shape[1], M = K ? tp_tensor_numel(a) / K : 0;
+  if (M == 0 || N == 0 || K == 0) return tp_exec_qmatmul_ref(nin, in, at, od, out);
+  TP_TRY(check_scales("qmatmul", "a_scale", as));
+  if (ys) TP_TRY(check_scales("qmatmul", "y_scale", ys));
+  tp_qmm_b own = {0};
+  const tp_qmm_b *pb = pre && pre->p ? pre : NULL;
+  tp_status s = TP_OK;
+  if (!pb) {
+    s = tp_qmm_pack_b(b, bz, bs, &own);
+    pb = &own;
+  }
+  if (!s && !tp_tensor_is_contiguous(a)) {
+    s = tp_tensor_empty(a->dtype, a->ndim, a->shape, &ac);
+    if (!s) tp_tensor_copy_into(a, ac);
+  }
+  if (!s && bias && !tp_tensor_is_contiguous(bias)) {
+    s = tp_tensor_empty(TP_F32, bias->ndim, bias->shape, &bc);
+    if (!s) tp_tensor_copy_into(bias, bc);
+  }
+  if (!s) s = tp_tensor_empty(od->dtype, od->ndim, od->shape, &y);
+  int done = 0;
+  if (!s) {
+    const tp_tensor *A = ac ? ac : a;
+    tp_qgemm_out o = {.kind = od->dtype == TP_F32 ? TP_QGEMM_F32 : od->dtype == TP_U8 ? TP_QGEMM_U8 : TP_QGEMM_S8,
+                      .c = tp_tensor_ptr(y), .ldc = N, .relu = at->keepdim != 0,
+                      .bias_f32 = bias ? (const float *)tp_tensor_ptr(bc ? bc : bias) : NULL,
+                      .scale = ys ? (float)tp_tensor_get_f64(ys, 0) : 0.0f,
+                      .zero_point = yz ? (int32_t)tp_tensor_get_f64(yz, 0) : 0};
+    s = run_q(pb, A, A->offset, K, 1, M, az, (float)tp_tensor_get_f64(as, 0), &o, tp_dtype_size(od->dtype), &done);
+  }
+  tp_qmm_b_free(&own);
+  tp_tensor_release(ac), tp_tensor_release(bc);
+  if (!s && !done) { /* the int32 sum could overflow: the scalar loop, which wraps as the unfused graph */
+    tp_tensor_release(y);
+    return tp_exec_qmatmul_ref(nin, in, at, od, out);
   }
   if (s) {
     tp_tensor_release(y);

@@ -96,3 +96,98 @@ test('ONNX MatMulInteger with a constant weight (packed once in stax), a and a_z
     }
   }
 });
+
+/** Float32 bits of a number array (to compare outputs bit for bit). */
+const bits = (a) => [...new Uint32Array(Float32Array.from(a).buffer)];
+
+test('stax pass qlinear: ORT dynamic quantization (DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul -> Add -> Relu) becomes one qmatmul, bit for bit, and matches onnxruntime-node', async () => {
+  const ort = needOrt();
+  for (const [M, K, N, relu, perCol] of [[4, 64, 48, true, true], [1, 37, 5, false, false], [17, 130, 70, false, true]]) {
+    const w = Int8Array.from(rnd(K * N, -127, 127)), wz = new Int8Array(perCol ? N : 1);
+    const ws = Float32Array.from(rnd(perCol ? N : 1, 1, 50), (v) => v / 4096), bias = Float32Array.from(rnd(N, -100, 100), (v) => v / 50);
+    const nodes = [
+      ['DynamicQuantizeLinear', ['x'], ['xq', 'xs', 'xz']],
+      ['MatMulInteger', ['xq', 'w', 'xz', 'wz'], ['acc']],
+      ['Cast', ['acc'], ['accf'], { to: 1 }],
+      ['Mul', ['xs', 'ws'], ['s']],
+      ['Mul', ['accf', 's'], ['y0']],
+      ['Add', ['y0', 'bias'], [relu ? 'y1' : 'y']],
+    ];
+    if (relu) nodes.push(['Relu', ['y1'], ['y']]);
+    const model = makeModel({
+      opset: 13, nodes, inputs: [['x', 1, [M, K]]], outputs: [['y', 1, null]],
+      initializers: [['w', 3, [K, N], w], ['wz', 3, perCol ? [N] : [], wz], ['ws', 1, perCol ? [N] : [], ws], ['bias', 1, [N], bias]],
+    });
+    const x = Float32Array.from(rnd(M * K, -1000, 1000), (v) => v / 300);
+    const sess = await ort.InferenceSession.create(model);
+    const want = (await sess.run({ x: new ort.Tensor('float32', x, [M, K]) })).y.data;
+    const out = {};
+    for (const backend of ['eager', 'stax']) {
+      const m = tp.onnx.load(model, backend === 'stax' ? { backend, options: { 'stax.profile': true } } : { backend });
+      out[backend] = [...m.run({ x: tp.tensor(x, { shape: [M, K] }) }).y.toArray()];
+      if (backend === 'stax') {
+        const ex = m.explain();
+        assert.match(ex, /qmatmul/, `the plan runs a qmatmul kernel:\n${ex}`);
+        assert.doesNotMatch(ex, /matmul_int/, 'no matmul_int left');
+      }
+    }
+    assert.deepEqual(bits(out.stax), bits(out.eager), `${M}x${K}x${N}: the fused layer is the unfused graph bit for bit`);
+    const err = Math.max(...out.stax.map((v, i) => Math.abs(v - want[i]) / (1 + Math.abs(want[i]))));
+    assert.ok(err < 1e-5, `onnxruntime-node: max relative error ${err}`);
+  }
+});
+
+test('stax pass qlinear: QLinearMatMul (per-column weight scales; uint8 x int8 -> uint8, int8 x int8 -> int8) fused with its requantization, within one step of onnxruntime-node', async () => {
+  const ort = needOrt();
+  for (const [M, K, N, yt] of [[5, 96, 40, 'uint8'], [16, 33, 7, 'int8']]) {
+    const yElem = yt === 'uint8' ? 2 : 3, at = yt; // onnxruntime has no uint8 x int8 -> int8 kernel
+    const w = Int8Array.from(rnd(K * N, -127, 127)), wz = new Int8Array(N);
+    const ws = Float32Array.from(rnd(N, 1, 50), (v) => v / 4096);
+    const model = makeModel({
+      opset: 13,
+      nodes: [['QLinearMatMul', ['a', 'as', 'az', 'w', 'ws', 'wz', 'ys', 'yz'], ['y']]],
+      inputs: [['a', yElem, [M, K]], ['as', 1, []], ['az', yElem, []]],
+      outputs: [['y', yElem, null]],
+      initializers: [['w', 3, [K, N], w], ['ws', 1, [N], ws], ['wz', 3, [N], wz], ['ys', 1, [], Float32Array.of(0.05)],
+        ['yz', yElem, [], yt === 'uint8' ? Uint8Array.of(120) : Int8Array.of(-3)]],
+    });
+    const a = ARR[at].from(rnd(M * K, ...RANGE[at])), as = Float32Array.of(0.02), az = ARR[at].of(at === 'uint8' ? 131 : 3);
+    const sess = await ort.InferenceSession.create(model);
+    const want = [...(await sess.run({ a: new ort.Tensor(at, a, [M, K]), as: new ort.Tensor('float32', as, []), az: new ort.Tensor(at, az, []) })).y.data];
+    for (const backend of ['eager', 'stax']) {
+      const m = tp.onnx.load(model, backend === 'stax' ? { backend, options: { 'stax.profile': true } } : { backend });
+      const y = m.run({ a: tp.tensor(a, { shape: [M, K], dtype: at }), as: tp.tensor(as, { shape: [] }), az: tp.tensor(az, { shape: [], dtype: at }) }).y;
+      assert.equal(y.dtype, yt);
+      const got = [...y.toArray()];
+      const off = got.filter((v, i) => v !== want[i]).length;
+      assert.ok(got.every((v, i) => Math.abs(v - want[i]) <= 1), `${backend}: within one quantization step of onnxruntime-node`);
+      assert.ok(off <= got.length / 50, `${backend}: ${off} of ${got.length} one step off`);
+      if (backend === 'stax') assert.match(m.explain(), /qmatmul/);
+    }
+  }
+});
+
+test('tp.qmatmul: float32 output as the epilogue formula in float32 (Math.fround), uint8 output, bad options named', () => {
+  const f = Math.fround;
+  const [M, K, N] = [3, 50, 9];
+  const a = Uint8Array.from(rnd(M * K, 0, 255)), b = Int8Array.from(rnd(K * N, -128, 127));
+  const sb = Float32Array.from(rnd(N, 1, 40), (v) => v / 1024), bias = Float32Array.from(rnd(N, -50, 50), (v) => v / 8);
+  const ta = tp.tensor(a, { shape: [M, K], dtype: 'uint8' }), tb = tp.tensor(b, { shape: [K, N], dtype: 'int8' });
+  const y = tp.qmatmul(ta, tb, { aScale: 0.03, bScale: tp.tensor(sb), aZeroPoint: 128, bZeroPoint: 3, bias: tp.tensor(bias), relu: true });
+  const acc = refMatmul(a, b, M, K, N, [128], [3]);
+  const want = [...acc].map((s, i) => { const v = f(f(f(s) * f(f(0.03) * sb[i % N])) + bias[i % N]); return v > 0 ? v : 0; });
+  assert.deepEqual(bits([...y.toArray()]), bits(want));
+  const q = tp.qmatmul(ta, tb, { aScale: 0.03, bScale: tp.tensor(sb), aZeroPoint: 128, bZeroPoint: 3, yScale: 0.25, yZeroPoint: 10 });
+  assert.equal(q.dtype, 'uint8');
+  const wq = [...acc].map((s, i) => {
+    let v = f(f(s) * f(f(f(0.03) * sb[i % N]) / f(0.25)));
+    v = Math.min(Math.max(v, -4194304), 4194304);
+    const r = Math.round(v), t = (Math.abs(v % 1) === 0.5) ? 2 * Math.round(v / 2) : r; // half to even
+    return Math.min(255, Math.max(0, t + 10));
+  });
+  assert.deepEqual([...q.toArray()], wq);
+  assert.throws(() => tp.qmatmul(ta, tb, { aScale: 0, bScale: 1 }), /qmatmul: a_scale element 0 is 0; a scale must be finite and > 0/);
+  assert.throws(() => tp.qmatmul(ta, tb, { bScale: 1 }), /qmatmul\(\): options.aScale and options.bScale are required/);
+  assert.throws(() => tp.qmatmul(ta, tb, { aScale: 1, bScale: 1, yScale: 1 }), /qmatmul: y_scale and y_zero_point come together/);
+  assert.throws(() => tp.qmatmul(ta, tb, { aScale: 1, bScale: 1, yScale: 1, yZeroPoint: 300 }), /qmatmul\(\): yZeroPoint 300 is out of range for uint8/);
+});

@@ -544,6 +544,78 @@ static void test_matmul_int_zp(void) {
   }
 }
 
+/* qmatmul (the fused quantized linear layer) by hand: float output with
+ * per-column scales, bias and relu; uint8 output with the tie 2.5 -> 2;
+ * int8 saturation; bad scales and operands named. */
+static tp_tensor *t_of(tp_dtype d, int nd, int64_t d0, int64_t d1, const void *v) {
+  int64_t s[2] = {d0, d1};
+  tp_tensor *t = NULL;
+  CHECK_OK(tp_tensor_new(d, nd, s, v, &t));
+  return t;
+}
+
+static void test_qmatmul(void) {
+  const uint8_t a[] = {10, 20}, za[] = {10};
+  const int8_t b[] = {1, 2, 3, 4}, zb[] = {0};
+  const float sa[] = {0.5f}, sb[] = {0.25f, 0.5f}, bias[] = {1.0f, -20.0f};
+  tp_tensor *A = t_of(TP_U8, 2, 1, 2, a), *B = t_of(TP_I8, 2, 2, 2, b), *ZA = t_of(TP_U8, 0, 0, 0, za),
+            *ZB = t_of(TP_I8, 0, 0, 0, zb), *SA = t_of(TP_F32, 0, 0, 0, sa), *SB = t_of(TP_F32, 1, 2, 0, sb),
+            *BI = t_of(TP_F32, 1, 2, 0, bias), *y = NULL;
+  tp_attrs at;
+  tp_attrs_init(&at);
+  /* acc = (0, 10) @ [[1,2],[3,4]] = (30, 40); * (0.125, 0.25) = (3.75, 10); + bias = (4.75, -10) */
+  tp_tensor *in[9] = {A, B, ZA, ZB, SA, SB, BI, NULL, NULL};
+  CHECK_OK(tp_op_call(TP_OP_QMATMUL, 9, in, &at, &y));
+  const float w0[] = {4.75f, -10.0f};
+  expect_bytes("qmatmul float32, bias", y, TP_F32, w0, 4, 2);
+  tp_tensor_release(y);
+  at.keepdim = 1;
+  CHECK_OK(tp_op_call(TP_OP_QMATMUL, 9, in, &at, &y));
+  const float w1[] = {4.75f, 0.0f};
+  expect_bytes("qmatmul float32, bias, relu", y, TP_F32, w1, 4, 2);
+  tp_tensor_release(y);
+  /* uint8: a = (10, 11) - 10 = (0, 1): acc = (3, 4); sb = (1, 0.625), ys = 0.5: 3 * 1 = 3, 4 * 0.625 = 2.5 -> 2 (even) */
+  const uint8_t a2[] = {10, 11}, yz[] = {100};
+  const float sb2[] = {1.0f, 0.625f}, ys[] = {0.5f};
+  const int8_t yz8[] = {125};
+  tp_tensor *A2 = t_of(TP_U8, 2, 1, 2, a2), *SB2 = t_of(TP_F32, 1, 2, 0, sb2), *YS = t_of(TP_F32, 0, 0, 0, ys),
+            *YZ = t_of(TP_U8, 0, 0, 0, yz), *YZ8 = t_of(TP_I8, 0, 0, 0, yz8);
+  at.keepdim = 0;
+  tp_tensor *in2[9] = {A2, B, ZA, ZB, SA, SB2, NULL, YS, YZ};
+  CHECK_OK(tp_op_call(TP_OP_QMATMUL, 9, in2, &at, &y));
+  const uint8_t w2[] = {103, 102};
+  expect_bytes("qmatmul uint8, tie to even", y, TP_U8, w2, 1, 2);
+  tp_tensor_release(y);
+  in2[8] = YZ8; /* 125 + 3 = 128 -> 127, 125 + 2 = 127 */
+  CHECK_OK(tp_op_call(TP_OP_QMATMUL, 9, in2, &at, &y));
+  const int8_t w3[] = {127, 127};
+  expect_bytes("qmatmul int8, saturates", y, TP_I8, w3, 1, 2);
+  tp_tensor_release(y);
+  /* bad input */
+  const float zero[] = {0.0f};
+  tp_tensor *Z = t_of(TP_F32, 0, 0, 0, zero);
+  tp_tensor *in3[9] = {A, B, ZA, ZB, Z, SB, NULL, NULL, NULL};
+  CHECK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qmatmul: a_scale element 0 is 0; a scale must be finite and > 0"));
+  in3[4] = SA, in3[7] = YS;
+  CHECK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qmatmul: y_scale and y_zero_point come together"));
+  in3[6] = BI, in3[8] = YZ;
+  CHECK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qmatmul: a float bias needs a float output"));
+  in3[6] = NULL, in3[7] = NULL, in3[8] = NULL, in3[5] = Z;
+  in3[5] = t_of(TP_F32, 1, 2, 0, (const float[]){1.0f, -1.0f});
+  CHECK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qmatmul: b_scale element 1 is -1; a scale must be finite and > 0"));
+  tp_tensor_release(in3[5]);
+  tp_tensor *bad[4] = {A, B, ZA, ZB};
+  tp_tensor *in4[9] = {bad[0], bad[1], bad[3], NULL, SA, SB, NULL, NULL, NULL};
+  CHECK(tp_op_call(TP_OP_QMATMUL, 9, in4, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qmatmul: a_zero_point has dtype int8, expected uint8"));
+  tp_tensor *ts[] = {A, B, ZA, ZB, SA, SB, BI, A2, SB2, YS, YZ, YZ8, Z};
+  for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) tp_tensor_release(ts[k]);
+}
+
 int main(void) {
   size_t live0 = tp_live_tensors();
   test_names();
@@ -559,6 +631,7 @@ int main(void) {
   test_graph_text();
   test_matmul_int();
   test_matmul_int_zp();
+  test_qmatmul();
   CHECKF(tp_live_tensors() == live0, "%zu tensors leaked", tp_live_tensors() - live0);
   printf("test_lowp: %d checks, %d failure(s)\n", checks, failures);
   return failures != 0;

@@ -157,3 +157,49 @@ static void cases_matmul_int(void) {
       }
   cases_matmul_int_zp();
 }
+
+/* A float32 tensor of shape s with values in [lo, hi) (positive scales, biases). */
+static tp_tensor *f32_uniform(int nd, const int64_t *s, double lo, double hi, uint64_t seed) {
+  tp_tensor *t = NULL;
+  int64_t n = 1;
+  for (int d = 0; d < nd; d++) n *= s[d];
+  float *p = malloc(sizeof(float) * (size_t)n);
+  if (!p) return NULL;
+  for (int64_t i = 0; i < n; i++) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    p[i] = (float)(lo + (hi - lo) * (double)(seed >> 11) / 9007199254740992.0);
+  }
+  tp_tensor_new(TP_F32, nd, s, p, &t);
+  free(p);
+  return t;
+}
+
+/* qmatmul on the integer GEMM against its scalar loop (the epilogue's
+ * formula): exact, float32 and uint8/int8 outputs, every int8/uint8
+ * pairing, scales and zero points per tensor and per column, bias, relu,
+ * batched a, shapes around the tiles. */
+static void cases_qmatmul(void) {
+  static const struct { int na; int64_t a[3]; int64_t n; } sh[] = {
+      {2, {7, 37}, 45}, {2, {1, 70}, 1}, {3, {3, 9, 64}, 33}, {1, {21}, 6}, {2, {65, 16}, 17}};
+  static const int dts[][2] = {{TP_U8, TP_I8}, {TP_I8, TP_I8}, {TP_U8, TP_U8}, {TP_I8, TP_U8}};
+  for (int c = 0; c < 5; c++)
+    for (int d = 0; d < 4; d++)
+      for (int v = 0; v < 4; v++) { /* 0: f32 per tensor, 1: f32 per column + bias + relu, 2: u8 out, 3: s8 out + relu, per column */
+        int na = sh[c].na;
+        int64_t K = sh[c].a[na - 1], N = sh[c].n, sb_[2] = {K, N}, one[1] = {1}, cols[1] = {N};
+        uint64_t seed = 7000 + (uint64_t)(c * 100 + d * 10 + v);
+        int per = v == 1 || v == 3;
+        tp_tensor *in[9] = {q8_rand((tp_dtype)dts[d][0], na, sh[c].a, seed), q8_rand((tp_dtype)dts[d][1], 2, sb_, seed + 1),
+                            q8_rand((tp_dtype)dts[d][0], 1, one, seed + 2), q8_rand((tp_dtype)dts[d][1], 1, per ? cols : one, seed + 3),
+                            f32_uniform(1, one, 0.001, 0.02, seed + 4), f32_uniform(1, per ? cols : one, 0.001, 0.02, seed + 5),
+                            v == 1 ? f32_uniform(1, cols, -3, 3, seed + 6) : NULL, v >= 2 ? f32_uniform(0, NULL, 0.05, 0.2, seed + 7) : NULL,
+                            v >= 2 ? q8_rand(v == 2 ? TP_U8 : TP_I8, 1, one, seed + 8) : NULL};
+        tp_attrs at;
+        tp_attrs_init(&at);
+        at.keepdim = v == 1 || v == 3;
+        char lbl[128];
+        snprintf(lbl, sizeof lbl, "case %d, %s x %s, %s", c, tp_dtype_short((tp_dtype)dts[d][0]), tp_dtype_short((tp_dtype)dts[d][1]),
+                 v == 0 ? "f32 per tensor" : v == 1 ? "f32 per column + bias + relu" : v == 2 ? "u8 out" : "s8 out + relu, per column");
+        run_case(lbl, TP_OP_QMATMUL, 9, in, &at);
+      }
+}
