@@ -652,6 +652,7 @@ typedef struct qmatch {
   int a, b, za, zb, bias, ys, yz; /* old node indices, -1: none */
   int sa, sb;                     /* old node indices, -1: the constant 1 */
   int relu;
+  int b_nk;                       /* b is [N, K] (linear's weight): transposed, its scale / zero point reshaped to [N] */
 } qmatch;
 
 static int64_t numel_of(const tp_node *n) { return tp_shape_numel(n->desc.ndim, n->desc.shape); }
@@ -662,6 +663,50 @@ static int one_or_cols(const tp_node *n, int64_t n1) {
 }
 static const tp_node *arg_node(const tp_graph *g, const tp_node *n, int k) {
   return k < n->nargs && n->args[k].kind == TP_ARG_NODE ? &g->nodes[n->args[k].node] : NULL;
+}
+
+/* d = dequantize(x, s, z?) of an int8/uint8 x, float32 out: its x, s, z
+ * (z -1 when absent); 0 otherwise. */
+static int dequant_parts(const tp_graph *g, const tp_node *d, int *x, int *sc, int *z) {
+  if (!d || !is_call(d) || d->op != TP_OP_DEQUANTIZE || d->desc.dtype != TP_F32 || d->nargs < 2) return 0;
+  const tp_node *xn = arg_node(g, d, 0), *sn = arg_node(g, d, 1), *zn = arg_node(g, d, 2);
+  if (!xn || !sn || sn->desc.dtype != TP_F32 || (xn->desc.dtype != TP_I8 && xn->desc.dtype != TP_U8)) return 0;
+  if (d->nargs > 2 && d->args[2].kind != TP_ARG_NONE && !zn) return 0;
+  *x = d->args[0].node, *sc = d->args[1].node, *z = zn ? d->args[2].node : -1;
+  return 1;
+}
+
+/* QDQ: matmul(dequantize(a), dequantize(b)) with b [K, N], or
+ * linear(dequantize(a), dequantize(w), bias?) with w [N, K]: a's scale and
+ * zero point one value; b's one value or one per output column. */
+static int match_qdq(const tp_graph *g, const tp_node *n, qmatch *q) {
+  int sa, sb, za, zb;
+  if (!dequant_parts(g, arg_node(g, n, 0), &q->a, &sa, &za) || !dequant_parts(g, arg_node(g, n, 1), &q->b, &sb, &zb)) return 0;
+  const tp_node *a = &g->nodes[q->a], *b = &g->nodes[q->b];
+  if (b->desc.ndim != 2 || a->desc.ndim < 1) return 0;
+  int nk = n->op == TP_OP_LINEAR;
+  int64_t N = b->desc.shape[nk ? 0 : 1];
+  if (numel_of(&g->nodes[sa]) != 1 || (za >= 0 && numel_of(&g->nodes[za]) != 1)) return 0;
+  for (int k = 0; k < 2; k++) { /* b's scale and zero point: one value, or N along b's dim of N */
+    int p = k ? zb : sb;
+    if (p < 0) continue;
+    const tp_node *pn = &g->nodes[p];
+    int64_t e = numel_of(pn);
+    if (e == 1) continue;
+    if (e != N) return 0;
+    if (nk ? !(pn->desc.ndim == 1 || (pn->desc.ndim == 2 && pn->desc.shape[1] == 1)) : !one_or_cols(pn, N)) return 0;
+  }
+  if (nk && n->nargs > 2 && n->args[2].kind != TP_ARG_NONE) {
+    const tp_node *bn = arg_node(g, n, 2);
+    if (!bn || q->bias >= 0 || q->ys >= 0 || bn->desc.dtype != TP_F32 || numel_of(bn) != N) return 0;
+    q->bias = n->args[2].node;
+  }
+  if (q->bias >= 0) {
+    const tp_node *bn = &g->nodes[q->bias];
+    if (bn->desc.dtype != TP_F32 || numel_of(bn) != N || bn->desc.shape[bn->desc.ndim - 1] != N) return 0;
+  }
+  q->sa = sa, q->sb = sb, q->za = za, q->zb = zb, q->b_nk = nk;
+  return 1;
 }
 
 static int match_qlinear(const tp_graph *g, const int *users, int i, qmatch *q, int *inner, int *ninner) {
@@ -691,13 +736,14 @@ static int match_qlinear(const tp_graph *g, const int *users, int i, qmatch *q, 
     int side = -1;
     for (int k = 0; k < 2 && side < 0; k++) {
       const tp_node *x = arg_node(g, n, k);
-      if (x && is_call(x) && x->op == TP_OP_MUL) side = k;
+      if (x && is_call(x) && (x->op == TP_OP_MUL || x->op == TP_OP_MATMUL || x->op == TP_OP_LINEAR)) side = k;
     }
     const tp_node *bn = side >= 0 ? arg_node(g, n, 1 - side) : NULL;
     if (!bn) return 0;
     q->bias = n->args[1 - side].node;
     STEP(side);
   }
+  if ((n->op == TP_OP_MATMUL || n->op == TP_OP_LINEAR) && n->desc.dtype == TP_F32) return match_qdq(g, n, q);
   if (n->op != TP_OP_MUL || n->nargs != 2 || n->desc.dtype != TP_F32) return 0;
   const tp_node *m = n;
   int cside = -1;
@@ -788,6 +834,23 @@ tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out) {
       if (ids[k] >= 0) args[k] = node_arg(r.map[ids[k]]);
       else if (k == 4 || k == 5) args[k] = node_arg(one);
     }
+    if (q->b_nk) { /* linear's [N, K] weight: its transpose (a view), per-row scale / zero point as [N] */
+      tp_attrs ta;
+      tp_attrs_init(&ta);
+      ta.dim = 0, ta.dim1 = 1;
+      int t;
+      s = rb_call(&r, TP_OP_TRANSPOSE, 1, &args[1], &ta, &t);
+      if (!s) args[1] = node_arg(t);
+      for (int k = 3; k <= 5 && !s; k += 2) {
+        if (args[k].kind != TP_ARG_NODE || numel_of(&r.out->nodes[args[k].node]) == 1) continue;
+        tp_attrs ra;
+        tp_attrs_init(&ra);
+        ra.nints = 1, ra.ints[0] = numel_of(&r.out->nodes[args[k].node]);
+        s = rb_call(&r, TP_OP_RESHAPE, 1, &args[k], &ra, &t);
+        if (!s) args[k] = node_arg(t);
+      }
+      if (s) break;
+    }
     tp_attrs at;
     tp_attrs_init(&at);
     at.keepdim = q->relu;
@@ -805,7 +868,7 @@ tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out) {
 static const tp_pass_info pipeline[] = {
     {"shapes", tp_pass_shapes},   {"conv_gemm", tp_pass_conv_gemm},
     {"decompose", tp_pass_decompose}, {"simplify", tp_pass_simplify},
-    {"fold", tp_pass_fold},       {"conv_bn", tp_pass_conv_bn},     {"qlinear", tp_pass_qlinear},
+    {"qlinear", tp_pass_qlinear}, {"fold", tp_pass_fold},       {"conv_bn", tp_pass_conv_bn},
     {"cse", tp_pass_cse},
     {"dce", tp_pass_dce},
 };

@@ -132,8 +132,16 @@ static tp_status to_arg(imp *m, ref r, tp_arg *a) {
   return TP_OK;
 }
 
-/* One op: folded when no operand is a graph node, else a call node. */
+/* One op: folded when no operand is a graph node (and fold), else a call node. */
+static tp_status emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, int fold, ref *out);
 tp_status tp_onnx_emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, ref *out) {
+  return emit(m, op, n, args, at, 1, out);
+}
+tp_status tp_onnx_emit_node(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, ref *out) {
+  return emit(m, op, n, args, at, 0, out);
+}
+
+static tp_status emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, int fold, ref *out) {
   tp_desc descs[TP_MAX_OPERANDS], od;
   const tp_desc *dp[TP_MAX_OPERANDS];
   tp_attrs a0;
@@ -146,7 +154,7 @@ tp_status tp_onnx_emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs 
     if (args[i].kind == R_NODE) folded = 0;
   }
   TP_TRY(tp_op_infer(op, n, dp, at, &od));
-  if (folded) {
+  if (folded && fold) {
     tp_tensor *ts[TP_MAX_OPERANDS] = {0}, *y = NULL, *c = NULL;
     tp_status s = TP_OK;
     for (int i = 0; i < n && !s; i++) {

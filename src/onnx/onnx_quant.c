@@ -189,7 +189,11 @@ tp_status tp_onnx_cv_dequantize(imp *m, onode *n, int arg) {
   TP_TRY(shape_param(m, s, &xd, axis, block, "x_scale", &s));
   if (z.kind != R_NONE) TP_TRY(shape_param(m, z, &xd, axis, block, "x_zero_point", &z));
   ref args[3] = {x, s, z};
-  TP_TRY(tp_onnx_emit(m, TP_OP_DEQUANTIZE, 3, args, NULL, &y));
+  /* a constant 2-D int8/uint8 weight with float32 scales stays quantized in
+   * the graph (a quarter of the memory), for stax's qlinear pass to put on
+   * the integer GEMM; everything else folds at load */
+  int keep = x.kind == R_CONST && xd.ndim == 2 && is_quant_dtype(xd.dtype) && outd == TP_F32;
+  TP_TRY((keep ? tp_onnx_emit_node : tp_onnx_emit)(m, TP_OP_DEQUANTIZE, 3, args, NULL, &y));
   TP_TRY(name_after(m, n, y));
   TP_TRY(tp_onnx_cast(m, y, outd, &y)); /* the scale's dtype: float16 scales give float16 */
   return tp_onnx_set_out(m, n, 0, y);

@@ -191,3 +191,41 @@ test('tp.qmatmul: float32 output as the epilogue formula in float32 (Math.fround
   assert.throws(() => tp.qmatmul(ta, tb, { aScale: 1, bScale: 1, yScale: 1 }), /qmatmul: y_scale and y_zero_point come together/);
   assert.throws(() => tp.qmatmul(ta, tb, { aScale: 1, bScale: 1, yScale: 1, yZeroPoint: 300 }), /qmatmul\(\): yZeroPoint 300 is out of range for uint8/);
 });
+
+test('stax pass qlinear: static QDQ (QuantizeLinear -> DequantizeLinear -> MatMul / Gemm(transB) with a per-channel int8 weight -> [Relu] -> QuantizeLinear) on the integer GEMM, within one step of onnxruntime-node', async () => {
+  const ort = needOrt();
+  for (const [M, K, N, gemm, relu] of [[6, 64, 24, false, false], [3, 40, 9, true, true], [8, 128, 32, true, false]]) {
+    const w = Int8Array.from(rnd(K * N, -127, 127)), ws = Float32Array.from(rnd(N, 1, 40), (v) => v / 2048);
+    const bias = Float32Array.from(rnd(N, -100, 100), (v) => v / 40);
+    const nodes = [
+      ['QuantizeLinear', ['x', 'xs', 'xz'], ['xq']],
+      ['DequantizeLinear', ['xq', 'xs', 'xz'], ['xd']],
+      ['DequantizeLinear', ['w', 'ws', 'wz'], ['wd'], { axis: gemm ? 0 : 1 }],
+      gemm ? ['Gemm', ['xd', 'wd', 'bias'], ['y0'], { transB: 1 }] : ['MatMul', ['xd', 'wd'], ['y0']],
+    ];
+    if (relu) nodes.push(['Relu', ['y0'], ['y1']]);
+    nodes.push(['QuantizeLinear', [relu ? 'y1' : 'y0', 'ys', 'yz'], ['yq']], ['DequantizeLinear', ['yq', 'ys', 'yz'], ['y']]);
+    const model = makeModel({
+      opset: 13, nodes, inputs: [['x', 1, [M, K]]], outputs: [['y', 1, null]],
+      initializers: [['xs', 1, [], Float32Array.of(0.02)], ['xz', 2, [], Uint8Array.of(128)],
+        ['w', 3, gemm ? [N, K] : [K, N], w], ['ws', 1, [N], ws], ['wz', 3, [N], new Int8Array(N)], ['bias', 1, [N], bias],
+        ['ys', 1, [], Float32Array.of(0.1)], ['yz', 2, [], Uint8Array.of(100)]],
+    });
+    const x = Float32Array.from(rnd(M * K, -1000, 1000), (v) => v / 400);
+    const sess = await ort.InferenceSession.create(model);
+    const want = [...(await sess.run({ x: new ort.Tensor('float32', x, [M, K]) })).y.data];
+    for (const backend of ['eager', 'stax']) {
+      const m = tp.onnx.load(model, backend === 'stax' ? { backend, options: { 'stax.profile': true } } : { backend });
+      const got = [...m.run({ x: tp.tensor(x, { shape: [M, K] }) }).y.toArray()];
+      const steps = got.map((v, i) => Math.round(Math.abs(v - want[i]) / 0.1));
+      assert.ok(steps.every((d) => d <= 1), `${backend} ${gemm ? 'Gemm' : 'MatMul'}: within one quantization step`);
+      assert.ok(steps.filter((d) => d).length <= Math.max(1, got.length / 50), `${backend}: ${steps.filter((d) => d).length} of ${got.length} one step off`);
+      if (backend === 'stax') {
+        const ex = m.explain();
+        assert.match(ex, /qmatmul/, `the plan runs a qmatmul kernel:\n${ex}`);
+        assert.doesNotMatch(ex, /op_matmul|gemm/i, `no float matmul left:\n${ex}`);
+        if (process.env.TP_QMM_VERBOSE) console.log(ex);
+      }
+    }
+  }
+});
