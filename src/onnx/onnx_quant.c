@@ -122,21 +122,6 @@ static tp_status quantize(imp *m, onode *n, ref xf, ref scale, ref zp, tp_dtype 
   return name_after(m, n, *out);
 }
 
-/* The same composed of div, round, add and the saturating cast, for
- * DynamicQuantizeLinear, whose scale is 0 for an all-zero x (ONNX gives
- * zeros there; quantize would refuse the scale). */
-static tp_status quantize_composed(imp *m, ref xf, ref scale, ref zp, tp_dtype qd, ref *out) {
-  ref y;
-  TP_TRY(tp_onnx_cast(m, scale, TP_F32, &scale));
-  TP_TRY(tp_onnx_binary(m, TP_OP_DIV, xf, scale, &y));
-  TP_TRY(tp_onnx_unary(m, TP_OP_ROUND, y, &y));
-  if (zp.kind != R_NONE) {
-    TP_TRY(tp_onnx_cast(m, zp, TP_F32, &zp));
-    TP_TRY(tp_onnx_binary(m, TP_OP_ADD, y, zp, &y));
-  }
-  return tp_onnx_cast(m, y, qd, out); /* saturating cast of whole numbers */
-}
-
 static tp_status zero_point_dtype(imp *m, onode *n, ref zp, tp_dtype *qd) {
   int64_t od = tp_onnx_attr_int(m, n, "output_dtype", 0);
   *qd = TP_U8;
@@ -222,7 +207,13 @@ tp_status tp_onnx_cv_dynquant(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_unary(m, TP_OP_NEG, zp, &zp));
   TP_TRY(tp_onnx_unary(m, TP_OP_ROUND, zp, &zp));
   TP_TRY(tp_onnx_cast(m, zp, TP_U8, &zpq));
-  TP_TRY(quantize_composed(m, x, scale, zpq, TP_U8, &y));
+  /* y = quantize(x, scale > 0 ? scale : 1, zp): one kernel; the scale is 0
+   * only for an all-zero x (or NaN for a NaN in x), where x / 1 + zp gives
+   * ONNX's zeros (NaN -> 0) */
+  ref pos, safe;
+  TP_TRY(tp_onnx_binary(m, TP_OP_GT, scale, tp_onnx_scalar(0), &pos));
+  TP_TRY(tp_onnx_where(m, pos, scale, tp_onnx_scalar(1), &safe));
+  TP_TRY(quantize(m, n, x, safe, zpq, TP_U8, &y));
   TP_TRY(tp_onnx_set_out(m, n, 0, y));
   TP_TRY(tp_onnx_set_out(m, n, 1, scale));
   return tp_onnx_set_out(m, n, 2, zpq);

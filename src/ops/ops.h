@@ -73,7 +73,8 @@ int tp_view_strides(int xnd, const int64_t *xshape, const int64_t *xstrides, int
 /* dst = src converted to dtype d (a new reference when already d). */
 tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out);
 /* quantize / dequantize (quant.c) */
-tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
+/* fast 0: the scalar loop only (the reference) */
+tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, int fast, tp_tensor **out);
 /* matmul_int(a, b, a_zero_point?, b_zero_point?) (quant.c): int8/uint8
  * operands on the integer GEMM (pre: B packed once by tp_qmm_pack_b, or
  * NULL: packed per call), otherwise the scalar loop; _ref is the loop. */

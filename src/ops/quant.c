@@ -43,7 +43,30 @@ static double round_even(double v) {
   return fmod(f, 2.0) == 0 ? f : f + 1;
 }
 
-tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, tp_tensor **out) {
+/* quantize of a contiguous float32 x by one scale and zero point, the same
+ * values as the loop below: q = x / scale in float32, rounded half to even
+ * as (q + 1.5 2^23) - 1.5 2^23 once |q| <= 2^22 (beyond, every result
+ * saturates), + zero point, saturated; NaN -> 0. 0 when it does not apply. */
+static int quantize_fast(const tp_tensor *x, const tp_tensor *s, const tp_tensor *z, tp_dtype od, void *p) {
+  if (x->dtype != TP_F32 || !tp_tensor_is_contiguous(x) || tp_tensor_numel(s) != 1 || (z && tp_tensor_numel(z) != 1))
+    return 0;
+  const float *X = tp_tensor_ptr(x);
+  const float sc = (float)tp_tensor_get_f64(s, 0), zp = z ? (float)tp_tensor_get_f64(z, 0) : 0.0f;
+  const float lo = od == TP_I8 ? -128.0f : 0.0f, hi = od == TP_I8 ? 127.0f : 255.0f, big = 4194304.0f, magic = 12582912.0f;
+  int64_t n = tp_tensor_numel(x);
+  for (int64_t i = 0; i < n; i++) {
+    float q = X[i] / sc;
+    if (q != q) q = -zp; /* NaN -> 0: -zp + zp */
+    q = q < -big ? -big : q > big ? big : q;
+    q = ((q + magic) - magic) + zp; /* rounded to an integer, half to even (exact: no reassociation in C) */
+    q = q < lo ? lo : q > hi ? hi : q;
+    if (od == TP_I8) ((int8_t *)p)[i] = (int8_t)q;
+    else ((uint8_t *)p)[i] = (uint8_t)q;
+  }
+  return 1;
+}
+
+tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, int fast, tp_tensor **out) {
   tp_tensor *x = in[0], *s = in[1], *z = nin > 2 ? in[2] : NULL, *y = NULL;
   const char *nm = tp_op_name(op);
   int64_t ns = tp_tensor_numel(s);
@@ -56,6 +79,10 @@ tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *
   TP_TRY(tp_tensor_empty(od->dtype, od->ndim, od->shape, &y));
   int64_t n = tp_tensor_numel(x);
   void *p = tp_tensor_ptr(y);
+  if (fast && op == TP_OP_QUANTIZE && quantize_fast(x, s, z, od->dtype, p)) {
+    *out = y;
+    return TP_OK;
+  }
   if (op == TP_OP_QUANTIZE) {
     double lo = od->dtype == TP_I8 ? -128 : 0, hi = od->dtype == TP_I8 ? 127 : 255;
     for (int64_t i = 0; i < n; i++) {
