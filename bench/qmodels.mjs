@@ -17,7 +17,10 @@
 //   node bench/qmodels.mjs [--rounds N] [--out DIR]   (default 21 rounds)
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { writeFileSync, mkdirSync } from 'node:fs';
+import { writeFileSync, mkdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import * as tp from '../js/index.js';
 import * as ortWeb from 'onnxruntime-web';
@@ -51,11 +54,16 @@ const W = {
   o: [weight([D, D], D), vec(D)], ff1: [weight([D, F], D), vec(F)], ff2: [weight([F, D], F), vec(D)],
 };
 
-function block(quant) {
-  const g = new OnnxGraph(quant ? 'w4_q8' : 'w4');
+function block(mode) {
+  const quant = mode === 'q8', half = mode === 'f16';
+  const g = new OnnxGraph(`w4_${mode}`);
   const dq = new Map();
-  const xi = g.input('x', [1, S, D]);
-  const I = (name, t, dims) => g.init(name, t instanceof tp.Tensor ? t.toArray() : t, dims);
+  const xi = g.input('x', [1, S, D], half ? 'float16' : 'float32');
+  const I = (name, t, dims) => {
+    const a = t instanceof tp.Tensor ? t.toArray() : t;
+    return g.init(name, half && a instanceof Float32Array ? tp.float32ToFloat16(a) : a, dims);
+  };
+  if (half) g.scalar = (v) => g.init(`c${g.n++}`, tp.float32ToFloat16(Float32Array.of(v)), []);
   const ln = (t, gm, bt, n) => g.op('LayerNormalization', [t, I(`${n}_g`, gm, [D]), I(`${n}_b`, bt, [D])], { axis: -1, epsilon: new Float(1e-5) });
   const lin = (t, n, i, o) => {
     const [Wt, b] = W[n];
@@ -85,11 +93,49 @@ function block(quant) {
   const inner = g.op('Mul', [g.op('Add', [z, g.op('Mul', [z3, g.scalar(0.044715)])]), g.scalar(Math.sqrt(2 / Math.PI))]);
   const u = g.op('Mul', [g.op('Mul', [z, g.scalar(0.5)]), g.op('Add', [g.op('Tanh', [inner]), g.scalar(1)])]);
   g.op('Add', [hh, lin(u, 'ff2', F, D)], {}, 'y');
-  g.output('y', [1, S, D]);
+  g.output('y', [1, S, D], half ? 'float16' : 'float32');
   return g.model({ opset: 17 });
 }
 
-const files = { f32: block(false), q8: block(true) };
+const files = { f32: block('f32'), q8: block('q8') };
+// ---- memory: the core's linear memory after load + first run, each model in a fresh process ----
+const COPIES = 16;
+if (args.includes('--memory-child')) {
+  const bytes = readFileSync(args[args.indexOf('--memory-child') + 1]);
+  const half = bytes.includes(Buffer.from('w4_f16'));
+  // COPIES models loaded and run once, all kept alive: the linear memory grows by about COPIES x one model
+  // (64 KiB pages; the 32 MiB the core starts with hides a single one)
+  const x = tp.tensor(half ? tp.float32ToFloat16(new Float32Array(S * D)) : new Float32Array(S * D), { shape: [1, S, D], dtype: half ? 'float16' : 'float32' });
+  const before = tp.memoryBytes(), keep = [];
+  let casts = 0;
+  for (let c = 0; c < COPIES; c++) {
+    const m = tp.onnx.load(bytes, { backend: 'stax' });
+    m.run({ x }).y.dispose();
+    if (!c) casts = (m.graph.print().match(/= cast\(/g) || []).length;
+    keep.push(m);
+  }
+  console.log(JSON.stringify({ before, after: tp.memoryBytes(), file: bytes.length, casts }));
+  process.exit(0);
+}
+if (args.includes('--memory')) {
+  const dir = mkdtempSync(join(tmpdir(), 'qmodels-'));
+  const res = {};
+  for (const [k, b] of [['f32', files.f32], ['f16', block('f16')], ['q8', files.q8]]) {
+    const f = join(dir, `w4_${k}.onnx`);
+    writeFileSync(f, b);
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--memory-child', f], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`memory child ${k}: ${r.stderr}`);
+    res[k] = JSON.parse(r.stdout.trim().split('\n').pop());
+  }
+  rmSync(dir, { recursive: true, force: true });
+  console.log(`model  file bytes   memory before   after ${COPIES} loads + first runs   growth per model   casts in the graph`);
+  for (const [k, v] of Object.entries(res)) {
+    console.log(`w4_${k.padEnd(4)} ${String(v.file).padStart(10)} ${String(v.before).padStart(15)} ${String(v.after).padStart(30)} ${String(Math.round((v.after - v.before) / COPIES)).padStart(18)} ${String(v.casts).padStart(6)}`);
+  }
+  console.log(`f16 / f32: linear memory ${(res.f16.after / res.f32.after).toFixed(3)}, growth ${((res.f16.after - res.f16.before) / (res.f32.after - res.f32.before)).toFixed(3)}; ` +
+    `q8 / f32: linear memory ${(res.q8.after / res.f32.after).toFixed(3)}, growth ${((res.q8.after - res.q8.before) / (res.f32.after - res.f32.before)).toFixed(3)}`);
+  process.exit(0);
+}
 if (outDir) {
   mkdirSync(outDir, { recursive: true });
   for (const [k, b] of Object.entries(files)) writeFileSync(join(outDir, `w4_${k}.onnx`), b);
