@@ -47,6 +47,9 @@ static double round_even(double v) {
  * values as the loop below: q = x / scale in float32, rounded half to even
  * as (q + 1.5 2^23) - 1.5 2^23 once |q| <= 2^22 (beyond, every result
  * saturates), + zero point, saturated; NaN -> 0. 0 when it does not apply. */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-trapping-math"))) /* the selects below become blends (no FP-exception semantics to keep) */
+#endif
 static int quantize_fast(const tp_tensor *x, const tp_tensor *s, const tp_tensor *z, tp_dtype od, void *p) {
   if (x->dtype != TP_F32 || !tp_tensor_is_contiguous(x) || tp_tensor_numel(s) != 1 || (z && tp_tensor_numel(z) != 1))
     return 0;
@@ -54,15 +57,20 @@ static int quantize_fast(const tp_tensor *x, const tp_tensor *s, const tp_tensor
   const float sc = (float)tp_tensor_get_f64(s, 0), zp = z ? (float)tp_tensor_get_f64(z, 0) : 0.0f;
   const float lo = od == TP_I8 ? -128.0f : 0.0f, hi = od == TP_I8 ? 127.0f : 255.0f, big = 4194304.0f, magic = 12582912.0f;
   int64_t n = tp_tensor_numel(x);
-  for (int64_t i = 0; i < n; i++) {
-    float q = X[i] / sc;
-    if (q != q) q = -zp; /* NaN -> 0: -zp + zp */
-    q = q < -big ? -big : q > big ? big : q;
-    q = ((q + magic) - magic) + zp; /* rounded to an integer, half to even (exact: no reassociation in C) */
-    q = q < lo ? lo : q > hi ? hi : q;
-    if (od == TP_I8) ((int8_t *)p)[i] = (int8_t)q;
-    else ((uint8_t *)p)[i] = (uint8_t)q;
+  /* branch-free selects, so the compiler vectorizes the loop */
+#define QF_LOOP(T)                                                                                   \
+  for (int64_t i = 0; i < n; i++) {                                                                  \
+    float q = X[i] / sc;                                                                             \
+    q = q == q ? q : -zp; /* NaN -> 0: -zp + zp */                                                   \
+    q = q < -big ? -big : q;                                                                         \
+    q = q > big ? big : q;                                                                           \
+    q = ((q + magic) - magic) + zp; /* rounded to an integer, half to even (no reassociation in C) */ \
+    q = q < lo ? lo : q;                                                                             \
+    q = q > hi ? hi : q;                                                                             \
+    ((T *)p)[i] = (T)(int32_t)q;                                                                     \
   }
+  if (od == TP_I8) QF_LOOP(int8_t) else QF_LOOP(uint8_t)
+#undef QF_LOOP
   return 1;
 }
 
