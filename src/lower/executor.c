@@ -918,8 +918,10 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     s = tp_conv2d_into(args, &n->attrs, &out.t); /* straight into the arena: no copy */
   } else if (!s && (n->op == TP_OP_MATMUL_INT || n->op == TP_OP_QMATMUL) && r->pl->qmm && r->pl->qmm[ki].p) {
     if (n->op == TP_OP_MATMUL_INT) s = tp_exec_matmul_int(n->nargs, args, &n->desc, &r->pl->qmm[ki], &res); /* B packed once */
+    else if (tp_tensor_is_contiguous(&out.t)) /* straight into the arena */
+      s = tp_exec_qmatmul_into(n->nargs, args, &n->attrs, &n->desc, &r->pl->qmm[ki], &out.t, &res);
     else s = tp_exec_qmatmul(n->nargs, args, &n->attrs, &n->desc, &r->pl->qmm[ki], &res);
-    if (!s) tp_tensor_copy_into(res, &out.t);
+    if (!s && res) tp_tensor_copy_into(res, &out.t);
   } else if (!s) {
     s = tp_op_call(n->op, n->nargs, args, &n->attrs, &res);
     if (!s) tp_tensor_copy_into(res, &out.t);

@@ -92,6 +92,10 @@ tp_status tp_exec_matmul_int_ref(int nin, tp_tensor *const *in, const tp_desc *o
 /* qmatmul (ops.def) on the integer GEMM (pre as above, with b's scales), and its scalar loop. */
 tp_status tp_exec_qmatmul(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
                           tp_tensor **out);
+/* The same written into `into` (contiguous, od's dtype and shape: the
+ * executor's arena buffer); *out is set to NULL. */
+tp_status tp_exec_qmatmul_into(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
+                               tp_tensor *into, tp_tensor **out);
 tp_status tp_exec_qmatmul_ref(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* conv2d geometry (ops.def): sizes from x [N,C,H,W] and w [M,C/G,KH,KW],
  * the window attributes and the output size OHxOW. Filled by the shape rule,

@@ -350,6 +350,11 @@ tp_status tp_exec_qmatmul_ref(int nin, tp_tensor *const *in, const tp_attrs *at,
 
 tp_status tp_exec_qmatmul(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
                           tp_tensor **out) {
+  return tp_exec_qmatmul_into(nin, in, at, od, pre, NULL, out);
+}
+
+tp_status tp_exec_qmatmul_into(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
+                               tp_tensor *into, tp_tensor **out) {
   tp_tensor *a = in[0], *b = in[1], *az = in[2], *bz = in[3], *as = in[4], *bs = in[5], *bias = in[6], *ys = in[7],
             *yz = in[8], *y = NULL, *ac = NULL, *bc = NULL;
   int64_t K = b->shape[0], N = b->shape[1], M = K ? tp_tensor_numel(a) / K : 0;
@@ -371,12 +376,13 @@ tp_status tp_exec_qmatmul(int nin, tp_tensor *const *in, const tp_attrs *at, con
     s = tp_tensor_empty(TP_F32, bias->ndim, bias->shape, &bc);
     if (!s) tp_tensor_copy_into(bias, bc);
   }
-  if (!s) s = tp_tensor_empty(od->dtype, od->ndim, od->shape, &y);
+  if (into) *out = NULL;
+  if (!s && !into) s = tp_tensor_empty(od->dtype, od->ndim, od->shape, &y);
   int done = 0;
   if (!s) {
     const tp_tensor *A = ac ? ac : a;
     tp_qgemm_out o = {.kind = od->dtype == TP_F32 ? TP_QGEMM_F32 : od->dtype == TP_U8 ? TP_QGEMM_U8 : TP_QGEMM_S8,
-                      .c = tp_tensor_ptr(y), .ldc = N, .relu = at->keepdim != 0,
+                      .c = tp_tensor_ptr(into ? into : y), .ldc = N, .relu = at->keepdim != 0,
                       .bias_f32 = bias ? (const float *)tp_tensor_ptr(bc ? bc : bias) : NULL,
                       .scale = ys ? (float)tp_tensor_get_f64(ys, 0) : 0.0f,
                       .zero_point = yz ? (int32_t)tp_tensor_get_f64(yz, 0) : 0};
@@ -386,12 +392,17 @@ tp_status tp_exec_qmatmul(int nin, tp_tensor *const *in, const tp_attrs *at, con
   tp_tensor_release(ac), tp_tensor_release(bc);
   if (!s && !done) { /* the int32 sum could overflow: the scalar loop, which wraps as the unfused graph */
     tp_tensor_release(y);
-    return tp_exec_qmatmul_ref(nin, in, at, od, out);
+    if (!into) return tp_exec_qmatmul_ref(nin, in, at, od, out);
+    tp_tensor *r = NULL;
+    TP_TRY(tp_exec_qmatmul_ref(nin, in, at, od, &r));
+    tp_tensor_copy_into(r, into);
+    tp_tensor_release(r);
+    return TP_OK;
   }
   if (s) {
     tp_tensor_release(y);
     return s;
   }
-  *out = y;
+  if (!into) *out = y;
   return TP_OK;
 }
