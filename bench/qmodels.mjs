@@ -138,7 +138,7 @@ if (args.includes('--memory')) {
 }
 if (outDir) {
   mkdirSync(outDir, { recursive: true });
-  for (const [k, b] of Object.entries(files)) writeFileSync(join(outDir, `w4_${k}.onnx`), b);
+  for (const [k, b] of Object.entries({ ...files, f16: block('f16') })) writeFileSync(join(outDir, `w4_${k}.onnx`), b);
 }
 const xData = Float32Array.from(tp.scope(() => tp.randn([1, S, D], { seed: 3 }).toArray()));
 
