@@ -74,6 +74,53 @@ static int quantize_fast(const tp_tensor *x, const tp_tensor *s, const tp_tensor
   return 1;
 }
 
+/* The broadcast layout of a scale / zero point p against contiguous x: 0
+ * one value; 1 one per element of x's last dim; 2 one per element of x's
+ * first dim (x at least 2-D); -1 anything else. */
+static int param_layout(const tp_tensor *x, const tp_tensor *p) {
+  if (!p || tp_tensor_numel(p) == 1) return 0;
+  int64_t n = tp_tensor_numel(p), last = x->ndim ? x->shape[x->ndim - 1] : 1;
+  if (!tp_tensor_is_contiguous(p)) return -1;
+  if (p->ndim >= 1 && n == last && p->shape[p->ndim - 1] == last) return 1;
+  if (x->ndim >= 2 && p->ndim == x->ndim && n == x->shape[0] && p->shape[0] == n) return 2;
+  return -1;
+}
+
+/* dequantize of a contiguous int8/uint8 x to float32 by a scale and zero
+ * point per tensor, per last-dim or per first-dim element (the weights'
+ * per-channel forms): (float)(x - zp) * scale, as the loop below. 0 when it
+ * does not apply. */
+static int dequantize_fast(const tp_tensor *x, const tp_tensor *s, const tp_tensor *z, tp_dtype od, float *y) {
+  if ((x->dtype != TP_I8 && x->dtype != TP_U8) || od != TP_F32 || s->dtype != TP_F32 || !tp_tensor_is_contiguous(x)) return 0;
+  int ls = param_layout(x, s), lz = param_layout(x, z);
+  if (ls < 0 || lz < 0 || (ls && lz && ls != lz)) return 0;
+  int lay = ls ? ls : lz;
+  int64_t n = tp_tensor_numel(x), last = x->ndim ? x->shape[x->ndim - 1] : 1, inner = lay == 2 ? n / x->shape[0] : last;
+  int64_t groups = inner ? n / inner : 0;
+  const float *S = tp_tensor_ptr(s);
+  const void *Z = z ? tp_tensor_ptr(z) : NULL, *X = tp_tensor_ptr(x);
+  int i8 = x->dtype == TP_I8;
+#define ZP(c) (Z ? (i8 ? ((const int8_t *)Z)[lz ? (c) : 0] : ((const uint8_t *)Z)[lz ? (c) : 0]) : 0)
+  for (int64_t g = 0; g < groups; g++) {
+    const int64_t o = g * inner;
+    if (lay == 1) { /* channel j */
+      for (int64_t j = 0; j < inner; j++) {
+        int32_t v = i8 ? ((const int8_t *)X)[o + j] : ((const uint8_t *)X)[o + j];
+        y[o + j] = (float)(v - ZP(j)) * S[ls ? j : 0];
+      }
+    } else { /* one channel (g) or one value for the whole run */
+      const int32_t zp = ZP(g);
+      const float sc = S[ls ? g : 0];
+      if (i8)
+        for (int64_t j = 0; j < inner; j++) y[o + j] = (float)(((const int8_t *)X)[o + j] - zp) * sc;
+      else
+        for (int64_t j = 0; j < inner; j++) y[o + j] = (float)(((const uint8_t *)X)[o + j] - zp) * sc;
+    }
+  }
+#undef ZP
+  return 1;
+}
+
 tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, int fast, tp_tensor **out) {
   tp_tensor *x = in[0], *s = in[1], *z = nin > 2 ? in[2] : NULL, *y = NULL;
   const char *nm = tp_op_name(op);
@@ -87,7 +134,7 @@ tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *
   TP_TRY(tp_tensor_empty(od->dtype, od->ndim, od->shape, &y));
   int64_t n = tp_tensor_numel(x);
   void *p = tp_tensor_ptr(y);
-  if (fast && op == TP_OP_QUANTIZE && quantize_fast(x, s, z, od->dtype, p)) {
+  if (fast && (op == TP_OP_QUANTIZE ? quantize_fast(x, s, z, od->dtype, p) : dequantize_fast(x, s, z, od->dtype, p))) {
     *out = y;
     return TP_OK;
   }

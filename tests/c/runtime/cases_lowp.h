@@ -55,6 +55,31 @@ static void cases_quant(tp_op op) {
     snprintf(lbl, sizeof lbl, "%s scale, %s zero point", per_axis ? "per-axis" : "one", with_zp ? "a" : "no");
     run_case(lbl, op, 3, in, &at);
   }
+  /* per first-dim scale and zero point ([3, 1]: a weight's output channels), int8 x, and a strided x (the
+   * eager fast paths' other layouts, and one they leave to the loop) */
+  static const int64_t s31[2] = {3, 1};
+  for (int c = 0; c < 3; c++) {
+    float xv[12], sv[3] = {0.5f, 0.125f, 3.0f};
+    int8_t xq[12], zq[3] = {-3, 0, 100};
+    for (int i = 0; i < 12; i++) xv[i] = (float)(i * 37 % 23) * 7.5f - 60.0f, xq[i] = (int8_t)(i * 53 % 256 - 128);
+    tp_tensor *in[3] = {NULL, NULL, NULL};
+    if (op == TP_OP_QUANTIZE) tp_tensor_new(TP_F32, 2, xs, xv, &in[0]);
+    else tp_tensor_new(TP_I8, 2, xs, xq, &in[0]);
+    if (c == 2) { /* strided: x transposed, the parameters along its last dim of 3 */
+      tp_tensor *t = NULL;
+      tp_transpose(in[0], 0, 1, &t);
+      tp_tensor_release(in[0]);
+      in[0] = t;
+    }
+    int64_t three = 3;
+    tp_tensor_new(TP_F32, c == 2 ? 1 : 2, c == 2 ? &three : s31, sv, &in[1]);
+    if (c) tp_tensor_new(TP_I8, c == 2 ? 1 : 2, c == 2 ? &three : s31, zq, &in[2]);
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.dtype = TP_I8;
+    run_case(c == 0 ? "per first dim scale, int8" : c == 1 ? "per first dim scale and zero point, int8" : "strided x, per last dim, int8",
+             op, 3, in, &at);
+  }
 }
 
 
