@@ -858,6 +858,11 @@ tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out) {
     s = rb_call(&r, TP_OP_QMATMUL, 9, args, &at, &yi);
     if (!s && !tp_desc_equal(&r.out->nodes[yi].desc, &in->nodes[i].desc))
       s = tp_fail(TP_ERR_INTERNAL, "qlinear: node %%%s would change its type", in->nodes[i].name);
+    if (!s && in->nodes[i].name) { /* the fused node takes the name of the one it replaces (the model's node) */
+      char *nm = tp_strdup(in->nodes[i].name);
+      if (!nm) s = TP_ERR_OUT_OF_MEMORY;
+      else tp_free(r.out->nodes[yi].name), r.out->nodes[yi].name = nm;
+    }
     if (!s) r.map[i] = yi;
   }
   tp_free(users), tp_free(role), tp_free(qm);

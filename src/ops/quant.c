@@ -260,7 +260,10 @@ static tp_status pack_b(const void *b, tp_dtype bd, int64_t K, int64_t N, int64_
 tp_status tp_qmm_pack_b(const tp_tensor *b, const tp_tensor *bz, const tp_tensor *bs, tp_qmm_b *out) {
   memset(out, 0, sizeof *out);
   if (!is_q8(b->dtype) || b->ndim != 2 || b->shape[0] <= 0 || b->shape[1] <= 0) return TP_OK; /* not for the GEMM */
-  if (bs) TP_TRY(check_scales("qmatmul", "b_scale", bs));
+  for (int64_t k = 0; bs && k < tp_tensor_numel(bs); k++) { /* the GEMM takes finite scales > 0; others take the loop */
+    double v = tp_tensor_get_f64(bs, k);
+    if (!(v > 0) || isinf(v)) return TP_OK;
+  }
   return pack_b(tp_tensor_ptr(b), b->dtype, b->shape[0], b->shape[1], b->strides[0], b->strides[1], bz, bs, out);
 }
 
@@ -357,6 +360,7 @@ static double qmm_epilogue(int32_t acc, float mult, const float *bias, int relu,
     if (bias) v = v + *bias;
     return relu && !(v > 0.0f) ? 0.0 : (double)v;
   }
+  if (v != v) return 0.0; /* a NaN multiplier: 0, as quantize gives for NaN */
   float lo = od->dtype == TP_U8 ? 0.0f : -128.0f, hi = od->dtype == TP_U8 ? 255.0f : 127.0f, big = 4194304.0f;
   if (relu && lo < zy) lo = zy;
   v = v < -big ? -big : v > big ? big : v;
@@ -368,9 +372,7 @@ tp_status tp_exec_qmatmul_ref(int nin, tp_tensor *const *in, const tp_attrs *at,
   (void)nin;
   tp_tensor *a = in[0], *b = in[1], *az = in[2], *bz = in[3], *as = in[4], *bs = in[5], *bias = in[6], *ys = in[7],
             *yz = in[8], *y = NULL;
-  TP_TRY(check_scales("qmatmul", "a_scale", as));
-  TP_TRY(check_scales("qmatmul", "b_scale", bs));
-  if (ys) TP_TRY(check_scales("qmatmul", "y_scale", ys));
+  if (ys) TP_TRY(check_scales("qmatmul", "y_scale", ys)); /* as quantize does; a_scale and b_scale multiply as in the graph */
   TP_TRY(tp_tensor_empty(od->dtype, od->ndim, od->shape, &y));
   int64_t K = b->shape[0], N = b->shape[1], M = K ? tp_tensor_numel(a) / K : 0;
   float sa = (float)tp_tensor_get_f64(as, 0), sy = ys ? (float)tp_tensor_get_f64(ys, 0) : 1.0f;
@@ -406,13 +408,17 @@ tp_status tp_exec_qmatmul_into(int nin, tp_tensor *const *in, const tp_attrs *at
             *yz = in[8], *y = NULL, *ac = NULL, *bc = NULL;
   int64_t K = b->shape[0], N = b->shape[1], M = K ? tp_tensor_numel(a) / K : 0;
   if (M == 0 || N == 0 || K == 0) return tp_exec_qmatmul_ref(nin, in, at, od, out);
-  TP_TRY(check_scales("qmatmul", "a_scale", as));
   if (ys) TP_TRY(check_scales("qmatmul", "y_scale", ys));
+  /* a_scale 0 (DynamicQuantizeLinear's of an all-zero x), negative or not
+   * finite, or such b scales: the loop, which multiplies as the graph does */
+  double sa = tp_tensor_get_f64(as, 0);
+  if (!(sa > 0) || isinf(sa) || (float)sa == 0.0f) return tp_exec_qmatmul_ref(nin, in, at, od, out);
   tp_qmm_b own = {0};
   const tp_qmm_b *pb = pre && pre->p ? pre : NULL;
   tp_status s = TP_OK;
   if (!pb) {
     s = tp_qmm_pack_b(b, bz, bs, &own);
+    if (!s && !own.p) return tp_exec_qmatmul_ref(nin, in, at, od, out);
     pb = &own;
   }
   if (!s && !tp_tensor_is_contiguous(a)) {

@@ -135,6 +135,10 @@ test('stax pass qlinear: ORT dynamic quantization (DynamicQuantizeLinear -> MatM
       }
     }
     assert.deepEqual(bits(out.stax), bits(out.eager), `${M}x${K}x${N}: the fused layer is the unfused graph bit for bit`);
+    // an all-zero input: DynamicQuantizeLinear's scale is 0; the fused layer gives what the graph does (relu(bias))
+    const zs = ['eager', 'stax'].map((backend) => [...tp.onnx.load(model, { backend }).run({ x: tp.zeros([M, K]) }).y.toArray()]);
+    assert.deepEqual(bits(zs[1]), bits(zs[0]), 'all-zero input: stax as eager');
+    assert.deepEqual(bits(zs[1]), bits(Array.from({ length: M * N }, (_, i) => (relu ? Math.max(bias[i % N], 0) : bias[i % N]))), 'all-zero input: the bias');
     const err = Math.max(...out.stax.map((v, i) => Math.abs(v - want[i]) / (1 + Math.abs(want[i]))));
     assert.ok(err < 1e-5, `onnxruntime-node: max relative error ${err}`);
   }
@@ -189,7 +193,9 @@ test('tp.qmatmul: float32 output as the epilogue formula in float32 (Math.fround
     return Math.min(255, Math.max(0, t + 10));
   });
   assert.deepEqual([...q.toArray()], wq);
-  assert.throws(() => tp.qmatmul(ta, tb, { aScale: 0, bScale: 1 }), /qmatmul: a_scale element 0 is 0; a scale must be finite and > 0/);
+  // aScale 0 (DynamicQuantizeLinear's scale of an all-zero input) multiplies as the unfused graph does; yScale is checked
+  assert.deepEqual([...tp.qmatmul(ta, tb, { aScale: 0, bScale: 1, bias: tp.tensor(bias) }).toArray()], [...bias, ...bias, ...bias]);
+  assert.throws(() => tp.qmatmul(ta, tb, { aScale: 1, bScale: 1, yScale: 0, yZeroPoint: 3 }), /qmatmul: y_scale element 0 is 0; a scale must be finite and > 0/);
   assert.throws(() => tp.qmatmul(ta, tb, { bScale: 1 }), /qmatmul\(\): options.aScale and options.bScale are required/);
   assert.throws(() => tp.qmatmul(ta, tb, { aScale: 1, bScale: 1, yScale: 1 }), /qmatmul: y_scale and y_zero_point come together/);
   assert.throws(() => tp.qmatmul(ta, tb, { aScale: 1, bScale: 1, yScale: 1, yZeroPoint: 300 }), /qmatmul\(\): yZeroPoint 300 is out of range for uint8/);

@@ -594,9 +594,12 @@ static void test_qmatmul(void) {
   /* bad input */
   const float zero[] = {0.0f};
   tp_tensor *Z = t_of(TP_F32, 0, 0, 0, zero);
+  /* a_scale 0 (DynamicQuantizeLinear's scale of an all-zero input) multiplies as in the graph: (30, 40) * 0 */
   tp_tensor *in3[9] = {A, B, ZA, ZB, Z, SB, NULL, NULL, NULL};
-  CHECK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y) == TP_ERR_INVALID_ARG &&
-        strstr(tp_last_error(), "qmatmul: a_scale element 0 is 0; a scale must be finite and > 0"));
+  CHECK_OK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y));
+  const float wz0[] = {0.0f, 0.0f};
+  expect_bytes("qmatmul a_scale 0", y, TP_F32, wz0, 4, 2);
+  tp_tensor_release(y);
   in3[4] = SA, in3[7] = YS;
   CHECK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y) == TP_ERR_INVALID_ARG &&
         strstr(tp_last_error(), "qmatmul: y_scale and y_zero_point come together"));
@@ -604,10 +607,17 @@ static void test_qmatmul(void) {
   CHECK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y) == TP_ERR_INVALID_ARG &&
         strstr(tp_last_error(), "qmatmul: a float bias needs a float output"));
   in3[6] = NULL, in3[7] = NULL, in3[8] = NULL, in3[5] = Z;
+  /* a negative weight scale: the loop, as the graph multiplies: (30, 40) * (0.5, -0.5) */
   in3[5] = t_of(TP_F32, 1, 2, 0, (const float[]){1.0f, -1.0f});
-  CHECK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y) == TP_ERR_INVALID_ARG &&
-        strstr(tp_last_error(), "qmatmul: b_scale element 1 is -1; a scale must be finite and > 0"));
+  CHECK_OK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y));
+  const float wneg[] = {15.0f, -20.0f};
+  expect_bytes("qmatmul negative b_scale", y, TP_F32, wneg, 4, 2);
+  tp_tensor_release(y);
   tp_tensor_release(in3[5]);
+  /* a quantized output's y_scale is checked as quantize does */
+  tp_tensor *in5[9] = {A2, B, ZA, ZB, SA, SB2, NULL, Z, YZ};
+  CHECK(tp_op_call(TP_OP_QMATMUL, 9, in5, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qmatmul: y_scale element 0 is 0; a scale must be finite and > 0"));
   tp_tensor *bad[4] = {A, B, ZA, ZB};
   tp_tensor *in4[9] = {bad[0], bad[1], bad[3], NULL, SA, SB, NULL, NULL, NULL};
   CHECK(tp_op_call(TP_OP_QMATMUL, 9, in4, &at, &y) == TP_ERR_INVALID_ARG &&
