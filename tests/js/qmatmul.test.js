@@ -272,3 +272,18 @@ test('a constant int8 weight stays quantized in the graph only where a matmul re
     assert.ok([...got].every((v, i) => Math.abs(v - want[i]) <= 1e-5 * (1 + Math.abs(want[i]))), `${backend}: ${[...got]} vs ${[...want]}`);
   }
 });
+
+test('a compiled JS function: matmulInt -> cast -> mul by the scales -> relu is one qmatmul in its stax plan (explain().backend_plans), bit for bit eager', () => {
+  const [M, K, N] = [9, 64, 16];
+  const w = tp.tensor(Int8Array.from(rnd(K * N, -128, 127)), { shape: [K, N] });
+  const ws = tp.tensor(Float32Array.from(rnd(N, 1, 30), (v) => v / 1000));
+  const fn = (x, xs) => tp.matmulInt(x, w, 3, 0).cast('float32').mul(xs.mul(ws)).relu();
+  const x = tp.tensor(Uint8Array.from(rnd(M * K, 0, 255)), { shape: [M, K], dtype: 'uint8' }), xs = tp.tensor(0.5);
+  const want = [...fn(x, xs).toArray()];
+  const f = tp.compile(fn, { backend: 'stax' });
+  const got = [...f(x, xs).toArray()];
+  assert.deepEqual(bits(got), bits(want));
+  const plan = f.explain().backend_plans[0];
+  assert.equal(plan.qmatmul, 1, JSON.stringify(plan));
+  assert.equal(plan.matmul_int, 0, JSON.stringify(plan));
+});

@@ -58,13 +58,19 @@ static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, 
 static void stax_describe(void *ud, char *json, size_t n) {
   stax_runner *r = ud;
   const tp_kir_program *p = tp_plan_program(r->plan);
-  int kinds[TP_KK_KIND_COUNT] = {0};
-  for (int k = 0; k < p->nkernels; k++) kinds[p->kernels[k].kind]++;
+  int kinds[TP_KK_KIND_COUNT] = {0}, qmm = 0, mmi = 0;
+  for (int k = 0; k < p->nkernels; k++) {
+    kinds[p->kernels[k].kind]++;
+    if (p->kernels[k].kind == TP_KK_OP && p->kernels[k].node >= 0) { /* the integer GEMM's op kernels */
+      qmm += p->graph->nodes[p->kernels[k].node].op == TP_OP_QMATMUL;
+      mmi += p->graph->nodes[p->kernels[k].node].op == TP_OP_MATMUL_INT;
+    }
+  }
   snprintf(json, n,
            "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"op\": %d, "
-           "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d}",
+           "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d, \"qmatmul\": %d, \"matmul_int\": %d}",
            p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_OP],
-           tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned);
+           tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned, qmm, mmi);
 }
 
 static char *stax_profile(void *ud) {
