@@ -45,7 +45,7 @@ class Writer {
   }
 }
 
-const DT = { float32: 1, int64: 7 };
+const DT = { float32: 1, uint8: 2, int8: 3, int64: 7, float16: 10 };
 
 function tensorProto(name, dtype, dims, data) {
   const w = new Writer();
@@ -96,22 +96,24 @@ export class OnnxGraph {
     this.nodes = []; this.inits = []; this.inputs = []; this.outputs = [];
     this.n = 0;
   }
-  input(name, dims) { this.inputs.push(valueInfo(name, dims)); return name; }
-  output(name, dims) { this.outputs.push(valueInfo(name, dims)); return name; }
-  /** An initializer: data is a Float32Array or BigInt64Array. */
+  input(name, dims, dtype = 'float32') { this.inputs.push(valueInfo(name, dims, dtype)); return name; }
+  output(name, dims, dtype = 'float32') { this.outputs.push(valueInfo(name, dims, dtype)); return name; }
+  /** An initializer: data is a Float32Array, BigInt64Array, Int8Array, Uint8Array or Uint16Array (float16 bits). */
   init(name, data, dims) {
-    const dtype = data instanceof BigInt64Array ? 'int64' : 'float32';
+    const dtype = data instanceof BigInt64Array ? 'int64' : data instanceof Int8Array ? 'int8' : data instanceof Uint8Array ? 'uint8'
+      : data instanceof Uint16Array ? 'float16' : 'float32';
     this.inits.push(tensorProto(name, dtype, dims, data));
     return name;
   }
   scalar(v) { return this.init(`c${this.n++}`, Float32Array.of(v), []); }
   ints(a) { return this.init(`c${this.n++}`, BigInt64Array.from(a.map(BigInt)), [a.length]); }
-  /** A node; returns its (first) output name. */
+  /** A node; returns its (first) output name. out: a name, or an array of names (several outputs). */
   op(type, inputs, attrs = {}, out = null) {
     const w = new Writer();
-    const o = out ?? `t${this.n++}`;
+    const outs = Array.isArray(out) ? out : [out ?? `t${this.n++}`];
+    const o = outs[0];
     for (const i of inputs) w.string(1, i);
-    w.string(2, o);
+    for (const x of outs) w.string(2, x);
     w.string(3, `${type}_${this.nodes.length}`);
     w.string(4, type);
     for (const [k, v] of Object.entries(attrs)) w.msg(5, attribute(k, v));

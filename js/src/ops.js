@@ -570,3 +570,72 @@ export function dequantize(q, scale, zeroPoint = null, options = {}) {
     for (const t of temps) t.dispose();
   }
 }
+
+/**
+ * matmulInt(a, b, aZeroPoint?, bZeroPoint?): (a - aZeroPoint) @ (b -
+ * bZeroPoint) with numpy matmul rules (ONNX MatMulInteger): int8 / uint8 /
+ * int32 operands, an int32 result, exact (sums wrap in int32 as ONNX's).
+ * A zero point is a number (whole, in range of its operand's dtype) or a
+ * tensor of its operand's dtype: one value, one per row of a ([M]) or one
+ * per column of b ([N]). int8/uint8 operands run on the integer GEMM.
+ */
+export function matmulInt(a, b, aZeroPoint = null, bZeroPoint = null) {
+  if (!(a instanceof Tensor) || !(b instanceof Tensor)) throw new TypeError('matmulInt(): a and b must be Tensors');
+  const temps = [];
+  try {
+    const zp = (v, x, what) => {
+      if (v === null || v === undefined || v instanceof Tensor) return v ?? null;
+      const dt = x.dtype in QRANGE ? x.dtype : 'int32';
+      if (dt === 'int32') {
+        if (typeof v !== 'number' || !Number.isInteger(v) || Math.abs(v) > 2147483647) {
+          throw new TensorPlayError(`matmulInt(): ${what} ${v} is not a whole int32 number`, Status.INVALID_ARG);
+        }
+        const t = tensorOf(v, 'int32');
+        temps.push(t);
+        return t;
+      }
+      return quantParam(v, `matmulInt(): ${what}`, dt, x, undefined, temps);
+    };
+    const az = zp(aZeroPoint, a, 'aZeroPoint'), bz = zp(bZeroPoint, b, 'bZeroPoint');
+    const ins = [a, b, az, bz];
+    while (ins.length > 2 && ins[ins.length - 1] === null) ins.pop();
+    return callOp('matmul_int', ins);
+  } finally {
+    for (const t of temps) t.dispose();
+  }
+}
+
+/**
+ * qmatmul(a, b, { aScale, bScale, aZeroPoint?, bZeroPoint?, bias?, yScale?, yZeroPoint?, relu? }):
+ * the quantized linear layer on the integer GEMM (ops.def qmatmul; the
+ * stax pass qlinear makes it of QDQ / dynamic-quantization patterns).
+ * acc = (a - aZeroPoint) @ (b - bZeroPoint), exact int32; without yScale
+ * the float32 acc * (aScale * bScale) + bias; with yScale and yZeroPoint
+ * saturate(round half even(acc * (aScale * bScale / yScale)) + yZeroPoint)
+ * as yZeroPoint's int8/uint8; relu. a int8/uint8 [..., M, K]; b int8/uint8
+ * [K, N]; bScale, bZeroPoint and bias: one value or one per column. Scales
+ * are numbers or float32 tensors, finite and > 0.
+ */
+export function qmatmul(a, b, options = {}) {
+  if (!(a instanceof Tensor) || !(b instanceof Tensor)) throw new TypeError('qmatmul(): a and b must be Tensors');
+  if (options === null || typeof options !== 'object') throw new TypeError('qmatmul(): options must be an object');
+  const temps = [];
+  try {
+    const f32 = (v, what) => (v === null || v === undefined ? null : quantParam(v, `qmatmul(): ${what}`, 'float32', a, undefined, temps));
+    const zp = (v, dt, what) => (v === null || v === undefined ? null : quantParam(v, `qmatmul(): ${what}`, dt, a, undefined, temps));
+    const yz = options.yZeroPoint;
+    const ydt = yz instanceof Tensor ? yz.dtype : (options.yDtype ?? 'uint8');
+    if (options.aScale === undefined || options.bScale === undefined) {
+      throw new TensorPlayError('qmatmul(): options.aScale and options.bScale are required', Status.INVALID_ARG);
+    }
+    if (!(a.dtype in QRANGE) || !(b.dtype in QRANGE)) {
+      throw new TensorPlayError(`qmatmul(): a and b must be int8 or uint8, got ${a.dtype} and ${b.dtype}`, Status.INVALID_ARG);
+    }
+    const ins = [a, b, zp(options.aZeroPoint, a.dtype, 'aZeroPoint'), zp(options.bZeroPoint, b.dtype, 'bZeroPoint'),
+      f32(options.aScale, 'aScale'), f32(options.bScale, 'bScale'), f32(options.bias, 'bias'), f32(options.yScale, 'yScale'),
+      yz === undefined || yz === null ? null : zp(yz, ydt in QRANGE ? ydt : 'uint8', 'yZeroPoint')];
+    return callOp('qmatmul', ins, { keepdim: options.relu ? 1 : 0 });
+  } finally {
+    for (const t of temps) t.dispose();
+  }
+}

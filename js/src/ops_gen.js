@@ -5,9 +5,9 @@
 // object; and the Tensor methods (x.add(y) = add(x, y)).
 
 import { Tensor } from './tensor.js';
-import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, bitcast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize } from './ops.js';
+import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, bitcast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize, matmulInt, qmatmul } from './ops.js';
 
-export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, bitcast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize };
+export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, bitcast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize, matmulInt, qmatmul };
 
 export function add(a, b) { return callOp('add', [a, b]); }
 export function sub(a, b) { return callOp('sub', [a, b]); }
@@ -48,7 +48,6 @@ export function bitwiseOr(a, b) { return callOp('bitwise_or', [a, b]); }
 export function bitwiseXor(a, b) { return callOp('bitwise_xor', [a, b]); }
 export function bitwiseNot(a) { return callOp('bitwise_not', [a]); }
 export function det(a) { return callOp('det', [a]); }
-export function matmulInt(a, b) { return callOp('matmul_int', [a, b]); }
 
 /** Every operator by its JS name (functional forms). */
 export const ops = Object.freeze({
@@ -125,6 +124,7 @@ export const ops = Object.freeze({
   quantize,
   dequantize,
   matmulInt,
+  qmatmul,
 });
 
 const methods = {
@@ -195,7 +195,7 @@ const methods = {
   gridSample(...args) { return gridSample(this, ...args); },
   quantize(...args) { return quantize(this, ...args); },
   dequantize(...args) { return dequantize(this, ...args); },
-  matmulInt(b) { return matmulInt(this, b); },
+  matmulInt(...args) { return matmulInt(this, ...args); },
 };
 for (const [name, value] of Object.entries(methods)) {
   Object.defineProperty(Tensor.prototype, name, { value, writable: true, configurable: true, enumerable: false });

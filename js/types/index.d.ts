@@ -122,7 +122,6 @@ export declare class Tensor {
   bitwiseXor(b: Operand): Tensor;
   bitwiseNot(): Tensor;
   det(): Tensor;
-  matmulInt(b: Tensor): Tensor;
   // END generated ops
   /** torch style: x.where(cond, y) = where(cond, x, y). */
   where(cond: Tensor, other: Operand): Tensor;
@@ -167,6 +166,8 @@ export declare class Tensor {
   bitcast(dtype: DTypeLike): Tensor;
   quantize(scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: QuantizeOptions): Tensor;
   dequantize(scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: { axis?: number }): Tensor;
+  /** (this - aZeroPoint) @ (b - bZeroPoint), int32 (ONNX MatMulInteger). */
+  matmulInt(b: Tensor, aZeroPoint?: number | Tensor | null, bZeroPoint?: number | Tensor | null): Tensor;
 }
 
 export declare const DTYPES: readonly DType[];
@@ -243,7 +244,6 @@ export declare function bitwiseOr(a: Operand, b: Operand): Tensor;
 export declare function bitwiseXor(a: Operand, b: Operand): Tensor;
 export declare function bitwiseNot(a: Tensor): Tensor;
 export declare function det(a: Tensor): Tensor;
-export declare function matmulInt(a: Tensor, b: Tensor): Tensor;
 /** Every operator by its JS name. */
 export declare const ops: Readonly<{
   add: typeof add;
@@ -319,6 +319,7 @@ export declare const ops: Readonly<{
   quantize: typeof quantize;
   dequantize: typeof dequantize;
   matmulInt: typeof matmulInt;
+  qmatmul: typeof qmatmul;
 }>;
 // END generated ops
 export declare function where(cond: Tensor, a: Operand, b: Operand): Tensor;
@@ -516,6 +517,10 @@ export declare const quantization: Readonly<{
 }>;
 /** ONNX DequantizeLinear: (q - zeroPoint) * scale for int8/uint8/int32 q; float32 (float16 with a float16 scale). */
 export declare function dequantize(q: Tensor, scale: number | Tensor, zeroPoint?: number | Tensor | null, options?: { axis?: number }): Tensor;
+/** The quantized linear layer on the integer GEMM: (a - aZeroPoint) @ (b - bZeroPoint) scaled by aScale * bScale (+ bias) as float32, or requantized with yScale / yZeroPoint to int8/uint8; relu. */
+export declare function qmatmul(a: Tensor, b: Tensor, options: { aScale: number | Tensor; bScale: number | Tensor; aZeroPoint?: number | Tensor | null; bZeroPoint?: number | Tensor | null; bias?: Tensor | null; yScale?: number | Tensor | null; yZeroPoint?: number | Tensor | null; yDtype?: 'int8' | 'uint8'; relu?: boolean }): Tensor;
+/** (a - aZeroPoint) @ (b - bZeroPoint) with numpy matmul rules, int8/uint8/int32 operands, int32 result (ONNX MatMulInteger); zero points: one value, or one per row of a / column of b. */
+export declare function matmulInt(a: Tensor, b: Tensor, aZeroPoint?: number | Tensor | null, bZeroPoint?: number | Tensor | null): Tensor;
 
 
 // ---- memory ----

@@ -53,6 +53,7 @@ struct tp_plan {
   tp_tensor ***tuples;     /* per kernel: results of call_host / invoke (NULL terminated) */
   void **packed;           /* per kernel: B of a constant-weight GEMM, packed once */
   void **packed_a;         /* per kernel: a constant A (1x1 conv weight) when B is not */
+  tp_qmm_b *qmm;           /* per kernel: a matmul_int's constant int8/uint8 B packed for the integer GEMM */
   const tp_lower_accel *accel; /* attached by tp_plan_accelerate, or NULL */
   void *accel_state;       /* the accelerator's, opaque here */
   const tp_kernels *packed_by; /* the table whose layout packed[] uses */
@@ -95,6 +96,8 @@ void tp_plan_free(tp_plan *pl) {
   tp_free(pl->packed);
   for (int i = 0; pl->packed_a && i < pl->p->nkernels; i++) tp_free(pl->packed_a[i]);
   tp_free(pl->packed_a);
+  for (int i = 0; pl->qmm && i < pl->p->nkernels; i++) tp_qmm_b_free(&pl->qmm[i]);
+  tp_free(pl->qmm);
   if (pl->accel) pl->accel->release(pl->accel_state);
   tp_free(pl->arena_raw);
   tp_free(pl->preps);
@@ -215,6 +218,56 @@ static tp_status autotune_gemm(tp_kir_program *p, tp_kir_kernel *k) {
   return s;
 }
 
+/* A constant buffer (or a view of one) as a tensor shell over the
+ * constant's data; 0 when b is not constant. */
+static int const_shell(const tp_kir_program *p, int b, tp_storage *st, tp_tensor *t) {
+  int base = b;
+  int64_t off = 0;
+  while (p->bufs[base].kind == TP_KBUF_VIEW) {
+    off += p->bufs[base].offset;
+    base = p->bufs[base].base;
+  }
+  if (p->bufs[base].kind != TP_KBUF_CONST || !p->bufs[base].value) return 0;
+  const tp_kir_buf *x = &p->bufs[b];
+  memset(st, 0, sizeof *st);
+  memset(t, 0, sizeof *t);
+  st->refs = t->refs = 1 << 30; /* never freed through the shell */
+  st->data = st->raw = tp_tensor_ptr(p->bufs[base].value);
+  st->bytes = (size_t)tp_tensor_numel(p->bufs[base].value) * tp_dtype_size(x->desc.dtype);
+  t->dtype = x->desc.dtype;
+  t->ndim = x->desc.ndim;
+  memcpy(t->shape, x->desc.shape, sizeof t->shape);
+  memcpy(t->strides, x->strides, sizeof t->strides);
+  t->offset = off;
+  t->storage = st;
+  t->node = -1;
+  return 1;
+}
+
+/* matmul_int kernels whose B (and B's zero point) are constants: B packed
+ * once for the integer GEMM (ops.h's tp_qmm_pack_b), not on every run. */
+static tp_status pack_qmm(tp_plan *pl) {
+  const tp_kir_program *p = pl->p;
+  for (int k = 0; k < p->nkernels; k++) {
+    const tp_kir_kernel *kk = &p->kernels[k];
+    tp_op op = kk->kind == TP_KK_OP && kk->node >= 0 ? p->graph->nodes[kk->node].op : TP_OP_COUNT;
+    if ((op != TP_OP_MATMUL_INT && op != TP_OP_QMATMUL) || kk->nops < 2 || kk->op_bufs[1] < 0) continue;
+    tp_storage sb, sz, ss;
+    tp_tensor b, z, sc;
+    int has_z = kk->nops > 3 && kk->op_bufs[3] >= 0, has_s = op == TP_OP_QMATMUL;
+    if (!const_shell(p, kk->op_bufs[1], &sb, &b) || (has_z && !const_shell(p, kk->op_bufs[3], &sz, &z)) ||
+        (has_s && (kk->op_bufs[5] < 0 || !const_shell(p, kk->op_bufs[5], &ss, &sc))))
+      continue;
+    if (!pl->qmm) {
+      size_t bytes = sizeof(tp_qmm_b) * (size_t)p->nkernels;
+      if (!(pl->qmm = tp_alloc(bytes))) return TP_ERR_OUT_OF_MEMORY;
+      memset(pl->qmm, 0, bytes);
+    }
+    TP_TRY(tp_qmm_pack_b(&b, has_z ? &z : NULL, has_s ? &sc : NULL, &pl->qmm[k]));
+  }
+  return TP_OK;
+}
+
 tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
   tp_plan *pl = tp_alloc(sizeof *pl);
   if (!pl) {
@@ -299,6 +352,11 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
     K->gemm_pack_a(kk->M, kk->K, (const float *)tp_tensor_ptr(A) + kk->a_off, kk->a_rs, kk->a_cs,
                    (float *)aligned);
     if (K->gemm_tune) K->gemm_tune(0, 0);
+  }
+  tp_status qs = pack_qmm(pl);
+  if (qs) {
+    tp_plan_free(pl);
+    return qs;
   }
   *out = pl;
   return TP_OK;
@@ -858,6 +916,12 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     else tp_tensor_copy_into(t[n->attrs.result_index], &out.t);
   } else if (!s && n->op == TP_OP_CONV2D && tp_tensor_is_contiguous(&out.t)) {
     s = tp_conv2d_into(args, &n->attrs, &out.t); /* straight into the arena: no copy */
+  } else if (!s && (n->op == TP_OP_MATMUL_INT || n->op == TP_OP_QMATMUL) && r->pl->qmm && r->pl->qmm[ki].p) {
+    if (n->op == TP_OP_MATMUL_INT) s = tp_exec_matmul_int(n->nargs, args, &n->desc, &r->pl->qmm[ki], &res); /* B packed once */
+    else if (tp_tensor_is_contiguous(&out.t)) /* straight into the arena */
+      s = tp_exec_qmatmul_into(n->nargs, args, &n->attrs, &n->desc, &r->pl->qmm[ki], &out.t, &res);
+    else s = tp_exec_qmatmul(n->nargs, args, &n->attrs, &n->desc, &r->pl->qmm[ki], &res);
+    if (!s && res) tp_tensor_copy_into(res, &out.t);
   } else if (!s) {
     s = tp_op_call(n->op, n->nargs, args, &n->attrs, &res);
     if (!s) tp_tensor_copy_into(res, &out.t);

@@ -86,8 +86,8 @@ static tp_status rb_copy(rb *r, int i, const tp_arg *args, int nargs, const tp_a
 /* A fresh call node in the new graph (decompose); args are NEW indices. */
 static tp_status rb_call(rb *r, tp_op op, int nargs, const tp_arg *args, const tp_attrs *at,
                          int *idx) {
-  tp_desc descs[8], od;
-  const tp_desc *dp[8];
+  tp_desc descs[TP_MAX_OPERANDS], od;
+  const tp_desc *dp[TP_MAX_OPERANDS];
   for (int k = 0; k < nargs; k++) {
     dp[k] = NULL;
     if (args[k].kind == TP_ARG_NODE) dp[k] = &r->out->nodes[args[k].node].desc;
@@ -634,11 +634,247 @@ tp_status tp_pass_conv_bn(const tp_graph *in, tp_graph **out) {
   return rb_end(&r, s, out);
 }
 
+/* ---- qlinear: quantized linear layers onto the integer GEMM ---- */
+
+/* The quantized matmul patterns the ONNX importer leaves (ORT's dynamic
+ * quantization: DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul by
+ * a_scale * b_scale (-> Add bias); QLinearMatMul's composition: the same
+ * product then quantize):
+ *   [quantize(] [relu(] [add(] mul(cast_f32(matmul_int(a, b, za?, zb?)), s) [, bias)] [)] [, ys, yz)]
+ * with b 2-D, za one value, zb and bias per tensor / per column, s =
+ * mul(sa, sb) or one tensor, become one qmatmul (ops.def): the integer GEMM
+ * with the scale, bias, relu and requantization in its epilogue. The float
+ * outputs are bit for bit the pattern's (the epilogue computes (float)acc *
+ * (sa * sb[n]) + bias[n] as the graph does); the quantized ones multiply
+ * acc by (sa * sb[n]) / ys once instead of dividing the product by ys (one
+ * quantization step apart at worst, as onnxruntime's QLinearMatMul). */
+typedef struct qmatch {
+  int a, b, za, zb, bias, ys, yz; /* old node indices, -1: none */
+  int sa, sb;                     /* old node indices, -1: the constant 1 */
+  int relu;
+  int b_nk;                       /* b is [N, K] (linear's weight): transposed, its scale / zero point reshaped to [N] */
+} qmatch;
+
+static int64_t numel_of(const tp_node *n) { return tp_shape_numel(n->desc.ndim, n->desc.shape); }
+/* one value, or (n1 > 0) n1 values along the last dim */
+static int one_or_cols(const tp_node *n, int64_t n1) {
+  int64_t k = numel_of(n);
+  return k == 1 || (n1 > 0 && k == n1 && n->desc.ndim >= 1 && n->desc.shape[n->desc.ndim - 1] == n1);
+}
+static const tp_node *arg_node(const tp_graph *g, const tp_node *n, int k) {
+  return k < n->nargs && n->args[k].kind == TP_ARG_NODE ? &g->nodes[n->args[k].node] : NULL;
+}
+
+/* d = dequantize(x, s, z?) of an int8/uint8 x, float32 out: its x, s, z
+ * (z -1 when absent); 0 otherwise. */
+static int dequant_parts(const tp_graph *g, const tp_node *d, int *x, int *sc, int *z) {
+  if (!d || !is_call(d) || d->op != TP_OP_DEQUANTIZE || d->desc.dtype != TP_F32 || d->nargs < 2) return 0;
+  const tp_node *xn = arg_node(g, d, 0), *sn = arg_node(g, d, 1), *zn = arg_node(g, d, 2);
+  if (!xn || !sn || sn->desc.dtype != TP_F32 || (xn->desc.dtype != TP_I8 && xn->desc.dtype != TP_U8)) return 0;
+  if (d->nargs > 2 && d->args[2].kind != TP_ARG_NONE && !zn) return 0;
+  *x = d->args[0].node, *sc = d->args[1].node, *z = zn ? d->args[2].node : -1;
+  return 1;
+}
+
+/* QDQ: matmul(dequantize(a), dequantize(b)) with b [K, N], or
+ * linear(dequantize(a), dequantize(w), bias?) with w [N, K]: a's scale and
+ * zero point one value; b's one value or one per output column. */
+static int match_qdq(const tp_graph *g, const tp_node *n, qmatch *q) {
+  int sa, sb, za, zb;
+  if (!dequant_parts(g, arg_node(g, n, 0), &q->a, &sa, &za) || !dequant_parts(g, arg_node(g, n, 1), &q->b, &sb, &zb)) return 0;
+  const tp_node *a = &g->nodes[q->a], *b = &g->nodes[q->b];
+  if (b->desc.ndim != 2 || a->desc.ndim < 1) return 0;
+  int nk = n->op == TP_OP_LINEAR;
+  int64_t N = b->desc.shape[nk ? 0 : 1];
+  if (numel_of(&g->nodes[sa]) != 1 || (za >= 0 && numel_of(&g->nodes[za]) != 1)) return 0;
+  for (int k = 0; k < 2; k++) { /* b's scale and zero point: one value, or N along b's dim of N */
+    int p = k ? zb : sb;
+    if (p < 0) continue;
+    const tp_node *pn = &g->nodes[p];
+    int64_t e = numel_of(pn);
+    if (e == 1) continue;
+    if (e != N) return 0;
+    if (nk ? !(pn->desc.ndim == 1 || (pn->desc.ndim == 2 && pn->desc.shape[1] == 1)) : !one_or_cols(pn, N)) return 0;
+  }
+  if (nk && n->nargs > 2 && n->args[2].kind != TP_ARG_NONE) {
+    const tp_node *bn = arg_node(g, n, 2);
+    if (!bn || q->bias >= 0 || q->ys >= 0 || bn->desc.dtype != TP_F32 || numel_of(bn) != N) return 0;
+    q->bias = n->args[2].node;
+  }
+  if (q->bias >= 0) {
+    const tp_node *bn = &g->nodes[q->bias];
+    if (bn->desc.dtype != TP_F32 || numel_of(bn) != N || bn->desc.shape[bn->desc.ndim - 1] != N) return 0;
+  }
+  q->sa = sa, q->sb = sb, q->za = za, q->zb = zb, q->b_nk = nk;
+  return 1;
+}
+
+static int match_qlinear(const tp_graph *g, const int *users, int i, qmatch *q, int *inner, int *ninner) {
+  memset(q, 0, sizeof *q);
+  q->za = q->zb = q->bias = q->ys = q->yz = q->sa = q->sb = -1;
+  *ninner = 0;
+  const tp_node *n = &g->nodes[i];
+  if (!is_call(n)) return 0;
+  int cur = i;
+#define STEP(k)                                                                                  \
+  do {                                                                                           \
+    if (n->args[k].kind != TP_ARG_NODE || users[n->args[k].node] != 1) return 0;               \
+    cur = n->args[k].node, inner[(*ninner)++] = cur, n = &g->nodes[cur];                        \
+    if (!is_call(n)) return 0;                                                                   \
+  } while (0)
+  if (n->op == TP_OP_QUANTIZE) {
+    const tp_node *ys = arg_node(g, n, 1), *yz = arg_node(g, n, 2);
+    if (n->nargs != 3 || !ys || !yz || ys->desc.dtype != TP_F32 || numel_of(ys) != 1 || numel_of(yz) != 1) return 0;
+    q->ys = n->args[1].node, q->yz = n->args[2].node;
+    STEP(0);
+  }
+  if (n->op == TP_OP_RELU) {
+    q->relu = 1;
+    STEP(0);
+  }
+  if (n->op == TP_OP_ADD && q->ys < 0 && n->nargs == 2) {
+    int side = -1;
+    for (int k = 0; k < 2 && side < 0; k++) {
+      const tp_node *x = arg_node(g, n, k);
+      if (x && is_call(x) && (x->op == TP_OP_MUL || x->op == TP_OP_MATMUL || x->op == TP_OP_LINEAR)) side = k;
+    }
+    const tp_node *bn = side >= 0 ? arg_node(g, n, 1 - side) : NULL;
+    if (!bn) return 0;
+    q->bias = n->args[1 - side].node;
+    STEP(side);
+  }
+  if ((n->op == TP_OP_MATMUL || n->op == TP_OP_LINEAR) && n->desc.dtype == TP_F32) return match_qdq(g, n, q);
+  if (n->op != TP_OP_MUL || n->nargs != 2 || n->desc.dtype != TP_F32) return 0;
+  const tp_node *m = n;
+  int cside = -1;
+  for (int k = 0; k < 2 && cside < 0; k++) {
+    const tp_node *x = arg_node(g, m, k);
+    if (x && is_call(x) && x->op == TP_OP_CAST && x->desc.dtype == TP_F32 && users[m->args[k].node] == 1) cside = k;
+  }
+  if (cside < 0) return 0;
+  const tp_node *sn = arg_node(g, m, 1 - cside);
+  if (!sn || sn->desc.dtype != TP_F32) return 0;
+  STEP(cside); /* the cast */
+  if (!tp_desc_equal(&n->desc, &m->desc)) return 0;
+  STEP(0); /* the matmul_int */
+  if (n->op != TP_OP_MATMUL_INT) return 0;
+  const tp_node *an = arg_node(g, n, 0), *bn = arg_node(g, n, 1);
+  if (!an || !bn || bn->desc.ndim != 2 || an->desc.ndim < 1) return 0;
+  if ((an->desc.dtype != TP_I8 && an->desc.dtype != TP_U8) || (bn->desc.dtype != TP_I8 && bn->desc.dtype != TP_U8)) return 0;
+  int64_t N = bn->desc.shape[1];
+  q->a = n->args[0].node, q->b = n->args[1].node;
+  const tp_node *za = arg_node(g, n, 2), *zb = arg_node(g, n, 3);
+  if ((n->nargs > 2 && n->args[2].kind != TP_ARG_NONE && !za) || (n->nargs > 3 && n->args[3].kind != TP_ARG_NONE && !zb)) return 0;
+  if (za && numel_of(za) != 1) return 0;
+  if (zb && !one_or_cols(zb, N)) return 0;
+  q->za = za ? n->args[2].node : -1, q->zb = zb ? n->args[3].node : -1;
+  /* the scale: mul(sa, sb) (sa one value) or one tensor */
+  int s_idx = m->args[1 - cside].node;
+  const tp_node *s0 = is_call(sn) && sn->op == TP_OP_MUL && sn->nargs == 2 ? arg_node(g, sn, 0) : NULL;
+  const tp_node *s1 = s0 ? arg_node(g, sn, 1) : NULL;
+  if (s0 && s1 && s0->desc.dtype == TP_F32 && s1->desc.dtype == TP_F32 && numel_of(s0) == 1 && one_or_cols(s1, N))
+    q->sa = sn->args[0].node, q->sb = sn->args[1].node;
+  else if (s0 && s1 && s0->desc.dtype == TP_F32 && s1->desc.dtype == TP_F32 && numel_of(s1) == 1 && one_or_cols(s0, N))
+    q->sa = sn->args[1].node, q->sb = sn->args[0].node;
+  else if (numel_of(sn) == 1) q->sa = s_idx;
+  else if (one_or_cols(sn, N)) q->sb = s_idx;
+  else return 0;
+  if (q->bias >= 0) {
+    const tp_node *b = &g->nodes[q->bias];
+    if (b->desc.dtype != TP_F32 || numel_of(b) != N || b->desc.shape[b->desc.ndim - 1] != N) return 0;
+  }
+  if (q->yz >= 0 && g->nodes[q->yz].desc.dtype != g->nodes[i].desc.dtype) return 0;
+#undef STEP
+  return 1;
+}
+
+tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out) {
+  int n0 = in->n ? in->n : 1;
+  int *users = tp_alloc(sizeof(int) * (size_t)n0), *role = tp_alloc(sizeof(int) * (size_t)n0);
+  qmatch *qm = tp_alloc(sizeof(qmatch) * (size_t)n0);
+  if (!users || !role || !qm) {
+    tp_free(users), tp_free(role), tp_free(qm);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  memset(users, 0, sizeof(int) * (size_t)n0);
+  memset(role, 0, sizeof(int) * (size_t)n0); /* 1: a pattern's root, 2: inside one */
+  for (int i = 0; i < in->n; i++)
+    for (int k = 0; k < in->nodes[i].nargs; k++)
+      if (in->nodes[i].args[k].kind == TP_ARG_NODE) users[in->nodes[i].args[k].node]++;
+  for (int i = in->n - 1; i >= 0; i--) { /* the largest pattern first: its inner nodes are no roots */
+    int inner[8], ni;
+    if (role[i] || !match_qlinear(in, users, i, &qm[i], inner, &ni)) continue;
+    role[i] = 1;
+    for (int k = 0; k < ni; k++) role[inner[k]] = 2;
+  }
+  rb r;
+  tp_status s = rb_begin(in, &r);
+  if (s) {
+    tp_free(users), tp_free(role), tp_free(qm);
+    return s;
+  }
+  int one = -1, counter = 0;
+  for (int i = 0; i < in->n && !s; i++) {
+    if (role[i] != 1) {
+      s = rb_copy(&r, i, NULL, 0, NULL, NULL, in->nodes[i].op);
+      continue;
+    }
+    const qmatch *q = &qm[i];
+    if ((q->sa < 0 || q->sb < 0) && one < 0) { /* the constant 1 for a scale given as one tensor */
+      tp_tensor *t = NULL;
+      s = tp_full(TP_F32, 0, NULL, 1.0, &t);
+      if (!s) s = add_const(&r, t, &one, &counter);
+      tp_tensor_release(t);
+      if (s) break;
+    }
+    const int ids[9] = {q->a, q->b, q->za, q->zb, q->sa, q->sb, q->bias, q->ys, q->yz};
+    tp_arg args[9];
+    for (int k = 0; k < 9; k++) {
+      args[k] = (tp_arg){TP_ARG_NONE, 0, 0, 0};
+      if (ids[k] >= 0) args[k] = node_arg(r.map[ids[k]]);
+      else if (k == 4 || k == 5) args[k] = node_arg(one);
+    }
+    if (q->b_nk) { /* linear's [N, K] weight: its transpose (a view), per-row scale / zero point as [N] */
+      tp_attrs ta;
+      tp_attrs_init(&ta);
+      ta.dim = 0, ta.dim1 = 1;
+      int t;
+      s = rb_call(&r, TP_OP_TRANSPOSE, 1, &args[1], &ta, &t);
+      if (!s) args[1] = node_arg(t);
+      for (int k = 3; k <= 5 && !s; k += 2) {
+        if (args[k].kind != TP_ARG_NODE || numel_of(&r.out->nodes[args[k].node]) == 1) continue;
+        tp_attrs ra;
+        tp_attrs_init(&ra);
+        ra.nints = 1, ra.ints[0] = numel_of(&r.out->nodes[args[k].node]);
+        s = rb_call(&r, TP_OP_RESHAPE, 1, &args[k], &ra, &t);
+        if (!s) args[k] = node_arg(t);
+      }
+      if (s) break;
+    }
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.keepdim = q->relu;
+    int yi;
+    s = rb_call(&r, TP_OP_QMATMUL, 9, args, &at, &yi);
+    if (!s && !tp_desc_equal(&r.out->nodes[yi].desc, &in->nodes[i].desc))
+      s = tp_fail(TP_ERR_INTERNAL, "qlinear: node %%%s would change its type", in->nodes[i].name);
+    if (!s && in->nodes[i].name) { /* the fused node takes the name of the one it replaces (the model's node) */
+      char *nm = tp_strdup(in->nodes[i].name);
+      if (!nm) s = TP_ERR_OUT_OF_MEMORY;
+      else tp_free(r.out->nodes[yi].name), r.out->nodes[yi].name = nm;
+    }
+    if (!s) r.map[i] = yi;
+  }
+  tp_free(users), tp_free(role), tp_free(qm);
+  return rb_end(&r, s, out);
+}
+
 /* ---- the pipeline ---- */
 static const tp_pass_info pipeline[] = {
     {"shapes", tp_pass_shapes},   {"conv_gemm", tp_pass_conv_gemm},
     {"decompose", tp_pass_decompose}, {"simplify", tp_pass_simplify},
-    {"fold", tp_pass_fold},       {"conv_bn", tp_pass_conv_bn},     {"cse", tp_pass_cse},
+    {"qlinear", tp_pass_qlinear}, {"fold", tp_pass_fold},       {"conv_bn", tp_pass_conv_bn},
+    {"cse", tp_pass_cse},
     {"dce", tp_pass_dce},
 };
 

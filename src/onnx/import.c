@@ -132,8 +132,16 @@ static tp_status to_arg(imp *m, ref r, tp_arg *a) {
   return TP_OK;
 }
 
-/* One op: folded when no operand is a graph node, else a call node. */
+/* One op: folded when no operand is a graph node (and fold), else a call node. */
+static tp_status emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, int fold, ref *out);
 tp_status tp_onnx_emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, ref *out) {
+  return emit(m, op, n, args, at, 1, out);
+}
+tp_status tp_onnx_emit_node(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, ref *out) {
+  return emit(m, op, n, args, at, 0, out);
+}
+
+static tp_status emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, int fold, ref *out) {
   tp_desc descs[TP_MAX_OPERANDS], od;
   const tp_desc *dp[TP_MAX_OPERANDS];
   tp_attrs a0;
@@ -146,7 +154,7 @@ tp_status tp_onnx_emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs 
     if (args[i].kind == R_NODE) folded = 0;
   }
   TP_TRY(tp_op_infer(op, n, dp, at, &od));
-  if (folded) {
+  if (folded && fold) {
     tp_tensor *ts[TP_MAX_OPERANDS] = {0}, *y = NULL, *c = NULL;
     tp_status s = TP_OK;
     for (int i = 0; i < n && !s; i++) {
@@ -573,6 +581,44 @@ static tp_status input_desc(const vinfo *v, const tp_desc *given, tp_desc *d) {
   return TP_OK;
 }
 
+/* A DequantizeLinear of a constant weight kept as a node (onnx_quant.c,
+ * for stax's qlinear pass) that is not read as a matmul / linear weight:
+ * folded now, as every other constant computation, so eager mode does not
+ * dequantize it on every call (an embedding table, say). */
+static tp_status fold_kept_dequant(imp *m) {
+  tp_graph *g = m->g;
+  for (int i = 0; i < g->n; i++) {
+    tp_node *n = &g->nodes[i];
+    if (n->kind != TP_NODE_CALL || n->op != TP_OP_DEQUANTIZE) continue;
+    int konst = 1, used = 0, weight_only = 1;
+    for (int k = 0; k < n->nargs; k++)
+      if (n->args[k].kind == TP_ARG_NODE && g->nodes[n->args[k].node].kind != TP_NODE_GET_ATTR) konst = 0;
+    if (!konst) continue;
+    for (int j = i + 1; j < g->n; j++) {
+      const tp_node *u = &g->nodes[j];
+      for (int k = 0; k < u->nargs; k++)
+        if (u->args[k].kind == TP_ARG_NODE && u->args[k].node == i) {
+          used = 1;
+          if (!(u->kind == TP_NODE_CALL && (u->op == TP_OP_MATMUL || u->op == TP_OP_LINEAR) && k == 1)) weight_only = 0;
+        }
+    }
+    if (used && weight_only) continue;
+    tp_tensor *ins[TP_MAX_OPERANDS] = {0}, *y = NULL;
+    for (int k = 0; k < n->nargs; k++)
+      if (n->args[k].kind == TP_ARG_NODE) ins[k] = g->nodes[n->args[k].node].val;
+    TP_TRY(tp_op_call(TP_OP_DEQUANTIZE, n->nargs, ins, &n->attrs, &y));
+    char *t = tp_strdup(n->name);
+    if (!t) {
+      tp_tensor_release(y);
+      return TP_ERR_OUT_OF_MEMORY;
+    }
+    n->kind = TP_NODE_GET_ATTR, n->op = TP_OP_ADD, n->nargs = 0, n->target = t;
+    tp_graph_set_val(g, i, y);
+    tp_tensor_release(y);
+  }
+  return TP_OK;
+}
+
 static tp_status build(imp *m) {
   tp_status s;
   /* initializers */
@@ -650,6 +696,7 @@ static tp_status build(imp *m) {
     names[k] = 0;
     TP_TRY(tp_graph_set_custom(m->g, oidx, "onnx_outputs", names));
   }
+  TP_TRY(fold_kept_dequant(m));
   s = tp_graph_verify(m->g);
   if (s) tp_fail_context(s, "onnx: the imported graph is invalid");
   return s;

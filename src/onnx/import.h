@@ -171,6 +171,8 @@ tp_desc tp_onnx_desc(const imp *m, ref r);
 /* One op on refs: folded into a constant when no operand is a graph node,
  * else a call node. The helpers below are the common shapes of it. */
 tp_status tp_onnx_emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, ref *out);
+/* The same, never folded: a call node even on constant operands. */
+tp_status tp_onnx_emit_node(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, ref *out);
 tp_status tp_onnx_unary(imp *m, tp_op op, ref x, ref *out);
 tp_status tp_onnx_binary(imp *m, tp_op op, ref a, ref b, ref *out);
 tp_status tp_onnx_where(imp *m, ref c, ref a, ref b, ref *out);

@@ -122,21 +122,6 @@ static tp_status quantize(imp *m, onode *n, ref xf, ref scale, ref zp, tp_dtype 
   return name_after(m, n, *out);
 }
 
-/* The same composed of div, round, add and the saturating cast, for
- * DynamicQuantizeLinear, whose scale is 0 for an all-zero x (ONNX gives
- * zeros there; quantize would refuse the scale). */
-static tp_status quantize_composed(imp *m, ref xf, ref scale, ref zp, tp_dtype qd, ref *out) {
-  ref y;
-  TP_TRY(tp_onnx_cast(m, scale, TP_F32, &scale));
-  TP_TRY(tp_onnx_binary(m, TP_OP_DIV, xf, scale, &y));
-  TP_TRY(tp_onnx_unary(m, TP_OP_ROUND, y, &y));
-  if (zp.kind != R_NONE) {
-    TP_TRY(tp_onnx_cast(m, zp, TP_F32, &zp));
-    TP_TRY(tp_onnx_binary(m, TP_OP_ADD, y, zp, &y));
-  }
-  return tp_onnx_cast(m, y, qd, out); /* saturating cast of whole numbers */
-}
-
 static tp_status zero_point_dtype(imp *m, onode *n, ref zp, tp_dtype *qd) {
   int64_t od = tp_onnx_attr_int(m, n, "output_dtype", 0);
   *qd = TP_U8;
@@ -189,7 +174,11 @@ tp_status tp_onnx_cv_dequantize(imp *m, onode *n, int arg) {
   TP_TRY(shape_param(m, s, &xd, axis, block, "x_scale", &s));
   if (z.kind != R_NONE) TP_TRY(shape_param(m, z, &xd, axis, block, "x_zero_point", &z));
   ref args[3] = {x, s, z};
-  TP_TRY(tp_onnx_emit(m, TP_OP_DEQUANTIZE, 3, args, NULL, &y));
+  /* a constant 2-D int8/uint8 weight with float32 scales stays quantized in
+   * the graph (a quarter of the memory), for stax's qlinear pass to put on
+   * the integer GEMM; everything else folds at load */
+  int keep = x.kind == R_CONST && xd.ndim == 2 && is_quant_dtype(xd.dtype) && outd == TP_F32;
+  TP_TRY((keep ? tp_onnx_emit_node : tp_onnx_emit)(m, TP_OP_DEQUANTIZE, 3, args, NULL, &y));
   TP_TRY(name_after(m, n, y));
   TP_TRY(tp_onnx_cast(m, y, outd, &y)); /* the scale's dtype: float16 scales give float16 */
   return tp_onnx_set_out(m, n, 0, y);
@@ -208,7 +197,10 @@ tp_status tp_onnx_cv_dynquant(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_need_in(m, n, 0, &x));
   TP_TRY(tp_onnx_cast(m, x, TP_F32, &x));
   TP_TRY(tp_onnx_reduce(m, TP_OP_MAX, x, 0, NULL, 0, &hi));
-  TP_TRY(tp_onnx_reduce(m, TP_OP_MIN, x, 0, NULL, 0, &lo));
+  /* min(x) as -max(-x) (exact): the max reduction has vectorized kernels */
+  TP_TRY(tp_onnx_unary(m, TP_OP_NEG, x, &lo));
+  TP_TRY(tp_onnx_reduce(m, TP_OP_MAX, lo, 0, NULL, 0, &lo));
+  TP_TRY(tp_onnx_unary(m, TP_OP_NEG, lo, &lo));
   TP_TRY(clamp0(m, hi, 1, &hi));
   TP_TRY(clamp0(m, lo, 0, &lo));
   TP_TRY(tp_onnx_binary(m, TP_OP_SUB, hi, lo, &scale));
@@ -218,7 +210,13 @@ tp_status tp_onnx_cv_dynquant(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_unary(m, TP_OP_NEG, zp, &zp));
   TP_TRY(tp_onnx_unary(m, TP_OP_ROUND, zp, &zp));
   TP_TRY(tp_onnx_cast(m, zp, TP_U8, &zpq));
-  TP_TRY(quantize_composed(m, x, scale, zpq, TP_U8, &y));
+  /* y = quantize(x, scale > 0 ? scale : 1, zp): one kernel; the scale is 0
+   * only for an all-zero x (or NaN for a NaN in x), where x / 1 + zp gives
+   * ONNX's zeros (NaN -> 0) */
+  ref pos, safe;
+  TP_TRY(tp_onnx_binary(m, TP_OP_GT, scale, tp_onnx_scalar(0), &pos));
+  TP_TRY(tp_onnx_where(m, pos, scale, tp_onnx_scalar(1), &safe));
+  TP_TRY(quantize(m, n, x, safe, zpq, TP_U8, &y));
   TP_TRY(tp_onnx_set_out(m, n, 0, y));
   TP_TRY(tp_onnx_set_out(m, n, 1, scale));
   return tp_onnx_set_out(m, n, 2, zpq);
@@ -248,9 +246,29 @@ static tp_status centered(imp *m, ref q, ref zp, int row, const char *what, ref 
   return tp_onnx_binary(m, TP_OP_SUB, y, zp, out);
 }
 
-/* (a - azp) @ (b - bzp): matmul_int, exact, int32 */
+/* A zero point matmul_int takes as an operand (ops.def): q's dtype, one
+ * value, or one per row of a ([M], [M,1]) / column of b ([N], [1,N]). */
+static int direct_zp(imp *m, ref q, ref zp, int row) {
+  if (zp.kind == R_NONE) return 1;
+  tp_desc qd = tp_onnx_desc(m, q), zd = tp_onnx_desc(m, zp);
+  if (zd.dtype != qd.dtype || qd.ndim < 1) return 0;
+  int64_t nz = tp_shape_numel(zd.ndim, zd.shape);
+  if (nz == 1) return 1;
+  int64_t want = qd.ndim < 2 ? 1 : row ? qd.shape[qd.ndim - 2] : qd.shape[qd.ndim - 1];
+  return nz == want && (zd.ndim == 1 || (zd.ndim == 2 && zd.shape[row ? 1 : 0] == 1));
+}
+
+/* (a - azp) @ (b - bzp): matmul_int, exact, int32; int8/uint8 operands
+ * with their zero points as operands (the integer GEMM), other zero point
+ * shapes subtracted in int32 first. */
 static tp_status int_matmul(imp *m, ref a, ref azp, ref b, ref bzp, ref *out) {
   ref ac, bc;
+  if (is_quant_dtype(tp_onnx_desc(m, a).dtype) && is_quant_dtype(tp_onnx_desc(m, b).dtype) && direct_zp(m, a, azp, 1) &&
+      direct_zp(m, b, bzp, 0)) {
+    ref args[4] = {a, b, azp, bzp};
+    int nin = bzp.kind != R_NONE ? 4 : azp.kind != R_NONE ? 3 : 2;
+    return tp_onnx_emit(m, TP_OP_MATMUL_INT, nin, args, NULL, out);
+  }
   TP_TRY(centered(m, a, azp, 1, "A", &ac));
   TP_TRY(centered(m, b, bzp, 0, "B", &bc));
   return tp_onnx_binary(m, TP_OP_MATMUL_INT, ac, bc, out);

@@ -590,9 +590,22 @@ static tp_status convert_as(wr *w, const tp_node *n, const char *out) {
     case TP_OP_MATMUL_INT: { /* int8/uint8 operands: MatMulInteger; with an int32 one: MatMul on int32 */
       tp_desc d1 = arg_desc(g, &n->args[1]);
       int q = (d0.dtype == TP_I8 || d0.dtype == TP_U8) && (d1.dtype == TP_I8 || d1.dtype == TP_U8);
+      int zps = 0; /* the zero points (ops.def's shapes are MatMulInteger's) */
+      for (int k = 2; k < n->nargs; k++) zps |= n->args[k].kind != TP_ARG_NONE;
+      if (zps && !q)
+        return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (matmul_int): zero points of int32 operands cannot be exported",
+                       n->name);
       operand(w, &n->args[0], q ? d0.dtype : TP_I32, b0, &a0);
       operand(w, &n->args[1], q ? d1.dtype : TP_I32, b1, &a1);
-      node2(w, q ? "MatMulInteger" : "MatMul", a0, a1, out);
+      if (!zps) {
+        node2(w, q ? "MatMulInteger" : "MatMul", a0, a1, out);
+        return TP_OK;
+      }
+      const char *in[4] = {a0, a1, "", ""};
+      vname bz[2];
+      for (int k = 2; k < n->nargs; k++)
+        if (n->args[k].kind != TP_ARG_NONE) operand(w, &n->args[k], k == 2 ? d0.dtype : d1.dtype, bz[k - 2], &in[k]);
+      node(w, "MatMulInteger", n->nargs, in, out, NULL);
       return TP_OK;
     }
     default:

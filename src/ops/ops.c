@@ -11,7 +11,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det) X(shape_grid_sample) X(shape_roi_align) X(shape_quant)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det) X(shape_grid_sample) X(shape_roi_align) X(shape_quant) X(shape_qmatmul)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -197,8 +197,10 @@ static tp_status need_f32(tp_op op, const tp_desc *d, const char *which) {
 
 static tp_status shape_matmul(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *at,
                               tp_desc *out) {
-  (void)nin;
   (void)at;
+  if (op == TP_OP_MATMUL_INT && (nin < 2 || nin > 4 || !in[1]))
+    return tp_fail(TP_ERR_INVALID_ARG, "matmul_int: expected 2 to 4 operands (a, b, a_zero_point, b_zero_point), got %d%s",
+                   nin, nin >= 2 ? " with b missing" : "");
   const tp_desc *a = in[0], *b = in[1];
   char b0[96], b1[96];
   if (a->ndim == 0 || b->ndim == 0)
@@ -210,6 +212,23 @@ static tp_status shape_matmul(tp_op op, int nin, const tp_desc *const *in, const
       if (d != TP_I8 && d != TP_U8 && d != TP_I32)
         return tp_fail(TP_ERR_INVALID_ARG, "matmul_int: %s has dtype %s, expected int8, uint8 or int32", i ? "b" : "a",
                        tp_dtype_name(d));
+    }
+    for (int i = 2; i < nin; i++) { /* zero points: the operand's dtype; per tensor, per row of a, per column of b */
+      const tp_desc *z = in[i], *x = in[i - 2];
+      if (!z) continue;
+      const char *zn = i == 2 ? "a_zero_point" : "b_zero_point";
+      if (z->dtype != x->dtype)
+        return tp_fail(TP_ERR_INVALID_ARG, "matmul_int: %s has dtype %s, %s %s; they must match", zn,
+                       tp_dtype_name(z->dtype), i == 2 ? "a" : "b", tp_dtype_name(x->dtype));
+      int64_t nz = tp_shape_numel(z->ndim, z->shape);
+      if (nz == 1) continue;
+      int64_t want = i == 2 ? (a->ndim >= 2 ? a->shape[a->ndim - 2] : 1) : (b->ndim >= 2 ? b->shape[b->ndim - 1] : 1);
+      int ok = nz == want && (z->ndim == 1 || (z->ndim == 2 && z->shape[i == 2 ? 1 : 0] == 1));
+      if (!ok)
+        return tp_fail(TP_ERR_INVALID_ARG,
+                       "matmul_int: %s has shape %s; one value or one per %s (%lld: [%lld] or %s) is supported", zn,
+                       SHAPE(z, b0), i == 2 ? "row of a" : "column of b", (long long)want, (long long)want,
+                       i == 2 ? "[M,1]" : "[1,N]");
     }
   } else {
     TP_TRY(need_f32(op, a, "a"));
@@ -233,6 +252,57 @@ static tp_status shape_matmul(tp_op op, int nin, const tp_desc *const *in, const
   if (b->ndim >= 2) o.shape[o.ndim++] = b->shape[b->ndim - 1];
   o.dtype = op == TP_OP_MATMUL_INT ? TP_I32 : TP_F32;
   *out = o;
+  return TP_OK;
+}
+
+/* qmatmul (ops.def): operand k must be present (or not) with one of the
+ * dtypes and numel 1 or n1 elements (n1 > 0), else an error naming it. */
+static tp_status qmm_operand(const tp_desc *const *in, int k, const char *name, int need, tp_dtype d0, tp_dtype d1,
+                             int64_t n1) {
+  const tp_desc *x = in[k];
+  char b0[96];
+  if (!x) return need ? tp_fail(TP_ERR_INVALID_ARG, "qmatmul: %s is missing", name) : TP_OK;
+  if (x->dtype != d0 && x->dtype != d1)
+    return tp_fail(TP_ERR_INVALID_ARG, "qmatmul: %s has dtype %s, expected %s", name, tp_dtype_name(x->dtype),
+                   tp_dtype_name(d0));
+  int64_t n = tp_shape_numel(x->ndim, x->shape);
+  if (n != 1 && !(n1 > 0 && n == n1 && x->ndim >= 1 && x->shape[x->ndim - 1] == n1))
+    return tp_fail(TP_ERR_INVALID_ARG, "qmatmul: %s has shape %s; one value%s is supported", name, SHAPE(x, b0),
+                   n1 > 0 ? " or one per column of b" : "");
+  return TP_OK;
+}
+
+static tp_status shape_qmatmul(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *at, tp_desc *out) {
+  (void)op, (void)nin, (void)at;
+  const tp_desc *a = in[0], *b = in[1];
+  char b0[96], b1[96];
+  if (!b) return tp_fail(TP_ERR_INVALID_ARG, "qmatmul: b is missing");
+  for (int i = 0; i < 2; i++)
+    if (in[i]->dtype != TP_I8 && in[i]->dtype != TP_U8)
+      return tp_fail(TP_ERR_INVALID_ARG, "qmatmul: %s has dtype %s, expected int8 or uint8", i ? "b" : "a",
+                     tp_dtype_name(in[i]->dtype));
+  if (a->ndim < 1 || b->ndim != 2 || a->shape[a->ndim - 1] != b->shape[0])
+    return tp_fail(TP_ERR_INVALID_ARG, "qmatmul: a %s and b %s do not make a matmul with a 2-D b", SHAPE(a, b0),
+                   SHAPE(b, b1));
+  int64_t N = b->shape[1];
+  TP_TRY(qmm_operand(in, 2, "a_zero_point", 0, a->dtype, a->dtype, 0));
+  TP_TRY(qmm_operand(in, 3, "b_zero_point", 0, b->dtype, b->dtype, N));
+  TP_TRY(qmm_operand(in, 4, "a_scale", 1, TP_F32, TP_F32, 0));
+  TP_TRY(qmm_operand(in, 5, "b_scale", 1, TP_F32, TP_F32, N));
+  TP_TRY(qmm_operand(in, 6, "bias", 0, TP_F32, TP_F32, N));
+  if (in[6] && tp_shape_numel(in[6]->ndim, in[6]->shape) != N)
+    return tp_fail(TP_ERR_INVALID_ARG, "qmatmul: bias has shape %s; one value per column of b (%lld) is needed",
+                   SHAPE(in[6], b0), (long long)N);
+  if (!in[7] != !in[8])
+    return tp_fail(TP_ERR_INVALID_ARG, "qmatmul: y_scale and y_zero_point come together (a quantized output)");
+  TP_TRY(qmm_operand(in, 7, "y_scale", 0, TP_F32, TP_F32, 0));
+  TP_TRY(qmm_operand(in, 8, "y_zero_point", 0, TP_U8, TP_I8, 0));
+  if (in[6] && in[7]) return tp_fail(TP_ERR_INVALID_ARG, "qmatmul: a float bias needs a float output (no y_scale)");
+  memset(out, 0, sizeof *out);
+  out->ndim = a->ndim;
+  memcpy(out->shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
+  out->shape[a->ndim - 1] = N;
+  out->dtype = in[8] ? in[8]->dtype : TP_F32;
   return TP_OK;
 }
 

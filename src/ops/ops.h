@@ -73,8 +73,30 @@ int tp_view_strides(int xnd, const int64_t *xshape, const int64_t *xstrides, int
 /* dst = src converted to dtype d (a new reference when already d). */
 tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out);
 /* quantize / dequantize (quant.c) */
-tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
-tp_status tp_exec_matmul_int(tp_tensor *a, tp_tensor *b, const tp_desc *od, tp_tensor **out);
+/* fast 0: the scalar loop only (the reference) */
+tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, int fast, tp_tensor **out);
+/* matmul_int(a, b, a_zero_point?, b_zero_point?) (quant.c): int8/uint8
+ * operands on the integer GEMM (pre: B packed once by tp_qmm_pack_b, or
+ * NULL: packed per call), otherwise the scalar loop; _ref is the loop. */
+typedef struct tp_qgemm_packed tp_qgemm_packed;
+typedef struct tp_qmm_b {
+  tp_qgemm_packed *p;     /* NULL: B is not for the integer GEMM */
+  int64_t K, N;
+  int32_t zb_min, zb_max; /* B's zero points as packed (uint8 B shifted by -128) */
+} tp_qmm_b;
+/* b_scale NULL: an S32 output only (matmul_int); else qmatmul's. */
+tp_status tp_qmm_pack_b(const tp_tensor *b, const tp_tensor *b_zero_point, const tp_tensor *b_scale, tp_qmm_b *out);
+void tp_qmm_b_free(tp_qmm_b *b);
+tp_status tp_exec_matmul_int(int nin, tp_tensor *const *in, const tp_desc *od, const tp_qmm_b *pre, tp_tensor **out);
+tp_status tp_exec_matmul_int_ref(int nin, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
+/* qmatmul (ops.def) on the integer GEMM (pre as above, with b's scales), and its scalar loop. */
+tp_status tp_exec_qmatmul(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
+                          tp_tensor **out);
+/* The same written into `into` (contiguous, od's dtype and shape: the
+ * executor's arena buffer); *out is set to NULL. */
+tp_status tp_exec_qmatmul_into(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
+                               tp_tensor *into, tp_tensor **out);
+tp_status tp_exec_qmatmul_ref(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* conv2d geometry (ops.def): sizes from x [N,C,H,W] and w [M,C/G,KH,KW],
  * the window attributes and the output size OHxOW. Filled by the shape rule,
  * read by the eager and reference kernels. */

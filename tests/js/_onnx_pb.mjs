@@ -100,6 +100,8 @@ function valueInfo(name, elem, dims) {
  * ['TfIdfVectorizer', ins, outs, { mode: 'TF', weights: new Float32Array([1, 2]) }],
  * and graph attributes: ['Scan', ins, outs, { body: { nodes, inputs, outputs } }].
  * Tests build models with symbolic dims and shape inputs with it.
+ * initializers: [['w', 3, [4, 2], Int8Array.of(...)]] (name, elem type,
+ * dims, a typed array as raw_data) are constants of the graph.
  */
 export function makeModel(desc) {
   return concatBytes([varintField(1, 8), lenField(8, concatBytes([lenField(1, new Uint8Array(0)), varintField(2, desc.opset ?? 17)])),
@@ -114,7 +116,7 @@ function float32Field(num, v) {
   return concatBytes([new Uint8Array(encodeVarint((num << 3) | 5)), b]);
 }
 
-function graphProto({ nodes, inputs, outputs }, name) {
+function graphProto({ nodes, inputs, outputs, initializers = [] }, name) {
   const g = [];
   for (const [op, ins, outs, attrs = {}] of nodes) {
     const as = Object.entries(attrs).map(([k, v]) => lenField(5, concatBytes([lenField(1, utf8(k)),
@@ -128,6 +130,10 @@ function graphProto({ nodes, inputs, outputs }, name) {
       lenField(3, utf8(outs[0])), lenField(4, utf8(op)), ...as])));
   }
   g.push(lenField(2, utf8(name)));
+  for (const [n, e, d, v] of initializers) { /* TensorProto: dims 1, data_type 2, name 8, raw_data 9 */
+    g.push(lenField(5, concatBytes([...d.map((x) => varintField(1, x)), varintField(2, e), lenField(8, utf8(n)),
+      lenField(9, new Uint8Array(v.buffer, v.byteOffset, v.byteLength))])));
+  }
   for (const [n, e, d] of inputs) g.push(lenField(11, valueInfo(n, e, d)));
   for (const [n, e, d] of outputs) g.push(lenField(12, valueInfo(n, e, d)));
   return concatBytes(g);

@@ -6,6 +6,7 @@
  * Threads: no globals; a runner is used by one thread at a time. */
 #include "backends.h"
 #include "../../codegen/jit.h"
+#include "../../codegen/qgemm_jit.h"
 #include "../../lower/lower.h"
 #include "../modes.h"
 #include <stdio.h>
@@ -57,13 +58,19 @@ static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, 
 static void stax_describe(void *ud, char *json, size_t n) {
   stax_runner *r = ud;
   const tp_kir_program *p = tp_plan_program(r->plan);
-  int kinds[TP_KK_KIND_COUNT] = {0};
-  for (int k = 0; k < p->nkernels; k++) kinds[p->kernels[k].kind]++;
+  int kinds[TP_KK_KIND_COUNT] = {0}, qmm = 0, mmi = 0;
+  for (int k = 0; k < p->nkernels; k++) {
+    kinds[p->kernels[k].kind]++;
+    if (p->kernels[k].kind == TP_KK_OP && p->kernels[k].node >= 0) { /* the integer GEMM's op kernels */
+      qmm += p->graph->nodes[p->kernels[k].node].op == TP_OP_QMATMUL;
+      mmi += p->graph->nodes[p->kernels[k].node].op == TP_OP_MATMUL_INT;
+    }
+  }
   snprintf(json, n,
            "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"op\": %d, "
-           "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d}",
+           "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d, \"qmatmul\": %d, \"matmul_int\": %d}",
            p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_OP],
-           tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned);
+           tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned, qmm, mmi);
 }
 
 static char *stax_profile(void *ud) {
@@ -122,6 +129,14 @@ tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const
     lo.coordinate_descent = opt_value(opts, "stax.coordinate_descent_tuning", 0);
     tp_value nc0 = tp_config_get(TP_CFG_FORCE_DISABLE_CACHES);
     lo.use_cache = !(nc0.kind == TP_VAL_BOOL && nc0.i);
+    int quant = 0; /* integer GEMMs ahead: the relaxed-SIMD tile first (plans pack their weights for the best variant) */
+    for (int i = 0; i < g->n && !quant; i++)
+      quant = g->nodes[i].kind == TP_NODE_CALL && (g->nodes[i].op == TP_OP_MATMUL_INT || g->nodes[i].op == TP_OP_QMATMUL ||
+                                                   g->nodes[i].op == TP_OP_DEQUANTIZE);
+    if (quant && lo.codegen && tp_qgemm_jit_install(NULL) != TP_OK) {
+      tp_log(TP_LOG_FALLBACKS, "stax: the relaxed-SIMD integer GEMM tile did not load, SIMD128 runs: %s", tp_last_error());
+      tp_clear_error();
+    }
     s = tp_lower(g, &lo, &r->plan);
     if (!s && opt_value(opts, "stax.profile", 0)) s = tp_plan_set_profiling(r->plan, 1);
     if (!s && lo.codegen) { /* generated SIMD128 kernels on a Wasm host */

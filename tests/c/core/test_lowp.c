@@ -473,6 +473,159 @@ static void test_matmul_int(void) {
   tp_tensor_release(ta), tp_tensor_release(tf);
 }
 
+/* matmul_int with zero points: hand-computed; per row / per column; the
+ * integer GEMM's int32 edge (K = 33025 of 255 x -255, exact) and one past it
+ * (the wrapping scalar loop); every int8/uint8 pairing of the same values;
+ * bad zero points named. */
+static tp_tensor *filled(tp_dtype d, int64_t r, int64_t c, double v) {
+  int64_t s[2] = {r, c};
+  tp_tensor *t = NULL;
+  CHECK_OK(tp_full(d, 2, s, v, &t));
+  return t;
+}
+
+static void test_matmul_int_zp(void) {
+  const uint8_t a[] = {10, 20, 30, 40, 50, 60}; /* [2,3] */
+  const int8_t b[] = {1, -2, 3, -4, 5, -6};     /* [3,2] */
+  const uint8_t za[] = {10, 20};                /* per row */
+  const int8_t zb[] = {1, -1};                  /* per column */
+  int64_t s23[2] = {2, 3}, s32[2] = {3, 2}, s2[1] = {2};
+  tp_tensor *ta = NULL, *tb = NULL, *tza = NULL, *tzb = NULL, *y = NULL;
+  CHECK_OK(tp_tensor_new(TP_U8, 2, s23, a, &ta));
+  CHECK_OK(tp_tensor_new(TP_I8, 2, s32, b, &tb));
+  CHECK_OK(tp_tensor_new(TP_U8, 1, s2, za, &tza));
+  CHECK_OK(tp_tensor_new(TP_I8, 1, s2, zb, &tzb));
+  /* (a - za[row]) @ (b - zb[col]): rows [0,10,20], [20,30,40]; b - zb = [[0,-1],[2,-3],[4,-5]] */
+  tp_tensor *in[4] = {ta, tb, tza, tzb};
+  CHECK_OK(tp_op_call(TP_OP_MATMUL_INT, 4, in, NULL, &y));
+  const int32_t want[] = {0 + 20 + 80, 0 - 30 - 100, 0 + 60 + 160, -20 - 90 - 200};
+  expect_bytes("matmul_int per-row / per-column zero points", y, TP_I32, want, 4, 4);
+  tp_tensor_release(y);
+  tp_tensor *in3[3] = {ta, tb, NULL}; /* a NULL zero point is 0 */
+  CHECK_OK(tp_op_call(TP_OP_MATMUL_INT, 3, in3, NULL, &y));
+  const int32_t w0[] = {10 * 1 + 20 * 3 + 30 * 5, 10 * -2 + 20 * -4 + 30 * -6, 40 + 150 + 300, -80 - 200 - 360};
+  expect_bytes("matmul_int no zero points", y, TP_I32, w0, 4, 4);
+  tp_tensor_release(y);
+  /* bad zero points */
+  tp_tensor *in_bad[4] = {ta, tb, tzb, NULL};
+  CHECK(tp_op_call(TP_OP_MATMUL_INT, 4, in_bad, NULL, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "matmul_int: a_zero_point has dtype int8, a uint8; they must match"));
+  tp_tensor *z3 = filled(TP_I8, 1, 3, 0);
+  tp_tensor *in_sh[4] = {ta, tb, NULL, z3};
+  CHECK(tp_op_call(TP_OP_MATMUL_INT, 4, in_sh, NULL, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "matmul_int: b_zero_point has shape [1,3]; one value or one per column of b (2"));
+  tp_tensor *in5[5] = {ta, tb, NULL, NULL, NULL};
+  CHECK(tp_op_call(TP_OP_MATMUL_INT, 5, in5, NULL, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "matmul_int: expected 2 to 4 operands"));
+  tp_tensor_release(z3);
+  tp_tensor_release(ta), tp_tensor_release(tb), tp_tensor_release(tza), tp_tensor_release(tzb);
+  /* the int32 edge: every product (255 - 0) (-128 - 127) = -65025 */
+  static const int64_t ks[2] = {33025, 33026};
+  for (int e = 0; e < 2; e++) {
+    int64_t K = ks[e];
+    int64_t exact = -65025 * K;
+    int32_t want1 = (int32_t)(uint32_t)(uint64_t)exact; /* the wrapped int32 (K = 33026 overflows) */
+    /* the same values as every pairing: uint8 a = 255 (za 0) or int8 a = 127 (za -128);
+     * int8 b = -128 (zb 127) or uint8 b = 0 (zb 255) */
+    for (int pa = 0; pa < 2; pa++)
+      for (int pb = 0; pb < 2; pb++) {
+        tp_tensor *A = filled(pa ? TP_I8 : TP_U8, 2, K, pa ? 127 : 255), *B = filled(pb ? TP_U8 : TP_I8, K, 3, pb ? 0 : -128);
+        tp_tensor *ZA = filled(pa ? TP_I8 : TP_U8, 1, 1, pa ? -128 : 0), *ZB = filled(pb ? TP_U8 : TP_I8, 1, 1, pb ? 255 : 127);
+        tp_tensor *i4[4] = {A, B, ZA, ZB};
+        y = NULL;
+        CHECK_OK(tp_op_call(TP_OP_MATMUL_INT, 4, i4, NULL, &y));
+        int32_t w6[6] = {want1, want1, want1, want1, want1, want1};
+        char lbl[96];
+        snprintf(lbl, sizeof lbl, "matmul_int K=%lld %s x %s (sum %lld)", (long long)K, pa ? "i8" : "u8", pb ? "u8" : "i8",
+                 (long long)exact);
+        if (y) expect_bytes(lbl, y, TP_I32, w6, 4, 6);
+        tp_tensor_release(y), tp_tensor_release(A), tp_tensor_release(B), tp_tensor_release(ZA), tp_tensor_release(ZB);
+      }
+  }
+}
+
+/* qmatmul (the fused quantized linear layer) by hand: float output with
+ * per-column scales, bias and relu; uint8 output with the tie 2.5 -> 2;
+ * int8 saturation; bad scales and operands named. */
+static tp_tensor *t_of(tp_dtype d, int nd, int64_t d0, int64_t d1, const void *v) {
+  int64_t s[2] = {d0, d1};
+  tp_tensor *t = NULL;
+  CHECK_OK(tp_tensor_new(d, nd, s, v, &t));
+  return t;
+}
+
+static void test_qmatmul(void) {
+  const uint8_t a[] = {10, 20}, za[] = {10};
+  const int8_t b[] = {1, 2, 3, 4}, zb[] = {0};
+  const float sa[] = {0.5f}, sb[] = {0.25f, 0.5f}, bias[] = {1.0f, -20.0f};
+  tp_tensor *A = t_of(TP_U8, 2, 1, 2, a), *B = t_of(TP_I8, 2, 2, 2, b), *ZA = t_of(TP_U8, 0, 0, 0, za),
+            *ZB = t_of(TP_I8, 0, 0, 0, zb), *SA = t_of(TP_F32, 0, 0, 0, sa), *SB = t_of(TP_F32, 1, 2, 0, sb),
+            *BI = t_of(TP_F32, 1, 2, 0, bias), *y = NULL;
+  tp_attrs at;
+  tp_attrs_init(&at);
+  /* acc = (0, 10) @ [[1,2],[3,4]] = (30, 40); * (0.125, 0.25) = (3.75, 10); + bias = (4.75, -10) */
+  tp_tensor *in[9] = {A, B, ZA, ZB, SA, SB, BI, NULL, NULL};
+  CHECK_OK(tp_op_call(TP_OP_QMATMUL, 9, in, &at, &y));
+  const float w0[] = {4.75f, -10.0f};
+  expect_bytes("qmatmul float32, bias", y, TP_F32, w0, 4, 2);
+  tp_tensor_release(y);
+  at.keepdim = 1;
+  CHECK_OK(tp_op_call(TP_OP_QMATMUL, 9, in, &at, &y));
+  const float w1[] = {4.75f, 0.0f};
+  expect_bytes("qmatmul float32, bias, relu", y, TP_F32, w1, 4, 2);
+  tp_tensor_release(y);
+  /* uint8: a = (10, 11) - 10 = (0, 1): acc = (3, 4); sb = (1, 0.625), ys = 0.5: 3 * 1 = 3, 4 * 0.625 = 2.5 -> 2 (even) */
+  const uint8_t a2[] = {10, 11}, yz[] = {100};
+  const float sb2[] = {1.0f, 0.625f}, ys[] = {0.5f};
+  const int8_t yz8[] = {125};
+  tp_tensor *A2 = t_of(TP_U8, 2, 1, 2, a2), *SB2 = t_of(TP_F32, 1, 2, 0, sb2), *YS = t_of(TP_F32, 0, 0, 0, ys),
+            *YZ = t_of(TP_U8, 0, 0, 0, yz), *YZ8 = t_of(TP_I8, 0, 0, 0, yz8);
+  at.keepdim = 0;
+  tp_tensor *in2[9] = {A2, B, ZA, ZB, SA, SB2, NULL, YS, YZ};
+  CHECK_OK(tp_op_call(TP_OP_QMATMUL, 9, in2, &at, &y));
+  const uint8_t w2[] = {103, 102};
+  expect_bytes("qmatmul uint8, tie to even", y, TP_U8, w2, 1, 2);
+  tp_tensor_release(y);
+  in2[8] = YZ8; /* 125 + 3 = 128 -> 127, 125 + 2 = 127 */
+  CHECK_OK(tp_op_call(TP_OP_QMATMUL, 9, in2, &at, &y));
+  const int8_t w3[] = {127, 127};
+  expect_bytes("qmatmul int8, saturates", y, TP_I8, w3, 1, 2);
+  tp_tensor_release(y);
+  /* bad input */
+  const float zero[] = {0.0f};
+  tp_tensor *Z = t_of(TP_F32, 0, 0, 0, zero);
+  /* a_scale 0 (DynamicQuantizeLinear's scale of an all-zero input) multiplies as in the graph: (30, 40) * 0 */
+  tp_tensor *in3[9] = {A, B, ZA, ZB, Z, SB, NULL, NULL, NULL};
+  CHECK_OK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y));
+  const float wz0[] = {0.0f, 0.0f};
+  expect_bytes("qmatmul a_scale 0", y, TP_F32, wz0, 4, 2);
+  tp_tensor_release(y);
+  in3[4] = SA, in3[7] = YS;
+  CHECK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qmatmul: y_scale and y_zero_point come together"));
+  in3[6] = BI, in3[8] = YZ;
+  CHECK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qmatmul: a float bias needs a float output"));
+  in3[6] = NULL, in3[7] = NULL, in3[8] = NULL, in3[5] = Z;
+  /* a negative weight scale: the loop, as the graph multiplies: (30, 40) * (0.5, -0.5) */
+  in3[5] = t_of(TP_F32, 1, 2, 0, (const float[]){1.0f, -1.0f});
+  CHECK_OK(tp_op_call(TP_OP_QMATMUL, 9, in3, &at, &y));
+  const float wneg[] = {15.0f, -20.0f};
+  expect_bytes("qmatmul negative b_scale", y, TP_F32, wneg, 4, 2);
+  tp_tensor_release(y);
+  tp_tensor_release(in3[5]);
+  /* a quantized output's y_scale is checked as quantize does */
+  tp_tensor *in5[9] = {A2, B, ZA, ZB, SA, SB2, NULL, Z, YZ};
+  CHECK(tp_op_call(TP_OP_QMATMUL, 9, in5, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qmatmul: y_scale element 0 is 0; a scale must be finite and > 0"));
+  tp_tensor *bad[4] = {A, B, ZA, ZB};
+  tp_tensor *in4[9] = {bad[0], bad[1], bad[3], NULL, SA, SB, NULL, NULL, NULL};
+  CHECK(tp_op_call(TP_OP_QMATMUL, 9, in4, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qmatmul: a_zero_point has dtype int8, expected uint8"));
+  tp_tensor *ts[] = {A, B, ZA, ZB, SA, SB, BI, A2, SB2, YS, YZ, YZ8, Z};
+  for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) tp_tensor_release(ts[k]);
+}
+
 int main(void) {
   size_t live0 = tp_live_tensors();
   test_names();
@@ -487,6 +640,8 @@ int main(void) {
   test_bitcast();
   test_graph_text();
   test_matmul_int();
+  test_matmul_int_zp();
+  test_qmatmul();
   CHECKF(tp_live_tensors() == live0, "%zu tensors leaked", tp_live_tensors() - live0);
   printf("test_lowp: %d checks, %d failure(s)\n", checks, failures);
   return failures != 0;

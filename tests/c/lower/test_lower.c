@@ -631,6 +631,87 @@ static void test_conv_bn(void) {
   }
 }
 
+/* A random int8/uint8 or float32 tensor for graph constants / inputs. */
+static tp_tensor *rand_of(tp_dtype d, int nd, const int64_t *shape, double scale, double shift, uint64_t seed) {
+  tp_tensor *r = NULL, *m = NULL, *t = NULL, *sc = NULL, *sh = NULL;
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dtype = d;
+  tp_randn(nd, shape, seed, &r);
+  tp_scalar(scale, 0, &sc);
+  tp_mul(r, sc, &m);
+  tp_scalar(shift, 0, &sh);
+  tp_add(m, sh, &t);
+  tp_tensor *y = NULL;
+  if (d == TP_F32) y = t, t = NULL;
+  else tp_op_call(TP_OP_CAST, 1, &t, &at, &y); /* saturating */
+  tp_tensor_release(r), tp_tensor_release(m), tp_tensor_release(t), tp_tensor_release(sc), tp_tensor_release(sh);
+  return y;
+}
+
+/* qlinear: onnxruntime's dynamic-quantized layer (matmul_int -> cast -> mul
+ * by x_scale * w_scale -> add bias -> relu) becomes one qmatmul on the
+ * integer GEMM (natively the VNNI / AVX2 variant this CPU has): bit for bit
+ * the unfused graph on the graph executor; a layer whose product is also an
+ * output is left alone. */
+static void test_qlinear(void) {
+  static const char *const texts[2] = {
+      "tpgraph v1\n%x = placeholder : u8[37,300]\n%xz = placeholder : u8[]\n%xs = placeholder : f32[]\n"
+      "%w = get_attr \"w\" : i8[300,70]\n%wz = get_attr \"wz\" : i8[70]\n%ws = get_attr \"ws\" : f32[70]\n"
+      "%b = get_attr \"b\" : f32[70]\n"
+      "%0 = matmul_int(%x, %w, %xz, %wz) : i32[37,70]\n%1 = cast(%0, dtype=f32) : f32[37,70]\n"
+      "%2 = mul(%xs, %ws) : f32[70]\n%3 = mul(%1, %2) : f32[37,70]\n%4 = add(%3, %b) : f32[37,70]\n"
+      "%5 = relu(%4) : f32[37,70]\noutput(%5)\n",
+      "tpgraph v1\n%x = placeholder : u8[37,300]\n%xz = placeholder : u8[]\n%xs = placeholder : f32[]\n"
+      "%w = get_attr \"w\" : i8[300,70]\n%wz = get_attr \"wz\" : i8[70]\n%ws = get_attr \"ws\" : f32[70]\n"
+      "%b = get_attr \"b\" : f32[70]\n"
+      "%0 = matmul_int(%x, %w, %xz, %wz) : i32[37,70]\n%1 = cast(%0, dtype=f32) : f32[37,70]\n"
+      "%2 = mul(%xs, %ws) : f32[70]\n%3 = mul(%1, %2) : f32[37,70]\n%4 = add(%3, %b) : f32[37,70]\n"
+      "output(%4, %0)\n"};
+  for (int t = 0; t < 2; t++) {
+    tp_graph *g = parse(texts[t]);
+    if (!g) continue;
+    int64_t sw[2] = {300, 70}, s70[1] = {70}, sx[2] = {37, 300};
+    struct { const char *name; tp_tensor *v; } cs[4] = {
+        {"w", rand_of(TP_I8, 2, sw, 50, 0, 70)}, {"wz", rand_of(TP_I8, 1, s70, 3, 0, 71)},
+        {"ws", rand_of(TP_F32, 1, s70, 0.001, 0.01, 72)}, {"b", rand_of(TP_F32, 1, s70, 1, 0, 73)}};
+    for (int q = 0; q < 4; q++) {
+      tp_graph_set_val(g, tp_graph_find(g, cs[q].name), cs[q].v);
+      tp_tensor_release(cs[q].v);
+    }
+    tp_graph *pg = NULL;
+    CHECK(tp_run_passes(g, 0, NULL, NULL, &pg) == TP_OK);
+    int qmm = 0, mmi = 0;
+    for (int i = 0; pg && i < pg->n; i++)
+      if (pg->nodes[i].kind == TP_NODE_CALL) qmm += pg->nodes[i].op == TP_OP_QMATMUL, mmi += pg->nodes[i].op == TP_OP_MATMUL_INT;
+    CHECKF(t == 0 ? qmm == 1 && mmi == 0 : qmm == 0 && mmi == 1, "qlinear case %d: %d qmatmul, %d matmul_int", t, qmm, mmi);
+    tp_graph_free(pg);
+    tp_tensor *in[3] = {rand_of(TP_U8, 2, sx, 60, 128, 74), NULL, NULL}, *e[2] = {0}, *y[2] = {0};
+    tp_full(TP_U8, 0, NULL, 120, &in[1]);
+    tp_full(TP_F32, 0, NULL, 0.02, &in[2]);
+    tp_plan *pl = NULL;
+    int ne = 0, ny = 0;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("qlinear case %d: %s", t, tp_last_error());
+    CHECK(tp_graph_run(g, 3, in, 2, e, &ne) == TP_OK);
+    CHECK(pl && tp_plan_run(pl, 3, in, 2, y, &ny) == TP_OK);
+    CHECK(ne == ny && ne >= 1);
+    for (int o = 0; o < ne && o < ny; o++) {
+      int64_t cnt = tp_tensor_numel(e[o]);
+      for (int64_t i = 0; i < cnt; i++) {
+        double a = tp_tensor_get_f64(e[o], i), b = tp_tensor_get_f64(y[o], i);
+        if (a != b) { /* bit for bit: the same float32 operations */
+          FAILF("qlinear case %d output %d element %lld: stax %.9g, graph %.9g", t, o, (long long)i, b, a);
+          break;
+        }
+      }
+    }
+    for (int o = 0; o < 2; o++) tp_tensor_release(e[o]), tp_tensor_release(y[o]);
+    for (int k = 0; k < 3; k++) tp_tensor_release(in[k]);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
 /* max-autotune: GEMM blockings are timed at plan time, results unchanged,
  * the choice cached per shape unless caches are off. */
 static void test_autotune(void) {
@@ -685,6 +766,7 @@ int main(void) {
   test_short_rows();
   test_trailing_reduce();
   test_conv_bn();
+  test_qlinear();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;
