@@ -21,6 +21,7 @@
 #define TP_POOL_PTHREADS 1
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 #endif
 
@@ -172,7 +173,7 @@ static int run_share(const job *j, int slot) {
   if (slot >= j->nslots) return 0;
   for (int c; (c = claim(j)) >= 0;) {
     run_chunk(j, slot, c);
-    if (j->done && __atomic_add_fetch(j->done, 1, __ATOMIC_ACQ_REL) == j->nchunks) last = 1;
+    if (j->done && __atomic_add_fetch(j->done, 1, __ATOMIC_SEQ_CST) == j->nchunks) last = 1;
   }
   return last;
 }
@@ -184,36 +185,100 @@ static void run_alone(job *j) {
 }
 
 #ifdef TP_POOL_PTHREADS
+/* Hand-off without a system call when both sides are awake: the caller
+ * publishes a job by bumping P.seq (a seqlock over the job's fields: odd
+ * while it writes them), and a worker that finished its last job less than
+ * TP_POOL_SPIN_US ago is still polling P.seq and starts at once; only a
+ * worker idle for longer sleeps on the condition variable (P.sleepers says
+ * so, and the caller then broadcasts). The caller likewise polls for the
+ * last chunks before sleeping (P.waiting). Waking a sleeping thread costs
+ * 10-50 us on a VM (an IPI to a halted vCPU), about the length of a whole
+ * mid-size kernel: with the poll, a model's back-to-back kernels pay it
+ * once. Each flag and its counter follow the store-then-load pattern with
+ * sequentially consistent atomics, so one of the two sides always sees the
+ * other (no lost wake-up). */
+#define TP_POOL_SPIN_US 200
+
 static struct {
   pthread_mutex_t mu;
   pthread_cond_t wake, finished;
   pthread_t th[TP_POOL_MAX];
-  int nworkers, stop;
-  uint64_t gen, start_gen; /* start_gen: P.gen when the workers were started */
+  int nworkers, stop;      /* stop: atomic */
+  uint64_t seq, start_seq; /* seq: atomic, 2 per job (odd: being written) */
+  int sleepers, waiting;   /* atomic: workers asleep on wake; caller asleep on finished */
   uint64_t claim;          /* the job's claim counter (job.claim) */
   int done;                /* its finished chunks (job.done) */
-  job j;
+  /* the job's fields, written by the caller with relaxed atomics under the seqlock */
+  uintptr_t task, ctx;
+  int64_t n;
+  int nchunks, nslots;
 } P = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
        .finished = PTHREAD_COND_INITIALIZER};
 static pthread_mutex_t submit = PTHREAD_MUTEX_INITIALIZER; /* one parallel-for at a time */
 static _Thread_local int in_task; /* this thread runs a chunk: nested calls run serially */
 
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static uint64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+/* Polls until P.seq differs from `seen` or the pool stops, for up to
+ * TP_POOL_SPIN_US, then sleeps. Returns the new P.seq (0 when stopping). */
+static uint64_t await_job(uint64_t seen) {
+  uint64_t s, t0 = 0;
+  for (unsigned i = 0;; i++) {
+    if (__atomic_load_n(&P.stop, __ATOMIC_ACQUIRE)) return 0;
+    if ((s = __atomic_load_n(&P.seq, __ATOMIC_ACQUIRE)) != seen) return s;
+    cpu_relax();
+    if ((i & 31) == 31) {
+      sched_yield(); /* a thread sharing this core (an oversubscribed machine) runs */
+      uint64_t t = now_us();
+      if (!t0) t0 = t;
+      else if (t - t0 > TP_POOL_SPIN_US) break;
+    }
+  }
+  pthread_mutex_lock(&P.mu);
+  __atomic_add_fetch(&P.sleepers, 1, __ATOMIC_SEQ_CST);
+  while ((s = __atomic_load_n(&P.seq, __ATOMIC_SEQ_CST)) == seen &&
+         !__atomic_load_n(&P.stop, __ATOMIC_SEQ_CST))
+    pthread_cond_wait(&P.wake, &P.mu);
+  __atomic_sub_fetch(&P.sleepers, 1, __ATOMIC_SEQ_CST);
+  pthread_mutex_unlock(&P.mu);
+  return __atomic_load_n(&P.stop, __ATOMIC_ACQUIRE) ? 0 : s;
+}
+
 static void *worker(void *arg) {
   int w = (int)(intptr_t)arg;
   in_task = 1;
-  pthread_mutex_lock(&P.mu);
-  uint64_t seen = P.start_gen; /* not P.gen: a job may already be posted */
-  for (;;) {
-    while (P.gen == seen && !P.stop) pthread_cond_wait(&P.wake, &P.mu);
-    if (P.stop) break;
-    seen = P.gen;
-    job j = P.j;
-    pthread_mutex_unlock(&P.mu);
-    int last = run_share(&j, w);
-    pthread_mutex_lock(&P.mu);
-    if (last) pthread_cond_signal(&P.finished);
+  uint64_t seen = P.start_seq; /* not P.seq: a job may already be posted */
+  for (uint64_t s; (s = await_job(seen));) {
+    if (s & 1) { /* the caller is writing the job */
+      cpu_relax();
+      continue;
+    }
+    job j = {(tp_pool_task)LD(P.task), (void *)LD(P.ctx), LD(P.n), LD(P.nchunks), LD(P.nslots),
+             &P.claim, (uint32_t)(s >> 1), &P.done};
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (LD(P.seq) != s) continue; /* a newer job overwrote it: read that one */
+    seen = s;
+    if (run_share(&j, w) && __atomic_load_n(&P.waiting, __ATOMIC_SEQ_CST)) {
+      pthread_mutex_lock(&P.mu);
+      pthread_cond_signal(&P.finished);
+      pthread_mutex_unlock(&P.mu);
+    }
   }
-  pthread_mutex_unlock(&P.mu);
   tp_kern_thread_release(); /* the GEMM pack buffers of this thread */
   return NULL;
 }
@@ -221,15 +286,13 @@ static void *worker(void *arg) {
 /* Caller holds submit. */
 static void plat_stop(void) {
   pthread_mutex_lock(&P.mu);
-  P.stop = 1;
+  __atomic_store_n(&P.stop, 1, __ATOMIC_SEQ_CST);
   pthread_cond_broadcast(&P.wake);
   int n = P.nworkers;
   pthread_mutex_unlock(&P.mu);
   for (int i = 0; i < n; i++) pthread_join(P.th[i], NULL);
-  pthread_mutex_lock(&P.mu);
   P.nworkers = 0;
-  P.stop = 0;
-  pthread_mutex_unlock(&P.mu);
+  __atomic_store_n(&P.stop, 0, __ATOMIC_SEQ_CST);
 }
 
 static void at_exit(void) { tp_pool_shutdown(); }
@@ -240,7 +303,7 @@ static void at_fork_child(void) {
   pthread_cond_init(&P.wake, NULL);
   pthread_cond_init(&P.finished, NULL);
   pthread_mutex_init(&submit, NULL);
-  P.nworkers = 0, P.stop = 0;
+  P.nworkers = 0, P.stop = 0, P.sleepers = 0, P.waiting = 0;
   in_task = 0;
 }
 
@@ -250,13 +313,11 @@ static void plat_start(int nworkers) {
   if (P.nworkers == nworkers) return;
   if (P.nworkers) plat_stop();
   if (!registered) registered = !atexit(at_exit) && !pthread_atfork(NULL, NULL, at_fork_child);
-  pthread_mutex_lock(&P.mu);
-  P.start_gen = P.gen;
+  P.start_seq = __atomic_load_n(&P.seq, __ATOMIC_RELAXED);
   int n = 0;
   for (; n < nworkers; n++)
     if (pthread_create(&P.th[n], NULL, worker, (void *)(intptr_t)(n + 1))) break;
   P.nworkers = n;
-  pthread_mutex_unlock(&P.mu);
 }
 
 static void plat_run(job *j, int nthreads) {
@@ -266,21 +327,42 @@ static void plat_run(job *j, int nthreads) {
     return;
   }
   plat_start(nthreads - 1);
-  pthread_mutex_lock(&P.mu);
-  P.gen++;
-  j->gen = (uint32_t)P.gen, j->claim = &P.claim, j->done = &P.done;
-  __atomic_store_n(&P.claim, (uint64_t)j->gen << 32, __ATOMIC_RELEASE);
-  __atomic_store_n(&P.done, 0, __ATOMIC_RELEASE);
-  P.j = *j;
-  pthread_cond_broadcast(&P.wake);
-  pthread_mutex_unlock(&P.mu);
+  /* publish: seq odd, the fields, the counters, seq even (the job's gen) */
+  uint64_t s = P.seq; /* only the holder of submit writes it */
+  ST(P.seq, s + 1);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  ST(P.task, (uintptr_t)j->task), ST(P.ctx, (uintptr_t)j->ctx), ST(P.n, j->n);
+  ST(P.nchunks, j->nchunks), ST(P.nslots, j->nslots);
+  j->gen = (uint32_t)((s + 2) >> 1), j->claim = &P.claim, j->done = &P.done;
+  __atomic_store_n(&P.claim, (uint64_t)j->gen << 32, __ATOMIC_RELAXED);
+  __atomic_store_n(&P.done, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&P.seq, s + 2, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&P.sleepers, __ATOMIC_SEQ_CST)) {
+    pthread_mutex_lock(&P.mu);
+    pthread_cond_broadcast(&P.wake);
+    pthread_mutex_unlock(&P.mu);
+  }
   in_task = 1;
   run_share(j, 0);
   in_task = 0;
-  pthread_mutex_lock(&P.mu);
-  while (__atomic_load_n(&P.done, __ATOMIC_ACQUIRE) < j->nchunks)
-    pthread_cond_wait(&P.finished, &P.mu);
-  pthread_mutex_unlock(&P.mu);
+  uint64_t t0 = 0;
+  for (unsigned i = 0; __atomic_load_n(&P.done, __ATOMIC_ACQUIRE) < j->nchunks; i++) {
+    cpu_relax();
+    if ((i & 31) != 31) continue;
+    sched_yield();
+    uint64_t t = now_us();
+    if (!t0) {
+      t0 = t;
+    } else if (t - t0 > TP_POOL_SPIN_US) {
+      pthread_mutex_lock(&P.mu);
+      __atomic_store_n(&P.waiting, 1, __ATOMIC_SEQ_CST);
+      while (__atomic_load_n(&P.done, __ATOMIC_SEQ_CST) < j->nchunks)
+        pthread_cond_wait(&P.finished, &P.mu);
+      __atomic_store_n(&P.waiting, 0, __ATOMIC_SEQ_CST);
+      pthread_mutex_unlock(&P.mu);
+      break;
+    }
+  }
   pthread_mutex_unlock(&submit);
 }
 
