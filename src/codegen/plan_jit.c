@@ -10,6 +10,7 @@
  * hosts, which are single-threaded today. */
 #include "jit.h"
 #include "wasm/emit.h"
+#include "../runtime/pool.h"
 
 /* The accelerator's state for one plan. */
 typedef struct jit_state {
@@ -154,6 +155,12 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
   uint8_t *host = tp_alloc((size_t)(p->nkernels ? p->nkernels : 1));
   if (!host) return TP_ERR_OUT_OF_MEMORY;
   for (int k = 0; k < p->nkernels; k++) host[k] = p->kernels[k].kind == TP_KK_GEMM && !tp_plan_packed_b(pl, k);
+#ifdef TP_WASM_THREADS
+  /* with workers, the GEMMs the executor splits over them stay the
+   * executor's (generated code runs on the calling thread only) */
+  if (tp_pool_has_threads())
+    for (int k = 0; k < p->nkernels; k++) host[k] |= (uint8_t)tp_plan_kernel_parallel(&p->kernels[k]);
+#endif
   uint8_t *mr = tp_alloc((size_t)(p->nkernels ? p->nkernels : 1));
   if (!mr) {
     tp_free(host);

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#if !defined(__wasm__)
+#if defined(TP_WASM_THREADS)
+#define TP_POOL_WASM 1 /* workers over a shared memory, started by the JS loader */
+#elif !defined(__wasm__)
 #define TP_POOL_PTHREADS 1
 #include <pthread.h>
 #include <sched.h>
@@ -31,6 +33,10 @@ static int set_count;    /* tp_pool_set_threads; 0: the default */
 static int env_read, env_count; /* env_count 0: unset, -1: invalid */
 static char env_err[200];
 
+#ifdef TP_POOL_WASM
+static int wasm_workers(void);
+#endif
+
 static int cores(void) {
 #ifdef TP_POOL_PTHREADS
   cpu_set_t cs;
@@ -38,6 +44,8 @@ static int cores(void) {
   if (!sched_getaffinity(0, sizeof cs, &cs)) n = CPU_COUNT(&cs);
   if (n <= 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : n > TP_POOL_MAX ? TP_POOL_MAX : n;
+#elif defined(TP_POOL_WASM)
+  return 1 + wasm_workers(); /* the caller and the workers the loader started */
 #else
   return 1;
 #endif
@@ -77,7 +85,7 @@ static void read_env(void) {
 }
 
 tp_status tp_pool_threads(int *out) {
-#ifndef TP_POOL_PTHREADS
+#if !defined(TP_POOL_PTHREADS) && !defined(TP_POOL_WASM)
   *out = 1; /* single-threaded: TP_NUM_THREADS is ignored (explain() says so) */
   return TP_OK;
 #endif
@@ -89,6 +97,9 @@ tp_status tp_pool_threads(int *out) {
     *out = 1;
     return tp_fail(TP_ERR_VALUE, "%s", env_err);
   }
+#ifdef TP_POOL_WASM
+  if (n > cores()) n = cores(); /* no more threads than workers running (explain says so) */
+#endif
   *out = n;
   return TP_OK;
 }
@@ -99,7 +110,9 @@ int tp_pool_threads_or_default(void) {
   read_env();
   n = set_count ? set_count : env_count > 0 ? env_count : cores();
   tp_spin_unlock(&count_lock);
-#ifndef TP_POOL_PTHREADS
+#if defined(TP_POOL_WASM)
+  if (n > cores()) n = cores();
+#elif !defined(TP_POOL_PTHREADS)
   n = 1;
 #endif
   return n;
@@ -108,6 +121,8 @@ int tp_pool_threads_or_default(void) {
 int tp_pool_has_threads(void) {
 #ifdef TP_POOL_PTHREADS
   return 1;
+#elif defined(TP_POOL_WASM)
+  return wasm_workers() > 0;
 #else
   return 0;
 #endif
@@ -125,6 +140,17 @@ void tp_pool_describe(char *buf, size_t n) {
   else
     snprintf(buf, n, "pthreads: %d thread%s (%s)", tp_pool_threads_or_default(),
              tp_pool_threads_or_default() == 1 ? "" : "s", src);
+#elif defined(TP_POOL_WASM)
+  int want = set ? set : env > 0 ? env : 0, have = cores();
+  if (have == 1)
+    snprintf(buf, n, "Wasm threads build: 1 thread (no workers running)");
+  else if (want > have)
+    snprintf(buf, n, "Wasm threads: %d threads (%s = %d, but %d worker%s running)", have, src, want,
+             have - 1, have == 2 ? "" : "s");
+  else
+    snprintf(buf, n, "Wasm threads: %d thread%s (%s; %d worker%s running)", tp_pool_threads_or_default(),
+             tp_pool_threads_or_default() == 1 ? "" : "s", want ? src : "workers", have - 1,
+             have == 2 ? "" : "s");
 #else
   if (set > 1 || env > 1)
     snprintf(buf, n, "single-threaded Wasm build: 1 thread (%s = %d ignored)", src,
@@ -371,12 +397,107 @@ void tp_pool_shutdown(void) {
   if (P.nworkers) plat_stop();
   pthread_mutex_unlock(&submit);
 }
+#elif defined(TP_POOL_WASM)
+/* Wasm threads: the JS loader starts the workers (Node worker_threads or
+ * Web Workers), each instantiating this module over the shared memory with
+ * its own stack and TLS, and calls tpw_pool_worker(slot) (tp_pool_worker_loop), which never
+ * returns. The hand-off is the pthreads one (a seqlock'ed job, polling for
+ * TP_POOL_SPIN_US), with memory.atomic.wait32 / notify in place of the
+ * condition variable. The caller never sleeps: a browser's main thread may
+ * not block (memory.atomic.wait32 traps there), so it polls for the last
+ * chunks. */
+#define TP_POOL_SPIN_US 200
+#include <emscripten/emscripten.h>
+
+static struct {
+  uint32_t seq;  /* atomic, 2 per job (odd: being written); workers wait32 on it */
+  int workers;   /* atomic: workers that entered tp_pool_worker_loop */
+  int sleepers;  /* atomic: workers in wait32 */
+  uint64_t claim;
+  int done;
+  uintptr_t task, ctx;
+  int64_t n;
+  int nchunks, nslots;
+} W;
+static int submit_held; /* atomic: one parallel-for at a time */
+static _Thread_local int in_task;
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+static int wasm_workers(void) { return __atomic_load_n(&W.workers, __ATOMIC_ACQUIRE); }
+
+static uint32_t await_job(uint32_t seen) {
+  uint32_t s;
+  double t0 = emscripten_get_now();
+  for (unsigned i = 0;; i++) {
+    if ((s = __atomic_load_n(&W.seq, __ATOMIC_ACQUIRE)) != seen) return s;
+    if ((i & 63) == 63 && emscripten_get_now() - t0 > TP_POOL_SPIN_US / 1000.0) break;
+  }
+  __atomic_add_fetch(&W.sleepers, 1, __ATOMIC_SEQ_CST);
+  while ((s = __atomic_load_n(&W.seq, __ATOMIC_SEQ_CST)) == seen)
+    __builtin_wasm_memory_atomic_wait32((int *)&W.seq, (int)seen, -1);
+  __atomic_sub_fetch(&W.sleepers, 1, __ATOMIC_SEQ_CST);
+  return s;
+}
+
+int tp_pool_worker_loop(int slot) {
+  if (slot < 1 || slot >= TP_POOL_MAX) return -1;
+  in_task = 1;
+  uint32_t seen = __atomic_load_n(&W.seq, __ATOMIC_ACQUIRE) & ~1u;
+  __atomic_add_fetch(&W.workers, 1, __ATOMIC_SEQ_CST);
+  for (;;) {
+    uint32_t s = await_job(seen);
+    if (s & 1) continue; /* the caller is writing the job */
+    job j = {(tp_pool_task)LD(W.task), (void *)LD(W.ctx), LD(W.n), LD(W.nchunks), LD(W.nslots),
+             &W.claim, s >> 1, &W.done};
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (LD(W.seq) != s) continue;
+    seen = s;
+    run_share(&j, slot);
+  }
+}
+
+static void plat_run(job *j, int nthreads) {
+  if (j->nchunks <= 1 || j->nslots <= 1 || nthreads <= 1 || in_task ||
+      __atomic_exchange_n(&submit_held, 1, __ATOMIC_ACQUIRE)) {
+    run_alone(j);
+    return;
+  }
+  uint32_t s = W.seq;
+  ST(W.seq, s + 1);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  ST(W.task, (uintptr_t)j->task), ST(W.ctx, (uintptr_t)j->ctx), ST(W.n, j->n);
+  ST(W.nchunks, j->nchunks), ST(W.nslots, j->nslots);
+  j->gen = (s + 2) >> 1, j->claim = &W.claim, j->done = &W.done;
+  __atomic_store_n(&W.claim, (uint64_t)j->gen << 32, __ATOMIC_RELAXED);
+  __atomic_store_n(&W.done, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&W.seq, s + 2, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&W.sleepers, __ATOMIC_SEQ_CST))
+    __builtin_wasm_memory_atomic_notify((int *)&W.seq, (unsigned)-1);
+  in_task = 1;
+  run_share(j, 0);
+  in_task = 0;
+  while (__atomic_load_n(&W.done, __ATOMIC_ACQUIRE) < j->nchunks) {
+  }
+  __atomic_store_n(&submit_held, 0, __ATOMIC_RELEASE);
+}
+/* The workers belong to the loader (they live as long as the page or the
+ * process): nothing to stop. */
+void tp_pool_shutdown(void) {}
 #else
 static void plat_run(job *j, int nthreads) {
   (void)nthreads;
   run_alone(j);
 }
 void tp_pool_shutdown(void) {}
+#endif
+
+#ifndef TP_POOL_WASM
+int tp_pool_worker_loop(int slot) { /* no workers for the loader to run on this build */
+  (void)slot;
+  return -1;
+}
 #endif
 
 void tp_threads_shutdown(void) { tp_pool_shutdown(); }
