@@ -136,7 +136,9 @@ export async function startWorkers(core, nworkers) {
     const v = core.views();
     v.u8.fill(0, tb, tb + THREAD_BLOCK);
     v.u32[tb >>> 2] = tb; // struct pthread's self pointer
-    const w = isNode ? new WorkerCtor(url) : new WorkerCtor(url, { type: 'module' });
+    // (Node: none of the parent's flags, which may name its own entry, e.g.
+    // --input-type=module -e; V8 flags apply to the whole process anyway)
+    const w = isNode ? new WorkerCtor(url, { execArgv: [] }) : new WorkerCtor(url, { type: 'module' });
     const msg = { module: core.module, memory: core.memory, slot, stackTop: (stack + WORKER_STACK) & ~15, stackBase: stack, tb };
     ready.push(new Promise((resolve, reject) => {
       const onMessage = (d) => {
