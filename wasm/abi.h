@@ -52,6 +52,8 @@ const char *tpw_isa(void);
  * when workers run. */
 int32_t tpw_pool_worker(int32_t slot);
 int32_t tpw_pool_has_threads(void);
+/* chunks of parallel work the workers ran so far (0 without workers) */
+double tpw_pool_worker_chunks(void);
 int32_t tpw_live_tensors(void);
 
 /* tensors. shape_ptr: int64[ndim] (8-byte aligned). data may be 0 (zeros). */

@@ -17,7 +17,7 @@ export const CORE_EXPORTS = Object.freeze([
   'tpw_onnx_model_free', 'tpw_onnx_model_graph', 'tpw_onnx_model_info', 'tpw_onnx_model_load',
   'tpw_onnx_model_num_specializations', 'tpw_onnx_model_run', 'tpw_onnx_model_set_limit', 'tpw_onnx_model_set_option',
   'tpw_onnx_model_use_backend',
-  'tpw_onnx_tensor_decode', 'tpw_op', 'tpw_op_arity', 'tpw_op_count', 'tpw_op_name', 'tpw_pool_has_threads', 'tpw_pool_worker', 'tpw_random',
+  'tpw_onnx_tensor_decode', 'tpw_op', 'tpw_op_arity', 'tpw_op_count', 'tpw_op_name', 'tpw_pool_has_threads', 'tpw_pool_worker', 'tpw_pool_worker_chunks', 'tpw_random',
   'tpw_rec_add_alias', 'tpw_rec_get_constant', 'tpw_rec_invoke', 'tpw_rec_lookup', 'tpw_rec_mode',
   'tpw_rec_register', 'tpw_rec_set_adapter', 'tpw_rec_set_constant', 'tpw_rec_set_key', 'tpw_register_backend',
   'tpw_reset', 'tpw_runner_call', 'tpw_runner_free', 'tpw_scalar', 'tpw_set_capture_disabled', 'tpw_set_default_backend', 'tpw_set_host_error',

@@ -17,7 +17,7 @@ const isNode =
   typeof process !== 'undefined' && process.versions != null && typeof process.versions.node === 'string';
 
 export const WORKER_STACK = 1 << 20; // bytes per worker (the main stack is 1 MiB too)
-const THREAD_BLOCK = 1024; // bytes for a worker's struct pthread (Emscripten's is about 200)
+const THREAD_BLOCK = 1024; // a worker's struct pthread (112 bytes) and its key table (512)
 
 /** 1 when module is the threads build (it imports a memory). */
 export function isThreadedModule(module) {
@@ -112,6 +112,26 @@ export function emscriptenImports(memory, exports, role) {
   };
 }
 
+// A worker's struct pthread (Emscripten 3.1.6, musl's pthread_impl.h, wasm32
+// offsets): a copy of the main thread's with its own self pointer, a unique
+// tid (stdio's and the allocator's locks compare owners by tid: 0 or the
+// main thread's would let two threads hold one lock), stack, key table
+// (tsd, the block's second half) and robust list.
+const PT = { self: 0, tid: 16, stack: 44, stackSize: 48, tsd: 64, robustHead: 68, size: 112 };
+function initThreadBlock(core, tb, stack, stackSize) {
+  const v = core.views();
+  const main = core.exports.pthread_self() >>> 0;
+  v.u8.fill(0, tb, tb + THREAD_BLOCK);
+  v.u8.copyWithin(tb, main, main + PT.size);
+  const w = (off, x) => { v.u32[(tb + off) >>> 2] = x >>> 0; };
+  w(PT.self, tb);
+  w(PT.tid, tb); // unique and never the main thread's (its pid, 42)
+  w(PT.stack, (stack + stackSize) & ~15);
+  w(PT.stackSize, stackSize);
+  w(PT.tsd, tb + THREAD_BLOCK / 2); // 128 keys x 4 bytes, zeroed
+  w(PT.robustHead, tb + PT.robustHead);
+}
+
 /**
  * Starts nworkers workers for a threads core (the main instance already
  * runs). Resolves when every worker entered the pool's loop; rejects with
@@ -133,9 +153,7 @@ export async function startWorkers(core, nworkers) {
   for (let slot = 1; slot <= nworkers; slot++) {
     const stack = core.malloc(WORKER_STACK + 16);
     const tb = core.malloc(THREAD_BLOCK);
-    const v = core.views();
-    v.u8.fill(0, tb, tb + THREAD_BLOCK);
-    v.u32[tb >>> 2] = tb; // struct pthread's self pointer
+    initThreadBlock(core, tb, stack, WORKER_STACK);
     // (Node: none of the parent's flags, which may name its own entry, e.g.
     // --input-type=module -e; V8 flags apply to the whole process anyway)
     const w = isNode ? new WorkerCtor(url, { execArgv: [] }) : new WorkerCtor(url, { type: 'module' });
@@ -167,4 +185,9 @@ export async function startWorkers(core, nworkers) {
   const t0 = performance.now();
   while (ex.tpw_pool_has_threads() !== 1 && performance.now() - t0 < 1000) await new Promise((r) => setTimeout(r, 1));
   return workers;
+}
+
+/** Chunks of parallel work the core's workers have run so far (0 on the one-thread core). */
+export function workerChunks(core) {
+  return core.exports.tpw_pool_worker_chunks();
 }

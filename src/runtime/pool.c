@@ -412,6 +412,7 @@ void tp_pool_shutdown(void) {
 static struct {
   uint32_t seq;  /* atomic, 2 per job (odd: being written); workers wait32 on it */
   int workers;   /* atomic: workers that entered tp_pool_worker_loop */
+  int64_t worker_chunks; /* atomic: chunks the workers ran (tp_pool_worker_chunks) */
   int sleepers;  /* atomic: workers in wait32 */
   uint64_t claim;
   int done;
@@ -454,7 +455,12 @@ int tp_pool_worker_loop(int slot) {
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (LD(W.seq) != s) continue;
     seen = s;
-    run_share(&j, slot);
+    if (slot >= j.nslots) continue;
+    for (int c; (c = claim(&j)) >= 0;) { /* run_share, counting the chunks */
+      run_chunk(&j, slot, c);
+      __atomic_add_fetch(&W.worker_chunks, 1, __ATOMIC_RELAXED);
+      __atomic_add_fetch(j.done, 1, __ATOMIC_SEQ_CST);
+    }
   }
 }
 
@@ -482,6 +488,7 @@ static void plat_run(job *j, int nthreads) {
   }
   __atomic_store_n(&submit_held, 0, __ATOMIC_RELEASE);
 }
+int64_t tp_pool_worker_chunks(void) { return __atomic_load_n(&W.worker_chunks, __ATOMIC_RELAXED); }
 /* The workers belong to the loader (they live as long as the page or the
  * process): nothing to stop. */
 void tp_pool_shutdown(void) {}
@@ -498,6 +505,7 @@ int tp_pool_worker_loop(int slot) { /* no workers for the loader to run on this 
   (void)slot;
   return -1;
 }
+int64_t tp_pool_worker_chunks(void) { return 0; }
 #endif
 
 void tp_threads_shutdown(void) { tp_pool_shutdown(); }

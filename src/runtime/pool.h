@@ -51,6 +51,9 @@ void tp_pool_shutdown(void);
  * after giving it its own stack and TLS; it never returns. -1 at once for a
  * bad slot, and on every other build (no workers to run). */
 int tp_pool_worker_loop(int slot);
+/* Wasm threads build: chunks the loader's workers have run so far (0 on
+ * other builds): says that work reached them (tests, benchmarks). */
+int64_t tp_pool_worker_chunks(void);
 
 void tp_parallel_for(int64_t n, int64_t grain, tp_pool_task task, void *ctx);
 

@@ -23,6 +23,8 @@ const skip = haveMt ? false : 'js/wasm/tensorplay-mt.wasm is not built (bash scr
 const CHILD = `
 const tp = await import(${JSON.stringify(`${repo}js/index.js`)});
 if (process.env.CHILD_THREADS) tp.config.threads = Number(process.env.CHILD_THREADS);
+const { getCore } = await import(${JSON.stringify(`${repo}js/src/tensor.js`)});
+const { workerChunks } = await import(${JSON.stringify(`${repo}js/src/threads.js`)});
 const hash = (t) => { const u = new Uint32Array(t.toArray().buffer); let h = 2166136261; for (const x of u) h = Math.imul(h ^ x, 16777619) >>> 0; return h; };
 const x = tp.randn([256, 512], { seed: 1 }), w = tp.randn([512, 384], { seed: 2 }), wc = tp.randn([512, 384], { seed: 3 });
 const img = tp.randn([1, 16, 64, 64], { seed: 4 }), k = tp.randn([32, 16, 3, 3], { seed: 5 }), rows = tp.randn([512, 1024], { seed: 6 });
@@ -36,7 +38,14 @@ const fns = {
 };
 const args = { gemm_input: [x, w], gemm_const: [x], linear_gelu: [x], conv: [img], softmax: [rows] };
 const out = {};
-for (const [n, f] of Object.entries(fns)) { f(...args[n]); out[n] = hash(f(...args[n])); }
+const chunks = {};
+for (const [n, f] of Object.entries(fns)) {
+  f(...args[n]);
+  const c0 = workerChunks(getCore());
+  out[n] = hash(f(...args[n]));
+  for (let i = 0; i < 4; i++) f(...args[n]).dispose(); // (a sleeping worker may wake after the caller took every chunk)
+  chunks[n] = workerChunks(getCore()) - c0;
+}
 // the GEMM against a double-precision reference on sampled entries
 const y = fns.gemm_input(x, w).toArray(), xa = x.toArray(), wa = w.toArray();
 let worst = 0;
@@ -47,7 +56,7 @@ for (let s = 0; s < 400; s++) {
   worst = Math.max(worst, Math.abs(y[i * 384 + j] - ref) / (1e-6 + 1e-5 * mag));
 }
 const threads = tp.explain((a, b) => tp.matmul(a, b), x, w).threads;
-console.log(JSON.stringify({ out, threads, worst }));
+console.log(JSON.stringify({ out, threads, worst, chunks }));
 process.exit(0);
 `;
 
@@ -64,10 +73,16 @@ test('the threads core gives the same bits with 1, 2 and 3 threads', { skip }, (
   const ref = run({ TP_WASM: MT, TP_WASM_THREADS: '2', CHILD_THREADS: '1' });
   assert.equal(ref.threads, 'Wasm threads: 1 thread (config.threads; 1 worker running)');
   assert.ok(ref.worst <= 1, `one-thread GEMM error ${ref.worst} x the bound`);
+  for (const k of Object.keys(ref.chunks)) assert.equal(ref.chunks[k], 0, `${k} ran on a worker with config.threads = 1`);
   for (const n of ['2', '3']) {
     const r = run({ TP_WASM: MT, TP_WASM_THREADS: n, CHILD_THREADS: undefined });
     assert.equal(r.threads, `Wasm threads: ${n} threads (workers; ${n - 1} worker${n === '2' ? '' : 's'} running)`);
     assert.deepEqual(r.out, ref.out, `${n} threads`);
+    // the workers ran part of the work (the bits alone would not show it).
+    // Not per kernel: a worker the OS does not schedule in time (a busy
+    // machine) leaves a kernel's chunks to the caller, which is correct
+    const total = Object.values(r.chunks).reduce((a, b) => a + b, 0);
+    assert.ok(total > 0, `no chunk ran on a worker with ${n} threads: ${JSON.stringify(r.chunks)}`);
     assert.ok(r.worst <= 1, `GEMM error ${r.worst} x the bound`);
   }
   // the one-thread core runs the same C kernels, except GEMMs with a
