@@ -12,6 +12,7 @@
 //
 //   node bench/workloads/threads-wasm.mjs [--reps R] [--runs N] [--cases "W1 W2 W4 R1"]
 //   (R1 needs ultraface-rfb-320: BENCH_R1=path/to/R1.onnx, else it is skipped)
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -22,9 +23,8 @@ const RUNS = Number(arg('--runs', 10));
 const CASES = String(arg('--cases', 'W1 W2 W4 R1')).split(/\s+/).filter(Boolean);
 const root = process.env.BENCH_ROOT || join(import.meta.dirname, '..', '..');
 const mt = join(root, 'js', 'wasm', 'tensorplay-mt.wasm');
-if (!existsSync(mt)) {
-  console.error('threads-wasm: js/wasm/tensorplay-mt.wasm is not built (bash scripts/build.sh emscripten-mt)');
-  process.exit(1);
+if (!existsSync(mt)) { // bench/run.sh builds only the native library: build the threads core
+  execFileSync('bash', [join(root, 'scripts', 'build.sh'), 'emscripten-mt'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 globalThis.tensorplayWasm = mt;
 globalThis.tensorplayThreads = 2;
