@@ -436,7 +436,13 @@ export async function loadCore(source, options = {}) {
     if (!Number.isInteger(n) || n < 1 || n > 256) {
       throw new Error(`tensorplay: threads=${String(want)} is not a thread count: give a whole number from 1 to 256`);
     }
-    core.workers = await startWorkers(core, n - 1);
+    // Node waits for the workers (about 30 ms); a page does not, so their
+    // start overlaps the page's own loading: the pool uses each worker from
+    // the moment it enters its loop (core.threadsReady: all have)
+    const started = startWorkers(core, n - 1).then((w) => { core.workers = w; });
+    core.threadsReady = started;
+    if (isNode) await started;
+    else started.catch((e) => console.error(e)); // then fewer threads, never a failed load
   } else if (note) {
     core.threadsNote = `threads requested, but ${note}`;
   }
