@@ -423,7 +423,17 @@ export async function loadCore(source, options = {}) {
     note = threadsUnavailable();
     if (!note) source = new URL('../wasm/tensorplay-mt.wasm', import.meta.url);
   }
-  const module = await compileCore(source);
+  let module;
+  if (!note && source instanceof URL && source.href.endsWith('/tensorplay-mt.wasm') && want !== undefined) {
+    try {
+      module = await compileCore(source);
+    } catch (e) { // e.g. a package without the threads core: the default one
+      note = `the threads core could not be loaded (${e.message})`;
+      module = await compileCore(undefined);
+    }
+  } else {
+    module = await compileCore(source);
+  }
   if (isThreadedModule(module)) {
     const why = threadsUnavailable();
     if (why) throw new Error(`tensorplay: this core is the Wasm threads build, which cannot run here: ${why}; load tensorplay.wasm instead`);
@@ -439,10 +449,14 @@ export async function loadCore(source, options = {}) {
     // Node waits for the workers (about 30 ms); a page does not, so their
     // start overlaps the page's own loading: the pool uses each worker from
     // the moment it enters its loop (core.threadsReady: all have)
-    const started = startWorkers(core, n - 1).then((w) => { core.workers = w; });
+    // a worker that fails to start (e.g. the one-file bundle, which does not
+    // carry pool_worker.js) leaves fewer threads, never a failed load:
+    // explain() says why
+    const started = startWorkers(core, n - 1).then(
+      (w) => { core.workers = w; },
+      (e) => { core.threadsNote = `${e.message}: running on the threads that started`; });
     core.threadsReady = started;
     if (isNode) await started;
-    else started.catch((e) => console.error(e)); // then fewer threads, never a failed load
   } else if (note) {
     core.threadsNote = `threads requested, but ${note}`;
   }

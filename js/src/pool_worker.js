@@ -16,7 +16,8 @@ async function port() {
   if (!isNode) {
     return { on: (f) => { self.onmessage = (e) => f(e.data); }, post: (m) => self.postMessage(m) };
   }
-  const wt = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:worker_threads');
+  const wtModule = 'node:worker_threads';
+  const wt = await import(/* webpackIgnore: true */ /* @vite-ignore */ wtModule);
   return { on: (f) => wt.parentPort.once('message', f), post: (m) => wt.parentPort.postMessage(m) };
 }
 

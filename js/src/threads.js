@@ -39,7 +39,8 @@ export function threadsUnavailable() {
 /** The default thread count: the cores, at most 4 (as onnxruntime-web caps numThreads). */
 export async function defaultThreads() {
   if (isNode) {
-    const os = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:os');
+    const osModule = 'node:os'; // a variable: bundlers for browsers do not resolve it
+    const os = await import(/* webpackIgnore: true */ /* @vite-ignore */ osModule);
     const n = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
     return Math.max(1, Math.min(4, n));
   }
@@ -144,7 +145,8 @@ export async function startWorkers(core, nworkers) {
   const url = new URL('./pool_worker.js', import.meta.url);
   let WorkerCtor;
   if (isNode) {
-    const wt = await import(/* webpackIgnore: true */ /* @vite-ignore */ 'node:worker_threads');
+    const wtModule = 'node:worker_threads'; // a variable: bundlers for browsers do not resolve it
+    const wt = await import(/* webpackIgnore: true */ /* @vite-ignore */ wtModule);
     WorkerCtor = wt.Worker;
   } else {
     WorkerCtor = globalThis.Worker;
