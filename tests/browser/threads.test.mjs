@@ -34,6 +34,8 @@ test('cross-origin isolated: the threads core, 2 threads, the same bits as 1', {
   assert.equal(r.isolated, true);
   assert.equal(r.threads, 'Wasm threads: 2 threads (workers; 1 worker running)');
   assert.deepEqual(r.threads2, r.threads1);
+  assert.equal(r.chunks1, 0); // config.threads = 1: the page's thread alone
+  assert.ok(r.chunks2 > 0, 'no work reached the worker with 2 threads');
   assert.ok(r.worst <= 1, `GEMM error ${r.worst} x the bound`);
 });
 
@@ -43,5 +45,6 @@ test('not isolated: one thread, and explain() says why', { skip: skip || false, 
   assert.equal(r.isolated, false);
   assert.match(r.threads, /^single-threaded Wasm build: 1 thread \(threads requested, but SharedArrayBuffer is unavailable/);
   assert.deepEqual(r.threads2, r.threads1);
+  assert.equal(r.chunks2, 0);
   assert.ok(r.worst <= 1, `GEMM error ${r.worst} x the bound`);
 });
