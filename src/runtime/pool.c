@@ -408,6 +408,7 @@ void tp_pool_shutdown(void) {
  * chunks. */
 #define TP_POOL_SPIN_US 200
 #include <emscripten/emscripten.h>
+#include <emscripten/threading.h>
 
 static struct {
   uint32_t seq;  /* atomic, 2 per job (odd: being written); workers wait32 on it */
@@ -428,12 +429,23 @@ static _Thread_local int in_task;
 
 static int wasm_workers(void) { return __atomic_load_n(&W.workers, __ATOMIC_ACQUIRE); }
 
+/* The Wasm sched_yield: a 1 us memory.atomic.wait32 (a futex with a timeout)
+ * lets a thread sharing this core run (an oversubscribed machine), like
+ * sched_yield in the pthreads polls; not on a page's main thread, which may
+ * not block. */
+static void wasm_yield(void *addr, uint32_t value) {
+  if (!emscripten_is_main_browser_thread())
+    __builtin_wasm_memory_atomic_wait32((int *)addr, (int)value, 1000);
+}
+
 static uint32_t await_job(uint32_t seen) {
   uint32_t s;
   double t0 = emscripten_get_now();
   for (unsigned i = 0;; i++) {
     if ((s = __atomic_load_n(&W.seq, __ATOMIC_ACQUIRE)) != seen) return s;
-    if ((i & 63) == 63 && emscripten_get_now() - t0 > TP_POOL_SPIN_US / 1000.0) break;
+    if ((i & 63) != 63) continue;
+    wasm_yield(&W.seq, seen);
+    if (emscripten_get_now() - t0 > TP_POOL_SPIN_US / 1000.0) break;
   }
   __atomic_add_fetch(&W.sleepers, 1, __ATOMIC_SEQ_CST);
   while ((s = __atomic_load_n(&W.seq, __ATOMIC_SEQ_CST)) == seen)
@@ -484,8 +496,8 @@ static void plat_run(job *j, int nthreads) {
   in_task = 1;
   run_share(j, 0);
   in_task = 0;
-  while (__atomic_load_n(&W.done, __ATOMIC_ACQUIRE) < j->nchunks) {
-  }
+  for (unsigned i = 0; __atomic_load_n(&W.done, __ATOMIC_ACQUIRE) < j->nchunks; i++)
+    if ((i & 63) == 63) wasm_yield(&W.done, (uint32_t)__atomic_load_n(&W.done, __ATOMIC_RELAXED));
   __atomic_store_n(&submit_held, 0, __ATOMIC_RELEASE);
 }
 int64_t tp_pool_worker_chunks(void) { return __atomic_load_n(&W.worker_chunks, __ATOMIC_RELAXED); }
