@@ -108,6 +108,13 @@ export const version = core.readCString(core.exports.tpw_version());
 /** Kernel ISA of the core ("wasm-simd128", "scalar"). */
 export const isa = core.readCString(core.exports.tpw_isa());
 
+/**
+ * Resolves when the Wasm threads core's workers run (at once with the
+ * one-thread core, and in Node, where loading waits for them; in a page they
+ * start in parallel with it, docs/build.md "Threads in Wasm").
+ */
+export const threadsReady = core.threadsReady ?? Promise.resolve();
+
 /** Current size of the core's linear memory in bytes. */
 export function memoryBytes() {
   return core.memory.buffer.byteLength;

@@ -8,6 +8,8 @@
 #   build/wasi        clang-14 wasm32-wasi reactor; wasm-opt'd tensorplay.wasm,
 #                     copied to js/wasm/tensorplay.wasm (the JS default)
 #   build/emscripten  emcc -sSTANDALONE_WASM reactor: build/emscripten/tensorplay.wasm
+#   build/emscripten-mt  the Wasm threads build (emcc -pthread; not in the default
+#                     set): js/wasm/tensorplay-mt.wasm (docs/build.md)
 #   bundle            js/dist/tensorplay.mjs: the package in one file for pages,
 #                     and js/dist/ort.cjs: tensorplay-wasm/ort as CommonJS for
 #                     require() (scripts/bundle.mjs, esbuild from npm: run scripts/setup.sh)
@@ -45,6 +47,16 @@ build_one() {
       # Debian's emscripten 3.1.6 needs its node modules on NODE_PATH.
       NODE_PATH="${NODE_PATH:-/usr/share/nodejs}" \
         emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "${EXTRA[@]}" || return 1 ;;
+    emscripten-mt)
+      # the Wasm threads build (not in the default set): shared memory, the
+      # pool's workers started by js/src/threads.js; build/emscripten-mt/
+      # tensorplay-mt.wasm, copied to js/wasm/tensorplay-mt.wasm
+      NODE_PATH="${NODE_PATH:-/usr/share/nodejs}" \
+        emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DTP_WASM_THREADS=ON "${EXTRA[@]}" || return 1
+      NODE_PATH="${NODE_PATH:-/usr/share/nodejs}" cmake --build "$dir" -j"$JOBS" || return 1
+      mkdir -p js/wasm && cp "$dir/tensorplay-mt.wasm" js/wasm/tensorplay-mt.wasm || return 1
+      say "$name: ok ($((SECONDS - t0)) s) -> $dir, js/wasm/tensorplay-mt.wasm"
+      return 0 ;;
     bundle)
       if [ ! -f node_modules/esbuild/package.json ]; then
         say "bundle: esbuild is not installed (bash scripts/setup.sh runs npm ci)"; return 1
@@ -53,7 +65,7 @@ build_one() {
       say "bundle: ok ($((SECONDS - t0)) s) -> js/dist"
       return 0 ;;
     *)
-      say "unknown build '$name' (native, asan, tsan, wasi, emscripten, bundle)"; return 2 ;;
+      say "unknown build '$name' (native, asan, tsan, wasi, emscripten, emscripten-mt, bundle)"; return 2 ;;
   esac
   NODE_PATH="${NODE_PATH:-/usr/share/nodejs}" cmake --build "$dir" -j"$JOBS" || return 1
   say "$name: ok ($((SECONDS - t0)) s) -> $dir"

@@ -53,6 +53,25 @@ const out = Object.entries(result.metafile.outputs).find(([k]) => k.endsWith('.m
 const inputs = Object.keys(result.metafile.inputs).length;
 console.error(`bundle: ${inputs} modules -> ${join(outDir, 'tensorplay.mjs')} (${out[1].bytes} bytes, ${(performance.now() - t0).toFixed(0)} ms)`);
 
+// js/dist/pool_worker.js: the Wasm threads core's worker script
+// (js/src/pool_worker.js with threads.js), which the bundle's threads.js
+// starts from beside itself (new URL('./pool_worker.js', import.meta.url)).
+await build({
+  entryPoints: [join(ROOT, 'js/src/pool_worker.js')],
+  outfile: join(outDir, 'pool_worker.js'),
+  bundle: true,
+  format: 'esm',
+  platform: 'neutral',
+  target: 'es2022',
+  minify: true,
+  legalComments: 'none',
+  banner: { js: `// tensorplay-wasm ${version}: js/src/pool_worker.js bundled by scripts/bundle.mjs (esbuild). Do not edit.` },
+  logLevel: 'warning',
+}).catch((e) => {
+  console.error(`bundle.mjs: esbuild (pool_worker.js) failed: ${e.message}`);
+  process.exit(1);
+});
+
 // js/dist/ort.cjs: the onnxruntime-compatible surface (js/ort.js) as one
 // CommonJS file for Node packages that `require('onnxruntime-web')` (e.g.
 // @ricky0123/vad-web): a require() cannot await, so this build loads the

@@ -4,7 +4,8 @@
 # docs/architecture.md), build (native, asan, wasi, emscripten, bundle), ctest (native,
 # asan), threads (the native C tests again with TP_NUM_THREADS=4, and the tsan tree:
 # build + its C tests with 4 threads under ThreadSanitizer, about 2.5 min), wasm checks (wasi, emscripten), node --test tests/js with the wasi core
-# (js/wasm/tensorplay.wasm), with TP_WASM=build/emscripten/tensorplay.wasm and
+# (js/wasm/tensorplay.wasm), with TP_WASM=build/emscripten/tensorplay.wasm, with
+# the Wasm threads core (build/emscripten-mt, TP_WASM_THREADS=2) and
 # on the one-file build js/dist/tensorplay.mjs,
 # node --test tests/browser (examples/web and the JS API in headless Chromium;
 # skipped without /usr/bin/chromium), libFuzzer on the ONNX reader, the graph
@@ -50,7 +51,7 @@ if [ "${TP_SKIP_SETUP:-0}" = 1 ]; then record setup SKIP "TP_SKIP_SETUP=1"
 else stage setup bash scripts/setup.sh; fi
 stage layers bash scripts/check-layers.sh
 
-for b in native asan wasi emscripten bundle; do
+for b in native asan wasi emscripten emscripten-mt bundle; do
   stage "build:$b" bash scripts/build.sh "$b"
 done
 # with the bundle built, the JS and browser tests must find it (they skip
@@ -106,6 +107,9 @@ else
     stage "node:wasi" run_node_tests wasi
   needs "node:emscripten" build:emscripten &&
     stage "node:emscripten" run_node_tests emscripten build/emscripten/tensorplay.wasm
+  # the Wasm threads core with 2 threads (a worker): the same tests
+  needs "node:emscripten-mt" build:emscripten-mt &&
+    stage "node:emscripten-mt" env TP_WASM_THREADS=2 bash -c 'TP_WASM="$0/build/emscripten-mt/tensorplay-mt.wasm" node --test "$@"' "$ROOT" "${JS_TESTS[@]}"
   # the same tests on the one-file build (js/dist/tensorplay.mjs): a resolve
   # hook hands them the bundle wherever they import js/index.js
   needs "node:bundle" build:wasi build:bundle &&

@@ -45,6 +45,15 @@ void tpw_set_host_error(const char *msg);
 /* info */
 const char *tpw_version(void);
 const char *tpw_isa(void);
+/* Threads (the Wasm threads build, docs/build.md): the loop of worker
+ * `slot` (1, 2, ...), entered once by each worker instance the loader starts
+ * after it set the instance's stack and TLS; it never returns (-1 at once on
+ * the single-threaded builds, or for a bad slot). tpw_pool_has_threads: 1
+ * when workers run. */
+int32_t tpw_pool_worker(int32_t slot);
+int32_t tpw_pool_has_threads(void);
+/* chunks of parallel work the workers ran so far (0 without workers) */
+double tpw_pool_worker_chunks(void);
 int32_t tpw_live_tensors(void);
 
 /* tensors. shape_ptr: int64[ndim] (8-byte aligned). data may be 0 (zeros). */

@@ -7,8 +7,9 @@
 //   node examples/web/serve.mjs [PORT]      # or PORT=... ; default 8080
 //   then open http://127.0.0.1:8080/examples/web/
 //
-// Pages are served cross-origin isolated (COOP/COEP), which gives workers
-// a 5 us performance.now(). Port 0 picks a free port. The first line printed is
+// Pages are served cross-origin isolated (COOP/COEP: SharedArrayBuffer for
+// the Wasm threads core, and a 5 us performance.now() in workers); a URL
+// with ?coi=0 is served without. Port 0 picks a free port. The first line printed is
 // "serving ROOT at http://127.0.0.1:PORT/" (tests read the port from it).
 // Importable too: `const { server, port } = await serve({ port: 0 })`.
 import { createServer } from 'node:http';
@@ -86,11 +87,15 @@ async function handle(req, res, root) {
       ETag: etag,
       'Last-Modified': st.mtime.toUTCString(),
       'Cache-Control': 'no-cache',
-      // cross-origin isolation: performance.now() at 5 us instead of 100 us
-      // (the timings of small models), and SharedArrayBuffer if ever needed
-      'Cross-Origin-Opener-Policy': 'same-origin',
-      'Cross-Origin-Embedder-Policy': 'require-corp',
     };
+    // cross-origin isolation: SharedArrayBuffer, so the Wasm threads core
+    // can run (globalThis.tensorplayThreads), and performance.now() at 5 us
+    // instead of 100 us (the timings of small models). ?coi=0 on a URL
+    // serves it without (the threads tests' non-isolated page).
+    if (!/[?&]coi=0(&|$)/.test(req.url)) {
+      common['Cross-Origin-Opener-Policy'] = 'same-origin';
+      common['Cross-Origin-Embedder-Policy'] = 'require-corp';
+    }
     if (req.headers['if-none-match'] === etag) {
       res.writeHead(304, common);
       res.end();

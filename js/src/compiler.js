@@ -129,7 +129,10 @@ export function bindCompiler(core) {
   core.hostLoadModule = (bytesPtr, len, nexports, outPtr) =>
     J.hostLoadModule(core, (msg) => reportHostError(new Error(msg)), bytesPtr, len, nexports, outPtr,
       !config.forceDisableCaches);
-  core.hostFeatures = J.hostFeatures;
+  // the threads core: no relaxed SIMD (bit 2), whose int8 GEMM tile is a
+  // generated module the core installs as a kernel variant, which a worker
+  // could call; generated modules live in the main instance's table only
+  core.hostFeatures = core.threaded ? () => J.hostFeatures() & ~2 : J.hostFeatures;
   core.hostUnloadModule = (base, n) => J.hostUnloadModule(core, base, n);
 }
 
@@ -339,7 +342,10 @@ function makeWrapper(fn, options) {
   g.explain = () => {
     const text = takeString(need('tpw_compiled_explain')(live()));
     if (text === null) throwCore(`${name}.explain()`);
-    return JSON.parse(text);
+    const report = JSON.parse(text);
+    // threads were asked for but this host cannot run the threads core
+    if (core.threadsNote && typeof report.threads === 'string') report.threads += ` (${core.threadsNote})`;
+    return report;
   };
   /** The Wasm module stax generated for the last specialization (a copy of
    * its bytes), or null (another backend, nothing generated, a host

@@ -13,6 +13,7 @@
 // `env.emscripten_notify_memory_growth`; anything else becomes a stub that
 // throws an error naming the import when it is called.
 import { CORE_EXPORTS } from './exports.js';
+import { isThreadedModule, threadsUnavailable, defaultThreads, sharedMemory, emscriptenImports, startWorkers } from './threads.js';
 
 const isNode =
   typeof process !== 'undefined' &&
@@ -144,7 +145,8 @@ export class Core {
     const u8 = this.views().u8;
     let end = ptr;
     while (end < u8.length && u8[end] !== 0) end++;
-    return this._dec.decode(u8.subarray(ptr, end));
+    // (a browser's TextDecoder refuses views of a SharedArrayBuffer: the threads build copies)
+    return this._dec.decode(this.threaded ? u8.slice(ptr, end) : u8.subarray(ptr, end));
   }
 
   /** Copies s into tpw_malloc'ed memory; the caller frees with tpw_free. */
@@ -238,7 +240,7 @@ function makeWasi(core, envVars) {
       for (let i = 0; i < iovsLen; i++) {
         const p = dv.getUint32(iovs + i * 8, true);
         const len = dv.getUint32(iovs + i * 8 + 4, true);
-        text += d.decode(u8.subarray(p, p + len), { stream: true });
+        text += d.decode(core.threaded ? u8.slice(p, p + len) : u8.subarray(p, p + len), { stream: true });
         total += len;
       }
       if (fd === 1 || fd === 2) {
@@ -382,7 +384,16 @@ export function buildImports(core, module) {
     },
   };
   const imports = {};
+  if (isThreadedModule(module)) { // the threads build: a shared memory and Emscripten's imports
+    core.memory = sharedMemory();
+    const em = emscriptenImports(core.memory, () => core.exports, 'main');
+    for (const k of Object.keys(em)) env[k] ??= em[k];
+  }
   for (const imp of WebAssembly.Module.imports(module)) {
+    if (imp.kind === 'memory' && imp.module === 'env' && core.memory) {
+      (imports.env ??= {})[imp.name] = core.memory;
+      continue;
+    }
     if (imp.kind !== 'function') {
       throw new Error(`tensorplay: the core imports a ${imp.kind} ${imp.module}.${imp.name}; only function imports are supported`);
     }
@@ -402,11 +413,54 @@ export function buildImports(core, module) {
  * Loads the core. source: undefined (default location; in Node TP_WASM
  * overrides it), a path or URL, bytes, or a compiled WebAssembly.Module.
  */
-export async function loadCore(source) {
+export async function loadCore(source, options = {}) {
   const core = new Core();
-  const module = await compileCore(source);
+  let want = options.threads ?? globalThis.tensorplayThreads;
+  if (want === undefined && isNode && process.env.TP_WASM_THREADS) want = process.env.TP_WASM_THREADS;
+  let note = null; // why a threads request runs on one thread (explain())
+  if (want !== undefined && want !== null && source === undefined && !(isNode && process.env.TP_WASM)) {
+    // the threads core when this host can run it, else the default one
+    note = threadsUnavailable();
+    if (!note) source = new URL('../wasm/tensorplay-mt.wasm', import.meta.url);
+  }
+  let module;
+  if (!note && source instanceof URL && source.href.endsWith('/tensorplay-mt.wasm') && want !== undefined) {
+    try {
+      module = await compileCore(source);
+    } catch (e) { // e.g. a package without the threads core: the default one
+      note = `the threads core could not be loaded (${e.message})`;
+      module = await compileCore(undefined);
+    }
+  } else {
+    module = await compileCore(source);
+  }
+  if (isThreadedModule(module)) {
+    const why = threadsUnavailable();
+    if (why) throw new Error(`tensorplay: this core is the Wasm threads build, which cannot run here: ${why}; load tensorplay.wasm instead`);
+  }
   const instance = await WebAssembly.instantiate(module, buildImports(core, module));
-  return startCore(core, module, instance);
+  startCore(core, module, instance);
+  if (core.threaded) {
+    const auto = want === undefined || want === null || want === true || want === 'auto' || want === '';
+    const n = auto ? await defaultThreads() : Number(want);
+    if (!Number.isInteger(n) || n < 1 || n > 256) {
+      throw new Error(`tensorplay: threads=${String(want)} is not a thread count: give a whole number from 1 to 256`);
+    }
+    // Node waits for the workers (about 30 ms); a page does not, so their
+    // start overlaps the page's own loading: the pool uses each worker from
+    // the moment it enters its loop (core.threadsReady: all have)
+    // a worker that fails to start (e.g. the one-file bundle, which does not
+    // carry pool_worker.js) leaves fewer threads, never a failed load:
+    // explain() says why
+    const started = startWorkers(core, n - 1).then(
+      (w) => { core.workers = w; },
+      (e) => { core.threadsNote = `${e.message}: running on the threads that started`; });
+    core.threadsReady = started;
+    if (isNode) await started;
+  } else if (note) {
+    core.threadsNote = `threads requested, but ${note}`;
+  }
+  return core;
 }
 
 /**
@@ -438,11 +492,13 @@ function startCore(core, module, instance) {
   core.module = module;
   core.instance = instance;
   core.exports = instance.exports;
-  core.memory = instance.exports.memory;
+  core.threaded = isThreadedModule(module);
+  if (!core.threaded) core.memory = instance.exports.memory;
   if (!(core.memory instanceof WebAssembly.Memory)) {
     throw new Error('tensorplay: the core does not export its memory');
   }
   if (typeof core.exports._initialize === 'function') core.exports._initialize();
+  else if (core.threaded) core.exports.__wasm_call_ctors(); // Emscripten -pthread: no _initialize
   const missing = CORE_EXPORTS.filter((name) => typeof core.exports[name] !== 'function');
   if (missing.length) {
     throw new Error(`tensorplay: the core does not export ${missing.join(', ')} (it does not match this package; rebuild it: bash scripts/build.sh wasi)`);

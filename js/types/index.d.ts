@@ -544,6 +544,8 @@ export declare function valueAndGrad(fn: (...args: any[]) => Tensor, options: { 
 export declare function liveTensors(): number;
 /** Current size of the core's linear memory in bytes. */
 export declare function memoryBytes(): number;
+/** Resolves when the Wasm threads core's workers run (at once otherwise; docs/build.md "Threads in Wasm"). */
+export declare const threadsReady: Promise<void>;
 
 // ---- compiler ----
 export interface CompileOptions {

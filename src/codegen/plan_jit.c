@@ -10,6 +10,7 @@
  * hosts, which are single-threaded today. */
 #include "jit.h"
 #include "wasm/emit.h"
+#include "../runtime/pool.h"
 
 /* The accelerator's state for one plan. */
 typedef struct jit_state {
@@ -154,6 +155,21 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
   uint8_t *host = tp_alloc((size_t)(p->nkernels ? p->nkernels : 1));
   if (!host) return TP_ERR_OUT_OF_MEMORY;
   for (int k = 0; k < p->nkernels; k++) host[k] = p->kernels[k].kind == TP_KK_GEMM && !tp_plan_packed_b(pl, k);
+#ifdef TP_WASM_THREADS
+  /* with workers, large GEMMs stay the executor's, which splits them over
+   * the workers (generated code runs on the calling thread only). The
+   * executor's SIMD128 GEMM (and its separate epilogue pass) takes about
+   * 1.25x the CPU time of the generated one (W2, W4; docs/benchmarks.md), so
+   * only GEMMs of at least WASM_SPLIT_GEMM_FLOPS, where two threads more
+   * than make up for it, leave the generated code */
+  enum { WASM_SPLIT_GEMM_FLOPS = 32000000 };
+  if (tp_pool_has_threads())
+    for (int k = 0; k < p->nkernels; k++) {
+      const tp_kir_kernel *kk = &p->kernels[k];
+      if (tp_plan_kernel_parallel(kk) && 2 * kk->M * kk->N * kk->K * kk->batch >= WASM_SPLIT_GEMM_FLOPS)
+        host[k] = 1;
+    }
+#endif
   uint8_t *mr = tp_alloc((size_t)(p->nkernels ? p->nkernels : 1));
   if (!mr) {
     tp_free(host);

@@ -17,10 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#if !defined(__wasm__)
+#if defined(TP_WASM_THREADS)
+#define TP_POOL_WASM 1 /* workers over a shared memory, started by the JS loader */
+#elif !defined(__wasm__)
 #define TP_POOL_PTHREADS 1
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 #endif
 
@@ -30,6 +33,10 @@ static int set_count;    /* tp_pool_set_threads; 0: the default */
 static int env_read, env_count; /* env_count 0: unset, -1: invalid */
 static char env_err[200];
 
+#ifdef TP_POOL_WASM
+static int wasm_workers(void);
+#endif
+
 static int cores(void) {
 #ifdef TP_POOL_PTHREADS
   cpu_set_t cs;
@@ -37,6 +44,8 @@ static int cores(void) {
   if (!sched_getaffinity(0, sizeof cs, &cs)) n = CPU_COUNT(&cs);
   if (n <= 0) n = (int)sysconf(_SC_NPROCESSORS_ONLN);
   return n < 1 ? 1 : n > TP_POOL_MAX ? TP_POOL_MAX : n;
+#elif defined(TP_POOL_WASM)
+  return 1 + wasm_workers(); /* the caller and the workers the loader started */
 #else
   return 1;
 #endif
@@ -76,7 +85,7 @@ static void read_env(void) {
 }
 
 tp_status tp_pool_threads(int *out) {
-#ifndef TP_POOL_PTHREADS
+#if !defined(TP_POOL_PTHREADS) && !defined(TP_POOL_WASM)
   *out = 1; /* single-threaded: TP_NUM_THREADS is ignored (explain() says so) */
   return TP_OK;
 #endif
@@ -88,6 +97,9 @@ tp_status tp_pool_threads(int *out) {
     *out = 1;
     return tp_fail(TP_ERR_VALUE, "%s", env_err);
   }
+#ifdef TP_POOL_WASM
+  if (n > cores()) n = cores(); /* no more threads than workers running (explain says so) */
+#endif
   *out = n;
   return TP_OK;
 }
@@ -98,7 +110,9 @@ int tp_pool_threads_or_default(void) {
   read_env();
   n = set_count ? set_count : env_count > 0 ? env_count : cores();
   tp_spin_unlock(&count_lock);
-#ifndef TP_POOL_PTHREADS
+#if defined(TP_POOL_WASM)
+  if (n > cores()) n = cores();
+#elif !defined(TP_POOL_PTHREADS)
   n = 1;
 #endif
   return n;
@@ -107,6 +121,8 @@ int tp_pool_threads_or_default(void) {
 int tp_pool_has_threads(void) {
 #ifdef TP_POOL_PTHREADS
   return 1;
+#elif defined(TP_POOL_WASM)
+  return wasm_workers() > 0;
 #else
   return 0;
 #endif
@@ -124,6 +140,17 @@ void tp_pool_describe(char *buf, size_t n) {
   else
     snprintf(buf, n, "pthreads: %d thread%s (%s)", tp_pool_threads_or_default(),
              tp_pool_threads_or_default() == 1 ? "" : "s", src);
+#elif defined(TP_POOL_WASM)
+  int want = set ? set : env > 0 ? env : 0, have = cores();
+  if (have == 1)
+    snprintf(buf, n, "Wasm threads build: 1 thread (no workers running)");
+  else if (want > have)
+    snprintf(buf, n, "Wasm threads: %d threads (%s = %d, but %d worker%s running)", have, src, want,
+             have - 1, have == 2 ? "" : "s");
+  else
+    snprintf(buf, n, "Wasm threads: %d thread%s (%s; %d worker%s running)", tp_pool_threads_or_default(),
+             tp_pool_threads_or_default() == 1 ? "" : "s", want ? src : "workers", have - 1,
+             have == 2 ? "" : "s");
 #else
   if (set > 1 || env > 1)
     snprintf(buf, n, "single-threaded Wasm build: 1 thread (%s = %d ignored)", src,
@@ -172,7 +199,7 @@ static int run_share(const job *j, int slot) {
   if (slot >= j->nslots) return 0;
   for (int c; (c = claim(j)) >= 0;) {
     run_chunk(j, slot, c);
-    if (j->done && __atomic_add_fetch(j->done, 1, __ATOMIC_ACQ_REL) == j->nchunks) last = 1;
+    if (j->done && __atomic_add_fetch(j->done, 1, __ATOMIC_SEQ_CST) == j->nchunks) last = 1;
   }
   return last;
 }
@@ -184,36 +211,100 @@ static void run_alone(job *j) {
 }
 
 #ifdef TP_POOL_PTHREADS
+/* Hand-off without a system call when both sides are awake: the caller
+ * publishes a job by bumping P.seq (a seqlock over the job's fields: odd
+ * while it writes them), and a worker that finished its last job less than
+ * TP_POOL_SPIN_US ago is still polling P.seq and starts at once; only a
+ * worker idle for longer sleeps on the condition variable (P.sleepers says
+ * so, and the caller then broadcasts). The caller likewise polls for the
+ * last chunks before sleeping (P.waiting). Waking a sleeping thread costs
+ * 10-50 us on a VM (an IPI to a halted vCPU), about the length of a whole
+ * mid-size kernel: with the poll, a model's back-to-back kernels pay it
+ * once. Each flag and its counter follow the store-then-load pattern with
+ * sequentially consistent atomics, so one of the two sides always sees the
+ * other (no lost wake-up). */
+#define TP_POOL_SPIN_US 200
+
 static struct {
   pthread_mutex_t mu;
   pthread_cond_t wake, finished;
   pthread_t th[TP_POOL_MAX];
-  int nworkers, stop;
-  uint64_t gen, start_gen; /* start_gen: P.gen when the workers were started */
+  int nworkers, stop;      /* stop: atomic */
+  uint64_t seq, start_seq; /* seq: atomic, 2 per job (odd: being written) */
+  int sleepers, waiting;   /* atomic: workers asleep on wake; caller asleep on finished */
   uint64_t claim;          /* the job's claim counter (job.claim) */
   int done;                /* its finished chunks (job.done) */
-  job j;
+  /* the job's fields, written by the caller with relaxed atomics under the seqlock */
+  uintptr_t task, ctx;
+  int64_t n;
+  int nchunks, nslots;
 } P = {.mu = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
        .finished = PTHREAD_COND_INITIALIZER};
 static pthread_mutex_t submit = PTHREAD_MUTEX_INITIALIZER; /* one parallel-for at a time */
 static _Thread_local int in_task; /* this thread runs a chunk: nested calls run serially */
 
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static uint64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+/* Polls until P.seq differs from `seen` or the pool stops, for up to
+ * TP_POOL_SPIN_US, then sleeps. Returns the new P.seq (0 when stopping). */
+static uint64_t await_job(uint64_t seen) {
+  uint64_t s, t0 = 0;
+  for (unsigned i = 0;; i++) {
+    if (__atomic_load_n(&P.stop, __ATOMIC_ACQUIRE)) return 0;
+    if ((s = __atomic_load_n(&P.seq, __ATOMIC_ACQUIRE)) != seen) return s;
+    cpu_relax();
+    if ((i & 31) == 31) {
+      sched_yield(); /* a thread sharing this core (an oversubscribed machine) runs */
+      uint64_t t = now_us();
+      if (!t0) t0 = t;
+      else if (t - t0 > TP_POOL_SPIN_US) break;
+    }
+  }
+  pthread_mutex_lock(&P.mu);
+  __atomic_add_fetch(&P.sleepers, 1, __ATOMIC_SEQ_CST);
+  while ((s = __atomic_load_n(&P.seq, __ATOMIC_SEQ_CST)) == seen &&
+         !__atomic_load_n(&P.stop, __ATOMIC_SEQ_CST))
+    pthread_cond_wait(&P.wake, &P.mu);
+  __atomic_sub_fetch(&P.sleepers, 1, __ATOMIC_SEQ_CST);
+  pthread_mutex_unlock(&P.mu);
+  return __atomic_load_n(&P.stop, __ATOMIC_ACQUIRE) ? 0 : s;
+}
+
 static void *worker(void *arg) {
   int w = (int)(intptr_t)arg;
   in_task = 1;
-  pthread_mutex_lock(&P.mu);
-  uint64_t seen = P.start_gen; /* not P.gen: a job may already be posted */
-  for (;;) {
-    while (P.gen == seen && !P.stop) pthread_cond_wait(&P.wake, &P.mu);
-    if (P.stop) break;
-    seen = P.gen;
-    job j = P.j;
-    pthread_mutex_unlock(&P.mu);
-    int last = run_share(&j, w);
-    pthread_mutex_lock(&P.mu);
-    if (last) pthread_cond_signal(&P.finished);
+  uint64_t seen = P.start_seq; /* not P.seq: a job may already be posted */
+  for (uint64_t s; (s = await_job(seen));) {
+    if (s & 1) { /* the caller is writing the job */
+      cpu_relax();
+      continue;
+    }
+    job j = {(tp_pool_task)LD(P.task), (void *)LD(P.ctx), LD(P.n), LD(P.nchunks), LD(P.nslots),
+             &P.claim, (uint32_t)(s >> 1), &P.done};
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (LD(P.seq) != s) continue; /* a newer job overwrote it: read that one */
+    seen = s;
+    if (run_share(&j, w) && __atomic_load_n(&P.waiting, __ATOMIC_SEQ_CST)) {
+      pthread_mutex_lock(&P.mu);
+      pthread_cond_signal(&P.finished);
+      pthread_mutex_unlock(&P.mu);
+    }
   }
-  pthread_mutex_unlock(&P.mu);
   tp_kern_thread_release(); /* the GEMM pack buffers of this thread */
   return NULL;
 }
@@ -221,15 +312,13 @@ static void *worker(void *arg) {
 /* Caller holds submit. */
 static void plat_stop(void) {
   pthread_mutex_lock(&P.mu);
-  P.stop = 1;
+  __atomic_store_n(&P.stop, 1, __ATOMIC_SEQ_CST);
   pthread_cond_broadcast(&P.wake);
   int n = P.nworkers;
   pthread_mutex_unlock(&P.mu);
   for (int i = 0; i < n; i++) pthread_join(P.th[i], NULL);
-  pthread_mutex_lock(&P.mu);
   P.nworkers = 0;
-  P.stop = 0;
-  pthread_mutex_unlock(&P.mu);
+  __atomic_store_n(&P.stop, 0, __ATOMIC_SEQ_CST);
 }
 
 static void at_exit(void) { tp_pool_shutdown(); }
@@ -240,7 +329,7 @@ static void at_fork_child(void) {
   pthread_cond_init(&P.wake, NULL);
   pthread_cond_init(&P.finished, NULL);
   pthread_mutex_init(&submit, NULL);
-  P.nworkers = 0, P.stop = 0;
+  P.nworkers = 0, P.stop = 0, P.sleepers = 0, P.waiting = 0;
   in_task = 0;
 }
 
@@ -250,13 +339,11 @@ static void plat_start(int nworkers) {
   if (P.nworkers == nworkers) return;
   if (P.nworkers) plat_stop();
   if (!registered) registered = !atexit(at_exit) && !pthread_atfork(NULL, NULL, at_fork_child);
-  pthread_mutex_lock(&P.mu);
-  P.start_gen = P.gen;
+  P.start_seq = __atomic_load_n(&P.seq, __ATOMIC_RELAXED);
   int n = 0;
   for (; n < nworkers; n++)
     if (pthread_create(&P.th[n], NULL, worker, (void *)(intptr_t)(n + 1))) break;
   P.nworkers = n;
-  pthread_mutex_unlock(&P.mu);
 }
 
 static void plat_run(job *j, int nthreads) {
@@ -266,21 +353,42 @@ static void plat_run(job *j, int nthreads) {
     return;
   }
   plat_start(nthreads - 1);
-  pthread_mutex_lock(&P.mu);
-  P.gen++;
-  j->gen = (uint32_t)P.gen, j->claim = &P.claim, j->done = &P.done;
-  __atomic_store_n(&P.claim, (uint64_t)j->gen << 32, __ATOMIC_RELEASE);
-  __atomic_store_n(&P.done, 0, __ATOMIC_RELEASE);
-  P.j = *j;
-  pthread_cond_broadcast(&P.wake);
-  pthread_mutex_unlock(&P.mu);
+  /* publish: seq odd, the fields, the counters, seq even (the job's gen) */
+  uint64_t s = P.seq; /* only the holder of submit writes it */
+  ST(P.seq, s + 1);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  ST(P.task, (uintptr_t)j->task), ST(P.ctx, (uintptr_t)j->ctx), ST(P.n, j->n);
+  ST(P.nchunks, j->nchunks), ST(P.nslots, j->nslots);
+  j->gen = (uint32_t)((s + 2) >> 1), j->claim = &P.claim, j->done = &P.done;
+  __atomic_store_n(&P.claim, (uint64_t)j->gen << 32, __ATOMIC_RELAXED);
+  __atomic_store_n(&P.done, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&P.seq, s + 2, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&P.sleepers, __ATOMIC_SEQ_CST)) {
+    pthread_mutex_lock(&P.mu);
+    pthread_cond_broadcast(&P.wake);
+    pthread_mutex_unlock(&P.mu);
+  }
   in_task = 1;
   run_share(j, 0);
   in_task = 0;
-  pthread_mutex_lock(&P.mu);
-  while (__atomic_load_n(&P.done, __ATOMIC_ACQUIRE) < j->nchunks)
-    pthread_cond_wait(&P.finished, &P.mu);
-  pthread_mutex_unlock(&P.mu);
+  uint64_t t0 = 0;
+  for (unsigned i = 0; __atomic_load_n(&P.done, __ATOMIC_ACQUIRE) < j->nchunks; i++) {
+    cpu_relax();
+    if ((i & 31) != 31) continue;
+    sched_yield();
+    uint64_t t = now_us();
+    if (!t0) {
+      t0 = t;
+    } else if (t - t0 > TP_POOL_SPIN_US) {
+      pthread_mutex_lock(&P.mu);
+      __atomic_store_n(&P.waiting, 1, __ATOMIC_SEQ_CST);
+      while (__atomic_load_n(&P.done, __ATOMIC_SEQ_CST) < j->nchunks)
+        pthread_cond_wait(&P.finished, &P.mu);
+      __atomic_store_n(&P.waiting, 0, __ATOMIC_SEQ_CST);
+      pthread_mutex_unlock(&P.mu);
+      break;
+    }
+  }
   pthread_mutex_unlock(&submit);
 }
 
@@ -289,12 +397,127 @@ void tp_pool_shutdown(void) {
   if (P.nworkers) plat_stop();
   pthread_mutex_unlock(&submit);
 }
+#elif defined(TP_POOL_WASM)
+/* Wasm threads: the JS loader starts the workers (Node worker_threads or
+ * Web Workers), each instantiating this module over the shared memory with
+ * its own stack and TLS, and calls tpw_pool_worker(slot) (tp_pool_worker_loop), which never
+ * returns. The hand-off is the pthreads one (a seqlock'ed job, polling for
+ * TP_POOL_SPIN_US), with memory.atomic.wait32 / notify in place of the
+ * condition variable. The caller never sleeps: a browser's main thread may
+ * not block (memory.atomic.wait32 traps there), so it polls for the last
+ * chunks. */
+#define TP_POOL_SPIN_US 200
+#include <emscripten/emscripten.h>
+#include <emscripten/threading.h>
+
+static struct {
+  uint32_t seq;  /* atomic, 2 per job (odd: being written); workers wait32 on it */
+  int workers;   /* atomic: workers that entered tp_pool_worker_loop */
+  int64_t worker_chunks; /* atomic: chunks the workers ran (tp_pool_worker_chunks) */
+  int sleepers;  /* atomic: workers in wait32 */
+  uint64_t claim;
+  int done;
+  uintptr_t task, ctx;
+  int64_t n;
+  int nchunks, nslots;
+} W;
+static int submit_held; /* atomic: one parallel-for at a time */
+static _Thread_local int in_task;
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+static int wasm_workers(void) { return __atomic_load_n(&W.workers, __ATOMIC_ACQUIRE); }
+
+/* The Wasm sched_yield: a 1 us memory.atomic.wait32 (a futex with a timeout)
+ * lets a thread sharing this core run (an oversubscribed machine), like
+ * sched_yield in the pthreads polls; not on a page's main thread, which may
+ * not block. */
+static void wasm_yield(void *addr, uint32_t value) {
+  if (!emscripten_is_main_browser_thread())
+    __builtin_wasm_memory_atomic_wait32((int *)addr, (int)value, 1000);
+}
+
+static uint32_t await_job(uint32_t seen) {
+  uint32_t s;
+  double t0 = emscripten_get_now();
+  for (unsigned i = 0;; i++) {
+    if ((s = __atomic_load_n(&W.seq, __ATOMIC_ACQUIRE)) != seen) return s;
+    if ((i & 63) != 63) continue;
+    wasm_yield(&W.seq, seen);
+    if (emscripten_get_now() - t0 > TP_POOL_SPIN_US / 1000.0) break;
+  }
+  __atomic_add_fetch(&W.sleepers, 1, __ATOMIC_SEQ_CST);
+  while ((s = __atomic_load_n(&W.seq, __ATOMIC_SEQ_CST)) == seen)
+    __builtin_wasm_memory_atomic_wait32((int *)&W.seq, (int)seen, -1);
+  __atomic_sub_fetch(&W.sleepers, 1, __ATOMIC_SEQ_CST);
+  return s;
+}
+
+int tp_pool_worker_loop(int slot) {
+  if (slot < 1 || slot >= TP_POOL_MAX) return -1;
+  in_task = 1;
+  uint32_t seen = __atomic_load_n(&W.seq, __ATOMIC_ACQUIRE) & ~1u;
+  __atomic_add_fetch(&W.workers, 1, __ATOMIC_SEQ_CST);
+  for (;;) {
+    uint32_t s = await_job(seen);
+    if (s & 1) continue; /* the caller is writing the job */
+    job j = {(tp_pool_task)LD(W.task), (void *)LD(W.ctx), LD(W.n), LD(W.nchunks), LD(W.nslots),
+             &W.claim, s >> 1, &W.done};
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (LD(W.seq) != s) continue;
+    seen = s;
+    if (slot >= j.nslots) continue;
+    for (int c; (c = claim(&j)) >= 0;) { /* run_share, counting the chunks */
+      run_chunk(&j, slot, c);
+      __atomic_add_fetch(&W.worker_chunks, 1, __ATOMIC_RELAXED);
+      __atomic_add_fetch(j.done, 1, __ATOMIC_SEQ_CST);
+    }
+  }
+}
+
+static void plat_run(job *j, int nthreads) {
+  if (j->nchunks <= 1 || j->nslots <= 1 || nthreads <= 1 || in_task ||
+      __atomic_exchange_n(&submit_held, 1, __ATOMIC_ACQUIRE)) {
+    run_alone(j);
+    return;
+  }
+  uint32_t s = W.seq;
+  ST(W.seq, s + 1);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  ST(W.task, (uintptr_t)j->task), ST(W.ctx, (uintptr_t)j->ctx), ST(W.n, j->n);
+  ST(W.nchunks, j->nchunks), ST(W.nslots, j->nslots);
+  j->gen = (s + 2) >> 1, j->claim = &W.claim, j->done = &W.done;
+  __atomic_store_n(&W.claim, (uint64_t)j->gen << 32, __ATOMIC_RELAXED);
+  __atomic_store_n(&W.done, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&W.seq, s + 2, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&W.sleepers, __ATOMIC_SEQ_CST))
+    __builtin_wasm_memory_atomic_notify((int *)&W.seq, (unsigned)-1);
+  in_task = 1;
+  run_share(j, 0);
+  in_task = 0;
+  for (unsigned i = 0; __atomic_load_n(&W.done, __ATOMIC_ACQUIRE) < j->nchunks; i++)
+    if ((i & 63) == 63) wasm_yield(&W.done, (uint32_t)__atomic_load_n(&W.done, __ATOMIC_RELAXED));
+  __atomic_store_n(&submit_held, 0, __ATOMIC_RELEASE);
+}
+int64_t tp_pool_worker_chunks(void) { return __atomic_load_n(&W.worker_chunks, __ATOMIC_RELAXED); }
+/* The workers belong to the loader (they live as long as the page or the
+ * process): nothing to stop. */
+void tp_pool_shutdown(void) {}
 #else
 static void plat_run(job *j, int nthreads) {
   (void)nthreads;
   run_alone(j);
 }
 void tp_pool_shutdown(void) {}
+#endif
+
+#ifndef TP_POOL_WASM
+int tp_pool_worker_loop(int slot) { /* no workers for the loader to run on this build */
+  (void)slot;
+  return -1;
+}
+int64_t tp_pool_worker_chunks(void) { return 0; }
 #endif
 
 void tp_threads_shutdown(void) { tp_pool_shutdown(); }

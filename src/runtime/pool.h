@@ -46,6 +46,15 @@ void tp_pool_describe(char *buf, size_t n);
 /* Stops the workers (joins them); the next parallel-for starts them again. */
 void tp_pool_shutdown(void);
 
+/* Wasm threads build: the loop of worker `slot` (1 .. TP_POOL_MAX - 1),
+ * which the JS loader enters once per worker instance (tpw_pool_worker)
+ * after giving it its own stack and TLS; it never returns. -1 at once for a
+ * bad slot, and on every other build (no workers to run). */
+int tp_pool_worker_loop(int slot);
+/* Wasm threads build: chunks the loader's workers have run so far (0 on
+ * other builds): says that work reached them (tests, benchmarks). */
+int64_t tp_pool_worker_chunks(void);
+
 void tp_parallel_for(int64_t n, int64_t grain, tp_pool_task task, void *ctx);
 
 /* Threads tp_parallel_for(n, grain, ...) would use now (0 when n <= 0, 1:

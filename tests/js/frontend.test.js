@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tp from '../../js/index.js';
+import { getCore } from '../../js/src/tensor.js';
 
 const C = tp.compiler;
 const live0 = tp.liveTensors();
@@ -72,11 +73,20 @@ test('config.threads: checked when set, ignored by the single-threaded Wasm core
   };
   try {
     assert.deepEqual(run(), [3, 5, 7]);
-    assert.equal(g.explain().threads, 'single-threaded Wasm build: 1 thread');
+    // the Wasm threads core (TP_WASM_THREADS, docs/build.md) uses it, up to
+    // the workers it started
+    const threaded = getCore()?.threaded;
+    const n = threaded ? /^Wasm threads: (\d+) thread/.exec(g.explain().threads)?.[1] : '1';
+    assert.equal(g.explain().threads, threaded
+      ? `Wasm threads: ${n} thread${n === '1' ? '' : 's'} (workers; ${n - 1} worker${n === '2' ? '' : 's'} running)`
+      : 'single-threaded Wasm build: 1 thread');
     C.config.threads = 4;
     assert.equal(C.config.threads, 4);
     assert.deepEqual(run(), [3, 5, 7]);
-    assert.equal(g.explain().threads, 'single-threaded Wasm build: 1 thread (config.threads = 4 ignored)');
+    assert.equal(g.explain().threads, threaded
+      ? (n >= 4 ? `Wasm threads: 4 threads (config.threads; ${n - 1} workers running)`
+        : `Wasm threads: ${n} thread${n === '1' ? '' : 's'} (config.threads = 4, but ${n - 1} worker${n === '2' ? '' : 's'} running)`)
+      : 'single-threaded Wasm build: 1 thread (config.threads = 4 ignored)');
     C.config.threads = null;
     assert.equal(C.config.threads, null);
   } finally {

@@ -21,7 +21,7 @@ import { getCore } from '../../js/src/tensor.js';
 // instance the bundle bound, so getCore() is null there: the checks that
 // read the core's module skip (the others run on the bundle).
 const core = getCore();
-const emscripten = core && WebAssembly.Module.imports(core.module).some((i) => i.name === 'emscripten_notify_memory_growth');
+const emscripten = core && WebAssembly.Module.imports(core.module).some((i) => i.name === 'emscripten_notify_memory_growth' || i.kind === 'memory'); // (a memory import: the Emscripten threads core)
 const skip = !core ? 'reads the core through js/src/tensor.js, not bound when js/index.js is the one-file bundle'
   : emscripten && 'the Emscripten core has no large-block allocator (bigalloc.c is WASI only)';
 

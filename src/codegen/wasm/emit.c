@@ -158,7 +158,7 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
   const uint8_t params[2] = {TP_WASM_I32, TP_WASM_I32}, results[1] = {TP_WASM_I32};
   tp_status s = tp_wasm_module_add_type(m, 1, params, 0, NULL, &type);
   if (!s) s = tp_wasm_module_add_type(m, 2, params, 1, results, &run_type);
-  tp_wasm_limits lim = {1, 0, false, false};
+  tp_wasm_limits lim = TP_WASM_CORE_MEMORY(1);
   if (!s) s = tp_wasm_module_import_memory(m, "env", "memory", lim);
   out->kernel_func = tp_alloc(sizeof(int) * (size_t)(p->nkernels ? p->nkernels : 1));
   uint32_t *fidx = tp_alloc(sizeof(uint32_t) * (size_t)(p->nkernels ? p->nkernels : 1));
@@ -215,7 +215,7 @@ tp_status tp_emit_gemm_variants(const tp_kir_program *p, const tp_emit_options *
   uint32_t type;
   const uint8_t params[1] = {TP_WASM_I32};
   tp_status s = tp_wasm_module_add_type(m, 1, params, 0, NULL, &type);
-  tp_wasm_limits lim = {1, 0, false, false};
+  tp_wasm_limits lim = TP_WASM_CORE_MEMORY(1);
   if (!s) s = tp_wasm_module_import_memory(m, "env", "memory", lim);
   tp_kir_prep pr;
   tp_kir_prepare(&p->kernels[ki], &pr);

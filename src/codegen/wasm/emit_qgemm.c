@@ -81,7 +81,7 @@ tp_status tp_qgemm_jit_emit(uint8_t **bytes_out, size_t *len_out) {
   const uint8_t params[4] = {TP_WASM_I64, TP_WASM_I32, TP_WASM_I32, TP_WASM_I32};
   uint32_t type = 0, fi = 0;
   tp_wasm_func *f = NULL;
-  tp_wasm_limits lim = {0, 0, false, false};
+  tp_wasm_limits lim = TP_WASM_CORE_MEMORY(0);
   tp_status s = tp_wasm_module_add_type(m, 4, params, 0, NULL, &type);
   if (!s) s = tp_wasm_module_import_memory(m, "env", "memory", lim);
   if (!s) s = tp_wasm_func_begin(m, type, "qgemm_relaxed_2x8", &f, &fi);

@@ -129,6 +129,15 @@ typedef struct tp_wasm_limits {
   bool shared;      /* memory only (threads); needs has_max */
 } tp_wasm_limits;
 
+/* The core's memory as a generated module imports it (env.memory): shared,
+ * with the core's 4 GiB maximum, on the Wasm threads build, whose memory is
+ * a shared one (an import must match it); plain otherwise. */
+#ifdef TP_WASM_THREADS
+#define TP_WASM_CORE_MEMORY(min) ((tp_wasm_limits){(min), 65536, true, true})
+#else
+#define TP_WASM_CORE_MEMORY(min) ((tp_wasm_limits){(min), 0, false, false})
+#endif
+
 tp_status tp_wasm_module_init(tp_wasm_module **m_out);
 void tp_wasm_module_free(tp_wasm_module *m);
 
