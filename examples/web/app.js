@@ -179,7 +179,7 @@ function updateProgress() {
   ui.progress.hidden = false;
   ui.progress.dataset.phase = p?.phase ?? 'waiting for the worker';
   ui.progress.dataset.elapsed = (ms / 1000).toFixed(1);
-  ui.progress.textContent = `${p?.phase ?? 'waiting for the worker'}${p?.i ? ` (run ${p.i} of at most ${p.n})` : ''} — ${(ms / 1000).toFixed(1)} s`;
+  ui.progress.textContent = `${p?.phase ?? 'waiting for the worker'}${p?.n ? (p.i ? ` (run ${p.i} of at most ${p.n})` : ' (warm-up)') : ''} — ${(ms / 1000).toFixed(1)} s`;
 }
 function hideProgress() {
   clearInterval(tick);
@@ -239,7 +239,7 @@ function restartWorker(reason) {
 
 function send(kind, msg, extra = {}) {
   const id = nextId++;
-  req = { id, kind, phase: null, t0: extra.t0 ?? performance.now(), ...extra };
+  req = { id, kind, phase: null, ...extra, t0: extra.t0 ?? performance.now() };
   worker.postMessage({ ...msg, type: kind, id }, msg.onnx ? [msg.onnx] : []);
   startProgress();
   return req;

@@ -330,7 +330,8 @@ async function compile(msg) {
 // One variant, timed adaptively (stats.js): samples until the median's 95%
 // interval is within 5%, at most maxRuns samples or budgetMs.
 function timeIt(id, label, fn, { maxRuns, budgetMs }) {
-  let last = 0;
+  let last = performance.now();
+  progress(id, `timing ${label}`, { i: 0, n: maxRuns });
   const r = measure(() => tp.scope(() => { fn(); }), {
     maxRuns,
     budgetMs,
