@@ -20,8 +20,9 @@
 // navigation start (performance.now()), in #first-result[data-ms]; after a
 // click, in ms since the click.
 import { el, fmtMs, fmtBytes, parseGraph, drawGraph, drawPlan, drawChart } from './view.js';
-import { MODELS } from './models.js';
-import { nodeCode } from './nodecode.js';
+// models.js (descriptions) and nodecode.js load after start-up, off the
+// path to the first result (bench/workloads/web-start.mjs)
+let MODELS = {};
 
 const $ = (id) => document.getElementById(id);
 const MODEL_BATCH = { mlp: 64, cnn: 16, transformer: 1 };
@@ -120,6 +121,7 @@ function describeModel() {
   const m = currentModel();
   const M = MODELS[m];
   ui.modelDesc.textContent = M ? `${M.describe(Number(ui.batch.value) || M.defaultBatch)}.`
+    : m !== 'onnx' ? '' // models.js is still loading
     : onnxFile ? `${onnxFile.name}: inputs from the model's declared shapes (random, seed 1, 2, …).` : 'Choose or drop an .onnx file.';
   const b = ui.backend.value;
   ui.backendDesc.textContent = {
@@ -468,7 +470,7 @@ function zoom(box, z) {
   const svg = box.querySelector('svg');
   if (!svg) return;
   const w = Number(svg.getAttribute('width')), h = Number(svg.getAttribute('height'));
-  if (z === 'fit') z = Math.min(1, (box.clientWidth - 4) / w);
+  if (z === 'fit') z = Math.max(0.45, Math.min(1, (box.clientWidth - 4) / w)); // below 0.45 the text is unreadable: the panel scrolls
   z = Math.max(0.1, Math.min(4, z));
   svg.dataset.zoom = z.toFixed(3);
   svg.style.width = `${w * z}px`;
@@ -477,6 +479,7 @@ function zoom(box, z) {
 
 ui.copy.addEventListener('click', async () => {
   if (!lastRun) return;
+  const { nodeCode } = await import('./nodecode.js');
   const code = nodeCode(lastRun.settings, { onnxName: onnxFile?.name });
   ui.code.textContent = code;
   ui.code.parentElement.open = true;
@@ -607,9 +610,9 @@ if (params.get('model') && MODEL_BATCH[params.get('model')]) {
   ui.batch.value = MODEL_BATCH[params.get('model')];
 }
 if (params.get('batch')) ui.batch.value = params.get('batch');
-describeModel();
 render();
 startWorker();
+import('./models.js').then((m) => { MODELS = m.MODELS; describeModel(); });
 // ?auto=1: compile (then run) now; the worker holds requests that arrive
 // while it loads, so the compile starts the moment the core is ready
 // instead of a round trip through this page later. Its first result is
