@@ -19,7 +19,7 @@
 // With auto=1 the page records when the first result appeared, in ms since
 // navigation start (performance.now()), in #first-result[data-ms]; after a
 // click, in ms since the click.
-import { el, fmtMs, fmtBytes, parseGraph, drawGraph, drawPlan, drawChart } from './view.js';
+import { el, fmtMs, fmtBytes, parseGraph, drawGraph, drawPlan, drawChart, drawKernelList, highlightNodes } from './view.js';
 // models.js (descriptions) and nodecode.js load after start-up, off the
 // path to the first result (bench/workloads/web-start.mjs)
 let MODELS = {};
@@ -456,6 +456,27 @@ ui.drop.addEventListener('drop', (ev) => {
 window.addEventListener('dragover', (ev) => ev.preventDefault());
 window.addEventListener('drop', (ev) => ev.preventDefault());
 
+// a kernel of the plan, focused or hovered (focus first): its nodes marked in the graph
+const kernelLi = (e) => (e && ui.after.contains(e) ? e.closest?.('li[data-kernel]') : null) ?? null;
+function markKernel(ev) {
+  const focused = kernelLi(ev.type === 'focusout' ? ev.relatedTarget : document.activeElement);
+  const hovered = ev.type === 'mouseover' ? kernelLi(ev.target)
+    : ev.type === 'mouseout' ? kernelLi(ev.relatedTarget) : ui.after.querySelector('li[data-kernel]:hover');
+  const li = focused ?? hovered;
+  if (!li) {
+    highlightNodes(ui.before, []);
+    delete ui.before.dataset.highlight;
+    delete ui.before.dataset.highlighted;
+    return;
+  }
+  if (ui.before.dataset.highlight === li.dataset.kernel) return;
+  const n = highlightNodes(ui.before, li.dataset.nodes ? li.dataset.nodes.split(' ') : []);
+  ui.before.dataset.highlight = li.dataset.kernel;
+  ui.before.dataset.highlighted = String(n);
+  ui.before.querySelector('g.node.hl')?.scrollIntoView?.({ block: 'nearest', inline: 'nearest' });
+}
+for (const type of ['mouseover', 'mouseout', 'focusin', 'focusout']) ui.after.addEventListener(type, markKernel);
+
 // zoom of the graph panels: fit the width, or a factor of the drawn size
 for (const b of document.querySelectorAll('button[data-zoom]')) {
   b.addEventListener('click', () => {
@@ -528,9 +549,15 @@ function showCompiled(m) {
       `; arena ${fmtBytes(plan.arena_bytes)}`;
     ui.kernels.dataset.json = JSON.stringify(plan);
     ui.after.replaceChildren(drawPlan(plan, parsed));
-    ui.loweredNote.textContent = 'explain().backend_plans reports the kernels by kind and how many run as generated code; ' +
-      'which graph nodes each kernel fuses is not reported to JS yet ' +
-      '(natively: tpc compile GRAPH.tpg --dump=graph,passes,kernels).';
+    if (Array.isArray(plan.kernel_nodes)) {
+      ui.after.append(drawKernelList(plan, parsed));
+      ui.loweredNote.textContent = 'Kernels in run order with the graph nodes each computes (explain().backend_plans[i].kernel_nodes): ' +
+        'hover or focus one to mark its nodes in the captured graph. Which kernels run as generated code is not reported, only how many ' +
+        '(natively: tpc compile GRAPH.tpg --dump=graph,passes,kernels).';
+    } else {
+      ui.loweredNote.textContent = 'explain().backend_plans reports the kernels by kind and how many run as generated code ' +
+        '(natively: tpc compile GRAPH.tpg --dump=graph,passes,kernels).';
+    }
   } else {
     ui.kernels.textContent = `none: backend ${m.backend} does not lower the graph (it replays it node by node)`;
     delete ui.kernels.dataset.json;

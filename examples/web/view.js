@@ -302,3 +302,33 @@ export function drawChart(timings) {
   lines.forEach((s, k) => svg.append(el('text', { x: PAD, y: height - 26 + k * 16, class: 'caption' }, s)));
   return svg;
 }
+
+// ---- the kernels of the plan, each with the graph nodes it computes -----------------------------------------
+// explain().backend_plans[i].kernel_nodes (names of the lowered graph's
+// nodes) and kernel_kinds. Names the captured graph has are shown by op;
+// nodes the lowering passes made (a decomposed conv or linear) are counted.
+export function drawKernelList(plan, nodes) {
+  const byName = new Map((nodes ?? []).map((n) => [n.name, n]));
+  const list = el('ol', { class: 'kernel-list', 'aria-label': 'the plan\'s kernels in run order; hover or focus one to see its graph nodes' });
+  plan.kernel_nodes.forEach((names, k) => {
+    const known = names.filter((n) => byName.has(n));
+    const fresh = names.length - known.length;
+    const ops = known.map((n) => byName.get(n).op);
+    const text = `${plan.kernel_kinds?.[k] ?? 'kernel'}: ${ops.join(' → ') || '–'}` +
+      (fresh ? ` ${ops.length ? '+ ' : ''}${fresh} node${fresh > 1 ? 's' : ''} the lowering made` : '');
+    list.append(el('li', { tabindex: 0, 'data-kernel': k, 'data-nodes': known.join(' '), title: names.map((n) => `%${n}`).join(' ') }, text));
+  });
+  return list;
+}
+
+/** Marks the boxes of the graph SVG in `box` holding any of `names` (class hl); none: clears. */
+export function highlightNodes(box, names) {
+  const want = new Set(names);
+  let hit = 0;
+  for (const g of box.querySelectorAll('g.node')) {
+    const on = want.size > 0 && (g.dataset.ids ?? '').split(' ').some((id) => want.has(id));
+    g.classList.toggle('hl', on);
+    hit += on;
+  }
+  return hit;
+}

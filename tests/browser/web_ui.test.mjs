@@ -200,6 +200,8 @@ test('examples/web as a tool: state, progress, layout, keyboard, outputs, code',
         assert.ok(m.boxes < m.nodes / 2, `${m.boxes} boxes for ${m.nodes} nodes`);
         assert.ok(m.panelH <= 470 && m.panelW <= vw, `the graph panel is ${m.panelW}x${m.panelH}`);
         assert.ok(m.plan >= Math.min(300, vw - 80), `the plan is drawn ${m.plan} px wide`);
+        const plan = JSON.parse(await page.getAttribute('#kernels', 'data-json'));
+        assert.equal(await page.locator('#graph-after li[data-kernel]').count(), plan.kernels, 'one list item per kernel');
         await page.screenshot({ path: join(dir, `web-big-${vw}.png`), fullPage: true });
         assert.deepEqual(page.errors, [], 'console errors');
         await page.close();
@@ -283,6 +285,35 @@ test('examples/web as a tool: state, progress, layout, keyboard, outputs, code',
       assert.equal(outs.length, 2, 'two outputs');
       outs.forEach((o, k) => assertClose(o, refs[k], `output ${k}`));
       assert.equal(await page.locator('#output .out').count(), 2);
+      assert.deepEqual(page.errors, [], 'console errors');
+      await page.close();
+    });
+
+    await t.test('hovering or focusing a kernel of the plan marks its graph nodes (explain().kernel_nodes)', async () => {
+      // Node's plan for the same model: ops of each kernel's nodes
+      const M = MODELS.mlp;
+      const m = M.build(tp, { batch: 64 });
+      const g = tp.compile(m.fn, { backend: 'stax' });
+      g(m.x).dispose();
+      const ops = new Map([...g.graph().matchAll(/^%(\S+) = (\w+)/gm)].map((r) => [r[1], r[2]]));
+      const want = g.explain().backend_plans[0].kernel_nodes.map((ks) => ks.map((n) => ops.get(n)).sort());
+      g.dispose();
+      m.dispose();
+      assert.deepEqual(want[0], ['add', 'matmul', 'relu'], 'Node: the first GEMM takes add and relu');
+      const page = await newPage(browser.context);
+      await page.goto(`${url}?model=mlp`);
+      await waitSettled(page);
+      await runToIdle(page, () => page.click('#compile'));
+      assert.equal(await page.locator('#graph-after li[data-kernel]').count(), want.length, 'one list item per kernel');
+      const marked = () => page.$$eval('#graph-before g.node.hl', (gs) => gs.map((x) => x.dataset.op).sort());
+      await page.hover('#graph-after li[data-kernel="0"]');
+      assert.deepEqual(await marked(), want[0], 'hover kernel 0');
+      await page.focus('#graph-after li[data-kernel="2"]'); // focus wins over the hover
+      assert.deepEqual(await marked(), want[2], 'focus kernel 2');
+      await page.mouse.move(1, 1);
+      assert.deepEqual(await marked(), want[2], 'still focused after the mouse leaves');
+      await page.focus('#compile');
+      assert.deepEqual(await marked(), [], 'nothing marked after the kernel loses focus');
       assert.deepEqual(page.errors, [], 'console errors');
       await page.close();
     });
