@@ -639,9 +639,9 @@ if (params.get('model') && MODEL_BATCH[params.get('model')]) {
 if (params.get('batch')) ui.batch.value = params.get('batch');
 render();
 startWorker();
-import('./models.js').then((m) => { MODELS = m.MODELS; describeModel(); });
 // ?auto=1: compile (then run) now; the worker holds requests that arrive
 // while it loads, so the compile starts the moment the core is ready
 // instead of a round trip through this page later. Its first result is
 // timed from navigation start (there is no click).
 if (params.get('auto')) doCompile(true, { auto: true, t0: 0 });
+import('./models.js').then((m) => { MODELS = m.MODELS; describeModel(); });

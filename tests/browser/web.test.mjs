@@ -446,7 +446,7 @@ test('page load to first result (auto=1), fresh browser', { skip: skip ?? false,
     for (const model of ['mlp', 'transformer']) {
       const loads = [];
       for (let i = 0; i < 5; i++) {
-        await page.goto(`${server.url}examples/web/?model=${model}&auto=1`);
+        await page.goto(`${server.url}examples/web/?model=${model}&auto=1&runs=10`); // runs=10: as bench/workloads/web-start.mjs
         const ms = Number(await waitForAttribute(page, '#first-result', 'data-ms'));
         const readyAt = Number(await page.getAttribute('#status', 'data-ready-at'));
         const workerStart = Number(await page.getAttribute('#status', 'data-worker-start'));
