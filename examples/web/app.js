@@ -296,7 +296,6 @@ function onMessage(m) {
 }
 
 function onError(err, context) {
-  const kind = req?.kind;
   showError(err, context);
   req = null;
   if (context === 'Compile') {
@@ -313,7 +312,6 @@ function onError(err, context) {
     restartWorker('out of memory: a new worker gives the grown memory back');
     ui.memory.textContent = `${fmtBytes(err.memoryBytes ?? 0)} when the allocation failed; the worker was restarted, which frees it`;
   }
-  void kind;
 }
 
 // ---- actions ------------------------------------------------------------------------------------
