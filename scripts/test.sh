@@ -116,12 +116,13 @@ else
     stage "node:bundle" env -u TP_WASM node --import ./tests/js/_bundle_hook.mjs --test "${JS_TESTS[@]}"
 fi
 
-# Browser tests: Debian's chromium driven by playwright-core (~20 s).
+# Browser tests: Debian's chromium driven by playwright-core (about 2 min:
+# web.test.mjs with its start-up timing, web_ui.test.mjs, the API checks).
 if [ ! -x /usr/bin/chromium ]; then
   record browser SKIP "/usr/bin/chromium missing (apt-get install chromium)"
 else
   needs browser build:wasi build:bundle &&
-    stage browser timeout 180 env -u TP_WASM node --test tests/browser/
+    stage browser timeout 360 env -u TP_WASM node --test tests/browser/
 fi
 
 # libFuzzer on the ONNX reader, the graph text parser (parse -> print ->

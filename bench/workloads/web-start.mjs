@@ -57,7 +57,13 @@ try {
   for (const [key, model, extra] of [['mlp', 'mlp', ''], ['mlp-modules', 'mlp', '&pkg=modules'], ['transformer', 'transformer', '']]) {
     const want = extra ? 'modules' : 'bundle';
     pages[key] = {
-      url: `${server.url}examples/web/?model=${model}&auto=1${extra}`,
+      // runs=10: the page's timed runs after the first result are capped at
+      // 10, as the page did before its run counts became adaptive (up to 200
+      // samples or 3 s per variant). The longer run's leftovers (the worker's
+      // teardown, V8's background work) landed on the next load despite the
+      // 2.5 s settle: 163.4 against 137.4 ms for main's page in an
+      // interleaved A/B, 137.1 against 132.0 with the cap (docs/benchmarks.md).
+      url: `${server.url}examples/web/?model=${model}&auto=1&runs=10${extra}`,
       read: async () => {
         const ms = Number(await waitForAttribute(page, '#first-result', 'data-ms'));
         const pkg = await page.getAttribute('#status', 'data-package');

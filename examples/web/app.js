@@ -1,67 +1,141 @@
 // app.js - the main thread of the web example: UI only. Every compile and run
 // happens in worker.js (a module Web Worker), so the page never freezes.
 //
+// The page follows one state machine (body[data-state]):
+//   loading -> idle | compiling (auto=1) | stopped
+//   idle / cancelled / failed -> compiling | running      (the settled states)
+//   compiling -> running (Run asked for it) | idle | cancelled | failed | stopped
+//   running -> idle | cancelled | failed | stopped
+// Every control is set from the state alone (render()). Inputs stay editable
+// while the worker is busy; what is on the page is marked stale
+// ([data-stale] on the panels) the moment an input that produced it changes,
+// and Run recompiles when the compiled function is not the inputs' one.
+//
 // URL parameters (used by the browser tests, handy by hand too):
 //   ?model=mlp|cnn|transformer  preselect a model
-//   &backend=..&mode=..&batch=..&runs=..
+//   &backend=..&mode=..&batch=..&runs=..  (runs: the cap on timed runs)
 //   &auto=1                       compile (and then run) as soon as the core is loaded
 //   &pkg=modules                  the worker imports js/index.js, not the bundle js/dist/tensorplay.mjs
-// The page records when the first result appeared, in ms since navigation
-// start (performance.now()), in #first-result[data-ms].
+// With auto=1 the page records when the first result appeared, in ms since
+// navigation start (performance.now()), in #first-result[data-ms]; after a
+// click, in ms since the click.
+import { el, fmtMs, fmtBytes, parseGraph, drawGraph, drawPlan, drawChart, drawKernelList, highlightNodes } from './view.js';
+// models.js (descriptions) and nodecode.js load after start-up, off the
+// path to the first result (bench/workloads/web-start.mjs)
+let MODELS = {};
 
 const $ = (id) => document.getElementById(id);
-const SVG_NS = 'http://www.w3.org/2000/svg';
 const MODEL_BATCH = { mlp: 64, cnn: 16, transformer: 1 };
+const PROGRESS_AFTER_MS = 300;
 
 const ui = {
-  form: $('form'), compile: $('compile'), run: $('run'), busy: $('busy'), status: $('status'),
+  form: $('form'), compile: $('compile'), run: $('run'), cancel: $('cancel'), progress: $('progress'), status: $('status'),
   error: $('error'), batch: $('batch'), backend: $('backend'), mode: $('mode'), runs: $('runs'),
   file: $('file'), drop: $('drop'), onnxName: $('onnx-name'), onnxNote: $('onnx-note'), onnxRadio: $('model-onnx'),
+  modelDesc: $('model-desc'), backendDesc: $('backend-desc'),
   compileTime: $('compile-time'), firstResult: $('first-result'), kernels: $('kernels'), wasmSize: $('wasm-size'),
   memory: $('memory'), before: $('graph-before'), after: $('graph-after'), loweredNote: $('lowered-note'),
-  graphText: $('graph-text'), output: $('output'), chart: $('chart'),
+  graphText: $('graph-text'), output: $('output'), chart: $('chart'), chartNote: $('chart-note'),
+  compilePanel: $('compile-panel'), runPanel: $('run-panel'), copy: $('copy-code'), code: $('node-code'),
 };
 
+// ---- the state machine -------------------------------------------------------------------------
+const NEXT = {
+  loading: ['idle', 'compiling', 'stopped'],
+  idle: ['compiling', 'running'],
+  cancelled: ['compiling', 'running'],
+  failed: ['compiling', 'running'],
+  compiling: ['running', 'idle', 'cancelled', 'failed', 'stopped'],
+  running: ['idle', 'cancelled', 'failed', 'stopped'],
+  stopped: [],
+};
+const SETTLED = new Set(['idle', 'cancelled', 'failed']);
+let state = 'loading';
+let seq = 0;
+
+function go(next) {
+  if (next === state) return;
+  if (!NEXT[state].includes(next)) {
+    console.error(`web example: no transition ${state} -> ${next}`);
+    return;
+  }
+  state = next;
+  render();
+}
+
+function render() {
+  const settled = SETTLED.has(state);
+  const busy = state === 'compiling' || state === 'running';
+  document.body.dataset.state = state;
+  ui.compile.disabled = !settled;
+  ui.run.disabled = !settled;
+  ui.cancel.disabled = !busy;
+  ui.cancel.hidden = !busy;
+  if (!busy) hideProgress();
+  ui.batch.disabled = currentModel() === 'onnx';
+  ui.copy.disabled = !lastRun;
+}
+
 let worker = null;
-let ready = false;
+let coreReady = false;
 let hasOnnx = false;
 let nextId = 1;
-let pendingId = 0;
-let compiled = false; // a compiled model is live in the worker
-let workerFailed = false; // the worker could not load, or stopped: nothing is sent to it
-let onnxFile = null; // { name, bytes: ArrayBuffer }
-let firstResultMs = null;
+let req = null; // the request under way: { id, kind, key, thenRun, t0, auto, phase }
+let compiledKey = null; // the inputs of the compiled function live in the worker (null: none)
+let shown = { compile: null, run: null }; // the inputs of what the panels show
+let onnxFile = null; // { name, bytes: ArrayBuffer, serial }
+let fileSerial = 0;
+let firstResultShown = false;
 let wasmUrl = null;
-let seq = 0;
+let lastRun = null; // { key, settings, outputs } for "copy as Node.js code"
 const params = new URLSearchParams(location.search);
-
-// ---- small helpers ------------------------------------------------------------------------
-const fmtMs = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2)) + ' ms';
-const fmtBytes = (n) => n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} bytes`;
-
-function el(tag, attrs = {}, ...children) {
-  const ns = ['svg', 'g', 'rect', 'text', 'path', 'line', 'defs', 'marker', 'title', 'tspan'].includes(tag);
-  const e = ns ? document.createElementNS(SVG_NS, tag) : document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) e.setAttribute(k, String(v));
-  for (const c of children) if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
-  return e;
-}
 
 function currentModel() {
   return new FormData(ui.form).get('model');
 }
 
-function setBusy(on) {
-  ui.busy.hidden = !on;
-  ui.compile.disabled = on || !ready;
-  ui.run.disabled = on || !ready || !compiled;
-  document.body.dataset.state = !ready ? 'loading' : on ? 'busy' : 'ready';
+/** The inputs that decide a compile, as a string (equal strings: the same compiled function). */
+function currentSettings() {
+  const model = currentModel();
+  return {
+    model,
+    batch: model === 'onnx' ? null : Number(ui.batch.value),
+    backend: ui.backend.value,
+    mode: ui.mode.value,
+    file: model === 'onnx' && onnxFile ? `${onnxFile.name}#${onnxFile.serial}` : null,
+  };
+}
+const currentKey = () => JSON.stringify(currentSettings());
+
+function markStale() {
+  const key = currentKey();
+  for (const [panel, k] of [[ui.compilePanel, shown.compile], [ui.runPanel, shown.run]]) {
+    if (k && k !== key) panel.dataset.stale = 'true';
+    else delete panel.dataset.stale;
+  }
+  describeModel();
+  render();
 }
 
+function describeModel() {
+  const m = currentModel();
+  const M = MODELS[m];
+  ui.modelDesc.textContent = M ? `${M.describe(Number(ui.batch.value) || M.defaultBatch)}.`
+    : m !== 'onnx' ? '' // models.js is still loading
+    : onnxFile ? `${onnxFile.name}: inputs from the model's declared shapes (random, seed 1, 2, …).` : 'Choose or drop an .onnx file.';
+  const b = ui.backend.value;
+  ui.backendDesc.textContent = {
+    stax: 'stax lowers the graph: fusion, memory planning, generated Wasm SIMD128 kernels.',
+    eager: 'eager replays the captured graph node by node on the core kernels: no lowering, no code generation.',
+    reference: 'reference runs every node on the scalar reference kernels with double accumulation (slow; to tell a miscompile from rounding). No lowering, no code generation.',
+  }[b] ?? '';
+}
+
+// ---- messages and errors -----------------------------------------------------------------------
 function showError(err, context) {
   const e = err || {};
   const parts = [];
-  let title = context ? `${context} failed` : 'Error';
+  const title = context ? `${context} failed` : 'Error';
   const kind = e.status ? `${e.name} (${e.status})` : e.name || 'Error';
   parts.push(el('strong', {}, title + ': '), `${kind}: ${e.message ?? String(err)}`);
   if (e.cause) parts.push(el('br'), `caused by: ${e.cause}`);
@@ -76,7 +150,11 @@ function showError(err, context) {
 function hintFor(e) {
   const m = `${e.name} ${e.status ?? ''} ${e.message ?? ''}`;
   if (e.fatal) return 'The core trapped, so its worker was stopped and a fresh one started: the page is ready for the next try.';
-  if (/OUT_OF_MEMORY|out of memory|TooLarge|too large/i.test(m)) return 'The model or batch does not fit in the Wasm memory (at most 4 GiB). Try a smaller batch.';
+  if (e.name === 'TooLarge') return 'A Wasm32 memory addresses at most 4 GiB. Try a smaller batch.';
+  if (e.oom) {
+    return `The Wasm memory had grown to ${fmtBytes(e.memoryBytes ?? 0)} when an allocation failed (the browser may allow less than the 4 GiB a Wasm32 memory can address). ` +
+      'A Wasm memory never shrinks, so the worker was restarted to give it back. Try a smaller batch.';
+  }
   if (/onnx/i.test(m) && /Unsupported|not available/i.test(m)) return 'Try one of the built-in models.';
   if (/onnx|PARSE|truncated|protobuf/i.test(m)) return 'The file is not a valid ONNX model, or uses something the importer does not support.';
   if (/UNSUPPORTED|not supported/i.test(m)) return 'The model uses an operator or attribute this version does not support.';
@@ -88,22 +166,43 @@ function clearError() {
   ui.error.replaceChildren();
 }
 
+// ---- progress: phase and elapsed time, shown after 300 ms --------------------------------------------
+let tick = 0;
+function startProgress() {
+  clearInterval(tick);
+  ui.progress.hidden = true;
+  tick = setInterval(updateProgress, 100);
+}
+function updateProgress() {
+  if (!req) return hideProgress();
+  const ms = performance.now() - req.t0;
+  if (ms < PROGRESS_AFTER_MS) return;
+  const p = req.phase;
+  ui.progress.hidden = false;
+  ui.progress.dataset.phase = p?.phase ?? 'waiting for the worker';
+  ui.progress.dataset.elapsed = (ms / 1000).toFixed(1);
+  ui.progress.textContent = `${p?.phase ?? 'waiting for the worker'}${p?.n ? (p.i ? ` (run ${p.i} of at most ${p.n})` : ' (warm-up)') : ''} — ${(ms / 1000).toFixed(1)} s`;
+}
+function hideProgress() {
+  clearInterval(tick);
+  tick = 0;
+  ui.progress.hidden = true;
+}
+
 // ---- the worker ------------------------------------------------------------------------------
 function startWorker() {
-  ready = false;
-  compiled = false;
-  setBusy(false);
+  coreReady = false;
+  compiledKey = null;
   // The first worker is started by the inline script in index.html's <head>,
   // before this module loads; messages it sent meanwhile are replayed.
   // A restarted worker gets the same compiled core (window.tpCore, a
-  // promise of a WebAssembly.Module or null) when the page has one.
-  // ?pkg=modules (for the page too): the worker imports js/index.js, not the bundle.
+  // promise of a WebAssembly.Module or null) when the page has one, so a
+  // restart does not fetch or compile the core again.
   const early = window.tpEarlyWorker;
   window.tpEarlyWorker = null;
   const url = new URL('./worker.js', import.meta.url);
   if (window.tpCore) url.searchParams.set('core', 'page');
   if (params.get('pkg') === 'modules') url.searchParams.set('pkg', 'modules');
-  workerFailed = false;
   if (early) {
     worker = early.worker;
   } else {
@@ -111,10 +210,11 @@ function startWorker() {
     if (window.tpCore) window.tpCore.then((module) => w.postMessage({ type: 'core', module }));
     worker = w;
   }
-  worker.onmessage = (ev) => onMessage(ev.data);
+  const me = worker;
+  worker.onmessage = (ev) => { if (worker === me) onMessage(ev.data); };
   worker.onerror = (ev) => {
     ev.preventDefault?.();
-    if (workerFailed) return; // its load error (sent before it threw) is on the page already
+    if (worker !== me || state === 'stopped') return; // its load error (sent before it threw) is on the page already
     showError({ name: 'WorkerError', message: ev.message || 'the worker failed to start (see the console)' }, 'Loading');
     stopped();
   };
@@ -124,102 +224,98 @@ function startWorker() {
   }
 }
 
-// The worker cannot load (or stopped): say so; requests are not sent to it.
+// The worker cannot load (or stopped): say so; nothing more is sent to it.
 function stopped(what = 'The worker stopped') {
-  workerFailed = true;
   ui.status.textContent = `${what}. Reload the page to try again.`;
-  pendingId = 0;
-  setBusy(false);
+  req = null;
+  go('stopped');
 }
 
 function restartWorker(reason) {
   try { worker?.terminate(); } catch { /* ignore */ }
-  ui.status.textContent = `Restarting the core (${reason})…`;
-  pendingId = 0;
+  worker = null;
+  ui.status.textContent = `Restarting the worker (${reason})…`;
+  ui.status.dataset.restarts = String(Number(ui.status.dataset.restarts ?? 0) + 1);
   startWorker();
 }
 
-function send(msg, transfer = []) {
+function send(kind, msg, extra = {}) {
   const id = nextId++;
-  pendingId = id;
-  setBusy(true);
-  worker.postMessage({ ...msg, id }, transfer);
-  return id;
+  req = { id, kind, phase: null, ...extra, t0: extra.t0 ?? performance.now() };
+  worker.postMessage({ ...msg, type: kind, id }, msg.onnx ? [msg.onnx] : []);
+  startProgress();
+  return req;
 }
 
 function onMessage(m) {
+  if (m.type === 'ready') {
+    coreReady = true;
+    hasOnnx = m.hasOnnx;
+    ui.status.textContent = `Core ${m.version} (${m.isa}) loaded in the worker in ${fmtMs(m.loadMs)} (package: ${m.package === 'bundle' ? 'one-file bundle' : 'ES modules'}).`;
+    ui.status.dataset.package = m.package;
+    ui.status.dataset.loadMs = m.loadMs.toFixed(2);
+    // when the worker started, and when it had the core, in page time
+    ui.status.dataset.workerStart = (m.timeOrigin - performance.timeOrigin).toFixed(1);
+    ui.status.dataset.readyAt = performance.now().toFixed(1);
+    ui.memory.textContent = `${fmtBytes(m.memoryBytes)} of Wasm memory (a fresh worker)`;
+    ui.onnxNote.textContent = hasOnnx ? '' : 'ONNX import is not in this build of the package (tp.onnx.load is missing): dropping a file will say so.';
+    if (state === 'loading') go('idle'); // an auto=1 compile may be under way already
+    return;
+  }
+  if (!req || m.id !== req.id) {
+    // a load error (id 0) is for the page; anything else is an answer nobody waits for
+    if (m.type === 'error' && m.id === 0) onError(m.error, 'Loading the core');
+    return;
+  }
   switch (m.type) {
-    case 'ready':
-      ready = true;
-      hasOnnx = m.hasOnnx;
-      ui.status.textContent = `Core ${m.version} (${m.isa}) loaded in the worker in ${fmtMs(m.loadMs)} (package: ${m.package === 'bundle' ? 'one-file bundle' : 'ES modules'}); memory ${fmtBytes(m.memoryBytes)}.`;
-      ui.status.dataset.package = m.package;
-      ui.status.dataset.loadMs = m.loadMs.toFixed(2);
-      // when the worker started, and when it had the core, in page time
-      ui.status.dataset.workerStart = (m.timeOrigin - performance.timeOrigin).toFixed(1);
-      ui.status.dataset.readyAt = performance.now().toFixed(1);
-      ui.onnxNote.textContent = hasOnnx ? '' : 'ONNX import is not in this build of the package (tp.onnx.load is missing): dropping a file will say so.';
-      setBusy(pendingId !== 0); // an auto=1 compile may be under way already
+    case 'progress':
+      req.phase = m;
+      updateProgress();
       return;
     case 'compiled':
-      if (m.id !== pendingId) return;
-      compiled = true;
+      compiledKey = req.key;
       showCompiled(m);
       return;
     case 'wasm':
-      if (m.id !== pendingId) return;
       showWasm(m);
-      setBusy(false);
-      if (autoRun && m.id === autoRun) {
-        autoRun = 0;
-        doRun();
-      }
+      if (req.thenRun) return sendRun(req.t0);
+      req = null;
+      go('idle');
       return;
     case 'ran':
-      if (m.id !== pendingId) return;
       showRun(m);
-      setBusy(false);
+      req = null;
+      go('idle');
       return;
-    case 'error': {
-      const err = m.error;
-      const context = m.id === 0 ? 'Loading the core' : lastAction;
-      if (m.id !== 0 && m.id !== pendingId) return;
-      showError(err, context);
-      if (context === 'Compile') ui.compileTime.textContent = 'failed (see the message above)';
-      if (err.phase === 'load') {
-        stopped('The core could not be loaded'); // a new worker would fail the same way
-      } else if (err.fatal) {
-        restartWorker(`${err.name}: ${err.message}`);
-      } else {
-        if (lastAction === 'Compile') compiled = false;
-        setBusy(false);
-      }
+    case 'error':
+      onError(m.error, req.kind === 'compile' ? 'Compile' : 'Run');
       return;
-    }
     default:
       console.warn('unknown message from the worker', m);
   }
 }
 
-// ---- actions ------------------------------------------------------------------------------------
-let lastAction = '';
-let autoRun = 0;
-
-function doCompile(thenRun = false, beforeReady = false) {
-  if ((!ready && !beforeReady) || workerFailed) return;
-  clearError();
-  lastAction = 'Compile';
-  const model = currentModel();
-  const msg = { type: 'compile', model, backend: ui.backend.value, mode: ui.mode.value, batch: Number(ui.batch.value) };
-  if (model === 'onnx') {
-    if (!onnxFile) {
-      showError({ name: 'Error', message: 'no .onnx file chosen' }, 'Compile');
-      return;
-    }
-    msg.onnx = onnxFile.bytes.slice(0); // a copy: the page keeps the file for the next compile
-    msg.onnxName = onnxFile.name;
+function onError(err, context) {
+  showError(err, context);
+  req = null;
+  if (context === 'Compile') {
+    ui.compileTime.textContent = 'failed (see the message above)';
+    compiledKey = null;
   }
-  // results of the previous compile must not pass for this one's
+  if (err.phase === 'load') {
+    stopped('The core could not be loaded'); // a new worker would fail the same way
+    return;
+  }
+  go('failed');
+  if (err.fatal) restartWorker(`${err.name}: ${err.message}`);
+  else if (err.oom) {
+    restartWorker('out of memory: a new worker gives the grown memory back');
+    ui.memory.textContent = `${fmtBytes(err.memoryBytes ?? 0)} when the allocation failed; the worker was restarted, which frees it`;
+  }
+}
+
+// ---- actions ------------------------------------------------------------------------------------
+function clearResults() {
   ui.compileTime.textContent = 'compiling…';
   delete ui.compileTime.dataset.ms;
   for (const e of [ui.kernels, ui.wasmSize]) {
@@ -229,52 +325,121 @@ function doCompile(thenRun = false, beforeReady = false) {
   }
   for (const e of [ui.before, ui.after, ui.chart]) e.replaceChildren();
   ui.loweredNote.textContent = '';
+  ui.chartNote.textContent = '';
   ui.graphText.textContent = '';
   ui.output.textContent = '–';
   delete ui.output.dataset.summary;
+  delete ui.output.dataset.outputs;
   delete ui.chart.dataset.json;
-  const id = send(msg, msg.onnx ? [msg.onnx] : []);
-  if (thenRun) autoRun = id;
+  shown = { compile: null, run: null };
+  lastRun = null;
+  markStale();
 }
 
-function doRun() {
-  if (!ready || !compiled || workerFailed) return;
+function doCompile(thenRun = false, { auto = false, t0 } = {}) {
+  if (!(SETTLED.has(state) || (auto && state === 'loading'))) return;
   clearError();
-  lastAction = 'Run';
-  send({ type: 'run', runs: Number(ui.runs.value) || 10 });
+  const s = currentSettings();
+  const msg = { model: s.model, backend: s.backend, mode: s.mode, batch: s.batch };
+  if (s.model === 'onnx') {
+    if (!onnxFile) {
+      showError({ name: 'Error', message: 'no .onnx file chosen' }, 'Compile');
+      return;
+    }
+    msg.onnx = onnxFile.bytes.slice(0); // a copy: the page keeps the file for the next compile
+    msg.onnxName = onnxFile.name;
+  } else if (!Number.isInteger(s.batch) || s.batch < 1) {
+    showError({ name: 'RangeError', message: `batch must be a positive integer, got ${JSON.stringify(ui.batch.value)}` }, 'Compile');
+    return;
+  }
+  clearResults(); // results of the previous compile must not pass for this one's
+  send('compile', msg, { key: JSON.stringify(s), settings: s, thenRun, auto, t0 });
+  go('compiling');
 }
 
-ui.compile.addEventListener('click', () => doCompile(false));
-ui.run.addEventListener('click', () => doRun());
+function maxRuns() {
+  const n = Number(ui.runs.value);
+  return Number.isInteger(n) && n >= 1 ? Math.min(n, 10000) : 200;
+}
+
+function sendRun(t0) {
+  send('run', { maxRuns: maxRuns(), budgetMs: Number(params.get('budget')) || 3000 }, { key: compiledKey, settings: JSON.parse(compiledKey), t0 });
+  go('running');
+}
+
+// Run: on the compiled function when it is the inputs' one, else compile first.
+function doRun() {
+  if (!SETTLED.has(state)) return;
+  clearError();
+  if (compiledKey !== currentKey()) return doCompile(true);
+  sendRun();
+}
+
+function doCancel() {
+  if (!req) return;
+  const ms = performance.now() - req.t0;
+  const what = req.kind === 'compile' ? 'compile' : 'run';
+  req = null;
+  restartWorker(`${what} cancelled`);
+  if (what === 'compile') clearResults();
+  ui.compileTime.textContent = what === 'compile' ? `cancelled after ${fmtMs(ms)}` : ui.compileTime.textContent;
+  ui.status.textContent = `The ${what} was cancelled after ${(ms / 1000).toFixed(1)} s: its worker was stopped and a new one started (with the core already compiled on the page).`;
+  go('cancelled');
+}
+
+// Focus stays where the user was: a button disabled while it works loses
+// focus to <body>; it gets it back when the work ends.
+let focusBack = null;
+function remember(elm) { focusBack = elm; }
+new MutationObserver(() => {
+  if (SETTLED.has(state) && focusBack && (document.activeElement === document.body || !document.activeElement)) {
+    focusBack.focus();
+    focusBack = null;
+  }
+}).observe(document.body, { attributes: true, attributeFilter: ['data-state'] });
+
+ui.compile.addEventListener('click', () => { remember(ui.compile); doCompile(false); });
+ui.run.addEventListener('click', () => { remember(ui.run); doRun(); });
+ui.cancel.addEventListener('click', () => doCancel());
+ui.batch.addEventListener('keydown', (ev) => {
+  if (ev.key !== 'Enter') return;
+  ev.preventDefault();
+  remember(ui.batch);
+  doRun(); // compiles first when needed
+});
+ui.form.addEventListener('submit', (ev) => ev.preventDefault());
 
 for (const r of ui.form.elements.model) {
   r.addEventListener('change', () => {
     const m = currentModel();
     if (MODEL_BATCH[m]) ui.batch.value = MODEL_BATCH[m];
-    ui.batch.disabled = m === 'onnx';
-    compiled = false;
-    setBusy(false);
+    markStale();
   });
 }
+for (const input of [ui.batch, ui.backend, ui.mode]) input.addEventListener('input', markStale);
+for (const input of [ui.backend, ui.mode]) input.addEventListener('change', markStale);
 
 async function takeFile(file) {
   if (!file) return;
   clearError();
   try {
     const bytes = await file.arrayBuffer();
-    onnxFile = { name: file.name, bytes };
+    onnxFile = { name: file.name, bytes, serial: ++fileSerial };
     ui.onnxName.textContent = `${file.name} (${fmtBytes(bytes.byteLength)})`;
     ui.onnxRadio.disabled = false;
     ui.onnxRadio.checked = true;
-    ui.batch.disabled = true;
-    compiled = false;
-    setBusy(false);
+    markStale();
   } catch (e) {
     showError({ name: e.name, message: `cannot read ${file.name}: ${e.message}` }, 'Reading the file');
   }
 }
 
 ui.file.addEventListener('change', () => takeFile(ui.file.files[0]));
+ui.drop.addEventListener('keydown', (ev) => {
+  if (ev.target !== ui.drop || (ev.key !== 'Enter' && ev.key !== ' ')) return;
+  ev.preventDefault();
+  ui.file.click();
+});
 ui.drop.addEventListener('dragover', (ev) => {
   ev.preventDefault();
   ui.drop.classList.add('over');
@@ -289,25 +454,90 @@ ui.drop.addEventListener('drop', (ev) => {
 window.addEventListener('dragover', (ev) => ev.preventDefault());
 window.addEventListener('drop', (ev) => ev.preventDefault());
 
+// a kernel of the plan, focused or hovered (focus first): its nodes marked in the graph
+const kernelLi = (e) => (e && ui.after.contains(e) ? e.closest?.('li[data-kernel]') : null) ?? null;
+function markKernel(ev) {
+  const focused = kernelLi(ev.type === 'focusout' ? ev.relatedTarget : document.activeElement);
+  const hovered = ev.type === 'mouseover' ? kernelLi(ev.target)
+    : ev.type === 'mouseout' ? kernelLi(ev.relatedTarget) : ui.after.querySelector('li[data-kernel]:hover');
+  const li = focused ?? hovered;
+  if (!li) {
+    highlightNodes(ui.before, []);
+    delete ui.before.dataset.highlight;
+    delete ui.before.dataset.highlighted;
+    return;
+  }
+  if (ui.before.dataset.highlight === li.dataset.kernel) return;
+  const n = highlightNodes(ui.before, li.dataset.nodes ? li.dataset.nodes.split(' ') : []);
+  ui.before.dataset.highlight = li.dataset.kernel;
+  ui.before.dataset.highlighted = String(n);
+  ui.before.querySelector('g.node.hl')?.scrollIntoView?.({ block: 'nearest', inline: 'nearest' });
+}
+for (const type of ['mouseover', 'mouseout', 'focusin', 'focusout']) ui.after.addEventListener(type, markKernel);
+
+// zoom of the graph panels: fit the width, or a factor of the drawn size
+for (const b of document.querySelectorAll('button[data-zoom]')) {
+  b.addEventListener('click', () => {
+    const box = $(b.dataset.for);
+    const svg = box.querySelector('svg');
+    if (!svg) return;
+    const cur = Number(svg.dataset.zoom ?? 1);
+    zoom(box, b.dataset.zoom === 'fit' ? 'fit' : cur * Number(b.dataset.zoom));
+  });
+}
+function zoom(box, z) {
+  const svg = box.querySelector('svg');
+  if (!svg) return;
+  const w = Number(svg.getAttribute('width')), h = Number(svg.getAttribute('height'));
+  if (z === 'fit') z = Math.max(0.45, Math.min(1, (box.clientWidth - 4) / w)); // below 0.45 the text is unreadable: the panel scrolls
+  z = Math.max(0.1, Math.min(4, z));
+  svg.dataset.zoom = z.toFixed(3);
+  svg.style.width = `${w * z}px`;
+  svg.style.height = `${h * z}px`;
+}
+
+ui.copy.addEventListener('click', async () => {
+  if (!lastRun) return;
+  const { nodeCode } = await import('./nodecode.js');
+  const code = nodeCode(lastRun.settings, { onnxName: onnxFile?.name });
+  ui.code.textContent = code;
+  ui.code.parentElement.open = true;
+  try {
+    await navigator.clipboard.writeText(code);
+    ui.copy.textContent = 'copied';
+  } catch {
+    ui.copy.textContent = 'code shown below (the clipboard is not available here)';
+  }
+  setTimeout(() => { ui.copy.textContent = 'Copy as Node.js code'; }, 2000);
+});
+
 // ---- results ----------------------------------------------------------------------------------------
 function showCompiled(m) {
   const now = performance.now();
-  if (firstResultMs === null) {
-    firstResultMs = now;
+  shown.compile = req.key;
+  if (req.auto && !firstResultShown) {
     ui.firstResult.dataset.ms = now.toFixed(1);
-    ui.firstResult.dataset.model = m.model;
     ui.firstResult.dataset.postedAt = (m.postedAt - performance.timeOrigin).toFixed(1);
-    ui.firstResult.textContent = `${fmtMs(now)} after page load (${m.model}, ${m.backend})`;
+    ui.firstResult.textContent = `${fmtMs(now)} after navigation (auto=1: no click; ${m.model}, ${m.backend})`;
+  } else {
+    ui.firstResult.dataset.fromClick = (now - req.t0).toFixed(1);
+    ui.firstResult.textContent = `${fmtMs(now - req.t0)} after the click (${m.model}, ${m.backend})`;
   }
-  ui.compileTime.textContent = `${fmtMs(m.compileMs)} (compile() + first call: capture, which computes the result, then lowering and code generation)` +
-    (m.buildMs > 0.5 ? `; building weights/inputs ${fmtMs(m.buildMs)}` : '');
+  if (!firstResultShown) ui.firstResult.dataset.model = m.model;
+  firstResultShown = true;
+  const what = m.backend === 'stax'
+    ? 'compile() + first call: capture, which computes the result, then lowering and code generation'
+    : `compile() + first call: capture, which computes the result; ${m.backend} replays the graph, with no lowering or code generation`;
+  ui.compileTime.textContent = `${fmtMs(m.compileMs)} (${what})` + (m.buildMs > 0.5 ? `; building weights/inputs ${fmtMs(m.buildMs)}` : '');
   ui.compileTime.dataset.ms = m.compileMs.toFixed(3);
-  ui.memory.textContent = fmtBytes(m.memoryBytes);
+  ui.memory.textContent = `${fmtBytes(m.memoryBytes)} of Wasm memory (it grows, never shrinks), ${m.liveTensors} live tensors`;
+  ui.memory.dataset.bytes = String(m.memoryBytes);
   ui.graphText.textContent = m.graphText ?? '(no graph captured)';
-  ui.wasmSize.textContent = 'emitting…';
+  ui.wasmSize.textContent = m.backend === 'stax' ? 'emitting…' : '–';
 
   const parsed = m.graphText ? parseGraph(m.graphText) : null;
   ui.before.replaceChildren(parsed ? drawGraph(parsed) : el('p', { class: 'note' }, 'No graph was captured (a graph break?): the function ran eagerly.'));
+  if (parsed) zoom(ui.before, 'fit');
 
   const plans = m.explain?.backend_plans ?? [];
   const plan = plans[plans.length - 1];
@@ -317,21 +547,33 @@ function showCompiled(m) {
       `; arena ${fmtBytes(plan.arena_bytes)}`;
     ui.kernels.dataset.json = JSON.stringify(plan);
     ui.after.replaceChildren(drawPlan(plan, parsed));
-    ui.loweredNote.textContent = 'explain().backend_plans reports the kernels by kind and how many run as generated code; ' +
-      'which graph nodes each kernel fuses, their order, and the text of the lowering passes are not reachable from JS ' +
-      '(natively: tpc compile GRAPH.tpg --dump=graph,passes,kernels).';
+    if (Array.isArray(plan.kernel_nodes)) {
+      ui.after.append(drawKernelList(plan, parsed));
+      ui.loweredNote.textContent = 'Kernels in run order with the graph nodes each computes (explain().backend_plans[i].kernel_nodes): ' +
+        'hover or focus one to mark its nodes in the captured graph. Which kernels run as generated code is not reported, only how many ' +
+        '(natively: tpc compile GRAPH.tpg --dump=graph,passes,kernels).';
+    } else {
+      ui.loweredNote.textContent = 'explain().backend_plans reports the kernels by kind and how many run as generated code ' +
+        '(natively: tpc compile GRAPH.tpg --dump=graph,passes,kernels).';
+    }
   } else {
     ui.kernels.textContent = `none: backend ${m.backend} does not lower the graph (it replays it node by node)`;
     delete ui.kernels.dataset.json;
     ui.after.replaceChildren(el('p', { class: 'note' }, `Backend ${m.backend} runs the captured graph as it is: no lowering, no kernels, no generated code. Choose stax to see the plan.`));
     ui.loweredNote.textContent = '';
   }
-  showOutput(m.output, 'output of the compiling call');
+  showOutputs(m.outputs, 'output of the compiling call');
+  markStale();
 }
 
 function showWasm(m) {
   if (wasmUrl) URL.revokeObjectURL(wasmUrl);
   wasmUrl = null;
+  if (m.none) {
+    ui.wasmSize.textContent = `none: ${m.none}`;
+    ui.wasmSize.dataset.bytes = '0';
+    return;
+  }
   if (m.error) {
     const why = /no kernel to emit/.test(m.error.message)
       ? 'no module: every kernel of this graph is a core kernel (GEMMs with fused epilogues), nothing left to generate'
@@ -348,214 +590,40 @@ function showWasm(m) {
   ui.wasmSize.dataset.bytes = String(m.size);
 }
 
-function showOutput(out, what) {
-  if (!out?.summary) {
+function showOutputs(outs, what) {
+  if (!outs?.length) {
     ui.output.textContent = 'no tensor output';
     return;
   }
-  const s = out.summary;
-  const head = s.head.slice(0, 8).map((v) => v.toFixed(5)).join(', ');
-  ui.output.replaceChildren(
-    el('div', {}, el('strong', {}, `shape [${out.shape.join(', ')}] ${out.dtype}`), ` (${what})`),
-    el('div', { class: 'mono' }, `first values: ${head}${s.count > 8 ? ', …' : ''}`),
-    el('div', { class: 'mono' }, `sum ${s.sum.toPrecision(7)}, sum |y| ${s.absSum.toPrecision(7)}${s.finite ? '' : ' (NOT FINITE)'}`),
-  );
-  ui.output.dataset.shape = JSON.stringify(out.shape);
-  ui.output.dataset.summary = JSON.stringify(s);
+  const blocks = outs.map((out, k) => {
+    const s = out.summary;
+    const head = s.head.slice(0, 8).map((v) => v.toFixed(5)).join(', ');
+    return el('div', { class: 'out', 'data-index': k },
+      el('div', {}, el('strong', {}, `${outs.length > 1 ? `output ${k}: ` : ''}shape [${out.shape.join(', ')}] ${out.dtype}`)),
+      el('div', { class: 'mono' }, `first values: ${head}${s.count > 8 ? ', …' : ''}`),
+      el('div', { class: 'mono' }, `sum ${s.sum.toPrecision(7)}, sum |y| ${s.absSum.toPrecision(7)}${s.finite ? '' : ' (NOT FINITE)'}`));
+  });
+  ui.output.replaceChildren(el('div', { class: 'note' }, `${outs.length} output${outs.length > 1 ? 's' : ''} (${what})`), ...blocks);
+  ui.output.dataset.shape = JSON.stringify(outs[0].shape);
+  ui.output.dataset.summary = JSON.stringify(outs[0].summary);
+  ui.output.dataset.outputs = JSON.stringify(outs);
   ui.output.dataset.seq = String(++seq);
 }
 
 function showRun(m) {
-  showOutput(m.output, `after ${m.runs} timed runs`);
-  ui.memory.textContent = `${fmtBytes(m.memoryBytes)}, ${m.liveTensors} live tensors`;
-  ui.chart.replaceChildren(drawChart(m.timings, m.runs));
-  ui.chart.dataset.json = JSON.stringify(m.timings.map(({ label, median, min }) => ({ label, median, min })));
+  shown.run = req.key;
+  lastRun = { key: req.key, settings: req.settings, outputs: m.outputs };
+  showOutputs(m.outputs, 'after the timed runs');
+  ui.memory.textContent = `${fmtBytes(m.memoryBytes)} of Wasm memory (it grows, never shrinks), ${m.liveTensors} live tensors`;
+  ui.memory.dataset.bytes = String(m.memoryBytes);
+  ui.chart.replaceChildren(drawChart(m.timings));
+  const noisy = m.timings.filter((t) => !t.converged);
+  ui.chartNote.textContent = noisy.length
+    ? `Noisy: ${noisy.map((t) => t.label).join(', ')} did not get within ±5% in ${m.maxRuns} runs or ${(m.budgetMs / 1000).toFixed(0)} s; read those numbers as rough.`
+    : '';
+  ui.chart.dataset.json = JSON.stringify(m.timings.map(({ label, median, min, lo, hi, n, converged }) => ({ label, median, min, lo, hi, n, converged })));
   ui.chart.dataset.seq = String(++seq);
-}
-
-// ---- the graph text -> nodes -------------------------------------------------------------------------
-export function parseGraph(text) {
-  const nodes = [];
-  const byName = new Map();
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (!line || line.startsWith('#') || line.startsWith('tpgraph') || line.startsWith('data ')) continue;
-    let m = /^%([A-Za-z0-9_.]+) = (\w+)(?:\((.*)\))?(?: "([^"]*)")? : ([a-z0-9]+\[[0-9,]*\])/.exec(line);
-    let node;
-    if (m) {
-      const [, name, op, inner, target, type] = m;
-      node = { name, op, type, args: [], attrs: '', target };
-      if (inner !== undefined) splitOperands(inner, node);
-    } else if ((m = /^output\((.*)\)/.exec(line))) {
-      node = { name: 'output', op: 'output', type: '', args: [], attrs: '' };
-      splitOperands(m[1], node);
-    } else continue;
-    node.index = nodes.length;
-    nodes.push(node);
-    byName.set(node.name, node);
-  }
-  for (const n of nodes) n.inputs = n.args.map((a) => byName.get(a)).filter(Boolean);
-  return nodes;
-}
-
-function splitOperands(inner, node) {
-  // operands are %names, none, numbers; attributes are name=value (lists in [..])
-  const parts = [];
-  let depth = 0, cur = '';
-  for (const ch of inner) {
-    if (ch === '[') depth++;
-    if (ch === ']') depth--;
-    if (ch === ',' && depth === 0) { parts.push(cur.trim()); cur = ''; } else cur += ch;
-  }
-  if (cur.trim()) parts.push(cur.trim());
-  const attrs = [];
-  for (const p of parts) {
-    if (p.startsWith('%')) node.args.push(p.slice(1));
-    else if (p.includes('=')) attrs.push(p);
-    else if (p !== 'none') attrs.push(p); // an immediate scalar
-  }
-  node.attrs = attrs.join(', ');
-}
-
-// ---- layout by topological rank, drawn as SVG ------------------------------------------------------------
-function drawGraph(nodes) {
-  // rank = 1 + max rank of the inputs; constants sit just above their first consumer
-  for (const n of nodes) {
-    const calc = n.inputs.filter((i) => i.op !== 'get_attr');
-    n.rank = n.op === 'placeholder' || n.op === 'get_attr' ? 0 : 1 + Math.max(0, ...calc.map((i) => i.rank));
-  }
-  for (const n of nodes) {
-    if (n.op !== 'get_attr') continue;
-    const users = nodes.filter((u) => u.inputs.includes(n));
-    n.rank = users.length ? Math.max(0, Math.min(...users.map((u) => u.rank)) - 1) : 0;
-  }
-  const ranks = [];
-  for (const n of nodes) (ranks[n.rank] ??= []).push(n);
-  // one barycenter pass (by the inputs' order in the rank above) to cut crossings
-  for (let r = 1; r < ranks.length; r++) {
-    if (!ranks[r]) { ranks[r] = []; continue; }
-    const pos = (n) => (n.inputs.length ? n.inputs.reduce((a, i) => a + (i.order ?? 0), 0) / n.inputs.length : n.index);
-    ranks[0].forEach((n, i) => { n.order ??= i; });
-    ranks[r].sort((a, b) => pos(a) - pos(b) || a.index - b.index).forEach((n, i) => { n.order = i; });
-  }
-  const CH = 6.6, H = 34, VGAP = 30, HGAP = 14, PAD = 10;
-  for (const n of nodes) {
-    n.label = n.op === 'get_attr' ? `const ${n.target ?? n.name}` : n.op === 'placeholder' ? `input %${n.name}` : n.op;
-    n.sub = n.op === 'output' ? '' : n.type + (n.attrs && n.attrs.length < 28 ? `  ${n.attrs}` : '');
-    n.w = Math.max(60, Math.ceil(Math.max(n.label.length, n.sub.length) * CH) + 14);
-    n.h = n.op === 'output' ? 24 : H;
-  }
-  let width = 0;
-  const rowW = ranks.map((row) => row.reduce((a, n) => a + n.w, 0) + HGAP * Math.max(0, row.length - 1));
-  width = Math.max(...rowW, 200) + 2 * PAD;
-  ranks.forEach((row, r) => {
-    let x = PAD + (width - 2 * PAD - rowW[r]) / 2;
-    for (const n of row) {
-      n.x = x;
-      n.y = PAD + r * (H + VGAP);
-      x += n.w + HGAP;
-    }
-  });
-  const height = PAD * 2 + ranks.length * (H + VGAP) - VGAP;
-  const svg = el('svg', { xmlns: SVG_NS, viewBox: `0 0 ${width} ${height}`, width, height, class: 'graph', role: 'img',
-    'aria-label': `graph of ${nodes.length} nodes`, 'data-nodes': nodes.length });
-  svg.append(el('defs', {}, el('marker', { id: 'arrow', viewBox: '0 0 8 8', refX: 8, refY: 4, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' },
-    el('path', { d: 'M0,0 L8,4 L0,8 z', class: 'arrowhead' }))));
-  const edges = el('g', { class: 'edges' });
-  for (const n of nodes) {
-    for (const i of n.inputs) {
-      const x1 = i.x + i.w / 2, y1 = i.y + i.h, x2 = n.x + n.w / 2, y2 = n.y;
-      const my = (y1 + y2) / 2;
-      edges.append(el('path', { d: `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`, class: i.op === 'get_attr' ? 'edge const' : 'edge', 'marker-end': 'url(#arrow)' }));
-    }
-  }
-  svg.append(edges);
-  for (const n of nodes) {
-    const kind = n.op === 'placeholder' ? 'input' : n.op === 'get_attr' ? 'const' : n.op === 'output' ? 'output' : 'op';
-    const g = el('g', { class: `node ${kind}`, transform: `translate(${n.x},${n.y})`, 'data-op': n.op });
-    g.append(el('title', {}, `%${n.name} = ${n.op}${n.attrs ? ` (${n.attrs})` : ''} : ${n.type}`));
-    g.append(el('rect', { width: n.w, height: n.h, rx: 5 }));
-    g.append(el('text', { x: n.w / 2, y: n.sub ? 14 : 16, class: 'label' }, n.label));
-    if (n.sub) g.append(el('text', { x: n.w / 2, y: 28, class: 'sub' }, n.sub));
-    svg.append(g);
-  }
-  return svg;
-}
-
-// The plan: what explain().backend_plans reports (counts by kind, and how
-// many kernels run as generated code), drawn as the captured graph's ops
-// flowing into kernel groups. Which kernels are the generated ones is not
-// reported, so the generated module hangs off the whole kernel column.
-function drawPlan(plan, nodes) {
-  const ops = nodes ? nodes.filter((n) => !['placeholder', 'get_attr', 'output'].includes(n.op)).length : null;
-  const kinds = [
-    ['gemm', 'core SIMD128 GEMM'],
-    ['pointwise', 'fused elementwise'],
-    ['row', 'reductions, softmax, norms'],
-    ['op', 'core op kernels'],
-  ].filter(([k]) => plan[k] > 0);
-  const W = 520, PAD = 10, BH = 38, GAP = 10, SW = 110, KX = 160, KW = 190, GX = 400;
-  const colH = Math.max(BH, kinds.length * (BH + GAP) - GAP);
-  const height = PAD * 2 + colH + 46;
-  const svg = el('svg', { xmlns: SVG_NS, viewBox: `0 0 ${W} ${height}`, width: W, height, class: 'graph plan', role: 'img',
-    'aria-label': `plan of ${plan.kernels} kernels`, 'data-kernels': plan.kernels, 'data-generated': plan.generated });
-  svg.append(el('defs', {}, el('marker', { id: 'arrow2', viewBox: '0 0 8 8', refX: 8, refY: 4, markerWidth: 7, markerHeight: 7, orient: 'auto' },
-    el('path', { d: 'M0,0 L8,4 L0,8 z', class: 'arrowhead' }))));
-  const midY = PAD + colH / 2;
-  svg.append(el('g', { class: 'node op', transform: `translate(${PAD},${PAD})` },
-    el('rect', { width: SW, height: colH, rx: 5 }),
-    el('text', { x: SW / 2, y: colH / 2 - 4, class: 'label' }, 'captured graph'),
-    el('text', { x: SW / 2, y: colH / 2 + 12, class: 'sub' }, ops === null ? '' : `${ops} ops`)));
-  kinds.forEach(([k, desc], i) => {
-    const y = PAD + i * (BH + GAP);
-    svg.append(el('path', { d: `M${PAD + SW},${midY} C${KX - 20},${midY} ${KX - 30},${y + BH / 2} ${KX},${y + BH / 2}`, class: 'edge', 'marker-end': 'url(#arrow2)' }));
-    svg.append(el('g', { class: `node kernel ${k}`, transform: `translate(${KX},${y})`, 'data-kind': k, 'data-count': plan[k] },
-      el('title', {}, `${plan[k]} ${k} kernel(s): ${desc}`),
-      el('rect', { width: KW, height: BH, rx: 5 }),
-      el('text', { x: KW / 2, y: 15, class: 'label' }, `${plan[k]} × ${k}`),
-      el('text', { x: KW / 2, y: 30, class: 'sub' }, desc)));
-  });
-  if (plan.generated > 0) {
-    // a bracket over the kernel column, then the generated module
-    const bx = KX + KW + 8;
-    svg.append(el('path', { d: `M${bx},${PAD} h6 V${PAD + colH} h-6 M${bx + 6},${midY} H${GX}`, class: 'edge gen', 'marker-end': 'url(#arrow2)' }));
-    svg.append(el('g', { class: 'node generated', transform: `translate(${GX},${midY - BH / 2})` },
-      el('title', {}, 'the plan reports how many kernels run as generated code, not which'),
-      el('rect', { width: W - GX - PAD, height: BH, rx: 5 }),
-      el('text', { x: (W - GX - PAD) / 2, y: 15, class: 'label' }, 'generated Wasm'),
-      el('text', { x: (W - GX - PAD) / 2, y: 30, class: 'sub' }, `${plan.generated} of ${plan.kernels} kernels`)));
-  }
-  const ty = PAD + colH + 18;
-  svg.append(el('text', { x: PAD, y: ty, class: 'caption' }, `${plan.kernels} kernels; ${plan.generated} run as generated SIMD128 code (which ones is not reported),`));
-  svg.append(el('text', { x: PAD, y: ty + 17, class: 'caption' }, `the others as the core's kernels; arena ${fmtBytes(plan.arena_bytes)}${plan.autotuned ? `; ${plan.autotuned} GEMM shape(s) autotuned` : ''}.`));
-  return svg;
-}
-
-// ---- timings bar chart ----------------------------------------------------------------------------------------
-function drawChart(timings, runs) {
-  const W = 640, LW = 230, BH = 26, GAP = 10, PAD = 10, RW = 90;
-  const max = Math.max(...timings.map((t) => t.median), 1e-6);
-  const height = PAD * 2 + timings.length * (BH + GAP) + 22;
-  const svg = el('svg', { xmlns: SVG_NS, viewBox: `0 0 ${W} ${height}`, width: W, height, class: 'chart', role: 'img',
-    'aria-label': 'median run time per variant' });
-  const scale = (W - LW - RW - PAD) / max;
-  timings.forEach((t, i) => {
-    const y = PAD + i * (BH + GAP);
-    const cls = t.label.startsWith('eager') ? 'bar eager' : t.label.includes('stax') ? 'bar stax' : 'bar other';
-    svg.append(el('text', { x: LW - 8, y: y + BH / 2 + 4, class: 'barlabel' }, t.label));
-    svg.append(el('rect', { x: LW, y, width: Math.max(1, t.median * scale), height: BH, class: cls },
-      el('title', {}, `${t.label}: median ${t.median.toFixed(3)} ms, min ${t.min.toFixed(3)} ms over ${runs} runs`)));
-    svg.append(el('line', { x1: LW + t.min * scale, x2: LW + t.min * scale, y1: y + 3, y2: y + BH - 3, class: 'minmark' }));
-    svg.append(el('text', { x: LW + Math.max(1, t.median * scale) + 6, y: y + BH / 2 + 4, class: 'barvalue' }, fmtMs(t.median)));
-  });
-  const base = timings.find((t) => t.label.startsWith('eager'));
-  const best = timings.filter((t) => !t.label.startsWith('eager')).sort((a, b) => a.median - b.median)[0];
-  const res = globalThis.crossOriginIsolated ? '' : ' (clock resolution 0.1 ms: serve with COOP/COEP for 5 µs)';
-  const note = base && best && best.median > 0
-    ? `median of ${runs} runs (tick: min); ${best.label} is ${(base.median / best.median).toFixed(2)}× eager${res}`
-    : `median of ${runs} runs; too fast to compare at this clock's resolution${res}`;
-  svg.append(el('text', { x: PAD, y: height - 8, class: 'caption' }, note));
-  return svg;
+  markStale();
 }
 
 // ---- start -------------------------------------------------------------------------------------------------------------
@@ -567,8 +635,11 @@ if (params.get('model') && MODEL_BATCH[params.get('model')]) {
   ui.batch.value = MODEL_BATCH[params.get('model')];
 }
 if (params.get('batch')) ui.batch.value = params.get('batch');
+render();
 startWorker();
 // ?auto=1: compile (then run) now; the worker holds requests that arrive
 // while it loads, so the compile starts the moment the core is ready
-// instead of a round trip through this page later
-if (params.get('auto')) doCompile(true, true);
+// instead of a round trip through this page later. Its first result is
+// timed from navigation start (there is no click).
+if (params.get('auto')) doCompile(true, { auto: true, t0: 0 });
+import('./models.js').then((m) => { MODELS = m.MODELS; describeModel(); });

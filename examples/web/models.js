@@ -157,3 +157,6 @@ export function summarize(values, head = 16) {
   }
   return { head: Array.from(values.subarray(0, head)), sum, absSum: abs, count: values.length, finite };
 }
+
+/** The builders' source, for the page's "copy as Node.js code" (nodecode.js). */
+export const SOURCES = Object.freeze({ makeParams, finish, summarize, build: { mlp: buildMlp, cnn: buildCnn, transformer: buildTransformer } });

@@ -4,15 +4,17 @@
 // Messages in (from app.js), each with an `id` echoed in the answer:
 //   { type: 'compile', id, model: 'mlp'|'cnn'|'transformer'|'onnx', batch,
 //     backend, mode, onnx?: ArrayBuffer, onnxName? }
-//   { type: 'run', id, runs }
+//   { type: 'run', id, maxRuns, budgetMs }   adaptive run counts (stats.js)
 //   { type: 'core', module }   with ?core=page: the page's compiled core, first
 // Requests sent before 'ready' wait until the package has loaded.
 // Messages out:
 //   { type: 'ready', loadMs, version, package: 'bundle'|'modules', isa, memoryBytes,
 //     hasOnnx, backends }
-//   { type: 'compiled', id, ... }     compile time, graph text, explain(), output
+//   { type: 'progress', id, phase, i?, n? }  the phase that starts now (the page
+//                                     shows it with the elapsed time, and can cancel)
+//   { type: 'compiled', id, ... }     compile time, graph text, explain(), outputs
 //   { type: 'wasm', id, ... }         the generated module (bytes) or why there is none
-//   { type: 'ran', id, ... }          medians of eager / compiled / stax, output
+//   { type: 'ran', id, ... }          medians with 95% CIs of eager / compiled / stax, outputs
 //   { type: 'error', id, error: { name, message, code, status, fatal } }
 // `fatal`: the core trapped (WebAssembly.RuntimeError) or exited; its state
 // cannot be trusted, so the page terminates this worker and starts a new one.
@@ -71,10 +73,10 @@ async function importPackage() {
   }
   return [await import('../../js/index.js'), 'modules'];
 }
-let tp, pkg, MODELS, summarize;
+let tp, pkg, MODELS, summarize, measure;
 try {
-  // the package (which instantiates the core) and the models, in parallel
-  [[tp, pkg], { MODELS, summarize }] = await Promise.all([importPackage(), import('./models.js')]);
+  // the package (which instantiates the core), the models and the statistics, in parallel
+  [[tp, pkg], { MODELS, summarize }, { measure }] = await Promise.all([importPackage(), import('./models.js'), import('./stats.js')]);
 } catch (e) {
   self.postMessage({ type: 'error', id: 0, error: { ...describe(e), fatal: true, phase: 'load' } });
   throw e;
@@ -112,24 +114,27 @@ function isFatal(e) {
   return e instanceof WebAssembly.RuntimeError || e?.name === 'WasiExit';
 }
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[s.length >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+function isOom(e) {
+  return /OUT_OF_MEMORY|out of memory/i.test(`${e?.status ?? ''} ${e?.name ?? ''} ${e?.message ?? ''}`);
 }
 
-function firstTensor(out) {
-  if (out instanceof tp.Tensor) return out;
-  if (Array.isArray(out)) for (const v of out) { const t = firstTensor(v); if (t) return t; }
-  else if (out && typeof out === 'object') for (const v of Object.values(out)) { const t = firstTensor(v); if (t) return t; }
-  return null;
+const progress = (id, phase, extra = {}) => self.postMessage({ type: 'progress', id, phase, ...extra });
+
+// Every tensor of an output (a tensor, or arrays / objects of them), in order.
+function tensorsOf(out, acc = []) {
+  if (out instanceof tp.Tensor) acc.push(out);
+  else if (Array.isArray(out)) out.forEach((v) => tensorsOf(v, acc));
+  else if (out && typeof out === 'object') Object.values(out).forEach((v) => tensorsOf(v, acc));
+  return acc;
 }
 
+/** Shape, dtype and summary of every output tensor. */
 function outputInfo(out) {
-  const t = firstTensor(out);
-  if (!t) return { shape: null, dtype: null, summary: null };
-  let values = t.toArray();
-  if (!(values instanceof Float32Array)) values = Float32Array.from(values, Number);
-  return { shape: t.shape, dtype: t.dtype, summary: summarize(values) };
+  return tensorsOf(out).map((t) => {
+    let values = t.toArray();
+    if (!(values instanceof Float32Array)) values = Float32Array.from(values, Number);
+    return { shape: t.shape, dtype: t.dtype, summary: summarize(values) };
+  });
 }
 
 function disposeOut(out) {
@@ -236,6 +241,7 @@ async function compile(msg) {
 
   const tBuild = performance.now();
   if (state?.key !== key) {
+    progress(msg.id, model === 'onnx' ? 'loading the ONNX model' : 'building weights and inputs');
     dropModel();
     if (model === 'onnx') {
       const m = await loadOnnx(msg.onnx, msg.onnxName ?? 'model.onnx');
@@ -252,6 +258,9 @@ async function compile(msg) {
 
   const opts = { backend, name };
   if (mode && mode !== 'default') opts.mode = mode;
+  progress(msg.id, backend === 'stax'
+    ? 'first call: capture (computes the result), lowering, code generation' + (mode === 'max-autotune' ? ', autotuning' : '')
+    : `first call: capture (computes the result); ${backend} does no lowering or code generation`);
   const tc = performance.now();
   const g = tp.compile(state.fn, opts);
   state.g = g;
@@ -276,18 +285,25 @@ async function compile(msg) {
     graphText,
     explain: report,
     inputs: state.inputs.map((t) => ({ shape: t.shape, dtype: t.dtype })),
-    output: out,
+    outputs: out,
     memoryBytes: tp.memoryBytes(),
+    liveTensors: tp.liveTensors(),
   });
 
   // The module stax generates for this graph (after the first result is
   // out): with stax, the one it installed (g.wasmModule()); with the other
   // backends, emitted from the captured graph with its weights.
+  // eager and reference generate no code: nothing to emit or download
+  if (backend !== 'stax') {
+    self.postMessage({ type: 'wasm', id: msg.id, size: 0, none: `backend ${backend} generates no code (it replays the captured graph); choose stax to see the module` });
+    return;
+  }
+  progress(msg.id, 'emitting the generated module for download');
   const tw = performance.now();
   let wasm;
   try {
     let bytes;
-    if (backend === 'stax' && typeof g.wasmModule === 'function') {
+    if (typeof g.wasmModule === 'function') {
       bytes = g.wasmModule();
       if (!bytes) {
         throw new Error(g.graph() ? 'no kernel to emit: stax runs every kernel of this graph in the core'
@@ -311,38 +327,48 @@ async function compile(msg) {
   self.postMessage({ type: 'wasm', id: msg.id, ...wasm }, wasm.bytes ? [wasm.bytes.buffer] : []);
 }
 
-function timeIt(fn, runs) {
-  tp.scope(() => { fn(); }); // warm-up (not timed)
-  const ms = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    tp.scope(() => { fn(); });
-    ms.push(performance.now() - t);
-  }
-  return { median: median(ms), min: Math.min(...ms), samples: ms };
+// One variant, timed adaptively (stats.js): samples until the median's 95%
+// interval is within 5%, at most maxRuns samples or budgetMs.
+function timeIt(id, label, fn, { maxRuns, budgetMs }) {
+  let last = performance.now();
+  progress(id, `timing ${label}`, { i: 0, n: maxRuns });
+  const r = measure(() => tp.scope(() => { fn(); }), {
+    maxRuns,
+    budgetMs,
+    onSample: (i, n) => {
+      const t = performance.now();
+      if (t - last > 100) { last = t; progress(id, `timing ${label}`, { i, n }); }
+    },
+  });
+  delete r.samples;
+  return { label, ...r };
 }
 
 function run(msg) {
   if (!state?.g) throw new Error('compile a model first');
-  const runs = Math.max(1, Math.min(1000, Number(msg.runs) || 10));
+  const maxRuns = Number(msg.maxRuns ?? 200);
+  if (!Number.isInteger(maxRuns) || maxRuns < 1 || maxRuns > 10000) throw new RangeError(`max runs must be an integer from 1 to 10000, got ${JSON.stringify(msg.maxRuns)}`);
+  const budgetMs = Math.max(100, Number(msg.budgetMs) || 3000);
+  const lim = { maxRuns, budgetMs };
   const { fn, inputs, g } = state;
   const timings = [];
-  timings.push({ label: 'eager (op by op, no compile)', ...timeIt(() => fn(...inputs), runs) });
   const modeLabel = state.mode && state.mode !== 'default' ? `, ${state.mode}` : '';
-  timings.push({ label: `compiled: ${state.backend}${modeLabel}`, ...timeIt(() => g(...inputs), runs) });
+  timings.push(timeIt(msg.id, 'eager (op by op, not compiled)', () => fn(...inputs), lim));
+  timings.push(timeIt(msg.id, `compile(backend: ${state.backend}${modeLabel})`, () => g(...inputs), lim));
   if (state.backend !== 'stax') {
     if (!state.gStax) {
+      progress(msg.id, 'compiling with stax for comparison');
       const opts = { backend: 'stax', name: `${g.name}_stax` };
       if (state.mode && state.mode !== 'default') opts.mode = state.mode;
       state.gStax = tp.compile(fn, opts);
     }
     const gs = state.gStax;
-    timings.push({ label: `compiled: stax${modeLabel}`, ...timeIt(() => gs(...inputs), runs) });
+    timings.push(timeIt(msg.id, `compile(backend: stax${modeLabel})`, () => gs(...inputs), lim));
   }
   const y = g(...inputs);
   const out = outputInfo(y);
   disposeOut(y);
-  self.postMessage({ type: 'ran', id: msg.id, runs, timings, output: out, memoryBytes: tp.memoryBytes(), liveTensors: tp.liveTensors() });
+  self.postMessage({ type: 'ran', id: msg.id, maxRuns, budgetMs, timings, outputs: out, memoryBytes: tp.memoryBytes(), liveTensors: tp.liveTensors() });
 }
 
 async function handle(ev) {
@@ -355,7 +381,10 @@ async function handle(ev) {
   } catch (e) {
     const fatal = isFatal(e);
     if (!fatal && msg.type === 'compile') dropCompiled();
-    self.postMessage({ type: 'error', id: msg.id, error: { ...describe(e), fatal } });
+    // an allocation failure: the Wasm memory has grown as far as it could and
+    // never shrinks; the page restarts this worker to give it back
+    const oom = isOom(e);
+    self.postMessage({ type: 'error', id: msg.id, error: { ...describe(e), fatal, oom, memoryBytes: tp.memoryBytes() } });
   }
 }
 

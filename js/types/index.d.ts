@@ -591,10 +591,16 @@ export interface ExplainReport {
   }>;
   /** One per specialization whose backend describes its plan (stax; null
    * for a backend without a description): kernel counts by kind, how many
-   * kernels run as generated Wasm, the arena size, autotuned GEMMs. */
+   * kernels run as generated Wasm, the arena size, autotuned GEMMs, and
+   * kernel_nodes: for each kernel in run order, the names of the lowered
+   * graph's nodes it computes (fused in). Nodes the lowering passes kept
+   * have their names in graph() (`%name`); nodes a pass made
+   * (decompositions, folded constants) have fresh names. null when the
+   * list would not fit in 256 KiB. */
   backend_plans: Array<{
     kernels: number; pointwise: number; row: number; gemm: number; op: number;
     generated: number; arena_bytes: number; autotuned: number;
+    kernel_nodes: string[][] | null;
   } | null>;
   recompile_reasons: string[];
   /** explain(fn, ...args) only: the text of the last graph. */

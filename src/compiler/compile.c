@@ -329,11 +329,18 @@ tp_status tp_compiled_explain(const tp_compiled *c, char **out) {
   for (int i = 0, first = 1; i < c->nentries; i++) {
     const entry *e = &c->entries[i];
     if (!e->graph || !e->run.describe) continue;
-    char d[512];
+    /* stax lists the graph nodes of every kernel: room for big graphs */
+    const size_t cap = (size_t)1 << 18;
+    char *d = tp_alloc(cap);
+    if (!d) {
+      tp_buf_free(&b);
+      return tp_fail(TP_ERR_OUT_OF_MEMORY, "explain: no memory for the %lld-byte plan description", (long long)cap);
+    }
     d[0] = 0;
-    e->run.describe(e->run.ud, d, sizeof d);
+    e->run.describe(e->run.ud, d, cap);
     if (!first) tp_buf_puts(&b, ", ");
     tp_buf_puts(&b, d[0] ? d : "null");
+    tp_free(d);
     first = 0;
   }
   tp_buf_puts(&b, "], \"recompile_reasons\": [");

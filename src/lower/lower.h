@@ -144,6 +144,9 @@ typedef struct tp_kir_program {
   int outputs[TP_MAX_OPERANDS]; /* buffer per graph output (the output node's operands) */
   int64_t arena_bytes;   /* peak arena size from the memory plan */
   int64_t naive_bytes;   /* sum of all temporaries, for comparison */
+  int *node_kernel;      /* per node of graph: the kernel that computes it (fused in
+                            as a pointwise chain, an epilogue or a prologue), -1: none
+                            (inputs, constants, views read by several kernels) */
   /* options */
   int fusion;            /* stax.fusion */
   int epilogue_fusion;   /* stax.epilogue_fusion */

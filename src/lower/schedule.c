@@ -40,7 +40,15 @@ typedef struct sched {
   int *graph_uses;   /* per node: users in the graph */
   int cap_buf_uses;
   signed char *mm;   /* per node: a where that is pmax/pmin (TP_KBIN_*), -1 not; -2: its compare, folded in */
+  int cur;           /* the node being scheduled: materialize() of a copy of a value counts for it */
 } sched;
+
+/* The kernel kid computes the value x (a node's val, or a copy of one made
+ * for the node being scheduled): recorded in p->node_kernel. */
+static void note_kernel(sched *s, const val *x, int kid) {
+  int j = x >= s->v && x < s->v + s->g->n ? (int)(x - s->v) : s->cur;
+  if (j >= 0 && j < s->g->n) s->p->node_kernel[j] = kid;
+}
 
 static void contiguous_strides(int nd, const int64_t *shape, int64_t *st) {
   int64_t s = 1;
@@ -295,6 +303,7 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
       x->off = 0;
       memcpy(x->st, s->p->bufs[ob].strides, sizeof x->st);
       x->gemm = -1;
+      note_kernel(s, x, gk);
       return TP_OK;
     }
     lz = lz0;
@@ -309,6 +318,7 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
   k->nin = lz.nin;
   memcpy(k->in, lz.in, sizeof lz.in);
   TP_TRY(note_reads(s, kid, k->in, k->nin));
+  note_kernel(s, x, kid);
   x->kind = V_REF;
   x->buf = ob;
   x->off = 0;
@@ -883,8 +893,36 @@ void tp_kir_program_free(tp_kir_program *p) {
   for (int i = 0; i < p->nbufs; i++) tp_tensor_release(p->bufs[i].value);
   tp_free(p->bufs);
   tp_free(p->kernels);
+  tp_free(p->node_kernel);
   tp_graph_free(p->graph);
   tp_free(p);
+}
+
+/* node_kernel after the walk: the nodes kernels run (op, row, GEMM) are
+ * theirs; a node without a kernel of its own whose one user is a call was
+ * fused into that user's kernel (a lazy pointwise chain, a view read by one
+ * kernel, a compare folded into its where), so it takes the user's kernel
+ * (users come after their operands: one walk from the end). */
+static tp_status finish_node_kernels(sched *s) {
+  const tp_graph *g = s->g;
+  int *nk = s->p->node_kernel;
+  for (int k = 0; k < s->p->nkernels; k++) {
+    const tp_kir_kernel *kk = &s->p->kernels[k];
+    if (kk->kind != TP_KK_POINTWISE && kk->node >= 0 && kk->node < g->n) nk[kk->node] = k;
+  }
+  int *user = tp_alloc(sizeof(int) * (size_t)(g->n ? g->n : 1));
+  if (!user) return TP_ERR_OUT_OF_MEMORY;
+  for (int i = 0; i < g->n; i++) user[i] = -1;
+  for (int i = 0; i < g->n; i++)
+    for (int a = 0; a < g->nodes[i].nargs; a++)
+      if (g->nodes[i].args[a].kind == TP_ARG_NODE) user[g->nodes[i].args[a].node] = i;
+  for (int i = g->n - 1; i >= 0; i--) {
+    if (nk[i] >= 0 || g->nodes[i].kind != TP_NODE_CALL || s->graph_uses[i] != 1) continue;
+    int u = user[i];
+    if (u > i && g->nodes[u].kind == TP_NODE_CALL) nk[i] = nk[u];
+  }
+  tp_free(user);
+  return TP_OK;
 }
 
 tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **out) {
@@ -912,6 +950,14 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
   memset(s.p, 0, sizeof *s.p);
   memset(s.v, 0, sizeof(val) * (size_t)g->n);
   s.p->graph = g;
+  s.p->node_kernel = tp_alloc(sizeof(int) * (size_t)(g->n ? g->n : 1));
+  if (!s.p->node_kernel) {
+    tp_free(s.v);
+    tp_free(s.graph_uses);
+    tp_kir_program_free(s.p);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  for (int i = 0; i < g->n; i++) s.p->node_kernel[i] = -1;
   s.p->fusion = o->fusion;
   s.p->epilogue_fusion = o->epilogue_fusion;
   s.p->memory_planning = o->memory_planning;
@@ -941,6 +987,7 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
     const tp_node *n = &g->nodes[i];
     val *v = &s.v[i];
     int uses = v->uses, done = 0;
+    s.cur = i;
     switch (n->kind) {
       case TP_NODE_PLACEHOLDER:
       case TP_NODE_GET_ATTR: {
@@ -981,6 +1028,7 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
         for (int k = 0; k < n->nargs && !st; k++) {
           val *x = &s.v[n->args[k].node];
           val c = *x;
+          s.cur = n->args[k].node; /* a copy made for an output computes that node */
           /* outputs get their own buffers: reuse the producer's when it is a
            * kernel output read by nobody else, else write a copy */
           if (c.kind == V_REF) {
@@ -1007,6 +1055,7 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
                 tp_kir_kernel *kk = &s.p->kernels[kid];
                 kk->out = ob;
                 kk->node = -1; /* copy */
+                if (s.p->node_kernel[s.cur] < 0) s.p->node_kernel[s.cur] = kid;
                 kk->nops = 1;
                 kk->op_bufs[0] = vb;
                 s.p->bufs[ob].index = k;
@@ -1023,6 +1072,7 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
       default: break;
     }
   }
+  if (!st) st = finish_node_kernels(&s);
   tp_free(s.v);
   tp_free(s.buf_uses);
   tp_free(s.graph_uses);

@@ -67,14 +67,16 @@ function assertClose(page, ref, what) {
 }
 
 // ---- page helpers -----------------------------------------------------------------------
+// the settled states of the page's state machine (app.js): idle, cancelled, failed
+const SETTLED = ['idle', 'cancelled', 'failed'];
 async function waitIdle(page, timeout = 30000) {
-  await page.waitForSelector('body[data-state="ready"]', { timeout });
+  await page.waitForFunction((s) => s.includes(document.body.dataset.state), SETTLED, { timeout });
 }
 
 async function compileAndRun(page, { run = true } = {}) {
   const seqBefore = await page.getAttribute('#wasm-size', 'data-bytes');
   await page.click('#compile');
-  await page.waitForFunction(() => document.body.dataset.state === 'ready' &&
+  await page.waitForFunction(() => ['idle', 'failed'].includes(document.body.dataset.state) &&
     (!document.getElementById('error').hidden || document.getElementById('wasm-size').dataset.bytes !== undefined), null, { timeout: 30000 });
   void seqBefore;
   if (!(await page.isHidden('#error'))) return { error: await page.textContent('#error') };
@@ -82,7 +84,7 @@ async function compileAndRun(page, { run = true } = {}) {
   const chartSeq = await page.getAttribute('#chart', 'data-seq');
   await page.click('#run');
   await page.waitForFunction((s) => document.getElementById('chart').dataset.seq !== s &&
-    document.body.dataset.state === 'ready', chartSeq, { timeout: 30000 });
+    document.body.dataset.state === 'idle', chartSeq, { timeout: 30000 });
   return {};
 }
 
@@ -96,6 +98,7 @@ async function readPage(page) {
       plan: $('kernels').dataset.json ? JSON.parse($('kernels').dataset.json) : null,
       wasmBytes: Number($('wasm-size').dataset.bytes),
       wasmText: $('wasm-size').textContent,
+      compileText: $('compile-time').textContent,
       graphNodes: Number($('graph-before').querySelector('svg')?.dataset.nodes ?? 0),
       svgBoxes: $('graph-before').querySelectorAll('svg g.node').length,
       planKernels: Number($('graph-after').querySelector('svg')?.dataset.kernels ?? -1),
@@ -200,7 +203,13 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
         const got = await readPage(page);
         assertClose(got, ref, `cnn ${backend}/${mode}`);
         assert.equal(got.timings.length, backend === 'stax' ? 2 : 3, `${backend}: timing bars`);
-        if (backend !== 'stax') assert.equal(got.plan, null, `${backend} has no plan`);
+        if (backend !== 'stax') {
+          assert.equal(got.plan, null, `${backend} has no plan`);
+          // eager and reference do no lowering or code generation, and the page says so
+          assert.match(got.wasmText, new RegExp(`none: backend ${backend} generates no code`), `${backend}: ${got.wasmText}`);
+          assert.doesNotMatch(got.compileText, /code generation,|then lowering/, `${backend}: ${got.compileText}`);
+          assert.equal(await page.locator('#wasm-size a').count(), 0, `${backend}: no download link`);
+        }
       }
       assert.deepEqual(page.errors, [], 'console errors');
       await page.close();
@@ -251,7 +260,7 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
           if (!early) w.postMessage(request);
           const c = await (compiled ?? next('compiled'));
           w.terminate();
-          return { error: c.error?.message, pkg: r.package, isModule: how === 'page' ? (await window.tpCore) instanceof WebAssembly.Module : null, output: c.output };
+          return { error: c.error?.message, pkg: r.package, isModule: how === 'page' ? (await window.tpCore) instanceof WebAssembly.Module : null, output: c.outputs?.[0] };
         }, [how, url, !!early]);
         assert.equal(got.error, undefined, `${url}: ${got.error}`);
         assert.equal(got.pkg, pkg, `${url}: the package the worker imported`);
@@ -300,7 +309,9 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
       assert.match(error, /tensorplay\.wasm|404|fetch/i, `the message names the problem: ${error}`);
       assert.match(await page.textContent('#status'), /Reload the page/);
       assert.equal(workers, 1, 'worker.js was requested once');
-      assert.equal(await page.getAttribute('#busy', 'hidden'), '', 'not busy');
+      assert.equal(await page.getAttribute('body', 'data-state'), 'stopped', 'the state machine says stopped');
+      assert.ok(await page.isDisabled('#compile'), 'Compile is disabled: nothing can be sent to a worker that cannot load');
+      assert.ok(await page.isHidden('#cancel'), 'no Cancel: nothing runs');
       await page.close();
     });
 
@@ -435,7 +446,7 @@ test('page load to first result (auto=1), fresh browser', { skip: skip ?? false,
     for (const model of ['mlp', 'transformer']) {
       const loads = [];
       for (let i = 0; i < 5; i++) {
-        await page.goto(`${server.url}examples/web/?model=${model}&auto=1`);
+        await page.goto(`${server.url}examples/web/?model=${model}&auto=1&runs=10`); // runs=10: as bench/workloads/web-start.mjs
         const ms = Number(await waitForAttribute(page, '#first-result', 'data-ms'));
         const readyAt = Number(await page.getAttribute('#status', 'data-ready-at'));
         const workerStart = Number(await page.getAttribute('#status', 'data-worker-start'));

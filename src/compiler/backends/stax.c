@@ -55,6 +55,37 @@ static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, 
   return tp_plan_run(r->plan, nin, in, max_out, outs, nout);
 }
 
+/* Appends str (as a JSON string when quote) at *pos of json[n]; 0 when it
+ * does not fit (json is then cut, and the caller rewrites it). */
+static int put(char *json, size_t n, size_t *pos, const char *str, int quote) {
+  const unsigned char *q = (const unsigned char *)(str ? str : "");
+  if (quote && *pos + 1 < n) json[(*pos)++] = '"';
+  else if (quote) return 0;
+  for (; *q; q++) {
+    char esc[8];
+    const char *w = esc;
+    if (quote && (*q == '"' || *q == '\\')) snprintf(esc, sizeof esc, "\\%c", *q);
+    else if (quote && *q < 0x20) snprintf(esc, sizeof esc, "\\u%04x", *q);
+    else esc[0] = (char)*q, esc[1] = 0;
+    for (; *w; w++) {
+      if (*pos + 1 >= n) return 0;
+      json[(*pos)++] = *w;
+    }
+  }
+  if (quote) {
+    if (*pos + 1 >= n) return 0;
+    json[(*pos)++] = '"';
+  }
+  json[*pos] = 0;
+  return 1;
+}
+
+/* explain().backend_plans[i]: counts by kind; kernel_kinds: each kernel's
+ * kind, in run order; kernel_nodes: for each kernel the names of the
+ * lowered graph's nodes it computes. Nodes the passes kept have their
+ * captured names (g.graph()'s %names); nodes a pass made (decompositions,
+ * folded constants) have fresh ones. Both lists are null when they do not
+ * fit in n bytes. Written in place: no allocation. */
 static void stax_describe(void *ud, char *json, size_t n) {
   stax_runner *r = ud;
   const tp_kir_program *p = tp_plan_program(r->plan);
@@ -66,11 +97,31 @@ static void stax_describe(void *ud, char *json, size_t n) {
       mmi += p->graph->nodes[p->kernels[k].node].op == TP_OP_MATMUL_INT;
     }
   }
-  snprintf(json, n,
-           "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"op\": %d, "
-           "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d, \"qmatmul\": %d, \"matmul_int\": %d}",
-           p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_OP],
-           tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned, qmm, mmi);
+  if (!n) return;
+  int hn = snprintf(json, n,
+                    "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"op\": %d, "
+                    "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d, \"qmatmul\": %d, \"matmul_int\": %d, ",
+                    p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_OP],
+                    tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned, qmm, mmi);
+  if (hn < 0 || (size_t)hn >= n) return; /* cut: the caller's buffer is too small for anything */
+  size_t pos = (size_t)hn;
+  int ok = p->node_kernel && p->graph;
+  static const char *const kn[] = {"pointwise", "row", "gemm", "op"};
+  ok = ok && put(json, n, &pos, "\"kernel_kinds\": [", 0);
+  for (int k = 0; ok && k < p->nkernels; k++)
+    ok = (!k || put(json, n, &pos, ", ", 0)) && put(json, n, &pos, kn[p->kernels[k].kind], 1);
+  ok = ok && put(json, n, &pos, "], \"kernel_nodes\": [", 0);
+  for (int k = 0; ok && k < p->nkernels; k++) {
+    ok = put(json, n, &pos, k ? ", [" : "[", 0);
+    for (int i = 0, first = 1; ok && i < p->graph->n; i++) {
+      if (p->node_kernel[i] != k) continue;
+      ok = (first || put(json, n, &pos, ", ", 0)) && put(json, n, &pos, p->graph->nodes[i].name, 1);
+      first = 0;
+    }
+    ok = ok && put(json, n, &pos, "]", 0);
+  }
+  ok = ok && put(json, n, &pos, "]}", 0);
+  if (!ok) snprintf(json + hn, n - (size_t)hn, "\"kernel_kinds\": null, \"kernel_nodes\": null}");
 }
 
 static char *stax_profile(void *ud) {

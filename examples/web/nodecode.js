@@ -1,0 +1,73 @@
+// nodecode.js - the page's "Copy as Node.js code": a self-contained Node
+// script that builds the same model from the same seeds (models.js's own
+// source), compiles it with the same options, prints the outputs the way the
+// page does (shape, first values, sums) and a median time. The browser test
+// runs it with node and compares its numbers with the page's.
+import { SOURCES } from './models.js';
+
+/** settings: { model, batch, backend, mode }; onnxName for an ONNX model. */
+export function nodeCode(settings, { onnxName } = {}) {
+  const { model, batch, backend, mode } = settings;
+  const opts = { backend, name: model === 'onnx' ? 'onnx_model' : model };
+  if (mode && mode !== 'default') opts.mode = mode;
+  const lines = [
+    `// Reproduces the tensorplay-wasm web example: ${model === 'onnx' ? onnxName : `${model}, batch ${batch}`}, ` +
+      `backend ${backend}, mode ${mode ?? 'default'}.`,
+    '// npm install tensorplay-wasm, save as repro.mjs, then: node repro.mjs' + (model === 'onnx' ? ` ${onnxName}` : ''),
+    "import * as tp from 'tensorplay-wasm';",
+  ];
+  if (model === 'onnx') {
+    lines.push(
+      "import { readFileSync } from 'node:fs';",
+      '',
+      SOURCES.summarize.toString(),
+      '',
+      `const file = process.argv[2] ?? ${JSON.stringify(onnxName)};`,
+      'const loaded = tp.onnx.load(readFileSync(file));',
+      '// inputs from the declared shapes, as the page makes them: float inputs random (seed 1, 2, ...), others zero',
+      'const inputs = loaded.inputs.map((s, i) => {',
+      "  if (s.dims.some((d) => d === null)) throw new Error(`input ${s.name} has a symbolic dimension: give it a size`);",
+      "  return s.dtype === 'float32' ? tp.randn(s.dims, { seed: 1 + i }) : tp.zeros(s.dims, { dtype: s.dtype });",
+      '});',
+      'const fn = (...xs) => loaded(...xs);',
+    );
+  } else {
+    const build = SOURCES.build[model];
+    lines.push(
+      '',
+      SOURCES.makeParams.toString(),
+      '',
+      SOURCES.finish.toString(),
+      '',
+      build.toString(),
+      '',
+      SOURCES.summarize.toString(),
+      '',
+      `const m = ${build.name}(tp, { batch: ${batch} });`,
+      'const fn = m.fn;',
+      'const inputs = [m.x];',
+    );
+  }
+  lines.push(
+    `const g = tp.compile(fn, ${JSON.stringify(opts).replace(/"(\w+)":/g, '$1: ').replace(/"/g, "'")});`,
+    'const t0 = performance.now();',
+    'const outs = [g(...inputs)].flat();',
+    "console.log(`compile + first call: ${(performance.now() - t0).toFixed(1)} ms`);",
+    'outs.forEach((y, k) => {',
+    '  const s = summarize(Float32Array.from(y.toArray(), Number));',
+    "  console.log(`output ${k}: shape [${y.shape.join(', ')}] ${y.dtype}`);",
+    "  console.log(`first values: ${s.head.slice(0, 8).map((v) => v.toFixed(5)).join(', ')}`);",
+    "  console.log(`sum ${s.sum.toPrecision(7)}, sum |y| ${s.absSum.toPrecision(7)}`);",
+    '  y.dispose();',
+    '});',
+    'const ms = [];',
+    'for (let i = 0; i < 20; i++) {',
+    '  const t = performance.now();',
+    '  tp.scope(() => { g(...inputs); });',
+    '  ms.push(performance.now() - t);',
+    '}',
+    'ms.sort((a, b) => a - b);',
+    "console.log(`median of 20 runs: ${((ms[9] + ms[10]) / 2).toFixed(3)} ms`);",
+  );
+  return lines.join('\n') + '\n';
+}
