@@ -1039,20 +1039,9 @@ static tp_status roi_collect(tp_tensor *x, tp_tensor *rois, tp_tensor *bi, const
             for (int64_t ix = 0; ix < gw; ix++) {
               double yy = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
               double xx = x0 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
-              double wq[4] = {0, 0, 0, 0};
-              int64_t pq[4] = {-1, -1, -1, -1};
-              if (!(yy < -1.0 || yy > (double)H || xx < -1.0 || xx > (double)W)) {
-                if (yy < 0) yy = 0;
-                if (xx < 0) xx = 0;
-                int64_t yl = (int64_t)yy, xl = (int64_t)xx, yh, xh;
-                if (yl >= H - 1) yh = yl = H - 1, yy = (double)yl;
-                else yh = yl + 1;
-                if (xl >= W - 1) xh = xl = W - 1, xx = (double)xl;
-                else xh = xl + 1;
-                double ly = yy - (double)yl, lx = xx - (double)xl, hy = 1 - ly, hx = 1 - lx;
-                wq[0] = hy * hx, wq[1] = hy * lx, wq[2] = ly * hx, wq[3] = ly * lx;
-                pq[0] = yl * W + xl, pq[1] = yl * W + xh, pq[2] = yh * W + xl, pq[3] = yh * W + xh;
-              }
+              double wq[4];
+              int64_t pq[4];
+              tp_roi_bilinear(yy, xx, H, W, wq, pq);
               if (!maxmode) {
                 for (int q = 0; q < 4; q++)
                   if (pq[q] >= 0 && wq[q] != 0 && !taps_push(t, out, b * H * W + pq[q], wq[q] / count, -1))

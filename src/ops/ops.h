@@ -132,6 +132,8 @@ tp_status tp_det_exec(tp_tensor *const *in, const tp_desc *od, int reference, tp
 tp_status tp_grid_sample_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* roi_align (src/ops/sample.c): likewise; a batch index out of range fails. */
 tp_status tp_roi_align_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
+/* its bilinear sample: the four taps' weights and flat indices (-1: none) */
+void tp_roi_bilinear(double yy, double xx, int64_t H, int64_t W, double wq[4], int64_t pq[4]);
 /* argtopk (src/ops/index.c). */
 tp_status tp_argtopk_exec(tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* gather_nd (src/ops/index.c): bounds-checked index tuples. */

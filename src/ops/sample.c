@@ -147,6 +147,25 @@ tp_status tp_grid_sample_exec(tp_tensor *const *in, const tp_attrs *at, const tp
   return TP_OK;
 }
 
+/* RoiAlign's bilinear sample at (yy, xx) of an H x W map, as onnxruntime
+ * does it: outside [-1, H] x [-1, W] no taps (index -1, weight 0), else
+ * clamped to the map; the four taps' weights and flat indices. Shared by
+ * the forward (below) and its derivative (derivatives.c). */
+void tp_roi_bilinear(double yy, double xx, int64_t H, int64_t W, double wq[4], int64_t pq[4]) {
+  for (int q = 0; q < 4; q++) wq[q] = 0, pq[q] = -1;
+  if (yy < -1.0 || yy > (double)H || xx < -1.0 || xx > (double)W) return;
+  if (yy < 0) yy = 0;
+  if (xx < 0) xx = 0;
+  int64_t yl = (int64_t)yy, xl = (int64_t)xx, yh, xh;
+  if (yl >= H - 1) yh = yl = H - 1, yy = (double)yl;
+  else yh = yl + 1;
+  if (xl >= W - 1) xh = xl = W - 1, xx = (double)xl;
+  else xh = xl + 1;
+  double ly = yy - (double)yl, lx = xx - (double)xl, hy = 1 - ly, hx = 1 - lx;
+  wq[0] = hy * hx, wq[1] = hy * lx, wq[2] = ly * hx, wq[3] = ly * lx;
+  pq[0] = yl * W + xl, pq[1] = yl * W + xh, pq[2] = yh * W + xl, pq[3] = yh * W + xh;
+}
+
 /* roi_align (ops.def), ONNX RoiAlign: per region r, bin (ph, pw), a grid
  * of sampling points (sampling_ratio per side, or ceil(roi size / output
  * size) when 0), each read bilinearly: a point below -1 or beyond the
@@ -205,19 +224,10 @@ tp_status tp_roi_align_exec(tp_tensor *const *in, const tp_attrs *at, const tp_d
             for (int64_t ix = 0; ix < gw; ix++) {
               double yy = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
               double xx = x0 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
-              double v[4] = {0, 0, 0, 0};
-              if (!(yy < -1.0 || yy > (double)H || xx < -1.0 || xx > (double)W)) {
-                if (yy < 0) yy = 0;
-                if (xx < 0) xx = 0;
-                int64_t yl = (int64_t)yy, xl = (int64_t)xx, yh, xh;
-                if (yl >= H - 1) yh = yl = H - 1, yy = (double)yl;
-                else yh = yl + 1;
-                if (xl >= W - 1) xh = xl = W - 1, xx = (double)xl;
-                else xh = xl + 1;
-                double ly = yy - (double)yl, lx = xx - (double)xl, hy = 1 - ly, hx = 1 - lx;
-                v[0] = hy * hx * xp[yl * W + xl], v[1] = hy * lx * xp[yl * W + xh];
-                v[2] = ly * hx * xp[yh * W + xl], v[3] = ly * lx * xp[yh * W + xh];
-              }
+              double v[4], wq[4];
+              int64_t pq[4];
+              tp_roi_bilinear(yy, xx, H, W, wq, pq);
+              for (int q = 0; q < 4; q++) v[q] = pq[q] >= 0 ? wq[q] * xp[pq[q]] : 0;
               if (maxmode) {
                 double mv = v[0];
                 for (int q = 1; q < 4; q++) mv = v[q] > mv ? v[q] : mv;

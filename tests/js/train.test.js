@@ -13,6 +13,21 @@ const close = (got, want, tol, msg) => {
   for (let i = 0; i < want.length; i++) assert.ok(Math.abs(got[i] - want[i]) <= tol, `${msg} [${i}]: ${got[i]} vs ${want[i]}`);
 };
 
+
+// steps of training: zeroGrad, loss, backward, step; the losses, in order
+function train(model, opt, steps, lossFn) {
+  const losses = [];
+  for (let step = 0; step < steps; step++) {
+    losses.push(tp.scope(() => {
+      opt.zeroGrad();
+      const loss = lossFn(model);
+      loss.backward();
+      opt.step();
+      return loss.item();
+    }));
+  }
+  return losses;
+}
 test('one step of SGD (momentum, weight decay), Adam and AdamW by hand', () => {
   tp.scope(() => {
     const p = tp.tensor([1, 2]).requiresGrad_();
@@ -79,17 +94,8 @@ test('an MLP trains on a fixed synthetic task (Adam, 150 steps: loss < 0.15, acc
   const { x, y, labels } = sectors(192);
   const model = tp.nn.mlp([2, 32, 3], { seed: 7 });
   const opt = new tp.optim.Adam(model, { lr: 0.02 });
-  let first = 0, last = 0;
-  for (let step = 0; step < 150; step++) {
-    last = tp.scope(() => {
-      opt.zeroGrad();
-      const loss = tp.nn.crossEntropy(model.forward(x), y);
-      loss.backward();
-      opt.step();
-      return loss.item();
-    });
-    if (step === 0) first = last;
-  }
+  const losses = train(model, opt, 150, (m) => tp.nn.crossEntropy(m.forward(x), y));
+  const first = losses[0], last = losses.at(-1);
   const acc = tp.scope(() => tp.noGrad(() => {
     const pred = tp.argtopk(model.forward(x), 1, { dim: 1 }).toArray();
     return labels.filter((l, i) => Number(pred[i]) === l).length / labels.length;
@@ -104,16 +110,7 @@ test('an MLP trains on a fixed synthetic task (Adam, 150 steps: loss < 0.15, acc
   // SGD with momentum on the same task also learns
   const model2 = tp.nn.mlp([2, 32, 3], { seed: 7 });
   const sgd = new tp.optim.SGD(model2, { lr: 0.2, momentum: 0.9 });
-  let l2 = 0;
-  for (let step = 0; step < 150; step++) {
-    l2 = tp.scope(() => {
-      model2.zeroGrad();
-      const loss = tp.nn.crossEntropy(model2.forward(x), y);
-      loss.backward();
-      sgd.step();
-      return loss.item();
-    });
-  }
+  const l2 = train(model2, sgd, 150, (m) => tp.nn.crossEntropy(m.forward(x), y)).at(-1);
   if (process.env.TP_TRAIN_VERBOSE) console.log({ l2 });
   assert.ok(l2 < 0.3, `SGD loss after 150 steps: ${l2}`);
   for (const o of [opt, sgd, model, model2, x, y]) o.dispose();
@@ -170,17 +167,8 @@ test('a small CNN (conv2d, max pool, linear) trains on bar images (Adam, 40 step
     new tp.nn.Flatten(), new tp.nn.Linear(16, 3, { seed: 7 }));
   assert.equal(model.parameters().length, 6);
   const opt = new tp.optim.Adam(model, { lr: 0.05 });
-  let first = 0, last = 0;
-  for (let step = 0; step < 40; step++) {
-    last = tp.scope(() => {
-      opt.zeroGrad();
-      const loss = tp.nn.crossEntropy(model.forward(x), y);
-      loss.backward();
-      opt.step();
-      return loss.item();
-    });
-    if (step === 0) first = last;
-  }
+  const losses = train(model, opt, 40, (m) => tp.nn.crossEntropy(m.forward(x), y));
+  const first = losses[0], last = losses.at(-1);
   if (process.env.TP_TRAIN_VERBOSE) console.log({ cnnFirst: first, cnnLast: last });
   assert.ok(first > 0.9, `first loss ${first}`);
   assert.ok(last < 0.2, `CNN loss after 40 steps: ${last}`);
@@ -220,16 +208,7 @@ test('a pre-LN transformer encoder block: parameter gradients against finite dif
   }
   const opt = new tp.optim.AdamW(block, { lr: 0.01 });
   const first = lossOf();
-  let last = first;
-  for (let step = 0; step < 30; step++) {
-    last = tp.scope(() => {
-      opt.zeroGrad();
-      const loss = tp.nn.mseLoss(block.forward(x), target);
-      loss.backward();
-      opt.step();
-      return loss.item();
-    });
-  }
+  const last = train(block, opt, 30, (m) => tp.nn.mseLoss(m.forward(x), target)).at(-1);
   if (process.env.TP_TRAIN_VERBOSE) console.log({ blockFirst: first, blockLast: last });
   assert.ok(last < 0.5 * first, `the block's loss ${first} -> ${last} in 30 AdamW steps`);
   for (const o of [opt, block, x, target]) o.dispose();
