@@ -6,6 +6,12 @@
 /* tp_trace with placeholder names (NULL or "" entries: x0, x1, ...). */
 tp_status tp_trace_named(const tp_callable *fn, int nin, tp_tensor *const *in,
                          const char *const *names, int fullgraph, tp_trace_result *out);
+/* Compiled training's joint trace (src/compiler/aot.c): while on, operands
+ * that require grad are recorded (no graph break). */
+void tp_capture_allow_grad(int on, int *prev);
+/* A placeholder added to the live trace (after its nodes so far), its proxy
+ * a new view of sample (the caller releases it). */
+tp_status tp_capture_add_input(tp_tensor *sample, const char *name, tp_tensor **proxy);
 /* disable_capture(): while set, ops on proxies raise GraphCaptureError. */
 tp_status tp_capture_set_disabled(int disabled, int *prev);
 /* True inside disable_capture(), with or without a live trace. */

@@ -42,6 +42,13 @@ static TP_THREAD_LOCAL tp_trace_state *cur;
  * called there run their original function (the seed's is_compiling() and
  * compiled calls read the same flag). */
 static TP_THREAD_LOCAL int disabled_outside;
+/* a joint forward + backward trace (compiled training): operands that
+ * require grad are recorded, not a graph break */
+static TP_THREAD_LOCAL int allow_grad;
+void tp_capture_allow_grad(int on, int *prev) {
+  if (prev) *prev = allow_grad;
+  allow_grad = on;
+}
 static uint64_t next_id = 1;
 static uint64_t next_region = 0;
 
@@ -153,7 +160,7 @@ tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in, const tp_at
   int any = 0;
   for (int i = 0; i < nin; i++) any |= is_proxy(in[i]);
   if (!any) return TP_OK; /* constants only: the result is a constant too */
-  if (tp_is_grad_enabled()) /* a parameter that requires grad: compiled training is still to come */
+  if (tp_is_grad_enabled() && !allow_grad) /* outside a joint trace: runs eagerly */
     for (int i = 0; i < nin; i++)
       if (in[i] && in[i]->requires_grad && !cur->broken && !cur->disabled) {
         if (cur->fullgraph)
@@ -266,6 +273,21 @@ tp_status tp_capture_opaque(int64_t call_id, int nin, tp_tensor *const *in,
   }
   for (int k = 0; k < n; k++) outs[k] = res[k];
   *nout = n;
+  return TP_OK;
+}
+
+tp_status tp_capture_add_input(tp_tensor *sample, const char *name, tp_tensor **proxy) {
+  *proxy = NULL;
+  if (!cur) return tp_fail(TP_ERR_CAPTURE, "add_input outside of a capture");
+  tp_desc d;
+  tp_desc_of(sample, &d);
+  d.weak = 0;
+  int idx;
+  TP_TRY(tp_graph_add_node(cur->g, TP_NODE_PLACEHOLDER, name, TP_OP_COUNT, 0, NULL, NULL, &d, &idx));
+  TP_TRY(tp_tensor_view(sample, sample->ndim, sample->shape, sample->strides, sample->offset, proxy));
+  (*proxy)->trace_id = cur->id;
+  (*proxy)->node = idx;
+  tp_graph_set_val(cur->g, idx, *proxy);
   return TP_OK;
 }
 

@@ -3,11 +3,12 @@
  * selection, graph-break fallback, reset() and explain().
  *
  * Specialization key (TensorPlay's rules): each tensor input's shape (with
- * dynamic, only its rank) and dtype (requires_grad is always false here),
- * plus the host's key for non-tensor arguments (scalars by value, other
+ * dynamic, only its rank) and dtype, grad mode and each input's
+ * requires_grad when a tensor requires grad (compiled training, aot.c), plus the host's key for non-tensor arguments (scalars by value, other
  * objects by identity). When the captured function read an input's shape,
  * that input gets an exact-shape guard even when dynamic. */
 #include "compiler.h"
+#include "aot.h"
 #include "../runtime/pool.h"
 #include "../capture/records.h"
 #include <stdio.h>
@@ -19,7 +20,9 @@ typedef struct entry {
   char *extra_key;
   uint64_t shape_guard;  /* inputs whose exact shape is guarded */
   char where[8][96];     /* where the function read inputs 0..7's shapes */
-  tp_graph *graph;       /* NULL: this signature runs eagerly (graph break) */
+  tp_graph *graph;       /* NULL: this signature runs eagerly (graph break) or aot */
+  tp_aot *aot;           /* compiled training: forward + backward graphs */
+  uint64_t rg_mask;      /* aot: the inputs that required grad */
   tp_backend_run run;
   char reason[160];      /* graph-break reason */
 } entry;
@@ -248,6 +251,7 @@ tp_status tp_compile(const tp_callable *fn, const tp_compile_options *opts, tp_c
 
 static void entry_clear(entry *e) {
   tp_graph_free(e->graph);
+  tp_aot_free(e->aot);
   if (e->run.free) e->run.free(e->run.ud);
   tp_free(e->extra_key);
   memset(e, 0, sizeof *e);
@@ -290,7 +294,7 @@ void tp_reset(void) {
 int tp_compiled_num_captures(const tp_compiled *c) { return c ? c->ncaptures : 0; }
 int tp_compiled_num_entries(const tp_compiled *c) { return c ? c->nentries : 0; }
 const tp_graph *tp_compiled_last_graph(const tp_compiled *c) {
-  return c && c->last >= 0 && c->last < c->nentries ? c->entries[c->last].graph : NULL;
+  return c && c->last >= 0 && c->last < c->nentries ? (c->entries[c->last].aot ? tp_aot_graph(c->entries[c->last].aot, 0) : c->entries[c->last].graph) : NULL;
 }
 
 const void *tp_compiled_last_module(const tp_compiled *c, size_t *len) {
@@ -343,6 +347,13 @@ tp_status tp_compiled_explain(const tp_compiled *c, char **out) {
     tp_free(d);
     first = 0;
   }
+  tp_buf_puts(&b, "], \"training\": [");
+  for (int i = 0, first = 1; i < c->nentries; i++) {
+    if (!c->entries[i].aot) continue;
+    if (!first) tp_buf_puts(&b, ", ");
+    tp_aot_describe(c->entries[i].aot, &b);
+    first = 0;
+  }
   tp_buf_puts(&b, "], \"recompile_reasons\": [");
   /* lines -> JSON strings (each cut at 280 bytes) */
   for (const char *p = c->reasons.p, *e; p && *p;) {
@@ -379,6 +390,44 @@ static const char *shape_text(const tp_desc *d, char *buf, size_t n) {
   return buf;
 }
 
+/* requires_grad guards: an aot entry runs while grad mode is on, with the
+ * same inputs requiring grad and its parameters still requiring grad; a
+ * compiled forward-only entry while no input or constant requires grad
+ * (or grad mode is off). */
+static const char *grad_guard(const entry *e, int nin, tp_tensor *const *in, char *buf, size_t n) {
+  int on = tp_is_grad_enabled();
+  if (e->aot) {
+    if (!on) {
+      snprintf(buf, n, "torch.is_grad_enabled() == True");
+      return buf;
+    }
+    for (int i = 0; i < nin; i++)
+      if (tp_tensor_requires_grad(in[i]) != (int)((e->rg_mask >> i) & 1)) {
+        snprintf(buf, n, "inputs[%d].requires_grad == %s", i, (e->rg_mask >> i) & 1 ? "True" : "False");
+        return buf;
+      }
+    if (!tp_aot_params_require_grad(e->aot)) {
+      snprintf(buf, n, "parameters[*].requires_grad == True");
+      return buf;
+    }
+    return NULL;
+  }
+  if (!e->graph || !on) return NULL;
+  for (int i = 0; i < nin; i++)
+    if (tp_tensor_requires_grad(in[i])) {
+      snprintf(buf, n, "inputs[%d].requires_grad == False", i);
+      return buf;
+    }
+  for (int i = 0; i < e->graph->n; i++) {
+    const tp_node *m = &e->graph->nodes[i];
+    if (m->kind == TP_NODE_GET_ATTR && m->desc.ndim != TP_DESC_GRAPH && tp_tensor_requires_grad(m->val)) {
+      snprintf(buf, n, "%s.requires_grad == False", m->target ? m->target : m->name);
+      return buf;
+    }
+  }
+  return NULL;
+}
+
 /* The first guard of e that the inputs fail, as an expression; NULL = match. */
 static const char *failed_guard(const tp_compiled *c, const entry *e, int nin,
                                 tp_tensor *const *in, const char *extra, char *buf, size_t n) {
@@ -411,6 +460,8 @@ static const char *failed_guard(const tp_compiled *c, const entry *e, int nin,
         return buf;
       }
   }
+  const char *rg = grad_guard(e, nin, in, buf, n);
+  if (rg) return rg;
   if (strcmp(e->extra_key ? e->extra_key : "", extra ? extra : "")) {
     snprintf(buf, n, "arguments == <%s>", e->extra_key ? e->extra_key : "");
     return buf;
@@ -418,31 +469,21 @@ static const char *failed_guard(const tp_compiled *c, const entry *e, int nin,
   return NULL;
 }
 
-/* Compiled training (AOT autograd) is still to come (docs/training.md): a
- * call whose inputs, or whose graph's constants (parameters the function
- * closes over), require grad while grad mode is on runs the function
- * eagerly, so that autograd records it; never a compiled run that would
- * drop the gradients. */
-static int wants_eager_for_grad(const tp_graph *g, int nin, tp_tensor *const *in) {
-  if (!tp_is_grad_enabled()) return 0;
-  for (int i = 0; i < nin; i++)
-    if (tp_tensor_requires_grad(in[i])) return 1;
-  for (int i = 0; g && i < g->n; i++)
-    if (g->nodes[i].kind == TP_NODE_GET_ATTR && tp_tensor_requires_grad(g->nodes[i].val)) return 1;
-  return 0;
-}
 static tp_status run_eager_for_grad(tp_compiled *c, int nin, tp_tensor *const *in, int max_out,
                                     tp_tensor **outs, int *nout) {
   if (c->eager_for_grad++ == 0)
-    tp_log(TP_LOG_FALLBACKS, "%s runs eagerly: a tensor requires grad (compiled training is not implemented yet)",
-           c->name ? c->name : "function");
+    tp_log(TP_LOG_FALLBACKS, "%s runs eagerly: a tensor requires grad and the region cannot be compiled "
+           "for training (explain() says why)", c->name ? c->name : "function");
   return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
 }
 
 static tp_status run_entry(tp_compiled *c, entry *e, int nin, tp_tensor *const *in, int max_out,
                            tp_tensor **outs, int *nout) {
-  if (!e->graph) return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
-  if (wants_eager_for_grad(e->graph, nin, in)) return run_eager_for_grad(c, nin, in, max_out, outs, nout);
+  if (e->aot) return tp_aot_run(e->aot, nin, in, max_out, outs, nout);
+  if (!e->graph) {
+    if (e->reason[0] && !strncmp(e->reason, "training: ", 10)) return run_eager_for_grad(c, nin, in, max_out, outs, nout);
+    return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
+  }
   return e->run.run(e->run.ud, nin, in, max_out, outs, nout);
 }
 
@@ -510,6 +551,68 @@ static tp_status note_capture(tp_compiled *c, const tp_trace_result *r, const tp
   return note_append(&c->explain, item);
 }
 
+/* A signature whose function's output requires grad (compiled training,
+ * aot.c): the joint trace partitioned into a forward and a backward graph,
+ * both compiled; or, when that is not possible (a graph break, several
+ * outputs requiring grad, an opaque region, ...), eager for this
+ * signature with the reason in explain(). */
+static tp_status compile_training(tp_compiled *c, tp_trace_result *r, tp_aot_joint *jt, int nin,
+                                  tp_tensor *const *in, const char *extra, int store, int max_out,
+                                  tp_tensor **outs, int *nout) {
+  c->ncaptures++;
+  entry e;
+  memset(&e, 0, sizeof e);
+  e.nin = nin;
+  for (int i = 0; i < nin; i++) {
+    tp_desc_of(in[i], &e.sig[i]);
+    e.sig[i].weak = 0;
+    if (c->dynamic) e.shape_guard |= (uint64_t)1 << i; /* training entries are static */
+    if (tp_tensor_requires_grad(in[i])) e.rg_mask |= (uint64_t)1 << i;
+  }
+  tp_status s = TP_OK;
+  if (extra && *extra && !(e.extra_key = tp_strdup(extra))) s = TP_ERR_OUT_OF_MEMORY;
+  char why[200] = "";
+  if (r->broken) snprintf(why, sizeof why, "%s", r->break_reason);
+  else if (jt->why[0]) snprintf(why, sizeof why, "%s", jt->why);
+  if (!s && !why[0]) {
+    const tp_backend *b = NULL;
+    tp_backend_opts bo;
+    fill_backend_opts(c, &bo);
+    s = tp_lookup_backend(c->backend, &b);
+    if (!s) s = tp_aot_build(r->graph, jt, b, &bo, nin, in, max_out, outs, nout, &e.aot, why, sizeof why);
+  }
+  if (!s && why[0] && c->o.fullgraph)
+    s = tp_fail(TP_ERR_UNSUPPORTED, "compiled training: %s (fullgraph=true forbids running it eagerly)", why);
+  if (!s && why[0]) snprintf(e.reason, sizeof e.reason, "training: %s", why);
+  tp_log(TP_LOG_CAPTURES, "captured %s for training (capture %d)%s%s", c->name ? c->name : "function",
+         c->ncaptures, why[0] ? ": runs eagerly: " : "", why);
+  if (!s) {
+    tp_trace_result shown = *r; /* explain(): the joint graph's ops, the reason as a break */
+    if (why[0]) shown.broken = 1, snprintf(shown.break_reason, sizeof shown.break_reason, "%s", e.reason);
+    s = note_capture(c, &shown, r->graph, &e);
+  }
+  int compiled = e.aot != NULL;
+  if (!s && store) {
+    s = TP_ARRAY_RESERVE(c->entries, c->cap, c->nentries + 1);
+    if (!s) {
+      c->entries[c->nentries] = e;
+      c->last = c->nentries++;
+      memset(&e, 0, sizeof e);
+    }
+  }
+  entry_clear(&e);
+  tp_trace_result_clear(r);
+  tp_aot_joint_clear(jt);
+  if (s) {
+    if (compiled)
+      for (int i = 0; i < *nout; i++) tp_tensor_release(outs[i]), outs[i] = NULL;
+    *nout = 0;
+    return s;
+  }
+  if (compiled) return TP_OK;
+  return run_eager_for_grad(c, nin, in, max_out, outs, nout);
+}
+
 tp_status tp_compiled_call(tp_compiled *c, int nin, tp_tensor *const *in, int max_out,
                            tp_tensor **outs, int *nout) {
   return tp_compiled_call_keyed(c, nin, in, NULL, max_out, outs, nout);
@@ -527,7 +630,6 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   /* disabled, called while another capture runs (inline into it), or
    * inside disable_capture(): the original function runs */
   if (c->o.disable || tp_capture_active() || tp_capture_disabled()) return c->fn.fn(c->fn.ud, nin, in, max_out, outs, nout);
-  if (wants_eager_for_grad(NULL, nin, in)) return run_eager_for_grad(c, nin, in, max_out, outs, nout);
   /* the reason recorded is the failed guard of the most recent entry */
   char reason[256];
   const char *first_fail = NULL;
@@ -571,7 +673,12 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   tp_trace_result r;
   const char *const *names = (const char *const *)c->input_names;
   if (c->ninput_names < nin) names = NULL;
-  TP_TRY(tp_trace_named(&c->fn, nin, in, names, c->o.fullgraph, &r));
+  tp_aot_joint jt;
+  memset(&jt, 0, sizeof jt);
+  jt.gout = -1;
+  if (tp_is_grad_enabled()) TP_TRY(tp_aot_trace(&c->fn, nin, in, names, c->o.fullgraph, &r, &jt));
+  else TP_TRY(tp_trace_named(&c->fn, nin, in, names, c->o.fullgraph, &r));
+  if (jt.gout >= 0) return compile_training(c, &r, &jt, nin, in, extra, store, max_out, outs, nout);
   c->ncaptures++;
   if (tp_log_enabled(TP_LOG_CAPTURES)) {
     int ops = 0;

@@ -35,6 +35,10 @@ struct tp_grad_node {
   /* backward scratch */
   int deps, seen;
   tp_tensor *gbuf;
+  /* a custom node (tp_autograd_attach: a compiled backward graph) */
+  tp_grad_custom_fn custom;
+  void *custom_ud;
+  void (*custom_free)(void *ud);
 };
 
 static TP_THREAD_LOCAL int grad_disabled; /* 0: grad mode on (the default) */
@@ -94,6 +98,7 @@ static void node_release(node *n) {
         st[sp++] = c;
       }
     }
+    if (m->custom_free) m->custom_free(m->custom_ud);
     tp_free(m->saved);
     tp_free(m->saved_ver);
     tp_free(m->edges);
@@ -108,6 +113,24 @@ static tp_status detach(tp_tensor *t, tp_tensor **out) {
   (*out)->weak = t->weak;
   (*out)->wval = t->wval;
   return TP_OK;
+}
+
+/* A saved tensor keeps the operand's capture tag (opaque here), so that a
+ * backward traced under capture (compiled training) reads the traced value. */
+static tp_status save_view(tp_tensor *t, tp_tensor **out) {
+  TP_TRY(detach(t, out));
+  (*out)->trace_id = t->trace_id;
+  (*out)->node = t->node;
+  return TP_OK;
+}
+
+static TP_THREAD_LOCAL tp_grad_sink sink_fn;
+static TP_THREAD_LOCAL void *sink_ud;
+void tp_autograd_set_sink(tp_grad_sink fn, void *ud, tp_grad_sink *prev_fn, void **prev_ud) {
+  if (prev_fn) *prev_fn = sink_fn;
+  if (prev_ud) *prev_ud = sink_ud;
+  sink_fn = fn;
+  sink_ud = ud;
 }
 
 int tp_autograd_wants(int nin, tp_tensor *const *in) {
@@ -160,12 +183,12 @@ tp_status tp_autograd_record(tp_op op, int nin, tp_tensor *const *in, const tp_a
       tp_tensor_retain(in[i]);
     }
     if ((row->saves & TP_SAVE_IN) && !s) {
-      s = detach(in[i], &n->saved[i]);
+      s = save_view(in[i], &n->saved[i]);
       n->saved_ver[i] = in[i]->storage->version;
     }
   }
   if ((row->saves & TP_SAVE_OUT) && !s) {
-    s = detach(y, &n->out);
+    s = save_view(y, &n->out);
     n->out_ver = y->storage->version;
   }
   if (s) {
@@ -293,6 +316,7 @@ tp_status tp_grad_sum_to(tp_tensor *g, int ndim, const int64_t *shape, tp_tensor
 
 /* leaf.grad += g (a fresh tensor: .grad never shares storage with the graph). */
 static tp_status accumulate(tp_tensor *leaf, tp_tensor *g) {
+  if (sink_fn) return sink_fn(sink_ud, leaf, g);
   tp_tensor *r = NULL;
   if (!leaf->grad) {
     TP_TRY(tp_tensor_empty(TP_F32, leaf->ndim, leaf->shape, &r));
@@ -324,7 +348,19 @@ static tp_status run_node(node *n, int retain, node ***ready, int *nready, int *
   tp_tensor *gin[TP_MAX_OPERANDS] = {0};
   int needs[TP_MAX_OPERANDS];
   tp_status s = TP_OK;
-  if (n->gbuf) {
+  if (n->gbuf && n->custom) {
+    if (n->freed)
+      return tp_fail(TP_ERR_RUNTIME,
+                     "Trying to backward through the graph a second time (or directly access saved "
+                     "tensors after they have already been freed): a compiled function's saved tensors "
+                     "are freed when you call .backward(). Specify retain_graph=True if you need to "
+                     "backward through the graph a second time.");
+    for (int i = 0; i < n->nin; i++) needs[i] = n->edges[i].needs;
+    s = n->custom(n->custom_ud, n->gbuf, n->nin, needs, gin);
+    for (int i = 0; i < n->nin && !s; i++)
+      if (gin[i] && !same_shape(gin[i]->ndim, gin[i]->shape, n->shapes[i].ndim, n->shapes[i].shape))
+        s = tp_fail(TP_ERR_INTERNAL, "autograd: a compiled backward's gradient %d has the wrong shape", i);
+  } else if (n->gbuf) {
     if (row->kind != TP_GRAD_FORMULA)
       return tp_fail(TP_ERR_UNSUPPORTED, "the derivative for '%s' is not implemented (%s)",
                      tp_op_name(n->op), row->reason ? row->reason : "no formula yet");
@@ -386,6 +422,55 @@ static tp_status run_node(node *n, int retain, node ***ready, int *nready, int *
     n->freed = 1;
   }
   return s;
+}
+
+tp_status tp_autograd_attach(tp_tensor *y, int nin, tp_tensor *const *in, tp_grad_custom_fn fn,
+                             void *ud, void (*free_ud)(void *ud)) {
+  if (!y || !fn || nin < 0 || nin > TP_MAX_OPERANDS || y->grad_fn || y->dtype != TP_F32) {
+    if (free_ud) free_ud(ud);
+    return tp_fail(TP_ERR_INTERNAL, "autograd: bad custom node");
+  }
+  tp_grad_node_release_hook = node_release;
+  node *n = tp_alloc(sizeof *n);
+  size_t k = nin ? (size_t)nin : 1;
+  if (n) memset(n, 0, sizeof *n);
+  if (n) {
+    n->saved = tp_alloc(sizeof(tp_tensor *) * k);
+    n->saved_ver = tp_alloc(sizeof(uint64_t) * k);
+    n->edges = tp_alloc(sizeof(tp_grad_edge) * k);
+    n->shapes = tp_alloc(sizeof(tp_grad_shape) * k);
+  }
+  if (!n || !n->saved || !n->saved_ver || !n->edges || !n->shapes) {
+    if (n) tp_free(n->saved), tp_free(n->saved_ver), tp_free(n->edges), tp_free(n->shapes);
+    tp_free(n);
+    if (free_ud) free_ud(ud);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  memset(n->saved, 0, sizeof(tp_tensor *) * k);
+  memset(n->edges, 0, sizeof(tp_grad_edge) * k);
+  n->refs = 1;
+  n->op = TP_OP_COUNT;
+  n->nin = nin;
+  n->custom = fn;
+  n->custom_ud = ud;
+  n->custom_free = free_ud;
+  n->out_ndim = y->ndim;
+  memcpy(n->out_shape, y->shape, sizeof n->out_shape);
+  for (int i = 0; i < nin; i++) {
+    n->shapes[i].ndim = in[i]->ndim;
+    memcpy(n->shapes[i].shape, in[i]->shape, sizeof n->shapes[i].shape);
+    n->edges[i].needs = in[i]->requires_grad;
+    if (in[i]->grad_fn) {
+      n->edges[i].node = in[i]->grad_fn;
+      n->edges[i].node->refs++;
+    } else if (in[i]->requires_grad) {
+      n->edges[i].leaf = in[i];
+      tp_tensor_retain(in[i]);
+    }
+  }
+  y->requires_grad = 1;
+  y->grad_fn = n;
+  return TP_OK;
 }
 
 tp_status tp_backward(tp_tensor *t, tp_tensor *grad) { return tp_backward_ex(t, grad, 0); }

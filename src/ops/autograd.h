@@ -43,6 +43,19 @@ const tp_deriv_row *tp_deriv_row_of(tp_op op);
 int tp_autograd_wants(int nin, tp_tensor *const *in);
 tp_status tp_autograd_record(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *attrs,
                              tp_tensor *y);
+/* Compiled training (src/compiler/aot.c). A sink, while set on this
+ * thread, receives every gradient backward would add into a leaf's .grad
+ * (the joint trace collects them as the backward graph's results). */
+typedef tp_status (*tp_grad_sink)(void *ud, tp_tensor *leaf, tp_tensor *g);
+void tp_autograd_set_sink(tp_grad_sink fn, void *ud, tp_grad_sink *prev_fn, void **prev_ud);
+/* Gives y (float32, no grad_fn) one node with an edge to each in[i]; its
+ * backward calls fn(ud, g, nin, needs, gin), which stores the gradient of
+ * each needed in[i] (its exact shape) in gin[i]. free_ud(ud) when the
+ * node dies (also on failure here). */
+typedef tp_status (*tp_grad_custom_fn)(void *ud, tp_tensor *g, int nin, const int *needs,
+                                       tp_tensor **gin);
+tp_status tp_autograd_attach(tp_tensor *y, int nin, tp_tensor *const *in, tp_grad_custom_fn fn,
+                             void *ud, void (*free_ud)(void *ud));
 /* g summed over the dims it was broadcast along, down to shape. */
 tp_status tp_grad_sum_to(tp_tensor *g, int ndim, const int64_t *shape, tp_tensor **out);
 

@@ -1,11 +1,13 @@
-/* test_compile_grad.c - compile() with tensors that require grad. Compiled
- * training (AOT autograd) is still to come, so such calls must run the
- * function eagerly and give the gradients eager autograd gives (checked
- * against hand-computed values), never a compiled result without them:
- * inputs that require grad, a parameter the function closes over (traced
- * as a constant), a parameter that starts requiring grad after a compiled
- * entry exists, fullgraph (an error naming the reason), and no_grad calls
- * (which still compile). explain() counts the eager calls. */
+/* test_compile_grad.c - compile() with tensors that require grad
+ * (compiled training, src/compiler/aot.c): the compiled call's output
+ * carries a node whose backward runs the compiled backward graph, and the
+ * gradients equal hand-computed values: inputs that require grad, a
+ * parameter the function closes over (an input of both graphs), a
+ * parameter that starts requiring grad after a forward-only entry exists
+ * (a recompile, the requires_grad guard named), no_grad calls (the
+ * forward-only entry), explain()'s saved / recomputed lists; a function
+ * with two outputs that require grad runs eagerly (fullgraph: an error
+ * naming why); backward twice without retain_graph is an error. */
 #include "check.h"
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,18 @@ static tp_status fn(void *ud, int nin, tp_tensor *const *in, int max_out, tp_ten
   if (!s) s = tp_sum(q, 0, NULL, 0, &outs[0]);
   tp_tensor_release(p), tp_tensor_release(q);
   *nout = s ? 0 : 1;
+  return s;
+}
+
+/* two outputs that require grad: not compiled for training (eager) */
+static tp_status fn2(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  tp_tensor *p = NULL;
+  tp_status s = tp_mul(in[0], W, &p);
+  if (!s) s = tp_sum(p, 0, NULL, 0, &outs[0]);
+  if (!s) s = tp_mul(p, p, &outs[1]);
+  tp_tensor_release(p);
+  *nout = s ? 0 : 2;
   return s;
 }
 
@@ -87,7 +101,12 @@ int main(void) {
   tp_set_grad_enabled(prev);
   char *ex = NULL;
   CHECK_OK(tp_compiled_explain(g, &ex));
-  CHECKF(ex && strstr(ex, "\"eager_for_autograd\": 3"), "explain: %s", ex ? ex : "(null)");
+  CHECKF(ex && strstr(ex, "\"eager_for_autograd\": 0"), "explain: %s", ex ? ex : "(null)");
+  CHECKF(ex && strstr(ex, "\"recompile_reasons\": [\"inputs[0].requires_grad == False\", \"inputs[0].requires_grad == True\"]"),
+         "explain names the requires_grad guards: %s", ex ? ex : "(null)");
+  /* x * W is pointwise: recomputed in the backward from the saved input */
+  CHECKF(ex && strstr(ex, "\"saved\": [\"%x0 (input)\"], \"recomputed\": [\"%0 (mul)\"]"), "explain: %s", ex ? ex : "(null)");
+  CHECK(tp_compiled_num_entries(g) == 3);
   tp_free_buffer(ex);
   tp_compiled_free(g);
   /* a fresh wrapper first traced with the parameter requiring grad: a graph break, eager */
@@ -101,21 +120,54 @@ int main(void) {
     tp_tensor_release(y);
   }
   CHECK_OK(tp_compiled_explain(g, &ex));
-  CHECKF(ex && strstr(ex, "an operand requires grad"), "explain names the graph break: %s", ex ? ex : "(null)");
+  CHECKF(ex && strstr(ex, "\"parameters\": 1, \"gradients\": 1"), "explain shows the training graphs: %s", ex ? ex : "(null)");
+  tp_free_buffer(ex);
+  tp_compiled_free(g);
+  /* backward twice through a compiled call's saved tensors */
+  CHECK_OK(tp_compile(&c, NULL, &g));
+  y = call(g, x);
+  CHECK_OK(tp_backward(y, NULL));
+  tp_status s = tp_backward(y, NULL);
+  CHECKF(s == TP_ERR_RUNTIME && strstr(tp_last_error(), "backward through the graph a second time"), "%s: %s",
+         tp_status_name(s), tp_last_error());
+  tp_tensor_set_grad(W, NULL);
+  tp_tensor_release(y);
+  y = call(g, x); /* still usable */
+  CHECK_OK(tp_backward_ex(y, NULL, 1));
+  CHECK_OK(tp_backward(y, NULL)); /* retain_graph: twice is fine, accumulated */
+  EXPECT3(tp_tensor_grad(W), 4, 8, 48);
+  tp_tensor_set_grad(W, NULL);
+  tp_tensor_release(y);
+  tp_compiled_free(g);
+  /* two outputs that require grad: eager, with the reason */
+  tp_callable c2 = {fn2, NULL};
+  CHECK_OK(tp_compile(&c2, NULL, &g));
+  tp_tensor *ys[2] = {0};
+  int n = 0;
+  CHECK_OK(tp_compiled_call(g, 1, &x, 2, ys, &n));
+  CHECK(n == 2 && tp_tensor_requires_grad(ys[0]));
+  if (n == 2) {
+    CHECK_OK(tp_backward(ys[0], NULL));
+    EXPECT3(tp_tensor_grad(W), 1, 1, 2); /* d sum(x W) / dW = x */
+  }
+  tp_tensor_set_grad(W, NULL);
+  tp_tensor_release(ys[0]), tp_tensor_release(ys[1]);
+  CHECK_OK(tp_compiled_explain(g, &ex));
+  CHECKF(ex && strstr(ex, "\"eager_for_autograd\": 1") && strstr(ex, "training: more than one output requires grad"),
+         "explain: %s", ex ? ex : "(null)");
   tp_free_buffer(ex);
   tp_compiled_free(g);
   /* fullgraph: an error naming why */
   tp_compile_options o;
   tp_compile_options_init(&o);
   o.fullgraph = 1;
-  CHECK_OK(tp_compile(&c, &o, &g));
-  tp_tensor *yy = NULL;
-  int n = 0;
-  tp_status s = tp_compiled_call(g, 1, &x, 1, &yy, &n);
+  CHECK_OK(tp_compile(&c2, &o, &g));
+  ys[0] = ys[1] = NULL;
+  s = tp_compiled_call(g, 1, &x, 2, ys, &n);
   checks++;
-  if (s == TP_OK || !strstr(tp_last_error(), "compiled training is not implemented yet"))
-    FAILF("fullgraph with a parameter that requires grad: %s (%s)", tp_status_name(s), tp_last_error());
-  tp_tensor_release(yy);
+  if (s != TP_ERR_UNSUPPORTED || !strstr(tp_last_error(), "more than one output requires grad"))
+    FAILF("fullgraph with two outputs that require grad: %s (%s)", tp_status_name(s), tp_last_error());
+  tp_tensor_release(ys[0]), tp_tensor_release(ys[1]);
   tp_compiled_free(g);
   tp_tensor_release(x);
   tp_tensor_release(W);

@@ -1,0 +1,538 @@
+/* aot.c - compiled training (AOT autograd; docs/training.md).
+ *
+ * 1. Joint trace: the function runs under capture with grad mode on and
+ *    the inputs' requires_grad copied onto their proxies; autograd records
+ *    the proxies as eagerly. Then backward runs on the one output that
+ *    requires grad, from a new placeholder (grad_out), still under capture:
+ *    the derivative formulas are ordinary ops, so they are recorded too,
+ *    and a sink collects what would be added into each leaf's .grad.
+ *    The joint graph's outputs: the function's outputs, then one gradient
+ *    per leaf (an input or a closed-over parameter that requires grad).
+ * 2. Partition (a simple rule, not a min-cut): the backward graph holds
+ *    every node that depends on grad_out, plus forward nodes that are cheap
+ *    to recompute (pointwise and view ops: unary, binary, where, reshape,
+ *    transpose, ...); any other forward value it reads (matmul, linear,
+ *    conv, reductions, softmax, ...) is saved: the forward graph outputs it.
+ *    Inputs and parameters are saved as they are (references, no copy).
+ *    Parameters that require grad become inputs of both graphs (never
+ *    constants: an optimizer updates them in place between calls).
+ * 3. Both graphs go to the backend. A call runs the forward graph and gives
+ *    the output one autograd node (tp_autograd_attach) whose backward runs
+ *    the backward graph on (saved..., grad). */
+#include "aot.h"
+#include "../ops/autograd.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+#define AOT_MAX TP_MAX_OPERANDS
+
+/* ---- the joint trace ---- */
+typedef struct joint_ctx {
+  const tp_callable *fn;
+  const int *rg; /* the real inputs' requires_grad */
+  int nin;
+  tp_tensor *const *views;
+  int nfw;            /* the function's outputs */
+  int gout;           /* the output that requires grad, -1 none */
+  int gnode;          /* grad_out's placeholder node */
+  int nleaf;
+  tp_tensor *leaf[AOT_MAX];      /* proxies of inputs, or closed-over parameters (borrowed) */
+  tp_tensor *leaf_grad[AOT_MAX]; /* owned */
+  char why[200];      /* why this cannot be compiled for training ("" fine) */
+} joint_ctx;
+
+static tp_status sink(void *ud, tp_tensor *leaf, tp_tensor *g) {
+  joint_ctx *j = ud;
+  for (int i = 0; i < j->nleaf; i++)
+    if (j->leaf[i] == leaf) {
+      tp_tensor *in[2] = {j->leaf_grad[i], g}, *r = NULL;
+      TP_TRY(tp_op_call(TP_OP_ADD, 2, in, NULL, &r));
+      tp_tensor_release(j->leaf_grad[i]);
+      j->leaf_grad[i] = r;
+      return TP_OK;
+    }
+  if (j->nleaf == AOT_MAX) {
+    snprintf(j->why, sizeof j->why, "more than %d tensors require grad", AOT_MAX);
+    return TP_OK;
+  }
+  j->leaf[j->nleaf] = leaf;
+  tp_tensor_retain(g);
+  j->leaf_grad[j->nleaf++] = g;
+  return TP_OK;
+}
+
+static tp_status joint_fn(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                          int *nout) {
+  joint_ctx *j = ud;
+  j->views = in;
+  for (int i = 0; i < nin; i++)
+    if (j->rg[i]) TP_TRY(tp_tensor_set_requires_grad(in[i], 1));
+  TP_TRY(j->fn->fn(j->fn->ud, nin, in, max_out, outs, nout));
+  j->nfw = *nout;
+  j->gout = -1;
+  for (int i = 0; i < *nout; i++)
+    if (outs[i] && tp_tensor_requires_grad(outs[i])) {
+      if (j->gout >= 0) {
+        snprintf(j->why, sizeof j->why, "more than one output requires grad");
+        return TP_OK;
+      }
+      j->gout = i;
+    }
+  if (j->gout < 0) return TP_OK; /* nothing to differentiate: a plain graph */
+  tp_tensor *y = outs[j->gout], *ones = NULL, *g = NULL;
+  TP_TRY(tp_full(TP_F32, y->ndim, y->shape, 1.0, &ones));
+  tp_status s = tp_capture_add_input(ones, "grad_out", &g);
+  tp_tensor_release(ones);
+  if (s) return s;
+  j->gnode = g->node;
+  tp_grad_sink pf;
+  void *pu;
+  tp_autograd_set_sink(sink, j, &pf, &pu);
+  s = tp_backward_ex(y, g, 1);
+  tp_autograd_set_sink(pf, pu, NULL, NULL);
+  tp_tensor_release(g);
+  if (s) return s;
+  if (*nout + j->nleaf > max_out) {
+    snprintf(j->why, sizeof j->why, "%d outputs and %d gradients exceed %d", *nout, j->nleaf, max_out);
+    return TP_OK;
+  }
+  for (int i = 0; i < j->nleaf; i++) {
+    outs[(*nout)++] = j->leaf_grad[i];
+    j->leaf_grad[i] = NULL;
+  }
+  return TP_OK;
+}
+
+tp_status tp_aot_trace(const tp_callable *fn, int nin, tp_tensor *const *in, const char *const *names,
+                       int fullgraph, tp_trace_result *r, tp_aot_joint *jt) {
+  memset(jt, 0, sizeof *jt);
+  joint_ctx *j = tp_alloc(sizeof *j);
+  if (!j) return TP_ERR_OUT_OF_MEMORY;
+  memset(j, 0, sizeof *j);
+  int rg[TP_MAX_OPERANDS] = {0};
+  for (int i = 0; i < nin; i++) rg[i] = tp_tensor_requires_grad(in[i]);
+  j->fn = fn, j->rg = rg, j->nin = nin, j->gout = -1, j->gnode = -1;
+  tp_callable jc = {joint_fn, j};
+  int prev = 0;
+  tp_capture_allow_grad(1, &prev);
+  tp_status s = tp_trace_named(&jc, nin, in, names, fullgraph, r);
+  tp_capture_allow_grad(prev, NULL);
+  for (int i = 0; i < j->nleaf; i++) tp_tensor_release(j->leaf_grad[i]);
+  if (!s) {
+    jt->nfw = j->nfw;
+    jt->gout = j->gout;
+    jt->gnode = j->gnode;
+    snprintf(jt->why, sizeof jt->why, "%s", j->why);
+    jt->nleaf = j->why[0] ? 0 : j->nleaf;
+    for (int i = 0; i < jt->nleaf; i++) {
+      jt->leaf_input[i] = -1;
+      for (int k = 0; k < nin; k++)
+        if (j->views[k] == j->leaf[i]) jt->leaf_input[i] = k;
+      jt->leaf_param[i] = jt->leaf_input[i] < 0 ? j->leaf[i] : NULL;
+      if (jt->leaf_param[i]) tp_tensor_retain(jt->leaf_param[i]);
+    }
+    /* the samples of the outputs were computed with autograd on proxies: the
+     * results handed back are the function's outputs only */
+    if (!r->broken && jt->gout >= 0 && !jt->why[0] && r->nout != jt->nfw + jt->nleaf)
+      snprintf(jt->why, sizeof jt->why, "internal: %d joint outputs", r->nout);
+  }
+  tp_free(j);
+  return s;
+}
+
+void tp_aot_joint_clear(tp_aot_joint *jt) {
+  for (int i = 0; i < jt->nleaf; i++) tp_tensor_release(jt->leaf_param[i]);
+  memset(jt, 0, sizeof *jt);
+}
+
+/* ---- partition ---- */
+enum { SAVE_EXT, SAVE_FW }; /* an (extended) input as it is, or a forward output */
+
+struct tp_aot {
+  int refs;
+  int nin;            /* the call's inputs */
+  int nparam;         /* parameters that require grad, inputs nin.. of both graphs */
+  tp_tensor *param[AOT_MAX];
+  int nfw;            /* the function's outputs */
+  int gout;
+  int nsave;          /* the backward graph's inputs before grad_out */
+  int save_kind[AOT_MAX], save_idx[AOT_MAX];
+  int nsave_fw;       /* forward outputs after the function's */
+  int nleaf;
+  int leaf_ext[AOT_MAX]; /* the leaf's index among the extended inputs */
+  tp_graph *fwg, *bwg;
+  tp_backend_run fw, bw;
+  int nrecompute, nbw_ops, nfw_ops;
+  char saved_text[1024], recompute_text[1024];
+};
+
+static int recomputable(const tp_node *n) {
+  if (n->kind != TP_NODE_CALL) return 0;
+  if (n->op == TP_OP_WHERE) return 1;
+  int f = tp_op_flags(n->op);
+  if (f & (TP_OPF_REDUCE | TP_OPF_OPAQUE)) return 0;
+  return (f & (TP_OPF_UNARY | TP_OPF_BINARY | TP_OPF_VIEW)) != 0;
+}
+
+static tp_status copy_node(tp_graph *dst, const tp_graph *src, int i, const int *map, int *idx) {
+  const tp_node *n = &src->nodes[i];
+  tp_arg args[TP_MAX_OPERANDS];
+  if (n->nargs > TP_MAX_OPERANDS) return tp_fail(TP_ERR_INTERNAL, "aot: too many operands");
+  for (int k = 0; k < n->nargs; k++) {
+    args[k] = n->args[k];
+    if (args[k].kind == TP_ARG_NODE) args[k].node = map[args[k].node];
+  }
+  TP_TRY(tp_graph_add_node(dst, n->kind, NULL, n->op, n->nargs, args, &n->attrs, &n->desc, idx));
+  if (n->kind == TP_NODE_GET_ATTR) {
+    tp_node *m = &dst->nodes[*idx];
+    if (!(m->target = tp_strdup(n->target))) return TP_ERR_OUT_OF_MEMORY;
+    tp_graph_set_val(dst, *idx, n->val);
+  }
+  return TP_OK;
+}
+
+static tp_status add_placeholder(tp_graph *g, const char *name, const tp_desc *d, int *idx) {
+  tp_desc dd = *d;
+  dd.weak = 0;
+  return tp_graph_add_node(g, TP_NODE_PLACEHOLDER, name, TP_OP_COUNT, 0, NULL, NULL, &dd, idx);
+}
+
+static tp_status add_output(tp_graph *g, int n, const int *nodes) {
+  tp_arg a[TP_MAX_OPERANDS];
+  for (int i = 0; i < n; i++) a[i] = (tp_arg){TP_ARG_NODE, nodes[i], 0, 0};
+  return tp_graph_add_node(g, TP_NODE_OUTPUT, "output", TP_OP_COUNT, n, a, NULL, NULL, NULL);
+}
+
+static void note(char *buf, size_t cap, const tp_node *n) {
+  size_t k = strlen(buf);
+  if (k + 40 >= cap) return;
+  snprintf(buf + k, cap - k, "%s\"%%%s (%s)\"", k ? ", " : "", n->name,
+           n->kind == TP_NODE_CALL ? tp_op_name(n->op) : n->kind == TP_NODE_PLACEHOLDER ? "input" : "param");
+}
+
+/* why: set (and TP_OK returned) when this graph cannot be partitioned. */
+static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, tp_aot *a,
+                           char *why, size_t nwhy) {
+  int n = jg->n, o = tp_graph_output(jg);
+  if (o < 0) return tp_fail(TP_ERR_INTERNAL, "aot: joint graph without output");
+  int *tan = tp_alloc(sizeof(int) * (size_t)n * 5);
+  if (!tan) return TP_ERR_OUT_OF_MEMORY;
+  int *need_bw = tan + n, *need_fw = tan + 2 * n, *map = tan + 3 * n, *ext = tan + 4 * n;
+  memset(tan, 0, sizeof(int) * (size_t)n * 5);
+  tp_status s = TP_OK;
+  const tp_node *on = &jg->nodes[o];
+  /* extended inputs: placeholders 0..nin-1, then parameters that require grad */
+  int np = 0;
+  for (int i = 0, k = 0; i < n; i++) {
+    const tp_node *m = &jg->nodes[i];
+    ext[i] = -1;
+    if (m->kind == TP_NODE_PLACEHOLDER && i != jt->gnode) ext[i] = k++;
+    if (m->kind == TP_NODE_GET_ATTR && m->desc.ndim != TP_DESC_GRAPH && tp_tensor_requires_grad(m->val)) {
+      if (np == AOT_MAX) { snprintf(why, nwhy, "too many parameters"); goto out; }
+      a->param[np] = m->val;
+      tp_tensor_retain(m->val);
+      ext[i] = nin + np++;
+    }
+    if (m->kind == TP_NODE_CALL && (m->op == TP_OP_CALL_HOST || m->op == TP_OP_INVOKE)) {
+      snprintf(why, nwhy, "%s (an opaque or nested region) inside a region that requires grad",
+               tp_op_name(m->op));
+      goto out;
+    }
+  }
+  a->nparam = np;
+  a->nin = nin;
+  /* leaves -> extended inputs */
+  a->nleaf = jt->nleaf;
+  for (int l = 0; l < jt->nleaf; l++) {
+    a->leaf_ext[l] = -1;
+    if (jt->leaf_input[l] >= 0) a->leaf_ext[l] = jt->leaf_input[l];
+    for (int p = 0; p < np && a->leaf_ext[l] < 0; p++)
+      if (a->param[p] == jt->leaf_param[l]) a->leaf_ext[l] = nin + p;
+    if (a->leaf_ext[l] < 0) { snprintf(why, nwhy, "a tensor that requires grad is not an input or a parameter of the graph"); goto out; }
+  }
+  /* tangent: depends on grad_out */
+  for (int i = 0; i < n; i++) {
+    const tp_node *m = &jg->nodes[i];
+    if (i == jt->gnode) tan[i] = 1;
+    if (m->kind == TP_NODE_CALL)
+      for (int k = 0; k < m->nargs; k++)
+        if (m->args[k].kind == TP_ARG_NODE && tan[m->args[k].node]) tan[i] = 1;
+  }
+  /* backward membership, from the gradients down */
+  for (int k = jt->nfw; k < on->nargs; k++) need_bw[on->args[k].node] = 1;
+  for (int k = 0; k < jt->nfw; k++) need_fw[on->args[k].node] = 1;
+  a->nsave = 0;
+  for (int i = n - 1; i >= 0; i--) {
+    const tp_node *m = &jg->nodes[i];
+    if (!need_bw[i]) continue;
+    int inbw = tan[i] || (recomputable(m) && ext[i] < 0);
+    if (m->kind == TP_NODE_GET_ATTR && ext[i] < 0) inbw = 1; /* a constant: copied */
+    if (inbw) {
+      need_bw[i] = 2;
+      if (!tan[i] && m->kind == TP_NODE_CALL) a->nrecompute++, note(a->recompute_text, sizeof a->recompute_text, m);
+      for (int k = 0; m->kind == TP_NODE_CALL && k < m->nargs; k++)
+        if (m->args[k].kind == TP_ARG_NODE) need_bw[m->args[k].node] = 1;
+      continue;
+    }
+    if (a->nsave == AOT_MAX - 1) { snprintf(why, nwhy, "more than %d saved tensors", AOT_MAX - 1); goto out; }
+    need_bw[i] = 3; /* saved */
+    note(a->saved_text, sizeof a->saved_text, m);
+    if (ext[i] >= 0) a->save_kind[a->nsave] = SAVE_EXT, a->save_idx[a->nsave++] = ext[i];
+    else a->save_kind[a->nsave] = SAVE_FW, a->save_idx[a->nsave++] = i, need_fw[i] = 1;
+  }
+  /* forward closure */
+  for (int i = n - 1; i >= 0; i--) {
+    const tp_node *m = &jg->nodes[i];
+    if (!need_fw[i] || m->kind != TP_NODE_CALL) continue;
+    if (tan[i]) { s = tp_fail(TP_ERR_INTERNAL, "aot: a forward value depends on grad_out"); goto out; }
+    for (int k = 0; k < m->nargs; k++)
+      if (m->args[k].kind == TP_ARG_NODE) need_fw[m->args[k].node] = 1;
+  }
+  /* the forward graph: inputs, parameters, what the outputs and saved values need */
+  if ((s = tp_graph_new(&a->fwg))) goto out;
+  for (int i = 0; i < n && !s; i++) map[i] = -1;
+  for (int i = 0; i < n && !s; i++) {
+    const tp_node *m = &jg->nodes[i];
+    if (ext[i] >= 0 && ext[i] < nin) s = add_placeholder(a->fwg, m->name, &m->desc, &map[i]);
+  }
+  for (int p = 0; p < np && !s; p++)
+    for (int i = 0; i < n && !s; i++)
+      if (ext[i] == nin + p) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "param%d", p);
+        s = add_placeholder(a->fwg, nm, &jg->nodes[i].desc, &map[i]);
+      }
+  for (int i = 0; i < n && !s; i++)
+    if (need_fw[i] && ext[i] < 0 && i != jt->gnode && jg->nodes[i].kind != TP_NODE_PLACEHOLDER)
+      s = copy_node(a->fwg, jg, i, map, &map[i]), a->nfw_ops += jg->nodes[i].kind == TP_NODE_CALL;
+  if (!s) {
+    int outs[TP_MAX_OPERANDS], no = 0;
+    for (int k = 0; k < jt->nfw; k++) outs[no++] = map[on->args[k].node];
+    a->nsave_fw = 0;
+    for (int q = 0; q < a->nsave; q++)
+      if (a->save_kind[q] == SAVE_FW) {
+        if (no == TP_MAX_OPERANDS) { snprintf(why, nwhy, "too many forward outputs"); goto out; }
+        outs[no++] = map[a->save_idx[q]];
+        a->save_idx[q] = a->nsave_fw++; /* now: its index among the saved forward outputs */
+      }
+    s = add_output(a->fwg, no, outs);
+  }
+  if (s) goto out;
+  /* the backward graph: (saved..., grad_out) -> the gradients */
+  if ((s = tp_graph_new(&a->bwg))) goto out;
+  for (int i = 0; i < n; i++) map[i] = -1;
+  for (int q = 0, i = n - 1; i >= 0 && !s; i--) /* saved, in the order found above */
+    if (need_bw[i] == 3) {
+      char nm[32];
+      snprintf(nm, sizeof nm, "saved%d", q++);
+      s = add_placeholder(a->bwg, nm, &jg->nodes[i].desc, &map[i]);
+    }
+  if (!s) s = add_placeholder(a->bwg, "grad_out", &jg->nodes[jt->gnode].desc, &map[jt->gnode]);
+  for (int i = 0; i < n && !s; i++)
+    if (need_bw[i] == 2 && i != jt->gnode)
+      s = copy_node(a->bwg, jg, i, map, &map[i]), a->nbw_ops += jg->nodes[i].kind == TP_NODE_CALL;
+  if (!s) {
+    int outs[TP_MAX_OPERANDS], no = 0;
+    for (int k = jt->nfw; k < on->nargs; k++) outs[no++] = map[on->args[k].node];
+    s = add_output(a->bwg, no, outs);
+  }
+out:
+  tp_free(tan);
+  return s;
+}
+
+/* ---- the runtime ---- */
+static void aot_release(tp_aot *a) {
+  if (!a || --a->refs > 0) return;
+  for (int p = 0; p < a->nparam; p++) tp_tensor_release(a->param[p]);
+  tp_graph_free(a->fwg);
+  tp_graph_free(a->bwg);
+  if (a->fw.free) a->fw.free(a->fw.ud);
+  if (a->bw.free) a->bw.free(a->bw.ud);
+  tp_free(a);
+}
+void tp_aot_free(tp_aot *a) { aot_release(a); }
+
+/* What one call's node keeps: the plan and the saved tensors. */
+typedef struct aot_saved {
+  tp_aot *a;
+  int n;
+  tp_tensor *t[AOT_MAX];
+} aot_saved;
+
+static void saved_free(void *ud) {
+  aot_saved *sv = ud;
+  for (int i = 0; i < sv->n; i++) tp_tensor_release(sv->t[i]);
+  aot_release(sv->a);
+  tp_free(sv);
+}
+
+static tp_status saved_backward(void *ud, tp_tensor *g, int nin, const int *needs, tp_tensor **gin) {
+  aot_saved *sv = ud;
+  tp_aot *a = sv->a;
+  (void)needs;
+  tp_tensor *in[AOT_MAX];
+  for (int i = 0; i < sv->n; i++) in[i] = sv->t[i];
+  in[sv->n] = g;
+  tp_tensor *outs[AOT_MAX] = {0};
+  int no = 0;
+  TP_TRY(a->bw.run(a->bw.ud, sv->n + 1, in, AOT_MAX, outs, &no));
+  if (no != a->nleaf || no != nin) {
+    for (int i = 0; i < no; i++) tp_tensor_release(outs[i]);
+    return tp_fail(TP_ERR_INTERNAL, "aot: the backward graph gave %d gradients, expected %d", no, a->nleaf);
+  }
+  for (int i = 0; i < no; i++) gin[i] = outs[i];
+  return TP_OK;
+}
+
+/* Runs the forward graph: the function's outputs into outs, the saved tensors into sv. */
+static tp_status run_forward(tp_aot *a, int nin, tp_tensor *const *in, tp_tensor **ext, tp_tensor **fo, int *nfo) {
+  for (int i = 0; i < nin; i++) ext[i] = in[i];
+  for (int p = 0; p < a->nparam; p++) ext[nin + p] = a->param[p];
+  return a->fw.run(a->fw.ud, nin + a->nparam, ext, AOT_MAX, fo, nfo);
+}
+
+static tp_status collect_saved(tp_aot *a, tp_tensor *const *ext, tp_tensor **fo, aot_saved *sv) {
+  sv->n = a->nsave;
+  for (int q = 0; q < a->nsave; q++) {
+    if (a->save_kind[q] == SAVE_EXT) TP_TRY(tp_tensor_detach(ext[a->save_idx[q]], &sv->t[q]));
+    else {
+      sv->t[q] = fo[a->nfw + a->save_idx[q]];
+      tp_tensor_retain(sv->t[q]);
+    }
+  }
+  return TP_OK;
+}
+
+/* Gives the output that requires grad (a new header over the forward
+ * graph's result) one node whose backward runs the backward graph; sv
+ * moves into the node. */
+static tp_status attach(tp_aot *a, tp_tensor *const *ext, tp_tensor **fo, aot_saved *sv) {
+  tp_tensor *y = fo[a->gout], *v = NULL;
+  tp_status s = tp_tensor_detach(y, &v);
+  if (s) {
+    saved_free(sv);
+    return s;
+  }
+  tp_tensor_release(y);
+  fo[a->gout] = v;
+  tp_tensor *edges[AOT_MAX];
+  for (int l = 0; l < a->nleaf; l++) edges[l] = ext[a->leaf_ext[l]];
+  sv->a = a;
+  a->refs++;
+  return tp_autograd_attach(v, a->nleaf, edges, saved_backward, sv, saved_free);
+}
+
+tp_status tp_aot_run(tp_aot *a, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  *nout = 0;
+  if (a->nfw > max_out)
+    return tp_fail(TP_ERR_INVALID_ARG, "compiled call: %d outputs do not fit in %d slots", a->nfw, max_out);
+  tp_tensor *ext[AOT_MAX], *fo[AOT_MAX] = {0};
+  int nfo = 0;
+  int prev = tp_set_grad_enabled(0);
+  tp_status s = run_forward(a, nin, in, ext, fo, &nfo);
+  tp_set_grad_enabled(prev);
+  if (s) return s;
+  aot_saved *sv = tp_alloc(sizeof *sv);
+  if (!sv) s = TP_ERR_OUT_OF_MEMORY;
+  else memset(sv, 0, sizeof *sv);
+  if (!s && nfo != a->nfw + a->nsave_fw) s = tp_fail(TP_ERR_INTERNAL, "aot: the forward graph gave %d results", nfo);
+  if (!s) s = collect_saved(a, ext, fo, sv);
+  if (!s) s = attach(a, ext, fo, sv);
+  else if (sv) saved_free(sv);
+  if (s) {
+    for (int i = 0; i < nfo; i++) tp_tensor_release(fo[i]);
+    return s;
+  }
+  for (int i = 0; i < a->nfw; i++) outs[i] = fo[i];
+  for (int i = a->nfw; i < nfo; i++) tp_tensor_release(fo[i]);
+  *nout = a->nfw;
+  return TP_OK;
+}
+
+int tp_aot_params_require_grad(const tp_aot *a) {
+  for (int p = 0; p < a->nparam; p++)
+    if (!tp_tensor_requires_grad(a->param[p])) return 0;
+  return 1;
+}
+
+void tp_aot_describe(const tp_aot *a, tp_buf *b) {
+  tp_buf_printf(b, "{\"forward_ops\": %d, \"backward_ops\": %d, \"parameters\": %d, \"gradients\": %d, "
+                "\"saved\": [%s], \"recomputed\": [%s], \"forward_plan\": ", a->nfw_ops, a->nbw_ops,
+                a->nparam, a->nleaf, a->saved_text, a->recompute_text);
+  const tp_backend_run *r[2] = {&a->fw, &a->bw};
+  for (int k = 0; k < 2; k++) {
+    if (k) tp_buf_puts(b, ", \"backward_plan\": ");
+    char *d = r[k]->describe ? tp_alloc((size_t)1 << 18) : NULL;
+    if (d) {
+      d[0] = 0;
+      r[k]->describe(r[k]->ud, d, (size_t)1 << 18);
+    }
+    tp_buf_puts(b, d && d[0] ? d : "null");
+    tp_free(d);
+  }
+  tp_buf_puts(b, "}");
+}
+
+const tp_graph *tp_aot_graph(const tp_aot *a, int backward) { return backward ? a->bwg : a->fwg; }
+
+tp_status tp_aot_build(const tp_graph *joint, const tp_aot_joint *jt, const tp_backend *b,
+                       const tp_backend_opts *bo, int nin, tp_tensor *const *in, int max_out,
+                       tp_tensor **outs, int *nout, tp_aot **out, char *why, size_t nwhy) {
+  *out = NULL;
+  *nout = 0;
+  why[0] = 0;
+  tp_aot *a = tp_alloc(sizeof *a);
+  if (!a) return TP_ERR_OUT_OF_MEMORY;
+  memset(a, 0, sizeof *a);
+  a->refs = 1;
+  a->nfw = jt->nfw;
+  a->gout = jt->gout;
+  tp_status s = partition(joint, jt, nin, a, why, nwhy);
+  if (s || why[0]) {
+    aot_release(a);
+    return s;
+  }
+  if (jt->nfw > max_out) {
+    aot_release(a);
+    return tp_fail(TP_ERR_INVALID_ARG, "compiled call: %d outputs do not fit in %d slots", jt->nfw, max_out);
+  }
+  tp_tensor *ext[AOT_MAX], *fo[AOT_MAX] = {0};
+  int nfo = 0;
+  tp_backend_opts o = *bo;
+  o.has_dynamic = 0;
+  for (int i = 0; i < nin; i++) ext[i] = in[i];
+  for (int p = 0; p < a->nparam; p++) ext[nin + p] = a->param[p];
+  s = b->fn(b->ud, a->fwg, nin + a->nparam, ext, &o, &a->fw);
+  if (!s && !a->fw.run) s = tp_fail(TP_ERR_TYPE, "backend '%s' returned a non-callable", b->name);
+  /* the forward's results are the samples the backward graph compiles with */
+  int prev = tp_set_grad_enabled(0);
+  if (!s) s = run_forward(a, nin, in, ext, fo, &nfo);
+  tp_set_grad_enabled(prev);
+  aot_saved *sv = NULL;
+  if (!s && !(sv = tp_alloc(sizeof *sv))) s = TP_ERR_OUT_OF_MEMORY;
+  if (sv) memset(sv, 0, sizeof *sv);
+  if (!s) s = collect_saved(a, ext, fo, sv);
+  tp_tensor *ones = NULL;
+  if (!s) s = tp_full(TP_F32, fo[a->gout]->ndim, fo[a->gout]->shape, 1.0, &ones);
+  if (!s) {
+    tp_tensor *bin[AOT_MAX];
+    for (int i = 0; i < sv->n; i++) bin[i] = sv->t[i];
+    bin[sv->n] = ones;
+    s = b->fn(b->ud, a->bwg, sv->n + 1, bin, &o, &a->bw);
+    if (!s && !a->bw.run) s = tp_fail(TP_ERR_TYPE, "backend '%s' returned a non-callable", b->name);
+  }
+  tp_tensor_release(ones);
+  if (!s) s = attach(a, ext, fo, sv);
+  else if (sv) saved_free(sv);
+  if (s) {
+    for (int i = 0; i < nfo; i++) tp_tensor_release(fo[i]);
+    aot_release(a);
+    return s;
+  }
+  for (int i = 0; i < a->nfw; i++) outs[i] = fo[i];
+  for (int i = a->nfw; i < nfo; i++) tp_tensor_release(fo[i]);
+  *nout = a->nfw;
+  *out = a;
+  return TP_OK;
+}
