@@ -149,6 +149,10 @@ static tp_status build_args(int nin, tp_tensor *const *in, tp_arg *args) {
     } else {
       args[i].kind = TP_ARG_NODE;
       TP_TRY(const_node(in[i], &args[i].node));
+      if (allow_grad && in[i]->requires_grad) { /* a parameter: a value of the trace from now on */
+        in[i]->trace_id = cur->id;
+        in[i]->node = args[i].node;
+      }
     }
   }
   return TP_OK;
@@ -158,7 +162,7 @@ tp_status tp_capture_record(tp_op op, int nin, tp_tensor *const *in, const tp_at
                             tp_tensor *out) {
   if (!cur) return TP_OK;
   int any = 0;
-  for (int i = 0; i < nin; i++) any |= is_proxy(in[i]);
+  for (int i = 0; i < nin; i++) any |= is_proxy(in[i]) || (allow_grad && in[i] && in[i]->requires_grad);
   if (!any) return TP_OK; /* constants only: the result is a constant too */
   if (tp_is_grad_enabled() && !allow_grad) /* outside a joint trace: runs eagerly */
     for (int i = 0; i < nin; i++)
@@ -299,6 +303,8 @@ void tp_trace_result_clear(tp_trace_result *r) {
 }
 
 static void pop(tp_trace_state *t) {
+  for (int i = 0; i < t->nconst; i++) /* parameters tagged by a joint trace */
+    if (t->consts[i]->trace_id == t->id) t->consts[i]->trace_id = 0, t->consts[i]->node = -1;
   cur = t->parent;
   tp_free(t->consts);
   tp_free(t->const_nodes);
