@@ -149,7 +149,7 @@ test('errors: PyTorch messages, and the runtime stays usable', () => {
   });
 });
 
-test('compiled functions run eagerly when a tensor requires grad (compiled training is still to come)', () => {
+test('compiled functions whose tensors require grad: compiled training gives eager\'s gradients', () => {
   tp.scope(() => {
     const w = tp.tensor([1, 2, 3]);
     const f = tp.compile((x) => x.mul(w).mul(x.mul(w)).sum()); // sum((x w)^2)
@@ -165,7 +165,11 @@ test('compiled functions run eagerly when a tensor requires grad (compiled train
     f(x).backward();
     assert.deepEqual(Array.from(w.grad.toArray()), [2, 4, 24]); // 2 w x^2
     assert.equal(tp.noGrad(() => f(x)).requiresGrad, false);
-    assert.equal(f.explain().eager_for_autograd, 2);
+    const ex = f.explain();
+    assert.equal(ex.eager_for_autograd, 0);
+    assert.equal(ex.training.length, 2, 'x requiring grad, then w: two training entries');
+    // noGrad reuses the first, forward-only entry
+    assert.deepEqual(f.recompileReasons(), ['inputs[0].requires_grad == False', 'inputs[0].requires_grad == True']);
     f.dispose?.();
   });
 });
