@@ -199,6 +199,28 @@ int tp_capture_sees(int nin, tp_tensor *const *in) {
   return 0;
 }
 
+/* A joint trace (compiled training) cannot differentiate through an
+ * opaque or nested region yet: when a tensor that requires grad goes in,
+ * or a result that requires grad comes out (the region read a parameter),
+ * the capture breaks (runs eagerly, where autograd sees every op) instead
+ * of dropping the gradient; with fullgraph it is an error saying so. */
+static tp_status grad_through_region(tp_trace_state *t, const char *what, int nin, tp_tensor *const *in, int n,
+                                     tp_tensor *const *res) {
+  if (!allow_grad || !tp_is_grad_enabled() || t->broken || t->disabled) return TP_OK;
+  int rg = 0;
+  for (int i = 0; i < nin; i++) rg |= in[i] && in[i]->requires_grad;
+  for (int i = 0; i < n; i++) rg |= res[i] && res[i]->requires_grad;
+  if (!rg) return TP_OK;
+  if (t->fullgraph)
+    return tp_fail(TP_ERR_UNSUPPORTED, "%s: a tensor that requires grad flows through it (compiled training "
+                   "through opaque and nested regions is not supported yet; fullgraph=true forbids running it "
+                   "eagerly)", what);
+  t->broken = 1;
+  snprintf(t->reason, sizeof t->reason, "%s: a tensor that requires grad flows through it (compiled training "
+           "through it is not supported yet: runs eagerly)", what);
+  return TP_OK;
+}
+
 /* The seed's _capture_opaque_region: run the callable on the samples (with
  * capture suspended when disabled and recursive), check it produced
  * tensors, record one call_host node plus a getitem per result. */
@@ -225,6 +247,7 @@ tp_status tp_capture_opaque(int64_t call_id, int nin, tp_tensor *const *in,
       s = tp_fail(TP_ERR_CAPTURE, "opaque compiler callable could not produce a tensor output during capture");
   }
   for (int i = 0; i < nin; i++) tp_tensor_release(samples[i]);
+  if (!s) s = grad_through_region(cur, "opaque region", nin, in, n, res);
   tp_arg args[TP_MAX_OPERANDS];
   int idx = -1;
   if (!s) s = build_args(nin, in, args);
@@ -496,6 +519,7 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
     tp_capture_set_disabled(prev, NULL);
   }
   for (int i = 0; i < nin; i++) tp_tensor_release(samples[i]);
+  if (!s) s = grad_through_region(t, "nested compile region", nin, in, n, res);
   if (!s && n > max_out) s = tp_fail(TP_ERR_CAPTURE, "nested compile region returned %d tensors (max %d)", n, max_out);
   /* get_attr of the subgraph, one invoke, a getitem per result */
   tp_arg args[TP_MAX_OPERANDS + 1]; /* the subgraph, then the operands */

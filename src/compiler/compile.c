@@ -678,7 +678,9 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   jt.gout = -1;
   if (tp_is_grad_enabled()) TP_TRY(tp_aot_trace(&c->fn, nin, in, names, c->o.fullgraph, &r, &jt));
   else TP_TRY(tp_trace_named(&c->fn, nin, in, names, c->o.fullgraph, &r));
-  if (jt.gout >= 0) return compile_training(c, &r, &jt, nin, in, extra, store, max_out, outs, nout);
+  /* an output requires grad, or a region would have dropped a gradient */
+  if (jt.gout >= 0 || (r.broken && strstr(r.break_reason, "that requires grad flows")))
+    return compile_training(c, &r, &jt, nin, in, extra, store, max_out, outs, nout);
   c->ncaptures++;
   if (tp_log_enabled(TP_LOG_CAPTURES)) {
     int ops = 0;

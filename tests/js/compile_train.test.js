@@ -120,6 +120,28 @@ test('a compiled function whose input requires grad: the input gradient', () => 
   });
 });
 
+test('a nested region that reads a parameter requiring grad: eager (the reason in explain), never a dropped gradient', () => {
+  tp.scope(() => {
+    const w = tp.tensor([1, 2, 3]).requiresGrad_();
+    let compilerCalls = 0;
+    const be = (gm) => { compilerCalls++; return gm; };
+    const opts = new tp.compiler.NestedCompileRegionOptions({ fwCompiler: be, bwCompiler: be });
+    const region = tp.compiler.nestedCompileRegion((x) => x.mul(w).tanh(), { options: opts });
+    const x = tp.tensor([0.1, 0.2, 0.3]);
+    const f = tp.compile((xx) => region(xx).sum());
+    f(x).backward();
+    const want = [0.1, 0.2, 0.3].map((v, i) => v * (1 - Math.tanh(v * (i + 1)) ** 2)); // x (1 - tanh^2(x w))
+    Array.from(w.grad.toArray()).forEach((v, i) => assert.ok(Math.abs(v - want[i]) < 1e-6, `${v} vs ${want[i]}`));
+    const ex = f.explain();
+    assert.equal(ex.eager_for_autograd, 1);
+    assert.match(ex.graphs[0].graph_break, /nested compile region: a tensor that requires grad flows through it/);
+    assert.equal(compilerCalls, 0, 'fw_compiler / bw_compiler are not called yet');
+    const ff = tp.compile((xx) => region(xx).sum(), { fullgraph: true });
+    assert.throws(() => ff(x), /requires grad flows through it/);
+    f.dispose(), ff.dispose();
+  });
+});
+
 test('no leaks', () => {
   tp.reset();
   assert.equal(tp.liveTensors(), live0);
