@@ -1,16 +1,18 @@
-// train-step.mjs - one eager training step (forward, backward, Adam update)
-// in Node, one thread: tensorplay eager autograd (the Wasm core) against
+// train-step.mjs - one training step (forward, backward, Adam update)
+// in Node, one thread: tensorplay eager autograd and compiled training
+// (tp.compile of the loss: AOT autograd, stax compiles the forward and the
+// backward graph; the Wasm core) against
 // TensorFlow.js 4.22 with its wasm backend (SIMD, no threads;
 // optimizer.minimize inside tf.tidy), interleaved sample by sample, both
 // starting from the same weights (the first losses must agree: a check
-// that both compute the same step). Our eager forward pass is the anchor.
+// that both compute the same step; the compiled loss must equal the eager
+// one). Our eager and compiled forward passes (under noGrad) are anchors.
 // Cases (BENCH_CASES, default "W2 W4"):
 //   W2  MLP 64x784-512-512-10, cross-entropy on fixed labels
 //   W4  pre-LN encoder block, 128 tokens x 256, 4 heads, FFN 1024 (tanh
 //       GELU), MSE against a fixed target
 // Prints one JSON object per case (bench/run.sh) and a summary on stderr.
 //   node bench/workloads/train-step.mjs     BENCH_REPS (21) steps per impl after 3 warm-up
-// Compiled training (AOT autograd) is not built yet: no compiled row.
 import { readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,8 +67,8 @@ function caseW2() {
   const xd = uniform(B * S[0], 1), yd = Int32Array.from({ length: B }, () => Math.floor(rnd() * S[3]));
   const { tpw, tfw } = params(specs);
   const x = tp.tensor(xd, { shape: [B, S[0]] }), y = tp.tensor(yd, { dtype: 'int32' });
-  const tpLoss = () => {
-    let h = x;
+  const tpLoss = (xin = x) => {
+    let h = xin;
     for (let i = 0; i < tpw.length; i += 2) {
       h = tp.linear(h, tpw[i], tpw[i + 1]);
       if (i + 2 < tpw.length) h = tp.relu(h);
@@ -85,7 +87,7 @@ function caseW2() {
       return tf.neg(tf.mean(tf.sum(tf.mul(ty, tf.logSoftmax(h)), 1)));
     };
   }
-  return { name: `W2 MLP ${B}x${S.join('-')} training step (cross-entropy, Adam)`, tpw, tfw, tpLoss, tfLoss };
+  return { name: `W2 MLP ${B}x${S.join('-')} training step (cross-entropy, Adam)`, tpw, tfw, tpLoss, tfLoss, x };
 }
 
 function caseW4() {
@@ -100,16 +102,16 @@ function caseW4() {
   const { tpw, tfw } = params(specs);
   const x = tp.tensor(xd, { shape: [1, S, D] }), target = tp.tensor(td, { shape: [1, S, D] });
   const scale = 1 / Math.sqrt(Dh);
-  const tpLoss = () => {
+  const tpLoss = (xin = x) => {
     const [g1, b1, Wq, bq, Wk, bk, Wv, bv, Wo, bo, g2, b2, W1, c1, W2, c2] = tpw;
-    const a = tp.layerNorm(x, [D], g1, b1, { eps });
+    const a = tp.layerNorm(xin, [D], g1, b1, { eps });
     const heads = (t) => t.reshape(1, S, H, Dh).permute(0, 2, 1, 3);
     const q = heads(tp.matmul(a, Wq).add(bq));
     const kT = tp.matmul(a, Wk).add(bk).reshape(1, S, H, Dh).permute(0, 2, 3, 1);
     const v = heads(tp.matmul(a, Wv).add(bv));
     const p = tp.softmax(tp.matmul(q, kT).mul(scale), -1);
     const o = tp.matmul(p, v).permute(0, 2, 1, 3).reshape(1, S, D);
-    const hh = x.add(tp.matmul(o, Wo).add(bo));
+    const hh = xin.add(tp.matmul(o, Wo).add(bo));
     const cc = tp.layerNorm(hh, [D], g2, b2, { eps });
     const u = tp.gelu(tp.matmul(cc, W1).add(c1), { approximate: 'tanh' });
     return tp.nn.mseLoss(hh.add(tp.matmul(u, W2).add(c2)), target);
@@ -138,7 +140,7 @@ function caseW4() {
       return tf.mean(tf.square(tf.sub(tf.add(hh, tf.add(mm(u, W2), c2)), tt)));
     };
   }
-  return { name: `W4 pre-LN encoder block ${S}x${D}, ${H} heads, FFN ${F} training step (MSE, Adam)`, tpw, tfw, tpLoss, tfLoss };
+  return { name: `W4 pre-LN encoder block ${S}x${D}, ${H} heads, FFN ${F} training step (MSE, Adam)`, tpw, tfw, tpLoss, tfLoss, x };
 }
 
 for (const which of CASES) {
@@ -152,6 +154,14 @@ for (const which of CASES) {
     log(`train-step: ${which}: first loss ours ${l0.toFixed(6)}, tfjs ${t0.toFixed(6)}`);
   }
   const opt = new tp.optim.Adam(c.tpw, { lr: 1e-4 });
+  const compiledLoss = tp.compile((xin) => c.tpLoss(xin), { name: `${which}_loss` });
+  const compiled = () => compiledLoss(c.x);
+  const lc0 = tp.scope(() => {
+    const l = compiled();
+    if (!l.requiresGrad) throw new Error(`${which}: the compiled loss does not require grad`);
+    return l.item();
+  });
+  if (!(Math.abs(lc0 - l0) <= 1e-4 * (1 + Math.abs(l0)))) throw new Error(`${which}: compiled loss ${lc0} vs eager ${l0}`);
   const impls = {
     'tensorplay eager step': () => tp.scope(() => {
       opt.zeroGrad();
@@ -161,6 +171,14 @@ for (const which of CASES) {
       return loss.item();
     }),
     'tensorplay eager forward': () => tp.scope(() => tp.noGrad(() => c.tpLoss().item())),
+    'tensorplay compiled step': () => tp.scope(() => {
+      opt.zeroGrad();
+      const loss = compiled();
+      loss.backward();
+      opt.step();
+      return loss.item();
+    }),
+    'tensorplay compiled forward': () => tp.scope(() => tp.noGrad(() => compiled().item())),
   };
   if (tf) {
     const tfOpt = tf.train.adam(1e-4);
@@ -184,13 +202,23 @@ for (const which of CASES) {
     name, median_ms: +median(t).toFixed(3), min_ms: +Math.min(...t).toFixed(3),
     p10_ms: +quantile(t, 0.1).toFixed(3), p90_ms: +quantile(t, 0.9).toFixed(3), reps: t.length,
   }));
-  console.log(JSON.stringify({ case: `${c.name}, eager, 1 thread`, isa: tp.isa, reps: REPS, impls: rows, baseline: tf ? 'tfjs-wasm step' : 'tensorplay eager forward',
+  console.log(JSON.stringify({ case: `${c.name}, eager and compiled, 1 thread`, isa: tp.isa, reps: REPS, impls: rows, baseline: tf ? 'tfjs-wasm step' : 'tensorplay eager forward',
     versions: { node: process.versions.node, tfjs: tfVersion, isa: tp.isa } }));
   const byName = Object.fromEntries(rows.map((r) => [r.name, r]));
   for (const r of rows) log(`train-step: ${which}: ${r.name}: median ${r.median_ms} ms (p10 ${r.p10_ms}, p90 ${r.p90_ms}, min ${r.min_ms})`);
   const step = byName['tensorplay eager step'].median_ms, fwd = byName['tensorplay eager forward'].median_ms;
-  log(`train-step: ${which}: our step / our forward = ${(step / fwd).toFixed(2)}x` +
-    (tf ? `; tfjs-wasm step / our step = ${(byName['tfjs-wasm step'].median_ms / step).toFixed(2)}x` : ''));
+  const cstep = byName['tensorplay compiled step'].median_ms, cfwd = byName['tensorplay compiled forward'].median_ms;
+  log(`train-step: ${which}: eager step / eager forward = ${(step / fwd).toFixed(2)}x; compiled step / compiled forward = ` +
+    `${(cstep / cfwd).toFixed(2)}x; eager step / compiled step = ${(step / cstep).toFixed(2)}x` +
+    (tf ? `; tfjs-wasm step / our eager step = ${(byName['tfjs-wasm step'].median_ms / step).toFixed(2)}x, ` +
+      `/ our compiled step = ${(byName['tfjs-wasm step'].median_ms / cstep).toFixed(2)}x` : ''));
+  const ex = compiledLoss.explain();
+  if (ex.eager_for_autograd !== 0 || ex.training.length !== 1) throw new Error(`${which}: the compiled step did not compile for training`);
+  const tr = ex.training[0];
+  log(`train-step: ${which}: compiled: forward ${tr.forward_ops} ops, backward ${tr.backward_ops} ops, ${tr.saved.length} saved, ` +
+    `${tr.recomputed.length} recomputed; kernels forward ${tr.forward_plan?.kernels} (gemm ${tr.forward_plan?.gemm}), ` +
+    `backward ${tr.backward_plan?.kernels} (gemm ${tr.backward_plan?.gemm})`);
+  compiledLoss.dispose();
   opt.dispose();
   for (const t of c.tpw) t.dispose();
   if (c.tfw) for (const v of c.tfw) v.dispose();

@@ -23,6 +23,7 @@ typedef struct entry {
   tp_graph *graph;       /* NULL: this signature runs eagerly (graph break) or aot */
   tp_aot *aot;           /* compiled training: forward + backward graphs */
   uint64_t rg_mask;      /* aot: the inputs that required grad */
+  int grad_traced;       /* traced while grad mode was on */
   tp_backend_run run;
   char reason[160];      /* graph-break reason */
 } entry;
@@ -413,6 +414,10 @@ static const char *grad_guard(const entry *e, int nin, tp_tensor *const *in, cha
     return NULL;
   }
   if (!e->graph || !on) return NULL;
+  if (!e->grad_traced) { /* ops on closed-over tensors alone were folded: trace again */
+    snprintf(buf, n, "torch.is_grad_enabled() == False");
+    return buf;
+  }
   for (int i = 0; i < nin; i++)
     if (tp_tensor_requires_grad(in[i])) {
       snprintf(buf, n, "inputs[%d].requires_grad == False", i);
@@ -699,6 +704,7 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   entry e;
   memset(&e, 0, sizeof e);
   e.nin = nin;
+  e.grad_traced = tp_is_grad_enabled();
   for (int i = 0; i < nin; i++) sig_of(c, in[i], &e.sig[i]);
   if (c->dynamic) { /* guard exact shapes of the inputs whose shape was read */
     e.shape_guard = r.shape_read;
