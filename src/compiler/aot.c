@@ -358,6 +358,7 @@ typedef struct aot_saved {
   tp_aot *a;
   int n;
   tp_tensor *t[AOT_MAX];
+  uint64_t ver[AOT_MAX]; /* storage versions when saved (inputs and parameters can be written in place) */
 } aot_saved;
 
 static void saved_free(void *ud) {
@@ -372,7 +373,18 @@ static tp_status saved_backward(void *ud, tp_tensor *g, int nin, const int *need
   tp_aot *a = sv->a;
   (void)needs;
   tp_tensor *in[AOT_MAX];
-  for (int i = 0; i < sv->n; i++) in[i] = sv->t[i];
+  for (int i = 0; i < sv->n; i++) {
+    in[i] = sv->t[i];
+    if (tp_tensor_version(in[i]) != sv->ver[i]) {
+      char b[96];
+      return tp_fail(TP_ERR_RUNTIME,
+                     "one of the variables needed for gradient computation has been modified by an inplace "
+                     "operation: saved tensor %d of a compiled function, float32 %s, is at version %llu; "
+                     "expected version %llu instead",
+                     i, tp_shape_str(in[i]->ndim, in[i]->shape, b, sizeof b),
+                     (unsigned long long)tp_tensor_version(in[i]), (unsigned long long)sv->ver[i]);
+    }
+  }
   in[sv->n] = g;
   tp_tensor *outs[AOT_MAX] = {0};
   int no = 0;
@@ -400,6 +412,7 @@ static tp_status collect_saved(tp_aot *a, tp_tensor *const *ext, tp_tensor **fo,
       sv->t[q] = fo[a->nfw + a->save_idx[q]];
       tp_tensor_retain(sv->t[q]);
     }
+    sv->ver[q] = tp_tensor_version(sv->t[q]);
   }
   return TP_OK;
 }

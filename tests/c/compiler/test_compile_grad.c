@@ -138,6 +138,20 @@ int main(void) {
   EXPECT3(tp_tensor_grad(W), 4, 8, 48);
   tp_tensor_set_grad(W, NULL);
   tp_tensor_release(y);
+  /* a saved parameter written in place before backward: eager's error */
+  y = call(g, x);
+  prev = tp_set_grad_enabled(0);
+  CHECK_OK(tp_tensor_assign(W, W));
+  tp_set_grad_enabled(prev);
+  s = tp_backward(y, NULL);
+  CHECKF(s == TP_ERR_RUNTIME && strstr(tp_last_error(), "modified by an inplace operation"), "%s: %s",
+         tp_status_name(s), tp_last_error());
+  tp_tensor_release(y);
+  y = call(g, x); /* the next call saves the new version */
+  CHECK_OK(tp_backward(y, NULL));
+  EXPECT3(tp_tensor_grad(W), 2, 4, 24);
+  tp_tensor_set_grad(W, NULL);
+  tp_tensor_release(y);
   tp_compiled_free(g);
   /* two outputs that require grad: eager, with the reason */
   tp_callable c2 = {fn2, NULL};
