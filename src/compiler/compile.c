@@ -588,7 +588,7 @@ static tp_status compile_training(tp_compiled *c, tp_trace_result *r, tp_aot_joi
   }
   if (!s && why[0] && c->o.fullgraph)
     s = tp_fail(TP_ERR_UNSUPPORTED, "compiled training: %s (fullgraph=true forbids running it eagerly)", why);
-  if (!s && why[0]) snprintf(e.reason, sizeof e.reason, "training: %s", why);
+  if (!s && why[0]) snprintf(e.reason, sizeof e.reason, "training: %.148s", why);
   tp_log(TP_LOG_CAPTURES, "captured %s for training (capture %d)%s%s", c->name ? c->name : "function",
          c->ncaptures, why[0] ? ": runs eagerly: " : "", why);
   if (!s) {
