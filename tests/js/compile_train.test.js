@@ -120,6 +120,39 @@ test('a compiled function whose input requires grad: the input gradient', () => 
   });
 });
 
+test('the backend compiles both graphs; chains, non-scalar outputs, unused inputs, dynamic', () => {
+  tp.scope(() => {
+    const x = tp.tensor([1, 2, 3]).requiresGrad_(), w = tp.tensor([1, 1, 2]).requiresGrad_();
+    const seen = [];
+    const g = tp.compile((a) => a.mul(w).mul(a).sum(), { backend: (gm, ins) => { seen.push(ins.length); return (...xs) => gm.run(xs); } });
+    g(x).backward();
+    assert.deepEqual(seen, [2, 3], 'forward graph (x, w), backward graph (saved x, saved w, grad_out)');
+    assert.deepEqual(Array.from(x.grad.toArray()), [2, 4, 12]); // 2 x w
+    assert.deepEqual(Array.from(w.grad.toArray()), [1, 4, 9]); // x^2
+    x.grad = null, w.grad = null;
+    // the compiled call's input comes from an eager op: the gradient goes on through it
+    const t = tp.compile((a) => a.tanh());
+    t(x.mul(3)).sum().backward();
+    Array.from(x.grad.toArray()).forEach((v, i) => assert.ok(Math.abs(v - 3 * (1 - Math.tanh(3 * (i + 1)) ** 2)) < 1e-6));
+    x.grad = null;
+    // a non-scalar output with an explicit gradient; an unused input gets none
+    const sq = tp.compile((a, b) => a.mul(a));
+    const u = tp.tensor([5, 6]).requiresGrad_();
+    sq(x, u).backward(tp.tensor([1, 0, 2]));
+    assert.deepEqual(Array.from(x.grad.toArray()), [2, 0, 12]);
+    assert.equal(u.grad, null);
+    x.grad = null;
+    // dynamic: training entries guard exact shapes
+    const d = tp.compile((a) => a.mul(a).sum(), { dynamic: true });
+    const x2 = tp.tensor([1, 2]).requiresGrad_();
+    d(x).backward(), d(x2).backward();
+    assert.deepEqual(Array.from(x.grad.toArray()), [2, 4, 6]);
+    assert.deepEqual(Array.from(x2.grad.toArray()), [2, 4]);
+    assert.equal(d.numEntries, 2);
+    g.dispose(), t.dispose(), sq.dispose(), d.dispose();
+  });
+});
+
 test('a nested region that reads a parameter requiring grad: eager (the reason in explain), never a dropped gradient', () => {
   tp.scope(() => {
     const w = tp.tensor([1, 2, 3]).requiresGrad_();
