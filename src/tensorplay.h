@@ -402,6 +402,10 @@ typedef struct tp_compiled tp_compiled;
  * calls go straight to fn. */
 tp_status tp_compile(const tp_callable *fn, const tp_compile_options *opts,
                      tp_compiled **out);
+/* While grad mode is on and an input or a closed-over tensor requires
+ * grad, the call is compiled for training (AOT autograd, docs/training.md):
+ * the output that requires grad gets one autograd node whose backward runs
+ * the compiled backward graph, so tp_backward fills .grad as eagerly. */
 tp_status tp_compiled_call(tp_compiled *c, int nin, tp_tensor *const *in,
                            int max_out, tp_tensor **outs, int *nout);
 /* The same with a key for the non-tensor arguments the host closed over
@@ -415,8 +419,9 @@ tp_status tp_compiled_set_input_names(tp_compiled *c, const char *names);
 /* Statistics: captures done (accumulated), cached specializations. */
 int tp_compiled_num_captures(const tp_compiled *c);
 int tp_compiled_num_entries(const tp_compiled *c);
-/* Graph of the most recent specialization (borrowed), NULL if none or if
- * that specialization fell back to eager after a graph break. */
+/* Graph of the most recent specialization (borrowed; a training entry's
+ * forward graph), NULL if none or if that specialization fell back to
+ * eager after a graph break. */
 const tp_graph *tp_compiled_last_graph(const tp_compiled *c);
 /* Recompile reasons, one per line ("inputs[0].shape == (4, 8)"), and the
  * explain() report of everything captured so far (JSON). Both owned by the
