@@ -138,6 +138,13 @@ int main(void) {
   EXPECT3(tp_tensor_grad(W), 4, 8, 48);
   tp_tensor_set_grad(W, NULL);
   tp_tensor_release(y);
+  /* no room for the output: an error naming it, then still usable */
+  {
+    int n0 = -1;
+    tp_status s0 = tp_compiled_call(g, 1, &x, 0, NULL, &n0);
+    CHECKF(s0 == TP_ERR_INVALID_ARG && strstr(tp_last_error(), "do not fit") && n0 == 0, "%s: %s", tp_status_name(s0),
+           tp_last_error());
+  }
   /* a saved parameter written in place before backward: eager's error */
   y = call(g, x);
   prev = tp_set_grad_enabled(0);
