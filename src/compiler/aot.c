@@ -469,6 +469,23 @@ int tp_aot_params_require_grad(const tp_aot *a) {
   return 1;
 }
 
+/* The graph's text (docs/graph-format.md) as a JSON string. */
+static void graph_json(const tp_graph *g, tp_buf *b) {
+  char *text = NULL;
+  if (tp_graph_print(g, 0, &text) || !text) {
+    tp_buf_puts(b, "null");
+    return;
+  }
+  tp_buf_putc(b, '"');
+  for (const char *p = text; *p; p++) {
+    if (*p == '\n') tp_buf_puts(b, "\\n");
+    else if (*p == '"' || *p == '\\') tp_buf_putc(b, '\\'), tp_buf_putc(b, *p);
+    else if ((unsigned char)*p >= 0x20) tp_buf_putc(b, *p);
+  }
+  tp_buf_putc(b, '"');
+  tp_free_buffer(text);
+}
+
 void tp_aot_describe(const tp_aot *a, tp_buf *b) {
   tp_buf_printf(b, "{\"forward_ops\": %d, \"backward_ops\": %d, \"parameters\": %d, \"gradients\": %d, "
                 "\"saved\": [%s], \"recomputed\": [%s], \"forward_plan\": ", a->nfw_ops, a->nbw_ops,
@@ -484,6 +501,10 @@ void tp_aot_describe(const tp_aot *a, tp_buf *b) {
     tp_buf_puts(b, d && d[0] ? d : "null");
     tp_free(d);
   }
+  tp_buf_puts(b, ", \"forward_graph\": ");
+  graph_json(a->fwg, b);
+  tp_buf_puts(b, ", \"backward_graph\": ");
+  graph_json(a->bwg, b);
   tp_buf_puts(b, "}");
 }
 

@@ -74,6 +74,8 @@ function compareRuns(makeModel, makeOpt, lossOf, x, steps, label) {
   const tr = ex.training[0];
   assert.equal(tr.gradients, eager.parameters().length);
   assert.ok(tr.saved.length > 0 && tr.forward_plan && tr.backward_plan, JSON.stringify(tr).slice(0, 400));
+  assert.match(tr.forward_graph, /^tpgraph v1\n%xx = placeholder/);
+  assert.match(tr.backward_graph, /%grad_out = placeholder : f32\[\]\n/);
   // training: the same losses at every step
   const oe = makeOpt(eager), oc = makeOpt(compiled);
   const le = train(eager, oe, steps, (xx) => lossOf(eager, xx), x);

@@ -107,6 +107,9 @@ int main(void) {
   /* x * W is pointwise: recomputed in the backward from the saved input */
   CHECKF(ex && strstr(ex, "\"saved\": [\"%x0 (input)\"], \"recomputed\": [\"%0 (mul)\"]"), "explain: %s", ex ? ex : "(null)");
   CHECK(tp_compiled_num_entries(g) == 3);
+  /* both graphs' text: the backward reads (saved x, grad_out) */
+  CHECKF(ex && strstr(ex, "\"backward_graph\": \"tpgraph v1\\n%saved0 = placeholder : f32[3]\\n%grad_out = placeholder : f32[]") &&
+         strstr(ex, "\"forward_graph\": \"tpgraph v1\\n%x0 = placeholder : f32[3]"), "explain: %s", ex ? ex : "(null)");
   tp_free_buffer(ex);
   tp_compiled_free(g);
   /* a fresh wrapper first traced with the parameter requiring grad: a graph break, eager */
