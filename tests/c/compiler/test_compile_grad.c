@@ -163,6 +163,15 @@ int main(void) {
   tp_tensor_set_grad(W, NULL);
   tp_tensor_release(y);
   tp_compiled_free(g);
+  /* the wrapper freed (and the caches reset) before backward: the node keeps its graphs */
+  CHECK_OK(tp_compile(&c, NULL, &g));
+  y = call(g, x);
+  tp_compiled_free(g);
+  tp_reset();
+  CHECK_OK(tp_backward(y, NULL));
+  EXPECT3(tp_tensor_grad(W), 2, 4, 24);
+  tp_tensor_set_grad(W, NULL);
+  tp_tensor_release(y);
   /* two outputs that require grad: eager, with the reason */
   tp_callable c2 = {fn2, NULL};
   CHECK_OK(tp_compile(&c2, NULL, &g));
