@@ -31,7 +31,7 @@ const PROGRESS_AFTER_MS = 300;
 const ui = {
   form: $('form'), compile: $('compile'), run: $('run'), cancel: $('cancel'), progress: $('progress'), status: $('status'),
   error: $('error'), batch: $('batch'), backend: $('backend'), mode: $('mode'), runs: $('runs'),
-  file: $('file'), drop: $('drop'), onnxName: $('onnx-name'), onnxNote: $('onnx-note'), onnxRadio: $('model-onnx'),
+  file: $('file'), drop: $('drop'), onnxName: $('onnx-name'), onnxNote: $('onnx-note'), onnxRadio: $('model-onnx'), onnxInputs: $('onnx-inputs'),
   modelDesc: $('model-desc'), backendDesc: $('backend-desc'),
   compileTime: $('compile-time'), firstResult: $('first-result'), kernels: $('kernels'), wasmSize: $('wasm-size'),
   memory: $('memory'), before: $('graph-before'), after: $('graph-after'), loweredNote: $('lowered-note'),
@@ -103,7 +103,50 @@ function currentSettings() {
     backend: ui.backend.value,
     mode: ui.mode.value,
     file: model === 'onnx' && onnxFile ? `${onnxFile.name}#${onnxFile.serial}` : null,
+    edits: model === 'onnx' ? onnxEdits() : null,
   };
+}
+
+// ---- the inputs of an ONNX model (onnx_inputs.js): a field per symbolic dim
+// and per small integer input, filled from the worker's answer to the first
+// compile; an edit marks the results stale and the next Run recompiles.
+function onnxEdits() {
+  const edits = {};
+  for (const f of ui.onnxInputs.querySelectorAll('input[data-key]')) edits[f.dataset.key] = f.value.trim();
+  return edits;
+}
+
+function showOnnxInputs(resolved) {
+  if (!resolved) return;
+  const keys = resolved.flatMap((r) => r.fields.map((f) => f.key)).join('\n');
+  if (ui.onnxInputs.dataset.keys === keys) return; // the same form: keep what the user typed
+  ui.onnxInputs.dataset.keys = keys;
+  const seen = new Set();
+  const rows = resolved.map((r) => {
+    const declared = r.declared.map((d, i) => d ?? r.dimNames?.[i] ?? '?').join(', ');
+    const fields = r.fields.filter((f) => !seen.has(f.key) && seen.add(f.key)).map((f) =>
+      el('label', { class: 'inline' }, `${f.kind === 'value' ? 'value' : f.key.split(':').length === 2 ? f.key.slice(4) : `axis ${f.key.split(':').pop()}`} `,
+        el('input', { type: 'text', size: f.kind === 'value' ? 12 : 5, value: String(f.value), 'data-key': f.key, 'aria-label': f.label, inputmode: 'numeric' })));
+    return el('div', { class: 'onnx-input', 'data-name': r.name },
+      el('span', { class: 'mono' }, `${r.name}: ${r.dtype}[${declared}]`), ' ', ...fields);
+  });
+  ui.onnxInputs.replaceChildren(el('div', { class: 'note' }, 'Inputs from the model\'s declared shapes: edit a symbolic dim or an integer input, then Run (it recompiles). Float inputs are random normal (seed 1, 2, … by input).'), ...rows);
+  ui.onnxInputs.hidden = false;
+  for (const f of ui.onnxInputs.querySelectorAll('input[data-key]')) {
+    f.addEventListener('input', markStale);
+    f.addEventListener('keydown', (ev) => {
+      if (ev.key !== 'Enter') return;
+      ev.preventDefault();
+      remember(f);
+      doRun();
+    });
+  }
+}
+
+function clearOnnxInputs() {
+  ui.onnxInputs.replaceChildren();
+  ui.onnxInputs.hidden = true;
+  delete ui.onnxInputs.dataset.keys;
 }
 const currentKey = () => JSON.stringify(currentSettings());
 
@@ -348,6 +391,7 @@ function doCompile(thenRun = false, { auto = false, t0 } = {}) {
     }
     msg.onnx = onnxFile.bytes.slice(0); // a copy: the page keeps the file for the next compile
     msg.onnxName = onnxFile.name;
+    msg.edits = s.edits;
   } else if (!Number.isInteger(s.batch) || s.batch < 1) {
     showError({ name: 'RangeError', message: `batch must be a positive integer, got ${JSON.stringify(ui.batch.value)}` }, 'Compile');
     return;
@@ -425,6 +469,7 @@ async function takeFile(file) {
   try {
     const bytes = await file.arrayBuffer();
     onnxFile = { name: file.name, bytes, serial: ++fileSerial };
+    clearOnnxInputs(); // the new model's inputs come with its first compile
     ui.onnxName.textContent = `${file.name} (${fmtBytes(bytes.byteLength)})`;
     ui.onnxRadio.disabled = false;
     ui.onnxRadio.checked = true;
@@ -539,9 +584,17 @@ function showCompiled(m) {
   ui.before.replaceChildren(parsed ? drawGraph(parsed) : el('p', { class: 'note' }, 'No graph was captured (a graph break?): the function ran eagerly.'));
   if (parsed) zoom(ui.before, 'fit');
 
+  showOnnxInputs(m.onnxInputs);
   const plans = m.explain?.backend_plans ?? [];
   const plan = plans[plans.length - 1];
-  if (plan) {
+  if (m.via === 'model') {
+    // capture stopped (an input's value sets a shape): the model runs on the backend itself
+    ui.kernels.textContent = `the model runs through tp.onnx.load(bytes, { backend: '${m.backend}' }), specialized on its inputs' shapes and values; ` +
+      `tp.compile cannot capture it (${m.viaWhy}), so no kernel plan is reported`;
+    delete ui.kernels.dataset.json;
+    ui.after.replaceChildren(el('pre', { class: 'mono explain' }, m.modelExplain ?? ''));
+    ui.loweredNote.textContent = 'model.explain() of the loaded model: its inputs, the value inputs it specializes on, and its specializations.';
+  } else if (plan) {
     ui.kernels.textContent = `${plan.kernels} kernels: ${['gemm', 'pointwise', 'row', 'op'].filter((k) => plan[k]).map((k) => `${plan[k]} ${k}`).join(', ')}` +
       `; ${plan.generated} run as generated Wasm` + (plan.autotuned ? `; ${plan.autotuned} autotuned` : '') +
       `; arena ${fmtBytes(plan.arena_bytes)}`;
