@@ -119,7 +119,7 @@ function onnxEdits() {
 function showOnnxInputs(resolved) {
   if (!resolved) return;
   const keys = resolved.flatMap((r) => r.fields.map((f) => f.key)).join('\n');
-  if (ui.onnxInputs.dataset.keys === keys) return; // the same form: keep what the user typed
+  if (ui.onnxInputs.dataset.keys === keys) return false; // the same form: keep what the user typed
   ui.onnxInputs.dataset.keys = keys;
   const seen = new Set();
   const rows = resolved.map((r) => {
@@ -141,6 +141,7 @@ function showOnnxInputs(resolved) {
       doRun();
     });
   }
+  return true;
 }
 
 function clearOnnxInputs() {
@@ -584,7 +585,11 @@ function showCompiled(m) {
   ui.before.replaceChildren(parsed ? drawGraph(parsed) : el('p', { class: 'note' }, 'No graph was captured (a graph break?): the function ran eagerly.'));
   if (parsed) zoom(ui.before, 'fit');
 
-  showOnnxInputs(m.onnxInputs);
+  if (showOnnxInputs(m.onnxInputs) && req.settings.model === 'onnx') {
+    // a new form shows the values this compile used: they are its inputs
+    req.settings = { ...req.settings, edits: onnxEdits() };
+    req.key = compiledKey = shown.compile = JSON.stringify(req.settings);
+  }
   const plans = m.explain?.backend_plans ?? [];
   const plan = plans[plans.length - 1];
   if (m.via === 'model') {

@@ -99,7 +99,7 @@ function parseValues(v, key, input, count) {
 export function makeInputs(tp, resolved) {
   return resolved.map((r, i) => {
     if (r.dtype === 'float32') return tp.randn(r.dims, { seed: 1 + i });
-    if (r.dtype === 'float16') return tp.randn(r.dims, { seed: 1 + i }).to?.('float16') ?? tp.randn(r.dims, { seed: 1 + i });
+    if (r.dtype === 'float16' || r.dtype === 'bfloat16') return tp.scope(() => tp.randn(r.dims, { seed: 1 + i }).cast(r.dtype));
     if (r.values) {
       const data = r.dtype === 'int64' ? BigInt64Array.from(r.values, (v) => BigInt(v))
         : r.dtype === 'bool' ? Uint8Array.from(r.values, (v) => (v ? 1 : 0))

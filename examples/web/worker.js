@@ -132,7 +132,9 @@ function tensorsOf(out, acc = []) {
 function outputInfo(out) {
   return tensorsOf(out).map((t) => {
     let values = t.toArray();
-    if (!(values instanceof Float32Array)) values = Float32Array.from(values, Number);
+    if (t.dtype === 'float16') values = tp.float16ToFloat32(values); // toArray gives the bits
+    else if (t.dtype === 'bfloat16') values = tp.bfloat16ToFloat32(values);
+    else if (!(values instanceof Float32Array)) values = Float32Array.from(values, Number);
     return { shape: t.shape, dtype: t.dtype, summary: summarize(values) };
   });
 }
