@@ -87,7 +87,8 @@ let onnxFile = null; // { name, bytes: ArrayBuffer, serial }
 let fileSerial = 0;
 let firstResultShown = false;
 let wasmUrl = null;
-let lastRun = null; // { key, settings, outputs } for "copy as Node.js code"
+let lastRun = null; // { key, settings, outputs, onnxInputs, via } for "copy as Node.js code"
+let lastCompiled = null; // { onnxInputs, via } of the last compile
 const params = new URLSearchParams(location.search);
 
 function currentModel() {
@@ -545,7 +546,7 @@ function zoom(box, z) {
 ui.copy.addEventListener('click', async () => {
   if (!lastRun) return;
   const { nodeCode } = await import('./nodecode.js');
-  const code = nodeCode(lastRun.settings, { onnxName: onnxFile?.name });
+  const code = nodeCode(lastRun.settings, { onnxName: onnxFile?.name, onnxInputs: lastRun.onnxInputs, via: lastRun.via });
   ui.code.textContent = code;
   ui.code.parentElement.open = true;
   try {
@@ -585,6 +586,7 @@ function showCompiled(m) {
   ui.before.replaceChildren(parsed ? drawGraph(parsed) : el('p', { class: 'note' }, 'No graph was captured (a graph break?): the function ran eagerly.'));
   if (parsed) zoom(ui.before, 'fit');
 
+  lastCompiled = { onnxInputs: m.onnxInputs, via: m.via };
   if (showOnnxInputs(m.onnxInputs) && req.settings.model === 'onnx') {
     // a new form shows the values this compile used: they are its inputs
     req.settings = { ...req.settings, edits: onnxEdits() };
@@ -670,7 +672,7 @@ function showOutputs(outs, what) {
 
 function showRun(m) {
   shown.run = req.key;
-  lastRun = { key: req.key, settings: req.settings, outputs: m.outputs };
+  lastRun = { key: req.key, settings: req.settings, outputs: m.outputs, onnxInputs: lastCompiled?.onnxInputs, via: lastCompiled?.via };
   showOutputs(m.outputs, 'after the timed runs');
   ui.memory.textContent = `${fmtBytes(m.memoryBytes)} of Wasm memory (it grows, never shrinks), ${m.liveTensors} live tensors`;
   ui.memory.dataset.bytes = String(m.memoryBytes);

@@ -11,13 +11,14 @@
 // error when the cache cannot be filled.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tp from '../../js/index.js';
 import { summarize } from '../../examples/web/models.js';
 import { resolveInputs, makeInputs } from '../../examples/web/onnx_inputs.js';
 import { OnnxGraph } from '../../bench/lib/onnx_write.mjs';
-import { skipReason, startServer, launch, newPage } from './_browser.mjs';
+import { skipReason, startServer, launch, newPage, outDir, ROOT } from './_browser.mjs';
 import { fetchPackage } from '../js/_npm_pack.mjs';
 
 const skip = (await skipReason()) ?? (typeof tp.onnx?.load === 'function' ? false : 'no ONNX import in this build');
@@ -97,6 +98,27 @@ function float16Mlp() {
   g.op('Relu', [h], {}, 'y');
   g.output('y', [3, 4], 'float16');
   return g.model({ opset: 17 });
+}
+
+/** Runs the page's "Copy as Node.js code" in Node on the model file: it must print the page's outputs. */
+async function copiedCodeMatches(page, bytes, name) {
+  const outs = await run(page);
+  await page.click('#copy-code');
+  await page.waitForFunction(() => document.getElementById('node-code').textContent.length > 0);
+  const code = await page.textContent('#node-code');
+  const work = join(outDir(), 'copied-onnx-code');
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(join(work, 'node_modules'), { recursive: true });
+  symlinkSync(join(ROOT, 'js'), join(work, 'node_modules', 'tensorplay-wasm'), 'dir');
+  writeFileSync(join(work, 'repro.mjs'), code);
+  writeFileSync(join(work, name), bytes);
+  const printed = execFileSync(process.execPath, ['repro.mjs', name], { cwd: work, encoding: 'utf8', env: { ...process.env, TP_WASM: '' } });
+  const heads = [...printed.matchAll(/first values: (.*)/g)].map((m) => m[1].split(', ').map(Number));
+  assert.equal(heads.length, outs.length, printed);
+  outs.forEach((o, k) => {
+    assert.match(printed, new RegExp(`output ${k}: shape \\[${o.shape.join(', ')}\\] ${o.dtype}`), printed);
+    heads[k].forEach((v, i) => assert.ok(Math.abs(v - o.summary.head[i]) <= 1e-5 + 1e-4 * Math.abs(v), `output ${k} y[${i}]: ${v} in Node, ${o.summary.head[i]} on the page`));
+  });
 }
 
 // ---- the page ----------------------------------------------------------------------
@@ -212,6 +234,10 @@ test('ONNX models in the web example: inputs from declared shapes, editable, sam
         });
         // capture stops at sr: the page says the model runs on the backend itself
         assert.match(await page.textContent('#kernels'), /tp\.onnx\.load\(bytes, \{ backend: 'stax' \}\).*sr/s);
+        // "Copy as Node.js code" with an edited sr reproduces the page's numbers in Node
+        await page.fill('#onnx-inputs input[data-key="dim:input:1"]', '256');
+        await page.fill('#onnx-inputs input[data-key="value:sr"]', '8000');
+        await copiedCodeMatches(page, bytes, 'silero_vad_v5.onnx');
         await page.close();
       });
     } finally {
