@@ -609,9 +609,12 @@ function showCompiled(m) {
     ui.after.replaceChildren(drawPlan(plan, parsed));
     if (Array.isArray(plan.kernel_nodes)) {
       ui.after.append(drawKernelList(plan, parsed));
-      ui.loweredNote.textContent = 'Kernels in run order with the graph nodes each computes (explain().backend_plans[i].kernel_nodes): ' +
-        'hover or focus one to mark its nodes in the captured graph. Which kernels run as generated code is not reported, only how many ' +
-        '(natively: tpc compile GRAPH.tpg --dump=graph,passes,kernels).';
+      ui.loweredNote.textContent = 'Kernels in run order with the captured graph\'s nodes each computes (explain().backend_plans[i].kernel_nodes; ' +
+        'a node the lowering rewrote, e.g. a 1x1 conv as a GEMM, counts as the node it came from): hover or focus one to mark its nodes. ' +
+        (Array.isArray(plan.kernel_generated)
+          ? 'Each says whether it runs as generated Wasm or as a core kernel (kernel_generated).'
+          : 'Which kernels run as generated code is not reported by this core, only how many.') +
+        ' Natively: tpc compile GRAPH.tpg --dump=graph,passes,kernels.';
     } else {
       ui.loweredNote.textContent = 'explain().backend_plans reports the kernels by kind and how many run as generated code ' +
         '(natively: tpc compile GRAPH.tpg --dump=graph,passes,kernels).';
