@@ -597,7 +597,8 @@ function showCompiled(m) {
   if (m.via === 'model') {
     // capture stopped (an input's value sets a shape): the model runs on the backend itself
     ui.kernels.textContent = `the model runs through tp.onnx.load(bytes, { backend: '${m.backend}' }), specialized on its inputs' shapes and values; ` +
-      `tp.compile cannot capture it (${m.viaWhy}), so no kernel plan is reported`;
+      `tp.compile cannot capture it (${m.viaWhy}), so no kernel plan is reported` +
+      (m.mode && m.mode !== 'default' ? `; mode ${m.mode} does not apply (it is a tp.compile option)` : '');
     delete ui.kernels.dataset.json;
     ui.after.replaceChildren(el('pre', { class: 'mono explain' }, m.modelExplain ?? ''));
     ui.loweredNote.textContent = 'model.explain() of the loaded model: its inputs, the value inputs it specializes on, and its specializations.';

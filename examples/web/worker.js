@@ -76,7 +76,7 @@ async function importPackage() {
 let tp, pkg, MODELS, summarize, measure, resolveInputs, makeInputs;
 try {
   // the package (which instantiates the core), the models and the statistics, in parallel
-  [[tp, pkg], { MODELS, summarize }, { measure }, { resolveInputs, makeInputs }] = await Promise.all([importPackage(), import('./models.js'), import('./stats.js'), import('./onnx_inputs.js')]);
+  [[tp, pkg], { MODELS, summarize }, { measure }] = await Promise.all([importPackage(), import('./models.js'), import('./stats.js')]);
 } catch (e) {
   self.postMessage({ type: 'error', id: 0, error: { ...describe(e), fatal: true, phase: 'load' } });
   throw e;
@@ -177,6 +177,8 @@ async function loadOnnx(bytes, name) {
   }
   const u8 = new Uint8Array(bytes);
   if (u8.length === 0) throw new Error(`${name}: the file is empty`);
+  // loaded with the first ONNX model, off the start-up path
+  if (!resolveInputs) ({ resolveInputs, makeInputs } = await import('./onnx_inputs.js'));
   const eager = tp.onnx.load(u8);
   const onnx = { bytes: u8, eager, declared: eager.inputs, inputs: [], inputsKey: null, resolved: null };
   return {
