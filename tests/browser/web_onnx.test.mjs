@@ -130,9 +130,9 @@ async function drop(page, name, bytes) {
     document.querySelector('input[name=model][value=onnx]').checked, name);
 }
 
-async function run(page) {
+async function run(page, how = () => page.click('#run')) {
   const seq = await page.getAttribute('#chart', 'data-seq');
-  await page.click('#run');
+  await how();
   await page.waitForFunction((s) => document.body.dataset.state !== 'idle' || document.getElementById('chart').dataset.seq !== s, seq);
   await waitSettled(page);
   const err = await page.isHidden('#error') ? null : await page.textContent('#error');
@@ -181,8 +181,11 @@ test('ONNX models in the web example: inputs from declared shapes, editable, sam
         await page.waitForSelector('#error:not([hidden])');
         await waitSettled(page);
         assert.match(await page.textContent('#error'), /x axis 0 \(dim:N\) must be a positive integer, got "0"/);
+        // Enter in a field runs (recompiling with the edit), keyboard only
         await page.fill('#onnx-inputs input[data-key="dim:N"]', '2');
-        await run(page);
+        const got = await run(page, () => page.press('#onnx-inputs input[data-key="dim:N"]', 'Enter'));
+        assert.deepEqual(got[0].shape, [2, 6]);
+        assert.equal(await page.evaluate(() => document.activeElement?.dataset.key), 'dim:N', 'focus stays in the field');
         await page.close();
       });
 
@@ -220,6 +223,11 @@ test('ONNX models in the web example: inputs from declared shapes, editable, sam
           expectFields: { 'dim:p2o.DynamicDimension.0': '1', 'dim:p2o.DynamicDimension.1': '64', 'dim:p2o.DynamicDimension.2': '64' },
           edits: { 'dim:p2o.DynamicDimension.1': 48, 'dim:p2o.DynamicDimension.2': 192 },
         });
+        // the form (long dim names) fits a phone's width
+        await page.setViewportSize({ width: 360, height: 740 });
+        const w = await page.evaluate(() => ({ page: document.documentElement.scrollWidth, form: document.getElementById('onnx-inputs').getBoundingClientRect().right, vw: innerWidth }));
+        assert.ok(w.page <= w.vw && w.form <= w.vw, `at 360 px the page is ${w.page} px wide, the form ends at ${w.form}`);
+        await page.locator('#onnx-inputs').screenshot({ path: join(outDir(), 'web-onnx-form-360.png') });
         await page.close();
       });
 
@@ -236,6 +244,7 @@ test('ONNX models in the web example: inputs from declared shapes, editable, sam
         });
         // capture stops at sr: the page says the model runs on the backend itself
         assert.match(await page.textContent('#kernels'), /tp\.onnx\.load\(bytes, \{ backend: 'stax' \}\).*sr/s);
+        await page.screenshot({ path: join(outDir(), 'web-onnx-silero.png'), fullPage: true });
         // "Copy as Node.js code" with an edited sr reproduces the page's numbers in Node
         await page.fill('#onnx-inputs input[data-key="dim:input:1"]', '256');
         await page.fill('#onnx-inputs input[data-key="value:sr"]', '8000');
