@@ -200,6 +200,10 @@ function hintFor(e) {
     return `The Wasm memory had grown to ${fmtBytes(e.memoryBytes ?? 0)} when an allocation failed (the browser may allow less than the 4 GiB a Wasm32 memory can address). ` +
       'A Wasm memory never shrinks, so the worker was restarted to give it back. Try a smaller batch.';
   }
+  if (/\((dim|value):[^)]*\)/.test(e.message ?? '')) return 'Correct that field of the model\'s inputs above, then Run.';
+  if (/model\.run: onnx: node/.test(e.message ?? '') && /INVALID_ARG/.test(m)) {
+    return 'The model cannot take inputs of these shapes or values (the message names the node that refused them): edit the inputs above, then Run.';
+  }
   if (/onnx/i.test(m) && /Unsupported|not available/i.test(m)) return 'Try one of the built-in models.';
   if (/onnx|PARSE|truncated|protobuf/i.test(m)) return 'The file is not a valid ONNX model, or uses something the importer does not support.';
   if (/UNSUPPORTED|not supported/i.test(m)) return 'The model uses an operator or attribute this version does not support.';

@@ -206,10 +206,17 @@ function onnxInputs(onnx, edits) {
 }
 
 /** A compiled variant of the loaded ONNX model on `backend`: { g, via }. */
+// (On an error nothing is left behind: what it made is disposed.)
 function compileOnnx(onnx, fn, opts, inputs) {
   const g = tp.compile(fn, opts);
-  const y = g(...inputs);
-  const broke = (g.explain?.().graphs ?? []).find((q) => q.graph_break);
+  let y, broke;
+  try {
+    y = g(...inputs);
+    broke = (g.explain?.().graphs ?? []).find((q) => q.graph_break);
+  } catch (e) {
+    g.dispose?.();
+    throw e;
+  }
   if (!broke) return { g, y, via: 'compile' };
   disposeOut(y);
   g.dispose?.();
@@ -218,7 +225,12 @@ function compileOnnx(onnx, fn, opts, inputs) {
   call.dispose = () => m.dispose();
   call.model = m;
   call.why = broke.graph_break;
-  return { g: call, y: call(...inputs), via: 'model' };
+  try {
+    return { g: call, y: call(...inputs), via: 'model' };
+  } catch (e) {
+    m.dispose();
+    throw e;
+  }
 }
 
 // ---- compile / run ----------------------------------------------------------------------
