@@ -59,7 +59,8 @@ function tensorProto(name, dtype, dims, data) {
 
 function valueInfo(name, dims, dtype = 'float32') {
   const shape = new Writer();
-  for (const d of dims) { const dim = new Writer(); dim.int(1, d); shape.msg(1, dim); }
+  // a number is dim_value; a string is a symbolic dim (dim_param; '' for an unnamed one)
+  for (const d of dims) { const dim = new Writer(); if (typeof d === 'string') { if (d) dim.string(2, d); } else dim.int(1, d); shape.msg(1, dim); }
   const tt = new Writer();
   tt.int(1, DT[dtype]);                         // elem_type
   tt.msg(2, shape);                             // shape

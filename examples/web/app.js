@@ -31,7 +31,7 @@ const PROGRESS_AFTER_MS = 300;
 const ui = {
   form: $('form'), compile: $('compile'), run: $('run'), cancel: $('cancel'), progress: $('progress'), status: $('status'),
   error: $('error'), batch: $('batch'), backend: $('backend'), mode: $('mode'), runs: $('runs'),
-  file: $('file'), drop: $('drop'), onnxName: $('onnx-name'), onnxNote: $('onnx-note'), onnxRadio: $('model-onnx'),
+  file: $('file'), drop: $('drop'), onnxName: $('onnx-name'), onnxNote: $('onnx-note'), onnxRadio: $('model-onnx'), onnxInputs: $('onnx-inputs'),
   modelDesc: $('model-desc'), backendDesc: $('backend-desc'),
   compileTime: $('compile-time'), firstResult: $('first-result'), kernels: $('kernels'), wasmSize: $('wasm-size'),
   memory: $('memory'), before: $('graph-before'), after: $('graph-after'), loweredNote: $('lowered-note'),
@@ -87,7 +87,8 @@ let onnxFile = null; // { name, bytes: ArrayBuffer, serial }
 let fileSerial = 0;
 let firstResultShown = false;
 let wasmUrl = null;
-let lastRun = null; // { key, settings, outputs } for "copy as Node.js code"
+let lastRun = null; // { key, settings, outputs, onnxInputs, via } for "copy as Node.js code"
+let lastCompiled = null; // { onnxInputs, via } of the last compile
 const params = new URLSearchParams(location.search);
 
 function currentModel() {
@@ -103,7 +104,51 @@ function currentSettings() {
     backend: ui.backend.value,
     mode: ui.mode.value,
     file: model === 'onnx' && onnxFile ? `${onnxFile.name}#${onnxFile.serial}` : null,
+    edits: model === 'onnx' ? onnxEdits() : null,
   };
+}
+
+// ---- the inputs of an ONNX model (onnx_inputs.js): a field per symbolic dim
+// and per small integer input, filled from the worker's answer to the first
+// compile; an edit marks the results stale and the next Run recompiles.
+function onnxEdits() {
+  const edits = {};
+  for (const f of ui.onnxInputs.querySelectorAll('input[data-key]')) edits[f.dataset.key] = f.value.trim();
+  return edits;
+}
+
+function showOnnxInputs(resolved) {
+  if (!resolved) return;
+  const keys = resolved.flatMap((r) => r.fields.map((f) => f.key)).join('\n');
+  if (ui.onnxInputs.dataset.keys === keys) return false; // the same form: keep what the user typed
+  ui.onnxInputs.dataset.keys = keys;
+  const seen = new Set();
+  const rows = resolved.map((r) => {
+    const declared = r.declared.map((d, i) => d ?? r.dimNames?.[i] ?? '?').join(', ');
+    const fields = r.fields.filter((f) => !seen.has(f.key) && seen.add(f.key)).map((f) =>
+      el('label', { class: 'inline' }, `${f.kind === 'value' ? 'value' : f.key.split(':').length === 2 ? f.key.slice(4) : `axis ${f.key.split(':').pop()}`} `,
+        el('input', { type: 'text', size: f.kind === 'value' ? 12 : 5, value: String(f.value), 'data-key': f.key, 'aria-label': f.label, inputmode: 'numeric' })));
+    return el('div', { class: 'onnx-input', 'data-name': r.name },
+      el('span', { class: 'mono' }, `${r.name}: ${r.dtype}[${declared}]`), ' ', ...fields);
+  });
+  ui.onnxInputs.replaceChildren(el('div', { class: 'note' }, 'Inputs from the model\'s declared shapes: edit a symbolic dim or an integer input, then Run (it recompiles). Float inputs are random normal (seed 1, 2, … by input).'), ...rows);
+  ui.onnxInputs.hidden = false;
+  for (const f of ui.onnxInputs.querySelectorAll('input[data-key]')) {
+    f.addEventListener('input', markStale);
+    f.addEventListener('keydown', (ev) => {
+      if (ev.key !== 'Enter') return;
+      ev.preventDefault();
+      remember(f);
+      doRun();
+    });
+  }
+  return true;
+}
+
+function clearOnnxInputs() {
+  ui.onnxInputs.replaceChildren();
+  ui.onnxInputs.hidden = true;
+  delete ui.onnxInputs.dataset.keys;
 }
 const currentKey = () => JSON.stringify(currentSettings());
 
@@ -154,6 +199,10 @@ function hintFor(e) {
   if (e.oom) {
     return `The Wasm memory had grown to ${fmtBytes(e.memoryBytes ?? 0)} when an allocation failed (the browser may allow less than the 4 GiB a Wasm32 memory can address). ` +
       'A Wasm memory never shrinks, so the worker was restarted to give it back. Try a smaller batch.';
+  }
+  if (/\((dim|value):[^)]*\)/.test(e.message ?? '')) return 'Correct that field of the model\'s inputs above, then Run.';
+  if (/model\.run: onnx: node/.test(e.message ?? '') && /INVALID_ARG/.test(m)) {
+    return 'The model cannot take inputs of these shapes or values (the message names the node that refused them): edit the inputs above, then Run.';
   }
   if (/onnx/i.test(m) && /Unsupported|not available/i.test(m)) return 'Try one of the built-in models.';
   if (/onnx|PARSE|truncated|protobuf/i.test(m)) return 'The file is not a valid ONNX model, or uses something the importer does not support.';
@@ -348,6 +397,7 @@ function doCompile(thenRun = false, { auto = false, t0 } = {}) {
     }
     msg.onnx = onnxFile.bytes.slice(0); // a copy: the page keeps the file for the next compile
     msg.onnxName = onnxFile.name;
+    msg.edits = s.edits;
   } else if (!Number.isInteger(s.batch) || s.batch < 1) {
     showError({ name: 'RangeError', message: `batch must be a positive integer, got ${JSON.stringify(ui.batch.value)}` }, 'Compile');
     return;
@@ -425,6 +475,7 @@ async function takeFile(file) {
   try {
     const bytes = await file.arrayBuffer();
     onnxFile = { name: file.name, bytes, serial: ++fileSerial };
+    clearOnnxInputs(); // the new model's inputs come with its first compile
     ui.onnxName.textContent = `${file.name} (${fmtBytes(bytes.byteLength)})`;
     ui.onnxRadio.disabled = false;
     ui.onnxRadio.checked = true;
@@ -499,7 +550,7 @@ function zoom(box, z) {
 ui.copy.addEventListener('click', async () => {
   if (!lastRun) return;
   const { nodeCode } = await import('./nodecode.js');
-  const code = nodeCode(lastRun.settings, { onnxName: onnxFile?.name });
+  const code = nodeCode(lastRun.settings, { onnxName: onnxFile?.name, onnxInputs: lastRun.onnxInputs, via: lastRun.via });
   ui.code.textContent = code;
   ui.code.parentElement.open = true;
   try {
@@ -539,9 +590,23 @@ function showCompiled(m) {
   ui.before.replaceChildren(parsed ? drawGraph(parsed) : el('p', { class: 'note' }, 'No graph was captured (a graph break?): the function ran eagerly.'));
   if (parsed) zoom(ui.before, 'fit');
 
+  lastCompiled = { onnxInputs: m.onnxInputs, via: m.via };
+  if (showOnnxInputs(m.onnxInputs) && req.settings.model === 'onnx') {
+    // a new form shows the values this compile used: they are its inputs
+    req.settings = { ...req.settings, edits: onnxEdits() };
+    req.key = compiledKey = shown.compile = JSON.stringify(req.settings);
+  }
   const plans = m.explain?.backend_plans ?? [];
   const plan = plans[plans.length - 1];
-  if (plan) {
+  if (m.via === 'model') {
+    // capture stopped (an input's value sets a shape): the model runs on the backend itself
+    ui.kernels.textContent = `the model runs through tp.onnx.load(bytes, { backend: '${m.backend}' }), specialized on its inputs' shapes and values; ` +
+      `tp.compile cannot capture it (${m.viaWhy}), so no kernel plan is reported` +
+      (m.mode && m.mode !== 'default' ? `; mode ${m.mode} does not apply (it is a tp.compile option)` : '');
+    delete ui.kernels.dataset.json;
+    ui.after.replaceChildren(el('pre', { class: 'mono explain' }, m.modelExplain ?? ''));
+    ui.loweredNote.textContent = 'model.explain() of the loaded model: its inputs, the value inputs it specializes on, and its specializations.';
+  } else if (plan) {
     ui.kernels.textContent = `${plan.kernels} kernels: ${['gemm', 'pointwise', 'row', 'op'].filter((k) => plan[k]).map((k) => `${plan[k]} ${k}`).join(', ')}` +
       `; ${plan.generated} run as generated Wasm` + (plan.autotuned ? `; ${plan.autotuned} autotuned` : '') +
       `; arena ${fmtBytes(plan.arena_bytes)}`;
@@ -549,9 +614,12 @@ function showCompiled(m) {
     ui.after.replaceChildren(drawPlan(plan, parsed));
     if (Array.isArray(plan.kernel_nodes)) {
       ui.after.append(drawKernelList(plan, parsed));
-      ui.loweredNote.textContent = 'Kernels in run order with the graph nodes each computes (explain().backend_plans[i].kernel_nodes): ' +
-        'hover or focus one to mark its nodes in the captured graph. Which kernels run as generated code is not reported, only how many ' +
-        '(natively: tpc compile GRAPH.tpg --dump=graph,passes,kernels).';
+      ui.loweredNote.textContent = 'Kernels in run order with the captured graph\'s nodes each computes (explain().backend_plans[i].kernel_nodes; ' +
+        'a node the lowering rewrote, e.g. a 1x1 conv as a GEMM, counts as the node it came from): hover or focus one to mark its nodes. ' +
+        (Array.isArray(plan.kernel_generated)
+          ? 'Each says whether it runs as generated Wasm or as a core kernel (kernel_generated).'
+          : 'Which kernels run as generated code is not reported by this core, only how many.') +
+        ' Natively: tpc compile GRAPH.tpg --dump=graph,passes,kernels.';
     } else {
       ui.loweredNote.textContent = 'explain().backend_plans reports the kernels by kind and how many run as generated code ' +
         '(natively: tpc compile GRAPH.tpg --dump=graph,passes,kernels).';
@@ -612,7 +680,7 @@ function showOutputs(outs, what) {
 
 function showRun(m) {
   shown.run = req.key;
-  lastRun = { key: req.key, settings: req.settings, outputs: m.outputs };
+  lastRun = { key: req.key, settings: req.settings, outputs: m.outputs, onnxInputs: lastCompiled?.onnxInputs, via: lastCompiled?.via };
   showOutputs(m.outputs, 'after the timed runs');
   ui.memory.textContent = `${fmtBytes(m.memoryBytes)} of Wasm memory (it grows, never shrinks), ${m.liveTensors} live tensors`;
   ui.memory.dataset.bytes = String(m.memoryBytes);

@@ -314,9 +314,12 @@ export function drawKernelList(plan, nodes) {
     const known = names.filter((n) => byName.has(n));
     const fresh = names.length - known.length;
     const ops = known.map((n) => byName.get(n).op);
+    const gen = plan.kernel_generated?.[k];
     const text = `${plan.kernel_kinds?.[k] ?? 'kernel'}: ${ops.join(' → ') || '–'}` +
-      (fresh ? ` ${ops.length ? '+ ' : ''}${fresh} node${fresh > 1 ? 's' : ''} the lowering made` : '');
-    list.append(el('li', { tabindex: 0, 'data-kernel': k, 'data-nodes': known.join(' '), title: names.map((n) => `%${n}`).join(' ') }, text));
+      (fresh ? ` ${ops.length ? '+ ' : ''}${fresh} node${fresh > 1 ? 's' : ''} not in the captured graph` : '');
+    const attrs = { tabindex: 0, 'data-kernel': k, 'data-nodes': known.join(' '), title: names.map((n) => `%${n}`).join(' ') };
+    if (gen !== undefined) attrs['data-generated'] = String(gen);
+    list.append(el('li', attrs, text, gen === undefined ? '' : el('span', { class: gen ? 'tag gen' : 'tag core' }, gen ? 'generated Wasm' : 'core kernel')));
   });
   return list;
 }

@@ -73,7 +73,7 @@ async function importPackage() {
   }
   return [await import('../../js/index.js'), 'modules'];
 }
-let tp, pkg, MODELS, summarize, measure;
+let tp, pkg, MODELS, summarize, measure, resolveInputs, makeInputs;
 try {
   // the package (which instantiates the core), the models and the statistics, in parallel
   [[tp, pkg], { MODELS, summarize }, { measure }] = await Promise.all([importPackage(), import('./models.js'), import('./stats.js')]);
@@ -132,7 +132,9 @@ function tensorsOf(out, acc = []) {
 function outputInfo(out) {
   return tensorsOf(out).map((t) => {
     let values = t.toArray();
-    if (!(values instanceof Float32Array)) values = Float32Array.from(values, Number);
+    if (t.dtype === 'float16') values = tp.float16ToFloat32(values); // toArray gives the bits
+    else if (t.dtype === 'bfloat16') values = tp.bfloat16ToFloat32(values);
+    else if (!(values instanceof Float32Array)) values = Float32Array.from(values, Number);
     return { shape: t.shape, dtype: t.dtype, summary: summarize(values) };
   });
 }
@@ -158,17 +160,14 @@ function dropModel() {
 }
 
 // ---- ONNX (tp.onnx.load, when the package has it) --------------------------------
-function parsePlaceholders(text) {
-  const out = [];
-  const re = /^%([A-Za-z0-9_.]+) = placeholder : (f32|i32|i64|b8)\[([0-9,]*)\]/gm;
-  for (const m of String(text ?? '').matchAll(re)) {
-    out.push({ name: m[1], dtype: m[2], shape: m[3] ? m[3].split(',').map(Number) : [] });
-  }
-  return out;
-}
-
-const DTYPE = { f32: 'float32', i32: 'int32', i64: 'int64', b8: 'bool', float32: 'float32', int32: 'int32', int64: 'int64', bool: 'bool' };
-
+// The model is loaded eagerly once per file; its inputs come from its
+// declared shapes (onnx_inputs.js: symbolic dims get an editable default,
+// small integer inputs like Silero VAD's `sr` an editable value). The
+// compiled variant is tp.compile over the eager model (its capture gives the
+// graph, the plan and the generated module) unless capture breaks on an
+// input whose value sets a shape (`sr`): then the model itself is loaded on
+// the chosen backend, tp.onnx.load(bytes, { backend }), which specializes
+// on that value as an application's call would.
 async function loadOnnx(bytes, name) {
   if (typeof tp.onnx?.load !== 'function') {
     const e = new Error('ONNX loading is not available in this build of tensorplay-wasm (tp.onnx.load is missing). ' +
@@ -178,42 +177,60 @@ async function loadOnnx(bytes, name) {
   }
   const u8 = new Uint8Array(bytes);
   if (u8.length === 0) throw new Error(`${name}: the file is empty`);
-  const loaded = await tp.onnx.load(u8);
-  // The loaded model is callable; its inputs come from its metadata when it
-  // has some, else from the placeholders of its graph text.
-  let specs = loaded.inputs ?? loaded.inputSpecs ?? null;
-  if (!Array.isArray(specs) || !specs.every((s) => Array.isArray(s?.shape))) {
-    let text = null;
-    for (const k of ['graph', 'print', 'graphText']) {
-      const v = loaded[k];
-      try {
-        text = typeof v?.print === 'function' ? v.print() // a tp.graph.Graph
-          : typeof v === 'function' && k !== 'graph' ? v.call(loaded) : v;
-      } catch { text = null; }
-      if (typeof text === 'string') break;
-    }
-    specs = parsePlaceholders(text);
-  }
-  const call = typeof loaded === 'function' ? loaded
-    : typeof loaded.run === 'function' ? (...xs) => loaded.run(xs)
-      : null;
-  if (!call) throw new Error(`${name}: tp.onnx.load returned an object that cannot be called`);
-  if (specs.some((s) => s.shape.some((d) => typeof d !== 'number' || !(d >= 0)))) {
-    throw new Error(`${name}: the model has inputs with symbolic dimensions (${JSON.stringify(specs.map((s) => s.shape))}); the example needs fixed shapes`);
-  }
-  const inputs = specs.map((s, i) => {
-    const dtype = DTYPE[s.dtype] ?? 'float32';
-    return dtype === 'float32' ? tp.randn(s.shape, { seed: 1 + i }) : tp.zeros(s.shape, { dtype });
-  });
+  // loaded with the first ONNX model, off the start-up path
+  if (!resolveInputs) ({ resolveInputs, makeInputs } = await import('./onnx_inputs.js'));
+  const eager = tp.onnx.load(u8);
+  const onnx = { bytes: u8, eager, declared: eager.inputs, inputs: [], inputsKey: null, resolved: null };
   return {
-    fn: (...xs) => call(...xs),
-    inputs,
-    specs,
+    fn: (...xs) => eager.run(xs),
+    onnx,
     dispose() {
-      inputs.forEach((t) => t.dispose());
-      try { loaded.dispose?.(); } catch { /* ignore */ }
+      onnx.inputs.forEach((t) => t.dispose());
+      try { eager.dispose(); } catch { /* ignore */ }
     },
   };
+}
+
+/** The inputs for the form's edits (made again only when they change). */
+function onnxInputs(onnx, edits) {
+  const resolved = resolveInputs(onnx.declared, edits ?? {});
+  const key = JSON.stringify(resolved.map((r) => [r.dims, r.values]));
+  if (key !== onnx.inputsKey) {
+    onnx.inputs.forEach((t) => t.dispose());
+    onnx.inputs = [];
+    onnx.inputs = makeInputs(tp, resolved);
+    onnx.inputsKey = key;
+  }
+  onnx.resolved = resolved;
+  return onnx.inputs;
+}
+
+/** A compiled variant of the loaded ONNX model on `backend`: { g, via }. */
+// (On an error nothing is left behind: what it made is disposed.)
+function compileOnnx(onnx, fn, opts, inputs) {
+  const g = tp.compile(fn, opts);
+  let y, broke;
+  try {
+    y = g(...inputs);
+    broke = (g.explain?.().graphs ?? []).find((q) => q.graph_break);
+  } catch (e) {
+    g.dispose?.();
+    throw e;
+  }
+  if (!broke) return { g, y, via: 'compile' };
+  disposeOut(y);
+  g.dispose?.();
+  const m = tp.onnx.load(onnx.bytes, { backend: opts.backend });
+  const call = (...xs) => m.run(xs);
+  call.dispose = () => m.dispose();
+  call.model = m;
+  call.why = broke.graph_break;
+  try {
+    return { g: call, y: call(...inputs), via: 'model' };
+  } catch (e) {
+    m.dispose();
+    throw e;
+  }
 }
 
 // ---- compile / run ----------------------------------------------------------------------
@@ -245,7 +262,7 @@ async function compile(msg) {
     dropModel();
     if (model === 'onnx') {
       const m = await loadOnnx(msg.onnx, msg.onnxName ?? 'model.onnx');
-      state = { key, model: m, inputs: m.inputs, fn: m.fn, specs: m.specs };
+      state = { key, model: m, inputs: [], fn: m.fn, onnx: m.onnx };
     } else {
       const m = MODELS[model].build(tp, { batch: Number(msg.batch ?? MODELS[model].defaultBatch) });
       state = { key, model: m, inputs: [m.x], fn: m.fn };
@@ -253,6 +270,7 @@ async function compile(msg) {
   } else {
     dropCompiled();
   }
+  if (state.onnx) state.inputs = onnxInputs(state.onnx, msg.edits); // the form's edits (dims, values)
   const buildMs = performance.now() - tBuild;
   performance.mark('built');
 
@@ -262,17 +280,23 @@ async function compile(msg) {
     ? 'first call: capture (computes the result), lowering, code generation' + (mode === 'max-autotune' ? ', autotuning' : '')
     : `first call: capture (computes the result); ${backend} does no lowering or code generation`);
   const tc = performance.now();
-  const g = tp.compile(state.fn, opts);
+  let g, y, via = 'compile';
+  if (state.onnx) {
+    ({ g, y, via } = compileOnnx(state.onnx, state.fn, opts, state.inputs));
+  } else {
+    g = tp.compile(state.fn, opts);
+    y = g(...state.inputs); // capture (it computes y) + lowering + code generation
+  }
   state.g = g;
+  state.via = via;
   state.backend = backend;
   state.mode = mode;
-  const y = g(...state.inputs); // capture (it computes y) + lowering + code generation
   const compileMs = performance.now() - tc;
   performance.mark('firstCall');
   const out = outputInfo(y);
   disposeOut(y);
-  const report = typeof g.explain === 'function' ? g.explain() : null;
-  const graphText = typeof g.graph === 'function' ? g.graph() : null;
+  const report = via === 'compile' && typeof g.explain === 'function' ? g.explain() : null;
+  const graphText = via === 'model' ? g.model.graph.print() : typeof g.graph === 'function' ? g.graph() : null;
   self.postMessage({
     type: 'compiled',
     id: msg.id,
@@ -285,6 +309,12 @@ async function compile(msg) {
     graphText,
     explain: report,
     inputs: state.inputs.map((t) => ({ shape: t.shape, dtype: t.dtype })),
+    // ONNX: every input with its declared and used shape and the form's fields
+    onnxInputs: state.onnx?.resolved ?? null,
+    // 'model': capture broke (graph_break), so the model runs on the backend itself
+    via,
+    viaWhy: via === 'model' ? g.why : null,
+    modelExplain: via === 'model' ? g.model.explain() : null,
     outputs: out,
     memoryBytes: tp.memoryBytes(),
     liveTensors: tp.liveTensors(),
@@ -303,7 +333,9 @@ async function compile(msg) {
   let wasm;
   try {
     let bytes;
-    if (typeof g.wasmModule === 'function') {
+    if (via === 'model') {
+      bytes = tp.graph.emitWasm(g.model.graph);
+    } else if (typeof g.wasmModule === 'function') {
       bytes = g.wasmModule();
       if (!bytes) {
         throw new Error(g.graph() ? 'no kernel to emit: stax runs every kernel of this graph in the core'
@@ -358,9 +390,15 @@ function run(msg) {
   if (state.backend !== 'stax') {
     if (!state.gStax) {
       progress(msg.id, 'compiling with stax for comparison');
-      const opts = { backend: 'stax', name: `${g.name}_stax` };
+      const opts = { backend: 'stax', name: `${g.name || 'onnx_model'}_stax` };
       if (state.mode && state.mode !== 'default') opts.mode = state.mode;
-      state.gStax = tp.compile(fn, opts);
+      if (state.onnx) {
+        const c = compileOnnx(state.onnx, fn, opts, inputs);
+        disposeOut(c.y);
+        state.gStax = c.g;
+      } else {
+        state.gStax = tp.compile(fn, opts);
+      }
     }
     const gs = state.gStax;
     timings.push(timeIt(msg.id, `compile(backend: stax${modeLabel})`, () => gs(...inputs), lim));

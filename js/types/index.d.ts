@@ -592,14 +592,18 @@ export interface ExplainReport {
   /** One per specialization whose backend describes its plan (stax; null
    * for a backend without a description): kernel counts by kind, how many
    * kernels run as generated Wasm, the arena size, autotuned GEMMs, and
-   * kernel_nodes: for each kernel in run order, the names of the lowered
-   * graph's nodes it computes (fused in). Nodes the lowering passes kept
-   * have their names in graph() (`%name`); nodes a pass made
-   * (decompositions, folded constants) have fresh names. null when the
-   * list would not fit in 256 KiB. */
+   * kernel_kinds: each kernel's kind; kernel_generated: whether each runs
+   * as generated Wasm (false natively and until the module is installed);
+   * kernel_nodes: for each kernel in run order, the names in graph()
+   * (`%name`) of the captured nodes it computes (fused in); a node a
+   * lowering pass rewrote (a 1x1 conv as a GEMM, a decomposed softmax) is
+   * named by the captured node it came from. null when the lists would
+   * not fit in 256 KiB. */
   backend_plans: Array<{
     kernels: number; pointwise: number; row: number; gemm: number; op: number;
     generated: number; arena_bytes: number; autotuned: number;
+    kernel_kinds: Array<'pointwise' | 'row' | 'gemm' | 'op'> | null;
+    kernel_generated: boolean[] | null;
     kernel_nodes: string[][] | null;
   } | null>;
   recompile_reasons: string[];

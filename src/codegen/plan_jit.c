@@ -258,6 +258,13 @@ static int jit_kernels(void *state, const tp_plan *pl) {
   return n;
 }
 
+static int jit_generated(void *state, const tp_plan *pl, int k) {
+  jit_state *st = state;
+  (void)pl;
+  jit_poll(st);
+  return st->fn && !st->token && k >= 0 && k < st->nkernels && st->fn[k] >= 0;
+}
+
 static const uint8_t *jit_module(void *state, size_t *len) {
   jit_state *st = state;
   jit_poll(st);
@@ -267,7 +274,7 @@ static const uint8_t *jit_module(void *state, size_t *len) {
 }
 
 const tp_lower_accel tp_wasm_accel = {"wasm", jit_prepare, jit_run, jit_kernels, jit_module,
-                                      jit_release};
+                                      jit_release, jit_generated};
 
 int32_t tp_jit_kernel_callback(int32_t run, int32_t k) {
   return (int32_t)tp_plan_run_kernel((void *)(uintptr_t)run, k);

@@ -22,6 +22,7 @@ static void node_clear(tp_node *n) {
   tp_free(n->name);
   tp_free(n->args);
   tp_free(n->target);
+  tp_free(n->from);
   tp_tensor_release(n->val);
   for (int i = 0; i < n->ncustom; i++) {
     tp_free(n->custom[i].key);
@@ -228,6 +229,15 @@ static tp_status arg_descs(const tp_graph *g, const tp_node *n, tp_desc *descs,
   return TP_OK;
 }
 
+tp_status tp_graph_set_from(tp_graph *g, int idx, const char *from) {
+  tp_node *n = &g->nodes[idx];
+  char *f = NULL;
+  if (from && strcmp(from, n->name) && !(f = tp_strdup(from))) return TP_ERR_OUT_OF_MEMORY;
+  tp_free(n->from);
+  n->from = f;
+  return TP_OK;
+}
+
 tp_status tp_graph_copy(const tp_graph *g, tp_graph **out) {
   tp_graph *c;
   TP_TRY(tp_graph_new(&c));
@@ -237,6 +247,7 @@ tp_status tp_graph_copy(const tp_graph *g, tp_graph **out) {
     int idx;
     s = tp_graph_add_node(c, n->kind, n->name, n->op, n->nargs, n->args, &n->attrs, &n->desc, &idx);
     if (!s && n->target && !(c->nodes[idx].target = tp_strdup(n->target))) s = TP_ERR_OUT_OF_MEMORY;
+    if (!s && n->from) s = tp_graph_set_from(c, idx, n->from);
     if (!s && n->kind == TP_NODE_GET_ATTR) tp_graph_set_val(c, idx, n->val); /* shared, immutable */
     for (int k = 0; k < n->ncustom && !s; k++)
       s = tp_graph_set_custom(c, idx, n->custom[k].key, n->custom[k].value);

@@ -41,7 +41,14 @@ typedef struct tp_node {
   char *target;        /* get_attr: attribute name */
   int ncustom, capcustom;
   tp_kv *custom;
+  char *from;          /* the node of the captured graph a pass made this one
+                          from (a 1x1 conv rewritten as a GEMM, a decomposed
+                          softmax); NULL: it is that node (its name). Not
+                          printed: explain()'s kernel_nodes reports it */
 } tp_node;
+
+/* The captured graph's name of the node n stands for (tp_node.from). */
+static inline const char *tp_node_origin(const tp_node *n) { return n->from ? n->from : n->name; }
 
 /* A child graph (nested_compile_region), referenced by get_attr nodes whose
  * target is its name and whose desc.ndim is TP_DESC_GRAPH. */
@@ -65,6 +72,8 @@ tp_status tp_graph_add_node(tp_graph *g, tp_node_kind kind, const char *name,
 /* Set node meta val (retains t; releases the previous one). */
 void tp_graph_set_val(tp_graph *g, int idx, tp_tensor *t);
 tp_status tp_graph_set_custom(tp_graph *g, int idx, const char *key, const char *value);
+/* Set node idx's tp_node.from (a copy; NULL or its own name clears it). */
+tp_status tp_graph_set_from(tp_graph *g, int idx, const char *from);
 const char *tp_graph_get_custom(const tp_graph *g, int idx, const char *key);
 int tp_graph_find(const tp_graph *g, const char *name);
 /* Index of the output node, -1 if none. */

@@ -80,6 +80,10 @@ int tp_plan_accel_kernels(tp_plan *pl) {
   return pl->accel && pl->accel->kernels ? pl->accel->kernels(pl->accel_state, pl) : 0;
 }
 
+int tp_plan_accel_generated(tp_plan *pl, int k) {
+  return pl->accel && pl->accel->generated ? pl->accel->generated(pl->accel_state, pl, k) : 0;
+}
+
 const uint8_t *tp_plan_accel_module(tp_plan *pl, size_t *len) {
   *len = 0;
   return pl->accel && pl->accel->module ? pl->accel->module(pl->accel_state, len) : NULL;

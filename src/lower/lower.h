@@ -245,12 +245,17 @@ typedef struct tp_lower_accel {
   /* The code it runs or will run (borrowed), or NULL with *len = 0. */
   const uint8_t *(*module)(void *state, size_t *len);
   void (*release)(void *state);
+  /* Whether it runs kernel k itself right now (generated code; 0: the
+   * executor runs it, or not ready). NULL: none. */
+  int (*generated)(void *state, const tp_plan *pl, int k);
 } tp_lower_accel;
 /* Attaches a (static) accelerator to pl; its prepare decides whether there
  * is anything to do. Errors come from prepare. */
 tp_status tp_plan_accelerate(tp_plan *pl, const tp_lower_accel *a, int use_cache);
 /* The attached accelerator's kernels() / module() (0 / NULL without one). */
 int tp_plan_accel_kernels(tp_plan *pl);
+/* Whether the attached accelerator runs kernel k (0 without one). */
+int tp_plan_accel_generated(tp_plan *pl, int k);
 const uint8_t *tp_plan_accel_module(tp_plan *pl, size_t *len);
 /* Runs kernel k of the run `run` (the accelerator's run argument) on the
  * executor: the callback for the kernels an accelerator leaves to it. */

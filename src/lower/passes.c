@@ -1,7 +1,10 @@
 /* passes.c - graph passes: each builds a new graph from the old one, node
  * by node, with a map from old node indices to new ones. The pipeline is
  * the flat list at the end; tp_run_passes runs it and verifies after each
- * pass. Subgraphs are copied through unchanged. */
+ * pass. Subgraphs are copied through unchanged. A node a pass makes in
+ * place of an old one (rb.from) keeps the captured graph's name of that
+ * node in tp_node.from, so explain()'s kernel_nodes can name captured
+ * nodes after a rewrite (1x1 conv as a GEMM, a decomposed softmax). */
 #include "lower.h"
 #include "../ops/ops.h"
 #include <math.h>
@@ -12,6 +15,7 @@ typedef struct rb {
   const tp_graph *in;
   tp_graph *out;
   int *map; /* old index -> new index */
+  const char *from; /* the origin (tp_node_origin) of the old node being rewritten: fresh nodes get it */
 } rb;
 
 static tp_status rb_begin(const tp_graph *in, rb *r) {
@@ -76,6 +80,7 @@ static tp_status rb_copy(rb *r, int i, const tp_arg *args, int nargs, const tp_a
                            desc ? desc : &n->desc, &idx));
   tp_node *m = &r->out->nodes[idx];
   if (n->target && !(m->target = tp_strdup(n->target))) return TP_ERR_OUT_OF_MEMORY;
+  if (n->from) TP_TRY(tp_graph_set_from(r->out, idx, n->from));
   if (n->kind == TP_NODE_GET_ATTR) tp_graph_set_val(r->out, idx, n->val);
   for (int k = 0; k < n->ncustom; k++)
     TP_TRY(tp_graph_set_custom(r->out, idx, n->custom[k].key, n->custom[k].value));
@@ -104,7 +109,8 @@ static tp_status rb_call(rb *r, tp_op op, int nargs, const tp_arg *args, const t
     at = &def;
   }
   TP_TRY(tp_op_infer(op, nargs, dp, at, &od));
-  return tp_graph_add_node(r->out, TP_NODE_CALL, NULL, op, nargs, args, at, &od, idx);
+  TP_TRY(tp_graph_add_node(r->out, TP_NODE_CALL, NULL, op, nargs, args, at, &od, idx));
+  return r->from ? tp_graph_set_from(r->out, *idx, r->from) : TP_OK;
 }
 
 static int is_call(const tp_node *n) { return n->kind == TP_NODE_CALL; }
@@ -347,6 +353,7 @@ tp_status tp_pass_decompose(const tp_graph *in, tp_graph **out) {
   tp_status s = TP_OK;
   for (int i = 0; i < in->n && !s; i++) {
     const tp_node *n = &in->nodes[i];
+    r.from = tp_node_origin(n);
     int x = n->nargs > 0 && n->args[0].kind == TP_ARG_NODE ? r.map[n->args[0].node] : -1;
     int t1, t2, t3, t4, t5, y = -1;
     if (!is_call(n) || opaque(n) || x < 0) {
@@ -463,6 +470,7 @@ tp_status tp_pass_conv_gemm(const tp_graph *in, tp_graph **out) {
       s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
       continue;
     }
+    r.from = tp_node_origin(n);
     const tp_desc *x = &in->nodes[n->args[0].node].desc, *w = &in->nodes[n->args[1].node].desc;
     int64_t N = x->shape[0], C = x->shape[1], P = x->shape[2] * x->shape[3], M = w->shape[0];
     int64_t ws[2] = {M, C}, xs[3] = {N, C, P}, ys[4] = {N, M, x->shape[2], x->shape[3]}, bs[3] = {M, 1, 1};
@@ -627,6 +635,7 @@ tp_status tp_pass_conv_bn(const tp_graph *in, tp_graph **out) {
       tp_arg args[3] = {node_arg(r.map[conv->args[0].node]), node_arg(wi), node_arg(bi)};
       int yi;
       s = tp_graph_add_node(r.out, TP_NODE_CALL, NULL, TP_OP_CONV2D, 3, args, &conv->attrs, &n->desc, &yi);
+      if (!s) s = tp_graph_set_from(r.out, yi, tp_node_origin(conv)); /* the model's conv */
       if (!s) r.map[i] = yi;
     }
   }
@@ -820,6 +829,7 @@ tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out) {
       continue;
     }
     const qmatch *q = &qm[i];
+    r.from = tp_node_origin(&in->nodes[i]);
     if ((q->sa < 0 || q->sb < 0) && one < 0) { /* the constant 1 for a scale given as one tensor */
       tp_tensor *t = NULL;
       s = tp_full(TP_F32, 0, NULL, 1.0, &t);

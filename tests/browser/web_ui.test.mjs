@@ -318,6 +318,37 @@ test('examples/web as a tool: state, progress, layout, keyboard, outputs, code',
       await page.close();
     });
 
+    await t.test('the CNN\'s 1x1 convs, rewritten as GEMMs, are marked from their kernels; each kernel says whether it is generated code', async () => {
+      // Node: the GEMM kernels that compute a conv2d (the pointwise 1x1 convs; at batch 1, as
+      // 2-D GEMMs: a larger batch runs them as batched matmul op kernels)
+      const M = MODELS.cnn;
+      const m = M.build(tp, { batch: 1 });
+      const g = tp.compile(m.fn, { backend: 'stax' });
+      g(m.x).dispose();
+      const ops = new Map([...g.graph().matchAll(/^%(\S+) = (\w+)/gm)].map((r) => [r[1], r[2]]));
+      const p = g.explain().backend_plans[0];
+      g.dispose();
+      m.dispose();
+      const convGemms = p.kernel_nodes.map((ks, k) => [k, ks]).filter(([k, ks]) => p.kernel_kinds[k] === 'gemm' && ks.some((n) => ops.get(n) === 'conv2d'));
+      assert.ok(convGemms.length >= 2, `Node: the pointwise convs run as GEMM kernels named by their conv2d nodes: ${JSON.stringify(p.kernel_nodes)}`);
+      const page = await newPage(browser.context);
+      await page.goto(`${url}?model=cnn&batch=1`);
+      await waitSettled(page);
+      await runToIdle(page, () => page.click('#compile'));
+      const [k, ks] = convGemms[0];
+      await page.hover(`#graph-after li[data-kernel="${k}"]`);
+      const marked = await page.$$eval('#graph-before g.node.hl', (gs) => gs.map((x) => x.dataset.op));
+      assert.ok(marked.includes('conv2d'), `hovering GEMM kernel ${k} (${ks.map((n) => ops.get(n))}) marks its conv2d box: ${JSON.stringify(marked)}`);
+      const plan = JSON.parse(await page.getAttribute('#kernels', 'data-json'));
+      const flags = await page.$$eval('#graph-after li[data-kernel]', (lis) => lis.map((li) => li.dataset.generated));
+      assert.equal(flags.length, plan.kernels);
+      assert.ok(flags.every((f) => f === 'true' || f === 'false'), JSON.stringify(flags));
+      assert.equal(flags.filter((f) => f === 'true').length, plan.generated, 'as many generated kernels as the count says');
+      assert.equal(await page.locator('#graph-after li[data-generated="true"] .tag.gen').count(), plan.generated);
+      assert.deepEqual(page.errors, [], 'console errors');
+      await page.close();
+    });
+
     await t.test('"Copy as Node.js code" runs in Node and prints the page\'s numbers', async () => {
       const page = await newPage(browser.context);
       await page.goto(`${url}?model=cnn&batch=4&runs=20`);

@@ -89,3 +89,55 @@ test('kernel_nodes on a graph of 300+ nodes: disjoint, named in g.graph(), every
     assert.equal(p.gemm, 60);
   });
 });
+
+// Lowering rewrites nodes (conv_gemm: a 1x1 conv becomes reshapes and a
+// GEMM; conv_bn: a conv followed by a per-channel scale and shift becomes a
+// new conv with folded weights): the made nodes keep the captured node they
+// came from, so every name in kernel_nodes is a node of g.graph() and the
+// rewritten node is named in exactly one kernel (an older core named them
+// by fresh numbers that g.graph() does not have).
+test('kernel_nodes names captured nodes after rewrites: 1x1 conv as GEMM, conv with a folded scale and shift', () => {
+  tp.scope(() => {
+    const x = tp.randn([1, 8, 6, 6], { seed: 1 });
+    const W1 = tp.randn([16, 8, 1, 1], { seed: 2 }).mul(0.3);
+    const b1 = tp.randn([16], { seed: 3 });
+    const c = plan((x) => tp.conv2d(x, W1, b1).relu(), x);
+    for (const ks of c.named) for (const op of ks) assert.ok(!op.startsWith('fresh:'), `a made node is not named by its origin: ${JSON.stringify(c.p.kernel_nodes)} (${JSON.stringify(c.named)})`);
+    const convKernels = c.named.map((ks, k) => [ks, k]).filter(([ks]) => ks.includes('conv2d'));
+    assert.equal(convKernels.length, 1, `the conv is in one kernel: ${JSON.stringify(c.named)}`);
+    const [ks, k] = convKernels[0];
+    assert.equal(c.p.kernel_kinds[k], 'gemm', 'the 1x1 conv runs as a GEMM');
+    assert.ok(ks.includes('relu'), `the relu is fused into the conv's GEMM: ${JSON.stringify(c.named)}`);
+    assert.equal(ks.filter((op) => op === 'conv2d').length, 1, 'named once per kernel');
+
+    // conv_bn: conv2d(x, W, b) * a + c with per-channel constants -> one conv with W * a, b * a + c
+    const x3 = tp.randn([1, 4, 6, 6], { seed: 4 });
+    const W3 = tp.randn([8, 4, 3, 3], { seed: 5 }).mul(0.2);
+    const b3 = tp.randn([8], { seed: 6 });
+    const a = tp.randn([8, 1, 1], { seed: 7 }), sh = tp.randn([8, 1, 1], { seed: 8 });
+    const f = plan((x) => tp.conv2d(x, W3, b3, { padding: 1 }).mul(a).add(sh).relu(), x3);
+    assert.deepEqual(f.p.kernel_kinds, ['op', 'pointwise'], JSON.stringify(f.p));
+    assert.deepEqual(f.named, [['conv2d'], ['relu']], `the folded conv is named by the captured conv: ${JSON.stringify(f.p.kernel_nodes)}`);
+  });
+});
+
+test('kernel_generated: one flag per kernel, as many true as `generated` counts', async () => {
+  const x = tp.randn([8, 64], { seed: 1 });
+  const W = tp.randn([64, 64], { seed: 2 }).mul(0.1);
+  const g = tp.compile((x) => tp.matmul(x, W).relu().add(x).tanh(), { backend: 'stax' });
+  try {
+    tp.scope(() => { g(x); });
+    await g.ready;
+    tp.scope(() => { g(x); });
+    const p = g.explain().backend_plans.at(-1);
+    assert.equal(p.kernel_generated.length, p.kernels);
+    assert.ok(p.kernel_generated.every((v) => typeof v === 'boolean'));
+    assert.equal(p.kernel_generated.filter(Boolean).length, p.generated, JSON.stringify(p));
+    // the Wasm core generates code for this plan; a native core has none
+    if (typeof WebAssembly === 'object' && tp.isa?.includes?.('simd')) assert.ok(p.generated >= 1, JSON.stringify(p));
+  } finally {
+    g.dispose();
+    x.dispose();
+    W.dispose();
+  }
+});

@@ -81,11 +81,20 @@ static int put(char *json, size_t n, size_t *pos, const char *str, int quote) {
 }
 
 /* explain().backend_plans[i]: counts by kind; kernel_kinds: each kernel's
- * kind, in run order; kernel_nodes: for each kernel the names of the
- * lowered graph's nodes it computes. Nodes the passes kept have their
- * captured names (g.graph()'s %names); nodes a pass made (decompositions,
- * folded constants) have fresh ones. Both lists are null when they do not
- * fit in n bytes. Written in place: no allocation. */
+ * kind, in run order; kernel_generated: whether each runs as generated
+ * code (Wasm; false natively and before the module is installed);
+ * kernel_nodes: for each kernel the captured graph's nodes it computes
+ * (g.graph()'s %names): a node a pass made stands for the node it was made
+ * from (tp_node.from: a 1x1 conv's GEMM and reshapes, a decomposed
+ * softmax's parts), each named once per kernel. The lists are null when
+ * they do not fit in n bytes. Written in place: no allocation. */
+static int named_before(const tp_kir_program *p, int k, int i) {
+  const char *o = tp_node_origin(&p->graph->nodes[i]);
+  for (int j = 0; j < i; j++)
+    if (p->node_kernel[j] == k && !strcmp(tp_node_origin(&p->graph->nodes[j]), o)) return 1;
+  return 0;
+}
+
 static void stax_describe(void *ud, char *json, size_t n) {
   stax_runner *r = ud;
   const tp_kir_program *p = tp_plan_program(r->plan);
@@ -110,18 +119,24 @@ static void stax_describe(void *ud, char *json, size_t n) {
   ok = ok && put(json, n, &pos, "\"kernel_kinds\": [", 0);
   for (int k = 0; ok && k < p->nkernels; k++)
     ok = (!k || put(json, n, &pos, ", ", 0)) && put(json, n, &pos, kn[p->kernels[k].kind], 1);
+  ok = ok && put(json, n, &pos, "], \"kernel_generated\": [", 0);
+  for (int k = 0; ok && k < p->nkernels; k++)
+    ok = (!k || put(json, n, &pos, ", ", 0)) && put(json, n, &pos, tp_plan_accel_generated(r->plan, k) ? "true" : "false", 0);
   ok = ok && put(json, n, &pos, "], \"kernel_nodes\": [", 0);
   for (int k = 0; ok && k < p->nkernels; k++) {
     ok = put(json, n, &pos, k ? ", [" : "[", 0);
     for (int i = 0, first = 1; ok && i < p->graph->n; i++) {
       if (p->node_kernel[i] != k) continue;
-      ok = (first || put(json, n, &pos, ", ", 0)) && put(json, n, &pos, p->graph->nodes[i].name, 1);
+      /* a made node: named by its origin, once per kernel (the scan is
+       * over earlier nodes only for made nodes, which are few) */
+      if (p->graph->nodes[i].from && named_before(p, k, i)) continue;
+      ok = (first || put(json, n, &pos, ", ", 0)) && put(json, n, &pos, tp_node_origin(&p->graph->nodes[i]), 1);
       first = 0;
     }
     ok = ok && put(json, n, &pos, "]", 0);
   }
   ok = ok && put(json, n, &pos, "]}", 0);
-  if (!ok) snprintf(json + hn, n - (size_t)hn, "\"kernel_kinds\": null, \"kernel_nodes\": null}");
+  if (!ok) snprintf(json + hn, n - (size_t)hn, "\"kernel_kinds\": null, \"kernel_generated\": null, \"kernel_nodes\": null}");
 }
 
 static char *stax_profile(void *ud) {

@@ -90,9 +90,19 @@ static void test_passes(void) {
   CHECK(dg && tp_pass_decompose(dg, &dd) == TP_OK);
   for (int i = 0; dd && i < dd->n; i++) {
     tp_op op = dd->nodes[i].op;
-    if (dd->nodes[i].kind == TP_NODE_CALL)
+    if (dd->nodes[i].kind == TP_NODE_CALL) {
       CHECK(op != TP_OP_GELU && op != TP_OP_SOFTMAX && op != TP_OP_LAYER_NORM && op != TP_OP_LINEAR);
+      /* every made node names the captured node it came from (explain()'s kernel_nodes) */
+      const char *o = tp_node_origin(&dd->nodes[i]);
+      if (strcmp(o, "0") && strcmp(o, "1") && strcmp(o, "2") && strcmp(o, "3"))
+        FAILF("decompose: node %%%s comes from %%%s, not a captured node", dd->nodes[i].name, o);
+    }
   }
+  /* and through a copy (tp_graph_copy keeps tp_node.from) */
+  tp_graph *dc = NULL;
+  CHECK(dd && tp_graph_copy(dd, &dc) == TP_OK);
+  for (int i = 0; dc && i < dc->n; i++) CHECK(!strcmp(tp_node_origin(&dc->nodes[i]), tp_node_origin(&dd->nodes[i])));
+  tp_graph_free(dc);
   float wv[12];
   for (int i = 0; i < 12; i++) wv[i] = (float)(i % 5) - 2;
   int64_t s43[2] = {4, 3};
@@ -461,6 +471,13 @@ static void test_conv_gemm(void) {
     if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("conv_gemm case %d: %s", t, tp_last_error());
     const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
     if (t == 0) CHECK(p && p->nkernels == 1 && count_kind(p, TP_KK_GEMM) == 1 && p->kernels[0].expr.n > 0);
+    /* the GEMM and reshapes made from the conv are named by it (%0) */
+    for (int i = 0; t == 0 && p && p->graph && i < p->graph->n; i++) {
+      const tp_node *nd = &p->graph->nodes[i];
+      const char *o = tp_node_origin(nd);
+      if (nd->kind == TP_NODE_CALL && strcmp(o, "0") && strcmp(o, "1") && strcmp(o, "2"))
+        FAILF("conv_gemm: lowered node %%%s comes from %%%s, not a captured node", nd->name, o);
+    }
     if (t == 1) CHECK(p && count_kind(p, TP_KK_GEMM) + count_kind(p, TP_KK_OP) >= 1 && count_kind(p, TP_KK_OP) <= 1);
     if (t == 2) CHECK(p && count_kind(p, TP_KK_OP) == 1); /* the 3x3 conv */
     CHECK(tp_graph_run(g, 3, in, 1, &e, &n) == TP_OK);
