@@ -1031,6 +1031,8 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
     tp_plan_profile_add(pl, k, tp_now_ms() - t0);
   }
   pl->running--;
+  /* a Wasm pool worker that trapped in this run's parallel work (pool.h) */
+  if (!s) s = tp_pool_take_failure();
   for (int i = 0; i < nheld; i++) tp_tensor_release(held[i]);
   tp_free(held);
   tp_free(ptr);
