@@ -202,8 +202,9 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
       /* the state keeps the bytes, for tp_compiled_last_module */
       *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, NULL, em.bytes, em.len};
       em.bytes = NULL;
-      /* generated GEMMs large enough to split over the pool (threads core) */
-      for (int k = 0; k < p->nkernels && tp_pool_has_threads(); k++) {
+      /* generated GEMMs large enough to split over the pool (with workers:
+       * decided per run, so a plan compiled before the workers start splits) */
+      for (int k = 0; k < p->nkernels; k++) {
         const tp_kir_kernel *kk = &p->kernels[k];
         if (fn[k] < 0 || kk->kind != TP_KK_GEMM || 2 * kk->M * kk->N * kk->K < 2 * SPLIT_GEMM_FLOPS) continue;
         if (!st->split && (st->split = tp_alloc((size_t)p->nkernels))) memset(st->split, 0, (size_t)p->nkernels);
