@@ -16,12 +16,12 @@
 #include "wasm/emit.h"
 #include "../runtime/pool.h"
 
-/* The accelerator's state for one plan. */
 /* A generated GEMM splits its panels over the pool from 2 x this many
  * FLOPs (2 M N K), in chunks of at least this many: the executor's
  * PAR_GEMM_FLOPS (docs/benchmarks.md, threads-wasm). */
 #define SPLIT_GEMM_FLOPS 4000000
 
+/* The accelerator's state for one plan. */
 typedef struct jit_state {
   int nkernels;
   int32_t *fn;          /* per kernel: table index of its function or -1, then the run entry */

@@ -711,10 +711,6 @@ const void *tp_plan_packed_b(const tp_plan *pl, int ki) {
   return (void *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
 }
 
-int tp_plan_kernel_parallel(const tp_kir_kernel *k) {
-  return k->kind == TP_KK_GEMM && 2 * k->M * k->N * k->K * k->batch >= 2 * PAR_GEMM_FLOPS;
-}
-
 typedef struct gemm_job {
   const tp_kernels *K;
   const tp_kir_kernel *k;
