@@ -138,8 +138,12 @@ let error = null, calls = 0;
 for (; calls < 200 && !error; calls++) {
   try { f(x).dispose(); } catch (e) { error = e.message; }
 }
-await new Promise((r) => setTimeout(r, 50)); // the worker's report reaches the main thread
-const threads = tp.explain((a) => tp.matmul(a, wc), x).threads;
+// the worker's report reaches the main thread (explain() names its error)
+let threads = '';
+for (let i = 0; i < 500 && !threads.includes('(pool worker 1 trapped ('); i++) {
+  await new Promise((r) => setTimeout(r, 10));
+  threads = tp.explain((a) => tp.matmul(a, wc), x).threads;
+}
 const c0 = workerChunks(core);
 const after = hash(f(x)), afterConv = hash(conv(img));
 console.log(JSON.stringify({ error, calls, threads, same: after === want, sameConv: afterConv === wantConv, chunksAfter: workerChunks(core) - c0 }));
