@@ -46,11 +46,19 @@ void tpw_set_host_error(const char *msg);
 const char *tpw_version(void);
 const char *tpw_isa(void);
 /* Threads (the Wasm threads build, docs/build.md): the loop of worker
- * `slot` (1, 2, ...), entered once by each worker instance the loader starts
- * after it set the instance's stack and TLS; it never returns (-1 at once on
- * the single-threaded builds, or for a bad slot). tpw_pool_has_threads: 1
+ * `slot` (1, 2, ...), entered by each worker instance the loader starts
+ * after it set the instance's stack and TLS, with the count of generated
+ * modules the worker installed; it returns 1 when that count is behind
+ * (install, enter again), 2 when the pool is off (-1 at once on the
+ * single-threaded builds, or for a bad slot). tpw_pool_has_threads: 1
  * when workers run. */
-int32_t tpw_pool_worker(int32_t slot);
+int32_t tpw_pool_worker(int32_t slot, int32_t gen);
+/* generated modules on the workers (pool.h, tp_pool_jit_published): the
+ * host posted one more to every worker; the count; a worker's JS caught a
+ * trap out of its loop */
+int32_t tpw_pool_jit_published(void);
+int32_t tpw_pool_jit_gen(void);
+void tpw_pool_worker_trapped(int32_t slot);
 int32_t tpw_pool_has_threads(void);
 /* chunks of parallel work the workers ran so far (0 without workers) */
 double tpw_pool_worker_chunks(void);

@@ -19,7 +19,10 @@ int32_t tpw_last_status(void) { return (int32_t)tp_last_status(); }
 void tpw_set_host_error(const char *msg) { tp_fail(TP_ERR_HOST, "%s", msg ? msg : "host error"); }
 const char *tpw_version(void) { return TP_VERSION_STRING; }
 const char *tpw_isa(void) { return tp_isa_name(); }
-int32_t tpw_pool_worker(int32_t slot) { return tp_pool_worker_loop(slot); }
+int32_t tpw_pool_worker(int32_t slot, int32_t gen) { return tp_pool_worker_loop(slot, (uint32_t)gen); }
+int32_t tpw_pool_jit_published(void) { return (int32_t)tp_pool_jit_published(); }
+int32_t tpw_pool_jit_gen(void) { return (int32_t)tp_pool_jit_gen(); }
+void tpw_pool_worker_trapped(int32_t slot) { tp_pool_worker_trapped(slot); }
 int32_t tpw_pool_has_threads(void) { return tp_pool_has_threads(); }
 double tpw_pool_worker_chunks(void) { return (double)tp_pool_worker_chunks(); }
 int32_t tpw_live_tensors(void) { return (int32_t)tp_live_tensors(); }

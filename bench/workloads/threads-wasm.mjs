@@ -10,7 +10,14 @@
 // (work that reached it). Not pinned: the threads need both cores. One JSON
 // line per case (bench/run.sh's contract), a table on stderr.
 //
-//   node bench/workloads/threads-wasm.mjs [--reps R] [--runs N] [--cases "W1 W2 W4 R1"] [--processes]
+// --sizing: the work sizing of generated GEMMs (SPLIT_GEMM_FLOPS,
+// src/codegen/plan_jit.c): square GEMMs with a constant B from 2 to 34
+// MFLOP (those under 8 MFLOP are not split: the control), config.threads 1
+// vs 2 in one process; per size the median wall time and the process's
+// CPU time per call (process.cpuUsage: the caller and the worker), whose
+// ratio is the split's overhead and hardly moves with other load.
+//
+//   node bench/workloads/threads-wasm.mjs [--reps R] [--runs N] [--cases "W1 W2 W4 R1"] [--processes] [--sizing]
 //   (R1 needs ultraface-rfb-320: BENCH_R1=path/to/R1.onnx, else it is skipped)
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -84,6 +91,33 @@ if (childConfig >= 0) { // one process of --processes
   process.exit(0);
 }
 process.stderr.write(`threads-wasm: ${tp.explain((x) => x.add(1), tp.zeros([2])).threads}\n`);
+if (argv.includes('--sizing')) {
+  for (const n of [96, 128, 160, 192, 224, 256]) {
+    const m = D.makeW1(tp, n, n, n);
+    const g = tp.compiler.compile((x) => m.f(x), { name: `gemm${n}` });
+    const runs = Math.max(RUNS, Math.round(4e8 / (2 * n * n * n)));
+    const wall = { 1: [], 2: [] }, cpu = { 1: [], 2: [] };
+    for (const t of [1, 2]) { tp.config.threads = t; for (let i = 0; i < 5; i++) g(m.x).dispose(); }
+    for (let r = 0; r < REPS; r++) for (const t of (r % 2 ? [2, 1] : [1, 2])) {
+      tp.config.threads = t;
+      const s = [], c0 = process.cpuUsage();
+      for (let i = 0; i < runs; i++) { const t0 = performance.now(); g(m.x).dispose(); s.push(performance.now() - t0); }
+      const c = process.cpuUsage(c0);
+      wall[t].push(median(s));
+      cpu[t].push((c.user + c.system) / 1000 / runs);
+    }
+    const mf = (2 * n * n * n) / 1e6;
+    const impls = [1, 2].map((t) => ({ name: `stax wasm ${t} thread${t === 1 ? '' : 's'}`, median_ms: median(wall[t]),
+      min_ms: Math.min(...wall[t]), max_ms: Math.max(...wall[t]), cpu_ms: median(cpu[t]) }));
+    console.log(JSON.stringify({ case: `sizing GEMM ${n}^3 (${mf.toFixed(1)} MFLOP)`, impls, baseline: impls[0].name, reps: REPS, runs_per_rep: runs }));
+    process.stderr.write(`GEMM ${n}^3 ${mf.toFixed(1).padStart(5)} MFLOP: 1 thread ${impls[0].median_ms.toFixed(3)} ms (cpu ${impls[0].cpu_ms.toFixed(3)}), ` +
+      `2 threads ${impls[1].median_ms.toFixed(3)} ms (cpu ${impls[1].cpu_ms.toFixed(3)}) = ${(impls[0].median_ms / impls[1].median_ms).toFixed(2)}x wall, ` +
+      `${(impls[1].cpu_ms / impls[0].cpu_ms).toFixed(2)}x cpu\n`);
+    g.dispose?.();
+  }
+  tp.config.threads = null;
+  process.exit(0);
+}
 for (const [name, m] of models) {
   const g = tp.compiler.compile((x) => m.f(x), { name: m.id });
   const once = () => { const y = g(m.x); y.dispose(); };

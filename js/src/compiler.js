@@ -129,10 +129,7 @@ export function bindCompiler(core) {
   core.hostLoadModule = (bytesPtr, len, nexports, outPtr) =>
     J.hostLoadModule(core, (msg) => reportHostError(new Error(msg)), bytesPtr, len, nexports, outPtr,
       !config.forceDisableCaches);
-  // the threads core: no relaxed SIMD (bit 2), whose int8 GEMM tile is a
-  // generated module the core installs as a kernel variant, which a worker
-  // could call; generated modules live in the main instance's table only
-  core.hostFeatures = core.threaded ? () => J.hostFeatures() & ~2 : J.hostFeatures;
+  core.hostFeatures = J.hostFeatures;
   core.hostUnloadModule = (base, n) => J.hostUnloadModule(core, base, n);
 }
 

@@ -78,6 +78,7 @@ export function hostUnloadModule(core, base, n) {
   const table = core.exports.__indirect_function_table;
   if (!(table instanceof WebAssembly.Table) || base < 0 || n <= 0 || base + n > table.length) return;
   for (let i = 0; i < n; i++) table.set(base + i, null);
+  if (core.threaded) postToWorkers(core, { unload: { base, n } });
   let runs = freeSlots.get(table);
   if (!runs) freeSlots.set(table, (runs = []));
   let i = 0;
@@ -153,7 +154,21 @@ function install(core, module, nexports) {
     if (typeof f !== 'function') throw new Error(`the generated module does not export f${i}`);
     table.set(base + i, f);
   }
+  if (core.threaded) postToWorkers(core, { install: { module, base, n: nexports } });
   return base;
+}
+
+// The threads core: every worker installs each generated module at the
+// main thread's table slots (pool_worker.js) before it runs another chunk
+// (the pool's handshake, tp_pool_jit_published in src/runtime/pool.c).
+// core.jitLive keeps the installed ones for workers that start later.
+function postToWorkers(core, msg) {
+  const live = (core.jitLive ??= new Map()); // base -> { module, n }
+  if (msg.install) live.set(msg.install.base, msg.install);
+  else live.delete(msg.unload.base);
+  const gen = (core.exports.tpw_pool_jit_gen() + 1) | 0;
+  for (const w of core.poolWorkers ?? []) w.postMessage({ ...msg, gen });
+  core.exports.tpw_pool_jit_published();
 }
 
 // On a page's main thread a synchronous compile blocks the page, and

@@ -4,9 +4,14 @@
 // that memory (the main instance has already run the constructors and
 // initialized the data segments), sets its own stack and thread block,
 // initializes its TLS, says it is ready and enters the pool's loop,
-// tpw_pool_worker(slot), which never returns. The pool's tasks are the
-// core's own kernels: they call no host import (the tp_host_* imports
-// throw here).
+// tpw_pool_worker(slot, gen). The loop returns 1 when the main thread
+// installed a generated module this worker has not (gen: the count this
+// worker installed): the worker then installs the modules posted to it
+// (install / unload messages, each with the count it brings the worker
+// to) in its own table at the main thread's slots, and enters the loop
+// again once it caught up. A trap out of the loop is reported to the core
+// (tpw_pool_worker_trapped) and to the main thread. The pool's tasks call
+// no host import (the tp_host_* imports throw here).
 import { emscriptenImports } from './threads.js';
 
 const isNode =
@@ -18,7 +23,7 @@ async function port() {
   }
   const wtModule = 'node:worker_threads';
   const wt = await import(/* webpackIgnore: true */ /* @vite-ignore */ wtModule);
-  return { on: (f) => wt.parentPort.once('message', f), post: (m) => wt.parentPort.postMessage(m) };
+  return { on: (f) => wt.parentPort.on('message', f), post: (m) => wt.parentPort.postMessage(m) };
 }
 
 function start({ module, memory, slot, stackTop, stackBase, tb }) {
@@ -62,16 +67,68 @@ function start({ module, memory, slot, stackTop, stackBase, tb }) {
   return ex;
 }
 
+// A generated module at the main thread's table slots (jit.js install).
+function install(ex, memory, { module, base, n }) {
+  const inst = new WebAssembly.Instance(module, { env: { memory, tp_jit_kernel: ex.tpw_jit_kernel } });
+  const table = ex.__indirect_function_table;
+  if (table.length < base + n) table.grow(base + n - table.length);
+  for (let i = 0; i < n; i++) table.set(base + i, inst.exports[`f${i}`]);
+}
+
+function unload(ex, { base, n }) {
+  const table = ex.__indirect_function_table;
+  for (let i = 0; i < n && base + i < table.length; i++) table.set(base + i, null);
+}
+
 const p = await port();
-p.on((msg) => {
-  let ex;
-  try {
-    ex = start(msg);
-  } catch (e) {
-    p.post({ error: String(e && e.message ? e.message : e) });
-    return;
+let ex = null, slot = 0, installed = 0, memory = null, stopped = false;
+
+// The pool's loop until the core says this worker's table is behind (and
+// it has not received the modules yet: wait for the messages) or it stops.
+function enter() {
+  for (;;) {
+    let r;
+    try {
+      r = ex.tpw_pool_worker(slot, installed);
+    } catch (e) {
+      stopped = true;
+      try { ex.tpw_pool_worker_trapped(slot); } catch { /* the report is best effort */ }
+      p.post({ trapped: true, error: String(e && e.message ? e.message : e) });
+      return;
+    }
+    if (r === 1 && ((ex.tpw_pool_jit_gen() - installed) | 0) > 0) return; // install first
+    if (r !== 1) {
+      stopped = true;
+      if (r !== 2) p.post({ error: `the pool's loop returned ${r} (slot ${slot})` });
+      return;
+    }
   }
-  p.post({ ready: true });
-  const r = ex.tpw_pool_worker(msg.slot); // the pool's loop: returns only for a bad slot
-  p.post({ error: `the pool's loop returned ${r} (slot ${msg.slot})` });
+}
+
+p.on((msg) => {
+  if (ex === null) {
+    try {
+      ex = start(msg);
+      slot = msg.slot, memory = msg.memory;
+      for (const m of msg.installs ?? []) install(ex, memory, m);
+      installed = msg.gen | 0;
+    } catch (e) {
+      p.post({ error: String(e && e.message ? e.message : e) });
+      return;
+    }
+    p.post({ ready: true });
+  } else {
+    if (stopped) return;
+    try {
+      if (msg.install) install(ex, memory, msg.install);
+      else if (msg.unload) unload(ex, msg.unload);
+    } catch (e) { // (out of its loop) it never re-enters: the other threads run its share
+      stopped = true;
+      p.post({ lost: true, error: `installing a generated module failed: ${e && e.message ? e.message : e}` });
+      return;
+    }
+    installed = msg.gen | 0;
+    if (((ex.tpw_pool_jit_gen() - installed) | 0) > 0) return; // more messages to come
+  }
+  enter();
 });

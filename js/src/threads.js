@@ -9,9 +9,14 @@
 // gets its own stack (__stack_pointer) and thread block, initializes its TLS
 // (emscripten_tls_init) and enters tpw_pool_worker(slot), the pool's loop,
 // which sleeps on memory.atomic.wait32 between jobs and never returns.
-// Generated modules (jit.js) run on the calling thread only (the pool's
-// tasks are the core's own kernels), so they are installed in the main
-// instance's table only.
+// Generated modules (jit.js) are installed in every worker's table at the
+// main thread's slots: jit.js posts each one to the workers (and the
+// modules installed so far go with a worker's start message); a worker
+// leaves the pool's loop to install them when the core says its table is
+// behind (tpw_pool_worker returns 1) and runs no chunk until it has.
+// A worker that traps tells the core (tpw_pool_worker_trapped: the call
+// fails, the pool runs on the calling thread from then on) and the main
+// thread (core.threadsNote, for explain()).
 
 const isNode =
   typeof process !== 'undefined' && process.versions != null && typeof process.versions.node === 'string';
@@ -159,15 +164,19 @@ export async function startWorkers(core, nworkers) {
     // (Node: none of the parent's flags, which may name its own entry, e.g.
     // --input-type=module -e; V8 flags apply to the whole process anyway)
     const w = isNode ? new WorkerCtor(url, { execArgv: [] }) : new WorkerCtor(url, { type: 'module' });
-    const msg = { module: core.module, memory: core.memory, slot, stackTop: (stack + WORKER_STACK) & ~15, stackBase: stack, tb };
+    const msg = { module: core.module, memory: core.memory, slot, stackTop: (stack + WORKER_STACK) & ~15, stackBase: stack, tb,
+      installs: [...(core.jitLive?.values() ?? [])], gen: ex.tpw_pool_jit_gen() };
     ready.push(new Promise((resolve, reject) => {
       const onMessage = (d) => {
         const data = isNode ? d : d.data;
         if (data && data.ready) {
           if (isNode) w.unref(); // from now on the workers never keep the process alive
           resolve();
-        }
-        else if (data && data.error) reject(new Error(`tensorplay: pool worker ${slot}: ${data.error}`));
+        } else if (data && data.trapped) {
+          core.threadsNote = `pool worker ${slot} trapped (${data.error}): running on 1 thread from now on`;
+        } else if (data && data.lost) {
+          core.threadsNote = `pool worker ${slot} stopped (${data.error}): running on the threads left`;
+        } else if (data && data.error) reject(new Error(`tensorplay: pool worker ${slot}: ${data.error}`));
       };
       const onError = (e) => reject(new Error(`tensorplay: pool worker ${slot} failed to start: ${e.message ?? e}`));
       if (isNode) {
@@ -180,6 +189,7 @@ export async function startWorkers(core, nworkers) {
     }));
     w.postMessage(msg);
     workers.push(w);
+    (core.poolWorkers ??= []).push(w); // jit.js posts generated modules to these
   }
   await Promise.all(ready);
   // the workers count themselves on entering the loop: wait until all have

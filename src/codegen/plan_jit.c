@@ -6,11 +6,20 @@
  * the plan on the executor (the stax backend logs it as a fallback).
  *
  * Threads: the per-plan state is used by the plan's one thread; the tile
- * cache is a locked tp_tune_cache. Generated code only exists on Wasm
- * hosts, which are single-threaded today. */
+ * cache is a locked tp_tune_cache. On the Wasm threads core a generated
+ * GEMM of at least 2 SPLIT_GEMM_FLOPS splits its column panels over the
+ * pool (jit_run): the host installs every generated module in each
+ * worker's function table at the main thread's index, and the pool gives
+ * no chunk to a worker that has not installed the latest module yet
+ * (tp_pool_jit_published, pool.c). */
 #include "jit.h"
 #include "wasm/emit.h"
 #include "../runtime/pool.h"
+
+/* A generated GEMM splits its panels over the pool from 2 x this many
+ * FLOPs (2 M N K), in chunks of at least this many: the executor's
+ * PAR_GEMM_FLOPS (docs/benchmarks.md, threads-wasm). */
+#define SPLIT_GEMM_FLOPS 4000000
 
 /* The accelerator's state for one plan. */
 typedef struct jit_state {
@@ -18,6 +27,7 @@ typedef struct jit_state {
   int32_t *fn;          /* per kernel: table index of its function or -1, then the run entry */
   int32_t token;        /* a load the host is still compiling, 0 if none */
   int32_t base, nslots; /* the module's table slots (base -1 while pending) */
+  uint8_t *split;       /* per kernel: 1 = a generated GEMM whose panels split over the pool */
   uint8_t *module;      /* the module's bytes (tp_compiled_last_module) */
   size_t module_len;
 } jit_state;
@@ -86,13 +96,14 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
     }
     double best = 1e30;
     int best_mr = 4;
+    int32_t np = (int32_t)tp_emit_gemm_panels(k);
     for (int v = 0; v < nmr; v++) {
-      void (*fn)(int32_t) = (void (*)(int32_t))(uintptr_t)(base + v);
-      fn((int32_t)(intptr_t)ptrs);
+      void (*fn)(int32_t, int32_t, int32_t) = (void (*)(int32_t, int32_t, int32_t))(uintptr_t)(base + v);
+      fn((int32_t)(intptr_t)ptrs, 0, np);
       double t = 1e30;
       for (int r = 0; r < 3; r++) {
         double t0 = tp_now_ms();
-        fn((int32_t)(intptr_t)ptrs);
+        fn((int32_t)(intptr_t)ptrs, 0, np);
         double dt = tp_now_ms() - t0;
         if (dt < t) t = dt;
       }
@@ -122,6 +133,7 @@ static void jit_release(void *state) {
   else if (st->fn) tp_jit_unload(st->base, st->nslots);
   tp_free(st->fn);
   tp_free(st->module);
+  tp_free(st->split);
   tp_free(st);
 }
 
@@ -155,21 +167,6 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
   uint8_t *host = tp_alloc((size_t)(p->nkernels ? p->nkernels : 1));
   if (!host) return TP_ERR_OUT_OF_MEMORY;
   for (int k = 0; k < p->nkernels; k++) host[k] = p->kernels[k].kind == TP_KK_GEMM && !tp_plan_packed_b(pl, k);
-#ifdef TP_WASM_THREADS
-  /* with workers, large GEMMs stay the executor's, which splits them over
-   * the workers (generated code runs on the calling thread only). The
-   * executor's SIMD128 GEMM (and its separate epilogue pass) takes about
-   * 1.25x the CPU time of the generated one (W2, W4; docs/benchmarks.md), so
-   * only GEMMs of at least WASM_SPLIT_GEMM_FLOPS, where two threads more
-   * than make up for it, leave the generated code */
-  enum { WASM_SPLIT_GEMM_FLOPS = 32000000 };
-  if (tp_pool_has_threads())
-    for (int k = 0; k < p->nkernels; k++) {
-      const tp_kir_kernel *kk = &p->kernels[k];
-      if (tp_plan_kernel_parallel(kk) && 2 * kk->M * kk->N * kk->K * kk->batch >= WASM_SPLIT_GEMM_FLOPS)
-        host[k] = 1;
-    }
-#endif
   uint8_t *mr = tp_alloc((size_t)(p->nkernels ? p->nkernels : 1));
   if (!mr) {
     tp_free(host);
@@ -203,14 +200,57 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
         fn[k] = em.kernel_func[k] < 0 ? -1 : em.kernel_func[k] + (token ? 0 : base);
       fn[p->nkernels] = em.run_func + (token ? 0 : base);
       /* the state keeps the bytes, for tp_compiled_last_module */
-      *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, em.bytes, em.len};
+      *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, NULL, em.bytes, em.len};
       em.bytes = NULL;
+      /* generated GEMMs large enough to split over the pool (with workers:
+       * decided per run, so a plan compiled before the workers start splits) */
+      for (int k = 0; k < p->nkernels; k++) {
+        const tp_kir_kernel *kk = &p->kernels[k];
+        if (fn[k] < 0 || kk->kind != TP_KK_GEMM || 2 * kk->M * kk->N * kk->K < 2 * SPLIT_GEMM_FLOPS) continue;
+        if (!st->split && (st->split = tp_alloc((size_t)p->nkernels))) memset(st->split, 0, (size_t)p->nkernels);
+        if (st->split) st->split[k] = 1; /* out of memory: it runs on one thread */
+      }
     }
   }
   tp_emitted_clear(&em);
   *state = st;
   return s;
 }
+
+#if defined(__wasm__)
+typedef void (*gemm_fn)(int32_t ptrs, int32_t p0, int32_t p1);
+typedef struct split_job {
+  gemm_fn fn;
+  int32_t ptrs;
+} split_job;
+
+static void split_task(void *ctx, int slot, int64_t b, int64_t e) {
+  (void)slot;
+  const split_job *j = ctx;
+  j->fn(j->ptrs, (int32_t)b, (int32_t)e);
+}
+
+/* Generated kernel k: a GEMM over its panels [0, np) (split over the pool
+ * when st->split says so; each panel is computed alone, so the bits do not
+ * depend on the split), the others (i32 ptrs) -> () (emit.h). */
+static tp_status call_kernel(const jit_state *st, const tp_kir_program *p, int k, int32_t *ptrtab, int threads) {
+  const tp_kir_kernel *kk = &p->kernels[k];
+  int32_t ptrs = (int32_t)(intptr_t)ptrtab;
+  if (kk->kind != TP_KK_GEMM) {
+    ((void (*)(int32_t))(uintptr_t)st->fn[k])(ptrs);
+    return TP_OK;
+  }
+  split_job j = {(gemm_fn)(uintptr_t)st->fn[k], ptrs};
+  int64_t np = tp_emit_gemm_panels(kk), panel_flops = 2 * kk->M * 8 * kk->K;
+  if (threads > 1 && st->split && st->split[k]) {
+    int64_t grain = (SPLIT_GEMM_FLOPS + panel_flops - 1) / panel_flops;
+    tp_parallel_for(np, grain, split_task, &j);
+    return tp_pool_take_failure();
+  }
+  j.fn(ptrs, 0, (int32_t)np);
+  return TP_OK;
+}
+#endif
 
 static tp_status jit_run(void *state, const tp_plan *pl, void *const *bufs, void *run, int *ran) {
   jit_state *st = state;
@@ -226,14 +266,15 @@ static tp_status jit_run(void *state, const tp_plan *pl, void *const *bufs, void
   for (int b = 0; b < p->nbufs; b++) ptrtab[b] = (int32_t)(intptr_t)bufs[b];
   for (int k = 0; k < p->nkernels; k++) ptrtab[p->nbufs + k] = (int32_t)(intptr_t)tp_plan_packed_b(pl, k);
   int32_t r = 0;
-  if (tp_plan_profiling(pl)) {
-    /* profiling (stax.profile): each kernel on its own, timed; generated
-     * kernels are (i32 ptrs) -> () (emit.h), the others the executor's */
+  int prof = tp_plan_profiling(pl), threads = st->split ? tp_pool_threads_or_default() : 1;
+  if (prof || threads > 1) {
+    /* each kernel on its own: profiling (stax.profile) times each one; with
+     * threads, the split GEMMs run their panels over the pool */
     for (int k = 0; k < p->nkernels && !r; k++) {
-      double t0 = tp_now_ms();
-      if (st->fn[k] >= 0) ((void (*)(int32_t))(uintptr_t)st->fn[k])((int32_t)(intptr_t)ptrtab);
+      double t0 = prof ? tp_now_ms() : 0;
+      if (st->fn[k] >= 0) r = (int32_t)call_kernel(st, p, k, ptrtab, threads);
       else r = (int32_t)tp_plan_run_kernel(run, k);
-      tp_plan_profile_add(pl, k, tp_now_ms() - t0);
+      if (prof) tp_plan_profile_add(pl, k, tp_now_ms() - t0);
     }
   } else {
     /* one call: the generated module's run entry (emit.h) */

@@ -715,10 +715,6 @@ const void *tp_plan_packed_b(const tp_plan *pl, int ki) {
   return (void *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
 }
 
-int tp_plan_kernel_parallel(const tp_kir_kernel *k) {
-  return k->kind == TP_KK_GEMM && 2 * k->M * k->N * k->K * k->batch >= 2 * PAR_GEMM_FLOPS;
-}
-
 typedef struct gemm_job {
   const tp_kernels *K;
   const tp_kir_kernel *k;
@@ -1035,6 +1031,8 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
     tp_plan_profile_add(pl, k, tp_now_ms() - t0);
   }
   pl->running--;
+  /* a Wasm pool worker that trapped in this run's parallel work (pool.h) */
+  if (!s) s = tp_pool_take_failure();
   for (int i = 0; i < nheld; i++) tp_tensor_release(held[i]);
   tp_free(held);
   tp_free(ptr);

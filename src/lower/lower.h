@@ -198,11 +198,6 @@ const tp_kir_program *tp_plan_program(const tp_plan *pl);
 /* The packed B of constant-weight GEMM kernel ki (NULL if not packed, or
  * packed for another ISA table than the current one). */
 const void *tp_plan_packed_b(const tp_plan *pl, int ki);
-/* 1 when the executor splits kernel k over the thread pool (given more than
- * one thread): a GEMM above its work-sizing threshold (executor.c PAR_*).
- * The Wasm threads build leaves those to the executor instead of generated
- * code, which runs on the calling thread only. */
-int tp_plan_kernel_parallel(const tp_kir_kernel *k);
 /* A monotonic clock in ms (max-autotune's timings). */
 double tp_now_ms(void);
 /* Adds n to the program's count of measured (autotuned) kernels. */

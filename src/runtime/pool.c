@@ -142,7 +142,9 @@ void tp_pool_describe(char *buf, size_t n) {
              tp_pool_threads_or_default() == 1 ? "" : "s", src);
 #elif defined(TP_POOL_WASM)
   int want = set ? set : env > 0 ? env : 0, have = cores();
-  if (have == 1)
+  if (tp_pool_broken())
+    snprintf(buf, n, "Wasm threads: 1 thread (a pool worker trapped; every call runs on the calling thread)");
+  else if (have == 1)
     snprintf(buf, n, "Wasm threads build: 1 thread (no workers running)");
   else if (want > have)
     snprintf(buf, n, "Wasm threads: %d threads (%s = %d, but %d worker%s running)", have, src, want,
@@ -347,7 +349,7 @@ static void plat_start(int nworkers) {
 }
 
 static void plat_run(job *j, int nthreads) {
-  if (j->nchunks <= 1 || j->nslots <= 1 || nthreads <= 1 || in_task ||
+  if (j->nchunks <= 1 || j->nslots <= 1 || nthreads <= 1 || in_task || tp_pool_broken() ||
       pthread_mutex_trylock(&submit)) {
     run_alone(j);
     return;
@@ -420,6 +422,10 @@ static struct {
   uintptr_t task, ctx;
   int64_t n;
   int nchunks, nslots;
+  uint32_t jit_gen; /* atomic: generated modules installed on the main thread (tp_pool_jit_published) */
+  int running[TP_POOL_MAX]; /* atomic, per worker slot: 1 while it runs a chunk */
+  int trapped;      /* atomic: the slot of a worker that trapped in a chunk (0: none); taken by tp_pool_take_failure */
+  int broken;       /* atomic: a worker trapped: every parallel-for runs on the caller from then on */
 } W;
 static int submit_held; /* atomic: one parallel-for at a time */
 static _Thread_local int in_task;
@@ -438,46 +444,97 @@ static void wasm_yield(void *addr, uint32_t value) {
     __builtin_wasm_memory_atomic_wait32((int *)addr, (int)value, 1000);
 }
 
-static uint32_t await_job(uint32_t seen) {
+/* Waits until a job is published (W.seq moves from seen) or the main
+ * thread installed another generated module (W.jit_gen moves from gen). */
+static uint32_t await_job(uint32_t seen, uint32_t gen) {
   uint32_t s;
   double t0 = emscripten_get_now();
   for (unsigned i = 0;; i++) {
-    if ((s = __atomic_load_n(&W.seq, __ATOMIC_ACQUIRE)) != seen) return s;
+    if ((s = __atomic_load_n(&W.seq, __ATOMIC_ACQUIRE)) != seen || LD(W.jit_gen) != gen) return s;
     if ((i & 63) != 63) continue;
     wasm_yield(&W.seq, seen);
     if (emscripten_get_now() - t0 > TP_POOL_SPIN_US / 1000.0) break;
   }
   __atomic_add_fetch(&W.sleepers, 1, __ATOMIC_SEQ_CST);
-  while ((s = __atomic_load_n(&W.seq, __ATOMIC_SEQ_CST)) == seen)
+  while ((s = __atomic_load_n(&W.seq, __ATOMIC_SEQ_CST)) == seen &&
+         __atomic_load_n(&W.jit_gen, __ATOMIC_SEQ_CST) == gen)
     __builtin_wasm_memory_atomic_wait32((int *)&W.seq, (int)seen, -1);
   __atomic_sub_fetch(&W.sleepers, 1, __ATOMIC_SEQ_CST);
   return s;
 }
 
-int tp_pool_worker_loop(int slot) {
+/* Generated modules: a chunk may call a function the main thread installed
+ * in its table (a generated GEMM's panels, plan_jit.c), which exists in a
+ * worker's table only once the worker installed it too. The host bumps
+ * W.jit_gen after posting each module to the workers; a worker whose
+ * installed count is behind claims no chunk: it returns 1 from its loop to
+ * its JS, which installs the modules posted to it and enters the loop again
+ * with the new count. The job's publication (seq, sequentially consistent)
+ * comes after the bump, so a worker that reads the job sees the bump. */
+int tp_pool_worker_loop(int slot, uint32_t gen) {
   if (slot < 1 || slot >= TP_POOL_MAX) return -1;
+  if (__atomic_load_n(&W.broken, __ATOMIC_ACQUIRE)) return 2; /* a worker trapped: the pool is off */
   in_task = 1;
   uint32_t seen = __atomic_load_n(&W.seq, __ATOMIC_ACQUIRE) & ~1u;
   __atomic_add_fetch(&W.workers, 1, __ATOMIC_SEQ_CST);
   for (;;) {
-    uint32_t s = await_job(seen);
-    if (s & 1) continue; /* the caller is writing the job */
+    uint32_t s = await_job(seen, gen);
+    if (__atomic_load_n(&W.jit_gen, __ATOMIC_SEQ_CST) != gen) break;
+    if (s == seen || (s & 1)) continue; /* the caller is writing the job */
     job j = {(tp_pool_task)LD(W.task), (void *)LD(W.ctx), LD(W.n), LD(W.nchunks), LD(W.nslots),
              &W.claim, s >> 1, &W.done};
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (LD(W.seq) != s) continue;
+    if (__atomic_load_n(&W.jit_gen, __ATOMIC_SEQ_CST) != gen) break; /* its table is behind */
     seen = s;
     if (slot >= j.nslots) continue;
     for (int c; (c = claim(&j)) >= 0;) { /* run_share, counting the chunks */
+      __atomic_store_n(&W.running[slot], 1, __ATOMIC_SEQ_CST);
       run_chunk(&j, slot, c);
+      __atomic_store_n(&W.running[slot], 0, __ATOMIC_SEQ_CST);
       __atomic_add_fetch(&W.worker_chunks, 1, __ATOMIC_RELAXED);
       __atomic_add_fetch(j.done, 1, __ATOMIC_SEQ_CST);
     }
   }
+  __atomic_sub_fetch(&W.workers, 1, __ATOMIC_SEQ_CST);
+  in_task = 0;
+  return 1;
 }
 
+uint32_t tp_pool_jit_published(void) {
+  uint32_t g = __atomic_add_fetch(&W.jit_gen, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&W.sleepers, __ATOMIC_SEQ_CST))
+    __builtin_wasm_memory_atomic_notify((int *)&W.seq, (unsigned)-1);
+  return g;
+}
+
+uint32_t tp_pool_jit_gen(void) { return __atomic_load_n(&W.jit_gen, __ATOMIC_SEQ_CST); }
+
+/* The worker's JS caught a trap out of its loop: the chunk it ran counts as
+ * done (so its caller stops waiting) and fails the call
+ * (tp_pool_take_failure); the pool runs every parallel-for on the caller
+ * from now on. */
+void tp_pool_worker_trapped(int slot) {
+  if (slot < 1 || slot >= TP_POOL_MAX) return;
+  __atomic_store_n(&W.broken, 1, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&W.trapped, slot, __ATOMIC_SEQ_CST);
+  __atomic_sub_fetch(&W.workers, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_exchange_n(&W.running[slot], 0, __ATOMIC_SEQ_CST)) __atomic_add_fetch(&W.done, 1, __ATOMIC_SEQ_CST);
+}
+
+tp_status tp_pool_take_failure(void) {
+  int slot = __atomic_exchange_n(&W.trapped, 0, __ATOMIC_SEQ_CST);
+  if (!slot) return TP_OK;
+  return tp_fail(TP_ERR_RUNTIME,
+                 "Wasm threads: pool worker %d trapped while running a chunk of this call's parallel work "
+                 "(explain().threads names its error), so the call failed; the runtime goes on with 1 thread",
+                 slot);
+}
+
+int tp_pool_broken(void) { return __atomic_load_n(&W.broken, __ATOMIC_ACQUIRE); }
+
 static void plat_run(job *j, int nthreads) {
-  if (j->nchunks <= 1 || j->nslots <= 1 || nthreads <= 1 || in_task ||
+  if (j->nchunks <= 1 || j->nslots <= 1 || nthreads <= 1 || in_task || tp_pool_broken() ||
       __atomic_exchange_n(&submit_held, 1, __ATOMIC_ACQUIRE)) {
     run_alone(j);
     return;
@@ -513,11 +570,16 @@ void tp_pool_shutdown(void) {}
 #endif
 
 #ifndef TP_POOL_WASM
-int tp_pool_worker_loop(int slot) { /* no workers for the loader to run on this build */
-  (void)slot;
+int tp_pool_worker_loop(int slot, uint32_t gen) { /* no workers for the loader to run on this build */
+  (void)slot, (void)gen;
   return -1;
 }
 int64_t tp_pool_worker_chunks(void) { return 0; }
+uint32_t tp_pool_jit_published(void) { return 0; }
+uint32_t tp_pool_jit_gen(void) { return 0; }
+void tp_pool_worker_trapped(int slot) { (void)slot; }
+tp_status tp_pool_take_failure(void) { return TP_OK; }
+int tp_pool_broken(void) { return 0; }
 #endif
 
 void tp_threads_shutdown(void) { tp_pool_shutdown(); }

@@ -47,10 +47,27 @@ void tp_pool_describe(char *buf, size_t n);
 void tp_pool_shutdown(void);
 
 /* Wasm threads build: the loop of worker `slot` (1 .. TP_POOL_MAX - 1),
- * which the JS loader enters once per worker instance (tpw_pool_worker)
- * after giving it its own stack and TLS; it never returns. -1 at once for a
- * bad slot, and on every other build (no workers to run). */
-int tp_pool_worker_loop(int slot);
+ * which the JS loader enters per worker instance (tpw_pool_worker) after
+ * giving it its own stack and TLS; it returns 1 when the worker must
+ * install generated modules (below), 2 when the pool is off (a worker
+ * trapped). -1 at once for a bad slot, and on every other build (no
+ * workers to run). */
+int tp_pool_worker_loop(int slot, uint32_t gen);
+/* Wasm threads build, generated modules: the host installed one more in the
+ * main instance's table and posted it to every worker (returns the new
+ * count); a worker whose installed count (gen above) is behind leaves its
+ * loop with 1 to install the modules posted to it, then enters again.
+ * tp_pool_jit_gen: the count. 0 on other builds. */
+uint32_t tp_pool_jit_published(void);
+uint32_t tp_pool_jit_gen(void);
+/* Wasm threads build: the JS of worker `slot` caught a trap out of its
+ * loop. Its chunk counts as done, the pool runs on the caller from then on
+ * (tp_pool_broken), and tp_pool_take_failure returns the error (once) that
+ * fails the call whose parallel work the worker was running (TP_OK
+ * otherwise, and always on other builds). */
+void tp_pool_worker_trapped(int slot);
+tp_status tp_pool_take_failure(void);
+int tp_pool_broken(void);
 /* Wasm threads build: chunks the loader's workers have run so far (0 on
  * other builds): says that work reached them (tests, benchmarks). */
 int64_t tp_pool_worker_chunks(void);

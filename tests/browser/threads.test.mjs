@@ -1,8 +1,8 @@
 // The Wasm threads core in a real browser (headless Chromium): the page
 // tests/browser/threads.html asks for 2 threads. Served cross-origin
 // isolated (COOP/COEP, examples/web/serve.mjs) it runs the threads core with
-// a worker, and compiled kernels that split over the pool give the same
-// bits with config.threads 1 and 2; served without isolation (?coi=0) the
+// a worker, and compiled kernels that split over the pool (a generated
+// GEMM's panels among them) give the same bits with config.threads 1 and 2; served without isolation (?coi=0) the
 // package falls back to the one-thread core and explain() says why.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -37,6 +37,11 @@ test('cross-origin isolated: the threads core, 2 threads, the same bits as 1', {
   assert.equal(r.chunks1, 0); // config.threads = 1: the page's thread alone
   assert.ok(r.chunks2 > 0, 'no work reached the worker with 2 threads');
   assert.ok(r.worst <= 1, `GEMM error ${r.worst} x the bound`);
+  // the generated GEMM (installed in the worker's table too): its panels
+  // ran on the worker, the same bits with 1 and 2 threads
+  assert.equal(r.genGemm, 1, 'the constant-weight GEMM is generated code');
+  assert.ok(r.genChunks > 0, 'no chunk of the generated GEMM ran on the worker');
+  assert.ok(r.genSame2, 'generated GEMM bits with 1 and 2 threads');
 });
 
 test('not isolated: one thread, and explain() says why', { skip: skip || false, timeout: 90000 }, async () => {
@@ -46,5 +51,7 @@ test('not isolated: one thread, and explain() says why', { skip: skip || false, 
   assert.match(r.threads, /^single-threaded Wasm build: 1 thread \(threads requested, but SharedArrayBuffer is unavailable/);
   assert.deepEqual(r.threads2, r.threads1);
   assert.equal(r.chunks2, 0);
+  assert.equal(r.genChunks, 0);
+  assert.ok(r.genSame2);
   assert.ok(r.worst <= 1, `GEMM error ${r.worst} x the bound`);
 });

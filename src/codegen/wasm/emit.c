@@ -135,6 +135,10 @@ static tp_status emit_run(tp_wasm_module *m, uint32_t type, const tp_kir_program
   for (int k = 0; k < p->nkernels && !s; k++) {
     if (fidx[k] != UINT32_MAX) {
       s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_GET, 0);
+      if (!s && p->kernels[k].kind == TP_KK_GEMM) { /* all its panels */
+        s = tp_wasm_emit_i32_const(f, 0);
+        if (!s) s = tp_wasm_emit_i32_const(f, (int32_t)tp_emit_gemm_panels(&p->kernels[k]));
+      }
       if (!s) s = tp_wasm_emit_call(f, fidx[k]);
     } else {
       s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_GET, 1);
@@ -154,9 +158,10 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
   memset(out, 0, sizeof *out);
   tp_wasm_module *m = NULL;
   TP_TRY(tp_wasm_module_init(&m));
-  uint32_t type, run_type, cb = 0;
-  const uint8_t params[2] = {TP_WASM_I32, TP_WASM_I32}, results[1] = {TP_WASM_I32};
+  uint32_t type, gemm_type, run_type, cb = 0;
+  const uint8_t params[3] = {TP_WASM_I32, TP_WASM_I32, TP_WASM_I32}, results[1] = {TP_WASM_I32};
   tp_status s = tp_wasm_module_add_type(m, 1, params, 0, NULL, &type);
+  if (!s) s = tp_wasm_module_add_type(m, 3, params, 0, NULL, &gemm_type);
   if (!s) s = tp_wasm_module_add_type(m, 2, params, 1, results, &run_type);
   tp_wasm_limits lim = TP_WASM_CORE_MEMORY(1);
   if (!s) s = tp_wasm_module_import_memory(m, "env", "memory", lim);
@@ -179,7 +184,7 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
   if (!s && nhost) s = tp_wasm_module_import_func(m, "env", "tp_jit_kernel", run_type, &cb);
   for (int ki = 0; ki < p->nkernels && !s; ki++) {
     if (fidx[ki] == UINT32_MAX) continue;
-    s = emit_kernel(m, type, p, ki, &preps[ki], o && o->relaxed_simd, o && o->gemm_mr ? o->gemm_mr[ki] : 0,
+    s = emit_kernel(m, p->kernels[ki].kind == TP_KK_GEMM ? gemm_type : type, p, ki, &preps[ki], o && o->relaxed_simd, o && o->gemm_mr ? o->gemm_mr[ki] : 0,
                     &fidx[ki]);
     if (s) {
       tp_fail_context(s, "wasm emitter: kernel %s", p->kernels[ki].name);
@@ -213,8 +218,8 @@ tp_status tp_emit_gemm_variants(const tp_kir_program *p, const tp_emit_options *
   tp_wasm_module *m = NULL;
   TP_TRY(tp_wasm_module_init(&m));
   uint32_t type;
-  const uint8_t params[1] = {TP_WASM_I32};
-  tp_status s = tp_wasm_module_add_type(m, 1, params, 0, NULL, &type);
+  const uint8_t params[3] = {TP_WASM_I32, TP_WASM_I32, TP_WASM_I32}; /* (ptrs, p0, p1) as in tp_emit_wasm */
+  tp_status s = tp_wasm_module_add_type(m, 3, params, 0, NULL, &type);
   tp_wasm_limits lim = TP_WASM_CORE_MEMORY(1);
   if (!s) s = tp_wasm_module_import_memory(m, "env", "memory", lim);
   tp_kir_prep pr;

@@ -6,7 +6,10 @@
  *
  * Each emitted kernel is (i32 ptrs) -> (): ptrs is the address of an
  * int32 array holding each buffer's byte address for this run (index =
- * buffer id), then each kernel's packed B. The module imports the core's
+ * buffer id), then each kernel's packed B. A GEMM kernel is (i32 ptrs, i32
+ * p0, i32 p1) -> (): it computes its column panels [p0, p1) of
+ * tp_emit_gemm_panels (8 columns each), so the core can split them over
+ * threads; the run entry calls it with the whole range. The module imports the core's
  * memory as env.memory and exports its kernels as f0, f1, ... f(n-1), and
  * the run entry as f<n> (also named "run"): (i32 ptrs, i32 ctx) -> i32
  * calls every kernel of the program in order, the ones that are not
@@ -43,5 +46,8 @@ void tp_emitted_clear(tp_emitted *e);
  * tp_emit_wasm). TP_ERR_UNSUPPORTED when ki is not a generated GEMM. */
 tp_status tp_emit_gemm_variants(const tp_kir_program *p, const tp_emit_options *o, int ki, int nmr,
                                 const int *mrs, tp_emitted *out);
+
+/* Column panels of a generated GEMM kernel (the range its p0, p1 cut). */
+int64_t tp_emit_gemm_panels(const tp_kir_kernel *k);
 
 #endif

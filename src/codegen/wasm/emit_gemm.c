@@ -7,7 +7,12 @@
  * unless max-autotune timed another, emit.h); A is read in
  * place (f32.load + splat per row and k). Rows past M reuse row M-1 and are
  * not stored; a partial last panel stores its valid lanes. The epilogue
- * (bias, activation, residual) runs on the tile before it is stored. */
+ * (bias, activation, residual) runs on the tile before it is stored.
+ *
+ * The kernel is (i32 ptrs, i32 p0, i32 p1) -> (): it computes the column
+ * panels [p0, p1) (of 8 columns; tp_emit_gemm_panels) and nothing else, so the
+ * core's thread pool can split the panels over its threads (plan_jit.c);
+ * every output element is computed the same way whatever the split. */
 #include "emit_internal.h"
 
 #define GMR 4     /* default tile rows: 4 x 8 = 8 v128 accumulators */
@@ -46,6 +51,8 @@ static void gemm_store(em *e, kctx *c, const tp_kir_kernel *k, uint32_t acc, uin
   if (valid > 1) lget(e, col), i32c(e, (int32_t)(valid - 1)), op(e, TP_WASM_OP_I32_SUB), lset(e, col);
 }
 
+int64_t tp_emit_gemm_panels(const tp_kir_kernel *k) { return (k->N + GNR - 1) / GNR; }
+
 int tp_em_gemm_supported(const tp_kir_program *p, const tp_kir_kernel *k, int64_t *rs, int64_t *cs) {
   if (k->kind != TP_KK_GEMM || !k->b_const || k->batch != 1 || k->M < 1 || k->N < 1 || k->K < 1) return 0;
   if (p->bufs[k->a_buf].desc.dtype != TP_F32 || k->a_rs < 0 || k->a_cs < 1) return 0;
@@ -81,7 +88,7 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
   for (int i = 0; i < TP_KIR_MAX_INS; i++) c.vals[i] = vtmp(e);
   for (int q = 0; q < TP_KIR_MAX_IN; q++) c.hoist[q] = vtmp(e);
   for (int q = 0; q < k->nin; q++) c.origin[q] = itmp(e), c.base[q] = itmp(e);
-  const uint32_t P = 0;
+  const uint32_t P = 0, PB = 1, PE = 2; /* params: ptrs, first panel, end panel */
   int64_t M = k->M, N = k->N, K = k->K, KCb = k->tune_kc ? k->tune_kc : TP_WASMSIMD_KC;
   int64_t Np = (N + GNR - 1) / GNR * GNR;
   uint32_t A = itmp(e), B = itmp(e), C = itmp(e), bias = itmp(e);
@@ -107,9 +114,12 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
     int64_t p0 = part == 0 ? 0 : full, p1 = part == 0 ? full : npanels;
     if (p1 <= p0) continue;
     int64_t valid_cols = part == 0 ? GNR : edge;
-    i32c(e, (int32_t)p0), lset(e, jr);
+    /* jr from max(p0, PB) while jr < min(p1, PE) */
+    i32c(e, (int32_t)p0), lget(e, PB), i32c(e, (int32_t)p0), lget(e, PB), op(e, TP_WASM_OP_I32_GT_S);
+    op(e, TP_WASM_OP_SELECT), lset(e, jr);
     block(e, TP_WASM_OP_BLOCK), block(e, TP_WASM_OP_LOOP);
     lget(e, jr), i32c(e, (int32_t)p1), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
+    lget(e, jr), lget(e, PE), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
     i32c(e, 0), lset(e, ir);
     block(e, TP_WASM_OP_BLOCK), block(e, TP_WASM_OP_LOOP);
     lget(e, ir), i32c(e, (int32_t)M), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
