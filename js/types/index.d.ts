@@ -598,7 +598,7 @@ export interface ExplainReport {
    * (decompositions, folded constants) have fresh names. null when the
    * list would not fit in 256 KiB. */
   backend_plans: Array<{
-    kernels: number; pointwise: number; row: number; gemm: number; op: number;
+    kernels: number; pointwise: number; row: number; gemm: number; conv: number; op: number;
     generated: number; arena_bytes: number; autotuned: number;
     kernel_nodes: string[][] | null;
   } | null>;

@@ -936,6 +936,82 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
   return s;
 }
 
+/* ---- conv kernels: the epilogue on each output tile of the conv ---- */
+typedef struct conv_epi_ctx {
+  const tp_kir_kernel *k;
+  float *scratch;                    /* SCRATCH_FLOATS per slot */
+  const float *base[TP_KIR_MAX_IN];
+  int merge;                         /* every load's row stride is OW x its column stride */
+  int64_t M, P, OW;
+} conv_epi_ctx;
+
+/* tp_conv_epi's fn: outputs [m0, m1) x [p0, p1) of image n, in chunks of
+ * at most CH along a row (or along the plane when the loads merge). */
+static void conv_epi(void *ctx, int slot, float *y, int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  const conv_epi_ctx *c = ctx;
+  const tp_kir_kernel *k = c->k;
+  evalctx e;
+  memset(&e, 0, sizeof e);
+  e.K = tp_kern();
+  e.scratch = c->scratch + (size_t)slot * SCRATCH_FLOATS;
+  e.k = k;
+  for (int i = 0; i < k->nin; i++) e.slot_st[i] = k->in[i].strides[3];
+  for (int64_t m = m0; m < m1; m++) {
+    float *ym = y + (n * c->M + m) * c->P;
+    for (int64_t p = p0; p < p1;) {
+      int64_t i = p / c->OW, j = p % c->OW, end = c->merge ? p1 : (i + 1) * c->OW;
+      if (end > p1) end = p1;
+      int64_t len = end - p < CH ? end - p : CH;
+      for (int q = 0; q < k->nin; q++) {
+        const int64_t *st = k->in[q].strides;
+        e.slot_ptr[q] = c->base[q] + n * st[0] + m * st[1] + i * st[2] + j * st[3];
+      }
+      e.acc = ym + p;
+      float sc;
+      int is_sc;
+      const float *v = eval(&e, &k->expr, len, ym + p, &sc, &is_sc);
+      store(ym + p, v, sc, is_sc, len);
+      p += len;
+    }
+  }
+}
+
+/* A conv kernel: the conv2d straight into its output buffer, the epilogue
+ * (if any) on each tile the conv completes (tp_conv2d_into_epi). */
+static tp_status run_conv(const runctx *r, int ki, const tp_kir_kernel *k) {
+  if (!k->expr.n) return run_op(r, ki, k);
+  const tp_kir_program *p = r->pl->p;
+  shell ins[TP_MAX_OPERANDS], out;
+  tp_tensor *args[TP_MAX_OPERANDS] = {0}, *scalars[TP_MAX_OPERANDS] = {0};
+  make_shell(r, k->out, &out);
+  const tp_node *n = &p->graph->nodes[k->node];
+  operand_ctx oc = {r, k, ins};
+  tp_status s = tp_node_operands(n, operand_shell, &oc, args, scalars);
+  if (!s && (!tp_tensor_is_contiguous(&out.t) || k->nd != 4))
+    s = tp_fail(TP_ERR_INTERNAL, "executor: conv kernel output is not a contiguous 4-d buffer");
+  if (!s) {
+    conv_epi_ctx c;
+    memset(&c, 0, sizeof c);
+    c.k = k;
+    c.M = k->shape[1], c.OW = k->shape[3], c.P = k->shape[2] * k->shape[3];
+    c.merge = 1;
+    for (int q = 0; q < k->nin; q++) {
+      c.base[q] = slot_base(r, &k->in[q]);
+      if (k->in[q].strides[2] != k->in[q].strides[3] * c.OW) c.merge = 0;
+    }
+    /* per pool slot scratch (one run at a time), else the conv on one thread */
+    int threads = tp_pool_threads_or_default(), ns = 1;
+    c.scratch = r->pl->scratch;
+    float *ps = threads > 1 && r->pl->running == 1 ? par_scratch(r->pl, threads) : NULL;
+    if (ps) c.scratch = ps, ns = threads;
+    tp_conv_epi epi = {conv_epi, &c, ns};
+    s = tp_conv2d_into_epi(args, &n->attrs, &out.t, &epi);
+  }
+  tp_node_operands_release(n, scalars);
+  if (s) tp_fail_context(s, "%s", k->name);
+  return s;
+}
+
 /* Kernel k on the executor. */
 static tp_status run_kernel(const runctx *r, int k) {
   const tp_kir_kernel *kk = &r->pl->p->kernels[k];
@@ -945,6 +1021,7 @@ static tp_status run_kernel(const runctx *r, int k) {
     case TP_KK_ROW: run_row(r, kk, &r->pl->preps[k], out); return TP_OK;
     case TP_KK_GEMM: run_gemm(r, k, kk, &r->pl->preps[k], out); return TP_OK;
     case TP_KK_OP: return run_op(r, k, kk);
+    case TP_KK_CONV: return run_conv(r, k, kk);
     default: return tp_fail(TP_ERR_INTERNAL, "executor: bad kernel kind");
   }
 }
