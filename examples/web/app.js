@@ -542,7 +542,7 @@ function showCompiled(m) {
   const plans = m.explain?.backend_plans ?? [];
   const plan = plans[plans.length - 1];
   if (plan) {
-    ui.kernels.textContent = `${plan.kernels} kernels: ${['gemm', 'pointwise', 'row', 'op'].filter((k) => plan[k]).map((k) => `${plan[k]} ${k}`).join(', ')}` +
+    ui.kernels.textContent = `${plan.kernels} kernels: ${['gemm', 'conv', 'pointwise', 'row', 'op'].filter((k) => plan[k]).map((k) => `${plan[k]} ${k}`).join(', ')}` +
       `; ${plan.generated} run as generated Wasm` + (plan.autotuned ? `; ${plan.autotuned} autotuned` : '') +
       `; arena ${fmtBytes(plan.arena_bytes)}`;
     ui.kernels.dataset.json = JSON.stringify(plan);
