@@ -937,6 +937,7 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
 }
 
 /* ---- conv kernels: the epilogue on each output tile of the conv ---- */
+#define CONV_EPI_MIN 64
 typedef struct conv_epi_ctx {
   const tp_kir_kernel *k;
   float *scratch;                    /* SCRATCH_FLOATS per slot */
@@ -998,6 +999,17 @@ static tp_status run_conv(const runctx *r, int ki, const tp_kir_kernel *k) {
     for (int q = 0; q < k->nin; q++) {
       c.base[q] = slot_base(r, &k->in[q]);
       if (k->in[q].strides[2] != k->in[q].strides[3] * c.OW) c.merge = 0;
+    }
+    /* tiles of fewer than CONV_EPI_MIN elements (rows of a small plane, or
+     * short rows whose loads do not merge): the per-tile evaluation costs
+     * more than it saves (the output is in cache anyway); the epilogue then
+     * runs once over the whole output, as a GEMM's does */
+    if ((c.merge ? c.P : c.OW) < CONV_EPI_MIN) {
+      s = tp_conv2d_into(args, &n->attrs, &out.t);
+      if (!s) run_pointwise(r, k, &r->pl->preps[ki], (float *)r->ptr[k->out], (float *)r->ptr[k->out]);
+      tp_node_operands_release(n, scalars);
+      if (s) tp_fail_context(s, "%s", k->name);
+      return s;
     }
     /* per pool slot scratch (one run at a time), else the conv on one thread */
     int threads = tp_pool_threads_or_default(), ns = 1;

@@ -235,15 +235,17 @@ static int regroup_lazy(val *lz, const tp_desc *to) {
  * Found by the differential tests (tests/c/compiler/test_diff.c). A
  * hardswish (x read by x * alpha and by the final product) or a leaky
  * relu (x and alpha x in the where) reads n twice and still leads to t.
- * budget bounds the walk. */
-static int leads_to(const sched *s, int n, int t, int *budget) {
+ * pw_only: every reader on the way a pointwise node. budget bounds the walk. */
+static int is_pointwise_node(const sched *s, int i);
+static int leads_to(const sched *s, int n, int t, int pw_only, int *budget) {
   if (n == t) return 1;
   if (n > t || --*budget < 0) return 0;
   int any = 0;
   for (int q = s->uoff[n]; q < s->uoff[n + 1]; q++) {
     int u = s->ulist[q];
     if (s->mm && s->mm[u] == -2) continue; /* a compare folded into its where */
-    if (!leads_to(s, u, t, budget)) return 0;
+    if (pw_only && !is_pointwise_node(s, u)) return 0;
+    if (!leads_to(s, u, t, pw_only, budget)) return 0;
     any = 1;
   }
   return any;
@@ -251,7 +253,7 @@ static int leads_to(const sched *s, int n, int t, int *budget) {
 
 static int single_reader(const sched *s, int n, int t) {
   int budget = 64;
-  return t >= 0 && leads_to(s, n, t, &budget);
+  return t >= 0 && leads_to(s, n, t, 0, &budget);
 }
 
 static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
@@ -901,18 +903,26 @@ static tp_status op_kernel(sched *s, int i) {
   return TP_OK;
 }
 
-/* A lazy value of node n read by several nodes that all lead to its last
- * reader, small enough to be evaluated once per reader. */
+/* A float32 elementwise op or a where folded into a pmax / pmin. */
+static int is_pointwise_node(const sched *s, int i) {
+  const tp_node *n = &s->g->nodes[i];
+  int kind, sub;
+  return n->kind == TP_NODE_CALL && (pointwise_op(n->op, &kind, &sub) || (s->mm && s->mm[i] >= 0));
+}
+
+/* A lazy value of node n read by several pointwise nodes that all lead,
+ * through pointwise nodes only, to its last reader (so every reader ends up
+ * in one expression), small enough to be evaluated once per reader. A
+ * value read by a reduction too (a squeeze-excitation's global pool) is
+ * computed once. */
 static int shared_in_chain(const sched *s, int n) {
   if (s->v[n].e.n > 16) return 0;
   int t = -1;
   for (int q = s->uoff[n]; q < s->uoff[n + 1]; q++)
     if (!(s->mm && s->mm[s->ulist[q]] == -2) && s->ulist[q] > t) t = s->ulist[q];
-  const tp_node *tn = t >= 0 ? &s->g->nodes[t] : NULL;
-  int kind, sub;
-  if (!tn || tn->kind != TP_NODE_CALL || (!pointwise_op(tn->op, &kind, &sub) && !(s->mm && s->mm[t] >= 0))) return 0;
+  if (t < 0 || !is_pointwise_node(s, t)) return 0;
   int budget = 64;
-  return leads_to(s, n, t, &budget);
+  return leads_to(s, n, t, 1, &budget);
 }
 
 void tp_lower_options_init(tp_lower_options *o) {

@@ -436,6 +436,7 @@ static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
   int64_t Cg = g->C / g->G, Mg = g->M / g->G, KK = g->KH * g->KW, Kd = Cg * KK, P = g->OH * g->OW;
   if (j->kind == 0) { /* unit: output row (n, m, i) */
     const float *stack_rows[64], **rows = g->KH > 64 ? j->rows + (size_t)slot * (size_t)g->KH : stack_rows;
+    int64_t run0 = u0; /* the epilogue: per run of rows of one plane */
     for (int64_t u = u0; u < u1; u++) {
       int64_t nm = u / g->OH, i = u % g->OH, n = nm / g->M, m = nm % g->M;
       const float *x = j->X + (n * g->C + m / Mg) * g->H * g->W;
@@ -445,7 +446,10 @@ static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
       }
       j->k->dwconv_row_f32(rows, g->KH, g->KW, j->Wt + m * KK, j->B ? j->B[m] : 0.0f,
                            j->Y + (n * g->M + m) * P + i * g->OW, g->OW, g->W, g->sw, g->dw, g->pl);
-      if (j->epi) j->epi->fn(j->epi->ctx, slot, j->Y, n, m, m + 1, i * g->OW, (i + 1) * g->OW);
+      if (j->epi && (u + 1 == u1 || (u + 1) % g->OH == 0)) {
+        j->epi->fn(j->epi->ctx, slot, j->Y, n, m, m + 1, (i - (u - run0)) * g->OW, (i + 1) * g->OW);
+        run0 = u + 1;
+      }
     }
     return;
   }

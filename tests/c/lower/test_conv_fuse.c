@@ -3,7 +3,8 @@
  * an unfolded BatchNorm, relu / leaky relu / clip / hardswish / sigmoid,
  * a residual add) becomes the conv kernel's epilogue, applied per output
  * tile inside the im2col + GEMM, depthwise (row and padded-plane) and
- * Winograd paths. Each plan is checked for its kernel count, compared
+ * Winograd paths (or, for planes under 64 elements, once over the whole
+ * output after the conv). Each plan is checked for its kernel count, compared
  * element for element with the unfused plan (stax.epilogue_fusion off: the
  * same conv, then the same expression as a pointwise kernel) and with the
  * eager graph runner, on one thread and on two (the conv's tiles then run
@@ -30,7 +31,8 @@ static const ccase cases[] = {
     /* im2col + GEMM (3x3 on 3 channels: not Winograd), bias as an add */
     {"conv + bias add + relu", 1, 3, 9, 11, 5, 3, 3, 1, {1, 1, 1, 1, 1, 1, 1, 1}, 0, 1,
      "%1 = add(%0, %s) : @\n%2 = relu(%1) : @\noutput(%2)\n", 1},
-    /* stride 2, BatchNorm as mul + add by run-time per-channel tensors, leaky relu (a pmax) */
+    /* stride 2, BatchNorm as mul + add by run-time per-channel tensors, leaky relu (a pmax);
+     * a 7x5 output plane: the epilogue runs once over the whole output (CONV_EPI_MIN) */
     {"conv + BN (unfolded) + leaky", 2, 4, 13, 10, 6, 3, 3, 1, {2, 2, 1, 1, 1, 1, 1, 1}, 1, 1,
      "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n%3 = mul(%2, 0.1) : @\n%4 = lt(%2, %3) : B\n"
      "%5 = where(%4, %3, %2) : @\noutput(%5)\n", 1},
@@ -38,7 +40,7 @@ static const ccase cases[] = {
     {"grouped conv + residual add + relu", 1, 16, 64, 64, 32, 3, 3, 2, {1, 1, 1, 1, 1, 1, 1, 1}, 1, 2,
      "%1 = add(%r, %0) : @\n%2 = relu(%1) : @\noutput(%2)\n", 1},
     /* depthwise, padded small plane (conv_dw_padded) */
-    {"depthwise (padded plane) + hardswish", 1, 6, 7, 9, 6, 3, 3, 6, {1, 1, 1, 1, 1, 1, 1, 1}, 1, 0,
+    {"depthwise (padded plane) + hardswish", 1, 6, 8, 9, 6, 3, 3, 6, {1, 1, 1, 1, 1, 1, 1, 1}, 1, 0,
      "%1 = add(%0, 3.0) : @\n%2 = lt(%1, 0.0) : B\n%3 = where(%2, 0.0, %1) : @\n%4 = gt(%3, 6.0) : B\n"
      "%5 = where(%4, 6.0, %3) : @\n%6 = mul(%0, %5) : @\n%7 = div(%6, 6.0) : @\noutput(%7)\n", 1},
     /* depthwise on the row kernel (OW >= 64), stride 2 rows */
