@@ -761,7 +761,7 @@ static void gemm_task(void *ctx, int slot, int64_t u0, int64_t u1) {
   if (j->tuned) K->gemm_tune(0, 0);
 }
 
-static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep *pr, float *out) {
+static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep *pr, float *out, int no_epi) {
   const tp_kernels *K = tp_kern();
   const float *pb = packed_b(r->pl, ki);
   const float *A = (const float *)r->ptr[k->a_buf] + k->a_off;
@@ -776,7 +776,7 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
     if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
     K->gemm_f32_packed_a(k->M, k->N, k->K, pa, B, k->b_rs, k->b_cs, out, k->N, bias);
     if (tuned) K->gemm_tune(0, 0);
-    if (k->expr.n) run_pointwise(r, k, pr, out, out);
+    if (k->expr.n && !no_epi) run_pointwise(r, k, pr, out, out);
     return;
   }
   gemm_job j = {K, k, A, B, pb, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, tuned};
@@ -821,7 +821,7 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
                     k->b_cs, out + b * k->M * k->N, k->N, bias);
     if (tuned) K->gemm_tune(0, 0);
   }
-  if (k->expr.n) run_pointwise(r, k, pr, out, out);
+  if (k->expr.n && !no_epi) run_pointwise(r, k, pr, out, out);
 }
 
 /* A tensor over a buffer of this run (no ownership). */
@@ -979,8 +979,8 @@ static void conv_epi(void *ctx, int slot, float *y, int64_t n, int64_t m0, int64
 
 /* A conv kernel: the conv2d straight into its output buffer, the epilogue
  * (if any) on each tile the conv completes (tp_conv2d_into_epi). */
-static tp_status run_conv(const runctx *r, int ki, const tp_kir_kernel *k) {
-  if (!k->expr.n) return run_op(r, ki, k);
+static tp_status run_conv(const runctx *r, int ki, const tp_kir_kernel *k, int no_epi) {
+  if (!k->expr.n || no_epi) return run_op(r, ki, k);
   const tp_kir_program *p = r->pl->p;
   shell ins[TP_MAX_OPERANDS], out;
   tp_tensor *args[TP_MAX_OPERANDS] = {0}, *scalars[TP_MAX_OPERANDS] = {0};
@@ -1024,25 +1024,27 @@ static tp_status run_conv(const runctx *r, int ki, const tp_kir_kernel *k) {
   return s;
 }
 
-/* Kernel k on the executor. */
-static tp_status run_kernel(const runctx *r, int k) {
+/* Kernel k on the executor (no_epi: a GEMM or conv without its epilogue,
+ * which generated code runs after it). */
+static tp_status run_kernel(const runctx *r, int k, int no_epi) {
   const tp_kir_kernel *kk = &r->pl->p->kernels[k];
   float *out = r->ptr[kk->out];
   switch (kk->kind) {
     case TP_KK_POINTWISE: run_pointwise(r, kk, &r->pl->preps[k], out, NULL); return TP_OK;
     case TP_KK_ROW: run_row(r, kk, &r->pl->preps[k], out); return TP_OK;
-    case TP_KK_GEMM: run_gemm(r, k, kk, &r->pl->preps[k], out); return TP_OK;
+    case TP_KK_GEMM: run_gemm(r, k, kk, &r->pl->preps[k], out, no_epi); return TP_OK;
     case TP_KK_OP: return run_op(r, k, kk);
-    case TP_KK_CONV: return run_conv(r, k, kk);
+    case TP_KK_CONV: return run_conv(r, k, kk, no_epi);
     default: return tp_fail(TP_ERR_INTERNAL, "executor: bad kernel kind");
   }
 }
 
 tp_status tp_plan_run_kernel(void *run, int k) {
   const runctx *r = run;
-  if (!r || k < 0 || k >= r->pl->p->nkernels)
+  int nk = r ? r->pl->p->nkernels : 0;
+  if (!r || k < 0 || k >= 2 * nk)
     return tp_fail(TP_ERR_INTERNAL, "tp_jit_kernel: kernel %d out of range", k);
-  return run_kernel(r, k);
+  return k >= nk ? run_kernel(r, k - nk, 1) : run_kernel(r, k, 0);
 }
 
 tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
@@ -1112,11 +1114,11 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
   if (!s && pl->accel) s = pl->accel->run(pl->accel_state, pl, ptr, &r, &ran);
   for (int k = 0; k < p->nkernels && !s && !ran; k++) {
     if (!pl->prof) {
-      s = run_kernel(&r, k);
+      s = run_kernel(&r, k, 0);
       continue;
     }
     double t0 = tp_now_ms();
-    s = run_kernel(&r, k);
+    s = run_kernel(&r, k, 0);
     tp_plan_profile_add(pl, k, tp_now_ms() - t0);
   }
   pl->running--;

@@ -184,6 +184,12 @@ typedef struct tp_kir_prep {
   int64_t st[TP_KIR_MAX_IN][TP_MAX_DIMS];
 } tp_kir_prep;
 void tp_kir_prepare(const tp_kir_kernel *k, tp_kir_prep *pr);
+/* The epilogue of GEMM or conv kernel k as a pointwise kernel over k's
+ * output, in place (acc read as a load of the output): what the Wasm
+ * emitter generates for a GEMM or conv the executor runs (it then runs
+ * that kernel without its epilogue: tp_plan_run_kernel's k + nkernels).
+ * 0 when k has no epilogue. */
+int tp_kir_epilogue_kernel(const tp_kir_kernel *k, tp_kir_kernel *pw);
 
 /* ---- executor (executor.c) ---- */
 typedef struct tp_plan tp_plan;
@@ -257,7 +263,9 @@ tp_status tp_plan_accelerate(tp_plan *pl, const tp_lower_accel *a, int use_cache
 int tp_plan_accel_kernels(tp_plan *pl);
 const uint8_t *tp_plan_accel_module(tp_plan *pl, size_t *len);
 /* Runs kernel k of the run `run` (the accelerator's run argument) on the
- * executor: the callback for the kernels an accelerator leaves to it. */
+ * executor: the callback for the kernels an accelerator leaves to it.
+ * k + nkernels: GEMM or conv kernel k without its epilogue (the
+ * accelerator runs tp_kir_epilogue_kernel's pointwise form after it). */
 tp_status tp_plan_run_kernel(void *run, int k);
 
 /* ---- tuning results (executor.c) ----
