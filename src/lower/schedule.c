@@ -235,17 +235,15 @@ static int regroup_lazy(val *lz, const tp_desc *to) {
  * Found by the differential tests (tests/c/compiler/test_diff.c). A
  * hardswish (x read by x * alpha and by the final product) or a leaky
  * relu (x and alpha x in the where) reads n twice and still leads to t.
- * pw_only: every reader on the way a pointwise node. budget bounds the walk. */
-static int is_pointwise_node(const sched *s, int i);
-static int leads_to(const sched *s, int n, int t, int pw_only, int *budget) {
+ * budget bounds the walk. */
+static int leads_to(const sched *s, int n, int t, int *budget) {
   if (n == t) return 1;
   if (n > t || --*budget < 0) return 0;
   int any = 0;
   for (int q = s->uoff[n]; q < s->uoff[n + 1]; q++) {
     int u = s->ulist[q];
     if (s->mm && s->mm[u] == -2) continue; /* a compare folded into its where */
-    if (pw_only && !is_pointwise_node(s, u)) return 0;
-    if (!leads_to(s, u, t, pw_only, budget)) return 0;
+    if (!leads_to(s, u, t, budget)) return 0;
     any = 1;
   }
   return any;
@@ -253,7 +251,7 @@ static int leads_to(const sched *s, int n, int t, int pw_only, int *budget) {
 
 static int single_reader(const sched *s, int n, int t) {
   int budget = 64;
-  return t >= 0 && leads_to(s, n, t, 0, &budget);
+  return t >= 0 && leads_to(s, n, t, &budget);
 }
 
 static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
@@ -903,31 +901,6 @@ static tp_status op_kernel(sched *s, int i) {
   return TP_OK;
 }
 
-/* A float32 elementwise op or a where folded into a pmax / pmin. */
-static int is_pointwise_node(const sched *s, int i) {
-  const tp_node *n = &s->g->nodes[i];
-  int kind, sub;
-  return n->kind == TP_NODE_CALL && (pointwise_op(n->op, &kind, &sub) || (s->mm && s->mm[i] >= 0));
-}
-
-/* A lazy value of node n read by several pointwise nodes that all lead,
- * through pointwise nodes only, to its last reader (so every reader ends up
- * in one expression), small enough to be evaluated once per reader. A
- * value read by a reduction too (a squeeze-excitation's global pool) is
- * computed once. */
-static int shared_in_chain(const sched *s, int n) {
-  int ops = 0; /* at most two operations (a BatchNorm's x * a + c): recomputing more costs more
-                   than the pass it saves (PP-OCRv4 detection natively: 16 was 4% slower) */
-  for (int i = 0; i < s->v[n].e.n; i++) ops += s->v[n].e.ins[i].op == TP_KI_UNARY || s->v[n].e.ins[i].op == TP_KI_BINARY;
-  if (ops > 2) return 0;
-  int t = -1;
-  for (int q = s->uoff[n]; q < s->uoff[n + 1]; q++)
-    if (!(s->mm && s->mm[s->ulist[q]] == -2) && s->ulist[q] > t) t = s->ulist[q];
-  if (t < 0 || !is_pointwise_node(s, t)) return 0;
-  int budget = 64;
-  return leads_to(s, n, t, 1, &budget);
-}
-
 void tp_lower_options_init(tp_lower_options *o) {
   o->fusion = 1;
   o->epilogue_fusion = 1;
@@ -1099,12 +1072,10 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
             st = try_row(&s, i, &done);
         }
         if (!st && !done) st = op_kernel(&s, i);
-        /* shared lazy values are computed once, unless small and every
-         * reader leads to one node (a leaky relu or hardswish of a
-         * BatchNorm's output: x and alpha x, or x and the clip of x + 3):
-         * the expression is then inlined into each reader of that chain */
-        if (!st && s.v[i].kind == V_LAZY && s.v[i].uses > 1 && !shared_in_chain(&s, i))
-          st = materialize(&s, &s.v[i], TP_KBUF_TEMP, 0);
+        /* shared lazy values are computed once (inlining a BatchNorm's
+         * x * a + c into both readers of a leaky relu or hardswish after it
+         * cost the orientation classifier 5% natively) */
+        if (!st && s.v[i].kind == V_LAZY && s.v[i].uses > 1) st = materialize(&s, &s.v[i], TP_KBUF_TEMP, 0);
         break;
       case TP_NODE_OUTPUT:
         for (int k = 0; k < n->nargs && !st; k++) {
