@@ -249,9 +249,31 @@ static int leads_to(const sched *s, int n, int t, int *budget) {
   return any;
 }
 
+static int root_of(const tp_kir_program *p, int b) {
+  while (b >= 0 && p->bufs[b].kind == TP_KBUF_VIEW) b = p->bufs[b].base;
+  return b;
+}
+
 static int single_reader(const sched *s, int n, int t) {
   int budget = 64;
   return t >= 0 && leads_to(s, n, t, &budget);
+}
+
+/* 1 when a kernel from `from` on reads buffer b, directly or through a view. */
+static int read_by_kernels(const sched *s, int from, int b) {
+  const tp_kir_program *p = s->p;
+#define ROOT_IS(x) ((x) >= 0 && root_of(p, (x)) == b)
+  for (int k = from; k < p->nkernels; k++) {
+    const tp_kir_kernel *kk = &p->kernels[k];
+    for (int i = 0; i < kk->nin; i++)
+      if (ROOT_IS(kk->in[i].buf)) return 1;
+    if (kk->kind == TP_KK_GEMM && (ROOT_IS(kk->a_buf) || ROOT_IS(kk->b_buf) || ROOT_IS(kk->bias_buf))) return 1;
+    if (kk->kind == TP_KK_OP || kk->kind == TP_KK_CONV)
+      for (int i = 0; i < kk->nops; i++)
+        if (ROOT_IS(kk->op_bufs[i])) return 1;
+  }
+#undef ROOT_IS
+  return 0;
 }
 
 static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
@@ -285,6 +307,7 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
       contiguous_strides(lz.desc.ndim, lz.desc.shape, cst);
       if (lz.in[i].offset != 0 || memcmp(lz.in[i].strides, cst, sizeof(int64_t) * (size_t)lz.desc.ndim) ||
           !tp_desc_equal(&b->desc, &lz.desc) || s->buf_uses[lz.in[i].buf] != 0 ||
+          read_by_kernels(s, gk + 1, lz.in[i].buf) ||
           !single_reader(s, s->p->kernels[gk].node, x >= s->v && x < s->v + s->g->n ? (int)(x - s->v) : s->cur))
         continue;
       int other = 0; /* no second load of the same buffer, and every other
