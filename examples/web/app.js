@@ -607,7 +607,7 @@ function showCompiled(m) {
     ui.after.replaceChildren(el('pre', { class: 'mono explain' }, m.modelExplain ?? ''));
     ui.loweredNote.textContent = 'model.explain() of the loaded model: its inputs, the value inputs it specializes on, and its specializations.';
   } else if (plan) {
-    ui.kernels.textContent = `${plan.kernels} kernels: ${['gemm', 'pointwise', 'row', 'op'].filter((k) => plan[k]).map((k) => `${plan[k]} ${k}`).join(', ')}` +
+    ui.kernels.textContent = `${plan.kernels} kernels: ${['gemm', 'conv', 'pointwise', 'row', 'op'].filter((k) => plan[k]).map((k) => `${plan[k]} ${k}`).join(', ')}` +
       `; ${plan.generated} run as generated Wasm` + (plan.autotuned ? `; ${plan.autotuned} autotuned` : '') +
       `; arena ${fmtBytes(plan.arena_bytes)}`;
     ui.kernels.dataset.json = JSON.stringify(plan);

@@ -217,6 +217,7 @@ export function drawGraph(nodes) {
 // reported, so the generated module hangs off the whole kernel column.
 export const KERNEL_KINDS = [
   ['gemm', 'matrix multiplies, epilogue fused'],
+  ['conv', 'convolutions, epilogue fused'],
   ['pointwise', 'fused elementwise'],
   ['row', 'reductions, softmax, norms'],
   ['op', 'single ops, core kernels'],

@@ -600,7 +600,7 @@ export interface ExplainReport {
    * named by the captured node it came from. null when the lists would
    * not fit in 256 KiB. */
   backend_plans: Array<{
-    kernels: number; pointwise: number; row: number; gemm: number; op: number;
+    kernels: number; pointwise: number; row: number; gemm: number; conv: number; op: number;
     generated: number; arena_bytes: number; autotuned: number;
     kernel_kinds: Array<'pointwise' | 'row' | 'gemm' | 'op'> | null;
     kernel_generated: boolean[] | null;

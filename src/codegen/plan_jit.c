@@ -24,7 +24,8 @@
 /* The accelerator's state for one plan. */
 typedef struct jit_state {
   int nkernels;
-  int32_t *fn;          /* per kernel: table index of its function or -1, then the run entry */
+  int32_t *fn;          /* per kernel: table index of its function or -1, then the run entry,
+                           then per kernel its generated epilogue's (emit.h epi_func) or -1 */
   int32_t token;        /* a load the host is still compiling, 0 if none */
   int32_t base, nslots; /* the module's table slots (base -1 while pending) */
   uint8_t *split;       /* per kernel: 1 = a generated GEMM whose panels split over the pool */
@@ -144,7 +145,7 @@ static void jit_poll(jit_state *st) {
   int32_t base;
   int r = tp_jit_poll(st->token, &base);
   if (r == 1) {
-    for (int k = 0; k <= st->nkernels; k++) /* the kernels, then the run entry */
+    for (int k = 0; k <= 2 * st->nkernels; k++) /* the kernels, the run entry, the epilogues */
       if (st->fn[k] >= 0) st->fn[k] += base;
     st->token = 0;
     st->base = base;
@@ -189,7 +190,7 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
   if (!s) {
     st = tp_alloc(sizeof *st);
     /* per kernel: its table index (or -1), then the run entry's */
-    int32_t *fn = tp_alloc(sizeof(int32_t) * (size_t)(p->nkernels + 1));
+    int32_t *fn = tp_alloc(sizeof(int32_t) * (size_t)(2 * p->nkernels + 1));
     if (!st || !fn) {
       tp_free(st);
       tp_free(fn);
@@ -199,6 +200,8 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
       for (int k = 0; k < p->nkernels; k++)
         fn[k] = em.kernel_func[k] < 0 ? -1 : em.kernel_func[k] + (token ? 0 : base);
       fn[p->nkernels] = em.run_func + (token ? 0 : base);
+      for (int k = 0; k < p->nkernels; k++)
+        fn[p->nkernels + 1 + k] = em.epi_func[k] < 0 ? -1 : em.epi_func[k] + (token ? 0 : base);
       /* the state keeps the bytes, for tp_compiled_last_module */
       *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, NULL, em.bytes, em.len};
       em.bytes = NULL;
@@ -272,8 +275,10 @@ static tp_status jit_run(void *state, const tp_plan *pl, void *const *bufs, void
      * threads, the split GEMMs run their panels over the pool */
     for (int k = 0; k < p->nkernels && !r; k++) {
       double t0 = prof ? tp_now_ms() : 0;
+      int32_t efn = st->fn[p->nkernels + 1 + k];
       if (st->fn[k] >= 0) r = (int32_t)call_kernel(st, p, k, ptrtab, threads);
-      else r = (int32_t)tp_plan_run_kernel(run, k);
+      else r = (int32_t)tp_plan_run_kernel(run, efn >= 0 ? k + p->nkernels : k);
+      if (!r && efn >= 0) ((void (*)(int32_t))(uintptr_t)efn)((int32_t)(intptr_t)ptrtab);
       if (prof) tp_plan_profile_add(pl, k, tp_now_ms() - t0);
     }
   } else {

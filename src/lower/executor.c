@@ -761,7 +761,7 @@ static void gemm_task(void *ctx, int slot, int64_t u0, int64_t u1) {
   if (j->tuned) K->gemm_tune(0, 0);
 }
 
-static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep *pr, float *out) {
+static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep *pr, float *out, int no_epi) {
   const tp_kernels *K = tp_kern();
   const float *pb = packed_b(r->pl, ki);
   const float *A = (const float *)r->ptr[k->a_buf] + k->a_off;
@@ -776,7 +776,7 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
     if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
     K->gemm_f32_packed_a(k->M, k->N, k->K, pa, B, k->b_rs, k->b_cs, out, k->N, bias);
     if (tuned) K->gemm_tune(0, 0);
-    if (k->expr.n) run_pointwise(r, k, pr, out, out);
+    if (k->expr.n && !no_epi) run_pointwise(r, k, pr, out, out);
     return;
   }
   gemm_job j = {K, k, A, B, pb, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, tuned};
@@ -821,7 +821,7 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
                     k->b_cs, out + b * k->M * k->N, k->N, bias);
     if (tuned) K->gemm_tune(0, 0);
   }
-  if (k->expr.n) run_pointwise(r, k, pr, out, out);
+  if (k->expr.n && !no_epi) run_pointwise(r, k, pr, out, out);
 }
 
 /* A tensor over a buffer of this run (no ownership). */
@@ -936,24 +936,115 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
   return s;
 }
 
-/* Kernel k on the executor. */
-static tp_status run_kernel(const runctx *r, int k) {
+/* ---- conv kernels: the epilogue on each output tile of the conv ---- */
+#define CONV_EPI_MIN 64
+typedef struct conv_epi_ctx {
+  const tp_kir_kernel *k;
+  float *scratch;                    /* SCRATCH_FLOATS per slot */
+  const float *base[TP_KIR_MAX_IN];
+  int merge;                         /* every load's row stride is OW x its column stride */
+  int64_t M, P, OW;
+} conv_epi_ctx;
+
+/* tp_conv_epi's fn: outputs [m0, m1) x [p0, p1) of image n, in chunks of
+ * at most CH along a row (or along the plane when the loads merge). */
+static void conv_epi(void *ctx, int slot, float *y, int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+  const conv_epi_ctx *c = ctx;
+  const tp_kir_kernel *k = c->k;
+  evalctx e;
+  memset(&e, 0, sizeof e);
+  e.K = tp_kern();
+  e.scratch = c->scratch + (size_t)slot * SCRATCH_FLOATS;
+  e.k = k;
+  for (int i = 0; i < k->nin; i++) e.slot_st[i] = k->in[i].strides[3];
+  for (int64_t m = m0; m < m1; m++) {
+    float *ym = y + (n * c->M + m) * c->P;
+    for (int64_t p = p0; p < p1;) {
+      int64_t i = p / c->OW, j = p % c->OW, end = c->merge ? p1 : (i + 1) * c->OW;
+      if (end > p1) end = p1;
+      int64_t len = end - p < CH ? end - p : CH;
+      for (int q = 0; q < k->nin; q++) {
+        const int64_t *st = k->in[q].strides;
+        e.slot_ptr[q] = c->base[q] + n * st[0] + m * st[1] + i * st[2] + j * st[3];
+      }
+      e.acc = ym + p;
+      float sc;
+      int is_sc;
+      const float *v = eval(&e, &k->expr, len, ym + p, &sc, &is_sc);
+      store(ym + p, v, sc, is_sc, len);
+      p += len;
+    }
+  }
+}
+
+/* A conv kernel: the conv2d straight into its output buffer, the epilogue
+ * (if any) on each tile the conv completes (tp_conv2d_into_epi). */
+static tp_status run_conv(const runctx *r, int ki, const tp_kir_kernel *k, int no_epi) {
+  if (!k->expr.n || no_epi) return run_op(r, ki, k);
+  const tp_kir_program *p = r->pl->p;
+  shell ins[TP_MAX_OPERANDS], out;
+  tp_tensor *args[TP_MAX_OPERANDS] = {0}, *scalars[TP_MAX_OPERANDS] = {0};
+  make_shell(r, k->out, &out);
+  const tp_node *n = &p->graph->nodes[k->node];
+  operand_ctx oc = {r, k, ins};
+  tp_status s = tp_node_operands(n, operand_shell, &oc, args, scalars);
+  if (!s && (!tp_tensor_is_contiguous(&out.t) || k->nd != 4))
+    s = tp_fail(TP_ERR_INTERNAL, "executor: conv kernel output is not a contiguous 4-d buffer");
+  if (!s) {
+    conv_epi_ctx c;
+    memset(&c, 0, sizeof c);
+    c.k = k;
+    c.M = k->shape[1], c.OW = k->shape[3], c.P = k->shape[2] * k->shape[3];
+    c.merge = 1;
+    for (int q = 0; q < k->nin; q++) {
+      c.base[q] = slot_base(r, &k->in[q]);
+      if (k->in[q].strides[2] != k->in[q].strides[3] * c.OW) c.merge = 0;
+    }
+    /* tiles of fewer than CONV_EPI_MIN elements (rows of a small plane, or
+     * short rows whose loads do not merge): the per-tile evaluation costs
+     * more than it saves (the output is in cache anyway); the epilogue then
+     * runs once over the whole output, as a GEMM's does */
+    if ((c.merge ? c.P : c.OW) < CONV_EPI_MIN) {
+      s = tp_conv2d_into(args, &n->attrs, &out.t);
+      if (!s) run_pointwise(r, k, &r->pl->preps[ki], (float *)r->ptr[k->out], (float *)r->ptr[k->out]);
+      tp_node_operands_release(n, scalars);
+      if (s) tp_fail_context(s, "%s", k->name);
+      return s;
+    }
+    /* per pool slot scratch (one run at a time), else the conv on one thread */
+    int threads = tp_pool_threads_or_default(), ns = 1;
+    c.scratch = r->pl->scratch;
+    float *ps = threads > 1 && r->pl->running == 1 ? par_scratch(r->pl, threads) : NULL;
+    if (ps) c.scratch = ps, ns = threads;
+    tp_conv_epi epi = {conv_epi, &c, ns};
+    s = tp_conv2d_into_epi(args, &n->attrs, &out.t, &epi);
+  }
+  tp_node_operands_release(n, scalars);
+  if (s) tp_fail_context(s, "%s", k->name);
+  return s;
+}
+
+/* Kernel k on the executor (no_epi: a GEMM or conv without its epilogue,
+ * which generated code runs after it). */
+static tp_status run_kernel(const runctx *r, int k, int no_epi) {
   const tp_kir_kernel *kk = &r->pl->p->kernels[k];
   float *out = r->ptr[kk->out];
   switch (kk->kind) {
     case TP_KK_POINTWISE: run_pointwise(r, kk, &r->pl->preps[k], out, NULL); return TP_OK;
     case TP_KK_ROW: run_row(r, kk, &r->pl->preps[k], out); return TP_OK;
-    case TP_KK_GEMM: run_gemm(r, k, kk, &r->pl->preps[k], out); return TP_OK;
+    case TP_KK_GEMM: run_gemm(r, k, kk, &r->pl->preps[k], out, no_epi); return TP_OK;
     case TP_KK_OP: return run_op(r, k, kk);
+    case TP_KK_CONV: return run_conv(r, k, kk, no_epi);
     default: return tp_fail(TP_ERR_INTERNAL, "executor: bad kernel kind");
   }
 }
 
 tp_status tp_plan_run_kernel(void *run, int k) {
   const runctx *r = run;
-  if (!r || k < 0 || k >= r->pl->p->nkernels)
+  int nk = r ? r->pl->p->nkernels : 0;
+  if (!r || k < 0 || k >= 2 * nk)
     return tp_fail(TP_ERR_INTERNAL, "tp_jit_kernel: kernel %d out of range", k);
-  return run_kernel(r, k);
+  return k >= nk ? run_kernel(r, k - nk, 1) : run_kernel(r, k, 0);
 }
 
 tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
@@ -1023,11 +1114,11 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
   if (!s && pl->accel) s = pl->accel->run(pl->accel_state, pl, ptr, &r, &ran);
   for (int k = 0; k < p->nkernels && !s && !ran; k++) {
     if (!pl->prof) {
-      s = run_kernel(&r, k);
+      s = run_kernel(&r, k, 0);
       continue;
     }
     double t0 = tp_now_ms();
-    s = run_kernel(&r, k);
+    s = run_kernel(&r, k, 0);
     tp_plan_profile_add(pl, k, tp_now_ms() - t0);
   }
   pl->running--;

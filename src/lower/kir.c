@@ -17,7 +17,7 @@ static void reads(const tp_kir_program *p, const tp_kir_kernel *k, void (*fn)(vo
   int used[TP_KIR_MAX_IN] = {0};
   const tp_kir_expr *es[TP_KIR_MAX_PHASES + 1];
   int ne = 0;
-  if (k->kind == TP_KK_POINTWISE || k->kind == TP_KK_GEMM) es[ne++] = &k->expr;
+  if (k->kind == TP_KK_POINTWISE || k->kind == TP_KK_GEMM || k->kind == TP_KK_CONV) es[ne++] = &k->expr;
   if (k->kind == TP_KK_ROW)
     for (int q = 0; q < k->nphases; q++) es[ne++] = &k->phases[q].expr;
   for (int q = 0; q < ne; q++)
@@ -30,7 +30,7 @@ static void reads(const tp_kir_program *p, const tp_kir_kernel *k, void (*fn)(vo
     fn(ud, root(p, k->b_buf));
     if (k->bias_buf >= 0) fn(ud, root(p, k->bias_buf));
   }
-  if (k->kind == TP_KK_OP)
+  if (k->kind == TP_KK_OP || k->kind == TP_KK_CONV)
     for (int i = 0; i < k->nops; i++)
       if (k->op_bufs[i] >= 0) fn(ud, root(p, k->op_bufs[i]));
 }
@@ -131,12 +131,12 @@ tp_status tp_kir_verify(const tp_kir_program *p) {
       return tp_fail(TP_ERR_INTERNAL, "kir: %s writes buffer %d of %d", kk->name, kk->out, p->nbufs);
     const tp_kir_expr *es[TP_KIR_MAX_PHASES + 1];
     int ne = 0, rowvals = 0;
-    if (kk->kind == TP_KK_POINTWISE || kk->kind == TP_KK_GEMM) es[ne++] = &kk->expr;
+    if (kk->kind == TP_KK_POINTWISE || kk->kind == TP_KK_GEMM || kk->kind == TP_KK_CONV) es[ne++] = &kk->expr;
     if (kk->kind == TP_KK_ROW)
       for (int q = 0; q < kk->nphases; q++) es[ne++] = &kk->phases[q].expr;
     for (int q = 0; q < ne; q++) {
       const tp_kir_expr *e = es[q];
-      if (kk->kind != TP_KK_GEMM && e->n < 1)
+      if (kk->kind != TP_KK_GEMM && kk->kind != TP_KK_CONV && e->n < 1)
         return tp_fail(TP_ERR_INTERNAL, "kir: %s has an empty expression", kk->name);
       for (int i = 0; i < e->n; i++) {
         const tp_kir_ins *x = &e->ins[i];
@@ -150,8 +150,8 @@ tp_status tp_kir_verify(const tp_kir_program *p) {
           return tp_fail(TP_ERR_INTERNAL, "kir: %s: load of slot %d (of %d)", kk->name, x->in, kk->nin);
         if (x->op == TP_KI_ROWVAL && (kk->kind != TP_KK_ROW || x->in < 0 || x->in >= rowvals))
           return tp_fail(TP_ERR_INTERNAL, "kir: %s: row value %d is not computed yet", kk->name, x->in);
-        if (x->op == TP_KI_ACC && kk->kind != TP_KK_GEMM)
-          return tp_fail(TP_ERR_INTERNAL, "kir: %s: acc outside a GEMM epilogue", kk->name);
+        if (x->op == TP_KI_ACC && kk->kind != TP_KK_GEMM && kk->kind != TP_KK_CONV)
+          return tp_fail(TP_ERR_INTERNAL, "kir: %s: acc outside a GEMM or conv epilogue", kk->name);
       }
       if (kk->kind == TP_KK_ROW && kk->phases[q].is_reduce) rowvals++;
     }
@@ -260,6 +260,17 @@ tp_status tp_kir_print(const tp_kir_program *p, char **out) {
           tp_buf_printf(&b, "kernel %s -> b%d copy(", kk->name, kk->out);
         for (int i = 0; i < kk->nops; i++) tp_buf_printf(&b, i ? ", b%d" : "b%d", kk->op_bufs[i]);
         tp_buf_printf(&b, ")\n");
+        break;
+      case TP_KK_CONV:
+        tp_buf_printf(&b, "kernel %s -> b%d conv2d(", kk->name, kk->out);
+        for (int i = 0; i < kk->nops; i++) tp_buf_printf(&b, i ? ", b%d" : "b%d", kk->op_bufs[i]);
+        tp_buf_printf(&b, ") over ");
+        put_shape(&b, kk->nd, kk->shape);
+        tp_buf_printf(&b, "\n");
+        if (kk->expr.n) {
+          tp_buf_printf(&b, "  epilogue:\n");
+          put_expr(&b, kk, &kk->expr, "  ");
+        }
         break;
       default: break;
     }

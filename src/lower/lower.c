@@ -60,3 +60,19 @@ tp_status tp_lower(const tp_graph *g, const tp_lower_options *o, tp_plan **out) 
   }
   return tp_plan_new(p, out);
 }
+
+int tp_kir_epilogue_kernel(const tp_kir_kernel *k, tp_kir_kernel *pw) {
+  if ((k->kind != TP_KK_GEMM && k->kind != TP_KK_CONV) || !k->expr.n) return 0;
+  int slot = -1; /* the slot kept pointing at the output (schedule.c, materialize) */
+  for (int q = 0; q < k->nin && slot < 0; q++)
+    if (k->in[q].buf == k->out) slot = q;
+  if (slot < 0) return 0;
+  *pw = *k;
+  pw->kind = TP_KK_POINTWISE;
+  for (int i = 0; i < pw->expr.n; i++)
+    if (pw->expr.ins[i].op == TP_KI_ACC) {
+      pw->expr.ins[i].op = TP_KI_LOAD;
+      pw->expr.ins[i].in = (int16_t)slot;
+    }
+  return 1;
+}

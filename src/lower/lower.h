@@ -40,7 +40,7 @@ typedef enum tp_kir_opcode {
   TP_KI_LOAD,    /* value of input slot `in` at the current element */
   TP_KI_CONST,   /* imm */
   TP_KI_ROWVAL,  /* per-row scalar number `in` computed by an earlier phase */
-  TP_KI_ACC,     /* GEMM epilogue: the accumulator (x @ w) at this element */
+  TP_KI_ACC,     /* GEMM / conv epilogue: the accumulator (x @ w, conv + bias) at this element */
   TP_KI_UNARY,   /* sub = enum tp_kunary; a */
   TP_KI_BINARY,  /* sub = enum tp_kbinary; a, b */
   TP_KI_OPCODE_COUNT
@@ -75,6 +75,10 @@ typedef enum tp_kir_kind {
   TP_KK_ROW,       /* rows x R: phases of reductions then a map, per row */
   TP_KK_GEMM,      /* out = epilogue(A @ B (+ bias)), batched */
   TP_KK_OP,        /* one graph node on the eager kernels (anything else) */
+  TP_KK_CONV,      /* out = epilogue(conv2d(x, w (+ bias))): float32 conv2d on the
+                      conv kernels (im2col + GEMM, depthwise, Winograd), node and
+                      op_bufs as OP; the epilogue (expr over the output [N, M, OH, OW],
+                      ACC = conv + bias) runs on each output tile while it is hot */
   TP_KK_KIND_COUNT
 } tp_kir_kind;
 
@@ -96,7 +100,7 @@ typedef struct tp_kir_kernel {
   int64_t shape[TP_MAX_DIMS];
   int nin;
   tp_kir_load in[TP_KIR_MAX_IN];
-  tp_kir_expr expr;          /* POINTWISE body; GEMM epilogue (empty: none) */
+  tp_kir_expr expr;          /* POINTWISE body; GEMM / CONV epilogue (empty: none) */
   int nphases;               /* ROW */
   tp_kir_phase phases[TP_KIR_MAX_PHASES];
   /* GEMM: C[b, M, N] = A[b, M, K] @ B[b, K, N] (+ bias[N]) */
@@ -180,6 +184,12 @@ typedef struct tp_kir_prep {
   int64_t st[TP_KIR_MAX_IN][TP_MAX_DIMS];
 } tp_kir_prep;
 void tp_kir_prepare(const tp_kir_kernel *k, tp_kir_prep *pr);
+/* The epilogue of GEMM or conv kernel k as a pointwise kernel over k's
+ * output, in place (acc read as a load of the output): what the Wasm
+ * emitter generates for a GEMM or conv the executor runs (it then runs
+ * that kernel without its epilogue: tp_plan_run_kernel's k + nkernels).
+ * 0 when k has no epilogue. */
+int tp_kir_epilogue_kernel(const tp_kir_kernel *k, tp_kir_kernel *pw);
 
 /* ---- executor (executor.c) ---- */
 typedef struct tp_plan tp_plan;
@@ -253,7 +263,9 @@ int tp_plan_accel_kernels(tp_plan *pl);
 int tp_plan_accel_generated(tp_plan *pl, int k);
 const uint8_t *tp_plan_accel_module(tp_plan *pl, size_t *len);
 /* Runs kernel k of the run `run` (the accelerator's run argument) on the
- * executor: the callback for the kernels an accelerator leaves to it. */
+ * executor: the callback for the kernels an accelerator leaves to it.
+ * k + nkernels: GEMM or conv kernel k without its epilogue (the
+ * accelerator runs tp_kir_epilogue_kernel's pointwise form after it). */
 tp_status tp_plan_run_kernel(void *run, int k);
 
 /* ---- tuning results (executor.c) ----

@@ -86,16 +86,17 @@ static void kernel_work(const tp_kir_program *p, const tp_kir_kernel *k, char *w
                k->batch > 1 ? " batched" : "", k->expr.n ? " +epilogue" : "");
       *flops = 2.0 * (double)k->M * (double)k->N * (double)k->K * (double)(k->batch > 0 ? k->batch : 1);
       return;
-    case TP_KK_OP: {
+    case TP_KK_OP:
+    case TP_KK_CONV: {
       const tp_node *node = k->node >= 0 && p->graph ? &p->graph->nodes[k->node] : NULL;
       snprintf(what, n, "op %s", node ? tp_op_name(node->op) : "copy");
       if (node && node->op == TP_OP_CONV2D && k->nops > 1 && k->op_bufs[0] >= 0 && k->op_bufs[1] >= 0) {
         const tp_desc *w = &p->bufs[k->op_bufs[1]].desc, *y = &p->bufs[k->out].desc;
         tp_conv2d_geom cg;
         if (tp_conv2d_geometry(&p->bufs[k->op_bufs[0]].desc, w, &node->attrs, &cg) == TP_OK)
-          snprintf(what, n, "conv %lld->%lld %lldx%lld/%lld%s %lldx%lld", (long long)cg.C, (long long)cg.M,
+          snprintf(what, n, "conv %lld->%lld %lldx%lld/%lld%s %lldx%lld%s", (long long)cg.C, (long long)cg.M,
                    (long long)cg.KH, (long long)cg.KW, (long long)cg.sh, cg.G == 1 ? "" : cg.G == cg.C ? " dw" : " grouped",
-                   (long long)cg.OH, (long long)cg.OW);
+                   (long long)cg.OH, (long long)cg.OW, k->expr.n ? " +epilogue" : "");
         else tp_clear_error();
         if (w->ndim == 4 && w->shape[0] > 0)
           *flops = 2.0 * (double)tp_shape_numel(y->ndim, y->shape) *

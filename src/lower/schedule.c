@@ -38,6 +38,7 @@ typedef struct sched {
   const tp_lower_options *o;
   int *buf_uses;     /* per buffer: kernels reading it so far (epilogue check) */
   int *graph_uses;   /* per node: users in the graph */
+  int *uoff, *ulist; /* per node n: its users (distinct) ulist[uoff[n] .. uoff[n + 1]) */
   int cap_buf_uses;
   signed char *mm;   /* per node: a where that is pmax/pmin (TP_KBIN_*), -1 not; -2: its compare, folded in */
   int cur;           /* the node being scheduled: materialize() of a copy of a value counts for it */
@@ -85,7 +86,7 @@ static tp_status add_kernel(sched *s, tp_kir_kind kind, int *id) {
   k->kind = kind;
   k->bias_buf = -1;
   k->node = -1;
-  static const char *const kn[] = {"pointwise", "row", "gemm", "op"};
+  static const char *const kn[TP_KK_KIND_COUNT] = {"pointwise", "row", "gemm", "op", "conv"};
   snprintf(k->name, sizeof k->name, "k%d_%s", p->nkernels, kn[kind]);
   *id = p->nkernels++;
   return TP_OK;
@@ -223,27 +224,56 @@ static int regroup_lazy(val *lz, const tp_desc *to) {
   return 1;
 }
 
-/* 1 when the value of node n reaches exactly one user that is not a view:
- * n has one user, and while that user is a view of it (reshape, transpose,
- * slice, ...), the view has one user too. A GEMM output that is read twice
+/* 1 when every reader of node n's value is node t itself or a node whose
+ * readers all lead to t in the same way (pointwise steps and views of a
+ * chain that ends in t; compares folded into a pmax / pmin where do not
+ * count: the where reads their operands), so that once t is computed
+ * nobody needs n's value. A GEMM or conv output with such readers can
+ * become the epilogue computing t. A GEMM output that is read twice
  * through a view (a graph output that is a reshape of it, and an exp of
- * the same reshape) must not become an epilogue: the GEMM would then write
- * only the exp. Found by the differential tests (tests/c/compiler/test_diff.c). */
-static int single_reader(const sched *s, int n) {
-  for (;;) {
-    if (s->graph_uses[n] != 1) return 0;
-    int u = -1;
-    for (int i = n + 1; i < s->g->n && u < 0; i++)
-      for (int k = 0; k < s->g->nodes[i].nargs; k++)
-        if (s->g->nodes[i].args[k].kind == TP_ARG_NODE && s->g->nodes[i].args[k].node == n) {
-          u = i;
-          break;
-        }
-    if (u < 0) return 0;
-    const tp_node *un = &s->g->nodes[u];
-    if (un->kind != TP_NODE_CALL || !(tp_op_flags(un->op) & TP_OPF_VIEW)) return 1;
-    n = u;
+ * the same reshape) must not: the GEMM would then write only the exp.
+ * Found by the differential tests (tests/c/compiler/test_diff.c). A
+ * hardswish (x read by x * alpha and by the final product) or a leaky
+ * relu (x and alpha x in the where) reads n twice and still leads to t.
+ * budget bounds the walk. */
+static int leads_to(const sched *s, int n, int t, int *budget) {
+  if (n == t) return 1;
+  if (n > t || --*budget < 0) return 0;
+  int any = 0;
+  for (int q = s->uoff[n]; q < s->uoff[n + 1]; q++) {
+    int u = s->ulist[q];
+    if (s->mm && s->mm[u] == -2) continue; /* a compare folded into its where */
+    if (!leads_to(s, u, t, budget)) return 0;
+    any = 1;
   }
+  return any;
+}
+
+static int root_of(const tp_kir_program *p, int b) {
+  while (b >= 0 && p->bufs[b].kind == TP_KBUF_VIEW) b = p->bufs[b].base;
+  return b;
+}
+
+static int single_reader(const sched *s, int n, int t) {
+  int budget = 64;
+  return t >= 0 && leads_to(s, n, t, &budget);
+}
+
+/* 1 when a kernel from `from` on reads buffer b, directly or through a view. */
+static int read_by_kernels(const sched *s, int from, int b) {
+  const tp_kir_program *p = s->p;
+#define ROOT_IS(x) ((x) >= 0 && root_of(p, (x)) == b)
+  for (int k = from; k < p->nkernels; k++) {
+    const tp_kir_kernel *kk = &p->kernels[k];
+    for (int i = 0; i < kk->nin; i++)
+      if (ROOT_IS(kk->in[i].buf)) return 1;
+    if (kk->kind == TP_KK_GEMM && (ROOT_IS(kk->a_buf) || ROOT_IS(kk->b_buf) || ROOT_IS(kk->bias_buf))) return 1;
+    if (kk->kind == TP_KK_OP || kk->kind == TP_KK_CONV)
+      for (int i = 0; i < kk->nops; i++)
+        if (ROOT_IS(kk->op_bufs[i])) return 1;
+  }
+#undef ROOT_IS
+  return 0;
 }
 
 static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
@@ -265,14 +295,20 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
       const tp_kir_buf *b = &s->p->bufs[lz.in[i].buf];
       int gk = -1;
       for (int k = 0; k < s->p->nkernels; k++)
-        if (s->p->kernels[k].kind == TP_KK_GEMM && s->p->kernels[k].out == lz.in[i].buf) gk = k;
+        if ((s->p->kernels[k].kind == TP_KK_GEMM || s->p->kernels[k].kind == TP_KK_CONV) &&
+            s->p->kernels[k].out == lz.in[i].buf)
+          gk = k;
       if (gk < 0 || b->kind != TP_KBUF_TEMP || s->p->kernels[gk].expr.n) continue;
-      if (!tp_desc_equal(&b->desc, &lz.desc) && !regroup_lazy(&lz, &b->desc)) continue;
+      /* a conv's epilogue is over its own [N, M, OH, OW] (no regrouping) */
+      if (!tp_desc_equal(&b->desc, &lz.desc) &&
+          (s->p->kernels[gk].kind == TP_KK_CONV || !regroup_lazy(&lz, &b->desc)))
+        continue;
       int64_t cst[TP_MAX_DIMS];
       contiguous_strides(lz.desc.ndim, lz.desc.shape, cst);
       if (lz.in[i].offset != 0 || memcmp(lz.in[i].strides, cst, sizeof(int64_t) * (size_t)lz.desc.ndim) ||
           !tp_desc_equal(&b->desc, &lz.desc) || s->buf_uses[lz.in[i].buf] != 0 ||
-          !single_reader(s, s->p->kernels[gk].node))
+          read_by_kernels(s, gk + 1, lz.in[i].buf) ||
+          !single_reader(s, s->p->kernels[gk].node, x >= s->v && x < s->v + s->g->n ? (int)(x - s->v) : s->cur))
         continue;
       int other = 0; /* no second load of the same buffer, and every other
                         input is ready before the GEMM runs */
@@ -866,13 +902,24 @@ static tp_status op_kernel(sched *s, int i) {
   int ob, kid;
   tp_desc d = n->desc;
   TP_TRY(add_buf(s, TP_KBUF_TEMP, &d, &ob));
-  TP_TRY(add_kernel(s, TP_KK_OP, &kid));
+  /* a float32 conv2d is a conv kernel: what follows it can become its
+   * epilogue (materialize) */
+  int conv = n->op == TP_OP_CONV2D && d.dtype == TP_F32 && d.ndim == 4 && n->nargs == 3 && bufs[0] >= 0 &&
+             bufs[1] >= 0 && s->p->bufs[bufs[0]].desc.dtype == TP_F32 && s->p->bufs[bufs[1]].desc.dtype == TP_F32;
+  TP_TRY(add_kernel(s, conv ? TP_KK_CONV : TP_KK_OP, &kid));
   tp_kir_kernel *k = &s->p->kernels[kid];
+  k->kind = conv ? TP_KK_CONV : TP_KK_OP;
   k->out = ob;
   k->node = i;
   k->nops = n->nargs;
   memcpy(k->op_bufs, bufs, sizeof(int) * (size_t)n->nargs);
-  snprintf(k->name, sizeof k->name, "k%d_op_%s", kid, tp_op_name(n->op));
+  if (conv) {
+    k->nd = d.ndim;
+    memcpy(k->shape, d.shape, sizeof k->shape);
+    snprintf(k->name, sizeof k->name, "k%d_conv", kid);
+  } else {
+    snprintf(k->name, sizeof k->name, "k%d_op_%s", kid, tp_op_name(n->op));
+  }
   set_ref(s, i, ob, -1);
   return TP_OK;
 }
@@ -968,6 +1015,33 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
     for (int k = 0; k < g->nodes[i].nargs; k++)
       if (g->nodes[i].args[k].kind == TP_ARG_NODE) s.v[g->nodes[i].args[k].node].uses++;
   for (int i = 0; i < g->n; i++) s.graph_uses[i] = s.v[i].uses;
+  /* users per node (each user once) */
+  s.uoff = tp_alloc(sizeof(int) * (size_t)(g->n + 1));
+  int nrefs = 0;
+  for (int i = 0; i < g->n; i++) nrefs += g->nodes[i].nargs;
+  s.ulist = tp_alloc(sizeof(int) * (size_t)(nrefs ? nrefs : 1));
+  if (!s.uoff || !s.ulist) st = TP_ERR_OUT_OF_MEMORY;
+  else {
+    memset(s.uoff, 0, sizeof(int) * (size_t)(g->n + 1));
+    for (int i = 0; i < g->n; i++)
+      for (int k = 0; k < g->nodes[i].nargs; k++) {
+        const tp_arg *a = &g->nodes[i].args[k];
+        int dup = 0;
+        for (int q = 0; q < k; q++) dup |= g->nodes[i].args[q].kind == TP_ARG_NODE && g->nodes[i].args[q].node == a->node;
+        if (a->kind == TP_ARG_NODE && !dup) s.uoff[a->node + 1]++;
+      }
+    for (int i = 0; i < g->n; i++) s.uoff[i + 1] += s.uoff[i];
+    int *fill = s.graph_uses; /* reused below: restored after */
+    for (int i = 0; i < g->n; i++) fill[i] = s.uoff[i];
+    for (int i = 0; i < g->n; i++)
+      for (int k = 0; k < g->nodes[i].nargs; k++) {
+        const tp_arg *a = &g->nodes[i].args[k];
+        int dup = 0;
+        for (int q = 0; q < k; q++) dup |= g->nodes[i].args[q].kind == TP_ARG_NODE && g->nodes[i].args[q].node == a->node;
+        if (a->kind == TP_ARG_NODE && !dup) s.ulist[fill[a->node]++] = i;
+      }
+    for (int i = 0; i < g->n; i++) s.graph_uses[i] = s.v[i].uses;
+  }
   if (o->fusion && (s.mm = tp_alloc((size_t)(g->n ? g->n : 1)))) {
     memset(s.mm, -1, (size_t)(g->n ? g->n : 1));
     for (int i = 0; i < g->n; i++) {
@@ -1021,7 +1095,9 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
             st = try_row(&s, i, &done);
         }
         if (!st && !done) st = op_kernel(&s, i);
-        /* shared lazy values are computed once */
+        /* shared lazy values are computed once (inlining a BatchNorm's
+         * x * a + c into both readers of a leaky relu or hardswish after it
+         * cost the orientation classifier 5% natively) */
         if (!st && s.v[i].kind == V_LAZY && s.v[i].uses > 1) st = materialize(&s, &s.v[i], TP_KBUF_TEMP, 0);
         break;
       case TP_NODE_OUTPUT:
@@ -1076,6 +1152,8 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
   tp_free(s.v);
   tp_free(s.buf_uses);
   tp_free(s.graph_uses);
+  tp_free(s.uoff);
+  tp_free(s.ulist);
   tp_free(s.mm);
   if (st) {
     tp_kir_program_free(s.p);

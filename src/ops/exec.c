@@ -428,6 +428,7 @@ typedef struct conv_job {
   const float **rows; /* depthwise with KH > 64: per thread, KH input rows each */
   int64_t col_floats, rb, nblk; /* im2col: rows per block, blocks per (n, group) */
   int kind;          /* 0 depthwise, 1 im2col, 2 direct */
+  const tp_conv_epi *epi; /* fused epilogue (NULL: none) */
 } conv_job;
 
 static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
@@ -435,6 +436,7 @@ static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
   int64_t Cg = g->C / g->G, Mg = g->M / g->G, KK = g->KH * g->KW, Kd = Cg * KK, P = g->OH * g->OW;
   if (j->kind == 0) { /* unit: output row (n, m, i) */
     const float *stack_rows[64], **rows = g->KH > 64 ? j->rows + (size_t)slot * (size_t)g->KH : stack_rows;
+    int64_t run0 = u0; /* the epilogue: per run of rows of one plane */
     for (int64_t u = u0; u < u1; u++) {
       int64_t nm = u / g->OH, i = u % g->OH, n = nm / g->M, m = nm % g->M;
       const float *x = j->X + (n * g->C + m / Mg) * g->H * g->W;
@@ -444,6 +446,10 @@ static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
       }
       j->k->dwconv_row_f32(rows, g->KH, g->KW, j->Wt + m * KK, j->B ? j->B[m] : 0.0f,
                            j->Y + (n * g->M + m) * P + i * g->OW, g->OW, g->W, g->sw, g->dw, g->pl);
+      if (j->epi && (u + 1 == u1 || (u + 1) % g->OH == 0)) {
+        j->epi->fn(j->epi->ctx, slot, j->Y, n, m, m + 1, (i - (u - run0)) * g->OW, (i + 1) * g->OW);
+        run0 = u + 1;
+      }
     }
     return;
   }
@@ -468,6 +474,7 @@ static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
         float bv = j->B[gi * Mg + m], *yr = yg + m * P;
         for (int64_t p = p0; p < p1; p++) yr[p] += bv;
       }
+    if (j->epi) j->epi->fn(j->epi->ctx, slot, j->Y, n, gi * Mg, (gi + 1) * Mg, p0, p1);
   }
 }
 
@@ -476,6 +483,10 @@ static void conv_task(void *ctx, int slot, int64_t u0, int64_t u1) {
 }
 
 tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y) {
+  return tp_conv2d_into_epi(in, at, y, NULL);
+}
+
+tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, const tp_conv_epi *epi) {
   tp_tensor *x = NULL, *w = NULL, *b = NULL;
   conv_job *j = NULL;
   tp_conv2d_geom g;
@@ -494,6 +505,7 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
   j->g = &g, j->k = tp_kern();
   j->X = tp_tensor_ptr(x), j->Wt = tp_tensor_ptr(w), j->B = b ? tp_tensor_ptr(b) : NULL;
   j->Y = tp_tensor_ptr(y);
+  j->epi = epi;
   int64_t Cg = g.C / g.G, Mg = g.M / g.G, KK = g.KH * g.KW, Kd = Cg * KK, P = g.OH * g.OW;
   int64_t units, unit_flops;
   int threads = tp_pool_threads_or_default();
@@ -523,9 +535,11 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
       }
       memset(pbuf, 0, sizeof(float) * (size_t)(Hp * Wp));
       for (int64_t n = 0; n < g.N; n++)
-        for (int64_t m = 0; m < g.M; m++)
+        for (int64_t m = 0; m < g.M; m++) {
           conv_dw_padded(&g, j->X + (n * g.C + m / Mg) * g.H * g.W, j->Wt + m * KK, j->B ? j->B[m] : 0.0f,
                          pbuf, j->Y + (n * g.M + m) * P);
+          if (epi) epi->fn(epi->ctx, 0, j->Y, n, m, m + 1, 0, P);
+        }
       tp_free(pbuf);
       goto done;
     }
@@ -533,7 +547,7 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
     units = g.N * g.M * g.OH, unit_flops = 2 * g.OW * KK;
   } else if (tp_conv2d_winograd_fits(&g)) {
     /* 3x3 stride 1 as Winograd F(2x2, 3x3) (src/ops/winograd.c), on the caller */
-    s = tp_conv2d_winograd(&g, j->X, j->Wt, j->B, j->Y);
+    s = tp_conv2d_winograd(&g, j->X, j->Wt, j->B, j->Y, epi);
     goto done;
   } else if (KK == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&
              g.OW == g.W) {
@@ -567,6 +581,7 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
   }
   int64_t grain = unit_flops > 0 ? (PAR_CONV_FLOPS + unit_flops - 1) / unit_flops : units;
   int nc = units > 0 ? tp_parallel_slots(units, grain) : 0;
+  if (epi && nc > epi->nslots) nc = epi->nslots;
   if (nc < 1) nc = 1;
   if (j->col_floats) {
     size_t bytes = sizeof(float) * (size_t)j->col_floats;

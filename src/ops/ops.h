@@ -109,12 +109,24 @@ tp_status tp_conv2d_geometry(const tp_desc *x, const tp_desc *w, const tp_attrs 
 /* conv2d into y, a contiguous float32 tensor of the output shape (the
  * executor's arena buffer); inputs already checked by the shape rule. */
 tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y);
+/* A fused epilogue (the Kernel IR's conv kernels, src/lower/executor.c):
+ * fn is called as soon as outputs y[n, m, p] for m in [m0, m1) and flat
+ * output positions p in [p0, p1) hold their final conv + bias values,
+ * while they are in cache, and rewrites them in place. slot: the pool
+ * slot calling (< nslots; the conv uses at most nslots threads). Every
+ * output element is passed exactly once. */
+typedef struct tp_conv_epi {
+  void (*fn)(void *ctx, int slot, float *y, int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1);
+  void *ctx;
+  int nslots;
+} tp_conv_epi;
+tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, const tp_conv_epi *epi);
 /* winograd.c: 3x3, stride 1, no dilation, one group, enough channels and
  * outputs (tp_conv2d_winograd_fits) as Winograd F(2x2, 3x3); x, w, bias
  * and y contiguous float32 (bias may be NULL). */
 int tp_conv2d_winograd_fits(const tp_conv2d_geom *g);
 tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const float *w,
-                             const float *bias, float *y);
+                             const float *bias, float *y, const tp_conv_epi *epi);
 /* max_pool2d / avg_pool2d geometry (ops.def) in the conv2d struct: KH, KW,
  * strides, pt, pl; C = M = G; dilations 1. */
 tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_conv2d_geom *g);

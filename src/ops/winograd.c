@@ -169,7 +169,7 @@ static void transform_output(const tp_conv2d_geom *g, const float *Mo, const flo
 }
 
 tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const float *w,
-                             const float *bias, float *y) {
+                             const float *bias, float *y, const tp_conv_epi *epi) {
   int64_t TH = (g->OH + 1) / 2, TW = (g->OW + 1) / 2, T = TH * TW;
   /* tiles per block: V [16, C, TB] and Mo [16, M, TB] within ~512 KB */
   int64_t TB = (int64_t)(TP_WINO_BUDGET / 4 / 16) / (g->C + g->M);
@@ -186,6 +186,7 @@ tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const floa
   for (int64_t n = 0; n < g->N; n++) {
     const float *xn = x + n * g->C * g->H * g->W;
     float *yn = y + n * g->M * g->OH * g->OW;
+    int64_t done = 0; /* output rows passed to the epilogue */
     for (int64_t t0 = 0; t0 < T; t0 += TB) {
       int64_t nt = T - t0 < TB ? T - t0 : TB;
       transform_input(g, xn, TW, t0, nt, V);
@@ -193,6 +194,12 @@ tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const floa
         k->gemm_f32(g->M, nt, g->C, U + (size_t)xi * g->M * g->C, g->C, 1, V + xi * slab(g->C * nt),
                     nt, 1, Mo + xi * slab(g->M * nt), nt, NULL);
       transform_output(g, Mo, bias, TW, t0, nt, yn);
+      if (epi) { /* the tile rows this block completed, while hot */
+        int64_t rows = (t0 + nt) / TW * 2;
+        if (t0 + nt == T || rows > g->OH) rows = g->OH;
+        if (rows > done) epi->fn(epi->ctx, 0, y, n, 0, g->M, done * g->OW, rows * g->OW);
+        done = rows;
+      }
     }
   }
   tp_free(U);

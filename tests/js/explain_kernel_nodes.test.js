@@ -70,7 +70,7 @@ test('kernel_nodes on a graph of 300+ nodes: disjoint, named in g.graph(), every
     assert.ok(ops.size >= 300, `${ops.size} nodes`);
     assert.equal(p.kernel_nodes.length, p.kernels);
     assert.equal(p.kernel_kinds.length, p.kernels);
-    for (const kind of ['gemm', 'pointwise', 'row', 'op']) assert.equal(p.kernel_kinds.filter((k) => k === kind).length, p[kind], kind);
+    for (const kind of ['gemm', 'conv', 'pointwise', 'row', 'op']) assert.equal(p.kernel_kinds.filter((k) => k === kind).length, p[kind], kind);
     const seen = new Map();
     p.kernel_nodes.forEach((ks, k) => {
       assert.ok(ks.length >= 1, `kernel ${k} computes no node`);

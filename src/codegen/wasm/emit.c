@@ -53,8 +53,9 @@ void tp_em_vconst(em *e, const uint8_t b[16]) {
 }
 
 static tp_status emit_kernel(tp_wasm_module *m, uint32_t type, const tp_kir_program *p, int ki,
-                             const tp_kir_prep *pr, int relaxed, int mr, uint32_t *fidx) {
-  const tp_kir_kernel *k = &p->kernels[ki];
+                             const tp_kir_kernel *k, const tp_kir_prep *pr, int relaxed, int mr,
+                             uint32_t *fidx) {
+  if (!k) k = &p->kernels[ki];
   em e;
   memset(&e, 0, sizeof e);
   e.relaxed = relaxed;
@@ -95,6 +96,7 @@ void tp_emitted_clear(tp_emitted *e) {
   if (!e) return;
   tp_free(e->bytes);
   tp_free(e->kernel_func);
+  tp_free(e->epi_func);
   tp_free(e->dump);
   memset(e, 0, sizeof *e);
 }
@@ -126,7 +128,7 @@ static tp_status finish_module(tp_wasm_module *m, tp_status s, int dump, tp_emit
  * imported env.tp_jit_kernel(ctx, k) (the core's executor); stops at the
  * first non-zero status and returns it. */
 static tp_status emit_run(tp_wasm_module *m, uint32_t type, const tp_kir_program *p,
-                          const uint32_t *fidx, uint32_t cb, uint32_t *run_idx) {
+                          const uint32_t *fidx, const uint32_t *eidx, uint32_t cb, uint32_t *run_idx) {
   tp_wasm_func *f;
   uint32_t st;
   TP_TRY(tp_wasm_func_begin(m, type, "run", &f, run_idx));
@@ -142,10 +144,14 @@ static tp_status emit_run(tp_wasm_module *m, uint32_t type, const tp_kir_program
       if (!s) s = tp_wasm_emit_call(f, fidx[k]);
     } else {
       s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_GET, 1);
-      if (!s) s = tp_wasm_emit_i32_const(f, k);
+      if (!s) s = tp_wasm_emit_i32_const(f, eidx[k] != UINT32_MAX ? k + p->nkernels : k);
       if (!s) s = tp_wasm_emit_call(f, cb);
       if (!s) s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_TEE, st);
       if (!s) s = tp_wasm_emit_br(f, TP_WASM_OP_BR_IF, 0);
+      if (!s && eidx[k] != UINT32_MAX) { /* its generated epilogue */
+        s = tp_wasm_emit_local(f, TP_WASM_OP_LOCAL_GET, 0);
+        if (!s) s = tp_wasm_emit_call(f, eidx[k]);
+      }
     }
   }
   if (!s) s = tp_wasm_emit(f, TP_WASM_OP_END);
@@ -166,9 +172,12 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
   tp_wasm_limits lim = TP_WASM_CORE_MEMORY(1);
   if (!s) s = tp_wasm_module_import_memory(m, "env", "memory", lim);
   out->kernel_func = tp_alloc(sizeof(int) * (size_t)(p->nkernels ? p->nkernels : 1));
+  out->epi_func = tp_alloc(sizeof(int) * (size_t)(p->nkernels ? p->nkernels : 1));
   uint32_t *fidx = tp_alloc(sizeof(uint32_t) * (size_t)(p->nkernels ? p->nkernels : 1));
+  uint32_t *eidx = tp_alloc(sizeof(uint32_t) * (size_t)(p->nkernels ? p->nkernels : 1));
   tp_kir_prep *preps = tp_alloc(sizeof(tp_kir_prep) * (size_t)(p->nkernels ? p->nkernels : 1));
-  if (!out->kernel_func || !fidx || !preps) s = TP_ERR_OUT_OF_MEMORY;
+  tp_kir_kernel *pw = tp_alloc(sizeof *pw);
+  if (!out->kernel_func || !out->epi_func || !fidx || !eidx || !preps || !pw) s = TP_ERR_OUT_OF_MEMORY;
   /* which kernels are generated; the others run in C (through the import) */
   int nhost = 0, ngen = 0;
   for (int ki = 0; ki < p->nkernels && !s; ki++) {
@@ -178,13 +187,23 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
               (tp_em_map_supported(p, &p->kernels[ki], &preps[ki]) || tp_em_gemm_supported(p, &p->kernels[ki], rs, cs));
     fidx[ki] = gen ? 0 : UINT32_MAX;
     out->kernel_func[ki] = -1;
+    out->epi_func[ki] = -1;
+    /* a GEMM or conv left to C: its epilogue generated, run after it in place
+     * (the executor's evaluation of it is the slower one in Wasm) */
+    eidx[ki] = UINT32_MAX;
+    if (!gen && tp_kir_epilogue_kernel(&p->kernels[ki], pw)) {
+      tp_kir_prep epr;
+      tp_kir_prepare(pw, &epr);
+      if (tp_em_map_supported(p, pw, &epr)) eidx[ki] = 0, ngen++;
+    }
     nhost += !gen, ngen += gen;
   }
   if (!s && ngen == 0) s = tp_fail(TP_ERR_UNSUPPORTED, "wasm emitter: no kernel to emit");
   if (!s && nhost) s = tp_wasm_module_import_func(m, "env", "tp_jit_kernel", run_type, &cb);
   for (int ki = 0; ki < p->nkernels && !s; ki++) {
     if (fidx[ki] == UINT32_MAX) continue;
-    s = emit_kernel(m, p->kernels[ki].kind == TP_KK_GEMM ? gemm_type : type, p, ki, &preps[ki], o && o->relaxed_simd, o && o->gemm_mr ? o->gemm_mr[ki] : 0,
+    s = emit_kernel(m, p->kernels[ki].kind == TP_KK_GEMM ? gemm_type : type, p, ki, NULL, &preps[ki],
+                    o && o->relaxed_simd, o && o->gemm_mr ? o->gemm_mr[ki] : 0,
                     &fidx[ki]);
     if (s) {
       tp_fail_context(s, "wasm emitter: kernel %s", p->kernels[ki].name);
@@ -195,8 +214,24 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
     s = tp_wasm_module_export_func(m, name, fidx[ki]);
     out->kernel_func[ki] = out->nfuncs++;
   }
+  for (int ki = 0; ki < p->nkernels && !s; ki++) {
+    if (eidx[ki] == UINT32_MAX) continue;
+    tp_kir_prep epr;
+    tp_kir_epilogue_kernel(&p->kernels[ki], pw);
+    snprintf(pw->name, sizeof pw->name, "k%d_epilogue", ki);
+    tp_kir_prepare(pw, &epr);
+    s = emit_kernel(m, type, p, ki, pw, &epr, o && o->relaxed_simd, 0, &eidx[ki]);
+    if (s) {
+      tp_fail_context(s, "wasm emitter: kernel %s", pw->name);
+      break;
+    }
+    char name[16];
+    snprintf(name, sizeof name, "f%d", out->nfuncs);
+    s = tp_wasm_module_export_func(m, name, eidx[ki]);
+    out->epi_func[ki] = out->nfuncs++;
+  }
   uint32_t run_idx = 0;
-  if (!s) s = emit_run(m, run_type, p, fidx, cb, &run_idx);
+  if (!s) s = emit_run(m, run_type, p, fidx, eidx, cb, &run_idx);
   if (!s) { /* the run entry: export f<nfuncs>, also named "run" */
     char name[16];
     snprintf(name, sizeof name, "f%d", out->nfuncs);
@@ -205,6 +240,8 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
     out->run_func = out->nfuncs;
   }
   tp_free(fidx);
+  tp_free(eidx);
+  tp_free(pw);
   tp_free(preps);
   return finish_module(m, s, o && o->want_dump, out);
 }
@@ -227,7 +264,7 @@ tp_status tp_emit_gemm_variants(const tp_kir_program *p, const tp_emit_options *
   for (int v = 0; v < nmr && !s; v++) {
     uint32_t fidx;
     char name[16];
-    s = emit_kernel(m, type, p, ki, &pr, o && o->relaxed_simd, mrs[v], &fidx);
+    s = emit_kernel(m, type, p, ki, NULL, &pr, o && o->relaxed_simd, mrs[v], &fidx);
     snprintf(name, sizeof name, "f%d", v);
     if (!s) s = tp_wasm_module_export_func(m, name, fidx);
     if (!s) out->nfuncs++;

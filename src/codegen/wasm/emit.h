@@ -26,6 +26,9 @@ typedef struct tp_emitted {
   int nfuncs;         /* generated kernels (f0..f(nfuncs-1)); run is f<nfuncs> */
   int run_func;       /* export number of the run entry (= nfuncs) */
   int *kernel_func;   /* per kernel: export number f<i>, or -1 (runs in C) */
+  int *epi_func;      /* per kernel: a GEMM or conv left to C whose epilogue is
+                         generated (tp_kir_epilogue_kernel): its export number,
+                         called after env.tp_jit_kernel(ctx, k + nkernels); else -1 */
   char *dump;         /* annotated hex dump when asked for, else NULL (tp_free) */
 } tp_emitted;
 

@@ -108,14 +108,14 @@ static void stax_describe(void *ud, char *json, size_t n) {
   }
   if (!n) return;
   int hn = snprintf(json, n,
-                    "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"op\": %d, "
+                    "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"conv\": %d, \"op\": %d, "
                     "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d, \"qmatmul\": %d, \"matmul_int\": %d, ",
-                    p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_OP],
+                    p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_CONV], kinds[TP_KK_OP],
                     tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned, qmm, mmi);
   if (hn < 0 || (size_t)hn >= n) return; /* cut: the caller's buffer is too small for anything */
   size_t pos = (size_t)hn;
   int ok = p->node_kernel && p->graph;
-  static const char *const kn[] = {"pointwise", "row", "gemm", "op"};
+  static const char *const kn[] = {"pointwise", "row", "gemm", "op", "conv"};
   ok = ok && put(json, n, &pos, "\"kernel_kinds\": [", 0);
   for (int k = 0; ok && k < p->nkernels; k++)
     ok = (!k || put(json, n, &pos, ", ", 0)) && put(json, n, &pos, kn[p->kernels[k].kind], 1);

@@ -163,7 +163,7 @@ static void test_schedule(void) {
             "%w2 = placeholder : f32[32,32]\n"
             "%0 = linear(%x, %w, %b) : f32[8,32]\n"
             "%1 = relu(%0) : f32[8,32]\n"
-            "%2 = add(%1, %0) : f32[8,32]\n"  /* %0 has two users: no epilogue for it */
+            "%2 = add(%1, %0) : f32[8,32]\n"  /* %0's two users both lead to %2: its epilogue */
             "%3 = linear(%x, %w, none) : f32[8,32]\n"
             "%4 = gelu(%3, approximate=tanh) : f32[8,32]\n"
             "%5 = softmax(%4, dim=-1) : f32[8,32]\n"
@@ -176,8 +176,8 @@ static void test_schedule(void) {
   CHECK(p && count_kind(p, TP_KK_GEMM) == 3 && count_kind(p, TP_KK_ROW) == 3);
   int epi = 0;
   for (int k = 0; p && k < p->nkernels; k++) epi += p->kernels[k].kind == TP_KK_GEMM && p->kernels[k].expr.n > 0;
-  CHECK(epi == 1); /* relu into the third GEMM; gelu is the prologue of the softmax row kernel */
-  CHECK(p && count_kind(p, TP_KK_POINTWISE) == 1);   /* relu + add */
+  CHECK(epi == 2); /* relu + add into the first GEMM, relu into the third; gelu is the prologue of the softmax row kernel */
+  CHECK(p && count_kind(p, TP_KK_POINTWISE) == 0);
   CHECK(p && count_kind(p, TP_KK_OP) == 0);
   tp_kir_program_free(p);
 
@@ -448,7 +448,7 @@ static void test_minmax(void) {
 /* conv_gemm: a 1x1 convolution (one image) lowers to one GEMM whose
  * epilogue carries the bias and the activation after it (regrouped from
  * [1, M, H, W] onto the GEMM's [M, H*W]); two images stay a batched matmul;
- * a 3x3 conv stays an op kernel. Results match the eager conv2d. */
+ * a 3x3 conv is a conv kernel with the relu as its epilogue. Results match the eager conv2d. */
 static void test_conv_gemm(void) {
   static const char *const texts[3] = {
       "tpgraph v1\n%x = placeholder : f32[1,6,5,7]\n%w = placeholder : f32[4,6,1,1]\n%b = placeholder : f32[4]\n"
@@ -479,7 +479,8 @@ static void test_conv_gemm(void) {
         FAILF("conv_gemm: lowered node %%%s comes from %%%s, not a captured node", nd->name, o);
     }
     if (t == 1) CHECK(p && count_kind(p, TP_KK_GEMM) + count_kind(p, TP_KK_OP) >= 1 && count_kind(p, TP_KK_OP) <= 1);
-    if (t == 2) CHECK(p && count_kind(p, TP_KK_OP) == 1); /* the 3x3 conv */
+    if (t == 2) /* the 3x3 conv: a conv kernel with the relu as its epilogue */
+      CHECK(p && p->nkernels == 1 && count_kind(p, TP_KK_CONV) == 1 && p->kernels[0].expr.n > 0);
     CHECK(tp_graph_run(g, 3, in, 1, &e, &n) == TP_OK);
     CHECK(pl && tp_plan_run(pl, 3, in, 1, &y, &n) == TP_OK);
     int64_t cnt = tp_shape_numel(4, (int64_t[]){sx[0], 4, 5, 7});
