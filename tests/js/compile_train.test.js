@@ -11,6 +11,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tp from '../../js/index.js';
+import { trainSteps } from './_train.mjs';
 
 const live0 = tp.liveTensors();
 
@@ -35,20 +36,6 @@ function sectors(n) {
   return { x: tp.tensor(xs, { shape: [n, 2] }), y: tp.tensor(ys, { dtype: 'int32' }) };
 }
 
-// the losses of `steps` optimizer steps of lossFn (a plain or compiled function of x)
-function train(model, opt, steps, lossFn, x) {
-  const losses = [];
-  for (let step = 0; step < steps; step++) {
-    losses.push(tp.scope(() => {
-      opt.zeroGrad();
-      const loss = lossFn(x);
-      loss.backward();
-      opt.step();
-      return loss.item();
-    }));
-  }
-  return losses;
-}
 
 function compareRuns(makeModel, makeOpt, lossOf, x, steps, label) {
   const eager = makeModel(), compiled = makeModel();
@@ -78,8 +65,8 @@ function compareRuns(makeModel, makeOpt, lossOf, x, steps, label) {
   assert.match(tr.backward_graph, /%grad_out = placeholder : f32\[\]\n/);
   // training: the same losses at every step
   const oe = makeOpt(eager), oc = makeOpt(compiled);
-  const le = train(eager, oe, steps, (xx) => lossOf(eager, xx), x);
-  const lc = train(compiled, oc, steps, g, x);
+  const le = trainSteps(oe, steps, () => lossOf(eager, x));
+  const lc = trainSteps(oc, steps, () => g(x));
   for (let i = 0; i < steps; i++) {
     assert.ok(Math.abs(le[i] - lc[i]) <= 1e-4 * Math.abs(le[i]) + 1e-6, `${label} step ${i + 1}: compiled ${lc[i]} vs eager ${le[i]}`);
   }

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tp from '../../js/index.js';
+import { trainSteps } from './_train.mjs';
 
 const live0 = tp.liveTensors();
 const close = (got, want, tol, msg) => {
@@ -14,20 +15,6 @@ const close = (got, want, tol, msg) => {
 };
 
 
-// steps of training: zeroGrad, loss, backward, step; the losses, in order
-function train(model, opt, steps, lossFn) {
-  const losses = [];
-  for (let step = 0; step < steps; step++) {
-    losses.push(tp.scope(() => {
-      opt.zeroGrad();
-      const loss = lossFn(model);
-      loss.backward();
-      opt.step();
-      return loss.item();
-    }));
-  }
-  return losses;
-}
 test('one step of SGD (momentum, weight decay), Adam and AdamW by hand', () => {
   tp.scope(() => {
     const p = tp.tensor([1, 2]).requiresGrad_();
@@ -94,7 +81,7 @@ test('an MLP trains on a fixed synthetic task (Adam, 150 steps: loss < 0.15, acc
   const { x, y, labels } = sectors(192);
   const model = tp.nn.mlp([2, 32, 3], { seed: 7 });
   const opt = new tp.optim.Adam(model, { lr: 0.02 });
-  const losses = train(model, opt, 150, (m) => tp.nn.crossEntropy(m.forward(x), y));
+  const losses = trainSteps(opt, 150, () => tp.nn.crossEntropy(model.forward(x), y));
   const first = losses[0], last = losses.at(-1);
   const acc = tp.scope(() => tp.noGrad(() => {
     const pred = tp.argtopk(model.forward(x), 1, { dim: 1 }).toArray();
@@ -110,7 +97,7 @@ test('an MLP trains on a fixed synthetic task (Adam, 150 steps: loss < 0.15, acc
   // SGD with momentum on the same task also learns
   const model2 = tp.nn.mlp([2, 32, 3], { seed: 7 });
   const sgd = new tp.optim.SGD(model2, { lr: 0.2, momentum: 0.9 });
-  const l2 = train(model2, sgd, 150, (m) => tp.nn.crossEntropy(m.forward(x), y)).at(-1);
+  const l2 = trainSteps(sgd, 150, () => tp.nn.crossEntropy(model2.forward(x), y)).at(-1);
   if (process.env.TP_TRAIN_VERBOSE) console.log({ l2 });
   assert.ok(l2 < 0.3, `SGD loss after 150 steps: ${l2}`);
   for (const o of [opt, sgd, model, model2, x, y]) o.dispose();
@@ -167,7 +154,7 @@ test('a small CNN (conv2d, max pool, linear) trains on bar images (Adam, 40 step
     new tp.nn.Flatten(), new tp.nn.Linear(16, 3, { seed: 7 }));
   assert.equal(model.parameters().length, 6);
   const opt = new tp.optim.Adam(model, { lr: 0.05 });
-  const losses = train(model, opt, 40, (m) => tp.nn.crossEntropy(m.forward(x), y));
+  const losses = trainSteps(opt, 40, () => tp.nn.crossEntropy(model.forward(x), y));
   const first = losses[0], last = losses.at(-1);
   if (process.env.TP_TRAIN_VERBOSE) console.log({ cnnFirst: first, cnnLast: last });
   assert.ok(first > 0.9, `first loss ${first}`);
@@ -208,7 +195,7 @@ test('a pre-LN transformer encoder block: parameter gradients against finite dif
   }
   const opt = new tp.optim.AdamW(block, { lr: 0.01 });
   const first = lossOf();
-  const last = train(block, opt, 30, (m) => tp.nn.mseLoss(m.forward(x), target)).at(-1);
+  const last = trainSteps(opt, 30, () => tp.nn.mseLoss(block.forward(x), target)).at(-1);
   if (process.env.TP_TRAIN_VERBOSE) console.log({ blockFirst: first, blockLast: last });
   assert.ok(last < 0.5 * first, `the block's loss ${first} -> ${last} in 30 AdamW steps`);
   for (const o of [opt, block, x, target]) o.dispose();
