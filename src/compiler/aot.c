@@ -31,13 +31,16 @@ typedef struct joint_ctx {
   const tp_callable *fn;
   const int *rg; /* the real inputs' requires_grad */
   int nin;
-  tp_tensor *const *views;
   int nfw;            /* the function's outputs */
   int gout;           /* the output that requires grad, -1 none */
   int gnode;          /* grad_out's placeholder node */
   int nleaf;
   tp_tensor *leaf[AOT_MAX];      /* proxies of inputs, or closed-over parameters (borrowed) */
   tp_tensor *leaf_grad[AOT_MAX]; /* owned */
+  /* per leaf, found while the trace's inputs are alive (joint_fn): the input
+   * it is (-1 none), else the closed-over parameter (owned) */
+  int leaf_input[AOT_MAX];
+  tp_tensor *leaf_param[AOT_MAX];
   char why[200];      /* why this cannot be compiled for training ("" fine) */
 } joint_ctx;
 
@@ -64,7 +67,6 @@ static tp_status sink(void *ud, tp_tensor *leaf, tp_tensor *g) {
 static tp_status joint_fn(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                           int *nout) {
   joint_ctx *j = ud;
-  j->views = in;
   for (int i = 0; i < nin; i++)
     if (j->rg[i]) TP_TRY(tp_tensor_set_requires_grad(in[i], 1));
   TP_TRY(j->fn->fn(j->fn->ud, nin, in, max_out, outs, nout));
@@ -99,6 +101,12 @@ static tp_status joint_fn(void *ud, int nin, tp_tensor *const *in, int max_out, 
   for (int i = 0; i < j->nleaf; i++) {
     outs[(*nout)++] = j->leaf_grad[i];
     j->leaf_grad[i] = NULL;
+    /* which input or parameter the leaf is: here, while in[] (the tracer's
+     * proxies) is alive */
+    j->leaf_input[i] = -1;
+    for (int k = 0; k < nin; k++)
+      if (in[k] == j->leaf[i]) j->leaf_input[i] = k;
+    if (j->leaf_input[i] < 0) tp_tensor_retain(j->leaf_param[i] = j->leaf[i]);
   }
   return TP_OK;
 }
@@ -125,17 +133,16 @@ tp_status tp_aot_trace(const tp_callable *fn, int nin, tp_tensor *const *in, con
     snprintf(jt->why, sizeof jt->why, "%s", j->why);
     jt->nleaf = j->why[0] ? 0 : j->nleaf;
     for (int i = 0; i < jt->nleaf; i++) {
-      jt->leaf_input[i] = -1;
-      for (int k = 0; k < nin; k++)
-        if (j->views[k] == j->leaf[i]) jt->leaf_input[i] = k;
-      jt->leaf_param[i] = jt->leaf_input[i] < 0 ? j->leaf[i] : NULL;
-      if (jt->leaf_param[i]) tp_tensor_retain(jt->leaf_param[i]);
+      jt->leaf_input[i] = j->leaf_input[i];
+      jt->leaf_param[i] = j->leaf_param[i]; /* the reference moves */
+      j->leaf_param[i] = NULL;
     }
     /* the samples of the outputs were computed with autograd on proxies: the
      * results handed back are the function's outputs only */
     if (!r->broken && jt->gout >= 0 && !jt->why[0] && r->nout != jt->nfw + jt->nleaf)
       snprintf(jt->why, sizeof jt->why, "internal: %d joint outputs", r->nout);
   }
+  for (int i = 0; i < j->nleaf; i++) tp_tensor_release(j->leaf_param[i]);
   tp_free(j);
   return s;
 }
