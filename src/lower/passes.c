@@ -685,12 +685,28 @@ static int dequant_parts(const tp_graph *g, const tp_node *d, int *x, int *sc, i
   return 1;
 }
 
+/* Node i computed only from constants (get_attr values; a few levels of
+ * views and ops over them): its value is fixed when the plan is made. */
+static int from_constants(const tp_graph *g, int i, int depth) {
+  const tp_node *n = &g->nodes[i];
+  if (n->kind == TP_NODE_GET_ATTR) return n->val != NULL;
+  if (!is_call(n) || depth == 0) return 0;
+  for (int k = 0; k < n->nargs; k++)
+    if (n->args[k].kind == TP_ARG_NODE && !from_constants(g, n->args[k].node, depth - 1)) return 0;
+  return 1;
+}
+
 /* QDQ: matmul(dequantize(a), dequantize(b)) with b [K, N], or
  * linear(dequantize(a), dequantize(w), bias?) with w [N, K]: a's scale and
- * zero point one value; b's one value or one per output column. */
+ * zero point one value; b's one value or one per output column. Both scales
+ * computed from constants only: dequantize checks its scale on every call
+ * (finite and > 0), qmatmul does not (the dynamic pattern's a_scale is 0
+ * for an all-zero input), so a scale fed at run time keeps the unfused
+ * graph and its check. */
 static int match_qdq(const tp_graph *g, const tp_node *n, qmatch *q) {
   int sa, sb, za, zb;
   if (!dequant_parts(g, arg_node(g, n, 0), &q->a, &sa, &za) || !dequant_parts(g, arg_node(g, n, 1), &q->b, &sb, &zb)) return 0;
+  if (!from_constants(g, sa, 4) || !from_constants(g, sb, 4)) return 0;
   const tp_node *a = &g->nodes[q->a], *b = &g->nodes[q->b];
   if (b->desc.ndim != 2 || a->desc.ndim < 1) return 0;
   int nk = n->op == TP_OP_LINEAR;

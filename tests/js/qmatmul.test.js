@@ -287,3 +287,38 @@ test('a compiled JS function: matmulInt -> cast -> mul by the scales -> relu is 
   assert.equal(plan.qmatmul, 1, JSON.stringify(plan));
   assert.equal(plan.matmul_int, 0, JSON.stringify(plan));
 });
+
+test('stax pass qlinear: a QDQ MatMul whose activation scale is fed at run time keeps its DequantizeLinear, so a bad scale is an error (never a silent value), on eager and stax', () => {
+  const M = 4, K = 32, N = 8;
+  const w = Int8Array.from(rnd(K * N, -127, 127));
+  const model = makeModel({
+    opset: 13,
+    nodes: [['DequantizeLinear', ['xq', 'xs', 'xz'], ['xd']], ['DequantizeLinear', ['w', 'ws'], ['wd']], ['MatMul', ['xd', 'wd'], ['y']]],
+    inputs: [['xq', 2, [M, K]], ['xs', 1, []]], outputs: [['y', 1, null]],
+    initializers: [['xz', 2, [], Uint8Array.of(128)], ['w', 3, [K, N], w], ['ws', 1, [], Float32Array.of(0.01)]],
+  });
+  const xq = Uint8Array.from(rnd(M * K, 0, 255));
+  // the float reference in doubles: ((xq - 128) * xs) @ (w * 0.01), then float32
+  const want = (xs) => Array.from({ length: M * N }, (_, o) => {
+    const i = Math.floor(o / N), j = o % N;
+    let acc = 0;
+    for (let k = 0; k < K; k++) acc += Math.fround((xq[i * K + k] - 128) * Math.fround(xs)) * Math.fround(w[k * N + j] * Math.fround(0.01));
+    return acc;
+  });
+  for (const backend of ['eager', 'stax']) {
+    const m = tp.onnx.load(model, { backend });
+    try {
+      tp.scope(() => {
+        const feeds = (xs) => ({ xq: tp.tensor(xq, { shape: [M, K], dtype: 'uint8' }), xs: tp.tensor(Float32Array.of(xs), { shape: [] }) });
+        const got = m.run(feeds(0.05)).y.toArray();
+        want(0.05).forEach((v, o) => assert.ok(Math.abs(got[o] - v) <= 1e-5 * (1 + Math.abs(v)), `${backend}: y[${o}] = ${got[o]}, want ${v}`));
+        for (const bad of [0, -0.05, NaN, Infinity])
+          assert.throws(() => m.run(feeds(bad)), /scale.*(finite and > 0)/, `${backend}: scale ${bad} must be refused`);
+        const again = m.run(feeds(0.05)).y.toArray(); // usable after the errors
+        assert.deepEqual([...again], [...got]);
+      });
+    } finally {
+      m.dispose();
+    }
+  }
+});
