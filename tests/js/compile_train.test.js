@@ -11,7 +11,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tp from '../../js/index.js';
-import { trainSteps } from './_train.mjs';
+import { sectors, trainSteps } from './_train.mjs';
 
 const live0 = tp.liveTensors();
 
@@ -24,17 +24,6 @@ function closeTensors(got, want, msg) {
   assert.ok(mx > 0 && err <= 1e-5 + 2e-4 * mx, `${msg}: compiled ${a[at]} vs eager ${b[at]} at ${at} (max |eager| ${mx})`);
 }
 
-function sectors(n) {
-  let s = 12345;
-  const r = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
-  const xs = [], ys = [];
-  for (let i = 0; i < n; i++) {
-    const th = r() * 2 * Math.PI, rad = 0.2 + 0.8 * r();
-    xs.push(rad * Math.cos(th), rad * Math.sin(th));
-    ys.push(Math.floor((3 * th) / (2 * Math.PI)));
-  }
-  return { x: tp.tensor(xs, { shape: [n, 2] }), y: tp.tensor(ys, { dtype: 'int32' }) };
-}
 
 
 function compareRuns(makeModel, makeOpt, lossOf, x, steps, label) {

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tp from '../../js/index.js';
-import { trainSteps } from './_train.mjs';
+import { sectors, trainSteps } from './_train.mjs';
 
 const live0 = tp.liveTensors();
 const close = (got, want, tol, msg) => {
@@ -64,18 +64,6 @@ test('mseLoss and crossEntropy against plain-JS doubles', () => {
   });
 });
 
-/** 3 classes by angle sector of points in the unit disc (a fixed LCG). */
-function sectors(n) {
-  let s = 12345;
-  const r = () => ((s = (s * 1103515245 + 12345) % 2147483648) / 2147483648);
-  const xs = [], ys = [];
-  for (let i = 0; i < n; i++) {
-    const th = r() * 2 * Math.PI, rad = 0.2 + 0.8 * r();
-    xs.push(rad * Math.cos(th), rad * Math.sin(th));
-    ys.push(Math.floor((3 * th) / (2 * Math.PI)));
-  }
-  return { x: tp.tensor(xs, { shape: [n, 2] }), y: tp.tensor(ys, { dtype: 'int32' }), labels: ys };
-}
 
 test('an MLP trains on a fixed synthetic task (Adam, 150 steps: loss < 0.15, accuracy > 95%)', () => {
   const { x, y, labels } = sectors(192);
