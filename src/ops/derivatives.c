@@ -354,13 +354,8 @@ F(d_permute) {
   put(k, gin, 0, op1a(k, TP_OP_PERMUTE, g, &at));
   END;
 }
-/* zeros shaped like x with dim d of size n */
-static tp_tensor *zeros_along(gk *k, const tp_grad_shape *x, int64_t d, int64_t n) {
-  int64_t sh[TP_MAX_DIMS];
-  memcpy(sh, x->shape, sizeof sh);
-  sh[d] = n;
-  return zeros(k, TP_F32, x->ndim, sh);
-}
+static tp_tensor *dilate(gk *k, tp_tensor *t, int d, int64_t s);
+static tp_tensor *pad_crop(gk *k, tp_tensor *t, int d, int64_t before, int64_t after, double fill);
 F(d_slice) {
   BEGIN;
   const tp_grad_shape *x = &c->shapes[0];
@@ -368,36 +363,14 @@ F(d_slice) {
   if ((k->err = tp_norm_dim("slice", c->at->dim, x->ndim, &d))) END;
   int64_t n = x->shape[d];
   tp_slice_bounds(n, c->at->start, c->at->end, step, &s0, &len);
-  tp_tensor *body = g;
-  int64_t span = len;
   if (len == 0) {
     put(k, gin, 0, zeros(k, TP_F32, x->ndim, x->shape));
     END;
   }
-  if (step > 1) {
-    /* [.., len, ..] -> [.., len, 1, ..] ++ zeros [.., len, step-1, ..] -> [.., len*step, ..] */
-    int64_t sh[TP_MAX_DIMS];
-    int nd = 0;
-    for (int i = 0; i < g->ndim; i++) {
-      sh[nd++] = g->shape[i];
-      if (i == d) sh[nd++] = 1;
-    }
-    tp_tensor *parts[2] = {reshape(k, g, nd, sh), NULL};
-    sh[d + 1] = step - 1;
-    parts[1] = zeros(k, TP_F32, nd, sh);
-    tp_tensor *inter = concat(k, 2, parts, d + 1);
-    int64_t sh2[TP_MAX_DIMS];
-    memcpy(sh2, g->shape, sizeof sh2);
-    sh2[d] = len * step;
-    span = len * step < n - s0 ? len * step : n - s0;
-    body = slice(k, reshape(k, inter, g->ndim, sh2), d, 0, span);
-  }
-  tp_tensor *parts[3];
-  int np = 0;
-  if (s0 > 0) parts[np++] = zeros_along(k, x, d, s0);
-  parts[np++] = body;
-  if (n - s0 - span > 0) parts[np++] = zeros_along(k, x, d, n - s0 - span);
-  put(k, gin, 0, np == 1 ? body : concat(k, np, parts, d));
+  /* g's rows back at s0, s0 + step, ...: step - 1 zeros between them, then
+   * zeros before and after up to n */
+  int64_t span = (len - 1) * step + 1;
+  put(k, gin, 0, pad_crop(k, dilate(k, g, (int)d, step), (int)d, s0, n - s0 - span, 0.0));
   END;
 }
 F(d_concat) {
