@@ -522,6 +522,16 @@ static void fill_backend_opts(const tp_compiled *c, tp_backend_opts *bo) {
 
 /* One explain() item per capture: op counts, opaque regions with their
  * mode and reason, the graph break, the shape guards. */
+/* The entry moves into the cache (and becomes the last one used); *e is
+ * left empty. */
+static tp_status store_entry(tp_compiled *c, entry *e) {
+  TP_TRY(TP_ARRAY_RESERVE(c->entries, c->cap, c->nentries + 1));
+  c->entries[c->nentries] = *e;
+  c->last = c->nentries++;
+  memset(e, 0, sizeof *e);
+  return TP_OK;
+}
+
 static tp_status note_capture(tp_compiled *c, const tp_trace_result *r, const tp_graph *g,
                               const entry *e) {
   char item[2048], regions[1024] = "";
@@ -597,14 +607,7 @@ static tp_status compile_training(tp_compiled *c, tp_trace_result *r, tp_aot_joi
     s = note_capture(c, &shown, r->graph, &e);
   }
   int compiled = e.aot != NULL;
-  if (!s && store) {
-    s = TP_ARRAY_RESERVE(c->entries, c->cap, c->nentries + 1);
-    if (!s) {
-      c->entries[c->nentries] = e;
-      c->last = c->nentries++;
-      memset(&e, 0, sizeof e);
-    }
-  }
+  if (!s && store) s = store_entry(c, &e);
   entry_clear(&e);
   tp_trace_result_clear(r);
   tp_aot_joint_clear(jt);
@@ -731,14 +734,7 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   if (!s) s = note_capture(c, &r, e.graph ? e.graph : r.graph, &e);
   tp_backend_run run = e.run; /* copied before the entry moves into the cache */
   int compiled = e.graph != NULL;
-  if (!s && store) {
-    s = TP_ARRAY_RESERVE(c->entries, c->cap, c->nentries + 1);
-    if (!s) {
-      c->entries[c->nentries] = e;
-      c->last = c->nentries++;
-      memset(&e, 0, sizeof e);
-    }
-  }
+  if (!s && store) s = store_entry(c, &e);
   if (s || compiled) tp_trace_result_clear(&r);
   if (!s && compiled) /* every call's results come from the backend's function, the first included */
     s = run.run(run.ud, nin, in, max_out, outs, nout);

@@ -224,18 +224,26 @@ tp_status tp_onnx_cv_dynquant(imp *m, onode *n, int arg) {
 
 /* (q - zp) as int32 for the exact integer product; zp 1-D per row of a
  * (row = 1) or per column of b (row = 0). */
-static tp_status centered(imp *m, ref q, ref zp, int row, const char *what, ref *out) {
+/* q int8 / uint8, and its zero point (when given) of the same dtype. */
+static tp_status check_quant(imp *m, ref q, ref zp, const char *what) {
   tp_desc qd = tp_onnx_desc(m, q);
   if (!is_quant_dtype(qd.dtype))
     return tp_fail(TP_ERR_UNSUPPORTED, "%s has dtype %s (int8 or uint8 are supported)", what, tp_dtype_name(qd.dtype));
+  if (zp.kind == R_NONE) return TP_OK;
+  tp_desc zd = tp_onnx_desc(m, zp);
+  if (zd.dtype != qd.dtype)
+    return tp_fail(TP_ERR_INVALID_ARG, "the zero point of %s has dtype %s, %s %s; they must match", what,
+                   tp_dtype_name(zd.dtype), what, tp_dtype_name(qd.dtype));
+  return TP_OK;
+}
+
+static tp_status centered(imp *m, ref q, ref zp, int row, const char *what, ref *out) {
+  TP_TRY(check_quant(m, q, zp, what));
   if (zp.kind == R_NONE) {
     *out = q; /* matmul_int reads int8 / uint8 itself */
     return TP_OK;
   }
   tp_desc zd = tp_onnx_desc(m, zp);
-  if (zd.dtype != qd.dtype)
-    return tp_fail(TP_ERR_INVALID_ARG, "the zero point of %s has dtype %s, %s %s; they must match", what,
-                   tp_dtype_name(zd.dtype), what, tp_dtype_name(qd.dtype));
   ref y;
   TP_TRY(tp_onnx_cast(m, q, TP_I32, &y));
   TP_TRY(tp_onnx_cast(m, zp, TP_I32, &zp));
@@ -346,9 +354,8 @@ static tp_status conv_of(imp *m, onode *n, ref x, ref w, ref b, ref *out) {
 
 /* (q - zp) for a conv operand; a 1-D zero point of w is per output channel. */
 static tp_status conv_centered(imp *m, ref q, ref zp, int is_w, const char *what, ref *out) {
+  TP_TRY(check_quant(m, q, zp, what));
   tp_desc qd = tp_onnx_desc(m, q);
-  if (!is_quant_dtype(qd.dtype))
-    return tp_fail(TP_ERR_UNSUPPORTED, "%s has dtype %s (int8 or uint8 are supported)", what, tp_dtype_name(qd.dtype));
   ref y;
   TP_TRY(tp_onnx_cast(m, q, TP_F32, &y));
   if (zp.kind == R_NONE) {
@@ -356,9 +363,6 @@ static tp_status conv_centered(imp *m, ref q, ref zp, int is_w, const char *what
     return TP_OK;
   }
   tp_desc zd = tp_onnx_desc(m, zp);
-  if (zd.dtype != qd.dtype)
-    return tp_fail(TP_ERR_INVALID_ARG, "the zero point of %s has dtype %s, %s %s; they must match", what,
-                   tp_dtype_name(zd.dtype), what, tp_dtype_name(qd.dtype));
   int64_t zn = tp_shape_numel(zd.ndim, zd.shape);
   TP_TRY(tp_onnx_cast(m, zp, TP_F32, &zp));
   if (zd.ndim == 1 && zn > 1) {
