@@ -181,42 +181,74 @@ static tp_status ref_run(tp_op op, const tp_attrs *at, int64_t S, int64_t N, int
 /* ---- the float32 kernel: GEMMs on the kernel table and a gate pass ---- */
 
 /* W_d^T [I, GH] and R_d^T [H, GH] of every direction packed for the table
- * k; gru with linear_before_reset 0 keeps R's z r columns [H, 2H] and its h
- * columns [H, H] apart (the h product needs r first). One allocation:
- * tp_free frees it. */
+ * k's GEMM; gru with linear_before_reset 0 keeps R's z r columns [H, 2H]
+ * and its h columns [H, H] apart (the h product needs r first). Also W_d^T
+ * and R_d^T as plain row-major copies for the table's gemv, which runs the
+ * products of few rows (a batch of 1: the GEMM would compute a whole tile
+ * of rows for one). One allocation: tp_free frees it. */
 struct tp_rnn_pack {
   const tp_kernels *k;
   int D, split;
-  int64_t I, H, GH;
-  size_t wbytes, rbytes, hbytes; /* per direction, each a multiple of 64 */
+  int64_t I, H, GH, cb; /* cb: the gemv blocks' width, 4 vectors */
+  size_t wbytes, rbytes, hbytes, wtbytes, rtbytes; /* per direction, each a multiple of 64 */
   char *base;                    /* 64-aligned inside the block */
 };
+
+/* rows up to this many run on gemv, row by row */
+#define GEMV_ROWS 2
 
 static size_t up64(size_t n) { return (n + 63) & ~(size_t)63; }
 
 static const float *pk_w(const tp_rnn_pack *p, int64_t d) {
-  return (const float *)(p->base + (size_t)d * (p->wbytes + p->rbytes + p->hbytes));
+  return (const float *)(p->base + (size_t)d * (p->wbytes + p->rbytes + p->hbytes + p->wtbytes + p->rtbytes));
 }
 static const float *pk_r(const tp_rnn_pack *p, int64_t d) { return (const float *)((const char *)pk_w(p, d) + p->wbytes); }
 static const float *pk_rh(const tp_rnn_pack *p, int64_t d) { return (const float *)((const char *)pk_r(p, d) + p->rbytes); }
+static const float *pk_wt(const tp_rnn_pack *p, int64_t d) { return (const float *)((const char *)pk_rh(p, d) + p->hbytes); }
+static const float *pk_rt(const tp_rnn_pack *p, int64_t d) { return (const float *)((const char *)pk_wt(p, d) + p->wtbytes); }
 
+/* For gemv: src [n, K] (W or R of one direction: row j holds output column
+ * j) as blocks of cb columns from c0 to c1, each block [K, w] row major at
+ * dst + j0 K, so that each gemv call streams contiguous memory. */
+static void block_t(const float *src, int64_t K, int64_t c0, int64_t c1, int64_t cb, float *dst) {
+  for (int64_t j0 = c0; j0 < c1; j0 += cb) {
+    int64_t w = c1 - j0 < cb ? c1 - j0 : cb;
+    float *blk = dst + j0 * K;
+    for (int64_t k = 0; k < K; k++)
+      for (int64_t j = 0; j < w; j++) blk[k * w + j] = src[(j0 + j) * K + k];
+  }
+}
+/* y[c0, c1) = x B[:, c0:c1] (+ bias[c0, c1)) over block_t's blocks */
+static void gemv_blocked(const tp_kernels *k, const float *x, int64_t K, const float *B, int64_t c0, int64_t c1,
+                         int64_t cb, float *y, const float *bias) {
+  for (int64_t j0 = c0; j0 < c1; j0 += cb) {
+    int64_t w = c1 - j0 < cb ? c1 - j0 : cb;
+    k->gemv_f32(w, K, x, B + j0 * K, w, y + j0, bias ? bias + j0 : NULL);
+  }
+}
+
+/* gemm, gemv: which layouts to make (a per-call pack makes only the ones its rows use) */
 static tp_status pack_new(tp_op op, const tp_attrs *at, int64_t D, int64_t I, int64_t H, const float *W, const float *R,
-                          tp_rnn_pack **out) {
+                          int gemm, int gemv, tp_rnn_pack **out) {
   const tp_kernels *k = tp_kern();
   int G = op == TP_OP_LSTM ? 4 : op == TP_OP_GRU ? 3 : 1, split = op == TP_OP_GRU && !at->keepdim;
   int64_t GH = G * H, RN = split ? 2 * H : GH;
-  size_t wb = up64(k->gemm_pack_b_size(I, GH)), rb = up64(k->gemm_pack_b_size(H, RN)),
-         hb = split ? up64(k->gemm_pack_b_size(H, H)) : 0;
-  size_t total = sizeof(tp_rnn_pack) + 64 + (size_t)D * (wb + rb + hb);
+  size_t wb = gemm ? up64(k->gemm_pack_b_size(I, GH)) : 0, rb = gemm ? up64(k->gemm_pack_b_size(H, RN)) : 0,
+         hb = gemm && split ? up64(k->gemm_pack_b_size(H, H)) : 0, wtb = gemv ? up64(sizeof(float) * (size_t)(I * GH)) : 0,
+         rtb = gemv ? up64(sizeof(float) * (size_t)(H * GH)) : 0;
+  size_t total = sizeof(tp_rnn_pack) + 64 + (size_t)D * (wb + rb + hb + wtb + rtb);
   tp_rnn_pack *p = tp_alloc(total);
   if (!p) return tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory packing W and R (%zu bytes)", tp_op_name(op), total);
-  *p = (tp_rnn_pack){k, (int)D, split, I, H, GH, wb, rb, hb, NULL};
+  *p = (tp_rnn_pack){k, (int)D, split, I, H, GH, 4 * (int64_t)k->vec_width, wb, rb, hb, wtb, rtb, NULL};
   p->base = (char *)(((uintptr_t)(p + 1) + 63) & ~(uintptr_t)63);
   for (int64_t d = 0; d < D; d++) {
     const float *Wd = W + d * GH * I, *Rd = R + d * GH * H;
     if (wb) k->gemm_pack_b(I, GH, Wd, 1, I, (float *)pk_w(p, d)); /* B[i, j] = W[j, i] */
     if (rb) k->gemm_pack_b(H, RN, Rd, 1, H, (float *)pk_r(p, d));
     if (hb) k->gemm_pack_b(H, H, Rd + 2 * H * H, 1, H, (float *)pk_rh(p, d));
+    if (gemv) block_t(Wd, I, 0, GH, p->cb, (float *)pk_wt(p, d));
+    if (gemv) block_t(Rd, H, 0, RN, p->cb, (float *)pk_rt(p, d));
+    if (gemv && split) block_t(Rd, H, 2 * H, GH, p->cb, (float *)pk_rt(p, d));
   }
   *out = p;
   return TP_OK;
@@ -228,7 +260,7 @@ tp_status tp_recurrent_pack(tp_op op, const tp_attrs *at, const tp_tensor *w, co
       !tp_tensor_is_contiguous(r))
     return TP_OK; /* packed per call */
   return pack_new(op, at, w->shape[0], w->shape[2], r->shape[2], tp_tensor_ptr((tp_tensor *)w),
-                  tp_tensor_ptr((tp_tensor *)r), out);
+                  tp_tensor_ptr((tp_tensor *)r), 1, 1, out);
 }
 
 /* v[0, n) = f(v), in place: the table's vector kernels for sigmoid, tanh
@@ -286,11 +318,10 @@ static tp_status f32_run(const rjob *j, const tp_rnn_pack *pk) {
       br[q] = Bd && rec ? Bd[GH + q] : 0;
     }
     /* the input projection of every step: one GEMM */
-    if (S * N > 0) {
-      if (I > 0 && pk->wbytes) k->gemm_f32_packed(S * N, GH, I, j->X, I, 1, pk_w(pk, d), xw, GH, bx);
-      else
-        for (int64_t r = 0; r < S * N; r++) memcpy(xw + r * GH, bx, sizeof(float) * (size_t)GH);
-    }
+    if (S * N > GEMV_ROWS && pk->wbytes) k->gemm_f32_packed(S * N, GH, I, j->X, I, 1, pk_w(pk, d), xw, GH, bx);
+    else
+      for (int64_t r = 0; r < S * N; r++) /* (or I = 0: no packed W, the bias) */
+        gemv_blocked(k, j->X + r * I, I, pk_wt(pk, d), 0, GH, pk->cb, xw + r * GH, bx);
     for (int64_t b = 0; b < N; b++)
       for (int64_t q = 0; q < H; q++) {
         h[b * H + q] = j->h0 ? j->h0[(d * N + b) * H + q] : 0;
@@ -299,7 +330,9 @@ static tp_status f32_run(const rjob *j, const tp_rnn_pack *pk) {
     int64_t RN = pk->split ? 2 * H : GH;
     for (int64_t s = 0; s < maxL; s++) {
       /* the recurrent GEMM over the whole batch: gh = H_{t-1} R^T (+ Rbh) */
-      if (H > 0) k->gemm_f32_packed(N, RN, H, h, H, 1, pk_r(pk, d), gh, GH, lbr ? br : NULL);
+      if (N > GEMV_ROWS) k->gemm_f32_packed(N, RN, H, h, H, 1, pk_r(pk, d), gh, GH, lbr ? br : NULL);
+      else
+        for (int64_t b = 0; b < N; b++) gemv_blocked(k, h + b * H, H, pk_rt(pk, d), 0, RN, pk->cb, gh + b * GH, lbr ? br : NULL);
       if (pk->split) { /* gru, linear_before_reset 0: z r first, then R_h (r h) */
         for (int64_t b = 0; b < N; b++) {
           int64_t L = j->lens ? j->lens[b] : S;
@@ -312,7 +345,9 @@ static tp_status f32_run(const rjob *j, const tp_rnn_pack *pk) {
           act_f(k, &act[0], g, 2 * H);
           for (int64_t q = 0; q < H; q++) rh[b * H + q] = g[H + q] * h[b * H + q];
         }
-        k->gemm_f32_packed(N, H, H, rh, H, 1, pk_rh(pk, d), gh + 2 * H, GH, NULL);
+        if (N > GEMV_ROWS) k->gemm_f32_packed(N, H, H, rh, H, 1, pk_rh(pk, d), gh + 2 * H, GH, NULL);
+        else
+          for (int64_t b = 0; b < N; b++) gemv_blocked(k, rh + b * H, H, pk_rt(pk, d), 2 * H, GH, pk->cb, gh + b * GH, NULL);
       }
       /* the gate pass, one row at a time */
       for (int64_t b = 0; b < N; b++) {
@@ -438,7 +473,10 @@ tp_status tp_recurrent_into(tp_op op, int nin, tp_tensor *const *in, const tp_at
   int need_wr = !pre || pre->k != tp_kern() || pre->I != I || pre->H != H || pre->D != D;
   for (int i = 0; i < nin && i < 8 && !s; i++)
     if (i != 4 && (need_wr || (i != 1 && i != 2))) s = load(in[i], 0, 1, &buf[i], &own[i]);
-  if (!s && need_wr) s = pack_new(op, at, D, I, H, buf[1], buf[2], &mine), pre = mine;
+  if (!s && need_wr) {
+    int gemm = S * N > GEMV_ROWS || N > GEMV_ROWS, gemv = S * N <= GEMV_ROWS || N <= GEMV_ROWS;
+    s = pack_new(op, at, D, I, H, buf[1], buf[2], gemm, gemv, &mine), pre = mine;
+  }
   if (!s) {
     memset(tp_tensor_ptr(y), 0, sizeof(float) * (size_t)tp_tensor_numel(y));
     rjob j = {op, at, S, N, I, H, D, buf[0], buf[1], buf[2], buf[3], buf[5], nin > 6 ? buf[6] : NULL,
