@@ -76,7 +76,7 @@ for (const [H, N] of CASES) {
         const y = await rt.run(feeds);
         t.push(performance.now() - t0);
         if (c === 0 && name === 'onnxruntime-node' && !ref) ref = Float32Array.from(y);
-        if (c === 0 && rep === REPS - 1) per[name] = { y: Float32Array.from(y) };
+        if (c === 0 && rep === REPS - 1) (per[name] ??= {}).y = Float32Array.from(y);
       }
       await rt.close();
       if (rep < 0) continue;
