@@ -93,10 +93,10 @@ for (const [H, N] of CASES) {
       if (!(e <= 1e-4 + 1e-3 * Math.abs(ref[i]))) ok = false;
     }
     const m = per[name].medians;
-    return { name, median_ms: +median(rounds[name]).toFixed(3), round_medians_ms: [Math.min(...m), Math.max(...m)].map((x) => +x.toFixed(3)), max_err: +maxErr.toExponential(2), matches_ort_node: ok };
+    return { name, median_ms: +median(rounds[name]).toFixed(3), min_ms: +Math.min(...rounds[name]).toFixed(3), round_medians_ms: [Math.min(...m), Math.max(...m)].map((x) => +x.toFixed(3)), max_err: +maxErr.toExponential(2), matches_ort_node: ok };
   });
   const caseName = `lstm hidden ${H}, input ${H}, seq ${S}, batch ${N}`;
-  console.log(JSON.stringify({ case: caseName, calls: CALLS, reps: REPS, impls: rows }));
+  console.log(JSON.stringify({ case: caseName, calls: CALLS, reps: REPS, impls: rows, baseline: 'onnxruntime-web' }));
   const base = rows.find((r) => r.name === 'onnxruntime-web').median_ms;
   for (const r of rows) table.push(`${caseName} | ${r.name} | ${r.median_ms} ms (rounds ${r.round_medians_ms.join('-')}) | ${(r.median_ms / base).toFixed(2)}x ort-web | ${r.matches_ort_node ? 'matches' : 'DIFFERS'}`);
 }
