@@ -16,14 +16,18 @@
  *   with W's and R's biases folded into its bias, then per step the
  *   recurrent GEMM H_{t-1} R^T over the whole batch and one gate pass per
  *   row (clip, peepholes, activations on the table's vector unary kernels,
- *   the state update, sequence_lens masking). W^T and R^T are packed per
- *   call, or once per plan when they are constants (tp_recurrent_pack,
- *   src/lower/executor.c), like a constant GEMM weight.
+ *   the state update, sequence_lens masking). At 1-2 rows (batch 1, or a
+ *   one-step projection) the products run on the table's gemv instead.
+ *   W^T and R^T are packed per call, or once per plan when they are
+ *   constants (tp_recurrent_pack, src/lower/executor.c), like a constant
+ *   GEMM weight.
  * ONNX's node tests (LSTM, GRU, RNN: expected outputs from ONNX's own
  * evaluator), onnxruntime-node (tests/js/recurrent.test.js) and the
- * hand-computed cases in tests/c/ops/test_ops.c are the independent checks;
- * tests/c/ops/test_recurrent.c holds the float32 kernel against the
- * reference over every direction, sequence_lens and odd hidden sizes. */
+ * hand-computed cases in tests/c/ops/test_ops_seq.c and
+ * tests/c/lower/test_recurrent.c are the independent checks;
+ * test_recurrent.c also holds the float32 kernel against the reference over
+ * every ISA table, direction, sequence_lens and odd hidden sizes, eagerly
+ * and in stax plans. */
 #include "ops.h"
 #include <math.h>
 
