@@ -37,6 +37,8 @@ extern "C" {
 #define TP_VERSION_PATCH 0
 #define TP_VERSION_STRING "0.1.0"
 #define TP_MAX_DIMS 8
+/* tp_attrs.floats: rnn / gru / lstm keep an alpha and a beta per activation (6 at most). */
+#define TP_MAX_FLOATS 12
 /* The most operands one operator, node, host call or kernel takes (and the
  * most results a host call, split or graph gives): inputs of concat, results
  * of a call_host. Larger ONNX concats are split into chunks of this many. */
@@ -191,6 +193,8 @@ typedef struct tp_attrs {
   int approximate;           /* gelu: 0 = erf, 1 = tanh */
   tp_dtype dtype;            /* cast */
   double clip;               /* rnn, gru, lstm: clip gate inputs to [-clip, clip]; 0 = none */
+  double floats[TP_MAX_FLOATS]; /* rnn, gru, lstm: alpha, beta of each activation of ints */
+  int nfloats;               /* 0 or 2 * nints */
 } tp_attrs;
 void tp_attrs_init(tp_attrs *a);
 

@@ -28,10 +28,12 @@ int32_t tpw_op_arity(int32_t op) { return tp_op_arity((tp_op)op); }
   X(k, "i", 1)                \
   X(approximate, "i", 1)      \
   X(dtype, "i", 1)             \
-  X(clip, "f", 1)
+  X(clip, "f", 1)             \
+  X(floats, "f", TP_MAX_FLOATS) \
+  X(nfloats, "i", 1)
 
 const char *tpw_attrs_layout(void) {
-  static char text[400];
+  static char text[600];
   if (text[0]) return text;
   int k = snprintf(text, sizeof text, "%zu", sizeof(tp_attrs));
 #define X(field, kind, count)                                                                   \
@@ -72,6 +74,11 @@ uint32_t tpw_op(int32_t op, int32_t nin, const uint32_t *in, const tp_attrs *a) 
     if (a->nints < 0 || a->nints > TP_MAX_DIMS) {
       tp_fail(TP_ERR_INVALID_ARG, "%s: %d attribute dims is out of range (0..%d)",
               tp_op_name((tp_op)op), a->nints, TP_MAX_DIMS);
+      return 0;
+    }
+    if (a->nfloats < 0 || a->nfloats > TP_MAX_FLOATS) {
+      tp_fail(TP_ERR_INVALID_ARG, "%s: %d attribute floats is out of range (0..%d)", tp_op_name((tp_op)op), a->nfloats,
+              TP_MAX_FLOATS);
       return 0;
     }
     at = *a;

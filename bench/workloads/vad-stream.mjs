@@ -6,7 +6,9 @@
 // against onnxruntime-web (wasm, numThreads 1) in the same run, runtimes
 // taking turns in REPS rounds. Each call is timed end to end (JS tensors in,
 // outputs read back into JS arrays); the first call of each runtime (its
-// compile) is reported apart. Prints one JSON line per case.
+// compile) is reported apart. The per-call overhead (JS -> core -> back) is
+// timed apart on a model of the same interface that does almost nothing
+// (the `overhead:` rows). Prints one JSON line per case.
 //
 //   node bench/workloads/vad-stream.mjs [--calls N] [--reps R]
 import { execFileSync } from 'node:child_process';
@@ -15,6 +17,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import * as tp from '../../js/index.js';
 import * as ortw from 'onnxruntime-web';
+import { makeModel } from '../../tests/js/_onnx_pb.mjs';
 
 const argv = process.argv.slice(2);
 const arg = (k, d) => (argv.includes(k) ? Number(argv[argv.indexOf(k) + 1]) : d);
@@ -29,7 +32,15 @@ const bytes = readFileSync(join(cache, 'package', 'dist', 'silero_vad_v5.onnx'))
 ortw.env.wasm.numThreads = 1;
 const frames = Array.from({ length: 8 }, (_, f) => Float32Array.from({ length: 512 }, (_, i) => 0.4 * Math.sin((f * 512 + i) * 0.07)));
 
-async function runOrt() {
+// The same interface with (almost) no work: stateN = state, output = the
+// frame's mean: what a call costs around the model (JS -> core -> back).
+const overheadBytes = makeModel({
+  nodes: [['Identity', ['state'], ['stateN']], ['ReduceMean', ['input'], ['output'], { axes: [1], keepdims: 1 }]],
+  inputs: [['input', 1, [1, 512]], ['state', 1, [2, 1, 128]], ['sr', 7, []]],
+  outputs: [['output', 1, null], ['stateN', 1, null]],
+});
+
+async function runOrt(bytes) {
   const s = await ortw.InferenceSession.create(bytes, { executionProviders: ['wasm'] });
   const sr = new ortw.Tensor('int64', BigInt64Array.from([16000n]), []);
   let state = new Float32Array(256);
@@ -45,7 +56,7 @@ async function runOrt() {
   return t;
 }
 
-function runTp(backend) {
+function runTp(backend, bytes) {
   const m = tp.onnx.load(bytes, { backend });
   const sr = tp.tensor(BigInt64Array.from([16000n]), { shape: [] });
   let state = new Float32Array(256);
@@ -64,10 +75,12 @@ function runTp(backend) {
   return t;
 }
 
-const impls = { 'onnxruntime-web': [], 'tensorplay stax': [], 'tensorplay eager': [] };
-const first = { 'onnxruntime-web': [], 'tensorplay stax': [], 'tensorplay eager': [] };
+const RUNS = [['onnxruntime-web', () => runOrt(bytes)], ['tensorplay stax', () => runTp('stax', bytes)], ['tensorplay eager', () => runTp('', bytes)],
+  ['overhead: onnxruntime-web', () => runOrt(overheadBytes)], ['overhead: tensorplay stax', () => runTp('stax', overheadBytes)]];
+const impls = Object.fromEntries(RUNS.map(([n]) => [n, []]));
+const first = Object.fromEntries(RUNS.map(([n]) => [n, []]));
 for (let r = 0; r < REPS; r++) {
-  for (const [name, run] of [['onnxruntime-web', runOrt], ['tensorplay stax', () => runTp('stax')], ['tensorplay eager', () => runTp('')]]) {
+  for (const [name, run] of RUNS) {
     const t = await run();
     first[name].push(t[0]);
     impls[name].push(...t.slice(10)); // steady state: the first 10 calls warm up

@@ -81,6 +81,7 @@ function packAttrs(p, a, name) {
     const f = fields.get(key);
     if (!f) throw new Error(`tensorplay: the core's tp_attrs has no field ${key}`);
     if (f.count > 1) { // an array with its count in n<name> (ints, nints)
+      if (v.length > f.count) throw new TensorPlayError(`${name}: at most ${f.count} values in ${key}, got ${v.length}`, Status.INVALID_ARG);
       for (let i = 0; i < v.length; i++) putField(dv, p, f, i, v[i], `${name}: ${key}[${i}]`);
       const n = fields.get(`n${key}`);
       if (n) putField(dv, p, n, 0, v.length, `${name}: n${key}`);
@@ -384,7 +385,9 @@ export function concat(list, dim = 0) {
   return callOp('concat', list, { dim: intArg(dim, 'concat: dim') });
 }
 
-const RNN_ACT = { sigmoid: 0, tanh: 1, relu: 2 };
+// ONNX's activation names (any case) in the core's code order (src/ops/ops.h TP_RNN_ACTS)
+const RNN_ACTS = ['sigmoid', 'tanh', 'relu', 'affine', 'leakyrelu', 'thresholdedrelu', 'scaledtanh', 'hardsigmoid',
+  'elu', 'softsign', 'softplus'];
 const RNN_DIR = { forward: 0, reverse: 1, bidirectional: 2 };
 
 function recurrent(op, name, x, w, r, opts, nops) {
@@ -392,16 +395,21 @@ function recurrent(op, name, x, w, r, opts, nops) {
   const dir = opts.direction ?? 'forward';
   if (!(dir in RNN_DIR)) throw new TypeError(`${name}: direction must be forward, reverse or bidirectional, got ${dir}`);
   const acts = (opts.activations ?? []).map((a) => {
-    if (!(a in RNN_ACT)) throw new TypeError(`${name}: activation '${a}' is not sigmoid, tanh or relu`);
-    return RNN_ACT[a];
+    const k = typeof a === 'string' ? RNN_ACTS.indexOf(a.toLowerCase()) : -1;
+    if (k < 0) throw new TypeError(`${name}: activation '${a}' is not one of ${RNN_ACTS.join(', ')}`);
+    return k;
   });
+  const params = opts.activationParams ?? [];
+  if (!Array.isArray(params) || params.some((v) => typeof v !== 'number')) {
+    throw new TypeError(`${name}: activationParams must be an array of numbers (an alpha and a beta per activation)`);
+  }
   const clip = opts.clip ?? 0;
   if (typeof clip !== 'number') throw new TypeError(`${name}: clip must be a number`);
   const flag = op === 'lstm' ? opts.inputForget : opts.linearBeforeReset;
   const ins = [x, w, r, opts.bias ?? null, opts.sequenceLens ?? null, opts.initialH ?? null];
   if (nops === 8) ins.push(opts.initialC ?? null, opts.peepholes ?? null);
   // tp_attrs fields: dim hidden_size (0: from r), dim1 direction, ints activations, keepdim the gate flag
-  const packed = callOp(op, ins, { dim: 0, dim1: RNN_DIR[dir], ints: acts, clip, keepdim: op === 'rnn' ? 0 : (flag ? 1 : 0) });
+  const packed = callOp(op, ins, { dim: 0, dim1: RNN_DIR[dir], ints: acts, floats: params, clip, keepdim: op === 'rnn' ? 0 : (flag ? 1 : 0) });
   // packed [2, seq + 1, dirs, batch, hidden]: Y, the final H and C
   const S = packed.shape[1] - 1;
   const y = packed.slice(0, 0, 1).slice(1, 0, S).reshape(packed.shape.slice(1).map((d, i) => (i ? d : S)));
@@ -415,7 +423,10 @@ function recurrent(op, name, x, w, r, opts, nops) {
  * rnn / gru / lstm(x, w, r, options): ONNX's RNN / GRU / LSTM (x [seq, batch,
  * input], w [dirs, G*hidden, input], r [dirs, G*hidden, hidden]; options:
  * bias, sequenceLens, initialH, initialC and peepholes (lstm), direction,
- * activations (names), clip, linearBeforeReset (gru), inputForget (lstm)).
+ * activations (ONNX's names, any case: Sigmoid Tanh Relu Affine LeakyRelu
+ * ThresholdedRelu ScaledTanh HardSigmoid Elu Softsign Softplus),
+ * activationParams (an alpha and a beta per activation; none: ONNX's
+ * defaults), clip, linearBeforeReset (gru), inputForget (lstm)).
  * Returns { y: [seq, dirs, batch, hidden], h: [dirs, batch, hidden] } (and c for lstm).
  */
 export function rnn(x, w, r, options = {}) { return recurrent('rnn', 'rnn', x, w, r, options, 6); }

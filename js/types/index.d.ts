@@ -389,7 +389,11 @@ export interface RecurrentOptions {
   bias?: Tensor | null; sequenceLens?: Tensor | null; initialH?: Tensor | null;
   initialC?: Tensor | null; peepholes?: Tensor | null;
   direction?: 'forward' | 'reverse' | 'bidirectional';
-  activations?: ('sigmoid' | 'tanh' | 'relu')[]; clip?: number;
+  /** ONNX's activation names, any case: Sigmoid Tanh Relu Affine LeakyRelu ThresholdedRelu ScaledTanh HardSigmoid Elu Softsign Softplus */
+  activations?: string[];
+  /** an alpha and a beta per activation (absent: ONNX's defaults) */
+  activationParams?: number[];
+  clip?: number;
   linearBeforeReset?: boolean; inputForget?: boolean;
 }
 /** x [seq, batch, input], w [dirs, hidden, input], r [dirs, hidden, hidden] -> y [seq, dirs, batch, hidden], h [dirs, batch, hidden]. */

@@ -379,6 +379,22 @@ static tp_status attr_value(parser *p, const tp_attr_spec *s, tp_attrs *at) {
       if (!eat(p, ',')) return expected(p, "',' or ']' in a list");
     }
   }
+  case TP_ATTR_FLOATS: {
+    snprintf(what, sizeof what, "'[' starting the list %s", s->name);
+    if (!eat(p, '[')) return expected(p, what);
+    at->nfloats = 0;
+    if (eat(p, ']')) return TP_OK;
+    for (;;) {
+      double v;
+      int isint;
+      TP_TRY(number_tok(p, &v, &isint));
+      if (at->nfloats == TP_MAX_FLOATS)
+        return perr(p, "more than %d values in %s", TP_MAX_FLOATS, s->name);
+      at->floats[at->nfloats++] = v;
+      if (eat(p, ']')) return TP_OK;
+      if (!eat(p, ',')) return expected(p, "',' or ']' in a list");
+    }
+  }
   case TP_ATTR_INT_MAX:
     if (peek_word(p, "max")) {
       int64_t v = INT64_MAX;

@@ -164,6 +164,14 @@ static void put_attr(tp_buf *b, const tp_attrs *at, const tp_attr_spec *s) {
       tp_buf_printf(b, i ? ",%lld" : "%lld", (long long)at->ints[i]);
     tp_buf_putn(b, "]", 1);
     break;
+  case TP_ATTR_FLOATS:
+    tp_buf_putn(b, "[", 1);
+    for (int i = 0; i < at->nfloats && i < TP_MAX_FLOATS; i++) {
+      if (i) tp_buf_putn(b, ",", 1);
+      tp_buf_puts(b, tp_text_format_float(at->floats[i], buf, sizeof buf));
+    }
+    tp_buf_putn(b, "]", 1);
+    break;
   case TP_ATTR_INT:
   case TP_ATTR_INT_MAX: {
     int64_t v;

@@ -13,6 +13,7 @@ typedef enum tp_attr_kind {
   TP_ATTR_INT_MAX,  /* an int, or "max" for INT64_MAX (slice end) */
   TP_ATTR_BOOL,     /* true | false -> an int field */
   TP_ATTR_FLOAT,    /* float text -> a double field */
+  TP_ATTR_FLOATS,   /* [0.5,1] -> attrs.floats / attrs.nfloats */
   TP_ATTR_DTYPE,    /* f32 | i32 | i64 | b8 -> attrs.dtype */
   TP_ATTR_GELU,     /* none | tanh -> attrs.approximate 0 | 1 */
   TP_ATTR_KIND_COUNT

@@ -272,6 +272,27 @@ static tp_status pack_qmm(tp_plan *pl) {
   return TP_OK;
 }
 
+/* rnn / gru / lstm kernels whose W and R are constants: both packed once
+ * for the op's GEMMs (tp_recurrent_pack), kept in packed[] (a TP_KK_OP
+ * kernel has no GEMM B of its own there). */
+static tp_status pack_recurrent(tp_plan *pl) {
+  const tp_kir_program *p = pl->p;
+  for (int k = 0; k < p->nkernels; k++) {
+    const tp_kir_kernel *kk = &p->kernels[k];
+    tp_op op = kk->kind == TP_KK_OP && kk->node >= 0 ? p->graph->nodes[kk->node].op : TP_OP_COUNT;
+    if ((op != TP_OP_RNN && op != TP_OP_GRU && op != TP_OP_LSTM) || kk->nops < 3 || pl->packed[k]) continue;
+    tp_storage sw, sr;
+    tp_tensor w, r;
+    if (kk->op_bufs[1] < 0 || kk->op_bufs[2] < 0 || !const_shell(p, kk->op_bufs[1], &sw, &w) ||
+        !const_shell(p, kk->op_bufs[2], &sr, &r))
+      continue;
+    tp_rnn_pack *pk = NULL;
+    TP_TRY(tp_recurrent_pack(op, &p->graph->nodes[kk->node].attrs, &w, &r, &pk));
+    pl->packed[k] = pk;
+  }
+  return TP_OK;
+}
+
 tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
   tp_plan *pl = tp_alloc(sizeof *pl);
   if (!pl) {
@@ -358,6 +379,7 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
     if (K->gemm_tune) K->gemm_tune(0, 0);
   }
   tp_status qs = pack_qmm(pl);
+  if (!qs) qs = pack_recurrent(pl);
   if (qs) {
     tp_plan_free(pl);
     return qs;
@@ -920,6 +942,9 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     else tp_tensor_copy_into(t[n->attrs.result_index], &out.t);
   } else if (!s && n->op == TP_OP_CONV2D && tp_tensor_is_contiguous(&out.t)) {
     s = tp_conv2d_into(args, &n->attrs, &out.t); /* straight into the arena: no copy */
+  } else if (!s && (n->op == TP_OP_RNN || n->op == TP_OP_GRU || n->op == TP_OP_LSTM) && tp_tensor_is_contiguous(&out.t)) {
+    /* the time loop inside this one step; W and R packed once when constant */
+    s = tp_recurrent_into(n->op, n->nargs, args, &n->attrs, r->pl->packed[ki], &out.t);
   } else if (!s && (n->op == TP_OP_MATMUL_INT || n->op == TP_OP_QMATMUL) && r->pl->qmm && r->pl->qmm[ki].p) {
     if (n->op == TP_OP_MATMUL_INT) s = tp_exec_matmul_int(n->nargs, args, &n->desc, &r->pl->qmm[ki], &res); /* B packed once */
     else if (tp_tensor_is_contiguous(&out.t)) /* straight into the arena */

@@ -43,20 +43,29 @@ tp_status tp_onnx_cv_recurrent(imp *m, onode *n, int arg) {
   if (op == TP_OP_RNN && at.keepdim) return tp_fail(TP_ERR_INVALID_ARG, "RNN has no linear_before_reset");
   attr *acts = tp_onnx_attr(m, n, "activations", A_STRINGS);
   attr *alpha = tp_onnx_attr(m, n, "activation_alpha", A_FLOATS), *beta = tp_onnx_attr(m, n, "activation_beta", A_FLOATS);
-  if ((alpha && alpha->nfloats) || (beta && beta->nfloats))
-    return tp_fail(TP_ERR_UNSUPPORTED, "activation_alpha / activation_beta are not supported");
+  int nalpha = alpha ? (int)alpha->nfloats : 0, nbeta = beta ? (int)beta->nfloats : 0, ua = 0, ub = 0;
   if (acts) {
-    static const char *const names[] = {"Sigmoid", "Tanh", "Relu"};
     if ((int)acts->nstrings != nact * D)
-      return tp_fail(TP_ERR_INVALID_ARG, "%d activations, expected %d", (int)acts->nstrings, nact * D);
+      return tp_fail(TP_ERR_INVALID_ARG, "%d activations, expected %d (%d per direction)", (int)acts->nstrings, nact * D, nact);
     at.nints = (int)acts->nstrings;
+    at.nfloats = 2 * at.nints;
+    /* ONNX: alpha and beta are consumed in the order of the activations,
+     * each by the activations that read one; missing ones are the defaults */
     for (int i = 0; i < at.nints; i++) {
-      int k = 0;
-      while (k < 3 && strcmp(acts->strings[i], names[k])) k++;
-      if (k == 3) return tp_fail(TP_ERR_UNSUPPORTED, "activation '%s' is not supported (Sigmoid, Tanh, Relu)", acts->strings[i]);
+      int k = tp_rnn_act_lookup(acts->strings[i]);
+      if (k < 0)
+        return tp_fail(TP_ERR_INVALID_ARG, "activation '%s' is not one ONNX allows for %s (Sigmoid, Tanh, Relu, Affine, "
+                       "LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus)",
+                       acts->strings[i], n->op);
       at.ints[i] = k;
+      int np = tp_rnn_act_nparams(k, &at.floats[2 * i], &at.floats[2 * i + 1]);
+      if (np >= 1 && ua < nalpha) at.floats[2 * i] = alpha->floats[ua++];
+      if (np >= 2 && ub < nbeta) at.floats[2 * i + 1] = beta->floats[ub++];
     }
   }
+  if (ua < nalpha || ub < nbeta)
+    return tp_fail(TP_ERR_INVALID_ARG, "activation_alpha has %d values and activation_beta %d, but the activations read %d and %d",
+                   nalpha, nbeta, ua, ub);
   int layout = (int)tp_onnx_attr_int(m, n, "layout", 0);
   if (layout != 0 && layout != 1) return tp_fail(TP_ERR_INVALID_ARG, "layout %d is not 0 or 1", layout);
   static const int64_t swap01[3] = {1, 0, 2};

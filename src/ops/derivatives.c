@@ -721,8 +721,35 @@ F(d_dequantize) {
  * incoming gradient and hands out the copies' gradients. ONNX's semantics
  * as src/ops/recurrent.c: gate order (lstm i o f c, gru z r h), peepholes,
  * clip, linear_before_reset, input_forget, per-direction activations. */
-static tp_tensor *ract(gk *k, int code, tp_tensor *v) {
-  return op1(k, code == 0 ? TP_OP_SIGMOID : code == 1 ? TP_OP_TANH : TP_OP_RELU, v);
+/* activation `code` (ops.h's TP_RNN_ACTS) with its alpha a and beta b, from
+ * differentiable ops (the forward's formulas, src/ops/recurrent.c) */
+static tp_tensor *ract_p(gk *k, int code, double a, double b, tp_tensor *v) {
+  switch (code) {
+    case TP_RNN_SIGMOID: return op1(k, TP_OP_SIGMOID, v);
+    case TP_RNN_TANH: return op1(k, TP_OP_TANH, v);
+    case TP_RNN_RELU: return op1(k, TP_OP_RELU, v);
+    case TP_RNN_AFFINE: return add(k, mul(k, v, sc(k, a)), sc(k, b));
+    case TP_RNN_LEAKY_RELU: return op3a(k, TP_OP_WHERE, op2(k, TP_OP_LT, v, sc(k, 0)), mul(k, v, sc(k, a)), v, NULL);
+    case TP_RNN_THRESHOLDED_RELU: return op3a(k, TP_OP_WHERE, op2(k, TP_OP_GT, v, sc(k, a)), v, sc(k, 0), NULL);
+    case TP_RNN_SCALED_TANH: return mul(k, sc(k, a), op1(k, TP_OP_TANH, mul(k, v, sc(k, b))));
+    case TP_RNN_HARD_SIGMOID: {
+      tp_tensor *y = add(k, mul(k, v, sc(k, a)), sc(k, b));
+      y = op3a(k, TP_OP_WHERE, op2(k, TP_OP_LT, y, sc(k, 0)), sc(k, 0), y, NULL);
+      return op3a(k, TP_OP_WHERE, op2(k, TP_OP_GT, y, sc(k, 1)), sc(k, 1), y, NULL);
+    }
+    case TP_RNN_ELU: { /* exp of min(v, 0): the unused branch stays finite */
+      tp_tensor *neg = op2(k, TP_OP_LT, v, sc(k, 0));
+      tp_tensor *e = op1(k, TP_OP_EXP, op3a(k, TP_OP_WHERE, neg, v, sc(k, 0), NULL));
+      return op3a(k, TP_OP_WHERE, neg, mul(k, sc(k, a), sub(k, e, sc(k, 1))), v, NULL);
+    }
+    case TP_RNN_SOFTSIGN: return op2(k, TP_OP_DIV, v, add(k, sc(k, 1), op1(k, TP_OP_ABS, v)));
+    case TP_RNN_SOFTPLUS: /* relu(v) + log(1 + exp(-|v|)) */
+      return add(k, op1(k, TP_OP_RELU, v),
+                 op1(k, TP_OP_LOG, add(k, sc(k, 1), op1(k, TP_OP_EXP, op1(k, TP_OP_NEG, op1(k, TP_OP_ABS, v))))));
+    default:
+      if (!k->err) k->err = tp_fail(TP_ERR_INVALID_ARG, "recurrent backward: activation code %d", code);
+      return NULL;
+  }
 }
 static tp_tensor *rclip(gk *k, tp_tensor *v, double c) {
   if (c <= 0) return v;
@@ -774,8 +801,13 @@ static tp_tensor *recurrent_replay(gk *k, tp_op op, const tp_attrs *at, tp_tenso
   tp_tensor *planes[2][2]; /* [plane][direction] as [S+1, 1, N, H] */
   for (int64_t d = 0; d < D && !k->err; d++) {
     int rev = at->dim1 == 1 || (at->dim1 == 2 && d == 1), act[3];
-    for (int q = 0; q < nact; q++)
-      act[q] = at->nints ? (int)at->ints[d * nact + q] : (op == TP_OP_RNN || q > 0) ? 1 : 0;
+    double aa[3], ab[3];
+    for (int q = 0; q < nact; q++) {
+      int i = (int)d * nact + q;
+      act[q] = at->nints ? (int)at->ints[i] : (op == TP_OP_RNN || q > 0) ? TP_RNN_TANH : TP_RNN_SIGMOID;
+      tp_rnn_act_nparams(act[q], &aa[q], &ab[q]);
+      if (at->nfloats) aa[q] = at->floats[2 * i], ab[q] = at->floats[2 * i + 1];
+    }
     tp_tensor *Wd = rdir(k, v[1], d, GH, I), *Rd = rdir(k, v[2], d, GH, H);
     tp_tensor *Bd = rdir(k, v[3], d, 2 * GH, 0), *Wb = Bd ? slice(k, Bd, 0, 0, GH) : NULL;
     tp_tensor *Rb = Bd ? slice(k, Bd, 0, GH, 2 * GH) : NULL;
@@ -793,25 +825,25 @@ static tp_tensor *recurrent_replay(gk *k, tp_op op, const tp_attrs *at, tp_tenso
     for (int64_t s = 0; s < S && !k->err; s++) {
       tp_tensor *gx = reshape(k, slice(k, xw, 0, s, s + 1), 2, (int64_t[]){N, GH}), *hn = NULL, *cn = c;
       if (op == TP_OP_RNN) {
-        hn = ract(k, act[0], rclip(k, add(k, gx, rlin(k, h, Rd, Rb)), clip));
+        hn = ract_p(k, act[0], aa[0], ab[0], rclip(k, add(k, gx, rlin(k, h, Rd, Rb)), clip));
       } else if (op == TP_OP_GRU) {
         tp_tensor *R2 = slice(k, Rd, 0, 0, 2 * H), *Rh = slice(k, Rd, 0, 2 * H, 3 * H);
         tp_tensor *Rb2 = Rb ? slice(k, Rb, 0, 0, 2 * H) : NULL, *Rbh = Rb ? slice(k, Rb, 0, 2 * H, 3 * H) : NULL;
-        tp_tensor *zr = ract(k, act[0], rclip(k, add(k, lasts(k, gx, 0, 2 * H), rlin(k, h, R2, Rb2)), clip));
+        tp_tensor *zr = ract_p(k, act[0], aa[0], ab[0], rclip(k, add(k, lasts(k, gx, 0, 2 * H), rlin(k, h, R2, Rb2)), clip));
         tp_tensor *z = lasts(k, zr, 0, H), *r = lasts(k, zr, H, 2 * H);
         tp_tensor *rh = at->keepdim ? mul(k, r, rlin(k, h, Rh, Rbh)) : rlin(k, mul(k, r, h), Rh, Rbh);
-        tp_tensor *hh = ract(k, act[1], rclip(k, add(k, lasts(k, gx, 2 * H, 3 * H), rh), clip));
+        tp_tensor *hh = ract_p(k, act[1], aa[1], ab[1], rclip(k, add(k, lasts(k, gx, 2 * H, 3 * H), rh), clip));
         hn = add(k, mul(k, sub(k, sc(k, 1.0), z), hh), mul(k, z, h));
       } else {
         tp_tensor *gt = add(k, gx, rlin(k, h, Rd, Rb));
         tp_tensor *ii = lasts(k, gt, 0, H), *oi = lasts(k, gt, H, 2 * H), *fi = lasts(k, gt, 2 * H, 3 * H);
         tp_tensor *ci = lasts(k, gt, 3 * H, 4 * H);
         if (P) ii = add(k, ii, mul(k, slice(k, P, 0, 0, H), c)), fi = add(k, fi, mul(k, slice(k, P, 0, 2 * H, 3 * H), c));
-        tp_tensor *i_ = ract(k, act[0], rclip(k, ii, clip));
-        tp_tensor *f_ = at->keepdim ? sub(k, sc(k, 1.0), i_) : ract(k, act[0], rclip(k, fi, clip));
-        cn = add(k, mul(k, f_, c), mul(k, i_, ract(k, act[1], rclip(k, ci, clip))));
+        tp_tensor *i_ = ract_p(k, act[0], aa[0], ab[0], rclip(k, ii, clip));
+        tp_tensor *f_ = at->keepdim ? sub(k, sc(k, 1.0), i_) : ract_p(k, act[0], aa[0], ab[0], rclip(k, fi, clip));
+        cn = add(k, mul(k, f_, c), mul(k, i_, ract_p(k, act[1], aa[1], ab[1], rclip(k, ci, clip))));
         if (P) oi = add(k, oi, mul(k, slice(k, P, 0, H, 2 * H), cn));
-        hn = mul(k, ract(k, act[0], rclip(k, oi, clip)), ract(k, act[2], cn));
+        hn = mul(k, ract_p(k, act[0], aa[0], ab[0], rclip(k, oi, clip)), ract_p(k, act[2], aa[2], ab[2], cn));
       }
       if (lens) { /* past a row's length: its state stays, its output is zero */
         tp_tensor *m = reshape(k, slice(k, vm, 0, s, s + 1), 2, (int64_t[]){N, 1});

@@ -51,9 +51,11 @@ void tp_attrs_init(tp_attrs *a) {
 
 int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b) {
   (void)op;
-  if (a->nints != b->nints) return 0;
+  if (a->nints != b->nints || a->nfloats != b->nfloats) return 0;
   for (int i = 0; i < a->nints; i++)
     if (a->ints[i] != b->ints[i]) return 0;
+  for (int i = 0; i < a->nfloats && i < TP_MAX_FLOATS; i++)
+    if (a->floats[i] != b->floats[i]) return 0;
   return a->dim == b->dim && a->dim1 == b->dim1 && a->start == b->start && a->end == b->end &&
          a->step == b->step && (a->eps == b->eps || (a->eps != a->eps && b->eps != b->eps)) && a->clip == b->clip &&
          a->keepdim == b->keepdim && a->approximate == b->approximate && a->dtype == b->dtype;
@@ -722,9 +724,18 @@ static tp_status shape_recurrent(tp_op op, int nin, const tp_desc *const *in, co
   if (a->nints && a->nints != nact * D)
     return tp_fail(TP_ERR_INVALID_ARG, "%s: %d activations, expected %lld (%d per direction)", nm, a->nints,
                    (long long)(nact * D), nact);
-  for (int i = 0; i < a->nints; i++)
-    if (a->ints[i] < 0 || a->ints[i] > 2)
-      return tp_fail(TP_ERR_INVALID_ARG, "%s: activation code %lld (0 sigmoid, 1 tanh, 2 relu)", nm, (long long)a->ints[i]);
+  if (a->nfloats && a->nfloats != 2 * a->nints)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: %d activation parameters, expected %d (an alpha and a beta per activation) or none",
+                   nm, a->nfloats, 2 * a->nints);
+  for (int i = 0; i < a->nints; i++) {
+    int64_t c = a->ints[i];
+    if (c < 0 || c >= TP_RNN_ACT_COUNT)
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: activation code %lld (0 sigmoid .. %d softplus: ops.def)", nm, (long long)c,
+                     TP_RNN_ACT_COUNT - 1);
+  }
+  for (int i = 0; i < a->nfloats; i++)
+    if (!(a->floats[i] - a->floats[i] == 0)) /* finite */
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: activation parameter %d is %g (must be finite)", nm, i, a->floats[i]);
   if (!(a->clip >= 0)) return tp_fail(TP_ERR_INVALID_ARG, "%s: clip must be >= 0 (0 = none), got %g", nm, a->clip);
   out->dtype = TP_F32;
   out->ndim = 5;

@@ -130,9 +130,44 @@ tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const floa
 /* max_pool2d / avg_pool2d geometry (ops.def) in the conv2d struct: KH, KW,
  * strides, pt, pl; C = M = G; dilations 1. */
 tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_conv2d_geom *g);
+/* The activations of rnn / gru / lstm (ops.def's codes, in order): ONNX's
+ * name, how many of alpha, beta it reads (0, 1: alpha, 2: both) and their
+ * defaults (ONNX's operators of the same name) when act_params is empty. */
+#define TP_RNN_ACTS(X)                          \
+  X(SIGMOID, "Sigmoid", 0, 0, 0)                \
+  X(TANH, "Tanh", 0, 0, 0)                      \
+  X(RELU, "Relu", 0, 0, 0)                      \
+  X(AFFINE, "Affine", 2, 1, 0)                  \
+  X(LEAKY_RELU, "LeakyRelu", 1, 0.01, 0)        \
+  X(THRESHOLDED_RELU, "ThresholdedRelu", 1, 1, 0) \
+  X(SCALED_TANH, "ScaledTanh", 2, 1, 1)         \
+  X(HARD_SIGMOID, "HardSigmoid", 2, 0.2, 0.5)   \
+  X(ELU, "Elu", 1, 1, 0)                        \
+  X(SOFTSIGN, "Softsign", 0, 0, 0)              \
+  X(SOFTPLUS, "Softplus", 0, 0, 0)
+enum {
+#define X(id, name, np, a, b) TP_RNN_##id,
+  TP_RNN_ACTS(X)
+#undef X
+  TP_RNN_ACT_COUNT
+};
+/* the name of code c (NULL if none); the code of an ONNX name (any case), or -1 */
+const char *tp_rnn_act_name(int c);
+int tp_rnn_act_lookup(const char *name);
+/* how many parameters code c reads (0, 1, 2); its default alpha, beta */
+int tp_rnn_act_nparams(int c, double *alpha, double *beta);
 /* rnn / gru / lstm (src/ops/recurrent.c): float32, or double when reference. */
 tp_status tp_recurrent_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od,
                             int reference, tp_tensor **out);
+/* W^T and R^T packed once for the float32 kernel's GEMMs (the current
+ * kernel table's layout): *out NULL when w, r are not contiguous float32.
+ * One allocation: tp_free frees it. tp_recurrent_into runs the op into y
+ * (contiguous float32 of the op's shape) with pre (or NULL: packed per
+ * call; a pre of another table or shape is ignored). */
+typedef struct tp_rnn_pack tp_rnn_pack;
+tp_status tp_recurrent_pack(tp_op op, const tp_attrs *at, const tp_tensor *w, const tp_tensor *r, tp_rnn_pack **out);
+tp_status tp_recurrent_into(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at, const tp_rnn_pack *pre,
+                            tp_tensor *y);
 /* mod, fmod, bitwise_* (src/ops/intops.c): eager and reference; a zero
  * divisor is an INVALID_ARG error. */
 tp_status tp_intop_exec(tp_op op, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);

@@ -94,8 +94,8 @@ function valueInfo(name, elem, dims) {
 /**
  * A ModelProto (opset 17, or `opset`) from a small description:
  *   { nodes: [['Relu', ['x'], ['y']]], inputs: [['x', 1, ['batch', 3]]], outputs: [['y', 1, null]] }
- * A node may carry int, ints, string, float ({ float: 0.2 }) and floats (a
- * Float32Array) attributes:
+ * A node may carry int, ints, string, strings (an array of strings), float
+ * ({ float: 0.2 }) and floats (a Float32Array) attributes:
  * ['LSTM', ins, outs, { hidden_size: 4 }], ['LpPool', ins, outs, { kernel_shape: [2, 2] }],
  * ['TfIdfVectorizer', ins, outs, { mode: 'TF', weights: new Float32Array([1, 2]) }],
  * and graph attributes: ['Scan', ins, outs, { body: { nodes, inputs, outputs } }].
@@ -122,6 +122,7 @@ function graphProto({ nodes, inputs, outputs, initializers = [] }, name) {
     const as = Object.entries(attrs).map(([k, v]) => lenField(5, concatBytes([lenField(1, utf8(k)),
       ...(typeof v === 'string' ? [lenField(4, utf8(v)), varintField(20, 3)]
         : v instanceof Float32Array ? [lenField(7, new Uint8Array(v.buffer, v.byteOffset, v.byteLength)), varintField(20, 6)]
+        : Array.isArray(v) && typeof v[0] === 'string' ? [...v.map((e) => lenField(9, utf8(e))), varintField(20, 8)]
         : Array.isArray(v) ? [...v.map((e) => varintField(8, e)), varintField(20, 7)]
         : typeof v === 'object' && typeof v.float === 'number' ? [float32Field(2, v.float), varintField(20, 1)]
         : typeof v === 'object' ? [lenField(6, graphProto(v, k)), varintField(20, 5)]

@@ -70,6 +70,19 @@ const cases = [
     },
   },
   {
+    // the graph text carries act_params; batch 1 (gemv) and 3 (GEMM)
+    name: 'lstm, gru with activation parameters (GEMM order: 1e-5)',
+    inputs: () => [tp.randn([6, 1, 5], { seed: 8 }), tp.randn([4, 3, 5], { seed: 9 })],
+    fn: (x1, x3) => {
+      const w = tp.randn([2, 28, 5], { seed: 15 }).mul(0.4), r = tp.randn([2, 28, 7], { seed: 16 }).mul(0.4);
+      const wg = tp.randn([1, 21, 5], { seed: 17 }).mul(0.4), rg = tp.randn([1, 21, 7], { seed: 18 }).mul(0.4);
+      const l = tp.lstm(x1, w, r, { direction: 'bidirectional', activations: ['HardSigmoid', 'Elu', 'Softsign', 'Sigmoid', 'Tanh', 'Tanh'],
+        activationParams: [0.25, 0.45, 0.8, 0, 0, 0, 0, 0, 0, 0, 0, 0] });
+      const g = tp.gru(x3, wg, rg, { activations: ['Sigmoid', 'ScaledTanh'], activationParams: [0, 0, 0.9, 1.2], linearBeforeReset: true });
+      return [l.y, l.c, g.y];
+    },
+  },
+  {
     name: 'integer ops (exact)',
     exact: true,
     inputs: () => [tp.arange(0, 24, 1, { dtype: 'int32' }).reshape([4, 6])],

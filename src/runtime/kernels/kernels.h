@@ -83,6 +83,12 @@ typedef struct tp_kernels {
   /* Frees this thread's GEMM pack buffers (kept per thread between calls);
    * the thread pool's workers call it before they exit. */
   void (*gemm_release)(void);
+  /* y[0, N) = x[0, K) B (+ bias) for one row x and B [K, N] row major
+   * (row stride ldb, contiguous columns): the matrix-vector product of a
+   * recurrent step at batch 1, which the packed GEMM would run at one row
+   * of its MR-row tile. May use FMA. */
+  void (*gemv_f32)(int64_t N, int64_t K, const float *x, const float *B, int64_t ldb, float *y,
+                   const float *bias);
   /* One output row of a depthwise convolution (conv2d with one input
    * channel per group): y[j] = bias + sum over kh < KH, kw < KW of
    * w[kh * KW + kw] * rows[kh][j * sw + kw * dw - pl] for j < OW; rows[kh]

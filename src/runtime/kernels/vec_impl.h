@@ -712,6 +712,34 @@ CONTRACT_ATTR static void FN(tp_f32_dwconv_row)(const float *const *rows, int64_
   }
 }
 
+/* kernels.h's gemv_f32: blocks of 4 vectors of columns, each accumulated
+ * over the whole depth in registers (B streamed once, row by row) */
+CONTRACT_ATTR static void FN(tp_f32_gemv)(int64_t N, int64_t K, const float *x, const float *B, int64_t ldb, float *y,
+                                          const float *bias) {
+  CONTRACT
+  int64_t j = 0;
+  for (; j + 4 * VW <= N; j += 4 * VW) {
+    vf a0 = bias ? ld(bias + j) : splat(0), a1 = bias ? ld(bias + j + VW) : splat(0);
+    vf a2 = bias ? ld(bias + j + 2 * VW) : splat(0), a3 = bias ? ld(bias + j + 3 * VW) : splat(0);
+    for (int64_t k = 0; k < K; k++) {
+      const float *b = B + k * ldb + j;
+      vf xv = bcast(x[k]);
+      a0 += xv * ld(b), a1 += xv * ld(b + VW), a2 += xv * ld(b + 2 * VW), a3 += xv * ld(b + 3 * VW);
+    }
+    st(y + j, a0), st(y + j + VW, a1), st(y + j + 2 * VW, a2), st(y + j + 3 * VW, a3);
+  }
+  for (; j + VW <= N; j += VW) {
+    vf a = bias ? ld(bias + j) : splat(0);
+    for (int64_t k = 0; k < K; k++) a += bcast(x[k]) * ld(B + k * ldb + j);
+    st(y + j, a);
+  }
+  for (; j < N; j++) {
+    float a = bias ? bias[j] : 0.0f;
+    for (int64_t k = 0; k < K; k++) a += x[k] * B[k * ldb + j];
+    y[j] = a;
+  }
+}
+
 const tp_kernels CAT(tp_kernels, SFX) = {
     .isa = ISA_NAME,
     .vec_width = VW,
@@ -736,5 +764,6 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .gemm_tune = GEMM_TUNE,
     .gemm_release = GEMM_RELEASE,
     .dwconv_row_f32 = FN(tp_f32_dwconv_row),
+    .gemv_f32 = FN(tp_f32_gemv),
 };
 #endif /* VEC_UNARY_ONLY */

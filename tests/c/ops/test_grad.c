@@ -368,6 +368,8 @@ static void test_det_dequant(void) {
 }
 
 /* rnn / gru / lstm: every float operand, each direction, sequence_lens, clip, options */
+static double rec_alpha, rec_beta; /* act_params of the replaced activations, when rec_params */
+static int rec_params;
 static void rec_case(const char *what, tp_op op, int64_t dir, int with_lens, int64_t act_code, double clip, int flag,
                      int line) {
   const int64_t S = 3, N = 2, I = 3, H = 2, D = dir == 2 ? 2 : 1;
@@ -377,6 +379,10 @@ static void rec_case(const char *what, tp_op op, int64_t dir, int with_lens, int
   if (act_code >= 0) { /* the first activation of each direction replaced */
     at.nints = nact * (int)D;
     for (int i = 0; i < at.nints; i++) at.ints[i] = (i % nact == 0) ? act_code : (op == TP_OP_RNN || i % nact > 0 ? 1 : 0);
+    if (rec_params) { /* each activation's alpha, beta; the defaults (unused by sigmoid, tanh) for the others */
+      at.nfloats = 2 * at.nints;
+      for (int i = 0; i < at.nints; i++) at.floats[2 * i] = rec_alpha, at.floats[2 * i + 1] = rec_beta;
+    }
   }
   tp_tensor *in[8] = {
       rnd(3, (int64_t[]){S, N, I}, -1, 1), rnd(3, (int64_t[]){D, G * H, I}, -0.8, 0.8),
@@ -401,6 +407,22 @@ static void test_recurrent(void) {
   rec_case("gru clip", TP_OP_GRU, 0, 0, -1, 0.7, 0, __LINE__);
   rec_case("lstm input_forget", TP_OP_LSTM, 1, 1, -1, 0, 1, __LINE__);
   rec_case("lstm clip", TP_OP_LSTM, 0, 0, -1, 0.5, 0, __LINE__);
+  /* the activations with parameters (the first of each direction), ONNX's defaults and given ones */
+  static const struct { const char *what; tp_op op; int code, params; double a, b; } acts[] = {
+      {"rnn affine", TP_OP_RNN, TP_RNN_AFFINE, 1, 0.7, 0.2},
+      {"rnn leaky_relu", TP_OP_RNN, TP_RNN_LEAKY_RELU, 0, 0, 0},
+      {"rnn thresholded_relu", TP_OP_RNN, TP_RNN_THRESHOLDED_RELU, 1, 0.15, 0},
+      {"gru scaled_tanh", TP_OP_GRU, TP_RNN_SCALED_TANH, 1, 0.9, 1.3},
+      {"lstm hard_sigmoid", TP_OP_LSTM, TP_RNN_HARD_SIGMOID, 0, 0, 0},
+      {"rnn elu", TP_OP_RNN, TP_RNN_ELU, 1, 0.6, 0},
+      {"lstm softsign", TP_OP_LSTM, TP_RNN_SOFTSIGN, 0, 0, 0},
+      {"rnn softplus", TP_OP_RNN, TP_RNN_SOFTPLUS, 0, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
+    rec_params = acts[i].params, rec_alpha = acts[i].a, rec_beta = acts[i].b;
+    rec_case(acts[i].what, acts[i].op, 2, 1, acts[i].code, 0, 0, __LINE__);
+  }
+  rec_params = 0;
 }
 
 /* grid_sample: grid points whose denormalized coordinates sit well inside a

@@ -46,8 +46,12 @@ static void test_recurrent(void) {
   ERRA(TP_OP_RNN, Arnn(3), (x, w1, r1, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "direction 3");
   ERRA(TP_OP_RNN, Arnn(2), (x, w1, r1, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "W must be [2, 1, 1]");
   ERRA(TP_OP_RNN, Arnn(0), (x, w1, r1, NULL, I64((1), 3), NULL), TP_ERR_INVALID_ARG, "sequence_lens[0] = 3");
-  ERRA(TP_OP_RNN, ({ tp_attrs t = Arnn(0); t.nints = 1; t.ints[0] = 7; t; }), (x, w1, r1, NULL, NULL, NULL),
-       TP_ERR_INVALID_ARG, "activation code 7");
+  ERRA(TP_OP_RNN, ({ tp_attrs t = Arnn(0); t.nints = 1; t.ints[0] = 11; t; }), (x, w1, r1, NULL, NULL, NULL),
+       TP_ERR_INVALID_ARG, "activation code 11");
+  ERRA(TP_OP_RNN, ({ tp_attrs t = Arnn(0); t.nints = 1; t.ints[0] = 3; t.nfloats = 1; t; }), (x, w1, r1, NULL, NULL, NULL),
+       TP_ERR_INVALID_ARG, "1 activation parameters, expected 2");
+  ERRA(TP_OP_RNN, ({ tp_attrs t = Arnn(0); t.nints = 1; t.ints[0] = 3; t.nfloats = 2; t.floats[0] = NAN; t; }),
+       (x, w1, r1, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "activation parameter 0 is nan");
   /* found by the differential generator (test_diff): a missing W or R crashed the shape rule */
   ERRA(TP_OP_LSTM, Arnn(0), (x, NULL, rl, NULL, NULL, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "W is required");
   ERRA(TP_OP_GRU, Arnn(0), (x, w1, NULL, NULL, NULL, NULL), TP_ERR_INVALID_ARG, "R is required");

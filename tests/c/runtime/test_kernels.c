@@ -769,6 +769,28 @@ static int gemm_check(int64_t M, int64_t N, int64_t K, int ta, int tb, int use_l
           break;
         }
       }
+      /* gemv_f32 (a recurrent step at batch 1): each row of A alone, with B's row stride N
+       * (and, when B^T, every product once more with bias = that row's reference - 1) */
+      for (int64_t m = 0; m < M && ok; m++) {
+        float x[1024], bias1[1024];
+        if (K > 1024 || N > 1024) break;
+        for (int64_t k = 0; k < K; k++) x[k] = (float)(ta ? av[k * M + m] : av[m * K + k]);
+        float *bt = malloc(sizeof(float) * (size_t)(K * N > 0 ? K * N : 1));
+        for (int64_t k = 0; k < K; k++)
+          for (int64_t n = 0; n < N; n++) bt[k * N + n] = (float)(tb ? bv[n * K + k] : bv[k * N + n]);
+        for (int64_t n = 0; n < N; n++) bias1[n] = 1.0f;
+        KT->gemv_f32(N, K, x, bt, N, cf, tb ? bias1 : NULL);
+        for (int64_t n = 0; n < N && ok; n++) {
+          ncompares++;
+          double want = ref[m * N + n] + (tb ? 1.0 : 0.0);
+          if (!(fabs(cf[n] - want) <= 1e-6 + 1e-5 * (bnd[m * N + n] + (tb ? 1.0 : 0.0)))) {
+            FAILF("gemv N=%lld K=%lld row %lld [isa %s]: y[%lld] = %.9g, expected %.9g", (long long)N, (long long)K,
+                  (long long)m, isas[k], (long long)n, cf[n], want);
+            ok = 0;
+          }
+        }
+        free(bt);
+      }
       free(af), free(bf), free(pa), free(cf);
     }
   }
