@@ -255,7 +255,8 @@ static tp_status pack_qmm(tp_plan *pl) {
   for (int k = 0; k < p->nkernels; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];
     tp_op op = kk->kind == TP_KK_OP && kk->node >= 0 ? p->graph->nodes[kk->node].op : TP_OP_COUNT;
-    if ((op != TP_OP_MATMUL_INT && op != TP_OP_QMATMUL) || kk->nops < 2 || kk->op_bufs[1] < 0) continue;
+    if ((op != TP_OP_MATMUL_INT && op != TP_OP_QMATMUL && op != TP_OP_CONV2D_INT) || kk->nops < 2 || kk->op_bufs[1] < 0)
+      continue;
     tp_storage sb, sz, ss;
     tp_tensor b, z, sc;
     int has_z = kk->nops > 3 && kk->op_bufs[3] >= 0, has_s = op == TP_OP_QMATMUL;
@@ -267,7 +268,10 @@ static tp_status pack_qmm(tp_plan *pl) {
       if (!(pl->qmm = tp_alloc(bytes))) return TP_ERR_OUT_OF_MEMORY;
       memset(pl->qmm, 0, bytes);
     }
-    TP_TRY(tp_qmm_pack_b(&b, has_z ? &z : NULL, has_s ? &sc : NULL, &pl->qmm[k]));
+    if (op == TP_OP_CONV2D_INT) /* w [M, C, KH, KW] as W^T */
+      TP_TRY(tp_qconv_pack_w(&b, has_z ? &z : NULL, p->graph->nodes[kk->node].attrs.dim, &pl->qmm[k]));
+    else
+      TP_TRY(tp_qmm_pack_b(&b, has_z ? &z : NULL, has_s ? &sc : NULL, &pl->qmm[k]));
   }
   return TP_OK;
 }
@@ -920,6 +924,11 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     else tp_tensor_copy_into(t[n->attrs.result_index], &out.t);
   } else if (!s && n->op == TP_OP_CONV2D && tp_tensor_is_contiguous(&out.t)) {
     s = tp_conv2d_into(args, &n->attrs, &out.t); /* straight into the arena: no copy */
+  } else if (!s && n->op == TP_OP_CONV2D_INT) { /* W packed once when constant; straight into the arena */
+    const tp_qmm_b *pre = r->pl->qmm && r->pl->qmm[ki].p ? &r->pl->qmm[ki] : NULL;
+    int direct = tp_tensor_is_contiguous(&out.t);
+    s = tp_exec_conv2d_int(n->nargs, args, &n->attrs, &n->desc, pre, direct ? &out.t : NULL, &res);
+    if (!s && res) tp_tensor_copy_into(res, &out.t);
   } else if (!s && (n->op == TP_OP_MATMUL_INT || n->op == TP_OP_QMATMUL) && r->pl->qmm && r->pl->qmm[ki].p) {
     if (n->op == TP_OP_MATMUL_INT) s = tp_exec_matmul_int(n->nargs, args, &n->desc, &r->pl->qmm[ki], &res); /* B packed once */
     else if (tp_tensor_is_contiguous(&out.t)) /* straight into the arena */

@@ -421,9 +421,15 @@ tp_status tp_onnx_cv_convint(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_need_in(m, n, 1, &w));
   TP_TRY(tp_onnx_in(m, n, 2, &xz));
   TP_TRY(tp_onnx_in(m, n, 3, &wz));
-  TP_TRY(conv_centered(m, x, xz, 0, "x", &x));
-  TP_TRY(conv_centered(m, w, wz, 1, "w", &w));
-  TP_TRY(conv_int32(m, n, x, w, tp_onnx_none(), "ConvInteger", &y));
+  int taken;
+  TP_TRY(check_quant(m, x, xz, "x"));
+  TP_TRY(check_quant(m, w, wz, "w"));
+  TP_TRY(tp_onnx_conv_int(m, n, x, xz, w, wz, &taken, &y)); /* 1-D, 2-D: the integer conv */
+  if (!taken) {
+    TP_TRY(conv_centered(m, x, xz, 0, "x", &x));
+    TP_TRY(conv_centered(m, w, wz, 1, "w", &w));
+    TP_TRY(conv_int32(m, n, x, w, tp_onnx_none(), "ConvInteger", &y));
+  }
   return tp_onnx_set_out(m, n, 0, y);
 }
 
@@ -442,9 +448,15 @@ tp_status tp_onnx_cv_qlinearconv(imp *m, onode *n, int arg) {
       return tp_fail(TP_ERR_INVALID_ARG, "B has %lld values; one per output channel (%lld) is required",
                      (long long)tp_shape_numel(bd.ndim, bd.shape), (long long)wd.shape[0]);
   }
-  TP_TRY(conv_centered(m, x, xz, 0, "x", &x));
-  TP_TRY(conv_centered(m, w, wz, 1, "w", &w));
-  TP_TRY(conv_int32(m, n, x, w, tp_onnx_none(), "QLinearConv", &y));
+  int taken;
+  TP_TRY(check_quant(m, x, xz, "x"));
+  TP_TRY(check_quant(m, w, wz, "w"));
+  TP_TRY(tp_onnx_conv_int(m, n, x, xz, w, wz, &taken, &y)); /* 1-D, 2-D: the integer conv */
+  if (!taken) {
+    TP_TRY(conv_centered(m, x, xz, 0, "x", &x));
+    TP_TRY(conv_centered(m, w, wz, 1, "w", &w));
+    TP_TRY(conv_int32(m, n, x, w, tp_onnx_none(), "QLinearConv", &y));
+  }
   if (b.kind != R_NONE) { /* the bias in int32, per output channel (dim 1) */
     int64_t sh[TP_MAX_DIMS];
     for (int k = 0; k < xd.ndim - 1; k++) sh[k] = k ? 1 : wd.shape[0];

@@ -420,6 +420,22 @@ static tp_status convert_as(wr *w, const tp_node *n, const char *out) {
       node(w, "Conv", *a2 ? 3 : 2, in, out, &atb);
       return TP_OK;
     }
+    case TP_OP_CONV2D_INT: { /* ConvInteger: the window as Conv's; zero points as given (a per-channel w one is [M]) */
+      tp_desc d1 = arg_desc(g, &n->args[1]);
+      const char *in[4] = {"", "", "", ""};
+      vname bz[2];
+      operand(w, &n->args[0], d0.dtype, b0, &in[0]);
+      operand(w, &n->args[1], d1.dtype, b1, &in[1]);
+      int nin = 2;
+      for (int k = 2; k < n->nargs && k < 4; k++)
+        if (n->args[k].kind != TP_ARG_NONE) operand(w, &n->args[k], k == 2 ? d0.dtype : d1.dtype, bz[k - 2], &in[k]), nin = k + 1;
+      attr_ints(&atb, "strides", at->ints, 2);
+      attr_ints(&atb, "pads", at->ints + 2, 4);
+      attr_ints(&atb, "dilations", at->ints + 6, 2);
+      attr_int(&atb, "group", at->dim);
+      node(w, "ConvInteger", nin, in, out, &atb);
+      return TP_OK;
+    }
     case TP_OP_LAYER_NORM: {
       operand(w, &n->args[0], TP_F32, b0, &a0);
       if (n->args[1].kind == TP_ARG_NONE) { /* ONNX requires Scale: ones */

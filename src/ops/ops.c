@@ -11,7 +11,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det) X(shape_grid_sample) X(shape_roi_align) X(shape_quant) X(shape_qmatmul)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det) X(shape_grid_sample) X(shape_roi_align) X(shape_quant) X(shape_qmatmul) X(shape_conv2d_int)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -914,6 +914,37 @@ static tp_status shape_conv2d(tp_op op, int nin, const tp_desc *const *in, const
   }
   memset(out, 0, sizeof *out);
   out->dtype = TP_F32;
+  out->ndim = 4;
+  out->shape[0] = g.N, out->shape[1] = g.M, out->shape[2] = g.OH, out->shape[3] = g.OW;
+  return TP_OK;
+}
+
+/* conv2d_int (ops.def): ConvInteger's operands, conv2d's geometry, int32 out. */
+static tp_status shape_conv2d_int(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a, tp_desc *out) {
+  (void)op;
+  const tp_desc *x = in[0], *w = nin > 1 ? in[1] : NULL;
+  char b0[96];
+  if (!w) return tp_fail(TP_ERR_INVALID_ARG, "conv2d_int: weight is required");
+  for (int i = 0; i < 2; i++)
+    if (in[i]->dtype != TP_I8 && in[i]->dtype != TP_U8)
+      return tp_fail(TP_ERR_INVALID_ARG, "conv2d_int: %s has dtype %s, expected int8 or uint8", i ? "weight" : "input",
+                     tp_dtype_name(in[i]->dtype));
+  tp_conv2d_geom g;
+  TP_TRY(tp_conv2d_geometry(x, w, a, &g));
+  for (int i = 2; i < nin && i < 4; i++) {
+    const tp_desc *z = in[i], *q = in[i - 2];
+    const char *zn = i == 2 ? "x_zero_point" : "w_zero_point";
+    if (!z) continue;
+    if (z->dtype != q->dtype)
+      return tp_fail(TP_ERR_INVALID_ARG, "conv2d_int: %s has dtype %s, %s %s; they must match", zn,
+                     tp_dtype_name(z->dtype), i == 2 ? "input" : "weight", tp_dtype_name(q->dtype));
+    int64_t nz = tp_shape_numel(z->ndim, z->shape);
+    if (nz != 1 && !(i == 3 && z->ndim == 1 && nz == g.M))
+      return tp_fail(TP_ERR_INVALID_ARG, "conv2d_int: %s has shape %s; one value%s is supported", zn, SHAPE(z, b0),
+                     i == 3 ? " or one per output channel" : "");
+  }
+  memset(out, 0, sizeof *out);
+  out->dtype = TP_I32;
   out->ndim = 4;
   out->shape[0] = g.N, out->shape[1] = g.M, out->shape[2] = g.OH, out->shape[3] = g.OW;
   return TP_OK;

@@ -87,6 +87,18 @@ typedef struct tp_qmm_b {
 /* b_scale NULL: an S32 output only (matmul_int); else qmatmul's. */
 tp_status tp_qmm_pack_b(const tp_tensor *b, const tp_tensor *b_zero_point, const tp_tensor *b_scale, tp_qmm_b *out);
 void tp_qmm_b_free(tp_qmm_b *b);
+/* The same for B [K, N] of dtype bd (int8/uint8) at b with element strides rs, cs. */
+tp_status tp_qmm_pack_raw(const void *b, tp_dtype bd, int64_t K, int64_t N, int64_t rs, int64_t cs, const tp_tensor *bz,
+                          const tp_tensor *bs, tp_qmm_b *out);
+/* conv2d_int (ops.def, src/ops/qconv.c): w [M, C, KH, KW] packed as W^T for
+ * the integer GEMM (out->p NULL when it is not for the GEMM: groups > 1,
+ * not 8-bit); the kernel (pre: the packed weight or NULL: packed per call;
+ * into: the executor's contiguous int32 buffer, or NULL: *out is new), and
+ * the scalar loop. */
+tp_status tp_qconv_pack_w(const tp_tensor *w, const tp_tensor *w_zero_point, int64_t groups, tp_qmm_b *out);
+tp_status tp_exec_conv2d_int(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
+                             tp_tensor *into, tp_tensor **out);
+tp_status tp_exec_conv2d_int_ref(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 tp_status tp_exec_matmul_int(int nin, tp_tensor *const *in, const tp_desc *od, const tp_qmm_b *pre, tp_tensor **out);
 tp_status tp_exec_matmul_int_ref(int nin, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
 /* qmatmul (ops.def) on the integer GEMM (pre as above, with b's scales), and its scalar loop. */

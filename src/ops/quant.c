@@ -265,6 +265,11 @@ static tp_status pack_b(const void *b, tp_dtype bd, int64_t K, int64_t N, int64_
   return s;
 }
 
+tp_status tp_qmm_pack_raw(const void *b, tp_dtype bd, int64_t K, int64_t N, int64_t rs, int64_t cs, const tp_tensor *bz,
+                          const tp_tensor *bs, tp_qmm_b *out) {
+  return pack_b(b, bd, K, N, rs, cs, bz, bs, out);
+}
+
 tp_status tp_qmm_pack_b(const tp_tensor *b, const tp_tensor *bz, const tp_tensor *bs, tp_qmm_b *out) {
   memset(out, 0, sizeof *out);
   if (!is_q8(b->dtype) || b->ndim != 2 || b->shape[0] <= 0 || b->shape[1] <= 0) return TP_OK; /* not for the GEMM */

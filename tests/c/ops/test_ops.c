@@ -1220,7 +1220,7 @@ int main(void) {
       "add", "sub", "mul", "div", "eq", "lt", "gt", "where", "neg", "abs", "exp", "log",
       "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "matmul", "linear", "sum", "mean",
       "max", "min", "softmax", "log_softmax", "layer_norm", "reshape", "transpose", "permute",
-      "slice", "concat", "gather", "gather_elements", "gather_nd", "argtopk", "scatter_elements", "scatter_nd", "rnn", "gru", "lstm", "cast", "floor", "ceil", "round", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "conv2d", "max_pool2d", "avg_pool2d", "mod", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "det", "grid_sample", "roi_align", "quantize", "dequantize", "bitcast", "matmul_int", "qmatmul"};
+      "slice", "concat", "gather", "gather_elements", "gather_nd", "argtopk", "scatter_elements", "scatter_nd", "rnn", "gru", "lstm", "cast", "floor", "ceil", "round", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "conv2d", "max_pool2d", "avg_pool2d", "mod", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "det", "grid_sample", "roi_align", "quantize", "dequantize", "bitcast", "matmul_int", "qmatmul", "conv2d_int"};
   for (int op = 0; op < TP_OP_COUNT; op++) {
     int found = 0;
     for (size_t i = 0; i < sizeof covered / sizeof covered[0]; i++)

@@ -183,6 +183,50 @@ static void cases_matmul_int(void) {
   cases_matmul_int_zp();
 }
 
+/* conv2d_int: windows with padding, strides, dilations and two groups;
+ * every int8/uint8 pairing; zero points none, one value, per output
+ * channel; x as a strided view (every other column of a wider tensor). */
+static void cases_conv2d_int(void) {
+  static const struct { int64_t x[4], w[4], win[8], g; } sh[] = {
+      {{1, 3, 7, 9}, {5, 3, 3, 3}, {1, 1, 1, 1, 1, 1, 1, 1}, 1}, {{2, 4, 9, 8}, {6, 2, 2, 3}, {2, 1, 0, 2, 1, 0, 1, 2}, 2},
+      {{1, 17, 5, 5}, {33, 17, 1, 1}, {1, 1, 0, 0, 0, 0, 1, 1}, 1}, {{1, 2, 20, 21}, {3, 2, 5, 4}, {3, 2, 2, 1, 0, 2, 2, 1}, 1}};
+  static const int dts[][2] = {{TP_U8, TP_I8}, {TP_I8, TP_I8}, {TP_U8, TP_U8}, {TP_I8, TP_U8}};
+  for (int c = 0; c < 4; c++)
+    for (int d = 0; d < 4; d++)
+      for (int zm = 0; zm < 3; zm++) {
+        uint64_t seed = 7000 + (uint64_t)(c * 100 + d * 10 + zm);
+        int strided = (c + d + zm) % 3 == 0;
+        int64_t xs[4];
+        memcpy(xs, sh[c].x, sizeof xs);
+        if (strided) xs[3] *= 2;
+        tp_tensor *in[4] = {q8_rand((tp_dtype)dts[d][0], 4, xs, seed), q8_rand((tp_dtype)dts[d][1], 4, sh[c].w, seed + 1), NULL, NULL};
+        if (strided) {
+          tp_tensor *v = NULL;
+          tp_attrs sl;
+          tp_attrs_init(&sl);
+          sl.dim = 3, sl.start = 0, sl.end = xs[3], sl.step = 2;
+          tp_op_call(TP_OP_SLICE, 1, &in[0], &sl, &v);
+          tp_tensor_release(in[0]);
+          in[0] = v;
+        }
+        if (zm) {
+          int64_t one[1] = {1}, ms[1] = {sh[c].w[0]};
+          in[2] = q8_rand((tp_dtype)dts[d][0], 1, one, seed + 2);
+          in[3] = q8_rand((tp_dtype)dts[d][1], 1, zm == 2 ? ms : one, seed + 3);
+        }
+        tp_attrs a;
+        tp_attrs_init(&a);
+        a.nints = 8;
+        memcpy(a.ints, sh[c].win, sizeof sh[c].win);
+        a.dim = sh[c].g;
+        char lbl[128];
+        snprintf(lbl, sizeof lbl, "case %d, %s x %s, zero points %s%s", c, tp_dtype_short((tp_dtype)dts[d][0]),
+                 tp_dtype_short((tp_dtype)dts[d][1]), zm == 0 ? "none" : zm == 1 ? "one value" : "per channel",
+                 strided ? ", x strided" : "");
+        run_case(lbl, TP_OP_CONV2D_INT, 4, in, &a);
+      }
+}
+
 /* A float32 tensor of shape s with values in [lo, hi) (positive scales, biases). */
 static tp_tensor *f32_uniform(int nd, const int64_t *s, double lo, double hi, uint64_t seed) {
   tp_tensor *t = NULL;
