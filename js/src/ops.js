@@ -638,6 +638,42 @@ export function conv2dInt(x, weight, options = {}) {
 }
 
 /**
+ * qconv2d(x, weight, { xScale, wScale, xZeroPoint?, wZeroPoint?, bias?, yScale?, yZeroPoint?, yDtype?, relu?,
+ *                      stride, padding, dilation, groups }):
+ * the quantized convolution (ONNX QLinearConv) on the integer convolution
+ * with the requantization in its epilogue: acc = conv2dInt(x, weight), plus
+ * an int32 bias; without yScale the float32 acc * (xScale * wScale[m]) plus
+ * a float32 bias; with yScale and yZeroPoint saturate(round half even(acc *
+ * (xScale * wScale[m] / yScale)) + yZeroPoint) as yZeroPoint's int8/uint8;
+ * relu. wScale, wZeroPoint and bias: one value or one per output channel.
+ */
+export function qconv2d(x, weight, options = {}) {
+  if (!(x instanceof Tensor) || !(weight instanceof Tensor)) throw new TypeError('qconv2d(): x and weight must be Tensors');
+  if (options === null || typeof options !== 'object') throw new TypeError('qconv2d(): options must be an object');
+  if (options.xScale === undefined || options.wScale === undefined) {
+    throw new TensorPlayError('qconv2d(): options.xScale and options.wScale are required', Status.INVALID_ARG);
+  }
+  if (!(x.dtype in QRANGE) || !(weight.dtype in QRANGE)) {
+    throw new TensorPlayError(`qconv2d(): x and weight must be int8 or uint8, got ${x.dtype} and ${weight.dtype}`, Status.INVALID_ARG);
+  }
+  const [ints, groups] = convWindow('qconv2d', weight, options);
+  const temps = [];
+  try {
+    const f32 = (v, what) => (v === null || v === undefined ? null : quantParam(v, `qconv2d(): ${what}`, 'float32', x, undefined, temps));
+    const zp = (v, dt, what) => (v === null || v === undefined ? null : quantParam(v, `qconv2d(): ${what}`, dt, x, undefined, temps));
+    const yz = options.yZeroPoint;
+    const ydt = yz instanceof Tensor ? yz.dtype : (options.yDtype ?? 'uint8');
+    const bias = options.bias instanceof Tensor ? options.bias : f32(options.bias, 'bias'); // int32 tensors add to the sum
+    const ins = [x, weight, zp(options.xZeroPoint, x.dtype, 'xZeroPoint'), zp(options.wZeroPoint, weight.dtype, 'wZeroPoint'),
+      f32(options.xScale, 'xScale'), f32(options.wScale, 'wScale'), bias, f32(options.yScale, 'yScale'),
+      yz === undefined || yz === null ? null : zp(yz, ydt in QRANGE ? ydt : 'uint8', 'yZeroPoint')];
+    return callOp('qconv2d', ins, { ints, dim: groups, keepdim: options.relu ? 1 : 0 });
+  } finally {
+    for (const t of temps) t.dispose();
+  }
+}
+
+/**
  * qmatmul(a, b, { aScale, bScale, aZeroPoint?, bZeroPoint?, bias?, yScale?, yZeroPoint?, relu? }):
  * the quantized linear layer on the integer GEMM (ops.def qmatmul; the
  * stax pass qlinear makes it of QDQ / dynamic-quantization patterns).

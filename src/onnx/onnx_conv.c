@@ -153,22 +153,26 @@ static void conv2d_attrs(const win *w, int64_t G, tp_attrs *at) {
   }
 }
 
-tp_status tp_onnx_conv_int(imp *m, onode *n, ref x, ref xz, ref wt, ref wz, int *taken, ref *out) {
+tp_status tp_onnx_conv_op(imp *m, onode *n, tp_op op, int nargs, ref *args, int *taken, ref *out) {
+  ref x = args[0], wt = args[1];
   tp_desc dx = tp_onnx_desc(m, x), dw = tp_onnx_desc(m, wt);
   *taken = 0;
-  if (dx.ndim < 3 || dx.ndim > 4 || dw.ndim != dx.ndim) return TP_OK; /* 3-D: the float path */
+  if (dx.ndim < 3 || dx.ndim > 4 || dw.ndim != dx.ndim) return TP_OK; /* 3-D: the caller's path */
   win w;
   int64_t G;
   TP_TRY(conv_window(m, n, &dx, &dw, &w, &G));
   tp_attrs at;
   conv2d_attrs(&w, G, &at);
+  ref a[9];
+  if (nargs > 9) return tp_fail(TP_ERR_INTERNAL, "conv: %d operands", nargs);
+  memcpy(a, args, sizeof(ref) * (size_t)nargs);
   if (w.nsp == 1) {
     int64_t sx[4] = {dx.shape[0], dx.shape[1], 1, dx.shape[2]}, sw[4] = {dw.shape[0], dw.shape[1], 1, dw.shape[2]};
-    TP_TRY(tp_onnx_reshape(m, x, 4, sx, &x));
-    TP_TRY(tp_onnx_reshape(m, wt, 4, sw, &wt));
+    TP_TRY(tp_onnx_reshape(m, x, 4, sx, &a[0]));
+    TP_TRY(tp_onnx_reshape(m, wt, 4, sw, &a[1]));
   }
-  ref args[4] = {x, wt, xz, wz}, y;
-  TP_TRY(tp_onnx_emit(m, TP_OP_CONV2D_INT, 4, args, &at, &y));
+  ref y;
+  TP_TRY(tp_onnx_emit(m, op, nargs, a, &at, &y));
   if (w.nsp == 1) {
     tp_desc dy = tp_onnx_desc(m, y);
     int64_t so[3] = {dy.shape[0], dy.shape[1], dy.shape[3]};

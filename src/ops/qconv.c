@@ -1,4 +1,5 @@
-/* qconv.c - conv2d_int (ops.def): ONNX ConvInteger, exact int32.
+/* qconv.c - conv2d_int (ONNX ConvInteger, exact int32) and qconv2d (the
+ * quantized convolution: QLinearConv, QDQ convolutions), ops.def.
  *
  * Reference (tp_exec_conv2d_int_ref): the scalar loop over every output and
  * window tap, int64 sums wrapped to int32 as ONNX's int32 result wraps.
@@ -11,10 +12,15 @@
  * W^T [C*KH*KW, M] with its zero point per output channel, and the [rows, M]
  * int32 block is transposed into y[n, :, p]. The GEMM's sum is exact in
  * int32 only up to tp_qgemm_max_k taps for these zero points; past that
- * (or grouped convolutions, which have no GEMM path yet) the scalar loop. */
+ * (or grouped convolutions, which have no GEMM path yet) the scalar loop.
+ * qconv2d runs the same with qmatmul's epilogue in the GEMM (scale per
+ * output channel, bias, relu, requantization): [rows, M] of its output
+ * dtype, transposed the same way. Its reference is conv2d_int's loop
+ * followed by the epilogue's formula (tp_qmm_epilogue). */
 #include "ops.h"
 #include "../runtime/qgemm.h"
 #include <string.h>
+#include <math.h>
 
 enum { QC_ROWS = 192 }; /* output positions per im2row block: the block and its [rows, M] result stay in L2 */
 
@@ -67,19 +73,23 @@ done:
   return s;
 }
 
-tp_status tp_qconv_pack_w(const tp_tensor *w0, const tp_tensor *wz, int64_t groups, tp_qmm_b *out) {
+tp_status tp_qconv_pack_w(const tp_tensor *w0, const tp_tensor *wz, const tp_tensor *ws, const tp_tensor *bias,
+                          int64_t groups, tp_qmm_b *out) {
   memset(out, 0, sizeof *out);
   if (groups != 1 || w0->ndim != 4 || (w0->dtype != TP_I8 && w0->dtype != TP_U8)) return TP_OK; /* not for the GEMM */
   int64_t M = w0->shape[0], K = w0->shape[1] * w0->shape[2] * w0->shape[3];
   if (M <= 0 || K <= 0) return TP_OK;
+  for (int64_t k = 0; ws && k < tp_tensor_numel(ws); k++) { /* the GEMM takes finite scales > 0; others take the loop */
+    double v = tp_tensor_get_f64(ws, k);
+    if (!(v > 0) || isinf(v)) return TP_OK;
+  }
   tp_tensor *w = NULL;
   TP_TRY(tp_contiguous((tp_tensor *)w0, &w));
   /* B = W^T: B[k, m] = W[m, k] at w + k * 1 + m * K */
-  tp_status s = tp_qmm_pack_raw(tp_tensor_ptr(w), w->dtype, K, M, 1, K, wz, NULL, out);
+  tp_status s = tp_qmm_pack_raw(tp_tensor_ptr(w), w->dtype, K, M, 1, K, wz, ws, bias, out);
   tp_tensor_release(w);
   return s;
 }
-
 /* Rows [p0, p0 + rows) of image n's im2row into A [rows, K] (uint8,
  * x already as uint8 values; pad: the zero point as uint8). */
 static void im2row(const uint8_t *X, const tp_conv2d_geom *g, int64_t n, int64_t p0, int64_t rows, uint8_t pad,
@@ -110,75 +120,191 @@ static void im2row(const uint8_t *X, const tp_conv2d_geom *g, int64_t n, int64_t
   }
 }
 
-tp_status tp_exec_conv2d_int(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
-                             tp_tensor *into, tp_tensor **out) {
+/* y = the convolution of x (contiguous) on the integer GEMM with packed
+ * W^T pb: o0 gives the epilogue (kind, scale, zero point, float bias, relu;
+ * c and ldc are set here), es its element size, sa x's scale. */
+static tp_status conv_gemm(const tp_conv2d_geom *g, const tp_tensor *x, int shift, int32_t za, float sa, const tp_qmm_b *pb,
+                           const tp_qgemm_out *o0, size_t es, void *Y) {
+  int64_t K = g->C * g->KH * g->KW, P = g->OH * g->OW, rows = P < QC_ROWS ? P : QC_ROWS;
+  uint8_t *A = tp_alloc((size_t)(rows * K));
+  char *C = tp_alloc(es * (size_t)(rows * g->M));
+  tp_status s = TP_OK;
+  if (!A || !C)
+    s = tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory for a %lldx%lld block of window rows",
+                o0->kind == TP_QGEMM_S32 ? "conv2d_int" : "qconv2d", (long long)rows, (long long)K);
+  const uint8_t *X = tp_tensor_ptr(x);
+  tp_qgemm_out o = *o0;
+  o.c = C, o.ldc = g->M;
+  for (int64_t n = 0; n < g->N && !s; n++)
+    for (int64_t p0 = 0; p0 < P && !s; p0 += rows) {
+      int64_t r = P - p0 < rows ? P - p0 : rows;
+      im2row(X, g, n, p0, r, (uint8_t)za, shift ? 0x80 : 0, A);
+      s = tp_qgemm_run(pb->p, r, A, K, za, sa, &o);
+      if (s) break;
+      /* [r, M] -> y[n, m, p0 .. p0 + r) */
+      if (es == 4) {
+        const int32_t *c4 = (const int32_t *)C;
+        for (int64_t m = 0; m < g->M; m++) {
+          int32_t *dst = (int32_t *)Y + (n * g->M + m) * P + p0;
+          for (int64_t i = 0; i < r; i++) dst[i] = c4[i * g->M + m];
+        }
+      } else {
+        for (int64_t m = 0; m < g->M; m++) {
+          uint8_t *dst = (uint8_t *)Y + (n * g->M + m) * P + p0;
+          for (int64_t i = 0; i < r; i++) dst[i] = (uint8_t)C[i * g->M + m];
+        }
+      }
+    }
+  tp_free(A);
+  tp_free(C);
+  return s;
+}
+
+/* The shared driver: checks the GEMM can take it (one group, the exact
+ * sum), packs W^T when pre has none, runs conv_gemm into `into` or a new
+ * tensor; *ran 0 when the caller must take its scalar loop. */
+static tp_status conv_fast(tp_tensor *const *in, int nin, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
+                           const tp_tensor *ws, const tp_tensor *bias_i32, float sa, const tp_qgemm_out *o0,
+                           tp_tensor *into, tp_tensor **out, int *ran) {
   tp_tensor *x0 = in[0], *w = in[1], *xz = nin > 2 ? in[2] : NULL, *wz = nin > 3 ? in[3] : NULL;
-  *out = NULL;
+  *ran = 0;
   tp_desc dx, dw;
   tp_desc_of(x0, &dx);
   tp_desc_of(w, &dw);
   tp_conv2d_geom g;
   TP_TRY(tp_conv2d_geometry(&dx, &dw, at, &g));
-  int64_t K = g.C * g.KH * g.KW, P = g.OH * g.OW;
-  if (g.G != 1 || tp_shape_numel(od->ndim, od->shape) == 0 || K == 0)
-    goto reference;
+  int64_t K = g.C * g.KH * g.KW;
+  if (g.G != 1 || tp_shape_numel(od->ndim, od->shape) == 0 || K == 0) return TP_OK;
   int shift = x0->dtype == TP_I8; /* int8 x: x + 128 as uint8, its zero point too */
   int32_t za = zp_of(xz, 0) + (shift ? 128 : 0);
   tp_qmm_b own = {0};
   const tp_qmm_b *pb = pre && pre->p ? pre : NULL;
   if (!pb) {
-    TP_TRY(tp_qconv_pack_w(w, wz, g.G, &own));
-    if (!own.p) goto reference;
+    TP_TRY(tp_qconv_pack_w(w, wz, ws, bias_i32, g.G, &own));
+    if (!own.p) return TP_OK;
     pb = &own;
   }
-  if (pb->K != K || pb->N != g.M || K > tp_qgemm_max_k(za, pb->zb_min, pb->zb_max, 0)) { /* the exact sum could overflow */
-    tp_qmm_b_free(&own);
-    goto reference;
+  if (pb->K != K || pb->N != g.M || K > tp_qgemm_max_k(za, pb->zb_min, pb->zb_max, pb->bias_absmax)) {
+    tp_qmm_b_free(&own); /* the exact sum could overflow */
+    return TP_OK;
   }
   tp_tensor *x = NULL, *y = NULL;
-  uint8_t *A = NULL;
-  int32_t *C = NULL;
   tp_status s = tp_contiguous(x0, &x);
-  int64_t rows = P < QC_ROWS ? P : QC_ROWS;
   if (!s && into) y = into;
-  else if (!s) s = tp_tensor_empty(TP_I32, od->ndim, od->shape, &y);
-  if (!s && (!(A = tp_alloc((size_t)(rows * K))) || !(C = tp_alloc(sizeof(int32_t) * (size_t)(rows * g.M)))))
-    s = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d_int: out of memory for a %lldx%lld block of window rows", (long long)rows,
-                (long long)K);
-  if (!s) {
-    const uint8_t *X = tp_tensor_ptr(x);
-    int32_t *Y = tp_tensor_ptr(y);
-    tp_qgemm_out o = {.kind = TP_QGEMM_S32, .c = C, .ldc = g.M};
-    for (int64_t n = 0; n < g.N && !s; n++)
-      for (int64_t p0 = 0; p0 < P && !s; p0 += rows) {
-        int64_t r = P - p0 < rows ? P - p0 : rows;
-        im2row(X, &g, n, p0, r, (uint8_t)za, shift ? 0x80 : 0, A);
-        s = tp_qgemm_run(pb->p, r, A, K, za, 1.0f, &o);
-        for (int64_t m = 0; m < g.M && !s; m++) { /* [r, M] -> y[n, m, p0 .. p0 + r) */
-          int32_t *dst = Y + (n * g.M + m) * P + p0;
-          for (int64_t i = 0; i < r; i++) dst[i] = C[i * g.M + m];
-        }
-      }
-  }
-  tp_free(A);
-  tp_free(C);
+  else if (!s) s = tp_tensor_empty(od->dtype, od->ndim, od->shape, &y);
+  if (!s) s = conv_gemm(&g, x, shift, za, sa, pb, o0, tp_dtype_size(od->dtype), tp_tensor_ptr(y));
   tp_tensor_release(x);
   tp_qmm_b_free(&own);
   if (s) {
     if (y != into) tp_tensor_release(y);
     return s;
   }
-  if (y != into) *out = y;
+  *out = y != into ? y : NULL;
+  *ran = 1;
   return TP_OK;
-reference: {
-  tp_tensor *r = NULL;
-  TP_TRY(tp_exec_conv2d_int_ref(nin, in, at, od, &r));
+}
+
+/* r (a scalar loop's result) into `into`, or as *out */
+static tp_status give(tp_tensor *r, tp_tensor *into, tp_tensor **out) {
   if (!into) {
     *out = r;
     return TP_OK;
   }
   tp_tensor_copy_into(r, into);
   tp_tensor_release(r);
+  *out = NULL;
   return TP_OK;
 }
+
+tp_status tp_exec_conv2d_int(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
+                             tp_tensor *into, tp_tensor **out) {
+  tp_qgemm_out o = {.kind = TP_QGEMM_S32};
+  int ran;
+  *out = NULL;
+  TP_TRY(conv_fast(in, nin, at, od, pre, NULL, NULL, 1.0f, &o, into, out, &ran));
+  if (ran) return TP_OK;
+  tp_tensor *r = NULL;
+  TP_TRY(tp_exec_conv2d_int_ref(nin, in, at, od, &r));
+  return give(r, into, out);
+}
+
+/* ---- qconv2d ---- */
+
+static tp_status check_scale_values(const char *what, const tp_tensor *t) {
+  for (int64_t k = 0; t && k < tp_tensor_numel(t); k++) {
+    double v = tp_tensor_get_f64(t, k);
+    if (!(v > 0) || isinf(v))
+      return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: %s element %lld is %g; a scale must be finite and > 0", what, (long long)k, v);
+  }
+  return TP_OK;
+}
+
+tp_status tp_exec_qconv2d_ref(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out) {
+  (void)nin;
+  tp_tensor *xs = in[4], *ws = in[5], *bias = in[6], *ys = in[7], *yz = in[8], *acc = NULL, *y = NULL;
+  TP_TRY(check_scale_values("x_scale", xs));
+  TP_TRY(check_scale_values("w_scale", ws));
+  TP_TRY(check_scale_values("y_scale", ys));
+  tp_desc ad = *od;
+  ad.dtype = TP_I32;
+  TP_TRY(tp_exec_conv2d_int_ref(4, in, at, &ad, &acc));
+  tp_status s = tp_tensor_empty(od->dtype, od->ndim, od->shape, &y);
+  if (s) {
+    tp_tensor_release(acc);
+    return s;
+  }
+  const int32_t *A = tp_tensor_ptr(acc);
+  int64_t M = od->shape[1], P = od->shape[2] * od->shape[3];
+  float sa = (float)tp_tensor_get_f64(xs, 0), sy = ys ? (float)tp_tensor_get_f64(ys, 0) : 1.0f;
+  float zy = yz ? (float)tp_tensor_get_f64(yz, 0) : 0.0f;
+  int ibias = bias && bias->dtype == TP_I32;
+  for (int64_t n = 0; n < od->shape[0]; n++)
+    for (int64_t m = 0; m < M; m++) {
+      float sb = (float)tp_tensor_get_f64(ws, tp_tensor_numel(ws) > 1 ? m : 0);
+      float mult = ys ? sa * sb / sy : sa * sb;
+      double bv = bias ? tp_tensor_get_f64(bias, tp_tensor_numel(bias) > 1 ? m : 0) : 0;
+      float bf = (float)bv;
+      for (int64_t p = 0; p < P; p++) {
+        int64_t o = (n * M + m) * P + p;
+        int32_t a = ibias ? (int32_t)((uint32_t)A[o] + (uint32_t)(int32_t)bv) : A[o]; /* wraps as int32 */
+        double v = tp_qmm_epilogue(a, mult, bias && !ibias ? &bf : NULL, at->keepdim != 0, od, zy);
+        if (od->dtype == TP_F32) ((float *)tp_tensor_ptr(y))[o] = (float)v;
+        else if (od->dtype == TP_U8) ((uint8_t *)tp_tensor_ptr(y))[o] = (uint8_t)v;
+        else ((int8_t *)tp_tensor_ptr(y))[o] = (int8_t)v;
+      }
+    }
+  tp_tensor_release(acc);
+  *out = y;
+  return TP_OK;
+}
+
+tp_status tp_exec_qconv2d(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
+                          tp_tensor *into, tp_tensor **out) {
+  tp_tensor *xs = in[4], *ws = in[5], *bias = in[6], *ys = in[7], *yz = in[8], *bc = NULL;
+  *out = NULL;
+  TP_TRY(check_scale_values("y_scale", ys));
+  double sa = tp_tensor_get_f64(xs, 0);
+  int ran = 0;
+  if (sa > 0 && !isinf(sa) && (float)sa != 0.0f) { /* else the loop, which checks and names it */
+    tp_status s = TP_OK;
+    int fbias = bias && bias->dtype == TP_F32;
+    if (fbias && tp_tensor_numel(bias) != od->shape[1]) fbias = 0, ran = -1; /* one value for all channels: the loop */
+    if (fbias && !tp_tensor_is_contiguous(bias)) {
+      s = tp_tensor_empty(TP_F32, bias->ndim, bias->shape, &bc);
+      if (!s) tp_tensor_copy_into(bias, bc);
+    }
+    tp_qgemm_out o = {.kind = od->dtype == TP_F32 ? TP_QGEMM_F32 : od->dtype == TP_U8 ? TP_QGEMM_U8 : TP_QGEMM_S8,
+                      .relu = at->keepdim != 0,
+                      .bias_f32 = fbias ? (const float *)tp_tensor_ptr(bc ? bc : bias) : NULL,
+                      .scale = ys ? (float)tp_tensor_get_f64(ys, 0) : 0.0f,
+                      .zero_point = yz ? (int32_t)tp_tensor_get_f64(yz, 0) : 0};
+    if (!s && ran == 0)
+      s = conv_fast(in, nin, at, od, pre, ws, bias && bias->dtype == TP_I32 ? bias : NULL, (float)sa, &o, into, out, &ran);
+    tp_tensor_release(bc);
+    if (s) return s;
+  }
+  if (ran == 1) return TP_OK;
+  tp_tensor *r = NULL;
+  TP_TRY(tp_exec_qconv2d_ref(nin, in, at, od, &r));
+  return give(r, into, out);
 }

@@ -90,11 +90,11 @@ test('ONNX ConvInteger and QLinearConv with initializer weights, inputs fed at r
       ['b', 6, [12], Int32Array.from(rnd(12, -3000, 3000))]],
     inputs: [['x', 2, [1, 6, 40]], ['xs', 1, []], ['xz', 2, []], ['ys', 1, []], ['yz', 2, []]], outputs: [['y', 2, null]] });
   const feeds = [
-    [ci, { x: ['uint8', Uint8Array.from(rnd(2 * 8 * 15 * 13, 0, 255)), [2, 8, 15, 13]], xz: ['uint8', Uint8Array.of(77), []] }, 0],
+    [ci, { x: ['uint8', Uint8Array.from(rnd(2 * 8 * 15 * 13, 0, 255)), [2, 8, 15, 13]], xz: ['uint8', Uint8Array.of(77), []] }, 0, 'conv2d_int'],
     [qc, { x: ['uint8', Uint8Array.from(rnd(240, 0, 255)), [1, 6, 40]], xs: ['float32', Float32Array.of(0.03), []], xz: ['uint8', Uint8Array.of(120), []],
-      ys: ['float32', Float32Array.of(0.4), []], yz: ['uint8', Uint8Array.of(110), []] }, 1],
+      ys: ['float32', Float32Array.of(0.4), []], yz: ['uint8', Uint8Array.of(110), []] }, 1, 'qconv2d'],
   ];
-  for (const [bytes, f, steps] of feeds) {
+  for (const [bytes, f, steps, kernel] of feeds) {
     const s = await ort.InferenceSession.create(bytes);
     const want = [...(await s.run(Object.fromEntries(Object.entries(f).map(([k, [t, d, sh]]) => [k, new ort.Tensor(t, d, sh)])))).y.data];
     for (const backend of ['eager', 'stax']) {
@@ -108,7 +108,53 @@ test('ONNX ConvInteger and QLinearConv with initializer weights, inputs fed at r
           assert.equal(off.length, 0, `${backend} call ${call}: ${off.length} differ by more than ${steps}`);
           if (steps) assert.ok(got.filter((v, i) => v !== want[i]).length <= got.length / 50, `${backend}: too many one-step differences`);
         }
-        if (backend === 'stax') assert.match(m.explain(), /op conv2d_int/, 'the integer convolution is one kernel of the plan');
+        if (backend === 'stax') assert.match(m.explain(), new RegExp(`op ${kernel}\\b`), `the integer convolution is one ${kernel} kernel of the plan`);
+      } finally {
+        m.dispose();
+      }
+    }
+  }
+});
+
+test('QDQ convolutions (DequantizeLinear -> Conv -> [Relu] -> QuantizeLinear) run as one qconv2d on stax and match onnxruntime-node', async () => {
+  const ort = needOrt();
+  const M = 16, C = 8, f32 = Math.fround;
+  const xs = 0.05, ys = 0.08;
+  const ws = Float32Array.from(rnd(M, 1, 9), (v) => v / 400);
+  const bs = Float32Array.from(ws, (v) => f32(f32(xs) * v)); // quantizers write the bias scale as x_scale * w_scale
+  const init = [['wq', 3, [M, C, 3, 3], Int8Array.from(rnd(M * C * 9, -127, 127))], ['ws', 1, [M], ws], ['wz', 3, [M], new Int8Array(M)],
+    ['bq', 6, [M], Int32Array.from(rnd(M, -400, 400))], ['bs', 1, [M], bs], ['xs', 1, [], Float32Array.of(xs)], ['xz', 2, [], Uint8Array.of(128)],
+    ['ys', 1, [], Float32Array.of(ys)], ['yz', 2, [], Uint8Array.of(60)], ['bf', 1, [M], Float32Array.from(rnd(M, -50, 50), (v) => v / 10)]];
+  const head = [['QuantizeLinear', ['x', 'xs', 'xz'], ['xq']], ['DequantizeLinear', ['xq', 'xs', 'xz'], ['xd']],
+    ['DequantizeLinear', ['wq', 'ws', 'wz'], ['wd'], { axis: 0 }], ['DequantizeLinear', ['bq', 'bs'], ['bd'], { axis: 0 }]];
+  const models = {
+    'conv, relu, quantize': [...head, ['Conv', ['xd', 'wd', 'bd'], ['c'], { pads: [1, 1, 1, 1] }], ['Relu', ['c'], ['r']],
+      ['QuantizeLinear', ['r', 'ys', 'yz'], ['yq']], ['DequantizeLinear', ['yq', 'ys', 'yz'], ['y']]],
+    'conv (stride 2), quantize': [...head, ['Conv', ['xd', 'wd', 'bd'], ['c'], { strides: [2, 2] }],
+      ['QuantizeLinear', ['c', 'ys', 'yz'], ['yq']], ['DequantizeLinear', ['yq', 'ys', 'yz'], ['y']]],
+    'conv, float out with a float bias': [...head, ['Conv', ['xd', 'wd', 'bf'], ['y'], { pads: [0, 1, 2, 1] }]],
+  };
+  const xv = Float32Array.from(rnd(C * 12 * 12, -200, 200), (v) => v / 40);
+  for (const [name, nodes] of Object.entries(models)) {
+    const bytes = makeModel({ opset: 13, nodes, initializers: init, inputs: [['x', 1, [1, C, 12, 12]]], outputs: [['y', 1, null]] });
+    const s = await ort.InferenceSession.create(bytes);
+    const want = (await s.run({ x: new ort.Tensor('float32', xv, [1, C, 12, 12]) })).y.data;
+    const quantized = !name.includes('float out');
+    for (const backend of ['eager', 'stax']) {
+      const m = tp.onnx.load(bytes, backend === 'stax' ? { backend, options: { 'stax.profile': true } } : { backend });
+      try {
+        const got = m.run({ x: tp.tensor(xv, { shape: [1, C, 12, 12] }) }).y.toArray();
+        assert.equal(got.length, want.length);
+        // quantized: within one output step (the fused requantization rounds acc * (xs ws / ys) once);
+        // float: the integer sum scaled once against onnxruntime's float convolution
+        const tol = (i) => (quantized ? ys * 1.001 : 1e-4 + 1e-4 * Math.abs(want[i]));
+        const bad = [...got].findIndex((v, i) => !(Math.abs(v - want[i]) <= tol(i)));
+        assert.equal(bad, -1, `${name}, ${backend}: element ${bad} is ${got[bad]}, onnxruntime ${want[bad]}`);
+        if (backend === 'stax') {
+          const e = m.explain();
+          assert.match(e, /op qconv2d/, `${name}: one qconv2d kernel\n${e}`);
+          assert.doesNotMatch(e, /op conv2d\b|k\d+_conv/, `${name}: no float convolution left\n${e}`);
+        }
       } finally {
         m.dispose();
       }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <math.h>
 #include "check.h"
 #include "ops/ops.h" /* tp_op_exec_ref: the reference kernel */
 
@@ -197,12 +198,135 @@ static void test_errors(void) {
   tp_tensor_release(xf);
 }
 
+/* qconv2d: the same sums through the epilogue, against this file's own
+ * formula: v = (float)acc * mult with mult = x_scale * w_scale[m] (/ y_scale)
+ * in float32; float out + bias, relu; quantized out round half even
+ * (rintf), + y_zero_point, saturated, relu at the zero point. An int32
+ * bias adds to the sum. */
+static tp_tensor *f32_of(int nd, const int64_t *sh, const float *v) {
+  tp_tensor *t = NULL;
+  CHECK_OK(tp_tensor_new(TP_F32, nd, sh, v, &t));
+  return t;
+}
+
+static void test_qconv2d(void) {
+  for (int it = 0; it < 96; it++) {
+    geo g;
+    g.N = rnd(1, 2), g.G = it % 6 == 5 ? 2 : 1;
+    g.C = g.G * rnd(1, 6), g.M = g.G * rnd(1, 13), g.KH = rnd(1, 3), g.KW = rnd(1, 3);
+    g.sh = rnd(1, 2), g.sw = rnd(1, 2), g.dh = 1, g.dw = rnd(1, 2);
+    g.pt = rnd(0, 1), g.pl = rnd(0, 1), g.pb = rnd(0, 1), g.pr = rnd(0, 1);
+    g.H = (g.KH - 1) * g.dh + 1 + rnd(0, 6), g.W = (g.KW - 1) * g.dw + 1 + rnd(0, 9);
+    tp_dtype dx = it & 1 ? TP_I8 : TP_U8, dw = it & 2 ? TP_U8 : TP_I8;
+    int out_kind = it % 3; /* 0 float32, 1 uint8, 2 int8 */
+    int bias_kind = (it / 3) % 3; /* 0 none, 1 int32, 2 float32 (float out only) */
+    if (bias_kind == 2 && out_kind) bias_kind = 1;
+    int relu = (it / 9) & 1, per_ch = (it / 2) & 1;
+    int64_t Cg = g.C / g.G, nx = g.N * g.C * g.H * g.W, nw = g.M * Cg * g.KH * g.KW;
+    int *x = malloc(sizeof(int) * (size_t)nx), *w = malloc(sizeof(int) * (size_t)nw), *zw = malloc(sizeof(int) * (size_t)g.M);
+    float *sw = malloc(sizeof(float) * (size_t)g.M), *bf = malloc(sizeof(float) * (size_t)g.M);
+    int32_t *bi = malloc(sizeof(int32_t) * (size_t)g.M);
+    int xlo = dx == TP_I8 ? -128 : 0, wlo = dw == TP_I8 ? -128 : 0;
+    for (int64_t i = 0; i < nx; i++) x[i] = rnd(xlo, xlo + 255);
+    for (int64_t i = 0; i < nw; i++) w[i] = rnd(wlo, wlo + 255);
+    int zx = rnd(xlo, xlo + 255);
+    for (int64_t m = 0; m < g.M; m++) {
+      zw[m] = per_ch || m == 0 ? rnd(wlo, wlo + 255) : zw[0];
+      sw[m] = per_ch || m == 0 ? (float)rnd(1, 50) / 4096.0f : sw[0];
+      bf[m] = (float)rnd(-1000, 1000) / 64.0f;
+      bi[m] = rnd(-20000, 20000);
+    }
+    float sx = (float)rnd(1, 40) / 256.0f, sy = (float)rnd(5, 60) / 8.0f;
+    int zy = out_kind == 1 ? rnd(0, 255) : rnd(-128, 127);
+    int64_t OH = out_dim(g.H, g.pt, g.pb, g.KH, g.dh, g.sh), OW = out_dim(g.W, g.pl, g.pr, g.KW, g.dw, g.sw);
+    int64_t ny = g.N * g.M * OH * OW, P = OH * OW;
+    int32_t *acc = malloc(sizeof(int32_t) * (size_t)ny);
+    conv_loop(&g, x, w, zx, zw, acc);
+    double *want = malloc(sizeof(double) * (size_t)ny);
+    for (int64_t o = 0; o < ny; o++) {
+      int64_t m = (o / P) % g.M;
+      int32_t a = bias_kind == 1 ? (int32_t)((uint32_t)acc[o] + (uint32_t)bi[m]) : acc[o];
+      float mult = out_kind ? sx * sw[m] / sy : sx * sw[m];
+      float v = (float)a * mult;
+      if (!out_kind) {
+        if (bias_kind == 2) v = v + bf[m];
+        want[o] = relu && !(v > 0.0f) ? 0.0 : v;
+      } else {
+        double lo = out_kind == 1 ? 0 : -128, hi = out_kind == 1 ? 255 : 127;
+        if (relu && lo < zy) lo = zy;
+        double q = (double)rintf(v) + zy;
+        want[o] = q < lo ? lo : q > hi ? hi : q;
+      }
+    }
+    int64_t sxs[4] = {g.N, g.C, g.H, g.W}, sws[4] = {g.M, Cg, g.KH, g.KW}, s1[1] = {1}, sm[1] = {g.M};
+    tp_dtype od = out_kind == 0 ? TP_F32 : out_kind == 1 ? TP_U8 : TP_I8;
+    tp_tensor *in[9] = {of_ints(dx, 4, sxs, x), of_ints(dw, 4, sws, w), of_ints(dx, 0, s1, &zx),
+                        per_ch ? of_ints(dw, 1, sm, zw) : of_ints(dw, 0, s1, zw), f32_of(0, s1, &sx),
+                        per_ch ? f32_of(1, sm, sw) : f32_of(0, s1, sw), NULL, NULL, NULL};
+    if (bias_kind == 1) CHECK_OK(tp_tensor_new(TP_I32, 1, sm, bi, &in[6]));
+    if (bias_kind == 2) in[6] = f32_of(1, sm, bf);
+    if (out_kind) in[7] = f32_of(0, s1, &sy), in[8] = of_ints(od, 0, s1, &zy);
+    tp_attrs at;
+    window_attrs(&g, &at);
+    at.keepdim = relu;
+    for (int ref = 0; ref < 2; ref++) {
+      tp_tensor *y = NULL;
+      tp_status s = ref ? tp_op_exec_ref(TP_OP_QCONV2D, 9, in, &at, &y) : (tp_status)tp_op_call(TP_OP_QCONV2D, 9, in, &at, &y);
+      CHECKF(s == TP_OK, "qconv2d case %d (%s): %s", it, ref ? "reference" : "kernel", tp_last_error());
+      if (s) continue;
+      CHECKF(tp_tensor_dtype(y) == od, "qconv2d case %d: dtype", it);
+      int64_t bad = -1;
+      double gv = 0;
+      for (int64_t o = 0; o < ny && bad < 0; o++) {
+        gv = tp_tensor_get_f64(y, o);
+        if (out_kind ? gv != want[o] : fabs(gv - want[o]) > 0) bad = o;
+      }
+      CHECKF(bad < 0, "qconv2d case %d (%s, out %s, bias %d, relu %d, G%lld): element %lld is %g, expected %g", it,
+             ref ? "reference" : "kernel", tp_dtype_name(od), bias_kind, relu, (long long)g.G, (long long)bad, gv,
+             bad >= 0 ? want[bad] : 0.0);
+      tp_tensor_release(y);
+    }
+    for (int k = 0; k < 9; k++) tp_tensor_release(in[k]);
+    free(x), free(w), free(zw), free(sw), free(bf), free(bi), free(acc), free(want);
+  }
+  /* bad operands */
+  int64_t sx4[4] = {1, 1, 3, 3}, sw4[4] = {2, 1, 2, 2}, s1[1] = {1}, s3[1] = {3};
+  int v[9] = {0};
+  float one = 1.0f, zero = 0.0f, three[3] = {1, 1, 1};
+  tp_tensor *X = of_ints(TP_U8, 4, sx4, v), *W = of_ints(TP_I8, 4, sw4, v), *S = f32_of(0, s1, &one), *Z0 = f32_of(0, s1, &zero),
+            *S3 = f32_of(1, s3, three), *YZ = of_ints(TP_U8, 0, s1, v), *BF = NULL, *y = NULL;
+  float b2[2] = {1, 2};
+  int64_t s2[1] = {2};
+  BF = f32_of(1, s2, b2);
+  geo g = {1, 1, 3, 3, 2, 2, 2, 1, 1, 1, 0, 0, 0, 0, 1, 1};
+  tp_attrs at;
+  window_attrs(&g, &at);
+  tp_tensor *a1[9] = {X, W, NULL, NULL, S, S3, NULL, NULL, NULL};
+  CHECK(tp_op_call(TP_OP_QCONV2D, 9, a1, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qconv2d: w_scale has shape [3]; one value or one per output channel ([M]) is supported"));
+  tp_tensor *a2[9] = {X, W, NULL, NULL, S, S, BF, S, YZ};
+  CHECK(tp_op_call(TP_OP_QCONV2D, 9, a2, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qconv2d: a float32 bias needs a float output"));
+  tp_tensor *a3[9] = {X, W, NULL, NULL, S, S, NULL, Z0, YZ};
+  CHECK(tp_op_call(TP_OP_QCONV2D, 9, a3, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qconv2d: y_scale element 0 is 0; a scale must be finite and > 0"));
+  tp_tensor *a4[9] = {X, W, NULL, NULL, S, S, NULL, S, NULL};
+  CHECK(tp_op_call(TP_OP_QCONV2D, 9, a4, &at, &y) == TP_ERR_INVALID_ARG &&
+        strstr(tp_last_error(), "qconv2d: y_scale and y_zero_point come together"));
+  tp_tensor *a5[9] = {X, W, NULL, NULL, S, S, NULL, S, YZ};
+  CHECK_OK(tp_op_call(TP_OP_QCONV2D, 9, a5, &at, &y)); /* still usable */
+  tp_tensor_release(y);
+  tp_tensor *ts[] = {X, W, S, Z0, S3, YZ, BF};
+  for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) tp_tensor_release(ts[k]);
+}
+
 int main(void) {
   size_t live0 = tp_live_tensors();
   test_hand();
   test_sweep();
   test_int32_edge();
   test_errors();
+  test_qconv2d();
   CHECKF(tp_live_tensors() == live0, "%zu tensors leaked", tp_live_tensors() - live0);
   printf("test_qconv: %d checks, %d failure(s)\n", checks, failures);
   return failures != 0;
