@@ -444,6 +444,8 @@ static int conv_is_1x1(const tp_graph *g, const tp_node *n) {
   const tp_desc *x = &g->nodes[n->args[0].node].desc, *w = &g->nodes[n->args[1].node].desc;
   if (x->ndim != 4 || w->ndim != 4 || x->dtype != TP_F32 || w->dtype != TP_F32) return 0;
   if (w->shape[2] != 1 || w->shape[3] != 1 || w->shape[1] != x->shape[1]) return 0;
+  const tp_node *wn = &g->nodes[n->args[1].node];
+  if (is_call(wn) && wn->op == TP_OP_DEQUANTIZE) return 0; /* a QDQ convolution: qlinear's (qconv2d) */
   tp_conv2d_geom cg;
   if (tp_conv2d_geometry(x, w, &n->attrs, &cg) != TP_OK) {
     tp_clear_error();
@@ -977,13 +979,64 @@ tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out) {
   return rb_end(&r, s, out);
 }
 
+/* ---- qlayout: channels last between chained quantized convolutions ----
+ * A qconv2d whose quantized result is read only as the input x of other
+ * qconv2ds (not an output, nothing else) writes it channels last
+ * ([N, OH, OW, M]: the integer GEMM's rows as they come, no transpose) and
+ * those read it so (qconv2d's nhwc bits, ops.def), which also saves their
+ * copy of x into channels last. Runs after dce: the dequantize nodes the
+ * QDQ pattern left are gone by then. */
+tp_status tp_pass_qlayout(const tp_graph *in, tp_graph **out) {
+  int n0 = in->n ? in->n : 1;
+  char *ok = tp_alloc((size_t)n0);
+  if (!ok) return TP_ERR_OUT_OF_MEMORY;
+  for (int i = 0; i < in->n; i++) {
+    const tp_node *n = &in->nodes[i];
+    ok[i] = is_call(n) && n->op == TP_OP_QCONV2D && n->desc.dtype != TP_F32 && !(n->attrs.dim1 & 2);
+  }
+  for (int j = 0; j < in->n; j++) { /* every reader must be a qconv2d's x */
+    const tp_node *u = &in->nodes[j];
+    for (int k = 0; k < u->nargs; k++)
+      if (u->args[k].kind == TP_ARG_NODE && ok[u->args[k].node] && !(is_call(u) && u->op == TP_OP_QCONV2D && k == 0))
+        ok[u->args[k].node] = 0;
+  }
+  rb r;
+  tp_status s = rb_begin(in, &r);
+  if (s) {
+    tp_free(ok);
+    return s;
+  }
+  for (int i = 0; i < in->n && !s; i++) {
+    const tp_node *n = &in->nodes[i];
+    int bits = 0;
+    if (is_call(n) && n->op == TP_OP_QCONV2D) {
+      bits = ok[i] ? 2 : 0;
+      if (n->args[0].kind == TP_ARG_NODE && ok[n->args[0].node]) bits |= 1;
+    }
+    if (!bits) {
+      s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
+      continue;
+    }
+    tp_attrs at = n->attrs;
+    at.dim1 |= bits;
+    const tp_desc *dp[TP_MAX_OPERANDS];
+    for (int k = 0; k < n->nargs; k++) /* the operands as the new graph has them (x channels last) */
+      dp[k] = n->args[k].kind == TP_ARG_NODE ? &r.out->nodes[r.map[n->args[k].node]].desc : NULL;
+    tp_desc od;
+    s = tp_op_infer(n->op, n->nargs, dp, &at, &od);
+    if (!s) s = rb_copy(&r, i, NULL, 0, &at, &od, n->op);
+  }
+  tp_free(ok);
+  return rb_end(&r, s, out);
+}
+
 /* ---- the pipeline ---- */
 static const tp_pass_info pipeline[] = {
     {"shapes", tp_pass_shapes},   {"conv_gemm", tp_pass_conv_gemm},
     {"decompose", tp_pass_decompose}, {"simplify", tp_pass_simplify},
     {"qlinear", tp_pass_qlinear}, {"fold", tp_pass_fold},       {"conv_bn", tp_pass_conv_bn},
     {"cse", tp_pass_cse},
-    {"dce", tp_pass_dce},
+    {"dce", tp_pass_dce},         {"qlayout", tp_pass_qlayout},
 };
 
 const tp_pass_info *tp_passes(int *n) {

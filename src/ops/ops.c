@@ -962,8 +962,14 @@ static tp_status shape_qconv2d(tp_op op, int nin, const tp_desc *const *in, cons
     if (in[i]->dtype != TP_I8 && in[i]->dtype != TP_U8)
       return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: %s has dtype %s, expected int8 or uint8", i ? "weight" : "input",
                      tp_dtype_name(in[i]->dtype));
+  if (a->dim1 < 0 || a->dim1 > 3)
+    return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: nhwc %lld is not a layout (0: NCHW; bit 0: x channels last, bit 1: y)",
+                   (long long)a->dim1);
+  tp_desc xc = *x; /* x as NCHW for the geometry */
+  if ((a->dim1 & 1) && x->ndim == 4)
+    xc.shape[1] = x->shape[3], xc.shape[2] = x->shape[1], xc.shape[3] = x->shape[2];
   tp_conv2d_geom g;
-  TP_TRY(tp_conv2d_geometry(x, w, a, &g));
+  TP_TRY(tp_conv2d_geometry(&xc, w, a, &g));
   TP_TRY(qmm_operand_of(op, in, 2, "x_zero_point", 0, x->dtype, x->dtype, 0));
   TP_TRY(qmm_operand_of(op, in, 3, "w_zero_point", 0, w->dtype, w->dtype, g.M));
   TP_TRY(qmm_operand_of(op, in, 4, "x_scale", 1, TP_F32, TP_F32, 0));
@@ -982,6 +988,7 @@ static tp_status shape_qconv2d(tp_op op, int nin, const tp_desc *const *in, cons
   out->dtype = in[8] ? in[8]->dtype : TP_F32;
   out->ndim = 4;
   out->shape[0] = g.N, out->shape[1] = g.M, out->shape[2] = g.OH, out->shape[3] = g.OW;
+  if (a->dim1 & 2) out->shape[1] = g.OH, out->shape[2] = g.OW, out->shape[3] = g.M;
   return TP_OK;
 }
 
