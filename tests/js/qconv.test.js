@@ -58,6 +58,7 @@ test('tp.conv2dInt matches the definition: windows, groups, dtypes, zero points;
       const g = tp.compiler.compile((xx) => tp.conv2dInt(xx, w, opts), { backend });
       assert.deepEqual([...g(x).toArray()], [...want], `${backend} ${JSON.stringify(c)}`);
       assert.deepEqual([...g(x).toArray()], [...want], `${backend} second call`);
+      if (backend === 'stax') assert.equal(g.explain().backend_plans[0].conv2d_int, 1, 'one conv2d_int kernel in the plan');
     }
   }
 });
