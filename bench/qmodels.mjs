@@ -15,33 +15,21 @@
 // and the accuracy of the quantized block against the float32 one.
 //
 //   node bench/qmodels.mjs [--rounds N] [--out DIR]   (default 21 rounds)
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { writeFileSync, mkdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { performance } from 'node:perf_hooks';
 import * as tp from '../js/index.js';
-import * as ortWeb from 'onnxruntime-web';
 import { OnnxGraph, Float } from './lib/onnx_write.mjs';
+import { makeRunners, firstOutputs, timeRounds, report, maxAbs, rms } from './lib/qbench.mjs';
 
-const require = createRequire(import.meta.url);
-const ortNode = require('onnxruntime-node');
-const ROOT = join(dirname(new URL(import.meta.url).pathname), '..');
-const pkgDir = (name) => join(ROOT, 'node_modules', name); // the repo root's devDependencies
 const args = process.argv.slice(2);
 let rounds = 21, outDir = null;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--rounds') rounds = Number(args[++i]);
   else if (args[i] === '--out') outDir = args[++i];
 }
-const median = (v) => { const s = [...v].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[n >> 1] : 0.5 * (s[n / 2 - 1] + s[n / 2]); };
-
-ortWeb.env.wasm.numThreads = 1;
-ortWeb.env.wasm.simd = true;
-ortWeb.env.wasm.proxy = false;
-ortWeb.env.wasm.wasmPaths = pkgDir('onnxruntime-web') + '/dist/';
 
 // ---- the block, float32 and dynamically quantized ----
 const S = 128, D = 256, H = 4, Dh = D / H, F = 1024;
@@ -142,25 +130,9 @@ if (outDir) {
 }
 const xData = Float32Array.from(tp.scope(() => tp.randn([1, S, D], { seed: 3 }).toArray()));
 
-// ---- runners ----
-const runners = {};
-for (const [k, bytes] of Object.entries(files)) {
-  const m = tp.onnx.load(bytes, { backend: 'stax' });
-  const x = tp.tensor(xData, { shape: [1, S, D] });
-  runners[`ours-${k}`] = () => { const y = m.run({ x }).y; const a = y.toArray(); y.dispose(); return a; };
-  const sw = await ortWeb.InferenceSession.create(bytes, { executionProviders: ['wasm'], graphOptimizationLevel: 'all', executionMode: 'sequential', intraOpNumThreads: 1, interOpNumThreads: 1 });
-  const xw = new ortWeb.Tensor('float32', xData, [1, S, D]);
-  runners[`ortweb-${k}`] = async () => (await sw.run({ x: xw })).y.data;
-  const sn = await ortNode.InferenceSession.create(bytes, { graphOptimizationLevel: 'all', executionMode: 'sequential', intraOpNumThreads: 1, interOpNumThreads: 1 });
-  const xn = new ortNode.Tensor('float32', xData, [1, S, D]);
-  runners[`ortnode-${k}`] = async () => (await sn.run({ x: xn })).y.data;
-}
-
-// ---- accuracy (the first outputs) ----
-const outs = {};
-for (const [k, f] of Object.entries(runners)) outs[k] = Float32Array.from(await f());
-const maxAbs = (a, b) => a.reduce((m, v, i) => Math.max(m, Math.abs(v - b[i])), 0);
-const rms = (a) => Math.sqrt(a.reduce((s, v) => s + v * v, 0) / a.length);
+// ---- runners, accuracy (the first outputs), timing ----
+const runners = await makeRunners(files, 'x', 'y', xData, [1, S, D]);
+const outs = await firstOutputs(runners);
 const acc = {
   'ours-q8 vs ours-f32 (quantization error)': maxAbs(outs['ours-q8'], outs['ours-f32']),
   'ort-node-q8 vs ort-node-f32 (its quantization error)': maxAbs(outs['ortnode-q8'], outs['ortnode-f32']),
@@ -168,23 +140,5 @@ const acc = {
   'ours-f32 vs ort-node-f32': maxAbs(outs['ours-f32'], outs['ortnode-f32']),
   'rms of the f32 output': rms(outs['ours-f32']),
 };
-
-// ---- timing: rounds, each config once per round (after 3 warm-up rounds) ----
-const times = Object.fromEntries(Object.keys(runners).map((k) => [k, []]));
-for (let r = -3; r < rounds; r++) {
-  for (const [k, f] of Object.entries(runners)) {
-    const t0 = performance.now();
-    await f();
-    const t1 = performance.now();
-    if (r >= 0) times[k].push(t1 - t0);
-  }
-}
-const stats = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, { median: median(v), min: Math.min(...v), max: Math.max(...v) }]));
-console.log(`W4 block, dynamically quantized (6 linear layers int8 per column) vs float32; ${rounds} rounds, isa ${tp.isa}`);
-console.log('config          median ms   min ms   max ms');
-for (const [k, s] of Object.entries(stats)) console.log(`${k.padEnd(15)} ${s.median.toFixed(3).padStart(9)} ${s.min.toFixed(3).padStart(8)} ${s.max.toFixed(3).padStart(8)}`);
-const ratio = (a, b) => (stats[b].median / stats[a].median).toFixed(2);
-console.log(`speedup of ours-q8: vs ort-web-q8 ${ratio('ours-q8', 'ortweb-q8')}x, vs ort-node-q8 ${ratio('ours-q8', 'ortnode-q8')}x, vs ours-f32 ${ratio('ours-q8', 'ours-f32')}x`);
-console.log(`speedup of ours-f32: vs ort-web-f32 ${ratio('ours-f32', 'ortweb-f32')}x, vs ort-node-f32 ${ratio('ours-f32', 'ortnode-f32')}x`);
-for (const [k, v] of Object.entries(acc)) console.log(`accuracy: ${k}: ${v.toExponential(3)}`);
-console.log(JSON.stringify({ rounds, stats, accuracy: acc }));
+const stats = await timeRounds(runners, rounds);
+report('W4 block, dynamically quantized (6 linear layers int8 per column) vs float32', stats, acc, rounds);

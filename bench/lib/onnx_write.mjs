@@ -45,7 +45,7 @@ class Writer {
   }
 }
 
-const DT = { float32: 1, uint8: 2, int8: 3, int64: 7, float16: 10 };
+const DT = { float32: 1, uint8: 2, int8: 3, int32: 6, int64: 7, float16: 10 };
 
 function tensorProto(name, dtype, dims, data) {
   const w = new Writer();
@@ -99,9 +99,9 @@ export class OnnxGraph {
   }
   input(name, dims, dtype = 'float32') { this.inputs.push(valueInfo(name, dims, dtype)); return name; }
   output(name, dims, dtype = 'float32') { this.outputs.push(valueInfo(name, dims, dtype)); return name; }
-  /** An initializer: data is a Float32Array, BigInt64Array, Int8Array, Uint8Array or Uint16Array (float16 bits). */
+  /** An initializer: data is a Float32Array, BigInt64Array, Int32Array, Int8Array, Uint8Array or Uint16Array (float16 bits). */
   init(name, data, dims) {
-    const dtype = data instanceof BigInt64Array ? 'int64' : data instanceof Int8Array ? 'int8' : data instanceof Uint8Array ? 'uint8'
+    const dtype = data instanceof BigInt64Array ? 'int64' : data instanceof Int32Array ? 'int32' : data instanceof Int8Array ? 'int8' : data instanceof Uint8Array ? 'uint8'
       : data instanceof Uint16Array ? 'float16' : 'float32';
     this.inits.push(tensorProto(name, dtype, dims, data));
     return name;

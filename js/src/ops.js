@@ -198,31 +198,37 @@ export function conv2d(x, weight, bias = null, options = {}) {
     options = bias; // conv2d(x, w, { stride }); anything else that is not a Tensor is rejected as an operand
     bias = null;
   }
-  const stride = pairArg(options.stride ?? 1, 'conv2d: stride', 1);
-  const dilation = pairArg(options.dilation ?? 1, 'conv2d: dilation', 1);
+  const [ints, groups] = convWindow('conv2d', weight, options);
+  return callOp('conv2d', [x, weight, bias ?? null], { ints, dim: groups });
+}
+
+/* conv2d's window options as the op's ints [stride h w, pads t l b r, dilation h w] and its groups. */
+function convWindow(name, weight, options) {
+  const stride = pairArg(options.stride ?? 1, `${name}: stride`, 1);
+  const dilation = pairArg(options.dilation ?? 1, `${name}: dilation`, 1);
   const groups = options.groups ?? 1;
   if (!Number.isInteger(groups) || groups < 1) {
-    throw new TensorPlayError(`conv2d: groups must be an integer >= 1, got ${JSON.stringify(groups)}`, Status.INVALID_ARG);
+    throw new TensorPlayError(`${name}: groups must be an integer >= 1, got ${JSON.stringify(groups)}`, Status.INVALID_ARG);
   }
   let pad = options.padding ?? 0;
   if (pad === 'valid') pad = 0;
   if (pad === 'same') {
     if (stride[0] !== 1 || stride[1] !== 1) {
-      throw new TensorPlayError("conv2d: padding 'same' needs stride 1", Status.INVALID_ARG);
+      throw new TensorPlayError(`${name}: padding 'same' needs stride 1`, Status.INVALID_ARG);
     }
-    if (!(weight instanceof Tensor)) throw new TypeError('conv2d: weight must be a Tensor');
+    if (!(weight instanceof Tensor)) throw new TypeError(`${name}: weight must be a Tensor`);
     const k = weight.shape.slice(-2);
     const tot = [0, 1].map((i) => dilation[i] * ((k[i] ?? 1) - 1));
     pad = [Math.floor(tot[0] / 2), Math.floor(tot[1] / 2), tot[0] - Math.floor(tot[0] / 2), tot[1] - Math.floor(tot[1] / 2)];
   } else if (Array.isArray(pad) && pad.length === 4) {
     if (!pad.every((e) => Number.isInteger(e) && e >= 0)) {
-      throw new TensorPlayError(`conv2d: padding must hold integers >= 0, got ${JSON.stringify(pad)}`, Status.INVALID_ARG);
+      throw new TensorPlayError(`${name}: padding must hold integers >= 0, got ${JSON.stringify(pad)}`, Status.INVALID_ARG);
     }
   } else {
-    const p = pairArg(pad, "conv2d: padding (or 'same', 'valid', [top, left, bottom, right])", 0);
+    const p = pairArg(pad, `${name}: padding (or 'same', 'valid', [top, left, bottom, right])`, 0);
     pad = [p[0], p[1], p[0], p[1]];
   }
-  return callOp('conv2d', [x, weight, bias ?? null], { ints: [...stride, ...pad, ...dilation], dim: groups });
+  return [[...stride, ...pad, ...dilation], groups];
 }
 
 function poolArgs(name, kernelSize, options) {
@@ -611,6 +617,68 @@ export function matmulInt(a, b, aZeroPoint = null, bZeroPoint = null) {
     const ins = [a, b, az, bz];
     while (ins.length > 2 && ins[ins.length - 1] === null) ins.pop();
     return callOp('matmul_int', ins);
+  } finally {
+    for (const t of temps) t.dispose();
+  }
+}
+
+/**
+ * conv2dInt(x, weight, { xZeroPoint?, wZeroPoint?, stride, padding, dilation, groups }):
+ * the exact integer convolution of ONNX ConvInteger, NCHW:
+ * sum (x - xZeroPoint) (weight - wZeroPoint) over each window, an int32
+ * result (sums wrap in int32 as ONNX's). x, weight int8 / uint8; window
+ * options as conv2d's; padding adds 0. xZeroPoint: a number or a tensor of
+ * x's dtype, one value; wZeroPoint: one value or one per output channel
+ * ([M]). One group runs on the integer GEMM.
+ */
+export function conv2dInt(x, weight, options = {}) {
+  if (!(x instanceof Tensor) || !(weight instanceof Tensor)) throw new TypeError('conv2dInt(): x and weight must be Tensors');
+  const [ints, groups] = convWindow('conv2dInt', weight, options);
+  const temps = [];
+  try {
+    const zp = (v, t, what) => {
+      if (v === null || v === undefined || v instanceof Tensor) return v ?? null;
+      if (!(t.dtype in QRANGE)) return null; // the op names the operand's dtype
+      return quantParam(v, `conv2dInt(): ${what}`, t.dtype, t, undefined, temps);
+    };
+    const xz = zp(options.xZeroPoint, x, 'xZeroPoint'), wz = zp(options.wZeroPoint, weight, 'wZeroPoint');
+    return callOp('conv2d_int', [x, weight, xz, wz], { ints, dim: groups });
+  } finally {
+    for (const t of temps) t.dispose();
+  }
+}
+
+/**
+ * qconv2d(x, weight, { xScale, wScale, xZeroPoint?, wZeroPoint?, bias?, yScale?, yZeroPoint?, yDtype?, relu?,
+ *                      stride, padding, dilation, groups }):
+ * the quantized convolution (ONNX QLinearConv) on the integer convolution
+ * with the requantization in its epilogue: acc = conv2dInt(x, weight), plus
+ * an int32 bias; without yScale the float32 acc * (xScale * wScale[m]) plus
+ * a float32 bias; with yScale and yZeroPoint saturate(round half even(acc *
+ * (xScale * wScale[m] / yScale)) + yZeroPoint) as yZeroPoint's int8/uint8;
+ * relu. wScale, wZeroPoint and bias: one value or one per output channel.
+ */
+export function qconv2d(x, weight, options = {}) {
+  if (!(x instanceof Tensor) || !(weight instanceof Tensor)) throw new TypeError('qconv2d(): x and weight must be Tensors');
+  if (options === null || typeof options !== 'object') throw new TypeError('qconv2d(): options must be an object');
+  if (options.xScale === undefined || options.wScale === undefined) {
+    throw new TensorPlayError('qconv2d(): options.xScale and options.wScale are required', Status.INVALID_ARG);
+  }
+  if (!(x.dtype in QRANGE) || !(weight.dtype in QRANGE)) {
+    throw new TensorPlayError(`qconv2d(): x and weight must be int8 or uint8, got ${x.dtype} and ${weight.dtype}`, Status.INVALID_ARG);
+  }
+  const [ints, groups] = convWindow('qconv2d', weight, options);
+  const temps = [];
+  try {
+    const f32 = (v, what) => (v === null || v === undefined ? null : quantParam(v, `qconv2d(): ${what}`, 'float32', x, undefined, temps));
+    const zp = (v, dt, what) => (v === null || v === undefined ? null : quantParam(v, `qconv2d(): ${what}`, dt, x, undefined, temps));
+    const yz = options.yZeroPoint;
+    const ydt = yz instanceof Tensor ? yz.dtype : (options.yDtype ?? 'uint8');
+    const bias = options.bias instanceof Tensor ? options.bias : f32(options.bias, 'bias'); // int32 tensors add to the sum
+    const ins = [x, weight, zp(options.xZeroPoint, x.dtype, 'xZeroPoint'), zp(options.wZeroPoint, weight.dtype, 'wZeroPoint'),
+      f32(options.xScale, 'xScale'), f32(options.wScale, 'wScale'), bias, f32(options.yScale, 'yScale'),
+      yz === undefined || yz === null ? null : zp(yz, ydt in QRANGE ? ydt : 'uint8', 'yZeroPoint')];
+    return callOp('qconv2d', ins, { ints, dim: groups, keepdim: options.relu ? 1 : 0 });
   } finally {
     for (const t of temps) t.dispose();
   }

@@ -5,9 +5,9 @@
 // object; and the Tensor methods (x.add(y) = add(x, y)).
 
 import { Tensor } from './tensor.js';
-import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, bitcast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize, matmulInt, qmatmul } from './ops.js';
+import { callOp, methodsByHand, where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, bitcast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize, matmulInt, qmatmul, conv2dInt, qconv2d } from './ops.js';
 
-export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, bitcast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize, matmulInt, qmatmul };
+export { where, gelu, linear, sum, mean, max, min, softmax, logSoftmax, layerNorm, reshape, transpose, permute, slice, concat, rnn, gru, lstm, gather, gatherElements, gatherND, argtopk, scatterElements, scatterND, cast, bitcast, conv2d, maxPool2d, avgPool2d, gridSample, roiAlign, quantize, dequantize, matmulInt, qmatmul, conv2dInt, qconv2d };
 
 export function add(a, b) { return callOp('add', [a, b]); }
 export function sub(a, b) { return callOp('sub', [a, b]); }
@@ -125,6 +125,8 @@ export const ops = Object.freeze({
   dequantize,
   matmulInt,
   qmatmul,
+  conv2dInt,
+  qconv2d,
 });
 
 const methods = {

@@ -320,6 +320,8 @@ export declare const ops: Readonly<{
   dequantize: typeof dequantize;
   matmulInt: typeof matmulInt;
   qmatmul: typeof qmatmul;
+  conv2dInt: typeof conv2dInt;
+  qconv2d: typeof qconv2d;
 }>;
 // END generated ops
 export declare function where(cond: Tensor, a: Operand, b: Operand): Tensor;
@@ -525,6 +527,10 @@ export declare function dequantize(q: Tensor, scale: number | Tensor, zeroPoint?
 export declare function qmatmul(a: Tensor, b: Tensor, options: { aScale: number | Tensor; bScale: number | Tensor; aZeroPoint?: number | Tensor | null; bZeroPoint?: number | Tensor | null; bias?: Tensor | null; yScale?: number | Tensor | null; yZeroPoint?: number | Tensor | null; yDtype?: 'int8' | 'uint8'; relu?: boolean }): Tensor;
 /** (a - aZeroPoint) @ (b - bZeroPoint) with numpy matmul rules, int8/uint8/int32 operands, int32 result (ONNX MatMulInteger); zero points: one value, or one per row of a / column of b. */
 export declare function matmulInt(a: Tensor, b: Tensor, aZeroPoint?: number | Tensor | null, bZeroPoint?: number | Tensor | null): Tensor;
+/** ONNX ConvInteger: sum (x - xZeroPoint) (weight - wZeroPoint) over each window of int8/uint8 x and weight, int32; conv2d's window options. */
+/** QLinearConv: conv2dInt with qmatmul's epilogue per output channel (scales, int32 or float32 bias, requantization, relu). */
+export declare function qconv2d(x: Tensor, weight: Tensor, options: Conv2dOptions & { xScale: number | Tensor; wScale: number | Tensor; xZeroPoint?: number | Tensor | null; wZeroPoint?: number | Tensor | null; bias?: Tensor | null; yScale?: number | Tensor | null; yZeroPoint?: number | Tensor | null; yDtype?: 'int8' | 'uint8'; relu?: boolean }): Tensor;
+export declare function conv2dInt(x: Tensor, weight: Tensor, options?: Conv2dOptions & { xZeroPoint?: number | Tensor | null; wZeroPoint?: number | Tensor | null }): Tensor;
 
 
 // ---- memory ----

@@ -255,19 +255,28 @@ static tp_status pack_qmm(tp_plan *pl) {
   for (int k = 0; k < p->nkernels; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];
     tp_op op = kk->kind == TP_KK_OP && kk->node >= 0 ? p->graph->nodes[kk->node].op : TP_OP_COUNT;
-    if ((op != TP_OP_MATMUL_INT && op != TP_OP_QMATMUL) || kk->nops < 2 || kk->op_bufs[1] < 0) continue;
-    tp_storage sb, sz, ss;
-    tp_tensor b, z, sc;
-    int has_z = kk->nops > 3 && kk->op_bufs[3] >= 0, has_s = op == TP_OP_QMATMUL;
+    int conv = op == TP_OP_CONV2D_INT || op == TP_OP_QCONV2D;
+    if ((op != TP_OP_MATMUL_INT && op != TP_OP_QMATMUL && !conv) || kk->nops < 2 || kk->op_bufs[1] < 0)
+      continue;
+    tp_storage sb, sz, ss, sbi;
+    tp_tensor b, z, sc, bi;
+    int has_z = kk->nops > 3 && kk->op_bufs[3] >= 0, has_s = op == TP_OP_QMATMUL || op == TP_OP_QCONV2D;
+    /* qconv2d's int32 bias is packed with the weight (added to the sum) */
+    int has_bi = op == TP_OP_QCONV2D && kk->nops > 6 && kk->op_bufs[6] >= 0 && p->bufs[kk->op_bufs[6]].desc.dtype == TP_I32;
     if (!const_shell(p, kk->op_bufs[1], &sb, &b) || (has_z && !const_shell(p, kk->op_bufs[3], &sz, &z)) ||
-        (has_s && (kk->op_bufs[5] < 0 || !const_shell(p, kk->op_bufs[5], &ss, &sc))))
+        (has_s && (kk->op_bufs[5] < 0 || !const_shell(p, kk->op_bufs[5], &ss, &sc))) ||
+        (has_bi && !const_shell(p, kk->op_bufs[6], &sbi, &bi)))
       continue;
     if (!pl->qmm) {
       size_t bytes = sizeof(tp_qmm_b) * (size_t)p->nkernels;
       if (!(pl->qmm = tp_alloc(bytes))) return TP_ERR_OUT_OF_MEMORY;
       memset(pl->qmm, 0, bytes);
     }
-    TP_TRY(tp_qmm_pack_b(&b, has_z ? &z : NULL, has_s ? &sc : NULL, &pl->qmm[k]));
+    if (conv) /* w [M, C, KH, KW] as W^T */
+      TP_TRY(tp_qconv_pack_w(&b, has_z ? &z : NULL, has_s ? &sc : NULL, has_bi ? &bi : NULL,
+                             p->graph->nodes[kk->node].attrs.dim, &pl->qmm[k]));
+    else
+      TP_TRY(tp_qmm_pack_b(&b, has_z ? &z : NULL, has_s ? &sc : NULL, &pl->qmm[k]));
   }
   return TP_OK;
 }
@@ -945,6 +954,12 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
   } else if (!s && (n->op == TP_OP_RNN || n->op == TP_OP_GRU || n->op == TP_OP_LSTM) && tp_tensor_is_contiguous(&out.t)) {
     /* the time loop inside this one step; W and R packed once when constant */
     s = tp_recurrent_into(n->op, n->nargs, args, &n->attrs, r->pl->packed[ki], &out.t);
+  } else if (!s && (n->op == TP_OP_CONV2D_INT || n->op == TP_OP_QCONV2D)) { /* W packed once when constant; straight into the arena */
+    const tp_qmm_b *pre = r->pl->qmm && r->pl->qmm[ki].p ? &r->pl->qmm[ki] : NULL;
+    tp_tensor *into = tp_tensor_is_contiguous(&out.t) ? &out.t : NULL;
+    s = n->op == TP_OP_CONV2D_INT ? tp_exec_conv2d_int(n->nargs, args, &n->attrs, &n->desc, pre, into, &res)
+                                  : tp_exec_qconv2d(n->nargs, args, &n->attrs, &n->desc, pre, into, &res);
+    if (!s && res) tp_tensor_copy_into(res, &out.t);
   } else if (!s && (n->op == TP_OP_MATMUL_INT || n->op == TP_OP_QMATMUL) && r->pl->qmm && r->pl->qmm[ki].p) {
     if (n->op == TP_OP_MATMUL_INT) s = tp_exec_matmul_int(n->nargs, args, &n->desc, &r->pl->qmm[ki], &res); /* B packed once */
     else if (tp_tensor_is_contiguous(&out.t)) /* straight into the arena */

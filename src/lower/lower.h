@@ -23,9 +23,10 @@ tp_status tp_pass_conv_gemm(const tp_graph *in, tp_graph **out);  /* 1x1 convolu
 tp_status tp_pass_decompose(const tp_graph *in, tp_graph **out);  /* gelu, softmax, ... -> primitives */
 tp_status tp_pass_fold(const tp_graph *in, tp_graph **out);       /* constant folding */
 tp_status tp_pass_conv_bn(const tp_graph *in, tp_graph **out);    /* per-channel mul/add after a conv into its weights */
-tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out);    /* quantized matmul patterns -> qmatmul (integer GEMM) */
+tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out);    /* quantized matmul / conv patterns -> qmatmul / qconv2d (integer GEMM) */
 tp_status tp_pass_cse(const tp_graph *in, tp_graph **out);        /* common subexpressions */
 tp_status tp_pass_dce(const tp_graph *in, tp_graph **out);        /* dead code */
+tp_status tp_pass_qlayout(const tp_graph *in, tp_graph **out);    /* channels last between chained qconv2ds */
 tp_status tp_pass_simplify(const tp_graph *in, tp_graph **out);   /* x*1, x+0, double transpose, reshape chains */
 typedef struct tp_pass_info { const char *name; tp_pass_fn fn; } tp_pass_info;
 /* The pipeline, one flat list (QBE's func()): name and function per row. */

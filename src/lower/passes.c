@@ -444,6 +444,8 @@ static int conv_is_1x1(const tp_graph *g, const tp_node *n) {
   const tp_desc *x = &g->nodes[n->args[0].node].desc, *w = &g->nodes[n->args[1].node].desc;
   if (x->ndim != 4 || w->ndim != 4 || x->dtype != TP_F32 || w->dtype != TP_F32) return 0;
   if (w->shape[2] != 1 || w->shape[3] != 1 || w->shape[1] != x->shape[1]) return 0;
+  const tp_node *wn = &g->nodes[n->args[1].node];
+  if (is_call(wn) && wn->op == TP_OP_DEQUANTIZE) return 0; /* a QDQ convolution: qlinear's (qconv2d) */
   tp_conv2d_geom cg;
   if (tp_conv2d_geometry(x, w, &n->attrs, &cg) != TP_OK) {
     tp_clear_error();
@@ -662,6 +664,7 @@ typedef struct qmatch {
   int sa, sb;                     /* old node indices, -1: the constant 1 */
   int relu;
   int b_nk;                       /* b is [N, K] (linear's weight): transposed, its scale / zero point reshaped to [N] */
+  int conv;                       /* the conv2d node of a QDQ convolution (qconv2d), -1: a matmul */
 } qmatch;
 
 static int64_t numel_of(const tp_node *n) { return tp_shape_numel(n->desc.ndim, n->desc.shape); }
@@ -734,9 +737,76 @@ static int match_qdq(const tp_graph *g, const tp_node *n, qmatch *q) {
   return 1;
 }
 
+/* The n values of node i, a constant (get_attr) seen through reshapes, as
+ * float32 into v; 0 when it is not one. */
+static int const_floats(const tp_graph *g, int i, float *v, int64_t n) {
+  for (int d = 0; d < 4 && is_call(&g->nodes[i]) && g->nodes[i].op == TP_OP_RESHAPE; d++) {
+    if (g->nodes[i].args[0].kind != TP_ARG_NODE) return 0;
+    i = g->nodes[i].args[0].node;
+  }
+  const tp_node *c = &g->nodes[i];
+  if (c->kind != TP_NODE_GET_ATTR || !c->val || tp_tensor_numel(c->val) != n) return 0;
+  for (int64_t k = 0; k < n; k++) v[k] = (float)tp_tensor_get_f64(c->val, k);
+  return 1;
+}
+
+/* one value, or M along dim 0 with every other dim 1 ([M], [M,1,1,1]: a per-output-channel parameter of w) */
+static int one_or_rows(const tp_node *n, int64_t M) {
+  int64_t k = numel_of(n);
+  if (k == 1) return 1;
+  if (k != M || n->desc.ndim < 1 || n->desc.shape[0] != M) return 0;
+  return 1;
+}
+
+/* QDQ convolution: conv2d(dequantize(x), dequantize(w), bias?) of an 8-bit
+ * x (one scale and zero point) and w (one, or one per output channel),
+ * both scales computed from constants (as match_qdq). A bias with a
+ * quantized output must be dequantize(int32 b, s_b) with s_b equal to
+ * x_scale * w_scale (as quantizers write it; checked on the constants'
+ * values, else no fusion): b adds to the integer sum. */
+static int match_qdq_conv(const tp_graph *g, int ci, qmatch *q) {
+  const tp_node *n = &g->nodes[ci];
+  int sa, sb, za, zb;
+  if (n->nargs < 2 || !dequant_parts(g, arg_node(g, n, 0), &q->a, &sa, &za) || !dequant_parts(g, arg_node(g, n, 1), &q->b, &sb, &zb))
+    return 0;
+  if (!from_constants(g, sa, 4) || !from_constants(g, sb, 4)) return 0;
+  const tp_node *w = &g->nodes[q->b];
+  if (w->desc.ndim != 4 || g->nodes[q->a].desc.ndim != 4) return 0;
+  int64_t M = w->desc.shape[0];
+  if (numel_of(&g->nodes[sa]) != 1 || (za >= 0 && numel_of(&g->nodes[za]) != 1)) return 0;
+  if (!one_or_rows(&g->nodes[sb], M) || (zb >= 0 && !one_or_rows(&g->nodes[zb], M))) return 0;
+  if (n->nargs > 2 && n->args[2].kind != TP_ARG_NONE) {
+    const tp_node *bn = arg_node(g, n, 2);
+    if (!bn || numel_of(bn) != M || bn->desc.ndim != 1) return 0;
+    if (q->ys < 0) {
+      q->bias = n->args[2].node; /* float32, added after scaling */
+    } else {
+      int bq, bs, bz;
+      if (!is_call(bn) || bn->op != TP_OP_DEQUANTIZE || bn->nargs < 2 || !arg_node(g, bn, 0) || !arg_node(g, bn, 1)) return 0;
+      bq = bn->args[0].node, bs = bn->args[1].node, bz = bn->nargs > 2 && bn->args[2].kind == TP_ARG_NODE ? bn->args[2].node : -1;
+      if (g->nodes[bq].desc.dtype != TP_I32 || numel_of(&g->nodes[bq]) != M) return 0;
+      float *v = tp_alloc(sizeof(float) * (size_t)(3 * M + 2));
+      int ok = v != NULL;
+      float *vx = v, *vw = v ? v + 1 : NULL, *vb = v ? v + 1 + M : NULL, *vz = v ? v + 1 + 2 * M : NULL;
+      int64_t nw = numel_of(&g->nodes[sb]);
+      ok = ok && const_floats(g, sa, vx, 1) && const_floats(g, sb, vw, nw) && const_floats(g, bs, vb, numel_of(&g->nodes[bs]));
+      if (ok && bz >= 0) ok = numel_of(&g->nodes[bz]) == 1 && const_floats(g, bz, vz, 1) && vz[0] == 0.0f;
+      for (int64_t m = 0; ok && m < M; m++) {
+        float want = vx[0] * vw[nw == 1 ? 0 : m], got = vb[numel_of(&g->nodes[bs]) == 1 ? 0 : m];
+        ok = fabsf(got - want) <= 1e-6f * fabsf(want);
+      }
+      tp_free(v);
+      if (!ok) return 0;
+      q->bias = bq; /* int32, added to the sum */
+    }
+  }
+  q->sa = sa, q->sb = sb, q->za = za, q->zb = zb, q->conv = ci;
+  return 1;
+}
+
 static int match_qlinear(const tp_graph *g, const int *users, int i, qmatch *q, int *inner, int *ninner) {
   memset(q, 0, sizeof *q);
-  q->za = q->zb = q->bias = q->ys = q->yz = q->sa = q->sb = -1;
+  q->za = q->zb = q->bias = q->ys = q->yz = q->sa = q->sb = q->conv = -1;
   *ninner = 0;
   const tp_node *n = &g->nodes[i];
   if (!is_call(n)) return 0;
@@ -769,6 +839,7 @@ static int match_qlinear(const tp_graph *g, const int *users, int i, qmatch *q, 
     STEP(side);
   }
   if ((n->op == TP_OP_MATMUL || n->op == TP_OP_LINEAR) && n->desc.dtype == TP_F32) return match_qdq(g, n, q);
+  if (n->op == TP_OP_CONV2D && n->desc.dtype == TP_F32 && q->bias < 0) return match_qdq_conv(g, cur, q);
   if (n->op != TP_OP_MUL || n->nargs != 2 || n->desc.dtype != TP_F32) return 0;
   const tp_node *m = n;
   int cside = -1;
@@ -877,11 +948,24 @@ tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out) {
       }
       if (s) break;
     }
+    if (q->conv >= 0) /* w's per-channel scale / zero point as [M] */
+      for (int k = 3; k <= 5 && !s; k += 2) {
+        if (args[k].kind != TP_ARG_NODE || numel_of(&r.out->nodes[args[k].node]) == 1 || r.out->nodes[args[k].node].desc.ndim == 1)
+          continue;
+        tp_attrs ra;
+        tp_attrs_init(&ra);
+        ra.nints = 1, ra.ints[0] = numel_of(&r.out->nodes[args[k].node]);
+        int t;
+        s = rb_call(&r, TP_OP_RESHAPE, 1, &args[k], &ra, &t);
+        if (!s) args[k] = node_arg(t);
+      }
+    if (s) break;
     tp_attrs at;
-    tp_attrs_init(&at);
+    if (q->conv >= 0) at = in->nodes[q->conv].attrs; /* the window and groups */
+    else tp_attrs_init(&at);
     at.keepdim = q->relu;
     int yi;
-    s = rb_call(&r, TP_OP_QMATMUL, 9, args, &at, &yi);
+    s = rb_call(&r, q->conv >= 0 ? TP_OP_QCONV2D : TP_OP_QMATMUL, 9, args, &at, &yi);
     if (!s && !tp_desc_equal(&r.out->nodes[yi].desc, &in->nodes[i].desc))
       s = tp_fail(TP_ERR_INTERNAL, "qlinear: node %%%s would change its type", in->nodes[i].name);
     if (!s && in->nodes[i].name) { /* the fused node takes the name of the one it replaces (the model's node) */
@@ -895,13 +979,64 @@ tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out) {
   return rb_end(&r, s, out);
 }
 
+/* ---- qlayout: channels last between chained quantized convolutions ----
+ * A qconv2d whose quantized result is read only as the input x of other
+ * qconv2ds (not an output, nothing else) writes it channels last
+ * ([N, OH, OW, M]: the integer GEMM's rows as they come, no transpose) and
+ * those read it so (qconv2d's nhwc bits, ops.def), which also saves their
+ * copy of x into channels last. Runs after dce: the dequantize nodes the
+ * QDQ pattern left are gone by then. */
+tp_status tp_pass_qlayout(const tp_graph *in, tp_graph **out) {
+  int n0 = in->n ? in->n : 1;
+  char *ok = tp_alloc((size_t)n0);
+  if (!ok) return TP_ERR_OUT_OF_MEMORY;
+  for (int i = 0; i < in->n; i++) {
+    const tp_node *n = &in->nodes[i];
+    ok[i] = is_call(n) && n->op == TP_OP_QCONV2D && n->desc.dtype != TP_F32 && !(n->attrs.dim1 & 2);
+  }
+  for (int j = 0; j < in->n; j++) { /* every reader must be a qconv2d's x */
+    const tp_node *u = &in->nodes[j];
+    for (int k = 0; k < u->nargs; k++)
+      if (u->args[k].kind == TP_ARG_NODE && ok[u->args[k].node] && !(is_call(u) && u->op == TP_OP_QCONV2D && k == 0))
+        ok[u->args[k].node] = 0;
+  }
+  rb r;
+  tp_status s = rb_begin(in, &r);
+  if (s) {
+    tp_free(ok);
+    return s;
+  }
+  for (int i = 0; i < in->n && !s; i++) {
+    const tp_node *n = &in->nodes[i];
+    int bits = 0;
+    if (is_call(n) && n->op == TP_OP_QCONV2D) {
+      bits = ok[i] ? 2 : 0;
+      if (n->args[0].kind == TP_ARG_NODE && ok[n->args[0].node]) bits |= 1;
+    }
+    if (!bits) {
+      s = rb_copy(&r, i, NULL, 0, NULL, NULL, n->op);
+      continue;
+    }
+    tp_attrs at = n->attrs;
+    at.dim1 |= bits;
+    const tp_desc *dp[TP_MAX_OPERANDS];
+    for (int k = 0; k < n->nargs; k++) /* the operands as the new graph has them (x channels last) */
+      dp[k] = n->args[k].kind == TP_ARG_NODE ? &r.out->nodes[r.map[n->args[k].node]].desc : NULL;
+    tp_desc od;
+    s = tp_op_infer(n->op, n->nargs, dp, &at, &od);
+    if (!s) s = rb_copy(&r, i, NULL, 0, &at, &od, n->op);
+  }
+  tp_free(ok);
+  return rb_end(&r, s, out);
+}
+
 /* ---- the pipeline ---- */
 static const tp_pass_info pipeline[] = {
     {"shapes", tp_pass_shapes},   {"conv_gemm", tp_pass_conv_gemm},
     {"decompose", tp_pass_decompose}, {"simplify", tp_pass_simplify},
     {"qlinear", tp_pass_qlinear}, {"fold", tp_pass_fold},       {"conv_bn", tp_pass_conv_bn},
     {"cse", tp_pass_cse},
-    {"dce", tp_pass_dce},
+    {"dce", tp_pass_dce},         {"qlayout", tp_pass_qlayout},
 };
 
 const tp_pass_info *tp_passes(int *n) {

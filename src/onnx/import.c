@@ -582,9 +582,10 @@ static tp_status input_desc(const vinfo *v, const tp_desc *given, tp_desc *d) {
 }
 
 /* A DequantizeLinear of a constant weight kept as a node (onnx_quant.c,
- * for stax's qlinear pass) that is not read as a matmul / linear weight:
- * folded now, as every other constant computation, so eager mode does not
- * dequantize it on every call (an embedding table, say). */
+ * for stax's qlinear pass) that is not read as a matmul / linear weight
+ * (2-D) or a conv2d weight (4-D) or bias (1-D int32): folded now, as every
+ * other constant computation, so eager mode does not dequantize it on
+ * every call (an embedding table, say). */
 static tp_status fold_kept_dequant(imp *m) {
   tp_graph *g = m->g;
   for (int i = 0; i < g->n; i++) {
@@ -599,7 +600,11 @@ static tp_status fold_kept_dequant(imp *m) {
       for (int k = 0; k < u->nargs; k++)
         if (u->args[k].kind == TP_ARG_NODE && u->args[k].node == i) {
           used = 1;
-          if (!(u->kind == TP_NODE_CALL && (u->op == TP_OP_MATMUL || u->op == TP_OP_LINEAR) && k == 1)) weight_only = 0;
+          int nd = g->nodes[n->args[0].node].desc.ndim;
+          int ok = u->kind == TP_NODE_CALL &&
+                   (((u->op == TP_OP_MATMUL || u->op == TP_OP_LINEAR) && k == 1 && nd == 2) ||
+                    (u->op == TP_OP_CONV2D && ((k == 1 && nd == 4) || (k == 2 && nd == 1))));
+          if (!ok) weight_only = 0;
         }
     }
     if (used && weight_only) continue;

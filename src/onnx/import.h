@@ -193,6 +193,11 @@ tp_status tp_onnx_slice(imp *m, ref x, int64_t dim, int64_t start, int64_t end, 
 tp_status tp_onnx_concat(imp *m, int k, ref *args, int64_t dim, ref *out);
 /* Constant padding of x along dim (before/after >= 0) with value v. */
 tp_status tp_onnx_pad_const(imp *m, ref x, int dim, int64_t before, int64_t after, double v, ref *out);
+/* A convolution op of ops.def over x = args[0] and w = args[1] (conv2d_int,
+ * qconv2d) with node n's Conv window (onnx_conv.c), 1-D as H = 1; *taken 0
+ * (nothing emitted) for windows it does not cover (3-D), which the caller
+ * computes otherwise. */
+tp_status tp_onnx_conv_op(imp *m, onode *n, tp_op op, int nargs, ref *args, int *taken, ref *out);
 
 /* ---- attributes and constant operands (node.c) ---- */
 

@@ -116,26 +116,81 @@ static tp_status conv_inputs(imp *m, onode *n, ref *x, ref *wt, ref *b, tp_desc 
   return TP_OK;
 }
 
+/* Conv's window for x and w (kernel_shape checked against w, auto_pad,
+ * group against the channels) into w; the group in *G. */
+static tp_status conv_window(imp *m, onode *n, const tp_desc *dx, const tp_desc *dw, win *wp, int64_t *G) {
+  win w;
+  memset(&w, 0, sizeof w);
+  w.nsp = dx->ndim - 2;
+  int64_t ks[6];
+  TP_TRY(tp_onnx_attr_ints(m, n, "kernel_shape", ks, w.nsp, -1));
+  for (int i = 0; i < w.nsp; i++) {
+    w.K[i] = dw->shape[2 + i];
+    if (ks[i] != -1 && ks[i] != w.K[i])
+      return tp_fail(TP_ERR_INVALID_ARG, "kernel_shape[%d] = %lld does not match the weight (%lld)", i, (long long)ks[i], (long long)w.K[i]);
+  }
+  int64_t g = tp_onnx_attr_int(m, n, "group", 1), C = dx->shape[1], M = dw->shape[0];
+  if (g < 1 || C % g || M % g || dw->shape[1] * g != C)
+    return tp_fail(TP_ERR_INVALID_ARG, "group %lld does not fit input channels %lld and weight %lld x %lld",
+                   (long long)g, (long long)C, (long long)M, (long long)dw->shape[1]);
+  TP_TRY(win_setup(m, n, dx, &w, 1, 0));
+  *wp = w;
+  *G = g;
+  return TP_OK;
+}
+
+/* The conv2d attributes (window, groups) of a 1-D or 2-D window: a 1-D one as H = 1. */
+static void conv2d_attrs(const win *w, int64_t G, tp_attrs *at) {
+  tp_attrs_init(at);
+  at->nints = 8;
+  at->dim = G;
+  if (w->nsp == 1) {
+    int64_t v[8] = {1, w->S[0], 0, w->P[0], 0, w->P[1], 1, w->D[0]};
+    memcpy(at->ints, v, sizeof v);
+  } else {
+    int64_t v[8] = {w->S[0], w->S[1], w->P[0], w->P[1], w->P[2], w->P[3], w->D[0], w->D[1]};
+    memcpy(at->ints, v, sizeof v);
+  }
+}
+
+tp_status tp_onnx_conv_op(imp *m, onode *n, tp_op op, int nargs, ref *args, int *taken, ref *out) {
+  ref x = args[0], wt = args[1];
+  tp_desc dx = tp_onnx_desc(m, x), dw = tp_onnx_desc(m, wt);
+  *taken = 0;
+  if (dx.ndim < 3 || dx.ndim > 4 || dw.ndim != dx.ndim) return TP_OK; /* 3-D: the caller's path */
+  win w;
+  int64_t G;
+  TP_TRY(conv_window(m, n, &dx, &dw, &w, &G));
+  tp_attrs at;
+  conv2d_attrs(&w, G, &at);
+  ref a[9];
+  if (nargs > 9) return tp_fail(TP_ERR_INTERNAL, "conv: %d operands", nargs);
+  memcpy(a, args, sizeof(ref) * (size_t)nargs);
+  if (w.nsp == 1) {
+    int64_t sx[4] = {dx.shape[0], dx.shape[1], 1, dx.shape[2]}, sw[4] = {dw.shape[0], dw.shape[1], 1, dw.shape[2]};
+    TP_TRY(tp_onnx_reshape(m, x, 4, sx, &a[0]));
+    TP_TRY(tp_onnx_reshape(m, wt, 4, sw, &a[1]));
+  }
+  ref y;
+  TP_TRY(tp_onnx_emit(m, op, nargs, a, &at, &y));
+  if (w.nsp == 1) {
+    tp_desc dy = tp_onnx_desc(m, y);
+    int64_t so[3] = {dy.shape[0], dy.shape[1], dy.shape[3]};
+    TP_TRY(tp_onnx_reshape(m, y, 3, so, &y));
+  }
+  *taken = 1;
+  *out = y;
+  return TP_OK;
+}
+
 tp_status tp_onnx_cv_conv(imp *m, onode *n, int arg) {
   (void)arg;
   ref x, wt, b, y;
   tp_desc dx, dw;
   TP_TRY(conv_inputs(m, n, &x, &wt, &b, &dx, &dw));
   win w;
-  memset(&w, 0, sizeof w);
-  w.nsp = dx.ndim - 2;
-  int64_t ks[6];
-  TP_TRY(tp_onnx_attr_ints(m, n, "kernel_shape", ks, w.nsp, -1));
-  for (int i = 0; i < w.nsp; i++) {
-    w.K[i] = dw.shape[2 + i];
-    if (ks[i] != -1 && ks[i] != w.K[i])
-      return tp_fail(TP_ERR_INVALID_ARG, "kernel_shape[%d] = %lld does not match the weight (%lld)", i, (long long)ks[i], (long long)w.K[i]);
-  }
-  int64_t G = tp_onnx_attr_int(m, n, "group", 1), C = dx.shape[1], M = dw.shape[0];
-  if (G < 1 || C % G || M % G || dw.shape[1] * G != C)
-    return tp_fail(TP_ERR_INVALID_ARG, "group %lld does not fit input channels %lld and weight %lld x %lld",
-                   (long long)G, (long long)C, (long long)M, (long long)dw.shape[1]);
-  TP_TRY(win_setup(m, n, &dx, &w, 1, 0));
+  int64_t G;
+  TP_TRY(conv_window(m, n, &dx, &dw, &w, &G));
   TP_TRY(conv_apply(m, x, wt, b, G, &w, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
@@ -144,18 +199,11 @@ tp_status tp_onnx_cv_conv(imp *m, onode *n, int arg) {
 static tp_status conv2d_apply(imp *m, ref x, ref wt, ref b, int64_t G, const win *w, ref *out) {
   tp_desc dx = tp_onnx_desc(m, x), dw = tp_onnx_desc(m, wt);
   tp_attrs at;
-  tp_attrs_init(&at);
-  at.nints = 8;
-  at.dim = G;
+  conv2d_attrs(w, G, &at);
   if (w->nsp == 1) {
     int64_t sx[4] = {dx.shape[0], dx.shape[1], 1, dx.shape[2]}, sw[4] = {dw.shape[0], dw.shape[1], 1, dw.shape[2]};
     TP_TRY(tp_onnx_reshape(m, x, 4, sx, &x));
     TP_TRY(tp_onnx_reshape(m, wt, 4, sw, &wt));
-    int64_t v[8] = {1, w->S[0], 0, w->P[0], 0, w->P[1], 1, w->D[0]};
-    memcpy(at.ints, v, sizeof v);
-  } else {
-    int64_t v[8] = {w->S[0], w->S[1], w->P[0], w->P[1], w->P[2], w->P[3], w->D[0], w->D[1]};
-    memcpy(at.ints, v, sizeof v);
   }
   if (b.kind != R_NONE) {
     tp_desc db = tp_onnx_desc(m, b);

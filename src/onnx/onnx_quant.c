@@ -174,10 +174,12 @@ tp_status tp_onnx_cv_dequantize(imp *m, onode *n, int arg) {
   TP_TRY(shape_param(m, s, &xd, axis, block, "x_scale", &s));
   if (z.kind != R_NONE) TP_TRY(shape_param(m, z, &xd, axis, block, "x_zero_point", &z));
   ref args[3] = {x, s, z};
-  /* a constant 2-D int8/uint8 weight with float32 scales stays quantized in
-   * the graph (a quarter of the memory), for stax's qlinear pass to put on
-   * the integer GEMM; everything else folds at load */
-  int keep = x.kind == R_CONST && xd.ndim == 2 && is_quant_dtype(xd.dtype) && outd == TP_F32;
+  /* a constant 2-D int8/uint8 weight (4-D: a conv weight; 1-D int32: a
+   * conv bias) with float32 scales stays quantized in the graph (a quarter
+   * of the memory), for stax's qlinear pass to put on the integer GEMM /
+   * convolution; everything else folds at load (import.c fold_kept_dequant) */
+  int keep = x.kind == R_CONST && outd == TP_F32 &&
+             (((xd.ndim == 2 || xd.ndim == 4) && is_quant_dtype(xd.dtype)) || (xd.ndim == 1 && xd.dtype == TP_I32));
   TP_TRY((keep ? tp_onnx_emit_node : tp_onnx_emit)(m, TP_OP_DEQUANTIZE, 3, args, NULL, &y));
   TP_TRY(name_after(m, n, y));
   TP_TRY(tp_onnx_cast(m, y, outd, &y)); /* the scale's dtype: float16 scales give float16 */
@@ -421,9 +423,16 @@ tp_status tp_onnx_cv_convint(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_need_in(m, n, 1, &w));
   TP_TRY(tp_onnx_in(m, n, 2, &xz));
   TP_TRY(tp_onnx_in(m, n, 3, &wz));
-  TP_TRY(conv_centered(m, x, xz, 0, "x", &x));
-  TP_TRY(conv_centered(m, w, wz, 1, "w", &w));
-  TP_TRY(conv_int32(m, n, x, w, tp_onnx_none(), "ConvInteger", &y));
+  int taken;
+  TP_TRY(check_quant(m, x, xz, "x"));
+  TP_TRY(check_quant(m, w, wz, "w"));
+  ref args[4] = {x, w, xz, wz};
+  TP_TRY(tp_onnx_conv_op(m, n, TP_OP_CONV2D_INT, 4, args, &taken, &y)); /* 1-D, 2-D: the integer conv */
+  if (!taken) {
+    TP_TRY(conv_centered(m, x, xz, 0, "x", &x));
+    TP_TRY(conv_centered(m, w, wz, 1, "w", &w));
+    TP_TRY(conv_int32(m, n, x, w, tp_onnx_none(), "ConvInteger", &y));
+  }
   return tp_onnx_set_out(m, n, 0, y);
 }
 
@@ -441,6 +450,22 @@ tp_status tp_onnx_cv_qlinearconv(imp *m, onode *n, int arg) {
     if (bd.ndim != 1 || bd.shape[0] != wd.shape[0])
       return tp_fail(TP_ERR_INVALID_ARG, "B has %lld values; one per output channel (%lld) is required",
                      (long long)tp_shape_numel(bd.ndim, bd.shape), (long long)wd.shape[0]);
+  }
+  int taken;
+  TP_TRY(check_quant(m, x, xz, "x"));
+  TP_TRY(check_quant(m, w, wz, "w"));
+  { /* 1-D, 2-D: one qconv2d, the requantization in the integer GEMM's epilogue */
+    ref fx, fw, args[9];
+    TP_TRY(tp_onnx_cast(m, xs, TP_F32, &fx));
+    TP_TRY(tp_onnx_cast(m, ws, TP_F32, &fw));
+    ref cy;
+    TP_TRY(tp_onnx_cast(m, ys, TP_F32, &cy));
+    args[0] = x, args[1] = w, args[2] = xz, args[3] = wz, args[4] = fx, args[5] = fw, args[6] = b, args[7] = cy, args[8] = yz;
+    TP_TRY(tp_onnx_conv_op(m, n, TP_OP_QCONV2D, 9, args, &taken, &y));
+    if (taken) {
+      TP_TRY(name_after(m, n, y)); /* a run-time error (a scale fed as 0) names the model's node */
+      return tp_onnx_set_out(m, n, 0, y);
+    }
   }
   TP_TRY(conv_centered(m, x, xz, 0, "x", &x));
   TP_TRY(conv_centered(m, w, wz, 1, "w", &w));

@@ -420,6 +420,50 @@ static tp_status convert_as(wr *w, const tp_node *n, const char *out) {
       node(w, "Conv", *a2 ? 3 : 2, in, out, &atb);
       return TP_OK;
     }
+    case TP_OP_CONV2D_INT: { /* ConvInteger: the window as Conv's; zero points as given (a per-channel w one is [M]) */
+      tp_desc d1 = arg_desc(g, &n->args[1]);
+      const char *in[4] = {"", "", "", ""};
+      vname bz[2];
+      operand(w, &n->args[0], d0.dtype, b0, &in[0]);
+      operand(w, &n->args[1], d1.dtype, b1, &in[1]);
+      int nin = 2;
+      for (int k = 2; k < n->nargs && k < 4; k++)
+        if (n->args[k].kind != TP_ARG_NONE) operand(w, &n->args[k], k == 2 ? d0.dtype : d1.dtype, bz[k - 2], &in[k]), nin = k + 1;
+      attr_ints(&atb, "strides", at->ints, 2);
+      attr_ints(&atb, "pads", at->ints + 2, 4);
+      attr_ints(&atb, "dilations", at->ints + 6, 2);
+      attr_int(&atb, "group", at->dim);
+      node(w, "ConvInteger", nin, in, out, &atb);
+      return TP_OK;
+    }
+    case TP_OP_QCONV2D: { /* QLinearConv: a quantized output with an int32 bias or none */
+      if (n->desc.dtype == TP_F32 || (n->args[6].kind != TP_ARG_NONE && arg_desc(g, &n->args[6]).dtype != TP_I32) || at->keepdim)
+        return tp_fail(TP_ERR_UNSUPPORTED,
+                       "onnx: node '%s' (qconv2d): only a quantized output without relu and with an int32 bias (QLinearConv) "
+                       "can be exported", n->name);
+      static const int order[9] = {0, 4, 2, 1, 5, 3, 7, 8, 6}; /* QLinearConv's inputs in qconv2d's operand numbers */
+      const char *in[9];
+      vname bufs[9];
+      for (int k = 0; k < 9; k++) {
+        int a = order[k];
+        tp_dtype dt = a == 2 ? d0.dtype : a == 3 ? arg_desc(g, &n->args[1]).dtype : a == 8 ? n->desc.dtype
+                      : a == 6 ? TP_I32 : a <= 1 ? arg_desc(g, &n->args[a]).dtype : TP_F32;
+        if (n->args[a].kind == TP_ARG_NONE && (a == 2 || a == 3)) { /* QLinearConv needs both zero points: 0 */
+          fresh(w, bufs[k]);
+          int64_t zero = 0;
+          init_raw(w, bufs[k], dt, 0, NULL, &zero, 1);
+          in[k] = bufs[k];
+          continue;
+        }
+        operand(w, &n->args[a], dt, bufs[k], &in[k]);
+      }
+      attr_ints(&atb, "strides", at->ints, 2);
+      attr_ints(&atb, "pads", at->ints + 2, 4);
+      attr_ints(&atb, "dilations", at->ints + 6, 2);
+      attr_int(&atb, "group", at->dim);
+      node(w, "QLinearConv", *in[8] ? 9 : 8, in, out, &atb);
+      return TP_OK;
+    }
     case TP_OP_LAYER_NORM: {
       operand(w, &n->args[0], TP_F32, b0, &a0);
       if (n->args[1].kind == TP_ARG_NONE) { /* ONNX requires Scale: ones */

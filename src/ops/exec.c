@@ -975,6 +975,8 @@ tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
     case TP_OP_DEQUANTIZE: return tp_exec_quant(op, nin, in, od, 1, out);
     case TP_OP_MATMUL_INT: return tp_exec_matmul_int(nin, in, od, NULL, out);
     case TP_OP_QMATMUL: return tp_exec_qmatmul(nin, in, at, od, NULL, out);
+    case TP_OP_CONV2D_INT: return tp_exec_conv2d_int(nin, in, at, od, NULL, NULL, out);
+    case TP_OP_QCONV2D: return tp_exec_qconv2d(nin, in, at, od, NULL, NULL, out);
     case TP_OP_LINEAR: return exec_linear(in[0], in[1], in[2], od, out);
     case TP_OP_CONV2D: return exec_conv2d(in, at, od, out);
     case TP_OP_MAX_POOL2D:

@@ -11,7 +11,7 @@ typedef tp_status (*shape_fn)(tp_op op, int nin, const tp_desc *const *in,
 #define SHAPE_RULES(X)                                                                  \
   X(shape_binary) X(shape_where) X(shape_unary) X(shape_matmul) X(shape_linear)         \
   X(shape_reduce) X(shape_softmax) X(shape_layer_norm) X(shape_reshape)                 \
-  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det) X(shape_grid_sample) X(shape_roi_align) X(shape_quant) X(shape_qmatmul)
+  X(shape_transpose) X(shape_permute) X(shape_slice) X(shape_concat) X(shape_cast) X(shape_gather) X(shape_gather_elements) X(shape_recurrent) X(shape_scatter) X(shape_gather_nd) X(shape_argtopk) X(shape_opaque) X(shape_conv2d) X(shape_pool2d) X(shape_int) X(shape_det) X(shape_grid_sample) X(shape_roi_align) X(shape_quant) X(shape_qmatmul) X(shape_conv2d_int) X(shape_qconv2d)
 #define DECL(f) static tp_status f(tp_op, int, const tp_desc *const *, const tp_attrs *, tp_desc *);
 SHAPE_RULES(DECL)
 #undef DECL
@@ -259,20 +259,23 @@ static tp_status shape_matmul(tp_op op, int nin, const tp_desc *const *in, const
 
 /* qmatmul (ops.def): operand k must be present (or not) with one of the
  * dtypes and numel 1 or n1 elements (n1 > 0), else an error naming it. */
-static tp_status qmm_operand(const tp_desc *const *in, int k, const char *name, int need, tp_dtype d0, tp_dtype d1,
-                             int64_t n1) {
+static tp_status qmm_operand_of(tp_op op, const tp_desc *const *in, int k, const char *name, int need, tp_dtype d0,
+                                tp_dtype d1, int64_t n1) {
   const tp_desc *x = in[k];
+  const char *nm = tp_op_name(op);
   char b0[96];
-  if (!x) return need ? tp_fail(TP_ERR_INVALID_ARG, "qmatmul: %s is missing", name) : TP_OK;
+  if (!x) return need ? tp_fail(TP_ERR_INVALID_ARG, "%s: %s is missing", nm, name) : TP_OK;
   if (x->dtype != d0 && x->dtype != d1)
-    return tp_fail(TP_ERR_INVALID_ARG, "qmatmul: %s has dtype %s, expected %s", name, tp_dtype_name(x->dtype),
-                   tp_dtype_name(d0));
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: %s has dtype %s, expected %s%s%s", nm, name, tp_dtype_name(x->dtype),
+                   tp_dtype_name(d0), d1 != d0 ? " or " : "", d1 != d0 ? tp_dtype_name(d1) : "");
   int64_t n = tp_shape_numel(x->ndim, x->shape);
-  if (n != 1 && !(n1 > 0 && n == n1 && x->ndim >= 1 && x->shape[x->ndim - 1] == n1))
-    return tp_fail(TP_ERR_INVALID_ARG, "qmatmul: %s has shape %s; one value%s is supported", name, SHAPE(x, b0),
-                   n1 > 0 ? " or one per column of b" : "");
+  int conv = op == TP_OP_QCONV2D; /* per output channel: [M] */
+  if (n != 1 && !(n1 > 0 && n == n1 && x->ndim >= 1 && x->shape[x->ndim - 1] == n1 && (!conv || x->ndim == 1)))
+    return tp_fail(TP_ERR_INVALID_ARG, "%s: %s has shape %s; one value%s is supported", nm, name, SHAPE(x, b0),
+                   n1 > 0 ? (conv ? " or one per output channel ([M])" : " or one per column of b") : "");
   return TP_OK;
 }
+#define qmm_operand(in, k, name, need, d0, d1, n1) qmm_operand_of(TP_OP_QMATMUL, in, k, name, need, d0, d1, n1)
 
 static tp_status shape_qmatmul(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *at, tp_desc *out) {
   (void)op, (void)nin, (void)at;
@@ -927,6 +930,76 @@ static tp_status shape_conv2d(tp_op op, int nin, const tp_desc *const *in, const
   out->dtype = TP_F32;
   out->ndim = 4;
   out->shape[0] = g.N, out->shape[1] = g.M, out->shape[2] = g.OH, out->shape[3] = g.OW;
+  return TP_OK;
+}
+
+/* conv2d_int (ops.def): ConvInteger's operands, conv2d's geometry, int32 out. */
+static tp_status shape_conv2d_int(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a, tp_desc *out) {
+  (void)op;
+  const tp_desc *x = in[0], *w = nin > 1 ? in[1] : NULL;
+  char b0[96];
+  if (!w) return tp_fail(TP_ERR_INVALID_ARG, "conv2d_int: weight is required");
+  for (int i = 0; i < 2; i++)
+    if (in[i]->dtype != TP_I8 && in[i]->dtype != TP_U8)
+      return tp_fail(TP_ERR_INVALID_ARG, "conv2d_int: %s has dtype %s, expected int8 or uint8", i ? "weight" : "input",
+                     tp_dtype_name(in[i]->dtype));
+  tp_conv2d_geom g;
+  TP_TRY(tp_conv2d_geometry(x, w, a, &g));
+  for (int i = 2; i < nin && i < 4; i++) {
+    const tp_desc *z = in[i], *q = in[i - 2];
+    const char *zn = i == 2 ? "x_zero_point" : "w_zero_point";
+    if (!z) continue;
+    if (z->dtype != q->dtype)
+      return tp_fail(TP_ERR_INVALID_ARG, "conv2d_int: %s has dtype %s, %s %s; they must match", zn,
+                     tp_dtype_name(z->dtype), i == 2 ? "input" : "weight", tp_dtype_name(q->dtype));
+    int64_t nz = tp_shape_numel(z->ndim, z->shape);
+    if (nz != 1 && !(i == 3 && z->ndim == 1 && nz == g.M))
+      return tp_fail(TP_ERR_INVALID_ARG, "conv2d_int: %s has shape %s; one value%s is supported", zn, SHAPE(z, b0),
+                     i == 3 ? " or one per output channel" : "");
+  }
+  memset(out, 0, sizeof *out);
+  out->dtype = TP_I32;
+  out->ndim = 4;
+  out->shape[0] = g.N, out->shape[1] = g.M, out->shape[2] = g.OH, out->shape[3] = g.OW;
+  return TP_OK;
+}
+
+/* qconv2d (ops.def): conv2d_int's operands and window, qmatmul's scales. */
+static tp_status shape_qconv2d(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a, tp_desc *out) {
+  (void)nin;
+  const tp_desc *x = in[0], *w = in[1];
+  if (!w) return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: weight is required");
+  for (int i = 0; i < 2; i++)
+    if (in[i]->dtype != TP_I8 && in[i]->dtype != TP_U8)
+      return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: %s has dtype %s, expected int8 or uint8", i ? "weight" : "input",
+                     tp_dtype_name(in[i]->dtype));
+  if (a->dim1 < 0 || a->dim1 > 3)
+    return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: nhwc %lld is not a layout (0: NCHW; bit 0: x channels last, bit 1: y)",
+                   (long long)a->dim1);
+  tp_desc xc = *x; /* x as NCHW for the geometry */
+  if ((a->dim1 & 1) && x->ndim == 4)
+    xc.shape[1] = x->shape[3], xc.shape[2] = x->shape[1], xc.shape[3] = x->shape[2];
+  tp_conv2d_geom g;
+  TP_TRY(tp_conv2d_geometry(&xc, w, a, &g));
+  TP_TRY(qmm_operand_of(op, in, 2, "x_zero_point", 0, x->dtype, x->dtype, 0));
+  TP_TRY(qmm_operand_of(op, in, 3, "w_zero_point", 0, w->dtype, w->dtype, g.M));
+  TP_TRY(qmm_operand_of(op, in, 4, "x_scale", 1, TP_F32, TP_F32, 0));
+  TP_TRY(qmm_operand_of(op, in, 5, "w_scale", 1, TP_F32, TP_F32, g.M));
+  TP_TRY(qmm_operand_of(op, in, 6, "bias", 0, TP_F32, TP_I32, g.M));
+  if (in[6] && tp_shape_numel(in[6]->ndim, in[6]->shape) != g.M)
+    return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: bias has %lld values; one per output channel (%lld) is needed",
+                   (long long)tp_shape_numel(in[6]->ndim, in[6]->shape), (long long)g.M);
+  if (!in[7] != !in[8])
+    return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: y_scale and y_zero_point come together (a quantized output)");
+  TP_TRY(qmm_operand_of(op, in, 7, "y_scale", 0, TP_F32, TP_F32, 0));
+  TP_TRY(qmm_operand_of(op, in, 8, "y_zero_point", 0, TP_U8, TP_I8, 0));
+  if (in[6] && in[6]->dtype == TP_F32 && in[7])
+    return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: a float32 bias needs a float output (no y_scale); an int32 bias adds to the sum");
+  memset(out, 0, sizeof *out);
+  out->dtype = in[8] ? in[8]->dtype : TP_F32;
+  out->ndim = 4;
+  out->shape[0] = g.N, out->shape[1] = g.M, out->shape[2] = g.OH, out->shape[3] = g.OW;
+  if (a->dim1 & 2) out->shape[1] = g.OH, out->shape[2] = g.OW, out->shape[3] = g.M;
   return TP_OK;
 }
 

@@ -83,10 +83,32 @@ typedef struct tp_qmm_b {
   tp_qgemm_packed *p;     /* NULL: B is not for the integer GEMM */
   int64_t K, N;
   int32_t zb_min, zb_max; /* B's zero points as packed (uint8 B shifted by -128) */
+  int64_t bias_absmax;    /* the largest |int32 bias| packed with B (0: none) */
 } tp_qmm_b;
 /* b_scale NULL: an S32 output only (matmul_int); else qmatmul's. */
 tp_status tp_qmm_pack_b(const tp_tensor *b, const tp_tensor *b_zero_point, const tp_tensor *b_scale, tp_qmm_b *out);
 void tp_qmm_b_free(tp_qmm_b *b);
+/* The same for B [K, N] of dtype bd (int8/uint8) at b with element strides rs, cs. */
+tp_status tp_qmm_pack_raw(const void *b, tp_dtype bd, int64_t K, int64_t N, int64_t rs, int64_t cs, const tp_tensor *bz,
+                          const tp_tensor *bs, const tp_tensor *bias_i32, tp_qmm_b *out);
+/* qmatmul's epilogue of one int32 sum (the scalar loops' formula, as the
+ * integer GEMM computes it): float32 out y = acc * mult (+ *bias), relu;
+ * quantized out saturate(round half even(acc * mult) + zy), relu at zy. */
+double tp_qmm_epilogue(int32_t acc, float mult, const float *bias, int relu, const tp_desc *od, float zy);
+/* conv2d_int (ops.def, src/ops/qconv.c): w [M, C, KH, KW] packed as W^T for
+ * the integer GEMM (out->p NULL when it is not for the GEMM: groups > 1,
+ * not 8-bit); the kernel (pre: the packed weight or NULL: packed per call;
+ * into: the executor's contiguous int32 buffer, or NULL: *out is new), and
+ * the scalar loop. */
+tp_status tp_qconv_pack_w(const tp_tensor *w, const tp_tensor *w_zero_point, const tp_tensor *w_scale,
+                          const tp_tensor *bias_i32, int64_t groups, tp_qmm_b *out);
+/* qconv2d (ops.def) likewise (pre packed with w's scales and an int32 bias). */
+tp_status tp_exec_qconv2d(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
+                          tp_tensor *into, tp_tensor **out);
+tp_status tp_exec_qconv2d_ref(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
+tp_status tp_exec_conv2d_int(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, const tp_qmm_b *pre,
+                             tp_tensor *into, tp_tensor **out);
+tp_status tp_exec_conv2d_int_ref(int nin, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 tp_status tp_exec_matmul_int(int nin, tp_tensor *const *in, const tp_desc *od, const tp_qmm_b *pre, tp_tensor **out);
 tp_status tp_exec_matmul_int_ref(int nin, tp_tensor *const *in, const tp_desc *od, tp_tensor **out);
 /* qmatmul (ops.def) on the integer GEMM (pre as above, with b's scales), and its scalar loop. */

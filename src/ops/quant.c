@@ -232,12 +232,21 @@ static int is_q8(tp_dtype d) { return d == TP_I8 || d == TP_U8; }
  * packed as int8 for the integer GEMM: uint8 B and its zero point shift by
  * -128 ((B - 128) - (zb - 128) = B - zb, exact). */
 static tp_status pack_b(const void *b, tp_dtype bd, int64_t K, int64_t N, int64_t rs, int64_t cs, const tp_tensor *bz,
-                        const tp_tensor *bs, tp_qmm_b *o) {
+                        const tp_tensor *bs, const tp_tensor *bias, tp_qmm_b *o) {
   memset(o, 0, sizeof *o);
+  int32_t *bi = NULL; /* an int32 bias [N] added to the sum */
+  if (bias) {
+    if (!(bi = tp_alloc(sizeof(int32_t) * (size_t)N))) return tp_fail(TP_ERR_OUT_OF_MEMORY, "matmul_int: out of memory");
+    for (int64_t j = 0; j < N; j++) {
+      bi[j] = (int32_t)tp_tensor_get_f64(bias, tp_tensor_numel(bias) == 1 ? 0 : j);
+      int64_t m = bi[j] < 0 ? -(int64_t)bi[j] : bi[j];
+      if (m > o->bias_absmax) o->bias_absmax = m;
+    }
+  }
   int64_t nq = (bz && tp_tensor_numel(bz) > 1) || (bs && tp_tensor_numel(bs) > 1) ? N : 1;
   int8_t *zb = tp_alloc((size_t)nq);
   float *sb = bs ? tp_alloc(sizeof(float) * (size_t)nq) : NULL;
-  if (!zb || (bs && !sb)) return tp_free(zb), tp_free(sb), tp_fail(TP_ERR_OUT_OF_MEMORY, "matmul_int: out of memory");
+  if (!zb || (bs && !sb)) return tp_free(zb), tp_free(sb), tp_free(bi), tp_fail(TP_ERR_OUT_OF_MEMORY, "matmul_int: out of memory");
   for (int64_t j = 0; bs && j < nq; j++) sb[j] = (float)tp_tensor_get_f64(bs, tp_tensor_numel(bs) == 1 ? 0 : j);
   o->zb_min = 127, o->zb_max = -128;
   for (int64_t j = 0; j < nq; j++) {
@@ -250,19 +259,26 @@ static tp_status pack_b(const void *b, tp_dtype bd, int64_t K, int64_t N, int64_
   const int8_t *src = (const int8_t *)b;
   if (bd == TP_U8) { /* shifted copy, row-major [K,N] */
     conv = tp_alloc((size_t)(K * N));
-    if (!conv) return tp_free(zb), tp_free(sb), tp_fail(TP_ERR_OUT_OF_MEMORY, "matmul_int: out of memory for a %lldx%lld weight", (long long)K, (long long)N);
+    if (!conv) return tp_free(zb), tp_free(sb), tp_free(bi), tp_fail(TP_ERR_OUT_OF_MEMORY, "matmul_int: out of memory for a %lldx%lld weight", (long long)K, (long long)N);
     const uint8_t *u = (const uint8_t *)b;
     for (int64_t k = 0; k < K; k++)
       for (int64_t j = 0; j < N; j++) conv[k * N + j] = (int8_t)(u[k * rs + j * cs] ^ 0x80);
     src = conv, rs = N, cs = 1;
   }
-  tp_qgemm_weights w = {.K = K, .N = N, .b = src, .rsb = rs, .csb = cs, .nq = nq, .zero_point = zb, .scale = sb};
+  tp_qgemm_weights w = {.K = K, .N = N, .b = src, .rsb = rs, .csb = cs, .nq = nq, .zero_point = zb, .scale = sb, .bias = bi};
+  int64_t babs = o->bias_absmax;
   tp_status s = tp_qgemm_pack(&w, &o->p);
   tp_free(conv);
   tp_free(zb);
   tp_free(sb);
-  o->K = K, o->N = N;
+  tp_free(bi);
+  o->K = K, o->N = N, o->bias_absmax = babs;
   return s;
+}
+
+tp_status tp_qmm_pack_raw(const void *b, tp_dtype bd, int64_t K, int64_t N, int64_t rs, int64_t cs, const tp_tensor *bz,
+                          const tp_tensor *bs, const tp_tensor *bias, tp_qmm_b *out) {
+  return pack_b(b, bd, K, N, rs, cs, bz, bs, bias, out);
 }
 
 tp_status tp_qmm_pack_b(const tp_tensor *b, const tp_tensor *bz, const tp_tensor *bs, tp_qmm_b *out) {
@@ -272,7 +288,7 @@ tp_status tp_qmm_pack_b(const tp_tensor *b, const tp_tensor *bz, const tp_tensor
     double v = tp_tensor_get_f64(bs, k);
     if (!(v > 0) || isinf(v)) return TP_OK;
   }
-  return pack_b(tp_tensor_ptr(b), b->dtype, b->shape[0], b->shape[1], b->strides[0], b->strides[1], bz, bs, out);
+  return pack_b(tp_tensor_ptr(b), b->dtype, b->shape[0], b->shape[1], b->strides[0], b->strides[1], bz, bs, NULL, out);
 }
 
 void tp_qmm_b_free(tp_qmm_b *b) {
@@ -338,7 +354,7 @@ tp_status tp_exec_matmul_int(int nin, tp_tensor *const *in, const tp_desc *od, c
     tp_matmul_batch_offsets(&g, q, &oa, &ob);
     if (!pb || b_batched) {
       tp_qmm_b_free(&own);
-      s = pack_b((const char *)b->storage->data + (size_t)ob * bes, b->dtype, g.K, g.N, g.brs, g.bcs, bz, NULL, &own);
+      s = pack_b((const char *)b->storage->data + (size_t)ob * bes, b->dtype, g.K, g.N, g.brs, g.bcs, bz, NULL, NULL, &own);
       if (s) break;
       if (!b_batched) pb = &own;
     }
@@ -362,7 +378,7 @@ tp_status tp_exec_matmul_int(int nin, tp_tensor *const *in, const tp_desc *od, c
 
 /* The epilogue of one accumulator, as qgemm_epi.h computes it (IEEE float
  * multiply / add / compare; round half to even of |v| <= 2^22). */
-static double qmm_epilogue(int32_t acc, float mult, const float *bias, int relu, const tp_desc *od, float zy) {
+double tp_qmm_epilogue(int32_t acc, float mult, const float *bias, int relu, const tp_desc *od, float zy) {
   float v = (float)acc * mult;
   if (od->dtype == TP_F32) {
     if (bias) v = v + *bias;
@@ -395,7 +411,7 @@ tp_status tp_exec_qmatmul_ref(int nin, tp_tensor *const *in, const tp_attrs *at,
       float sb = (float)tp_tensor_get_f64(bs, tp_tensor_numel(bs) > 1 ? j : 0);
       float mult = ys ? sa * sb / sy : sa * sb;
       float bj = bias ? (float)tp_tensor_get_f64(bias, j) : 0.0f;
-      double v = qmm_epilogue((int32_t)(uint32_t)acc, mult, bias ? &bj : NULL, at->keepdim != 0, od, zy);
+      double v = tp_qmm_epilogue((int32_t)(uint32_t)acc, mult, bias ? &bj : NULL, at->keepdim != 0, od, zy);
       int64_t o = i * N + j;
       if (od->dtype == TP_F32) ((float *)tp_tensor_ptr(y))[o] = (float)v;
       else if (od->dtype == TP_U8) ((uint8_t *)tp_tensor_ptr(y))[o] = (uint8_t)v;

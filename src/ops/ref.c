@@ -175,6 +175,8 @@ tp_status tp_op_exec_ref(tp_op op, int nin, tp_tensor *const *in, const tp_attrs
   if (op == TP_OP_DET) return tp_det_exec(in, &od, 1, out);
   if (op == TP_OP_QUANTIZE || op == TP_OP_DEQUANTIZE) return tp_exec_quant(op, nin, in, &od, 0, out); /* scalar, double */
   if (op == TP_OP_MATMUL_INT) return tp_exec_matmul_int_ref(nin, in, &od, out);
+  if (op == TP_OP_CONV2D_INT) return tp_exec_conv2d_int_ref(nin, in, attrs, &od, out);
+  if (op == TP_OP_QCONV2D) return tp_exec_qconv2d_ref(nin, in, attrs, &od, out);
   if (op == TP_OP_QMATMUL) return tp_exec_qmatmul_ref(nin, in, attrs, &od, out); /* scalar, the epilogue's formula */          /* scalar, exact */
   if (op == TP_OP_GRID_SAMPLE) return tp_grid_sample_exec(in, attrs, &od, out); /* computes in double */
   if (op == TP_OP_ROI_ALIGN) return tp_roi_align_exec(in, attrs, &od, out);       /* likewise */

@@ -330,22 +330,34 @@ static void pack_a_tile(const tp_qgemm_ukernel *uk, const uint8_t *a, int64_t ld
   uint32_t *d = (uint32_t *)dst; /* one word per (g, r) */
   const int all_rows = t * mr + mr <= M && K > 0;
   if (all_rows && uk->pack_a) uk->pack_a(a + t * mr * lda, lda, full, za, dst);
+  int words_done = all_rows && uk->pack_a;
+  if (all_rows && !uk->pack_a && !uk->wide) { /* all mr rows: word groups in order, the stores contiguous */
+    const uint32_t x4 = (uint32_t)(uint8_t)uk->a_xor * 0x01010101u;
+    const uint8_t *a0 = a + t * mr * lda;
+    for (int64_t g = 0; g < full; g++)
+      for (int r = 0; r < mr; r++) {
+        uint32_t w;
+        memcpy(&w, a0 + r * lda + g * 4, 4);
+        d[g * mr + r] = w ^ x4;
+      }
+    words_done = 1;
+  }
   for (int r = 0; r < mr; r++) {
     int64_t m = t * mr + r;
     if (m >= M || K == 0) {
       for (int64_t g = 0; g < kgroups; g++) d[g * mr + r] = 0;
-      if (m < M) rowsum[m] = 0;
+      if (m < M && rowsum) rowsum[m] = 0;
       continue;
     }
     const uint8_t *src = a + m * lda;
-    if (!uk->wide) { /* the dot4 epilogue's row term; wide variants need none */
+    if (!uk->wide && rowsum) { /* the dot4 epilogue's row term (NULL: B symmetric, none); wide variants need none */
       uint32_t rs = 0;
       for (int64_t k = 0; k < K; k++) rs += src[k];
       rowsum[m] = (int32_t)rs;
     }
     if (!uk->wide) {
       const uint32_t x4 = (uint32_t)(uint8_t)uk->a_xor * 0x01010101u;
-      if (!(all_rows && uk->pack_a))
+      if (!words_done)
         for (int64_t g = 0; g < full; g++) {
           uint32_t w;
           memcpy(&w, src + g * 4, 4);
@@ -401,8 +413,10 @@ tp_status tp_qgemm_run(const tp_qgemm_packed *p, int64_t M, const uint8_t *a, in
   float *mult = (float *)(scratch + off_mu);
   int32_t *zbe = (int32_t *)(scratch + off_zb); /* zb + b_off */
 
+  /* the row sums of A only multiply B's zero points: none for a symmetric B */
+  int symmetric = !uk->wide && !uk->b_off && p->zb_min == 0 && p->zb_max == 0;
   for (int64_t t = 0; t < mtiles; t++)
-    pack_a_tile(uk, a, lda, M, K, za, t, kgroups, scratch + (size_t)t * atile, rowsum);
+    pack_a_tile(uk, a, lda, M, K, za, t, kgroups, scratch + (size_t)t * atile, symmetric ? NULL : rowsum);
   /* columns: colterm = K za zb - za colsum + bias (dot4) or bias (wide), wrapping */
   for (int64_t n = 0; n < N; n++) {
     uint32_t ct = (uint32_t)p->bias[n];
@@ -420,7 +434,7 @@ tp_status tp_qgemm_run(const tp_qgemm_packed *p, int64_t M, const uint8_t *a, in
                     .zb = uk->wide ? NULL : uk->b_off ? zbe : p->zb, .rowsum = rowsum,
                     .mult = o->kind == TP_QGEMM_S32 ? NULL : mult, .bias_f32 = o->bias_f32,
                     .zp = (float)o->zero_point};
-  if (!uk->wide && !uk->b_off && p->zb_min == 0 && p->zb_max == 0) e.zb = NULL; /* symmetric */
+  if (symmetric) e.zb = NULL; /* the epilogue reads no row sums */
   e.lo = o->kind == TP_QGEMM_U8 ? 0.0f : -128.0f;
   e.hi = o->kind == TP_QGEMM_U8 ? 255.0f : 127.0f;
   if (o->relu && e.lo < e.zp) e.lo = e.zp;

@@ -179,10 +179,11 @@ test('ONNX quantization models: scales fed at run time are checked, bad models n
     if (backend === 'eager') assert.throws(() => m.run({ x, s: tp.tensor(NaN), z }), /node %y: quantize: scale element 0 is nan/);
     assert.deepEqual([...m.run({ x, s: tp.tensor(1), z }).y.toArray()], [4, 5, 6, 7]); // still usable
   }
-  // a 17x17 kernel (289 taps) cannot be chunked by channel: refused, never inexact
-  const ci = makeModel({ nodes: [['ConvInteger', ['x', 'w'], ['y']]], inputs: [['x', 2, [1, 1, 17, 17]], ['w', 2, [1, 1, 17, 17]]], outputs: [['y', 6, null]] });
-  assert.throws(() => tp.onnx.load(ci).run({ x: tp.zeros([1, 1, 17, 17], { dtype: 'uint8' }), w: tp.zeros([1, 1, 17, 17], { dtype: 'uint8' }) }),
-    /node 'y' \(ConvInteger\): ConvInteger with 289 products per output is not supported yet \(exact up to 258 through the float32 convolution, and the kernel alone has more/);
+  // a 17x17 kernel (289 taps) of 255 - 0 times 0 - 255: exact on the integer convolution (-18792225)
+  const ci = makeModel({ nodes: [['ConvInteger', ['x', 'w', 'xz', 'wz'], ['y']]], inputs: [['x', 2, [1, 1, 17, 17]], ['w', 2, [1, 1, 17, 17]], ['xz', 2, []], ['wz', 2, []]], outputs: [['y', 6, null]] });
+  const y17 = tp.onnx.load(ci).run({ x: tp.full([1, 1, 17, 17], 255, { dtype: 'uint8' }), w: tp.zeros([1, 1, 17, 17], { dtype: 'uint8' }),
+    xz: tp.tensor(0, { dtype: 'uint8' }), wz: tp.tensor(255, { dtype: 'uint8' }) }).y;
+  assert.deepEqual([...y17.toArray()], [289 * 255 * -255]);
   const dq = makeModel({ nodes: [['DequantizeLinear', ['x', 's', 'z'], ['y']]], inputs: [['x', 2, [4]], ['s', 1, []], ['z', 3, []]], outputs: [['y', 1, null]] });
   assert.throws(() => tp.onnx.load(dq).run({ x: tp.zeros([4], { dtype: 'uint8' }), s: tp.tensor(1), z: tp.zeros([], { dtype: 'int8' }) }),
     /node 'y' \(DequantizeLinear\): x_zero_point has dtype int8, x uint8; they must match/);
@@ -270,7 +271,7 @@ test('.npy of float16 / int8 / uint8 round-trips; bfloat16 has no .npy spelling'
   assert.throws(() => tp.npy.encode(tp.tensor([1], { dtype: 'bfloat16' })), /dtype bfloat16 has no \.npy spelling/);
 });
 
-test('ConvInteger / QLinearConv past 258 products per output (chunked, exact) match onnxruntime-node', async () => {
+test('ConvInteger / QLinearConv past 258 products per output (the integer convolution, exact) match onnxruntime-node', async () => {
   const ort = needOrt();
   let seed = 7;
   const rnd = (n, lo, hi) => Array.from({ length: n }, () => {
@@ -306,8 +307,11 @@ test('ConvInteger / QLinearConv past 258 products per output (chunked, exact) ma
   if (process.env.TP_LOWP_VERBOSE) console.log(`QLinearConv: ${off.length} of ${a.length} differ from onnxruntime-node by one step`);
   assert.ok(a.every((v, i) => Math.abs(v - e[i]) <= 1), 'within one quantization step');
   assert.ok(off.length <= a.length / 50, `${off.length} of ${a.length} differ by one step`);
-  // grouped past the bound: refused, naming the node
+  // grouped, 300 products per output (past the float32 chunks' bound): exact, as onnxruntime
   const g = makeModel({ opset: 10, nodes: [['ConvInteger', ['x', 'w'], ['y'], { group: 2 }]], inputs: [['x', 2, [1, 600, 1, 1]], ['w', 2, [2, 300, 1, 1]]], outputs: [['y', 6, null]] });
-  assert.throws(() => tp.onnx.load(g).run({ x: tp.zeros([1, 600, 1, 1], { dtype: 'uint8' }), w: tp.zeros([2, 300, 1, 1], { dtype: 'uint8' }) }),
-    /node 'y' \(ConvInteger\): ConvInteger with 300 products per output is not supported yet \(exact up to 258 through the float32 convolution when grouped/);
+  const gx = Uint8Array.from(rnd(600, 0, 255)), gw = Uint8Array.from(rnd(600, 0, 255));
+  const gy = tp.onnx.load(g).run({ x: tp.tensor(gx, { dtype: 'uint8', shape: [1, 600, 1, 1] }), w: tp.tensor(gw, { dtype: 'uint8', shape: [2, 300, 1, 1] }) }).y;
+  const s3 = await ort.InferenceSession.create(g);
+  const r3 = await s3.run({ x: new ort.Tensor('uint8', gx, [1, 600, 1, 1]), w: new ort.Tensor('uint8', gw, [2, 300, 1, 1]) });
+  assert.deepEqual([...gy.toArray()], [...r3.y.data]);
 });

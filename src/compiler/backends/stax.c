@@ -98,20 +98,21 @@ static int named_before(const tp_kir_program *p, int k, int i) {
 static void stax_describe(void *ud, char *json, size_t n) {
   stax_runner *r = ud;
   const tp_kir_program *p = tp_plan_program(r->plan);
-  int kinds[TP_KK_KIND_COUNT] = {0}, qmm = 0, mmi = 0;
+  int kinds[TP_KK_KIND_COUNT] = {0}, qmm = 0, mmi = 0, qcv = 0, cvi = 0;
   for (int k = 0; k < p->nkernels; k++) {
     kinds[p->kernels[k].kind]++;
     if (p->kernels[k].kind == TP_KK_OP && p->kernels[k].node >= 0) { /* the integer GEMM's op kernels */
-      qmm += p->graph->nodes[p->kernels[k].node].op == TP_OP_QMATMUL;
-      mmi += p->graph->nodes[p->kernels[k].node].op == TP_OP_MATMUL_INT;
+      tp_op op = p->graph->nodes[p->kernels[k].node].op;
+      qmm += op == TP_OP_QMATMUL, mmi += op == TP_OP_MATMUL_INT, qcv += op == TP_OP_QCONV2D, cvi += op == TP_OP_CONV2D_INT;
     }
   }
   if (!n) return;
   int hn = snprintf(json, n,
                     "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"conv\": %d, \"op\": %d, "
-                    "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d, \"qmatmul\": %d, \"matmul_int\": %d, ",
+                    "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d, \"qmatmul\": %d, \"matmul_int\": %d, "
+                    "\"qconv2d\": %d, \"conv2d_int\": %d, ",
                     p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_CONV], kinds[TP_KK_OP],
-                    tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned, qmm, mmi);
+                    tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned, qmm, mmi, qcv, cvi);
   if (hn < 0 || (size_t)hn >= n) return; /* cut: the caller's buffer is too small for anything */
   size_t pos = (size_t)hn;
   int ok = p->node_kernel && p->graph;
@@ -198,6 +199,7 @@ tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const
     int quant = 0; /* integer GEMMs ahead: the relaxed-SIMD tile first (plans pack their weights for the best variant) */
     for (int i = 0; i < g->n && !quant; i++)
       quant = g->nodes[i].kind == TP_NODE_CALL && (g->nodes[i].op == TP_OP_MATMUL_INT || g->nodes[i].op == TP_OP_QMATMUL ||
+                                                   g->nodes[i].op == TP_OP_CONV2D_INT || g->nodes[i].op == TP_OP_QCONV2D ||
                                                    g->nodes[i].op == TP_OP_DEQUANTIZE);
     if (quant && lo.codegen && tp_qgemm_jit_install(NULL) != TP_OK) {
       tp_log(TP_LOG_FALLBACKS, "stax: the relaxed-SIMD integer GEMM tile did not load, SIMD128 runs: %s", tp_last_error());

@@ -162,7 +162,7 @@ run "$TPC" compile "$T/nodata.tpg"
 expect 1 "constant %w has no data" "compile: constant without data"
 # unknown option values are refused with the valid ones (issue 15, defect 9)
 run "$TPC" compile "$T/g.tpg" --dump-after=NOPASS
-expect 1 "unknown pass 'NOPASS' (shapes, conv_gemm, decompose, simplify, qlinear, fold, conv_bn, cse, dce, all)" "compile --dump-after=NOPASS"
+expect 1 "unknown pass 'NOPASS' (shapes, conv_gemm, decompose, simplify, qlinear, fold, conv_bn, cse, dce, qlayout, all)" "compile --dump-after=NOPASS"
 run "$TPC" compile "$T/g.tpg" --dump-after=fold
 [ $rc = 0 ] && [[ "$out" == *"# after fold"* ]] || fail "compile --dump-after=fold (rc $rc): $err"
 run "$TPC" bench "$T/g.tpg" --backend=nope --runs 1

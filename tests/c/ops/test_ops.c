@@ -1215,12 +1215,12 @@ int main(void) {
   /* every op in ops.def is covered by a test above, or in test_ops_seq.c
    * (indexing by data and the recurrent layers: gather, gather_elements,
    * rnn, gru, lstm) or test_ops_int.c (mod, fmod, bitwise_*) or test_ops_linalg.c (det) or test_ops_sample.c (grid_sample, roi_align)
-   * or tests/c/core/test_lowp.c (quantize, dequantize, bitcast, matmul_int, qmatmul) */
+   * or tests/c/core/test_lowp.c (quantize, dequantize, bitcast, matmul_int, qmatmul) or test_qconv.c (conv2d_int, qconv2d) */
   static const char *const covered[] = {
       "add", "sub", "mul", "div", "eq", "lt", "gt", "where", "neg", "abs", "exp", "log",
       "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "gelu", "matmul", "linear", "sum", "mean",
       "max", "min", "softmax", "log_softmax", "layer_norm", "reshape", "transpose", "permute",
-      "slice", "concat", "gather", "gather_elements", "gather_nd", "argtopk", "scatter_elements", "scatter_nd", "rnn", "gru", "lstm", "cast", "floor", "ceil", "round", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "conv2d", "max_pool2d", "avg_pool2d", "mod", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "det", "grid_sample", "roi_align", "quantize", "dequantize", "bitcast", "matmul_int", "qmatmul"};
+      "slice", "concat", "gather", "gather_elements", "gather_nd", "argtopk", "scatter_elements", "scatter_nd", "rnn", "gru", "lstm", "cast", "floor", "ceil", "round", "erf", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "conv2d", "max_pool2d", "avg_pool2d", "mod", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "det", "grid_sample", "roi_align", "quantize", "dequantize", "bitcast", "matmul_int", "qmatmul", "conv2d_int", "qconv2d"};
   for (int op = 0; op < TP_OP_COUNT; op++) {
     int found = 0;
     for (size_t i = 0; i < sizeof covered / sizeof covered[0]; i++)

@@ -183,6 +183,50 @@ static void cases_matmul_int(void) {
   cases_matmul_int_zp();
 }
 
+/* conv2d_int: windows with padding, strides, dilations and two groups;
+ * every int8/uint8 pairing; zero points none, one value, per output
+ * channel; x as a strided view (every other column of a wider tensor). */
+static void cases_conv2d_int(void) {
+  static const struct { int64_t x[4], w[4], win[8], g; } sh[] = {
+      {{1, 3, 7, 9}, {5, 3, 3, 3}, {1, 1, 1, 1, 1, 1, 1, 1}, 1}, {{2, 4, 9, 8}, {6, 2, 2, 3}, {2, 1, 0, 2, 1, 0, 1, 2}, 2},
+      {{1, 17, 5, 5}, {33, 17, 1, 1}, {1, 1, 0, 0, 0, 0, 1, 1}, 1}, {{1, 2, 20, 21}, {3, 2, 5, 4}, {3, 2, 2, 1, 0, 2, 2, 1}, 1}};
+  static const int dts[][2] = {{TP_U8, TP_I8}, {TP_I8, TP_I8}, {TP_U8, TP_U8}, {TP_I8, TP_U8}};
+  for (int c = 0; c < 4; c++)
+    for (int d = 0; d < 4; d++)
+      for (int zm = 0; zm < 3; zm++) {
+        uint64_t seed = 7000 + (uint64_t)(c * 100 + d * 10 + zm);
+        int strided = (c + d + zm) % 3 == 0;
+        int64_t xs[4];
+        memcpy(xs, sh[c].x, sizeof xs);
+        if (strided) xs[3] *= 2;
+        tp_tensor *in[4] = {q8_rand((tp_dtype)dts[d][0], 4, xs, seed), q8_rand((tp_dtype)dts[d][1], 4, sh[c].w, seed + 1), NULL, NULL};
+        if (strided) {
+          tp_tensor *v = NULL;
+          tp_attrs sl;
+          tp_attrs_init(&sl);
+          sl.dim = 3, sl.start = 0, sl.end = xs[3], sl.step = 2;
+          tp_op_call(TP_OP_SLICE, 1, &in[0], &sl, &v);
+          tp_tensor_release(in[0]);
+          in[0] = v;
+        }
+        if (zm) {
+          int64_t one[1] = {1}, ms[1] = {sh[c].w[0]};
+          in[2] = q8_rand((tp_dtype)dts[d][0], 1, one, seed + 2);
+          in[3] = q8_rand((tp_dtype)dts[d][1], 1, zm == 2 ? ms : one, seed + 3);
+        }
+        tp_attrs a;
+        tp_attrs_init(&a);
+        a.nints = 8;
+        memcpy(a.ints, sh[c].win, sizeof sh[c].win);
+        a.dim = sh[c].g;
+        char lbl[128];
+        snprintf(lbl, sizeof lbl, "case %d, %s x %s, zero points %s%s", c, tp_dtype_short((tp_dtype)dts[d][0]),
+                 tp_dtype_short((tp_dtype)dts[d][1]), zm == 0 ? "none" : zm == 1 ? "one value" : "per channel",
+                 strided ? ", x strided" : "");
+        run_case(lbl, TP_OP_CONV2D_INT, 4, in, &a);
+      }
+}
+
 /* A float32 tensor of shape s with values in [lo, hi) (positive scales, biases). */
 static tp_tensor *f32_uniform(int nd, const int64_t *s, double lo, double hi, uint64_t seed) {
   tp_tensor *t = NULL;
@@ -227,4 +271,44 @@ static void cases_qmatmul(void) {
                  v == 0 ? "f32 per tensor" : v == 1 ? "f32 per column + bias + relu" : v == 2 ? "u8 out" : "s8 out + relu, per column");
         run_case(lbl, TP_OP_QMATMUL, 9, in, &at);
       }
+}
+
+/* qconv2d: conv2d_int's windows with the epilogue: float32 out with a
+ * float or int32 bias, uint8 / int8 out with an int32 bias, relu, scales
+ * and zero points per tensor or per output channel. */
+static void cases_qconv2d(void) {
+  static const struct { int64_t x[4], w[4], win[8], g; } sh[] = {
+      {{1, 3, 7, 9}, {5, 3, 3, 3}, {1, 1, 1, 1, 1, 1, 1, 1}, 1}, {{2, 4, 9, 8}, {6, 2, 2, 3}, {2, 1, 0, 2, 1, 0, 1, 2}, 2},
+      {{1, 17, 5, 5}, {33, 17, 1, 1}, {1, 1, 0, 0, 0, 0, 1, 1}, 1}};
+  for (int c = 0; c < 3; c++)
+    for (int k = 0; k < 6; k++) { /* out: float32 (float bias, int bias), uint8, int8; relu on odd k */
+      uint64_t seed = 8000 + (uint64_t)(c * 10 + k);
+      int64_t M = sh[c].w[0], one[1] = {1}, ms[1] = {M};
+      int per = (c + k) % 2, out = k / 2; /* 0 float, 1 uint8, 2 int8 */
+      tp_tensor *in[9] = {q8_rand(k % 2 ? TP_I8 : TP_U8, 4, sh[c].x, seed), q8_rand(TP_I8, 4, sh[c].w, seed + 1),
+                          q8_rand(k % 2 ? TP_I8 : TP_U8, 1, one, seed + 2), q8_rand(TP_I8, 1, per ? ms : one, seed + 3),
+                          f32_uniform(1, one, 0.01, 0.05, seed + 4), f32_uniform(1, per ? ms : one, 0.001, 0.01, seed + 5),
+                          NULL, NULL, NULL};
+      if (out == 0 && k == 0) in[6] = f32_uniform(1, ms, -2, 2, seed + 6);
+      else {
+        int32_t *b = malloc(sizeof(int32_t) * (size_t)M);
+        for (int64_t m = 0; m < M; m++) b[m] = (int32_t)((m * 7919 + (int64_t)seed) % 4001) - 2000;
+        tp_tensor_new(TP_I32, 1, ms, b, &in[6]);
+        free(b);
+      }
+      if (out) {
+        in[7] = f32_uniform(1, one, 0.05, 0.2, seed + 7);
+        in[8] = q8_rand(out == 1 ? TP_U8 : TP_I8, 1, one, seed + 8);
+      }
+      tp_attrs a;
+      tp_attrs_init(&a);
+      a.nints = 8;
+      memcpy(a.ints, sh[c].win, sizeof sh[c].win);
+      a.dim = sh[c].g;
+      a.keepdim = k % 2;
+      char lbl[128];
+      snprintf(lbl, sizeof lbl, "case %d, out %s, %s bias, %s, relu %d", c, out == 0 ? "f32" : out == 1 ? "u8" : "i8",
+               in[6] && tp_tensor_dtype(in[6]) == TP_F32 ? "float" : "int32", per ? "per channel" : "per tensor", k % 2);
+      run_case(lbl, TP_OP_QCONV2D, 9, in, &a);
+    }
 }

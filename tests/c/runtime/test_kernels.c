@@ -598,6 +598,8 @@ static void differential_op(int op) {
       case TP_OP_BITCAST: cases_bitcast(); break;
       case TP_OP_MATMUL_INT: cases_matmul_int(); break;
       case TP_OP_QMATMUL: cases_qmatmul(); break;
+      case TP_OP_CONV2D_INT: cases_conv2d_int(); break;
+      case TP_OP_QCONV2D: cases_qconv2d(); break;
       case TP_OP_RESHAPE: case TP_OP_TRANSPOSE: case TP_OP_PERMUTE: case TP_OP_SLICE:
       case TP_OP_CAST: cases_views((tp_op)op); break;
       default:
