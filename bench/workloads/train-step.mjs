@@ -23,6 +23,9 @@ import * as tp from '../../js/index.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const REPS = Math.max(5, Number(process.env.BENCH_REPS ?? 21));
 const CASES = (process.env.BENCH_CASES ?? 'W2 W4').split(/\s+/).filter(Boolean);
+// BENCH_PROFILE=1: compile with 'stax.profile' and print both plans' kernel
+// tables (slowest first) after the timed steps (times then include the clock reads)
+const PROFILE = !!Number(process.env.BENCH_PROFILE ?? 0);
 const log = (s) => process.stderr.write(s + '\n');
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[n >> 1] : 0.5 * (s[n / 2 - 1] + s[n / 2]); };
 const quantile = (v, q) => { const s = [...v].sort((a, b) => a - b); const i = (s.length - 1) * q, lo = Math.floor(i); return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (i - lo); };
@@ -154,7 +157,7 @@ for (const which of CASES) {
     log(`train-step: ${which}: first loss ours ${l0.toFixed(6)}, tfjs ${t0.toFixed(6)}`);
   }
   const opt = new tp.optim.Adam(c.tpw, { lr: 1e-4 });
-  const compiledLoss = tp.compile((xin) => c.tpLoss(xin), { name: `${which}_loss` });
+  const compiledLoss = tp.compile((xin) => c.tpLoss(xin), { name: `${which}_loss`, ...(PROFILE ? { options: { 'stax.profile': true } } : {}) });
   const compiled = () => compiledLoss(c.x);
   const lc0 = tp.scope(() => {
     const l = compiled();
@@ -218,6 +221,9 @@ for (const which of CASES) {
   log(`train-step: ${which}: compiled: forward ${tr.forward_ops} ops, backward ${tr.backward_ops} ops, ${tr.saved.length} saved, ` +
     `${tr.recomputed.length} recomputed; kernels forward ${tr.forward_plan?.kernels} (gemm ${tr.forward_plan?.gemm}), ` +
     `backward ${tr.backward_plan?.kernels} (gemm ${tr.backward_plan?.gemm})`);
+  if (PROFILE) {
+    for (const k of ['forward_profile', 'backward_profile']) log(`train-step: ${which}: ${k}:\n${tr[k]}`);
+  }
   compiledLoss.dispose();
   opt.dispose();
   for (const t of c.tpw) t.dispose();

@@ -508,6 +508,19 @@ void tp_aot_describe(const tp_aot *a, tp_buf *b) {
     tp_buf_puts(b, d && d[0] ? d : "null");
     tp_free(d);
   }
+  /* with stax.profile: each plan's kernel table (slowest first) */
+  for (int k = 0; k < 2; k++) {
+    char *t = r[k]->profile ? r[k]->profile(r[k]->ud) : NULL;
+    if (!t) continue;
+    tp_buf_puts(b, k ? ", \"backward_profile\": \"" : ", \"forward_profile\": \"");
+    for (const char *p = t; *p; p++) {
+      if (*p == '\n') tp_buf_puts(b, "\\n");
+      else if (*p == '"' || *p == '\\') tp_buf_putc(b, '\\'), tp_buf_putc(b, *p);
+      else if ((unsigned char)*p >= 0x20) tp_buf_putc(b, *p);
+    }
+    tp_buf_putc(b, '"');
+    tp_free_buffer(t);
+  }
   tp_buf_puts(b, ", \"forward_graph\": ");
   graph_json(a->fwg, b);
   tp_buf_puts(b, ", \"backward_graph\": ");

@@ -299,7 +299,7 @@ tp_status tp_grad_sum_to(tp_tensor *g, int ndim, const int64_t *shape, tp_tensor
   tp_attrs_init(&at);
   at.keepdim = 1;
   for (int d = 0; d < g->ndim; d++)
-    if (d < lead || (shape[d - lead] == 1 && g->shape[d] != 1)) at.ints[at.nints++] = d;
+    if (g->shape[d] != 1 && (d < lead || shape[d - lead] == 1)) at.ints[at.nints++] = d; /* size-1 dims: the reshape drops them */
   tp_tensor *s = g, *r = NULL;
   if (at.nints) TP_TRY(tp_op_call(TP_OP_SUM, 1, &g, &at, &s));
   else tp_tensor_retain(s);

@@ -712,6 +712,38 @@ static tp_status move_last(tp_tensor *x, const int *mask, int64_t *rlen, tp_tens
   return s;
 }
 
+/* sum / mean over the leading dims (dims of size 1 anywhere; a bias or layer_norm weight
+ * gradient: columns of a [rows, C] matrix): the rows are added into one
+ * row of double accumulators in storage order, instead of a transposed
+ * copy summed row by row (move_last), which read the tensor across cache
+ * lines: 0.75 GB/s on the W4 backward's [128, 1024] bias gradients. */
+static tp_status reduce_leading(tp_op op, tp_tensor *x0, const int *mask, const tp_desc *od, tp_tensor **out) {
+  tp_tensor *x = NULL, *xc = NULL, *y = NULL;
+  double *acc = NULL;
+  int64_t R = 1, C = 1;
+  for (int d = 0; d < x0->ndim; d++) *(mask[d] ? &R : &C) *= x0->shape[d];
+  tp_status s;
+  if ((s = tp_to_dtype(x0, TP_F32, &x)) || (s = tp_contiguous(x, &xc)) || (s = new_out(od, &y))) goto done;
+  if (!(acc = tp_alloc(sizeof(double) * (size_t)(C ? C : 1)))) {
+    s = tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: no memory for %lld accumulators", tp_op_name(op), (long long)C);
+    goto done;
+  }
+  for (int64_t j = 0; j < C; j++) acc[j] = 0.0;
+  const float *xp = tp_tensor_ptr(xc);
+  for (int64_t i = 0; i < R; i++, xp += C)
+    for (int64_t j = 0; j < C; j++) acc[j] += (double)xp[j];
+  float *yp = (float *)y->storage->data;
+  for (int64_t j = 0; j < C; j++) yp[j] = op == TP_OP_MEAN ? (R ? (float)(acc[j] / (double)R) : NAN) : (float)acc[j];
+  *out = y;
+  y = NULL;
+done:
+  tp_free(acc);
+  tp_tensor_release(x);
+  tp_tensor_release(xc);
+  tp_tensor_release(y);
+  return s;
+}
+
 static tp_status exec_reduce(tp_op op, tp_tensor *x0, const tp_attrs *at, const tp_desc *od,
                              tp_tensor **out) {
   int mask[TP_MAX_DIMS] = {0};
@@ -726,6 +758,17 @@ static tp_status exec_reduce(tp_op op, tp_tensor *x0, const tp_attrs *at, const 
   tp_tensor *x = NULL, *xm = NULL, *y = NULL;
   int64_t R;
   tp_status s;
+  if (cd == TP_F32 && (op == TP_OP_SUM || op == TP_OP_MEAN)) {
+    /* the reduced dims lead (dims of size 1 aside) and more than one column is kept */
+    int prefix = 1, kept = 0;
+    int64_t C = 1;
+    for (int d = 0; d < x0->ndim; d++) {
+      if (x0->shape[d] == 1) continue;
+      if (mask[d]) prefix = prefix && !kept;
+      else kept = 1, C *= x0->shape[d];
+    }
+    if (prefix && C > 1) return reduce_leading(op, x0, mask, od, out);
+  }
   if ((s = tp_to_dtype(x0, cd, &x)) || (s = move_last(x, mask, &R, &xm)) || (s = new_out(od, &y)))
     goto done;
   int64_t rows = tp_tensor_numel(y);
