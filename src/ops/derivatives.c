@@ -202,7 +202,9 @@ F(d_sigmoid) {
 }
 F(d_relu) {
   BEGIN;
-  put(k, gin, 0, op3a(k, TP_OP_WHERE, op2(k, TP_OP_GT, in[0], sc(k, 0.0)), g, sc(k, 0.0), NULL));
+  /* y > 0 exactly where a > 0 (NaN: neither): the result is saved, which
+   * the next layer's GEMM saves anyway, not the input too */
+  put(k, gin, 0, op3a(k, TP_OP_WHERE, op2(k, TP_OP_GT, c->out, sc(k, 0.0)), g, sc(k, 0.0), NULL));
   END;
 }
 F(d_gelu) {
