@@ -173,6 +173,21 @@ test('a relu gradient, where(x > 0, g, 0), is one maskpos in the generated Wasm:
   });
 });
 
+test('memoryStats: live tensor storage and its high-water mark since the last reset', () => {
+  const m0 = tp.memoryStats({ resetPeak: true });
+  assert.equal(tp.memoryStats().peakBytes, m0.liveBytes);
+  const a = tp.zeros([1000]);
+  a.dispose();
+  const b = tp.zeros([500]);
+  const m1 = tp.memoryStats();
+  assert.equal(m1.liveBytes, m0.liveBytes + 2000);
+  assert.equal(m1.peakBytes, m0.liveBytes + 4000);
+  assert.equal(tp.memoryStats({ resetPeak: true }).peakBytes, m0.liveBytes + 4000);
+  assert.equal(tp.memoryStats().peakBytes, m0.liveBytes + 2000);
+  b.dispose();
+  assert.throws(() => tp.memoryStats(3), /memoryStats: options must be an object, got number/);
+});
+
 test('no leaks', () => {
   tp.reset();
   assert.equal(tp.liveTensors(), live0);
