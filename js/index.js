@@ -26,7 +26,7 @@ const core = await loadCore(await globalThis.tensorplayWasm);
 bindCore(core);
 bindCompiler(core);
 
-export { Tensor, DTYPES, scope, liveTensors } from './src/tensor.js';
+export { Tensor, DTYPES, scope, liveTensors, memoryStats } from './src/tensor.js';
 export { tensor, zeros, ones, full, arange, randn, rand, scalar } from './src/creation.js';
 export { float16ToFloat32, float32ToFloat16, bfloat16ToFloat32, float32ToBfloat16 } from './src/half.js';
 export { quantization } from './src/quantization.js';

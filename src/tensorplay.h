@@ -97,6 +97,10 @@ void tp_threads_shutdown(void);
 /* Number of live tensors and bytes of live tensor storage (leak checks). */
 size_t tp_live_tensors(void);
 size_t tp_live_storage_bytes(void);
+/* The most bytes of tensor storage live at once since the last reset (the
+ * first call: since the start); reset: start again from the bytes live now.
+ * Plans' arenas and the allocator's caches are not tensor storage. */
+size_t tp_live_storage_peak(int reset);
 
 /* ---- dtypes ------------------------------------------------------------ */
 /* float16 / bfloat16 / int8 / uint8 are storage dtypes (docs/quantization.md):

@@ -63,6 +63,9 @@ int32_t tpw_pool_has_threads(void);
 /* chunks of parallel work the workers ran so far (0 without workers) */
 double tpw_pool_worker_chunks(void);
 int32_t tpw_live_tensors(void);
+/* tensor storage bytes live now; the most live at once since the last reset (then reset if asked) */
+double tpw_live_storage_bytes(void);
+double tpw_live_storage_peak(int32_t reset);
 
 /* tensors. shape_ptr: int64[ndim] (8-byte aligned). data may be 0 (zeros). */
 uint32_t tpw_tensor_new(int32_t dtype, int32_t ndim, const int64_t *shape, const void *data);

@@ -26,3 +26,5 @@ void tpw_pool_worker_trapped(int32_t slot) { tp_pool_worker_trapped(slot); }
 int32_t tpw_pool_has_threads(void) { return tp_pool_has_threads(); }
 double tpw_pool_worker_chunks(void) { return (double)tp_pool_worker_chunks(); }
 int32_t tpw_live_tensors(void) { return (int32_t)tp_live_tensors(); }
+double tpw_live_storage_bytes(void) { return (double)tp_live_storage_bytes(); }
+double tpw_live_storage_peak(int32_t reset) { return (double)tp_live_storage_peak(reset); }

@@ -23,6 +23,9 @@ import * as tp from '../../js/index.js';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const REPS = Math.max(5, Number(process.env.BENCH_REPS ?? 21));
 const CASES = (process.env.BENCH_CASES ?? 'W2 W4').split(/\s+/).filter(Boolean);
+// BENCH_PROFILE=1: compile with 'stax.profile' and print both plans' kernel
+// tables (slowest first) after the timed steps (times then include the clock reads)
+const PROFILE = !!Number(process.env.BENCH_PROFILE ?? 0);
 const log = (s) => process.stderr.write(s + '\n');
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[n >> 1] : 0.5 * (s[n / 2 - 1] + s[n / 2]); };
 const quantile = (v, q) => { const s = [...v].sort((a, b) => a - b); const i = (s.length - 1) * q, lo = Math.floor(i); return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (i - lo); };
@@ -154,7 +157,7 @@ for (const which of CASES) {
     log(`train-step: ${which}: first loss ours ${l0.toFixed(6)}, tfjs ${t0.toFixed(6)}`);
   }
   const opt = new tp.optim.Adam(c.tpw, { lr: 1e-4 });
-  const compiledLoss = tp.compile((xin) => c.tpLoss(xin), { name: `${which}_loss` });
+  const compiledLoss = tp.compile((xin) => c.tpLoss(xin), { name: `${which}_loss`, ...(PROFILE ? { options: { 'stax.profile': true } } : {}) });
   const compiled = () => compiledLoss(c.x);
   const lc0 = tp.scope(() => {
     const l = compiled();
@@ -198,6 +201,15 @@ for (const which of CASES) {
       times[name].push(performance.now() - t0);
     }
   }
+  // peak memory of one step (tensor storage: parameters, Adam state, the
+  // input, gradients, saved tensors, every intermediate; the compiled plans'
+  // arenas are added from explain() below)
+  const mem = {};
+  for (const name of ['tensorplay eager step', 'tensorplay compiled step']) {
+    const before = tp.memoryStats({ resetPeak: true }).liveBytes;
+    impls[name]();
+    mem[name] = { live_before_bytes: before, peak_bytes: tp.memoryStats().peakBytes };
+  }
   const rows = Object.entries(times).map(([name, t]) => ({
     name, median_ms: +median(t).toFixed(3), min_ms: +Math.min(...t).toFixed(3),
     p10_ms: +quantile(t, 0.1).toFixed(3), p90_ms: +quantile(t, 0.9).toFixed(3), reps: t.length,
@@ -215,9 +227,20 @@ for (const which of CASES) {
   const ex = compiledLoss.explain();
   if (ex.eager_for_autograd !== 0 || ex.training.length !== 1) throw new Error(`${which}: the compiled step did not compile for training`);
   const tr = ex.training[0];
+  const arenas = (tr.forward_plan?.arena_bytes ?? 0) + (tr.backward_plan?.arena_bytes ?? 0);
+  const MB = (b) => (b / 1048576).toFixed(2);
+  const em = mem['tensorplay eager step'], cm = mem['tensorplay compiled step'];
+  log(`train-step: ${which}: peak memory of a step (tensor storage): eager ${MB(em.peak_bytes)} MB ` +
+    `(${MB(em.peak_bytes - em.live_before_bytes)} MB above the ${MB(em.live_before_bytes)} MB live before), compiled ` +
+    `${MB(cm.peak_bytes)} MB (${MB(cm.peak_bytes - cm.live_before_bytes)} MB above) + ${MB(arenas)} MB of plan arenas ` +
+    `= ${MB(cm.peak_bytes + arenas)} MB`);
+  console.log(JSON.stringify({ case: `${which} peak memory of a step`, eager: em, compiled: { ...cm, plan_arena_bytes: arenas } }));
   log(`train-step: ${which}: compiled: forward ${tr.forward_ops} ops, backward ${tr.backward_ops} ops, ${tr.saved.length} saved, ` +
     `${tr.recomputed.length} recomputed; kernels forward ${tr.forward_plan?.kernels} (gemm ${tr.forward_plan?.gemm}), ` +
     `backward ${tr.backward_plan?.kernels} (gemm ${tr.backward_plan?.gemm})`);
+  if (PROFILE) {
+    for (const k of ['forward_profile', 'backward_profile']) log(`train-step: ${which}: ${k}:\n${tr[k]}`);
+  }
   compiledLoss.dispose();
   opt.dispose();
   for (const t of c.tpw) t.dispose();

@@ -13,7 +13,7 @@ export const CORE_EXPORTS = Object.freeze([
   'tpw_get_default_backend', 'tpw_graph_emit_wasm', 'tpw_graph_free', 'tpw_graph_onnx_save', 'tpw_graph_parse',
   'tpw_graph_print', 'tpw_graph_run', 'tpw_is_compiling', 'tpw_is_exporting', 'tpw_isa', 'tpw_jit_kernel',
   'tpw_jit_ready', 'tpw_last_error', 'tpw_last_status', 'tpw_list_backends', 'tpw_list_mode_options',
-  'tpw_live_tensors', 'tpw_lookup_backend', 'tpw_malloc', 'tpw_mse_loss', 'tpw_note_shape_read', 'tpw_npy_decode',
+  'tpw_live_storage_bytes', 'tpw_live_storage_peak', 'tpw_live_tensors', 'tpw_lookup_backend', 'tpw_malloc', 'tpw_mse_loss', 'tpw_note_shape_read', 'tpw_npy_decode',
   'tpw_npy_encode', 'tpw_onnx_model_explain', 'tpw_onnx_model_free', 'tpw_onnx_model_graph', 'tpw_onnx_model_info',
   'tpw_onnx_model_load', 'tpw_onnx_model_num_specializations', 'tpw_onnx_model_run', 'tpw_onnx_model_set_limit',
   'tpw_onnx_model_set_option', 'tpw_onnx_model_use_backend', 'tpw_onnx_tensor_decode', 'tpw_op', 'tpw_op_arity',

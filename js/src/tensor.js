@@ -420,6 +420,18 @@ export function keepOutOfScopes(t) {
 }
 
 /** Number of live tensors in the core (leak checks). */
+/**
+ * memoryStats({ resetPeak }) -> { liveBytes, peakBytes }: the core's tensor
+ * storage bytes live now and the most live at once since the last reset
+ * (resetPeak: true starts the next period from liveBytes). Plans' arenas
+ * are not tensor storage (explain() gives their arena_bytes).
+ */
+export function memoryStats(opts = {}) {
+  if (opts === null || typeof opts !== 'object') throw new TypeError(`memoryStats: options must be an object, got ${opts === null ? 'null' : typeof opts}`);
+  const peakBytes = ex.tpw_live_storage_peak(opts.resetPeak ? 1 : 0);
+  return { liveBytes: ex.tpw_live_storage_bytes(), peakBytes };
+}
+
 export function liveTensors() {
   return ex.tpw_live_tensors();
 }

@@ -552,6 +552,8 @@ export declare function valueAndGrad(fn: (...args: any[]) => Tensor, options?: {
 export declare function valueAndGrad(fn: (...args: any[]) => Tensor, options: { argnums: number[] }): (...args: any[]) => [Tensor, Tensor[]];
 /** Number of live tensors in the core. */
 export declare function liveTensors(): number;
+/** Tensor storage bytes live now, and the most live at once since the last reset (resetPeak: start the next period now). */
+export declare function memoryStats(options?: { resetPeak?: boolean }): { liveBytes: number; peakBytes: number };
 /** Current size of the core's linear memory in bytes. */
 export declare function memoryBytes(): number;
 /** Resolves when the Wasm threads core's workers run (at once otherwise; docs/build.md "Threads in Wasm"). */

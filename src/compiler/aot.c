@@ -11,8 +11,10 @@
  * 2. Partition (a simple rule, not a min-cut): the backward graph holds
  *    every node that depends on grad_out, plus forward nodes that are cheap
  *    to recompute (pointwise and view ops: unary, binary, where, reshape,
- *    transpose, ...); any other forward value it reads (matmul, linear,
- *    conv, reductions, softmax, ...) is saved: the forward graph outputs it.
+ *    transpose, ...) unless a GEMM reads them (through views: the forward
+ *    materializes those anyway); any other forward value it reads (matmul,
+ *    linear, conv, reductions, softmax, ...) is saved: the forward graph
+ *    outputs it.
  *    Inputs and parameters are saved as they are (references, no copy).
  *    Parameters that require grad become inputs of both graphs (never
  *    constants: an optimizer updates them in place between calls).
@@ -222,10 +224,10 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
                            char *why, size_t nwhy) {
   int n = jg->n, o = tp_graph_output(jg);
   if (o < 0) return tp_fail(TP_ERR_INTERNAL, "aot: joint graph without output");
-  int *tan = tp_alloc(sizeof(int) * (size_t)n * 5);
+  int *tan = tp_alloc(sizeof(int) * (size_t)n * 6);
   if (!tan) return TP_ERR_OUT_OF_MEMORY;
-  int *need_bw = tan + n, *need_fw = tan + 2 * n, *map = tan + 3 * n, *ext = tan + 4 * n;
-  memset(tan, 0, sizeof(int) * (size_t)n * 5);
+  int *need_bw = tan + n, *need_fw = tan + 2 * n, *map = tan + 3 * n, *ext = tan + 4 * n, *gemm_in = tan + 5 * n;
+  memset(tan, 0, sizeof(int) * (size_t)n * 6);
   tp_status s = TP_OK;
   const tp_node *on = &jg->nodes[o];
   /* extended inputs: placeholders 0..nin-1, then parameters that require grad */
@@ -265,6 +267,17 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
       for (int k = 0; k < m->nargs; k++)
         if (m->args[k].kind == TP_ARG_NODE && tan[m->args[k].node]) tan[i] = 1;
   }
+  /* forward values a GEMM reads (through views): the forward materializes
+   * them anyway, so saving costs no work, and recomputing one (a GELU, a
+   * bias add) would be a pass over it in the backward graph */
+  for (int i = n - 1; i >= 0; i--) {
+    const tp_node *m = &jg->nodes[i];
+    if (m->kind != TP_NODE_CALL || tan[i]) continue;
+    int gemm = m->op == TP_OP_MATMUL || m->op == TP_OP_LINEAR || m->op == TP_OP_CONV2D;
+    int view = (tp_op_flags(m->op) & TP_OPF_VIEW) && gemm_in[i];
+    for (int k = 0; (gemm || view) && k < m->nargs; k++)
+      if (m->args[k].kind == TP_ARG_NODE) gemm_in[m->args[k].node] = 1;
+  }
   /* backward membership, from the gradients down */
   for (int k = jt->nfw; k < on->nargs; k++) need_bw[on->args[k].node] = 1;
   for (int k = 0; k < jt->nfw; k++) need_fw[on->args[k].node] = 1;
@@ -272,7 +285,8 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
   for (int i = n - 1; i >= 0; i--) {
     const tp_node *m = &jg->nodes[i];
     if (!need_bw[i]) continue;
-    int inbw = tan[i] || (recomputable(m) && ext[i] < 0);
+    int inbw = tan[i] || (recomputable(m) && ext[i] < 0 &&
+                          (!gemm_in[i] || (tp_op_flags(m->op) & TP_OPF_VIEW)));
     if (m->kind == TP_NODE_GET_ATTR && ext[i] < 0) inbw = 1; /* a constant: copied */
     if (inbw) {
       need_bw[i] = 2;
@@ -507,6 +521,19 @@ void tp_aot_describe(const tp_aot *a, tp_buf *b) {
     }
     tp_buf_puts(b, d && d[0] ? d : "null");
     tp_free(d);
+  }
+  /* with stax.profile: each plan's kernel table (slowest first) */
+  for (int k = 0; k < 2; k++) {
+    char *t = r[k]->profile ? r[k]->profile(r[k]->ud) : NULL;
+    if (!t) continue;
+    tp_buf_puts(b, k ? ", \"backward_profile\": \"" : ", \"forward_profile\": \"");
+    for (const char *p = t; *p; p++) {
+      if (*p == '\n') tp_buf_puts(b, "\\n");
+      else if (*p == '"' || *p == '\\') tp_buf_putc(b, '\\'), tp_buf_putc(b, *p);
+      else if ((unsigned char)*p >= 0x20) tp_buf_putc(b, *p);
+    }
+    tp_buf_putc(b, '"');
+    tp_free_buffer(t);
   }
   tp_buf_puts(b, ", \"forward_graph\": ");
   graph_json(a->fwg, b);

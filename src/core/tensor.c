@@ -12,9 +12,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static size_t live_tensors, live_bytes;
+static size_t live_tensors, live_bytes, live_peak;
 size_t tp_live_tensors(void) { return __atomic_load_n(&live_tensors, __ATOMIC_RELAXED); }
 size_t tp_live_storage_bytes(void) { return __atomic_load_n(&live_bytes, __ATOMIC_RELAXED); }
+size_t tp_live_storage_peak(int reset) {
+  size_t p = __atomic_load_n(&live_peak, __ATOMIC_RELAXED);
+  if (reset) __atomic_store_n(&live_peak, __atomic_load_n(&live_bytes, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+  return p;
+}
+/* the high-water mark of live_bytes after an increase to now */
+static void peak_note(size_t now) {
+  size_t p = __atomic_load_n(&live_peak, __ATOMIC_RELAXED);
+  while (now > p && !__atomic_compare_exchange_n(&live_peak, &p, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
 #define LIVE_ADD(v, n) __atomic_fetch_add(&(v), (n), __ATOMIC_RELAXED)
 #define LIVE_SUB(v, n) __atomic_fetch_sub(&(v), (n), __ATOMIC_RELAXED)
 
@@ -174,7 +185,7 @@ static tp_storage *storage_new(size_t bytes, int zero) {
   s->bytes = bytes;
   s->refs = 1;
   if (zero && !zeroed) memset(s->data, 0, bytes);
-  LIVE_ADD(live_bytes, bytes);
+  peak_note(LIVE_ADD(live_bytes, bytes) + bytes);
   return s;
 }
 

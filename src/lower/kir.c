@@ -166,7 +166,7 @@ tp_status tp_kir_verify(const tp_kir_program *p) {
 static const char *const kind_names[] = {"input", "const", "temp", "output", "view"};
 static const char *const un_names[TP_KU_COUNT] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt",
                                                   "tanh", "sigmoid", "relu", "gelu_erf", "gelu_tanh"};
-static const char *const bin_names[TP_KBIN_COUNT] = {"add", "sub", "mul", "div", "pmax", "pmin"};
+static const char *const bin_names[TP_KBIN_COUNT] = {"add", "sub", "mul", "div", "pmax", "pmin", "maskpos"};
 
 static void put_shape(tp_buf *b, int nd, const int64_t *s) {
   tp_buf_printf(b, "[");

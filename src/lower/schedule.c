@@ -443,7 +443,7 @@ static int f32_operand(const tp_graph *g, const tp_arg *a) {
   return a->kind == TP_ARG_NODE && g->nodes[a->node].desc.dtype == TP_F32 && g->nodes[a->node].desc.ndim >= 0;
 }
 
-/* sub (TP_KBIN_PMAX / PMIN) and its operands if where node w matches, else -1. */
+/* sub (TP_KBIN_PMAX / PMIN / MASKPOS) and its operands if where node w matches, else -1. */
 static int match_minmax(const sched *s, int w, tp_arg *a, tp_arg *b) {
   const tp_node *n = &s->g->nodes[w];
   if (n->kind != TP_NODE_CALL || n->op != TP_OP_WHERE || n->nargs != 3 || n->desc.dtype != TP_F32 ||
@@ -464,6 +464,13 @@ static int match_minmax(const sched *s, int w, tp_arg *a, tp_arg *b) {
   if (same_arg(U, P) && same_arg(V, Q)) { /* c ? p : q */
     *a = *Q, *b = *P;
     return lt ? TP_KBIN_PMIN : TP_KBIN_PMAX;
+  }
+  /* where(p > 0, u, 0) or where(0 < p, u, 0): maskpos(p, u), a relu's gradient */
+  const tp_arg *Z = lt ? P : Q, *X = lt ? Q : P;
+  if (Z->kind == TP_ARG_SCALAR && Z->scalar == 0 && V->kind == TP_ARG_SCALAR && V->scalar == 0 &&
+      X->kind == TP_ARG_NODE && U->kind == TP_ARG_NODE && f32_operand(s->g, U)) {
+    *a = *X, *b = *U;
+    return TP_KBIN_MASKPOS;
   }
   return -1;
 }
@@ -1051,7 +1058,9 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
       int c = g->nodes[i].args[0].node;
       s.mm[i] = (signed char)sub;
       s.mm[c] = -2; /* folded into the where: never scheduled */
-      for (int k = 0; k < g->nodes[c].nargs; k++)
+      /* pmax / pmin: the where already reads the compare's operands; maskpos
+       * reads p, which only the compare did: that use moves to the where */
+      for (int k = 0; sub != TP_KBIN_MASKPOS && k < g->nodes[c].nargs; k++)
         if (g->nodes[c].args[k].kind == TP_ARG_NODE) s.v[g->nodes[c].args[k].node].uses--;
       s.v[c].uses = 0;
     }

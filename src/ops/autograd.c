@@ -299,7 +299,7 @@ tp_status tp_grad_sum_to(tp_tensor *g, int ndim, const int64_t *shape, tp_tensor
   tp_attrs_init(&at);
   at.keepdim = 1;
   for (int d = 0; d < g->ndim; d++)
-    if (d < lead || (shape[d - lead] == 1 && g->shape[d] != 1)) at.ints[at.nints++] = d;
+    if (g->shape[d] != 1 && (d < lead || shape[d - lead] == 1)) at.ints[at.nints++] = d; /* size-1 dims: the reshape drops them */
   tp_tensor *s = g, *r = NULL;
   if (at.nints) TP_TRY(tp_op_call(TP_OP_SUM, 1, &g, &at, &s));
   else tp_tensor_retain(s);
@@ -314,10 +314,26 @@ tp_status tp_grad_sum_to(tp_tensor *g, int ndim, const int64_t *shape, tp_tensor
   return TP_OK;
 }
 
-/* leaf.grad += g (a fresh tensor: .grad never shares storage with the graph). */
+/* leaf.grad += g (a fresh tensor: .grad never shares storage with the graph).
+ * The first gradient is moved, not copied, when nothing else can see it: one
+ * reference to the tensor and to its storage (the caller's, released after),
+ * contiguous, no tag, no autograd (a compiled backward's outputs, a
+ * formula's fresh result); anything shared (the incoming gradient itself, a
+ * view of it, a saved tensor, the user's gradient) is copied as before. */
+static int private_gradient(const tp_tensor *g) {
+  return g->refs == 1 && g->storage->refs == 1 && g->offset == 0 && tp_tensor_is_contiguous(g) && !g->weak &&
+         g->dtype == TP_F32 && !g->trace_id && !g->requires_grad && !g->grad && !g->grad_fn &&
+         g->storage->bytes == (size_t)tp_tensor_numel(g) * sizeof(float);
+}
+
 static tp_status accumulate(tp_tensor *leaf, tp_tensor *g) {
   if (sink_fn) return sink_fn(sink_ud, leaf, g);
   tp_tensor *r = NULL;
+  if (!leaf->grad && private_gradient(g) && same_shape(g->ndim, g->shape, leaf->ndim, leaf->shape)) {
+    tp_tensor_retain(g);
+    leaf->grad = g;
+    return TP_OK;
+  }
   if (!leaf->grad) {
     TP_TRY(tp_tensor_empty(TP_F32, leaf->ndim, leaf->shape, &r));
     tp_tensor_copy_into(g, r);

@@ -202,7 +202,9 @@ F(d_sigmoid) {
 }
 F(d_relu) {
   BEGIN;
-  put(k, gin, 0, op3a(k, TP_OP_WHERE, op2(k, TP_OP_GT, in[0], sc(k, 0.0)), g, sc(k, 0.0), NULL));
+  /* y > 0 exactly where a > 0 (NaN: neither): the result is saved, which
+   * the next layer's GEMM saves anyway, not the input too */
+  put(k, gin, 0, op3a(k, TP_OP_WHERE, op2(k, TP_OP_GT, c->out, sc(k, 0.0)), g, sc(k, 0.0), NULL));
   END;
 }
 F(d_gelu) {
@@ -257,7 +259,16 @@ F(d_matmul) {
     }
     put(k, gin, 0, ga);
   }
-  if (NEED(1)) {
+  if (NEED(1) && b2 && b2->ndim == 2 && a2 && a2->ndim > 2) {
+    /* b broadcast over a's batch dims (a weight): one GEMM over the batch
+     * and rows together, a^T [K, B*M] @ g [B*M, N], instead of a batched
+     * GEMM whose results are then summed over the batch */
+    int64_t K = a2->shape[a2->ndim - 1], N = b2->shape[1];
+    tp_tensor *af = reshape(k, a2, 2, (int64_t[]){-1, K}), *gf = reshape(k, g2, 2, (int64_t[]){-1, N});
+    tp_tensor *gb = op2(k, TP_OP_MATMUL, transpose(k, af, 0, 1), gf); /* [K, N] */
+    if (b1 && gb) gb = reshape(k, gb, 1, gb->shape); /* drop N */
+    put(k, gin, 1, gb);
+  } else if (NEED(1)) {
     tp_tensor *gb = op2(k, TP_OP_MATMUL, transpose(k, a2, -1, -2), g2); /* [..., K, N] */
     if (b1 && gb) gb = reshape(k, gb, gb->ndim - 1, gb->shape); /* drop N */
     put(k, gin, 1, gb);

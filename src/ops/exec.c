@@ -712,6 +712,47 @@ static tp_status move_last(tp_tensor *x, const int *mask, int64_t *rlen, tp_tens
   return s;
 }
 
+/* sum / mean over the leading dims (dims of size 1 anywhere; a bias or layer_norm weight
+ * gradient: columns of a [rows, C] matrix): the rows are added into one
+ * row of accumulators in storage order (float over blocks of 64 rows, then
+ * double), instead of a transposed
+ * copy summed row by row (move_last), which read the tensor across cache
+ * lines: 0.75 GB/s on the W4 backward's [128, 1024] bias gradients. */
+static tp_status reduce_leading(tp_op op, tp_tensor *x0, const int *mask, const tp_desc *od, tp_tensor **out) {
+  tp_tensor *x = NULL, *xc = NULL, *y = NULL;
+  double *acc = NULL;
+  int64_t R = 1, C = 1;
+  for (int d = 0; d < x0->ndim; d++) *(mask[d] ? &R : &C) *= x0->shape[d];
+  tp_status s;
+  if ((s = tp_to_dtype(x0, TP_F32, &x)) || (s = tp_contiguous(x, &xc)) || (s = new_out(od, &y))) goto done;
+  /* float sums of up to 64 rows (a vector loop), each added into double */
+  if (!(acc = tp_alloc((sizeof(double) + sizeof(float)) * (size_t)(C ? C : 1)))) {
+    s = tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: no memory for %lld accumulators", tp_op_name(op), (long long)C);
+    goto done;
+  }
+  float *part = (float *)(acc + C);
+  for (int64_t j = 0; j < C; j++) acc[j] = 0.0;
+  const float *xp = tp_tensor_ptr(xc);
+  for (int64_t i0 = 0; i0 < R; i0 += 64) {
+    int64_t i1 = R - i0 < 64 ? R : i0 + 64;
+    memcpy(part, xp, sizeof(float) * (size_t)C);
+    xp += C;
+    for (int64_t i = i0 + 1; i < i1; i++, xp += C)
+      for (int64_t j = 0; j < C; j++) part[j] += xp[j];
+    for (int64_t j = 0; j < C; j++) acc[j] += (double)part[j];
+  }
+  float *yp = (float *)y->storage->data;
+  for (int64_t j = 0; j < C; j++) yp[j] = op == TP_OP_MEAN ? (R ? (float)(acc[j] / (double)R) : NAN) : (float)acc[j];
+  *out = y;
+  y = NULL;
+done:
+  tp_free(acc);
+  tp_tensor_release(x);
+  tp_tensor_release(xc);
+  tp_tensor_release(y);
+  return s;
+}
+
 static tp_status exec_reduce(tp_op op, tp_tensor *x0, const tp_attrs *at, const tp_desc *od,
                              tp_tensor **out) {
   int mask[TP_MAX_DIMS] = {0};
@@ -726,6 +767,19 @@ static tp_status exec_reduce(tp_op op, tp_tensor *x0, const tp_attrs *at, const 
   tp_tensor *x = NULL, *xm = NULL, *y = NULL;
   int64_t R;
   tp_status s;
+  if (cd == TP_F32 && (op == TP_OP_SUM || op == TP_OP_MEAN)) {
+    /* the reduced dims lead (dims of size 1 aside) and more than one column is kept */
+    int prefix = 1, kept = 0;
+    int64_t C = 1;
+    for (int d = 0; d < x0->ndim; d++) {
+      if (x0->shape[d] == 1) continue;
+      if (mask[d]) prefix = prefix && !kept;
+      else kept = 1, C *= x0->shape[d];
+    }
+    /* (a strided view, e.g. a transpose, goes the other way: its reduced
+     * dims may be the inner ones in memory, then move_last reads in order) */
+    if (prefix && C > 1 && tp_tensor_is_contiguous(x0)) return reduce_leading(op, x0, mask, od, out);
+  }
   if ((s = tp_to_dtype(x0, cd, &x)) || (s = move_last(x, mask, &R, &xm)) || (s = new_out(od, &y)))
     goto done;
   int64_t rows = tp_tensor_numel(y);

@@ -78,11 +78,24 @@ tp_status tp_adam_step(tp_tensor *p, tp_tensor *g, tp_tensor *m, tp_tensor *v, i
   const float b1 = (float)beta1, b2 = (float)beta2, fe = (float)eps;
   const float step_size = (float)(lr / bc1), rbc2 = (float)(1 / sqrt(bc2));
   const float decay = decoupled ? (float)(1 - lr * weight_decay) : 1.0f, l2 = decoupled ? 0.0f : (float)weight_decay;
-  for (int64_t i = 0; i < n; i++) {
-    float gi = gd[i] + l2 * pd[i];
-    float mi = md[i] = b1 * md[i] + (1 - b1) * gi;
-    float vi = vd[i] = b2 * vd[i] + (1 - b2) * gi * gi;
-    pd[i] = pd[i] * decay - step_size * mi / (sqrtf(vi) * rbc2 + fe);
+  /* blocks of 512: the moments (a vector loop: the four arrays are distinct,
+   * checked above), their square roots on the kernel table's vector sqrt
+   * (correctly rounded, as sqrtf; a sqrtf in the loop kept it scalar
+   * natively, errno: 4 ms for W2's 670k parameters), then the update */
+  enum { BLK = 512 };
+  float den[BLK];
+  const tp_kernels *K = tp_kern();
+  for (int64_t i0 = 0; i0 < n; i0 += BLK) {
+    int64_t nb = n - i0 < BLK ? n - i0 : BLK;
+    float *restrict P = pd + i0, *restrict M = md + i0, *restrict V = vd + i0;
+    const float *restrict G = gd + i0;
+    for (int64_t j = 0; j < nb; j++) {
+      float gi = G[j] + l2 * P[j];
+      M[j] = b1 * M[j] + (1 - b1) * gi;
+      V[j] = b2 * V[j] + (1 - b2) * gi * gi;
+    }
+    K->unary_f32(TP_KU_SQRT, V, den, nb);
+    for (int64_t j = 0; j < nb; j++) P[j] = P[j] * decay - step_size * M[j] / (den[j] * rbc2 + fe);
   }
   p->storage->version++, m->storage->version++, v->storage->version++;
   return TP_OK;

@@ -153,6 +153,41 @@ test('a nested region that reads a parameter requiring grad: eager (the reason i
   });
 });
 
+test('a relu gradient, where(x > 0, g, 0), is one maskpos in the generated Wasm: the bits of eager', () => {
+  tp.scope(() => {
+    const g = tp.graph.parse('tpgraph v1\n%x = placeholder : f32[40]\n%y = placeholder : f32[40]\n' +
+      '%0 = gt(%x, 0.0) : b8[40]\n%1 = where(%0, %y, 0.0) : f32[40]\n%2 = mul(%1, 3.0) : f32[40]\noutput(%2)\n');
+    const sp = [NaN, Infinity, -Infinity, 0, -0, -1.5, 2, 1e-40, -7, 5];
+    const x = tp.tensor(Float32Array.from({ length: 40 }, (_, i) => sp[i % 10]));
+    const y = tp.tensor(Float32Array.from({ length: 40 }, (_, i) => (i % 4 === 3 ? -0 : sp[(i * 3) % 10])));
+    const f = tp.compile((a, b) => g.run([a, b]), { backend: 'stax' });
+    const got = [f(x, y)].flat()[0].toArray(), want = g.run([x, y])[0].toArray();
+    const bits = (v) => Array.from(new Uint32Array(Float32Array.from(v).buffer));
+    assert.deepEqual(bits(got), bits(want));
+    // hand values: x NaN / 0 / -0 / negative give +0, x > 0 passes 3 y
+    assert.ok(Object.is(want[0], 0) && Object.is(want[4], 0) && Object.is(want[3], 0) && want[6] === 3 * sp[8]);
+    const plan = f.explain().backend_plans[0];
+    assert.deepEqual(plan.kernel_kinds, ['pointwise']);
+    if (tp.isa.includes('simd')) assert.equal(plan.generated, 1);
+    f.dispose();
+  });
+});
+
+test('memoryStats: live tensor storage and its high-water mark since the last reset', () => {
+  const m0 = tp.memoryStats({ resetPeak: true });
+  assert.equal(tp.memoryStats().peakBytes, m0.liveBytes);
+  const a = tp.zeros([1000]);
+  a.dispose();
+  const b = tp.zeros([500]);
+  const m1 = tp.memoryStats();
+  assert.equal(m1.liveBytes, m0.liveBytes + 2000);
+  assert.equal(m1.peakBytes, m0.liveBytes + 4000);
+  assert.equal(tp.memoryStats({ resetPeak: true }).peakBytes, m0.liveBytes + 4000);
+  assert.equal(tp.memoryStats().peakBytes, m0.liveBytes + 2000);
+  b.dispose();
+  assert.throws(() => tp.memoryStats(3), /memoryStats: options must be an object, got number/);
+});
+
 test('no leaks', () => {
   tp.reset();
   assert.equal(tp.liveTensors(), live0);

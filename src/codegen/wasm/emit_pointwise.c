@@ -49,6 +49,11 @@ void tp_em_expr(em *e, kctx *c, const tp_kir_expr *x, uint32_t off, int tail) {
       case TP_KI_BINARY: {
         static const tp_wasm_op b[TP_KBIN_COUNT] = {TP_WASM_OP_F32X4_ADD, TP_WASM_OP_F32X4_SUB, TP_WASM_OP_F32X4_MUL,
                                                   TP_WASM_OP_F32X4_DIV, TP_WASM_OP_F32X4_PMAX, TP_WASM_OP_F32X4_PMIN};
+        if (I->sub == TP_KBIN_MASKPOS) { /* (a > 0) & b: the lanes of b where a > 0, else +0 */
+          lget(e, c->vals[I->a]), vf(e, 0.0f), op(e, TP_WASM_OP_F32X4_GT);
+          lget(e, c->vals[I->b]), op(e, TP_WASM_OP_V128_AND), lset(e, v);
+          break;
+        }
         lget(e, c->vals[I->a]), lget(e, c->vals[I->b]), op(e, b[I->sub]), lset(e, v);
         break;
       }

@@ -19,7 +19,9 @@ enum tp_kunary {
  * f32x4.pmax/pmin (x86 maxps(b, a)/minps(b, a)), exactly what where(a < b,
  * b, a) and where(b < a, b, a) compute, NaNs included (the scheduler turns
  * such where(lt/gt) pairs, e.g. ONNX Clip, into them). */
-enum tp_kbinary { TP_KBIN_ADD, TP_KBIN_SUB, TP_KBIN_MUL, TP_KBIN_DIV, TP_KBIN_PMAX, TP_KBIN_PMIN, TP_KBIN_COUNT };
+/* MASKPOS(a, b) = a > 0 ? b : 0 (a NaN a gives 0): where(a > 0, b, 0), a
+ * relu's gradient (the scheduler folds that where and its compare). */
+enum tp_kbinary { TP_KBIN_ADD, TP_KBIN_SUB, TP_KBIN_MUL, TP_KBIN_DIV, TP_KBIN_PMAX, TP_KBIN_PMIN, TP_KBIN_MASKPOS, TP_KBIN_COUNT };
 /* Operand layout of a binary kernel (binary_f32's mode): both vectors, a is
  * a scalar, b is a scalar. */
 enum tp_kbmode { TP_KBMODE_VV, TP_KBMODE_SV, TP_KBMODE_VS, TP_KBMODE_COUNT };

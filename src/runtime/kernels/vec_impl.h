@@ -242,6 +242,7 @@ static inline vf binary_vec(int op, vf a, vf b) {
     case TP_KBIN_MUL: return a * b;
     case TP_KBIN_PMAX: return sel(a < b, b, a);
     case TP_KBIN_PMIN: return sel(b < a, b, a);
+    case TP_KBIN_MASKPOS: return sel(a > splat(0), b, splat(0));
     default: return a / b;
   }
 }
@@ -291,6 +292,7 @@ static void FN(tp_f32_vbinary_ukernel)(int op, int mode, const float *a, const f
     BIN_LOOPS(TP_KBIN_DIV, x / z)
     BIN_LOOPS(TP_KBIN_PMAX, sel(x < z, z, x))
     BIN_LOOPS(TP_KBIN_PMIN, sel(z < x, z, x))
+    BIN_LOOPS(TP_KBIN_MASKPOS, sel(x > splat(0), z, splat(0)))
   }
 }
 #undef BIN_LOOPS

@@ -216,7 +216,26 @@ static void check_baseline(const result *r) {
   }
 }
 
+/* tp_live_storage_peak: the high-water mark of live tensor storage since
+ * the last reset, by hand (4000 then 2000 bytes: the peak stays 4000 more
+ * than the start until a reset brings it down to what is live). */
+static void test_peak(void) {
+  size_t b0 = tp_live_storage_bytes();
+  tp_live_storage_peak(1);
+  CHECK(tp_live_storage_peak(0) == b0);
+  tp_tensor *a = NULL, *b = NULL;
+  CHECK(tp_zeros(TP_F32, 1, (int64_t[]){1000}, &a) == TP_OK);
+  tp_tensor_release(a);
+  CHECK(tp_zeros(TP_F32, 1, (int64_t[]){500}, &b) == TP_OK);
+  CHECKF(tp_live_storage_bytes() == b0 + 2000 && tp_live_storage_peak(0) == b0 + 4000, "live %zu, peak %zu, start %zu",
+         tp_live_storage_bytes(), tp_live_storage_peak(0), b0);
+  CHECK(tp_live_storage_peak(1) == b0 + 4000 && tp_live_storage_peak(0) == b0 + 2000);
+  tp_tensor_release(b);
+  CHECK(tp_live_storage_peak(0) == b0 + 2000 && tp_live_storage_bytes() == b0);
+}
+
 int main(void) {
+  test_peak();
   result base;
   sweep_case c = {"test_alloc", scenario, NULL, sizeof(result), NULL};
   size_t live_t0 = tp_live_tensors();

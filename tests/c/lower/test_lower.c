@@ -383,6 +383,49 @@ static void test_epilogue_order(void) {
   tp_graph_free(g);
 }
 
+/* where(x > 0, y, 0) and where(0 < x, y, 0) (a relu's gradient) fuse as
+ * maskpos: pointwise kernels, no op kernel, the same bits as the eager
+ * compare and where (NaN x gives +0, NaN y passes, signed zeros kept). */
+static void test_maskpos(void) {
+  tp_graph *g = parse("tpgraph v1\n%x = placeholder : f32[100]\n%y = placeholder : f32[100]\n"
+                      "%0 = gt(%x, 0.0) : b8[100]\n%1 = where(%0, %y, 0.0) : f32[100]\n"
+                      "%2 = lt(0.0, %y) : b8[100]\n%3 = where(%2, %1, 0.0) : f32[100]\n"
+                      "%4 = mul(%3, 2.0) : f32[100]\noutput(%1, %4)\n");
+  if (!g) return;
+  float xs[100], ys[100];
+  const float sp[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, -1.5f, 2.0f, 1e-40f, -7.0f, 5.0f};
+  for (int i = 0; i < 100; i++) xs[i] = sp[i % 10], ys[i] = sp[i / 10];
+  int64_t sh[1] = {100};
+  tp_tensor *in[2] = {NULL, NULL}, *e[2] = {NULL, NULL}, *y[2] = {NULL, NULL};
+  CHECK(tp_tensor_new(TP_F32, 1, sh, xs, &in[0]) == TP_OK);
+  CHECK(tp_tensor_new(TP_F32, 1, sh, ys, &in[1]) == TP_OK);
+  tp_plan *pl = NULL;
+  int n;
+  CHECK(tp_lower(g, NULL, &pl) == TP_OK);
+  const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+  CHECK(p && count_kind(p, TP_KK_OP) == 0 && count_kind(p, TP_KK_POINTWISE) == p->nkernels);
+  char *text = NULL;
+  CHECK(p && tp_kir_print(p, &text) == TP_OK && strstr(text, "maskpos"));
+  tp_free_buffer(text);
+  CHECK(tp_graph_run(g, 2, in, 2, e, &n) == TP_OK);
+  CHECK(pl && tp_plan_run(pl, 2, in, 2, y, &n) == TP_OK);
+  float ev[100], yv[100];
+  for (int o = 0; o < 2; o++) {
+    CHECK(e[o] && y[o] && tp_tensor_read(e[o], ev, sizeof ev) == TP_OK && tp_tensor_read(y[o], yv, sizeof yv) == TP_OK);
+    for (int i = 0; e[o] && y[o] && i < 100; i++)
+      if (memcmp(&ev[i], &yv[i], sizeof(float))) FAILF("maskpos output %d element %d: stax %g, eager %g", o, i, yv[i], ev[i]);
+    /* hand-computed: x NaN, 0, -0, negative give +0; y passes where x > 0 (a denormal too) */
+    if (o == 0)
+      CHECK(ev[10] == 0.0f && !signbit(ev[10]) && ev[13] == 0.0f && ev[14] == 0.0f && !signbit(ev[14]) &&
+            ev[16] == INFINITY && ev[17] == INFINITY && ev[19] == INFINITY && isnan(ev[6]) && ev[46] == -0.0f &&
+            signbit(ev[46]) && ev[66] == 2.0f);
+    tp_tensor_release(e[o]), tp_tensor_release(y[o]);
+  }
+  tp_tensor_release(in[0]), tp_tensor_release(in[1]);
+  tp_plan_free(pl);
+  tp_graph_free(g);
+}
+
 /* where(lt/gt) pairs (ONNX Clip, Max, Min) fuse as pmax / pmin: one
  * pointwise kernel, no op kernel, and the same bits as the eager where and
  * compare, NaNs, infinities and signed zeros included; all four operand
@@ -780,6 +823,7 @@ int main(void) {
   test_autotune();
   test_epilogue_order();
   test_minmax();
+  test_maskpos();
   test_conv_gemm();
   test_short_rows();
   test_trailing_reduce();

@@ -499,7 +499,11 @@ static void test_hand(void) {
   /* a leaf's own backward: its grad is the given gradient */
   tp_tensor *l = F32((2), 5, 6);
   tp_tensor_set_requires_grad(l, 1);
-  CHECK_OK(tp_backward(l, F32((2), 1, -1)));
+  tp_tensor *gl = F32((2), 1, -1);
+  CHECK_OK(tp_backward(l, gl));
+  EXPECT(tp_tensor_grad(l), TP_F32, (2), 1, -1);
+  /* .grad is a copy (the first gradient moves only when nothing else holds it) */
+  CHECK_OK(tp_tensor_assign(gl, F32((2), 7, 7)));
   EXPECT(tp_tensor_grad(l), TP_F32, (2), 1, -1);
   /* no_grad: nothing recorded */
   int prev = tp_set_grad_enabled(0);

@@ -552,6 +552,11 @@ static void test_reductions(void) {
   EXPECT(OPA(TP_OP_SUM, Adims(1, d1, 0), x3), TP_F32, (2, 2), 4, 6, 12, 14);
   int64_t d02[] = {0, 2};
   EXPECT(OPA(TP_OP_SUM, Adims(2, d02, 0), x3), TP_F32, (2), 14, 22);
+  /* leading dims reduced, dims of size 1 anywhere (the rows-into-columns path) */
+  tp_tensor *x13 = F32((1, 3, 2), 1, 2, 3, 4, 5, 6), *x31 = F32((3, 2, 1), 1, 2, 3, 4, 5, 6);
+  EXPECT(OPA(TP_OP_SUM, Adims(1, d1, 0), x13), TP_F32, (1, 2), 9, 12);
+  EXPECT(OPA(TP_OP_MEAN, Adims(2, d01, 1), x13), TP_F32, (1, 1, 2), 3, 4);
+  EXPECT(OPA(TP_OP_SUM, Adims(1, d0, 0), x31), TP_F32, (2, 1), 9, 12);
   /* integer sum gives int64, no int32 overflow */
   EXPECT0(OPA(TP_OP_SUM, A0(), I32((2, 3), 1, 2, 3, 4, 5, 6)), TP_I64, 21);
   EXPECT(OPA(TP_OP_SUM, Adims(1, d1, 0), I32((2, 2), 2147483647, 1, -2147483647 - 1, -1)), TP_I64,
