@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import * as tp from '../js/index.js';
 import { OnnxGraph } from './lib/onnx_write.mjs';
-import { makeRunners, firstOutputs, timeRounds, report, maxAbs, rms } from './lib/qbench.mjs';
+import { makeRunners, firstOutputs, timeRounds, report, accuracy } from './lib/qbench.mjs';
 
 const args = process.argv.slice(2);
 let rounds = 21, outDir = null;
@@ -82,13 +82,6 @@ if (outDir) {
 }
 const runners = await makeRunners(files, 'x', 'y', xData, [1, 3, HW, HW]);
 const outs = await firstOutputs(runners);
-const acc = {
-  'ours-q8 vs ours-f32 (quantization error)': maxAbs(outs['ours-q8'], outs['ours-f32']),
-  'ort-node-q8 vs ort-node-f32 (its quantization error)': maxAbs(outs['ortnode-q8'], outs['ortnode-f32']),
-  'ours-q8 vs ort-node-q8': maxAbs(outs['ours-q8'], outs['ortnode-q8']),
-  'ours-f32 vs ort-node-f32': maxAbs(outs['ours-f32'], outs['ortnode-f32']),
-  'last activation step (output scale)': ranges[ranges.length - 1] / 255,
-  'rms of the f32 output': rms(outs['ours-f32']),
-};
+const acc = accuracy(outs, { 'last activation step (output scale)': ranges[ranges.length - 1] / 255 });
 const stats = await timeRounds(runners, rounds);
 report('QDQ conv net (6 convolutions, int8 weights per channel, uint8 activations) vs float32', stats, acc, rounds);

@@ -22,7 +22,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as tp from '../js/index.js';
 import { OnnxGraph, Float } from './lib/onnx_write.mjs';
-import { makeRunners, firstOutputs, timeRounds, report, maxAbs, rms } from './lib/qbench.mjs';
+import { makeRunners, firstOutputs, timeRounds, report, accuracy } from './lib/qbench.mjs';
 
 const args = process.argv.slice(2);
 let rounds = 21, outDir = null;
@@ -133,12 +133,6 @@ const xData = Float32Array.from(tp.scope(() => tp.randn([1, S, D], { seed: 3 }).
 // ---- runners, accuracy (the first outputs), timing ----
 const runners = await makeRunners(files, 'x', 'y', xData, [1, S, D]);
 const outs = await firstOutputs(runners);
-const acc = {
-  'ours-q8 vs ours-f32 (quantization error)': maxAbs(outs['ours-q8'], outs['ours-f32']),
-  'ort-node-q8 vs ort-node-f32 (its quantization error)': maxAbs(outs['ortnode-q8'], outs['ortnode-f32']),
-  'ours-q8 vs ort-node-q8': maxAbs(outs['ours-q8'], outs['ortnode-q8']),
-  'ours-f32 vs ort-node-f32': maxAbs(outs['ours-f32'], outs['ortnode-f32']),
-  'rms of the f32 output': rms(outs['ours-f32']),
-};
+const acc = accuracy(outs);
 const stats = await timeRounds(runners, rounds);
 report('W4 block, dynamically quantized (6 linear layers int8 per column) vs float32', stats, acc, rounds);

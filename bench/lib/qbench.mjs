@@ -62,6 +62,18 @@ export async function timeRounds(runners, rounds) {
   return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, { median: median(v), min: Math.min(...v), max: Math.max(...v) }]));
 }
 
+/* the quantized model against its float32 original and both against onnxruntime-node's outputs */
+export function accuracy(outs, extra = {}) {
+  return {
+    'ours-q8 vs ours-f32 (quantization error)': maxAbs(outs['ours-q8'], outs['ours-f32']),
+    'ort-node-q8 vs ort-node-f32 (its quantization error)': maxAbs(outs['ortnode-q8'], outs['ortnode-f32']),
+    'ours-q8 vs ort-node-q8': maxAbs(outs['ours-q8'], outs['ortnode-q8']),
+    'ours-f32 vs ort-node-f32': maxAbs(outs['ours-f32'], outs['ortnode-f32']),
+    ...extra,
+    'rms of the f32 output': rms(outs['ours-f32']),
+  };
+}
+
 export function report(title, stats, acc, rounds) {
   console.log(`${title}; ${rounds} rounds, isa ${tp.isa}`);
   console.log('config          median ms   min ms   max ms');

@@ -910,6 +910,30 @@ tp_status tp_conv2d_geometry(const tp_desc *x, const tp_desc *w, const tp_attrs 
   return TP_OK;
 }
 
+/* A convolution's result [N, M, OH, OW] (channels last [N, OH, OW, M]) of dtype d. */
+static void conv_out(tp_desc *out, tp_dtype d, const tp_conv2d_geom *g, int channels_last) {
+  memset(out, 0, sizeof *out);
+  out->dtype = d;
+  out->ndim = 4;
+  out->shape[0] = g->N, out->shape[1] = g->M, out->shape[2] = g->OH, out->shape[3] = g->OW;
+  if (channels_last) out->shape[1] = g->OH, out->shape[2] = g->OW, out->shape[3] = g->M;
+}
+
+/* conv2d_int / qconv2d: x and w int8/uint8, the geometry (x channels last
+ * when nhwc bit 0). */
+static tp_status q8_conv_geometry(tp_op op, const tp_desc *const *in, const tp_attrs *a, int nhwc, tp_conv2d_geom *g) {
+  const tp_desc *x = in[0], *w = in[1];
+  const char *nm = tp_op_name(op);
+  if (!w) return tp_fail(TP_ERR_INVALID_ARG, "%s: weight is required", nm);
+  for (int i = 0; i < 2; i++)
+    if (in[i]->dtype != TP_I8 && in[i]->dtype != TP_U8)
+      return tp_fail(TP_ERR_INVALID_ARG, "%s: %s has dtype %s, expected int8 or uint8", nm, i ? "weight" : "input",
+                     tp_dtype_name(in[i]->dtype));
+  tp_desc xc = *x; /* x as NCHW for the geometry */
+  if ((nhwc & 1) && x->ndim == 4) xc.shape[1] = x->shape[3], xc.shape[2] = x->shape[1], xc.shape[3] = x->shape[2];
+  return tp_conv2d_geometry(&xc, w, a, g);
+}
+
 static tp_status shape_conv2d(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a,
                               tp_desc *out) {
   (void)nin;
@@ -926,25 +950,17 @@ static tp_status shape_conv2d(tp_op op, int nin, const tp_desc *const *in, const
       return tp_fail(TP_ERR_INVALID_ARG, "conv2d: bias %s does not match weight %s (expected [%lld])",
                      SHAPE(b, b0), SHAPE(w, b1), (long long)g.M);
   }
-  memset(out, 0, sizeof *out);
-  out->dtype = TP_F32;
-  out->ndim = 4;
-  out->shape[0] = g.N, out->shape[1] = g.M, out->shape[2] = g.OH, out->shape[3] = g.OW;
+  conv_out(out, TP_F32, &g, 0);
   return TP_OK;
 }
 
 /* conv2d_int (ops.def): ConvInteger's operands, conv2d's geometry, int32 out. */
 static tp_status shape_conv2d_int(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a, tp_desc *out) {
   (void)op;
-  const tp_desc *x = in[0], *w = nin > 1 ? in[1] : NULL;
   char b0[96];
-  if (!w) return tp_fail(TP_ERR_INVALID_ARG, "conv2d_int: weight is required");
-  for (int i = 0; i < 2; i++)
-    if (in[i]->dtype != TP_I8 && in[i]->dtype != TP_U8)
-      return tp_fail(TP_ERR_INVALID_ARG, "conv2d_int: %s has dtype %s, expected int8 or uint8", i ? "weight" : "input",
-                     tp_dtype_name(in[i]->dtype));
   tp_conv2d_geom g;
-  TP_TRY(tp_conv2d_geometry(x, w, a, &g));
+  if (nin < 2) return tp_fail(TP_ERR_INVALID_ARG, "conv2d_int: weight is required");
+  TP_TRY(q8_conv_geometry(op, in, a, 0, &g));
   for (int i = 2; i < nin && i < 4; i++) {
     const tp_desc *z = in[i], *q = in[i - 2];
     const char *zn = i == 2 ? "x_zero_point" : "w_zero_point";
@@ -957,10 +973,7 @@ static tp_status shape_conv2d_int(tp_op op, int nin, const tp_desc *const *in, c
       return tp_fail(TP_ERR_INVALID_ARG, "conv2d_int: %s has shape %s; one value%s is supported", zn, SHAPE(z, b0),
                      i == 3 ? " or one per output channel" : "");
   }
-  memset(out, 0, sizeof *out);
-  out->dtype = TP_I32;
-  out->ndim = 4;
-  out->shape[0] = g.N, out->shape[1] = g.M, out->shape[2] = g.OH, out->shape[3] = g.OW;
+  conv_out(out, TP_I32, &g, 0);
   return TP_OK;
 }
 
@@ -968,19 +981,11 @@ static tp_status shape_conv2d_int(tp_op op, int nin, const tp_desc *const *in, c
 static tp_status shape_qconv2d(tp_op op, int nin, const tp_desc *const *in, const tp_attrs *a, tp_desc *out) {
   (void)nin;
   const tp_desc *x = in[0], *w = in[1];
-  if (!w) return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: weight is required");
-  for (int i = 0; i < 2; i++)
-    if (in[i]->dtype != TP_I8 && in[i]->dtype != TP_U8)
-      return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: %s has dtype %s, expected int8 or uint8", i ? "weight" : "input",
-                     tp_dtype_name(in[i]->dtype));
   if (a->dim1 < 0 || a->dim1 > 3)
     return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: nhwc %lld is not a layout (0: NCHW; bit 0: x channels last, bit 1: y)",
                    (long long)a->dim1);
-  tp_desc xc = *x; /* x as NCHW for the geometry */
-  if ((a->dim1 & 1) && x->ndim == 4)
-    xc.shape[1] = x->shape[3], xc.shape[2] = x->shape[1], xc.shape[3] = x->shape[2];
   tp_conv2d_geom g;
-  TP_TRY(tp_conv2d_geometry(&xc, w, a, &g));
+  TP_TRY(q8_conv_geometry(op, in, a, (int)a->dim1, &g));
   TP_TRY(qmm_operand_of(op, in, 2, "x_zero_point", 0, x->dtype, x->dtype, 0));
   TP_TRY(qmm_operand_of(op, in, 3, "w_zero_point", 0, w->dtype, w->dtype, g.M));
   TP_TRY(qmm_operand_of(op, in, 4, "x_scale", 1, TP_F32, TP_F32, 0));
@@ -995,11 +1000,7 @@ static tp_status shape_qconv2d(tp_op op, int nin, const tp_desc *const *in, cons
   TP_TRY(qmm_operand_of(op, in, 8, "y_zero_point", 0, TP_U8, TP_I8, 0));
   if (in[6] && in[6]->dtype == TP_F32 && in[7])
     return tp_fail(TP_ERR_INVALID_ARG, "qconv2d: a float32 bias needs a float output (no y_scale); an int32 bias adds to the sum");
-  memset(out, 0, sizeof *out);
-  out->dtype = in[8] ? in[8]->dtype : TP_F32;
-  out->ndim = 4;
-  out->shape[0] = g.N, out->shape[1] = g.M, out->shape[2] = g.OH, out->shape[3] = g.OW;
-  if (a->dim1 & 2) out->shape[1] = g.OH, out->shape[2] = g.OW, out->shape[3] = g.M;
+  conv_out(out, in[8] ? in[8]->dtype : TP_F32, &g, (a->dim1 & 2) != 0);
   return TP_OK;
 }
 
