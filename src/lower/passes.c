@@ -980,8 +980,9 @@ tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out) {
 }
 
 /* ---- qlayout: channels last between chained quantized convolutions ----
- * A qconv2d whose quantized result is read only as the input x of other
- * qconv2ds (not an output, nothing else) writes it channels last
+ * A one-group qconv2d whose quantized result is read only as the input x
+ * of other one-group qconv2ds (not an output, nothing else; grouped ones
+ * run NCHW kernels) writes it channels last
  * ([N, OH, OW, M]: the integer GEMM's rows as they come, no transpose) and
  * those read it so (qconv2d's nhwc bits, ops.def), which also saves their
  * copy of x into channels last. Runs after dce: the dequantize nodes the
@@ -992,12 +993,13 @@ tp_status tp_pass_qlayout(const tp_graph *in, tp_graph **out) {
   if (!ok) return TP_ERR_OUT_OF_MEMORY;
   for (int i = 0; i < in->n; i++) {
     const tp_node *n = &in->nodes[i];
-    ok[i] = is_call(n) && n->op == TP_OP_QCONV2D && n->desc.dtype != TP_F32 && !(n->attrs.dim1 & 2);
+    ok[i] = is_call(n) && n->op == TP_OP_QCONV2D && n->attrs.dim == 1 && n->desc.dtype != TP_F32 && !(n->attrs.dim1 & 2);
   }
-  for (int j = 0; j < in->n; j++) { /* every reader must be a qconv2d's x */
+  for (int j = 0; j < in->n; j++) { /* every reader must be a one-group qconv2d's x (the GEMM path reads channels last) */
     const tp_node *u = &in->nodes[j];
     for (int k = 0; k < u->nargs; k++)
-      if (u->args[k].kind == TP_ARG_NODE && ok[u->args[k].node] && !(is_call(u) && u->op == TP_OP_QCONV2D && k == 0))
+      if (u->args[k].kind == TP_ARG_NODE && ok[u->args[k].node] &&
+          !(is_call(u) && u->op == TP_OP_QCONV2D && u->attrs.dim == 1 && k == 0))
         ok[u->args[k].node] = 0;
   }
   rb r;

@@ -90,7 +90,14 @@ test('ONNX ConvInteger and QLinearConv with initializer weights, inputs fed at r
     initializers: [['w', 3, [12, 6, 5], qw], ['ws', 1, [12], Float32Array.from(rnd(12, 1, 9), (v) => v / 500)], ['wz', 3, [12], new Int8Array(12)],
       ['b', 6, [12], Int32Array.from(rnd(12, -3000, 3000))]],
     inputs: [['x', 2, [1, 6, 40]], ['xs', 1, []], ['xz', 2, []], ['ys', 1, []], ['yz', 2, []]], outputs: [['y', 2, null]] });
+  // QLinearConv depthwise 3x3 (group = channels), stride 2, int8 per-channel weights
+  const dw = Int8Array.from(rnd(10 * 9, -127, 127));
+  const qd = makeModel({ opset: 10, nodes: [['QLinearConv', ['x', 'xs', 'xz', 'w', 'ws', 'wz', 'ys', 'yz'], ['y'], { pads: [1, 1, 1, 1], strides: [2, 2], group: 10 }]],
+    initializers: [['w', 3, [10, 1, 3, 3], dw], ['ws', 1, [10], Float32Array.from(rnd(10, 1, 9), (v) => v / 300)], ['wz', 3, [10], new Int8Array(10)]],
+    inputs: [['x', 2, [1, 10, 17, 16]], ['xs', 1, []], ['xz', 2, []], ['ys', 1, []], ['yz', 2, []]], outputs: [['y', 2, null]] });
   const feeds = [
+    [qd, { x: ['uint8', Uint8Array.from(rnd(10 * 17 * 16, 0, 255)), [1, 10, 17, 16]], xs: ['float32', Float32Array.of(0.02), []],
+      xz: ['uint8', Uint8Array.of(100), []], ys: ['float32', Float32Array.of(0.1), []], yz: ['uint8', Uint8Array.of(128), []] }, 1, 'qconv2d'],
     [ci, { x: ['uint8', Uint8Array.from(rnd(2 * 8 * 15 * 13, 0, 255)), [2, 8, 15, 13]], xz: ['uint8', Uint8Array.of(77), []] }, 0, 'conv2d_int'],
     [qc, { x: ['uint8', Uint8Array.from(rnd(240, 0, 255)), [1, 6, 40]], xs: ['float32', Float32Array.of(0.03), []], xz: ['uint8', Uint8Array.of(120), []],
       ys: ['float32', Float32Array.of(0.4), []], yz: ['uint8', Uint8Array.of(110), []] }, 1, 'qconv2d'],

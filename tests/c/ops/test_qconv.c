@@ -143,6 +143,7 @@ static void test_sweep(void) {
     g.pt = rnd(0, 2), g.pl = rnd(0, 2), g.pb = rnd(0, 2), g.pr = rnd(0, 2);
     g.H = (g.KH - 1) * g.dh + 1 + rnd(0, 9), g.W = (g.KW - 1) * g.dw + 1 + rnd(0, 17);
     if (it == 7) g.H = 16, g.W = 40, g.C = 3, g.M = 8, g.G = 1; /* more than one im2row block (192 positions) */
+    if (it % 7 == 3) g.G = g.C, g.M = g.C * rnd(1, 2); /* depthwise (depth multiplier 1 or 2) */
     tp_dtype dx = dts[it & 1], dw = dts[(it >> 1) & 1];
     int xlo = dx == TP_I8 ? -128 : 0, wlo = dw == TP_I8 ? -128 : 0;
     int zx = rnd(xlo, xlo + 255), zw = rnd(wlo, wlo + 255);
@@ -214,6 +215,7 @@ static void test_qconv2d(void) {
     geo g;
     g.N = rnd(1, 2), g.G = it % 6 == 5 ? 2 : 1;
     g.C = g.G * rnd(1, 6), g.M = g.G * rnd(1, 13), g.KH = rnd(1, 3), g.KW = rnd(1, 3);
+    if (it % 8 == 2) g.G = g.C, g.M = g.C; /* depthwise */
     g.sh = rnd(1, 2), g.sw = rnd(1, 2), g.dh = 1, g.dw = rnd(1, 2);
     g.pt = rnd(0, 1), g.pl = rnd(0, 1), g.pb = rnd(0, 1), g.pr = rnd(0, 1);
     g.H = (g.KH - 1) * g.dh + 1 + rnd(0, 6), g.W = (g.KW - 1) * g.dw + 1 + rnd(0, 9);

@@ -189,9 +189,10 @@ static void cases_matmul_int(void) {
 static void cases_conv2d_int(void) {
   static const struct { int64_t x[4], w[4], win[8], g; } sh[] = {
       {{1, 3, 7, 9}, {5, 3, 3, 3}, {1, 1, 1, 1, 1, 1, 1, 1}, 1}, {{2, 4, 9, 8}, {6, 2, 2, 3}, {2, 1, 0, 2, 1, 0, 1, 2}, 2},
-      {{1, 17, 5, 5}, {33, 17, 1, 1}, {1, 1, 0, 0, 0, 0, 1, 1}, 1}, {{1, 2, 20, 21}, {3, 2, 5, 4}, {3, 2, 2, 1, 0, 2, 2, 1}, 1}};
+      {{1, 17, 5, 5}, {33, 17, 1, 1}, {1, 1, 0, 0, 0, 0, 1, 1}, 1}, {{1, 2, 20, 21}, {3, 2, 5, 4}, {3, 2, 2, 1, 0, 2, 2, 1}, 1},
+      {{2, 6, 9, 8}, {12, 1, 3, 3}, {1, 2, 1, 1, 1, 1, 1, 1}, 6}}; /* depthwise, depth multiplier 2 */
   static const int dts[][2] = {{TP_U8, TP_I8}, {TP_I8, TP_I8}, {TP_U8, TP_U8}, {TP_I8, TP_U8}};
-  for (int c = 0; c < 4; c++)
+  for (int c = 0; c < 5; c++)
     for (int d = 0; d < 4; d++)
       for (int zm = 0; zm < 3; zm++) {
         uint64_t seed = 7000 + (uint64_t)(c * 100 + d * 10 + zm);
