@@ -111,4 +111,28 @@ tp_status tp_node_operands(const tp_node *n, tp_operand_fn value_of, void *ctx, 
                            tp_tensor **scalars);
 void tp_node_operands_release(const tp_node *n, tp_tensor **scalars);
 
+/* ---- control flow (control.c): cond and while_loop ----
+ * Operand k of n as a child graph (NULL when it names none). */
+const tp_graph *tp_node_subgraph(const tp_graph *g, const tp_node *n, int k);
+/* The structural rules of a cond / while_loop node (called by
+ * tp_graph_verify): a one-value bool/int predicate, subgraphs that take the
+ * operands' types, branches of one signature, a body that keeps the carried
+ * types. Errors name the node and the mismatch. */
+tp_status tp_graph_verify_control(const tp_graph *g, const tp_node *n);
+/* Runs subgraph `sub` (operand `which` of n) on in[0..nin): the graph run
+ * runs it eagerly, the plan runs its compiled sub-plan. Fills res[0..*got). */
+typedef tp_status (*tp_control_runner)(void *ctx, const tp_node *n, int which, const tp_graph *sub, int nin,
+                                       tp_tensor *const *in, int max_out, tp_tensor **res, int *got);
+/* One run of control node n with operand tensors args (n->nargs of them;
+ * the subgraph references NULL): reads the predicate / cond result and
+ * calls run for the chosen branch or each step. res: nresults new tensors. */
+tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner run, void *ctx,
+                         tp_tensor *const *args, tp_tensor **res);
+/* *out = (t != 0) for a one-value tensor; else an error naming what. */
+tp_status tp_control_flag(tp_tensor *t, const char *what, int *out);
+/* Ops whose results are a tuple read by getitem. */
+static inline int tp_op_is_tuple(tp_op op) {
+  return op == TP_OP_CALL_HOST || op == TP_OP_INVOKE || op == TP_OP_COND || op == TP_OP_WHILE_LOOP;
+}
+
 #endif

@@ -176,6 +176,15 @@ static int opt_value(const tp_backend_opts *o, const char *key, int dflt) {
   return dflt;
 }
 
+/* Generated kernels for a plan and its control-flow sub-plans (a cond's
+ * branches, a while_loop's cond and body), each its own module. */
+static tp_status accelerate_all(tp_plan *pl, int use_cache, int depth) {
+  tp_status s = tp_plan_accelerate(pl, &tp_wasm_accel, use_cache);
+  for (int i = 0; i < tp_plan_nsubplans(pl) && s == TP_OK && depth < 8; i++)
+    if (tp_plan_subplan(pl, i)) s = accelerate_all(tp_plan_subplan(pl, i), use_cache, depth + 1);
+  return s;
+}
+
 tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const *examples,
                           const tp_backend_opts *opts, tp_backend_run *out) {
   (void)ud, (void)nin, (void)examples;
@@ -206,7 +215,7 @@ tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const
     s = tp_lower(g, &lo, &r->plan);
     if (!s && opt_value(opts, "stax.profile", 0)) s = tp_plan_set_profiling(r->plan, 1);
     if (!s && lo.codegen) { /* generated SIMD128 kernels on a Wasm host */
-      tp_status cs = tp_plan_accelerate(r->plan, &tp_wasm_accel, lo.use_cache);
+      tp_status cs = accelerate_all(r->plan, lo.use_cache, 0);
       if (cs == TP_ERR_OUT_OF_MEMORY) {
         s = cs;
       } else if (cs != TP_OK) {
