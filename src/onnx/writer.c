@@ -26,6 +26,11 @@ typedef struct wr {
   tp_pbw nodes, inits, inputs, outputs; /* GraphProto fields 1, 5, 11, 12 */
   int aux;
   int oom;
+  /* a subgraph (a cond branch): its values' ONNX names (a prefix + the
+   * node's name; placeholders: the outer values passed as operands), NULL
+   * for the top graph, whose values keep their node names */
+  const char *const *names;
+  const tp_graph *root; /* the top graph (aux names avoid its names too) */
 } wr;
 
 typedef char vname[48]; /* an aux name "tp:N" or a copy of a short node name */
@@ -48,7 +53,7 @@ static void put_str(tp_pbw *w, uint32_t num, const char *s) { tp_pbw_bytes(w, nu
  * (a model this writer exported): skip the numbers the graph already uses. */
 static void fresh(wr *w, vname out) {
   do snprintf(out, sizeof(vname), "tp:%d", w->aux++);
-  while (tp_graph_find(w->g, out) >= 0);
+  while (tp_graph_find(w->g, out) >= 0 || (w->root && tp_graph_find(w->root, out) >= 0));
 }
 
 /* ---- attributes (AttributeProto: name 1, f 2, i 3, ints 8, type 20) ---- */
@@ -168,7 +173,7 @@ static void add_vi(wr *w, tp_pbw *section, uint32_t num, const char *name, const
 }
 
 /* ---- operands ---- */
-static const char *onnx_name(const tp_graph *g, int i) { return g->nodes[i].name; }
+static const char *vn(const wr *w, int i) { return w->names ? w->names[i] : w->g->nodes[i].name; }
 
 static tp_desc arg_desc(const tp_graph *g, const tp_arg *a) {
   tp_desc d;
@@ -192,10 +197,10 @@ static void operand(wr *w, const tp_arg *a, tp_dtype dt, vname buf, const char *
     init_scalar(w, buf, dt, a->scalar);
     *out = buf;
   } else if (w->g->nodes[a->node].desc.dtype == dt) {
-    *out = onnx_name(w->g, a->node);
+    *out = vn(w, a->node);
   } else {
     tp_pbw at = {0};
-    const char *src = onnx_name(w->g, a->node);
+    const char *src = vn(w, a->node);
     attr_int(&at, "to", tp_onnx_from_dtype(dt));
     fresh(w, buf);
     node(w, "Cast", 1, &src, buf, &at);
@@ -603,7 +608,7 @@ static tp_status convert_as(wr *w, const tp_node *n, const char *out) {
       }
       const char *in[4] = {a0, a1, "", ""};
       vname bz[2];
-      for (int k = 2; k < n->nargs; k++)
+      for (int k = 2; k < n->nargs && k < 4; k++)
         if (n->args[k].kind != TP_ARG_NONE) operand(w, &n->args[k], k == 2 ? d0.dtype : d1.dtype, bz[k - 2], &in[k]);
       node(w, "MatMulInteger", n->nargs, in, out, NULL);
       return TP_OK;
@@ -654,7 +659,7 @@ static tp_status quant_node(wr *w, const tp_node *n, const char *out) {
       return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s): the scale and the zero point run along different axes",
                      n->name, tp_op_name(n->op));
     if (ax >= 0) axis = ax;
-    const char *src = onnx_name(g, n->args[k].node);
+    const char *src = vn(w, n->args[k].node);
     if (p.ndim == 0 || (p.ndim == 1 && ax >= 0)) {
       in[k] = src;
       continue;
@@ -666,7 +671,7 @@ static tp_status quant_node(wr *w, const tp_node *n, const char *out) {
     node2(w, "Reshape", src, shn, buf[k]);
     in[k] = buf[k];
   }
-  in[0] = onnx_name(g, n->args[0].node);
+  in[0] = vn(w, n->args[0].node);
   tp_pbw at = {0};
   if (axis >= 0) attr_int(&at, "axis", axis);
   node(w, n->op == TP_OP_QUANTIZE ? "QuantizeLinear" : "DequantizeLinear", n->args[2].kind == TP_ARG_NONE ? 2 : 3, in, out,
@@ -681,28 +686,32 @@ static tp_status quant_node(wr *w, const tp_node *n, const char *out) {
  * written on the compute dtype (float32/int32) and the result cast back
  * (the op layer's rule, so the file computes what the graph does); cast,
  * views and the quantization ops take them as they are. */
+static tp_status cond_node(wr *w, int idx);
+static tp_status getitem_node(wr *w, int idx);
 static tp_status convert(wr *w, int idx) {
   const tp_node *n = &w->g->nodes[idx];
+  if (n->kind == TP_NODE_CALL && n->op == TP_OP_COND) return cond_node(w, idx);
+  if (n->kind == TP_NODE_CALL && n->op == TP_OP_WHILE_LOOP)
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (while_loop): exporting it (as Loop) is not supported yet", n->name);
+  if (n->kind == TP_NODE_CALL && n->op == TP_OP_GETITEM && w->g->nodes[n->args[0].node].op == TP_OP_COND)
+    return getitem_node(w, idx);
   if (n->kind != TP_NODE_CALL || !tp_dtype_is_storage(n->desc.dtype) || (tp_op_flags(n->op) & (TP_OPF_LOWP | TP_OPF_VIEW)))
-    return convert_as(w, n, n->name);
+    return convert_as(w, n, vn(w, idx));
   tp_node c = *n;
   c.desc.dtype = tp_dtype_compute(n->desc.dtype);
   vname t;
   fresh(w, t);
   TP_TRY(convert_as(w, &c, t));
-  cast_to(w, t, n->desc.dtype, n->name);
+  cast_to(w, t, n->desc.dtype, vn(w, idx));
   return TP_OK;
 }
 
-tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
-  if (!g || !bytes || !len) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: NULL argument");
-  *bytes = NULL;
-  *len = 0;
+/* The nodes, initializers, inputs (top graph only: a subgraph's
+ * placeholders are outer values) and outputs of w->g into w's sections. */
+static tp_status emit_graph(wr *w) {
+  const tp_graph *g = w->g;
   int oi = tp_graph_output(g);
   if (oi < 0) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: the graph has no output node");
-  wr w;
-  memset(&w, 0, sizeof w);
-  w.g = g;
   tp_status s = TP_OK;
   char *used = tp_alloc((size_t)g->n + 1), *shown = NULL;
   if (!used) return tp_fail(TP_ERR_OUT_OF_MEMORY, "onnx: save: out of memory");
@@ -722,23 +731,23 @@ tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
     const tp_node *n = &g->nodes[i];
     switch (n->kind) {
       case TP_NODE_PLACEHOLDER:
-        add_vi(&w, &w.inputs, 11, n->name, &n->desc);
+        if (!w->names) add_vi(w, &w->inputs, 11, n->name, &n->desc);
         break;
       case TP_NODE_GET_ATTR: {
-        if (!used[i] || n->desc.ndim == TP_DESC_GRAPH) break; /* subgraphs: see invoke */
+        if (!used[i] || n->desc.ndim == TP_DESC_GRAPH) break; /* subgraphs: see invoke and cond */
         if (!n->val) {
           s = tp_fail(TP_ERR_INVALID_ARG, "onnx: save: constant '%s' has no value", n->name);
           break;
         }
         tp_tensor *c = NULL;
         if ((s = tp_contiguous(n->val, &c))) break;
-        init_raw(&w, n->name, c->dtype, c->ndim, c->shape, tp_tensor_ptr(c),
+        init_raw(w, vn(w, i), c->dtype, c->ndim, c->shape, tp_tensor_ptr(c),
                  (size_t)tp_tensor_numel(c) * tp_dtype_size(c->dtype));
         tp_tensor_release(c);
         break;
       }
       case TP_NODE_CALL:
-        s = convert(&w, i);
+        s = convert(w, i);
         if (s && s != TP_ERR_OUT_OF_MEMORY && s != TP_ERR_UNSUPPORTED)
           tp_fail_context(s, "onnx: save: node '%s' (%s)", n->name, tp_op_name(n->op));
         break;
@@ -761,27 +770,158 @@ tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
     }
     if (a->kind == TP_ARG_NODE && g->nodes[a->node].kind == TP_NODE_CALL && !shown[a->node]) {
       shown[a->node] = 1;
-      add_vi(&w, &w.outputs, 12, g->nodes[a->node].name, &d);
+      add_vi(w, &w->outputs, 12, vn(w, a->node), &d);
       continue;
     }
     if (a->kind == TP_ARG_SCALAR) d.weak = 0;
-    operand(&w, a, d.dtype, b0, &src);
+    operand(w, a, d.dtype, b0, &src);
     snprintf(nm, sizeof nm, "output_%d", k);
-    /* output_K may be a node name: fall back to an aux name then */
-    if (tp_graph_find(g, nm) >= 0) fresh(&w, nm);
-    node1(&w, "Identity", src, nm);
-    add_vi(&w, &w.outputs, 12, nm, &d);
+    /* output_K may be a node name (or used by another graph): an aux name then */
+    if (w->names || tp_graph_find(g, nm) >= 0) fresh(w, nm);
+    node1(w, "Identity", src, nm);
+    add_vi(w, &w->outputs, 12, nm, &d);
   }
   tp_free(used);
   tp_free(shown);
+  return s;
+}
+
+static void wr_free(wr *w) {
+  pbw_free(&w->nodes);
+  pbw_free(&w->inits);
+  pbw_free(&w->inputs);
+  pbw_free(&w->outputs);
+}
+
+/* w's sections as one GraphProto (name: field 2) into *graph. */
+static void assemble(wr *w, const char *name, tp_pbw *graph) {
+  tp_pbw *parts[4] = {&w->nodes, &w->inits, &w->inputs, &w->outputs};
+  for (int i = 0; i < 4; i++) {
+    if (parts[i]->oom) graph->oom = 1;
+    else tp_pbw_put(graph, parts[i]->p, parts[i]->n);
+  }
+  put_str(graph, 2, name);
+}
+
+/* ---- control flow: cond -> If (branches as GraphProto attributes that
+ * read the outer values the cond passes as operands) ---- */
+
+/* Subgraph sub of w->g as a GraphProto attribute `attr` of the If: its
+ * placeholders named after ops[0..], its own values prefixed (unique over
+ * the model: ONNX names are one scope). */
+static tp_status branch_attr(wr *w, const tp_graph *sub, const char *const *ops, const char *attr, tp_pbw *attrs) {
+  char **names = tp_alloc(sizeof(char *) * (size_t)(sub->n ? sub->n : 1));
+  if (!names) return TP_ERR_OUT_OF_MEMORY;
+  memset(names, 0, sizeof(char *) * (size_t)(sub->n ? sub->n : 1));
+  char prefix[32];
+  snprintf(prefix, sizeof prefix, "tp:%s%d/", attr, w->aux++);
+  tp_status s = TP_OK;
+  for (int i = 0, ph = 0; i < sub->n && !s; i++) {
+    const tp_node *n = &sub->nodes[i];
+    const char *base = n->kind == TP_NODE_PLACEHOLDER ? ops[ph++] : n->name ? n->name : "";
+    size_t len = strlen(base) + (n->kind == TP_NODE_PLACEHOLDER ? 0 : strlen(prefix)) + 1;
+    if (!(names[i] = tp_alloc(len))) s = TP_ERR_OUT_OF_MEMORY;
+    else snprintf(names[i], len, "%s%s", n->kind == TP_NODE_PLACEHOLDER ? "" : prefix, base);
+  }
+  wr c;
+  memset(&c, 0, sizeof c);
+  c.g = sub;
+  c.names = (const char *const *)names;
+  c.root = w->root ? w->root : w->g;
+  c.aux = w->aux;
+  if (!s) s = emit_graph(&c);
+  w->aux = c.aux;
+  if (!s) {
+    tp_pbw gp = {0}, a = {0};
+    assemble(&c, attr, &gp);
+    put_str(&a, 1, attr);
+    put_msg(&a, 6, &gp);
+    tp_pbw_varint(&a, 20, 5); /* GRAPH */
+    put_msg(attrs, 5, &a);
+  }
+  wr_free(&c);
+  for (int i = 0; i < sub->n; i++) tp_free(names[i]);
+  tp_free(names);
+  return s;
+}
+
+/* The first getitem of cond node ci selecting result k (-1: none). */
+static int first_getitem(const tp_graph *g, int ci, int k) {
+  for (int i = ci + 1; i < g->n; i++) {
+    const tp_node *x = &g->nodes[i];
+    if (x->kind == TP_NODE_CALL && x->op == TP_OP_GETITEM && x->args[0].node == ci && x->attrs.result_index == k)
+      return i;
+  }
+  return -1;
+}
+
+static tp_status cond_node(wr *w, int idx) {
+  const tp_graph *g = w->g;
+  const tp_node *n = &g->nodes[idx];
+  const tp_graph *th = tp_node_subgraph(g, n, 1), *el = tp_node_subgraph(g, n, 2);
+  if (!th || !el) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: cond '%s' names no subgraphs", n->name);
+  int nops = n->nargs - 3, nres = (int)n->attrs.nresults;
+  const char *ops[TP_MAX_OPERANDS];
+  for (int k = 0; k < nops; k++) ops[k] = vn(w, n->args[3 + k].node);
+  /* the condition: a bool (an integer predicate compared with 0) */
+  vname cb, zero;
+  const char *pred = vn(w, n->args[0].node);
+  if (g->nodes[n->args[0].node].desc.dtype != TP_BOOL) {
+    init_scalar(w, zero, g->nodes[n->args[0].node].desc.dtype, 0);
+    vname eq;
+    fresh(w, eq);
+    node2(w, "Equal", pred, zero, eq);
+    fresh(w, cb);
+    node1(w, "Not", eq, cb);
+    pred = cb;
+  }
+  tp_pbw attrs = {0};
+  TP_TRY(branch_attr(w, th, ops, "then_branch", &attrs));
+  tp_status s = branch_attr(w, el, ops, "else_branch", &attrs);
+  if (s) {
+    pbw_free(&attrs);
+    return s;
+  }
+  /* If's outputs: named after the first getitem of each result */
+  tp_pbw m = {0};
+  char nm[64];
+  put_str(&m, 1, pred);
+  for (int k = 0; k < nres; k++) {
+    int gi = first_getitem(g, idx, k);
+    vname t;
+    if (gi < 0) fresh(w, t);
+    put_str(&m, 2, gi >= 0 ? vn(w, gi) : t);
+  }
+  snprintf(nm, sizeof nm, "If_%d", w->aux++);
+  put_str(&m, 3, nm);
+  put_str(&m, 4, "If");
+  if (attrs.oom) m.oom = 1;
+  else tp_pbw_put(&m, attrs.p, attrs.n);
+  pbw_free(&attrs);
+  put_msg(&w->nodes, 1, &m);
+  return TP_OK;
+}
+
+/* A getitem of a cond: the If's output itself (the first one of its
+ * result), else an Identity of it. */
+static tp_status getitem_node(wr *w, int idx) {
+  const tp_node *n = &w->g->nodes[idx];
+  int first = first_getitem(w->g, n->args[0].node, (int)n->attrs.result_index);
+  if (first != idx) node1(w, "Identity", vn(w, first), vn(w, idx));
+  return TP_OK;
+}
+
+tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
+  if (!g || !bytes || !len) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: NULL argument");
+  *bytes = NULL;
+  *len = 0;
+  wr w;
+  memset(&w, 0, sizeof w);
+  w.g = g;
+  tp_status s = emit_graph(&w);
   tp_pbw graph = {0}, model = {0}, opset = {0};
   if (!s) {
-    tp_pbw *parts[4] = {&w.nodes, &w.inits, &w.inputs, &w.outputs};
-    for (int i = 0; i < 4; i++) {
-      if (parts[i]->oom) graph.oom = 1;
-      else tp_pbw_put(&graph, parts[i]->p, parts[i]->n);
-    }
-    put_str(&graph, 2, "tensorplay");
+    assemble(&w, "tensorplay", &graph);
     tp_pbw_varint(&model, 1, TP_ONNX_IR_VERSION);
     put_str(&model, 2, "tensorplay");
     put_str(&model, 3, TP_VERSION_STRING);
@@ -793,10 +933,7 @@ tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
   }
   pbw_free(&graph);
   pbw_free(&opset);
-  pbw_free(&w.nodes);
-  pbw_free(&w.inits);
-  pbw_free(&w.inputs);
-  pbw_free(&w.outputs);
+  wr_free(&w);
   if (s) {
     pbw_free(&model);
     if (s == TP_ERR_OUT_OF_MEMORY) tp_fail(s, "onnx: save: out of memory");
