@@ -153,6 +153,24 @@ tp_status tp_control_flag(tp_tensor *t, const char *what, int *out) {
   return TP_OK;
 }
 
+/* A result that is one of the operands (a loop that ran no step, a branch
+ * returning its input on the graph run) becomes a copy: the caller's
+ * operands may be views of its own buffers (the plan's), results outlive
+ * the run. */
+static tp_status own_results(const tp_node *n, tp_tensor *const *args, int nres, tp_tensor **res) {
+  for (int k = 0; k < nres; k++) {
+    int alias = 0;
+    for (int j = 0; j < n->nargs && !alias; j++) alias = res[k] && res[k] == args[j];
+    if (!alias) continue;
+    tp_tensor *c = NULL;
+    TP_TRY(tp_tensor_empty(res[k]->dtype, res[k]->ndim, res[k]->shape, &c));
+    tp_tensor_copy_into(res[k], c);
+    tp_tensor_release(res[k]);
+    res[k] = c;
+  }
+  return TP_OK;
+}
+
 tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner run, void *ctx,
                          tp_tensor *const *args, tp_tensor **res) {
   int nres = (int)n->attrs.nresults, got = 0;
@@ -162,7 +180,7 @@ tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner 
     int k = take ? 1 : 2;
     TP_TRY(run(ctx, n, k, sub_of(g, n, k), n->nargs - 3, args + 3, nres, res, &got));
     if (got != nres) return tp_fail(TP_ERR_INTERNAL, "cond: the branch returned %d results, expected %d", got, nres);
-    return TP_OK;
+    return own_results(n, args, nres, res);
   }
   /* while_loop: carried (owned) then captured (borrowed) */
   int nin = n->nargs - 2;
@@ -196,5 +214,5 @@ tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner 
     if (s) tp_tensor_release(cur[k]);
     else res[k] = cur[k];
   }
-  return s;
+  return s ? s : own_results(n, args, nres, res);
 }

@@ -95,6 +95,18 @@ static int named_before(const tp_kir_program *p, int k, int i) {
   return 0;
 }
 
+/* control flow: the sub-plans under pl (cond branches, while_loop cond and
+ * body, nested) and how many of their kernels run as generated code */
+static void count_subplans(tp_plan *pl, int depth, int *nsub, int *ngen) {
+  for (int i = 0; i < tp_plan_nsubplans(pl) && depth < 8; i++) {
+    tp_plan *sp = tp_plan_subplan(pl, i);
+    if (!sp) continue;
+    ++*nsub;
+    *ngen += tp_plan_accel_kernels(sp);
+    count_subplans(sp, depth + 1, nsub, ngen);
+  }
+}
+
 static void stax_describe(void *ud, char *json, size_t n) {
   stax_runner *r = ud;
   const tp_kir_program *p = tp_plan_program(r->plan);
@@ -107,11 +119,14 @@ static void stax_describe(void *ud, char *json, size_t n) {
     }
   }
   if (!n) return;
+  int nsub = 0, ngen = 0;
+  count_subplans(r->plan, 0, &nsub, &ngen);
   int hn = snprintf(json, n,
                     "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"conv\": %d, \"op\": %d, "
-                    "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d, \"qmatmul\": %d, \"matmul_int\": %d, ",
+                    "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d, \"qmatmul\": %d, \"matmul_int\": %d, "
+                    "\"subplans\": %d, \"subplan_generated\": %d, ",
                     p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_CONV], kinds[TP_KK_OP],
-                    tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned, qmm, mmi);
+                    tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned, qmm, mmi, nsub, ngen);
   if (hn < 0 || (size_t)hn >= n) return; /* cut: the caller's buffer is too small for anything */
   size_t pos = (size_t)hn;
   int ok = p->node_kernel && p->graph;
