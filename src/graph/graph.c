@@ -43,6 +43,15 @@ void tp_graph_free(tp_graph *g) {
   tp_free(g);
 }
 
+void tp_graph_truncate(tp_graph *g, int n, int nsubs) {
+  while (g->n > n) node_clear(&g->nodes[--g->n]);
+  while (g->nsubs > nsubs) {
+    g->nsubs--;
+    tp_free(g->subs[g->nsubs].name);
+    tp_graph_free(g->subs[g->nsubs].g);
+  }
+}
+
 tp_status tp_graph_add_subgraph(tp_graph *g, const char *name, tp_graph *sub) {
   if (tp_graph_find_subgraph(g, name)) {
     tp_graph_free(sub);

@@ -85,6 +85,10 @@ int tp_graph_equal(const tp_graph *a, const tp_graph *b);
  * failure). */
 tp_status tp_graph_add_subgraph(tp_graph *g, const char *name, tp_graph *sub);
 tp_graph *tp_graph_find_subgraph(const tp_graph *g, const char *name);
+/* Drops the nodes from index n on and the subgraphs from index nsubs on
+ * (an importer undoing a failed attempt; nothing before them may refer to
+ * them). */
+void tp_graph_truncate(tp_graph *g, int n, int nsubs);
 /* tp_graph_run; reference: call nodes run on the scalar reference kernels
  * (tp_op_exec_ref), the oracle of the `reference` backend. */
 tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *const *in,

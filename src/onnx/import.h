@@ -168,6 +168,10 @@ tp_status tp_onnx_arg(imp *m, ref r, tp_arg *a);
  * node, both branches imported as child graphs. An error leaves m->g as it
  * was (but for the constant pool), so cv_if may still choose at import. */
 tp_status tp_onnx_if_as_cond(imp *m, onode *n, ref c, attr *th, attr *el);
+/* onnx_cond.c: a Loop whose condition is computed from run-time data as
+ * one while_loop node (body: the decoded `body`, imported once). Refused
+ * with scan outputs or carried values whose shapes change. */
+tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body);
 
 /* Records in m->need the graph inputs that node `node` is computed from
  * (TP_ERR_OUT_OF_MEMORY when its walk cannot allocate). */

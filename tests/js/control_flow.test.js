@@ -176,3 +176,42 @@ test('a compiled tp.cond exports to ONNX If that onnxruntime-node runs in both b
     m.dispose();
   }
 });
+
+// A Loop that exits on float data (y_{i+1} = y_i * 1.5 + x while y < lim,
+// at most M steps; no scan outputs): one while_loop node, the body compiled
+// once; compared with onnxruntime-node for several limits and counts.
+const loopOnData = makeModel({
+  nodes: [['Loop', ['M', '', 'y0'], ['y'], {
+    body: {
+      nodes: [['Mul', ['y_in', 'k'], ['h']], ['Add', ['h', 'x'], ['y_out']], ['Less', ['y_out', 'lim'], ['c2']],
+        ['Squeeze', ['c2'], ['c_out']]],
+      inputs: [['i', 7, []], ['c_in', 9, []], ['y_in', 1, [1]]],
+      outputs: [['c_out', 9, []], ['y_out', 1, [1]]],
+    },
+  }]],
+  inputs: [['M', 7, []], ['y0', 1, [1]], ['x', 1, [1]], ['k', 1, [1]], ['lim', 1, [1]]],
+  outputs: [['y', 1, null]],
+});
+
+test('ONNX Loop exiting on float data runs as one while_loop and matches onnxruntime-node', async () => {
+  const sess = await ort.InferenceSession.create(loopOnData);
+  for (const backend of ['', 'stax']) {
+    const m = tp.onnx.load(loopOnData, { backend });
+    try {
+      for (const [M, lim] of [[100n, 10], [100n, 1000], [2n, 1000], [0n, 5], [100n, -1]]) {
+        const ref = await sess.run({ M: new ort.Tensor('int64', [M], []), y0: new ort.Tensor('float32', [0.5], [1]),
+          x: new ort.Tensor('float32', [1], [1]), k: new ort.Tensor('float32', [1.5], [1]),
+          lim: new ort.Tensor('float32', [lim], [1]) });
+        tp.scope(() => {
+          const got = m.run({ M: tp.tensor(Number(M), { dtype: 'int64' }), y0: tp.tensor([0.5]), x: tp.tensor([1]),
+            k: tp.tensor([1.5]), lim: tp.tensor([lim]) });
+          close([...got.y.toArray()], [...ref.y.data], `${backend || 'eager'} M=${M} lim=${lim}`);
+        });
+      }
+      assert.match(m.graph.print(), /= while_loop\(/);
+    } finally {
+      m.dispose();
+    }
+  }
+  await sess.release();
+});
