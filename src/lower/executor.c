@@ -939,6 +939,7 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
         tp_tensor **old = r->pl->tuples[slot];
         for (int q = 0; old[q]; q++) tp_tensor_release(old[q]);
         tp_free(old);
+        r->pl->tuples[slot] = NULL;
       }
       /* kept (NULL terminated) for the getitem kernels */
       tp_tensor **keep = tp_alloc(sizeof(tp_tensor *) * (size_t)(nres + 1));
