@@ -61,6 +61,9 @@ static tp_status samples_of(int nin, tp_tensor *const *in, tp_tensor **out) {
 static tp_status trace_branch(const char *api, const char *which, const tp_callable *fn, int nin, tp_tensor **samples,
                               tp_trace_result *r) {
   tp_status s = tp_trace_named(fn, nin, samples, NULL, 1, r);
+  if (s && strstr(tp_last_error(), "different traces"))
+    return tp_fail(s, "%s: the %s function reads a traced value that is not one of its operands; pass it as an "
+                   "operand", api, which);
   if (s) return tp_fail_context(s, "%s: the %s function", api, which);
   if (r->broken) {
     tp_status e = tp_fail(TP_ERR_CAPTURE, "%s: the %s function breaks the graph (%s)", api, which, r->break_reason);

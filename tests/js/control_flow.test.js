@@ -73,6 +73,10 @@ test('tp.cond: bad inputs are errors naming the problem; the runtime stays usabl
     assert.throws(() => tp.cond(tp.tensor(1.5), (u) => u, (u) => u, [x]), /cond: the predicate is f32\[\]/);
     assert.throws(() => tp.cond(tp.tensor(true), 'no', (u) => u, [x]), /cond: thenFn must be a function/);
     assert.throws(() => tp.cond(tp.tensor(true), (u) => u, (u) => u, [1]), /cond: operands\[0\] must be a Tensor/);
+    const k = tp.compile((p, a, b) => tp.cond(p, (u) => u.add(b), (u) => u, [a]));
+    assert.throws(() => k(tp.tensor(true), x, x),
+      /cond: the then function reads a traced value that is not one of its operands; pass it as an operand/);
+    k.dispose();
     const h = tp.compile((p, a) => tp.cond(p, (u) => [u, u], (u) => u, [a]));
     assert.throws(() => h(tp.tensor(true), x), /cond: the then function returns 2 tensors, the else function 1/);
     h.dispose();
