@@ -687,14 +687,15 @@ static tp_status quant_node(wr *w, const tp_node *n, const char *out) {
  * (the op layer's rule, so the file computes what the graph does); cast,
  * views and the quantization ops take them as they are. */
 static tp_status cond_node(wr *w, int idx);
+static tp_status while_node(wr *w, int idx);
 static tp_status getitem_node(wr *w, int idx);
 static tp_status convert(wr *w, int idx) {
   const tp_node *n = &w->g->nodes[idx];
   if (n->kind == TP_NODE_CALL && n->op == TP_OP_COND) return cond_node(w, idx);
-  if (n->kind == TP_NODE_CALL && n->op == TP_OP_WHILE_LOOP)
-    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (while_loop): exporting it (as Loop) is not supported yet", n->name);
-  if (n->kind == TP_NODE_CALL && n->op == TP_OP_GETITEM && w->g->nodes[n->args[0].node].op == TP_OP_COND)
+  if (n->kind == TP_NODE_CALL && n->op == TP_OP_GETITEM &&
+      (w->g->nodes[n->args[0].node].op == TP_OP_COND || w->g->nodes[n->args[0].node].op == TP_OP_WHILE_LOOP))
     return getitem_node(w, idx);
+  if (n->kind == TP_NODE_CALL && n->op == TP_OP_WHILE_LOOP) return while_node(w, idx);
   if (n->kind != TP_NODE_CALL || !tp_dtype_is_storage(n->desc.dtype) || (tp_op_flags(n->op) & (TP_OPF_LOWP | TP_OPF_VIEW)))
     return convert_as(w, n, vn(w, idx));
   tp_node c = *n;
@@ -708,7 +709,11 @@ static tp_status convert(wr *w, int idx) {
 
 /* The nodes, initializers, inputs (top graph only: a subgraph's
  * placeholders are outer values) and outputs of w->g into w's sections. */
-static tp_status emit_graph(wr *w) {
+static tp_status emit_graph_ex(wr *w, int outputs);
+static tp_status emit_graph(wr *w) { return emit_graph_ex(w, 1); }
+/* outputs = 0: the nodes and initializers only (a graph inlined into
+ * another: its outputs are read by name) */
+static tp_status emit_graph_ex(wr *w, int outputs) {
   const tp_graph *g = w->g;
   int oi = tp_graph_output(g);
   if (oi < 0) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: the graph has no output node");
@@ -757,6 +762,10 @@ static tp_status emit_graph(wr *w) {
   }
   /* outputs: a call node's value directly the first time, else an Identity */
   const tp_node *on = &g->nodes[oi];
+  if (!outputs) {
+    tp_free(used);
+    return s;
+  }
   if (!s && !(shown = tp_alloc((size_t)g->n + 1))) s = TP_ERR_OUT_OF_MEMORY;
   if (shown) memset(shown, 0, (size_t)g->n + 1);
   for (int k = 0; !s && k < on->nargs; k++) {
@@ -809,12 +818,18 @@ static void assemble(wr *w, const char *name, tp_pbw *graph) {
 /* Subgraph sub of w->g as a GraphProto attribute `attr` of the If: its
  * placeholders named after ops[0..], its own values prefixed (unique over
  * the model: ONNX names are one scope). */
-static tp_status branch_attr(wr *w, const tp_graph *sub, const char *const *ops, const char *attr, tp_pbw *attrs) {
+/* The ONNX names of sub's values: placeholder k is ops[k], every other
+ * value its name after a prefix unique in the model. *out: free_names. */
+static void free_names(const tp_graph *sub, char **names) {
+  for (int i = 0; names && i < sub->n; i++) tp_free(names[i]);
+  tp_free(names);
+}
+static tp_status make_names(wr *w, const tp_graph *sub, const char *const *ops, const char *tag, char ***out) {
   char **names = tp_alloc(sizeof(char *) * (size_t)(sub->n ? sub->n : 1));
   if (!names) return TP_ERR_OUT_OF_MEMORY;
   memset(names, 0, sizeof(char *) * (size_t)(sub->n ? sub->n : 1));
-  char prefix[32];
-  snprintf(prefix, sizeof prefix, "tp:%s%d/", attr, w->aux++);
+  char prefix[40];
+  snprintf(prefix, sizeof prefix, "tp:%s%d/", tag, w->aux++);
   tp_status s = TP_OK;
   for (int i = 0, ph = 0; i < sub->n && !s; i++) {
     const tp_node *n = &sub->nodes[i];
@@ -823,6 +838,18 @@ static tp_status branch_attr(wr *w, const tp_graph *sub, const char *const *ops,
     if (!(names[i] = tp_alloc(len))) s = TP_ERR_OUT_OF_MEMORY;
     else snprintf(names[i], len, "%s%s", n->kind == TP_NODE_PLACEHOLDER ? "" : prefix, base);
   }
+  if (s) {
+    free_names(sub, names);
+    return s;
+  }
+  *out = names;
+  return TP_OK;
+}
+
+static tp_status branch_attr(wr *w, const tp_graph *sub, const char *const *ops, const char *attr, tp_pbw *attrs) {
+  char **names = NULL;
+  TP_TRY(make_names(w, sub, ops, attr, &names));
+  tp_status s = TP_OK;
   wr c;
   memset(&c, 0, sizeof c);
   c.g = sub;
@@ -840,8 +867,7 @@ static tp_status branch_attr(wr *w, const tp_graph *sub, const char *const *ops,
     put_msg(attrs, 5, &a);
   }
   wr_free(&c);
-  for (int i = 0; i < sub->n; i++) tp_free(names[i]);
-  tp_free(names);
+  free_names(sub, names);
   return s;
 }
 
@@ -908,6 +934,151 @@ static tp_status getitem_node(wr *w, int idx) {
   const tp_node *n = &w->g->nodes[idx];
   int first = first_getitem(w->g, n->args[0].node, (int)n->attrs.result_index);
   if (first != idx) node1(w, "Identity", vn(w, first), vn(w, idx));
+  return TP_OK;
+}
+
+/* ---- while_loop -> Loop: no trip count; the initial cond is the cond
+ * graph inlined on the initial values; the body is our body followed by
+ * our cond graph inlined on its results (ONNX computes the next condition
+ * in the body); captured values are read from the outer scope. ---- */
+
+/* sub inlined into w (its nodes and initializers appended), placeholders
+ * named ins[]; out[k]: a copy of output k's ONNX name. */
+static tp_status inline_graph(wr *w, const tp_graph *sub, const char *const *ins, const char *tag, vname *out) {
+  char **names = NULL;
+  TP_TRY(make_names(w, sub, ins, tag, &names));
+  wr c;
+  memset(&c, 0, sizeof c);
+  c.g = sub;
+  c.names = (const char *const *)names;
+  c.root = w->root ? w->root : w->g;
+  c.aux = w->aux;
+  tp_status s = emit_graph_ex(&c, 0);
+  w->aux = c.aux;
+  if (!s) {
+    if (c.nodes.oom || c.inits.oom) w->nodes.oom = 1;
+    tp_pbw_put(&w->nodes, c.nodes.p, c.nodes.n);
+    tp_pbw_put(&w->inits, c.inits.p, c.inits.n);
+    const tp_node *on = &sub->nodes[tp_graph_output(sub)];
+    for (int k = 0; k < on->nargs; k++) {
+      if (on->args[k].kind != TP_ARG_NODE || strlen(names[on->args[k].node]) >= sizeof(vname)) {
+        s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: save: output %d of a loop subgraph cannot be named", k);
+        break;
+      }
+      snprintf(out[k], sizeof(vname), "%s", names[on->args[k].node]);
+    }
+  }
+  wr_free(&c);
+  free_names(sub, names);
+  return s;
+}
+
+/* name (one bool/int value of type d) as a new bool scalar value *out of w */
+static void as_bool(wr *w, const char *name, const tp_desc *d, vname out) {
+  const char *cur = name;
+  vname a, b, z;
+  if (d->dtype != TP_BOOL) {
+    init_scalar(w, z, d->dtype, 0);
+    fresh(w, a);
+    node2(w, "Equal", cur, z, a);
+    fresh(w, b);
+    node1(w, "Not", a, b);
+    cur = b;
+  }
+  if (d->ndim) {
+    vname shp;
+    int64_t none = 0;
+    init_i64(w, shp, 0, &none); /* the shape [] */
+    fresh(w, out);
+    node2(w, "Reshape", cur, shp, out);
+    return;
+  }
+  fresh(w, out);
+  node1(w, "Identity", cur, out);
+}
+
+static tp_status while_node(wr *w, int idx) {
+  const tp_graph *g = w->g;
+  const tp_node *n = &g->nodes[idx];
+  const tp_graph *cg = tp_node_subgraph(g, n, 0), *bg = tp_node_subgraph(g, n, 1);
+  if (!cg || !bg) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: while_loop '%s' names no subgraphs", n->name);
+  int nin = n->nargs - 2, N = (int)n->attrs.nresults;
+  const char *ops[TP_MAX_OPERANDS];
+  for (int k = 0; k < nin; k++) ops[k] = vn(w, n->args[2 + k].node);
+  const tp_desc *cd = &cg->nodes[cg->nodes[tp_graph_output(cg)].args[0].node].desc;
+  /* the initial condition, in the outer graph */
+  vname c0[1], cond0;
+  TP_TRY(inline_graph(w, cg, ops, "loop_cond", c0));
+  as_bool(w, c0[0], cd, cond0);
+  /* the body graph: (iteration, cond, carried...) -> (next cond, carried...) */
+  wr b;
+  memset(&b, 0, sizeof b);
+  b.g = bg;
+  b.root = w->root ? w->root : w->g;
+  b.aux = w->aux;
+  vname iter, cin, vin[TP_MAX_OPERANDS], bout[TP_MAX_OPERANDS], cout[1], cnext, outn[TP_MAX_OPERANDS];
+  fresh(&b, iter);
+  fresh(&b, cin);
+  const char *bins[TP_MAX_OPERANDS] = {0};
+  for (int k = 0; k < nin; k++) {
+    if (k < N) fresh(&b, vin[k]);
+    bins[k] = k < N ? vin[k] : ops[k];
+  }
+  tp_status s = inline_graph(&b, bg, bins, "loop_body", bout);
+  const char *cins[TP_MAX_OPERANDS] = {0};
+  for (int k = 0; k < nin; k++) cins[k] = k < N ? bout[k] : ops[k];
+  if (!s) s = inline_graph(&b, cg, cins, "loop_next", cout);
+  if (!s) {
+    as_bool(&b, cout[0], cd, cnext);
+    tp_desc i64d, bd;
+    memset(&i64d, 0, sizeof i64d);
+    i64d.dtype = TP_I64;
+    memset(&bd, 0, sizeof bd);
+    bd.dtype = TP_BOOL;
+    add_vi(&b, &b.inputs, 11, iter, &i64d);
+    add_vi(&b, &b.inputs, 11, cin, &bd);
+    add_vi(&b, &b.outputs, 12, cnext, &bd);
+    for (int k = 0; k < N; k++) {
+      const tp_desc *d = &g->nodes[n->args[2 + k].node].desc;
+      add_vi(&b, &b.inputs, 11, vin[k], d);
+      fresh(&b, outn[k]); /* each carried result a value of the body's own */
+      node1(&b, "Identity", bout[k], outn[k]);
+      add_vi(&b, &b.outputs, 12, outn[k], d);
+    }
+  }
+  w->aux = b.aux;
+  tp_pbw attrs = {0};
+  if (!s) {
+    tp_pbw gp = {0}, a = {0};
+    assemble(&b, "body", &gp);
+    put_str(&a, 1, "body");
+    put_msg(&a, 6, &gp);
+    tp_pbw_varint(&a, 20, 5); /* GRAPH */
+    put_msg(&attrs, 5, &a);
+  }
+  wr_free(&b);
+  if (s) {
+    pbw_free(&attrs);
+    return s;
+  }
+  tp_pbw m = {0};
+  char nm[64];
+  put_str(&m, 1, ""); /* no trip count */
+  put_str(&m, 1, cond0);
+  for (int k = 0; k < N; k++) put_str(&m, 1, ops[k]);
+  for (int k = 0; k < N; k++) {
+    int gi = first_getitem(g, idx, k);
+    vname t;
+    if (gi < 0) fresh(w, t);
+    put_str(&m, 2, gi >= 0 ? vn(w, gi) : t);
+  }
+  snprintf(nm, sizeof nm, "Loop_%d", w->aux++);
+  put_str(&m, 3, nm);
+  put_str(&m, 4, "Loop");
+  if (attrs.oom) m.oom = 1;
+  else tp_pbw_put(&m, attrs.p, attrs.n);
+  pbw_free(&attrs);
+  put_msg(&w->nodes, 1, &m);
   return TP_OK;
 }
 

@@ -219,3 +219,25 @@ test('ONNX Loop exiting on float data runs as one while_loop and matches onnxrun
   }
   await sess.release();
 });
+
+test('a compiled tp.whileLoop exports to ONNX Loop that onnxruntime-node runs for several trip counts', async () => {
+  const bytes = tp.scope(() => tp.onnx.save(loop, [tp.tensor(3, { dtype: 'int64' }), tp.tensor(a0), tp.tensor(wv)]));
+  const sess = await ort.InferenceSession.create(bytes);
+  const [nn, an, wn] = sess.inputNames;
+  for (const n of [0, 1, 4]) {
+    const r = await sess.run({ [nn]: new ort.Tensor('int64', [BigInt(n)], []),
+      [an]: new ort.Tensor('float32', Float32Array.from(a0), [3]), [wn]: new ort.Tensor('float32', Float32Array.from(wv), [3]) });
+    close([...r[sess.outputNames[0]].data], wantLoop(n), `onnxruntime n=${n}`);
+  }
+  await sess.release();
+  // back into tensorplay: the Loop's count comes from data, so it is a while_loop again
+  const m = tp.onnx.load(bytes, { backend: 'stax' });
+  try {
+    for (const n of [2, 0, 5])
+      tp.scope(() => close([...m(tp.tensor(n, { dtype: 'int64' }), tp.tensor(a0), tp.tensor(wv))[0].toArray()], wantLoop(n),
+        `re-imported n=${n}`));
+    assert.match(m.graph.print(), /= while_loop\(/);
+  } finally {
+    m.dispose();
+  }
+});

@@ -273,6 +273,30 @@ static void test_while(const char *backend) {
     if (gr) CHECK_OK(tp_graph_print(gr, 0, &text));
     CHECKF(text && strstr(text, "= while_loop("), "graph: %s", text ? text : "");
     tp_free_buffer(text);
+    /* export as ONNX Loop; loaded back, its count is data again: the same values */
+    uint8_t *bytes = NULL;
+    size_t len = 0;
+    tp_onnx_model *om = NULL;
+    if (gr) CHECK_OK(tp_onnx_save(gr, &bytes, &len));
+    if (bytes) CHECK_OK(tp_onnx_model_load(bytes, len, &om));
+    tp_free_buffer(bytes);
+    if (om) CHECK_OK(tp_onnx_model_use_backend(om, backend));
+    for (int q = 0; om && q < 3; q++) {
+      tp_tensor *nq = i64(trips[q]), *in[3] = {nq, a, w}, *out = NULL;
+      int no = 0;
+      CHECK_OK(tp_onnx_model_run(om, 3, in, 1, &out, &no));
+      double want[3];
+      for (int k = 0; k < 3; k++) {
+        double v = a0[k];
+        for (int64_t t = 0; t < trips[q]; t++) v = v * wv[k] + 1;
+        want[k] = v;
+      }
+      CHECKF(no == 1 && close3(out, want), "%s: exported Loop, %lld trips", backend, (long long)trips[q]);
+      tp_tensor_release(out);
+      tp_tensor_release(nq);
+    }
+    if (om) CHECK(tp_onnx_model_num_specializations(om) == 1);
+    tp_onnx_model_free(om);
     tp_compiled_free(c);
   }
   /* a body that changes a carried value's shape */
