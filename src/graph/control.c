@@ -178,38 +178,50 @@ tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner 
     int take = 0;
     TP_TRY(tp_control_flag(args[0], "cond: the predicate", &take));
     int k = take ? 1 : 2;
-    TP_TRY(run(ctx, n, k, sub_of(g, n, k), n->nargs - 3, args + 3, nres, res, &got));
+    TP_TRY(run(ctx, n, k, sub_of(g, n, k), n->nargs - 3, args + 3, nres, res, &got, NULL));
     if (got != nres) return tp_fail(TP_ERR_INTERNAL, "cond: the branch returned %d results, expected %d", got, nres);
     return own_results(n, args, nres, res);
   }
-  /* while_loop: carried (owned) then captured (borrowed) */
+  /* while_loop: carried (owned) then captured (borrowed). Double buffered:
+   * a step reads cur and writes next; the step after writes into the
+   * buffers cur had (spare), so a loop in the plan allocates its carried
+   * values twice, not once per step. The first step reads the operands,
+   * which are never written. */
   int nin = n->nargs - 2;
-  tp_tensor *cur[TP_MAX_OPERANDS], *next[TP_MAX_OPERANDS];
+  tp_tensor *cur[TP_MAX_OPERANDS], *next[TP_MAX_OPERANDS], *spare[TP_MAX_OPERANDS] = {0};
   for (int k = 0; k < nin; k++) {
     cur[k] = args[2 + k];
     if (k < nres) tp_tensor_retain(cur[k]);
   }
   const tp_graph *cg = sub_of(g, n, 0), *bg = sub_of(g, n, 1);
   tp_status s = TP_OK;
+  int first = 1;
   for (;;) {
     tp_tensor *flag = NULL;
     int go = 0;
-    s = run(ctx, n, 0, cg, nin, cur, 1, &flag, &got);
+    s = run(ctx, n, 0, cg, nin, cur, 1, &flag, &got, NULL);
     if (!s) s = tp_control_flag(flag, "while_loop: the cond result", &go);
     tp_tensor_release(flag);
     if (s || !go) break;
     memset(next, 0, sizeof next);
-    s = run(ctx, n, 1, bg, nin, cur, nres, next, &got);
+    int usable = !first; /* spare buffers nobody else holds */
+    for (int k = 0; k < nres && usable; k++)
+      usable = spare[k] && spare[k]->refs == 1 && spare[k]->storage && spare[k]->storage->refs == 1;
+    s = run(ctx, n, 1, bg, nin, cur, nres, next, &got, usable ? spare : NULL);
     if (!s && got != nres) s = tp_fail(TP_ERR_INTERNAL, "while_loop: the body returned %d results, expected %d", got, nres);
     if (s) {
       for (int k = 0; k < nres; k++) tp_tensor_release(next[k]);
       break;
     }
     for (int k = 0; k < nres; k++) {
-      tp_tensor_release(cur[k]);
+      tp_tensor_release(spare[k]); /* written into (next holds it now) or replaced */
+      spare[k] = first ? NULL : cur[k];
+      if (first) tp_tensor_release(cur[k]); /* an operand: never a spare */
       cur[k] = next[k];
     }
+    first = 0;
   }
+  for (int k = 0; k < nres; k++) tp_tensor_release(spare[k]);
   for (int k = 0; k < nres; k++) {
     if (s) tp_tensor_release(cur[k]);
     else res[k] = cur[k];

@@ -398,13 +398,13 @@ static tp_tensor *run_value(void *ctx, const tp_node *n, int k) {
 
 /* control flow's branches and loop steps on the graph run */
 static tp_status run_sub(void *ctx, const tp_node *n, int which, const tp_graph *sub, int nin,
-                         tp_tensor *const *in, int max_out, tp_tensor **res, int *got) {
-  (void)ctx, (void)n, (void)which;
+                         tp_tensor *const *in, int max_out, tp_tensor **res, int *got, tp_tensor *const *into) {
+  (void)ctx, (void)n, (void)which, (void)into;
   return tp_graph_run_ex(sub, 0, nin, in, max_out, res, got);
 }
 static tp_status run_sub_ref(void *ctx, const tp_node *n, int which, const tp_graph *sub, int nin,
-                             tp_tensor *const *in, int max_out, tp_tensor **res, int *got) {
-  (void)ctx, (void)n, (void)which;
+                             tp_tensor *const *in, int max_out, tp_tensor **res, int *got, tp_tensor *const *into) {
+  (void)ctx, (void)n, (void)which, (void)into;
   return tp_graph_run_ex(sub, 1, nin, in, max_out, res, got);
 }
 

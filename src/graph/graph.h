@@ -124,9 +124,13 @@ const tp_graph *tp_node_subgraph(const tp_graph *g, const tp_node *n, int k);
  * types. Errors name the node and the mismatch. */
 tp_status tp_graph_verify_control(const tp_graph *g, const tp_node *n);
 /* Runs subgraph `sub` (operand `which` of n) on in[0..nin): the graph run
- * runs it eagerly, the plan runs its compiled sub-plan. Fills res[0..*got). */
+ * runs it eagerly, the plan runs its compiled sub-plan. Fills res[0..*got)
+ * with new references. into: NULL, or max_out tensors the results may be
+ * written into (a loop's spare carried buffers: the plan writes into them
+ * and returns them; the graph run ignores them). */
 typedef tp_status (*tp_control_runner)(void *ctx, const tp_node *n, int which, const tp_graph *sub, int nin,
-                                       tp_tensor *const *in, int max_out, tp_tensor **res, int *got);
+                                       tp_tensor *const *in, int max_out, tp_tensor **res, int *got,
+                                       tp_tensor *const *into);
 /* One run of control node n with operand tensors args (n->nargs of them;
  * the subgraph references NULL): reads the predicate / cond result and
  * calls run for the chosen branch or each step. res: nresults new tensors. */

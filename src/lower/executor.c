@@ -891,13 +891,15 @@ static tp_tensor *operand_shell(void *ctx, const tp_node *n, int i) {
 /* A control node's branch or loop step: its compiled sub-plan (tp_lower
  * made one per subgraph), else the subgraph on the graph run. */
 typedef struct sub_ctx { const tp_plan *pl; int ki; } sub_ctx;
+static tp_status plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout,
+                          tp_tensor *const *into);
 static tp_status run_subplan(void *ctx, const tp_node *n, int which, const tp_graph *sub, int nin,
-                             tp_tensor *const *in, int max_out, tp_tensor **res, int *got) {
+                             tp_tensor *const *in, int max_out, tp_tensor **res, int *got, tp_tensor *const *into) {
   const sub_ctx *c = ctx;
   int w = n->op == TP_OP_COND ? which - 1 : which;
   tp_plan *sp = c->pl->subs ? c->pl->subs[2 * c->ki + w] : NULL;
   if (!sub) return tp_fail(TP_ERR_INTERNAL, "executor: %s without its subgraph", tp_op_name(n->op));
-  if (sp) return tp_plan_run(sp, nin, in, max_out, res, got);
+  if (sp) return plan_run(sp, nin, in, max_out, res, got, into);
   return tp_graph_run(sub, nin, in, max_out, res, got);
 }
 
@@ -1094,6 +1096,14 @@ tp_status tp_plan_run_kernel(void *run, int k) {
 
 tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                       int *nout) {
+  return plan_run(pl, nin, in, max_out, outs, nout, NULL);
+}
+
+/* into: NULL, or a tensor per output to write it into when it is
+ * contiguous and of the output's type (else a new one is allocated);
+ * outs then holds new references to those. */
+static tp_status plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout,
+                          tp_tensor *const *into) {
   tp_kir_program *p = pl->p;
   *nout = 0;
   if (max_out < p->noutputs)
@@ -1138,10 +1148,19 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
       }
       case TP_KBUF_CONST: ptr[b] = tp_tensor_ptr(x->value); break;
       case TP_KBUF_TEMP: ptr[b] = arena + x->arena_off; break;
-      case TP_KBUF_OUTPUT:
-        s = tp_tensor_empty(x->desc.dtype, x->desc.ndim, x->desc.shape, &os[x->index]);
+      case TP_KBUF_OUTPUT: {
+        tp_tensor *t = into ? into[x->index] : NULL;
+        tp_desc d;
+        if (t) tp_desc_of(t, &d), d.weak = 0;
+        if (t && tp_tensor_is_contiguous(t) && tp_desc_equal(&d, &x->desc)) {
+          tp_tensor_retain(t); /* written in place: a loop's spare carried buffer */
+          os[x->index] = t;
+        } else {
+          s = tp_tensor_empty(x->desc.dtype, x->desc.ndim, x->desc.shape, &os[x->index]);
+        }
         if (!s) ptr[b] = tp_tensor_ptr(os[x->index]);
         break;
+      }
       case TP_KBUF_VIEW: case TP_KBUF_KIND_COUNT: break; /* views: resolved below */
     }
   }
