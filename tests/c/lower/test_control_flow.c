@@ -8,6 +8,7 @@
 #include "lower/lower.h"
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "check.h"
 
@@ -307,11 +308,65 @@ static void test_run_errors(void) {
   tp_graph_free(g);
 }
 
+/* The plan's loop is double buffered: the number of carried-sized
+ * allocations of a run does not grow with the trip count. */
+static int big_allocs;
+static void *counting(void *ud, void *ptr, size_t old_size, size_t new_size) {
+  (void)ud, (void)old_size;
+  if (new_size == 0) {
+    free(ptr);
+    return NULL;
+  }
+  if (new_size >= 4096) big_allocs++;
+  return realloc(ptr, new_size);
+}
+
+static void test_double_buffer(void) {
+  char text[4096], *o = text;
+  for (const char *c = loop_text; *c && o < text + sizeof text - 8;) /* f32[4] -> f32[1024] */
+    if (!strncmp(c, "f32[4]", 6)) o += sprintf(o, "f32[1024]"), c += 6;
+    else *o++ = *c++;
+  *o = 0;
+  tp_graph *g = parse(text);
+  tp_plan *pl = NULL;
+  if (g) CHECK_OK(tp_lower(g, NULL, &pl));
+  int64_t sh[1] = {1024};
+  tp_tensor *a = NULL, *w = NULL, *i0 = flag(TP_I64, 0);
+  tp_tensor_new(TP_F32, 1, sh, NULL, &a);
+  static float ones[1024];
+  for (int k = 0; k < 1024; k++) ones[k] = 1;
+  tp_tensor_new(TP_F32, 1, sh, ones, &w); /* a = a * 1 + 1: the trip count */
+  int counts[2] = {0, 0};
+  int64_t trips[2] = {3, 40};
+  for (int q = 0; pl && q < 2; q++) {
+    tp_tensor *n = flag(TP_I64, trips[q]), *in[4] = {i0, a, n, w}, *out[2] = {0};
+    int no = 0;
+    big_allocs = 0;
+    tp_set_allocator(counting, NULL);
+    tp_status s = tp_plan_run(pl, 4, in, 2, out, &no);
+    tp_set_allocator(NULL, NULL);
+    counts[q] = big_allocs;
+    CHECK_OK(s);
+    float got[1024];
+    if (!s) tp_tensor_read(out[0], got, sizeof got);
+    CHECKF(!s && fabsf(got[7] - (float)trips[q]) < 1e-4f, "a = %g after %lld trips", got[7], (long long)trips[q]);
+    for (int k = 0; k < no; k++) tp_tensor_release(out[k]);
+    tp_tensor_release(n);
+  }
+  CHECKF(counts[0] == counts[1], "carried-sized allocations: %d for 3 trips, %d for 40", counts[0], counts[1]);
+  tp_tensor_release(a);
+  tp_tensor_release(w);
+  tp_tensor_release(i0);
+  tp_plan_free(pl);
+  tp_graph_free(g);
+}
+
 int main(void) {
   test_cond();
   test_while();
   test_bad();
   test_run_errors();
+  test_double_buffer();
   printf("test_control_flow: %d checks, %d failures\n", checks, failures);
   return failures != 0;
 }
