@@ -591,6 +591,10 @@ tp_status tp_capture_control(tp_op op, tp_graph *sub0, tp_graph *sub1, tp_tensor
     s = tp_fail(TP_ERR_CAPTURE, "%s: %d operands and %d results (at most %d operands)", tp_op_name(op), nin, nres,
                 TP_MAX_OPERANDS - 3);
   tp_trace_state *t = cur;
+  /* training through control flow: the function runs eagerly (as through
+   * nested regions), so gradients flow through the branch that ran */
+  if (!s) s = grad_through_region(t, tp_op_name(op), nin, in, nres, res);
+  if (!s && pred && pred->requires_grad) s = grad_through_region(t, tp_op_name(op), 1, &pred, 0, NULL);
   tp_arg args[TP_MAX_OPERANDS];
   int na = 0, ga[2] = {-1, -1}, node = -1;
   if (!s && pred) s = build_args(1, &pred, &args[na++]);

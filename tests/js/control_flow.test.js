@@ -241,3 +241,21 @@ test('a compiled tp.whileLoop exports to ONNX Loop that onnxruntime-node runs fo
     m.dispose();
   }
 });
+
+test('gradients through tp.cond: a compiled function with an input that requires grad matches eager', () => {
+  tp.scope(() => {
+    const fn = (p, x) => tp.cond(p, (u) => u.mul(u).sum(), (u) => u.exp().sum(), [x]);
+    const g = tp.compile(fn);
+    for (const take of [true, false]) {
+      const xe = tp.tensor(xv).requiresGrad_(), xc = tp.tensor(xv).requiresGrad_();
+      fn(tp.tensor(take), xe).backward();
+      const lc = g(tp.tensor(take), xc);
+      assert.ok(lc.requiresGrad, 'the compiled result requires grad');
+      lc.backward();
+      const want = xv.map((v) => (take ? 2 * v : Math.exp(v)));
+      close([...xe.grad.toArray()], want, `eager grad ${take}`);
+      close([...xc.grad.toArray()], want, `compiled grad ${take}`);
+    }
+    g.dispose();
+  });
+});
