@@ -1,5 +1,8 @@
-/* onnx_cond.c - an If whose condition is run-time data imports as one
- * `cond` node (src/graph/control.c): both branches imported as child graphs
+/* onnx_cond.c - control flow on run-time data as graph nodes
+ * (src/graph/control.c): an If as one `cond`, a Loop as one `while_loop`
+ * (tp_onnx_loop_as_while, at the end of this file; onnx_control.c's
+ * cv_loop decides when). An If whose condition is run-time data imports as
+ * one `cond` node: both branches imported as child graphs
  * of the graph being built, each taking the outer-scope values its branches
  * read as explicit operands (the same list, in the same order, for both),
  * so stax compiles both and the plan chooses at run time. cv_if (import.c)
