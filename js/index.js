@@ -16,6 +16,7 @@ import './src/ops.js';
 import './src/ops_gen.js';
 import './src/autograd.js';
 import './src/nn.js';
+import './src/control.js';
 
 // globalThis.tensorplayWasm, when set before this module is imported: where
 // the core comes from (a URL or path, bytes, a WebAssembly.Module, or a
@@ -36,6 +37,7 @@ export * from './src/ops_gen.js';
 export { topk } from './src/ops.js';
 export { noGrad, enableGrad, isGradEnabled, grad, valueAndGrad } from './src/autograd.js';
 export { nn, optim } from './src/nn.js';
+export { cond, whileLoop } from './src/control.js';
 export { compiler, compile, isCompiling, explain, reset } from './src/compiler.js';
 export { config } from './src/config.js';
 export {

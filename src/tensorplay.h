@@ -332,6 +332,24 @@ typedef struct tp_callable {
 tp_status tp_no_grad(const tp_callable *fn, int nin, tp_tensor *const *in, int max_out,
                      tp_tensor **outs, int *nout);
 
+/* Control flow (torch.cond / jax.lax.cond, torch while_loop; docs/api.md
+ * "Control flow"). tp_cond: pred is one bool or integer value (nonzero:
+ * then); both callables take the nin operands and return values of one
+ * signature. Outside a capture only the chosen one runs; inside one (a
+ * compiled function, a trace) both are traced into child graphs and one
+ * cond node is recorded (the choice is made at run time; the branches
+ * must not break the graph, and a traced value they read must be passed as
+ * an operand). Errors name the mismatch (count, dtype, shape of a result).
+ * tp_while_loop: in[0..ncarried) are the carried values, the rest are read
+ * by every step (captured); cond_fn(all) returns one bool/int value,
+ * body_fn(all) the next carried values (same dtypes and shapes). Returns the
+ * carried values after the last step. Inside a capture: one while_loop
+ * node (its body compiled once, run as many times as the data says). */
+tp_status tp_cond(tp_tensor *pred, const tp_callable *then_fn, const tp_callable *else_fn, int nin,
+                  tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout);
+tp_status tp_while_loop(const tp_callable *cond_fn, const tp_callable *body_fn, int ncarried, int nin,
+                        tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout);
+
 /* Trace fn once on the inputs (executing it on them, like the seed's
  * Tracer(execute=True)). fullgraph: a graph break raises instead of
  * returning TP_ERR_CAPTURE with *broken set. outs receive fn's real outputs. */

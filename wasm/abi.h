@@ -120,6 +120,15 @@ int32_t tpw_compiled_num_entries(uint32_t h);
 char *tpw_compiled_graph_text(uint32_t h, int32_t with_data);
 int32_t tpw_is_compiling(void);
 
+/* control flow (tp_cond, tp_while_loop): then_id/else_id/cond_id/body_id
+ * are host function ids (tp_host_call); in: nin tensor handles (for
+ * tpw_while_loop the first ncarried are carried). Writes up to max_out new
+ * handles at outs; returns the count or -1. */
+int32_t tpw_cond(uint32_t pred, int32_t then_id, int32_t else_id, int32_t nin, const uint32_t *in, uint32_t *outs,
+                 int32_t max_out);
+int32_t tpw_while_loop(int32_t cond_id, int32_t body_id, int32_t ncarried, int32_t nin, const uint32_t *in,
+                       uint32_t *outs, int32_t max_out);
+
 /* graphs as text: run a graph text directly (parity tests). Returns a
  * graph handle; tpw_graph_run like tpw_compiled_call. */
 uint32_t tpw_graph_parse(const char *text, int32_t len);

@@ -256,3 +256,23 @@ void tpw_note_shape_read(uint32_t h, const char *where) {
   tp_tensor *t = abi_handle_peek(h, ABI_TENSOR);
   if (t) tp_capture_note_shape_read(t, where);
 }
+
+int32_t tpw_cond(uint32_t pred, int32_t then_id, int32_t else_id, int32_t nin, const uint32_t *in, uint32_t *outs,
+                 int32_t max_out) {
+  tp_tensor *p = abi_handle_get(pred, ABI_TENSOR), *ts[TP_MAX_OPERANDS], *os[TP_MAX_OPERANDS];
+  int n = 0;
+  if (!p || abi_gather_inputs(nin, in, ts)) return -1;
+  tp_callable t = abi_host_callable(then_id), e = abi_host_callable(else_id);
+  tp_status s = tp_cond(p, &t, &e, nin, ts, max_out < TP_MAX_OPERANDS ? max_out : TP_MAX_OPERANDS, os, &n);
+  return abi_return_tensors(s, n, os, outs, max_out);
+}
+
+int32_t tpw_while_loop(int32_t cond_id, int32_t body_id, int32_t ncarried, int32_t nin, const uint32_t *in,
+                       uint32_t *outs, int32_t max_out) {
+  tp_tensor *ts[TP_MAX_OPERANDS], *os[TP_MAX_OPERANDS];
+  int n = 0;
+  if (abi_gather_inputs(nin, in, ts)) return -1;
+  tp_callable c = abi_host_callable(cond_id), b = abi_host_callable(body_id);
+  tp_status s = tp_while_loop(&c, &b, ncarried, nin, ts, max_out < TP_MAX_OPERANDS ? max_out : TP_MAX_OPERANDS, os, &n);
+  return abi_return_tensors(s, n, os, outs, max_out);
+}

@@ -8,7 +8,7 @@ export const CORE_EXPORTS = Object.freeze([
   'tpw_backend_compile', 'tpw_backward', 'tpw_compile_check', 'tpw_compile_v', 'tpw_compiled_call_keyed',
   'tpw_compiled_explain', 'tpw_compiled_free', 'tpw_compiled_graph_text', 'tpw_compiled_last_module',
   'tpw_compiled_num_captures', 'tpw_compiled_num_entries', 'tpw_compiled_onnx_save', 'tpw_compiled_reasons',
-  'tpw_compiled_set_input_names', 'tpw_config_get', 'tpw_config_reset', 'tpw_config_set',
+  'tpw_compiled_set_input_names', 'tpw_cond', 'tpw_config_get', 'tpw_config_reset', 'tpw_config_set',
   'tpw_core_backend_contract_version', 'tpw_cross_entropy', 'tpw_declares_capabilities', 'tpw_free', 'tpw_full',
   'tpw_get_default_backend', 'tpw_graph_emit_wasm', 'tpw_graph_free', 'tpw_graph_onnx_save', 'tpw_graph_parse',
   'tpw_graph_print', 'tpw_graph_run', 'tpw_is_compiling', 'tpw_is_exporting', 'tpw_isa', 'tpw_jit_kernel',
@@ -26,5 +26,5 @@ export const CORE_EXPORTS = Object.freeze([
   'tpw_tensor_data_ptr', 'tpw_tensor_detach', 'tpw_tensor_dtype', 'tpw_tensor_dup', 'tpw_tensor_free',
   'tpw_tensor_grad', 'tpw_tensor_is_leaf', 'tpw_tensor_item', 'tpw_tensor_ndim', 'tpw_tensor_new',
   'tpw_tensor_numel', 'tpw_tensor_read', 'tpw_tensor_requires_grad', 'tpw_tensor_set_grad',
-  'tpw_tensor_set_requires_grad', 'tpw_tensor_shape', 'tpw_tensor_version', 'tpw_unregister_backend', 'tpw_version',
+  'tpw_tensor_set_requires_grad', 'tpw_tensor_shape', 'tpw_tensor_version', 'tpw_unregister_backend', 'tpw_version', 'tpw_while_loop',
 ]);

@@ -540,6 +540,20 @@ export declare function conv2dInt(x: Tensor, weight: Tensor, options?: Conv2dOpt
  */
 export declare function scope<T>(fn: () => T): T;
 /** Runs fn with grad mode off: nothing is recorded for backward(). */
+/**
+ * torch.cond / jax.lax.cond: thenFn(...operands) when pred (a one-value bool
+ * or integer Tensor, or a boolean) is true, else elseFn(...operands). Inside
+ * a compiled function both branches are traced (same structure, dtypes and
+ * shapes required) and the choice is made at run time.
+ */
+export declare function cond<R>(pred: Tensor | boolean, thenFn: (...operands: Tensor[]) => R,
+  elseFn: (...operands: Tensor[]) => R, operands?: Tensor[]): R;
+/**
+ * torch's while_loop: carried = init; while condFn(...carried, ...additional)
+ * carried = bodyFn(...carried, ...additional). Returns the final carried values.
+ */
+export declare function whileLoop(condFn: (...values: Tensor[]) => Tensor,
+  bodyFn: (...values: Tensor[]) => Tensor | Tensor[], init: Tensor[], additional?: Tensor[]): Tensor[];
 export declare function noGrad<T>(fn: () => T): T;
 /** Runs fn with grad mode on. */
 export declare function enableGrad<T>(fn: () => T): T;

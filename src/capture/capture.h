@@ -33,6 +33,12 @@ tp_status tp_capture_opaque(int64_t call_id, int nin, tp_tensor *const *in, cons
 tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, const char *key,
                             int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                             int *nout);
+/* Records a cond (pred non-NULL) or while_loop node on the live trace:
+ * sub0/sub1 (ownership moves, also on failure) become child graphs, in
+ * its operands, res[0..nres) the results' samples (owned; replaced by
+ * proxies on success). */
+tp_status tp_capture_control(tp_op op, tp_graph *sub0, tp_graph *sub1, tp_tensor *pred, int nin,
+                             tp_tensor *const *in, int nres, tp_tensor **res);
 /* True while a trace is active on this thread. */
 int tp_capture_active(void);
 /* Installs capture's operator observer (tp_ops_set_observer) once; every

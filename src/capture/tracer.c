@@ -580,3 +580,76 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
   *nout = n;
   return TP_OK;
 }
+
+/* ---- control flow (tp_cond, tp_while_loop: src/capture/control.c) ---- */
+tp_status tp_capture_control(tp_op op, tp_graph *sub0, tp_graph *sub1, tp_tensor *pred, int nin,
+                             tp_tensor *const *in, int nres, tp_tensor **res) {
+  tp_graph *subs[2] = {sub0, sub1};
+  tp_status s = TP_OK;
+  if (!cur) s = tp_fail(TP_ERR_CAPTURE, "%s outside of a capture", tp_op_name(op));
+  if (!s && (nin + 3 > TP_MAX_OPERANDS || nres < 1 || nres > TP_MAX_OPERANDS))
+    s = tp_fail(TP_ERR_CAPTURE, "%s: %d operands and %d results (at most %d operands)", tp_op_name(op), nin, nres,
+                TP_MAX_OPERANDS - 3);
+  tp_trace_state *t = cur;
+  /* training through control flow: the function runs eagerly (as through
+   * nested regions), so gradients flow through the branch that ran */
+  if (!s) s = grad_through_region(t, tp_op_name(op), nin, in, nres, res);
+  if (!s && pred && pred->requires_grad) s = grad_through_region(t, tp_op_name(op), 1, &pred, 0, NULL);
+  tp_arg args[TP_MAX_OPERANDS];
+  int na = 0, ga[2] = {-1, -1}, node = -1;
+  if (!s && pred) s = build_args(1, &pred, &args[na++]);
+  if (!s && pred && args[0].kind != TP_ARG_NODE) s = const_node(pred, &args[0].node), args[0].kind = TP_ARG_NODE;
+  for (int b = 0; b < 2 && !s; b++) {
+    char name[64];
+    snprintf(name, sizeof name, "_tensorplay_%s_%llu", op == TP_OP_COND ? (b ? "else" : "then") : (b ? "body" : "cond"),
+             (unsigned long long)__atomic_fetch_add(&next_region, 1, __ATOMIC_RELAXED));
+    s = tp_graph_add_subgraph(t->g, name, subs[b]);
+    subs[b] = NULL;
+    tp_desc gd;
+    memset(&gd, 0, sizeof gd);
+    gd.ndim = TP_DESC_GRAPH;
+    if (!s) s = tp_graph_add_node(t->g, TP_NODE_GET_ATTR, NULL, TP_OP_COUNT, 0, NULL, NULL, &gd, &ga[b]);
+    if (!s && !(t->g->nodes[ga[b]].target = tp_strdup(name))) s = TP_ERR_OUT_OF_MEMORY;
+    if (!s) args[na++] = (tp_arg){TP_ARG_NODE, ga[b], 0, 0};
+  }
+  if (!s) s = build_args(nin, in, args + na);
+  for (int i = 0; i < nin && !s; i++) /* every operand a node (a weak scalar: a constant) */
+    if (args[na + i].kind != TP_ARG_NODE) {
+      if (!in[i]) s = tp_fail(TP_ERR_CAPTURE, "%s: operand %d is None", tp_op_name(op), i);
+      else args[na + i].kind = TP_ARG_NODE, s = const_node(in[i], &args[na + i].node);
+    }
+  if (!s) {
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.nresults = nres;
+    tp_desc d;
+    tp_desc_of(res[0], &d);
+    d.weak = 0;
+    s = tp_graph_add_node(t->g, TP_NODE_CALL, NULL, op, na + nin, args, &at, &d, &node);
+  }
+  if (!s) s = tp_graph_verify_control(t->g, &t->g->nodes[node]);
+  for (int q = 0; q < nres && !s; q++) {
+    tp_tensor *v = NULL;
+    s = tp_tensor_view(res[q], res[q]->ndim, res[q]->shape, res[q]->strides, res[q]->offset, &v);
+    if (s) break;
+    tp_tensor_release(res[q]);
+    res[q] = v;
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.result_index = q;
+    tp_arg a = {TP_ARG_NODE, node, 0, 0};
+    tp_desc d;
+    tp_desc_of(res[q], &d);
+    d.weak = 0;
+    int gi;
+    s = tp_graph_add_node(t->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &at, &d, &gi);
+    if (!s) {
+      tp_graph_set_val(t->g, gi, res[q]);
+      res[q]->trace_id = t->id;
+      res[q]->node = gi;
+    }
+  }
+  tp_graph_free(subs[0]);
+  tp_graph_free(subs[1]);
+  return s;
+}

@@ -242,8 +242,9 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
       tp_tensor_retain(m->val);
       ext[i] = nin + np++;
     }
-    if (m->kind == TP_NODE_CALL && (m->op == TP_OP_CALL_HOST || m->op == TP_OP_INVOKE)) {
-      snprintf(why, nwhy, "%s (an opaque or nested region) inside a region that requires grad",
+    if (m->kind == TP_NODE_CALL && (m->op == TP_OP_CALL_HOST || m->op == TP_OP_INVOKE || m->op == TP_OP_COND ||
+                                    m->op == TP_OP_WHILE_LOOP)) {
+      snprintf(why, nwhy, "%s (an opaque or nested region, or control flow) inside a region that requires grad",
                tp_op_name(m->op));
       goto out;
     }

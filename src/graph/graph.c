@@ -43,6 +43,15 @@ void tp_graph_free(tp_graph *g) {
   tp_free(g);
 }
 
+void tp_graph_truncate(tp_graph *g, int n, int nsubs) {
+  while (g->n > n) node_clear(&g->nodes[--g->n]);
+  while (g->nsubs > nsubs) {
+    g->nsubs--;
+    tp_free(g->subs[g->nsubs].name);
+    tp_graph_free(g->subs[g->nsubs].g);
+  }
+}
+
 tp_status tp_graph_add_subgraph(tp_graph *g, const char *name, tp_graph *sub) {
   if (tp_graph_find_subgraph(g, name)) {
     tp_graph_free(sub);
@@ -306,14 +315,15 @@ tp_status tp_graph_verify(const tp_graph *g) {
                        n->name, n->nargs - 1, (long long)n->attrs.nresults, tp_graph_num_inputs(sub),
                        tp_graph_num_outputs(sub));
     }
+    if (n->kind == TP_NODE_CALL && (n->op == TP_OP_COND || n->op == TP_OP_WHILE_LOOP))
+      TP_TRY(tp_graph_verify_control(g, n));
     if (n->kind == TP_NODE_CALL && (tp_op_flags(n->op) & TP_OPF_OPAQUE)) {
       if (n->op == TP_OP_GETITEM &&
           (n->nargs != 1 || n->args[0].kind != TP_ARG_NODE ||
-           (g->nodes[n->args[0].node].op != TP_OP_CALL_HOST &&
-            g->nodes[n->args[0].node].op != TP_OP_INVOKE) ||
+           !tp_op_is_tuple(g->nodes[n->args[0].node].op) ||
            g->nodes[n->args[0].node].kind != TP_NODE_CALL || n->attrs.result_index < 0 ||
            n->attrs.result_index >= g->nodes[n->args[0].node].attrs.nresults))
-        return tp_fail(TP_ERR_INVALID_ARG, "graph: getitem %%%s must select a result of a call_host",
+        return tp_fail(TP_ERR_INVALID_ARG, "graph: getitem %%%s must select a result of a call_host, invoke, cond or while_loop",
                        n->name);
       if ((n->op == TP_OP_CALL_HOST || n->op == TP_OP_INVOKE) && (n->attrs.nresults < 1 || n->attrs.nresults > TP_MAX_OPERANDS))
         return tp_fail(TP_ERR_INVALID_ARG, "graph: call_host %%%s has %lld results (1..%d)", n->name,
@@ -386,6 +396,18 @@ static tp_tensor *run_value(void *ctx, const tp_node *n, int k) {
   return vals[n->args[k].node];
 }
 
+/* control flow's branches and loop steps on the graph run */
+static tp_status run_sub(void *ctx, const tp_node *n, int which, const tp_graph *sub, int nin,
+                         tp_tensor *const *in, int max_out, tp_tensor **res, int *got, tp_tensor *const *into) {
+  (void)ctx, (void)n, (void)which, (void)into;
+  return tp_graph_run_ex(sub, 0, nin, in, max_out, res, got);
+}
+static tp_status run_sub_ref(void *ctx, const tp_node *n, int which, const tp_graph *sub, int nin,
+                             tp_tensor *const *in, int max_out, tp_tensor **res, int *got, tp_tensor *const *into) {
+  (void)ctx, (void)n, (void)which, (void)into;
+  return tp_graph_run_ex(sub, 1, nin, in, max_out, res, got);
+}
+
 tp_status tp_graph_run(const tp_graph *g, int nin, tp_tensor *const *in, int max_out,
                        tp_tensor **outs, int *nout) {
   return tp_graph_run_ex(g, 0, nin, in, max_out, outs, nout);
@@ -425,8 +447,8 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
     if (i > 0) /* values whose last user was the previous node */
       for (int k = 0; k < g->nodes[i - 1].nargs; k++) {
         const tp_arg *a = &g->nodes[i - 1].args[k];
-        if (a->kind == TP_ARG_NODE && last[a->node] == i - 1 && g->nodes[a->node].op != TP_OP_CALL_HOST &&
-            g->nodes[a->node].op != TP_OP_INVOKE) {
+        if (a->kind == TP_ARG_NODE && last[a->node] == i - 1 && !(g->nodes[a->node].kind == TP_NODE_CALL &&
+                                                                    tp_op_is_tuple(g->nodes[a->node].op))) {
           tp_tensor_release(vals[a->node]);
           vals[a->node] = NULL;
         }
@@ -488,6 +510,16 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
           if (!tuples[i]) s = TP_ERR_OUT_OF_MEMORY;
           else memset(tuples[i], 0, sizeof(tp_tensor *) * (size_t)nres);
           if (!s) s = tp_graph_run_ex(sub, reference, n->nargs - 1, args + 1, nres, tuples[i], &got);
+          if (!s) {
+            vals[i] = tuples[i][0];
+            tp_tensor_retain(vals[i]);
+          }
+        } else if (s == TP_OK && (n->op == TP_OP_COND || n->op == TP_OP_WHILE_LOOP)) {
+          int nres = (int)n->attrs.nresults;
+          tuples[i] = tp_alloc(sizeof(tp_tensor *) * (size_t)nres);
+          if (!tuples[i]) s = TP_ERR_OUT_OF_MEMORY;
+          else memset(tuples[i], 0, sizeof(tp_tensor *) * (size_t)nres);
+          if (!s) s = tp_control_run(g, n, reference ? run_sub_ref : run_sub, NULL, args, tuples[i]);
           if (!s) {
             vals[i] = tuples[i][0];
             tp_tensor_retain(vals[i]);

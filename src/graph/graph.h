@@ -85,6 +85,10 @@ int tp_graph_equal(const tp_graph *a, const tp_graph *b);
  * failure). */
 tp_status tp_graph_add_subgraph(tp_graph *g, const char *name, tp_graph *sub);
 tp_graph *tp_graph_find_subgraph(const tp_graph *g, const char *name);
+/* Drops the nodes from index n on and the subgraphs from index nsubs on
+ * (an importer undoing a failed attempt; nothing before them may refer to
+ * them). */
+void tp_graph_truncate(tp_graph *g, int n, int nsubs);
 /* tp_graph_run; reference: call nodes run on the scalar reference kernels
  * (tp_op_exec_ref), the oracle of the `reference` backend. */
 tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *const *in,
@@ -110,5 +114,33 @@ typedef tp_tensor *(*tp_operand_fn)(void *ctx, const tp_node *n, int k);
 tp_status tp_node_operands(const tp_node *n, tp_operand_fn value_of, void *ctx, tp_tensor **args,
                            tp_tensor **scalars);
 void tp_node_operands_release(const tp_node *n, tp_tensor **scalars);
+
+/* ---- control flow (control.c): cond and while_loop ----
+ * Operand k of n as a child graph (NULL when it names none). */
+const tp_graph *tp_node_subgraph(const tp_graph *g, const tp_node *n, int k);
+/* The structural rules of a cond / while_loop node (called by
+ * tp_graph_verify): a one-value bool/int predicate, subgraphs that take the
+ * operands' types, branches of one signature, a body that keeps the carried
+ * types. Errors name the node and the mismatch. */
+tp_status tp_graph_verify_control(const tp_graph *g, const tp_node *n);
+/* Runs subgraph `sub` (operand `which` of n) on in[0..nin): the graph run
+ * runs it eagerly, the plan runs its compiled sub-plan. Fills res[0..*got)
+ * with new references. into: NULL, or max_out tensors the results may be
+ * written into (a loop's spare carried buffers: the plan writes into them
+ * and returns them; the graph run ignores them). */
+typedef tp_status (*tp_control_runner)(void *ctx, const tp_node *n, int which, const tp_graph *sub, int nin,
+                                       tp_tensor *const *in, int max_out, tp_tensor **res, int *got,
+                                       tp_tensor *const *into);
+/* One run of control node n with operand tensors args (n->nargs of them;
+ * the subgraph references NULL): reads the predicate / cond result and
+ * calls run for the chosen branch or each step. res: nresults new tensors. */
+tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner run, void *ctx,
+                         tp_tensor *const *args, tp_tensor **res);
+/* *out = (t != 0) for a one-value tensor; else an error naming what. */
+tp_status tp_control_flag(tp_tensor *t, const char *what, int *out);
+/* Ops whose results are a tuple read by getitem. */
+static inline int tp_op_is_tuple(tp_op op) {
+  return op == TP_OP_CALL_HOST || op == TP_OP_INVOKE || op == TP_OP_COND || op == TP_OP_WHILE_LOOP;
+}
 
 #endif

@@ -59,6 +59,7 @@ struct tp_plan {
   const tp_kernels *packed_by; /* the table whose layout packed[] uses */
   int running;
   tp_plan_prof *prof;      /* per-kernel times while profiling (profile.c), else NULL */
+  tp_plan **subs;          /* 2 per kernel: a cond's then/else or a while_loop's cond/body plans (tp_lower), or NULL */
 };
 
 tp_plan_prof **tp_plan_prof_slot(tp_plan *pl) { return &pl->prof; }
@@ -96,6 +97,8 @@ void tp_plan_free(tp_plan *pl) {
     tp_free(pl->tuples[i]);
   }
   tp_free(pl->tuples);
+  for (int i = 0; pl->subs && i < 2 * pl->p->nkernels; i++) tp_plan_free(pl->subs[i]);
+  tp_free(pl->subs);
   for (int i = 0; pl->packed && i < pl->p->nkernels; i++) tp_free(pl->packed[i]);
   tp_free(pl->packed);
   for (int i = 0; pl->packed_a && i < pl->p->nkernels; i++) tp_free(pl->packed_a[i]);
@@ -111,6 +114,30 @@ void tp_plan_free(tp_plan *pl) {
   tp_plan_prof_free(pl->prof);
   tp_kir_program_free(pl->p);
   tp_free(pl);
+}
+
+tp_status tp_plan_set_subplan(tp_plan *pl, int k, int which, tp_plan *sub) {
+  int n = 2 * pl->p->nkernels;
+  if (k < 0 || k >= pl->p->nkernels || which < 0 || which > 1) {
+    tp_plan_free(sub);
+    return tp_fail(TP_ERR_INTERNAL, "plan: sub-plan %d of kernel %d out of range", which, k);
+  }
+  if (!pl->subs) {
+    pl->subs = tp_alloc(sizeof(tp_plan *) * (size_t)n);
+    if (!pl->subs) {
+      tp_plan_free(sub);
+      return TP_ERR_OUT_OF_MEMORY;
+    }
+    memset(pl->subs, 0, sizeof(tp_plan *) * (size_t)n);
+  }
+  tp_plan_free(pl->subs[2 * k + which]);
+  pl->subs[2 * k + which] = sub;
+  return TP_OK;
+}
+
+int tp_plan_nsubplans(const tp_plan *pl) { return pl->subs ? 2 * pl->p->nkernels : 0; }
+tp_plan *tp_plan_subplan(const tp_plan *pl, int i) {
+  return pl->subs && i >= 0 && i < 2 * pl->p->nkernels ? pl->subs[i] : NULL;
 }
 
 /* ---- max-autotune: time GEMM blockings per shape ---- */
@@ -892,6 +919,21 @@ static tp_tensor *operand_shell(void *ctx, const tp_node *n, int i) {
   return &c->ins[i].t;
 }
 
+/* A control node's branch or loop step: its compiled sub-plan (tp_lower
+ * made one per subgraph), else the subgraph on the graph run. */
+typedef struct sub_ctx { const tp_plan *pl; int ki; } sub_ctx;
+static tp_status plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout,
+                          tp_tensor *const *into);
+static tp_status run_subplan(void *ctx, const tp_node *n, int which, const tp_graph *sub, int nin,
+                             tp_tensor *const *in, int max_out, tp_tensor **res, int *got, tp_tensor *const *into) {
+  const sub_ctx *c = ctx;
+  int w = n->op == TP_OP_COND ? which - 1 : which;
+  tp_plan *sp = c->pl->subs ? c->pl->subs[2 * c->ki + w] : NULL;
+  if (!sub) return tp_fail(TP_ERR_INTERNAL, "executor: %s without its subgraph", tp_op_name(n->op));
+  if (sp) return plan_run(sp, nin, in, max_out, res, got, into);
+  return tp_graph_run(sub, nin, in, max_out, res, got);
+}
+
 static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
   const tp_kir_program *p = r->pl->p;
   shell ins[TP_MAX_OPERANDS], out;
@@ -906,13 +948,17 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
   operand_ctx oc = {r, k, ins};
   tp_status s = tp_node_operands(n, operand_shell, &oc, args, scalars);
   int slot = ki;
-  if (!s && (n->op == TP_OP_CALL_HOST || n->op == TP_OP_INVOKE)) {
+  if (!s && tp_op_is_tuple(n->op)) {
     int nres = (int)n->attrs.nresults, got = 0;
     tp_tensor **t = tp_alloc(sizeof(tp_tensor *) * (size_t)nres);
     if (!t) s = TP_ERR_OUT_OF_MEMORY;
     else memset(t, 0, sizeof(tp_tensor *) * (size_t)nres);
     if (!s && n->op == TP_OP_CALL_HOST) {
       s = tp_host_invoke(n->attrs.host_fn, n->nargs, args, nres, t, &got);
+    } else if (!s && (n->op == TP_OP_COND || n->op == TP_OP_WHILE_LOOP)) {
+      sub_ctx sc = {r->pl, ki};
+      s = tp_control_run(p->graph, n, run_subplan, &sc, args, t);
+      got = nres;
     } else if (!s) {
       const tp_node *sg = &p->graph->nodes[n->args[0].node];
       const tp_graph *sub = tp_graph_find_subgraph(p->graph, sg->target ? sg->target : sg->name);
@@ -926,6 +972,7 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
         tp_tensor **old = r->pl->tuples[slot];
         for (int q = 0; old[q]; q++) tp_tensor_release(old[q]);
         tp_free(old);
+        r->pl->tuples[slot] = NULL;
       }
       /* kept (NULL terminated) for the getitem kernels */
       tp_tensor **keep = tp_alloc(sizeof(tp_tensor *) * (size_t)(nres + 1));
@@ -1089,6 +1136,14 @@ tp_status tp_plan_run_kernel(void *run, int k) {
 
 tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                       int *nout) {
+  return plan_run(pl, nin, in, max_out, outs, nout, NULL);
+}
+
+/* into: NULL, or a tensor per output to write it into when it is
+ * contiguous and of the output's type (else a new one is allocated);
+ * outs then holds new references to those. */
+static tp_status plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout,
+                          tp_tensor *const *into) {
   tp_kir_program *p = pl->p;
   *nout = 0;
   if (max_out < p->noutputs)
@@ -1133,10 +1188,19 @@ tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, t
       }
       case TP_KBUF_CONST: ptr[b] = tp_tensor_ptr(x->value); break;
       case TP_KBUF_TEMP: ptr[b] = arena + x->arena_off; break;
-      case TP_KBUF_OUTPUT:
-        s = tp_tensor_empty(x->desc.dtype, x->desc.ndim, x->desc.shape, &os[x->index]);
+      case TP_KBUF_OUTPUT: {
+        tp_tensor *t = into ? into[x->index] : NULL;
+        tp_desc d;
+        if (t) tp_desc_of(t, &d), d.weak = 0;
+        if (t && tp_tensor_is_contiguous(t) && tp_desc_equal(&d, &x->desc)) {
+          tp_tensor_retain(t); /* written in place: a loop's spare carried buffer */
+          os[x->index] = t;
+        } else {
+          s = tp_tensor_empty(x->desc.dtype, x->desc.ndim, x->desc.shape, &os[x->index]);
+        }
         if (!s) ptr[b] = tp_tensor_ptr(os[x->index]);
         break;
+      }
       case TP_KBUF_VIEW: case TP_KBUF_KIND_COUNT: break; /* views: resolved below */
     }
   }

@@ -58,7 +58,30 @@ tp_status tp_lower(const tp_graph *g, const tp_lower_options *o, tp_plan **out) 
     tp_kir_program_free(p);
     return s;
   }
-  return tp_plan_new(p, out);
+  tp_plan *pl = NULL;
+  TP_TRY(tp_plan_new(p, &pl));
+  /* control flow: each branch / loop step compiled as a plan of its own */
+  for (int k = 0; k < p->nkernels && !s; k++) {
+    const tp_kir_kernel *kk = &p->kernels[k];
+    if (kk->kind != TP_KK_OP || kk->node < 0) continue;
+    const tp_node *n = &p->graph->nodes[kk->node];
+    if (n->kind != TP_NODE_CALL || (n->op != TP_OP_COND && n->op != TP_OP_WHILE_LOOP)) continue;
+    for (int w = 0; w < 2 && !s; w++) {
+      const tp_graph *sub = tp_node_subgraph(p->graph, n, n->op == TP_OP_COND ? w + 1 : w);
+      tp_plan *sp = NULL;
+      if (!sub) s = tp_fail(TP_ERR_INTERNAL, "lower: %%%s has no subgraph %d", n->name, w);
+      if (!s) s = tp_lower(sub, o, &sp);
+      if (s) tp_fail_context(s, "lower: %s %%%s's %s subgraph", tp_op_name(n->op), n->name,
+                             n->op == TP_OP_COND ? (w ? "else" : "then") : (w ? "body" : "cond"));
+      else s = tp_plan_set_subplan(pl, k, w, sp);
+    }
+  }
+  if (s) {
+    tp_plan_free(pl);
+    return s;
+  }
+  *out = pl;
+  return TP_OK;
 }
 
 int tp_kir_epilogue_kernel(const tp_kir_kernel *k, tp_kir_kernel *pw) {

@@ -206,6 +206,15 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out);
 tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                       int *nout);
 const tp_kir_program *tp_plan_program(const tp_plan *pl);
+/* Control flow (docs/kernel-ir.md "Control flow"): the op kernel of a cond
+ * or while_loop node runs one compiled plan per subgraph; tp_lower makes
+ * them. which: 0/1 = cond's then/else, while_loop's cond/body. Takes
+ * ownership of sub (also on failure). */
+tp_status tp_plan_set_subplan(tp_plan *pl, int k, int which, tp_plan *sub);
+/* The sub-plans, for an upper layer to accelerate them as the plan:
+ * tp_plan_subplan(pl, i) for i < tp_plan_nsubplans(pl) (NULL entries). */
+int tp_plan_nsubplans(const tp_plan *pl);
+tp_plan *tp_plan_subplan(const tp_plan *pl, int i);
 /* The packed B of constant-weight GEMM kernel ki (NULL if not packed, or
  * packed for another ISA table than the current one). */
 const void *tp_plan_packed_b(const tp_plan *pl, int ki);

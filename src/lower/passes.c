@@ -44,9 +44,11 @@ static tp_status rb_begin(const tp_graph *in, rb *r) {
     s = tp_graph_copy(in->subs[i].g, &sub);
     if (!s) s = tp_graph_add_subgraph(r->out, in->subs[i].name, sub);
   }
-  if (s) {
+  if (s) { /* nothing left for rb_end (callers may still call it) */
     tp_graph_free(r->out);
     tp_free(r->map);
+    r->out = NULL;
+    r->map = NULL;
   }
   return s;
 }

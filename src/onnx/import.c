@@ -53,6 +53,8 @@ static tp_status define(imp *m, const char *name, ref r) {
   return TP_OK;
 }
 
+entry *tp_onnx_lookup(imp *m, const char *name) { return lookup(m, name); }
+
 /* ---- node inputs and outputs ---- */
 tp_status tp_onnx_in(imp *m, onode *n, int i, ref *out) {
   *out = tp_onnx_none(); /* defined on every path (and for GCC's -Wmaybe-uninitialized) */
@@ -131,6 +133,8 @@ static tp_status to_arg(imp *m, ref r, tp_arg *a) {
   }
   return TP_OK;
 }
+
+tp_status tp_onnx_arg(imp *m, ref r, tp_arg *a) { return to_arg(m, r, a); }
 
 /* One op: folded when no operand is a graph node (and fold), else a call node. */
 static tp_status emit(imp *m, tp_op op, int n, const ref *args, const tp_attrs *at, int fold, ref *out);
@@ -375,12 +379,12 @@ tp_status tp_onnx_subgraph(imp *m, omodel *sub, int nin, const ref *ins, ref *ou
   return s;
 }
 
-/* If: the condition must be known when the model is imported: a constant,
- * or computed from graph inputs, which then become value inputs (the model
- * specializes on them, e.g. a sample rate fed at run time); the taken
- * branch's nodes are imported in place, seeing the outer scope's values.
- * A condition computed from data is refused (If with a run-time choice
- * inside the plan is not built yet). */
+/* If: a constant condition imports its taken branch in place (seeing the
+ * outer scope's values). A condition computed from graph inputs imports as
+ * a cond node (onnx_cond.c: both branches compiled, the choice made at run
+ * time); when that cannot be (branches of different shapes, a branch that
+ * needs an outer value as a constant) the model specializes on the
+ * condition's inputs (value inputs) and imports the taken branch. */
 tp_status tp_onnx_cv_if(imp *m, onode *n, int arg) {
   (void)arg;
   ref c;
@@ -388,8 +392,23 @@ tp_status tp_onnx_cv_if(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_need_in(m, n, 0, &c));
   attr *th = tp_onnx_attr(m, n, "then_branch", A_GRAPH), *el = tp_onnx_attr(m, n, "else_branch", A_GRAPH);
   if (!th || !el || !th->has_g || !el->has_g) return tp_fail(TP_ERR_INVALID_ARG, "then_branch and else_branch must be graphs");
-  tp_status s = tp_onnx_const_scalar(m, c, "the condition", &v);
-  if (s) return tp_fail_context(s, "an If whose condition is computed from data is not supported yet");
+  tp_status s = TP_OK;
+  if (c.kind == R_NODE) { /* run-time data: both branches compiled, the plan chooses */
+    uint64_t need0 = m->need;
+    s = tp_onnx_if_as_cond(m, n, c, th, el);
+    if (!s || s == TP_ERR_OUT_OF_MEMORY) return s;
+    /* e.g. branches of different shapes: the choice at import, on the
+     * condition's value (a value input when it comes from graph inputs) */
+    char why[256];
+    snprintf(why, sizeof why, "%s", tp_last_error());
+    tp_clear_error();
+    m->need = need0;
+    s = tp_onnx_const_scalar(m, c, "the condition", &v);
+    if (s) return tp_fail(s, "the If cannot run as a run-time choice (%s) and its condition is computed from data", why);
+  } else {
+    s = tp_onnx_const_scalar(m, c, "the condition", &v);
+    if (s) return s;
+  }
   omodel sub;
   ref outs[TP_MAX_OPERANDS];
   s = tp_onnx_decode_subgraph(&m->md, v != 0 ? &th->g : &el->g, &sub);

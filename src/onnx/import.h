@@ -160,6 +160,19 @@ tp_status tp_onnx_check_ops(const omodel *md);
  * their body once per iteration. */
 tp_status tp_onnx_subgraph(imp *m, omodel *sub, int nin, const ref *ins, ref *outs);
 
+/* The value table's entry for an ONNX name (NULL: not defined). */
+entry *tp_onnx_lookup(imp *m, const char *name);
+/* r as a node operand of m->g (a constant gets its get_attr node). */
+tp_status tp_onnx_arg(imp *m, ref r, tp_arg *a);
+/* onnx_cond.c: If on a run-time condition c (a graph node) as one cond
+ * node, both branches imported as child graphs. An error leaves m->g as it
+ * was (but for the constant pool), so cv_if may still choose at import. */
+tp_status tp_onnx_if_as_cond(imp *m, onode *n, ref c, attr *th, attr *el);
+/* onnx_cond.c: a Loop whose condition is computed from run-time data as
+ * one while_loop node (body: the decoded `body`, imported once). Refused
+ * with scan outputs or carried values whose shapes change. */
+tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body);
+
 /* Records in m->need the graph inputs that node `node` is computed from
  * (TP_ERR_OUT_OF_MEMORY when its walk cannot allocate). */
 tp_status tp_onnx_note_need(imp *m, int node);

@@ -8,9 +8,10 @@
  * state inputs bound to the previous iteration's outputs and its scan
  * inputs to slices; the scan outputs are stacked. At most
  * TP_ONNX_MAX_UNROLL iterations; beyond that, and for a Loop whose exit
- * condition is computed from float run-time data, the import fails naming
- * the node. A loop that runs inside the plan (a sub-plan run N times) is not
- * built yet (docs/onnx.md, "Control flow"). */
+ * condition is computed from float run-time data and that has scan outputs,
+ * the import fails naming the node. A loop whose count or exit comes from run-time data runs inside
+ * the plan instead (tp_onnx_loop_as_while, onnx_cond.c: one while_loop
+ * node, docs/onnx.md "Control flow"). */
 #include "import.h"
 
 #define TP_ONNX_MAX_UNROLL 4096
@@ -217,8 +218,50 @@ static tp_status data_cond(imp *m, ref c) {
  * body's cond must fold to a constant each iteration (int inputs it reads
  * become value inputs; a condition computed from float data is refused).
  * Scan outputs are stacked along axis 0. */
+/* Undoes a failed attempt at a Loop (nodes, subgraphs, get_attr cache,
+ * value-input needs since the marks). */
+typedef struct mark { int n, nsubs, nconsts; uint64_t need; } mark;
+static void rollback(imp *m, const mark *k) {
+  tp_clear_error();
+  tp_graph_truncate(m->g, k->n, k->nsubs);
+  for (int i = 0; i < m->nconsts; i++)
+    if (i >= k->nconsts || m->const_node[i] >= k->n) m->const_node[i] = -1;
+  m->need = k->need;
+}
+
+static tp_status loop_as_while(imp *m, onode *n) {
+  omodel sub;
+  tp_status s = body_graph(m, n, &sub);
+  if (!s) s = tp_onnx_loop_as_while(m, n, &sub);
+  tp_onnx_decoded_free(&sub);
+  return s;
+}
+
+/* Loop: a trip count or initial condition fed at run time, or an exit
+ * condition computed from run-time data, makes one while_loop node (body
+ * compiled once); where that cannot be (scan outputs, carried shapes that
+ * change), and for constant counts, the body is unrolled at import. */
+static tp_status loop_unrolled(imp *m, onode *n);
 tp_status tp_onnx_cv_loop(imp *m, onode *n, int arg) {
   (void)arg;
+  mark k = {m->g->n, m->g->nsubs, m->nconsts, m->need};
+  ref mr, cr;
+  TP_TRY(tp_onnx_in(m, n, 0, &mr));
+  TP_TRY(tp_onnx_in(m, n, 1, &cr));
+  tp_status s;
+  if (mr.kind == R_NODE || cr.kind == R_NODE) { /* run-time count: the plan loops */
+    s = loop_as_while(m, n);
+    if (s != TP_ERR_UNSUPPORTED) return s;
+    rollback(m, &k);
+    return loop_unrolled(m, n); /* a value input per count, unrolled */
+  }
+  s = loop_unrolled(m, n);
+  if (s != TP_ERR_UNSUPPORTED || !strstr(tp_last_error(), "computed from run-time data")) return s;
+  rollback(m, &k); /* an exit on data: one while_loop instead (its error says why not) */
+  return loop_as_while(m, n);
+}
+
+static tp_status loop_unrolled(imp *m, onode *n) {
   ref mr, cr;
   int64_t trip = -1; /* -1: no trip count (the condition alone ends the loop) */
   double cond = 1;

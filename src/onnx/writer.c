@@ -26,6 +26,11 @@ typedef struct wr {
   tp_pbw nodes, inits, inputs, outputs; /* GraphProto fields 1, 5, 11, 12 */
   int aux;
   int oom;
+  /* a subgraph (a cond branch): its values' ONNX names (a prefix + the
+   * node's name; placeholders: the outer values passed as operands), NULL
+   * for the top graph, whose values keep their node names */
+  const char *const *names;
+  const tp_graph *root; /* the top graph (aux names avoid its names too) */
 } wr;
 
 typedef char vname[48]; /* an aux name "tp:N" or a copy of a short node name */
@@ -48,7 +53,7 @@ static void put_str(tp_pbw *w, uint32_t num, const char *s) { tp_pbw_bytes(w, nu
  * (a model this writer exported): skip the numbers the graph already uses. */
 static void fresh(wr *w, vname out) {
   do snprintf(out, sizeof(vname), "tp:%d", w->aux++);
-  while (tp_graph_find(w->g, out) >= 0);
+  while (tp_graph_find(w->g, out) >= 0 || (w->root && tp_graph_find(w->root, out) >= 0));
 }
 
 /* ---- attributes (AttributeProto: name 1, f 2, i 3, ints 8, type 20) ---- */
@@ -168,7 +173,7 @@ static void add_vi(wr *w, tp_pbw *section, uint32_t num, const char *name, const
 }
 
 /* ---- operands ---- */
-static const char *onnx_name(const tp_graph *g, int i) { return g->nodes[i].name; }
+static const char *vn(const wr *w, int i) { return w->names ? w->names[i] : w->g->nodes[i].name; }
 
 static tp_desc arg_desc(const tp_graph *g, const tp_arg *a) {
   tp_desc d;
@@ -192,10 +197,10 @@ static void operand(wr *w, const tp_arg *a, tp_dtype dt, vname buf, const char *
     init_scalar(w, buf, dt, a->scalar);
     *out = buf;
   } else if (w->g->nodes[a->node].desc.dtype == dt) {
-    *out = onnx_name(w->g, a->node);
+    *out = vn(w, a->node);
   } else {
     tp_pbw at = {0};
-    const char *src = onnx_name(w->g, a->node);
+    const char *src = vn(w, a->node);
     attr_int(&at, "to", tp_onnx_from_dtype(dt));
     fresh(w, buf);
     node(w, "Cast", 1, &src, buf, &at);
@@ -647,7 +652,7 @@ static tp_status convert_as(wr *w, const tp_node *n, const char *out) {
       }
       const char *in[4] = {a0, a1, "", ""};
       vname bz[2];
-      for (int k = 2; k < n->nargs; k++)
+      for (int k = 2; k < n->nargs && k < 4; k++)
         if (n->args[k].kind != TP_ARG_NONE) operand(w, &n->args[k], k == 2 ? d0.dtype : d1.dtype, bz[k - 2], &in[k]);
       node(w, "MatMulInteger", n->nargs, in, out, NULL);
       return TP_OK;
@@ -698,7 +703,7 @@ static tp_status quant_node(wr *w, const tp_node *n, const char *out) {
       return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s): the scale and the zero point run along different axes",
                      n->name, tp_op_name(n->op));
     if (ax >= 0) axis = ax;
-    const char *src = onnx_name(g, n->args[k].node);
+    const char *src = vn(w, n->args[k].node);
     if (p.ndim == 0 || (p.ndim == 1 && ax >= 0)) {
       in[k] = src;
       continue;
@@ -710,7 +715,7 @@ static tp_status quant_node(wr *w, const tp_node *n, const char *out) {
     node2(w, "Reshape", src, shn, buf[k]);
     in[k] = buf[k];
   }
-  in[0] = onnx_name(g, n->args[0].node);
+  in[0] = vn(w, n->args[0].node);
   tp_pbw at = {0};
   if (axis >= 0) attr_int(&at, "axis", axis);
   node(w, n->op == TP_OP_QUANTIZE ? "QuantizeLinear" : "DequantizeLinear", n->args[2].kind == TP_ARG_NONE ? 2 : 3, in, out,
@@ -725,28 +730,37 @@ static tp_status quant_node(wr *w, const tp_node *n, const char *out) {
  * written on the compute dtype (float32/int32) and the result cast back
  * (the op layer's rule, so the file computes what the graph does); cast,
  * views and the quantization ops take them as they are. */
+static tp_status cond_node(wr *w, int idx);
+static tp_status while_node(wr *w, int idx);
+static tp_status getitem_node(wr *w, int idx);
 static tp_status convert(wr *w, int idx) {
   const tp_node *n = &w->g->nodes[idx];
+  if (n->kind == TP_NODE_CALL && n->op == TP_OP_COND) return cond_node(w, idx);
+  if (n->kind == TP_NODE_CALL && n->op == TP_OP_GETITEM &&
+      (w->g->nodes[n->args[0].node].op == TP_OP_COND || w->g->nodes[n->args[0].node].op == TP_OP_WHILE_LOOP))
+    return getitem_node(w, idx);
+  if (n->kind == TP_NODE_CALL && n->op == TP_OP_WHILE_LOOP) return while_node(w, idx);
   if (n->kind != TP_NODE_CALL || !tp_dtype_is_storage(n->desc.dtype) || (tp_op_flags(n->op) & (TP_OPF_LOWP | TP_OPF_VIEW)))
-    return convert_as(w, n, n->name);
+    return convert_as(w, n, vn(w, idx));
   tp_node c = *n;
   c.desc.dtype = tp_dtype_compute(n->desc.dtype);
   vname t;
   fresh(w, t);
   TP_TRY(convert_as(w, &c, t));
-  cast_to(w, t, n->desc.dtype, n->name);
+  cast_to(w, t, n->desc.dtype, vn(w, idx));
   return TP_OK;
 }
 
-tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
-  if (!g || !bytes || !len) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: NULL argument");
-  *bytes = NULL;
-  *len = 0;
+/* The nodes, initializers, inputs (top graph only: a subgraph's
+ * placeholders are outer values) and outputs of w->g into w's sections. */
+static tp_status emit_graph_ex(wr *w, int outputs);
+static tp_status emit_graph(wr *w) { return emit_graph_ex(w, 1); }
+/* outputs = 0: the nodes and initializers only (a graph inlined into
+ * another: its outputs are read by name) */
+static tp_status emit_graph_ex(wr *w, int outputs) {
+  const tp_graph *g = w->g;
   int oi = tp_graph_output(g);
   if (oi < 0) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: the graph has no output node");
-  wr w;
-  memset(&w, 0, sizeof w);
-  w.g = g;
   tp_status s = TP_OK;
   char *used = tp_alloc((size_t)g->n + 1), *shown = NULL;
   if (!used) return tp_fail(TP_ERR_OUT_OF_MEMORY, "onnx: save: out of memory");
@@ -766,23 +780,23 @@ tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
     const tp_node *n = &g->nodes[i];
     switch (n->kind) {
       case TP_NODE_PLACEHOLDER:
-        add_vi(&w, &w.inputs, 11, n->name, &n->desc);
+        if (!w->names) add_vi(w, &w->inputs, 11, n->name, &n->desc);
         break;
       case TP_NODE_GET_ATTR: {
-        if (!used[i] || n->desc.ndim == TP_DESC_GRAPH) break; /* subgraphs: see invoke */
+        if (!used[i] || n->desc.ndim == TP_DESC_GRAPH) break; /* subgraphs: see invoke and cond */
         if (!n->val) {
           s = tp_fail(TP_ERR_INVALID_ARG, "onnx: save: constant '%s' has no value", n->name);
           break;
         }
         tp_tensor *c = NULL;
         if ((s = tp_contiguous(n->val, &c))) break;
-        init_raw(&w, n->name, c->dtype, c->ndim, c->shape, tp_tensor_ptr(c),
+        init_raw(w, vn(w, i), c->dtype, c->ndim, c->shape, tp_tensor_ptr(c),
                  (size_t)tp_tensor_numel(c) * tp_dtype_size(c->dtype));
         tp_tensor_release(c);
         break;
       }
       case TP_NODE_CALL:
-        s = convert(&w, i);
+        s = convert(w, i);
         if (s && s != TP_ERR_OUT_OF_MEMORY && s != TP_ERR_UNSUPPORTED)
           tp_fail_context(s, "onnx: save: node '%s' (%s)", n->name, tp_op_name(n->op));
         break;
@@ -792,6 +806,10 @@ tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
   }
   /* outputs: a call node's value directly the first time, else an Identity */
   const tp_node *on = &g->nodes[oi];
+  if (!outputs) {
+    tp_free(used);
+    return s;
+  }
   if (!s && !(shown = tp_alloc((size_t)g->n + 1))) s = TP_ERR_OUT_OF_MEMORY;
   if (shown) memset(shown, 0, (size_t)g->n + 1);
   for (int k = 0; !s && k < on->nargs; k++) {
@@ -805,27 +823,320 @@ tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
     }
     if (a->kind == TP_ARG_NODE && g->nodes[a->node].kind == TP_NODE_CALL && !shown[a->node]) {
       shown[a->node] = 1;
-      add_vi(&w, &w.outputs, 12, g->nodes[a->node].name, &d);
+      add_vi(w, &w->outputs, 12, vn(w, a->node), &d);
       continue;
     }
     if (a->kind == TP_ARG_SCALAR) d.weak = 0;
-    operand(&w, a, d.dtype, b0, &src);
+    operand(w, a, d.dtype, b0, &src);
     snprintf(nm, sizeof nm, "output_%d", k);
-    /* output_K may be a node name: fall back to an aux name then */
-    if (tp_graph_find(g, nm) >= 0) fresh(&w, nm);
-    node1(&w, "Identity", src, nm);
-    add_vi(&w, &w.outputs, 12, nm, &d);
+    /* output_K may be a node name (or used by another graph): an aux name then */
+    if (w->names || tp_graph_find(g, nm) >= 0) fresh(w, nm);
+    node1(w, "Identity", src, nm);
+    add_vi(w, &w->outputs, 12, nm, &d);
   }
   tp_free(used);
   tp_free(shown);
+  return s;
+}
+
+static void wr_free(wr *w) {
+  pbw_free(&w->nodes);
+  pbw_free(&w->inits);
+  pbw_free(&w->inputs);
+  pbw_free(&w->outputs);
+}
+
+/* w's sections as one GraphProto (name: field 2) into *graph. */
+static void assemble(wr *w, const char *name, tp_pbw *graph) {
+  tp_pbw *parts[4] = {&w->nodes, &w->inits, &w->inputs, &w->outputs};
+  for (int i = 0; i < 4; i++) {
+    if (parts[i]->oom) graph->oom = 1;
+    else tp_pbw_put(graph, parts[i]->p, parts[i]->n);
+  }
+  put_str(graph, 2, name);
+}
+
+/* ---- control flow: cond -> If (branches as GraphProto attributes that
+ * read the outer values the cond passes as operands) ---- */
+
+/* Subgraph sub of w->g as a GraphProto attribute `attr` of the If: its
+ * placeholders named after ops[0..], its own values prefixed (unique over
+ * the model: ONNX names are one scope). */
+/* The ONNX names of sub's values: placeholder k is ops[k], every other
+ * value its name after a prefix unique in the model. *out: free_names. */
+static void free_names(const tp_graph *sub, char **names) {
+  for (int i = 0; names && i < sub->n; i++) tp_free(names[i]);
+  tp_free(names);
+}
+static tp_status make_names(wr *w, const tp_graph *sub, const char *const *ops, const char *tag, char ***out) {
+  char **names = tp_alloc(sizeof(char *) * (size_t)(sub->n ? sub->n : 1));
+  if (!names) return TP_ERR_OUT_OF_MEMORY;
+  memset(names, 0, sizeof(char *) * (size_t)(sub->n ? sub->n : 1));
+  char prefix[40];
+  snprintf(prefix, sizeof prefix, "tp:%s%d/", tag, w->aux++);
+  tp_status s = TP_OK;
+  for (int i = 0, ph = 0; i < sub->n && !s; i++) {
+    const tp_node *n = &sub->nodes[i];
+    const char *base = n->kind == TP_NODE_PLACEHOLDER ? ops[ph++] : n->name ? n->name : "";
+    size_t len = strlen(base) + (n->kind == TP_NODE_PLACEHOLDER ? 0 : strlen(prefix)) + 1;
+    if (!(names[i] = tp_alloc(len))) s = TP_ERR_OUT_OF_MEMORY;
+    else snprintf(names[i], len, "%s%s", n->kind == TP_NODE_PLACEHOLDER ? "" : prefix, base);
+  }
+  if (s) {
+    free_names(sub, names);
+    return s;
+  }
+  *out = names;
+  return TP_OK;
+}
+
+static tp_status branch_attr(wr *w, const tp_graph *sub, const char *const *ops, const char *attr, tp_pbw *attrs) {
+  char **names = NULL;
+  TP_TRY(make_names(w, sub, ops, attr, &names));
+  tp_status s = TP_OK;
+  wr c;
+  memset(&c, 0, sizeof c);
+  c.g = sub;
+  c.names = (const char *const *)names;
+  c.root = w->root ? w->root : w->g;
+  c.aux = w->aux;
+  if (!s) s = emit_graph(&c);
+  w->aux = c.aux;
+  if (!s) {
+    tp_pbw gp = {0}, a = {0};
+    assemble(&c, attr, &gp);
+    put_str(&a, 1, attr);
+    put_msg(&a, 6, &gp);
+    tp_pbw_varint(&a, 20, 5); /* GRAPH */
+    put_msg(attrs, 5, &a);
+  }
+  wr_free(&c);
+  free_names(sub, names);
+  return s;
+}
+
+/* The first getitem of cond node ci selecting result k (-1: none). */
+static int first_getitem(const tp_graph *g, int ci, int k) {
+  for (int i = ci + 1; i < g->n; i++) {
+    const tp_node *x = &g->nodes[i];
+    if (x->kind == TP_NODE_CALL && x->op == TP_OP_GETITEM && x->args[0].node == ci && x->attrs.result_index == k)
+      return i;
+  }
+  return -1;
+}
+
+static tp_status cond_node(wr *w, int idx) {
+  const tp_graph *g = w->g;
+  const tp_node *n = &g->nodes[idx];
+  const tp_graph *th = tp_node_subgraph(g, n, 1), *el = tp_node_subgraph(g, n, 2);
+  if (!th || !el) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: cond '%s' names no subgraphs", n->name);
+  int nops = n->nargs - 3, nres = (int)n->attrs.nresults;
+  const char *ops[TP_MAX_OPERANDS];
+  for (int k = 0; k < nops; k++) ops[k] = vn(w, n->args[3 + k].node);
+  /* the condition: a bool (an integer predicate compared with 0) */
+  vname cb, zero;
+  const char *pred = vn(w, n->args[0].node);
+  if (g->nodes[n->args[0].node].desc.dtype != TP_BOOL) {
+    init_scalar(w, zero, g->nodes[n->args[0].node].desc.dtype, 0);
+    vname eq;
+    fresh(w, eq);
+    node2(w, "Equal", pred, zero, eq);
+    fresh(w, cb);
+    node1(w, "Not", eq, cb);
+    pred = cb;
+  }
+  tp_pbw attrs = {0};
+  TP_TRY(branch_attr(w, th, ops, "then_branch", &attrs));
+  tp_status s = branch_attr(w, el, ops, "else_branch", &attrs);
+  if (s) {
+    pbw_free(&attrs);
+    return s;
+  }
+  /* If's outputs: named after the first getitem of each result */
+  tp_pbw m = {0};
+  char nm[64];
+  put_str(&m, 1, pred);
+  for (int k = 0; k < nres; k++) {
+    int gi = first_getitem(g, idx, k);
+    vname t;
+    if (gi < 0) fresh(w, t);
+    put_str(&m, 2, gi >= 0 ? vn(w, gi) : t);
+  }
+  snprintf(nm, sizeof nm, "If_%d", w->aux++);
+  put_str(&m, 3, nm);
+  put_str(&m, 4, "If");
+  if (attrs.oom) m.oom = 1;
+  else tp_pbw_put(&m, attrs.p, attrs.n);
+  pbw_free(&attrs);
+  put_msg(&w->nodes, 1, &m);
+  return TP_OK;
+}
+
+/* A getitem of a cond: the If's output itself (the first one of its
+ * result), else an Identity of it. */
+static tp_status getitem_node(wr *w, int idx) {
+  const tp_node *n = &w->g->nodes[idx];
+  int first = first_getitem(w->g, n->args[0].node, (int)n->attrs.result_index);
+  if (first != idx) node1(w, "Identity", vn(w, first), vn(w, idx));
+  return TP_OK;
+}
+
+/* ---- while_loop -> Loop: no trip count; the initial cond is the cond
+ * graph inlined on the initial values; the body is our body followed by
+ * our cond graph inlined on its results (ONNX computes the next condition
+ * in the body); captured values are read from the outer scope. ---- */
+
+/* sub inlined into w (its nodes and initializers appended), placeholders
+ * named ins[]; out[k]: a copy of output k's ONNX name. */
+static tp_status inline_graph(wr *w, const tp_graph *sub, const char *const *ins, const char *tag, vname *out) {
+  char **names = NULL;
+  TP_TRY(make_names(w, sub, ins, tag, &names));
+  wr c;
+  memset(&c, 0, sizeof c);
+  c.g = sub;
+  c.names = (const char *const *)names;
+  c.root = w->root ? w->root : w->g;
+  c.aux = w->aux;
+  tp_status s = emit_graph_ex(&c, 0);
+  w->aux = c.aux;
+  if (!s) {
+    if (c.nodes.oom || c.inits.oom) w->nodes.oom = 1;
+    tp_pbw_put(&w->nodes, c.nodes.p, c.nodes.n);
+    tp_pbw_put(&w->inits, c.inits.p, c.inits.n);
+    const tp_node *on = &sub->nodes[tp_graph_output(sub)];
+    for (int k = 0; k < on->nargs; k++) {
+      if (on->args[k].kind != TP_ARG_NODE || strlen(names[on->args[k].node]) >= sizeof(vname)) {
+        s = tp_fail(TP_ERR_UNSUPPORTED, "onnx: save: output %d of a loop subgraph cannot be named", k);
+        break;
+      }
+      snprintf(out[k], sizeof(vname), "%s", names[on->args[k].node]);
+    }
+  }
+  wr_free(&c);
+  free_names(sub, names);
+  return s;
+}
+
+/* name (one bool/int value of type d) as a new bool scalar value *out of w */
+static void as_bool(wr *w, const char *name, const tp_desc *d, vname out) {
+  const char *cur = name;
+  vname a, b, z;
+  if (d->dtype != TP_BOOL) {
+    init_scalar(w, z, d->dtype, 0);
+    fresh(w, a);
+    node2(w, "Equal", cur, z, a);
+    fresh(w, b);
+    node1(w, "Not", a, b);
+    cur = b;
+  }
+  if (d->ndim) {
+    vname shp;
+    int64_t none = 0;
+    init_i64(w, shp, 0, &none); /* the shape [] */
+    fresh(w, out);
+    node2(w, "Reshape", cur, shp, out);
+    return;
+  }
+  fresh(w, out);
+  node1(w, "Identity", cur, out);
+}
+
+static tp_status while_node(wr *w, int idx) {
+  const tp_graph *g = w->g;
+  const tp_node *n = &g->nodes[idx];
+  const tp_graph *cg = tp_node_subgraph(g, n, 0), *bg = tp_node_subgraph(g, n, 1);
+  if (!cg || !bg) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: while_loop '%s' names no subgraphs", n->name);
+  int nin = n->nargs - 2, N = (int)n->attrs.nresults;
+  const char *ops[TP_MAX_OPERANDS];
+  for (int k = 0; k < nin; k++) ops[k] = vn(w, n->args[2 + k].node);
+  const tp_desc *cd = &cg->nodes[cg->nodes[tp_graph_output(cg)].args[0].node].desc;
+  /* the initial condition, in the outer graph */
+  vname c0[1], cond0;
+  TP_TRY(inline_graph(w, cg, ops, "loop_cond", c0));
+  as_bool(w, c0[0], cd, cond0);
+  /* the body graph: (iteration, cond, carried...) -> (next cond, carried...) */
+  wr b;
+  memset(&b, 0, sizeof b);
+  b.g = bg;
+  b.root = w->root ? w->root : w->g;
+  b.aux = w->aux;
+  vname iter, cin, vin[TP_MAX_OPERANDS], bout[TP_MAX_OPERANDS], cout[1], cnext, outn[TP_MAX_OPERANDS];
+  fresh(&b, iter);
+  fresh(&b, cin);
+  const char *bins[TP_MAX_OPERANDS] = {0};
+  for (int k = 0; k < nin; k++) {
+    if (k < N) fresh(&b, vin[k]);
+    bins[k] = k < N ? vin[k] : ops[k];
+  }
+  tp_status s = inline_graph(&b, bg, bins, "loop_body", bout);
+  const char *cins[TP_MAX_OPERANDS] = {0};
+  for (int k = 0; k < nin; k++) cins[k] = k < N ? bout[k] : ops[k];
+  if (!s) s = inline_graph(&b, cg, cins, "loop_next", cout);
+  if (!s) {
+    as_bool(&b, cout[0], cd, cnext);
+    tp_desc i64d, bd;
+    memset(&i64d, 0, sizeof i64d);
+    i64d.dtype = TP_I64;
+    memset(&bd, 0, sizeof bd);
+    bd.dtype = TP_BOOL;
+    add_vi(&b, &b.inputs, 11, iter, &i64d);
+    add_vi(&b, &b.inputs, 11, cin, &bd);
+    add_vi(&b, &b.outputs, 12, cnext, &bd);
+    for (int k = 0; k < N; k++) {
+      const tp_desc *d = &g->nodes[n->args[2 + k].node].desc;
+      add_vi(&b, &b.inputs, 11, vin[k], d);
+      fresh(&b, outn[k]); /* each carried result a value of the body's own */
+      node1(&b, "Identity", bout[k], outn[k]);
+      add_vi(&b, &b.outputs, 12, outn[k], d);
+    }
+  }
+  w->aux = b.aux;
+  tp_pbw attrs = {0};
+  if (!s) {
+    tp_pbw gp = {0}, a = {0};
+    assemble(&b, "body", &gp);
+    put_str(&a, 1, "body");
+    put_msg(&a, 6, &gp);
+    tp_pbw_varint(&a, 20, 5); /* GRAPH */
+    put_msg(&attrs, 5, &a);
+  }
+  wr_free(&b);
+  if (s) {
+    pbw_free(&attrs);
+    return s;
+  }
+  tp_pbw m = {0};
+  char nm[64];
+  put_str(&m, 1, ""); /* no trip count */
+  put_str(&m, 1, cond0);
+  for (int k = 0; k < N; k++) put_str(&m, 1, ops[k]);
+  for (int k = 0; k < N; k++) {
+    int gi = first_getitem(g, idx, k);
+    vname t;
+    if (gi < 0) fresh(w, t);
+    put_str(&m, 2, gi >= 0 ? vn(w, gi) : t);
+  }
+  snprintf(nm, sizeof nm, "Loop_%d", w->aux++);
+  put_str(&m, 3, nm);
+  put_str(&m, 4, "Loop");
+  if (attrs.oom) m.oom = 1;
+  else tp_pbw_put(&m, attrs.p, attrs.n);
+  pbw_free(&attrs);
+  put_msg(&w->nodes, 1, &m);
+  return TP_OK;
+}
+
+tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
+  if (!g || !bytes || !len) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: NULL argument");
+  *bytes = NULL;
+  *len = 0;
+  wr w;
+  memset(&w, 0, sizeof w);
+  w.g = g;
+  tp_status s = emit_graph(&w);
   tp_pbw graph = {0}, model = {0}, opset = {0};
   if (!s) {
-    tp_pbw *parts[4] = {&w.nodes, &w.inits, &w.inputs, &w.outputs};
-    for (int i = 0; i < 4; i++) {
-      if (parts[i]->oom) graph.oom = 1;
-      else tp_pbw_put(&graph, parts[i]->p, parts[i]->n);
-    }
-    put_str(&graph, 2, "tensorplay");
+    assemble(&w, "tensorplay", &graph);
     tp_pbw_varint(&model, 1, TP_ONNX_IR_VERSION);
     put_str(&model, 2, "tensorplay");
     put_str(&model, 3, TP_VERSION_STRING);
@@ -837,10 +1148,7 @@ tp_status tp_onnx_save(const tp_graph *g, uint8_t **bytes, size_t *len) {
   }
   pbw_free(&graph);
   pbw_free(&opset);
-  pbw_free(&w.nodes);
-  pbw_free(&w.inits);
-  pbw_free(&w.inputs);
-  pbw_free(&w.outputs);
+  wr_free(&w);
   if (s) {
     pbw_free(&model);
     if (s == TP_ERR_OUT_OF_MEMORY) tp_fail(s, "onnx: save: out of memory");

@@ -27,7 +27,10 @@ test('the loaded core has the ops of ops.def, in order, with their arity', () =>
 });
 
 test('only the opaque ops (made by capture) are not callable from JS', () => {
-  assert.deepEqual(table.filter((o) => !o.js).map((o) => o.name), ['call_host', 'getitem', 'invoke']);
+  // cond and while_loop are reached through tp.cond / tp.whileLoop (js/src/control.js)
+  assert.deepEqual(table.filter((o) => !o.js).map((o) => o.name), ['call_host', 'getitem', 'invoke', 'cond', 'while_loop']);
+  assert.equal(typeof tp.cond, 'function');
+  assert.equal(typeof tp.whileLoop, 'function');
 });
 
 test('every callable op: a function, an ops member, its method, its d.ts entries', () => {

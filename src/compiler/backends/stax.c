@@ -95,6 +95,18 @@ static int named_before(const tp_kir_program *p, int k, int i) {
   return 0;
 }
 
+/* control flow: the sub-plans under pl (cond branches, while_loop cond and
+ * body, nested) and how many of their kernels run as generated code */
+static void count_subplans(tp_plan *pl, int depth, int *nsub, int *ngen) {
+  for (int i = 0; i < tp_plan_nsubplans(pl) && depth < 8; i++) {
+    tp_plan *sp = tp_plan_subplan(pl, i);
+    if (!sp) continue;
+    ++*nsub;
+    *ngen += tp_plan_accel_kernels(sp);
+    count_subplans(sp, depth + 1, nsub, ngen);
+  }
+}
+
 static void stax_describe(void *ud, char *json, size_t n) {
   stax_runner *r = ud;
   const tp_kir_program *p = tp_plan_program(r->plan);
@@ -107,12 +119,14 @@ static void stax_describe(void *ud, char *json, size_t n) {
     }
   }
   if (!n) return;
+  int nsub = 0, ngen = 0;
+  count_subplans(r->plan, 0, &nsub, &ngen);
   int hn = snprintf(json, n,
                     "{\"kernels\": %d, \"pointwise\": %d, \"row\": %d, \"gemm\": %d, \"conv\": %d, \"op\": %d, "
                     "\"generated\": %d, \"arena_bytes\": %lld, \"autotuned\": %d, \"qmatmul\": %d, \"matmul_int\": %d, "
-                    "\"qconv2d\": %d, \"conv2d_int\": %d, ",
+                    "\"qconv2d\": %d, \"conv2d_int\": %d, \"subplans\": %d, \"subplan_generated\": %d, ",
                     p->nkernels, kinds[TP_KK_POINTWISE], kinds[TP_KK_ROW], kinds[TP_KK_GEMM], kinds[TP_KK_CONV], kinds[TP_KK_OP],
-                    tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned, qmm, mmi, qcv, cvi);
+                    tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned, qmm, mmi, qcv, cvi, nsub, ngen);
   if (hn < 0 || (size_t)hn >= n) return; /* cut: the caller's buffer is too small for anything */
   size_t pos = (size_t)hn;
   int ok = p->node_kernel && p->graph;
@@ -177,6 +191,15 @@ static int opt_value(const tp_backend_opts *o, const char *key, int dflt) {
   return dflt;
 }
 
+/* Generated kernels for a plan and its control-flow sub-plans (a cond's
+ * branches, a while_loop's cond and body), each its own module. */
+static tp_status accelerate_all(tp_plan *pl, int use_cache, int depth) {
+  tp_status s = tp_plan_accelerate(pl, &tp_wasm_accel, use_cache);
+  for (int i = 0; i < tp_plan_nsubplans(pl) && s == TP_OK && depth < 8; i++)
+    if (tp_plan_subplan(pl, i)) s = accelerate_all(tp_plan_subplan(pl, i), use_cache, depth + 1);
+  return s;
+}
+
 tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const *examples,
                           const tp_backend_opts *opts, tp_backend_run *out) {
   (void)ud, (void)nin, (void)examples;
@@ -208,7 +231,7 @@ tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const
     s = tp_lower(g, &lo, &r->plan);
     if (!s && opt_value(opts, "stax.profile", 0)) s = tp_plan_set_profiling(r->plan, 1);
     if (!s && lo.codegen) { /* generated SIMD128 kernels on a Wasm host */
-      tp_status cs = tp_plan_accelerate(r->plan, &tp_wasm_accel, lo.use_cache);
+      tp_status cs = accelerate_all(r->plan, lo.use_cache, 0);
       if (cs == TP_ERR_OUT_OF_MEMORY) {
         s = cs;
       } else if (cs != TP_OK) {

@@ -5,6 +5,7 @@
  * are clear errors that leave the model usable. */
 #include "check.h"
 #include "onnx/pb.h"
+#include "lower/lower.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -248,7 +249,7 @@ static uint8_t *loop_model(int cond_data, size_t *len) {
   value_info(&body, 11, "c_in", 9, "");
   value_info(&body, 11, "y_in", 1, NULL);
   node(&body, "Add", L("y_in", "x"), L("y_out"), 0, NULL);
-  if (cond_data == 1) {
+  if (cond_data == 1 || cond_data == 3) {
     node(&body, "Less", L("y_out", "lim"), L("c2"), 0, NULL);
     node(&body, "Squeeze", L("c2"), L("c_out"), 0, NULL);
   } else if (cond_data == 2) {
@@ -256,20 +257,21 @@ static uint8_t *loop_model(int cond_data, size_t *len) {
   } else {
     node(&body, "Identity", L("c_in"), L("c_out"), 0, NULL);
   }
-  node(&body, "Identity", L("y_out"), L("scan"), 0, NULL);
+  if (cond_data != 3) node(&body, "Identity", L("y_out"), L("scan"), 0, NULL);
   value_info(&body, 12, "c_out", 9, "");
   value_info(&body, 12, "y_out", 1, NULL);
-  value_info(&body, 12, "scan", 1, NULL);
+  if (cond_data != 3) value_info(&body, 12, "scan", 1, NULL);
   tp_pbw at[1] = {attr_graph("body", &body)};
   if (cond_data == 2) node(&g, "Loop", L("", "", "y0"), L("y", "ys"), 1, at);
+  else if (cond_data == 3) node(&g, "Loop", L("M", "", "y0"), L("y"), 1, at);
   else node(&g, "Loop", L("M", "", "y0"), L("y", "ys"), 1, at);
   if (cond_data == 2) value_info(&g, 11, "cnt", 7, "");
   else value_info(&g, 11, "M", 7, "");
   value_info(&g, 11, "y0", 1, "1");
   value_info(&g, 11, "x", 1, "1");
-  if (cond_data == 1) value_info(&g, 11, "lim", 1, "1");
+  if (cond_data == 1 || cond_data == 3) value_info(&g, 11, "lim", 1, "1");
   value_info(&g, 12, "y", 1, NULL);
-  value_info(&g, 12, "ys", 1, NULL);
+  if (cond_data != 3) value_info(&g, 12, "ys", 1, NULL);
   return finish(&g, len);
 }
 
@@ -352,6 +354,35 @@ static void test_loop(void) {
   release(n, out2);
   release(4, in2);
   tp_onnx_model_free(m);
+
+  /* the same exit on float data without scan outputs: one while_loop node
+   * (its body compiled once, run as often as the data says), eager and
+   * stax, one specialization for every limit and trip count */
+  for (int be = 0; be < 2; be++) {
+    b = loop_model(3, &len);
+    m = load(b, len);
+    if (!m) return;
+    if (be) CHECK_OK(tp_onnx_model_use_backend(m, "stax"));
+    static const struct { int64_t M; float lim, want; } cases[] = {{10, 6, 7}, {10, 4, 5}, {1, 6, 3}, {0, 6, 1}, {10, 100, 21}};
+    for (int q = 0; q < 5; q++) {
+      float lv[1] = {cases[q].lim};
+      tp_tensor *in4[4] = {i64(cases[q].M), f32(1, s1, y0), f32(1, s1, x), f32(1, s1, lv)}, *out4[1] = {0};
+      n = 0;
+      CHECK_OK(tp_onnx_model_run(m, 4, in4, 1, out4, &n));
+      float want[1] = {cases[q].want};
+      CHECKF(n == 1 && same(out4[0], 1, s1, want), "Loop on data (%s): M=%lld lim=%g", be ? "stax" : "eager",
+             (long long)cases[q].M, cases[q].lim);
+      release(n, out4);
+      release(4, in4);
+    }
+    CHECKF(tp_onnx_model_num_specializations(m) == 1, "%d specializations", tp_onnx_model_num_specializations(m));
+    const tp_graph *lg = tp_onnx_model_graph(m);
+    char *text = NULL;
+    if (lg) CHECK_OK(tp_graph_print(lg, 0, &text));
+    CHECKF(text && strstr(text, "= while_loop("), "no while_loop in:\n%s", text ? text : "");
+    tp_free_buffer(text);
+    tp_onnx_model_free(m);
+  }
 }
 
 
@@ -424,8 +455,145 @@ static void test_bad_inputs(void) {
   }
 }
 
+/* If on a condition computed at run time (issue 14 item 3): it imports as
+ * one cond node with both branches as subgraphs (compiled by stax), and the
+ * choice is made per run, without a new specialization.
+ *   c = Greater(s, z)            (kind 0: float data)  or  Equal(sr, k) (kind 1: int64 inputs)
+ *   then: exp(x * w)   else: x - w   (both read the outer x and w)
+ *   out = If(c) + x */
+static uint8_t *if_model(int kind, int shapes_differ, size_t *len) {
+  tp_pbw g = {0}, th = {0}, el = {0};
+  node(&th, "Mul", L("x", "w"), L("t"), 0, NULL);
+  node(&th, "Exp", L("t"), L("t2"), 0, NULL);
+  value_info(&th, 12, "t2", 1, "3");
+  if (shapes_differ) {
+    int64_t ax[1] = {0};
+    tp_pbw ra[2] = {attr_ints("axes", 1, ax), attr_int("keepdims", 1)};
+    node(&el, "ReduceSum", L("x"), L("e"), 2, ra);
+    value_info(&el, 12, "e", 1, "1");
+  } else {
+    node(&el, "Sub", L("x", "w"), L("e"), 0, NULL);
+    value_info(&el, 12, "e", 1, "3");
+  }
+  if (kind == 0) node(&g, "Greater", L("s", "z"), L("c"), 0, NULL);
+  else node(&g, "Equal", L("sr", "k"), L("c"), 0, NULL);
+  tp_pbw at[2] = {attr_graph("then_branch", &th), attr_graph("else_branch", &el)};
+  node(&g, "If", L("c"), L("y"), 2, at);
+  node(&g, "Add", L("y", "x"), L("out"), 0, NULL);
+  if (kind == 0) {
+    value_info(&g, 11, "s", 1, "1");
+    value_info(&g, 11, "z", 1, "1");
+  } else {
+    value_info(&g, 11, "sr", 7, "");
+    value_info(&g, 11, "k", 7, "");
+  }
+  value_info(&g, 11, "x", 1, "3");
+  value_info(&g, 11, "w", 1, "3");
+  value_info(&g, 12, "out", 1, NULL);
+  return finish_opset(&g, 13, len);
+}
+
+static void test_if_runtime(void) {
+  static const float xv[3] = {0.5f, -1, 2}, wv[3] = {1, 0.25f, -0.5f};
+  int64_t s1[1] = {1}, s3[1] = {3};
+  for (int kind = 0; kind < 2; kind++)
+    for (int be = 0; be < 2; be++) {
+      size_t len;
+      uint8_t *b = if_model(kind, 0, &len);
+      tp_onnx_model *m = load(b, len);
+      if (!m) continue;
+      if (be) CHECK_OK(tp_onnx_model_use_backend(m, "stax"));
+      const tp_graph *g = NULL;
+      for (int r = 0; r < 4; r++) {
+        int take = r % 2 == 0;
+        tp_tensor *in[4];
+        if (kind == 0) {
+          float sv[1] = {take ? 3.0f : -3.0f}, zv[1] = {0};
+          in[0] = f32(1, s1, sv), in[1] = f32(1, s1, zv);
+        } else {
+          in[0] = i64(take ? 16000 : 8000), in[1] = i64(16000);
+        }
+        in[2] = f32(1, s3, xv), in[3] = f32(1, s3, wv);
+        tp_tensor *out[1] = {0};
+        int n = 0;
+        CHECK_OK(tp_onnx_model_run(m, 4, in, 1, out, &n));
+        float want[3];
+        for (int i = 0; i < 3; i++)
+          want[i] = (float)((take ? exp((double)xv[i] * wv[i]) : (double)xv[i] - wv[i]) + xv[i]);
+        CHECKF(n == 1 && same(out[0], 1, s3, want), "If kind %d backend %s run %d (%s)", kind, be ? "stax" : "eager",
+               r, take ? "then" : "else");
+        release(n, out);
+        release(4, in);
+        g = tp_onnx_model_graph(m);
+      }
+      /* one specialization for both branches: the choice is in the graph */
+      CHECKF(tp_onnx_model_num_specializations(m) == 1, "If kind %d: %d specializations", kind,
+             tp_onnx_model_num_specializations(m));
+      char *text = NULL;
+      if (g) CHECK_OK(tp_graph_print(g, 0, &text));
+      CHECKF(text && strstr(text, "= cond(") && strstr(text, "subgraph \"then"), "no cond node in:\n%s", text ? text : "");
+      tp_free_buffer(text);
+      /* export: the cond is written as an If whose branches read the outer
+       * values; the file loads back as a cond and computes the same */
+      uint8_t *saved = NULL;
+      size_t slen = 0;
+      if (g) CHECK_OK(tp_onnx_save(g, &saved, &slen));
+      tp_onnx_model *m2 = NULL;
+      if (saved) CHECK_OK(tp_onnx_model_load(saved, slen, &m2));
+      tp_free_buffer(saved);
+      for (int r = 0; m2 && r < 2; r++) {
+        int take = r == 0;
+        float sv[1] = {take ? 3.0f : -3.0f}, zv[1] = {0};
+        tp_tensor *in[4] = {kind ? i64(take ? 16000 : 8000) : f32(1, s1, sv), kind ? i64(16000) : f32(1, s1, zv),
+                            f32(1, s3, xv), f32(1, s3, wv)}, *out[1] = {0};
+        int n = 0;
+        CHECK_OK(tp_onnx_model_run(m2, 4, in, 1, out, &n));
+        float want[3];
+        for (int i = 0; i < 3; i++)
+          want[i] = (float)((take ? exp((double)xv[i] * wv[i]) : (double)xv[i] - wv[i]) + xv[i]);
+        CHECKF(n == 1 && same(out[0], 1, s3, want), "exported If kind %d run %d", kind, r);
+        release(n, out);
+        release(4, in);
+      }
+      if (m2) CHECK(tp_onnx_model_num_specializations(m2) == 1);
+      tp_onnx_model_free(m2);
+      /* stax's lowering takes it: both branches become sub-plans */
+      tp_plan *pl = NULL;
+      if (be && g) CHECK_OK(tp_lower(g, NULL, &pl));
+      int nsub = 0;
+      for (int i = 0; pl && i < tp_plan_nsubplans(pl); i++) nsub += tp_plan_subplan(pl, i) != NULL;
+      CHECK(!be || nsub == 2);
+      tp_plan_free(pl);
+      tp_onnx_model_free(m);
+    }
+  /* branches of different shapes cannot be one cond: the import-time
+   * choice serves them, the condition's inputs becoming value inputs (a
+   * specialization per condition value) */
+  for (int kind = 0; kind < 2; kind++) {
+    size_t len;
+    uint8_t *b = if_model(kind, 1, &len);
+    tp_onnx_model *m = load(b, len);
+    if (!m) continue;
+    for (int r = 0; r < 2; r++) {
+      float sv[1] = {r ? -1.0f : 1.0f}, zv[1] = {0};
+      tp_tensor *in[4] = {kind ? i64(r ? 8000 : 16000) : f32(1, s1, sv), kind ? i64(16000) : f32(1, s1, zv),
+                          f32(1, s3, xv), f32(1, s3, wv)}, *out[1] = {0};
+      int n = 0;
+      CHECK_OK(tp_onnx_model_run(m, 4, in, 1, out, &n));
+      float want[3];
+      for (int i = 0; i < 3; i++) want[i] = r ? 1.5f + xv[i] : (float)(exp((double)xv[i] * wv[i]) + xv[i]);
+      CHECKF(n == 1 && same(out[0], 1, s3, want), "If (kind %d) with different branch shapes, run %d", kind, r);
+      release(n, out);
+      release(4, in);
+    }
+    CHECK(tp_onnx_model_num_specializations(m) == 2);
+    tp_onnx_model_free(m);
+  }
+}
+
 int main(void) {
   test_scan();
+  test_if_runtime();
   test_scan8();
   test_loop();
   test_bad_inputs();

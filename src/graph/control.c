@@ -1,0 +1,230 @@
+/* control.c - control flow in the Graph IR: the cond and while_loop nodes
+ * (ops.def), their structural rules and their eager run.
+ *
+ *   %r = cond(%pred, %then, %else, %a, %b, results=1) : f32[4]
+ *   %y = getitem(%r, index=0) : f32[4]
+ *
+ * cond: the predicate is a one-element bool or integer tensor (nonzero:
+ * then); %then and %else are get_attr references to child graphs (g->subs)
+ * that both take the operands (%a, %b: outer-scope values are passed this
+ * way) and return `results` values of one signature. Only the chosen branch
+ * runs.
+ *
+ *   %r = while_loop(%cond, %body, %i0, %x0, %w, results=2) : i64[]
+ *
+ * while_loop: the first `results` operands after the two subgraphs are the
+ * carried values, the rest are captured (read by every step, never
+ * changed). %cond takes (carried, captured) and returns one one-element
+ * bool/int; %body takes the same and returns the next carried values, of
+ * the carried values' types. The results are the carried values after the
+ * last step (the initial ones when cond is false at once). */
+#include "graph.h"
+#include "../core/internal.h"
+
+static const tp_graph *sub_of(const tp_graph *g, const tp_node *n, int k) {
+  if (k >= n->nargs || n->args[k].kind != TP_ARG_NODE) return NULL;
+  const tp_node *sg = &g->nodes[n->args[k].node];
+  if (sg->kind != TP_NODE_GET_ATTR || sg->desc.ndim != TP_DESC_GRAPH) return NULL;
+  return tp_graph_find_subgraph(g, sg->target ? sg->target : sg->name);
+}
+
+const tp_graph *tp_node_subgraph(const tp_graph *g, const tp_node *n, int k) { return sub_of(g, n, k); }
+
+/* desc of output k of sub (NULL when there is none) */
+static const tp_desc *out_desc(const tp_graph *sub, int k) {
+  int o = tp_graph_output(sub);
+  if (o < 0 || k >= sub->nodes[o].nargs || sub->nodes[o].args[k].kind != TP_ARG_NODE) return NULL;
+  return &sub->nodes[sub->nodes[o].args[k].node].desc;
+}
+
+static const tp_desc *in_desc(const tp_graph *sub, int k) {
+  for (int i = 0; i < sub->n; i++)
+    if (sub->nodes[i].kind == TP_NODE_PLACEHOLDER && k-- == 0) return &sub->nodes[i].desc;
+  return NULL;
+}
+
+static int same_type(const tp_desc *a, const tp_desc *b) {
+  tp_desc x = *a, y = *b;
+  x.weak = y.weak = 0;
+  return tp_desc_equal(&x, &y);
+}
+
+static int is_flag(const tp_desc *d) {
+  return d->ndim >= 0 && tp_shape_numel(d->ndim, d->shape) == 1 && !tp_dtype_is_float(d->dtype);
+}
+
+/* The operands of n from index first on must be the placeholders of sub. */
+static tp_status check_inputs(const tp_graph *g, const tp_node *n, const char *what, const tp_graph *sub,
+                              int first) {
+  int nops = n->nargs - first;
+  if (tp_graph_num_inputs(sub) != nops)
+    return tp_fail(TP_ERR_INVALID_ARG, "graph: %s %%%s: its %s subgraph takes %d inputs, the node passes %d",
+                   tp_op_name(n->op), n->name, what, tp_graph_num_inputs(sub), nops);
+  for (int k = 0; k < nops; k++) {
+    const tp_arg *a = &n->args[first + k];
+    if (a->kind != TP_ARG_NODE)
+      return tp_fail(TP_ERR_INVALID_ARG, "graph: %s %%%s: operand %d must be a node", tp_op_name(n->op),
+                     n->name, first + k);
+    const tp_desc *od = &g->nodes[a->node].desc, *pd = in_desc(sub, k);
+    if (!same_type(od, pd)) {
+      char b0[96], b1[96];
+      return tp_fail(TP_ERR_INVALID_ARG, "graph: %s %%%s: operand %%%s is %s%s but its %s subgraph's input %d is %s%s",
+                     tp_op_name(n->op), n->name, g->nodes[a->node].name, tp_dtype_short(od->dtype),
+                     tp_shape_str(od->ndim, od->shape, b0, sizeof b0), what, k, tp_dtype_short(pd->dtype),
+                     tp_shape_str(pd->ndim, pd->shape, b1, sizeof b1));
+    }
+  }
+  return TP_OK;
+}
+
+static tp_status mismatch(const tp_node *n, const char *a, const char *b, int k, const tp_desc *x,
+                          const tp_desc *y) {
+  char b0[96], b1[96];
+  return tp_fail(TP_ERR_INVALID_ARG, "graph: %s %%%s: result %d is %s%s in the %s subgraph but %s%s in the %s",
+                 tp_op_name(n->op), n->name, k, tp_dtype_short(x->dtype), tp_shape_str(x->ndim, x->shape, b0, sizeof b0),
+                 a, tp_dtype_short(y->dtype), tp_shape_str(y->ndim, y->shape, b1, sizeof b1), b);
+}
+
+tp_status tp_graph_verify_control(const tp_graph *g, const tp_node *n) {
+  int nres = (int)n->attrs.nresults;
+  if (nres < 1 || nres > TP_MAX_OPERANDS)
+    return tp_fail(TP_ERR_INVALID_ARG, "graph: %s %%%s has %d results (1..%d)", tp_op_name(n->op), n->name, nres,
+                   TP_MAX_OPERANDS);
+  if (n->op == TP_OP_COND) {
+    if (n->nargs < 3 || n->args[0].kind != TP_ARG_NODE)
+      return tp_fail(TP_ERR_INVALID_ARG, "graph: cond %%%s takes a predicate node, two subgraphs and operands",
+                     n->name);
+    const tp_desc *pd = &g->nodes[n->args[0].node].desc;
+    if (!is_flag(pd)) {
+      char b0[96];
+      return tp_fail(TP_ERR_INVALID_ARG,
+                     "graph: cond %%%s: the predicate %%%s is %s%s; it must be one bool or integer value",
+                     n->name, g->nodes[n->args[0].node].name, tp_dtype_short(pd->dtype),
+                     tp_shape_str(pd->ndim, pd->shape, b0, sizeof b0));
+    }
+    const tp_graph *t = sub_of(g, n, 1), *e = sub_of(g, n, 2);
+    if (!t || !e) return tp_fail(TP_ERR_INVALID_ARG, "graph: cond %%%s: operands 1 and 2 must name subgraphs", n->name);
+    TP_TRY(check_inputs(g, n, "then", t, 3));
+    TP_TRY(check_inputs(g, n, "else", e, 3));
+    if (tp_graph_num_outputs(t) != nres || tp_graph_num_outputs(e) != nres)
+      return tp_fail(TP_ERR_INVALID_ARG, "graph: cond %%%s has %d results; the then subgraph returns %d, the else %d",
+                     n->name, nres, tp_graph_num_outputs(t), tp_graph_num_outputs(e));
+    for (int k = 0; k < nres; k++) {
+      const tp_desc *a = out_desc(t, k), *b = out_desc(e, k);
+      if (!a || !b) return tp_fail(TP_ERR_INVALID_ARG, "graph: cond %%%s: a branch output is not a node", n->name);
+      if (!same_type(a, b)) return mismatch(n, "then", "else", k, a, b);
+    }
+    if (!same_type(out_desc(t, 0), &n->desc)) return mismatch(n, "then", "node's declaration", 0, out_desc(t, 0), &n->desc);
+    return TP_OK;
+  }
+  if (n->op == TP_OP_WHILE_LOOP) {
+    if (n->nargs < 2 + nres)
+      return tp_fail(TP_ERR_INVALID_ARG, "graph: while_loop %%%s takes two subgraphs and %d carried values",
+                     n->name, nres);
+    const tp_graph *c = sub_of(g, n, 0), *b = sub_of(g, n, 1);
+    if (!c || !b)
+      return tp_fail(TP_ERR_INVALID_ARG, "graph: while_loop %%%s: operands 0 and 1 must name subgraphs", n->name);
+    TP_TRY(check_inputs(g, n, "cond", c, 2));
+    TP_TRY(check_inputs(g, n, "body", b, 2));
+    const tp_desc *cd = out_desc(c, 0);
+    if (tp_graph_num_outputs(c) != 1 || !cd || !is_flag(cd))
+      return tp_fail(TP_ERR_INVALID_ARG, "graph: while_loop %%%s: its cond subgraph must return one bool or integer value",
+                     n->name);
+    if (tp_graph_num_outputs(b) != nres)
+      return tp_fail(TP_ERR_INVALID_ARG, "graph: while_loop %%%s carries %d values; its body returns %d", n->name, nres,
+                     tp_graph_num_outputs(b));
+    for (int k = 0; k < nres; k++) {
+      const tp_desc *o = out_desc(b, k), *in = &g->nodes[n->args[2 + k].node].desc;
+      if (!o) return tp_fail(TP_ERR_INVALID_ARG, "graph: while_loop %%%s: a body output is not a node", n->name);
+      if (!same_type(o, in)) return mismatch(n, "body", "carried value (initial)", k, o, in);
+    }
+    if (!same_type(in_desc(b, 0), &n->desc)) return mismatch(n, "body", "node's declaration", 0, in_desc(b, 0), &n->desc);
+    return TP_OK;
+  }
+  return TP_OK;
+}
+
+tp_status tp_control_flag(tp_tensor *t, const char *what, int *out) {
+  double v = 0;
+  if (!t || tp_shape_numel(t->ndim, t->shape) != 1)
+    return tp_fail(TP_ERR_INVALID_ARG, "%s must be one value", what);
+  TP_TRY(tp_tensor_item_plain(t, &v));
+  *out = v != 0;
+  return TP_OK;
+}
+
+/* A result that is one of the operands (a loop that ran no step, a branch
+ * returning its input on the graph run) becomes a copy: the caller's
+ * operands may be views of its own buffers (the plan's), results outlive
+ * the run. */
+static tp_status own_results(const tp_node *n, tp_tensor *const *args, int nres, tp_tensor **res) {
+  for (int k = 0; k < nres; k++) {
+    int alias = 0;
+    for (int j = 0; j < n->nargs && !alias; j++) alias = res[k] && res[k] == args[j];
+    if (!alias) continue;
+    tp_tensor *c = NULL;
+    TP_TRY(tp_tensor_empty(res[k]->dtype, res[k]->ndim, res[k]->shape, &c));
+    tp_tensor_copy_into(res[k], c);
+    tp_tensor_release(res[k]);
+    res[k] = c;
+  }
+  return TP_OK;
+}
+
+tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner run, void *ctx,
+                         tp_tensor *const *args, tp_tensor **res) {
+  int nres = (int)n->attrs.nresults, got = 0;
+  if (n->op == TP_OP_COND) {
+    int take = 0;
+    TP_TRY(tp_control_flag(args[0], "cond: the predicate", &take));
+    int k = take ? 1 : 2;
+    TP_TRY(run(ctx, n, k, sub_of(g, n, k), n->nargs - 3, args + 3, nres, res, &got, NULL));
+    if (got != nres) return tp_fail(TP_ERR_INTERNAL, "cond: the branch returned %d results, expected %d", got, nres);
+    return own_results(n, args, nres, res);
+  }
+  /* while_loop: carried (owned) then captured (borrowed). Double buffered:
+   * a step reads cur and writes next; the step after writes into the
+   * buffers cur had (spare), so a loop in the plan allocates its carried
+   * values twice, not once per step. The first step reads the operands,
+   * which are never written. */
+  int nin = n->nargs - 2;
+  tp_tensor *cur[TP_MAX_OPERANDS], *next[TP_MAX_OPERANDS], *spare[TP_MAX_OPERANDS] = {0};
+  for (int k = 0; k < nin; k++) {
+    cur[k] = args[2 + k];
+    if (k < nres) tp_tensor_retain(cur[k]);
+  }
+  const tp_graph *cg = sub_of(g, n, 0), *bg = sub_of(g, n, 1);
+  tp_status s = TP_OK;
+  int first = 1;
+  for (;;) {
+    tp_tensor *flag = NULL;
+    int go = 0;
+    s = run(ctx, n, 0, cg, nin, cur, 1, &flag, &got, NULL);
+    if (!s) s = tp_control_flag(flag, "while_loop: the cond result", &go);
+    tp_tensor_release(flag);
+    if (s || !go) break;
+    memset(next, 0, sizeof next);
+    int usable = !first; /* spare buffers nobody else holds */
+    for (int k = 0; k < nres && usable; k++)
+      usable = spare[k] && spare[k]->refs == 1 && spare[k]->storage && spare[k]->storage->refs == 1;
+    s = run(ctx, n, 1, bg, nin, cur, nres, next, &got, usable ? spare : NULL);
+    if (!s && got != nres) s = tp_fail(TP_ERR_INTERNAL, "while_loop: the body returned %d results, expected %d", got, nres);
+    if (s) {
+      for (int k = 0; k < nres; k++) tp_tensor_release(next[k]);
+      break;
+    }
+    for (int k = 0; k < nres; k++) {
+      tp_tensor_release(spare[k]); /* written into (next holds it now) or replaced */
+      spare[k] = first ? NULL : cur[k];
+      if (first) tp_tensor_release(cur[k]); /* an operand: never a spare */
+      cur[k] = next[k];
+    }
+    first = 0;
+  }
+  for (int k = 0; k < nres; k++) tp_tensor_release(spare[k]);
+  for (int k = 0; k < nres; k++) {
+    if (s) tp_tensor_release(cur[k]);
+    else res[k] = cur[k];
+  }
+  return s ? s : own_results(n, args, nres, res);
+}
