@@ -1,65 +1,22 @@
 /* derivatives.c - the backward formulas of derivatives.def, one function
  * per row, each built from ordinary operator calls (tp_op_call) so that a
  * backward pass is a graph of the same ops as a forward one. Temporaries
- * live in a pool (gk, grown as needed) released when the formula returns; a failed
- * call makes every later helper return NULL and the formula returns the
- * first error. */
+ * live in the pool of oppool.h (gk), released when the formula returns; a
+ * failed call makes every later helper return NULL and the formula returns
+ * the first error. */
 #include "autograd.h"
+#include "oppool.h"
 #include <math.h>
 #include <stdlib.h>
 
-typedef struct gk {
-  tp_tensor *inline_tmp[64];
-  tp_tensor **tmp; /* inline_tmp, or a grown copy */
-  int n, cap;
-  tp_status err;
-} gk;
-#define GK_INIT {.n = 0}
-
-static tp_tensor *keep(gk *k, tp_status s, tp_tensor *t) {
-  if (s) {
-    if (!k->err) k->err = s;
-    return NULL;
-  }
-  if (!k->tmp) k->tmp = k->inline_tmp, k->cap = TP_ARRAY_LEN(k->inline_tmp);
-  if (k->n == k->cap) {
-    tp_tensor **b = tp_alloc(sizeof(tp_tensor *) * (size_t)k->cap * 2);
-    if (!b) {
-      tp_tensor_release(t);
-      if (!k->err) k->err = TP_ERR_OUT_OF_MEMORY;
-      return NULL;
-    }
-    memcpy(b, k->tmp, sizeof(tp_tensor *) * (size_t)k->n);
-    if (k->tmp != k->inline_tmp) tp_free(k->tmp);
-    k->tmp = b, k->cap *= 2;
-  }
-  return k->tmp[k->n++] = t;
-}
-static void gk_done(gk *k) {
-  for (int i = 0; i < k->n; i++) tp_tensor_release(k->tmp[i]);
-  if (k->tmp && k->tmp != k->inline_tmp) tp_free(k->tmp);
-  k->tmp = NULL, k->n = 0;
-}
 /* Store t as operand i's gradient (a new reference). */
 static void put(gk *k, tp_tensor **gin, int i, tp_tensor *t) {
   if (!t || k->err) return;
   tp_tensor_retain(t);
   gin[i] = t;
 }
-static tp_tensor *call(gk *k, tp_op op, int n, tp_tensor **in, const tp_attrs *at) {
-  if (k->err) return NULL;
-  for (int i = 0; i < n; i++)
-    if (!in[i]) return NULL;
-  tp_tensor *y = NULL;
-  tp_status s = tp_op_call(op, n, in, at, &y);
-  return keep(k, s, y);
-}
 static tp_tensor *op1(gk *k, tp_op op, tp_tensor *a) { return call(k, op, 1, &a, NULL); }
 static tp_tensor *op1a(gk *k, tp_op op, tp_tensor *a, const tp_attrs *at) { return call(k, op, 1, &a, at); }
-static tp_tensor *op2(gk *k, tp_op op, tp_tensor *a, tp_tensor *b) {
-  tp_tensor *in[2] = {a, b};
-  return call(k, op, 2, in, NULL);
-}
 static tp_tensor *op3a(gk *k, tp_op op, tp_tensor *a, tp_tensor *b, tp_tensor *c, const tp_attrs *at) {
   tp_tensor *in[3] = {a, b, c};
   return call(k, op, 3, in, at);

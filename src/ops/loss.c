@@ -2,51 +2,27 @@
  * them and their backward is the ops' formulas): mean squared error and
  * cross-entropy from logits with ignore_index and label smoothing,
  * PyTorch's definitions (docs/training.md). */
-#include "ops.h"
+#include "oppool.h"
 
-typedef struct lk {
-  tp_tensor *tmp[32];
-  int n;
-  tp_status err;
-} lk;
-static tp_tensor *keep(lk *k, tp_status s, tp_tensor *t) {
-  if (s) {
-    if (!k->err) k->err = s;
-    return NULL;
-  }
-  return k->tmp[k->n++] = t; /* every loss below makes fewer than 32 */
-}
-static tp_tensor *call(lk *k, tp_op op, int n, tp_tensor **in, const tp_attrs *at) {
-  if (k->err) return NULL;
-  for (int i = 0; i < n; i++)
-    if (!in[i]) return NULL;
-  tp_tensor *y = NULL;
-  tp_status s = tp_op_call(op, n, in, at, &y);
-  return keep(k, s, y);
-}
-static tp_tensor *op2(lk *k, tp_op op, tp_tensor *a, tp_tensor *b) {
-  tp_tensor *in[2] = {a, b};
-  return call(k, op, 2, in, NULL);
-}
-static tp_tensor *sc(lk *k, double v, int is_int) {
+static tp_tensor *sc(gk *k, double v, int is_int) {
   tp_tensor *t = NULL;
   if (k->err) return NULL;
   tp_status s = tp_scalar(v, is_int, &t);
   return keep(k, s, t);
 }
-static tp_tensor *reduce(lk *k, tp_op op, tp_tensor *a, int64_t dim, int keepdim) {
+static tp_tensor *reduce(gk *k, tp_op op, tp_tensor *a, int64_t dim, int keepdim) {
   tp_attrs at;
   tp_attrs_init(&at);
   if (dim >= 0) at.ints[at.nints++] = dim;
   at.keepdim = keepdim;
   return call(k, op, 1, &a, &at);
 }
-static tp_status finish(lk *k, tp_tensor *y, tp_tensor **out) {
+static tp_status finish(gk *k, tp_tensor *y, tp_tensor **out) {
   if (!k->err && y) {
     tp_tensor_retain(y);
     *out = y;
   }
-  for (int i = 0; i < k->n; i++) tp_tensor_release(k->tmp[i]);
+  gk_done(k);
   return k->err;
 }
 static tp_status check_reduction(const char *what, int reduction) {
@@ -65,7 +41,7 @@ tp_status tp_mse_loss(tp_tensor *pred, tp_tensor *target, int reduction, tp_tens
     return tp_fail(TP_ERR_INVALID_ARG, "mse_loss: input %s and target %s must have the same shape",
                    tp_shape_str(pred->ndim, pred->shape, b1, sizeof b1),
                    tp_shape_str(target->ndim, target->shape, b2, sizeof b2));
-  lk k = {.n = 0};
+  gk k = GK_INIT;
   tp_tensor *d = op2(&k, TP_OP_SUB, pred, target), *sq = op2(&k, TP_OP_MUL, d, d);
   tp_tensor *y = reduction == 0 ? sq : reduce(&k, reduction == 1 ? TP_OP_MEAN : TP_OP_SUM, sq, -1, 0);
   return finish(&k, y, out);
@@ -97,7 +73,7 @@ tp_status tp_cross_entropy(tp_tensor *logits, tp_tensor *target, int64_t ignore_
       return tp_fail(TP_ERR_INVALID_ARG, "cross_entropy: target[%lld] = %.0f is not a class in [0, %lld) nor ignore_index %lld",
                      (long long)i, t, (long long)C, (long long)ignore_index);
   }
-  lk k = {.n = 0};
+  gk k = GK_INIT;
   tp_attrs at;
   tp_attrs_init(&at);
   at.dim = 1;
