@@ -452,7 +452,15 @@ static tp_status lowp_widen_inputs(imp *m, onode *n, tp_dtype *lp, ref *saved, i
     tp_dtype d = tp_onnx_desc(m, e->r).dtype;
     if (!lowp_widened(n, d) || e->r.kind == R_SCALAR) continue;
     ref w;
-    TP_TRY(tp_onnx_cast(m, saved[i], TP_F32, &w));
+    if (m->keep_f16_weights && i == 1 && d == TP_F16 && saved[i].kind == R_CONST && !strcmp(n->op, "MatMul")) {
+      /* a float16 weight: a cast node, not a float32 copy (tp_onnx_import_ex) */
+      tp_attrs at;
+      tp_attrs_init(&at);
+      at.dtype = TP_F32;
+      TP_TRY(tp_onnx_emit_node(m, TP_OP_CAST, 1, &saved[i], &at, &w));
+    } else {
+      TP_TRY(tp_onnx_cast(m, saved[i], TP_F32, &w));
+    }
     e->r = w; /* until the node is converted (names repeat among inputs: same ref) */
   }
   return TP_OK;
@@ -728,6 +736,11 @@ tp_status tp_onnx_load_with(const void *bytes, size_t len, int nbind, const char
 
 tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
                          const tp_desc *const *in_desc, tp_graph **out, uint64_t *need) {
+  return tp_onnx_import_ex(md, nbind, names, values, in_desc, 0, out, need);
+}
+
+tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
+                            const tp_desc *const *in_desc, int keep_f16_weights, tp_graph **out, uint64_t *need) {
   *out = NULL;
   if (need) *need = 0;
   imp m;
@@ -743,6 +756,7 @@ tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, 
   m.bind_names = names;
   m.bind_vals = values;
   m.in_desc = in_desc;
+  m.keep_f16_weights = keep_f16_weights;
   tp_status s = TP_OK;
   if (md->ninputs && !(m.input_node = tp_alloc(sizeof(int) * (size_t)md->ninputs))) s = TP_ERR_OUT_OF_MEMORY;
   for (int i = 0; !s && i < md->ninputs; i++) m.input_node[i] = -1;
