@@ -10,6 +10,7 @@
  * unreadable or malformed graph or .npy, missing or mismatched inputs). */
 #include "graph/graph.h"
 #include "graph/text.h"
+#include "onnx/onnx.h"
 #include "onnx/tensor_pb.h"
 
 #include <errno.h>
@@ -99,9 +100,11 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= k && !strcmp(s + n - k, suffix);
 }
 
+int tpc_onnx_for_backend; /* tpc bench --backend=stax: import as a backend does (float16 weights stay) */
+
 static int load_graph(const char *path, tp_graph **g) {
   if (ends_with(path, ".onnx")) { /* an ONNX model (docs/onnx.md) */
-    tp_status s = tp_onnx_load_file(path, g);
+    tp_status s = tpc_onnx_for_backend ? tp_onnx_load_file_for_backend(path, g) : tp_onnx_load_file(path, g);
     if (s != TP_OK)
       return tpc_fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s", tp_last_error());
     return 0;

@@ -775,6 +775,23 @@ tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *name
   return s;
 }
 
+tp_status tp_onnx_load_file_for_backend(const char *path, tp_graph **out) {
+  if (!path || !out) return tp_fail(TP_ERR_INVALID_ARG, "onnx: load: NULL argument");
+  *out = NULL;
+  uint8_t *b;
+  size_t n;
+  TP_TRY(tp_onnx_read_file(path, &b, &n));
+  omodel md;
+  memset(&md, 0, sizeof md);
+  tp_status s = tp_onnx_decode(&md, b, n);
+  if (!s) s = tp_onnx_import_ex(&md, 0, NULL, NULL, NULL, 1, out, NULL);
+  if (s == TP_ERR_OUT_OF_MEMORY && strncmp(tp_last_error(), "onnx", 4)) tp_fail(s, "onnx: out of memory");
+  tp_onnx_decoded_free(&md);
+  tp_free(b);
+  if (s) tp_fail_context(s, "%s", path);
+  return s;
+}
+
 tp_status tp_onnx_load_file(const char *path, tp_graph **out) {
   uint8_t *b;
   size_t n;
