@@ -46,6 +46,8 @@ static const char usage_text[] =
     "        and the cold path: load (parse / ONNX import) + stax compile + first\n"
     "        stax run, the median of --cold N repetitions (default 1).\n"
     "        --input (ONNX models; needed for symbolic dims): the inputs to time on.\n"
+    "        --backend=stax imports an ONNX model as a compiling backend does (float16\n"
+    "        MatMul weights stay float16: the GEMM's float16 panels).\n"
     "        --profile: the stax plan's kernels, slowest first, with time share and\n"
     "        GFLOP/s (GEMMs, convolutions) or GB/s.\n"
     "  parity MODEL.onnx [--input NAME=FILE.npy|FILE.pb]...\n"
