@@ -6,10 +6,13 @@
  *
  * The micro-kernel converts each B vector to float32 in registers as it loads
  * it: F16C vcvtph2ps on the AVX2 table (built with -mf16c, chosen only on a
- * CPU with F16C), AVX-512F's 512-bit vcvtph2ps on the AVX-512 table, and
- * elsewhere (SSE2, generic, Wasm SIMD128) an exact integer conversion:
+ * CPU with F16C), AVX-512F's 512-bit vcvtph2ps on the AVX-512 table.
+ * Elsewhere (SSE2, generic, Wasm SIMD128) an exact integer conversion,
  * (h & 0x7fff) << 13 read as float32 times 2^112 (normal and subnormal
- * values), exponent 31 mapped to Inf / quiet NaN, the sign or-ed back.
+ * values), exponent 31 mapped to Inf / quiet NaN, the sign or-ed back,
+ * converts each B panel once per block of MC_H rows into an L1 buffer that
+ * the table's float32 micro-kernel reads (in registers it cost a 4x8 tile
+ * about as much as its multiply-adds).
  * The conversion is exact, so the result equals the float32 GEMM of the
  * converted B up to summation order (the same tile and FMA use as the
  * float32 kernel of the table, so in practice the same bits).
@@ -25,14 +28,22 @@
 #define KC_H 256
 #define MC_H (MR_H * 16)
 
+/* 1: the micro-kernel converts B in registers (vcvtph2ps); 0: the integer
+ * conversion, once per B panel and block of rows (below) */
+#if (VW == 8 && defined(__F16C__)) || (VW == 16 && defined(__AVX512F__))
+#define CVT_IN_REGISTERS 1
+#else
+#define CVT_IN_REGISTERS 0
+#endif
+
 typedef uint16_t vh16 __attribute__((vector_size(VW * 2)));
 typedef uint32_t vu32 __attribute__((vector_size(VW * 4)));
 
 /* VW float16 bit patterns at p -> float32, exact (kernels.h: f16_to_f32) */
 static inline vf FN(cvt_h)(const uint16_t *p) {
-#if VW == 8 && defined(__F16C__)
+#if CVT_IN_REGISTERS && VW == 8
   return (vf)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
-#elif VW == 16 && defined(__AVX512F__)
+#elif CVT_IN_REGISTERS && VW == 16
   return (vf)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p));
 #else
   vh16 h;
@@ -85,6 +96,7 @@ static void FN(pack_b_h)(int64_t kc, int64_t nc, const uint16_t *B, int64_t rsb,
   }
 }
 
+#if CVT_IN_REGISTERS
 CONTRACT_ATTR
 static void FN(ukernel_h)(int64_t kc, const float *a, const uint16_t *b, float *c, int64_t ldc,
                           int first, const float *bias, int64_t mr, int64_t nr) {
@@ -118,6 +130,7 @@ static void FN(ukernel_h)(int64_t kc, const float *a, const uint16_t *b, float *
       c[i * ldc + j] = base + tmp[i * NR_H + j];
     }
 }
+#endif
 
 static KTLS float *pack_buf_h;
 
@@ -153,7 +166,8 @@ static void FN(tp_f32_gemm_packed_f16_cols)(int64_t M, int64_t N, int64_t K, con
       for (int64_t j = j0; j < j1; j++) C[i * ldc + j] = bias ? bias[j] : 0.0f;
     return;
   }
-  if (!pack_buf_h) pack_buf_h = aligned_alloc(64, sizeof(float) * (size_t)MC_H * KC_H);
+  /* A block, then (integer conversion) one B panel converted to float32 */
+  if (!pack_buf_h) pack_buf_h = aligned_alloc(64, sizeof(float) * ((size_t)MC_H * KC_H + (size_t)KC_H * NR_H));
   if (!pack_buf_h) { /* out of memory: unpacked scalar fallback, the same values */
     for (int64_t i = 0; i < M; i++)
       for (int64_t j = j0; j < j1; j++) {
@@ -179,11 +193,25 @@ static void FN(tp_f32_gemm_packed_f16_cols)(int64_t M, int64_t N, int64_t K, con
       FN(pack_a_h)(mc, kc, A + ic * rsa + pc * csa, rsa, csa, pa);
       for (int64_t jr = j0; jr < j1; jr += NR_H) {
         int64_t nr = j1 - jr < NR_H ? j1 - jr : NR_H;
+#if CVT_IN_REGISTERS
         for (int64_t ir = 0; ir < mc; ir += MR_H) {
           int64_t mr = mc - ir < MR_H ? mc - ir : MR_H;
           FN(ukernel_h)(kc, pa + ir * kc, bb + jr * kc, C + (ic + ir) * ldc + jr, ldc, pc == 0,
                         bias ? bias + jr : NULL, mr, nr);
         }
+#else
+        /* the integer conversion costs about as much as the FMAs it feeds:
+         * the panel converted once (into L1) for the MC_H / MR_H row panels
+         * of the block, then the table's float32 micro-kernel (the same
+         * products in the same order as ukernel_h) */
+        float *pbf = pa + (size_t)MC_H * KC_H;
+        FN(f16_to_f32)(bb + jr * kc, pbf, kc * NR_H);
+        for (int64_t ir = 0; ir < mc; ir += MR_H) {
+          int64_t mr = mc - ir < MR_H ? mc - ir : MR_H;
+          FN(tp_f32_gemm_ukernel)(kc, pa + ir * kc, pbf, C + (ic + ir) * ldc + jr, ldc, pc == 0,
+                                  bias ? bias + jr : NULL, mr, nr, NULL);
+        }
+#endif
       }
     }
   }
