@@ -75,7 +75,8 @@ test('ONNX float16-weight MLP: stax (float16 GEMM panels) = eager, and onnxrunti
     assert.ok(maxOrt <= 2, `${S}x${D}x${F}: stax vs onnxruntime-node ${maxOrt} float16 ulps (of max(|y|, 1))`);
     // a second run (the panels packed once) gives the same bits; a bad input still fails clearly
     assert.deepEqual([...stax.run({ x: xt }).y.toArray()], [...ys.toArray()]);
-    assert.throws(() => stax.run({ x: tp.zeros([S, D + 1], { dtype: 'float16' }) }), /x|shape|dim/);
+    assert.throws(() => stax.run({ x: tp.zeros([S, D + 1], { dtype: 'float16' }) }), new RegExp(`input 'x' dim 1 must be ${D}, got shape \\[${S},${D + 1}\\]`));
+    assert.throws(() => stax.run({ x: tp.zeros([S, D]) }), /input 'x' must be float16, got float32/);
     assert.equal(stax.run({ x: xt }).y.dtype, 'float16'); // still usable
     for (const t of [xt, ys, ye]) t.dispose();
     stax.dispose();
