@@ -15,6 +15,8 @@
 // and the accuracy of the quantized block against the float32 one.
 //
 //   node bench/qmodels.mjs [--rounds N] [--out DIR]   (default 21 rounds)
+//   node bench/qmodels.mjs --memory       linear memory per model: f32, f16, q8
+//   node bench/qmodels.mjs --f16 [--rounds N]   ours: the float16-weight block vs the float32 one
 import { join } from 'node:path';
 import { writeFileSync, mkdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -122,6 +124,25 @@ if (args.includes('--memory')) {
   }
   console.log(`f16 / f32: linear memory ${(res.f16.after / res.f32.after).toFixed(3)}, growth ${((res.f16.after - res.f16.before) / (res.f32.after - res.f32.before)).toFixed(3)}; ` +
     `q8 / f32: linear memory ${(res.q8.after / res.f32.after).toFixed(3)}, growth ${((res.q8.after - res.q8.before) / (res.f32.after - res.f32.before)).toFixed(3)}`);
+  process.exit(0);
+}
+// ---- --f16: the float16-weight block (its MatMul weights float16 panels on stax) vs the float32 one, ours only ----
+if (args.includes('--f16')) {
+  const xd = Float32Array.from(tp.scope(() => tp.randn([1, S, D], { seed: 3 }).toArray()));
+  const m32 = tp.onnx.load(files.f32, { backend: 'stax' }), m16 = tp.onnx.load(block('f16'), { backend: 'stax' });
+  const x32 = tp.tensor(xd, { shape: [1, S, D] }), x16 = tp.tensor(tp.float32ToFloat16(xd), { shape: [1, S, D], dtype: 'float16' });
+  const runners = {
+    'ours-f32': () => { const y = m32.run({ x: x32 }).y; const a = y.toArray(); y.dispose(); return a; },
+    'ours-f16': () => { const y = m16.run({ x: x16 }).y; const a = tp.float16ToFloat32(y.toArray()); y.dispose(); return a; },
+  };
+  const o = await firstOutputs(runners);
+  const st = await timeRounds(runners, rounds);
+  console.log(`W4 block, float16 weights vs float32; ${rounds} rounds, isa ${tp.isa}`);
+  console.log('config          median ms   min ms   max ms');
+  for (const [k, v] of Object.entries(st)) console.log(`${k.padEnd(15)} ${v.median.toFixed(3).padStart(9)} ${v.min.toFixed(3).padStart(8)} ${v.max.toFixed(3).padStart(8)}`);
+  console.log(`f16 / f32 time: ${(st['ours-f16'].median / st['ours-f32'].median).toFixed(2)}x; ` +
+    `accuracy: max abs f16 - f32 ${maxAbs(o['ours-f16'], o['ours-f32']).toExponential(3)} (rms of the f32 output ${rms(o['ours-f32']).toFixed(3)})`);
+  console.log(JSON.stringify({ rounds, stats: st }));
   process.exit(0);
 }
 if (outDir) {

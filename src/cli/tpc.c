@@ -10,6 +10,7 @@
  * unreadable or malformed graph or .npy, missing or mismatched inputs). */
 #include "graph/graph.h"
 #include "graph/text.h"
+#include "onnx/onnx.h"
 #include "onnx/tensor_pb.h"
 
 #include <errno.h>
@@ -45,6 +46,8 @@ static const char usage_text[] =
     "        and the cold path: load (parse / ONNX import) + stax compile + first\n"
     "        stax run, the median of --cold N repetitions (default 1).\n"
     "        --input (ONNX models; needed for symbolic dims): the inputs to time on.\n"
+    "        --backend=stax imports an ONNX model as a compiling backend does (float16\n"
+    "        MatMul weights stay float16: the GEMM's float16 panels).\n"
     "        --profile: the stax plan's kernels, slowest first, with time share and\n"
     "        GFLOP/s (GEMMs, convolutions) or GB/s.\n"
     "  parity MODEL.onnx [--input NAME=FILE.npy|FILE.pb]...\n"
@@ -99,9 +102,11 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= k && !strcmp(s + n - k, suffix);
 }
 
+int tpc_onnx_for_backend; /* tpc bench --backend=stax: import as a backend does (float16 weights stay) */
+
 static int load_graph(const char *path, tp_graph **g) {
   if (ends_with(path, ".onnx")) { /* an ONNX model (docs/onnx.md) */
-    tp_status s = tp_onnx_load_file(path, g);
+    tp_status s = tpc_onnx_for_backend ? tp_onnx_load_file_for_backend(path, g) : tp_onnx_load_file(path, g);
     if (s != TP_OK)
       return tpc_fail(s == TP_ERR_OUT_OF_MEMORY ? EXIT_RUNTIME : EXIT_USAGE, "%s", tp_last_error());
     return 0;

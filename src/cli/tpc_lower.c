@@ -261,6 +261,10 @@ int tpc_cmd_bench(int argc, char **argv) {
       return 2;
     } else path = argv[i];
   }
+  /* stax alone: an ONNX model imported as a backend gets it (float16 MatMul
+   * weights stay float16 for the GEMM; with both, eager would cast them per run) */
+  extern int tpc_onnx_for_backend;
+  tpc_onnx_for_backend = !strcmp(backend, "stax");
   if (strcmp(backend, "eager") && strcmp(backend, "stax") && strcmp(backend, "both")) {
     fprintf(stderr, "tpc: bench: unknown backend '%s' (eager, stax, both)\n", backend);
     return 2;

@@ -24,6 +24,7 @@
  * (PAR_* below; docs/architecture.md "Threads") a kernel runs on the caller. */
 #include "lower.h"
 #include "../runtime/pool.h"
+#include "../core/num.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,7 @@ struct tp_plan {
   tp_tensor ***tuples;     /* per kernel: results of call_host / invoke (NULL terminated) */
   void **packed;           /* per kernel: B of a constant-weight GEMM, packed once */
   void **packed_a;         /* per kernel: a constant A (1x1 conv weight) when B is not */
+  void **packed_h;         /* per kernel: a float16 constant B (b_f16) packed as float16 panels */
   tp_qmm_b *qmm;           /* per kernel: a matmul_int's constant int8/uint8 B packed for the integer GEMM */
   const tp_lower_accel *accel; /* attached by tp_plan_accelerate, or NULL */
   void *accel_state;       /* the accelerator's, opaque here */
@@ -103,6 +105,8 @@ void tp_plan_free(tp_plan *pl) {
   tp_free(pl->packed);
   for (int i = 0; pl->packed_a && i < pl->p->nkernels; i++) tp_free(pl->packed_a[i]);
   tp_free(pl->packed_a);
+  for (int i = 0; pl->packed_h && i < pl->p->nkernels; i++) tp_free(pl->packed_h[i]);
+  tp_free(pl->packed_h);
   for (int i = 0; pl->qmm && i < pl->p->nkernels; i++) tp_qmm_b_free(&pl->qmm[i]);
   tp_free(pl->qmm);
   if (pl->accel) pl->accel->release(pl->accel_state);
@@ -359,13 +363,14 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
   size_t nptr = sizeof(void *) * (size_t)(p->nkernels ? p->nkernels : 1);
   if ((pl->packed = tp_alloc(nptr))) memset(pl->packed, 0, nptr);
   if ((pl->packed_a = tp_alloc(nptr))) memset(pl->packed_a, 0, nptr);
-  if (!pl->packed || !pl->packed_a) {
+  if ((pl->packed_h = tp_alloc(nptr))) memset(pl->packed_h, 0, nptr);
+  if (!pl->packed || !pl->packed_a || !pl->packed_h) {
     tp_plan_free(pl);
     return TP_ERR_OUT_OF_MEMORY;
   }
   pl->packed_by = K;
   for (int k = 0; p->autotune && k < p->nkernels; k++)
-    if (p->kernels[k].kind == TP_KK_GEMM && p->kernels[k].batch == 1) {
+    if (p->kernels[k].kind == TP_KK_GEMM && p->kernels[k].batch == 1 && !p->kernels[k].b_f16) {
       tp_status s = autotune_gemm(p, &p->kernels[k]);
       if (s) {
         tp_plan_free(pl);
@@ -374,7 +379,7 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
     }
   for (int k = 0; K->gemm_pack_b && k < p->nkernels; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];
-    if (kk->kind != TP_KK_GEMM || !kk->b_const || kk->batch != 1) continue;
+    if (kk->kind != TP_KK_GEMM || !kk->b_const || kk->batch != 1 || kk->b_f16) continue;
     size_t bytes = K->gemm_pack_b_size(kk->K, kk->N);
     if (!bytes) continue;
     /* 64-byte alignment: tp_alloc gives 16; over-allocate and align */
@@ -396,7 +401,7 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
    * pack_a was 7.8% of PP-OCRv4 detection's CPU time natively) */
   for (int k = 0; K->gemm_pack_a && k < p->nkernels; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];
-    if (kk->kind != TP_KK_GEMM || pl->packed[k] || kk->batch != 1 ||
+    if (kk->kind != TP_KK_GEMM || pl->packed[k] || kk->b_f16 || kk->batch != 1 ||
         p->bufs[kk->a_buf].kind != TP_KBUF_CONST || !p->bufs[kk->a_buf].value)
       continue;
     size_t bytes = K->gemm_pack_a_size(kk->M, kk->K);
@@ -413,6 +418,23 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
     K->gemm_pack_a(kk->M, kk->K, (const float *)tp_tensor_ptr(A) + kk->a_off, kk->a_rs, kk->a_cs,
                    (float *)aligned);
     if (K->gemm_tune) K->gemm_tune(0, 0);
+  }
+  /* a float16 constant B: float16 panels, packed once (half the bytes of
+   * float32 ones; the float32 copy of the weight is never made) */
+  for (int k = 0; K->gemm_pack_b_f16 && k < p->nkernels; k++) {
+    const tp_kir_kernel *kk = &p->kernels[k];
+    if (kk->kind != TP_KK_GEMM || !kk->b_f16 || kk->batch != 1) continue;
+    size_t bytes = K->gemm_pack_b_f16_size(kk->K, kk->N);
+    if (!bytes) continue;
+    char *raw = tp_alloc(bytes + 64 + sizeof(void *));
+    if (!raw) {
+      tp_plan_free(pl);
+      return TP_ERR_OUT_OF_MEMORY;
+    }
+    pl->packed_h[k] = raw;
+    char *aligned = (char *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
+    K->gemm_pack_b_f16(kk->K, kk->N, (const uint16_t *)tp_tensor_ptr(p->bufs[kk->b_buf].value) + kk->b_off,
+                       kk->b_rs, kk->b_cs, (uint16_t *)aligned);
   }
   tp_status qs = pack_qmm(pl);
   if (!qs) qs = pack_recurrent(pl);
@@ -780,6 +802,7 @@ typedef struct gemm_job {
   float *out;
   int64_t ncb; /* column blocks per batch (by_cols) */
   int by_cols, tuned;
+  const uint16_t *ph; /* a float16 B's panels (b_f16; batch 1), or NULL */
 } gemm_job;
 
 /* Units [u0, u1): row blocks of GEMM_ROWS (B shared: packed, or each chunk
@@ -795,7 +818,9 @@ static void gemm_task(void *ctx, int slot, int64_t u0, int64_t u1) {
     int64_t m0 = u0 * GEMM_ROWS, m1 = u1 * GEMM_ROWS < k->M ? u1 * GEMM_ROWS : k->M;
     const float *A = j->A + m0 * k->a_rs;
     float *C = j->out + m0 * k->N;
-    if (j->pb)
+    if (j->ph)
+      K->gemm_f32_packed_f16(m1 - m0, k->N, k->K, A, k->a_rs, k->a_cs, j->ph, C, k->N, j->bias);
+    else if (j->pb)
       K->gemm_f32_packed(m1 - m0, k->N, k->K, A, k->a_rs, k->a_cs, j->pb, C, k->N, j->bias);
     else
       K->gemm_f32(m1 - m0, k->N, k->K, A, k->a_rs, k->a_cs, j->B, k->b_rs, k->b_cs, C, k->N,
@@ -804,6 +829,12 @@ static void gemm_task(void *ctx, int slot, int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1;) { /* contiguous columns of one batch entry: one call */
       int64_t b = u / j->ncb, c0 = u % j->ncb, c1 = u1 - b * j->ncb < j->ncb ? u1 - b * j->ncb : j->ncb;
       int64_t n0 = c0 * GEMM_COLS, n1 = c1 * GEMM_COLS < k->N ? c1 * GEMM_COLS : k->N;
+      if (j->ph) { /* the float16 panels (batch 1): n0 .. n1 */
+        K->gemm_f32_packed_f16_cols(k->M, k->N, k->K, j->A, k->a_rs, k->a_cs, j->ph, n0, n1, j->out,
+                                    k->N, j->bias);
+        u += c1 - c0;
+        continue;
+      }
       if (j->pb) { /* the shared packed B (batch 1): its panels n0 .. n1 */
         K->gemm_f32_packed_cols(k->M, k->N, k->K, j->A, k->a_rs, k->a_cs, j->pb, n0, n1, j->out,
                                 k->N, j->bias);
@@ -819,7 +850,58 @@ static void gemm_task(void *ctx, int slot, int64_t u0, int64_t u1) {
   if (j->tuned) K->gemm_tune(0, 0);
 }
 
+/* A GEMM whose B is a float16 constant (b_f16): its float16 panels, split
+ * over the threads by rows or columns like a packed float32 B; without them
+ * (the ISA table changed after the plan was made) B is converted per call. */
+static void run_gemm_h16(const runctx *r, int ki, const tp_kir_kernel *k, const prep *pr, float *out,
+                         int no_epi) {
+  const tp_kernels *K = tp_kern();
+  char *raw = r->pl->packed_h ? r->pl->packed_h[ki] : NULL;
+  const uint16_t *ph = raw && r->pl->packed_by == K && K->gemm_f32_packed_f16
+                           ? (const uint16_t *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63)
+                           : NULL;
+  const float *A = (const float *)r->ptr[k->a_buf] + k->a_off;
+  const uint16_t *Bh = (const uint16_t *)r->ptr[k->b_buf] + k->b_off;
+  const float *bias = k->bias_buf >= 0 ? (const float *)r->ptr[k->bias_buf] : NULL;
+  if (ph) {
+    gemm_job j = {K, k, A, NULL, NULL, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, 0, ph};
+    int64_t flops = 2 * k->M * k->N * k->K, units, unit_flops;
+    int64_t rblocks = (k->M + GEMM_ROWS - 1) / GEMM_ROWS;
+    int threads = tp_pool_threads_or_default();
+    if (rblocks >= threads)
+      units = rblocks, unit_flops = 2 * GEMM_ROWS * k->N * k->K;
+    else
+      units = j.ncb, j.by_cols = 1, unit_flops = 2 * k->M * GEMM_COLS * k->K;
+    int64_t grain = unit_flops > 0 ? (PAR_GEMM_FLOPS + unit_flops - 1) / unit_flops : 1;
+    if (threads > 1 && flops >= 2 * PAR_GEMM_FLOPS && tp_parallel_slots(units, grain) > 1)
+      tp_parallel_for(units, grain, gemm_task, &j);
+    else
+      K->gemm_f32_packed_f16(k->M, k->N, k->K, A, k->a_rs, k->a_cs, ph, out, k->N, bias);
+  } else {
+    int64_t ext = k->b_rs * (k->K - 1) + k->b_cs * (k->N - 1) + 1;
+    float *Bf = k->K > 0 && k->N > 0 ? tp_alloc(sizeof(float) * (size_t)ext) : NULL;
+    if (Bf) {
+      K->f16_to_f32(Bh, Bf, ext);
+      K->gemm_f32(k->M, k->N, k->K, A, k->a_rs, k->a_cs, Bf, k->b_rs, k->b_cs, out, k->N, bias);
+      tp_free(Bf);
+    } else { /* out of memory (or an empty product): the same sums, unpacked */
+      for (int64_t i = 0; i < k->M; i++)
+        for (int64_t n = 0; n < k->N; n++) {
+          float acc = bias ? bias[n] : 0.0f;
+          for (int64_t q = 0; q < k->K; q++)
+            acc += A[i * k->a_rs + q * k->a_cs] * tp_f16_to_f32(Bh[q * k->b_rs + n * k->b_cs]);
+          out[i * k->N + n] = acc;
+        }
+    }
+  }
+  if (k->expr.n && !no_epi) run_pointwise(r, k, pr, out, out);
+}
+
 static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep *pr, float *out, int no_epi) {
+  if (k->b_f16) {
+    run_gemm_h16(r, ki, k, pr, out, no_epi);
+    return;
+  }
   const tp_kernels *K = tp_kern();
   const float *pb = packed_b(r->pl, ki);
   const float *A = (const float *)r->ptr[k->a_buf] + k->a_off;
@@ -837,7 +919,7 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
     if (k->expr.n && !no_epi) run_pointwise(r, k, pr, out, out);
     return;
   }
-  gemm_job j = {K, k, A, B, pb, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, tuned};
+  gemm_job j = {K, k, A, B, pb, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, tuned, NULL};
   /* the split: rows when B is packed once (shared by the threads) and there
    * are row blocks for every thread, or when a batch of one has more row
    * blocks than column blocks for the threads; else columns (of the packed

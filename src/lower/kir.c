@@ -243,7 +243,7 @@ tp_status tp_kir_print(const tp_kir_program *p, char **out) {
       case TP_KK_GEMM:
         tp_buf_printf(&b, "kernel %s -> b%d gemm M=%lld N=%lld K=%lld batch=%lld A=b%d B=b%d%s bias=", kk->name,
             kk->out, (long long)kk->M, (long long)kk->N, (long long)kk->K, (long long)kk->batch,
-            kk->a_buf, kk->b_buf, kk->b_const ? " (const, packed)" : "");
+            kk->a_buf, kk->b_buf, kk->b_f16 ? " (const float16, packed as float16)" : kk->b_const ? " (const, packed)" : "");
         if (kk->bias_buf >= 0) tp_buf_printf(&b, "b%d", kk->bias_buf);
         else tp_buf_printf(&b, "none");
         if (kk->tune_kc || kk->tune_mc) tp_buf_printf(&b, " tuned kc=%d mc=%d", kk->tune_kc, kk->tune_mc);

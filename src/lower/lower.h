@@ -110,6 +110,8 @@ typedef struct tp_kir_kernel {
   int64_t a_off, a_rs, a_cs, a_bs; /* offset, row/col/batch strides of A */
   int64_t b_off, b_rs, b_cs, b_bs;
   int b_const;               /* B is a constant: packed once at plan time */
+  int b_f16;                 /* B is a float16 constant (b_buf float16, read as float32):
+                                packed once as float16 panels (issue 17) */
   int tune_kc, tune_mc;      /* GEMM blocking chosen by max-autotune (0: defaults) */
   /* OP: the node to run eagerly; its operands are buffers (or scalars) */
   int node;                  /* index in the lowered graph */

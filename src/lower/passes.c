@@ -155,14 +155,47 @@ static tp_tensor *fold_value(void *ctx, const tp_node *n, int k) {
   return r->out->nodes[r->map[n->args[k].node]].val;
 }
 
+/* A cast of a float16 constant to float32 read only as the B of matmul /
+ * linear (and only there) stays: the scheduler gives the GEMM the float16
+ * constant, packed once as float16 panels (issue 17), instead of a float32
+ * copy of the weight. keep[i] = 1 for such casts. */
+static signed char *h16_casts(const tp_graph *g) {
+  signed char *keep = tp_alloc((size_t)(g->n ? g->n : 1));
+  if (!keep) return NULL;
+  for (int i = 0; i < g->n; i++) {
+    const tp_node *n = &g->nodes[i], *w;
+    keep[i] = (signed char)(is_call(n) && n->op == TP_OP_CAST && n->nargs == 1 && n->args[0].kind == TP_ARG_NODE &&
+                            n->desc.dtype == TP_F32 && (w = &g->nodes[n->args[0].node])->kind == TP_NODE_GET_ATTR &&
+                            w->val && w->desc.dtype == TP_F16 && w->desc.ndim != TP_DESC_GRAPH);
+  }
+  char *used = tp_alloc((size_t)(g->n ? g->n : 1));
+  if (!used) {
+    tp_free(keep);
+    return NULL;
+  }
+  memset(used, 0, (size_t)(g->n ? g->n : 1));
+  for (int u = 0; u < g->n; u++)
+    for (int k = 0; k < g->nodes[u].nargs; k++) {
+      const tp_node *un = &g->nodes[u];
+      if (un->args[k].kind != TP_ARG_NODE || !keep[un->args[k].node]) continue;
+      used[un->args[k].node] = 1;
+      if (!is_call(un) || (un->op != TP_OP_MATMUL && un->op != TP_OP_LINEAR) || k != 1) keep[un->args[k].node] = 0;
+    }
+  for (int i = 0; i < g->n; i++) keep[i] &= used[i];
+  tp_free(used);
+  return keep;
+}
+
 tp_status tp_pass_fold(const tp_graph *in, tp_graph **out) {
   rb r;
   TP_TRY(rb_begin(in, &r));
   tp_status s = TP_OK;
   int folded = 0;
+  signed char *keep = h16_casts(in);
+  if (!keep) return rb_end(&r, TP_ERR_OUT_OF_MEMORY, out);
   for (int i = 0; i < in->n && !s; i++) {
     const tp_node *n = &in->nodes[i];
-    int foldable = is_call(n) && !opaque(n);
+    int foldable = is_call(n) && !opaque(n) && !keep[i];
     for (int k = 0; foldable && k < n->nargs; k++) {
       const tp_arg *a = &n->args[k];
       if (a->kind != TP_ARG_NODE) continue;
@@ -193,6 +226,7 @@ tp_status tp_pass_fold(const tp_graph *in, tp_graph **out) {
     }
     tp_tensor_release(val);
   }
+  tp_free(keep);
   return rb_end(&r, s, out);
 }
 

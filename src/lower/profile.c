@@ -82,8 +82,8 @@ static void kernel_work(const tp_kir_program *p, const tp_kir_kernel *k, char *w
   *flops = 0, *bytes = 0;
   switch (k->kind) {
     case TP_KK_GEMM:
-      snprintf(what, n, "gemm %lldx%lldx%lld%s%s", (long long)k->M, (long long)k->N, (long long)k->K,
-               k->batch > 1 ? " batched" : "", k->expr.n ? " +epilogue" : "");
+      snprintf(what, n, "gemm %lldx%lldx%lld%s%s%s", (long long)k->M, (long long)k->N, (long long)k->K,
+               k->batch > 1 ? " batched" : "", k->b_f16 ? " B f16" : "", k->expr.n ? " +epilogue" : "");
       *flops = 2.0 * (double)k->M * (double)k->N * (double)k->K * (double)(k->batch > 0 ? k->batch : 1);
       return;
     case TP_KK_OP:

@@ -42,6 +42,11 @@ typedef struct sched {
   int cap_buf_uses;
   signed char *mm;   /* per node: a where that is pmax/pmin (TP_KBIN_*), -1 not; -2: its compare, folded in */
   int cur;           /* the node being scheduled: materialize() of a copy of a value counts for it */
+  /* per node: 1, a cast of a float16 constant to float32 read only as a
+   * matmul / linear's B, deferred (is_h16_cast); gemm_h16: try_gemm is
+   * building such a GEMM (issue 17) */
+  signed char *h16;
+  int gemm_h16;
 } sched;
 
 /* The kernel kid computes the value x (a node's val, or a copy of one made
@@ -691,6 +696,10 @@ static tp_status try_gemm(sched *s, int i, int *done) {
   k.b_buf = b->buf;
   k.b_off = b->off;
   k.b_const = s->p->bufs[b->buf].kind == TP_KBUF_CONST && k.batch == 1;
+  if (s->gemm_h16) { /* B: the float16 constant itself, packed once as float16 panels */
+    if (!k.b_const || s->p->bufs[b->buf].desc.dtype != TP_F16) return TP_OK;
+    k.b_f16 = 1;
+  }
   k.bias_buf = -1;
   if (bias) {
     int bb;
@@ -957,6 +966,64 @@ void tp_kir_program_free(tp_kir_program *p) {
  * fused into that user's kernel (a lazy pointwise chain, a view read by one
  * kernel, a compare folded into its where), so it takes the user's kernel
  * (users come after their operands: one walk from the end). */
+/* ---- float16 weights (issue 17) ----
+ * A cast of a float16 constant to float32 whose every user is a matmul /
+ * linear reading it as B, and only there (tp_pass_fold leaves such casts):
+ * not scheduled; the GEMM reads the float16 constant (b_f16) and the plan
+ * packs it once as float16 panels, converted in registers by the GEMM
+ * (kernels.h). Where the GEMM is not built, the cast is scheduled after all
+ * (undefer_h16), as an eager op kernel. */
+static int is_h16_cast(const sched *s, int c) {
+  const tp_graph *g = s->g;
+  const tp_node *n = &g->nodes[c];
+  if (n->kind != TP_NODE_CALL || n->op != TP_OP_CAST || n->nargs != 1 || n->args[0].kind != TP_ARG_NODE ||
+      n->desc.dtype != TP_F32 || s->uoff[c] == s->uoff[c + 1])
+    return 0;
+  const tp_node *w = &g->nodes[n->args[0].node];
+  if (w->kind != TP_NODE_GET_ATTR || !w->val || w->desc.ndim == TP_DESC_GRAPH || w->desc.dtype != TP_F16) return 0;
+  for (int q = s->uoff[c]; q < s->uoff[c + 1]; q++) {
+    const tp_node *u = &g->nodes[s->ulist[q]];
+    if (u->kind != TP_NODE_CALL || (u->op != TP_OP_MATMUL && u->op != TP_OP_LINEAR) || u->nargs < 2 ||
+        u->args[1].kind != TP_ARG_NODE || u->args[1].node != c)
+      return 0;
+    for (int k = 0; k < u->nargs; k++)
+      if (k != 1 && u->args[k].kind == TP_ARG_NODE && u->args[k].node == c) return 0;
+  }
+  return 1;
+}
+
+static tp_status undefer_h16(sched *s, int c) {
+  int cur = s->cur;
+  s->h16[c] = 0;
+  s->cur = c;
+  tp_status st = op_kernel(s, c);
+  s->cur = cur;
+  return st;
+}
+
+static tp_status try_gemm_h16(sched *s, int i, int *done) {
+  const tp_node *n = &s->g->nodes[i];
+  int c = s->h16 && (n->op == TP_OP_MATMUL || n->op == TP_OP_LINEAR) && n->nargs >= 2 &&
+                  n->args[1].kind == TP_ARG_NODE
+              ? n->args[1].node
+              : -1;
+  if (c < 0 || !s->h16[c]) return try_gemm(s, i, done);
+  s->gemm_h16 = 1;
+  tp_status st = try_gemm(s, i, done);
+  s->gemm_h16 = 0;
+  if (st || *done) return st;
+  TP_TRY(undefer_h16(s, c));
+  return try_gemm(s, i, done);
+}
+
+/* before any other use of node i's operands: deferred casts scheduled */
+static tp_status undefer_args(sched *s, int i) {
+  const tp_node *n = &s->g->nodes[i];
+  for (int k = 0; s->h16 && k < n->nargs; k++)
+    if (n->args[k].kind == TP_ARG_NODE && s->h16[n->args[k].node]) TP_TRY(undefer_h16(s, n->args[k].node));
+  return TP_OK;
+}
+
 static tp_status finish_node_kernels(sched *s) {
   const tp_graph *g = s->g;
   int *nk = s->p->node_kernel;
@@ -1065,6 +1132,11 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
       s.v[c].uses = 0;
     }
   }
+  if (!st && (s.h16 = tp_alloc((size_t)(g->n ? g->n : 1)))) {
+    int any = 0;
+    for (int i = 0; i < g->n; i++) any |= s.h16[i] = (signed char)is_h16_cast(&s, i);
+    if (!any) tp_free(s.h16), s.h16 = NULL;
+  }
   int ph = 0;
   for (int i = 0; i < g->n && !st; i++) {
     const tp_node *n = &g->nodes[i];
@@ -1098,11 +1170,21 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
           v->kind = V_NONE;
           break;
         }
-        if (!(tp_op_flags(n->op) & TP_OPF_OPAQUE)) {
+        if (s.h16 && s.h16[i]) { /* deferred: the float16 constant, read as float32 by its GEMMs */
+          int uses = v->uses;
+          *v = s.v[n->args[0].node];
+          v->desc = n->desc;
+          v->uses = uses;
+          v->gemm = -1;
+          break;
+        }
+        if (s.h16 && n->op != TP_OP_MATMUL && n->op != TP_OP_LINEAR) st = undefer_args(&s, i);
+        if (!st && !(tp_op_flags(n->op) & TP_OPF_OPAQUE)) {
           if (!(st = try_view(&s, i, &done)) && !done && !(st = try_pointwise(&s, i, &done)) && !done &&
-              !(st = try_gemm(&s, i, &done)) && !done)
+              !(st = try_gemm_h16(&s, i, &done)) && !done)
             st = try_row(&s, i, &done);
         }
+        if (!st && !done) st = undefer_args(&s, i);
         if (!st && !done) st = op_kernel(&s, i);
         /* shared lazy values are computed once (inlining a BatchNorm's
          * x * a + c into both readers of a leaky relu or hardswish after it
@@ -1164,6 +1246,7 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
   tp_free(s.uoff);
   tp_free(s.ulist);
   tp_free(s.mm);
+  tp_free(s.h16);
   if (st) {
     tp_kir_program_free(s.p);
     return st;

@@ -471,7 +471,15 @@ static tp_status lowp_widen_inputs(imp *m, onode *n, tp_dtype *lp, ref *saved, i
     tp_dtype d = tp_onnx_desc(m, e->r).dtype;
     if (!lowp_widened(n, d) || e->r.kind == R_SCALAR) continue;
     ref w;
-    TP_TRY(tp_onnx_cast(m, saved[i], TP_F32, &w));
+    if (m->keep_f16_weights && i == 1 && d == TP_F16 && saved[i].kind == R_CONST && !strcmp(n->op, "MatMul")) {
+      /* a float16 weight: a cast node, not a float32 copy (tp_onnx_import_ex) */
+      tp_attrs at;
+      tp_attrs_init(&at);
+      at.dtype = TP_F32;
+      TP_TRY(tp_onnx_emit_node(m, TP_OP_CAST, 1, &saved[i], &at, &w));
+    } else {
+      TP_TRY(tp_onnx_cast(m, saved[i], TP_F32, &w));
+    }
     e->r = w; /* until the node is converted (names repeat among inputs: same ref) */
   }
   return TP_OK;
@@ -747,6 +755,11 @@ tp_status tp_onnx_load_with(const void *bytes, size_t len, int nbind, const char
 
 tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
                          const tp_desc *const *in_desc, tp_graph **out, uint64_t *need) {
+  return tp_onnx_import_ex(md, nbind, names, values, in_desc, 0, out, need);
+}
+
+tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
+                            const tp_desc *const *in_desc, int keep_f16_weights, tp_graph **out, uint64_t *need) {
   *out = NULL;
   if (need) *need = 0;
   imp m;
@@ -762,6 +775,7 @@ tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, 
   m.bind_names = names;
   m.bind_vals = values;
   m.in_desc = in_desc;
+  m.keep_f16_weights = keep_f16_weights;
   tp_status s = TP_OK;
   if (md->ninputs && !(m.input_node = tp_alloc(sizeof(int) * (size_t)md->ninputs))) s = TP_ERR_OUT_OF_MEMORY;
   for (int i = 0; !s && i < md->ninputs; i++) m.input_node[i] = -1;
@@ -777,6 +791,23 @@ tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, 
   tp_free(m.consts);
   tp_free(m.const_node);
   tp_free(m.input_node);
+  return s;
+}
+
+tp_status tp_onnx_load_file_for_backend(const char *path, tp_graph **out) {
+  if (!path || !out) return tp_fail(TP_ERR_INVALID_ARG, "onnx: load: NULL argument");
+  *out = NULL;
+  uint8_t *b;
+  size_t n;
+  TP_TRY(tp_onnx_read_file(path, &b, &n));
+  omodel md;
+  memset(&md, 0, sizeof md);
+  tp_status s = tp_onnx_decode(&md, b, n);
+  if (!s) s = tp_onnx_import_ex(&md, 0, NULL, NULL, NULL, 1, out, NULL);
+  if (s == TP_ERR_OUT_OF_MEMORY && strncmp(tp_last_error(), "onnx", 4)) tp_fail(s, "onnx: out of memory");
+  tp_onnx_decoded_free(&md);
+  tp_free(b);
+  if (s) tp_fail_context(s, "%s", path);
   return s;
 }
 

@@ -128,6 +128,7 @@ typedef struct imp {
   int *input_node;       /* md.inputs[i] -> its placeholder node, -1 if none */
   onode *cur;            /* node being converted (errors) */
   const char *bad_attr;  /* an attribute read with the wrong type */
+  int keep_f16_weights;  /* a MatMul's float16 constant B stays float16 behind a cast (issue 17) */
 } imp;
 
 static inline ref tp_onnx_scalar(double v) { ref r = {R_SCALAR, 0, 0, v, 0}; return r; }
@@ -148,6 +149,13 @@ tp_status tp_onnx_set_out(imp *m, onode *n, int i, ref r);
  * (bits by md->inputs index). */
 tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
                          const tp_desc *const *in_desc, tp_graph **out, uint64_t *need);
+/* The same; keep_f16_weights: a MatMul's float16 constant B is not
+ * converted at import but left as cast(the float16 constant) for a compiler
+ * to give to its GEMM as float16 (stax: lower/passes.c tp_pass_fold keeps
+ * such casts; the GEMM packs float16 panels). For a backend: the graph
+ * executor (eager) would convert it on every call. */
+tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
+                            const tp_desc *const *in_desc, int keep_f16_weights, tp_graph **out, uint64_t *need);
 
 /* UNSUPPORTED naming the first node whose op type (or opset) has no
  * converter: the check a model makes at load, before any import. */

@@ -29,6 +29,9 @@ const char *tp_onnx_dtype_name(int onnx_type);
  * (src/compiler/onnx_model.c) decides. */
 tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, int graph_only, int max_out,
                                tp_tensor **outs, int *nout);
+/* tp_onnx_load_file as a backend's import (tp_onnx_import_ex): float16
+ * MatMul weights stay float16 behind a cast (tpc bench --backend=stax). */
+tp_status tp_onnx_load_file_for_backend(const char *path, tp_graph **out);
 /* The runtime inputs (bits by position, TP_ONNX_MAX_INPUTS of them) that are value inputs so far. */
 uint64_t tp_onnx_model_value_inputs(const tp_onnx_model *m);
 /* The graph name an ONNX value name gets (placeholders, outputs): [A-Za-z0-9_.]

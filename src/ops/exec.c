@@ -1066,7 +1066,16 @@ tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
       return tp_tensor_view(x, x->ndim, od->shape, st, x->offset + s0 * x->strides[d], out);
     }
     case TP_OP_CONCAT: return exec_concat(nin, in, at, od, out);
-    case TP_OP_CAST: return tp_to_dtype(in[0], at->dtype, out);
+    case TP_OP_CAST:
+      /* float16 -> float32 of contiguous data: the kernel table's vector
+       * conversion (exact; the same bits as num.h's, test_gemm_f16) */
+      if (in[0]->dtype == TP_F16 && at->dtype == TP_F32 && tp_tensor_is_contiguous(in[0])) {
+        TP_TRY(tp_tensor_empty(TP_F32, in[0]->ndim, in[0]->shape, out));
+        tp_kern()->f16_to_f32((const uint16_t *)tp_tensor_ptr(in[0]), (float *)(*out)->storage->data,
+                              tp_tensor_numel(in[0]));
+        return TP_OK;
+      }
+      return tp_to_dtype(in[0], at->dtype, out);
     case TP_OP_BITCAST: { /* the bytes, in C order, as od's dtype */
       tp_tensor *c;
       TP_TRY(tp_contiguous(in[0], &c));

@@ -5,13 +5,22 @@
 
 static const tp_kernels *active;
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+static int f16c(void) {
+  unsigned a, b, c, d;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
 static const tp_kernels *best(void) {
 #if defined(__wasm_simd128__)
   return &tp_kernels_wasmsimd;
 #elif defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return &tp_kernels_avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &tp_kernels_avx2;
+  /* F16C: the float16-B GEMM's vcvtph2ps (every AVX2 CPU has it) */
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c()) return &tp_kernels_avx2;
   return &tp_kernels_sse2;
 #else
   return &tp_kernels_generic;

@@ -55,6 +55,7 @@ int64_t tp_emit_gemm_panels(const tp_kir_kernel *k) { return (k->N + GNR - 1) / 
 
 int tp_em_gemm_supported(const tp_kir_program *p, const tp_kir_kernel *k, int64_t *rs, int64_t *cs) {
   if (k->kind != TP_KK_GEMM || !k->b_const || k->batch != 1 || k->M < 1 || k->N < 1 || k->K < 1) return 0;
+  if (k->b_f16) return 0; /* a float16 B: the core's kernel (float16 panels, kernels.h) */
   if (p->bufs[k->a_buf].desc.dtype != TP_F32 || k->a_rs < 0 || k->a_cs < 1) return 0;
   if ((int64_t)k->M * k->K > ((int64_t)1 << 28) || (int64_t)k->M * k->N > ((int64_t)1 << 28)) return 0;
   for (int i = 0; i < k->expr.n; i++) {

@@ -15,6 +15,9 @@
 #define GEMM_F32_PACKED_A tp_f32_gemm_packed_a__avx512
 #define GEMM_TUNE tp_f32_gemm_tune__avx512
 #define GEMM_RELEASE tp_f32_gemm_release__avx512
+/* the float16-B GEMM (gemm_f16_impl.h) comes from the generic family */
+#define MR_H 12
+#define NRV_H 2
 #define VSQRT(v) ((vf)_mm512_sqrt_ps((__m512)(v)))
 void tp_f32_vunary_ukernel_avx512_fast(int op, const float *a, float *y, int64_t n);
 #define UNARY_FAST tp_f32_vunary_ukernel_avx512_fast

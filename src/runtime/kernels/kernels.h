@@ -99,6 +99,25 @@ typedef struct tp_kernels {
   void (*dwconv_row_f32)(const float *const *rows, int64_t KH, int64_t KW, const float *w,
                          float bias, float *y, int64_t OW, int64_t W, int64_t sw, int64_t dw,
                          int64_t pl);
+  /* float16 bit patterns -> float32, exact, vectorized (F16C / AVX-512F
+   * vcvtph2ps, else integer ops); equals tp_f16_to_f32 (src/core/num.h) on
+   * all 65536 patterns, NaNs made quiet. */
+  void (*f16_to_f32)(const uint16_t *h, float *y, int64_t n);
+  /* GEMM with a float16 B packed once (gemm_f16_impl.h; issue 17): panels
+   * of halves, half the bytes of gemm_pack_b's, converted to float32 in
+   * registers by the micro-kernel. C = A B(converted) (+ bias): the float32
+   * GEMM's value up to summation order. Fixed blocking (gemm_tune does not
+   * change it); _cols: columns [j0, j1), j0 a multiple of the panel width
+   * (GEMM_COLS in the executor is). */
+  size_t (*gemm_pack_b_f16_size)(int64_t K, int64_t N);
+  void (*gemm_pack_b_f16)(int64_t K, int64_t N, const uint16_t *B, int64_t rsb, int64_t csb,
+                          uint16_t *packed_out);
+  void (*gemm_f32_packed_f16)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                              int64_t csa, const uint16_t *packed_b, float *C, int64_t ldc,
+                              const float *bias);
+  void (*gemm_f32_packed_f16_cols)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
+                                   int64_t csa, const uint16_t *packed_b, int64_t j0, int64_t j1,
+                                   float *C, int64_t ldc, const float *bias);
 } tp_kernels;
 
 /* The SIMD128 table's GEMM panel width (columns per packed B panel) and

@@ -742,6 +742,13 @@ CONTRACT_ATTR static void FN(tp_f32_gemv)(int64_t N, int64_t K, const float *x, 
   }
 }
 
+#include "gemm_f16_impl.h"
+
+static void FN(gemm_release_all)(void) {
+  GEMM_RELEASE();
+  FN(gemm_release_h)();
+}
+
 const tp_kernels CAT(tp_kernels, SFX) = {
     .isa = ISA_NAME,
     .vec_width = VW,
@@ -764,8 +771,13 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .unary_fast_f32 = FN(tp_f32_vunary_ukernel),
 #endif
     .gemm_tune = GEMM_TUNE,
-    .gemm_release = GEMM_RELEASE,
+    .gemm_release = FN(gemm_release_all),
     .dwconv_row_f32 = FN(tp_f32_dwconv_row),
     .gemv_f32 = FN(tp_f32_gemv),
+    .f16_to_f32 = FN(f16_to_f32),
+    .gemm_pack_b_f16_size = FN(tp_f16_gemm_pack_b_size),
+    .gemm_pack_b_f16 = FN(tp_f16_gemm_pack_b),
+    .gemm_f32_packed_f16 = FN(tp_f32_gemm_packed_f16),
+    .gemm_f32_packed_f16_cols = FN(tp_f32_gemm_packed_f16_cols),
 };
 #endif /* VEC_UNARY_ONLY */
