@@ -599,6 +599,22 @@ void tp_backends_init(void);
 /* reset(): lets backends drop their caches. */
 void tp_backends_reset(void);
 
+/* NestedCompileRegionOptions(fw_compiler, bw_compiler): when a tensor that
+ * requires grad flows through the region inside a compiled function, the
+ * region's forward graph is compiled by fw_compiler and its backward graph
+ * by bw_compiler (called as backends: graph, example inputs, options ->
+ * a runner; once per region and input key per specialization). NULL: the
+ * compiled function's backend. docs/training.md. */
+typedef struct tp_nested_region_options {
+  tp_backend_fn fw_compiler;
+  void *fw_ud;
+  tp_backend_fn bw_compiler;
+  void *bw_ud;
+} tp_nested_region_options;
+/* tp_nested_compile_region with options (NULL: None). */
+tp_status tp_nested_compile_region_ex(const tp_callable *fn, int max_reuse_entries,
+                                      const tp_nested_region_options *options);
+
 /* ---- modes (src/compiler/modes.c) ----
  * The four mode names of TensorPlay: "default", "reduce-overhead",
  * "max-autotune-no-cudagraphs", "max-autotune". Option keys adapted to

@@ -684,10 +684,16 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   tp_aot_joint jt;
   memset(&jt, 0, sizeof jt);
   jt.gout = -1;
-  if (tp_is_grad_enabled()) TP_TRY(tp_aot_trace(&c->fn, nin, in, names, c->o.fullgraph, &r, &jt));
+  if (tp_is_grad_enabled()) {
+    const tp_backend *b = NULL;
+    tp_backend_opts bo;
+    fill_backend_opts(c, &bo);
+    TP_TRY(tp_lookup_backend(c->backend, &b));
+    TP_TRY(tp_aot_trace(&c->fn, nin, in, names, c->o.fullgraph, b, &bo, &r, &jt));
+  }
   else TP_TRY(tp_trace_named(&c->fn, nin, in, names, c->o.fullgraph, &r));
   /* an output requires grad, or a region would have dropped a gradient */
-  if (jt.gout >= 0 || (r.broken && strstr(r.break_reason, "that requires grad flows")))
+  if (jt.gout >= 0 || jt.nested || (r.broken && strstr(r.break_reason, "that requires grad flows")))
     return compile_training(c, &r, &jt, nin, in, extra, store, max_out, outs, nout);
   c->ncaptures++;
   if (tp_log_enabled(TP_LOG_CAPTURES)) {
