@@ -529,6 +529,13 @@ typedef struct tp_backend_run {
   /* may be NULL: the per-kernel profile of the runs so far as text (stax
    * with stax.profile), owned by the caller (tp_free_buffer), or NULL */
   char *(*profile)(void *ud);
+  /* may be NULL: run with donated inputs: for each bit i of donated,
+   * in[i] is a reference the runner owns and releases (setting in[i] to
+   * NULL), after its last use when it can (stax: the memory plan's last
+   * reading kernel), on success and on failure alike. Compiled training's
+   * backward donates its saved tensors (docs/training.md). */
+  tp_status (*run_donated)(void *ud, int nin, tp_tensor **in, uint64_t donated, int max_out,
+                           tp_tensor **outs, int *nout);
 } tp_backend_run;
 
 /* What a backend is called with besides (graph, example inputs): each field

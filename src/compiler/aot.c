@@ -457,7 +457,18 @@ static tp_status saved_backward(void *ud, tp_tensor *g, int nin, const int *need
   in[sv->n] = g;
   tp_tensor *outs[AOT_MAX] = {0};
   int no = 0;
-  TP_TRY(a->bw.run(a->bw.ud, sv->n + 1, in, AOT_MAX, outs, &no));
+  if (a->bw.run_donated && !tp_autograd_custom_retains() && sv->n < 64) {
+    /* the graph is freed after this backward: the saved tensors move into
+     * the plan, which releases each after its last use (a saved forward
+     * value's storage goes before the backward ends, as eager frees each
+     * node's saved tensors as it runs) */
+    uint64_t donated = sv->n ? (((uint64_t)1 << sv->n) - 1) : 0;
+    for (int i = 0; i < sv->n; i++) sv->t[i] = NULL;
+    sv->n = 0;
+    TP_TRY(a->bw.run_donated(a->bw.ud, (int)__builtin_popcountll(donated) + 1, in, donated, AOT_MAX, outs, &no));
+  } else {
+    TP_TRY(a->bw.run(a->bw.ud, sv->n + 1, in, AOT_MAX, outs, &no));
+  }
   if (no != a->nleaf || no != nin) {
     for (int i = 0; i < no; i++) tp_tensor_release(outs[i]);
     return tp_fail(TP_ERR_INTERNAL, "aot: the backward graph gave %d gradients, expected %d", no, a->nleaf);
