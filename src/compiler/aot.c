@@ -151,7 +151,10 @@ tp_status tp_aot_trace(const tp_callable *fn, int nin, tp_tensor *const *in, con
     if (bo) cur_nested->bo = *bo;
   }
   joint_ctx *j = tp_alloc(sizeof *j);
-  if (!j) return TP_ERR_OUT_OF_MEMORY;
+  if (!j) {
+    if (!outer) nested_list_free(cur_nested), cur_nested = NULL;
+    return TP_ERR_OUT_OF_MEMORY;
+  }
   memset(j, 0, sizeof *j);
   int rg[TP_MAX_OPERANDS] = {0};
   for (int i = 0; i < nin; i++) rg[i] = tp_tensor_requires_grad(in[i]);
