@@ -542,7 +542,8 @@ static tp_status note_capture(tp_compiled *c, const tp_trace_result *r, const tp
     consts += n->kind == TP_NODE_GET_ATTR;
     if (n->kind != TP_NODE_CALL) continue;
     ops++;
-    if (n->op == TP_OP_CALL_HOST && rk < sizeof regions - 200) {
+    /* (a nested region's compiled forward / backward in a training trace is no opaque region) */
+    if (n->op == TP_OP_CALL_HOST && rk < sizeof regions - 200 && !tp_graph_get_custom(g, i, "nested_region")) {
       const char *mode = tp_graph_get_custom(g, i, "opaque_mode");
       const char *why = tp_graph_get_custom(g, i, "reason");
       rk += (size_t)snprintf(regions + rk, sizeof regions - rk,
