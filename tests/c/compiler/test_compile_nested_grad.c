@@ -52,6 +52,29 @@ static tp_status fn(void *ud, int nin, tp_tensor *const *in, int max_out, tp_ten
   return s;
 }
 
+/* a region with two outputs requiring grad: x * W and tanh(x) */
+static tp_status region2_fn(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  tp_status s = tp_mul(in[0], W, &outs[0]);
+  if (!s) s = tp_op_call(TP_OP_TANH, 1, (tp_tensor *const *)in, NULL, &outs[1]);
+  if (s) tp_tensor_release(outs[0]);
+  *nout = s ? 0 : 2;
+  return s;
+}
+static tp_callable two_out = {region2_fn, NULL};
+/* sum(a * b) over the two outputs */
+static tp_status fn_two(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  tp_tensor *r[2] = {0}, *ab = NULL;
+  int n = 0;
+  tp_status s = tp_call(&two_out, 1, in, 2, r, &n);
+  if (!s) s = tp_mul(r[0], r[1], &ab);
+  if (!s) s = tp_sum(ab, 0, NULL, 0, &outs[0]);
+  tp_tensor_release(r[0]), tp_tensor_release(r[1]), tp_tensor_release(ab);
+  *nout = s ? 0 : 1;
+  return s;
+}
+
 /* ---- compilers ---- */
 typedef struct compiler_state {
   int calls;
@@ -255,6 +278,43 @@ int main(void) {
   CHECK_OK(tp_compile(&c, &o, &g));
   MATCHES(g, x, eloss, egx, egw);
   tp_compiled_free(g);
+
+  /* a region with two outputs requiring grad cannot be compiled for
+   * training: the function runs eagerly (right gradients, the reason in
+   * explain), the compilers are not called; with fullgraph an error */
+  {
+    tp_nested_region_options o2 = {compiler, &fwc, compiler, &bwc};
+    CHECK_OK(tp_nested_compile_region_ex(&two_out, 8, &o2));
+    int calls = fwc.calls;
+    tp_callable ct = {fn_two, NULL};
+    tp_tensor *y = NULL, *ye = NULL;
+    int n = 0;
+    CHECK_OK(tp_call(&ct, 1, &x, 1, &ye, &n)); /* eager reference */
+    CHECK_OK(tp_backward(ye, NULL));
+    tp_tensor *rx = NULL, *rw = NULL;
+    CHECK_OK(tp_tensor_detach(tp_tensor_grad(x), &rx));
+    CHECK_OK(tp_tensor_detach(tp_tensor_grad(W), &rw));
+    tp_tensor_set_grad(x, NULL), tp_tensor_set_grad(W, NULL);
+    CHECK_OK(tp_compile(&ct, NULL, &g));
+    CHECK_OK(tp_compiled_call(g, 1, &x, 1, &y, &n));
+    CHECK_OK(tp_backward(y, NULL));
+    CHECK(maxdiff(tp_tensor_grad(x), rx) <= 1e-6f && maxdiff(tp_tensor_grad(W), rw) <= 1e-6f);
+    tp_tensor_set_grad(x, NULL), tp_tensor_set_grad(W, NULL);
+    ex = explain(g);
+    CHECKF(ex && strstr(ex, "\"eager_for_autograd\": 1") && strstr(ex, "more than one output requires grad"),
+           "explain: %s", ex ? ex : "(null)");
+    tp_free_buffer(ex);
+    CHECK(fwc.calls == calls);
+    tp_compiled_free(g);
+    tp_compile_options of;
+    tp_compile_options_init(&of);
+    of.fullgraph = 1;
+    CHECK_OK(tp_compile(&ct, &of, &g));
+    tp_tensor *y2 = NULL;
+    ERR(tp_compiled_call(g, 1, &x, 1, &y2, &n), TP_ERR_UNSUPPORTED, "more than one output requires grad");
+    tp_compiled_free(g);
+    tp_tensor_release(y), tp_tensor_release(ye), tp_tensor_release(rx), tp_tensor_release(rw);
+  }
 
   tp_tensor_release(egx), tp_tensor_release(egw);
   tp_tensor_release(x), tp_tensor_release(W);
