@@ -431,6 +431,7 @@ typedef struct aot_saved {
   int n;
   tp_tensor *t[AOT_MAX];
   uint64_t ver[AOT_MAX]; /* storage versions when saved (inputs and parameters can be written in place) */
+  int donated;           /* the saved tensors went to a backward plan (released there) */
 } aot_saved;
 
 static void saved_free(void *ud) {
@@ -444,6 +445,9 @@ static tp_status saved_backward(void *ud, tp_tensor *g, int nin, const int *need
   aot_saved *sv = ud;
   tp_aot *a = sv->a;
   (void)needs;
+  if (sv->donated)
+    return tp_fail(TP_ERR_RUNTIME, "a compiled function's saved tensors were released by a backward that failed; "
+                   "call the function again to backward through it");
   tp_tensor *in[AOT_MAX];
   for (int i = 0; i < sv->n; i++) {
     in[i] = sv->t[i];
@@ -468,6 +472,7 @@ static tp_status saved_backward(void *ud, tp_tensor *g, int nin, const int *need
     uint64_t donated = sv->n ? (((uint64_t)1 << sv->n) - 1) : 0;
     for (int i = 0; i < sv->n; i++) sv->t[i] = NULL;
     sv->n = 0;
+    sv->donated = 1;
     TP_TRY(a->bw.run_donated(a->bw.ud, (int)__builtin_popcountll(donated) + 1, in, donated, AOT_MAX, outs, &no));
   } else {
     TP_TRY(a->bw.run(a->bw.ud, sv->n + 1, in, AOT_MAX, outs, &no));
