@@ -547,6 +547,13 @@ typedef struct tp_backend_run {
   /* may be NULL: the per-kernel profile of the runs so far as text (stax
    * with stax.profile), owned by the caller (tp_free_buffer), or NULL */
   char *(*profile)(void *ud);
+  /* may be NULL: run with donated inputs: for each bit i of donated,
+   * in[i] is a reference the runner owns and releases (setting in[i] to
+   * NULL), after its last use when it can (stax: the memory plan's last
+   * reading kernel), on success and on failure alike. Compiled training's
+   * backward donates its saved tensors (docs/training.md). */
+  tp_status (*run_donated)(void *ud, int nin, tp_tensor **in, uint64_t donated, int max_out,
+                           tp_tensor **outs, int *nout);
 } tp_backend_run;
 
 /* What a backend is called with besides (graph, example inputs): each field
@@ -616,6 +623,22 @@ int tp_declares_capabilities(const char *name);
 void tp_backends_init(void);
 /* reset(): lets backends drop their caches. */
 void tp_backends_reset(void);
+
+/* NestedCompileRegionOptions(fw_compiler, bw_compiler): when a tensor that
+ * requires grad flows through the region inside a compiled function, the
+ * region's forward graph is compiled by fw_compiler and its backward graph
+ * by bw_compiler (called as backends: graph, example inputs, options ->
+ * a runner; once per region and input key per specialization). NULL: the
+ * compiled function's backend. docs/training.md. */
+typedef struct tp_nested_region_options {
+  tp_backend_fn fw_compiler;
+  void *fw_ud;
+  tp_backend_fn bw_compiler;
+  void *bw_ud;
+} tp_nested_region_options;
+/* tp_nested_compile_region with options (NULL: None). */
+tp_status tp_nested_compile_region_ex(const tp_callable *fn, int max_reuse_entries,
+                                      const tp_nested_region_options *options);
 
 /* ---- modes (src/compiler/modes.c) ----
  * The four mode names of TensorPlay: "default", "reduce-overhead",

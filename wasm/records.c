@@ -20,6 +20,9 @@ int32_t tpw_rec_register(int32_t key, const char *repr, int32_t mode, const int3
     p.bw_compiler = (uint64_t)params[6];
     p.max_reuse_entries = params[7];
     p.reuse_hash_fn = (uint64_t)params[8];
+    /* the JS compilers are backends the host runs (backends.c) */
+    if (params[5]) p.fw_fn = abi_host_backend_compile, p.fw_ud = (void *)(intptr_t)params[5];
+    if (params[6]) p.bw_fn = abi_host_backend_compile, p.bw_ud = (void *)(intptr_t)params[6];
   }
   p.reason = reason;
   tp_record *r = NULL;

@@ -39,6 +39,33 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
  * proxies on success). */
 tp_status tp_capture_control(tp_op op, tp_graph *sub0, tp_graph *sub1, tp_tensor *pred, int nin,
                              tp_tensor *const *in, int nres, tp_tensor **res);
+/* A host function call recorded as one call_host node plus a getitem per
+ * result, with no grad check (compiled training's nested regions: their
+ * compiled forward and backward, aot.c). The function runs on plain views
+ * of the operands with capture disabled and grad mode off; tag goes into
+ * the node's "nested_region" custom attribute. outs: proxies. */
+tp_status tp_capture_host_call(int64_t call_id, int nin, tp_tensor *const *in, const char *tag,
+                               int max_out, tp_tensor **outs, int *nout);
+/* Compiled training through nested regions: while a joint trace runs, a
+ * nested region call whose operands require grad goes to this hook
+ * (installed by aot.c; capture never calls up otherwise). It either
+ * handles the call (*handled = 1: outs filled), or hands back the child
+ * trace it made for the plain path (plain->graph set), or leaves both
+ * (the tracer traces the region itself); why set: the region cannot be
+ * differentiated (a graph break, or with fullgraph an error). */
+typedef struct tp_nested_call {
+  uint32_t rec;
+  int max_entries;
+  const char *key;
+  tp_callable fn;          /* the region, called on samples */
+  int fullgraph;
+  tp_backend_fn fw_fn, bw_fn; /* the region's fw_compiler / bw_compiler, NULL: None */
+  void *fw_ud, *bw_ud;
+} tp_nested_call;
+typedef tp_status (*tp_nested_grad_hook)(const tp_nested_call *c, int nin, tp_tensor *const *in,
+                                         int max_out, tp_tensor **outs, int *nout, int *handled,
+                                         tp_trace_result *plain, char *why, size_t nwhy);
+void tp_capture_set_nested_grad_hook(tp_nested_grad_hook fn);
 /* True while a trace is active on this thread. */
 int tp_capture_active(void);
 /* Installs capture's operator observer (tp_ops_set_observer) once; every

@@ -62,10 +62,22 @@ tp_status tp_disable(const tp_callable *fn, int recursive, const char *reason) {
 }
 
 tp_status tp_nested_compile_region(const tp_callable *fn, int max_reuse_entries) {
+  return tp_nested_compile_region_ex(fn, max_reuse_entries, NULL);
+}
+
+tp_status tp_nested_compile_region_ex(const tp_callable *fn, int max_reuse_entries,
+                                      const tp_nested_region_options *options) {
   if (max_reuse_entries < 1) return tp_fail(TP_ERR_VALUE, "max_reuse_entries must be positive");
   tp_rec_params p;
   tp_rec_params_init(&p);
   p.max_reuse_entries = max_reuse_entries;
+  if (options) {
+    p.has_options = 1;
+    p.fw_fn = options->fw_compiler, p.fw_ud = options->fw_ud;
+    p.bw_fn = options->bw_compiler, p.bw_ud = options->bw_ud;
+    p.fw_compiler = (uint64_t)(uintptr_t)options->fw_compiler;
+    p.bw_compiler = (uint64_t)(uintptr_t)options->bw_compiler;
+  }
   return mark(fn, TP_REC_NESTED, &p);
 }
 

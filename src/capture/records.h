@@ -25,7 +25,11 @@ typedef struct tp_rec_params {
   const char *reason;          /* disabled */
   int recursive;               /* disabled (default 1) */
   int has_options;             /* nested: NestedCompileRegionOptions given */
-  uint64_t fw_compiler, bw_compiler; /* 0 = None */
+  uint64_t fw_compiler, bw_compiler; /* 0 = None (the host's ids) */
+  /* what compiles the region's forward / backward graph for training
+   * (NULL = None: the compiled function's backend) */
+  tp_backend_fn fw_fn, bw_fn;
+  void *fw_ud, *bw_ud;
   int max_reuse_entries;       /* nested (default 8) */
   uint64_t reuse_hash_fn;      /* 0 = None */
 } tp_rec_params;

@@ -6,6 +6,7 @@
  * (trace id, node index); tensors from outside become get_attr constants,
  * weak scalars become immediate operands. */
 #include "capture.h"
+#include "records.h"
 #include <stdio.h>
 
 /* Child graphs of nested compile regions one capture may hold (keys beyond
@@ -48,6 +49,10 @@ static TP_THREAD_LOCAL int allow_grad;
 void tp_capture_allow_grad(int on, int *prev) {
   if (prev) *prev = allow_grad;
   allow_grad = on;
+}
+static tp_nested_grad_hook nested_grad_hook;
+void tp_capture_set_nested_grad_hook(tp_nested_grad_hook fn) {
+  __atomic_store_n(&nested_grad_hook, fn, __ATOMIC_RELEASE);
 }
 static uint64_t next_id = 1;
 static uint64_t next_region = 0;
@@ -221,6 +226,34 @@ static tp_status grad_through_region(tp_trace_state *t, const char *what, int ni
   return TP_OK;
 }
 
+/* One getitem per result of call node idx; res[k] become fresh views
+ * (never tag a host's tensor), proxies of the getitems. */
+static tp_status add_getitems(int idx, int n, tp_tensor **res) {
+  tp_status s = TP_OK;
+  for (int k = 0; k < n && !s; k++) {
+    tp_tensor *v = NULL;
+    s = tp_tensor_view(res[k], res[k]->ndim, res[k]->shape, res[k]->strides, res[k]->offset, &v);
+    if (s) break;
+    tp_tensor_release(res[k]);
+    res[k] = v;
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.result_index = k;
+    tp_arg a = {TP_ARG_NODE, idx, 0, 0};
+    tp_desc d;
+    tp_desc_of(res[k], &d);
+    d.weak = 0;
+    int gi;
+    s = tp_graph_add_node(cur->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &at, &d, &gi);
+    if (!s) {
+      tp_graph_set_val(cur->g, gi, res[k]);
+      res[k]->trace_id = cur->id;
+      res[k]->node = gi;
+    }
+  }
+  return s;
+}
+
 /* The seed's _capture_opaque_region: run the callable on the samples (with
  * capture suspended when disabled and recursive), check it produced
  * tensors, record one call_host node plus a getitem per result. */
@@ -273,27 +306,50 @@ tp_status tp_capture_opaque(int64_t call_id, int nin, tp_tensor *const *in,
     if (!s && reason && *reason) s = tp_graph_set_custom(cur->g, idx, "reason", reason);
     if (!s) s = tp_graph_set_custom(cur->g, idx, "nested_output_count", num);
   }
-  for (int k = 0; k < n && !s; k++) { /* results as fresh views: never tag a host's tensor */
-    tp_tensor *v = NULL;
-    s = tp_tensor_view(res[k], res[k]->ndim, res[k]->shape, res[k]->strides, res[k]->offset, &v);
-    if (s) break;
-    tp_tensor_release(res[k]);
-    res[k] = v;
+  if (!s) s = add_getitems(idx, n, res);
+  if (s) {
+    for (int k = 0; k < n; k++) tp_tensor_release(res[k]);
+    return s;
+  }
+  for (int k = 0; k < n; k++) outs[k] = res[k];
+  *nout = n;
+  return TP_OK;
+}
+
+tp_status tp_capture_host_call(int64_t call_id, int nin, tp_tensor *const *in, const char *tag,
+                               int max_out, tp_tensor **outs, int *nout) {
+  *nout = 0;
+  if (!cur) return tp_fail(TP_ERR_CAPTURE, "host call outside of a capture");
+  if (nin > TP_MAX_OPERANDS) return tp_fail(TP_ERR_CAPTURE, "host call: too many inputs (%d)", nin);
+  tp_tensor *samples[TP_MAX_OPERANDS] = {0}, *res[TP_MAX_OPERANDS] = {0};
+  tp_status s = TP_OK;
+  for (int i = 0; i < nin && !s; i++)
+    if (in[i]) s = tp_tensor_view(in[i], in[i]->ndim, in[i]->shape, in[i]->strides, in[i]->offset, &samples[i]);
+  int n = 0;
+  if (!s) {
+    int prev = 0, grad = tp_set_grad_enabled(0);
+    tp_capture_set_disabled(1, &prev);
+    s = tp_host_invoke(call_id, nin, samples, max_out < TP_MAX_OPERANDS ? max_out : TP_MAX_OPERANDS, res, &n);
+    tp_capture_set_disabled(prev, NULL);
+    tp_set_grad_enabled(grad);
+    if (!s && n < 1) s = tp_fail(TP_ERR_CAPTURE, "%s: the host function returned no tensor", tag);
+  }
+  for (int i = 0; i < nin; i++) tp_tensor_release(samples[i]);
+  tp_arg args[TP_MAX_OPERANDS];
+  int idx = -1;
+  if (!s) s = build_args(nin, in, args);
+  if (!s) {
     tp_attrs at;
     tp_attrs_init(&at);
-    at.result_index = k;
-    tp_arg a = {TP_ARG_NODE, idx, 0, 0};
+    at.host_fn = call_id;
+    at.nresults = n;
     tp_desc d;
-    tp_desc_of(res[k], &d);
+    tp_desc_of(res[0], &d);
     d.weak = 0;
-    int gi;
-    s = tp_graph_add_node(cur->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &at, &d, &gi);
-    if (!s) {
-      tp_graph_set_val(cur->g, gi, res[k]);
-      res[k]->trace_id = cur->id;
-      res[k]->node = gi;
-    }
+    s = tp_graph_add_node(cur->g, TP_NODE_CALL, NULL, TP_OP_CALL_HOST, nin, args, &at, &d, &idx);
   }
+  if (!s) s = tp_graph_set_custom(cur->g, idx, "nested_region", tag);
+  if (!s) s = add_getitems(idx, n, res);
   if (s) {
     for (int k = 0; k < n; k++) tp_tensor_release(res[k]);
     return s;
@@ -479,13 +535,43 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
   tp_status s = TP_OK;
   for (int i = 0; i < nin && !s; i++)
     if (in[i]) s = tp_tensor_view(in[i], in[i]->ndim, in[i]->shape, in[i]->strides, in[i]->offset, &samples[i]);
+  /* compiled training: a region differentiated on its own (aot.c) */
+  tp_nested_grad_hook hook = __atomic_load_n(&nested_grad_hook, __ATOMIC_ACQUIRE);
+  tp_trace_result plain;
+  memset(&plain, 0, sizeof plain);
+  /* every first call in a joint trace: the hook's trace tells whether a
+   * gradient flows (an input, or a parameter the region reads) */
+  if (!s && !e && hook && allow_grad && tp_is_grad_enabled() && !t->broken && !t->disabled) {
+    tp_record *R = tp_rec_by_id(rec);
+    tp_nested_call c = {rec, max_entries, k, {host_callable, (void *)(intptr_t)call_id}, t->fullgraph,
+                        R ? R->p.fw_fn : NULL, R ? R->p.bw_fn : NULL, R ? R->p.fw_ud : NULL,
+                        R ? R->p.bw_ud : NULL};
+    int handled = 0;
+    char why[200] = "";
+    s = hook(&c, nin, in, max_out, outs, nout, &handled, &plain, why, sizeof why);
+    if (!s && handled) {
+      for (int i = 0; i < nin; i++) tp_tensor_release(samples[i]);
+      return TP_OK;
+    }
+    if (!s && why[0]) {
+      tp_trace_result_clear(&plain);
+      memset(&plain, 0, sizeof plain);
+      if (t->fullgraph)
+        s = tp_fail(TP_ERR_UNSUPPORTED, "nested compile region: a tensor that requires grad flows through it and "
+                    "%s (fullgraph=true forbids running it eagerly)", why);
+      t->broken = 1;
+      snprintf(t->reason, sizeof t->reason, "nested compile region: a tensor that requires grad flows through it "
+               "and %s: runs eagerly", why);
+    }
+  }
   if (!s && !e) {
     if (count >= max_entries || t->nnested >= TP_ARRAY_LEN(t->nested)) {
       s = tp_fail(TP_ERR_CAPTURE, "nested compile region reuse limit reached");
     } else {
       tp_callable fn = {host_callable, (void *)(intptr_t)call_id};
       tp_trace_result r;
-      s = tp_trace_named(&fn, nin, samples, NULL, t->fullgraph, &r);
+      if (plain.graph) r = plain, memset(&plain, 0, sizeof plain);
+      else s = tp_trace_named(&fn, nin, samples, NULL, t->fullgraph, &r);
       if (!s && r.broken) {
         s = tp_fail(TP_ERR_CAPTURE, "nested compile region output has no executable sample (%s)",
                     r.break_reason);
@@ -518,6 +604,7 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
     s = tp_graph_run(tp_graph_find_subgraph(t->g, e->sub), nin, samples, TP_MAX_OPERANDS, res, &n);
     tp_capture_set_disabled(prev, NULL);
   }
+  if (plain.graph) tp_trace_result_clear(&plain);
   for (int i = 0; i < nin; i++) tp_tensor_release(samples[i]);
   if (!s) s = grad_through_region(t, "nested compile region", nin, in, n, res);
   if (!s && n > max_out) s = tp_fail(TP_ERR_CAPTURE, "nested compile region returned %d tensors (max %d)", n, max_out);

@@ -28,6 +28,25 @@
 
 #define AOT_MAX TP_MAX_OPERANDS
 
+/* A nested region differentiated on its own (one per region and key in a
+ * joint trace): its partition, its compiled forward and backward, and the
+ * host functions the joint graph calls them through. */
+typedef struct nested_grad {
+  uint32_t rec;
+  char key[200];
+  struct tp_aot *a;
+  int64_t fw_id, bw_id; /* 0: not registered */
+  int nin;
+} nested_grad;
+#define NESTED_MAX 32
+struct tp_aot_nested {
+  int n;
+  nested_grad *e[NESTED_MAX];
+  const tp_backend *b; /* the compiled function's backend: the compilers' default */
+  tp_backend_opts bo;
+};
+static TP_THREAD_LOCAL struct tp_aot_nested *cur_nested;
+
 /* ---- the joint trace ---- */
 typedef struct joint_ctx {
   const tp_callable *fn;
@@ -113,11 +132,29 @@ static tp_status joint_fn(void *ud, int nin, tp_tensor *const *in, int max_out, 
   return TP_OK;
 }
 
+static tp_status nested_hook(const tp_nested_call *c, int nin, tp_tensor *const *in, int max_out,
+                             tp_tensor **outs, int *nout, int *handled, tp_trace_result *plain, char *why,
+                             size_t nwhy);
+static void nested_list_free(struct tp_aot_nested *l);
+
 tp_status tp_aot_trace(const tp_callable *fn, int nin, tp_tensor *const *in, const char *const *names,
-                       int fullgraph, tp_trace_result *r, tp_aot_joint *jt) {
+                       int fullgraph, const tp_backend *b, const tp_backend_opts *bo,
+                       tp_trace_result *r, tp_aot_joint *jt) {
   memset(jt, 0, sizeof *jt);
+  tp_capture_set_nested_grad_hook(nested_hook);
+  /* the outermost joint trace owns what nested regions compile */
+  struct tp_aot_nested *outer = cur_nested;
+  if (!outer) {
+    if (!(cur_nested = tp_alloc(sizeof *cur_nested))) return TP_ERR_OUT_OF_MEMORY;
+    memset(cur_nested, 0, sizeof *cur_nested);
+    cur_nested->b = b;
+    if (bo) cur_nested->bo = *bo;
+  }
   joint_ctx *j = tp_alloc(sizeof *j);
-  if (!j) return TP_ERR_OUT_OF_MEMORY;
+  if (!j) {
+    if (!outer) nested_list_free(cur_nested), cur_nested = NULL;
+    return TP_ERR_OUT_OF_MEMORY;
+  }
   memset(j, 0, sizeof *j);
   int rg[TP_MAX_OPERANDS] = {0};
   for (int i = 0; i < nin; i++) rg[i] = tp_tensor_requires_grad(in[i]);
@@ -146,11 +183,22 @@ tp_status tp_aot_trace(const tp_callable *fn, int nin, tp_tensor *const *in, con
   }
   for (int i = 0; i < j->nleaf; i++) tp_tensor_release(j->leaf_param[i]);
   tp_free(j);
+  if (!outer) {
+    if (!s && cur_nested->n) {
+      jt->nested = cur_nested;
+      if (jt->gout < 0 && !jt->why[0])
+        snprintf(jt->why, sizeof jt->why, "a nested region's result requires grad but no output of the function does");
+    } else {
+      nested_list_free(cur_nested);
+    }
+    cur_nested = NULL;
+  }
   return s;
 }
 
 void tp_aot_joint_clear(tp_aot_joint *jt) {
   for (int i = 0; i < jt->nleaf; i++) tp_tensor_release(jt->leaf_param[i]);
+  nested_list_free(jt->nested);
   memset(jt, 0, sizeof *jt);
 }
 
@@ -173,6 +221,7 @@ struct tp_aot {
   tp_backend_run fw, bw;
   int nrecompute, nbw_ops, nfw_ops;
   char saved_text[1024], recompute_text[1024];
+  struct tp_aot_nested *nested; /* nested regions' compiled graphs the plans call */
 };
 
 static int recomputable(const tp_node *n) {
@@ -242,10 +291,11 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
       tp_tensor_retain(m->val);
       ext[i] = nin + np++;
     }
-    if (m->kind == TP_NODE_CALL && (m->op == TP_OP_CALL_HOST || m->op == TP_OP_INVOKE || m->op == TP_OP_COND ||
-                                    m->op == TP_OP_WHILE_LOOP)) {
-      snprintf(why, nwhy, "%s (an opaque or nested region, or control flow) inside a region that requires grad",
-               tp_op_name(m->op));
+    /* call_host: a nested region's compiled forward or backward (opaque
+     * regions that a gradient flows through break the trace); control flow
+     * has no compiled backward yet */
+    if (m->kind == TP_NODE_CALL && (m->op == TP_OP_INVOKE || m->op == TP_OP_COND || m->op == TP_OP_WHILE_LOOP)) {
+      snprintf(why, nwhy, "%s (a nested region, or control flow) inside a region that requires grad", tp_op_name(m->op));
       goto out;
     }
   }
@@ -371,6 +421,7 @@ static void aot_release(tp_aot *a) {
   tp_graph_free(a->bwg);
   if (a->fw.free) a->fw.free(a->fw.ud);
   if (a->bw.free) a->bw.free(a->bw.ud);
+  nested_list_free(a->nested);
   tp_free(a);
 }
 void tp_aot_free(tp_aot *a) { aot_release(a); }
@@ -381,6 +432,7 @@ typedef struct aot_saved {
   int n;
   tp_tensor *t[AOT_MAX];
   uint64_t ver[AOT_MAX]; /* storage versions when saved (inputs and parameters can be written in place) */
+  int donated;           /* the saved tensors went to a backward plan (released there) */
 } aot_saved;
 
 static void saved_free(void *ud) {
@@ -394,6 +446,9 @@ static tp_status saved_backward(void *ud, tp_tensor *g, int nin, const int *need
   aot_saved *sv = ud;
   tp_aot *a = sv->a;
   (void)needs;
+  if (sv->donated)
+    return tp_fail(TP_ERR_RUNTIME, "a compiled function's saved tensors were released by a backward that failed; "
+                   "call the function again to backward through it");
   tp_tensor *in[AOT_MAX];
   for (int i = 0; i < sv->n; i++) {
     in[i] = sv->t[i];
@@ -410,7 +465,19 @@ static tp_status saved_backward(void *ud, tp_tensor *g, int nin, const int *need
   in[sv->n] = g;
   tp_tensor *outs[AOT_MAX] = {0};
   int no = 0;
-  TP_TRY(a->bw.run(a->bw.ud, sv->n + 1, in, AOT_MAX, outs, &no));
+  if (a->bw.run_donated && !tp_autograd_custom_retains() && sv->n < 64) {
+    /* the graph is freed after this backward: the saved tensors move into
+     * the plan, which releases each after its last use (a saved forward
+     * value's storage goes before the backward ends, as eager frees each
+     * node's saved tensors as it runs) */
+    uint64_t donated = sv->n ? (((uint64_t)1 << sv->n) - 1) : 0;
+    for (int i = 0; i < sv->n; i++) sv->t[i] = NULL;
+    sv->n = 0;
+    sv->donated = 1;
+    TP_TRY(a->bw.run_donated(a->bw.ud, (int)__builtin_popcountll(donated) + 1, in, donated, AOT_MAX, outs, &no));
+  } else {
+    TP_TRY(a->bw.run(a->bw.ud, sv->n + 1, in, AOT_MAX, outs, &no));
+  }
   if (no != a->nleaf || no != nin) {
     for (int i = 0; i < no; i++) tp_tensor_release(outs[i]);
     return tp_fail(TP_ERR_INTERNAL, "aot: the backward graph gave %d gradients, expected %d", no, a->nleaf);
@@ -545,7 +612,7 @@ void tp_aot_describe(const tp_aot *a, tp_buf *b) {
 
 const tp_graph *tp_aot_graph(const tp_aot *a, int backward) { return backward ? a->bwg : a->fwg; }
 
-tp_status tp_aot_build(const tp_graph *joint, const tp_aot_joint *jt, const tp_backend *b,
+tp_status tp_aot_build(const tp_graph *joint, tp_aot_joint *jt, const tp_backend *b,
                        const tp_backend_opts *bo, int nin, tp_tensor *const *in, int max_out,
                        tp_tensor **outs, int *nout, tp_aot **out, char *why, size_t nwhy) {
   *out = NULL;
@@ -602,6 +669,259 @@ tp_status tp_aot_build(const tp_graph *joint, const tp_aot_joint *jt, const tp_b
   for (int i = 0; i < a->nfw; i++) outs[i] = fo[i];
   for (int i = a->nfw; i < nfo; i++) tp_tensor_release(fo[i]);
   *nout = a->nfw;
+  a->nested = jt->nested; /* the plans call the nested regions' runners */
+  jt->nested = NULL;
   *out = a;
   return TP_OK;
+}
+
+/* ---- nested regions (tp_capture_nested's hook during a joint trace) ----
+ *
+ * A nested compile region that a tensor requiring grad flows through is
+ * traced jointly on its own (tp_aot_trace on plain samples), partitioned
+ * like a compiled function, and its forward graph handed to its
+ * fw_compiler, its backward graph to its bw_compiler (None: the compiled
+ * function's backend), once per region and key in the trace. The outer
+ * trace records the forward as one call_host node (its outputs, then its
+ * saved values) and gives the output that requires grad an autograd node
+ * whose backward, traced too, is one call_host of the compiled backward on
+ * (saved..., grad): so the outer partition puts the first in the forward
+ * graph and the second in the backward graph, and the plans call them. */
+
+static void nested_list_free(struct tp_aot_nested *l) {
+  if (!l) return;
+  for (int i = 0; i < l->n; i++) {
+    nested_grad *e = l->e[i];
+    if (e->fw_id) tp_host_fn_unregister(e->fw_id);
+    if (e->bw_id) tp_host_fn_unregister(e->bw_id);
+    aot_release(e->a);
+    tp_free(e);
+  }
+  tp_free(l);
+}
+
+/* The compiler's runner gave n results: their count, dtypes and shapes must
+ * be the graph's outputs'. */
+static tp_status check_results(const tp_graph *g, const char *which, int n, tp_tensor **t) {
+  int o = tp_graph_output(g);
+  const tp_node *on = &g->nodes[o];
+  tp_status s = TP_OK;
+  if (n != on->nargs)
+    s = tp_fail(TP_ERR_RUNTIME, "nested compile region: the function %s returned gave %d tensors; its graph has %d "
+                "outputs", which, n, on->nargs);
+  for (int i = 0; i < n && !s; i++) {
+    const tp_desc *d = &g->nodes[on->args[i].node].desc;
+    tp_desc e;
+    if (t[i]) tp_desc_of(t[i], &e);
+    if (!t[i] || e.dtype != d->dtype || e.ndim != d->ndim || memcmp(e.shape, d->shape, sizeof(int64_t) * (size_t)e.ndim)) {
+      char a[96], b[96];
+      s = tp_fail(TP_ERR_RUNTIME, "nested compile region: result %d of the function %s returned is %s %s; its graph "
+                  "gives %s %s", i, which, t[i] ? tp_dtype_name(e.dtype) : "None",
+                  t[i] ? tp_shape_str(e.ndim, e.shape, a, sizeof a) : "", tp_dtype_name(d->dtype),
+                  tp_shape_str(d->ndim, d->shape, b, sizeof b));
+    }
+  }
+  if (s)
+    for (int i = 0; i < n; i++) tp_tensor_release(t[i]), t[i] = NULL;
+  return s;
+}
+
+static tp_status nested_fw_call(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  nested_grad *e = ud;
+  TP_TRY(e->a->fw.run(e->a->fw.ud, nin, in, max_out, outs, nout));
+  tp_status s = check_results(e->a->fwg, "fw_compiler", *nout, outs);
+  if (s) *nout = 0;
+  return s;
+}
+
+static tp_status nested_bw_call(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  nested_grad *e = ud;
+  TP_TRY(e->a->bw.run(e->a->bw.ud, nin, in, max_out, outs, nout));
+  tp_status s = check_results(e->a->bwg, "bw_compiler", *nout, outs);
+  if (s) *nout = 0;
+  return s;
+}
+
+/* The autograd node of a region's output in the outer trace. */
+typedef struct nested_node {
+  nested_grad *e;
+  int n;
+  tp_tensor *saved[AOT_MAX];
+} nested_node;
+
+static void nested_node_free(void *ud) {
+  nested_node *nn = ud;
+  for (int i = 0; i < nn->n; i++) tp_tensor_release(nn->saved[i]);
+  tp_free(nn);
+}
+
+static tp_status nested_node_backward(void *ud, tp_tensor *g, int nin, const int *needs, tp_tensor **gin) {
+  nested_node *nn = ud;
+  (void)needs;
+  if (!tp_capture_active())
+    return tp_fail(TP_ERR_RUNTIME, "nested compile region: its traced backward ran outside the joint trace");
+  tp_tensor *args[AOT_MAX + 1], *res[AOT_MAX] = {0};
+  for (int i = 0; i < nn->n; i++) args[i] = nn->saved[i];
+  args[nn->n] = g;
+  int n = 0;
+  TP_TRY(tp_capture_host_call(nn->e->bw_id, nn->n + 1, args, "backward", AOT_MAX, res, &n));
+  if (n != nin) {
+    for (int i = 0; i < n; i++) tp_tensor_release(res[i]);
+    return tp_fail(TP_ERR_INTERNAL, "aot: a nested region's backward gave %d gradients, expected %d", n, nin);
+  }
+  for (int i = 0; i < n; i++) gin[i] = res[i];
+  return TP_OK;
+}
+
+/* The region's call in the outer trace: one call_host of its compiled
+ * forward on (inputs..., parameters...), the node on its output. */
+static tp_status nested_emit(nested_grad *e, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                             int *nout) {
+  tp_aot *a = e->a;
+  if (a->nfw > max_out)
+    return tp_fail(TP_ERR_CAPTURE, "nested compile region returned %d tensors (max %d)", a->nfw, max_out);
+  tp_tensor *ext[AOT_MAX], *res[AOT_MAX] = {0};
+  for (int i = 0; i < nin; i++) ext[i] = in[i];
+  for (int p = 0; p < a->nparam; p++) ext[nin + p] = a->param[p];
+  int n = 0;
+  TP_TRY(tp_capture_host_call(e->fw_id, nin + a->nparam, ext, "forward", AOT_MAX, res, &n));
+  tp_status s = TP_OK;
+  nested_node *nn = tp_alloc(sizeof *nn);
+  if (!nn) s = TP_ERR_OUT_OF_MEMORY;
+  else memset(nn, 0, sizeof *nn), nn->e = e;
+  for (int q = 0; q < a->nsave && !s; q++) {
+    tp_tensor *t = a->save_kind[q] == SAVE_EXT ? ext[a->save_idx[q]] : res[a->nfw + a->save_idx[q]];
+    tp_tensor_retain(t);
+    nn->saved[nn->n++] = t;
+  }
+  if (!s) {
+    tp_tensor *edges[AOT_MAX];
+    for (int l = 0; l < a->nleaf; l++) edges[l] = ext[a->leaf_ext[l]];
+    s = tp_autograd_attach(res[a->gout], a->nleaf, edges, nested_node_backward, nn, nested_node_free);
+  } else if (nn) {
+    nested_node_free(nn);
+  }
+  if (s) {
+    for (int i = 0; i < n; i++) tp_tensor_release(res[i]);
+    return s;
+  }
+  for (int i = 0; i < a->nfw; i++) outs[i] = res[i];
+  for (int i = a->nfw; i < n; i++) tp_tensor_release(res[i]);
+  *nout = a->nfw;
+  return TP_OK;
+}
+
+/* Compiles one of the region's graphs with its compiler (or the default). */
+static tp_status nested_compile(struct tp_aot_nested *l, tp_backend_fn fn, void *ud, const char *which,
+                                const tp_graph *g, int nin, tp_tensor *const *ex, tp_backend_run *run) {
+  tp_backend_opts o = l->bo;
+  o.has_dynamic = 0;
+  if (!fn) {
+    if (!l->b) return tp_fail(TP_ERR_INTERNAL, "aot: no backend for a nested region");
+    fn = l->b->fn, ud = l->b->ud;
+  }
+  tp_status s = fn(ud, g, nin, ex, &o, run);
+  if (!s && !run->run) s = tp_fail(TP_ERR_TYPE, "nested compile region: %s returned a non-callable", which);
+  return s;
+}
+
+static tp_status nested_build(const tp_nested_call *c, int nin, tp_tensor *const *samples, nested_grad *e,
+                              tp_trace_result *plain, char *why, size_t nwhy) {
+  struct tp_aot_nested *l = cur_nested;
+  tp_trace_result r;
+  tp_aot_joint jt;
+  TP_TRY(tp_aot_trace(&c->fn, nin, samples, NULL, c->fullgraph, l->b, &l->bo, &r, &jt));
+  tp_status s = TP_OK;
+  if (r.broken) snprintf(why, nwhy, "its trace broke (%s)", r.break_reason);
+  else if (jt.why[0]) snprintf(why, nwhy, "%s", jt.why);
+  if (why[0] || jt.gout < 0) {
+    if (!why[0]) *plain = r; /* nothing to differentiate: the plain child graph */
+    else tp_trace_result_clear(&r);
+    tp_aot_joint_clear(&jt);
+    return TP_OK;
+  }
+  tp_aot *a = tp_alloc(sizeof *a);
+  if (!a) s = TP_ERR_OUT_OF_MEMORY;
+  else memset(a, 0, sizeof *a), a->refs = 1, a->nfw = jt.nfw, a->gout = jt.gout, e->a = a;
+  if (!s) s = partition(r.graph, &jt, nin, a, why, nwhy);
+  tp_trace_result_clear(&r);
+  tp_aot_joint_clear(&jt);
+  if (s || why[0]) return s;
+  /* the forward: compiled on the samples (plain, no grad) and the parameters */
+  tp_tensor *ext[AOT_MAX] = {0}, *fo[AOT_MAX] = {0}, *bin[AOT_MAX + 1] = {0}, *ones = NULL;
+  int nfo = 0;
+  for (int i = 0; i < nin && !s; i++) s = tp_tensor_detach(samples[i], &ext[i]);
+  for (int p = 0; p < a->nparam && !s; p++) s = tp_tensor_detach(a->param[p], &ext[nin + p]);
+  if (!s) s = nested_compile(l, c->fw_fn, c->fw_ud, "fw_compiler", a->fwg, nin + a->nparam, ext, &a->fw);
+  int prev = tp_set_grad_enabled(0);
+  if (!s) s = a->fw.run(a->fw.ud, nin + a->nparam, ext, AOT_MAX, fo, &nfo);
+  tp_set_grad_enabled(prev);
+  if (!s) s = check_results(a->fwg, "fw_compiler", nfo, fo);
+  if (s) nfo = 0;
+  /* the backward: compiled on (saved..., ones) */
+  for (int q = 0; q < a->nsave && !s; q++) {
+    bin[q] = a->save_kind[q] == SAVE_EXT ? ext[a->save_idx[q]] : fo[a->nfw + a->save_idx[q]];
+    tp_tensor_retain(bin[q]);
+  }
+  if (!s) s = tp_full(TP_F32, fo[a->gout]->ndim, fo[a->gout]->shape, 1.0, &ones);
+  if (!s) {
+    bin[a->nsave] = ones;
+    s = nested_compile(l, c->bw_fn, c->bw_ud, "bw_compiler", a->bwg, a->nsave + 1, bin, &a->bw);
+  }
+  tp_tensor_release(ones);
+  for (int q = 0; q < a->nsave; q++) tp_tensor_release(bin[q]);
+  for (int i = 0; i < nfo; i++) tp_tensor_release(fo[i]);
+  for (int i = 0; i < nin + a->nparam; i++) tp_tensor_release(ext[i]);
+  tp_callable fw = {nested_fw_call, e}, bw = {nested_bw_call, e};
+  if (!s) s = tp_host_fn_register(&fw, &e->fw_id);
+  if (!s) s = tp_host_fn_register(&bw, &e->bw_id);
+  return s;
+}
+
+static tp_status nested_hook(const tp_nested_call *c, int nin, tp_tensor *const *in, int max_out,
+                             tp_tensor **outs, int *nout, int *handled, tp_trace_result *plain, char *why,
+                             size_t nwhy) {
+  struct tp_aot_nested *l = cur_nested;
+  *handled = 0;
+  *nout = 0;
+  if (!l) return TP_OK; /* not inside a joint trace of this layer */
+  int count = 0;
+  for (int i = 0; i < l->n; i++)
+    if (l->e[i]->rec == c->rec) {
+      count++;
+      if (!strcmp(l->e[i]->key, c->key)) {
+        *handled = 1;
+        return nested_emit(l->e[i], nin, in, max_out, outs, nout);
+      }
+    }
+  if (count >= c->max_entries) return tp_fail(TP_ERR_CAPTURE, "nested compile region reuse limit reached");
+  if (l->n == NESTED_MAX) {
+    snprintf(why, nwhy, "more than %d nested regions require grad", NESTED_MAX);
+    return TP_OK;
+  }
+  nested_grad *e = tp_alloc(sizeof *e);
+  if (!e) return TP_ERR_OUT_OF_MEMORY;
+  memset(e, 0, sizeof *e);
+  e->rec = c->rec;
+  e->nin = nin;
+  snprintf(e->key, sizeof e->key, "%s", c->key);
+  tp_tensor *samples[AOT_MAX] = {0};
+  tp_status s = TP_OK;
+  for (int i = 0; i < nin && !s; i++) {
+    if (!in[i]) continue;
+    s = tp_tensor_view(in[i], in[i]->ndim, in[i]->shape, in[i]->strides, in[i]->offset, &samples[i]);
+    if (!s && in[i]->requires_grad) s = tp_tensor_set_requires_grad(samples[i], 1);
+  }
+  if (!s) s = nested_build(c, nin, samples, e, plain, why, nwhy);
+  for (int i = 0; i < nin; i++) tp_tensor_release(samples[i]);
+  if (s || why[0] || plain->graph) {
+    if (e->fw_id) tp_host_fn_unregister(e->fw_id);
+    if (e->bw_id) tp_host_fn_unregister(e->bw_id);
+    aot_release(e->a);
+    tp_free(e);
+    return s;
+  }
+  l->e[l->n++] = e;
+  *handled = 1;
+  return nested_emit(e, nin, in, max_out, outs, nout);
 }

@@ -542,7 +542,8 @@ static tp_status note_capture(tp_compiled *c, const tp_trace_result *r, const tp
     consts += n->kind == TP_NODE_GET_ATTR;
     if (n->kind != TP_NODE_CALL) continue;
     ops++;
-    if (n->op == TP_OP_CALL_HOST && rk < sizeof regions - 200) {
+    /* (a nested region's compiled forward / backward in a training trace is no opaque region) */
+    if (n->op == TP_OP_CALL_HOST && rk < sizeof regions - 200 && !tp_graph_get_custom(g, i, "nested_region")) {
       const char *mode = tp_graph_get_custom(g, i, "opaque_mode");
       const char *why = tp_graph_get_custom(g, i, "reason");
       rk += (size_t)snprintf(regions + rk, sizeof regions - rk,
@@ -684,10 +685,16 @@ tp_status tp_compiled_call_keyed(tp_compiled *c, int nin, tp_tensor *const *in,
   tp_aot_joint jt;
   memset(&jt, 0, sizeof jt);
   jt.gout = -1;
-  if (tp_is_grad_enabled()) TP_TRY(tp_aot_trace(&c->fn, nin, in, names, c->o.fullgraph, &r, &jt));
+  if (tp_is_grad_enabled()) {
+    const tp_backend *b = NULL;
+    tp_backend_opts bo;
+    fill_backend_opts(c, &bo);
+    TP_TRY(tp_lookup_backend(c->backend, &b));
+    TP_TRY(tp_aot_trace(&c->fn, nin, in, names, c->o.fullgraph, b, &bo, &r, &jt));
+  }
   else TP_TRY(tp_trace_named(&c->fn, nin, in, names, c->o.fullgraph, &r));
   /* an output requires grad, or a region would have dropped a gradient */
-  if (jt.gout >= 0 || (r.broken && strstr(r.break_reason, "that requires grad flows")))
+  if (jt.gout >= 0 || jt.nested || (r.broken && strstr(r.break_reason, "that requires grad flows")))
     return compile_training(c, &r, &jt, nin, in, extra, store, max_out, outs, nout);
   c->ncaptures++;
   if (tp_log_enabled(TP_LOG_CAPTURES)) {

@@ -1004,15 +1004,15 @@ static tp_tensor *operand_shell(void *ctx, const tp_node *n, int i) {
 /* A control node's branch or loop step: its compiled sub-plan (tp_lower
  * made one per subgraph), else the subgraph on the graph run. */
 typedef struct sub_ctx { const tp_plan *pl; int ki; } sub_ctx;
-static tp_status plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout,
-                          tp_tensor *const *into);
+static tp_status plan_run(tp_plan *pl, int nin, tp_tensor **in, uint64_t donated, int max_out, tp_tensor **outs,
+                          int *nout, tp_tensor *const *into);
 static tp_status run_subplan(void *ctx, const tp_node *n, int which, const tp_graph *sub, int nin,
                              tp_tensor *const *in, int max_out, tp_tensor **res, int *got, tp_tensor *const *into) {
   const sub_ctx *c = ctx;
   int w = n->op == TP_OP_COND ? which - 1 : which;
   tp_plan *sp = c->pl->subs ? c->pl->subs[2 * c->ki + w] : NULL;
   if (!sub) return tp_fail(TP_ERR_INTERNAL, "executor: %s without its subgraph", tp_op_name(n->op));
-  if (sp) return plan_run(sp, nin, in, max_out, res, got, into);
+  if (sp) return plan_run(sp, nin, (tp_tensor **)in, 0, max_out, res, got, into); /* nothing donated: in is not written */
   return tp_graph_run(sub, nin, in, max_out, res, got);
 }
 
@@ -1218,18 +1218,58 @@ tp_status tp_plan_run_kernel(void *run, int k) {
 
 tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                       int *nout) {
-  return plan_run(pl, nin, in, max_out, outs, nout, NULL);
+  return plan_run(pl, nin, (tp_tensor **)in, 0, max_out, outs, nout, NULL);
 }
 
-/* into: NULL, or a tensor per output to write it into when it is
- * contiguous and of the output's type (else a new one is allocated);
- * outs then holds new references to those. */
-static tp_status plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout,
-                          tp_tensor *const *into) {
+tp_status tp_plan_run_donated(tp_plan *pl, int nin, tp_tensor **in, uint64_t donated, int max_out,
+                              tp_tensor **outs, int *nout) {
+  return plan_run(pl, nin, in, donated, max_out, outs, nout, NULL);
+}
+
+/* Views: base pointer + offset. */
+static void resolve_views(const tp_kir_program *p, void **ptr) {
+  for (int b = 0; b < p->nbufs; b++)
+    if (p->bufs[b].kind == TP_KBUF_VIEW) {
+      int base = b;
+      int64_t off = 0;
+      while (p->bufs[base].kind == TP_KBUF_VIEW) off += p->bufs[base].offset, base = p->bufs[base].base;
+      ptr[b] = ptr[base] ? (char *)ptr[base] + off * (int64_t)tp_dtype_size(p->bufs[b].desc.dtype) : NULL;
+    }
+}
+
+/* Releases donated input i (and the plan's contiguous reference to it). */
+static void drop_donated(tp_tensor **in, uint64_t *donated, int i, tp_tensor **held, const int *held_of) {
+  if (!((*donated >> i) & 1)) return;
+  if (held && held_of[i] >= 0) tp_tensor_release(held[held_of[i]]), held[held_of[i]] = NULL;
+  tp_tensor_release(in[i]);
+  in[i] = NULL;
+  *donated &= ~((uint64_t)1 << i);
+}
+
+/* donated: a bit per input the plan owns (compiled training's backward:
+ * each is released after its last reader). into: NULL, or a tensor per
+ * output to write it into when it is contiguous and of the output's type
+ * (else a new one is allocated); outs then holds new references to those. */
+static tp_status plan_run(tp_plan *pl, int nin, tp_tensor **in, uint64_t donated, int max_out, tp_tensor **outs,
+                          int *nout, tp_tensor *const *into) {
   tp_kir_program *p = pl->p;
   *nout = 0;
-  if (max_out < p->noutputs)
+  if (nin < 64) donated &= ((uint64_t)1 << nin) - 1;
+  int held_of[64];
+  for (int i = 0; i < 64; i++) held_of[i] = -1;
+  /* per donated input: the last kernel reading it (-1: none) */
+  int last_of[64];
+  for (int i = 0; i < 64; i++) last_of[i] = -1;
+  for (int b = 0; b < p->nbufs; b++)
+    if (p->bufs[b].kind == TP_KBUF_INPUT && p->bufs[b].index < 64) {
+      int i = p->bufs[b].index;
+      if (p->bufs[b].last > last_of[i]) last_of[i] = p->bufs[b].last;
+      if (p->bufs[b].last < 0 && p->bufs[b].first >= 0) last_of[i] = p->nkernels; /* unknown: the end */
+    }
+  if (max_out < p->noutputs) {
+    for (int i = 0; i < nin && i < 64; i++) drop_donated(in, &donated, i, NULL, held_of);
     return tp_fail(TP_ERR_INVALID_ARG, "plan run: %d outputs do not fit in %d slots", p->noutputs, max_out);
+  }
   void **ptr = tp_alloc(sizeof(void *) * (size_t)(p->nbufs ? p->nbufs : 1));
   tp_tensor **held = tp_alloc(sizeof(tp_tensor *) * (size_t)(nin + 1));
   tp_tensor *os[TP_MAX_OPERANDS] = {0};
@@ -1240,6 +1280,18 @@ static tp_status plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_ou
     own_arena = tp_alloc((size_t)p->arena_bytes + TP_ALIGN);
     if (!own_arena) s = TP_ERR_OUT_OF_MEMORY;
     else arena = (char *)(((uintptr_t)own_arena + TP_ALIGN - 1) & ~(uintptr_t)(TP_ALIGN - 1));
+  }
+  /* with donated inputs (compiled training's backward), outputs are
+   * allocated right before the kernel that first writes them, not all at
+   * the start: the donated inputs released by then make room for them */
+  int *lazy = NULL;
+  if (!s && donated && !into && !pl->accel && (lazy = tp_alloc(sizeof(int) * (size_t)p->nbufs))) {
+    for (int b = 0; b < p->nbufs; b++) lazy[b] = -1;
+    for (int k = 0; k < p->nkernels; k++) {
+      int b = p->kernels[k].out;
+      while (b >= 0 && p->bufs[b].kind == TP_KBUF_VIEW) b = p->bufs[b].base;
+      if (b >= 0 && p->bufs[b].kind == TP_KBUF_OUTPUT && lazy[b] < 0) lazy[b] = k;
+    }
   }
   int nth; /* an invalid TP_NUM_THREADS is an error naming it */
   if (!s) s = tp_pool_threads(&nth);
@@ -1263,6 +1315,7 @@ static tp_status plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_ou
         tp_tensor *c;
         s = tp_contiguous(in[x->index], &c);
         if (!s) {
+          if (x->index < 64) held_of[x->index] = nheld;
           held[nheld++] = c;
           ptr[b] = tp_tensor_ptr(c);
         }
@@ -1271,6 +1324,7 @@ static tp_status plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_ou
       case TP_KBUF_CONST: ptr[b] = tp_tensor_ptr(x->value); break;
       case TP_KBUF_TEMP: ptr[b] = arena + x->arena_off; break;
       case TP_KBUF_OUTPUT: {
+        if (lazy && lazy[b] > 0) break; /* allocated before the kernel that first writes it */
         tp_tensor *t = into ? into[x->index] : NULL;
         tp_desc d;
         if (t) tp_desc_of(t, &d), d.weak = 0;
@@ -1286,33 +1340,42 @@ static tp_status plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_ou
       case TP_KBUF_VIEW: case TP_KBUF_KIND_COUNT: break; /* views: resolved below */
     }
   }
-  for (int b = 0; b < p->nbufs && !s; b++) /* views: base pointer + offset */
-    if (p->bufs[b].kind == TP_KBUF_VIEW) {
-      int base = b;
-      int64_t off = 0;
-      while (p->bufs[base].kind == TP_KBUF_VIEW) off += p->bufs[base].offset, base = p->bufs[base].base;
-      ptr[b] = (char *)ptr[base] + off * (int64_t)tp_dtype_size(p->bufs[b].desc.dtype);
-    }
+  if (!s) resolve_views(p, ptr);
   runctx r = {pl, ptr, os, NULL};
   int ran = 0; /* the accelerator ran the whole plan */
   pl->running++;
   if (!s && pl->prof) tp_plan_prof_run(pl->prof);
   if (!s && pl->accel) s = pl->accel->run(pl->accel_state, pl, ptr, &r, &ran);
+  /* donated inputs no kernel reads go first */
+  for (int i = 0; donated && !s && !ran && i < nin && i < 64; i++)
+    if (last_of[i] < 0) drop_donated(in, &donated, i, held, held_of);
   for (int k = 0; k < p->nkernels && !s && !ran; k++) {
+    for (int b = 0; lazy && b < p->nbufs && !s; b++)
+      if (lazy[b] == k && k > 0) {
+        tp_kir_buf *x = &p->bufs[b];
+        s = tp_tensor_empty(x->desc.dtype, x->desc.ndim, x->desc.shape, &os[x->index]);
+        if (!s) ptr[b] = tp_tensor_ptr(os[x->index]), resolve_views(p, ptr);
+      }
+    if (s) break;
     if (!pl->prof) {
       s = run_kernel(&r, k, 0);
-      continue;
+    } else {
+      double t0 = tp_now_ms();
+      s = run_kernel(&r, k, 0);
+      tp_plan_profile_add(pl, k, tp_now_ms() - t0);
     }
-    double t0 = tp_now_ms();
-    s = run_kernel(&r, k, 0);
-    tp_plan_profile_add(pl, k, tp_now_ms() - t0);
+    /* donated inputs whose last reader ran: their storage can go now */
+    for (int i = 0; donated && !s && i < nin && i < 64; i++)
+      if (last_of[i] == k) drop_donated(in, &donated, i, held, held_of);
   }
   pl->running--;
   /* a Wasm pool worker that trapped in this run's parallel work (pool.h) */
   if (!s) s = tp_pool_take_failure();
   for (int i = 0; i < nheld; i++) tp_tensor_release(held[i]);
+  for (int i = 0; donated && i < nin && i < 64; i++) drop_donated(in, &donated, i, NULL, held_of);
   tp_free(held);
   tp_free(ptr);
+  tp_free(lazy);
   tp_free(own_arena);
   if (s) {
     for (int i = 0; i < TP_MAX_OPERANDS; i++) tp_tensor_release(os[i]);

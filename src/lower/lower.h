@@ -207,6 +207,12 @@ void tp_plan_prof_free(tp_plan_prof *pr);
 tp_status tp_plan_new(tp_kir_program *p, tp_plan **out);
 tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                       int *nout);
+/* tp_plan_run with donated inputs (bit i of donated: in[i] is owned by the
+ * call): each is released, and in[i] set to NULL, right after the last
+ * kernel that reads it (the memory plan's live range), so its storage can
+ * go before the plan ends; all of them by the end, on failure too. */
+tp_status tp_plan_run_donated(tp_plan *pl, int nin, tp_tensor **in, uint64_t donated, int max_out,
+                              tp_tensor **outs, int *nout);
 const tp_kir_program *tp_plan_program(const tp_plan *pl);
 /* Control flow (docs/kernel-ir.md "Control flow"): the op kernel of a cond
  * or while_loop node runs one compiled plan per subgraph; tp_lower makes

@@ -359,6 +359,10 @@ static tp_status check_version(const node *n, const tp_tensor *t, uint64_t v, co
 }
 
 /* Runs one node: its gradient g -> its operands' gradients, routed. */
+/* the backward running a custom node keeps the graph (retain_graph) */
+static TP_THREAD_LOCAL int custom_retain = 1;
+int tp_autograd_custom_retains(void) { return custom_retain; }
+
 static tp_status run_node(node *n, int retain, node ***ready, int *nready, int *cready) {
   const tp_deriv_row *row = tp_deriv_row_of(n->op);
   tp_tensor *gin[TP_MAX_OPERANDS] = {0};
@@ -372,7 +376,10 @@ static tp_status run_node(node *n, int retain, node ***ready, int *nready, int *
                      "are freed when you call .backward(). Specify retain_graph=True if you need to "
                      "backward through the graph a second time.");
     for (int i = 0; i < n->nin; i++) needs[i] = n->edges[i].needs;
+    int prev_retain = custom_retain;
+    custom_retain = retain;
     s = n->custom(n->custom_ud, n->gbuf, n->nin, needs, gin);
+    custom_retain = prev_retain;
     for (int i = 0; i < n->nin && !s; i++)
       if (gin[i] && !same_shape(gin[i]->ndim, gin[i]->shape, n->shapes[i].ndim, n->shapes[i].shape))
         s = tp_fail(TP_ERR_INTERNAL, "autograd: a compiled backward's gradient %d has the wrong shape", i);

@@ -54,6 +54,10 @@ void tp_autograd_set_sink(tp_grad_sink fn, void *ud, tp_grad_sink *prev_fn, void
  * node dies (also on failure here). */
 typedef tp_status (*tp_grad_custom_fn)(void *ud, tp_tensor *g, int nin, const int *needs,
                                        tp_tensor **gin);
+/* Inside a custom node's fn: 1 when the backward running it retains the
+ * graph (retain_graph), 0 when the node's saved state is released right
+ * after (fn may then release its saved tensors early). */
+int tp_autograd_custom_retains(void);
 tp_status tp_autograd_attach(tp_tensor *y, int nin, tp_tensor *const *in, tp_grad_custom_fn fn,
                              void *ud, void (*free_ud)(void *ud));
 /* g summed over the dims it was broadcast along, down to shape. */

@@ -131,25 +131,69 @@ test('the backend compiles both graphs; chains, non-scalar outputs, unused input
   });
 });
 
-test('a nested region that reads a parameter requiring grad: eager (the reason in explain), never a dropped gradient', () => {
+test('nested regions: fwCompiler / bwCompiler get the region\'s forward and backward graphs, once, and gradients equal eager\'s', () => {
   tp.scope(() => {
     const w = tp.tensor([1, 2, 3]).requiresGrad_();
-    let compilerCalls = 0;
-    const be = (gm) => { compilerCalls++; return gm; };
-    const opts = new tp.compiler.NestedCompileRegionOptions({ fwCompiler: be, bwCompiler: be });
+    const seen = { fw: [], bw: [] };
+    const stax = tp.compiler.lookupBackend('stax');
+    const record = (which) => (gm, ex) => { seen[which].push({ text: gm.print(), shapes: ex.map((t) => t.shape) }); return stax(gm, ex); };
+    const opts = new tp.compiler.NestedCompileRegionOptions({ fwCompiler: record('fw'), bwCompiler: record('bw') });
     const region = tp.compiler.nestedCompileRegion((x) => x.mul(w).tanh(), { options: opts });
     const x = tp.tensor([0.1, 0.2, 0.3]);
     const f = tp.compile((xx) => region(xx).sum());
-    f(x).backward();
-    const want = [0.1, 0.2, 0.3].map((v, i) => v * (1 - Math.tanh(v * (i + 1)) ** 2)); // x (1 - tanh^2(x w))
-    Array.from(w.grad.toArray()).forEach((v, i) => assert.ok(Math.abs(v - want[i]) < 1e-6, `${v} vs ${want[i]}`));
+    for (let it = 0; it < 3; it++) {
+      w.grad = null;
+      f(x).backward();
+      const want = [0.1, 0.2, 0.3].map((v, i) => v * (1 - Math.tanh(v * (i + 1)) ** 2)); // x (1 - tanh^2(x w))
+      Array.from(w.grad.toArray()).forEach((v, i) => assert.ok(Math.abs(v - want[i]) < 1e-6, `${v} vs ${want[i]}`));
+    }
+    assert.equal(seen.fw.length, 1, 'fw_compiler: once per region and key per specialization');
+    assert.equal(seen.bw.length, 1, 'bw_compiler: once');
+    // the region's forward: (x, w) -> its output and what its backward saves
+    assert.match(seen.fw[0].text, /^tpgraph v1\n%x0 = placeholder : f32\[3\]\n%param0 = placeholder : f32\[3\]\n%0 = mul\(%x0, %param0\) : f32\[3\]\n%1 = tanh\(%0\) : f32\[3\]\noutput\(%1/);
+    assert.deepEqual(seen.fw[0].shapes, [[3], [3]]);
+    // its backward: (saved..., grad_out) -> the gradient of w (x does not require grad)
+    assert.match(seen.bw[0].text, /%grad_out = placeholder : f32\[3\]/);
+    assert.match(seen.bw[0].text, /output\(%\d+\)\n$/);
     const ex = f.explain();
-    assert.equal(ex.eager_for_autograd, 1);
-    assert.match(ex.graphs[0].graph_break, /nested compile region: a tensor that requires grad flows through it/);
-    assert.equal(compilerCalls, 0, 'fw_compiler / bw_compiler are not called yet');
+    assert.equal(ex.eager_for_autograd, 0);
+    assert.equal(ex.training.length, 1);
+    // fullgraph: compiled for training too
     const ff = tp.compile((xx) => region(xx).sum(), { fullgraph: true });
-    assert.throws(() => ff(x), /requires grad flows through it/);
+    w.grad = null;
+    ff(x).backward();
+    assert.ok(Math.abs(w.grad.toArray()[2] - 0.3 * (1 - Math.tanh(0.9) ** 2)) < 1e-6);
+    assert.equal(seen.fw.length, 2, 'a new compiled function: a new specialization');
     f.dispose(), ff.dispose();
+  });
+});
+
+test('nested regions: compilers that fail or return something invalid are clear errors; the runtime stays usable', () => {
+  tp.scope(() => {
+    const w = tp.tensor([1, 2, 3]).requiresGrad_();
+    const stax = tp.compiler.lookupBackend('stax');
+    const x = tp.tensor([0.1, 0.2, 0.3]);
+    const cases = [
+      [{ fwCompiler: () => 42 }, /returned 42; a backend must return a callable|must return a callable/],
+      [{ bwCompiler: () => 'no' }, /must return a callable/],
+      [{ fwCompiler: () => { throw new RangeError('my compiler gave up'); } }, /my compiler gave up/],
+      [{ fwCompiler: (gm, ex) => { const run = stax(gm, ex); return (...a) => run(...a).slice(0, 0); } },
+        /the function fw_compiler returned gave 0 tensors; its graph has \d+ outputs/],
+      [{ bwCompiler: () => () => [tp.zeros([7])] }, /result 0 of the function bw_compiler returned is float32 \[7\]; its graph gives float32 \[3\]/],
+    ];
+    for (const [o, re] of cases) {
+      const region = tp.compiler.nestedCompileRegion((t) => t.mul(w).tanh(), { options: new tp.compiler.NestedCompileRegionOptions(o) });
+      const f = tp.compile((xx) => region(xx).sum());
+      assert.throws(() => f(x).backward(), re);
+      f.dispose();
+      // usable: a good compiled function trains
+      const good = tp.compiler.nestedCompileRegion((t) => t.mul(w).tanh());
+      const g = tp.compile((xx) => good(xx).sum());
+      w.grad = null;
+      g(x).backward();
+      assert.ok(Math.abs(w.grad.toArray()[0] - 0.1 * (1 - Math.tanh(0.1) ** 2)) < 1e-6);
+      g.dispose();
+    }
   });
 });
 

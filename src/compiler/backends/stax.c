@@ -55,6 +55,27 @@ static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, 
   return tp_plan_run(r->plan, nin, in, max_out, outs, nout);
 }
 
+/* Donated inputs: the plan releases each after its last reading kernel. */
+static tp_status stax_run_donated(void *ud, int nin, tp_tensor **in, uint64_t donated, int max_out,
+                                  tp_tensor **outs, int *nout) {
+  stax_runner *r = ud;
+  const tp_kir_program *p = tp_plan_program(r->plan);
+  int exact = nin <= 64;
+  for (int b = 0; b < p->nbufs && exact; b++)
+    if (p->bufs[b].kind == TP_KBUF_INPUT) {
+      tp_desc d;
+      if (p->bufs[b].index >= nin) break;
+      tp_desc_of(in[p->bufs[b].index], &d);
+      d.weak = 0;
+      exact = tp_desc_equal(&d, &p->bufs[b].desc);
+    }
+  if (exact) return tp_plan_run_donated(r->plan, nin, in, donated, max_out, outs, nout);
+  tp_status s = tp_graph_run(r->graph, nin, in, max_out, outs, nout);
+  for (int i = 0; i < nin && i < 64; i++)
+    if ((donated >> i) & 1) tp_tensor_release(in[i]), in[i] = NULL;
+  return s;
+}
+
 /* Appends str (as a JSON string when quote) at *pos of json[n]; 0 when it
  * does not fit (json is then cut, and the caller rewrites it). */
 static int put(char *json, size_t n, size_t *pos, const char *str, int quote) {
@@ -260,6 +281,7 @@ tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const
     return s;
   }
   out->run = stax_run;
+  out->run_donated = stax_run_donated;
   out->ud = r;
   out->free = stax_free;
   out->describe = stax_describe;

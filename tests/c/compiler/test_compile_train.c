@@ -258,6 +258,53 @@ static void check_model(model *m, const char *saved_op) {
   CHECKF(fabs(le - lc) <= 1e-5 + 1e-5 * fabs(le), "%s: loss compiled %.8f vs eager %.8f", m->name, lc, le);
   for (int i = 0; i < m->np; i++) expect_close(m->name, i, gc[i], ge[i]);
   if (m->x_grad) expect_close(m->name, -1, gxc, gxe);
+  /* peak tensor storage of a forward + backward (saved tensors counted):
+   * compiled no larger than eager (the backward plan releases each saved
+   * tensor after its last use and allocates each gradient at its first
+   * write; the plans' arenas are not tensor storage) */
+  size_t inc[2];
+  for (int k = 0; k < 2; k++) {
+    tp_tensor *gs[MAXP] = {0}, *gx = NULL;
+    double l = 0;
+    size_t before = tp_live_storage_bytes();
+    tp_live_storage_peak(1);
+    grads_of(m, k ? c : NULL, &l, gs, m->x_grad ? &gx : NULL);
+    inc[k] = tp_live_storage_peak(0) - before;
+  }
+  /* the backward alone (what the forward saved is live before it): the
+   * compiled backward donates its saved tensors to the plan, which frees
+   * each after its last use, as eager frees each node's */
+  size_t binc[2];
+  for (int k = 0; k < 2; k++) {
+    tp_tensor *l = NULL;
+    int n = 0;
+    if (k) CHECK_OK(tp_compiled_call(c, 1, &m->x, 1, &l, &n));
+    else CHECK_OK(m->loss(m, m->x, &l));
+    size_t before = tp_live_storage_bytes();
+    tp_live_storage_peak(1);
+    CHECK_OK(tp_backward(l, NULL));
+    binc[k] = tp_live_storage_peak(0) - before;
+    tp_tensor_release(l);
+    for (int i = 0; i < m->np; i++) tp_tensor_set_grad(m->p[i], NULL);
+    if (m->x_grad) tp_tensor_set_grad(m->x, NULL);
+  }
+  printf("%s: peak storage of the backward above what was live: eager %zu bytes, compiled %zu\n", m->name,
+         binc[0], binc[1]);
+  CHECKF(binc[1] <= binc[0], "%s: the compiled backward's peak is %zu bytes above what was live, eager's %zu",
+         m->name, binc[1], binc[0]);
+  size_t gbytes = 0; /* the gradients themselves */
+  for (int i = 0; i < m->np; i++) gbytes += (size_t)tp_tensor_numel(m->p[i]) * 4;
+  if (m->x_grad) gbytes += (size_t)tp_tensor_numel(m->x) * 4;
+  printf("%s: peak storage of a step above what was live: eager %zu bytes, compiled %zu (gradients %zu)\n",
+         m->name, inc[0], inc[1], gbytes);
+  /* the MLP: the saved hidden activations go before the first layer's
+   * weight gradient is allocated, so the backward's peak stays below the
+   * gradients' total (all outputs allocated up front would reach it) */
+  if (!strcmp(m->name, "mlp"))
+    CHECKF(binc[1] < gbytes, "mlp: the compiled backward's peak is %zu bytes above what was live, the gradients %zu",
+           binc[1], gbytes);
+  CHECKF(inc[1] <= inc[0], "%s: the compiled step's peak is %zu bytes above what was live, eager's %zu", m->name,
+         inc[1], inc[0]);
   char *ex = NULL;
   CHECK_OK(tp_compiled_explain(c, &ex));
   CHECKF(ex && strstr(ex, "\"training\": [{") && strstr(ex, saved_op) && strstr(ex, "\"eager_for_autograd\": 0"),
