@@ -1,0 +1,342 @@
+/* stax_dynamic.c - one plan for every size of a dynamic dim (stax).
+ *
+ * The rule (docs/kernel-ir.md, "Dynamic extents"): the first call whose
+ * shapes differ from the captured ones names the symbol: the input dims
+ * that changed, all to one value (duck sizing: dims that change together
+ * to the same value are one symbol s; dims that change apart are two
+ * symbols, which this does not serve). The graph is then lowered at the
+ * sample sizes s = 128, 192, 256 (and 320 when a number is quadratic) and
+ * the programs fitted into a template (src/lower/symbolic.c); every call
+ * at a size s >= 2 whose other dims are the captured ones is the template
+ * instantiated at s (numbers evaluated, memory re-planned, the packed
+ * weights shared), cached per size. Anything else is a specialization:
+ * the graph lowered at exactly those shapes, with the reason (sizes 0
+ * and 1, an extent not whole at s, another dim changed, the samples not
+ * one program), cached the same way. */
+#include "stax_dynamic.h"
+#include <stdarg.h>
+#include <stdio.h>
+
+#define DYN_S0 128
+#define DYN_H 64
+#define DYN_CACHE 8
+#define DYN_MAX_POS 16
+
+typedef struct dyn_plan {
+  int64_t *key;     /* every input dim of the binding */
+  tp_plan *plan;
+  uint64_t used;
+  int pinned;       /* the donor of the packed weights: never evicted */
+} dyn_plan;
+
+struct stax_dyn {
+  const tp_graph *g;
+  tp_lower_options lo;
+  tp_status (*attach)(tp_plan *pl, const tp_lower_options *lo);
+  int nin, nkey;
+  tp_desc *cap;     /* per input: the captured desc (ndim -1: not read by the plan) */
+  int state;        /* 0: no symbol yet, 1: template, 2: no template (reason) */
+  int npos, pos_in[DYN_MAX_POS], pos_dim[DYN_MAX_POS];
+  tp_kir_template *tpl;
+  tp_plan *donor;
+  dyn_plan cache[DYN_CACHE];
+  uint64_t clock;
+  int64_t lowerings, instantiations, specializations, hits, graph_runs;
+  int nsamples;
+  double fit_ms, inst_ms_last, inst_ms_max;
+  char reason[320];     /* why there is no template */
+  char last_spec[320];  /* why the last specialization was made */
+};
+
+tp_status tp_stax_dyn_new(const tp_graph *g, const tp_lower_options *lo, const tp_plan *base,
+                          tp_status (*attach)(tp_plan *pl, const tp_lower_options *lo), stax_dyn **out) {
+  *out = NULL;
+  const tp_kir_program *p = tp_plan_program(base);
+  int nin = 0;
+  for (int i = 0; i < g->n; i++) nin += g->nodes[i].kind == TP_NODE_PLACEHOLDER;
+  stax_dyn *d = tp_alloc(sizeof *d);
+  if (!d) return TP_ERR_OUT_OF_MEMORY;
+  memset(d, 0, sizeof *d);
+  d->g = g, d->lo = *lo, d->attach = attach, d->nin = nin;
+  d->cap = tp_alloc(sizeof(tp_desc) * (size_t)(nin ? nin : 1));
+  if (!d->cap) {
+    tp_free(d);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  for (int i = 0; i < nin; i++) d->cap[i].ndim = -1;
+  for (int b = 0; b < p->nbufs; b++)
+    if (p->bufs[b].kind == TP_KBUF_INPUT && p->bufs[b].index < nin) d->cap[p->bufs[b].index] = p->bufs[b].desc;
+  /* inputs the plan does not read: their placeholder's desc */
+  for (int i = 0, k = 0; i < g->n; i++)
+    if (g->nodes[i].kind == TP_NODE_PLACEHOLDER) {
+      if (d->cap[k].ndim < 0) d->cap[k] = g->nodes[i].desc;
+      d->nkey += d->cap[k].ndim > 0 ? d->cap[k].ndim : 0;
+      k++;
+    }
+  *out = d;
+  return TP_OK;
+}
+
+void tp_stax_dyn_free(stax_dyn *d) {
+  if (!d) return;
+  for (int i = 0; i < DYN_CACHE; i++)
+    if (d->cache[i].plan && !d->cache[i].pinned) tp_plan_free(d->cache[i].plan), tp_free(d->cache[i].key);
+  for (int i = 0; i < DYN_CACHE; i++) /* the donor last: the others borrowed from it */
+    if (d->cache[i].plan && d->cache[i].pinned) tp_plan_free(d->cache[i].plan), tp_free(d->cache[i].key);
+  tp_kir_template_free(d->tpl);
+  tp_free(d->cap);
+  tp_free(d);
+}
+
+/* The graph with the placeholders' shapes of the binding in[] (NULL: the
+ * captured ones with the symbol's dims set to s). */
+static tp_status graph_at(const stax_dyn *d, tp_tensor *const *in, int64_t s, tp_graph **out) {
+  TP_TRY(tp_graph_copy(d->g, out));
+  tp_graph *g = *out;
+  for (int i = 0, k = 0; i < g->n; i++) {
+    if (g->nodes[i].kind != TP_NODE_PLACEHOLDER) continue;
+    tp_node *n = &g->nodes[i];
+    if (in) {
+      tp_desc_of(in[k], &n->desc);
+      n->desc.weak = 0;
+    } else {
+      for (int j = 0; j < d->npos; j++)
+        if (d->pos_in[j] == k) n->desc.shape[d->pos_dim[j]] = s;
+    }
+    tp_graph_set_val(g, i, NULL); /* the capture's sample value has the old shape */
+    k++;
+  }
+  return TP_OK;
+}
+
+static tp_status lower_graph(stax_dyn *d, tp_graph *g, tp_kir_program **out) {
+  tp_lower_options lo = d->lo;
+  lo.autotune = 0; /* the samples are for their numbers */
+  tp_status s = tp_lower_program(g, &lo, out);
+  tp_graph_free(g);
+  d->lowerings++;
+  return s;
+}
+
+/* The first binding whose shapes differ: the symbol, then the template. */
+static tp_status find_symbol(stax_dyn *d, tp_tensor *const *in) {
+  int64_t val = -1, was = -1;
+  d->npos = 0;
+  for (int i = 0; i < d->nin; i++) {
+    const tp_desc *c = &d->cap[i];
+    for (int k = 0; k < c->ndim; k++) {
+      int64_t v = tp_tensor_shape(in[i])[k];
+      if (v == c->shape[k]) continue;
+      if (d->npos == DYN_MAX_POS || (val >= 0 && (v != val || c->shape[k] != was))) {
+        snprintf(d->reason, sizeof d->reason,
+                 "dims change apart (inputs[%d].shape[%d] is %lld where an earlier changed dim is %lld): "
+                 "one symbol per plan; each binding is a specialization", i, k, (long long)v, (long long)val);
+        d->state = 2;
+        return TP_OK;
+      }
+      val = v, was = c->shape[k];
+      d->pos_in[d->npos] = i, d->pos_dim[d->npos] = k, d->npos++;
+    }
+  }
+  if (!d->npos || val < 2) return TP_OK; /* a size 0 or 1: specialized; the symbol waits for a size >= 2 */
+  tp_kir_program *progs[4] = {0};
+  int n = 3, need_more = 0;
+  double t0 = tp_now_ms();
+  tp_status s = TP_OK;
+  for (int i = 0; i < 4 && !s; i++) {
+    if (i == 3 && !need_more) break;
+    tp_graph *g = NULL;
+    s = graph_at(d, NULL, DYN_S0 + (int64_t)i * DYN_H, &g);
+    if (!s) s = lower_graph(d, g, &progs[i]);
+    if (s && s != TP_ERR_OUT_OF_MEMORY) {
+      snprintf(d->reason, sizeof d->reason, "lowering at the sample size %lld failed: %s",
+               (long long)(DYN_S0 + (int64_t)i * DYN_H), tp_last_error());
+      tp_clear_error();
+      d->state = 2;
+      s = TP_OK;
+      break;
+    }
+    if (s) break;
+    if (i >= 2) {
+      n = i + 1;
+      s = tp_kir_template_fit(progs, n, DYN_S0, DYN_H, &need_more, &d->tpl, d->reason, sizeof d->reason);
+      if (s || d->tpl || !need_more) break;
+    }
+  }
+  d->nsamples = progs[3] ? 4 : 3;
+  d->fit_ms = tp_now_ms() - t0;
+  for (int i = d->tpl ? 1 : 0; i < 4; i++) tp_kir_program_free(progs[i]);
+  if (s) return s;
+  if (d->tpl) {
+    d->state = 1;
+  } else if (d->state != 2) {
+    d->state = 2;
+    if (!d->reason[0]) snprintf(d->reason, sizeof d->reason, "the samples are not one program");
+  }
+  return TP_OK;
+}
+
+static dyn_plan *lookup(stax_dyn *d, const int64_t *key) {
+  for (int i = 0; i < DYN_CACHE; i++)
+    if (d->cache[i].plan && !memcmp(d->cache[i].key, key, sizeof(int64_t) * (size_t)d->nkey)) return &d->cache[i];
+  return NULL;
+}
+
+static tp_status store(stax_dyn *d, const int64_t *key, tp_plan *pl, int pinned, dyn_plan **out) {
+  int slot = -1;
+  for (int i = 0; i < DYN_CACHE && slot < 0; i++)
+    if (!d->cache[i].plan) slot = i;
+  if (slot < 0) /* the least recently used, never the donor */
+    for (int i = 0; i < DYN_CACHE; i++)
+      if (!d->cache[i].pinned && (slot < 0 || d->cache[i].used < d->cache[slot].used)) slot = i;
+  dyn_plan *e = &d->cache[slot];
+  int64_t *k = tp_alloc(sizeof(int64_t) * (size_t)(d->nkey ? d->nkey : 1));
+  if (!k) {
+    tp_plan_free(pl);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
+  memcpy(k, key, sizeof(int64_t) * (size_t)d->nkey);
+  if (e->plan) tp_plan_free(e->plan), tp_free(e->key);
+  e->plan = pl, e->key = k, e->pinned = pinned, e->used = ++d->clock;
+  *out = e;
+  return TP_OK;
+}
+
+/* Whether the template serves this binding: s, or -1 and why. */
+static int64_t symbol_value(const stax_dyn *d, tp_tensor *const *in, char *why, size_t n) {
+  int64_t s = tp_tensor_shape(in[d->pos_in[0]])[d->pos_dim[0]];
+  for (int j = 1; j < d->npos; j++)
+    if (tp_tensor_shape(in[d->pos_in[j]])[d->pos_dim[j]] != s) {
+      snprintf(why, n, "inputs[%d].shape[%d] == inputs[%d].shape[%d] (one symbol s0) failed", d->pos_in[j],
+               d->pos_dim[j], d->pos_in[0], d->pos_dim[0]);
+      return -1;
+    }
+  for (int i = 0; i < d->nin; i++)
+    for (int k = 0; k < d->cap[i].ndim; k++) {
+      int sym = 0;
+      for (int j = 0; j < d->npos; j++) sym |= d->pos_in[j] == i && d->pos_dim[j] == k;
+      if (!sym && tp_tensor_shape(in[i])[k] != d->cap[i].shape[k]) {
+        snprintf(why, n, "inputs[%d].shape[%d] == %lld failed (a static dim of the plan)", i, k,
+                 (long long)d->cap[i].shape[k]);
+        return -1;
+      }
+    }
+  return s;
+}
+
+tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout,
+                          int *handled) {
+  *handled = 0;
+  if (nin != d->nin) return TP_OK;
+  int64_t key[TP_MAX_DIMS * 64];
+  if (d->nkey > (int)TP_ARRAY_LEN(key)) return TP_OK;
+  for (int i = 0, q = 0; i < nin; i++) {
+    if (tp_tensor_ndim(in[i]) != (d->cap[i].ndim < 0 ? 0 : d->cap[i].ndim) ||
+        tp_tensor_dtype(in[i]) != d->cap[i].dtype)
+      return TP_OK; /* not this plan's signature: the graph executor */
+    for (int k = 0; k < d->cap[i].ndim; k++) key[q++] = tp_tensor_shape(in[i])[k];
+  }
+  dyn_plan *e = lookup(d, key);
+  if (!e) {
+    if (d->state == 0) TP_TRY(find_symbol(d, in));
+    char why[320] = "";
+    tp_kir_program *p = NULL;
+    int64_t s = -1;
+    if (d->state == 1 && (s = symbol_value(d, in, why, sizeof why)) >= 0) {
+      double t0 = tp_now_ms();
+      TP_TRY(tp_kir_template_instantiate(d->tpl, s, &p, why, sizeof why));
+      if (p) {
+        tp_plan *pl = NULL;
+        TP_TRY(tp_plan_new_shared(p, d->donor, &pl));
+        if (d->attach) {
+          tp_status as = d->attach(pl, &d->lo);
+          if (as) {
+            tp_plan_free(pl);
+            return as;
+          }
+        }
+        TP_TRY(store(d, key, pl, !d->donor, &e));
+        if (!d->donor) d->donor = pl;
+        d->instantiations++;
+        d->inst_ms_last = tp_now_ms() - t0;
+        if (d->inst_ms_last > d->inst_ms_max) d->inst_ms_max = d->inst_ms_last;
+      }
+    } else if (d->state == 0) {
+      snprintf(why, sizeof why, "no symbol yet (sizes 0 and 1 are specialized)");
+    } else if (d->state == 2) {
+      snprintf(why, sizeof why, "%s", d->reason);
+    }
+    if (!e) { /* a specialization: lowered at exactly these shapes */
+      tp_graph *g = NULL;
+      tp_plan *pl = NULL;
+      TP_TRY(graph_at(d, in, 0, &g));
+      tp_status st = lower_graph(d, g, &p);
+      if (!st) st = tp_plan_new(p, &pl);
+      if (!st && d->attach) {
+        st = d->attach(pl, &d->lo);
+        if (st) tp_plan_free(pl);
+      }
+      if (st == TP_ERR_OUT_OF_MEMORY) return st;
+      if (st) { /* the graph executor runs it, as before */
+        tp_log(TP_LOG_FALLBACKS, "stax: no plan for these shapes, the graph executor runs them: %s", tp_last_error());
+        tp_clear_error();
+        d->graph_runs++;
+        return TP_OK;
+      }
+      TP_TRY(store(d, key, pl, 0, &e));
+      d->specializations++;
+      snprintf(d->last_spec, sizeof d->last_spec, "%s", why);
+      tp_log(TP_LOG_RECOMPILES, "stax: specialized for new shapes: %s", why);
+    }
+  } else {
+    d->hits++;
+  }
+  e->used = ++d->clock;
+  *handled = 1;
+  return tp_plan_run(e->plan, nin, in, max_out, outs, nout);
+}
+
+static int app(char *json, size_t n, size_t *pos, const char *fmt, ...) {
+  if (*pos >= n) return 0;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(json + *pos, n - *pos, fmt, ap);
+  va_end(ap);
+  if (k < 0 || (size_t)k >= n - *pos) return 0;
+  *pos += (size_t)k;
+  return 1;
+}
+
+/* s with JSON's specials escaped (quotes and backslashes only occur in
+ * reasons that quote an error). */
+static void esc(const char *s, char *out, size_t n) {
+  size_t k = 0;
+  for (; *s && k + 2 < n; s++) {
+    if (*s == '"' || *s == '\\') out[k++] = '\\';
+    out[k++] = (unsigned char)*s < 0x20 ? ' ' : *s;
+  }
+  out[k] = 0;
+}
+
+int tp_stax_dyn_describe(const stax_dyn *d, char *json, size_t n, size_t *pos) {
+  if (!d || (!d->lowerings && !d->hits && !d->graph_runs)) return app(json, n, pos, "\"dynamic\": null, ");
+  char reason[700], last[700], dims[400] = "";
+  size_t q = 0;
+  for (int j = 0; j < d->npos && q < sizeof dims - 40; j++)
+    q += (size_t)snprintf(dims + q, sizeof dims - q, "%s\"inputs[%d].shape[%d]\"", j ? ", " : "", d->pos_in[j],
+                          d->pos_dim[j]);
+  esc(d->state == 2 ? d->reason : "", reason, sizeof reason);
+  esc(d->last_spec, last, sizeof last);
+  return app(json, n, pos,
+             "\"dynamic\": {\"symbols\": %s, \"dims\": [%s], \"template\": %s, \"no_template_reason\": %s%s%s, "
+             "\"samples\": [%d, %d, %d%s%s], \"dynamic_numbers\": %d, \"quadratic\": %s, \"lowerings\": %lld, "
+             "\"fit_ms\": %.3f, \"instantiations\": %lld, \"instantiate_ms_last\": %.3f, \"instantiate_ms_max\": %.3f, "
+             "\"specializations\": %lld, \"last_specialization\": %s%s%s, \"cache_hits\": %lld, \"graph_runs\": %lld}, ",
+             d->npos ? "[\"s0\"]" : "[]", dims, d->state == 1 ? "true" : "false", d->state == 2 ? "\"" : "",
+             d->state == 2 ? reason : "null", d->state == 2 ? "\"" : "", DYN_S0, DYN_S0 + DYN_H, DYN_S0 + 2 * DYN_H,
+             d->nsamples > 3 ? ", " : "", d->nsamples > 3 ? "320" : "", tp_kir_template_dynamic(d->tpl),
+             tp_kir_template_quadratic(d->tpl) ? "true" : "false", (long long)d->lowerings, d->fit_ms,
+             (long long)d->instantiations, d->inst_ms_last, d->inst_ms_max, (long long)d->specializations,
+             d->last_spec[0] ? "\"" : "", d->last_spec[0] ? last : "null", d->last_spec[0] ? "\"" : "",
+             (long long)d->hits, (long long)d->graph_runs);
+}
