@@ -521,6 +521,10 @@ typedef struct tp_backend_run {
   /* may be NULL: the per-kernel profile of the runs so far as text (stax
    * with stax.profile), owned by the caller (tp_free_buffer), or NULL */
   char *(*profile)(void *ud);
+  /* 1: run accepts inputs of other shapes (same ranks and dtypes) and
+   * re-derives its plan through tp_backend_opts.graph_for (stax, for an
+   * ONNX model's symbolic dims); 0: only the example inputs' shapes */
+  int other_shapes;
 } tp_backend_run;
 
 /* What a backend is called with besides (graph, example inputs): each field
@@ -538,6 +542,12 @@ typedef struct tp_backend_opts {
   int dynamic;
   int has_strict_native;
   int strict_native;
+  /* NULL, or the graph for inputs shaped like examples[] (same ranks and
+   * dtypes as the backend's example inputs): an ONNX model imports again,
+   * since the importer folds shapes into the graph. stax uses it for the
+   * sizes of a dynamic dim (docs/kernel-ir.md "Dynamic extents"). */
+  tp_status (*graph_for)(void *ud, int nin, tp_tensor *const *examples, tp_graph **out);
+  void *graph_for_ud;
 } tp_backend_opts;
 
 typedef tp_status (*tp_backend_fn)(void *ud, const tp_graph *g, int nin,

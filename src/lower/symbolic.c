@@ -19,6 +19,7 @@
  * no passes, no scheduling. The 0/1 rule: s >= 2 (a size 1 broadcasts,
  * a size 0 is empty: both change the program). */
 #include "lower.h"
+#include "../ops/ops.h"
 #include <stdio.h>
 
 struct tp_kir_template {
@@ -294,6 +295,45 @@ static int eval_at(const tp_kir_template *t, int64_t v0, int64_t d1, int64_t d2,
   return !__builtin_add_overflow(v0, c, out);
 }
 
+/* The check that keeps a fitted number honest away from the samples:
+ * every node of the instantiated lowered graph has the shape its op's
+ * shape rule gives for its operands there. A number that is a polynomial
+ * on the samples but not everywhere (a slice's end clamped to a size
+ * smaller than the samples) disagrees; that size is then refused. */
+static int shapes_agree(const tp_graph *g, int64_t s, char *why, size_t nwhy) {
+  for (int i = 0; i < g->n; i++) {
+    const tp_node *n = &g->nodes[i];
+    if (n->kind != TP_NODE_CALL || (tp_op_flags(n->op) & TP_OPF_OPAQUE)) continue;
+    tp_desc descs[TP_MAX_OPERANDS], od;
+    const tp_desc *dp[TP_MAX_OPERANDS];
+    for (int k = 0; k < n->nargs && k < TP_MAX_OPERANDS; k++) {
+      dp[k] = NULL;
+      if (n->args[k].kind == TP_ARG_NODE) dp[k] = &g->nodes[n->args[k].node].desc;
+      else if (n->args[k].kind == TP_ARG_SCALAR) {
+        memset(&descs[k], 0, sizeof descs[k]);
+        descs[k].dtype = n->args[k].is_int ? TP_I64 : TP_F32;
+        descs[k].weak = n->args[k].is_int ? 1 : 2;
+        dp[k] = &descs[k];
+      }
+    }
+    if (tp_op_infer(n->op, n->nargs, dp, &n->attrs, &od)) {
+      snprintf(why, nwhy, "at %lld node %%%s (%s) refuses its operands' shapes: %s", (long long)s, n->name,
+               tp_op_name(n->op), tp_last_error());
+      tp_clear_error();
+      return 0;
+    }
+    if (od.ndim != n->desc.ndim || memcmp(od.shape, n->desc.shape, sizeof(int64_t) * (size_t)od.ndim)) {
+      char a[64], b[64];
+      tp_shape_str(od.ndim, od.shape, a, sizeof a);
+      tp_shape_str(n->desc.ndim, n->desc.shape, b, sizeof b);
+      snprintf(why, nwhy, "at %lld node %%%s (%s) is %s by its shape rule and %s by the template (a bound that "
+               "clamps at this size)", (long long)s, n->name, tp_op_name(n->op), a, b);
+      return 0;
+    }
+  }
+  return 1;
+}
+
 tp_status tp_kir_template_instantiate(const tp_kir_template *t, int64_t s, tp_kir_program **out, char *why,
                                       size_t nwhy) {
   *out = NULL;
@@ -364,6 +404,7 @@ tp_status tp_kir_template_instantiate(const tp_kir_template *t, int64_t s, tp_ki
         break;
       }
   tp_free(at), tp_free(owner);
+  if (ok) ok = shapes_agree(q->graph, s, why, nwhy);
   tp_status st = ok ? tp_memplan(q) : TP_OK;
   if (st || !ok) {
     tp_kir_program_free(q);

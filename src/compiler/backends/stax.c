@@ -37,7 +37,14 @@ static tp_status check_opts(const tp_backend_opts *o) {
  * Shapes other than the captured ones (dynamic) run on plans from one
  * Kernel IR template, or specializations (stax_dynamic.c); if lowering fails, the graph executor runs it (logged as a fallback),
  * unless strict_native, which raises. */
-typedef struct stax_runner { tp_plan *plan; tp_graph *graph; stax_dyn *dyn; tp_lower_options lo; } stax_runner;
+typedef struct stax_runner {
+  tp_plan *plan;
+  tp_graph *graph;
+  stax_dyn *dyn;
+  tp_lower_options lo;
+  tp_status (*graph_for)(void *ud, int nin, tp_tensor *const *examples, tp_graph **out);
+  void *graph_for_ud;
+} stax_runner;
 
 /* Generated kernels for a plan the dynamic path made, as for the first. */
 static tp_status attach_codegen(tp_plan *pl, const tp_lower_options *lo) {
@@ -65,7 +72,8 @@ static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, 
       exact = tp_desc_equal(&d, &p->bufs[b].desc);
     }
   if (exact) return tp_plan_run(r->plan, nin, in, max_out, outs, nout);
-  if (!r->dyn) TP_TRY(tp_stax_dyn_new(r->graph, &r->lo, r->plan, attach_codegen, &r->dyn));
+  if (!r->dyn)
+    TP_TRY(tp_stax_dyn_new(r->graph, &r->lo, r->plan, attach_codegen, r->graph_for, r->graph_for_ud, &r->dyn));
   int handled = 0;
   TP_TRY(tp_stax_dyn_run(r->dyn, nin, in, max_out, outs, nout, &handled));
   if (handled) return TP_OK;
@@ -246,6 +254,9 @@ tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const
     stax_free(r);
     return s;
   }
+  r->graph_for = opts ? opts->graph_for : NULL;
+  r->graph_for_ud = opts ? opts->graph_for_ud : NULL;
+  out->other_shapes = r->graph_for != NULL;
   out->run = stax_run;
   out->ud = r;
   out->free = stax_free;

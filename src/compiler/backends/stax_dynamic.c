@@ -33,6 +33,8 @@ struct stax_dyn {
   const tp_graph *g;
   tp_lower_options lo;
   tp_status (*attach)(tp_plan *pl, const tp_lower_options *lo);
+  tp_status (*graph_for)(void *ud, int nin, tp_tensor *const *examples, tp_graph **out);
+  void *graph_for_ud;
   int nin, nkey;
   tp_desc *cap;     /* per input: the captured desc (ndim -1: not read by the plan) */
   int state;        /* 0: no symbol yet, 1: template, 2: no template (reason) */
@@ -49,7 +51,9 @@ struct stax_dyn {
 };
 
 tp_status tp_stax_dyn_new(const tp_graph *g, const tp_lower_options *lo, const tp_plan *base,
-                          tp_status (*attach)(tp_plan *pl, const tp_lower_options *lo), stax_dyn **out) {
+                          tp_status (*attach)(tp_plan *pl, const tp_lower_options *lo),
+                          tp_status (*graph_for)(void *ud, int nin, tp_tensor *const *examples, tp_graph **out),
+                          void *graph_for_ud, stax_dyn **out) {
   *out = NULL;
   const tp_kir_program *p = tp_plan_program(base);
   int nin = 0;
@@ -58,6 +62,7 @@ tp_status tp_stax_dyn_new(const tp_graph *g, const tp_lower_options *lo, const t
   if (!d) return TP_ERR_OUT_OF_MEMORY;
   memset(d, 0, sizeof *d);
   d->g = g, d->lo = *lo, d->attach = attach, d->nin = nin;
+  d->graph_for = graph_for, d->graph_for_ud = graph_for_ud;
   d->cap = tp_alloc(sizeof(tp_desc) * (size_t)(nin ? nin : 1));
   if (!d->cap) {
     tp_free(d);
@@ -91,6 +96,23 @@ void tp_stax_dyn_free(stax_dyn *d) {
 /* The graph with the placeholders' shapes of the binding in[] (NULL: the
  * captured ones with the symbol's dims set to s). */
 static tp_status graph_at(const stax_dyn *d, tp_tensor *const *in, int64_t s, tp_graph **out) {
+  *out = NULL;
+  if (d->graph_for) { /* the graph's owner derives it (an ONNX import at these shapes) */
+    if (in) return d->graph_for(d->graph_for_ud, d->nin, in, out);
+    tp_tensor *ex[64] = {0};
+    if (d->nin > 64) return tp_fail(TP_ERR_UNSUPPORTED, "stax: %d inputs (at most 64 for a dynamic dim)", d->nin);
+    tp_status st = TP_OK;
+    for (int k = 0; k < d->nin && !st; k++) {
+      tp_desc c = d->cap[k];
+      for (int j = 0; j < d->npos; j++)
+        if (d->pos_in[j] == k) c.shape[d->pos_dim[j]] = s;
+      st = tp_tensor_empty(c.dtype, c.ndim < 0 ? 0 : c.ndim, c.shape, &ex[k]);
+      if (!st) memset(tp_tensor_ptr(ex[k]), 0, (size_t)tp_tensor_numel(ex[k]) * tp_dtype_size(c.dtype));
+    }
+    if (!st) st = d->graph_for(d->graph_for_ud, d->nin, ex, out);
+    for (int k = 0; k < d->nin; k++) tp_tensor_release(ex[k]);
+    return st;
+  }
   TP_TRY(tp_graph_copy(d->g, out));
   tp_graph *g = *out;
   for (int i = 0, k = 0; i < g->n; i++) {
@@ -267,22 +289,34 @@ tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_ou
       snprintf(why, sizeof why, "%s", d->reason);
     }
     if (!e) { /* a specialization: lowered at exactly these shapes */
-      tp_graph *g = NULL;
+      tp_graph *g = NULL, *keep = NULL;
       tp_plan *pl = NULL;
       TP_TRY(graph_at(d, in, 0, &g));
+      if (d->graph_for && tp_graph_copy(g, &keep)) { /* to run it if it does not lower */
+        tp_graph_free(g);
+        return TP_ERR_OUT_OF_MEMORY;
+      }
       tp_status st = lower_graph(d, g, &p);
       if (!st) st = tp_plan_new(p, &pl);
       if (!st && d->attach) {
         st = d->attach(pl, &d->lo);
         if (st) tp_plan_free(pl);
       }
-      if (st == TP_ERR_OUT_OF_MEMORY) return st;
+      if (st == TP_ERR_OUT_OF_MEMORY) {
+        tp_graph_free(keep);
+        return st;
+      }
       if (st) { /* the graph executor runs it, as before */
         tp_log(TP_LOG_FALLBACKS, "stax: no plan for these shapes, the graph executor runs them: %s", tp_last_error());
         tp_clear_error();
         d->graph_runs++;
-        return TP_OK;
+        if (!keep) return TP_OK; /* the caller runs its graph */
+        *handled = 1;
+        st = tp_graph_run(keep, nin, in, max_out, outs, nout);
+        tp_graph_free(keep);
+        return st;
       }
+      tp_graph_free(keep);
       TP_TRY(store(d, key, pl, 0, &e));
       d->specializations++;
       snprintf(d->last_spec, sizeof d->last_spec, "%s", why);

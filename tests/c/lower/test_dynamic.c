@@ -261,11 +261,12 @@ static void test_sequence(void) {
 }
 
 /* ---- a stride-2 slice: W/2 is whole at even sizes only ---- */
+static int64_t slice_end = INT64_MAX, slice_step = 2;
 static tp_status strided(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
   (void)ud, (void)nin, (void)max_out;
   tp_attrs a;
   tp_attrs_init(&a);
-  a.dim = 0, a.start = 0, a.end = INT64_MAX, a.step = 2;
+  a.dim = 0, a.start = 0, a.end = slice_end, a.step = slice_step;
   tp_tensor *v = NULL;
   tp_status s = tp_op_call(TP_OP_SLICE, 1, &in[0], &a, &v);
   if (!s) s = tp_relu(v, &outs[0]);
@@ -306,10 +307,45 @@ static void test_not_whole(void) {
   tp_compiled_free(c);
 }
 
+/* ---- x[0:100]: 100 at the samples, min(100, S) below them ---- */
+static void test_clamp(void) {
+  slice_end = 100, slice_step = 1;
+  tp_callable fn = {strided, NULL};
+  tp_compile_options o;
+  tp_compile_options_init(&o);
+  o.dynamic = 1;
+  tp_compiled *c = NULL;
+  CHECK_OK(tp_compile(&fn, &o, &c));
+  const int64_t sizes[] = {200, 300, 50, 150, 20};
+  for (int i = 0; i < (int)TP_ARRAY_LEN(sizes); i++) {
+    int64_t S = sizes[i], sh[2] = {S, 4}, R = S < 100 ? S : 100;
+    tp_tensor *x = rnd(2, sh, (unsigned)S), *y = NULL;
+    int n = 0;
+    CHECK_OK(tp_compiled_call(c, 1, &x, 1, &y, &n));
+    if (!y) continue;
+    CHECKF(tp_tensor_shape(y)[0] == R, "x[0:100] at %lld: %lld rows", (long long)S, (long long)tp_tensor_shape(y)[0]);
+    float *xv = data(x), *yv = data(y);
+    double *ref = malloc(sizeof(double) * (size_t)(R * 4));
+    for (int64_t r = 0; r < R * 4; r++) ref[r] = xv[r] > 0 ? xv[r] : 0;
+    close_to(yv, ref, R * 4, "relu(x[0:100])", S, __LINE__);
+    free(xv), free(yv), free(ref);
+    tp_tensor_release(x), tp_tensor_release(y);
+  }
+  char *j = explain(c);
+  /* 300, 150: instantiations; 50, 20: the shape rule disagrees */
+  CHECKF(j && json_num(j, "instantiations") == 2 && json_num(j, "specializations") == 2 &&
+             strstr(j, "by its shape rule"),
+         "the clamped sizes are specializations with the reason: %s", j ? j : "");
+  tp_free_buffer(j);
+  tp_compiled_free(c);
+  slice_end = INT64_MAX, slice_step = 2;
+}
+
 int main(void) {
   test_batch();
   test_sequence();
   test_not_whole();
+  test_clamp();
   printf("test_dynamic: %d checks, %d failures\n", checks, failures);
   return failures != 0;
 }
