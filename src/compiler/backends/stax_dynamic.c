@@ -160,7 +160,10 @@ static tp_status find_symbol(stax_dyn *d, tp_tensor *const *in) {
       d->pos_in[d->npos] = i, d->pos_dim[d->npos] = k, d->npos++;
     }
   }
-  if (!d->npos || val < 2) return TP_OK; /* a size 0 or 1: specialized; the symbol waits for a size >= 2 */
+  if (!d->npos || val < 2) { /* a size 0 or 1: specialized; the symbol waits for a size >= 2 */
+    d->npos = 0;
+    return TP_OK;
+  }
   tp_kir_program *progs[4] = {0};
   int n = 3, need_more = 0;
   double t0 = tp_now_ms();
@@ -284,7 +287,8 @@ tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_ou
         if (d->inst_ms_last > d->inst_ms_max) d->inst_ms_max = d->inst_ms_last;
       }
     } else if (d->state == 0) {
-      snprintf(why, sizeof why, "no symbol yet (sizes 0 and 1 are specialized)");
+      snprintf(why, sizeof why, "a dim changed to 0 or 1: sizes 0 and 1 are specialized (a size 1 broadcasts); "
+               "the symbol waits for a size >= 2");
     } else if (d->state == 2) {
       snprintf(why, sizeof why, "%s", d->reason);
     }
