@@ -12,7 +12,10 @@
  * weights shared), cached per size. Anything else is a specialization:
  * the graph lowered at exactly those shapes, with the reason (sizes 0
  * and 1, an extent not whole at s, another dim changed, the samples not
- * one program), cached the same way. */
+ * one program), cached the same way. On a Wasm host a new plan's first call
+ * runs on the executor and its second call attaches generated kernels
+ * (the emitter bakes extents into the code: a module per size, generated
+ * only for sizes used more than once). */
 #include "stax_dynamic.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +30,7 @@ typedef struct dyn_plan {
   tp_plan *plan;
   uint64_t used;
   int pinned;       /* the donor of the packed weights: never evicted */
+  int gen_pending;  /* generated kernels are attached at its second call */
 } dyn_plan;
 
 struct stax_dyn {
@@ -45,7 +49,8 @@ struct stax_dyn {
   uint64_t clock;
   int64_t lowerings, instantiations, specializations, hits, graph_runs;
   int nsamples;
-  double fit_ms, inst_ms_last, inst_ms_max;
+  double fit_ms, inst_ms_last, inst_ms_max, gen_ms_last;
+  int64_t generated;
   char reason[320];     /* why there is no template */
   char last_spec[320];  /* why the last specialization was made */
 };
@@ -273,14 +278,8 @@ tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_ou
       if (p) {
         tp_plan *pl = NULL;
         TP_TRY(tp_plan_new_shared(p, d->donor, &pl));
-        if (d->attach) {
-          tp_status as = d->attach(pl, &d->lo);
-          if (as) {
-            tp_plan_free(pl);
-            return as;
-          }
-        }
         TP_TRY(store(d, key, pl, !d->donor, &e));
+        e->gen_pending = d->attach != NULL; /* a new size runs on the executor once */
         if (!d->donor) d->donor = pl;
         d->instantiations++;
         d->inst_ms_last = tp_now_ms() - t0;
@@ -302,10 +301,6 @@ tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_ou
       }
       tp_status st = lower_graph(d, g, &p);
       if (!st) st = tp_plan_new(p, &pl);
-      if (!st && d->attach) {
-        st = d->attach(pl, &d->lo);
-        if (st) tp_plan_free(pl);
-      }
       if (st == TP_ERR_OUT_OF_MEMORY) {
         tp_graph_free(keep);
         return st;
@@ -322,12 +317,20 @@ tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_ou
       }
       tp_graph_free(keep);
       TP_TRY(store(d, key, pl, 0, &e));
+      e->gen_pending = d->attach != NULL;
       d->specializations++;
       snprintf(d->last_spec, sizeof d->last_spec, "%s", why);
       tp_log(TP_LOG_RECOMPILES, "stax: specialized for new shapes: %s", why);
     }
   } else {
     d->hits++;
+    if (e->gen_pending) { /* a size used again: its generated kernels (Wasm hosts) */
+      double t0 = tp_now_ms();
+      e->gen_pending = 0;
+      TP_TRY(d->attach(e->plan, &d->lo));
+      d->gen_ms_last = tp_now_ms() - t0;
+      d->generated += tp_plan_accel_kernels(e->plan) > 0;
+    }
   }
   e->used = ++d->clock;
   *handled = 1;
@@ -369,12 +372,13 @@ int tp_stax_dyn_describe(const stax_dyn *d, char *json, size_t n, size_t *pos) {
              "\"dynamic\": {\"symbols\": %s, \"dims\": [%s], \"template\": %s, \"no_template_reason\": %s%s%s, "
              "\"samples\": [%d, %d, %d%s%s], \"dynamic_numbers\": %d, \"quadratic\": %s, \"lowerings\": %lld, "
              "\"fit_ms\": %.3f, \"instantiations\": %lld, \"instantiate_ms_last\": %.3f, \"instantiate_ms_max\": %.3f, "
-             "\"specializations\": %lld, \"last_specialization\": %s%s%s, \"cache_hits\": %lld, \"graph_runs\": %lld}, ",
+             "\"specializations\": %lld, \"last_specialization\": %s%s%s, \"cache_hits\": %lld, \"graph_runs\": %lld, "
+             "\"generated_plans\": %lld, \"codegen_ms_last\": %.3f}, ",
              d->npos ? "[\"s0\"]" : "[]", dims, d->state == 1 ? "true" : "false", d->state == 2 ? "\"" : "",
              d->state == 2 ? reason : "null", d->state == 2 ? "\"" : "", DYN_S0, DYN_S0 + DYN_H, DYN_S0 + 2 * DYN_H,
              d->nsamples > 3 ? ", " : "", d->nsamples > 3 ? "320" : "", tp_kir_template_dynamic(d->tpl),
              tp_kir_template_quadratic(d->tpl) ? "true" : "false", (long long)d->lowerings, d->fit_ms,
              (long long)d->instantiations, d->inst_ms_last, d->inst_ms_max, (long long)d->specializations,
              d->last_spec[0] ? "\"" : "", d->last_spec[0] ? last : "null", d->last_spec[0] ? "\"" : "",
-             (long long)d->hits, (long long)d->graph_runs);
+             (long long)d->hits, (long long)d->graph_runs, (long long)d->generated, d->gen_ms_last);
 }
