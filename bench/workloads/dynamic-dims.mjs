@@ -13,13 +13,18 @@
 //             first call at that width over the median of CALLS calls at it
 //             afterwards; the median over widths is printed, and the worst
 // plus explain()'s counts (imports, lowerings, instantiations,
-// specializations). Medians over rounds with the min-max spread.
+// specializations). Medians over rounds with the min-max spread, after
+// --warmup rounds (default 1) that are not counted: the first round in a
+// process also pays V8's compilation of both runtimes' Wasm.
 //
 // --clock cpu times by the process's CPU time (process.cpuUsage, user +
 // system) instead of the wall clock: on a machine shared with other work it
 // counts what this process computed, not the time it waited for a core.
 //
-//   node bench/workloads/dynamic-dims.mjs [--calls N] [--reps R] [--widths 160,216,...] [--clock wall|cpu]
+// --codegen off: stax without generated Wasm kernels (every plan on the
+// executor), to separate the executor-vs-generated ratio from the rest.
+//
+//   node bench/workloads/dynamic-dims.mjs [--calls N] [--reps R] [--widths 160,216,...] [--clock wall|cpu] [--codegen on|off] [--warmup N]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -29,7 +34,8 @@ import * as ortw from 'onnxruntime-web';
 
 const argv = process.argv.slice(2);
 const arg = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
-const CALLS = Number(arg('--calls', 5)), REPS = Number(arg('--reps', 3));
+const CALLS = Number(arg('--calls', 5)), REPS = Number(arg('--reps', 3)), WARMUP = Number(arg('--warmup', 1));
+const CODEGEN = arg('--codegen', 'on') !== 'off';
 const WIDTHS = arg('--widths', '320,160,216,264,376,432,488,536,592,640').split(',').map(Number);
 const CLOCK = arg('--clock', 'wall');
 if (CLOCK !== 'wall' && CLOCK !== 'cpu') throw new Error(`--clock must be wall or cpu, got ${CLOCK}`);
@@ -51,7 +57,7 @@ const image = (w, seed) => Float32Array.from({ length: 3 * 48 * w }, (_, i) => M
 
 const runtimes = {
   async stax() {
-    const m = tp.onnx.load(bytes, { backend: 'stax' });
+    const m = tp.onnx.load(bytes, CODEGEN ? { backend: 'stax' } : { backend: 'stax', options: { 'stax.codegen': false } });
     return {
       run: (x, dims) => tp.scope(() => Object.values(m.run({ x: tp.tensor(x, { shape: dims }) }))[0].toArray()),
       info: () => {
@@ -70,9 +76,10 @@ const runtimes = {
 };
 
 const res = {};
-for (let rep = 0; rep < REPS; rep++) {
+for (let rep = -WARMUP; rep < REPS; rep++) { // rounds < 0: warm-up (V8 tiers the cores' code up), not counted
   for (const [name, make] of Object.entries(runtimes)) {
-    const r = (res[name] ??= { compile: [], create: [], ratio: [], worst: [], seen: [], info: null });
+    const r = rep < 0 ? { compile: [], create: [], ratio: [], worst: [], seen: [], info: null }
+      : (res[name] ??= { compile: [], create: [], ratio: [], worst: [], seen: [], info: null });
     const t0 = now();
     const rt = await make();
     const create = now() - t0;
@@ -105,7 +112,7 @@ for (let rep = 0; rep < REPS; rep++) {
 }
 const fmt = (a, d = 1) => `${median(a).toFixed(d)} (${Math.min(...a).toFixed(d)}-${Math.max(...a).toFixed(d)})`;
 for (const [name, r] of Object.entries(res)) {
-  const row = { model: 'rec', runtime: name, clock: CLOCK, widths: WIDTHS, compile_ms: median(r.compile), compile_min: Math.min(...r.compile), compile_max: Math.max(...r.compile),
+  const row = { model: 'rec', runtime: name, clock: CLOCK, codegen: name === 'stax' ? CODEGEN : undefined, widths: WIDTHS, compile_ms: median(r.compile), compile_min: Math.min(...r.compile), compile_max: Math.max(...r.compile),
     new_over_seen: median(r.ratio), new_over_seen_min: Math.min(...r.ratio), new_over_seen_max: Math.max(...r.ratio), worst_width_ratio: median(r.worst),
     mean_seen_ms: median(r.seen), ...r.info };
   console.log(JSON.stringify(row));

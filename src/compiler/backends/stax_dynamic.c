@@ -5,7 +5,9 @@
  * that changed, all to one value (duck sizing: dims that change together
  * to the same value are one symbol s; dims that change apart are two
  * symbols, which this does not serve). The graph is then lowered at the
- * sample sizes s = 128, 192, 256 (and 320 when a number is quadratic) and
+ * sample sizes s = 128, 192, 256 (and 320 when a number is quadratic; when
+ * the captured size is a multiple of 64, from it - 128 on, the captured
+ * plan's program being the third sample) and
  * the programs fitted into a template (src/lower/symbolic.c); every call
  * at a size s >= 2 whose other dims are the captured ones is the template
  * instantiated at s (numbers evaluated, memory re-planned, the packed
@@ -49,6 +51,8 @@ struct stax_dyn {
   uint64_t clock;
   int64_t lowerings, instantiations, specializations, hits, graph_runs;
   int nsamples;
+  int64_t s0;       /* the first sample size */
+  const tp_kir_program *base_prog; /* the base plan's program (read only) */
   double fit_ms, inst_ms_last, inst_ms_max, gen_ms_last;
   int64_t generated;
   char reason[320];     /* why there is no template */
@@ -68,6 +72,7 @@ tp_status tp_stax_dyn_new(const tp_graph *g, const tp_lower_options *lo, const t
   memset(d, 0, sizeof *d);
   d->g = g, d->lo = *lo, d->attach = attach, d->nin = nin;
   d->graph_for = graph_for, d->graph_for_ud = graph_for_ud;
+  d->base_prog = p, d->s0 = DYN_S0;
   d->cap = tp_alloc(sizeof(tp_desc) * (size_t)(nin ? nin : 1));
   if (!d->cap) {
     tp_free(d);
@@ -170,17 +175,24 @@ static tp_status find_symbol(stax_dyn *d, tp_tensor *const *in) {
     return TP_OK;
   }
   tp_kir_program *progs[4] = {0};
-  int n = 3, need_more = 0;
+  int n = 3, need_more = 0, base_at = -1;
+  /* the captured size on the samples' lattice is the third sample: its
+   * program is the base plan's (not when autotuned: its blockings differ) */
+  if (!d->lo.autotune && was % DYN_H == 0 && was - 2 * DYN_H >= DYN_H) d->s0 = was - 2 * DYN_H, base_at = 2;
   double t0 = tp_now_ms();
   tp_status s = TP_OK;
   for (int i = 0; i < 4 && !s; i++) {
     if (i == 3 && !need_more) break;
     tp_graph *g = NULL;
-    s = graph_at(d, NULL, DYN_S0 + (int64_t)i * DYN_H, &g);
-    if (!s) s = lower_graph(d, g, &progs[i]);
+    if (i == base_at) {
+      progs[i] = (tp_kir_program *)d->base_prog; /* read only, not freed here */
+    } else {
+      s = graph_at(d, NULL, d->s0 + (int64_t)i * DYN_H, &g);
+      if (!s) s = lower_graph(d, g, &progs[i]);
+    }
     if (s && s != TP_ERR_OUT_OF_MEMORY) {
       snprintf(d->reason, sizeof d->reason, "lowering at the sample size %lld failed: %s",
-               (long long)(DYN_S0 + (int64_t)i * DYN_H), tp_last_error());
+               (long long)(d->s0 + (int64_t)i * DYN_H), tp_last_error());
       tp_clear_error();
       d->state = 2;
       s = TP_OK;
@@ -189,13 +201,14 @@ static tp_status find_symbol(stax_dyn *d, tp_tensor *const *in) {
     if (s) break;
     if (i >= 2) {
       n = i + 1;
-      s = tp_kir_template_fit(progs, n, DYN_S0, DYN_H, &need_more, &d->tpl, d->reason, sizeof d->reason);
+      s = tp_kir_template_fit(progs, n, d->s0, DYN_H, &need_more, &d->tpl, d->reason, sizeof d->reason);
       if (s || d->tpl || !need_more) break;
     }
   }
   d->nsamples = progs[3] ? 4 : 3;
   d->fit_ms = tp_now_ms() - t0;
-  for (int i = d->tpl ? 1 : 0; i < 4; i++) tp_kir_program_free(progs[i]);
+  for (int i = d->tpl ? 1 : 0; i < 4; i++)
+    if (i != base_at) tp_kir_program_free(progs[i]);
   if (s) return s;
   if (d->tpl) {
     d->state = 1;
@@ -367,16 +380,18 @@ int tp_stax_dyn_describe(const stax_dyn *d, char *json, size_t n, size_t *pos) {
     q += (size_t)snprintf(dims + q, sizeof dims - q, "%s\"inputs[%d].shape[%d]\"", j ? ", " : "", d->pos_in[j],
                           d->pos_dim[j]);
   esc(d->state == 2 ? d->reason : "", reason, sizeof reason);
+  char four[24] = "";
+  if (d->nsamples > 3) snprintf(four, sizeof four, "%lld", (long long)(d->s0 + 3 * DYN_H));
   esc(d->last_spec, last, sizeof last);
   return app(json, n, pos,
              "\"dynamic\": {\"symbols\": %s, \"dims\": [%s], \"template\": %s, \"no_template_reason\": %s%s%s, "
-             "\"samples\": [%d, %d, %d%s%s], \"dynamic_numbers\": %d, \"quadratic\": %s, \"lowerings\": %lld, "
+             "\"samples\": [%lld, %lld, %lld%s%s], \"dynamic_numbers\": %d, \"quadratic\": %s, \"lowerings\": %lld, "
              "\"fit_ms\": %.3f, \"instantiations\": %lld, \"instantiate_ms_last\": %.3f, \"instantiate_ms_max\": %.3f, "
              "\"specializations\": %lld, \"last_specialization\": %s%s%s, \"cache_hits\": %lld, \"graph_runs\": %lld, "
              "\"generated_plans\": %lld, \"codegen_ms_last\": %.3f}, ",
              d->npos ? "[\"s0\"]" : "[]", dims, d->state == 1 ? "true" : "false", d->state == 2 ? "\"" : "",
-             d->state == 2 ? reason : "null", d->state == 2 ? "\"" : "", DYN_S0, DYN_S0 + DYN_H, DYN_S0 + 2 * DYN_H,
-             d->nsamples > 3 ? ", " : "", d->nsamples > 3 ? "320" : "", tp_kir_template_dynamic(d->tpl),
+             d->state == 2 ? reason : "null", d->state == 2 ? "\"" : "", (long long)d->s0,
+             (long long)(d->s0 + DYN_H), (long long)(d->s0 + 2 * DYN_H), d->nsamples > 3 ? ", " : "", four, tp_kir_template_dynamic(d->tpl),
              tp_kir_template_quadratic(d->tpl) ? "true" : "false", (long long)d->lowerings, d->fit_ms,
              (long long)d->instantiations, d->inst_ms_last, d->inst_ms_max, (long long)d->specializations,
              d->last_spec[0] ? "\"" : "", d->last_spec[0] ? last : "null", d->last_spec[0] ? "\"" : "",
