@@ -344,8 +344,75 @@ static void test_clamp(void) {
   slice_end = INT64_MAX, slice_step = 2;
 }
 
+/* ---- a conv over a dynamic width: y = relu(conv2d(x, w, b, stride 2, pad 1)),
+ * x [2, 3, 5, W], w [4, 3, 3, 3]: OW = ceil(W / 2), whole in the template at even W ---- */
+static tp_tensor *CW, *CB;
+static tp_status convnet(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  const int64_t stride[2] = {2, 2}, pads[4] = {1, 1, 1, 1};
+  tp_tensor *c = NULL;
+  tp_status s = tp_conv2d(in[0], CW, CB, stride, pads, NULL, 1, &c);
+  if (!s) s = tp_relu(c, &outs[0]);
+  tp_tensor_release(c);
+  *nout = s ? 0 : 1;
+  return s;
+}
+
+static void test_conv_width(void) {
+  int64_t ws[4] = {4, 3, 3, 3}, bs[1] = {4};
+  CW = rnd(4, ws, 21), CB = rnd(1, bs, 22);
+  float *w = data(CW), *b = data(CB);
+  tp_callable fn = {convnet, NULL};
+  tp_compile_options o;
+  tp_compile_options_init(&o);
+  o.dynamic = 1;
+  tp_compiled *c = NULL;
+  CHECK_OK(tp_compile(&fn, &o, &c));
+  const int64_t widths[] = {64, 32, 96, 130, 131, 200, 2};
+  for (int i = 0; i < (int)TP_ARRAY_LEN(widths); i++) {
+    int64_t W = widths[i], sh[4] = {2, 3, 5, W}, OH = 3, OW = (W + 1) / 2;
+    tp_tensor *x = rnd(4, sh, (unsigned)W), *y = NULL;
+    int n = 0;
+    CHECK_OK(tp_compiled_call(c, 1, &x, 1, &y, &n));
+    if (!y) {
+      tp_tensor_release(x);
+      continue;
+    }
+    CHECKF(tp_tensor_shape(y)[3] == OW, "width %lld: OW %lld", (long long)W, (long long)tp_tensor_shape(y)[3]);
+    float *xv = data(x), *yv = data(y);
+    double *ref = malloc(sizeof(double) * (size_t)(2 * 4 * OH * OW));
+    for (int nn = 0; nn < 2; nn++)
+      for (int m = 0; m < 4; m++)
+        for (int64_t oh = 0; oh < OH; oh++)
+          for (int64_t ow = 0; ow < OW; ow++) {
+            double acc = b[m];
+            for (int ci = 0; ci < 3; ci++)
+              for (int kh = 0; kh < 3; kh++)
+                for (int kw = 0; kw < 3; kw++) {
+                  int64_t ih = oh * 2 - 1 + kh, iw = ow * 2 - 1 + kw;
+                  if (ih < 0 || ih >= 5 || iw < 0 || iw >= W) continue;
+                  acc += (double)xv[((nn * 3 + ci) * 5 + ih) * W + iw] * w[((m * 3 + ci) * 3 + kh) * 3 + kw];
+                }
+            ref[((nn * 4 + m) * OH + oh) * OW + ow] = acc > 0 ? acc : 0;
+          }
+    close_to(yv, ref, 2 * 4 * OH * OW, "conv over a dynamic width", W, __LINE__);
+    free(xv), free(yv), free(ref);
+    tp_tensor_release(x), tp_tensor_release(y);
+  }
+  char *j = explain(c);
+  /* 32, 96, 130, 200, 2: instantiations (OW = W / 2 whole); 131: not whole */
+  CHECKF(j && strstr(j, "\"template\": true") && json_num(j, "instantiations") == 5 &&
+             json_num(j, "specializations") == 1 && strstr(j, "at 131 a number"),
+         "conv width: %s", j ? j : "");
+  tp_free_buffer(j);
+  tp_compiled_free(c);
+  free(w), free(b);
+  tp_tensor_release(CW), tp_tensor_release(CB);
+}
+
 int main(void) {
   test_batch();
+  test_conv_width();
   test_sequence();
   test_not_whole();
   test_clamp();
