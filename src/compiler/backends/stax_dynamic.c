@@ -53,6 +53,7 @@ struct stax_dyn {
   int nsamples;
   int64_t s0;       /* the first sample size */
   const tp_kir_program *base_prog; /* the base plan's program (read only) */
+  double fit_graph_ms, fit_lower_ms; /* of fit_ms: making the samples' graphs (an import), lowering them */
   double fit_ms, inst_ms_last, inst_ms_max, gen_ms_last;
   int64_t generated;
   char reason[320];     /* why there is no template */
@@ -187,8 +188,11 @@ static tp_status find_symbol(stax_dyn *d, tp_tensor *const *in) {
     if (i == base_at) {
       progs[i] = (tp_kir_program *)d->base_prog; /* read only, not freed here */
     } else {
+      double t1 = tp_now_ms();
       s = graph_at(d, NULL, d->s0 + (int64_t)i * DYN_H, &g);
+      double t2 = tp_now_ms();
       if (!s) s = lower_graph(d, g, &progs[i]);
+      d->fit_graph_ms += t2 - t1, d->fit_lower_ms += tp_now_ms() - t2;
     }
     if (s && s != TP_ERR_OUT_OF_MEMORY) {
       snprintf(d->reason, sizeof d->reason, "lowering at the sample size %lld failed: %s",
@@ -386,13 +390,13 @@ int tp_stax_dyn_describe(const stax_dyn *d, char *json, size_t n, size_t *pos) {
   return app(json, n, pos,
              "\"dynamic\": {\"symbols\": %s, \"dims\": [%s], \"template\": %s, \"no_template_reason\": %s%s%s, "
              "\"samples\": [%lld, %lld, %lld%s%s], \"dynamic_numbers\": %d, \"quadratic\": %s, \"lowerings\": %lld, "
-             "\"fit_ms\": %.3f, \"instantiations\": %lld, \"instantiate_ms_last\": %.3f, \"instantiate_ms_max\": %.3f, "
+             "\"fit_ms\": %.3f, \"fit_graph_ms\": %.3f, \"fit_lower_ms\": %.3f, \"instantiations\": %lld, \"instantiate_ms_last\": %.3f, \"instantiate_ms_max\": %.3f, "
              "\"specializations\": %lld, \"last_specialization\": %s%s%s, \"cache_hits\": %lld, \"graph_runs\": %lld, "
              "\"generated_plans\": %lld, \"codegen_ms_last\": %.3f}, ",
              d->npos ? "[\"s0\"]" : "[]", dims, d->state == 1 ? "true" : "false", d->state == 2 ? "\"" : "",
              d->state == 2 ? reason : "null", d->state == 2 ? "\"" : "", (long long)d->s0,
              (long long)(d->s0 + DYN_H), (long long)(d->s0 + 2 * DYN_H), d->nsamples > 3 ? ", " : "", four, tp_kir_template_dynamic(d->tpl),
-             tp_kir_template_quadratic(d->tpl) ? "true" : "false", (long long)d->lowerings, d->fit_ms,
+             tp_kir_template_quadratic(d->tpl) ? "true" : "false", (long long)d->lowerings, d->fit_ms, d->fit_graph_ms, d->fit_lower_ms,
              (long long)d->instantiations, d->inst_ms_last, d->inst_ms_max, (long long)d->specializations,
              d->last_spec[0] ? "\"" : "", d->last_spec[0] ? last : "null", d->last_spec[0] ? "\"" : "",
              (long long)d->hits, (long long)d->graph_runs, (long long)d->generated, d->gen_ms_last);
