@@ -153,6 +153,11 @@ static int same_structure(const tp_kir_program *a, const tp_kir_program *b, char
         x->attrs.dtype != y->attrs.dtype || x->attrs.clip != y->attrs.clip ||
         a->node_kernel[i] != b->node_kernel[i])
       DIFF("lowered node %%%s differs in op, rank or attributes", x->name);
+    for (int k = 0; k < x->nargs; k++) /* op kernels read scalar operands from the (shared) node */
+      if (x->args[k].kind != y->args[k].kind || x->args[k].node != y->args[k].node ||
+          x->args[k].is_int != y->args[k].is_int ||
+          (x->args[k].kind == TP_ARG_SCALAR && memcmp(&x->args[k].scalar, &y->args[k].scalar, sizeof(double))))
+        DIFF("lowered node %%%s: operand %d differs with the size (a scalar computed from the dim)", x->name, k);
   }
   return 1;
 #undef DIFF
