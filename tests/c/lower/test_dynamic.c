@@ -410,8 +410,65 @@ static void test_conv_width(void) {
   tp_tensor_release(CW), tp_tensor_release(CB);
 }
 
+/* ---- two inputs whose dims change together: one symbol (duck sizing) ---- */
+static tp_status addrelu(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  tp_tensor *t = NULL;
+  tp_status s = tp_add(in[0], in[1], &t);
+  if (!s) s = tp_relu(t, &outs[0]);
+  tp_tensor_release(t);
+  *nout = s ? 0 : 1;
+  return s;
+}
+
+static int run_add(tp_compiled *c, int64_t a, int64_t b, int line) {
+  int64_t sa[2] = {a, 4}, sb[2] = {b, 4};
+  tp_tensor *in[2] = {rnd(2, sa, (unsigned)a), rnd(2, sb, (unsigned)(b + 100))}, *y = NULL;
+  int n = 0;
+  tp_status s = tp_compiled_call(c, 2, in, 1, &y, &n);
+  if (!s) {
+    int64_t R = a > b ? a : b;
+    float *x0 = data(in[0]), *x1 = data(in[1]), *yv = data(y);
+    double *ref = malloc(sizeof(double) * (size_t)(R * 4));
+    for (int64_t i = 0; i < R * 4; i++) {
+      double v = (double)x0[a == 1 ? i % 4 : i] + x1[b == 1 ? i % 4 : i];
+      ref[i] = v > 0 ? v : 0;
+    }
+    close_to(yv, ref, R * 4, "relu(x + y)", a * 1000 + b, line);
+    free(x0), free(x1), free(yv), free(ref);
+  }
+  tp_tensor_release(in[0]), tp_tensor_release(in[1]), tp_tensor_release(y);
+  return s;
+}
+
+static void test_duck(void) {
+  tp_callable fn = {addrelu, NULL};
+  tp_compile_options o;
+  tp_compile_options_init(&o);
+  o.dynamic = 1;
+  tp_compiled *c = NULL;
+  CHECK_OK(tp_compile(&fn, &o, &c));
+  CHECK_OK(run_add(c, 6, 6, __LINE__));
+  CHECK_OK(run_add(c, 9, 9, __LINE__));   /* both dims change to 9: one symbol */
+  CHECK_OK(run_add(c, 12, 12, __LINE__)); /* an instantiation */
+  CHECK_OK(run_add(c, 12, 1, __LINE__));  /* y broadcasts: a specialization (one symbol, two values) */
+  tp_status s = run_add(c, 12, 14, __LINE__); /* not broadcastable: an error naming the shapes */
+  CHECKF(s != TP_OK && strstr(tp_last_error(), "12") && strstr(tp_last_error(), "14"),
+         "x [12, 4] + y [14, 4]: a clear error (%s)", tp_last_error());
+  tp_clear_error();
+  CHECK_OK(run_add(c, 20, 20, __LINE__)); /* still usable */
+  char *j = explain(c);
+  CHECKF(j && strstr(j, "\"dims\": [\"inputs[0].shape[0]\", \"inputs[1].shape[0]\"], \"template\": true") &&
+             json_num(j, "instantiations") == 3 && json_num(j, "specializations") == 1 &&
+             strstr(j, "inputs[1].shape[0] == inputs[0].shape[0] (one symbol s0) failed"),
+         "duck sizing: %s", j ? j : "");
+  tp_free_buffer(j);
+  tp_compiled_free(c);
+}
+
 int main(void) {
   test_batch();
+  test_duck();
   test_conv_width();
   test_sequence();
   test_not_whole();
