@@ -34,8 +34,9 @@ static tp_status check_opts(const tp_backend_opts *o) {
 /* stax: the lowering core (src/lower): passes, fusion into Kernel IR,
  * memory plan, the KIR executor. Options come from the mode's patch and the
  * options dict (stax.fusion, stax.epilogue_fusion, stax.memory_planning).
- * Shapes other than the captured ones (dynamic) run on plans from one
- * Kernel IR template, or specializations (stax_dynamic.c); if lowering fails, the graph executor runs it (logged as a fallback),
+ * Shapes other than the captured ones (dynamic) run on plans instantiated
+ * from one Kernel IR template, or on specializations (stax_dynamic.c); if
+ * lowering fails, the graph executor runs it (logged as a fallback),
  * unless strict_native, which raises. */
 typedef struct stax_runner {
   tp_plan *plan;
