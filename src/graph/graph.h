@@ -61,6 +61,9 @@ struct tp_graph {
   int next_id;         /* for fresh numeric names */
   int nsubs, capsubs;
   tp_subgraph *subs;   /* owned */
+  int *name_ix;        /* open-addressing hash of node names -> index + 1, kept by
+                          tp_graph_add_node (NULL below 32 nodes: tp_graph_find scans) */
+  int name_cap;        /* its size, a power of two > 2n */
 };
 
 tp_status tp_graph_new(tp_graph **out);
@@ -76,6 +79,9 @@ tp_status tp_graph_set_custom(tp_graph *g, int idx, const char *key, const char 
 tp_status tp_graph_set_from(tp_graph *g, int idx, const char *from);
 const char *tp_graph_get_custom(const tp_graph *g, int idx, const char *key);
 int tp_graph_find(const tp_graph *g, const char *name);
+/* After setting a node's name directly (nodes[i].name): the name index
+ * follows. */
+void tp_graph_names_changed(tp_graph *g);
 /* Index of the output node, -1 if none. */
 int tp_graph_output(const tp_graph *g);
 /* Structural equality (kinds, names, ops, args, attrs, descs, custom and
