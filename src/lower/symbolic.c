@@ -207,6 +207,12 @@ tp_status tp_kir_template_fit(tp_kir_program *const *progs, int n, int64_t s0, i
   if (n < 3 || n > 4 || h < 1 || s0 < 2)
     return tp_fail(TP_ERR_INVALID_ARG, "template fit: %d samples from %lld by %lld (3 or 4 from >= 2)", n,
                    (long long)s0, (long long)h);
+  for (int i = 0; progs[0]->graph && i < progs[0]->graph->n; i++) /* subgraphs: plans of their own */
+    if (progs[0]->graph->nodes[i].kind == TP_NODE_GET_ATTR && progs[0]->graph->nodes[i].desc.ndim == TP_DESC_GRAPH) {
+      snprintf(why, nwhy, "the graph calls subgraph %%%s (control flow or a nested region): not fitted, "
+               "each size is a specialization", progs[0]->graph->nodes[i].name);
+      return TP_OK;
+    }
   for (int i = 1; i < n; i++)
     if (!same_structure(progs[0], progs[i], why, nwhy)) return TP_OK;
   int64_t **at[4] = {0};

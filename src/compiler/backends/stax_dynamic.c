@@ -316,8 +316,9 @@ tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_ou
         tp_graph_free(g);
         return TP_ERR_OUT_OF_MEMORY;
       }
-      tp_status st = lower_graph(d, g, &p);
-      if (!st) st = tp_plan_new(p, &pl);
+      tp_status st = tp_lower(g, &d->lo, &pl); /* the whole lowering (control flow's sub-plans too) */
+      tp_graph_free(g);
+      d->lowerings++;
       if (st == TP_ERR_OUT_OF_MEMORY) {
         tp_graph_free(keep);
         return st;
