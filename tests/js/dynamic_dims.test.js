@@ -63,6 +63,13 @@ test('a traced function compiled with dynamic: true runs every batch size on one
   assert.match(d.last_specialization, /sizes 0 and 1 are specialized/);
   assert.equal(d.cache_hits, 1);
   assert.equal(d.lowerings, 3 + 1, 'three samples and the size-1 specialization');
+  assert.equal(d.generated_plans, 0);
+  // a hot size (its 16th call) gets generated kernels: the same results
+  const x9 = rnd(9 * 5, 99);
+  tp.scope(() => {
+    for (let i = 0; i < 16; i++) near(g(tp.tensor(x9, { shape: [9, 5] })).toArray(), mlpRef(x9, 9), `batch 9, call ${i + 2}`);
+  });
+  assert.equal(g.explain().backend_plans[0].dynamic.generated_plans, 1);
   w.dispose(), b.dispose();
 });
 

@@ -14,10 +14,11 @@
  * weights shared), cached per size. Anything else is a specialization:
  * the graph lowered at exactly those shapes, with the reason (sizes 0
  * and 1, an extent not whole at s, another dim changed, the samples not
- * one program), cached the same way. On a Wasm host a new plan's first call
- * runs on the executor and its second call attaches generated kernels
- * (the emitter bakes extents into the code: a module per size, generated
- * only for sizes used more than once). */
+ * one program), cached the same way. On a Wasm host these plans run on the
+ * executor until a size's 16th call, which attaches generated kernels (the
+ * emitter bakes extents into the code: a module per size, made only for
+ * sizes called often enough to repay it; a run on them is ~10% faster for
+ * the OCR recognizer, and making one costs about a run). */
 #include "stax_dynamic.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,13 +27,15 @@
 #define DYN_H 64
 #define DYN_CACHE 8
 #define DYN_MAX_POS 16
+#define DYN_GEN_CALLS 16 /* a size's plan gets generated kernels at its 16th call (Wasm) */
 
 typedef struct dyn_plan {
   int64_t *key;     /* every input dim of the binding */
   tp_plan *plan;
   uint64_t used;
   int pinned;       /* the donor of the packed weights: never evicted */
-  int gen_pending;  /* generated kernels are attached at its second call */
+  int gen_pending;  /* generated kernels are attached at its DYN_GEN_CALLS-th call */
+  int64_t calls;
 } dyn_plan;
 
 struct stax_dyn {
@@ -244,7 +247,7 @@ static tp_status store(stax_dyn *d, const int64_t *key, tp_plan *pl, int pinned,
   }
   memcpy(k, key, sizeof(int64_t) * (size_t)d->nkey);
   if (e->plan) tp_plan_free(e->plan), tp_free(e->key);
-  e->plan = pl, e->key = k, e->pinned = pinned, e->used = ++d->clock;
+  e->plan = pl, e->key = k, e->pinned = pinned, e->used = ++d->clock, e->calls = 0, e->gen_pending = 0;
   *out = e;
   return TP_OK;
 }
@@ -296,7 +299,7 @@ tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_ou
         tp_plan *pl = NULL;
         TP_TRY(tp_plan_new_shared(p, d->donor, &pl));
         TP_TRY(store(d, key, pl, !d->donor, &e));
-        e->gen_pending = d->attach != NULL; /* a new size runs on the executor once */
+        e->gen_pending = d->attach != NULL; /* the executor until the size is hot */
         if (!d->donor) d->donor = pl;
         d->instantiations++;
         d->inst_ms_last = tp_now_ms() - t0;
@@ -342,7 +345,7 @@ tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_ou
     }
   } else {
     d->hits++;
-    if (e->gen_pending) { /* a size used again: its generated kernels (Wasm hosts) */
+    if (e->gen_pending && ++e->calls >= DYN_GEN_CALLS - 1) { /* a hot size: its generated kernels (Wasm hosts) */
       double t0 = tp_now_ms();
       e->gen_pending = 0;
       TP_TRY(d->attach(e->plan, &d->lo));
