@@ -7,8 +7,8 @@
 //   compile   tensorplay: load, plus the time each width's first and second
 //             calls take beyond the median call at that width (the import +
 //             lowering of the first width, the template fit at the second,
-//             the instantiation at the others; the second call's generated
-//             kernels in Wasm), summed over the 10 widths; onnxruntime-web:
+//             the instantiation at the others; the second call's extra, if
+//             any), summed over the 10 widths; onnxruntime-web:
 //             its session creation (it compiles nothing per size)
 //   new/seen  per width (from the third on, when the template exists): the
 //             first call at that width over the median of CALLS calls at it
@@ -100,7 +100,8 @@ for (let rep = -WARMUP; rep < REPS; rep++) { // rounds < 0: warm-up (V8 tiers th
       const seen = median(times);
       seenAll.push(seen);
       // stax: the first call's extra (import + lowering, the fit, an
-      // instantiation) and the second's (its generated kernels, Wasm)
+      // instantiation) and the second's (none expected: a size's generated
+      // kernels come at its 16th call, after these CALLS)
       if (name === 'stax') compile += Math.max(first - seen, 0) + Math.max(times[0] - seen, 0);
       if (k >= 2) ratios.push(first / seen);
     }
