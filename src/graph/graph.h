@@ -62,8 +62,9 @@ struct tp_graph {
   int nsubs, capsubs;
   tp_subgraph *subs;   /* owned */
   int *name_ix;        /* open-addressing hash of node names -> index + 1, kept by
-                          tp_graph_add_node (NULL below 32 nodes: tp_graph_find scans) */
-  int name_cap;        /* its size, a power of two > 2n */
+                          tp_graph_add_node (NULL below 32 nodes: tp_graph_find scans);
+                          an entry past n (nodes dropped) or naming another node is skipped */
+  int name_cap, name_used; /* its size (a power of two) and entries (< cap / 2) */
 };
 
 tp_status tp_graph_new(tp_graph **out);

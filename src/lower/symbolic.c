@@ -367,7 +367,7 @@ tp_status tp_kir_template_instantiate(const tp_kir_template *t, int64_t s, tp_ki
   if (q->graph) {
     *q->graph = *b->graph;
     q->graph->cap = b->graph->n;
-    q->graph->name_ix = NULL, q->graph->name_cap = 0; /* tp_graph_find scans it */
+    q->graph->name_ix = NULL, q->graph->name_cap = q->graph->name_used = 0; /* tp_graph_find scans it */
     q->graph->nodes = tp_alloc(sizeof(tp_node) * (size_t)(b->graph->n ? b->graph->n : 1));
   }
   if (!q->bufs || !q->kernels || !q->node_kernel || !q->graph || !q->graph->nodes) {
