@@ -554,6 +554,10 @@ typedef struct tp_backend_run {
    * backward donates its saved tensors (docs/training.md). */
   tp_status (*run_donated)(void *ud, int nin, tp_tensor **in, uint64_t donated, int max_out,
                            tp_tensor **outs, int *nout);
+  /* 1: run accepts inputs of other shapes (same ranks and dtypes) and
+   * re-derives its plan through tp_backend_opts.graph_for (stax, for an
+   * ONNX model's symbolic dims); 0: only the example inputs' shapes */
+  int other_shapes;
 } tp_backend_run;
 
 /* What a backend is called with besides (graph, example inputs): each field
@@ -571,6 +575,12 @@ typedef struct tp_backend_opts {
   int dynamic;
   int has_strict_native;
   int strict_native;
+  /* NULL, or the graph for inputs shaped like examples[] (same ranks and
+   * dtypes as the backend's example inputs): an ONNX model imports again,
+   * since the importer folds shapes into the graph. stax uses it for the
+   * sizes of a dynamic dim (docs/kernel-ir.md "Dynamic extents"). */
+  tp_status (*graph_for)(void *ud, int nin, tp_tensor *const *examples, tp_graph **out);
+  void *graph_for_ud;
 } tp_backend_opts;
 
 typedef tp_status (*tp_backend_fn)(void *ud, const tp_graph *g, int nin,

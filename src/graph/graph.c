@@ -40,6 +40,7 @@ void tp_graph_free(tp_graph *g) {
     tp_graph_free(g->subs[i].g);
   }
   tp_free(g->subs);
+  tp_free(g->name_ix);
   tp_free(g);
 }
 
@@ -75,7 +76,46 @@ tp_graph *tp_graph_find_subgraph(const tp_graph *g, const char *name) {
   return NULL;
 }
 
+/* ---- the name index: every pass rebuilds a graph node by node, and each
+ * add checks its name is unused (a scan made that quadratic: 15% of a
+ * lowering of an 800-node model) ---- */
+static uint32_t name_hash(const char *s) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+static void ix_put(int *t, int cap, const char *name, int idx) {
+  uint32_t h = name_hash(name) & (uint32_t)(cap - 1);
+  while (t[h]) h = (h + 1) & (uint32_t)(cap - 1);
+  t[h] = idx + 1;
+}
+
+/* (Re)builds the index for n nodes; on no memory there is none (tp_graph_find scans). */
+static void ix_build(tp_graph *g) {
+  tp_free(g->name_ix);
+  g->name_ix = NULL, g->name_cap = g->name_used = 0;
+  if (g->n < 32) return;
+  int cap = 64;
+  while (cap < 4 * g->n && cap < (1 << 29)) cap *= 2;
+  int *t = tp_alloc(sizeof(int) * (size_t)cap);
+  if (!t) return;
+  memset(t, 0, sizeof(int) * (size_t)cap);
+  for (int i = 0; i < g->n; i++) ix_put(t, cap, g->nodes[i].name, i);
+  g->name_ix = t, g->name_cap = cap, g->name_used = g->n;
+}
+
+void tp_graph_names_changed(tp_graph *g) { ix_build(g); }
+
 int tp_graph_find(const tp_graph *g, const char *name) {
+  if (g->name_ix) {
+    uint32_t m = (uint32_t)(g->name_cap - 1), h = name_hash(name) & m;
+    for (; g->name_ix[h]; h = (h + 1) & m) {
+      int i = g->name_ix[h] - 1;
+      if (i < g->n && !strcmp(g->nodes[i].name, name)) return i;
+    }
+    return -1;
+  }
   for (int i = 0; i < g->n; i++)
     if (!strcmp(g->nodes[i].name, name)) return i;
   return -1;
@@ -110,6 +150,12 @@ tp_status tp_graph_add_node(tp_graph *g, tp_node_kind kind, const char *name, tp
   if (desc) n->desc = *desc;
   if (idx) *idx = g->n;
   g->n++;
+  if (g->name_ix && 2 * (g->name_used + 1) < g->name_cap) {
+    ix_put(g->name_ix, g->name_cap, n->name, g->n - 1);
+    g->name_used++;
+  } else if (g->n >= 32) {
+    ix_build(g);
+  }
   return TP_OK;
 }
 

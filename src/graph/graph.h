@@ -61,6 +61,10 @@ struct tp_graph {
   int next_id;         /* for fresh numeric names */
   int nsubs, capsubs;
   tp_subgraph *subs;   /* owned */
+  int *name_ix;        /* open-addressing hash of node names -> index + 1, kept by
+                          tp_graph_add_node (NULL below 32 nodes: tp_graph_find scans);
+                          an entry past n (nodes dropped) or naming another node is skipped */
+  int name_cap, name_used; /* its size (a power of two) and entries (< cap / 2) */
 };
 
 tp_status tp_graph_new(tp_graph **out);
@@ -76,6 +80,9 @@ tp_status tp_graph_set_custom(tp_graph *g, int idx, const char *key, const char 
 tp_status tp_graph_set_from(tp_graph *g, int idx, const char *from);
 const char *tp_graph_get_custom(const tp_graph *g, int idx, const char *key);
 int tp_graph_find(const tp_graph *g, const char *name);
+/* After setting a node's name directly (nodes[i].name): the name index
+ * follows. */
+void tp_graph_names_changed(tp_graph *g);
 /* Index of the output node, -1 if none. */
 int tp_graph_output(const tp_graph *g);
 /* Structural equality (kinds, names, ops, args, attrs, descs, custom and

@@ -56,6 +56,7 @@ struct tp_plan {
   void **packed_a;         /* per kernel: a constant A (1x1 conv weight) when B is not */
   void **packed_h;         /* per kernel: a float16 constant B (b_f16) packed as float16 panels */
   tp_qmm_b *qmm;           /* per kernel: a matmul_int's constant int8/uint8 B packed for the integer GEMM */
+  unsigned char *borrowed; /* per kernel (or NULL): 1 packed, 2 packed_a, 4 qmm belong to a donor plan */
   const tp_lower_accel *accel; /* attached by tp_plan_accelerate, or NULL */
   void *accel_state;       /* the accelerator's, opaque here */
   const tp_kernels *packed_by; /* the table whose layout packed[] uses */
@@ -101,14 +102,20 @@ void tp_plan_free(tp_plan *pl) {
   tp_free(pl->tuples);
   for (int i = 0; pl->subs && i < 2 * pl->p->nkernels; i++) tp_plan_free(pl->subs[i]);
   tp_free(pl->subs);
-  for (int i = 0; pl->packed && i < pl->p->nkernels; i++) tp_free(pl->packed[i]);
+#define OWN(i, bit) (!pl->borrowed || !(pl->borrowed[i] & (bit)))
+  for (int i = 0; pl->packed && i < pl->p->nkernels; i++)
+    if (OWN(i, 1)) tp_free(pl->packed[i]);
   tp_free(pl->packed);
-  for (int i = 0; pl->packed_a && i < pl->p->nkernels; i++) tp_free(pl->packed_a[i]);
+  for (int i = 0; pl->packed_a && i < pl->p->nkernels; i++)
+    if (OWN(i, 2)) tp_free(pl->packed_a[i]);
   tp_free(pl->packed_a);
   for (int i = 0; pl->packed_h && i < pl->p->nkernels; i++) tp_free(pl->packed_h[i]);
   tp_free(pl->packed_h);
-  for (int i = 0; pl->qmm && i < pl->p->nkernels; i++) tp_qmm_b_free(&pl->qmm[i]);
+  for (int i = 0; pl->qmm && i < pl->p->nkernels; i++)
+    if (OWN(i, 4)) tp_qmm_b_free(&pl->qmm[i]);
   tp_free(pl->qmm);
+  tp_free(pl->borrowed);
+#undef OWN
   if (pl->accel) pl->accel->release(pl->accel_state);
   tp_free(pl->arena_raw);
   tp_free(pl->preps);
@@ -285,6 +292,7 @@ static tp_status pack_qmm(tp_plan *pl) {
   const tp_kir_program *p = pl->p;
   for (int k = 0; k < p->nkernels; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];
+    if (pl->borrowed && (pl->borrowed[k] & 4)) continue;
     tp_op op = kk->kind == TP_KK_OP && kk->node >= 0 ? p->graph->nodes[kk->node].op : TP_OP_COUNT;
     int conv = op == TP_OP_CONV2D_INT || op == TP_OP_QCONV2D;
     if ((op != TP_OP_MATMUL_INT && op != TP_OP_QMATMUL && !conv) || kk->nops < 2 || kk->op_bufs[1] < 0)
@@ -333,7 +341,33 @@ static tp_status pack_recurrent(tp_plan *pl) {
   return TP_OK;
 }
 
-tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
+/* Whether kernel k of a and b packs the same constant operand (bit 1: B,
+ * 2: A) the same way. */
+static int same_packing(const tp_kir_program *a, const tp_kir_program *b, int k, int bit) {
+  if (k >= a->nkernels || k >= b->nkernels) return 0;
+  const tp_kir_kernel *x = &a->kernels[k], *y = &b->kernels[k];
+  if (x->kind != y->kind || x->tune_kc != y->tune_kc || x->tune_mc != y->tune_mc || x->batch != y->batch ||
+      x->b_f16 != y->b_f16)
+    return 0;
+  if (x->kind == TP_KK_OP) /* integer GEMM, recurrent weights: the same constant operands */
+    return x->node == y->node && x->nops == y->nops && !memcmp(x->op_bufs, y->op_bufs, sizeof x->op_bufs) &&
+           x->nops > 1 && x->op_bufs[1] >= 0 && a->bufs[x->op_bufs[1]].desc.ndim == b->bufs[y->op_bufs[1]].desc.ndim &&
+           !memcmp(a->bufs[x->op_bufs[1]].desc.shape, b->bufs[y->op_bufs[1]].desc.shape, sizeof(int64_t) * TP_MAX_DIMS);
+  if (x->kind != TP_KK_GEMM) return 0;
+  if (bit == 1)
+    return x->b_buf == y->b_buf && a->bufs[x->b_buf].value == b->bufs[y->b_buf].value && x->K == y->K && x->N == y->N &&
+           x->b_off == y->b_off && x->b_rs == y->b_rs && x->b_cs == y->b_cs;
+  return x->a_buf == y->a_buf && a->bufs[x->a_buf].value == b->bufs[y->a_buf].value && x->M == y->M && x->K == y->K &&
+         x->a_off == y->a_off && x->a_rs == y->a_rs && x->a_cs == y->a_cs;
+}
+
+static tp_status plan_new(tp_kir_program *p, const tp_plan *donor, tp_plan **out);
+tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) { return plan_new(p, NULL, out); }
+tp_status tp_plan_new_shared(tp_kir_program *p, const tp_plan *donor, tp_plan **out) {
+  return plan_new(p, donor, out);
+}
+
+static tp_status plan_new(tp_kir_program *p, const tp_plan *donor, tp_plan **out) {
   tp_plan *pl = tp_alloc(sizeof *pl);
   if (!pl) {
     tp_kir_program_free(p);
@@ -369,7 +403,36 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
     return TP_ERR_OUT_OF_MEMORY;
   }
   pl->packed_by = K;
-  for (int k = 0; p->autotune && k < p->nkernels; k++)
+  if (donor && donor->packed_by == K) { /* borrow what the donor packed the same way */
+    size_t nb = (size_t)(p->nkernels ? p->nkernels : 1);
+    if (!(pl->borrowed = tp_alloc(nb))) {
+      tp_plan_free(pl);
+      return TP_ERR_OUT_OF_MEMORY;
+    }
+    memset(pl->borrowed, 0, nb);
+    for (int k = 0; k < p->nkernels; k++) {
+      if (k >= donor->p->nkernels) break;
+      if (donor->packed && donor->packed[k] && same_packing(p, donor->p, k, 1))
+        pl->packed[k] = donor->packed[k], pl->borrowed[k] |= 1;
+      if (donor->packed_a && donor->packed_a[k] && same_packing(p, donor->p, k, 2))
+        pl->packed_a[k] = donor->packed_a[k], pl->borrowed[k] |= 2;
+    }
+    if (donor->qmm) {
+      size_t bytes = sizeof(tp_qmm_b) * (size_t)p->nkernels;
+      int any = 0;
+      for (int k = 0; k < p->nkernels && k < donor->p->nkernels; k++) any |= donor->qmm[k].p && same_packing(p, donor->p, k, 4);
+      if (any) {
+        if (!(pl->qmm = tp_alloc(bytes))) {
+          tp_plan_free(pl);
+          return TP_ERR_OUT_OF_MEMORY;
+        }
+        memset(pl->qmm, 0, bytes);
+        for (int k = 0; k < p->nkernels && k < donor->p->nkernels; k++)
+          if (donor->qmm[k].p && same_packing(p, donor->p, k, 4)) pl->qmm[k] = donor->qmm[k], pl->borrowed[k] |= 4;
+      }
+    }
+  }
+  for (int k = 0; p->autotune && !donor && k < p->nkernels; k++)
     if (p->kernels[k].kind == TP_KK_GEMM && p->kernels[k].batch == 1 && !p->kernels[k].b_f16) {
       tp_status s = autotune_gemm(p, &p->kernels[k]);
       if (s) {
@@ -379,7 +442,7 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
     }
   for (int k = 0; K->gemm_pack_b && k < p->nkernels; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];
-    if (kk->kind != TP_KK_GEMM || !kk->b_const || kk->batch != 1 || kk->b_f16) continue;
+    if (kk->kind != TP_KK_GEMM || !kk->b_const || kk->batch != 1 || kk->b_f16 || pl->packed[k]) continue;
     size_t bytes = K->gemm_pack_b_size(kk->K, kk->N);
     if (!bytes) continue;
     /* 64-byte alignment: tp_alloc gives 16; over-allocate and align */
@@ -401,7 +464,7 @@ tp_status tp_plan_new(tp_kir_program *p, tp_plan **out) {
    * pack_a was 7.8% of PP-OCRv4 detection's CPU time natively) */
   for (int k = 0; K->gemm_pack_a && k < p->nkernels; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];
-    if (kk->kind != TP_KK_GEMM || pl->packed[k] || kk->b_f16 || kk->batch != 1 ||
+    if (kk->kind != TP_KK_GEMM || pl->packed[k] || pl->packed_a[k] || kk->b_f16 || kk->batch != 1 ||
         p->bufs[kk->a_buf].kind != TP_KBUF_CONST || !p->bufs[kk->a_buf].value)
       continue;
     size_t bytes = K->gemm_pack_a_size(kk->M, kk->K);

@@ -42,12 +42,13 @@ void tp_kir_prepare(const tp_kir_kernel *k, tp_kir_prep *pr) {
 }
 
 /* ---- the whole lowering ---- */
-tp_status tp_lower(const tp_graph *g, const tp_lower_options *o, tp_plan **out) {
+tp_status tp_lower_program(const tp_graph *g, const tp_lower_options *o, tp_kir_program **out) {
   tp_lower_options def;
   if (!o) {
     tp_lower_options_init(&def);
     o = &def;
   }
+  *out = NULL;
   tp_graph *lg = NULL;
   TP_TRY(tp_run_passes(g, o->decompose, NULL, NULL, &lg));
   tp_kir_program *p = NULL;
@@ -58,8 +59,16 @@ tp_status tp_lower(const tp_graph *g, const tp_lower_options *o, tp_plan **out) 
     tp_kir_program_free(p);
     return s;
   }
+  *out = p;
+  return TP_OK;
+}
+
+tp_status tp_lower(const tp_graph *g, const tp_lower_options *o, tp_plan **out) {
+  tp_kir_program *p = NULL;
+  TP_TRY(tp_lower_program(g, o, &p));
   tp_plan *pl = NULL;
   TP_TRY(tp_plan_new(p, &pl));
+  tp_status s = TP_OK;
   /* control flow: each branch / loop step compiled as a plan of its own */
   for (int k = 0; k < p->nkernels && !s; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];

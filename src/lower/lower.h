@@ -162,6 +162,8 @@ typedef struct tp_kir_program {
   int coordinate_descent;/* stax.coordinate_descent_tuning: search one knob at a time */
   int use_cache;         /* reuse tuning results (not config.force_disable_caches) */
   int tuned;             /* GEMMs whose blocking was measured (not from the cache) */
+  int graph_shallow;     /* graph is an instantiated template's: its nodes array is its own,
+                            what the nodes point to belongs to the template (symbolic.c) */
 } tp_kir_program;
 
 typedef struct tp_lower_options {
@@ -194,6 +196,26 @@ void tp_kir_prepare(const tp_kir_kernel *k, tp_kir_prep *pr);
  * 0 when k has no epilogue. */
 int tp_kir_epilogue_kernel(const tp_kir_kernel *k, tp_kir_kernel *pw);
 
+/* ---- dynamic extents (symbolic.c; docs/kernel-ir.md "Dynamic extents") ----
+ * A template: one program whose numbers (extents, strides, offsets, GEMM
+ * sizes, shapes, int attributes, mean's 1/R) are polynomials of degree <= 2
+ * of one symbol s, fitted from the programs scheduled at s0, s0 + h,
+ * s0 + 2h (and s0 + 3h when a number is quadratic: *need_more asks for it).
+ * Takes ownership of progs[0] when it returns a template; the caller frees
+ * the other samples (and progs[0] when *out is NULL). *out NULL with why:
+ * the samples are not one program (the reason names the kernel). */
+typedef struct tp_kir_template tp_kir_template;
+tp_status tp_kir_template_fit(tp_kir_program *const *progs, int n, int64_t s0, int64_t h, int *need_more,
+                              tp_kir_template **out, char *why, size_t nwhy);
+/* The program at s, memory planned (numbers evaluated, no scheduling). *out
+ * NULL with why when s is not served: s < 2 (the 0/1 rule) or an extent is
+ * not whole at s. Its graph is shallow: the template must outlive it. */
+tp_status tp_kir_template_instantiate(const tp_kir_template *t, int64_t s, tp_kir_program **out, char *why,
+                                      size_t nwhy);
+int tp_kir_template_dynamic(const tp_kir_template *t);   /* numbers that depend on s */
+int tp_kir_template_quadratic(const tp_kir_template *t); /* 1: some are quadratic */
+void tp_kir_template_free(tp_kir_template *t);
+
 /* ---- executor (executor.c) ---- */
 typedef struct tp_plan tp_plan;
 /* profile.c's per-plan counters (the plan holds them; NULL when off) */
@@ -205,6 +227,11 @@ void tp_plan_prof_free(tp_plan_prof *pr);
 /* Prepares buffers (arena, packed constants) for repeated runs. Takes
  * ownership of p. */
 tp_status tp_plan_new(tp_kir_program *p, tp_plan **out);
+/* tp_plan_new that borrows donor's packed constant operands (GEMM B and A,
+ * integer GEMM B) for the kernels where p and donor's program have the same
+ * kernel with the same packed sizes: plans instantiated from one template
+ * pack the weights once. donor (NULL: none) must outlive the plan. */
+tp_status tp_plan_new_shared(tp_kir_program *p, const tp_plan *donor, tp_plan **out);
 tp_status tp_plan_run(tp_plan *pl, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                       int *nout);
 /* tp_plan_run with donated inputs (bit i of donated: in[i] is owned by the
@@ -304,6 +331,8 @@ int tp_tune_cache_get(tp_tune_cache *c, const int64_t *key, int *val); /* 1: hit
 void tp_tune_cache_put(tp_tune_cache *c, const int64_t *key, const int *val);
 
 /* ---- the whole lowering (lower.c) ---- */
+/* Passes, schedule, verify, memory plan: the program (no plan). */
+tp_status tp_lower_program(const tp_graph *g, const tp_lower_options *o, tp_kir_program **out);
 /* Passes, schedule, verify, memory plan, plan. */
 tp_status tp_lower(const tp_graph *g, const tp_lower_options *o, tp_plan **out);
 

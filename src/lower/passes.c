@@ -1007,7 +1007,7 @@ tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out) {
     if (!s && in->nodes[i].name) { /* the fused node takes the name of the one it replaces (the model's node) */
       char *nm = tp_strdup(in->nodes[i].name);
       if (!nm) s = TP_ERR_OUT_OF_MEMORY;
-      else tp_free(r.out->nodes[yi].name), r.out->nodes[yi].name = nm;
+      else tp_free(r.out->nodes[yi].name), r.out->nodes[yi].name = nm, tp_graph_names_changed(r.out);
     }
     if (!s) r.map[i] = yi;
   }

@@ -957,7 +957,12 @@ void tp_kir_program_free(tp_kir_program *p) {
   tp_free(p->bufs);
   tp_free(p->kernels);
   tp_free(p->node_kernel);
-  tp_graph_free(p->graph);
+  if (p->graph_shallow && p->graph) { /* an instantiated template's: its own nodes array only */
+    tp_free(p->graph->nodes);
+    tp_free(p->graph);
+  } else {
+    tp_graph_free(p->graph);
+  }
   tp_free(p);
 }
 

@@ -20,8 +20,11 @@
  * key that differs from the most recent specialization), and the cache
  * keeps at most `limit` entries (least recently used first out). This is
  * option 2 of ../shared/guides/DYNAMIC.md (specialize per concrete shape),
- * documented in docs/onnx.md; one plan for all values of a dynamic dim is
- * the Kernel IR's next step. */
+ * documented in docs/onnx.md. A backend whose runner takes other shapes
+ * (tp_backend_run.other_shapes: stax) serves the other sizes of the
+ * dynamic dims from the first specialization: the model hands it
+ * graph_for (an import at given shapes), from which stax fits one Kernel IR
+ * template for every size (docs/kernel-ir.md, "Dynamic extents"). */
 #include "import.h"
 #include <stdio.h>
 
@@ -49,6 +52,7 @@ struct tp_onnx_model {
   uint64_t clock;
   int64_t ncompiles, nevicted;
   char reason[256];       /* why the last specialization was made */
+  int64_t dyn_calls;      /* calls at new shapes served by an earlier specialization's runner */
   tp_backend_fn backend; /* NULL: run the graphs eagerly */
   void *backend_ud;
   char backend_name[64];
@@ -301,6 +305,44 @@ static tp_status check_inputs(const tp_onnx_model *m, int nin, tp_tensor *const 
   return TP_OK;
 }
 
+/* tp_backend_opts.graph_for: the graph imported for inputs shaped like
+ * ex[] (the runtime inputs; a model whose inputs set shapes by their
+ * values has no such graph: each value is its own specialization). */
+static tp_status model_graph_for(void *ud, int nin, tp_tensor *const *ex, tp_graph **out) {
+  tp_onnx_model *m = ud;
+  *out = NULL;
+  if (nin != m->nin) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: %d inputs for a graph, the model has %d", nin, m->nin);
+  for (int k = 0; k < m->nin; k++)
+    if (m->value_inputs >> k & 1)
+      return tp_fail(TP_ERR_UNSUPPORTED, "onnx model: input '%s' sets a shape by its value",
+                     m->md.inputs[m->in_index[k]].name);
+  const tp_desc **dp = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(*dp));
+  tp_desc *d = tp_calloc_sized((size_t)m->nin + 1, sizeof(tp_desc));
+  tp_status s = dp && d ? TP_OK : TP_ERR_OUT_OF_MEMORY;
+  for (int k = 0; k < m->nin && !s; k++) {
+    tp_desc_of(ex[k], &d[k]);
+    d[k].weak = 0;
+    dp[m->in_index[k]] = &d[k];
+  }
+  uint64_t need = 0;
+  if (!s) s = tp_onnx_import(&m->md, 0, NULL, NULL, dp, out, &need);
+  tp_free_sized(dp, (size_t)(m->md.ninputs + 1) * sizeof(*dp));
+  tp_free_sized(d, (size_t)(m->nin + 1) * sizeof(tp_desc));
+  return s;
+}
+
+/* Whether e's runner serves the call at its shapes: it takes other shapes,
+ * and the call differs from e only in the sizes of inputs that are not
+ * bound to their values. */
+static int serves_other_shapes(const tp_onnx_model *m, const spec *e, tp_tensor *const *in) {
+  if (!e->run.run || !e->run.other_shapes) return 0;
+  for (int k = 0; k < m->nin; k++)
+    if (e->values[k] || (m->value_inputs >> k & 1) || e->descs[k].dtype != in[k]->dtype ||
+        e->descs[k].ndim != in[k]->ndim)
+      return 0;
+  return 1;
+}
+
 /* Imports (and compiles) a specialization for the call into *e. probe: no
  * retry with bound values (tp_onnx_model_prepare: the inputs are stand-ins
  * whose values mean nothing); a failure that needs values then only marks
@@ -350,7 +392,10 @@ static tp_status specialize_ex(tp_onnx_model *m, tp_tensor *const *in, int probe
     int na = 0;
     for (int k = 0; k < m->nin; k++)
       if (!e->values[k]) args[na++] = in[k];
-    s = m->backend(m->backend_ud, e->graph, na, args, m->opts.has_options ? &m->opts : NULL, &e->run);
+    tp_backend_opts o = m->opts; /* the options when set, and graph_for for other sizes */
+    o.graph_for = m->value_inputs ? NULL : model_graph_for;
+    o.graph_for_ud = m;
+    s = m->backend(m->backend_ud, e->graph, na, args, &o, &e->run);
     if (!s && !e->run.run) s = tp_fail(TP_ERR_INTERNAL, "the backend returned no runner");
     if (s) tp_fail_context(s, "onnx model: backend '%s'", m->backend_name);
   }
@@ -433,6 +478,8 @@ tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, 
     }
     if (!recent || m->specs[i].last_use > recent->last_use) recent = &m->specs[i];
   }
+  for (int i = 0; !e && i < m->nspecs; i++) /* another size of a dynamic dim: the same runner */
+    if (serves_other_shapes(m, &m->specs[i], in)) e = &m->specs[i], m->dyn_calls++;
   if (!e) {
     char why[256] = "first call";
     if (recent) spec_match(m, recent, in, why, sizeof why);
@@ -472,7 +519,11 @@ tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
         else tp_buf_puts(&b, v->dim_param[d] ? v->dim_param[d] : "?"), ndyn++;
       }
       tp_buf_puts(&b, "]");
-      if (ndyn) tp_buf_printf(&b, " (%d dynamic dim%s: each new size is a specialization)", ndyn, ndyn == 1 ? "" : "s");
+      if (ndyn)
+        tp_buf_printf(&b, " (%d dynamic dim%s: %s)", ndyn, ndyn == 1 ? "" : "s",
+                      m->backend && !strcmp(m->backend_name, "stax")
+                          ? "one stax plan serves their sizes where the rule allows (the plan's dynamic line)"
+                          : "each new size is a specialization");
     }
     if (m->value_inputs >> k & 1) tp_buf_puts(&b, "; its value sets a shape or parameter (value guard)");
     tp_buf_puts(&b, "\n");
@@ -480,6 +531,7 @@ tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
   tp_buf_printf(&b, "specializations: %d cached (limit %d), %lld made, %lld evicted\n", m->nspecs, m->limit,
                 (long long)m->ncompiles, (long long)m->nevicted);
   if (m->ncompiles) tp_buf_printf(&b, "last specialization because: %s\n", m->reason);
+  if (m->dyn_calls) tp_buf_printf(&b, "calls at other sizes served by a specialization's plan: %lld\n", (long long)m->dyn_calls);
   for (int i = 0; i < m->nspecs; i++) {
     const spec *e = &m->specs[i];
     tp_buf_printf(&b, "  #%d: %d nodes, %lld call%s:", i, e->graph->n, (long long)e->hits, e->hits == 1 ? "" : "s");
@@ -489,6 +541,15 @@ tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
                     tp_shape_str(e->descs[k].ndim, e->descs[k].shape, sh, sizeof sh), e->values[k] ? "=value" : "");
     }
     tp_buf_puts(&b, "\n");
+    char *dj = e->run.describe && e->run.other_shapes ? tp_alloc((size_t)1 << 18) : NULL;
+    if (dj) { /* the plan's dynamic dims: "dynamic": {...} of its description */
+      dj[0] = 0;
+      e->run.describe(e->run.ud, dj, (size_t)1 << 18);
+      const char *p = strstr(dj, "\"dynamic\": {");
+      const char *q = p ? strchr(p, '}') : NULL;
+      if (p && q) tp_buf_printf(&b, "    plan %.*s\n", (int)(q + 1 - p), p);
+      tp_free(dj);
+    }
     char *prof = e->run.profile ? e->run.profile(e->run.ud) : NULL;
     if (prof) { /* stax.profile: the specialization's kernels */
       for (const char *p = prof, *nl; *p; p = nl ? nl + 1 : p + strlen(p)) {

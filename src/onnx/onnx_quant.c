@@ -108,6 +108,7 @@ static tp_status name_after(imp *m, const onode *n, ref r) {
   if (!d) return TP_ERR_OUT_OF_MEMORY;
   tp_free(m->g->nodes[r.node].name);
   m->g->nodes[r.node].name = d;
+  tp_graph_names_changed(m->g);
   return TP_OK;
 }
 

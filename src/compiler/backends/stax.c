@@ -5,6 +5,7 @@
  *
  * Threads: no globals; a runner is used by one thread at a time. */
 #include "backends.h"
+#include "stax_dynamic.h"
 #include "../../codegen/jit.h"
 #include "../../codegen/qgemm_jit.h"
 #include "../../lower/lower.h"
@@ -33,10 +34,35 @@ static tp_status check_opts(const tp_backend_opts *o) {
 /* stax: the lowering core (src/lower): passes, fusion into Kernel IR,
  * memory plan, the KIR executor. Options come from the mode's patch and the
  * options dict (stax.fusion, stax.epilogue_fusion, stax.memory_planning).
- * Shapes other than the captured ones (dynamic) run on the graph executor;
- * if lowering fails, the graph executor runs it (logged as a fallback),
+ * Shapes other than the captured ones (dynamic) run on plans instantiated
+ * from one Kernel IR template, or on specializations (stax_dynamic.c); if
+ * lowering fails, the graph executor runs it (logged as a fallback),
  * unless strict_native, which raises. */
-typedef struct stax_runner { tp_plan *plan; tp_graph *graph; } stax_runner;
+typedef struct stax_runner {
+  tp_plan *plan;
+  tp_graph *graph;
+  stax_dyn *dyn;
+  tp_lower_options lo;
+  tp_status (*graph_for)(void *ud, int nin, tp_tensor *const *examples, tp_graph **out);
+  void *graph_for_ud;
+} stax_runner;
+
+/* Generated kernels for a plan the dynamic path made, as for the first. */
+static tp_status accelerate_all(tp_plan *pl, int use_cache, int depth);
+
+/* Generated SIMD128 kernels for a plan and its sub-plans on a Wasm host
+ * (also the dynamic path's plans, stax_dynamic.c); a failure leaves the
+ * executor running the kernels, out of memory stays an error. */
+static tp_status attach_codegen(tp_plan *pl, const tp_lower_options *lo) {
+  if (!lo->codegen) return TP_OK;
+  tp_status cs = accelerate_all(pl, lo->use_cache, 0);
+  if (cs == TP_ERR_OUT_OF_MEMORY) return cs;
+  if (cs) {
+    tp_log(TP_LOG_FALLBACKS, "stax: code generation failed, the executor runs the kernels: %s", tp_last_error());
+    tp_clear_error();
+  }
+  return TP_OK;
+}
 
 static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                           int *nout) {
@@ -51,8 +77,13 @@ static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, 
       d.weak = 0;
       exact = tp_desc_equal(&d, &p->bufs[b].desc);
     }
-  if (!exact) return tp_graph_run(r->graph, nin, in, max_out, outs, nout);
-  return tp_plan_run(r->plan, nin, in, max_out, outs, nout);
+  if (exact) return tp_plan_run(r->plan, nin, in, max_out, outs, nout);
+  if (!r->dyn)
+    TP_TRY(tp_stax_dyn_new(r->graph, &r->lo, r->plan, attach_codegen, r->graph_for, r->graph_for_ud, &r->dyn));
+  int handled = 0;
+  TP_TRY(tp_stax_dyn_run(r->dyn, nin, in, max_out, outs, nout, &handled));
+  if (handled) return TP_OK;
+  return tp_graph_run(r->graph, nin, in, max_out, outs, nout);
 }
 
 /* Donated inputs: the plan releases each after its last reading kernel. */
@@ -150,6 +181,8 @@ static void stax_describe(void *ud, char *json, size_t n) {
                     tp_plan_accel_kernels(r->plan), (long long)p->arena_bytes, p->tuned, qmm, mmi, qcv, cvi, nsub, ngen);
   if (hn < 0 || (size_t)hn >= n) return; /* cut: the caller's buffer is too small for anything */
   size_t pos = (size_t)hn;
+  if (!tp_stax_dyn_describe(r->dyn, json, n, &pos)) json[pos = (size_t)hn] = 0;
+  hn = (int)pos;
   int ok = p->node_kernel && p->graph;
   static const char *const kn[] = {"pointwise", "row", "gemm", "op", "conv"};
   ok = ok && put(json, n, &pos, "\"kernel_kinds\": [", 0);
@@ -192,6 +225,7 @@ static const void *stax_module(void *ud, size_t *len) {
 
 static void stax_free(void *ud) {
   stax_runner *r = ud;
+  tp_stax_dyn_free(r->dyn); /* before the graph it borrows */
   tp_plan_free(r->plan);
   tp_graph_free(r->graph);
   tp_free(r);
@@ -249,18 +283,10 @@ tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const
       tp_log(TP_LOG_FALLBACKS, "stax: the relaxed-SIMD integer GEMM tile did not load, SIMD128 runs: %s", tp_last_error());
       tp_clear_error();
     }
+    r->lo = lo;
     s = tp_lower(g, &lo, &r->plan);
     if (!s && opt_value(opts, "stax.profile", 0)) s = tp_plan_set_profiling(r->plan, 1);
-    if (!s && lo.codegen) { /* generated SIMD128 kernels on a Wasm host */
-      tp_status cs = accelerate_all(r->plan, lo.use_cache, 0);
-      if (cs == TP_ERR_OUT_OF_MEMORY) {
-        s = cs;
-      } else if (cs != TP_OK) {
-        tp_log(TP_LOG_FALLBACKS, "stax: code generation failed, the executor runs the kernels: %s",
-               tp_last_error());
-        tp_clear_error();
-      }
-    }
+    if (!s) s = attach_codegen(r->plan, &lo); /* generated SIMD128 kernels on a Wasm host */
     if (s && s != TP_ERR_OUT_OF_MEMORY) { /* out of memory stays an error */
       if (opts && opts->has_strict_native && opts->strict_native) {
         tp_fail_context(s, "stax could not lower the graph (strict_native)");
@@ -280,6 +306,9 @@ tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const
     stax_free(r);
     return s;
   }
+  r->graph_for = opts ? opts->graph_for : NULL;
+  r->graph_for_ud = opts ? opts->graph_for_ud : NULL;
+  out->other_shapes = r->graph_for != NULL;
   out->run = stax_run;
   out->run_donated = stax_run_donated;
   out->ud = r;

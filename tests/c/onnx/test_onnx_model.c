@@ -174,10 +174,17 @@ static void test_symbolic_dims(const char *backend) {
     tp_tensor_release(a);
     tp_tensor_release(b);
   }
-  CHECK(tp_onnx_model_num_specializations(m) == 2);
+  int stax = backend && !strcmp(backend, "stax"); /* stax: one plan serves every batch size */
+  CHECK(tp_onnx_model_num_specializations(m) == (stax ? 1 : 2));
   CHECK(has(m, "x': float32[batch,3] (1 dynamic dim"));
-  CHECK(has(m, "input 'x': f32[5,3], was f32[2,3]"));
-  CHECK(has(m, "2 made"));
+  if (stax) {
+    CHECK(has(m, "calls at other sizes served by a specialization's plan: 2"));
+    CHECK(has(m, "\"dims\": [\"inputs[0].shape[0]\"], \"template\": true"));
+    CHECK(has(m, "\"instantiations\": 1,"));
+  } else {
+    CHECK(has(m, "input 'x': f32[5,3], was f32[2,3]"));
+    CHECK(has(m, "2 made"));
+  }
   /* a call that breaks the fixed dim: an error naming input, dim, value */
   int64_t bad[2] = {2, 4};
   float z[8] = {0};
@@ -216,8 +223,65 @@ static void test_symbolic_dims(const char *backend) {
   CHECK_OK(tp_onnx_model_run(m, 1, &d, 2, out, &n));
   tp_tensor_release(out[0]);
   tp_tensor_release(d);
-  CHECK(tp_onnx_model_num_specializations(m) == 2);
-  CHECK(has(m, "2 cached (limit 2), 4 made, 2 evicted"));
+  CHECK(tp_onnx_model_num_specializations(m) == (stax ? 1 : 2));
+  /* stax: batch 1 is the plan's specialization (the 0/1 rule), 4 an instantiation */
+  CHECK(has(m, stax ? "1 cached (limit 2), 1 made, 0 evicted" : "2 cached (limit 2), 4 made, 2 evicted"));
+  if (stax) CHECK(has(m, "\"instantiations\": 2, ") && has(m, "\"specializations\": 1, "));
+  tp_onnx_model_free(m);
+}
+
+/* attention over a symbolic sequence on stax: y = softmax(x x^T) x,
+ * x: float[seq, 4]. One specialization; every other seq >= 2 is the
+ * template of its plan instantiated (imported again only at the samples) */
+static void test_symbolic_seq_stax(void) {
+  tp_pbw g = {0};
+  node(&g, "Transpose", "x", "xt");
+  node(&g, "MatMul", "x,xt", "s");
+  node(&g, "Softmax", "s", "p");
+  node(&g, "MatMul", "p,x", "y");
+  value_info(&g, 11, "x", 1, "seq,4");
+  value_info(&g, 12, "y", 1, "seq,4");
+  size_t len;
+  uint8_t *bytes = finish(&g, &len);
+  tp_onnx_model *m = load(bytes, len);
+  if (!m) return;
+  CHECK_OK(tp_onnx_model_use_backend(m, "stax"));
+  const int64_t seqs[] = {6, 5, 9, 17, 64, 3, 200, 9};
+  for (int i = 0; i < (int)(sizeof seqs / sizeof seqs[0]); i++) {
+    int64_t S = seqs[i], sh[2] = {S, 4};
+    float *x = malloc(sizeof(float) * (size_t)(S * 4)), *want = malloc(sizeof(float) * (size_t)(S * 4));
+    for (int64_t k = 0; k < S * 4; k++) x[k] = (float)((k * 37 + S) % 11) / 11.0f - 0.5f;
+    for (int64_t r = 0; r < S; r++) { /* the reference, in double */
+      double *e = malloc(sizeof(double) * (size_t)S), mx = -1e300, sum = 0;
+      for (int64_t c = 0; c < S; c++) {
+        double d = 0;
+        for (int k = 0; k < 4; k++) d += (double)x[r * 4 + k] * x[c * 4 + k];
+        e[c] = d, mx = d > mx ? d : mx;
+      }
+      for (int64_t c = 0; c < S; c++) e[c] = exp(e[c] - mx), sum += e[c];
+      for (int k = 0; k < 4; k++) {
+        double acc = 0;
+        for (int64_t c = 0; c < S; c++) acc += e[c] / sum * x[c * 4 + k];
+        want[r * 4 + k] = (float)acc;
+      }
+      free(e);
+    }
+    tp_tensor *a = f32(2, sh, x), *out[1] = {0};
+    int n = 0;
+    CHECK_OK(tp_onnx_model_run(m, 1, &a, 1, out, &n));
+    float *got = malloc(sizeof(float) * (size_t)(S * 4));
+    int ok = n == 1 && out[0] && tp_tensor_numel(out[0]) == S * 4 &&
+             !tp_tensor_read(out[0], got, sizeof(float) * (size_t)(S * 4));
+    for (int64_t k = 0; ok && k < S * 4; k++) ok = fabsf(got[k] - want[k]) <= 1e-5f + 1e-4f * fabsf(want[k]);
+    CHECKF(ok, "attention at seq %lld", (long long)S);
+    free(got), free(x), free(want);
+    tp_tensor_release(out[0]);
+    tp_tensor_release(a);
+  }
+  CHECK(tp_onnx_model_num_specializations(m) == 1);
+  CHECK(has(m, "calls at other sizes served by a specialization's plan: 7"));
+  CHECK(has(m, "\"template\": true") && has(m, "\"instantiations\": 6,") && has(m, "\"specializations\": 0,") &&
+        has(m, "\"cache_hits\": 1,"));
   tp_onnx_model_free(m);
 }
 
@@ -394,6 +458,7 @@ static void test_refused_at_load(void) {
 int main(void) {
   test_symbolic_dims(NULL);
   test_symbolic_dims("stax");
+  test_symbolic_seq_stax();
   test_value_input(NULL);
   test_value_input("stax");
   test_shared_dim();
