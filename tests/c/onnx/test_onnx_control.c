@@ -655,6 +655,62 @@ static void test_malformed_control(void) {
   b = bad_loop_model(3, 0, &len), expect_load_error("Loop body without outputs", b, len, "Loop");
 }
 
+/* An If in an If's branch, both on computed conditions (the inner one
+ * reads the outer scope's c2, x, w through the outer branch): one cond in
+ * another, every combination of the two choices against hand values, on
+ * eager and stax, one specialization.
+ *   out = If(s > 0) { If(t > 0) { x * w } else { x - w } } else { x + w } */
+static void test_nested_if(void) {
+  tp_pbw g = {0}, th = {0}, el = {0}, ith = {0}, iel = {0};
+  node(&ith, "Mul", L("x", "w"), L("a"), 0, NULL);
+  value_info(&ith, 12, "a", 1, "3");
+  node(&iel, "Sub", L("x", "w"), L("b"), 0, NULL);
+  value_info(&iel, 12, "b", 1, "3");
+  tp_pbw iat[2] = {attr_graph("then_branch", &ith), attr_graph("else_branch", &iel)};
+  node(&th, "If", L("c2"), L("t_out"), 2, iat);
+  value_info(&th, 12, "t_out", 1, "3");
+  node(&el, "Add", L("x", "w"), L("e_out"), 0, NULL);
+  value_info(&el, 12, "e_out", 1, "3");
+  node(&g, "Greater", L("s", "z"), L("c1"), 0, NULL);
+  node(&g, "Greater", L("t", "z"), L("c2"), 0, NULL);
+  tp_pbw at[2] = {attr_graph("then_branch", &th), attr_graph("else_branch", &el)};
+  node(&g, "If", L("c1"), L("out"), 2, at);
+  value_info(&g, 11, "s", 1, "1");
+  value_info(&g, 11, "t", 1, "1");
+  value_info(&g, 11, "z", 1, "1");
+  value_info(&g, 11, "x", 1, "3");
+  value_info(&g, 11, "w", 1, "3");
+  value_info(&g, 12, "out", 1, NULL);
+  size_t len;
+  uint8_t *b = finish_opset(&g, 13, &len);
+  static const float xv[3] = {0.5f, -1, 2}, wv[3] = {1, 0.25f, -0.5f}, zv[1] = {0};
+  int64_t s1[1] = {1}, s3[1] = {3};
+  for (int be = 0; be < 2; be++) {
+    uint8_t *copy = malloc(len);
+    memcpy(copy, b, len);
+    tp_onnx_model *m = NULL;
+    CHECK_OK(tp_onnx_model_load(copy, len, &m));
+    free(copy);
+    if (!m) continue;
+    if (be) CHECK_OK(tp_onnx_model_use_backend(m, "stax"));
+    for (int r = 0; r < 6; r++) {
+      int o = r % 3 != 2, i = r % 3 == 0; /* (then, then), (then, else), (else, -) */
+      float sv[1] = {o ? 1.0f : -1.0f}, tv[1] = {i ? 2.0f : -2.0f};
+      tp_tensor *in[5] = {f32(1, s1, sv), f32(1, s1, tv), f32(1, s1, zv), f32(1, s3, xv), f32(1, s3, wv)}, *out[1] = {0};
+      int n = 0;
+      CHECK_OK(tp_onnx_model_run(m, 5, in, 1, out, &n));
+      float want[3];
+      for (int k = 0; k < 3; k++) want[k] = o ? (i ? xv[k] * wv[k] : xv[k] - wv[k]) : xv[k] + wv[k];
+      CHECKF(n == 1 && same(out[0], 1, s3, want), "nested If (%s) run %d: outer %d inner %d", be ? "stax" : "eager", r, o, i);
+      release(n, out);
+      release(5, in);
+    }
+    CHECKF(tp_onnx_model_num_specializations(m) == 1, "nested If: %d specializations", tp_onnx_model_num_specializations(m));
+    tp_onnx_model_free(m);
+  }
+  tp_free_buffer(b);
+}
+
 int main(void) {
   test_scan();
   test_if_runtime();
@@ -662,6 +718,7 @@ int main(void) {
   test_loop();
   test_bad_inputs();
   test_malformed_control();
+  test_nested_if();
   printf("%s test_onnx_control (%d checks)\n", failures ? "FAIL" : "ok  ", checks);
   return failures ? 1 : 0;
 }
