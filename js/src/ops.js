@@ -667,6 +667,9 @@ export function qconv2d(x, weight, options = {}) {
   if (!(x.dtype in QRANGE) || !(weight.dtype in QRANGE)) {
     throw new TensorPlayError(`qconv2d(): x and weight must be int8 or uint8, got ${x.dtype} and ${weight.dtype}`, Status.INVALID_ARG);
   }
+  if (options.yDtype !== undefined && options.yDtype !== null && !(options.yDtype in QRANGE)) {
+    throw new TensorPlayError(`qconv2d(): yDtype '${options.yDtype}' is not an output dtype (int8 or uint8)`, Status.INVALID_ARG);
+  }
   const [ints, groups] = convWindow('qconv2d', weight, options);
   const temps = [];
   try {
@@ -706,6 +709,9 @@ export function qmatmul(a, b, options = {}) {
     const ydt = yz instanceof Tensor ? yz.dtype : (options.yDtype ?? 'uint8');
     if (options.aScale === undefined || options.bScale === undefined) {
       throw new TensorPlayError('qmatmul(): options.aScale and options.bScale are required', Status.INVALID_ARG);
+    }
+    if (options.yDtype !== undefined && options.yDtype !== null && !(options.yDtype in QRANGE)) {
+      throw new TensorPlayError(`qmatmul(): yDtype '${options.yDtype}' is not an output dtype (int8 or uint8)`, Status.INVALID_ARG);
     }
     if (!(a.dtype in QRANGE) || !(b.dtype in QRANGE)) {
       throw new TensorPlayError(`qmatmul(): a and b must be int8 or uint8, got ${a.dtype} and ${b.dtype}`, Status.INVALID_ARG);

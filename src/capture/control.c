@@ -47,8 +47,8 @@ static void release_all(int n, tp_tensor **t) {
 
 /* fresh untagged views of the operands: the child traces' samples */
 static tp_status samples_of(int nin, tp_tensor *const *in, tp_tensor **out) {
+  for (int i = 0; i < nin; i++) out[i] = NULL; /* all of them: a failure leaves no stale pointer for the caller */
   for (int i = 0; i < nin; i++) {
-    out[i] = NULL;
     tp_status s = tp_tensor_view(in[i], in[i]->ndim, in[i]->shape, in[i]->strides, in[i]->offset, &out[i]);
     if (s) {
       release_all(i, out);

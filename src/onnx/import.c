@@ -392,7 +392,19 @@ tp_status tp_onnx_cv_if(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_need_in(m, n, 0, &c));
   attr *th = tp_onnx_attr(m, n, "then_branch", A_GRAPH), *el = tp_onnx_attr(m, n, "else_branch", A_GRAPH);
   if (!th || !el || !th->has_g || !el->has_g) return tp_fail(TP_ERR_INVALID_ARG, "then_branch and else_branch must be graphs");
+  if (n->nout < 1) return tp_fail(TP_ERR_INVALID_ARG, "an If needs at least one output, this one has none");
   tp_status s = TP_OK;
+  /* both branches give the If's outputs (checked whichever is taken: a
+   * malformed branch is an error even while the condition avoids it) */
+  for (int b = 0; b < 2 && !s; b++) {
+    omodel br;
+    s = tp_onnx_decode_subgraph(&m->md, b ? &el->g : &th->g, &br);
+    if (!s && br.noutputs != n->nout)
+      s = tp_fail(TP_ERR_INVALID_ARG, "the %s branch has %d outputs, the If %d", b ? "else" : "then", br.noutputs,
+                  n->nout);
+    tp_onnx_decoded_free(&br);
+  }
+  if (s) return s;
   if (c.kind == R_NODE) { /* run-time data: both branches compiled, the plan chooses */
     uint64_t need0 = m->need;
     s = tp_onnx_if_as_cond(m, n, c, th, el);

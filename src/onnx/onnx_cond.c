@@ -212,6 +212,8 @@ static tp_status node_arg(imp *m, ref r, tp_arg *a) {
 
 tp_status tp_onnx_if_as_cond(imp *m, onode *n, ref c, attr *th, attr *el) {
   if (n->nout > TP_MAX_OPERANDS) return tp_fail(TP_ERR_UNSUPPORTED, "more than %d If outputs", TP_MAX_OPERANDS);
+  if (n->nout < 1) /* (the node's type comes from output 0) */
+    return tp_fail(TP_ERR_INVALID_ARG, "an If needs at least one output, this one has none");
   tp_desc cd = tp_onnx_desc(m, c);
   if (tp_shape_numel(cd.ndim, cd.shape) != 1) {
     char b[96];

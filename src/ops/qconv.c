@@ -301,7 +301,15 @@ static tp_status conv_depthwise(tp_tensor *const *in, int nin, const tp_attrs *a
   if (at->dim1 || Cg != 1 || g.G == 1 || g.KH * g.KW > 33025) return TP_OK;
   int64_t Hp = g.H + g.pt + ((g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1 - g.H - g.pt > 0 ? (g.OH - 1) * g.sh + (g.KH - 1) * g.dh + 1 - g.H - g.pt : 0);
   int64_t Wp = g.W + g.pl + ((g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1 - g.W - g.pl > 0 ? (g.OW - 1) * g.sw + (g.KW - 1) * g.dw + 1 - g.W - g.pl : 0);
-  int16_t *plane = tp_alloc(sizeof(int16_t) * (size_t)(Hp * Wp));
+  /* the plane holds the padding the windows reach: past the work itself
+   * (huge padding with a stride that skips it) or past size_t (Wasm), the
+   * scalar loop instead */
+  int64_t plane_n, ohw, taps, hw, work;
+  if (__builtin_mul_overflow(Hp, Wp, &plane_n) || (uint64_t)plane_n > (uint64_t)(SIZE_MAX / 4) ||
+      __builtin_mul_overflow(g.OH, g.OW, &ohw) || __builtin_mul_overflow(ohw, g.KH * g.KW, &taps) || __builtin_mul_overflow(g.H, g.W, &hw) ||
+      __builtin_add_overflow(taps, hw, &work) || plane_n / 4 > work + 1024)
+    return TP_OK;
+  int16_t *plane = tp_alloc(sizeof(int16_t) * (size_t)plane_n);
   int32_t *row = tp_alloc(sizeof(int32_t) * (size_t)g.OW);
   tp_status s = plane && row ? TP_OK : tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d_int: out of memory for a %lldx%lld plane",
                                               (long long)Hp, (long long)Wp);
@@ -315,7 +323,7 @@ static tp_status conv_depthwise(tp_tensor *const *in, int nin, const tp_attrs *a
   int64_t HW = g.H * g.W, KK = g.KH * g.KW, P = g.OH * g.OW;
   for (int64_t n = 0; n < g.N; n++)
     for (int64_t c = 0; c < g.C; c++) {
-      memset(plane, 0, sizeof(int16_t) * (size_t)(Hp * Wp));
+      memset(plane, 0, sizeof(int16_t) * (size_t)plane_n);
       const uint8_t *xc = X + (n * g.C + c) * HW;
       for (int64_t h = 0; h < g.H; h++) {
         int16_t *dst = plane + (h + g.pt) * Wp + g.pl;

@@ -169,3 +169,22 @@ test('QDQ convolutions (DequantizeLinear -> Conv -> [Relu] -> QuantizeLinear) ru
     }
   }
 });
+
+test('tp.qconv2d refuses bad options by name and stays usable', () => {
+  const x = tp.zeros([1, 2, 4, 4], { dtype: 'uint8' }), w = tp.zeros([3, 2, 3, 3], { dtype: 'int8' });
+  const base = { xScale: 0.1, wScale: 0.2 };
+  assert.throws(() => tp.qconv2d(x, w, {}), /qconv2d\(\): options.xScale and options.wScale are required/);
+  assert.throws(() => tp.qconv2d(tp.zeros([1, 2, 4, 4]), w, base), /qconv2d\(\): x and weight must be int8 or uint8, got float32 and int8/);
+  assert.throws(() => tp.qconv2d(x, w, { ...base, xScale: -1 }), /x_scale element 0 is -1|scale/);
+  assert.throws(() => tp.qconv2d(x, w, { ...base, yScale: 0.5 }), /y_scale and y_zero_point come together/);
+  // an output dtype that is not int8 / uint8 is named, not silently taken as uint8
+  assert.throws(() => tp.qconv2d(x, w, { ...base, yScale: 0.5, yZeroPoint: 3, yDtype: 'int16' }), /qconv2d\(\): yDtype 'int16'.*int8 or uint8/);
+  assert.throws(() => tp.qconv2d(x, w, { ...base, yScale: 0.5, yZeroPoint: 300, yDtype: 'int8' }), /yZeroPoint 300 is out of range for int8/);
+  const d = tp.zeros([3, 2, 3, 3], { dtype: 'int8' });
+  d.dispose();
+  assert.throws(() => tp.qconv2d(x, d, base), /disposed/);
+  const y = tp.qconv2d(x, w, { ...base, yScale: 0.5, yZeroPoint: -3, yDtype: 'int8', padding: 1 }); // still usable
+  assert.equal(y.dtype, 'int8');
+  assert.deepEqual(y.shape, [1, 3, 4, 4]);
+  assert.deepEqual([...y.toArray()], new Array(48).fill(-3)); // zero inputs: the zero point everywhere
+});

@@ -198,6 +198,9 @@ test('tp.qmatmul: float32 output as the epilogue formula in float32 (Math.fround
   assert.throws(() => tp.qmatmul(ta, tb, { aScale: 1, bScale: 1, yScale: 0, yZeroPoint: 3 }), /qmatmul: y_scale element 0 is 0; a scale must be finite and > 0/);
   assert.throws(() => tp.qmatmul(ta, tb, { bScale: 1 }), /qmatmul\(\): options.aScale and options.bScale are required/);
   assert.throws(() => tp.qmatmul(ta, tb, { aScale: 1, bScale: 1, yScale: 1 }), /qmatmul: y_scale and y_zero_point come together/);
+  // an output dtype that is not int8 / uint8 is named, not silently taken as uint8
+  assert.throws(() => tp.qmatmul(ta, tb, { aScale: 1, bScale: 1, yScale: 1, yZeroPoint: 3, yDtype: 'int16' }),
+    /qmatmul\(\): yDtype 'int16' is not an output dtype \(int8 or uint8\)/);
   assert.throws(() => tp.qmatmul(ta, tb, { aScale: 1, bScale: 1, yScale: 1, yZeroPoint: 300 }), /qmatmul\(\): yZeroPoint 300 is out of range for uint8/);
 });
 

@@ -5,10 +5,12 @@
  * trip count), against hand-computed values; bad inputs (a predicate of
  * two values or of floats, branches of different signatures, a body that
  * changes a carried type) are errors naming the problem and leave the
- * runtime usable. */
+ * runtime usable; an allocation-failure sweep of a compiled cond and
+ * while_loop (stax). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include "alloc_sweep.h"
 #include "check.h"
 
 static int then_calls, else_calls;
@@ -313,6 +315,126 @@ static void test_while(const char *backend) {
   tp_tensor_release(w);
 }
 
+/* ---- allocation failures (../alloc_sweep.h): a compiled cond and a
+ * compiled while_loop (stax), traced, lowered and run on both branches and
+ * two trip counts; every Nth allocation failed in turn. The callables below
+ * make no tensors of their own, so a failure reaches them only through
+ * the ops, which report it. ---- */
+static tp_status s_then(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  tp_tensor *m = NULL;
+  tp_status s = op2(TP_OP_MUL, in[0], in[1], &m);
+  if (!s) s = tp_op_call(TP_OP_EXP, 1, &m, NULL, &outs[0]);
+  tp_tensor_release(m);
+  *nout = s ? 0 : 1;
+  return s;
+}
+static tp_status s_else(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  tp_status s = op2(TP_OP_SUB, in[0], in[1], &outs[0]);
+  *nout = s ? 0 : 1;
+  return s;
+}
+/* (p, x, y) -> cond(p, exp(x * y), x - y) */
+static tp_status s_f(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  (void)ud, (void)nin;
+  tp_callable t = {s_then, NULL}, e = {s_else, NULL};
+  return tp_cond(in[0], &t, &e, 2, in + 1, max_out, outs, nout);
+}
+/* carried (i, a), read (n, w, one): while i < n: (i + one, a * w + w) */
+static tp_status s_lcond(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  tp_status s = op2(TP_OP_LT, in[0], in[2], &outs[0]);
+  *nout = s ? 0 : 1;
+  return s;
+}
+static tp_status s_lbody(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  tp_tensor *m = NULL, *i1 = NULL, *a1 = NULL;
+  tp_status s = op2(TP_OP_ADD, in[0], in[4], &i1);
+  if (!s) s = op2(TP_OP_MUL, in[1], in[3], &m);
+  if (!s) s = op2(TP_OP_ADD, m, in[3], &a1);
+  tp_tensor_release(m);
+  if (s) {
+    tp_tensor_release(i1);
+    tp_tensor_release(a1);
+    *nout = 0;
+    return s;
+  }
+  outs[0] = i1, outs[1] = a1, *nout = 2;
+  return TP_OK;
+}
+/* (i0, a0, n, w, one) -> the final a */
+static tp_status s_g(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  (void)ud, (void)max_out;
+  tp_callable c = {s_lcond, NULL}, b = {s_lbody, NULL};
+  tp_tensor *r[4] = {0};
+  int n = 0;
+  tp_status s = tp_while_loop(&c, &b, 2, nin, in, 4, r, &n);
+  if (!s) outs[0] = r[1], r[1] = NULL;
+  for (int k = 0; k < n; k++) tp_tensor_release(r[k]);
+  *nout = s ? 0 : 1;
+  return s;
+}
+
+typedef struct sw_in { tp_tensor *p[2], *x, *y, *i0, *a0, *n[2], *w, *one; } sw_in;
+typedef struct sw_res { float v[4][3]; } sw_res;
+
+static tp_status sweep_scenario(void *ud, void *resv) {
+  sw_in *u = ud;
+  sw_res *res = resv;
+  tp_compiled *cf = NULL, *cg = NULL;
+  tp_tensor *out[4] = {0};
+  int no[4] = {0};
+  tp_compile_options o;
+  tp_compile_options_init(&o);
+  o.backend = "stax";
+  tp_callable f1 = {s_f, NULL}, g1 = {s_g, NULL};
+  SWEEP_STEP("compile cond", tp_compile(&f1, &o, &cf));
+  for (int r = 0; r < 2; r++) {
+    tp_tensor *in[3] = {u->p[r], u->x, u->y};
+    SWEEP_STEP("cond call", tp_compiled_call(cf, 3, in, 1, &out[r], &no[r]));
+  }
+  SWEEP_STEP("compile while_loop", tp_compile(&g1, &o, &cg));
+  for (int r = 0; r < 2; r++) {
+    tp_tensor *in[5] = {u->i0, u->a0, u->n[r], u->w, u->one};
+    SWEEP_STEP("while_loop call", tp_compiled_call(cg, 5, in, 1, &out[2 + r], &no[2 + r]));
+  }
+  for (int k = 0; k < 4; k++) SWEEP_STEP("read", tp_tensor_read(out[k], res->v[k], sizeof res->v[k]));
+  sweep_step = "done";
+cleanup:
+  for (int k = 0; k < 4; k++)
+    if (no[k]) tp_tensor_release(out[k]);
+  tp_compiled_free(cf);
+  tp_compiled_free(cg);
+  tp_reset();
+  return sweep_status;
+}
+
+static void test_alloc_sweep(void) {
+  static const float a0[3] = {0, 1, -1}, wv[3] = {0.5f, 2, -1};
+  sw_in u = {{flag(1), flag(0)}, vec(xv), vec(yv), i64(0), vec(a0), {i64(3), i64(1)}, vec(wv), i64(1)};
+  static sw_res base;
+  sweep_case sc = {"compiled cond and while_loop (stax)", sweep_scenario, NULL, sizeof(sw_res), &u};
+  failures += sweep_run(&sc, &base, NULL);
+  for (int r = 0; r < 2; r++) /* the baseline by hand */
+    for (int i = 0; i < 3; i++) {
+      double want = r == 0 ? exp((double)xv[i] * yv[i]) : (double)xv[i] - yv[i];
+      CHECKF(fabs(base.v[r][i] - want) <= 1e-5 * (1 + fabs(want)), "sweep baseline cond %d [%d]: %g, expected %g", r, i,
+             base.v[r][i], want);
+    }
+  static const int trips[2] = {3, 1};
+  for (int r = 0; r < 2; r++)
+    for (int i = 0; i < 3; i++) {
+      double v = a0[i];
+      for (int t = 0; t < trips[r]; t++) v = v * wv[i] + wv[i];
+      CHECKF(fabs(base.v[2 + r][i] - v) <= 1e-5 * (1 + fabs(v)), "sweep baseline while %d trips [%d]: %g, expected %g",
+             trips[r], i, base.v[2 + r][i], v);
+    }
+  tp_tensor *all[10] = {u.p[0], u.p[1], u.x, u.y, u.i0, u.a0, u.n[0], u.n[1], u.w, u.one};
+  for (int k = 0; k < 10; k++) tp_tensor_release(all[k]);
+}
+
 int main(void) {
   test_cond(NULL);
   test_cond("stax");
@@ -320,6 +442,7 @@ int main(void) {
   test_while(NULL);
   test_while("stax");
   test_while("eager");
+  test_alloc_sweep();
   printf("%s test_control_api (%d checks)\n", failures ? "FAIL" : "ok  ", checks);
   return failures ? 1 : 0;
 }

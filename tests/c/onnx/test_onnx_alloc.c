@@ -188,6 +188,10 @@ int main(void) {
       {.dir = "onnx-node/test_if", .emit = 0},                               /* If on a run-time condition */
       {.dir = "onnx-node/test_loop11", .emit = 0},                           /* Loop, unrolled at import */
       {.dir = "onnx-node/test_lstm_defaults", .emit = 0},
+      {.dir = "onnx-node/test_lstm_with_peepholes", .emit = 0},              /* lstm with P, run-time W and R */
+      {.dir = "onnx-node/test_gru_seq_length", .emit = 0},                   /* run-time sequence_lens */
+      {.dir = "onnx-node/test_qlinearconv", .emit = 0},                      /* qconv2d in the plan */
+      {.dir = "onnx-node/test_convinteger_with_padding", .emit = 0},         /* conv2d_int */
       {.dir = "onnx-node/test_nonzero_example", .emit = 0},                  /* a value specialization */
       {.dir = "onnx-node/test_attention_3d", .emit = 0},
   };

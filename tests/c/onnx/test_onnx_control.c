@@ -71,7 +71,7 @@ static void node(tp_pbw *g, const char *op, const char *const *ins, const char *
   tp_pbw n = {0};
   for (; *ins; ins++) str(&n, 1, *ins);
   for (const char *const *o = outs; *o; o++) str(&n, 2, *o);
-  str(&n, 3, outs[0]);
+  str(&n, 3, outs[0] ? outs[0] : op); /* (a node without outputs: named by its op) */
   str(&n, 4, op);
   for (int i = 0; i < nattr; i++) sub(&n, 5, &attrs[i]);
   sub(g, 1, &n);
@@ -591,12 +591,134 @@ static void test_if_runtime(void) {
   }
 }
 
+/* Malformed control flow on run-time data (If on a computed condition,
+ * Loop on a fed trip count): each is a clear error, never a crash or a
+ * read past a node's operands (the asan build checks that). */
+static uint8_t *bad_if_model(int nthen, int nelse, int nif, size_t *len) {
+  tp_pbw g = {0}, th = {0}, el = {0};
+  static const char *const tn[2] = {"t0", "t1"}, *const en[2] = {"e0", "e1"};
+  for (int k = 0; k < nthen; k++) {
+    node(&th, "Neg", L("x"), (const char *const[]){tn[k], NULL}, 0, NULL);
+    value_info(&th, 12, tn[k], 1, "3");
+  }
+  for (int k = 0; k < nelse; k++) {
+    node(&el, "Abs", L("x"), (const char *const[]){en[k], NULL}, 0, NULL);
+    value_info(&el, 12, en[k], 1, "3");
+  }
+  node(&g, "Greater", L("s", "z"), L("c"), 0, NULL);
+  tp_pbw at[2] = {attr_graph("then_branch", &th), attr_graph("else_branch", &el)};
+  static const char *const yn[3] = {"y0", "y1", NULL};
+  const char *outs[3] = {NULL, NULL, NULL};
+  for (int k = 0; k < nif; k++) outs[k] = yn[k];
+  node(&g, "If", L("c"), outs, 2, at);
+  node(&g, "Add", L("x", "x"), L("out"), 0, NULL);
+  value_info(&g, 11, "s", 1, "1");
+  value_info(&g, 11, "z", 1, "1");
+  value_info(&g, 11, "x", 1, "3");
+  value_info(&g, 12, "out", 1, NULL);
+  return finish_opset(&g, 13, len);
+}
+
+/* Loop(M fed at run time, "", y0) whose body takes nbin inputs and gives
+ * nbout outputs (a well-formed one: 3 and 2) */
+static uint8_t *bad_loop_model(int nbin, int nbout, size_t *len) {
+  tp_pbw g = {0}, body = {0};
+  static const char *const bin[4] = {"i", "c_in", "y_in", "extra"};
+  static const int bel[4] = {7, 9, 1, 1};
+  for (int k = 0; k < nbin; k++) value_info(&body, 11, bin[k], bel[k], k ? NULL : "");
+  node(&body, "Add", L("x", "x"), L("y_out"), 0, NULL);
+  node(&body, "Identity", L("cst"), L("c_out"), 0, NULL);
+  if (nbout > 0) value_info(&body, 12, "c_out", 9, "");
+  if (nbout > 1) value_info(&body, 12, "y_out", 1, NULL);
+  if (nbout > 2) value_info(&body, 12, "y_out", 1, NULL);
+  tp_pbw at[1] = {attr_graph("body", &body)};
+  node(&g, "Greater", L("x", "x"), L("cst2"), 0, NULL);
+  node(&g, "Squeeze", L("cst2"), L("cst"), 0, NULL);
+  node(&g, "Loop", L("M", "", "y0"), L("y"), 1, at);
+  value_info(&g, 11, "M", 7, "");
+  value_info(&g, 11, "y0", 1, "1");
+  value_info(&g, 11, "x", 1, "1");
+  value_info(&g, 12, "y", 1, NULL);
+  return finish(&g, len);
+}
+
+static void test_malformed_control(void) {
+  size_t len = 0;
+  uint8_t *b;
+  b = bad_if_model(0, 0, 0, &len), expect_load_error("If without outputs", b, len, "an If needs at least one output");
+  b = bad_if_model(2, 1, 1, &len);
+  expect_load_error("If: then branch has 2 outputs, the If 1", b, len, "the then branch has 2 outputs, the If 1");
+  b = bad_if_model(1, 0, 1, &len);
+  expect_load_error("If: else branch has no outputs", b, len, "the else branch has 0 outputs, the If 1");
+  b = bad_loop_model(2, 2, &len), expect_load_error("Loop body with 2 inputs for 1 carried value", b, len, "the body has 2 inputs");
+  b = bad_loop_model(4, 2, &len), expect_load_error("Loop body with 4 inputs for 1 carried value", b, len, "the body has 4 inputs");
+  b = bad_loop_model(3, 0, &len), expect_load_error("Loop body without outputs", b, len, "Loop");
+}
+
+/* An If in an If's branch, both on computed conditions (the inner one
+ * reads the outer scope's c2, x, w through the outer branch): one cond in
+ * another, every combination of the two choices against hand values, on
+ * eager and stax, one specialization.
+ *   out = If(s > 0) { If(t > 0) { x * w } else { x - w } } else { x + w } */
+static void test_nested_if(void) {
+  tp_pbw g = {0}, th = {0}, el = {0}, ith = {0}, iel = {0};
+  node(&ith, "Mul", L("x", "w"), L("a"), 0, NULL);
+  value_info(&ith, 12, "a", 1, "3");
+  node(&iel, "Sub", L("x", "w"), L("b"), 0, NULL);
+  value_info(&iel, 12, "b", 1, "3");
+  tp_pbw iat[2] = {attr_graph("then_branch", &ith), attr_graph("else_branch", &iel)};
+  node(&th, "If", L("c2"), L("t_out"), 2, iat);
+  value_info(&th, 12, "t_out", 1, "3");
+  node(&el, "Add", L("x", "w"), L("e_out"), 0, NULL);
+  value_info(&el, 12, "e_out", 1, "3");
+  node(&g, "Greater", L("s", "z"), L("c1"), 0, NULL);
+  node(&g, "Greater", L("t", "z"), L("c2"), 0, NULL);
+  tp_pbw at[2] = {attr_graph("then_branch", &th), attr_graph("else_branch", &el)};
+  node(&g, "If", L("c1"), L("out"), 2, at);
+  value_info(&g, 11, "s", 1, "1");
+  value_info(&g, 11, "t", 1, "1");
+  value_info(&g, 11, "z", 1, "1");
+  value_info(&g, 11, "x", 1, "3");
+  value_info(&g, 11, "w", 1, "3");
+  value_info(&g, 12, "out", 1, NULL);
+  size_t len;
+  uint8_t *b = finish_opset(&g, 13, &len);
+  static const float xv[3] = {0.5f, -1, 2}, wv[3] = {1, 0.25f, -0.5f}, zv[1] = {0};
+  int64_t s1[1] = {1}, s3[1] = {3};
+  for (int be = 0; be < 2; be++) {
+    uint8_t *copy = malloc(len);
+    memcpy(copy, b, len);
+    tp_onnx_model *m = NULL;
+    CHECK_OK(tp_onnx_model_load(copy, len, &m));
+    free(copy);
+    if (!m) continue;
+    if (be) CHECK_OK(tp_onnx_model_use_backend(m, "stax"));
+    for (int r = 0; r < 6; r++) {
+      int o = r % 3 != 2, i = r % 3 == 0; /* (then, then), (then, else), (else, -) */
+      float sv[1] = {o ? 1.0f : -1.0f}, tv[1] = {i ? 2.0f : -2.0f};
+      tp_tensor *in[5] = {f32(1, s1, sv), f32(1, s1, tv), f32(1, s1, zv), f32(1, s3, xv), f32(1, s3, wv)}, *out[1] = {0};
+      int n = 0;
+      CHECK_OK(tp_onnx_model_run(m, 5, in, 1, out, &n));
+      float want[3];
+      for (int k = 0; k < 3; k++) want[k] = o ? (i ? xv[k] * wv[k] : xv[k] - wv[k]) : xv[k] + wv[k];
+      CHECKF(n == 1 && same(out[0], 1, s3, want), "nested If (%s) run %d: outer %d inner %d", be ? "stax" : "eager", r, o, i);
+      release(n, out);
+      release(5, in);
+    }
+    CHECKF(tp_onnx_model_num_specializations(m) == 1, "nested If: %d specializations", tp_onnx_model_num_specializations(m));
+    tp_onnx_model_free(m);
+  }
+  tp_free_buffer(b);
+}
+
 int main(void) {
   test_scan();
   test_if_runtime();
   test_scan8();
   test_loop();
   test_bad_inputs();
+  test_malformed_control();
+  test_nested_if();
   printf("%s test_onnx_control (%d checks)\n", failures ? "FAIL" : "ok  ", checks);
   return failures ? 1 : 0;
 }

@@ -169,6 +169,19 @@ static void test_int32_edge(void) {
   }
 }
 
+/* A depthwise convolution whose padding is far larger than its input but
+ * whose stride keeps the output small (3x3 from a 1x1 image padded by 2^20
+ * on every side, stride 2^20): the padded plane the depthwise kernel would
+ * build is (2^21 + 1)^2 values (8.8 TB as int16; its byte count wraps in
+ * Wasm's 32-bit size_t), so it must take the scalar loop and give the
+ * right 3x3 result, not fail with out of memory or write past a short
+ * buffer. */
+static void test_depthwise_huge_padding(void) {
+  const int64_t P = (int64_t)1 << 20;
+  geo g = {1, 2, 1, 1, 2, 1, 1, 2, P, P, P, P, P, P, 1, 1};
+  run_case("depthwise, padding 2^20, stride 2^20", &g, TP_U8, TP_I8, 0, 255, -128, 127, 3, -2, 1);
+}
+
 static void test_errors(void) {
   int64_t sx[4] = {1, 2, 4, 4}, sw[4] = {3, 2, 3, 3}, s1[1] = {1}, s2[1] = {2};
   int v[96] = {0};
@@ -327,6 +340,7 @@ int main(void) {
   test_hand();
   test_sweep();
   test_int32_edge();
+  test_depthwise_huge_padding();
   test_errors();
   test_qconv2d();
   CHECKF(tp_live_tensors() == live0, "%zu tensors leaked", tp_live_tensors() - live0);
