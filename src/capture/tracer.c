@@ -226,9 +226,9 @@ static tp_status grad_through_region(tp_trace_state *t, const char *what, int ni
   return TP_OK;
 }
 
-/* One getitem per result of call node idx; res[k] become fresh views
- * (never tag a host's tensor), proxies of the getitems. */
-static tp_status add_getitems(int idx, int n, tp_tensor **res) {
+/* One getitem per result of call node idx of trace t; res[k] become fresh
+ * views (never tag a host's tensor), proxies of the getitems. */
+static tp_status add_getitems(tp_trace_state *t, int idx, int n, tp_tensor **res) {
   tp_status s = TP_OK;
   for (int k = 0; k < n && !s; k++) {
     tp_tensor *v = NULL;
@@ -244,10 +244,10 @@ static tp_status add_getitems(int idx, int n, tp_tensor **res) {
     tp_desc_of(res[k], &d);
     d.weak = 0;
     int gi;
-    s = tp_graph_add_node(cur->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &at, &d, &gi);
+    s = tp_graph_add_node(t->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &at, &d, &gi);
     if (!s) {
-      tp_graph_set_val(cur->g, gi, res[k]);
-      res[k]->trace_id = cur->id;
+      tp_graph_set_val(t->g, gi, res[k]);
+      res[k]->trace_id = t->id;
       res[k]->node = gi;
     }
   }
@@ -306,7 +306,7 @@ tp_status tp_capture_opaque(int64_t call_id, int nin, tp_tensor *const *in,
     if (!s && reason && *reason) s = tp_graph_set_custom(cur->g, idx, "reason", reason);
     if (!s) s = tp_graph_set_custom(cur->g, idx, "nested_output_count", num);
   }
-  if (!s) s = add_getitems(idx, n, res);
+  if (!s) s = add_getitems(cur, idx, n, res);
   if (s) {
     for (int k = 0; k < n; k++) tp_tensor_release(res[k]);
     return s;
@@ -349,7 +349,7 @@ tp_status tp_capture_host_call(int64_t call_id, int nin, tp_tensor *const *in, c
     s = tp_graph_add_node(cur->g, TP_NODE_CALL, NULL, TP_OP_CALL_HOST, nin, args, &at, &d, &idx);
   }
   if (!s) s = tp_graph_set_custom(cur->g, idx, "nested_region", tag);
-  if (!s) s = add_getitems(idx, n, res);
+  if (!s) s = add_getitems(cur, idx, n, res);
   if (s) {
     for (int k = 0; k < n; k++) tp_tensor_release(res[k]);
     return s;
@@ -638,27 +638,7 @@ tp_status tp_capture_nested(uint32_t rec, int max_entries, int64_t call_id, cons
     if (!s) s = tp_graph_set_custom(t->g, inv, "nested_output_count", num);
     if (!s) s = tp_graph_set_custom(t->g, inv, "nested_region_compiled", "false");
   }
-  for (int q = 0; q < n && !s; q++) {
-    tp_tensor *v = NULL;
-    s = tp_tensor_view(res[q], res[q]->ndim, res[q]->shape, res[q]->strides, res[q]->offset, &v);
-    if (s) break;
-    tp_tensor_release(res[q]);
-    res[q] = v;
-    tp_attrs at;
-    tp_attrs_init(&at);
-    at.result_index = q;
-    tp_arg a = {TP_ARG_NODE, inv, 0, 0};
-    tp_desc d;
-    tp_desc_of(res[q], &d);
-    d.weak = 0;
-    int gi;
-    s = tp_graph_add_node(t->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &at, &d, &gi);
-    if (!s) {
-      tp_graph_set_val(t->g, gi, res[q]);
-      res[q]->trace_id = t->id;
-      res[q]->node = gi;
-    }
-  }
+  if (!s) s = add_getitems(t, inv, n, res);
   if (s) {
     for (int q = 0; q < n; q++) tp_tensor_release(res[q]);
     return s;
@@ -715,27 +695,7 @@ tp_status tp_capture_control(tp_op op, tp_graph *sub0, tp_graph *sub1, tp_tensor
     s = tp_graph_add_node(t->g, TP_NODE_CALL, NULL, op, na + nin, args, &at, &d, &node);
   }
   if (!s) s = tp_graph_verify_control(t->g, &t->g->nodes[node]);
-  for (int q = 0; q < nres && !s; q++) {
-    tp_tensor *v = NULL;
-    s = tp_tensor_view(res[q], res[q]->ndim, res[q]->shape, res[q]->strides, res[q]->offset, &v);
-    if (s) break;
-    tp_tensor_release(res[q]);
-    res[q] = v;
-    tp_attrs at;
-    tp_attrs_init(&at);
-    at.result_index = q;
-    tp_arg a = {TP_ARG_NODE, node, 0, 0};
-    tp_desc d;
-    tp_desc_of(res[q], &d);
-    d.weak = 0;
-    int gi;
-    s = tp_graph_add_node(t->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &at, &d, &gi);
-    if (!s) {
-      tp_graph_set_val(t->g, gi, res[q]);
-      res[q]->trace_id = t->id;
-      res[q]->node = gi;
-    }
-  }
+  if (!s) s = add_getitems(t, node, nres, res);
   tp_graph_free(subs[0]);
   tp_graph_free(subs[1]);
   return s;

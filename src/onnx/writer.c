@@ -925,6 +925,26 @@ static int first_getitem(const tp_graph *g, int ci, int k) {
   return -1;
 }
 
+/* An If / Loop node m (its inputs written) finished and added: outputs
+ * named after the first getitem of each of its n results, its name, its
+ * op and its graph attributes (freed here). */
+static void finish_control(wr *w, const tp_graph *g, int idx, int n, const char *op, tp_pbw *m, tp_pbw *attrs) {
+  char nm[64];
+  for (int k = 0; k < n; k++) {
+    int gi = first_getitem(g, idx, k);
+    vname t;
+    if (gi < 0) fresh(w, t);
+    put_str(m, 2, gi >= 0 ? vn(w, gi) : t);
+  }
+  snprintf(nm, sizeof nm, "%s_%d", op, w->aux++);
+  put_str(m, 3, nm);
+  put_str(m, 4, op);
+  if (attrs->oom) m->oom = 1;
+  else tp_pbw_put(m, attrs->p, attrs->n);
+  pbw_free(attrs);
+  put_msg(&w->nodes, 1, m);
+}
+
 static tp_status cond_node(wr *w, int idx) {
   const tp_graph *g = w->g;
   const tp_node *n = &g->nodes[idx];
@@ -954,21 +974,8 @@ static tp_status cond_node(wr *w, int idx) {
   }
   /* If's outputs: named after the first getitem of each result */
   tp_pbw m = {0};
-  char nm[64];
   put_str(&m, 1, pred);
-  for (int k = 0; k < nres; k++) {
-    int gi = first_getitem(g, idx, k);
-    vname t;
-    if (gi < 0) fresh(w, t);
-    put_str(&m, 2, gi >= 0 ? vn(w, gi) : t);
-  }
-  snprintf(nm, sizeof nm, "If_%d", w->aux++);
-  put_str(&m, 3, nm);
-  put_str(&m, 4, "If");
-  if (attrs.oom) m.oom = 1;
-  else tp_pbw_put(&m, attrs.p, attrs.n);
-  pbw_free(&attrs);
-  put_msg(&w->nodes, 1, &m);
+  finish_control(w, g, idx, nres, "If", &m, &attrs);
   return TP_OK;
 }
 
@@ -1106,23 +1113,10 @@ static tp_status while_node(wr *w, int idx) {
     return s;
   }
   tp_pbw m = {0};
-  char nm[64];
   put_str(&m, 1, ""); /* no trip count */
   put_str(&m, 1, cond0);
   for (int k = 0; k < N; k++) put_str(&m, 1, ops[k]);
-  for (int k = 0; k < N; k++) {
-    int gi = first_getitem(g, idx, k);
-    vname t;
-    if (gi < 0) fresh(w, t);
-    put_str(&m, 2, gi >= 0 ? vn(w, gi) : t);
-  }
-  snprintf(nm, sizeof nm, "Loop_%d", w->aux++);
-  put_str(&m, 3, nm);
-  put_str(&m, 4, "Loop");
-  if (attrs.oom) m.oom = 1;
-  else tp_pbw_put(&m, attrs.p, attrs.n);
-  pbw_free(&attrs);
-  put_msg(&w->nodes, 1, &m);
+  finish_control(w, g, idx, N, "Loop", &m, &attrs);
   return TP_OK;
 }
 
