@@ -29,6 +29,7 @@
  * every ISA table, direction, sequence_lens and odd hidden sizes, eagerly
  * and in stax plans. */
 #include "ops.h"
+#include <stdint.h>
 #include <math.h>
 
 static const struct {
@@ -237,6 +238,12 @@ static tp_status pack_new(tp_op op, const tp_attrs *at, int64_t D, int64_t I, in
   const tp_kernels *k = tp_kern();
   int G = op == TP_OP_LSTM ? 4 : op == TP_OP_GRU ? 3 : 1, split = op == TP_OP_GRU && !at->keepdim;
   int64_t GH = G * H, RN = split ? 2 * H : GH;
+  /* every layout of W and R, with room for the packing's padding: more than a
+   * 32-bit (Wasm) size_t holds is an error, never a wrapped size */
+  double need = (double)D * (double)GH * ((double)I + (double)H) * sizeof(float) * 6.0 + 65536.0;
+  if (need > (double)(SIZE_MAX / 2))
+    return tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: packing W and R needs about %.0f bytes, more than this build can address",
+                   tp_op_name(op), need);
   size_t wb = gemm ? up64(k->gemm_pack_b_size(I, GH)) : 0, rb = gemm ? up64(k->gemm_pack_b_size(H, RN)) : 0,
          hb = gemm && split ? up64(k->gemm_pack_b_size(H, H)) : 0, wtb = gemv ? up64(sizeof(float) * (size_t)(I * GH)) : 0,
          rtb = gemv ? up64(sizeof(float) * (size_t)(H * GH)) : 0;
@@ -301,6 +308,10 @@ static tp_status f32_run(const rjob *j, const tp_rnn_pack *pk) {
   int64_t S = j->S, N = j->N, I = j->I, H = j->H, D = j->D, GH = G * H, plane = (S + 1) * D * N * H;
   double clip = at->clip;
   /* xw [S*N, GH], gh [N, GH], h c rh [N, H], bx br [GH], tmp [H] */
+  double nfd = (double)S * (double)N * (double)GH + (double)N * (double)GH + 3.0 * (double)N * (double)H + 2.0 * (double)GH + (double)H;
+  if (nfd * sizeof(float) > (double)(SIZE_MAX / 2)) /* a 32-bit (Wasm) size_t: an error, never a wrapped size */
+    return tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: the work space of %.0f floats is more than this build can address",
+                   tp_op_name(op), nfd);
   size_t nf = (size_t)(S * N * GH + N * GH + 3 * N * H + 2 * GH + H);
   float *xw = tp_alloc(sizeof(float) * (nf ? nf : 1));
   if (!xw) return tp_fail(TP_ERR_OUT_OF_MEMORY, "%s: out of memory (%zu floats of work space)", tp_op_name(op), nf);
