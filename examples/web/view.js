@@ -148,10 +148,16 @@ export function drawGraph(nodes) {
   const groups = groupNodes(nodes, collapse);
   // rank = 1 + max rank of the inputs; constants sit just above their first consumer
   const isConst = (g) => g.nodes[0].op === 'get_attr';
-  for (const g of groups) {
-    const calc = g.inputs.filter((i) => !isConst(i));
-    g.rank = ['placeholder', 'get_attr'].includes(g.nodes[0].op) ? 0 : 1 + Math.max(0, ...calc.map((i) => i.rank));
-  }
+  // ranks by a memoized walk over the inputs: an input listed after its user (a cond's
+  // subgraph constants, say) still gets its rank first
+  const rankOf = (g, depth = 0) => {
+    if (g.rank !== undefined) return g.rank;
+    if (['placeholder', 'get_attr'].includes(g.nodes[0].op) || depth > groups.length) return (g.rank = 0);
+    const calc = g.inputs.filter((i) => !isConst(i) && i !== g);
+    return (g.rank = 1 + Math.max(0, ...calc.map((i) => rankOf(i, depth + 1))));
+  };
+  for (const g of groups) g.rank = undefined;
+  for (const g of groups) rankOf(g);
   for (const g of groups) {
     if (!isConst(g)) continue;
     const users = groups.filter((u) => u.inputs.includes(g));
