@@ -10,7 +10,7 @@
 import { ValueError } from './errors.js';
 import { Tensor, getCore, wrapHandle, MAX_OPERANDS } from './tensor.js';
 import { hostRegister, hostRelease, throwCore } from './host.js';
-import { rebuildResult } from './structure.js';
+import { rebuildResult, flattenOutput } from './structure.js';
 
 function checkFn(f, api, what) {
   if (typeof f !== 'function') throw new TypeError(`${api}: ${what} must be a function`);
@@ -69,7 +69,17 @@ export function cond(pred, thenFn, elseFn, operands = []) {
   checkFn(thenFn, 'cond', 'thenFn');
   checkFn(elseFn, 'cond', 'elseFn');
   checkTensors(operands, 'cond', 'operands');
-  if (typeof pred === 'boolean') return pred ? thenFn(...operands) : elseFn(...operands);
+  if (typeof pred === 'boolean') { // chosen here; the branch must return tensors, as the core's path requires
+    const r = pred ? thenFn(...operands) : elseFn(...operands);
+    const ts = [];
+    try {
+      flattenOutput(r, ts);
+    } catch {
+      ts.length = 0;
+    }
+    if (!ts.length) throw new ValueError(`cond: the ${pred ? 'then' : 'else'} function returns no tensor`);
+    return r;
+  }
   if (!(pred instanceof Tensor)) throw new TypeError('cond: pred must be a Tensor or a boolean');
   const ex = getCore().exports;
   const { outs, templates } = callCore(
@@ -83,6 +93,8 @@ export function cond(pred, thenFn, elseFn, operands = []) {
       ex.tpw_cond(pred._handle(), t, e, operands.length, inPtr, outPtr, MAX_OPERANDS),
   );
   const [tt, te] = templates;
+  if (!outs.length) // eagerly only the chosen branch ran: it must return tensors, as when compiled
+    throw new ValueError(`cond: the ${tt ? 'then' : 'else'} function returns no tensor`);
   if (tt && te && !sameStructure(tt, te)) {
     outs.forEach((t) => t.dispose());
     throw new ValueError('cond: thenFn and elseFn return different structures of tensors');

@@ -80,6 +80,13 @@ test('tp.cond: bad inputs are errors naming the problem; the runtime stays usabl
     const h = tp.compile((p, a) => tp.cond(p, (u) => [u, u], (u) => u, [a]));
     assert.throws(() => h(tp.tensor(true), x), /cond: the then function returns 2 tensors, the else function 1/);
     h.dispose();
+    // a branch that returns no tensor: the same error eagerly (a tensor or a JS boolean predicate) as compiled
+    assert.throws(() => tp.cond(true, () => 3, (u) => u, [x]), /cond: the then function returns no tensor/);
+    assert.throws(() => tp.cond(false, (u) => u, () => 'no', [x]), /cond: the else function returns no tensor/);
+    assert.throws(() => tp.cond(tp.tensor(true), () => 3, (u) => u, [x]), /cond: the then function returns no tensor/);
+    const nt = tp.compile((p, a) => tp.cond(p, () => 3, (u) => u, [a]));
+    assert.throws(() => nt(tp.tensor(true), x), /cond: the then function returns no tensor/);
+    nt.dispose();
     close([...tp.cond(tp.tensor(true), (u) => u.add(1), (u) => u, [x]).toArray()], xv.map((v) => v + 1), 'usable');
   });
 });
