@@ -549,6 +549,10 @@ tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor
     /* 3x3 stride 1 as Winograd F(2x2, 3x3) (src/ops/winograd.c), on the caller */
     s = tp_conv2d_winograd(&g, j->X, j->Wt, j->B, j->Y, epi);
     goto done;
+  } else if (tp_conv2d_winograd1d_fits(&g)) {
+    /* 3x1 / 1x3 stride 1 as 1-D Winograd F(2, 3) (src/ops/winograd.c), on the caller */
+    s = tp_conv2d_winograd1d(&g, j->X, j->Wt, j->B, j->Y, epi);
+    goto done;
   } else if (KK == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&
              g.OW == g.W) {
     /* 1x1, stride 1, no padding: x is already the GEMM's B operand */
