@@ -622,18 +622,24 @@ static tp_status exec_conv2d(tp_tensor *const *in, const tp_attrs *at, const tp_
 }
 
 /* ---- max_pool2d / avg_pool2d: direct loops, taps inside the input ---- */
-static tp_status exec_pool2d(tp_op op, tp_tensor *x0, const tp_attrs *at, const tp_desc *od,
-                             tp_tensor **out) {
+typedef float pool_v4f __attribute__((vector_size(16)));
+typedef int32_t pool_v4i __attribute__((vector_size(16)));
+
+/* acc = v where v is larger than acc or acc is not NaN and v is NaN: the
+ * scalar loops' (a == a && !(v <= a)) ? v : a, four lanes at a time */
+static inline pool_v4f pool_vmax(pool_v4f a, pool_v4f v) {
+  pool_v4i m = (pool_v4i)(a == a) & ~(pool_v4i)(v <= a);
+  return (pool_v4f)(((pool_v4i)v & m) | ((pool_v4i)a & ~m));
+}
+
+tp_status tp_pool2d_into(tp_op op, tp_tensor *x0, const tp_attrs *at, tp_tensor *y) {
   tp_conv2d_geom g;
   tp_desc dx;
   tp_desc_of(x0, &dx);
   TP_TRY(tp_pool2d_geometry(op, &dx, at, &g));
-  tp_tensor *x = NULL, *y = NULL;
+  tp_tensor *x = NULL;
   tp_status s;
-  if ((s = tp_contiguous(x0, &x)) || (s = new_out(od, &y))) {
-    tp_tensor_release(x);
-    return s;
-  }
+  if ((s = tp_contiguous(x0, &x))) return s;
   const float *X = tp_tensor_ptr(x);
   float *Y = tp_tensor_ptr(y);
   int avg = op == TP_OP_AVG_POOL2D;
@@ -651,10 +657,28 @@ static tp_status exec_pool2d(tp_op op, tp_tensor *x0, const tp_attrs *at, const 
         for (int64_t j0 = 0; j0 < g.OW; j0 += PCH) {
           int64_t nj = g.OW - j0 < PCH ? g.OW - j0 : PCH;
           for (int64_t j = 0; j < nj; j++) acc[j] = -INFINITY;
+          int64_t nv = 0; /* outputs done four at a time */
+          if (g.KW == 2 && g.sw == 2) {
+            /* 2-wide windows, stride 2 (the embedding net's and cls's 2x2/2
+             * pools): even and odd columns of eight inputs, the taps in the
+             * same order as below (Wasm, 24x72x32: 0.17 ms, 1.6 GB/s, before) */
+            nv = nj / 4 * 4;
+            for (int64_t jv = 0; jv < nv; jv += 4) {
+              pool_v4f a = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+              for (int64_t kh = 0; kh < g.KH; kh++) {
+                const float *r = xp + (i * g.sh + kh) * g.W + (j0 + jv) * 2;
+                pool_v4f u0, u1;
+                memcpy(&u0, r, sizeof u0), memcpy(&u1, r + 4, sizeof u1);
+                a = pool_vmax(a, __builtin_shufflevector(u0, u1, 0, 2, 4, 6));
+                a = pool_vmax(a, __builtin_shufflevector(u0, u1, 1, 3, 5, 7));
+              }
+              memcpy(acc + jv, &a, sizeof a);
+            }
+          }
           for (int64_t kh = 0; kh < g.KH; kh++)
             for (int64_t kw = 0; kw < g.KW; kw++) {
               const float *r = xp + (i * g.sh + kh) * g.W + j0 * g.sw + kw;
-              for (int64_t j = 0; j < nj; j++) {
+              for (int64_t j = nv; j < nj; j++) {
                 float a = acc[j], v = r[j * g.sw];
                 acc[j] = (a == a && !(v <= a)) ? v : a; /* larger, or NaN (which then stays) */
               }
@@ -663,7 +687,6 @@ static tp_status exec_pool2d(tp_op op, tp_tensor *x0, const tp_attrs *at, const 
         }
     }
     tp_tensor_release(x);
-    *out = y;
     return TP_OK;
   }
   for (int64_t nc = 0; nc < g.N * g.C; nc++) {
@@ -687,8 +710,17 @@ static tp_status exec_pool2d(tp_op op, tp_tensor *x0, const tp_attrs *at, const 
     }
   }
   tp_tensor_release(x);
-  *out = y;
   return TP_OK;
+}
+
+static tp_status exec_pool2d(tp_op op, tp_tensor *x0, const tp_attrs *at, const tp_desc *od,
+                             tp_tensor **out) {
+  tp_tensor *y;
+  TP_TRY(new_out(od, &y));
+  tp_status s = tp_pool2d_into(op, x0, at, y);
+  if (s) tp_tensor_release(y);
+  else *out = y;
+  return s;
 }
 
 /* ---- reductions ---- */

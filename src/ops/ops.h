@@ -158,6 +158,9 @@ tp_status tp_conv2d_winograd1d(const tp_conv2d_geom *g, const float *x, const fl
 /* max_pool2d / avg_pool2d geometry (ops.def) in the conv2d struct: KH, KW,
  * strides, pt, pl; C = M = G; dilations 1. */
 tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_conv2d_geom *g);
+/* max_pool2d / avg_pool2d into y, a contiguous float32 tensor of the output
+ * shape (the executor's arena buffer), as tp_conv2d_into. */
+tp_status tp_pool2d_into(tp_op op, tp_tensor *x, const tp_attrs *at, tp_tensor *y);
 /* The activations of rnn / gru / lstm (ops.def's codes, in order): ONNX's
  * name, how many of alpha, beta it reads (0, 1: alpha, 2: both) and their
  * defaults (ONNX's operators of the same name) when act_params is empty. */

@@ -258,6 +258,10 @@ static void cases_pool2d(tp_op op) {
       {1, 3, 9, 11, 3, 3, 2, 2, 0, 0, 0, 0},    /* 3x3/2, the last row and column unused */
       {2, 2, 5, 300, 2, 2, 1, 1, 0, 0, 0, 0},   /* stride 1, more than one chunk of outputs */
       {1, 200, 2, 96, 2, 2, 2, 2, 0, 0, 0, 0},  /* cls's 2x2/2 on 2x96 */
+      /* 2-wide windows, stride 2: four outputs a vector (exec.c), then the scalar tail */
+      {1, 24, 72, 32, 2, 2, 2, 2, 0, 0, 0, 0},  /* the openwakeword embedding's 2x2/2 */
+      {1, 3, 6, 19, 2, 2, 2, 2, 0, 0, 0, 0},    /* 9 outputs a row: a 1-lane tail, a column unused */
+      {1, 2, 7, 22, 3, 2, 2, 2, 0, 0, 0, 0},    /* 3x2 windows: three rows of taps */
   };
   char lbl[256];
   for (int ci = 0; ci < (int)(sizeof cfg / sizeof cfg[0]); ci++)
