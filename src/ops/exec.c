@@ -388,12 +388,46 @@ static void conv_dw_padded(const tp_conv2d_geom *g, const float *x, const float 
 static void conv_im2col(const tp_conv2d_geom *g, const float *x, int64_t Cg, int64_t i0, int64_t r,
                         float *cols) {
   int64_t np = r * g->OW;
+  /* stride 1 and OW == W: a tap's rows are one flat run of the input
+   * shifted by its column offset, copied at once, then the columns whose
+   * tap falls in the padding (wrapped into the next or previous row) zeroed;
+   * a copy per row cost more than the GEMM on small planes (96 channels
+   * on 12x4: 2880 copies of 4 floats) */
+  int flat = g->sh == 1 && g->sw == 1 && g->OW == g->W;
   for (int64_t c = 0; c < Cg; c++)
     for (int64_t kh = 0; kh < g->KH; kh++)
       for (int64_t kw = 0; kw < g->KW; kw++) {
         float *dst = cols + ((c * g->KH + kh) * g->KW + kw) * np;
         int64_t off, j0, j1;
         conv_tap_range(g, kw, &off, &j0, &j1);
+        if (flat) {
+          int64_t ih0 = i0 - g->pt + kh * g->dh, ia = ih0 < 0 ? -ih0 : 0, ib = g->H - ih0;
+          ib = ib > r ? r : ib;
+          if (ia >= ib) {
+            memset(dst, 0, sizeof(float) * (size_t)np);
+            continue;
+          }
+          /* rows [ia, ib) from the plane's flat elements s0 + [0, n), those inside it */
+          int64_t n = (ib - ia) * g->W, s0 = (ih0 + ia) * g->W + off, f0 = s0 < 0 ? -s0 : 0;
+          int64_t f1 = g->H * g->W - s0 < n ? g->H * g->W - s0 : n;
+          float *d = dst + ia * g->OW;
+          memset(dst, 0, sizeof(float) * (size_t)(ia * g->OW));
+          if (f1 > f0) {
+            memset(d, 0, sizeof(float) * (size_t)f0);
+            memcpy(d + f0, x + c * g->H * g->W + s0 + f0, sizeof(float) * (size_t)(f1 - f0));
+            memset(d + f1, 0, sizeof(float) * (size_t)(n - f1));
+          } else {
+            memset(d, 0, sizeof(float) * (size_t)n);
+          }
+          if (j0 > 0 || j1 < g->OW)
+            for (int64_t i = ia; i < ib; i++) {
+              float *row = dst + i * g->OW;
+              for (int64_t j = 0; j < j0; j++) row[j] = 0;
+              for (int64_t j = j1; j < g->OW; j++) row[j] = 0;
+            }
+          memset(dst + ib * g->OW, 0, sizeof(float) * (size_t)((r - ib) * g->OW));
+          continue;
+        }
         for (int64_t i = 0; i < r; i++, dst += g->OW) {
           int64_t ih = (i0 + i) * g->sh - g->pt + kh * g->dh;
           if (ih < 0 || ih >= g->H) {
