@@ -584,7 +584,7 @@ tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor
     s = tp_conv2d_winograd(&g, j->X, j->Wt, j->B, j->Y, epi);
     goto done;
   } else if (tp_conv2d_winograd1d_fits(&g)) {
-    /* 3x1 / 1x3 stride 1 as 1-D Winograd F(2, 3) (src/ops/winograd.c), on the caller */
+    /* 3x1 / 1x3 stride 1 as 1-D Winograd F(2, 3) (src/ops/winograd.c), blocks of tile rows over the pool */
     s = tp_conv2d_winograd1d(&g, j->X, j->Wt, j->B, j->Y, epi);
     goto done;
   } else if (KK == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&

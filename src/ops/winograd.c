@@ -17,6 +17,7 @@
  * lie inside (native det, 200 runs, user CPU: 1.64-1.66 s -> 1.43-1.55 s;
  * Wasm, 96->24 on 40x56: 2.06-2.13 -> 1.93-1.94 ms CPU). */
 #include "ops.h"
+#include "../runtime/pool.h"
 #include <string.h>
 
 typedef float v4f __attribute__((vector_size(16)));
@@ -313,20 +314,68 @@ static void wg1_output(const wg1 *a, const tp_conv2d_geom *g, const float *Mo, c
   }
 }
 
+/* Units: (image, block of whole tile rows), each on its own V and Mo
+ * scratch (per pool slot); a block's outputs are whole output rows, so its
+ * epilogue runs on them as soon as the block is done. Every output element
+ * gets the same operations for any split (the GEMM's results do not depend
+ * on its column count), so results are the same bits for any thread count. */
+typedef struct wg1_job {
+  const tp_conv2d_geom *g;
+  const wg1 *a;
+  const float *x, *U, *bias;
+  float *y, *scratch;
+  int64_t TB, nblk, T, R; /* tiles per block (a multiple of R, the tiles of a tile row) */
+  size_t per_slot;
+  const tp_conv_epi *epi;
+} wg1_job;
+
+static void wg1_task(void *ctx, int slot, int64_t u0, int64_t u1) {
+  const wg1_job *j = ctx;
+  const tp_conv2d_geom *g = j->g;
+  const tp_kernels *k = tp_kern();
+  int64_t MC = g->M * g->C, P = g->OH * g->OW;
+  float *V = j->scratch + (size_t)slot * j->per_slot, *Mo = V + 4 * slab(g->C * j->TB);
+  for (int64_t u = u0; u < u1; u++) {
+    int64_t n = u / j->nblk, t0 = (u % j->nblk) * j->TB, nt = j->T - t0 < j->TB ? j->T - t0 : j->TB;
+    float *yn = j->y + n * g->M * P;
+    wg1_input(j->a, g, j->x + n * g->C * g->H * g->W, t0, nt, V);
+    for (int xi = 0; xi < 4; xi++)
+      k->gemm_f32(g->M, nt, g->C, j->U + (size_t)xi * MC, g->C, 1, V + xi * slab(g->C * nt), nt, 1,
+                  Mo + xi * slab(g->M * nt), nt, NULL);
+    wg1_output(j->a, g, Mo, j->bias, t0, nt, yn);
+    if (j->epi) { /* tile rows [r0, r1): output rows 2 r0 .. 2 r1 (3x1) or r0 .. r1 (1x3) */
+      int64_t r0 = t0 / j->R, r1 = (t0 + nt) / j->R, p0, p1;
+      if (j->a->vert) p0 = 2 * r0 * g->OW, p1 = (2 * r1 < g->OH ? 2 * r1 : g->OH) * g->OW;
+      else p0 = r0 * g->OW, p1 = r1 * g->OW;
+      j->epi->fn(j->epi->ctx, slot, j->y, n, 0, g->M, p0, p1);
+    }
+  }
+}
+
 tp_status tp_conv2d_winograd1d(const tp_conv2d_geom *g, const float *x, const float *w, const float *bias, float *y,
                                const tp_conv_epi *epi) {
   wg1 a = wg1_of(g);
-  int64_t T = a.TA * a.Q;
-  /* tiles per block: V [4, C, TB] and Mo [4, M, TB] within the budget */
-  int64_t TB = (int64_t)(TP_WINO_BUDGET / 4 / 4) / (g->C + g->M);
-  TB = TB < 16 ? 16 : TB / 8 * 8;
-  if (TB > T) TB = T;
-  size_t nu = (size_t)(4 * g->M * g->C), nv = (size_t)(4 * slab(g->C * TB)), nm = (size_t)(4 * slab(g->M * TB));
-  float *U = tp_alloc(sizeof(float) * (nu + nv + nm));
-  if (!U)
-    return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of Winograd transforms",
-                   sizeof(float) * (nu + nv + nm));
-  float *V = U + nu, *Mo = V + nv;
+  int64_t T = a.TA * a.Q, R = a.vert ? a.Q : a.TA, TR = T / R;
+  /* tile rows per block: V [4, C, TB] and Mo [4, M, TB] within the budget;
+   * with threads, blocks enough for each */
+  int64_t rows = (int64_t)(TP_WINO_BUDGET / 4 / 4) / (g->C + g->M) / R;
+  rows = rows < 1 ? 1 : rows > TR ? TR : rows;
+  int threads = tp_pool_threads_or_default();
+  if (threads > 1 && g->N < threads) {
+    int64_t want = (TR * g->N + threads - 1) / threads;
+    if (want < rows) rows = want < 1 ? 1 : want;
+  }
+  wg1_job j = {.g = g, .a = &a, .x = x, .bias = bias, .y = y, .TB = rows * R, .T = T, .R = R, .epi = epi};
+  j.nblk = (TR + rows - 1) / rows;
+  j.per_slot = (size_t)(4 * slab(g->C * j.TB) + 4 * slab(g->M * j.TB));
+  int64_t units = g->N * j.nblk, unit_flops = 8 * g->M * g->C * j.TB;
+  int64_t grain = unit_flops > 0 ? (2000000 + unit_flops - 1) / unit_flops : units;
+  int nc = units > 0 ? tp_parallel_slots(units, grain) : 0;
+  if (epi && nc > epi->nslots) nc = epi->nslots;
+  if (nc < 1) nc = 1;
+  size_t nu = (size_t)(4 * g->M * g->C), bytes = sizeof(float) * (nu + j.per_slot * (size_t)nc);
+  float *U = tp_alloc(bytes);
+  if (!U) return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of Winograd transforms", bytes);
   int64_t MC = g->M * g->C;
   for (int64_t mc = 0; mc < MC; mc++) { /* U[xi][m][c] = (G g)[xi]; w [M, C, 3, 1] or [M, C, 1, 3] */
     const float *k = w + mc * 3;
@@ -335,20 +384,9 @@ tp_status tp_conv2d_winograd1d(const tp_conv2d_geom *g, const float *x, const fl
     U[2 * MC + mc] = 0.5f * (k[0] - k[1] + k[2]);
     U[3 * MC + mc] = k[2];
   }
-  const tp_kernels *k = tp_kern();
-  for (int64_t n = 0; n < g->N; n++) {
-    const float *xn = x + n * g->C * g->H * g->W;
-    float *yn = y + n * g->M * g->OH * g->OW;
-    for (int64_t t0 = 0; t0 < T; t0 += TB) {
-      int64_t nt = T - t0 < TB ? T - t0 : TB;
-      wg1_input(&a, g, xn, t0, nt, V);
-      for (int xi = 0; xi < 4; xi++)
-        k->gemm_f32(g->M, nt, g->C, U + (size_t)xi * MC, g->C, 1, V + xi * slab(g->C * nt), nt, 1,
-                    Mo + xi * slab(g->M * nt), nt, NULL);
-      wg1_output(&a, g, Mo, bias, t0, nt, yn);
-    }
-    if (epi) epi->fn(epi->ctx, 0, y, n, 0, g->M, 0, g->OH * g->OW);
-  }
+  j.U = U, j.scratch = U + nu;
+  if (nc > 1) tp_parallel_run(units, grain, nc, wg1_task, &j);
+  else if (units > 0) wg1_task(&j, 0, 0, units);
   tp_free(U);
   return TP_OK;
 }

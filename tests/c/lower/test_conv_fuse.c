@@ -60,6 +60,9 @@ static const ccase cases[] = {
      "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n%3 = sigmoid(%2) : @\noutput(%3)\n", 1},
     {"winograd 1x3 + residual add + relu", 1, 8, 9, 23, 16, 1, 3, 1, {1, 1, 0, 1, 0, 1, 1, 1}, 1, 2,
      "%1 = add(%r, %0) : @\n%2 = relu(%1) : @\noutput(%2)\n", 1},
+    /* 1-D Winograd large enough for two blocks of tile rows on two threads (epilogue per block, slot 1) */
+    {"winograd 3x1 (blocks over threads) + relu", 1, 32, 130, 30, 32, 3, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 1, 0,
+     "%1 = relu(%0) : @\noutput(%1)\n", 1},
     /* the conv's output also read by a second output: no epilogue (two kernels) */
     {"shared conv output", 1, 3, 6, 7, 4, 3, 3, 1, {1, 1, 1, 1, 1, 1, 1, 1}, 1, 0,
      "%1 = relu(%0) : @\noutput(%1, %0)\n", 2},
