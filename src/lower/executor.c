@@ -1143,6 +1143,9 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     else tp_tensor_copy_into(t[n->attrs.result_index], &out.t);
   } else if (!s && n->op == TP_OP_CONV2D && tp_tensor_is_contiguous(&out.t)) {
     s = tp_conv2d_into(args, &n->attrs, &out.t); /* straight into the arena: no copy */
+  } else if (!s && (n->op == TP_OP_MAX_POOL2D || n->op == TP_OP_AVG_POOL2D) && tp_tensor_is_contiguous(&out.t) &&
+             out.t.dtype == TP_F32) {
+    s = tp_pool2d_into(n->op, args[0], &n->attrs, &out.t); /* likewise */
   } else if (!s && (n->op == TP_OP_RNN || n->op == TP_OP_GRU || n->op == TP_OP_LSTM) && tp_tensor_is_contiguous(&out.t)) {
     /* the time loop inside this one step; W and R packed once when constant */
     s = tp_recurrent_into(n->op, n->nargs, args, &n->attrs, r->pl->packed[ki], &out.t);

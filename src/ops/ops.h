@@ -149,9 +149,18 @@ tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor
 int tp_conv2d_winograd_fits(const tp_conv2d_geom *g);
 tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const float *w,
                              const float *bias, float *y, const tp_conv_epi *epi);
+/* winograd.c: 3x1 / 1x3 stride 1, no dilation, one group, no padding across
+ * the kernel's axis (tp_conv2d_winograd1d_fits) as 1-D Winograd F(2, 3);
+ * operands as above. */
+int tp_conv2d_winograd1d_fits(const tp_conv2d_geom *g);
+tp_status tp_conv2d_winograd1d(const tp_conv2d_geom *g, const float *x, const float *w,
+                               const float *bias, float *y, const tp_conv_epi *epi);
 /* max_pool2d / avg_pool2d geometry (ops.def) in the conv2d struct: KH, KW,
  * strides, pt, pl; C = M = G; dilations 1. */
 tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_conv2d_geom *g);
+/* max_pool2d / avg_pool2d into y, a contiguous float32 tensor of the output
+ * shape (the executor's arena buffer), as tp_conv2d_into. */
+tp_status tp_pool2d_into(tp_op op, tp_tensor *x, const tp_attrs *at, tp_tensor *y);
 /* The activations of rnn / gru / lstm (ops.def's codes, in order): ONNX's
  * name, how many of alpha, beta it reads (0, 1: alpha, 2: both) and their
  * defaults (ONNX's operators of the same name) when act_params is empty. */

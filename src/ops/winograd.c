@@ -17,6 +17,7 @@
  * lie inside (native det, 200 runs, user CPU: 1.64-1.66 s -> 1.43-1.55 s;
  * Wasm, 96->24 on 40x56: 2.06-2.13 -> 1.93-1.94 ms CPU). */
 #include "ops.h"
+#include "../runtime/pool.h"
 #include <string.h>
 
 typedef float v4f __attribute__((vector_size(16)));
@@ -202,6 +203,190 @@ tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const floa
       }
     }
   }
+  tp_free(U);
+  return TP_OK;
+}
+
+/* 1x3 and 3x1 convolutions (stride 1, no dilation, one group, no padding
+ * across the kernel's other axis) as 1-D Winograd F(2, 3): each pair of
+ * outputs along the kernel's axis is A^T [ (G g) . (B^T d) ] over the 4
+ * inputs d around it, the same transforms as one axis of F(2x2, 3x3)
+ * above: 4 GEMMs Mo[xi] [M, T] = U[xi] [M, C] @ V[xi] [C, T] (T tiles of
+ * two outputs) with 4*M*C*T multiply-adds where im2col + GEMM does
+ * 6*M*C*T, and the input expanded 2x instead of 3x. The openwakeword
+ * embedding net is 20 such convolutions (24-96 channels). The tiles run
+ * along the other axis (3x1: a tile row of W tiles, four of them one
+ * vector load; 1x3: a row of ceil(OW/2) tiles, four of them every other
+ * column). */
+typedef struct wg1 {
+  int64_t L, OL, pad, Q; /* extents along the kernel's axis (in, out), its leading pad, the other extent */
+  int64_t rs, qs;        /* x strides along the axis and the other; y's are (ors, oqs) */
+  int64_t ors, oqs, TA;  /* TA: tiles along the axis */
+  int vert;              /* 3x1: tiles t = ta * Q + q; 1x3: t = q * TA + ta */
+} wg1;
+
+static wg1 wg1_of(const tp_conv2d_geom *g) {
+  wg1 a;
+  a.vert = g->KH == 3;
+  if (a.vert) a.L = g->H, a.OL = g->OH, a.pad = g->pt, a.Q = g->W, a.rs = g->W, a.qs = 1, a.ors = g->OW, a.oqs = 1;
+  else a.L = g->W, a.OL = g->OW, a.pad = g->pl, a.Q = g->H, a.rs = 1, a.qs = g->W, a.ors = 1, a.oqs = g->OW;
+  a.TA = (a.OL + 1) / 2;
+  return a;
+}
+
+int tp_conv2d_winograd1d_fits(const tp_conv2d_geom *g) {
+  if (g->G != 1 || g->sh != 1 || g->sw != 1 || g->dh != 1 || g->dw != 1 || g->C < 8 || g->M < 8) return 0;
+  int vert = g->KH == 3 && g->KW == 1 && g->pl == 0 && g->OW == g->W;
+  int horiz = g->KH == 1 && g->KW == 3 && g->pt == 0 && g->OH == g->H;
+  if (!vert && !horiz) return 0;
+  wg1 a = wg1_of(g);
+  return a.OL >= 4 && a.TA * a.Q >= 64;
+}
+
+static void wg1_input(const wg1 *a, const tp_conv2d_geom *g, const float *x, int64_t t0, int64_t nt, float *V) {
+  int64_t CT = slab(g->C * nt), ls = a->vert ? 1 : 2;
+  for (int64_t c = 0; c < g->C; c++) {
+    const float *xc = x + c * g->H * g->W;
+    for (int64_t tb = 0; tb < nt; tb++) {
+      int64_t t = t0 + tb, ta = a->vert ? t / a->Q : t % a->TA, q = a->vert ? t % a->Q : t / a->TA;
+      int64_t a0 = 2 * ta - a->pad;
+      const float *p = xc + q * a->qs + a0 * a->rs;
+      float *v = V + c * nt + tb;
+      int four = tb + 4 <= nt && a0 >= 0 &&
+                 (a->vert ? q + 4 <= a->Q && a0 + 4 <= a->L : ta + 4 <= a->TA && a0 + 10 <= a->L);
+      if (four) { /* lane k: tile tb + k */
+        v4f d[4];
+        if (ls == 1) {
+          for (int r = 0; r < 4; r++) memcpy(&d[r], p + r * a->rs, sizeof d[r]);
+        } else { /* d[r] lane k = p[2k + r]: even and odd lanes of p[0..7] and p[2..9] */
+          v4f u0, u1, u2, u3;
+          memcpy(&u0, p, sizeof u0), memcpy(&u1, p + 4, sizeof u1);
+          memcpy(&u2, p + 2, sizeof u2), memcpy(&u3, p + 6, sizeof u3);
+          d[0] = __builtin_shufflevector(u0, u1, 0, 2, 4, 6);
+          d[1] = __builtin_shufflevector(u0, u1, 1, 3, 5, 7);
+          d[2] = __builtin_shufflevector(u2, u3, 0, 2, 4, 6);
+          d[3] = __builtin_shufflevector(u2, u3, 1, 3, 5, 7);
+        }
+        v4f o[4] = {d[0] - d[2], d[1] + d[2], d[2] - d[1], d[1] - d[3]};
+        for (int xi = 0; xi < 4; xi++) memcpy(v + xi * CT, &o[xi], sizeof o[xi]);
+        tb += 3;
+        continue;
+      }
+      float d[4];
+      for (int r = 0; r < 4; r++) d[r] = a0 + r >= 0 && a0 + r < a->L ? p[r * a->rs] : 0.0f;
+      v[0] = d[0] - d[2];
+      v[CT] = d[1] + d[2];
+      v[2 * CT] = d[2] - d[1];
+      v[3 * CT] = d[1] - d[3];
+    }
+  }
+}
+
+static void wg1_output(const wg1 *a, const tp_conv2d_geom *g, const float *Mo, const float *bias, int64_t t0,
+                       int64_t nt, float *y) {
+  int64_t MT = slab(g->M * nt), P = g->OH * g->OW;
+  for (int64_t m = 0; m < g->M; m++) {
+    float b = bias ? bias[m] : 0.0f;
+    float *ym = y + m * P;
+    for (int64_t tb = 0; tb < nt; tb++) {
+      const float *mo = Mo + m * nt + tb;
+      int64_t t = t0 + tb, ta = a->vert ? t / a->Q : t % a->TA, q = a->vert ? t % a->Q : t / a->TA;
+      float *yo = ym + q * a->oqs + 2 * ta * a->ors;
+      int four = tb + 4 <= nt && (a->vert ? q + 4 <= a->Q && 2 * ta + 2 <= a->OL : ta + 4 <= a->TA && 2 * ta + 8 <= a->OL);
+      if (four) {
+        v4f v[4], bv = {b, b, b, b};
+        for (int xi = 0; xi < 4; xi++) memcpy(&v[xi], mo + xi * MT, sizeof v[xi]);
+        v4f o0 = v[0] + v[1] + v[2] + bv, o1 = v[1] - v[2] - v[3] + bv;
+        if (a->vert) {
+          memcpy(yo, &o0, sizeof o0);
+          memcpy(yo + a->ors, &o1, sizeof o1);
+        } else { /* interleaved: o0[k] at column 2k, o1[k] at 2k + 1 */
+          v4f lo = __builtin_shufflevector(o0, o1, 0, 4, 1, 5), hi = __builtin_shufflevector(o0, o1, 2, 6, 3, 7);
+          memcpy(yo, &lo, sizeof lo), memcpy(yo + 4, &hi, sizeof hi);
+        }
+        tb += 3;
+        continue;
+      }
+      float v0 = mo[0], v1 = mo[MT], v2 = mo[2 * MT], v3 = mo[3 * MT];
+      yo[0] = v0 + v1 + v2 + b;
+      if (2 * ta + 1 < a->OL) yo[a->ors] = v1 - v2 - v3 + b;
+    }
+  }
+}
+
+/* Units: (image, block of whole tile rows), each on its own V and Mo
+ * scratch (per pool slot); a block's outputs are whole output rows, so its
+ * epilogue runs on them as soon as the block is done. Every output element
+ * gets the same operations for any split (the GEMM's results do not depend
+ * on its column count), so results are the same bits for any thread count. */
+typedef struct wg1_job {
+  const tp_conv2d_geom *g;
+  const wg1 *a;
+  const float *x, *U, *bias;
+  float *y, *scratch;
+  int64_t TB, nblk, T, R; /* tiles per block (a multiple of R, the tiles of a tile row) */
+  size_t per_slot;
+  const tp_conv_epi *epi;
+} wg1_job;
+
+static void wg1_task(void *ctx, int slot, int64_t u0, int64_t u1) {
+  const wg1_job *j = ctx;
+  const tp_conv2d_geom *g = j->g;
+  const tp_kernels *k = tp_kern();
+  int64_t MC = g->M * g->C, P = g->OH * g->OW;
+  float *V = j->scratch + (size_t)slot * j->per_slot, *Mo = V + 4 * slab(g->C * j->TB);
+  for (int64_t u = u0; u < u1; u++) {
+    int64_t n = u / j->nblk, t0 = (u % j->nblk) * j->TB, nt = j->T - t0 < j->TB ? j->T - t0 : j->TB;
+    float *yn = j->y + n * g->M * P;
+    wg1_input(j->a, g, j->x + n * g->C * g->H * g->W, t0, nt, V);
+    for (int xi = 0; xi < 4; xi++)
+      k->gemm_f32(g->M, nt, g->C, j->U + (size_t)xi * MC, g->C, 1, V + xi * slab(g->C * nt), nt, 1,
+                  Mo + xi * slab(g->M * nt), nt, NULL);
+    wg1_output(j->a, g, Mo, j->bias, t0, nt, yn);
+    if (j->epi) { /* tile rows [r0, r1): output rows 2 r0 .. 2 r1 (3x1) or r0 .. r1 (1x3) */
+      int64_t r0 = t0 / j->R, r1 = (t0 + nt) / j->R, p0, p1;
+      if (j->a->vert) p0 = 2 * r0 * g->OW, p1 = (2 * r1 < g->OH ? 2 * r1 : g->OH) * g->OW;
+      else p0 = r0 * g->OW, p1 = r1 * g->OW;
+      j->epi->fn(j->epi->ctx, slot, j->y, n, 0, g->M, p0, p1);
+    }
+  }
+}
+
+tp_status tp_conv2d_winograd1d(const tp_conv2d_geom *g, const float *x, const float *w, const float *bias, float *y,
+                               const tp_conv_epi *epi) {
+  wg1 a = wg1_of(g);
+  int64_t T = a.TA * a.Q, R = a.vert ? a.Q : a.TA, TR = T / R;
+  /* tile rows per block: V [4, C, TB] and Mo [4, M, TB] within the budget;
+   * with threads, blocks enough for each */
+  int64_t rows = (int64_t)(TP_WINO_BUDGET / 4 / 4) / (g->C + g->M) / R;
+  rows = rows < 1 ? 1 : rows > TR ? TR : rows;
+  int threads = tp_pool_threads_or_default();
+  if (threads > 1 && g->N < threads) {
+    int64_t want = (TR * g->N + threads - 1) / threads;
+    if (want < rows) rows = want < 1 ? 1 : want;
+  }
+  wg1_job j = {.g = g, .a = &a, .x = x, .bias = bias, .y = y, .TB = rows * R, .T = T, .R = R, .epi = epi};
+  j.nblk = (TR + rows - 1) / rows;
+  j.per_slot = (size_t)(4 * slab(g->C * j.TB) + 4 * slab(g->M * j.TB));
+  int64_t units = g->N * j.nblk, unit_flops = 8 * g->M * g->C * j.TB;
+  int64_t grain = unit_flops > 0 ? (2000000 + unit_flops - 1) / unit_flops : units;
+  int nc = units > 0 ? tp_parallel_slots(units, grain) : 0;
+  if (epi && nc > epi->nslots) nc = epi->nslots;
+  if (nc < 1) nc = 1;
+  size_t nu = (size_t)(4 * g->M * g->C), bytes = sizeof(float) * (nu + j.per_slot * (size_t)nc);
+  float *U = tp_alloc(bytes);
+  if (!U) return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of Winograd transforms", bytes);
+  int64_t MC = g->M * g->C;
+  for (int64_t mc = 0; mc < MC; mc++) { /* U[xi][m][c] = (G g)[xi]; w [M, C, 3, 1] or [M, C, 1, 3] */
+    const float *k = w + mc * 3;
+    U[mc] = k[0];
+    U[MC + mc] = 0.5f * (k[0] + k[1] + k[2]);
+    U[2 * MC + mc] = 0.5f * (k[0] - k[1] + k[2]);
+    U[3 * MC + mc] = k[2];
+  }
+  j.U = U, j.scratch = U + nu;
+  if (nc > 1) tp_parallel_run(units, grain, nc, wg1_task, &j);
+  else if (units > 0) wg1_task(&j, 0, 0, units);
   tp_free(U);
   return TP_OK;
 }

@@ -26,6 +26,9 @@ const cases = [
   ['depthwise + hardswish', [1, 6, 8, 70], [6, 1, 3, 3], { padding: 1, groups: 6 }, (y) => hswish(y)],
   ['winograd + clip', [1, 16, 12, 12], [16, 16, 3, 3], { padding: 1 }, (y) => tp.where(tp.gt(tp.where(tp.lt(y, 0), 0, y), 6), 6, tp.where(tp.lt(y, 0), 0, y))],
   ['conv + sigmoid', [1, 4, 10, 10], [4, 4, 3, 3], { padding: 1 }, (y) => tp.sigmoid(y)],
+  // 1-D Winograd F(2, 3): the openwakeword embedding's 1x3 (column pads) and 3x1 convs, leaky relu after
+  ['1x3 winograd + leaky relu', [1, 24, 20, 32], [24, 24, 1, 3], { padding: [0, 1] }, (y) => tp.where(tp.lt(y, y.mul(0.2)), y.mul(0.2), y)],
+  ['3x1 winograd + bias + relu', [1, 16, 22, 16], [24, 16, 3, 1], {}, (y) => tp.relu(y)],
 ];
 
 for (const [name, xs, ws, opts, epi, kernels = 1] of cases) {

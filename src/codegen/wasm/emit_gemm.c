@@ -102,7 +102,9 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
     lget(e, P), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->in[s2].buf));
     i32c(e, (int32_t)(k->in[s2].offset * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, c.origin[s2]);
   }
-  const int mr = e->mr >= 1 && e->mr <= GMR_MAX ? e->mr : GMR;
+  /* no more tile rows than M: a GEMV (M = 1, the hey_jarvis head's 1x128x1536)
+   * with 4 rows computed 4 times the work (4.4 GFLOP/s) */
+  const int mr0 = e->mr >= 1 && e->mr <= GMR_MAX ? e->mr : GMR, mr = mr0 < M ? mr0 : (int)M;
   uint32_t acc[GMR_MAX][2], a = vtmp(e), b0 = vtmp(e), b1 = vtmp(e);
   for (int i = 0; i < mr; i++) acc[i][0] = vtmp(e), acc[i][1] = vtmp(e);
   uint32_t jr = itmp(e), ir = itmp(e), kk = itmp(e), bp = itmp(e), col = itmp(e), row = itmp(e), crow = itmp(e);

@@ -403,7 +403,27 @@ static void FN(tp_f32_gemm_tune)(int kc, int mc) {
 static void pack_a(int64_t mc, int64_t kc, const float *A, int64_t rsa, int64_t csa, float *dst) {
   for (int64_t i0 = 0; i0 < mc; i0 += MR) {
     int64_t mr = mc - i0 < MR ? mc - i0 : MR;
-    for (int64_t k = 0; k < kc; k++) {
+    int64_t k0 = 0;
+#if MR == 4
+    if (mr == 4 && csa == 1) {
+      /* rows contiguous: 4x4 blocks transposed in vectors (a conv's weights, packed
+       * per call: 96x288 in Wasm cost about as much as the GEMM of a 10x2 plane) */
+      typedef float p4 __attribute__((vector_size(16)));
+      const float *r[4] = {A + i0 * rsa, A + (i0 + 1) * rsa, A + (i0 + 2) * rsa, A + (i0 + 3) * rsa};
+      for (; k0 + 4 <= kc; k0 += 4) {
+        p4 v0, v1, v2, v3;
+        memcpy(&v0, r[0] + k0, sizeof v0), memcpy(&v1, r[1] + k0, sizeof v1);
+        memcpy(&v2, r[2] + k0, sizeof v2), memcpy(&v3, r[3] + k0, sizeof v3);
+        p4 t0 = __builtin_shufflevector(v0, v1, 0, 4, 1, 5), t1 = __builtin_shufflevector(v0, v1, 2, 6, 3, 7);
+        p4 t2 = __builtin_shufflevector(v2, v3, 0, 4, 1, 5), t3 = __builtin_shufflevector(v2, v3, 2, 6, 3, 7);
+        p4 c[4] = {__builtin_shufflevector(t0, t2, 0, 1, 4, 5), __builtin_shufflevector(t0, t2, 2, 3, 6, 7),
+                   __builtin_shufflevector(t1, t3, 0, 1, 4, 5), __builtin_shufflevector(t1, t3, 2, 3, 6, 7)};
+        memcpy(dst, c, sizeof c);
+        dst += 16;
+      }
+    }
+#endif
+    for (int64_t k = k0; k < kc; k++) {
       for (int64_t i = 0; i < mr; i++) dst[i] = A[(i0 + i) * rsa + k * csa];
       for (int64_t i = mr; i < MR; i++) dst[i] = 0;
       dst += MR;

@@ -3,7 +3,7 @@
  * an unfolded BatchNorm, relu / leaky relu / clip / hardswish / sigmoid,
  * a residual add) becomes the conv kernel's epilogue, applied per output
  * tile inside the im2col + GEMM, depthwise (row and padded-plane) and
- * Winograd paths (or, for planes under 64 elements, once over the whole
+ * Winograd paths (1-D Winograd: per block of tile rows) (or, for planes under 64 elements, once over the whole
  * output after the conv). Each plan is checked for its kernel count, compared
  * element for element with the unfused plan (stax.epilogue_fusion off: the
  * same conv, then the same expression as a pointwise kernel) and with the
@@ -54,6 +54,15 @@ static const ccase cases[] = {
     /* Winograd over several blocks of tiles, odd output sides (partial tile rows) */
     {"winograd (blocks) + BN + sigmoid", 2, 64, 29, 25, 64, 3, 3, 1, {1, 1, 1, 1, 1, 1, 1, 1}, 0, 1,
      "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n%3 = sigmoid(%2) : @\noutput(%3)\n", 1},
+    /* 1-D Winograd F(2, 3) (tp_conv2d_winograd1d): 3x1 with row pads and an unfolded BN +
+     * sigmoid, batch 2; 1x3 with column pads, residual + relu */
+    {"winograd 3x1 + BN + sigmoid", 2, 16, 21, 9, 12, 3, 1, 1, {1, 1, 1, 0, 1, 0, 1, 1}, 1, 1,
+     "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n%3 = sigmoid(%2) : @\noutput(%3)\n", 1},
+    {"winograd 1x3 + residual add + relu", 1, 8, 9, 23, 16, 1, 3, 1, {1, 1, 0, 1, 0, 1, 1, 1}, 1, 2,
+     "%1 = add(%r, %0) : @\n%2 = relu(%1) : @\noutput(%2)\n", 1},
+    /* 1-D Winograd large enough for two blocks of tile rows on two threads (epilogue per block, slot 1) */
+    {"winograd 3x1 (blocks over threads) + relu", 1, 32, 130, 30, 32, 3, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 1, 0,
+     "%1 = relu(%0) : @\noutput(%1)\n", 1},
     /* the conv's output also read by a second output: no epilogue (two kernels) */
     {"shared conv output", 1, 3, 6, 7, 4, 3, 3, 1, {1, 1, 1, 1, 1, 1, 1, 1}, 1, 0,
      "%1 = relu(%0) : @\noutput(%1, %0)\n", 2},

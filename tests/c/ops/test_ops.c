@@ -522,6 +522,16 @@ static void test_pool2d(void) {
   CHECK(z && tp_tensor_get_f64(z, 0) == 0 && signbit(tp_tensor_get_f64(z, 0)));
   z = OPA(TP_OP_MAX_POOL2D, Apool(2, 2, 2, 2, 0, 0, 0, 0, 0), F32((1, 1, 2, 2), 0.0, -1, -0.0, -1));
   CHECK(z && tp_tensor_get_f64(z, 0) == 0 && !signbit(tp_tensor_get_f64(z, 0)));
+  /* the same on rows of 8 (four windows a vector, exec.c): NaN in either tap and row,
+   * -0 / +0 ties to the first in row-major order, -inf */
+  z = OPA(TP_OP_MAX_POOL2D, Apool(2, 2, 2, 2, 0, 0, 0, 0, 0),
+          F32((1, 1, 2, 8), 1, NAN, -0.0, -1, 5, 2, -INFINITY, -INFINITY, 3, 2, 0.0, -1, NAN, 9, -INFINITY, -INFINITY));
+  CHECK(z && isnan(tp_tensor_get_f64(z, 0)) && tp_tensor_get_f64(z, 1) == 0 && signbit(tp_tensor_get_f64(z, 1)) &&
+        isnan(tp_tensor_get_f64(z, 2)) && tp_tensor_get_f64(z, 3) == -INFINITY);
+  z = OPA(TP_OP_MAX_POOL2D, Apool(2, 2, 2, 2, 0, 0, 0, 0, 0),
+          F32((1, 1, 2, 8), 0.0, -1, 1, 2, 4, 3, 7, 8, -0.0, -1, 6, 5, NAN, NAN, 8, 7));
+  CHECK(z && tp_tensor_get_f64(z, 0) == 0 && !signbit(tp_tensor_get_f64(z, 0)) && tp_tensor_get_f64(z, 1) == 6 &&
+        isnan(tp_tensor_get_f64(z, 2)) && tp_tensor_get_f64(z, 3) == 8);
   /* bad input */
   tp_attrs a = Apool(2, 2, 2, 2, 0, 0, 0, 0, 0);
   ERR(TP_OP_MAX_POOL2D, &a, (F32((4), 1, 2, 3, 4)), TP_ERR_INVALID_ARG, "max_pool2d", "rank 4");

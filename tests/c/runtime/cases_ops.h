@@ -197,6 +197,18 @@ static void cases_conv2d(void) {
       {2, 8, 10, 9, 8, 3, 3, 1, 1, 1, 0, 0, 0, 0, 1, 1},    /* valid, batch 2 */
       {1, 12, 9, 8, 17, 3, 3, 1, 1, 1, 2, 0, 1, 2, 1, 1},   /* uneven pads */
       {1, 96, 40, 56, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1}, /* PP-OCRv4 detection's head: tile blocks */
+      /* 1-D Winograd F(2, 3) (winograd.c, tp_conv2d_winograd1d): 3x1 and 1x3, odd
+       * outputs (a half tile at the end), pads on the kernel's axis, batch 2 (each at
+       * least 64 tiles: tp_conv2d_winograd1d_fits), and the
+       * openwakeword embedding's shapes (24 channels on 74x32, tile blocks) */
+      {1, 8, 11, 13, 10, 3, 1, 1, 1, 1, 1, 0, 1, 0, 1, 1},   /* 3x1 pad 1: 11 rows out */
+      {2, 9, 10, 17, 8, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1},   /* 3x1 valid, batch 2 */
+      {1, 8, 9, 21, 12, 1, 3, 1, 1, 1, 0, 1, 0, 1, 1, 1},   /* 1x3 pad 1: 21 columns out */
+      {1, 10, 11, 12, 9, 1, 3, 1, 1, 1, 0, 2, 0, 0, 1, 1},   /* 1x3 left pad 2 only */
+      {2, 8, 5, 40, 8, 1, 3, 1, 1, 1, 0, 0, 0, 0, 1, 1},    /* 1x3 valid, batch 2 */
+      {1, 24, 74, 32, 24, 1, 3, 1, 1, 1, 0, 1, 0, 1, 1, 1}, /* the embedding's 1x3 */
+      {1, 24, 74, 32, 24, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1}, /* the embedding's 3x1 */
+      {1, 96, 200, 30, 64, 3, 1, 1, 1, 1, 1, 0, 1, 0, 1, 1}, /* several tile blocks */
       /* small padded planes (exec.c: conv_dw_padded, through a zero-padded copy) */
       {1, 5, 10, 14, 5, 5, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1},  /* 5x5 pad 2 on 10x14 (PP-OCRv4 detection) */
       {2, 3, 10, 14, 3, 5, 5, 3, 2, 2, 2, 2, 2, 2, 1, 1},  /* the same, stride 2, batch 2 */
@@ -246,6 +258,10 @@ static void cases_pool2d(tp_op op) {
       {1, 3, 9, 11, 3, 3, 2, 2, 0, 0, 0, 0},    /* 3x3/2, the last row and column unused */
       {2, 2, 5, 300, 2, 2, 1, 1, 0, 0, 0, 0},   /* stride 1, more than one chunk of outputs */
       {1, 200, 2, 96, 2, 2, 2, 2, 0, 0, 0, 0},  /* cls's 2x2/2 on 2x96 */
+      /* 2-wide windows, stride 2: four outputs a vector (exec.c), then the scalar tail */
+      {1, 24, 72, 32, 2, 2, 2, 2, 0, 0, 0, 0},  /* the openwakeword embedding's 2x2/2 */
+      {1, 3, 6, 19, 2, 2, 2, 2, 0, 0, 0, 0},    /* 9 outputs a row: a 1-lane tail, a column unused */
+      {1, 2, 7, 22, 3, 2, 2, 2, 0, 0, 0, 0},    /* 3x2 windows: three rows of taps */
   };
   char lbl[256];
   for (int ci = 0; ci < (int)(sizeof cfg / sizeof cfg[0]); ci++)
