@@ -23,6 +23,7 @@ import { el, fmtMs, fmtBytes, parseGraph, drawGraph, drawPlan, drawChart, drawKe
 // models.js (descriptions) and nodecode.js load after start-up, off the
 // path to the first result (bench/workloads/web-start.mjs)
 let MODELS = {};
+let modelsAsked = false; // loadDescriptions()
 
 const $ = (id) => document.getElementById(id);
 const MODEL_BATCH = { mlp: 64, cnn: 16, transformer: 1 };
@@ -297,6 +298,7 @@ function send(kind, msg, extra = {}) {
 }
 
 function onMessage(m) {
+  if (m.type === 'compiled' || m.type === 'error') loadDescriptions();
   if (m.type === 'ready') {
     coreReady = true;
     hasOnnx = m.hasOnnx;
@@ -710,4 +712,12 @@ startWorker();
 // instead of a round trip through this page later. Its first result is
 // timed from navigation start (there is no click).
 if (params.get('auto')) doCompile(true, { auto: true, t0: 0 });
-import('./models.js').then((m) => { MODELS = m.MODELS; describeModel(); });
+// models.js (the models' descriptions): with auto=1 only after the first
+// answer, so that its request and compile do not compete with the worker's
+// for the package (docs/web.md, "Start-up")
+function loadDescriptions() {
+  if (modelsAsked) return;
+  modelsAsked = true;
+  import('./models.js').then((m) => { MODELS = m.MODELS; describeModel(); });
+}
+if (!params.get('auto')) loadDescriptions();

@@ -20,6 +20,7 @@
 // cannot be trusted, so the page terminates this worker and starts a new one.
 
 const t0 = performance.now();
+performance.mark('workerJs');
 // The Wasm core, ready before the package's JS modules have loaded
 // (js/index.js reads globalThis.tensorplayWasm): with ?core=page, the
 // WebAssembly.Module the page compiled and posts as { type: 'core', module }
@@ -49,7 +50,9 @@ globalThis.tensorplayWasm = params.get('core') === 'page'
 // may send its first request right away (app.js with ?auto=1).
 const held = [];
 const hold = (ev) => {
-  if (ev.data?.type !== 'core') held.push(ev);
+  if (ev.data?.type === 'core') return;
+  if (!held.length) performance.mark('request');
+  held.push(ev);
 };
 self.addEventListener('message', hold);
 
@@ -75,8 +78,10 @@ async function importPackage() {
 }
 let tp, pkg, MODELS, summarize, measure, resolveInputs, makeInputs;
 try {
-  // the package (which instantiates the core), the models and the statistics, in parallel
-  [[tp, pkg], { MODELS, summarize }, { measure }] = await Promise.all([importPackage(), import('./models.js'), import('./stats.js')]);
+  // the package (which instantiates the core) and the models, in parallel
+  // (stats.js, for timed runs only, loads after the first result: one
+  // request less while the package loads, docs/web.md "Start-up")
+  [[tp, pkg], { MODELS, summarize }] = await Promise.all([importPackage(), import('./models.js')]);
 } catch (e) {
   self.postMessage({ type: 'error', id: 0, error: { ...describe(e), fatal: true, phase: 'load' } });
   throw e;
@@ -297,6 +302,7 @@ async function compile(msg) {
   disposeOut(y);
   const report = via === 'compile' && typeof g.explain === 'function' ? g.explain() : null;
   const graphText = via === 'model' ? g.model.graph.print() : typeof g.graph === 'function' ? g.graph() : null;
+  performance.mark('posting');
   self.postMessage({
     type: 'compiled',
     id: msg.id,
@@ -414,7 +420,10 @@ async function handle(ev) {
   if (msg?.type === 'core') return; // the page's compiled core (above)
   try {
     if (msg.type === 'compile') await compile(msg);
-    else if (msg.type === 'run') run(msg);
+    else if (msg.type === 'run') {
+      if (!measure) ({ measure } = await import('./stats.js'));
+      run(msg);
+    }
     else throw new Error(`unknown message type ${msg.type}`);
   } catch (e) {
     const fatal = isFatal(e);
