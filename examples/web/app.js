@@ -23,7 +23,6 @@ import { el, fmtMs, fmtBytes, parseGraph, drawGraph, drawPlan, drawChart, drawKe
 // models.js (descriptions) and nodecode.js load after start-up, off the
 // path to the first result (bench/workloads/web-start.mjs)
 let MODELS = {};
-let modelsAsked = false; // loadDescriptions()
 
 const $ = (id) => document.getElementById(id);
 const MODEL_BATCH = { mlp: 64, cnn: 16, transformer: 1 };
@@ -298,7 +297,6 @@ function send(kind, msg, extra = {}) {
 }
 
 function onMessage(m) {
-  if (m.type === 'compiled' || m.type === 'error') loadDescriptions();
   if (m.type === 'ready') {
     coreReady = true;
     hasOnnx = m.hasOnnx;
@@ -712,12 +710,4 @@ startWorker();
 // instead of a round trip through this page later. Its first result is
 // timed from navigation start (there is no click).
 if (params.get('auto')) doCompile(true, { auto: true, t0: 0 });
-// models.js (the models' descriptions): with auto=1 only after the first
-// answer, so that its request and compile do not compete with the worker's
-// for the package (docs/web.md, "Start-up")
-function loadDescriptions() {
-  if (modelsAsked) return;
-  modelsAsked = true;
-  import('./models.js').then((m) => { MODELS = m.MODELS; describeModel(); });
-}
-if (!params.get('auto')) loadDescriptions();
+import('./models.js').then((m) => { MODELS = m.MODELS; describeModel(); });

@@ -27,8 +27,9 @@ performance.mark('workerJs');
 // (index.html; null: load it here after all); otherwise fetched and
 // compiled here. On any failure the package fetches the core itself and
 // reports the error.
-// The performance marks (coreCompiled, imported, built, firstCall)
-// are the worker's timeline; tests/browser/web.test.mjs records them.
+// The performance marks (workerJs, request, coreCompiled, imported, built,
+// firstCall, posting) are the worker's timeline; tests/browser/web.test.mjs
+// records them, bench/web/probe-start.mjs splits a load with them.
 const params = new URL(self.location.href).searchParams; // ?core=page, ?pkg=modules
 globalThis.tensorplayWasm = params.get('core') === 'page'
   ? new Promise((resolve) => {
@@ -78,10 +79,8 @@ async function importPackage() {
 }
 let tp, pkg, MODELS, summarize, measure, resolveInputs, makeInputs;
 try {
-  // the package (which instantiates the core) and the models, in parallel
-  // (stats.js, for timed runs only, loads after the first result: one
-  // request less while the package loads, docs/web.md "Start-up")
-  [[tp, pkg], { MODELS, summarize }] = await Promise.all([importPackage(), import('./models.js')]);
+  // the package (which instantiates the core), the models and the statistics, in parallel
+  [[tp, pkg], { MODELS, summarize }, { measure }] = await Promise.all([importPackage(), import('./models.js'), import('./stats.js')]);
 } catch (e) {
   self.postMessage({ type: 'error', id: 0, error: { ...describe(e), fatal: true, phase: 'load' } });
   throw e;
@@ -420,10 +419,7 @@ async function handle(ev) {
   if (msg?.type === 'core') return; // the page's compiled core (above)
   try {
     if (msg.type === 'compile') await compile(msg);
-    else if (msg.type === 'run') {
-      if (!measure) ({ measure } = await import('./stats.js'));
-      run(msg);
-    }
+    else if (msg.type === 'run') run(msg);
     else throw new Error(`unknown message type ${msg.type}`);
   } catch (e) {
     const fatal = isFatal(e);
