@@ -8,7 +8,7 @@
 // the delivery differs. A page that imports js/index.js makes 17 requests in
 // two rounds (the entry, then its modules), over HTTP/1.1's 6 connections per
 // host; the bundle, one. The web example's first result came a median of
-// 19-38 ms sooner with it (docs/benchmarks.md, web-start). Minified with
+// 19-38 ms sooner with it (docs/benchmarks-web.md, web-start). Minified with
 // names kept: classes and functions keep their names (esbuild keepNames).
 //
 //   node scripts/bundle.mjs            # or: bash scripts/build.sh bundle

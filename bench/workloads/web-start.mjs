@@ -62,7 +62,7 @@ try {
       // samples or 3 s per variant). The longer run's leftovers (the worker's
       // teardown, V8's background work) landed on the next load despite the
       // 2.5 s settle: 163.4 against 137.4 ms for main's page in an
-      // interleaved A/B, 137.1 against 132.0 with the cap (docs/benchmarks.md).
+      // interleaved A/B, 137.1 against 132.0 with the cap (docs/benchmarks-web.md).
       url: `${server.url}examples/web/?model=${model}&auto=1&runs=10${extra}`,
       read: async () => {
         const ms = Number(await waitForAttribute(page, '#first-result', 'data-ms'));

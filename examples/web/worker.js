@@ -20,14 +20,16 @@
 // cannot be trusted, so the page terminates this worker and starts a new one.
 
 const t0 = performance.now();
+performance.mark('workerJs');
 // The Wasm core, ready before the package's JS modules have loaded
 // (js/index.js reads globalThis.tensorplayWasm): with ?core=page, the
 // WebAssembly.Module the page compiled and posts as { type: 'core', module }
 // (index.html; null: load it here after all); otherwise fetched and
 // compiled here. On any failure the package fetches the core itself and
 // reports the error.
-// The performance marks (coreCompiled, imported, built, firstCall)
-// are the worker's timeline; tests/browser/web.test.mjs records them.
+// The performance marks (workerJs, request, coreCompiled, imported, built,
+// firstCall, posting) are the worker's timeline; tests/browser/web.test.mjs
+// records them, bench/web/probe-start.mjs splits a load with them.
 const params = new URL(self.location.href).searchParams; // ?core=page, ?pkg=modules
 globalThis.tensorplayWasm = params.get('core') === 'page'
   ? new Promise((resolve) => {
@@ -49,7 +51,9 @@ globalThis.tensorplayWasm = params.get('core') === 'page'
 // may send its first request right away (app.js with ?auto=1).
 const held = [];
 const hold = (ev) => {
-  if (ev.data?.type !== 'core') held.push(ev);
+  if (ev.data?.type === 'core') return;
+  if (!held.length) performance.mark('request');
+  held.push(ev);
 };
 self.addEventListener('message', hold);
 
@@ -297,6 +301,7 @@ async function compile(msg) {
   disposeOut(y);
   const report = via === 'compile' && typeof g.explain === 'function' ? g.explain() : null;
   const graphText = via === 'model' ? g.model.graph.print() : typeof g.graph === 'function' ? g.graph() : null;
+  performance.mark('posting');
   self.postMessage({
     type: 'compiled',
     id: msg.id,
