@@ -64,9 +64,8 @@ static tp_status attach_codegen(tp_plan *pl, const tp_lower_options *lo) {
   return TP_OK;
 }
 
-static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
-                          int *nout) {
-  stax_runner *r = ud;
+/* Whether the inputs have the captured plan's shapes and dtypes. */
+static int plan_fits(const stax_runner *r, int nin, tp_tensor *const *in) {
   const tp_kir_program *p = tp_plan_program(r->plan);
   int exact = 1;
   for (int b = 0; b < p->nbufs && exact; b++)
@@ -77,7 +76,13 @@ static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, 
       d.weak = 0;
       exact = tp_desc_equal(&d, &p->bufs[b].desc);
     }
-  if (exact) return tp_plan_run(r->plan, nin, in, max_out, outs, nout);
+  return exact;
+}
+
+static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
+                          int *nout) {
+  stax_runner *r = ud;
+  if (plan_fits(r, nin, in)) return tp_plan_run(r->plan, nin, in, max_out, outs, nout);
   if (!r->dyn)
     TP_TRY(tp_stax_dyn_new(r->graph, &r->lo, r->plan, attach_codegen, r->graph_for, r->graph_for_ud, &r->dyn));
   int handled = 0;
@@ -90,17 +95,7 @@ static tp_status stax_run(void *ud, int nin, tp_tensor *const *in, int max_out, 
 static tp_status stax_run_donated(void *ud, int nin, tp_tensor **in, uint64_t donated, int max_out,
                                   tp_tensor **outs, int *nout) {
   stax_runner *r = ud;
-  const tp_kir_program *p = tp_plan_program(r->plan);
-  int exact = nin <= 64;
-  for (int b = 0; b < p->nbufs && exact; b++)
-    if (p->bufs[b].kind == TP_KBUF_INPUT) {
-      tp_desc d;
-      if (p->bufs[b].index >= nin) break;
-      tp_desc_of(in[p->bufs[b].index], &d);
-      d.weak = 0;
-      exact = tp_desc_equal(&d, &p->bufs[b].desc);
-    }
-  if (exact) return tp_plan_run_donated(r->plan, nin, in, donated, max_out, outs, nout);
+  if (nin <= 64 && plan_fits(r, nin, in)) return tp_plan_run_donated(r->plan, nin, in, donated, max_out, outs, nout);
   tp_status s = tp_graph_run(r->graph, nin, in, max_out, outs, nout);
   for (int i = 0; i < nin && i < 64; i++)
     if ((donated >> i) & 1) tp_tensor_release(in[i]), in[i] = NULL;
