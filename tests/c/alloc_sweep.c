@@ -155,8 +155,32 @@ static tp_status run_once(const sweep_case *c, void *res) {
   return c->run(c->ud, res);
 }
 
+/* TP_SWEEP_SHARD=k/n: this process fails only the allocations N with
+ * N % n == k - 1 (CMake runs a test that says TP_SWEEP_SHARDS n as n ctest
+ * entries, one per k, so that a long sweep is split across the ctest jobs and
+ * each part stays well inside the per-test timeout). Unset: every N. A
+ * malformed value is an error, not a silent full sweep. */
+static int shard_of(long *k, long *n) {
+  const char *e = getenv("TP_SWEEP_SHARD");
+  *k = 1, *n = 1;
+  if (!e || !*e) return 1;
+  char *end = NULL;
+  long a = strtol(e, &end, 10);
+  if (end == e || *end != '/') return 0;
+  const char *q = end + 1;
+  long b = strtol(q, &end, 10);
+  if (end == q || *end || b < 1 || a < 1 || a > b) return 0;
+  *k = a, *n = b;
+  return 1;
+}
+
 int sweep_run(const sweep_case *c, void *base, long *total_out) {
   sweep_alloc_state *A = &sweep_alloc;
+  long shard_k, shard_n;
+  if (!shard_of(&shard_k, &shard_n)) {
+    SFAIL("TP_SWEEP_SHARD=\"%s\": expected k/n with 1 <= k <= n", getenv("TP_SWEEP_SHARD"));
+    return 1;
+  }
   int fails = 0;
   void *r = malloc(c->res_size ? c->res_size : 1);
   if (!r) abort();
@@ -187,7 +211,10 @@ int sweep_run(const sweep_case *c, void *base, long *total_out) {
   if (A->bad_sizes) SFAIL("%ld frees passed a size different from the allocated one", A->bad_sizes), fails++;
 
   int crashed = 0, other_status = 0, no_memory_msg = 0, leaked = 0, wrong = 0, absorbed = 0;
+  long swept = 0;
   for (long n = 1; n <= total + 1; n++) {
+    if ((n - 1) % shard_n != shard_k - 1) continue;
+    swept++;
     fflush(stdout);
     pid_t pid = fork();
     if (pid < 0) {
@@ -256,9 +283,13 @@ int sweep_run(const sweep_case *c, void *base, long *total_out) {
     if (code & 32) leaked++;
     if (code & 16) wrong++;
   }
-  printf("%s: failed each of the %ld allocations in turn (and N=%ld, none): %d crashed, %d other "
+  char part[96] = "";
+  if (shard_n > 1)
+    snprintf(part, sizeof part, " [shard %ld/%ld: the %ld with N %% %ld == %ld]", shard_k, shard_n, swept,
+             shard_n, shard_k - 1);
+  printf("%s: failed each of the %ld allocations in turn (and N=%ld, none)%s: %d crashed, %d other "
          "statuses, %d without a memory message, %d leaking, %d wrong results, %d absorbed\n",
-         c->name, total, total + 1, crashed, other_status, no_memory_msg, leaked, wrong, absorbed);
+         c->name, total, total + 1, part, crashed, other_status, no_memory_msg, leaked, wrong, absorbed);
   /* the default allocator again: the scenario passes */
   sweep_uninstall();
   s = run_once(c, r);

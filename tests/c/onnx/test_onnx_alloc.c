@@ -12,7 +12,9 @@
  * turn (load, two stax runs, explain, lower + emit) and checks for
  * TP_ERR_OUT_OF_MEMORY, no leak, correct results after the failure, and no
  * crash. Without the conformance data the test is skipped (exit 77), or
- * fails when TP_REQUIRE_DATA is set (as in CI). */
+ * fails when TP_REQUIRE_DATA is set (as in CI).
+ *
+ * TP_SWEEP_SHARDS 3 (ctest runs the sweep as three parts, test_onnx_alloc_k_of_3) */
 #include "codegen/wasm/emit.h"
 #include "lower/lower.h"
 #include "onnx/onnx.h"

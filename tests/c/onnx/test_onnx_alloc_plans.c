@@ -16,7 +16,9 @@
  * ONNX's expected outputs (QLinearConv, LSTM); for every N the sweep checks
  * TP_ERR_OUT_OF_MEMORY with a memory message, no leak, correct results after
  * the failure, no crash. The QLinearConv and LSTM cases need
- * ../shared/conformance (skipped without it unless TP_REQUIRE_DATA is set). */
+ * ../shared/conformance (skipped without it unless TP_REQUIRE_DATA is set).
+ *
+ * TP_SWEEP_SHARDS 2 (ctest runs the sweep as two parts, test_onnx_alloc_plans_k_of_2) */
 #include "onnx/onnx.h"
 #include "onnx/pb.h"
 
