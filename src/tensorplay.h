@@ -743,6 +743,28 @@ tp_status tp_onnx_model_use_backend(tp_onnx_model *m, const char *name);
  * the wrong kind is an error naming it. Clears the cached specializations. */
 tp_status tp_onnx_model_set_option(tp_onnx_model *m, const char *key, tp_value value);
 
+/* Fine-tuning (docs/training.md, "Fine-tuning an ONNX model"): the named
+ * float32 initializers (n 0: every float32 initializer whose value the
+ * import does not need as a constant, e.g. not a Reshape shape or a Clip
+ * bound) become trainable parameters: tensors that require grad, owned by
+ * the model, fed to its graph after the runtime inputs. While grad mode is
+ * on, a run records the tape (it runs op by op, even with a backend), so
+ * tp_backward on a loss computed from its outputs fills each parameter's
+ * grad; update them in place (tp_sgd_step / tp_adam_step or
+ * tp_tensor_assign under no_grad). Under no_grad the backend's runner
+ * serves. An unknown, duplicate or non-float32 name, or one whose value the
+ * import needs: an error naming it (the model unchanged). Calling it again
+ * replaces the list (fresh tensors from the model's initializers). Clears
+ * the cached specializations. */
+tp_status tp_onnx_model_set_trainable(tp_onnx_model *m, int n, const char *const *names);
+int tp_onnx_model_num_params(const tp_onnx_model *m);
+const char *tp_onnx_model_param_name(const tp_onnx_model *m, int i);
+/* Borrowed: lives as long as the model (or until the next set_trainable). */
+tp_tensor *tp_onnx_model_param(const tp_onnx_model *m, int i);
+/* The model as loaded, with each trainable parameter's initializer replaced
+ * by its current value (every other byte unchanged); *bytes: tp_free_buffer. */
+tp_status tp_onnx_model_save(const tp_onnx_model *m, uint8_t **bytes, size_t *len);
+
 /* tp_onnx_save: a graph -> a serialized ModelProto (ir_version 8, default
  * opset 17, producer "tensorplay"; docs/onnx.md "Export"). Placeholders
  * become graph inputs with their dtype and shape, constants initializers,

@@ -569,6 +569,8 @@ tp_status tp_onnx_note_need(imp *m, int node) {
     if (x->kind == TP_NODE_PLACEHOLDER) {
       for (int i = 0; i < m->md.ninputs && i < TP_ONNX_MAX_INPUTS; i++)
         if (m->input_node[i] == (int)(x - g->nodes)) m->need |= (uint64_t)1 << i;
+      for (int k = 0; k < m->ntrain; k++)
+        if (m->train_node[k] == (int)(x - g->nodes)) m->train_needed[k] = 1;
       continue;
     }
     for (int k = 0; k < x->nargs; k++) {
@@ -663,28 +665,62 @@ static tp_status fold_kept_dequant(imp *m) {
   return TP_OK;
 }
 
+static int train_index(const imp *m, const char *name) {
+  for (int k = 0; k < m->ntrain; k++)
+    if (!strcmp(m->train_names[k], name)) return k;
+  return -1;
+}
+
+/* A placeholder named after the ONNX name (sanitized, made unique). */
+static tp_status add_placeholder(imp *m, const char *onnx_name, const tp_desc *d, int *idx) {
+  char nm[128], un_[160];
+  tp_onnx_sanitize_name(onnx_name, nm, sizeof nm);
+  snprintf(un_, sizeof un_, "%s", nm);
+  for (int k = 2; tp_graph_find(m->g, un_) >= 0; k++) snprintf(un_, sizeof un_, "%s_%d", nm, k);
+  return tp_graph_add_node(m->g, TP_NODE_PLACEHOLDER, un_, TP_OP_ADD, 0, NULL, NULL, d, idx);
+}
+
 static tp_status build(imp *m) {
   tp_status s;
+  tp_desc *train_desc = NULL; /* the trainable initializers' types, placed after the inputs */
+  if (m->ntrain) {
+    if (!(train_desc = tp_calloc_sized((size_t)m->ntrain, sizeof(tp_desc)))) return TP_ERR_OUT_OF_MEMORY;
+    for (int k = 0; k < m->ntrain; k++) train_desc[k].ndim = -1; /* not found yet */
+  }
   /* initializers */
   for (int i = 0; i < m->md.ninits; i++) {
     tp_tensor *t;
     char *name = NULL;
     ref r;
     tp_pb rd = m->md.inits[i]; /* a copy: reading advances a reader, and a model imports many times */
-    TP_TRY(tp_onnx_tensor_read(&rd, "initializer", &t, &name));
+    s = tp_onnx_tensor_read(&rd, "initializer", &t, &name);
+    if (s) goto fail;
     char *an = tp_onnx_arena_str(&m->md, name ? name : "", name ? strlen(name) : 0);
     tp_free(name);
     if (!an) {
       tp_tensor_release(t);
-      return TP_ERR_OUT_OF_MEMORY;
+      s = TP_ERR_OUT_OF_MEMORY;
+      goto fail;
     }
-    TP_TRY(tp_onnx_add_const(m, t, &r));
-    TP_TRY(define(m, an, r));
+    int k = m->ntrain ? train_index(m, an) : -1;
+    if (k >= 0) { /* a trainable parameter: a placeholder, fed by the caller */
+      tp_desc_of(t, &train_desc[k]);
+      train_desc[k].weak = 0;
+      tp_tensor_release(t);
+      continue;
+    }
+    if ((s = tp_onnx_add_const(m, t, &r)) || (s = define(m, an, r))) goto fail;
   }
+  for (int k = 0; k < m->ntrain; k++)
+    if (train_desc[k].ndim < 0 || train_desc[k].dtype != TP_F32) {
+      s = tp_fail(TP_ERR_INVALID_ARG, "onnx: '%s' is not a float32 initializer of the model, so it cannot be trained",
+                  m->train_names[k]);
+      goto fail;
+    }
   /* inputs without an initializer -> placeholders */
   for (int i = 0; i < m->md.ninputs; i++) {
     vinfo *v = &m->md.inputs[i];
-    if (lookup(m, v->name)) continue;
+    if (lookup(m, v->name) || (m->ntrain && train_index(m, v->name) >= 0)) continue;
     int b = 0;
     while (b < m->nbind && strcmp(m->bind_names[b], v->name)) b++;
     if (b < m->nbind) {
@@ -696,17 +732,23 @@ static tp_status build(imp *m) {
       continue;
     }
     tp_desc d;
-    TP_TRY(input_desc(v, m->in_desc ? m->in_desc[i] : NULL, &d));
-    char nm[128], un_[160];
     int idx;
-    tp_onnx_sanitize_name(v->name, nm, sizeof nm);
-    snprintf(un_, sizeof un_, "%s", nm);
-    for (int k = 2; tp_graph_find(m->g, un_) >= 0; k++) snprintf(un_, sizeof un_, "%s_%d", nm, k);
-    TP_TRY(tp_graph_add_node(m->g, TP_NODE_PLACEHOLDER, un_, TP_OP_ADD, 0, NULL, NULL, &d, &idx));
+    if ((s = input_desc(v, m->in_desc ? m->in_desc[i] : NULL, &d)) || (s = add_placeholder(m, v->name, &d, &idx)))
+      goto fail;
     if (m->input_node) m->input_node[i] = idx;
     ref r = {R_NODE, idx, 0, 0, 0};
-    TP_TRY(define(m, v->name, r));
+    if ((s = define(m, v->name, r))) goto fail;
   }
+  /* trainable parameters -> placeholders after the inputs */
+  for (int k = 0; k < m->ntrain; k++) {
+    int idx;
+    if ((s = add_placeholder(m, m->train_names[k], &train_desc[k], &idx))) goto fail;
+    m->train_node[k] = idx;
+    ref r = {R_NODE, idx, 0, 0, 0};
+    if ((s = define(m, m->train_names[k], r))) goto fail;
+  }
+  tp_free_sized(train_desc, (size_t)m->ntrain * sizeof(tp_desc));
+  train_desc = NULL;
   for (int i = 0; i < m->md.nnodes; i++) TP_TRY(convert_node(m, &m->md.nodes[i]));
   int nout = m->md.noutputs;
   vinfo *outputs = m->md.outputs;
@@ -744,6 +786,9 @@ static tp_status build(imp *m) {
   s = tp_graph_verify(m->g);
   if (s) tp_fail_context(s, "onnx: the imported graph is invalid");
   return s;
+fail:
+  if (train_desc) tp_free_sized(train_desc, (size_t)m->ntrain * sizeof(tp_desc));
+  return s;
 }
 
 tp_status tp_onnx_load(const void *bytes, size_t len, tp_graph **out) {
@@ -772,8 +817,16 @@ tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, 
 
 tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
                             const tp_desc *const *in_desc, int keep_f16_weights, tp_graph **out, uint64_t *need) {
+  return tp_onnx_import_train(md, nbind, names, values, in_desc, keep_f16_weights, 0, NULL, out, need, NULL);
+}
+
+tp_status tp_onnx_import_train(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
+                               const tp_desc *const *in_desc, int keep_f16_weights, int ntrain,
+                               const char *const *train_names, tp_graph **out, uint64_t *need,
+                               uint8_t *train_needed) {
   *out = NULL;
   if (need) *need = 0;
+  if (train_needed && ntrain > 0) memset(train_needed, 0, (size_t)ntrain);
   imp m;
   memset(&m, 0, sizeof m);
   /* borrowed: the import reads md and allocates its tables in md's arena;
@@ -788,8 +841,14 @@ tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *name
   m.bind_vals = values;
   m.in_desc = in_desc;
   m.keep_f16_weights = keep_f16_weights;
+  m.ntrain = ntrain > 0 ? ntrain : 0;
+  m.train_names = train_names;
   tp_status s = TP_OK;
   if (md->ninputs && !(m.input_node = tp_alloc(sizeof(int) * (size_t)md->ninputs))) s = TP_ERR_OUT_OF_MEMORY;
+  if (!s && m.ntrain && (!(m.train_node = tp_alloc(sizeof(int) * (size_t)m.ntrain)) ||
+                         !(m.train_needed = tp_calloc_sized((size_t)m.ntrain, 1))))
+    s = TP_ERR_OUT_OF_MEMORY;
+  for (int k = 0; !s && k < m.ntrain; k++) m.train_node[k] = -1;
   for (int i = 0; !s && i < md->ninputs; i++) m.input_node[i] = -1;
   if (!s) s = tp_graph_new(&m.g);
   if (!s) s = build(&m);
@@ -797,6 +856,9 @@ tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *name
     tp_fail(s, "onnx: out of memory");
   if (!s) *out = m.g, m.g = NULL;
   if (need) *need = m.need;
+  if (train_needed && m.train_needed) memcpy(train_needed, m.train_needed, (size_t)m.ntrain);
+  tp_free(m.train_node);
+  if (m.train_needed) tp_free_sized(m.train_needed, (size_t)m.ntrain);
   tp_onnx_arena_release(&m.md, mark); /* the tables; output names live on in the graph */
   tp_graph_free(m.g);
   for (int i = 0; i < m.nconsts; i++) tp_tensor_release(m.consts[i]);

@@ -129,6 +129,14 @@ typedef struct imp {
   onode *cur;            /* node being converted (errors) */
   const char *bad_attr;  /* an attribute read with the wrong type */
   int keep_f16_weights;  /* a MatMul's float16 constant B stays float16 behind a cast (issue 17) */
+  /* initializers imported as placeholders (trainable parameters, fine-tuning:
+   * tp_onnx_model_set_trainable), after the runtime inputs in this order;
+   * train_needed[k] is set when a converter needed parameter k's value as a
+   * constant (it then cannot be trained) */
+  int ntrain;
+  const char *const *train_names;
+  int *train_node;
+  uint8_t *train_needed;
 } imp;
 
 static inline ref tp_onnx_scalar(double v) { ref r = {R_SCALAR, 0, 0, v, 0}; return r; }
@@ -156,6 +164,27 @@ tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, 
  * executor (eager) would convert it on every call. */
 tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
                             const tp_desc *const *in_desc, int keep_f16_weights, tp_graph **out, uint64_t *need);
+
+/* The same, with the initializers named in train_names[0..ntrain) imported
+ * as placeholders after the runtime inputs (in that order), so that they can
+ * be fed as tensors that require grad; train_needed (ntrain bytes, may be
+ * NULL): on a failure because a converter needed one's value as a constant,
+ * its byte is set. A name that is not a float32 initializer is an error. */
+tp_status tp_onnx_import_train(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
+                               const tp_desc *const *in_desc, int keep_f16_weights, int ntrain,
+                               const char *const *train_names, tp_graph **out, uint64_t *need,
+                               uint8_t *train_needed);
+
+/* finetune.c: the float32 initializers named in want[0..n) (n 0: every
+ * named float32 initializer), each read into a fresh contiguous tensor;
+ * *names_out / *vals_out (tp_alloc'ed arrays of *count owned entries). An
+ * unknown, duplicate or non-float32 name is INVALID_ARG naming it. */
+tp_status tp_onnx_float_initializers(const omodel *md, int n, const char *const *want, char ***names_out,
+                                     tp_tensor ***vals_out, int *count);
+/* finetune.c: bytes (a ModelProto) with the initializers names[0..n)
+ * replaced by vals (every other byte kept); *out: tp_alloc'ed. */
+tp_status tp_onnx_replace_initializers(const uint8_t *bytes, size_t len, int n, const char *const *names,
+                                       tp_tensor *const *vals, uint8_t **out, size_t *out_len);
 
 /* UNSUPPORTED naming the first node whose op type (or opset) has no
  * converter: the check a model makes at load, before any import. */

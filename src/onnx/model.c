@@ -57,6 +57,12 @@ struct tp_onnx_model {
   void *backend_ud;
   char backend_name[64];
   tp_backend_opts opts;   /* options for the backend (opts.noptions 0: none) */
+  /* trainable parameters (tp_onnx_model_set_trainable): initializers fed as
+   * placeholders after the runtime inputs; names point into train_buf */
+  int ntrain;
+  char **train_names;
+  tp_tensor **train_vals;
+  int train_all;          /* chosen by default (every float32 initializer the import allows) */
 };
 
 static int has_initializer(const omodel *md, const char *name) {
@@ -128,8 +134,19 @@ static void spec_clear(const tp_onnx_model *m, spec *e) {
   memset(e, 0, sizeof *e);
 }
 
+static void train_clear(tp_onnx_model *m) {
+  for (int k = 0; k < m->ntrain; k++) {
+    tp_free(m->train_names[k]);
+    tp_tensor_release(m->train_vals[k]);
+  }
+  tp_free(m->train_names);
+  tp_free(m->train_vals);
+  m->train_names = NULL, m->train_vals = NULL, m->ntrain = 0, m->train_all = 0;
+}
+
 void tp_onnx_model_free(tp_onnx_model *m) {
   if (!m) return;
+  train_clear(m);
   for (int i = 0; i < m->nspecs; i++) spec_clear(m, &m->specs[i]);
   tp_free(m->specs);
   tp_free(m->in_index);
@@ -325,7 +342,9 @@ static tp_status model_graph_for(void *ud, int nin, tp_tensor *const *ex, tp_gra
     dp[m->in_index[k]] = &d[k];
   }
   uint64_t need = 0;
-  if (!s) s = tp_onnx_import(&m->md, 0, NULL, NULL, dp, out, &need);
+  if (!s)
+    s = tp_onnx_import_train(&m->md, 0, NULL, NULL, dp, 0, m->ntrain, (const char *const *)m->train_names, out,
+                             &need, NULL);
   tp_free_sized(dp, (size_t)(m->md.ninputs + 1) * sizeof(*dp));
   tp_free_sized(d, (size_t)(m->nin + 1) * sizeof(tp_desc));
   return s;
@@ -352,8 +371,10 @@ static tp_status specialize_ex(tp_onnx_model *m, tp_tensor *const *in, int probe
   const tp_desc **dp = NULL;
   const char **names = NULL;
   tp_tensor **vals = NULL;
+  uint8_t *train_needed = NULL;
   memset(e, 0, sizeof *e);
-  if (!(e->descs = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(tp_desc))) ||
+  if ((m->ntrain && !(train_needed = tp_calloc_sized((size_t)m->ntrain, 1))) ||
+      !(e->descs = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(tp_desc))) ||
       !(e->values = tp_calloc_sized((size_t)m->nin + 1, sizeof(tp_tensor *))) ||
       !(dp = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(*dp))) ||
       !(names = tp_calloc_sized((size_t)m->nin + 1, sizeof(*names))) ||
@@ -377,7 +398,19 @@ static tp_status specialize_ex(tp_onnx_model *m, tp_tensor *const *in, int probe
     }
     uint64_t need = 0;
     /* a backend (a compiler) gets float16 MatMul weights as float16 (issue 17) */
-    s = tp_onnx_import_ex(&m->md, nb, names, vals, dp, m->backend != NULL, &e->graph, &need);
+    s = tp_onnx_import_train(&m->md, nb, names, vals, dp, m->backend != NULL, m->ntrain,
+                             (const char *const *)m->train_names, &e->graph, &need, train_needed);
+    if (s == TP_ERR_UNSUPPORTED && train_needed) /* a parameter's value was needed as a constant */
+      for (int k = 0; k < m->ntrain; k++)
+        if (train_needed[k]) {
+          char why[256];
+          snprintf(why, sizeof why, "%s", tp_last_error());
+          s = tp_fail(TP_ERR_UNSUPPORTED,
+                      "onnx model: initializer '%s' sets a shape or parameter of a node (the import needs its "
+                      "value: %s), so it cannot be trained; leave it out of the trainable list",
+                      m->train_names[k], why);
+          goto done;
+        }
     if (s != TP_ERR_UNSUPPORTED || !need) break;
     uint64_t more = 0; /* md.inputs bits -> runtime input bits not bound yet */
     for (int k = 0; k < m->nin; k++)
@@ -387,19 +420,23 @@ static tp_status specialize_ex(tp_onnx_model *m, tp_tensor *const *in, int probe
     if (probe) break;
     tp_clear_error(); /* the failure is handled: bind and import again */
   }
-  if (!s && m->backend) { /* the call's inputs are the backend's example inputs */
-    tp_tensor *args[TP_ONNX_MAX_INPUTS];
+  if (!s && m->backend) { /* the call's inputs (and the parameters) are the backend's example inputs */
+    tp_tensor **args = tp_calloc_sized((size_t)(m->nin + m->ntrain) + 1, sizeof(tp_tensor *));
     int na = 0;
-    for (int k = 0; k < m->nin; k++)
+    if (!args) s = TP_ERR_OUT_OF_MEMORY;
+    for (int k = 0; args && k < m->nin; k++)
       if (!e->values[k]) args[na++] = in[k];
+    for (int k = 0; args && k < m->ntrain; k++) args[na++] = m->train_vals[k];
     tp_backend_opts o = m->opts; /* the options when set, and graph_for for other sizes */
-    o.graph_for = m->value_inputs ? NULL : model_graph_for;
+    o.graph_for = m->value_inputs || m->ntrain ? NULL : model_graph_for;
     o.graph_for_ud = m;
-    s = m->backend(m->backend_ud, e->graph, na, args, &o, &e->run);
+    if (!s) s = m->backend(m->backend_ud, e->graph, na, args, &o, &e->run);
     if (!s && !e->run.run) s = tp_fail(TP_ERR_INTERNAL, "the backend returned no runner");
     if (s) tp_fail_context(s, "onnx model: backend '%s'", m->backend_name);
+    if (args) tp_free_sized(args, (size_t)(m->nin + m->ntrain + 1) * sizeof(tp_tensor *));
   }
 done:
+  if (train_needed) tp_free_sized(train_needed, (size_t)m->ntrain);
   tp_free_sized(dp, (size_t)(m->md.ninputs + 1) * sizeof(*dp));
   tp_free_sized(names, (size_t)(m->nin + 1) * sizeof(*names));
   tp_free_sized(vals, (size_t)(m->nin + 1) * sizeof(*vals));
@@ -489,13 +526,130 @@ tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, 
   }
   e->last_use = ++m->clock;
   e->hits++;
-  /* the graph's placeholders: the runtime inputs that are not bound */
-  tp_tensor *args[TP_ONNX_MAX_INPUTS];
-  int na = 0;
+  /* the graph's placeholders: the runtime inputs that are not bound, then
+   * the trainable parameters */
+  tp_tensor *small[TP_ONNX_MAX_INPUTS], **args = small;
+  if (m->ntrain && !(args = tp_calloc_sized((size_t)(m->nin + m->ntrain), sizeof(tp_tensor *))))
+    return TP_ERR_OUT_OF_MEMORY;
+  int na = 0, grad = 0;
   for (int k = 0; k < m->nin; k++)
     if (!e->values[k]) args[na++] = in[k];
-  if (e->run.run && !graph_only) return e->run.run(e->run.ud, na, args, max_out, outs, nout);
-  return tp_graph_run(e->graph, na, args, max_out, outs, nout);
+  for (int k = 0; k < m->ntrain; k++) {
+    args[na++] = m->train_vals[k];
+    if (tp_tensor_requires_grad(m->train_vals[k])) grad = 1;
+  }
+  /* a compiled runner does not record the tape: while grad mode is on and a
+   * parameter requires grad the graph runs op by op (eager autograd; a
+   * compiled training step is tp_compile over a function that runs the
+   * model); under no_grad (evaluation) the backend's runner serves */
+  if (grad && !tp_is_grad_enabled()) grad = 0;
+  tp_status s;
+  if (e->run.run && !graph_only && !grad) s = e->run.run(e->run.ud, na, args, max_out, outs, nout);
+  else s = tp_graph_run(e->graph, na, args, max_out, outs, nout);
+  if (args != small) tp_free_sized(args, (size_t)(m->nin + m->ntrain) * sizeof(tp_tensor *));
+  return s;
+}
+
+/* ---- fine-tuning: initializers as trainable parameters ---- */
+
+/* Whether an import (at the declared shapes, unknown dims taken as `guess`)
+ * needs the value of one of the candidates: those get their byte set in
+ * needed. Returns 0 when the probe could not decide (the import failed for
+ * another reason, e.g. inputs that set shapes); the first run decides then. */
+static tp_status probe_trainable(const tp_onnx_model *m, int n, const char *const *names, uint8_t *needed,
+                                 int *decided_out) {
+  tp_desc *d = tp_calloc_sized((size_t)m->nin + 1, sizeof(tp_desc));
+  const tp_desc **dp = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(*dp));
+  int decided = 0;
+  tp_status st = d && dp ? TP_OK : TP_ERR_OUT_OF_MEMORY;
+  if (d && dp) {
+    int ok = 1;
+    for (int k = 0; k < m->nin && ok; k++) {
+      const vinfo *v = &m->md.inputs[m->in_index[k]];
+      if (!v->has_shape || !tp_onnx_to_dtype(v->elem, &d[k].dtype)) ok = 0;
+      d[k].ndim = v->ndim;
+      for (int j = 0; ok && j < v->ndim; j++) d[k].shape[j] = v->dims[j] >= 0 ? v->dims[j] : 16;
+      dp[m->in_index[k]] = &d[k];
+    }
+    tp_graph *g = NULL;
+    uint64_t need = 0;
+    tp_status s = ok ? tp_onnx_import_train(&m->md, 0, NULL, NULL, dp, 0, n, names, &g, &need, needed)
+                     : TP_ERR_UNSUPPORTED;
+    if (!s) { /* imported: every candidate can be trained (a converter that
+               * tried a constant and took its general path marks it too) */
+      decided = 1;
+      memset(needed, 0, (size_t)n);
+    } else if (s == TP_ERR_OUT_OF_MEMORY) {
+      st = s;
+    } else {
+      for (int k = 0; k < n; k++) decided |= needed[k];
+      tp_clear_error();
+    }
+    tp_graph_free(g);
+  }
+  tp_free_sized(d, (size_t)(m->nin + 1) * sizeof(tp_desc));
+  tp_free_sized(dp, (size_t)(m->md.ninputs + 1) * sizeof(*dp));
+  *decided_out = decided;
+  return st;
+}
+
+tp_status tp_onnx_model_set_trainable(tp_onnx_model *m, int n, const char *const *names) {
+  if (!m) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: NULL model");
+  if (n < 0 || (n && !names)) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: set_trainable: bad name list");
+  char **cand = NULL;
+  tp_tensor **vals = NULL;
+  int nc = 0;
+  uint8_t *needed = NULL;
+  tp_status s = tp_onnx_float_initializers(&m->md, n, names, &cand, &vals, &nc);
+  int nalloc = nc;
+  if (!s && nc && !(needed = tp_calloc_sized((size_t)nc, 1))) s = TP_ERR_OUT_OF_MEMORY;
+  if (!s && nc) {
+    int decided = 0;
+    s = probe_trainable(m, nc, (const char *const *)cand, needed, &decided);
+    int k = 0;
+    for (int i = 0; !s && decided && i < nc; i++) {
+      if (needed[i] && n) { /* asked for by name: an error */
+        s = tp_fail(TP_ERR_UNSUPPORTED,
+                    "onnx model: initializer '%s' sets a shape or parameter of a node (the import needs its "
+                    "value), so it cannot be trained",
+                    cand[i]);
+        break;
+      }
+      if (needed[i]) { /* the default list leaves it a constant */
+        tp_free(cand[i]);
+        tp_tensor_release(vals[i]);
+        continue;
+      }
+      cand[k] = cand[i], vals[k] = vals[i], k++;
+    }
+    if (decided && !s) nc = k;
+  }
+  for (int i = 0; !s && i < nc; i++) s = tp_tensor_set_requires_grad(vals[i], 1);
+  if (needed) tp_free_sized(needed, (size_t)nalloc);
+  if (s) {
+    for (int i = 0; i < nc; i++) tp_free(cand[i]), tp_tensor_release(vals[i]);
+    tp_free(cand);
+    tp_free(vals);
+    return s;
+  }
+  train_clear(m);
+  evict_to(m, 0); /* specializations were imported with the old parameters */
+  m->train_names = cand, m->train_vals = vals, m->ntrain = nc, m->train_all = n == 0;
+  return TP_OK;
+}
+
+int tp_onnx_model_num_params(const tp_onnx_model *m) { return m ? m->ntrain : 0; }
+const char *tp_onnx_model_param_name(const tp_onnx_model *m, int i) {
+  return m && i >= 0 && i < m->ntrain ? m->train_names[i] : NULL;
+}
+tp_tensor *tp_onnx_model_param(const tp_onnx_model *m, int i) {
+  return m && i >= 0 && i < m->ntrain ? m->train_vals[i] : NULL;
+}
+
+tp_status tp_onnx_model_save(const tp_onnx_model *m, uint8_t **bytes, size_t *len) {
+  if (!m || !bytes || !len) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: save: NULL argument");
+  return tp_onnx_replace_initializers(m->bytes, m->len, m->ntrain, (const char *const *)m->train_names,
+                                      m->train_vals, bytes, len);
 }
 
 tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
@@ -527,6 +681,12 @@ tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
     }
     if (m->value_inputs >> k & 1) tp_buf_puts(&b, "; its value sets a shape or parameter (value guard)");
     tp_buf_puts(&b, "\n");
+  }
+  if (m->ntrain) {
+    tp_buf_printf(&b, "trainable: %d parameter%s (initializers fed as inputs%s; eager while grad mode is on):",
+                  m->ntrain, m->ntrain == 1 ? "" : "s", m->train_all ? ", every float32 initializer the import allows" : "");
+    for (int k = 0; k < m->ntrain && k < 16; k++) tp_buf_printf(&b, " %s", m->train_names[k]);
+    tp_buf_puts(&b, m->ntrain > 16 ? " ...\n" : "\n");
   }
   tp_buf_printf(&b, "specializations: %d cached (limit %d), %lld made, %lld evicted\n", m->nspecs, m->limit,
                 (long long)m->ncompiles, (long long)m->nevicted);

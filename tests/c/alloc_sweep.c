@@ -283,7 +283,7 @@ int sweep_run(const sweep_case *c, void *base, long *total_out) {
     if (code & 32) leaked++;
     if (code & 16) wrong++;
   }
-  char part[96] = "";
+  char part[160] = "";
   if (shard_n > 1)
     snprintf(part, sizeof part, " [shard %ld/%ld: the %ld with N %% %ld == %ld]", shard_k, shard_n, swept,
              shard_n, shard_k - 1);

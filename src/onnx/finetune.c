@@ -1,0 +1,155 @@
+/* finetune.c - what fine-tuning an ONNX model needs beyond running it
+ * (issue 19, part 4; the model side is in model.c, tp_onnx_model_set_trainable):
+ *
+ *   - the float32 initializers of a model, by name (the candidates for
+ *     trainable parameters), read into tensors;
+ *   - the model's bytes with some initializers replaced by new values (the
+ *     fine-tuned model saved back): every other byte of the ModelProto is
+ *     copied as it was (opsets, metadata, nodes, value infos, the other
+ *     initializers), so the saved file differs from the loaded one only in
+ *     the trained weights. A replaced initializer is written as dims,
+ *     data_type, name and raw_data (little endian), ONNX's usual encoding.
+ */
+#include "import.h"
+#include "pb.h"
+#include "tensor_pb.h"
+
+static void free_list(char **names, tp_tensor **vals, int n) {
+  for (int i = 0; i < n; i++) {
+    if (names) tp_free(names[i]);
+    if (vals) tp_tensor_release(vals[i]);
+  }
+  tp_free(names);
+  tp_free(vals);
+}
+
+tp_status tp_onnx_float_initializers(const omodel *md, int n, const char *const *want, char ***names_out,
+                                     tp_tensor ***vals_out, int *count) {
+  *names_out = NULL, *vals_out = NULL, *count = 0;
+  for (int i = 0; i < n; i++) {
+    if (!want[i]) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: trainable name %d is NULL", i);
+    for (int j = 0; j < i; j++)
+      if (!strcmp(want[i], want[j]))
+        return tp_fail(TP_ERR_INVALID_ARG, "onnx model: '%s' is named twice in the trainable list", want[i]);
+  }
+  int cap = n ? n : md->ninits;
+  /* plain tp_alloc'ed (the model frees them with tp_free) */
+  char **names = tp_alloc(((size_t)cap + 1) * sizeof(char *));
+  tp_tensor **vals = tp_alloc(((size_t)cap + 1) * sizeof(tp_tensor *));
+  if (names) memset(names, 0, ((size_t)cap + 1) * sizeof(char *));
+  if (vals) memset(vals, 0, ((size_t)cap + 1) * sizeof(tp_tensor *));
+  uint8_t *found = n ? tp_calloc_sized((size_t)n, 1) : NULL;
+  tp_status s = names && vals && (!n || found) ? TP_OK : TP_ERR_OUT_OF_MEMORY;
+  int got = 0;
+  for (int i = 0; !s && i < md->ninits; i++) {
+    tp_pb rd = md->inits[i]; /* a copy: reading advances it */
+    tp_tensor *t = NULL;
+    char *name = NULL;
+    if ((s = tp_onnx_tensor_read(&rd, "initializer", &t, &name))) break;
+    int slot = -1;
+    if (n) {
+      for (int k = 0; k < n; k++)
+        if (name && !strcmp(name, want[k])) slot = k;
+      if (slot >= 0 && t->dtype != TP_F32)
+        s = tp_fail(TP_ERR_INVALID_ARG,
+                    "onnx model: initializer '%s' is %s; only float32 initializers can be trained", name,
+                    tp_dtype_name(t->dtype));
+      if (slot >= 0 && found[slot]) slot = -1; /* a second initializer of that name: the first one counts */
+    } else if (t->dtype == TP_F32 && name && *name) {
+      slot = got;
+    }
+    if (!s && slot >= 0) { /* t is a fresh contiguous tensor (the reader copies): the optimizer updates it */
+      names[slot] = name, vals[slot] = t, name = NULL, t = NULL;
+      if (found) found[slot] = 1;
+      got++;
+    }
+    tp_free(name);
+    tp_tensor_release(t);
+  }
+  for (int k = 0; !s && k < n; k++)
+    if (!found[k]) s = tp_fail(TP_ERR_INVALID_ARG, "onnx model: the model has no initializer named '%s'", want[k]);
+  if (found) tp_free_sized(found, (size_t)n);
+  if (s) {
+    free_list(names, vals, cap + 1);
+    return s;
+  }
+  *names_out = names, *vals_out = vals, *count = got;
+  return TP_OK;
+}
+
+/* The name of a TensorProto (field 8), or NULL (a pointer into the bytes, len). */
+static const uint8_t *tensor_name(const uint8_t *p, size_t len, size_t *nlen) {
+  tp_pb r;
+  tp_pb_field f;
+  tp_pb_init(&r, p, len, "TensorProto");
+  while (tp_pb_next(&r, &f) > 0)
+    if (f.num == 8 && f.wire == TP_PB_LEN) {
+      *nlen = f.len;
+      return f.data;
+    }
+  tp_clear_error();
+  return NULL;
+}
+
+static int pick(const uint8_t *name, size_t nlen, int n, const char *const *names) {
+  for (int k = 0; name && k < n; k++)
+    if (strlen(names[k]) == nlen && !memcmp(names[k], name, nlen)) return k;
+  return -1;
+}
+
+tp_status tp_onnx_replace_initializers(const uint8_t *bytes, size_t len, int n, const char *const *names,
+                                       tp_tensor *const *vals, uint8_t **out, size_t *out_len) {
+  *out = NULL, *out_len = 0;
+  tp_pbw w = {0}, gw = {0};
+  tp_pb r, g;
+  tp_pb_field f, gf;
+  tp_status s = TP_OK;
+  int k, graphs = 0;
+  uint8_t *written = n ? tp_calloc_sized((size_t)n, 1) : NULL;
+  if (n && !written) return TP_ERR_OUT_OF_MEMORY;
+  tp_pb_init(&r, bytes, len, "ModelProto");
+  while (!s && (k = tp_pb_next(&r, &f)) > 0) {
+    const uint8_t *raw = r.base + f.at; /* the field as it was: key and value */
+    size_t rawlen = (size_t)(r.p - raw);
+    if (f.num != 7 || f.wire != TP_PB_LEN) {
+      tp_pbw_put(&w, raw, rawlen);
+      continue;
+    }
+    graphs++;
+    if ((s = tp_pb_sub(&r, &f, "GraphProto", &g))) break;
+    gw.n = 0;
+    while (!s && (k = tp_pb_next(&g, &gf)) > 0) {
+      const uint8_t *graw = g.base + gf.at;
+      size_t grawlen = (size_t)(g.p - graw);
+      size_t nlen = 0;
+      const uint8_t *nm = gf.num == 5 && gf.wire == TP_PB_LEN ? tensor_name(gf.data, gf.len, &nlen) : NULL;
+      int j = pick(nm, nlen, n, names);
+      if (j < 0 || written[j]) {
+        tp_pbw_put(&gw, graw, grawlen);
+        continue;
+      }
+      void *tb = NULL;
+      size_t tl = 0;
+      if ((s = tp_onnx_tensor_encode(vals[j], names[j], &tb, &tl))) break;
+      tp_pbw_bytes(&gw, 5, tb, tl);
+      tp_free(tb);
+      written[j] = 1;
+    }
+    if (k < 0 && !s) s = (tp_status)-k;
+    if (!s) tp_pbw_bytes(&w, 7, gw.p, gw.n);
+  }
+  if (k < 0 && !s) s = (tp_status)-k;
+  for (int j = 0; !s && j < n; j++)
+    if (!written[j]) s = tp_fail(TP_ERR_INVALID_ARG, "onnx model: save: the model has no initializer '%s'", names[j]);
+  if (!s && graphs != 1) s = tp_fail(TP_ERR_PARSE, "onnx: save: the model has %d graphs (field 7), expected 1", graphs);
+  if (!s && (w.oom || gw.oom)) s = tp_fail(TP_ERR_OUT_OF_MEMORY, "onnx model: save: out of memory");
+  tp_free(gw.p);
+  if (written) tp_free_sized(written, (size_t)n);
+  if (s) {
+    tp_free(w.p);
+    return s;
+  }
+  if (!w.p && !(w.p = tp_alloc(1))) return TP_ERR_OUT_OF_MEMORY;
+  *out = (uint8_t *)w.p, *out_len = w.n;
+  return TP_OK;
+}
