@@ -327,5 +327,15 @@ int32_t tpw_onnx_model_set_limit(uint32_t h, int32_t limit);
 int32_t tpw_onnx_model_set_option(uint32_t h, const char *key, int32_t kind, double value);
 int32_t tpw_onnx_model_use_backend(uint32_t h, const char *name);
 int32_t tpw_onnx_model_num_specializations(uint32_t h);
+/* Fine-tuning (tp_onnx_model_set_trainable): names holds n NUL-terminated
+ * names back to back (n 0: the default list). num_params: -1 for a bad
+ * handle; param_name: a copy for tpw_free (NULL for a bad index); param: a
+ * new handle to parameter i (shared with the model); save: the model's
+ * bytes with the trained initializers (out[0] for tpw_free, out[1] length). */
+int32_t tpw_onnx_model_set_trainable(uint32_t h, int32_t n, const char *names);
+int32_t tpw_onnx_model_num_params(uint32_t h);
+char *tpw_onnx_model_param_name(uint32_t h, int32_t i);
+uint32_t tpw_onnx_model_param(uint32_t h, int32_t i);
+int32_t tpw_onnx_model_save(uint32_t h, intptr_t *out);
 
 #endif

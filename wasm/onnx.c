@@ -84,6 +84,55 @@ int32_t tpw_onnx_model_run(uint32_t h, int32_t nin, const uint32_t *in, uint32_t
   tp_status s = tp_onnx_model_run(m, nin, ts, max_out < TP_MAX_OPERANDS ? max_out : TP_MAX_OPERANDS, os, &n);
   return abi_return_tensors(s, n, os, outs, max_out);
 }
+int32_t tpw_onnx_model_set_trainable(uint32_t h, int32_t n, const char *names) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  if (!m) return tp_last_status();
+  if (n < 0 || n > 1 << 20 || (n && !names)) return tp_fail(TP_ERR_INVALID_ARG, "model.setTrainable: bad name list");
+  const char **list = n ? tp_alloc(sizeof(char *) * (size_t)n) : NULL;
+  if (n && !list) return TP_ERR_OUT_OF_MEMORY;
+  for (int i = 0; i < n; i++, names += strlen(names) + 1) list[i] = names;
+  tp_status s = tp_onnx_model_set_trainable(m, n, list);
+  tp_free(list);
+  return s;
+}
+int32_t tpw_onnx_model_num_params(uint32_t h) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  return m ? tp_onnx_model_num_params(m) : -1;
+}
+char *tpw_onnx_model_param_name(uint32_t h, int32_t i) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  if (!m) return NULL;
+  const char *nm = tp_onnx_model_param_name(m, i);
+  if (!nm) {
+    tp_fail(TP_ERR_INVALID_ARG, "model: no parameter %d (the model has %d)", (int)i, tp_onnx_model_num_params(m));
+    return NULL;
+  }
+  char *c = tp_strdup(nm);
+  if (!c) return NULL;
+  return abi_give_string(c);
+}
+uint32_t tpw_onnx_model_param(uint32_t h, int32_t i) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  if (!m) return 0;
+  tp_tensor *t = tp_onnx_model_param(m, i);
+  if (!t) {
+    tp_fail(TP_ERR_INVALID_ARG, "model: no parameter %d (the model has %d)", (int)i, tp_onnx_model_num_params(m));
+    return 0;
+  }
+  tp_tensor_retain(t);
+  return abi_wrap_tensor(TP_OK, &t);
+}
+int32_t tpw_onnx_model_save(uint32_t h, intptr_t *out) {
+  tp_onnx_model *m = abi_handle_get(h, ABI_MODEL);
+  if (!m) return tp_last_status();
+  if (!out) return tp_fail(TP_ERR_INVALID_ARG, "model.save: NULL output");
+  uint8_t *b = NULL;
+  size_t n = 0;
+  TP_TRY(tp_onnx_model_save(m, &b, &n));
+  tp_status s = abi_give_bytes(b, n, out);
+  tp_free_buffer(b);
+  return s;
+}
 static void json_str(tp_buf *b, const char *s) {
   tp_buf_putc(b, '"');
   for (; s && *s; s++) {

@@ -2,7 +2,7 @@
 // docs/onnx.md); this file marshals bytes and wraps the graph handle.
 
 import { throwLast, lastError, takeBytes, check, DisposedError } from './errors.js';
-import { wrapHandle, getCore, collectTensors } from './tensor.js';
+import { wrapHandle, getCore, collectTensors, keepOutOfScopes } from './tensor.js';
 import { Graph, runOnHandles } from './graph.js';
 import { compile } from './compiler.js';
 
@@ -181,10 +181,70 @@ export function load(bytes, options = {}) {
     if (!Number.isInteger(limit)) throw new TypeError('model.setSpecializationLimit: expected an integer');
     check(core, ex.tpw_onnx_model_set_limit(live(), limit), 'model.setSpecializationLimit');
   };
+  // ---- fine-tuning (docs/training.md, "Fine-tuning an ONNX model") ----
+  let params = []; // [[name, Tensor]] after setTrainable
+  const dropParams = () => {
+    for (const [, t] of params) if (!t.disposed) t.dispose();
+    params = [];
+  };
+  /** Makes initializers trainable parameters: names (an array), or every
+   * float32 initializer whose value the import does not need as a constant
+   * when omitted. Returns model.parameters(). While grad mode is on a run
+   * records the tape, so loss.backward() fills each parameter's .grad and
+   * tp.optim updates them in place; under tp.noGrad the backend serves. */
+  model.setTrainable = (names) => {
+    const mh = live();
+    let list = [];
+    if (names !== undefined && names !== null) {
+      if (!Array.isArray(names) || names.some((n) => typeof n !== 'string' || n.includes('\0'))) {
+        throw new TypeError('model.setTrainable: names must be an array of strings (initializer names)');
+      }
+      if (names.length === 0) {
+        throw new TypeError('model.setTrainable: names is empty (omit it to train every float32 initializer)');
+      }
+      list = names;
+    }
+    const enc = new TextEncoder();
+    const parts = list.map((n) => enc.encode(n));
+    const buf = new Uint8Array(parts.reduce((a, b) => a + b.length + 1, 0));
+    let at = 0;
+    for (const b of parts) {
+      buf.set(b, at);
+      at += b.length + 1; // the NUL is already 0
+    }
+    const st = withBytes(core, buf, (p) => ex.tpw_onnx_model_set_trainable(mh, list.length, p));
+    check(core, st, 'model.setTrainable');
+    dropParams();
+    const n = ex.tpw_onnx_model_num_params(mh);
+    if (n < 0) throwLast(core, 'model.setTrainable');
+    for (let i = 0; i < n; i++) {
+      const name = takeCString(core, ex.tpw_onnx_model_param_name(mh, i), 'model.setTrainable');
+      const t = keepOutOfScopes(wrapHandle(ex.tpw_onnx_model_param(mh, i), 'model.setTrainable'));
+      params.push([name, t]);
+    }
+    return model.parameters();
+  };
+  /** The trainable parameters (Tensors shared with the model; [] before setTrainable). */
+  model.parameters = () => {
+    live();
+    return params.map(([, t]) => t);
+  };
+  /** [name, Tensor] pairs, in the order of parameters(). */
+  model.namedParameters = () => {
+    live();
+    return params.map(([n, t]) => [n, t]);
+  };
+  /** The model as loaded with each trainable initializer replaced by its
+   * current value (Uint8Array; every other byte unchanged). */
+  model.save = () => {
+    const mh = live();
+    return takeBytes(core, (p) => ex.tpw_onnx_model_save(mh, p), 'model.save');
+  };
   Object.defineProperty(model, 'disposed', { get: () => disposed });
   model.dispose = () => {
     if (disposed) return;
     disposed = true;
+    dropParams();
     for (const g of graphs) g.dispose();
     check(core, ex.tpw_onnx_model_free(h), 'model.dispose()');
   };

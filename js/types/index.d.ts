@@ -849,6 +849,19 @@ export interface OnnxModel {
   specializations(): number;
   /** At most this many specializations are kept (default 16; least recently used out). */
   setSpecializationLimit(limit: number): void;
+  /**
+   * Fine-tuning (docs/training.md): the named float32 initializers (default:
+   * every one whose value the import does not need as a constant) become
+   * trainable parameters that require grad; runs record the tape while grad
+   * mode is on. Returns parameters(). Unknown, duplicate, non-float32 or
+   * shape-setting names throw TensorPlayError naming them.
+   */
+  setTrainable(names?: string[]): Tensor[];
+  /** The trainable parameters (shared with the model, disposed with it). */
+  parameters(): Tensor[];
+  namedParameters(): [string, Tensor][];
+  /** The model as loaded with the trainable initializers' current values. */
+  save(): Uint8Array;
   readonly disposed: boolean;
   dispose(): void;
 }
