@@ -449,6 +449,9 @@ int tp_compiled_num_entries(const tp_compiled *c);
  * forward graph), NULL if none or if that specialization fell back to
  * eager after a graph break. */
 const tp_graph *tp_compiled_last_graph(const tp_compiled *c);
+/* A training entry's backward graph ((saved..., grad_out) -> the gradients,
+ * docs/training.md), NULL when the most recent specialization is not one. */
+const tp_graph *tp_compiled_last_backward_graph(const tp_compiled *c);
 /* Recompile reasons, one per line ("inputs[0].shape == (4, 8)"), and the
  * explain() report of everything captured so far (JSON). Both owned by the
  * caller (tp_free_buffer). */

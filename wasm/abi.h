@@ -116,8 +116,10 @@ int32_t tpw_compiled_free(uint32_t h);
 int32_t tpw_compiled_set_input_names(uint32_t h, const char *names);
 int32_t tpw_compiled_num_captures(uint32_t h);
 int32_t tpw_compiled_num_entries(uint32_t h);
-/* Text of the last captured graph (malloc'ed; free with tpw_free), 0 if none. */
-char *tpw_compiled_graph_text(uint32_t h, int32_t with_data);
+/* Text of the last captured graph (malloc'ed; free with tpw_free), 0 if none.
+ * flags: 1 with data; 2 a training entry's backward graph (0 with an error
+ * when the last call did not compile for training). */
+char *tpw_compiled_graph_text(uint32_t h, int32_t flags);
 int32_t tpw_is_compiling(void);
 
 /* control flow (tp_cond, tp_while_loop): then_id/else_id/cond_id/body_id

@@ -58,9 +58,18 @@ int32_t tpw_compiled_set_input_names(uint32_t h, const char *names) {
   return tp_compiled_set_input_names(c, names);
 }
 
-char *tpw_compiled_graph_text(uint32_t h, int32_t with_data) {
+char *tpw_compiled_graph_text(uint32_t h, int32_t flags) {
   tp_compiled *c = abi_handle_get(h, ABI_COMPILED);
-  return c ? abi_give_graph_text(tp_compiled_last_graph(c), with_data) : NULL;
+  if (!c) return NULL;
+  if (flags & 2) { /* the training entry's backward graph */
+    const tp_graph *g = tp_compiled_last_backward_graph(c);
+    if (!g) {
+      tp_fail(TP_ERR_INVALID_ARG, "graph({ backward: true }): the last call did not compile for training");
+      return NULL;
+    }
+    return abi_give_graph_text(g, flags & 1);
+  }
+  return abi_give_graph_text(tp_compiled_last_graph(c), flags & 1);
 }
 int32_t tpw_is_compiling(void) { return tp_is_compiling(); }
 

@@ -327,8 +327,16 @@ function makeWrapper(fn, options) {
     // internal (tp.onnx.save): the core handle of this wrapper
     _coreHandle: { get: () => live() },
   });
-  /** Text of the last captured graph (null if none, or after a graph break). */
-  g.graph = ({ withData = false } = {}) => takeString(ex.tpw_compiled_graph_text(live(), withData ? 1 : 0));
+  /** Text of the last captured graph (null if none, or after a graph break);
+   * a training entry's forward graph, or with { backward: true } its backward
+   * graph (an error when the last call did not compile for training). With
+   * { withData: true } constants carry their values: `tpc run` runs the text
+   * natively (docs/training.md, "Native parity of a training step"). */
+  g.graph = ({ withData = false, backward = false } = {}) => {
+    const text = takeString(ex.tpw_compiled_graph_text(live(), (withData ? 1 : 0) | (backward ? 2 : 0)));
+    if (text === null && backward) throwCore(`${name}.graph({ backward: true })`);
+    return text;
+  };
   /** The recompile reasons so far, one failed guard per recompile. */
   g.recompileReasons = () => {
     const text = takeString(need('tpw_compiled_reasons')(live()));

@@ -647,7 +647,7 @@ export interface CompiledFunction<F extends (...args: any[]) => any> {
   readonly options: Readonly<CompileOptions>;
   readonly original: F;
   /** Text of the last captured graph; null if none or after a graph break. */
-  graph(options?: { withData?: boolean }): string | null;
+  graph(options?: { withData?: boolean; backward?: boolean }): string | null;
   /** One failed guard per recompile, e.g. "inputs[0].shape == (4, 8)". */
   recompileReasons(): string[];
   explain(): ExplainReport;

@@ -603,6 +603,25 @@ void tp_aot_describe(const tp_aot *a, tp_buf *b) {
     tp_buf_putc(b, '"');
     tp_free_buffer(t);
   }
+  /* where the backward graph's saved<k> comes from: the call's input i, the
+   * parameter p (the forward graph's param<p>), or forward output j */
+  tp_buf_puts(b, ", \"saved_sources\": [");
+  for (int q = 0; q < a->nsave; q++) {
+    const char *sep = q ? ", " : "";
+    if (a->save_kind[q] == SAVE_FW) tp_buf_printf(b, "%s\"output %d\"", sep, a->nfw + a->save_idx[q]);
+    else if (a->save_idx[q] < a->nin) tp_buf_printf(b, "%s\"input %d\"", sep, a->save_idx[q]);
+    else tp_buf_printf(b, "%s\"param %d\"", sep, a->save_idx[q] - a->nin);
+  }
+  tp_buf_puts(b, "]");
+  /* what the backward graph's outputs are the gradients of, in order */
+  tp_buf_puts(b, ", \"gradient_targets\": [");
+  for (int l = 0; l < a->nleaf; l++) {
+    const char *sep = l ? ", " : "";
+    if (a->leaf_ext[l] < 0) tp_buf_printf(b, "%snull", sep);
+    else if (a->leaf_ext[l] < a->nin) tp_buf_printf(b, "%s\"input %d\"", sep, a->leaf_ext[l]);
+    else tp_buf_printf(b, "%s\"param %d\"", sep, a->leaf_ext[l] - a->nin);
+  }
+  tp_buf_puts(b, "]");
   tp_buf_puts(b, ", \"forward_graph\": ");
   graph_json(a->fwg, b);
   tp_buf_puts(b, ", \"backward_graph\": ");

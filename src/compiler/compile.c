@@ -297,6 +297,10 @@ int tp_compiled_num_entries(const tp_compiled *c) { return c ? c->nentries : 0; 
 const tp_graph *tp_compiled_last_graph(const tp_compiled *c) {
   return c && c->last >= 0 && c->last < c->nentries ? (c->entries[c->last].aot ? tp_aot_graph(c->entries[c->last].aot, 0) : c->entries[c->last].graph) : NULL;
 }
+const tp_graph *tp_compiled_last_backward_graph(const tp_compiled *c) {
+  return c && c->last >= 0 && c->last < c->nentries && c->entries[c->last].aot ? tp_aot_graph(c->entries[c->last].aot, 1)
+                                                                              : NULL;
+}
 
 const void *tp_compiled_last_module(const tp_compiled *c, size_t *len) {
   size_t n = 0;
