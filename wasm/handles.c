@@ -124,6 +124,12 @@ tp_status abi_give_bytes(const void *bytes, size_t n, intptr_t *out) {
   return TP_OK;
 }
 
+tp_status abi_give_library_bytes(tp_status s, void *bytes, size_t n, intptr_t *out) {
+  if (s == TP_OK) s = abi_give_bytes(bytes, n, out);
+  tp_free_buffer(bytes);
+  return s;
+}
+
 char *abi_give_string(char *s) {
   if (!s) return NULL;
   size_t n = strlen(s) + 1;

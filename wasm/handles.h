@@ -39,6 +39,9 @@ int32_t abi_return_tensors(tp_status s, int n, tp_tensor **outs, uint32_t *hout,
 /* A malloc'ed copy of n bytes for the host: out[0] the copy (tpw_free),
  * out[1] its length. */
 tp_status abi_give_bytes(const void *bytes, size_t n, intptr_t *out);
+/* The bytes a library call s made (tp_free_buffer'ed here either way) as
+ * abi_give_bytes gives them; s when the call failed. */
+tp_status abi_give_library_bytes(tp_status s, void *bytes, size_t n, intptr_t *out);
 /* A library string (tp_free_buffer) as a malloc'ed copy for tpw_free; s is
  * freed either way. NULL for NULL. */
 char *abi_give_string(char *s);

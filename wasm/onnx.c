@@ -6,10 +6,8 @@ static int32_t onnx_save_copy(const tp_graph *g, intptr_t *out) {
   size_t n = 0;
   if (!out) return tp_fail(TP_ERR_INVALID_ARG, "onnx.save: NULL output");
   if (!g) return tp_fail(TP_ERR_INVALID_ARG, "onnx.save: no graph was captured (a graph break?)");
-  TP_TRY(tp_onnx_save(g, &b, &n));
-  tp_status s = abi_give_bytes(b, n, out);
-  tp_free_buffer(b);
-  return s;
+  tp_status s = tp_onnx_save(g, &b, &n); /* before reading b and n */
+  return abi_give_library_bytes(s, b, n, out);
 }
 int32_t tpw_graph_onnx_save(uint32_t h, intptr_t *out) {
   tp_graph *g = abi_handle_get(h, ABI_GRAPH);
@@ -128,10 +126,8 @@ int32_t tpw_onnx_model_save(uint32_t h, intptr_t *out) {
   if (!out) return tp_fail(TP_ERR_INVALID_ARG, "model.save: NULL output");
   uint8_t *b = NULL;
   size_t n = 0;
-  TP_TRY(tp_onnx_model_save(m, &b, &n));
-  tp_status s = abi_give_bytes(b, n, out);
-  tp_free_buffer(b);
-  return s;
+  tp_status s = tp_onnx_model_save(m, &b, &n); /* before reading b and n */
+  return abi_give_library_bytes(s, b, n, out);
 }
 static void json_str(tp_buf *b, const char *s) {
   tp_buf_putc(b, '"');

@@ -110,8 +110,6 @@ int32_t tpw_npy_encode(uint32_t h, intptr_t *out) {
   if (!t) return tp_last_status();
   void *buf = NULL;
   size_t n = 0;
-  TP_TRY(tp_npy_encode(t, &buf, &n));
-  tp_status s = abi_give_bytes(buf, n, out);
-  tp_free_buffer(buf);
-  return s;
+  tp_status s = tp_npy_encode(t, &buf, &n); /* before reading buf and n */
+  return abi_give_library_bytes(s, buf, n, out);
 }
