@@ -14,7 +14,8 @@
 // max per configuration, the ratios against each onnxruntime in the same run,
 // and the accuracy of the quantized block against the float32 one.
 //
-//   node bench/qmodels.mjs [--rounds N] [--out DIR]   (default 21 rounds)
+//   node bench/qmodels.mjs [--rounds N] [--out DIR [--write-only]]   (default 21 rounds; --out writes
+//                                         w4_{f32,q8,f16}.onnx, for tpc bench; --write-only: only that)
 //   node bench/qmodels.mjs --memory       linear memory per model: f32, f16, q8
 //   node bench/qmodels.mjs --f16 [--rounds N]   ours: the float16-weight block vs the float32 one
 import { join } from 'node:path';
@@ -148,6 +149,7 @@ if (args.includes('--f16')) {
 if (outDir) {
   mkdirSync(outDir, { recursive: true });
   for (const [k, b] of Object.entries({ ...files, f16: block('f16') })) writeFileSync(join(outDir, `w4_${k}.onnx`), b);
+  if (args.includes('--write-only')) process.exit(0);
 }
 const xData = Float32Array.from(tp.scope(() => tp.randn([1, S, D], { seed: 3 }).toArray()));
 

@@ -325,7 +325,7 @@ static tp_status model_graph_for(void *ud, int nin, tp_tensor *const *ex, tp_gra
     dp[m->in_index[k]] = &d[k];
   }
   uint64_t need = 0;
-  if (!s) s = tp_onnx_import(&m->md, 0, NULL, NULL, dp, out, &need);
+  if (!s) s = tp_onnx_import_ex(&m->md, 0, NULL, NULL, dp, 1, out, &need); /* for the backend, as specialize_ex */
   tp_free_sized(dp, (size_t)(m->md.ninputs + 1) * sizeof(*dp));
   tp_free_sized(d, (size_t)(m->nin + 1) * sizeof(tp_desc));
   return s;
@@ -376,7 +376,8 @@ static tp_status specialize_ex(tp_onnx_model *m, tp_tensor *const *in, int probe
       vals[nb++] = e->values[k];
     }
     uint64_t need = 0;
-    /* a backend (a compiler) gets float16 MatMul weights as float16 (issue 17) */
+    /* a backend (a compiler) gets float16 MatMul weights as float16 and
+     * float16 activations float32 between nodes (issue 17) */
     s = tp_onnx_import_ex(&m->md, nb, names, vals, dp, m->backend != NULL, &e->graph, &need);
     if (s != TP_ERR_UNSUPPORTED || !need) break;
     uint64_t more = 0; /* md.inputs bits -> runtime input bits not bound yet */
