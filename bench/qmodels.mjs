@@ -25,7 +25,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import * as tp from '../js/index.js';
 import { OnnxGraph, Float } from './lib/onnx_write.mjs';
-import { makeRunners, firstOutputs, timeRounds, report, accuracy } from './lib/qbench.mjs';
+import { makeRunners, firstOutputs, timeRounds, report, accuracy, maxAbs, rms } from './lib/qbench.mjs';
 
 const args = process.argv.slice(2);
 let rounds = 21, outDir = null;
