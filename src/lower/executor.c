@@ -858,6 +858,13 @@ const void *tp_plan_packed_b(const tp_plan *pl, int ki) {
   return (void *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
 }
 
+/* A float16 constant B's panels (b_f16: gemm_pack_b_f16's layout), or NULL. */
+const void *tp_plan_packed_b_f16(const tp_plan *pl, int ki) {
+  char *raw = pl->packed_h ? pl->packed_h[ki] : NULL;
+  if (!raw || pl->packed_by != tp_kern()) return NULL; /* the ISA changed: converted per call */
+  return (void *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
+}
+
 typedef struct gemm_job {
   const tp_kernels *K;
   const tp_kir_kernel *k;

@@ -115,6 +115,32 @@ test('ONNX float16-weight MLP: stax (float16 GEMM panels) = eager, and onnxrunti
   }
 });
 
+test('float16 weights at the edges on stax: subnormals, signed zeros, 65504 (generated SIMD128 GEMM), Inf / NaN (the core kernel) = eager', () => {
+  // x [4, 16] @ w [16, 12]: w's halves chosen to hit each branch of the conversion; a second weight adds Inf and NaN
+  const K = 16, N = 12, M = 4;
+  const edge = [0x0001, 0x8001, 0x03ff, 0x83ff, 0x0400, 0x0000, 0x8000, 0x7bff, 0xfbff, 0x3c00, 0xbc00, 0x3555];
+  const w = Uint16Array.from({ length: K * N }, (_, i) => edge[(i * 7 + (i >> 4)) % edge.length]);
+  const wbad = w.slice();
+  wbad[5] = 0x7c00, wbad[K * N - 1] = 0x7e00, wbad[40] = 0xfc00;
+  const x = tp.float32ToFloat16(Float32Array.from({ length: M * K }, (_, i) => ((i * 37) % 11 - 5) * 2 ** -((i % 3) * 4)));
+  for (const wt of [w, wbad]) {
+    const bytes = makeModel({ nodes: [['MatMul', ['x', 'w'], ['y']]], inputs: [['x', 10, [M, K]]], outputs: [['y', 10, null]],
+      initializers: [['w', 10, [K, N], wt]] });
+    const xt = tp.tensor(x, { dtype: 'float16', shape: [M, K] });
+    const stax = tp.onnx.load(bytes, { backend: 'stax' }), eager = tp.onnx.load(bytes);
+    const a = tp.float16ToFloat32(stax.run({ x: xt }).y.toArray()), b = tp.float16ToFloat32(eager.run({ x: xt }).y.toArray());
+    for (let i = 0; i < a.length; i++) {
+      if (Number.isNaN(b[i])) assert.ok(Number.isNaN(a[i]), `${i}: ${a[i]} vs NaN`);
+      else if (!Number.isFinite(b[i])) assert.equal(a[i], b[i], `${i}`);
+      else assert.ok(Math.abs(a[i] - b[i]) <= 2 ** -10 * Math.max(Math.abs(b[i]), 2 ** -14), `${i}: ${a[i]} vs ${b[i]}`);
+    }
+    if (wt === wbad) assert.ok(a.some((v) => !Number.isFinite(v)));
+    xt.dispose();
+    stax.dispose();
+    eager.dispose();
+  }
+});
+
 // A float16 attention-like block: LayerNormalization -> MatMul (float16 weight) -> Add bias -> Reshape ->
 // Transpose -> Softmax -> Transpose -> Reshape -> Mul by x -> Tanh; x and y float16, every initializer float16.
 // On stax the activations stay float32 from node to node (docs/quantization.md "float16 models"): y is the
