@@ -42,7 +42,8 @@ typedef struct jit_state {
   uint8_t *split;       /* per kernel: 1 = a generated GEMM whose panels split over the pool */
   uint8_t *module;      /* the module's bytes (tp_compiled_last_module) */
   size_t module_len;
-  char *h16_scratch;    /* the float16-B GEMMs' float32 panel (h16_scratch_bytes + 64; raw) */
+  char *h16_scratch;    /* the float16-B GEMMs' float32 panel (h16_scratch_bytes + 64; raw),
+                           NULL: the plan's scratch holds it (tp_plan_scratch) */
 } jit_state;
 
 /* ---- max-autotune: the register tile of each generated GEMM ----
@@ -221,8 +222,9 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
       /* the state keeps the bytes, for tp_compiled_last_module */
       *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, NULL, em.bytes, em.len, NULL};
       em.bytes = NULL;
-      size_t hb = h16_scratch_bytes(p);
-      if (hb && !(st->h16_scratch = tp_alloc(hb + 64))) s = TP_ERR_OUT_OF_MEMORY;
+      size_t hb = h16_scratch_bytes(p), pf; /* the plan's scratch when it is large enough (K <= 3520) */
+      tp_plan_scratch(pl, &pf);
+      if (hb > pf * sizeof(float) && !(st->h16_scratch = tp_alloc(hb + 64))) s = TP_ERR_OUT_OF_MEMORY;
       /* generated GEMMs large enough to split over the pool (with workers:
        * decided per run, so a plan compiled before the workers start splits) */
       for (int k = 0; k < p->nkernels; k++) {
@@ -293,8 +295,9 @@ static tp_status jit_run(void *state, const tp_plan *pl, void *const *bufs, void
   for (int k = 0; k < p->nkernels; k++)
     ptrtab[p->nbufs + k] =
         (int32_t)(intptr_t)(p->kernels[k].b_f16 ? tp_plan_packed_b_f16(pl, k) : tp_plan_packed_b(pl, k));
-  ptrtab[p->nbufs + p->nkernels] =
-      (int32_t)(st->h16_scratch ? ((uintptr_t)st->h16_scratch + 63) & ~(uintptr_t)63 : 0);
+  size_t pf;
+  ptrtab[p->nbufs + p->nkernels] = (int32_t)(st->h16_scratch ? ((uintptr_t)st->h16_scratch + 63) & ~(uintptr_t)63
+                                                              : (uintptr_t)tp_plan_scratch(pl, &pf));
   int32_t r = 0;
   int prof = tp_plan_profiling(pl), threads = st->split ? tp_pool_threads_or_default() : 1;
   if (prof || threads > 1) {

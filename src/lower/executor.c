@@ -858,6 +858,13 @@ const void *tp_plan_packed_b(const tp_plan *pl, int ki) {
   return (void *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
 }
 
+/* The plan's evaluation scratch (SCRATCH_FLOATS floats, tp_alloc's alignment):
+ * free between kernels, for an accelerator's own use during one. */
+float *tp_plan_scratch(const tp_plan *pl, size_t *nfloats) {
+  *nfloats = SCRATCH_FLOATS;
+  return pl->scratch;
+}
+
 /* A float16 constant B's panels (b_f16: gemm_pack_b_f16's layout), or NULL. */
 const void *tp_plan_packed_b_f16(const tp_plan *pl, int ki) {
   char *raw = pl->packed_h ? pl->packed_h[ki] : NULL;

@@ -257,6 +257,10 @@ const void *tp_plan_packed_b(const tp_plan *pl, int ki);
  * (kernels.h gemm_pack_b_f16: per depth block of 256, panels of the table's
  * width, kc rows of halves), read by generated SIMD128 GEMMs too. */
 const void *tp_plan_packed_b_f16(const tp_plan *pl, int ki);
+/* The plan's evaluation scratch (*nfloats floats, tp_alloc's alignment): not in
+ * use between kernels, so an accelerator may use it inside one of its own
+ * kernels (generated float16-B GEMMs: their float32 panel). */
+float *tp_plan_scratch(const tp_plan *pl, size_t *nfloats);
 /* A monotonic clock in ms (max-autotune's timings). */
 double tp_now_ms(void);
 /* Adds n to the program's count of measured (autotuned) kernels. */
