@@ -463,7 +463,7 @@ static int lowp_widened(const onode *n, tp_dtype d) {
 /* The float32 value e's float16 / bfloat16 node rounds (a backend import:
  * tp_onnx_import_ex), if it is still e's value in this graph. */
 static int lowp_wide(const imp *m, const entry *e, ref *w) {
-  if (!m->for_backend || !e || e->wide_g != m->g || e->r.kind != R_NODE || e->rounded.node != e->r.node) return 0;
+  if (!m->keep_f16_weights || !e || e->wide_g != m->g || e->r.kind != R_NODE || e->rounded.node != e->r.node) return 0;
   *w = e->wide;
   return 1;
 }
@@ -510,7 +510,7 @@ static tp_status lowp_widen_inputs(imp *m, onode *n, tp_dtype *lp, ref *saved, i
     ref w;
     if (d != TP_I8 && d != TP_U8 && lowp_wide(m, e, &w)) {
       /* the float32 value the producer rounded: no round trip (a backend) */
-    } else if (m->for_backend && i == 1 && d == TP_F16 && saved[i].kind == R_CONST && !strcmp(n->op, "MatMul")) {
+    } else if (m->keep_f16_weights && i == 1 && d == TP_F16 && saved[i].kind == R_CONST && !strcmp(n->op, "MatMul")) {
       /* a float16 weight: a cast node, not a float32 copy (tp_onnx_import_ex) */
       tp_attrs at;
       tp_attrs_init(&at);
@@ -535,7 +535,7 @@ static tp_status lowp_restore(imp *m, onode *n, tp_dtype lp, const ref *saved, i
     if (!e || e->r.kind == R_NONE || e->r.kind == R_SCALAR || tp_onnx_desc(m, e->r).dtype != TP_F32) continue;
     ref y;
     TP_TRY(tp_onnx_cast(m, e->r, lp, &y));
-    if (m->for_backend && (lp == TP_F16 || lp == TP_BF16) && y.kind == R_NODE) {
+    if (m->keep_f16_weights && (lp == TP_F16 || lp == TP_BF16) && y.kind == R_NODE) {
       e->wide = e->r; /* read by the next nodes instead of y (lowp_wide) */
       e->rounded = y;
       e->wide_g = m->g;
@@ -803,7 +803,7 @@ tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, 
 }
 
 tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
-                            const tp_desc *const *in_desc, int for_backend, tp_graph **out, uint64_t *need) {
+                            const tp_desc *const *in_desc, int keep_f16_weights, tp_graph **out, uint64_t *need) {
   *out = NULL;
   if (need) *need = 0;
   imp m;
@@ -819,7 +819,7 @@ tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *name
   m.bind_names = names;
   m.bind_vals = values;
   m.in_desc = in_desc;
-  m.for_backend = for_backend;
+  m.keep_f16_weights = keep_f16_weights;
   tp_status s = TP_OK;
   if (md->ninputs && !(m.input_node = tp_alloc(sizeof(int) * (size_t)md->ninputs))) s = TP_ERR_OUT_OF_MEMORY;
   for (int i = 0; !s && i < md->ninputs; i++) m.input_node[i] = -1;

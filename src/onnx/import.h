@@ -105,7 +105,8 @@ typedef struct ref {
   int is_int;
 } ref;
 
-/* wide: for a backend import (imp.for_backend), the float32 value that r
+/* wide: for a backend import (imp.keep_f16_weights, set for a backend: float16
+ * activations stay float32 between nodes too), the float32 value that r
  * (a node of graph wide_g, `rounded`) rounds to float16 / bfloat16 at a
  * node's output; later nodes read it instead of widening r again. Valid
  * only while r is still that node of the graph being built. */
@@ -132,10 +133,7 @@ typedef struct imp {
   int *input_node;       /* md.inputs[i] -> its placeholder node, -1 if none */
   onode *cur;            /* node being converted (errors) */
   const char *bad_attr;  /* an attribute read with the wrong type */
-  /* for a backend (a compiler, issue 17): a MatMul's float16 constant B
-   * stays float16 behind a cast, and float16 / bfloat16 activations stay
-   * float32 between nodes (entry.wide) */
-  int for_backend;
+  int keep_f16_weights;  /* a MatMul's float16 constant B stays float16 behind a cast (issue 17) */
 } imp;
 
 static inline ref tp_onnx_scalar(double v) { ref r = {R_SCALAR, 0, 0, v, 0}; return r; }
@@ -156,7 +154,7 @@ tp_status tp_onnx_set_out(imp *m, onode *n, int i, ref r);
  * (bits by md->inputs index). */
 tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
                          const tp_desc *const *in_desc, tp_graph **out, uint64_t *need);
-/* The same; for_backend (a compiler will lower the graph; the graph
+/* The same; keep_f16_weights: for a backend (a compiler will lower the graph; the graph
  * executor, eager, would pay for both per call):
  * - a MatMul's float16 constant B is not converted at import but left as
  *   cast(the float16 constant) for the compiler to give to its GEMM as
@@ -168,7 +166,7 @@ tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, 
  *   outputs (and the operands of nodes that keep the low dtype: Cast,
  *   Shape, control flow) are float16 (docs/quantization.md). */
 tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
-                            const tp_desc *const *in_desc, int for_backend, tp_graph **out, uint64_t *need);
+                            const tp_desc *const *in_desc, int keep_f16_weights, tp_graph **out, uint64_t *need);
 
 /* UNSUPPORTED naming the first node whose op type (or opset) has no
  * converter: the check a model makes at load, before any import. */

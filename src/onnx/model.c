@@ -376,8 +376,7 @@ static tp_status specialize_ex(tp_onnx_model *m, tp_tensor *const *in, int probe
       vals[nb++] = e->values[k];
     }
     uint64_t need = 0;
-    /* a backend (a compiler) gets float16 MatMul weights as float16 and
-     * float16 activations float32 between nodes (issue 17) */
+    /* a backend (a compiler) gets float16 MatMul weights as float16 (issue 17) */
     s = tp_onnx_import_ex(&m->md, nb, names, vals, dp, m->backend != NULL, &e->graph, &need);
     if (s != TP_ERR_UNSUPPORTED || !need) break;
     uint64_t more = 0; /* md.inputs bits -> runtime input bits not bound yet */
