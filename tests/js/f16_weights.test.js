@@ -141,6 +141,43 @@ test('float16 weights at the edges on stax: subnormals, signed zeros, 65504 (gen
   }
 });
 
+test('ONNX float16 model with a symbolic dim on stax: every size within half a float16 ulp of a double oracle (one plan template)', () => {
+  // x [S, 24] -> MatMul -> Add -> Tanh -> MatMul: the hidden layer stays float32 at every size (the other sizes'
+  // graphs are imported as the first one is), where eager's float16 hidden layer costs up to ~80 ulps near 0
+  const D = 24, F = 40;
+  const rnd = (n, sc, s0) => {
+    let s = s0;
+    return tp.float32ToFloat16(Float32Array.from({ length: n }, () => { s = (s * 1103515245 + 12345) % 2147483648; return (s / 2147483648 - 0.5) * sc; }));
+  };
+  const w1 = rnd(D * F, 0.4, 3), b1 = rnd(F, 0.2, 5), w2 = rnd(F * D, 0.3, 7);
+  const bytes = makeModel({
+    nodes: [['MatMul', ['x', 'w1'], ['h']], ['Add', ['h', 'b1'], ['hb']], ['Tanh', ['hb'], ['r']], ['MatMul', ['r', 'w2'], ['y']]],
+    inputs: [['x', 10, ['S', D]]], outputs: [['y', 10, null]],
+    initializers: [['w1', 10, [D, F], w1], ['b1', 10, [F], b1], ['w2', 10, [F, D], w2]],
+  });
+  const f = (h) => Array.from(tp.float16ToFloat32(h)), W1 = f(w1), B1 = f(b1), W2 = f(w2);
+  const stax = tp.onnx.load(bytes, { backend: 'stax' });
+  for (const S of [5, 9, 17, 5]) {
+    const xh = rnd(S * D, 2, S), X = f(xh);
+    const xt = tp.tensor(xh, { dtype: 'float16', shape: [S, D] });
+    const y = stax.run({ x: xt }).y, a = tp.float16ToFloat32(y.toArray());
+    let worst = 0;
+    for (let i = 0; i < S; i++) {
+      const r = Array.from({ length: F }, (_, j) => { let acc = B1[j]; for (let k = 0; k < D; k++) acc += X[i * D + k] * W1[k * F + j]; return Math.tanh(acc); });
+      for (let j = 0; j < D; j++) {
+        let acc = 0;
+        for (let k = 0; k < F; k++) acc += r[k] * W2[k * D + j];
+        worst = Math.max(worst, Math.abs(a[i * D + j] - acc) / (2 ** -10 * Math.max(Math.abs(acc), 2 ** -14)));
+      }
+    }
+    assert.ok(worst <= 0.502, `S = ${S}: ${worst} float16 ulps from the double oracle`);
+    xt.dispose();
+    y.dispose();
+  }
+  assert.match(stax.explain(), /"instantiations": [1-9]/); // the other sizes ran on the plan's template
+  stax.dispose();
+});
+
 // A float16 attention-like block: LayerNormalization -> MatMul (float16 weight) -> Add bias -> Reshape ->
 // Transpose -> Softmax -> Transpose -> Reshape -> Mul by x -> Tanh; x and y float16, every initializer float16.
 // On stax the activations stay float32 from node to node (docs/quantization.md "float16 models"): y is the
