@@ -64,6 +64,8 @@ int tpc_cmd_compile(int argc, char **argv) {
     p = e ? e + 1 : p + len;
   }
   tp_graph *g = NULL;
+  extern int tpc_onnx_for_backend;
+  tpc_onnx_for_backend = 1; /* stax lowers it: an ONNX model imported as a backend's (issue 17) */
   int rc = tpc_load_graph(path, &g);
   if (rc) return rc;
   char *text = NULL;

@@ -21,6 +21,17 @@
  * PAR_GEMM_FLOPS (docs/benchmarks.md, threads-wasm). */
 #define SPLIT_GEMM_FLOPS 4000000
 
+/* Bytes of the float32 scratch panel that generated GEMMs with a float16 B
+ * convert each panel into (emit_gemm.c; ptrs[nbufs + nkernels]): K x 8
+ * floats for the deepest such GEMM, 0 if none. */
+static size_t h16_scratch_bytes(const tp_kir_program *p) {
+  size_t n = 0;
+  for (int k = 0; k < p->nkernels; k++)
+    if (p->kernels[k].kind == TP_KK_GEMM && p->kernels[k].b_f16 && (size_t)p->kernels[k].K * 32 > n)
+      n = (size_t)p->kernels[k].K * 32;
+  return n;
+}
+
 /* The accelerator's state for one plan. */
 typedef struct jit_state {
   int nkernels;
@@ -31,6 +42,8 @@ typedef struct jit_state {
   uint8_t *split;       /* per kernel: 1 = a generated GEMM whose panels split over the pool */
   uint8_t *module;      /* the module's bytes (tp_compiled_last_module) */
   size_t module_len;
+  char *h16_scratch;    /* the float16-B GEMMs' float32 panel (h16_scratch_bytes + 64; raw),
+                           NULL: the plan's scratch holds it (tp_plan_scratch) */
 } jit_state;
 
 /* ---- max-autotune: the register tile of each generated GEMM ----
@@ -52,7 +65,7 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
   const tp_kir_program *p = tp_plan_program(pl);
   static const int mrs[] = {2, 3, 4};
   const int nmr = (int)(sizeof mrs / sizeof mrs[0]);
-  int64_t maxb = 64;
+  int64_t maxb = 64 + (int64_t)h16_scratch_bytes(p);
   for (int b = 0; b < p->nbufs; b++) {
     int64_t n = tp_shape_numel(p->bufs[b].desc.ndim, p->bufs[b].desc.shape) * (int64_t)tp_dtype_size(p->bufs[b].desc.dtype);
     if (n > maxb) maxb = n;
@@ -65,9 +78,10 @@ static tp_status tune_tiles(tp_plan *pl, const tp_emit_options *eo, int use_cach
     char *al = (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     for (int b = 0; b < p->nbufs; b++) ptrs[b] = (int32_t)(intptr_t)al;
     for (int k = 0; k < p->nkernels; k++) {
-      const void *pb = tp_plan_packed_b(pl, k);
+      const void *pb = p->kernels[k].b_f16 ? tp_plan_packed_b_f16(pl, k) : tp_plan_packed_b(pl, k);
       ptrs[p->nbufs + k] = (int32_t)(intptr_t)(pb ? pb : al);
     }
+    ptrs[p->nbufs + p->nkernels] = (int32_t)(intptr_t)al; /* the float16-B panel scratch */
   }
   for (int ki = 0; ki < p->nkernels && !s; ki++) {
     const tp_kir_kernel *k = &p->kernels[ki];
@@ -135,6 +149,7 @@ static void jit_release(void *state) {
   tp_free(st->fn);
   tp_free(st->module);
   tp_free(st->split);
+  tp_free(st->h16_scratch);
   tp_free(st);
 }
 
@@ -167,7 +182,9 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
   /* a generated GEMM reads the plan's packed B: without it, the executor */
   uint8_t *host = tp_alloc((size_t)(p->nkernels ? p->nkernels : 1));
   if (!host) return TP_ERR_OUT_OF_MEMORY;
-  for (int k = 0; k < p->nkernels; k++) host[k] = p->kernels[k].kind == TP_KK_GEMM && !tp_plan_packed_b(pl, k);
+  for (int k = 0; k < p->nkernels; k++)
+    host[k] = p->kernels[k].kind == TP_KK_GEMM &&
+              !(p->kernels[k].b_f16 ? tp_plan_packed_b_f16(pl, k) : tp_plan_packed_b(pl, k));
   uint8_t *mr = tp_alloc((size_t)(p->nkernels ? p->nkernels : 1));
   if (!mr) {
     tp_free(host);
@@ -203,19 +220,27 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
       for (int k = 0; k < p->nkernels; k++)
         fn[p->nkernels + 1 + k] = em.epi_func[k] < 0 ? -1 : em.epi_func[k] + (token ? 0 : base);
       /* the state keeps the bytes, for tp_compiled_last_module */
-      *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, NULL, em.bytes, em.len};
+      *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, NULL, em.bytes, em.len, NULL};
       em.bytes = NULL;
+      size_t hb = h16_scratch_bytes(p), pf; /* the plan's scratch when it is large enough (K <= 3520) */
+      tp_plan_scratch(pl, &pf);
+      if (hb > pf * sizeof(float) && !(st->h16_scratch = tp_alloc(hb + 64))) s = TP_ERR_OUT_OF_MEMORY;
       /* generated GEMMs large enough to split over the pool (with workers:
        * decided per run, so a plan compiled before the workers start splits) */
       for (int k = 0; k < p->nkernels; k++) {
         const tp_kir_kernel *kk = &p->kernels[k];
-        if (fn[k] < 0 || kk->kind != TP_KK_GEMM || 2 * kk->M * kk->N * kk->K < 2 * SPLIT_GEMM_FLOPS) continue;
+        /* (a float16 B: one scratch panel, so one thread) */
+        if (fn[k] < 0 || kk->kind != TP_KK_GEMM || kk->b_f16 || 2 * kk->M * kk->N * kk->K < 2 * SPLIT_GEMM_FLOPS) continue;
         if (!st->split && (st->split = tp_alloc((size_t)p->nkernels))) memset(st->split, 0, (size_t)p->nkernels);
         if (st->split) st->split[k] = 1; /* out of memory: it runs on one thread */
       }
     }
   }
   tp_emitted_clear(&em);
+  if (s && st) { /* the scratch failed: nothing of the module stays */
+    jit_release(st);
+    st = NULL;
+  }
   *state = st;
   return s;
 }
@@ -267,7 +292,12 @@ static tp_status jit_run(void *state, const tp_plan *pl, void *const *bufs, void
   int32_t *ptrtab = tp_alloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 1));
   if (!ptrtab) return TP_ERR_OUT_OF_MEMORY;
   for (int b = 0; b < p->nbufs; b++) ptrtab[b] = (int32_t)(intptr_t)bufs[b];
-  for (int k = 0; k < p->nkernels; k++) ptrtab[p->nbufs + k] = (int32_t)(intptr_t)tp_plan_packed_b(pl, k);
+  for (int k = 0; k < p->nkernels; k++)
+    ptrtab[p->nbufs + k] =
+        (int32_t)(intptr_t)(p->kernels[k].b_f16 ? tp_plan_packed_b_f16(pl, k) : tp_plan_packed_b(pl, k));
+  size_t pf;
+  ptrtab[p->nbufs + p->nkernels] = (int32_t)(st->h16_scratch ? ((uintptr_t)st->h16_scratch + 63) & ~(uintptr_t)63
+                                                              : (uintptr_t)tp_plan_scratch(pl, &pf));
   int32_t r = 0;
   int prof = tp_plan_profiling(pl), threads = st->split ? tp_pool_threads_or_default() : 1;
   if (prof || threads > 1) {

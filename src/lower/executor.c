@@ -858,6 +858,20 @@ const void *tp_plan_packed_b(const tp_plan *pl, int ki) {
   return (void *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
 }
 
+/* The plan's evaluation scratch (SCRATCH_FLOATS floats, tp_alloc's alignment):
+ * free between kernels, for an accelerator's own use during one. */
+float *tp_plan_scratch(const tp_plan *pl, size_t *nfloats) {
+  *nfloats = SCRATCH_FLOATS;
+  return pl->scratch;
+}
+
+/* A float16 constant B's panels (b_f16: gemm_pack_b_f16's layout), or NULL. */
+const void *tp_plan_packed_b_f16(const tp_plan *pl, int ki) {
+  char *raw = pl->packed_h ? pl->packed_h[ki] : NULL;
+  if (!raw || pl->packed_by != tp_kern()) return NULL; /* the ISA changed: converted per call */
+  return (void *)(((uintptr_t)raw + sizeof(void *) + 63) & ~(uintptr_t)63);
+}
+
 typedef struct gemm_job {
   const tp_kernels *K;
   const tp_kir_kernel *k;
@@ -1141,6 +1155,15 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     tp_tensor **t = pk >= 0 ? r->pl->tuples[pk] : NULL;
     if (!t) s = tp_fail(TP_ERR_INTERNAL, "executor: getitem before its call");
     else tp_tensor_copy_into(t[n->attrs.result_index], &out.t);
+  } else if (!s && n->op == TP_OP_CAST && tp_tensor_is_contiguous(args[0]) && tp_tensor_is_contiguous(&out.t) &&
+             ((args[0]->dtype == TP_F16 && out.t.dtype == TP_F32) || (args[0]->dtype == TP_F32 && out.t.dtype == TP_F16))) {
+    /* a float16 model's input and output casts (issue 17): the table's vector
+     * conversion straight into the arena (the same bits as the eager cast) */
+    const tp_kernels *K = tp_kern();
+    if (args[0]->dtype == TP_F16)
+      K->f16_to_f32((const uint16_t *)tp_tensor_ptr(args[0]), (float *)tp_tensor_ptr(&out.t), tp_tensor_numel(args[0]));
+    else
+      K->f32_to_f16((const float *)tp_tensor_ptr(args[0]), (uint16_t *)tp_tensor_ptr(&out.t), tp_tensor_numel(args[0]));
   } else if (!s && n->op == TP_OP_CONV2D && tp_tensor_is_contiguous(&out.t)) {
     s = tp_conv2d_into(args, &n->attrs, &out.t); /* straight into the arena: no copy */
   } else if (!s && (n->op == TP_OP_MAX_POOL2D || n->op == TP_OP_AVG_POOL2D) && tp_tensor_is_contiguous(&out.t) &&

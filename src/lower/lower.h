@@ -253,6 +253,14 @@ tp_plan *tp_plan_subplan(const tp_plan *pl, int i);
 /* The packed B of constant-weight GEMM kernel ki (NULL if not packed, or
  * packed for another ISA table than the current one). */
 const void *tp_plan_packed_b(const tp_plan *pl, int ki);
+/* The same for a GEMM with a float16 constant B (b_f16): its float16 panels
+ * (kernels.h gemm_pack_b_f16: per depth block of 256, panels of the table's
+ * width, kc rows of halves), read by generated SIMD128 GEMMs too. */
+const void *tp_plan_packed_b_f16(const tp_plan *pl, int ki);
+/* The plan's evaluation scratch (*nfloats floats, tp_alloc's alignment): not in
+ * use between kernels, so an accelerator may use it inside one of its own
+ * kernels (generated float16-B GEMMs: their float32 panel). */
+float *tp_plan_scratch(const tp_plan *pl, size_t *nfloats);
 /* A monotonic clock in ms (max-autotune's timings). */
 double tp_now_ms(void);
 /* Adds n to the program's count of measured (autotuned) kernels. */

@@ -460,11 +460,36 @@ static int lowp_widened(const onode *n, tp_dtype d) {
   return d == TP_F16 || d == TP_BF16 || ((d == TP_I8 || d == TP_U8) && !strcmp(n->op, "MaxPool"));
 }
 
+/* The float32 value e's float16 / bfloat16 node rounds (a backend import:
+ * tp_onnx_import_ex), if it is still e's value in this graph. */
+static int lowp_wide(const imp *m, const entry *e, ref *w) {
+  if (!m->keep_f16_weights || !e || e->wide_g != m->g || e->r.kind != R_NODE || e->rounded.node != e->r.node) return 0;
+  *w = e->wide;
+  return 1;
+}
+
+/* Reshape and its kin keep a float16 operand as it is, unless the operand
+ * has a float32 value (lowp_wide): then they view that, and their output
+ * is rounded (the same values) with its own float32 value. */
+static int lowp_view_node(const onode *n) {
+  static const char *const views[] = {"Identity", "Reshape", "Squeeze", "Unsqueeze", "Flatten"};
+  for (int i = 0; i < TP_ARRAY_LEN(views); i++)
+    if (!strcmp(n->op, views[i])) return 1;
+  return 0;
+}
+
 static tp_status lowp_widen_inputs(imp *m, onode *n, tp_dtype *lp, ref *saved, int *nsaved) {
   *lp = TP_F32;
   *nsaved = 0;
-  if (lowp_native_node(n) || n->nin > TP_ONNX_MAX_INPUTS) return TP_OK;
-  for (int i = 0; i < n->nin; i++) {
+  if (n->nin > TP_ONNX_MAX_INPUTS) return TP_OK;
+  int only0 = 0; /* a view of an operand with a float32 value: that operand only */
+  if (lowp_native_node(n)) {
+    ref w;
+    entry *e0 = n->nin && *n->in[0] ? lookup(m, n->in[0]) : NULL;
+    if (!lowp_view_node(n) || !lowp_wide(m, e0, &w)) return TP_OK;
+    only0 = 1;
+  }
+  for (int i = 0; i < (only0 ? 1 : n->nin); i++) {
     entry *e = *n->in[i] ? lookup(m, n->in[i]) : NULL;
     if (!e) continue;
     tp_dtype d = tp_onnx_desc(m, e->r).dtype;
@@ -477,13 +502,15 @@ static tp_status lowp_widen_inputs(imp *m, onode *n, tp_dtype *lp, ref *saved, i
     entry *e = *n->in[i] ? lookup(m, n->in[i]) : NULL;
     saved[i] = e ? e->r : tp_onnx_none();
   }
-  for (int i = 0; i < n->nin; i++) {
+  for (int i = 0; i < (only0 ? 1 : n->nin); i++) {
     entry *e = *n->in[i] ? lookup(m, n->in[i]) : NULL;
     if (!e) continue;
     tp_dtype d = tp_onnx_desc(m, e->r).dtype;
     if (!lowp_widened(n, d) || e->r.kind == R_SCALAR) continue;
     ref w;
-    if (m->keep_f16_weights && i == 1 && d == TP_F16 && saved[i].kind == R_CONST && !strcmp(n->op, "MatMul")) {
+    if (d != TP_I8 && d != TP_U8 && lowp_wide(m, e, &w)) {
+      /* the float32 value the producer rounded: no round trip (a backend) */
+    } else if (m->keep_f16_weights && i == 1 && d == TP_F16 && saved[i].kind == R_CONST && !strcmp(n->op, "MatMul")) {
       /* a float16 weight: a cast node, not a float32 copy (tp_onnx_import_ex) */
       tp_attrs at;
       tp_attrs_init(&at);
@@ -508,6 +535,11 @@ static tp_status lowp_restore(imp *m, onode *n, tp_dtype lp, const ref *saved, i
     if (!e || e->r.kind == R_NONE || e->r.kind == R_SCALAR || tp_onnx_desc(m, e->r).dtype != TP_F32) continue;
     ref y;
     TP_TRY(tp_onnx_cast(m, e->r, lp, &y));
+    if (m->keep_f16_weights && (lp == TP_F16 || lp == TP_BF16) && y.kind == R_NODE) {
+      e->wide = e->r; /* read by the next nodes instead of y (lowp_wide) */
+      e->rounded = y;
+      e->wide_g = m->g;
+    }
     e->r = y;
   }
   return TP_OK;

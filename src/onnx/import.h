@@ -105,7 +105,12 @@ typedef struct ref {
   int is_int;
 } ref;
 
-typedef struct entry { char *name; ref r; } entry;
+/* wide: for a backend import (imp.keep_f16_weights, set for a backend: float16
+ * activations stay float32 between nodes too), the float32 value that r
+ * (a node of graph wide_g, `rounded`) rounds to float16 / bfloat16 at a
+ * node's output; later nodes read it instead of widening r again. Valid
+ * only while r is still that node of the graph being built. */
+typedef struct entry { char *name; ref r; ref wide, rounded; const tp_graph *wide_g; } entry;
 
 typedef struct imp {
   omodel md;             /* the decoded model */
@@ -157,11 +162,17 @@ tp_status tp_onnx_set_out(imp *m, onode *n, int i, ref r);
  * (bits by md->inputs index). */
 tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
                          const tp_desc *const *in_desc, tp_graph **out, uint64_t *need);
-/* The same; keep_f16_weights: a MatMul's float16 constant B is not
- * converted at import but left as cast(the float16 constant) for a compiler
- * to give to its GEMM as float16 (stax: lower/passes.c tp_pass_fold keeps
- * such casts; the GEMM packs float16 panels). For a backend: the graph
- * executor (eager) would convert it on every call. */
+/* The same; keep_f16_weights: for a backend (a compiler will lower the graph; the graph
+ * executor, eager, would pay for both per call):
+ * - a MatMul's float16 constant B is not converted at import but left as
+ *   cast(the float16 constant) for the compiler to give to its GEMM as
+ *   float16 (stax: lower/passes.c tp_pass_fold keeps such casts; the GEMM
+ *   packs float16 panels);
+ * - float16 / bfloat16 activations are computed in float32 from node to
+ *   node: a node reads the float32 value its producer rounded (entry.wide),
+ *   not the rounded one widened again, so only the graph's inputs and
+ *   outputs (and the operands of nodes that keep the low dtype: Cast,
+ *   Shape, control flow) are float16 (docs/quantization.md). */
 tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
                             const tp_desc *const *in_desc, int keep_f16_weights, tp_graph **out, uint64_t *need);
 

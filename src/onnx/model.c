@@ -342,8 +342,8 @@ static tp_status model_graph_for(void *ud, int nin, tp_tensor *const *ex, tp_gra
     dp[m->in_index[k]] = &d[k];
   }
   uint64_t need = 0;
-  if (!s)
-    s = tp_onnx_import_train(&m->md, 0, NULL, NULL, dp, 0, m->ntrain, (const char *const *)m->train_names, out,
+  if (!s) /* for the backend, as specialize_ex (float16 kept for it), with the trainable parameters */
+    s = tp_onnx_import_train(&m->md, 0, NULL, NULL, dp, 1, m->ntrain, (const char *const *)m->train_names, out,
                              &need, NULL);
   tp_free_sized(dp, (size_t)(m->md.ninputs + 1) * sizeof(*dp));
   tp_free_sized(d, (size_t)(m->nin + 1) * sizeof(tp_desc));

@@ -1145,6 +1145,14 @@ tp_status tp_op_exec(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at
                               tp_tensor_numel(in[0]));
         return TP_OK;
       }
+      /* float32 -> float16 of contiguous data: the vector rounding (the
+       * bits of num.h's tp_f32_to_f16, test_gemm_f16) */
+      if (in[0]->dtype == TP_F32 && at->dtype == TP_F16 && tp_tensor_is_contiguous(in[0])) {
+        TP_TRY(tp_tensor_empty(TP_F16, in[0]->ndim, in[0]->shape, out));
+        tp_kern()->f32_to_f16((const float *)tp_tensor_ptr(in[0]), (uint16_t *)(*out)->storage->data,
+                              tp_tensor_numel(in[0]));
+        return TP_OK;
+      }
       return tp_to_dtype(in[0], at->dtype, out);
     case TP_OP_BITCAST: { /* the bytes, in C order, as od's dtype */
       tp_tensor *c;

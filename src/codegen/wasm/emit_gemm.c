@@ -9,6 +9,18 @@
  * not stored; a partial last panel stores its valid lanes. The epilogue
  * (bias, activation, residual) runs on the tile before it is stored.
  *
+ * A float16 B (b_f16, issue 17): the plan's float16 panels (gemm_pack_b_f16,
+ * the same layout in halves, depth blocks of TP_WASMSIMD_KC). For each
+ * panel, its K x 8 halves are first converted to float32 into a scratch
+ * (ptrs[nbufs + nkernels], K x 8 floats, plan_jit.c), once per call, then
+ * every row tile reads the scratch as it would a float32 panel: one v128
+ * of 8 halves sign-extended to i32x4 (low and high halves), shifted left by
+ * 13 and masked with 0x8fffe000 (the sign, exponent and mantissa at
+ * float32's places), times 2^112 (the rebias: exact for normal and
+ * subnormal halves). Only for weights without Inf / NaN (checked when the
+ * kernel is emitted): the core's kernel runs the others. Converting in
+ * registers per tile instead cost the 128x1024x256 GEMM 1.5x in V8.
+ *
  * The kernel is (i32 ptrs, i32 p0, i32 p1) -> (): it computes the column
  * panels [p0, p1) (of 8 columns; tp_emit_gemm_panels) and nothing else, so the
  * core's thread pool can split the panels over its threads (plan_jit.c);
@@ -53,9 +65,21 @@ static void gemm_store(em *e, kctx *c, const tp_kir_kernel *k, uint32_t acc, uin
 
 int64_t tp_emit_gemm_panels(const tp_kir_kernel *k) { return (k->N + GNR - 1) / GNR; }
 
+/* Whether a float16 constant has no Inf / NaN (exponent 31): the in-register
+ * conversion of tp_em_gemm_body is exact for every other half. */
+static int f16_finite(const tp_kir_program *p, const tp_kir_kernel *k) {
+  const tp_tensor *w = p->bufs[k->b_buf].value;
+  if (!w || w->dtype != TP_F16 || !tp_tensor_is_contiguous(w)) return 0;
+  const uint16_t *h = tp_tensor_ptr((tp_tensor *)w);
+  int64_t n = tp_tensor_numel(w);
+  for (int64_t i = 0; i < n; i++)
+    if ((h[i] & 0x7c00u) == 0x7c00u) return 0;
+  return 1;
+}
+
 int tp_em_gemm_supported(const tp_kir_program *p, const tp_kir_kernel *k, int64_t *rs, int64_t *cs) {
   if (k->kind != TP_KK_GEMM || !k->b_const || k->batch != 1 || k->M < 1 || k->N < 1 || k->K < 1) return 0;
-  if (k->b_f16) return 0; /* a float16 B: the core's kernel (float16 panels, kernels.h) */
+  if (k->b_f16 && !f16_finite(p, k)) return 0; /* Inf / NaN weights: the core's kernel (exact) */
   if (p->bufs[k->a_buf].desc.dtype != TP_F32 || k->a_rs < 0 || k->a_cs < 1) return 0;
   if ((int64_t)k->M * k->K > ((int64_t)1 << 28) || (int64_t)k->M * k->N > ((int64_t)1 << 28)) return 0;
   for (int i = 0; i < k->expr.n; i++) {
@@ -90,7 +114,8 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
   for (int q = 0; q < TP_KIR_MAX_IN; q++) c.hoist[q] = vtmp(e);
   for (int q = 0; q < k->nin; q++) c.origin[q] = itmp(e), c.base[q] = itmp(e);
   const uint32_t P = 0, PB = 1, PE = 2; /* params: ptrs, first panel, end panel */
-  int64_t M = k->M, N = k->N, K = k->K, KCb = k->tune_kc ? k->tune_kc : TP_WASMSIMD_KC;
+  /* a float16 B: packed with the fixed depth block */
+  int64_t M = k->M, N = k->N, K = k->K, KCb = k->tune_kc && !k->b_f16 ? k->tune_kc : TP_WASMSIMD_KC;
   int64_t Np = (N + GNR - 1) / GNR * GNR;
   uint32_t A = itmp(e), B = itmp(e), C = itmp(e), bias = itmp(e);
   lget(e, P), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->a_buf)), i32c(e, (int32_t)(k->a_off * 4));
@@ -105,7 +130,14 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
   /* no more tile rows than M: a GEMV (M = 1, the hey_jarvis head's 1x128x1536)
    * with 4 rows computed 4 times the work (4.4 GFLOP/s) */
   const int mr0 = e->mr >= 1 && e->mr <= GMR_MAX ? e->mr : GMR, mr = mr0 < M ? mr0 : (int)M;
-  uint32_t acc[GMR_MAX][2], a = vtmp(e), b0 = vtmp(e), b1 = vtmp(e);
+  uint32_t acc[GMR_MAX][2], a = vtmp(e), b0 = vtmp(e), b1 = vtmp(e), hmask = 0, hscale = 0, hs = 0, hd = 0, hq = 0,
+                           S = 0;
+  if (k->b_f16) { /* the float32 scratch panel and the conversion's constants */
+    hmask = vtmp(e), hscale = vtmp(e), hs = itmp(e), hd = itmp(e), hq = itmp(e), S = itmp(e);
+    vi(e, (int32_t)0x8fffe000u), lset(e, hmask);
+    vf(e, 0x1p112f), lset(e, hscale);
+    lget(e, P), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * (p->nbufs + p->nkernels))), lset(e, S);
+  }
   for (int i = 0; i < mr; i++) acc[i][0] = vtmp(e), acc[i][1] = vtmp(e);
   uint32_t jr = itmp(e), ir = itmp(e), kk = itmp(e), bp = itmp(e), col = itmp(e), row = itmp(e), crow = itmp(e);
   uint32_t ap[GMR_MAX];
@@ -123,6 +155,26 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
     block(e, TP_WASM_OP_BLOCK), block(e, TP_WASM_OP_LOOP);
     lget(e, jr), i32c(e, (int32_t)p1), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
     lget(e, jr), lget(e, PE), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
+    for (int64_t pc = 0; k->b_f16 && pc < K; pc += KCb) { /* panel jr's halves -> float32 scratch [K][8] */
+      int64_t kc = K - pc < KCb ? K - pc : KCb;
+      lget(e, B), lget(e, jr), i32c(e, (int32_t)(GNR * kc * 2)), op(e, TP_WASM_OP_I32_MUL), op(e, TP_WASM_OP_I32_ADD);
+      i32c(e, (int32_t)(pc * Np * 2)), op(e, TP_WASM_OP_I32_ADD), lset(e, hs);
+      lget(e, S), i32c(e, (int32_t)(pc * GNR * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, hd);
+      i32c(e, 0), lset(e, hq);
+      block(e, TP_WASM_OP_BLOCK), block(e, TP_WASM_OP_LOOP);
+      lget(e, hq), i32c(e, (int32_t)kc), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
+      lget(e, hs), mem(e, TP_WASM_OP_V128_LOAD, 0), lset(e, b1);
+      for (int h = 0; h < 2; h++) {
+        lget(e, hd);
+        lget(e, b1), op(e, h ? TP_WASM_OP_I32X4_EXTEND_HIGH_I16X8_S : TP_WASM_OP_I32X4_EXTEND_LOW_I16X8_S);
+        i32c(e, 13), op(e, TP_WASM_OP_I32X4_SHL), lget(e, hmask), op(e, TP_WASM_OP_V128_AND);
+        lget(e, hscale), op(e, TP_WASM_OP_F32X4_MUL), mem(e, TP_WASM_OP_V128_STORE, (uint32_t)(16 * h));
+      }
+      lget(e, hs), i32c(e, GNR * 2), op(e, TP_WASM_OP_I32_ADD), lset(e, hs);
+      lget(e, hd), i32c(e, GNR * 4), op(e, TP_WASM_OP_I32_ADD), lset(e, hd);
+      lget(e, hq), i32c(e, 1), op(e, TP_WASM_OP_I32_ADD), lset(e, hq);
+      br(e, TP_WASM_OP_BR, 0), op(e, TP_WASM_OP_END), op(e, TP_WASM_OP_END);
+    }
     i32c(e, 0), lset(e, ir);
     block(e, TP_WASM_OP_BLOCK), block(e, TP_WASM_OP_LOOP);
     lget(e, ir), i32c(e, (int32_t)M), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
@@ -157,9 +209,13 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
     /* depth blocks */
     for (int64_t pc = 0; pc < K; pc += KCb) {
       int64_t kc = K - pc < KCb ? K - pc : KCb;
-      /* bp = B + 4 * (pc * Np + jr * 8 * kc) */
-      lget(e, B), lget(e, jr), i32c(e, (int32_t)(GNR * kc * 4)), op(e, TP_WASM_OP_I32_MUL), op(e, TP_WASM_OP_I32_ADD);
-      i32c(e, (int32_t)(pc * Np * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, bp);
+      /* bp = B + 4 * (pc * Np + jr * 8 * kc); a float16 B: the scratch, S + 4 * pc * 8 */
+      if (k->b_f16) {
+        lget(e, S), i32c(e, (int32_t)(pc * GNR * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, bp);
+      } else {
+        lget(e, B), lget(e, jr), i32c(e, (int32_t)(GNR * kc * 4)), op(e, TP_WASM_OP_I32_MUL), op(e, TP_WASM_OP_I32_ADD);
+        i32c(e, (int32_t)(pc * Np * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, bp);
+      }
       /* kk: byte offset of column k in a row of A, from pc on */
       i32c(e, (int32_t)(pc * k->a_cs * 4)), lset(e, kk);
       /* K within one depth block: the k range is emitted as two loops

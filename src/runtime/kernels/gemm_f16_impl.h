@@ -71,6 +71,47 @@ static void FN(f16_to_f32)(const uint16_t *h, float *y, int64_t n) {
   }
 }
 
+/* VW float32 -> float16 bit patterns, round to nearest, ties to even
+ * (kernels.h: f32_to_f16; the bits of tp_f32_to_f16): F16C / AVX-512F
+ * vcvtps2ph with the rounding in its immediate, else integer ops: normal
+ * results (ax - 0x38000000 + 0xfff + lsb) >> 13, whose carry rounds into the
+ * exponent and reaches Inf at 65520; subnormal ones by the float addition
+ * ax + 0.5 (2^-24 is then the unit of its last place, so the hardware's
+ * rounding, to nearest even, does it); NaN quiet with its top payload bits. */
+static inline void FN(cvt_f)(const float *p, uint16_t *o) {
+#if CVT_IN_REGISTERS && VW == 8
+  _mm_storeu_si128((__m128i *)o, _mm256_cvtps_ph(_mm256_loadu_ps(p), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif CVT_IN_REGISTERS && VW == 16
+  _mm256_storeu_si256((__m256i *)o, _mm512_cvtps_ph(_mm512_loadu_ps(p), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#else
+  vu32 x;
+  memcpy(&x, p, sizeof x);
+  vu32 ax = x & 0x7fffffffu, sign = (x >> 16) & 0x8000u;
+  vu32 nrm = (ax - 0x38000000u + 0xfffu + ((ax >> 13) & 1u)) >> 13;
+  vf sf;
+  memcpy(&sf, &ax, sizeof sf);
+  vu32 sub = (vu32)(sf + splat(0.5f)) - 0x3f000000u;
+  vu32 is_sub = (vu32)(ax < 0x38800000u), is_big = (vu32)(ax >= 0x477ff000u), is_nan = (vu32)(ax > 0x7f800000u);
+  vu32 r = (is_sub & sub) | (~is_sub & nrm);
+  r = (is_big & 0x7c00u) | (~is_big & r);
+  r = (is_nan & (0x7e00u | ((ax >> 13) & 0x3ffu))) | (~is_nan & r);
+  vh16 h = __builtin_convertvector(r | sign, vh16);
+  memcpy(o, &h, sizeof h);
+#endif
+}
+
+static void FN(f32_to_f16)(const float *x, uint16_t *h, int64_t n) {
+  int64_t i = 0;
+  for (; i + VW <= n; i += VW) FN(cvt_f)(x + i, h + i);
+  if (i < n) { /* the tail through a padded copy: the same vector formula */
+    float t[VW] = {0};
+    uint16_t o[VW];
+    memcpy(t, x + i, sizeof(float) * (size_t)(n - i));
+    FN(cvt_f)(t, o);
+    memcpy(h + i, o, sizeof(uint16_t) * (size_t)(n - i));
+  }
+}
+
 static void FN(pack_a_h)(int64_t mc, int64_t kc, const float *A, int64_t rsa, int64_t csa,
                          float *dst) {
   for (int64_t i0 = 0; i0 < mc; i0 += MR_H) {

@@ -103,6 +103,11 @@ typedef struct tp_kernels {
    * vcvtph2ps, else integer ops); equals tp_f16_to_f32 (src/core/num.h) on
    * all 65536 patterns, NaNs made quiet. */
   void (*f16_to_f32)(const uint16_t *h, float *y, int64_t n);
+  /* float32 -> float16 bit patterns, round to nearest, ties to even, past
+   * 65504 (from 65520) Inf, subnormals kept, NaN quiet with its sign and top
+   * payload bits: the bits of tp_f32_to_f16 (src/core/num.h) for every
+   * float32 (F16C / AVX-512F vcvtps2ph, else integer ops; test_gemm_f16). */
+  void (*f32_to_f16)(const float *x, uint16_t *h, int64_t n);
   /* GEMM with a float16 B packed once (gemm_f16_impl.h; issue 17): panels
    * of halves, half the bytes of gemm_pack_b's, converted to float32 in
    * registers by the micro-kernel. C = A B(converted) (+ bias): the float32

@@ -795,6 +795,7 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .dwconv_row_f32 = FN(tp_f32_dwconv_row),
     .gemv_f32 = FN(tp_f32_gemv),
     .f16_to_f32 = FN(f16_to_f32),
+    .f32_to_f16 = FN(f32_to_f16),
     .gemm_pack_b_f16_size = FN(tp_f16_gemm_pack_b_size),
     .gemm_pack_b_f16 = FN(tp_f16_gemm_pack_b),
     .gemm_f32_packed_f16 = FN(tp_f32_gemm_packed_f16),

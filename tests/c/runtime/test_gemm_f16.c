@@ -3,6 +3,11 @@
  *  1. f16_to_f32 on all 65536 bit patterns: the same bits as the core's
  *     scalar tp_f16_to_f32 (src/core/num.h), and the value of a float16
  *     decoded by hand here (ldexp); NaNs quiet with their sign.
+ *  1b. f32_to_f16 (round to nearest even) on every float16 value, its
+ *     float32 neighbours, the midpoints to the next value and theirs, a
+ *     sweep of float32 bit patterns, NaNs and the overflow edge: the bits of
+ *     the scalar tp_f32_to_f16 and of tp_f64_to_f16 (frexp, from the
+ *     double: an independent rounding), unaligned and with a tail.
  *  2. gemm_pack_b_f16 + gemm_f32_packed_f16 (+ _cols) on shapes around the
  *     tile and KC edges, plain and transposed B, with and without bias,
  *     against (a) the table's float32 GEMM on the converted B (the path a
@@ -59,6 +64,52 @@ static void conversion(const char *isa, const tp_kernels *K) {
   }
   free(h);
   free(y);
+}
+
+static void narrowing(const char *isa, const tp_kernels *K) {
+  enum { CAP = 65536 * 8 + 70000 };
+  uint32_t *u = malloc(sizeof(uint32_t) * (CAP + 1));
+  uint16_t *h = malloc(sizeof(uint16_t) * (CAP + 1));
+  if (!u || !h) FAILF("out of memory");
+  int64_t n = 0;
+  for (uint32_t b = 0; b < 0x10000u; b++) { /* each float16 value: itself, neighbours, midpoint to the next */
+    float v = tp_f16_to_f32((uint16_t)b);
+    uint32_t vb;
+    memcpy(&vb, &v, 4);
+    u[n++] = vb, u[n++] = vb + 1, u[n++] = vb - 1, u[n++] = vb + 2;
+    if ((b & 0x7c00u) == 0x7c00u) continue;
+    double mid = (half_decode((uint16_t)b) + half_decode((uint16_t)(b + 1))) / 2; /* exact in float32 */
+    float mf = (float)mid;
+    uint32_t mb;
+    memcpy(&mb, &mf, 4);
+    if (((b + 1) & 0x7c00u) == 0x7c00u || (b & 0x7fffu) == 0x7fffu) mb = (vb & 0x80000000u) | 0x477ff000u; /* 65520 */
+    u[n++] = mb, u[n++] = mb + 1, u[n++] = mb - 1;
+  }
+  for (uint64_t x = 0; x < 0x100000000ull && n < CAP; x += 65521) u[n++] = (uint32_t)x;
+  static const uint32_t special[] = {0x7f800001u, 0xff800001u, 0x7fc00000u, 0x7fffffffu, 0x7fa02000u,
+                                     0xffc0e000u, 0x477fefffu, 0x477ff000u, 0x477fffffu, 0x47800000u,
+                                     0x33000000u, 0x33000001u, 0x32ffffffu, 0x38800000u, 0x387fffffu};
+  for (size_t k = 0; k < sizeof special / sizeof special[0] && n < CAP; k++) u[n++] = special[k];
+  for (int pass = 0; pass < 2; pass++) { /* pass 1: from u + 1 with n - 3 values (unaligned, a tail) */
+    int64_t off = pass, cnt = pass ? n - 3 : n;
+    memset(h, 0xff, sizeof(uint16_t) * (CAP + 1));
+    K->f32_to_f16((const float *)(u + off), h, cnt);
+    int bad = 0;
+    for (int64_t i = 0; i < cnt && bad < 5; i++) {
+      float f;
+      memcpy(&f, &u[i + off], 4);
+      uint16_t want = tp_f32_to_f16(f), oracle = tp_f64_to_f16((double)f);
+      if (h[i] != want || want != oracle) {
+        FAILF("%s f32_to_f16(0x%08x) = 0x%04x, scalar 0x%04x, from the double 0x%04x", isa, u[i + off], h[i], want,
+              oracle);
+        bad++;
+      }
+      checks++;
+    }
+    if (h[cnt] != 0xffff) FAILF("%s f32_to_f16 wrote past n", isa);
+  }
+  free(u);
+  free(h);
 }
 
 static void one_gemm(const char *isa, const tp_kernels *K, int64_t M, int64_t N, int64_t Kd,
@@ -125,12 +176,13 @@ int main(void) {
       continue;
     }
     const tp_kernels *K = tp_kern();
-    if (!K->f16_to_f32 || !K->gemm_pack_b_f16 || !K->gemm_f32_packed_f16) {
+    if (!K->f16_to_f32 || !K->f32_to_f16 || !K->gemm_pack_b_f16 || !K->gemm_f32_packed_f16) {
       FAILF("%s: no float16-B GEMM in the table", isas[t]);
       continue;
     }
     tested++;
     conversion(isas[t], K);
+    narrowing(isas[t], K);
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
       for (int v = 0; v < 4; v++) one_gemm(isas[t], K, shapes[s][0], shapes[s][1], shapes[s][2], v & 1, v >> 1);
     printf("%s: conversion and GEMM checked\n", isas[t]);
