@@ -151,3 +151,42 @@ test('PP-OCRv4 recognition at widths 160..640 (stax): one plan, matching onnxrun
     await ref.release();
   }
 });
+
+// Two symbols: the PP-OCRv4 detector's H and W change apart (multiples of 32,
+// the detector's stride). One template over both (numbers bilinear in H and W:
+// H*W), fitted from 7 lowered samples; every (H, W) after that is an
+// instantiation, checked against onnxruntime-node.
+test('PP-OCRv4 detection at (H, W) that change apart (stax): one template over two symbols, matching onnxruntime-node', { skip: ocr.why, timeout: 600000 }, async () => {
+  const bytes = readFileSync(join(ocr.dir, 'assets', 'ch_PP-OCRv4_det_infer.onnx'));
+  const ref = await ort.InferenceSession.create(bytes, { logSeverityLevel: 3 });
+  const m = tp.onnx.load(bytes, { backend: 'stax' });
+  try {
+    const sizes = [[160, 224], [224, 160], [96, 320], [256, 256], [128, 96], [192, 288], [224, 160]];
+    for (const [k, [h, w]] of sizes.entries()) {
+      const dims = [1, 3, h, w], x = Float32Array.from({ length: 3 * h * w }, (_, i) => Math.sin(i * 0.37 + k) * 0.8);
+      const want = await ref.run({ x: new ort.Tensor('float32', x, dims) });
+      tp.scope(() => {
+        const got = m.run({ x: tp.tensor(x, { shape: dims }) });
+        for (const n of ref.outputNames) {
+          const g = got[n].toArray(), r = want[n].data;
+          assert.deepEqual(got[n].shape, [...want[n].dims], `${h}x${w}: shape`);
+          let worst = 0;
+          for (let i = 0; i < r.length; i++) worst = Math.max(worst, Math.abs(g[i] - r[i]) - 1e-3 * Math.abs(r[i]));
+          assert.ok(worst <= 2e-4, `${h}x${w}: off onnxruntime by ${worst}`);
+        }
+      });
+    }
+    assert.equal(m.specializations(), 1, 'the first call only');
+    const text = m.explain();
+    assert.match(text, /"symbols": \["s0", "s1"\], "dims": \["inputs\[0\]\.shape\[2\]", "inputs\[0\]\.shape\[3\]"\], "template": true/);
+    assert.match(text, /"bilinear": true/);
+    assert.match(text, /"instantiations": 5,/, '5 new (H, W) after the first; 224x160 again is a cache hit');
+    assert.match(text, /"specializations": 0,/);
+    assert.match(text, /"cache_hits": 1,/);
+    // a shape the model does not take: the input, the dim and the constraint
+    assert.throws(() => m.run({ x: tp.tensor(new Float32Array(4 * 64 * 64), { shape: [1, 4, 64, 64] }) }), /input 'x' dim 1 must be 3/);
+  } finally {
+    m.dispose();
+    await ref.release();
+  }
+});
