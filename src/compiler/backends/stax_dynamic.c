@@ -6,11 +6,11 @@
  * same value are one symbol; dims that change apart are symbols of their
  * own: an image's H and W), at most 4. The graph is then lowered at the
  * points of the template's design (src/lower/symbolic.c: one symbol s =
- * 128, 192, 256 and 320 when a number is quadratic, or from the captured
- * size - 128 on when it is a multiple of 64, the captured plan's program
- * being the third sample; k symbols: 128 and +64, +128 per symbol, +64 on
- * each pair, and the check point +128 on all, or from the captured sizes -
- * 128 likewise, the captured plan being the check point) and the
+ * 128, 192, 256 and 320 when a number is quadratic; k symbols: 128 and
+ * +64, +128 per symbol, +64 on each pair, and the check point +128 on all.
+ * When the captured sizes are multiples of 64 (else of 32) the design
+ * starts at them - 2 steps of 64 (32), the captured plan's program being
+ * the third sample (one symbol) or the check point (more)) and the
  * programs fitted into a template; every call whose symbols' dims are
  * >= 2 and agree and whose other dims are the captured ones is the
  * template instantiated there (numbers evaluated, memory re-planned, the
@@ -192,15 +192,20 @@ static tp_status lower_graph(stax_dyn *d, tp_graph *g, tp_kir_program **out) {
  * *out NULL with why when there is none. */
 static tp_status fit(stax_dyn *d, const dyn_syms *sy, tp_kir_template **out, char *why, size_t nwhy) {
   *out = NULL;
-  int k = sy->k, base_at = -1, onlat = !d->lo.autotune;
-  int64_t base[TP_KIR_MAX_SYMS], cap[TP_KIR_MAX_SYMS] = {0}, pts[TP_KIR_MAX_DESIGN][TP_KIR_MAX_SYMS];
+  int k = sy->k, base_at = -1, on64 = !d->lo.autotune, on32 = on64;
+  int64_t base[TP_KIR_MAX_SYMS], cap[TP_KIR_MAX_SYMS] = {0}, pts[TP_KIR_MAX_DESIGN][TP_KIR_MAX_SYMS], h = DYN_H;
   for (int j = 0; j < sy->npos; j++) cap[sy->sym[j]] = d->capkey[sy->pos[j]];
-  /* the captured sizes on the design's lattice: the captured plan's program
-   * is a sample (the third with one symbol, the check point with more; not
-   * when autotuned: its blockings differ) */
-  for (int i = 0; i < k; i++) onlat &= cap[i] % DYN_H == 0 && cap[i] - 2 * DYN_H >= DYN_H;
-  for (int i = 0; i < k; i++) base[i] = onlat ? cap[i] - 2 * DYN_H : DYN_S0;
-  int nd = tp_kir_template_design(k, base, DYN_H, pts);
+  /* the captured sizes on the design's lattice (step 64, else 32): the
+   * captured plan's program is a sample (the third with one symbol, the
+   * check point with more; not when autotuned: its blockings differ) */
+  for (int i = 0; i < k; i++) {
+    on64 &= cap[i] % 64 == 0 && cap[i] - 2 * 64 >= 64;
+    on32 &= cap[i] % 32 == 0 && cap[i] - 2 * 32 >= 32;
+  }
+  if (!on64 && on32) h = 32;
+  int onlat = on64 || on32;
+  for (int i = 0; i < k; i++) base[i] = onlat ? cap[i] - 2 * h : DYN_S0;
+  int nd = tp_kir_template_design(k, base, h, pts);
   if (onlat) base_at = k == 1 ? 2 : nd - 1;
   tp_kir_program *progs[TP_KIR_MAX_DESIGN] = {0};
   int n = k == 1 ? 3 : nd, need_more = 0, lowered = 0;
@@ -231,7 +236,7 @@ static tp_status fit(stax_dyn *d, const dyn_syms *sy, tp_kir_template **out, cha
     if (s) break;
     if (k == 1 ? i >= 2 : i == nd - 1) {
       n = i + 1;
-      s = tp_kir_template_fit(progs, n, k, base, DYN_H, &need_more, out, why, nwhy);
+      s = tp_kir_template_fit(progs, n, k, base, h, &need_more, out, why, nwhy);
       if (s || *out || !need_more) break;
     }
   }
