@@ -31,7 +31,26 @@ typedef struct jit_state {
   uint8_t *split;       /* per kernel: 1 = a generated GEMM whose panels split over the pool */
   uint8_t *module;      /* the module's bytes (tp_compiled_last_module) */
   size_t module_len;
+  uint8_t *params;      /* TP_JIT_PARAMS: the module's parameter block (emit.h), else NULL */
 } jit_state;
+
+/* The modules this process loaded (length and hash), for TP_JIT_SEEN_ONLY:
+ * the host's cache (js/src/jit.js) has them compiled. A ring of the last
+ * SEEN_MAX; a module the host evicted since is compiled again (correct,
+ * just not free). */
+#define SEEN_MAX 64
+static struct { uint64_t hash; size_t len; } seen[SEEN_MAX];
+static int nseen;
+static tp_spinlock seen_lock = TP_SPINLOCK_INIT;
+
+static int seen_has(uint64_t h, size_t len, int add) {
+  tp_spin_lock(&seen_lock);
+  int found = 0;
+  for (int i = 0; i < SEEN_MAX && i < nseen && !found; i++) found = seen[i].hash == h && seen[i].len == len;
+  if (!found && add) seen[nseen % SEEN_MAX].hash = h, seen[nseen % SEEN_MAX].len = len, nseen++;
+  tp_spin_unlock(&seen_lock);
+  return found;
+}
 
 /* ---- max-autotune: the register tile of each generated GEMM ----
  * Per GEMM kernel, a module with the kernel emitted for tile rows 2, 3 and
@@ -134,6 +153,7 @@ static void jit_release(void *state) {
   else if (st->fn) tp_jit_unload(st->base, st->nslots);
   tp_free(st->fn);
   tp_free(st->module);
+  tp_free(st->params);
   tp_free(st->split);
   tp_free(st);
 }
@@ -159,8 +179,9 @@ static void jit_poll(jit_state *st) {
   }
 }
 
-static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
+static tp_status jit_prepare(tp_plan *pl, int flags, void **state) {
   *state = NULL;
+  int use_cache = flags & 1;
   if (!(tp_jit_features() & TP_JIT_FEATURE_SIMD128)) return TP_OK; /* not a Wasm host with SIMD128 */
   const tp_kir_program *p = tp_plan_program(pl);
   tp_emitted em;
@@ -174,7 +195,7 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
     return TP_ERR_OUT_OF_MEMORY;
   }
   memset(mr, 0, (size_t)(p->nkernels ? p->nkernels : 1));
-  tp_emit_options eo = {(tp_jit_features() & TP_JIT_FEATURE_RELAXED_SIMD) != 0, 0, host, mr};
+  tp_emit_options eo = {(tp_jit_features() & TP_JIT_FEATURE_RELAXED_SIMD) != 0, 0, host, mr, (flags & TP_JIT_PARAMS) != 0};
   tp_status s = p->autotune ? tune_tiles(pl, &eo, use_cache, mr) : TP_OK;
   if (!s) s = tp_emit_wasm(p, &eo, &em);
   tp_free(host);
@@ -184,8 +205,14 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
     return TP_OK;
   }
   if (s) return s;
+  uint64_t h = tp_jit_hash(em.bytes, em.len);
+  if ((flags & TP_JIT_SEEN_ONLY) && !seen_has(h, em.len, 0)) { /* would compile: not now */
+    tp_emitted_clear(&em);
+    return TP_OK;
+  }
   int32_t base = -1, token = 0;
   s = tp_jit_load(em.bytes, em.len, em.nfuncs + 1, use_cache, &base, &token);
+  if (!s && use_cache) seen_has(h, em.len, 1);
   jit_state *st = NULL;
   if (!s) {
     st = tp_alloc(sizeof *st);
@@ -203,8 +230,8 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
       for (int k = 0; k < p->nkernels; k++)
         fn[p->nkernels + 1 + k] = em.epi_func[k] < 0 ? -1 : em.epi_func[k] + (token ? 0 : base);
       /* the state keeps the bytes, for tp_compiled_last_module */
-      *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, NULL, em.bytes, em.len};
-      em.bytes = NULL;
+      *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, NULL, em.bytes, em.len, em.params};
+      em.bytes = NULL, em.params = NULL;
       /* generated GEMMs large enough to split over the pool (with workers:
        * decided per run, so a plan compiled before the workers start splits) */
       for (int k = 0; k < p->nkernels; k++) {
@@ -268,6 +295,7 @@ static tp_status jit_run(void *state, const tp_plan *pl, void *const *bufs, void
   if (!ptrtab) return TP_ERR_OUT_OF_MEMORY;
   for (int b = 0; b < p->nbufs; b++) ptrtab[b] = (int32_t)(intptr_t)bufs[b];
   for (int k = 0; k < p->nkernels; k++) ptrtab[p->nbufs + k] = (int32_t)(intptr_t)tp_plan_packed_b(pl, k);
+  ptrtab[p->nbufs + p->nkernels] = (int32_t)(intptr_t)st->params; /* the numbers (TP_JIT_PARAMS) */
   int32_t r = 0;
   int prof = tp_plan_profiling(pl), threads = st->split ? tp_pool_threads_or_default() : 1;
   if (prof || threads > 1) {

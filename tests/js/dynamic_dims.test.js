@@ -70,6 +70,17 @@ test('a traced function compiled with dynamic: true runs every batch size on one
     for (let i = 0; i < 16; i++) near(g(tp.tensor(x9, { shape: [9, 5] })).toArray(), mlpRef(x9, 9), `batch 9, call ${i + 2}`);
   });
   assert.equal(g.explain().backend_plans[0].dynamic.generated_plans, 1);
+  // new sizes after that: the template's module reads its numbers at run
+  // time, so each gets the same module (compiled once) at its first call
+  tp.scope(() => {
+    for (const n of [13, 40, 7]) {
+      const x = rnd(n * 5, n + 50);
+      near(g(tp.tensor(x, { shape: [n, 5] })).toArray(), mlpRef(x, n), `batch ${n} on generated kernels at its first call`);
+    }
+  });
+  const d2 = g.explain().backend_plans[0].dynamic;
+  assert.equal(d2.generated_plans, 4);
+  assert.equal(d2.generated_at_first_call, 3, '13, 40, 7: one module, attached at the first call');
   w.dispose(), b.dispose();
 });
 
@@ -146,6 +157,42 @@ test('PP-OCRv4 recognition at widths 160..640 (stax): one plan, matching onnxrun
     assert.match(text, /"dims": \["inputs\[0\]\.shape\[3\]"\], "template": true/);
     assert.match(text, /"instantiations": 8,/);
     assert.match(text, /"specializations": 1, "last_specialization": "at 212 a number of .* is not whole/);
+  } finally {
+    m.dispose();
+    await ref.release();
+  }
+});
+
+// Generated kernels whose numbers are read at run time: once a width has
+// generated kernels (its 16th call), every new width gets the same module
+// at its first call (no compile), and its results still match onnxruntime.
+test('PP-OCRv4 recognition: one generated module serves new widths from their first call, matching onnxruntime-node', { skip: ocr.why, timeout: 300000 }, async () => {
+  const bytes = readFileSync(join(ocr.dir, 'assets', 'ch_PP-OCRv4_rec_infer.onnx'));
+  const ref = await ort.InferenceSession.create(bytes, { logSeverityLevel: 3 });
+  const m = tp.onnx.load(bytes, { backend: 'stax' });
+  const image = (w, k) => Float32Array.from({ length: 3 * 48 * w }, (_, i) => Math.sin(i * 0.29 + k) * 0.8);
+  try {
+    tp.scope(() => {
+      m.run({ x: tp.tensor(image(320, 0), { shape: [1, 3, 48, 320] }) });
+      for (let i = 0; i < 16; i++) m.run({ x: tp.tensor(image(160, 0), { shape: [1, 3, 48, 160] }) });
+    });
+    let d = JSON.parse(/"dynamic": (\{[^}]*\})/.exec(m.explain())[1]);
+    assert.equal(d.generated_plans, 1, 'width 160 at its 16th call');
+    for (const [k, w] of [216, 440, 168, 160].entries()) {
+      const dims = [1, 3, 48, w], x = image(w, k + 1);
+      const want = await ref.run({ x: new ort.Tensor('float32', x, dims) });
+      tp.scope(() => {
+        const got = m.run({ x: tp.tensor(x, { shape: dims }) });
+        for (const n of ref.outputNames) {
+          const g = got[n].toArray(), r = want[n].data;
+          for (let i = 0; i < r.length; i++)
+            assert.ok(Math.abs(g[i] - r[i]) <= 1e-4 + 1e-3 * Math.abs(r[i]), `width ${w}: [${i}] = ${g[i]}, onnxruntime ${r[i]}`);
+        }
+      });
+    }
+    d = JSON.parse(/"dynamic": (\{[^}]*\})/.exec(m.explain())[1]);
+    assert.equal(d.generated_at_first_call, 3, `216, 440, 168 on the one module from their first call: ${JSON.stringify(d)}`);
+    assert.equal(d.generated_plans, 4);
   } finally {
     m.dispose();
     await ref.release();

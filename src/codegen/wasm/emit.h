@@ -15,7 +15,21 @@
  * calls every kernel of the program in order, the ones that are not
  * generated through the import env.tp_jit_kernel(ctx, k) -> status
  * (imported only when there are such kernels), and returns the first
- * non-zero status, or 0. One call from the core runs the whole graph. */
+ * non-zero status, or 0. One call from the core runs the whole graph.
+ *
+ * With params (tp_emit_options.params) the numbers of the code are not in
+ * it: every i32 constant outside -1..16, every f32 constant other than
+ * 0 and +-1, every gather's offset and every pooled v128 constant is read
+ * at function entry from a parameter block (tp_emitted.params) whose
+ * address the pointer table holds after the packed Bs (ptrs[nbufs +
+ * nkernels]). Two programs that differ only in their numbers (a template's
+ * instantiations at two sizes, docs/kernel-ir.md "Dynamic extents") then
+ * give the same bytes whenever the emitter decides alike (same loop
+ * structure, same equalities among the numbers), so one module, compiled
+ * once by the host, serves both, each with its own block; where a number
+ * decides the code (a loop emitted only when an extent is >= 4, a stride
+ * of 0 or 1, the tile rows of a GEMM's remainder) the bytes differ and each
+ * size has its own module. */
 #ifndef TP_CODEGEN_WASM_EMIT_H
 #define TP_CODEGEN_WASM_EMIT_H
 #include "../../lower/lower.h"
@@ -30,6 +44,8 @@ typedef struct tp_emitted {
                          generated (tp_kir_epilogue_kernel): its export number,
                          called after env.tp_jit_kernel(ctx, k + nkernels); else -1 */
   char *dump;         /* annotated hex dump when asked for, else NULL (tp_free) */
+  uint8_t *params;    /* with params: the parameter block (owned), else NULL */
+  size_t params_len;
 } tp_emitted;
 
 typedef struct tp_emit_options {
@@ -37,6 +53,7 @@ typedef struct tp_emit_options {
   int want_dump;
   const uint8_t *host_kernel; /* NULL, or per kernel 1: leave it to the core */
   const uint8_t *gemm_mr;     /* NULL, or per kernel: GEMM tile rows 1..6 (0: 4) */
+  int params;                 /* the numbers in a parameter block (above) */
 } tp_emit_options;
 
 /* Emits every pointwise, row and GEMM kernel that the emitter supports

@@ -42,6 +42,7 @@ typedef struct dyn_plan {
   uint64_t used;
   int pinned;       /* the donor of the packed weights: never evicted */
   int gen_pending;  /* generated kernels are attached at its DYN_GEN_CALLS-th call */
+  int templ;        /* instantiated from the template (not a specialization) */
   int64_t calls;
 } dyn_plan;
 
@@ -53,7 +54,7 @@ typedef struct dyn_syms {
 struct stax_dyn {
   const tp_graph *g;
   tp_lower_options lo;
-  tp_status (*attach)(tp_plan *pl, const tp_lower_options *lo);
+  tp_status (*attach)(tp_plan *pl, const tp_lower_options *lo, int mode);
   tp_status (*graph_for)(void *ud, int nin, tp_tensor *const *examples, tp_graph **out);
   void *graph_for_ud;
   int nin, nkey;
@@ -74,14 +75,14 @@ struct stax_dyn {
   const tp_kir_program *base_prog; /* the base plan's program (read only) */
   double fit_graph_ms, fit_lower_ms; /* of fit_ms: making the samples' graphs (an import), lowering them */
   double fit_ms, inst_ms_last, inst_ms_max, gen_ms_last;
-  int64_t generated;
+  int64_t generated, generated_first; /* plans with generated kernels; of them, attached at their first call */
   char reason[320];     /* why there is no template */
   char refit_reason[320]; /* why a later fit with more symbols was refused */
   char last_spec[320];  /* why the last specialization was made */
 };
 
 tp_status tp_stax_dyn_new(const tp_graph *g, const tp_lower_options *lo, const tp_plan *base,
-                          tp_status (*attach)(tp_plan *pl, const tp_lower_options *lo),
+                          tp_status (*attach)(tp_plan *pl, const tp_lower_options *lo, int mode),
                           tp_status (*graph_for)(void *ud, int nin, tp_tensor *const *examples, tp_graph **out),
                           void *graph_for_ud, stax_dyn **out) {
   *out = NULL;
@@ -343,7 +344,7 @@ static tp_status store(stax_dyn *d, const int64_t *key, tp_plan *pl, int pinned,
   }
   memcpy(k, key, sizeof(int64_t) * (size_t)d->nkey);
   if (e->plan) tp_plan_free(e->plan), tp_free(e->key);
-  e->plan = pl, e->key = k, e->pinned = pinned, e->used = ++d->clock, e->calls = 0, e->gen_pending = 0;
+  e->plan = pl, e->key = k, e->pinned = pinned, e->used = ++d->clock, e->calls = 0, e->gen_pending = 0, e->templ = 0;
   *out = e;
   return TP_OK;
 }
@@ -403,7 +404,20 @@ tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_ou
         tp_plan *pl = NULL;
         TP_TRY(tp_plan_new_shared(p, d->donor, &pl));
         TP_TRY(store(d, key, pl, !d->donor, &e));
+        e->templ = 1;
         e->gen_pending = d->attach != NULL; /* the executor until the binding is hot */
+        if (d->attach && d->generated) {
+          /* a template plan has generated kernels: their module reads its
+           * numbers at run time, so this size most likely has the same
+           * bytes, compiled already: attached now, at no compile (else
+           * at its DYN_GEN_CALLS-th call) */
+          double t1 = tp_now_ms();
+          TP_TRY(d->attach(pl, &d->lo, 1));
+          if (tp_plan_accel_kernels(pl) > 0) {
+            e->gen_pending = 0, d->generated++, d->generated_first++;
+            d->gen_ms_last = tp_now_ms() - t1;
+          }
+        }
         if (!d->donor) d->donor = pl;
         d->instantiations++;
         d->inst_ms_last = tp_now_ms() - t0;
@@ -452,7 +466,7 @@ tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_ou
     if (e->gen_pending && ++e->calls >= DYN_GEN_CALLS - 1) { /* a hot binding: its generated kernels (Wasm hosts) */
       double t0 = tp_now_ms();
       e->gen_pending = 0;
-      TP_TRY(d->attach(e->plan, &d->lo));
+      TP_TRY(d->attach(e->plan, &d->lo, e->templ ? 2 : 0));
       d->gen_ms_last = tp_now_ms() - t0;
       d->generated += tp_plan_accel_kernels(e->plan) > 0;
     }
@@ -511,7 +525,7 @@ int tp_stax_dyn_describe(const stax_dyn *d, char *json, size_t n, size_t *pos) {
              "\"bilinear\": %s, \"refits\": %d, \"refit_refused\": %s%s%s, \"lowerings\": %lld, "
              "\"fit_ms\": %.3f, \"fit_graph_ms\": %.3f, \"fit_lower_ms\": %.3f, \"instantiations\": %lld, \"instantiate_ms_last\": %.3f, \"instantiate_ms_max\": %.3f, "
              "\"specializations\": %lld, \"last_specialization\": %s%s%s, \"cache_hits\": %lld, \"graph_runs\": %lld, "
-             "\"generated_plans\": %lld, \"codegen_ms_last\": %.3f}, ",
+             "\"generated_plans\": %lld, \"generated_at_first_call\": %lld, \"codegen_ms_last\": %.3f}, ",
              syms, dims, d->state == 1 ? "true" : "false", dsyms, d->state == 2 ? "\"" : "",
              d->state == 2 ? reason : "null", d->state == 2 ? "\"" : "", samples, tp_kir_template_dynamic(d->tpl),
              tp_kir_template_quadratic(d->tpl) ? "true" : "false", tp_kir_template_bilinear(d->tpl) ? "true" : "false",
@@ -519,5 +533,6 @@ int tp_stax_dyn_describe(const stax_dyn *d, char *json, size_t n, size_t *pos) {
              (long long)d->lowerings, d->fit_ms, d->fit_graph_ms, d->fit_lower_ms,
              (long long)d->instantiations, d->inst_ms_last, d->inst_ms_max, (long long)d->specializations,
              d->last_spec[0] ? "\"" : "", d->last_spec[0] ? last : "null", d->last_spec[0] ? "\"" : "",
-             (long long)d->hits, (long long)d->graph_runs, (long long)d->generated, d->gen_ms_last);
+             (long long)d->hits, (long long)d->graph_runs, (long long)d->generated,
+             (long long)d->generated_first, d->gen_ms_last);
 }

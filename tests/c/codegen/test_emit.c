@@ -213,7 +213,7 @@ static tp_kir_program *emit_both(const char *name, const char *text, int ngen) {
   tp_kir_program *p = lower(text);
   if (!p) return NULL;
   for (int relaxed = 0; relaxed < 2; relaxed++) {
-    tp_emit_options o = {relaxed, 0, NULL, NULL};
+    tp_emit_options o = {relaxed, 0, NULL, NULL, 0};
     tp_emitted em;
     tp_status s = tp_emit_wasm(p, &o, &em);
     CHECK_OK(s);
@@ -253,14 +253,14 @@ static void test_pointwise(void) {
   if (!p) return;
   CHECK(p->nkernels == 1 && count_kind(p, TP_KK_POINTWISE) == 1);
   /* the dump names the kernel */
-  tp_emit_options o = {0, 1, NULL, NULL};
+  tp_emit_options o = {0, 1, NULL, NULL, 0};
   tp_emitted em;
   CHECK_OK(tp_emit_wasm(p, &o, &em));
   CHECK(em.dump && strstr(em.dump, "kernel k0_pointwise") && strstr(em.dump, "export 'run'"));
   tp_emitted_clear(&em);
   /* every kernel left to the core: nothing to emit */
   uint8_t host[1] = {1};
-  tp_emit_options all_host = {0, 0, host, NULL};
+  tp_emit_options all_host = {0, 0, host, NULL, 0};
   CHECK(tp_emit_wasm(p, &all_host, &em) == TP_ERR_UNSUPPORTED);
   CHECK(em.bytes == NULL && em.kernel_func == NULL);
   tp_kir_program_free(p);
