@@ -230,6 +230,27 @@ test('PP-OCRv4 detection at (H, W) that change apart (stax): one template over t
     assert.match(text, /"instantiations": 5,/, '5 new (H, W) after the first; 224x160 again is a cache hit');
     assert.match(text, /"specializations": 0,/);
     assert.match(text, /"cache_hits": 1,/);
+    // 224x160 made hot (its 16th call: generated kernels), then new (H, W)
+    // run on the same module from their first call, still matching onnxruntime
+    tp.scope(() => {
+      const x = Float32Array.from({ length: 3 * 224 * 160 }, (_, i) => Math.cos(i * 0.11) * 0.8);
+      for (let i = 0; i < 15; i++) m.run({ x: tp.tensor(x, { shape: [1, 3, 224, 160] }) });
+    });
+    for (const [h, w] of [[288, 192], [160, 352]]) {
+      const dims = [1, 3, h, w], x = Float32Array.from({ length: 3 * h * w }, (_, i) => Math.sin(i * 0.23 + h) * 0.8);
+      const want = await ref.run({ x: new ort.Tensor('float32', x, dims) });
+      tp.scope(() => {
+        const got = m.run({ x: tp.tensor(x, { shape: dims }) });
+        for (const n of ref.outputNames) {
+          const g = got[n].toArray(), r = want[n].data;
+          let worst = 0;
+          for (let i = 0; i < r.length; i++) worst = Math.max(worst, Math.abs(g[i] - r[i]) - 1e-3 * Math.abs(r[i]));
+          assert.ok(worst <= 2e-4, `${h}x${w} on generated kernels: off onnxruntime by ${worst}`);
+        }
+      });
+    }
+    const d = JSON.parse(/"dynamic": (\{[^}]*\})/.exec(m.explain())[1]);
+    assert.equal(d.generated_at_first_call, 2, `one module for every (H, W): ${JSON.stringify(d)}`);
     // a shape the model does not take: the input, the dim and the constraint
     assert.throws(() => m.run({ x: tp.tensor(new Float32Array(4 * 64 * 64), { shape: [1, 4, 64, 64] }) }), /input 'x' dim 1 must be 3/);
   } finally {
