@@ -406,6 +406,7 @@ tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_ou
         TP_TRY(store(d, key, pl, !d->donor, &e));
         e->templ = 1;
         e->gen_pending = d->attach != NULL; /* the executor until the binding is hot */
+        double inst_ms = tp_now_ms() - t0;
         if (d->attach && d->generated) {
           /* a template plan has generated kernels: their module reads its
            * numbers at run time, so this size most likely has the same
@@ -420,7 +421,7 @@ tp_status tp_stax_dyn_run(stax_dyn *d, int nin, tp_tensor *const *in, int max_ou
         }
         if (!d->donor) d->donor = pl;
         d->instantiations++;
-        d->inst_ms_last = tp_now_ms() - t0;
+        d->inst_ms_last = inst_ms;
         if (d->inst_ms_last > d->inst_ms_max) d->inst_ms_max = d->inst_ms_last;
       }
     } else if (d->state == 0) {
