@@ -43,6 +43,61 @@ static struct { uint64_t hash; size_t len; } seen[SEEN_MAX];
 static int nseen;
 static tp_spinlock seen_lock = TP_SPINLOCK_INIT;
 
+/* TP_JIT_PARAMS modules by signature (emit.h): a plan whose first pass
+ * gives a signature made before takes that module's bytes and export
+ * numbers, with its own block, without emitting it again. A ring of the
+ * last SIG_MAX, under seen_lock. */
+#define SIG_MAX 8
+typedef struct sig_entry {
+  uint64_t sig;
+  int nkernels, nfuncs, run_func;
+  uint8_t *bytes;
+  size_t len;
+  int *kernel_func, *epi_func;
+} sig_entry;
+static sig_entry sigs[SIG_MAX];
+static int nsigs;
+
+static void sig_free(sig_entry *e) {
+  tp_free(e->bytes), tp_free(e->kernel_func), tp_free(e->epi_func);
+  memset(e, 0, sizeof *e);
+}
+
+/* em (bytes, exports) from the entry of sig, 1; 0 when there is none. */
+static int sig_get(uint64_t sig, int nkernels, tp_emitted *em) {
+  int found = 0;
+  tp_spin_lock(&seen_lock);
+  for (int i = 0; i < SIG_MAX && !found; i++) {
+    const sig_entry *e = &sigs[i];
+    if (!e->bytes || e->sig != sig || e->nkernels != nkernels) continue;
+    size_t nk = sizeof(int) * (size_t)(nkernels ? nkernels : 1);
+    em->bytes = tp_alloc(e->len), em->kernel_func = tp_alloc(nk), em->epi_func = tp_alloc(nk);
+    if (em->bytes && em->kernel_func && em->epi_func) {
+      memcpy(em->bytes, e->bytes, e->len), memcpy(em->kernel_func, e->kernel_func, nk), memcpy(em->epi_func, e->epi_func, nk);
+      em->len = e->len, em->nfuncs = e->nfuncs, em->run_func = e->run_func;
+      found = 1;
+    }
+  }
+  tp_spin_unlock(&seen_lock);
+  return found;
+}
+
+static void sig_put(const tp_emitted *em, int nkernels) {
+  size_t nk = sizeof(int) * (size_t)(nkernels ? nkernels : 1);
+  sig_entry n = {em->sig, nkernels, em->nfuncs, em->run_func, tp_alloc(em->len), em->len, tp_alloc(nk), tp_alloc(nk)};
+  if (!n.bytes || !n.kernel_func || !n.epi_func) {
+    sig_free(&n);
+    return;
+  }
+  memcpy(n.bytes, em->bytes, em->len), memcpy(n.kernel_func, em->kernel_func, nk), memcpy(n.epi_func, em->epi_func, nk);
+  tp_spin_lock(&seen_lock);
+  sig_entry *e = &sigs[nsigs++ % SIG_MAX];
+  sig_entry old = *e;
+  *e = n;
+  tp_spin_unlock(&seen_lock);
+  sig_free(&old);
+}
+
 static int seen_has(uint64_t h, size_t len, int add) {
   tp_spin_lock(&seen_lock);
   int found = 0;
@@ -195,9 +250,17 @@ static tp_status jit_prepare(tp_plan *pl, int flags, void **state) {
     return TP_ERR_OUT_OF_MEMORY;
   }
   memset(mr, 0, (size_t)(p->nkernels ? p->nkernels : 1));
-  tp_emit_options eo = {(tp_jit_features() & TP_JIT_FEATURE_RELAXED_SIMD) != 0, 0, host, mr, (flags & TP_JIT_PARAMS) != 0};
+  tp_emit_options eo = {(tp_jit_features() & TP_JIT_FEATURE_RELAXED_SIMD) != 0, 0, host, mr, (flags & TP_JIT_PARAMS) != 0, 0};
   tp_status s = p->autotune ? tune_tiles(pl, &eo, use_cache, mr) : TP_OK;
-  if (!s) s = tp_emit_wasm(p, &eo, &em);
+  int reused = 0;
+  if (!s && eo.params && !p->autotune) { /* a module made before for this signature: only the block */
+    tp_emit_options bo = eo;
+    bo.block_only = 1;
+    s = tp_emit_wasm(p, &bo, &em);
+    if (!s && em.sig && sig_get(em.sig, p->nkernels, &em)) reused = 1;
+    else if (!s) tp_emitted_clear(&em);
+  }
+  if (!s && !reused) s = tp_emit_wasm(p, &eo, &em);
   tp_free(host);
   tp_free(mr);
   if (s == TP_ERR_UNSUPPORTED) { /* nothing to generate */
@@ -213,6 +276,7 @@ static tp_status jit_prepare(tp_plan *pl, int flags, void **state) {
   int32_t base = -1, token = 0;
   s = tp_jit_load(em.bytes, em.len, em.nfuncs + 1, use_cache, &base, &token);
   if (!s && use_cache) seen_has(h, em.len, 1);
+  if (!s && use_cache && eo.params && em.sig && !reused) sig_put(&em, p->nkernels);
   jit_state *st = NULL;
   if (!s) {
     st = tp_alloc(sizeof *st);

@@ -29,7 +29,15 @@
  * once by the host, serves both, each with its own block; where a number
  * decides the code (a loop emitted only when an extent is >= 4, a stride
  * of 0 or 1, the tile rows of a GEMM's remainder) the bytes differ and each
- * size has its own module. */
+ * size has its own module.
+ *
+ * The signature (tp_emitted.sig) hashes what the emitter wrote but the
+ * numbers' values: two programs with the same signature get the same
+ * bytes. It is 0 when some number did not meet its position in the second
+ * pass (the bytes then depend on values). With block_only the emitter runs
+ * only its first pass per kernel and gives the block and the signature:
+ * the block of a module already made for that signature, at about half the
+ * cost of emitting it. */
 #ifndef TP_CODEGEN_WASM_EMIT_H
 #define TP_CODEGEN_WASM_EMIT_H
 #include "../../lower/lower.h"
@@ -46,6 +54,7 @@ typedef struct tp_emitted {
   char *dump;         /* annotated hex dump when asked for, else NULL (tp_free) */
   uint8_t *params;    /* with params: the parameter block (owned), else NULL */
   size_t params_len;
+  uint64_t sig;       /* with params: the module's signature, 0 if none (below) */
 } tp_emitted;
 
 typedef struct tp_emit_options {
@@ -54,6 +63,7 @@ typedef struct tp_emit_options {
   const uint8_t *host_kernel; /* NULL, or per kernel 1: leave it to the core */
   const uint8_t *gemm_mr;     /* NULL, or per kernel: GEMM tile rows 1..6 (0: 4) */
   int params;                 /* the numbers in a parameter block (above) */
+  int block_only;             /* with params: only the block and the signature, no bytes (below) */
 } tp_emit_options;
 
 /* Emits every pointwise, row and GEMM kernel that the emitter supports

@@ -13,6 +13,7 @@
  * panels [p0, p1) (of 8 columns; tp_emit_gemm_panels) and nothing else, so the
  * core's thread pool can split the panels over its threads (plan_jit.c);
  * every output element is computed the same way whatever the split. */
+#define EM_FILE 2
 #include "emit_internal.h"
 
 #define GMR 4     /* default tile rows: 4 x 8 = 8 v128 accumulators */

@@ -66,6 +66,9 @@ typedef struct em {
   em_block *blk;               /* NULL: numbers are constants */
   int npp, pcur;               /* numbers gathered (first pass); the next one (second) */
   int32_t pp[PPOOL_MAX];       /* bits of an i32 or f32, in the order the first pass met them */
+  uint32_t pp_site[PPOOL_MAX];
+  uint64_t sig;                /* first pass: a hash of everything but the numbers' values */
+  int mismatch;                /* second pass: a number not at its position (the bytes depend on values) */
   uint8_t pp_f32[PPOOL_MAX];
   uint32_t pp_local[PPOOL_MAX];
 } em;
@@ -89,8 +92,15 @@ static inline void f32c(em *e, float v) { tp_em_put(e, (rins){.kind = RK_F32, .f
 /* A number of the program (an extent, a stride, an offset, a bound, a
  * row's 1/R): a constant, or with params read from the block (emit.h).
  * i32c and f32c are the emitter's own constants (element size, lanes). */
-static inline void i32n(em *e, int64_t v) { tp_em_put(e, (rins){.kind = RK_NUM, .i = (int32_t)v}); }
-static inline void f32n(em *e, float v) { tp_em_put(e, (rins){.kind = RK_FNUM, .f = v}); }
+static inline void i32n_at(em *e, int64_t v, uint32_t site) { tp_em_put(e, (rins){.kind = RK_NUM, .a = site, .i = (int32_t)v}); }
+static inline void f32n_at(em *e, float v, uint32_t site) { tp_em_put(e, (rins){.kind = RK_FNUM, .a = site, .f = v}); }
+/* (the site, file and line, names the number: params match the two passes'
+ * numbers by position and site, emit.c) */
+#ifndef EM_FILE
+#define EM_FILE 0
+#endif
+#define i32n(e, v) i32n_at((e), (v), (uint32_t)(EM_FILE << 16 | __LINE__))
+#define f32n(e, v) f32n_at((e), (v), (uint32_t)(EM_FILE << 16 | __LINE__))
 /* v128 constants: 4 lanes of a float or an int32 */
 static inline void vf(em *e, float v) {
   uint8_t b[16];
@@ -107,7 +117,7 @@ static inline void mem(em *e, tp_wasm_op o, uint32_t offset) { tp_em_put(e, (rin
  * the program (a gather's stride): with params it is added from the block. */
 static inline void memd(em *e, tp_wasm_op o, uint32_t offset) {
   if (e->blk && offset) {
-    tp_em_put(e, (rins){.kind = RK_NUM, .i = (int32_t)offset});
+    tp_em_put(e, (rins){.kind = RK_NUM, .a = 0xffff0000u | __LINE__, .i = (int32_t)offset});
     tp_em_put(e, (rins){.kind = RK_OP, .op = TP_WASM_OP_I32_ADD});
     offset = 0;
   }

@@ -8,6 +8,7 @@
  * interleaved (docs/codegen.md). Row kernels loop over rows; each phase is a
  * vector reduction or a map over the row. The expression evaluator
  * (tp_em_expr) also computes GEMM epilogues (emit_gemm.c). */
+#define EM_FILE 1
 #include "emit_internal.h"
 
 static int64_t inner_st(const kctx *c, int slot) { return c->pr->st[slot][c->pr->nd - 1]; }

@@ -213,7 +213,7 @@ static tp_kir_program *emit_both(const char *name, const char *text, int ngen) {
   tp_kir_program *p = lower(text);
   if (!p) return NULL;
   for (int relaxed = 0; relaxed < 2; relaxed++) {
-    tp_emit_options o = {relaxed, 0, NULL, NULL, 0};
+    tp_emit_options o = {relaxed, 0, NULL, NULL, 0, 0};
     tp_emitted em;
     tp_status s = tp_emit_wasm(p, &o, &em);
     CHECK_OK(s);
@@ -253,14 +253,14 @@ static void test_pointwise(void) {
   if (!p) return;
   CHECK(p->nkernels == 1 && count_kind(p, TP_KK_POINTWISE) == 1);
   /* the dump names the kernel */
-  tp_emit_options o = {0, 1, NULL, NULL, 0};
+  tp_emit_options o = {0, 1, NULL, NULL, 0, 0};
   tp_emitted em;
   CHECK_OK(tp_emit_wasm(p, &o, &em));
   CHECK(em.dump && strstr(em.dump, "kernel k0_pointwise") && strstr(em.dump, "export 'run'"));
   tp_emitted_clear(&em);
   /* every kernel left to the core: nothing to emit */
   uint8_t host[1] = {1};
-  tp_emit_options all_host = {0, 0, host, NULL, 0};
+  tp_emit_options all_host = {0, 0, host, NULL, 0, 0};
   CHECK(tp_emit_wasm(p, &all_host, &em) == TP_ERR_UNSUPPORTED);
   CHECK(em.bytes == NULL && em.kernel_func == NULL);
   tp_kir_program_free(p);
@@ -385,7 +385,7 @@ static void test_params(void) {
   }
   CHECK(count_kind(a, TP_KK_GEMM) == 1 && count_kind(a, TP_KK_ROW) >= 1);
   tp_emitted ea, ec, pa, pc;
-  tp_emit_options plain = {0, 0, NULL, NULL, 0}, params = {0, 0, NULL, NULL, 1};
+  tp_emit_options plain = {0, 0, NULL, NULL, 0, 0}, params = {0, 0, NULL, NULL, 1, 0};
   CHECK_OK(tp_emit_wasm(a, &plain, &pa));
   CHECK_OK(tp_emit_wasm(c, &plain, &pc));
   CHECK_OK(tp_emit_wasm(a, &params, &ea));
@@ -402,6 +402,17 @@ static void test_params(void) {
     for (size_t i = 0; i + 4 <= ea.params_len && !found; i += 4) found = !memcmp(ea.params + i, &want, 4);
     CHECK(found);
     check_module("params", a, &ea, ea.nfuncs, 0);
+    /* the signature: the same for both sizes, and the first pass alone
+     * (block_only) gives it and the same block as the whole emission */
+    CHECK(ea.sig && ea.sig == ec.sig && !pa.sig);
+    tp_emit_options bo = {0, 0, NULL, NULL, 1, 1};
+    tp_emitted bc;
+    CHECK_OK(tp_emit_wasm(c, &bo, &bc));
+    CHECKF(!bc.bytes && bc.sig == ec.sig && bc.params_len == ec.params_len &&
+               !memcmp(bc.params, ec.params, ec.params_len),
+           "block_only: signature %llx vs %llx, block %zu vs %zu bytes", (unsigned long long)bc.sig,
+           (unsigned long long)ec.sig, bc.params_len, ec.params_len);
+    tp_emitted_clear(&bc);
   }
   tp_emitted_clear(&ea), tp_emitted_clear(&ec), tp_emitted_clear(&pa), tp_emitted_clear(&pc);
   tp_kir_program_free(a), tp_kir_program_free(c);
