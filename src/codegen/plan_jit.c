@@ -355,11 +355,12 @@ static tp_status jit_run(void *state, const tp_plan *pl, void *const *bufs, void
   const tp_kir_program *p = tp_plan_program(pl);
   /* generated code reads buffer addresses from here: buffers, then each
    * kernel's packed B (generated GEMMs read it) */
-  int32_t *ptrtab = tp_alloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 1));
+  int32_t *ptrtab = tp_alloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 2));
   if (!ptrtab) return TP_ERR_OUT_OF_MEMORY;
   for (int b = 0; b < p->nbufs; b++) ptrtab[b] = (int32_t)(intptr_t)bufs[b];
   for (int k = 0; k < p->nkernels; k++) ptrtab[p->nbufs + k] = (int32_t)(intptr_t)tp_plan_packed_b(pl, k);
-  ptrtab[p->nbufs + p->nkernels] = (int32_t)(intptr_t)st->params; /* the numbers (TP_JIT_PARAMS) */
+  ptrtab[p->nbufs + p->nkernels] = 0; /* (a GEMM scratch's slot) */
+  ptrtab[p->nbufs + p->nkernels + 1] = (int32_t)(intptr_t)st->params; /* the numbers (TP_JIT_PARAMS) */
   int32_t r = 0;
   int prof = tp_plan_profiling(pl), threads = st->split ? tp_pool_threads_or_default() : 1;
   if (prof || threads > 1) {

@@ -294,7 +294,7 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
   uint32_t *eidx = tp_alloc(sizeof(uint32_t) * (size_t)(p->nkernels ? p->nkernels : 1));
   tp_kir_prep *preps = tp_alloc(sizeof(tp_kir_prep) * (size_t)(p->nkernels ? p->nkernels : 1));
   tp_kir_kernel *pw = tp_alloc(sizeof *pw);
-  em_block blkv = {.slot = (uint32_t)(p->nbufs + p->nkernels)}, *blk = o && o->params ? &blkv : NULL;
+  em_block blkv = {.slot = (uint32_t)(p->nbufs + p->nkernels + 1)}, *blk = o && o->params ? &blkv : NULL;
   int block_only = blk && o->block_only;
   /* params: the module's signature (0: no vouching for it) */
   uint64_t sig = blk ? mix(mix(0xcbf29ce484222325ull, (uint64_t)p->nkernels), (uint64_t)(o->relaxed_simd != 0)) : 0;

@@ -17,27 +17,30 @@
  * (imported only when there are such kernels), and returns the first
  * non-zero status, or 0. One call from the core runs the whole graph.
  *
- * With params (tp_emit_options.params) the numbers of the code are not in
- * it: every i32 constant outside -1..16, every f32 constant other than
- * 0 and +-1, every gather's offset and every pooled v128 constant is read
- * at function entry from a parameter block (tp_emitted.params) whose
- * address the pointer table holds after the packed Bs (ptrs[nbufs +
- * nkernels]). Two programs that differ only in their numbers (a template's
- * instantiations at two sizes, docs/kernel-ir.md "Dynamic extents") then
- * give the same bytes whenever the emitter decides alike (same loop
- * structure, same equalities among the numbers), so one module, compiled
- * once by the host, serves both, each with its own block; where a number
- * decides the code (a loop emitted only when an extent is >= 4, a stride
- * of 0 or 1, the tile rows of a GEMM's remainder) the bytes differ and each
- * size has its own module.
+ * With params (tp_emit_options.params) the numbers of the program are not
+ * in the code: every number the kernel emitters write as one (i32n, f32n,
+ * memd in emit_internal.h: extents, strides, offsets, loop bounds, a
+ * GEMM's M and panel counts, a mean's 1/R, a gather's offsets) is read at
+ * function entry from a parameter block (tp_emitted.params) whose address
+ * the pointer table holds after the packed Bs and one more slot
+ * (ptrs[nbufs + nkernels + 1]; ptrs[nbufs + nkernels] is a GEMM
+ * scratch's), and the loops do not depend on the extents (they run zero
+ * times when short). Numbers are matched to their block entries by
+ * position and call site, not by value, so two programs that differ only
+ * in their numbers (a template's instantiations at two sizes,
+ * docs/kernel-ir.md "Dynamic extents") give the same bytes whenever the
+ * emitter decides alike, and one module, compiled once by the host,
+ * serves both, each with its own block; where a number decides the code
+ * (a GEMM's tile rows when M < 4, its depth blocks, a stride of 0 or 1)
+ * the bytes differ and each size has its own module.
  *
  * The signature (tp_emitted.sig) hashes what the emitter wrote but the
  * numbers' values: two programs with the same signature get the same
  * bytes. It is 0 when some number did not meet its position in the second
  * pass (the bytes then depend on values). With block_only the emitter runs
  * only its first pass per kernel and gives the block and the signature:
- * the block of a module already made for that signature, at about half the
- * cost of emitting it. */
+ * the block of a module already made for that signature, at about a
+ * quarter of the cost of emitting it. */
 #ifndef TP_CODEGEN_WASM_EMIT_H
 #define TP_CODEGEN_WASM_EMIT_H
 #include "../../lower/lower.h"
