@@ -4,6 +4,17 @@
  * feature bits are read once (a racing first read stores the same value). */
 #include "jit.h"
 
+/* FNV-1a, 64 bits: the host's cache key of a module (with its length). In
+ * C rather than in the host's JS: on a fresh page the engine still
+ * interprets a JS byte loop, which took 9 ms for the MLP's module in
+ * Chromium; this loop takes a fraction of a millisecond. */
+uint64_t tp_jit_hash(const void *bytes, size_t n) {
+  const unsigned char *p = bytes;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
 #if defined(__wasm__)
 __attribute__((import_module("env"), import_name("tp_host_load_module"))) int32_t
 tp_host_load_module(int32_t bytes, int32_t len, int32_t nexports, int32_t out);
@@ -21,16 +32,6 @@ int tp_jit_features(void) {
   return features;
 }
 
-/* FNV-1a, 64 bits: the host's cache key of a module (with its length). In
- * C rather than in the host's JS: on a fresh page the engine still
- * interprets a JS byte loop, which took 9 ms for the MLP's module in
- * Chromium; this loop takes a fraction of a millisecond. */
-static uint64_t fnv1a64(const unsigned char *p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
-
 tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache, int32_t *base,
                       int32_t *token) {
   (void)use_cache; /* the host reads config.forceDisableCaches itself */
@@ -38,7 +39,7 @@ tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache
    * load without it); out, the table base or token. io[1], io[2]: in, the
    * hash's low and high 32 bits (docs/codegen.md, loading protocol). */
   int32_t io[3];
-  uint64_t h = fnv1a64(bytes, len);
+  uint64_t h = tp_jit_hash(bytes, len);
   io[0] = TP_JIT_HASHED;
   io[1] = (int32_t)(uint32_t)h;
   io[2] = (int32_t)(uint32_t)(h >> 32);

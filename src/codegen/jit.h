@@ -17,6 +17,17 @@ int tp_jit_features(void);
  * module compiled from the same bytes. */
 tp_status tp_jit_load(const void *bytes, size_t len, int nexports, int use_cache, int32_t *base,
                       int32_t *token);
+/* OR'ed into tp_plan_accelerate's use_cache for tp_wasm_accel (bit 0 is
+ * use_cache itself): TP_JIT_PARAMS emits the module with its numbers in a
+ * parameter block (emit.h, params: one module for the plans of a template
+ * at every size); TP_JIT_SEEN_ONLY attaches it only when this process has
+ * loaded the same bytes before (the host's cache has it compiled: no
+ * compile on this call), else leaves the plan on the executor. */
+#define TP_JIT_PARAMS 0x2
+#define TP_JIT_SEEN_ONLY 0x4
+/* The core's 64-bit hash of module bytes (FNV-1a; the host's cache key
+ * with the length). */
+uint64_t tp_jit_hash(const void *bytes, size_t len);
 /* OR'ed into nexports: the load must complete now; a host that would
  * compile asynchronously fails it instead (max-autotune's variant modules,
  * which are timed at once and never used after). */

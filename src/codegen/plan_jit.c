@@ -44,7 +44,81 @@ typedef struct jit_state {
   size_t module_len;
   char *h16_scratch;    /* the float16-B GEMMs' float32 panel (h16_scratch_bytes + 64; raw),
                            NULL: the plan's scratch holds it (tp_plan_scratch) */
+  uint8_t *params;      /* TP_JIT_PARAMS: the module's parameter block (emit.h), else NULL */
 } jit_state;
+
+/* The modules this process loaded (length and hash), for TP_JIT_SEEN_ONLY:
+ * the host's cache (js/src/jit.js) has them compiled. A ring of the last
+ * SEEN_MAX; a module the host evicted since is compiled again (correct,
+ * just not free). */
+#define SEEN_MAX 64
+static struct { uint64_t hash; size_t len; } seen[SEEN_MAX];
+static int nseen;
+static tp_spinlock seen_lock = TP_SPINLOCK_INIT;
+
+/* TP_JIT_PARAMS modules by signature (emit.h): a plan whose first pass
+ * gives a signature made before takes that module's bytes and export
+ * numbers, with its own block, without emitting it again. A ring of the
+ * last SIG_MAX, under seen_lock. */
+#define SIG_MAX 8
+typedef struct sig_entry {
+  uint64_t sig;
+  int nkernels, nfuncs, run_func;
+  uint8_t *bytes;
+  size_t len;
+  int *kernel_func, *epi_func;
+} sig_entry;
+static sig_entry sigs[SIG_MAX];
+static int nsigs;
+
+static void sig_free(sig_entry *e) {
+  tp_free(e->bytes), tp_free(e->kernel_func), tp_free(e->epi_func);
+  memset(e, 0, sizeof *e);
+}
+
+/* em (bytes, exports) from the entry of sig, 1; 0 when there is none. */
+static int sig_get(uint64_t sig, int nkernels, tp_emitted *em) {
+  int found = 0;
+  tp_spin_lock(&seen_lock);
+  for (int i = 0; i < SIG_MAX && !found; i++) {
+    const sig_entry *e = &sigs[i];
+    if (!e->bytes || e->sig != sig || e->nkernels != nkernels) continue;
+    size_t nk = sizeof(int) * (size_t)(nkernels ? nkernels : 1);
+    em->bytes = tp_alloc(e->len), em->kernel_func = tp_alloc(nk), em->epi_func = tp_alloc(nk);
+    if (em->bytes && em->kernel_func && em->epi_func) {
+      memcpy(em->bytes, e->bytes, e->len), memcpy(em->kernel_func, e->kernel_func, nk), memcpy(em->epi_func, e->epi_func, nk);
+      em->len = e->len, em->nfuncs = e->nfuncs, em->run_func = e->run_func;
+      found = 1;
+    }
+  }
+  tp_spin_unlock(&seen_lock);
+  return found;
+}
+
+static void sig_put(const tp_emitted *em, int nkernels) {
+  size_t nk = sizeof(int) * (size_t)(nkernels ? nkernels : 1);
+  sig_entry n = {em->sig, nkernels, em->nfuncs, em->run_func, tp_alloc(em->len), em->len, tp_alloc(nk), tp_alloc(nk)};
+  if (!n.bytes || !n.kernel_func || !n.epi_func) {
+    sig_free(&n);
+    return;
+  }
+  memcpy(n.bytes, em->bytes, em->len), memcpy(n.kernel_func, em->kernel_func, nk), memcpy(n.epi_func, em->epi_func, nk);
+  tp_spin_lock(&seen_lock);
+  sig_entry *e = &sigs[nsigs++ % SIG_MAX];
+  sig_entry old = *e;
+  *e = n;
+  tp_spin_unlock(&seen_lock);
+  sig_free(&old);
+}
+
+static int seen_has(uint64_t h, size_t len, int add) {
+  tp_spin_lock(&seen_lock);
+  int found = 0;
+  for (int i = 0; i < SEEN_MAX && i < nseen && !found; i++) found = seen[i].hash == h && seen[i].len == len;
+  if (!found && add) seen[nseen % SEEN_MAX].hash = h, seen[nseen % SEEN_MAX].len = len, nseen++;
+  tp_spin_unlock(&seen_lock);
+  return found;
+}
 
 /* ---- max-autotune: the register tile of each generated GEMM ----
  * Per GEMM kernel, a module with the kernel emitted for tile rows 2, 3 and
@@ -148,6 +222,7 @@ static void jit_release(void *state) {
   else if (st->fn) tp_jit_unload(st->base, st->nslots);
   tp_free(st->fn);
   tp_free(st->module);
+  tp_free(st->params);
   tp_free(st->split);
   tp_free(st->h16_scratch);
   tp_free(st);
@@ -174,8 +249,9 @@ static void jit_poll(jit_state *st) {
   }
 }
 
-static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
+static tp_status jit_prepare(tp_plan *pl, int flags, void **state) {
   *state = NULL;
+  int use_cache = flags & 1;
   if (!(tp_jit_features() & TP_JIT_FEATURE_SIMD128)) return TP_OK; /* not a Wasm host with SIMD128 */
   const tp_kir_program *p = tp_plan_program(pl);
   tp_emitted em;
@@ -191,9 +267,17 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
     return TP_ERR_OUT_OF_MEMORY;
   }
   memset(mr, 0, (size_t)(p->nkernels ? p->nkernels : 1));
-  tp_emit_options eo = {(tp_jit_features() & TP_JIT_FEATURE_RELAXED_SIMD) != 0, 0, host, mr};
+  tp_emit_options eo = {(tp_jit_features() & TP_JIT_FEATURE_RELAXED_SIMD) != 0, 0, host, mr, (flags & TP_JIT_PARAMS) != 0, 0};
   tp_status s = p->autotune ? tune_tiles(pl, &eo, use_cache, mr) : TP_OK;
-  if (!s) s = tp_emit_wasm(p, &eo, &em);
+  int reused = 0;
+  if (!s && eo.params && !p->autotune) { /* a module made before for this signature: only the block */
+    tp_emit_options bo = eo;
+    bo.block_only = 1;
+    s = tp_emit_wasm(p, &bo, &em);
+    if (!s && em.sig && sig_get(em.sig, p->nkernels, &em)) reused = 1;
+    else if (!s) tp_emitted_clear(&em);
+  }
+  if (!s && !reused) s = tp_emit_wasm(p, &eo, &em);
   tp_free(host);
   tp_free(mr);
   if (s == TP_ERR_UNSUPPORTED) { /* nothing to generate */
@@ -201,8 +285,15 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
     return TP_OK;
   }
   if (s) return s;
+  uint64_t h = tp_jit_hash(em.bytes, em.len);
+  if ((flags & TP_JIT_SEEN_ONLY) && !seen_has(h, em.len, 0)) { /* would compile: not now */
+    tp_emitted_clear(&em);
+    return TP_OK;
+  }
   int32_t base = -1, token = 0;
   s = tp_jit_load(em.bytes, em.len, em.nfuncs + 1, use_cache, &base, &token);
+  if (!s && use_cache) seen_has(h, em.len, 1);
+  if (!s && use_cache && eo.params && em.sig && !reused) sig_put(&em, p->nkernels);
   jit_state *st = NULL;
   if (!s) {
     st = tp_alloc(sizeof *st);
@@ -220,8 +311,9 @@ static tp_status jit_prepare(tp_plan *pl, int use_cache, void **state) {
       for (int k = 0; k < p->nkernels; k++)
         fn[p->nkernels + 1 + k] = em.epi_func[k] < 0 ? -1 : em.epi_func[k] + (token ? 0 : base);
       /* the state keeps the bytes, for tp_compiled_last_module */
-      *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, NULL, em.bytes, em.len, NULL};
-      em.bytes = NULL;
+      *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, NULL, em.bytes, em.len, NULL,
+                        em.params};
+      em.bytes = NULL, em.params = NULL;
       size_t hb = h16_scratch_bytes(p), pf; /* the plan's scratch when it is large enough (K <= 3520) */
       tp_plan_scratch(pl, &pf);
       if (hb > pf * sizeof(float) && !(st->h16_scratch = tp_alloc(hb + 64))) s = TP_ERR_OUT_OF_MEMORY;
@@ -289,7 +381,7 @@ static tp_status jit_run(void *state, const tp_plan *pl, void *const *bufs, void
   const tp_kir_program *p = tp_plan_program(pl);
   /* generated code reads buffer addresses from here: buffers, then each
    * kernel's packed B (generated GEMMs read it) */
-  int32_t *ptrtab = tp_alloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 1));
+  int32_t *ptrtab = tp_alloc(sizeof(int32_t) * (size_t)(p->nbufs + p->nkernels + 2));
   if (!ptrtab) return TP_ERR_OUT_OF_MEMORY;
   for (int b = 0; b < p->nbufs; b++) ptrtab[b] = (int32_t)(intptr_t)bufs[b];
   for (int k = 0; k < p->nkernels; k++)
@@ -298,6 +390,7 @@ static tp_status jit_run(void *state, const tp_plan *pl, void *const *bufs, void
   size_t pf;
   ptrtab[p->nbufs + p->nkernels] = (int32_t)(st->h16_scratch ? ((uintptr_t)st->h16_scratch + 63) & ~(uintptr_t)63
                                                               : (uintptr_t)tp_plan_scratch(pl, &pf));
+  ptrtab[p->nbufs + p->nkernels + 1] = (int32_t)(intptr_t)st->params; /* the numbers (TP_JIT_PARAMS) */
   int32_t r = 0;
   int prof = tp_plan_profiling(pl), threads = st->split ? tp_pool_threads_or_default() : 1;
   if (prof || threads > 1) {

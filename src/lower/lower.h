@@ -198,22 +198,34 @@ int tp_kir_epilogue_kernel(const tp_kir_kernel *k, tp_kir_kernel *pw);
 
 /* ---- dynamic extents (symbolic.c; docs/kernel-ir.md "Dynamic extents") ----
  * A template: one program whose numbers (extents, strides, offsets, GEMM
- * sizes, shapes, int attributes, mean's 1/R) are polynomials of degree <= 2
- * of one symbol s, fitted from the programs scheduled at s0, s0 + h,
- * s0 + 2h (and s0 + 3h when a number is quadratic: *need_more asks for it).
- * Takes ownership of progs[0] when it returns a template; the caller frees
- * the other samples (and progs[0] when *out is NULL). *out NULL with why:
- * the samples are not one program (the reason names the kernel). */
+ * sizes, shapes, int attributes, mean's 1/R) are polynomials of k <= 4
+ * symbols, of degree <= 2 in each with bilinear terms (H*W), fitted from
+ * the programs scheduled at the points of tp_kir_template_design. One
+ * symbol: s0, s0 + h, s0 + 2h (and s0 + 3h when a number is quadratic:
+ * *need_more asks for it). k >= 2: b, b + h e_i, b + 2h e_i, b + h (e_i +
+ * e_j) for i < j, and the check point b + 2h (1, .., 1) last (n = all of
+ * them). Takes ownership of progs[0] when it returns a template; the
+ * caller frees the other samples (and progs[0] when *out is NULL). *out
+ * NULL with why: the samples are not one program (the reason names the
+ * kernel) or a number is not of that form. */
+#define TP_KIR_MAX_SYMS 4
+#define TP_KIR_MAX_DESIGN 16 /* design points for 4 symbols */
 typedef struct tp_kir_template tp_kir_template;
-tp_status tp_kir_template_fit(tp_kir_program *const *progs, int n, int64_t s0, int64_t h, int *need_more,
-                              tp_kir_template **out, char *why, size_t nwhy);
-/* The program at s, memory planned (numbers evaluated, no scheduling). *out
- * NULL with why when s is not served: s < 2 (the 0/1 rule) or an extent is
- * not whole at s. Its graph is shallow: the template must outlive it. */
-tp_status tp_kir_template_instantiate(const tp_kir_template *t, int64_t s, tp_kir_program **out, char *why,
+/* The design's points for k symbols from base by h (pts[i][0..k)): their
+ * count (one symbol: 4, the last asked for only by *need_more). */
+int tp_kir_template_design(int k, const int64_t *base, int64_t h, int64_t (*pts)[TP_KIR_MAX_SYMS]);
+tp_status tp_kir_template_fit(tp_kir_program *const *progs, int n, int k, const int64_t *base, int64_t h,
+                              int *need_more, tp_kir_template **out, char *why, size_t nwhy);
+/* The program at the symbols' values s[0..k), memory planned (numbers
+ * evaluated, no scheduling). *out NULL with why when s is not served: a
+ * symbol < 2 (the 0/1 rule), an extent not whole at s, or a node's shape
+ * rule disagreeing. Its graph is shallow: the template must outlive it. */
+tp_status tp_kir_template_instantiate(const tp_kir_template *t, const int64_t *s, tp_kir_program **out, char *why,
                                       size_t nwhy);
-int tp_kir_template_dynamic(const tp_kir_template *t);   /* numbers that depend on s */
-int tp_kir_template_quadratic(const tp_kir_template *t); /* 1: some are quadratic */
+int tp_kir_template_dynamic(const tp_kir_template *t);   /* numbers that depend on a symbol */
+int tp_kir_template_quadratic(const tp_kir_template *t); /* 1: some are quadratic in a symbol */
+int tp_kir_template_bilinear(const tp_kir_template *t);  /* 1: some have a product of two symbols */
+int tp_kir_template_symbols(const tp_kir_template *t);   /* k */
 void tp_kir_template_free(tp_kir_template *t);
 
 /* ---- executor (executor.c) ---- */

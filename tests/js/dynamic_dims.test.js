@@ -70,6 +70,17 @@ test('a traced function compiled with dynamic: true runs every batch size on one
     for (let i = 0; i < 16; i++) near(g(tp.tensor(x9, { shape: [9, 5] })).toArray(), mlpRef(x9, 9), `batch 9, call ${i + 2}`);
   });
   assert.equal(g.explain().backend_plans[0].dynamic.generated_plans, 1);
+  // new sizes after that: the template's module reads its numbers at run
+  // time, so each gets the same module (compiled once) at its first call
+  tp.scope(() => {
+    for (const n of [13, 40, 7]) {
+      const x = rnd(n * 5, n + 50);
+      near(g(tp.tensor(x, { shape: [n, 5] })).toArray(), mlpRef(x, n), `batch ${n} on generated kernels at its first call`);
+    }
+  });
+  const d2 = g.explain().backend_plans[0].dynamic;
+  assert.equal(d2.generated_plans, 4);
+  assert.equal(d2.generated_at_first_call, 3, '13, 40, 7: one module, attached at the first call');
   w.dispose(), b.dispose();
 });
 
@@ -146,6 +157,102 @@ test('PP-OCRv4 recognition at widths 160..640 (stax): one plan, matching onnxrun
     assert.match(text, /"dims": \["inputs\[0\]\.shape\[3\]"\], "template": true/);
     assert.match(text, /"instantiations": 8,/);
     assert.match(text, /"specializations": 1, "last_specialization": "at 212 a number of .* is not whole/);
+  } finally {
+    m.dispose();
+    await ref.release();
+  }
+});
+
+// Generated kernels whose numbers are read at run time: once a width has
+// generated kernels (its 16th call), every new width gets the same module
+// at its first call (no compile), and its results still match onnxruntime.
+test('PP-OCRv4 recognition: one generated module serves new widths from their first call, matching onnxruntime-node', { skip: ocr.why, timeout: 300000 }, async () => {
+  const bytes = readFileSync(join(ocr.dir, 'assets', 'ch_PP-OCRv4_rec_infer.onnx'));
+  const ref = await ort.InferenceSession.create(bytes, { logSeverityLevel: 3 });
+  const m = tp.onnx.load(bytes, { backend: 'stax' });
+  const image = (w, k) => Float32Array.from({ length: 3 * 48 * w }, (_, i) => Math.sin(i * 0.29 + k) * 0.8);
+  try {
+    tp.scope(() => {
+      m.run({ x: tp.tensor(image(320, 0), { shape: [1, 3, 48, 320] }) });
+      for (let i = 0; i < 16; i++) m.run({ x: tp.tensor(image(160, 0), { shape: [1, 3, 48, 160] }) });
+    });
+    let d = JSON.parse(/"dynamic": (\{[^}]*\})/.exec(m.explain())[1]);
+    assert.equal(d.generated_plans, 1, 'width 160 at its 16th call');
+    for (const [k, w] of [216, 440, 168, 160].entries()) {
+      const dims = [1, 3, 48, w], x = image(w, k + 1);
+      const want = await ref.run({ x: new ort.Tensor('float32', x, dims) });
+      tp.scope(() => {
+        const got = m.run({ x: tp.tensor(x, { shape: dims }) });
+        for (const n of ref.outputNames) {
+          const g = got[n].toArray(), r = want[n].data;
+          for (let i = 0; i < r.length; i++)
+            assert.ok(Math.abs(g[i] - r[i]) <= 1e-4 + 1e-3 * Math.abs(r[i]), `width ${w}: [${i}] = ${g[i]}, onnxruntime ${r[i]}`);
+        }
+      });
+    }
+    d = JSON.parse(/"dynamic": (\{[^}]*\})/.exec(m.explain())[1]);
+    assert.equal(d.generated_at_first_call, 3, `216, 440, 168 on the one module from their first call: ${JSON.stringify(d)}`);
+    assert.equal(d.generated_plans, 4);
+  } finally {
+    m.dispose();
+    await ref.release();
+  }
+});
+
+// Two symbols: the PP-OCRv4 detector's H and W change apart (multiples of 32,
+// the detector's stride). One template over both (numbers bilinear in H and W:
+// H*W), fitted from 7 lowered samples; every (H, W) after that is an
+// instantiation, checked against onnxruntime-node.
+test('PP-OCRv4 detection at (H, W) that change apart (stax): one template over two symbols, matching onnxruntime-node', { skip: ocr.why, timeout: 600000 }, async () => {
+  const bytes = readFileSync(join(ocr.dir, 'assets', 'ch_PP-OCRv4_det_infer.onnx'));
+  const ref = await ort.InferenceSession.create(bytes, { logSeverityLevel: 3 });
+  const m = tp.onnx.load(bytes, { backend: 'stax' });
+  try {
+    const sizes = [[160, 224], [224, 160], [96, 320], [256, 256], [128, 96], [192, 288], [224, 160]];
+    for (const [k, [h, w]] of sizes.entries()) {
+      const dims = [1, 3, h, w], x = Float32Array.from({ length: 3 * h * w }, (_, i) => Math.sin(i * 0.37 + k) * 0.8);
+      const want = await ref.run({ x: new ort.Tensor('float32', x, dims) });
+      tp.scope(() => {
+        const got = m.run({ x: tp.tensor(x, { shape: dims }) });
+        for (const n of ref.outputNames) {
+          const g = got[n].toArray(), r = want[n].data;
+          assert.deepEqual(got[n].shape, [...want[n].dims], `${h}x${w}: shape`);
+          let worst = 0;
+          for (let i = 0; i < r.length; i++) worst = Math.max(worst, Math.abs(g[i] - r[i]) - 1e-3 * Math.abs(r[i]));
+          assert.ok(worst <= 2e-4, `${h}x${w}: off onnxruntime by ${worst}`);
+        }
+      });
+    }
+    assert.equal(m.specializations(), 1, 'the first call only');
+    const text = m.explain();
+    assert.match(text, /"symbols": \["s0", "s1"\], "dims": \["inputs\[0\]\.shape\[2\]", "inputs\[0\]\.shape\[3\]"\], "template": true/);
+    assert.match(text, /"bilinear": true/);
+    assert.match(text, /"instantiations": 5,/, '5 new (H, W) after the first; 224x160 again is a cache hit');
+    assert.match(text, /"specializations": 0,/);
+    assert.match(text, /"cache_hits": 1,/);
+    // 224x160 made hot (its 16th call: generated kernels), then new (H, W)
+    // run on the same module from their first call, still matching onnxruntime
+    tp.scope(() => {
+      const x = Float32Array.from({ length: 3 * 224 * 160 }, (_, i) => Math.cos(i * 0.11) * 0.8);
+      for (let i = 0; i < 15; i++) m.run({ x: tp.tensor(x, { shape: [1, 3, 224, 160] }) });
+    });
+    for (const [h, w] of [[288, 192], [160, 352]]) {
+      const dims = [1, 3, h, w], x = Float32Array.from({ length: 3 * h * w }, (_, i) => Math.sin(i * 0.23 + h) * 0.8);
+      const want = await ref.run({ x: new ort.Tensor('float32', x, dims) });
+      tp.scope(() => {
+        const got = m.run({ x: tp.tensor(x, { shape: dims }) });
+        for (const n of ref.outputNames) {
+          const g = got[n].toArray(), r = want[n].data;
+          let worst = 0;
+          for (let i = 0; i < r.length; i++) worst = Math.max(worst, Math.abs(g[i] - r[i]) - 1e-3 * Math.abs(r[i]));
+          assert.ok(worst <= 2e-4, `${h}x${w} on generated kernels: off onnxruntime by ${worst}`);
+        }
+      });
+    }
+    const d = JSON.parse(/"dynamic": (\{[^}]*\})/.exec(m.explain())[1]);
+    assert.equal(d.generated_at_first_call, 2, `one module for every (H, W): ${JSON.stringify(d)}`);
+    // a shape the model does not take: the input, the dim and the constraint
+    assert.throws(() => m.run({ x: tp.tensor(new Float32Array(4 * 64 * 64), { shape: [1, 4, 64, 64] }) }), /input 'x' dim 1 must be 3/);
   } finally {
     m.dispose();
     await ref.release();

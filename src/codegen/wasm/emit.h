@@ -15,7 +15,32 @@
  * calls every kernel of the program in order, the ones that are not
  * generated through the import env.tp_jit_kernel(ctx, k) -> status
  * (imported only when there are such kernels), and returns the first
- * non-zero status, or 0. One call from the core runs the whole graph. */
+ * non-zero status, or 0. One call from the core runs the whole graph.
+ *
+ * With params (tp_emit_options.params) the numbers of the program are not
+ * in the code: every number the kernel emitters write as one (i32n, f32n,
+ * memd in emit_internal.h: extents, strides, offsets, loop bounds, a
+ * GEMM's M and panel counts, a mean's 1/R, a gather's offsets) is read at
+ * function entry from a parameter block (tp_emitted.params) whose address
+ * the pointer table holds after the packed Bs and one more slot
+ * (ptrs[nbufs + nkernels + 1]; ptrs[nbufs + nkernels] is a GEMM
+ * scratch's), and the loops do not depend on the extents (they run zero
+ * times when short). Numbers are matched to their block entries by
+ * position and call site, not by value, so two programs that differ only
+ * in their numbers (a template's instantiations at two sizes,
+ * docs/kernel-ir.md "Dynamic extents") give the same bytes whenever the
+ * emitter decides alike, and one module, compiled once by the host,
+ * serves both, each with its own block; where a number decides the code
+ * (a GEMM's tile rows when M < 4, its depth blocks, a stride of 0 or 1)
+ * the bytes differ and each size has its own module.
+ *
+ * The signature (tp_emitted.sig) hashes what the emitter wrote but the
+ * numbers' values: two programs with the same signature get the same
+ * bytes. It is 0 when some number did not meet its position in the second
+ * pass (the bytes then depend on values). With block_only the emitter runs
+ * only its first pass per kernel and gives the block and the signature:
+ * the block of a module already made for that signature, at about a
+ * quarter of the cost of emitting it. */
 #ifndef TP_CODEGEN_WASM_EMIT_H
 #define TP_CODEGEN_WASM_EMIT_H
 #include "../../lower/lower.h"
@@ -30,6 +55,9 @@ typedef struct tp_emitted {
                          generated (tp_kir_epilogue_kernel): its export number,
                          called after env.tp_jit_kernel(ctx, k + nkernels); else -1 */
   char *dump;         /* annotated hex dump when asked for, else NULL (tp_free) */
+  uint8_t *params;    /* with params: the parameter block (owned), else NULL */
+  size_t params_len;
+  uint64_t sig;       /* with params: the module's signature, 0 if none (below) */
 } tp_emitted;
 
 typedef struct tp_emit_options {
@@ -37,6 +65,8 @@ typedef struct tp_emit_options {
   int want_dump;
   const uint8_t *host_kernel; /* NULL, or per kernel 1: leave it to the core */
   const uint8_t *gemm_mr;     /* NULL, or per kernel: GEMM tile rows 1..6 (0: 4) */
+  int params;                 /* the numbers in a parameter block (above) */
+  int block_only;             /* with params: only the block and the signature, no bytes (below) */
 } tp_emit_options;
 
 /* Emits every pointwise, row and GEMM kernel that the emitter supports

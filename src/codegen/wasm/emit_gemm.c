@@ -25,6 +25,7 @@
  * panels [p0, p1) (of 8 columns; tp_emit_gemm_panels) and nothing else, so the
  * core's thread pool can split the panels over its threads (plan_jit.c);
  * every output element is computed the same way whatever the split. */
+#define EM_FILE 2
 #include "emit_internal.h"
 
 #define GMR 4     /* default tile rows: 4 x 8 = 8 v128 accumulators */
@@ -37,7 +38,7 @@ static void gemm_store(em *e, kctx *c, const tp_kir_kernel *k, uint32_t acc, uin
   /* slot bases for this row: origin + row * rs; column-broadcast slots
    * are one value per row (splat) */
   for (int s2 = 0; s2 < k->nin; s2++) {
-    lget(e, c->origin[s2]), lget(e, row), i32c(e, (int32_t)(rs[s2] * 4)), op(e, TP_WASM_OP_I32_MUL);
+    lget(e, c->origin[s2]), lget(e, row), i32n(e, rs[s2] * 4), op(e, TP_WASM_OP_I32_MUL);
     op(e, TP_WASM_OP_I32_ADD), lset(e, c->base[s2]);
     if (c->pr->st[s2][0] == 0)
       lget(e, c->base[s2]), mem(e, TP_WASM_OP_F32_LOAD, 0), op(e, TP_WASM_OP_F32X4_SPLAT), lset(e, c->hoist[s2]);
@@ -118,14 +119,14 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
   int64_t M = k->M, N = k->N, K = k->K, KCb = k->tune_kc && !k->b_f16 ? k->tune_kc : TP_WASMSIMD_KC;
   int64_t Np = (N + GNR - 1) / GNR * GNR;
   uint32_t A = itmp(e), B = itmp(e), C = itmp(e), bias = itmp(e);
-  lget(e, P), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->a_buf)), i32c(e, (int32_t)(k->a_off * 4));
+  lget(e, P), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->a_buf)), i32n(e, k->a_off * 4);
   op(e, TP_WASM_OP_I32_ADD), lset(e, A);
   lget(e, P), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * (p->nbufs + ki))), lset(e, B);
   lget(e, P), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->out)), lset(e, C);
   if (k->bias_buf >= 0) lget(e, P), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->bias_buf)), lset(e, bias);
   for (int s2 = 0; s2 < k->nin; s2++) {
     lget(e, P), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->in[s2].buf));
-    i32c(e, (int32_t)(k->in[s2].offset * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, c.origin[s2]);
+    i32n(e, k->in[s2].offset * 4), op(e, TP_WASM_OP_I32_ADD), lset(e, c.origin[s2]);
   }
   /* no more tile rows than M: a GEMV (M = 1, the hey_jarvis head's 1x128x1536)
    * with 4 rows computed 4 times the work (4.4 GFLOP/s) */
@@ -150,10 +151,10 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
     if (p1 <= p0) continue;
     int64_t valid_cols = part == 0 ? GNR : edge;
     /* jr from max(p0, PB) while jr < min(p1, PE) */
-    i32c(e, (int32_t)p0), lget(e, PB), i32c(e, (int32_t)p0), lget(e, PB), op(e, TP_WASM_OP_I32_GT_S);
+    i32n(e, p0), lget(e, PB), i32n(e, p0), lget(e, PB), op(e, TP_WASM_OP_I32_GT_S);
     op(e, TP_WASM_OP_SELECT), lset(e, jr);
     block(e, TP_WASM_OP_BLOCK), block(e, TP_WASM_OP_LOOP);
-    lget(e, jr), i32c(e, (int32_t)p1), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
+    lget(e, jr), i32n(e, p1), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
     lget(e, jr), lget(e, PE), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
     for (int64_t pc = 0; k->b_f16 && pc < K; pc += KCb) { /* panel jr's halves -> float32 scratch [K][8] */
       int64_t kc = K - pc < KCb ? K - pc : KCb;
@@ -177,14 +178,14 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
     }
     i32c(e, 0), lset(e, ir);
     block(e, TP_WASM_OP_BLOCK), block(e, TP_WASM_OP_LOOP);
-    lget(e, ir), i32c(e, (int32_t)M), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
+    lget(e, ir), i32n(e, M), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
     /* row pointers of A (rows past M clamp to M-1) */
     for (int i = 0; i < mr; i++) {
       lget(e, ir), i32c(e, i), op(e, TP_WASM_OP_I32_ADD), lset(e, row);
       /* min(row, M - 1) = select(M - 1, row, row > M - 1) */
-      i32c(e, (int32_t)(M - 1)), lget(e, row), lget(e, row), i32c(e, (int32_t)(M - 1)), op(e, TP_WASM_OP_I32_GT_S);
+      i32n(e, M - 1), lget(e, row), lget(e, row), i32n(e, M - 1), op(e, TP_WASM_OP_I32_GT_S);
       op(e, TP_WASM_OP_SELECT);
-      i32c(e, (int32_t)(k->a_rs * 4)), op(e, TP_WASM_OP_I32_MUL), lget(e, A), op(e, TP_WASM_OP_I32_ADD), lset(e, ap[i]);
+      i32n(e, k->a_rs * 4), op(e, TP_WASM_OP_I32_MUL), lget(e, A), op(e, TP_WASM_OP_I32_ADD), lset(e, ap[i]);
     }
     /* accumulators: bias (or 0) */
     for (int h = 0; h < 2; h++) {
@@ -211,13 +212,13 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
       int64_t kc = K - pc < KCb ? K - pc : KCb;
       /* bp = B + 4 * (pc * Np + jr * 8 * kc); a float16 B: the scratch, S + 4 * pc * 8 */
       if (k->b_f16) {
-        lget(e, S), i32c(e, (int32_t)(pc * GNR * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, bp);
+        lget(e, S), i32n(e, pc * GNR * 4), op(e, TP_WASM_OP_I32_ADD), lset(e, bp);
       } else {
-        lget(e, B), lget(e, jr), i32c(e, (int32_t)(GNR * kc * 4)), op(e, TP_WASM_OP_I32_MUL), op(e, TP_WASM_OP_I32_ADD);
-        i32c(e, (int32_t)(pc * Np * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, bp);
+        lget(e, B), lget(e, jr), i32n(e, GNR * kc * 4), op(e, TP_WASM_OP_I32_MUL), op(e, TP_WASM_OP_I32_ADD);
+        i32n(e, pc * Np * 4), op(e, TP_WASM_OP_I32_ADD), lset(e, bp);
       }
       /* kk: byte offset of column k in a row of A, from pc on */
-      i32c(e, (int32_t)(pc * k->a_cs * 4)), lset(e, kk);
+      i32n(e, pc * k->a_cs * 4), lset(e, kk);
       /* K within one depth block: the k range is emitted as two loops
        * (bp and kk run on from the first into the second). V8 (Node 20)
        * compiles this tile with a single k loop much worse: 29 vs 41
@@ -227,7 +228,7 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
       for (int half = 0; half < nsplit; half++) {
         int64_t kend = pc + (half + 1 < nsplit ? kc / 2 : kc);
         block(e, TP_WASM_OP_BLOCK), block(e, TP_WASM_OP_LOOP);
-        lget(e, kk), i32c(e, (int32_t)(kend * k->a_cs * 4)), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
+        lget(e, kk), i32n(e, kend * k->a_cs * 4), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
         lget(e, bp), mem(e, TP_WASM_OP_V128_LOAD, 0), lset(e, b0);
         lget(e, bp), mem(e, TP_WASM_OP_V128_LOAD, 16), lset(e, b1);
         for (int i = 0; i < mr; i++) {
@@ -242,15 +243,15 @@ void tp_em_gemm_body(em *e, const tp_kir_program *p, int ki, const int64_t *rs, 
           }
         }
         lget(e, bp), i32c(e, GNR * 4), op(e, TP_WASM_OP_I32_ADD), lset(e, bp);
-        lget(e, kk), i32c(e, (int32_t)(k->a_cs * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, kk);
+        lget(e, kk), i32n(e, k->a_cs * 4), op(e, TP_WASM_OP_I32_ADD), lset(e, kk);
         br(e, TP_WASM_OP_BR, 0), op(e, TP_WASM_OP_END), op(e, TP_WASM_OP_END);
       }
     }
     /* store rows that exist (with the epilogue) */
     for (int i = 0; i < mr; i++) {
-      lget(e, ir), i32c(e, i), op(e, TP_WASM_OP_I32_ADD), ltee(e, row), i32c(e, (int32_t)M), op(e, TP_WASM_OP_I32_LT_S);
+      lget(e, ir), i32c(e, i), op(e, TP_WASM_OP_I32_ADD), ltee(e, row), i32n(e, M), op(e, TP_WASM_OP_I32_LT_S);
       block(e, TP_WASM_OP_IF);
-      lget(e, C), lget(e, row), i32c(e, (int32_t)(N * 4)), op(e, TP_WASM_OP_I32_MUL), op(e, TP_WASM_OP_I32_ADD), lset(e, crow);
+      lget(e, C), lget(e, row), i32n(e, N * 4), op(e, TP_WASM_OP_I32_MUL), op(e, TP_WASM_OP_I32_ADD), lset(e, crow);
       for (int h = 0; h < 2; h++) {
         int64_t valid = valid_cols - h * 4;
         if (valid <= 0) break;

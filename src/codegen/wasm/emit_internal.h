@@ -22,9 +22,19 @@
 #include <string.h>
 
 #define POOL_MAX 96 /* distinct v128 constants kept in locals per function */
+#define PPOOL_MAX 512 /* i32 / f32 numbers read from the parameter block per function */
+
+/* The module's parameter block being filled (emit.h, params). */
+typedef struct em_block {
+  uint8_t *b;
+  size_t len;
+  int cap;
+  uint32_t slot;  /* the pointer table's index of the block's address */
+} em_block;
 
 /* One recorded instruction. */
-enum { RK_OP, RK_LOCAL, RK_I32, RK_F32, RK_V128, RK_MEM, RK_LANE };
+enum { RK_OP, RK_LOCAL, RK_I32, RK_F32, RK_V128, RK_MEM, RK_LANE,
+       RK_NUM, RK_FNUM }; /* an i32 / f32 number of the program (emit.h params), else constants alike */
 typedef struct rins {
   uint8_t kind;
   tp_wasm_op op;
@@ -52,6 +62,15 @@ typedef struct em {
   int nrec, caprec, recording;
   int banks;                   /* locals for the interleaved copies, made once */
   uint32_t bank_v[4], bank_i[4];
+  /* params: the numbers read from the parameter block (emit.h) */
+  em_block *blk;               /* NULL: numbers are constants */
+  int npp, pcur;               /* numbers gathered (first pass); the next one (second) */
+  int32_t pp[PPOOL_MAX];       /* bits of an i32 or f32, in the order the first pass met them */
+  uint32_t pp_site[PPOOL_MAX];
+  uint64_t sig;                /* first pass: a hash of everything but the numbers' values */
+  int mismatch;                /* second pass: a number not at its position (the bytes depend on values) */
+  uint8_t pp_f32[PPOOL_MAX];
+  uint32_t pp_local[PPOOL_MAX];
 } em;
 
 /* ---- the instruction stream (emit.c) ---- */
@@ -70,6 +89,18 @@ static inline void lset(em *e, uint32_t l) { tp_em_put(e, (rins){.kind = RK_LOCA
 static inline void ltee(em *e, uint32_t l) { tp_em_put(e, (rins){.kind = RK_LOCAL, .op = TP_WASM_OP_LOCAL_TEE, .a = l}); }
 static inline void i32c(em *e, int32_t v) { tp_em_put(e, (rins){.kind = RK_I32, .i = v}); }
 static inline void f32c(em *e, float v) { tp_em_put(e, (rins){.kind = RK_F32, .f = v}); }
+/* A number of the program (an extent, a stride, an offset, a bound, a
+ * row's 1/R): a constant, or with params read from the block (emit.h).
+ * i32c and f32c are the emitter's own constants (element size, lanes). */
+static inline void i32n_at(em *e, int64_t v, uint32_t site) { tp_em_put(e, (rins){.kind = RK_NUM, .a = site, .i = (int32_t)v}); }
+static inline void f32n_at(em *e, float v, uint32_t site) { tp_em_put(e, (rins){.kind = RK_FNUM, .a = site, .f = v}); }
+/* (the site, file and line, names the number: params match the two passes'
+ * numbers by position and site, emit.c) */
+#ifndef EM_FILE
+#define EM_FILE 0
+#endif
+#define i32n(e, v) i32n_at((e), (v), (uint32_t)(EM_FILE << 16 | __LINE__))
+#define f32n(e, v) f32n_at((e), (v), (uint32_t)(EM_FILE << 16 | __LINE__))
 /* v128 constants: 4 lanes of a float or an int32 */
 static inline void vf(em *e, float v) {
   uint8_t b[16];
@@ -82,6 +113,16 @@ static inline void vi(em *e, int32_t v) {
   tp_em_vconst(e, b);
 }
 static inline void mem(em *e, tp_wasm_op o, uint32_t offset) { tp_em_put(e, (rins){.kind = RK_MEM, .op = o, .a = offset}); }
+/* A load at the address on the stack + offset, where offset is a number of
+ * the program (a gather's stride): with params it is added from the block. */
+static inline void memd(em *e, tp_wasm_op o, uint32_t offset) {
+  if (e->blk && offset) {
+    tp_em_put(e, (rins){.kind = RK_NUM, .a = 0xffff0000u | __LINE__, .i = (int32_t)offset});
+    tp_em_put(e, (rins){.kind = RK_OP, .op = TP_WASM_OP_I32_ADD});
+    offset = 0;
+  }
+  mem(e, o, offset);
+}
 static inline void lane(em *e, tp_wasm_op o, uint32_t l) { tp_em_put(e, (rins){.kind = RK_LANE, .op = o, .a = l}); }
 static inline void block(em *e, tp_wasm_op o) { if (OK(e)) e->s = tp_wasm_emit_block(e->f, o, TP_WASM_BT_VOID); }
 static inline void br(em *e, tp_wasm_op o, uint32_t d) { if (OK(e)) e->s = tp_wasm_emit_br(e->f, o, d); }

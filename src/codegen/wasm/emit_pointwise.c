@@ -8,6 +8,7 @@
  * interleaved (docs/codegen.md). Row kernels loop over rows; each phase is a
  * vector reduction or a map over the row. The expression evaluator
  * (tp_em_expr) also computes GEMM epilogues (emit_gemm.c). */
+#define EM_FILE 1
 #include "emit_internal.h"
 
 static int64_t inner_st(const kctx *c, int slot) { return c->pr->st[slot][c->pr->nd - 1]; }
@@ -23,18 +24,18 @@ void tp_em_expr(em *e, kctx *c, const tp_kir_expr *x, uint32_t off, int tail) {
         if (st == 0) {
           lget(e, c->hoist[I->in]), lset(e, v);
         } else if (tail) {
-          lget(e, c->base[I->in]), lget(e, off), i32c(e, (int32_t)(st * 4)), op(e, TP_WASM_OP_I32_MUL);
+          lget(e, c->base[I->in]), lget(e, off), i32n(e, st * 4), op(e, TP_WASM_OP_I32_MUL);
           op(e, TP_WASM_OP_I32_ADD), mem(e, TP_WASM_OP_F32_LOAD, 0), op(e, TP_WASM_OP_F32X4_SPLAT), lset(e, v);
         } else if (st == 1) {
           lget(e, c->base[I->in]), lget(e, off), i32c(e, 4), op(e, TP_WASM_OP_I32_MUL), op(e, TP_WASM_OP_I32_ADD);
           mem(e, TP_WASM_OP_V128_LOAD, 0), lset(e, v);
         } else { /* gather 4 lanes */
-          lget(e, c->base[I->in]), lget(e, off), i32c(e, (int32_t)(st * 4)), op(e, TP_WASM_OP_I32_MUL);
+          lget(e, c->base[I->in]), lget(e, off), i32n(e, st * 4), op(e, TP_WASM_OP_I32_MUL);
           op(e, TP_WASM_OP_I32_ADD);
           uint32_t adr = itmp(e);
           ltee(e, adr), mem(e, TP_WASM_OP_F32_LOAD, 0), op(e, TP_WASM_OP_F32X4_SPLAT);
           for (int l = 1; l < 4; l++) {
-            lget(e, adr), mem(e, TP_WASM_OP_F32_LOAD, (uint32_t)(l * st * 4));
+            lget(e, adr), memd(e, TP_WASM_OP_F32_LOAD, (uint32_t)(l * st * 4));
             lane(e, TP_WASM_OP_F32X4_REPLACE_LANE, (uint32_t)l);
           }
           lset(e, v);
@@ -123,7 +124,9 @@ static void row_loop_from(em *e, kctx *c, int64_t n, body_fn body, void *ud, uin
 static void row_loop_unrolled(em *e, kctx *c, int64_t n, body_fn body, void *ud) {
   uint32_t idx[UNROLL], vb[UNROLL], ib[UNROLL];
   int64_t step = 4 * UNROLL;
-  if (n < step || e->collect || e->s) {
+  /* (the first pass takes the same way: emit.h params match by position;
+   * with params the loops do not depend on n: they run 0 times when short) */
+  if ((n < step && !e->blk) || e->s) {
     row_loop(e, c, n, body, ud);
     return;
   }
@@ -159,7 +162,7 @@ static void row_loop_unrolled(em *e, kctx *c, int64_t n, body_fn body, void *ud)
   i32c(e, 0), lset(e, i);
   block(e, TP_WASM_OP_BLOCK);
   block(e, TP_WASM_OP_LOOP);
-  lget(e, i), i32c(e, (int32_t)(n - step)), op(e, TP_WASM_OP_I32_GT_S), br(e, TP_WASM_OP_BR_IF, 1);
+  lget(e, i), i32n(e, n - step), op(e, TP_WASM_OP_I32_GT_S), br(e, TP_WASM_OP_BR_IF, 1);
   for (int k = 1; k < UNROLL; k++) lget(e, i), i32c(e, 4 * k), op(e, TP_WASM_OP_I32_ADD), lset(e, idx[k]);
   replay(e, w, idx, vb, ib);
   tp_free(w);
@@ -181,20 +184,20 @@ static void row_loop(em *e, kctx *c, int64_t n, body_fn body, void *ud) {
 
 /* The plain loops of [i, n): vectors of 4, then single lanes. */
 static void row_loop_from(em *e, kctx *c, int64_t n, body_fn body, void *ud, uint32_t i) {
-  if (n >= 4) {
+  if (n >= 4 || e->blk) {
     block(e, TP_WASM_OP_BLOCK);
     block(e, TP_WASM_OP_LOOP);
-    lget(e, i), i32c(e, (int32_t)(n - 4)), op(e, TP_WASM_OP_I32_GT_S), br(e, TP_WASM_OP_BR_IF, 1);
+    lget(e, i), i32n(e, n - 4), op(e, TP_WASM_OP_I32_GT_S), br(e, TP_WASM_OP_BR_IF, 1);
     body(e, c, i, 0, ud);
     lget(e, i), i32c(e, 4), op(e, TP_WASM_OP_I32_ADD), lset(e, i);
     br(e, TP_WASM_OP_BR, 0);
     op(e, TP_WASM_OP_END);
     op(e, TP_WASM_OP_END);
   }
-  if (n % 4) {
+  if (n % 4 || e->blk) {
     block(e, TP_WASM_OP_BLOCK);
     block(e, TP_WASM_OP_LOOP);
-    lget(e, i), i32c(e, (int32_t)n), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
+    lget(e, i), i32n(e, n), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
     body(e, c, i, 1, ud);
     lget(e, i), i32c(e, 1), op(e, TP_WASM_OP_I32_ADD), lset(e, i);
     br(e, TP_WASM_OP_BR, 0);
@@ -263,7 +266,7 @@ static void row_work(em *e, kctx *c) {
       lget(e, rd.facc), f32c(e, -INFINITY), op(e, TP_WASM_OP_F32_EQ);
       block(e, TP_WASM_OP_IF), f32c(e, 0.0f), lset(e, rd.facc), op(e, TP_WASM_OP_END);
     }
-    if (ph->scale != 1.0f) lget(e, rd.facc), f32c(e, ph->scale), op(e, TP_WASM_OP_F32_MUL), lset(e, rd.facc);
+    if (ph->scale != 1.0f) lget(e, rd.facc), f32n(e, ph->scale), op(e, TP_WASM_OP_F32_MUL), lset(e, rd.facc);
     lget(e, rd.facc), lset(e, c->rowval[nrv++]);
     e->vtop--, e->ftop--;
   }
@@ -283,16 +286,16 @@ static void nest(em *e, kctx *c, int d, const int64_t *out_st) {
   i32c(e, 0), lset(e, cnt);
   block(e, TP_WASM_OP_BLOCK);
   block(e, TP_WASM_OP_LOOP);
-  lget(e, cnt), i32c(e, (int32_t)pr->shape[d]), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
+  lget(e, cnt), i32n(e, pr->shape[d]), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
   /* the inner levels move their own copies: save, recurse, restore + step */
   uint32_t saved[TP_KIR_MAX_IN + 1];
   for (int s = 0; s < k->nin; s++) saved[s] = itmp(e), lget(e, c->base[s]), lset(e, saved[s]);
   saved[k->nin] = itmp(e), lget(e, c->out), lset(e, saved[k->nin]);
   nest(e, c, d + 1, out_st);
   for (int s = 0; s < k->nin; s++) {
-    lget(e, saved[s]), i32c(e, (int32_t)(pr->st[s][d] * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, c->base[s]);
+    lget(e, saved[s]), i32n(e, pr->st[s][d] * 4), op(e, TP_WASM_OP_I32_ADD), lset(e, c->base[s]);
   }
-  lget(e, saved[k->nin]), i32c(e, (int32_t)(out_st[d] * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, c->out);
+  lget(e, saved[k->nin]), i32n(e, out_st[d] * 4), op(e, TP_WASM_OP_I32_ADD), lset(e, c->out);
   e->itop -= k->nin + 1;
   lget(e, cnt), i32c(e, 1), op(e, TP_WASM_OP_I32_ADD), lset(e, cnt);
   br(e, TP_WASM_OP_BR, 0);
@@ -336,7 +339,7 @@ void tp_em_map_body(em *e, const tp_kir_kernel *k, const tp_kir_prep *pr) {
   for (int s2 = 0; s2 < k->nin; s2++) {
     c.base[s2] = itmp(e);
     lget(e, c.ptrs), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->in[s2].buf));
-    i32c(e, (int32_t)(k->in[s2].offset * 4)), op(e, TP_WASM_OP_I32_ADD), lset(e, c.base[s2]);
+    i32n(e, k->in[s2].offset * 4), op(e, TP_WASM_OP_I32_ADD), lset(e, c.base[s2]);
   }
   c.out = itmp(e);
   lget(e, c.ptrs), mem(e, TP_WASM_OP_I32_LOAD, (uint32_t)(4 * k->out)), lset(e, c.out);

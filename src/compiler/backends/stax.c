@@ -53,9 +53,13 @@ static tp_status accelerate_all(tp_plan *pl, int use_cache, int depth);
 /* Generated SIMD128 kernels for a plan and its sub-plans on a Wasm host
  * (also the dynamic path's plans, stax_dynamic.c); a failure leaves the
  * executor running the kernels, out of memory stays an error. */
-static tp_status attach_codegen(tp_plan *pl, const tp_lower_options *lo) {
+static tp_status attach_codegen(tp_plan *pl, const tp_lower_options *lo, int mode) {
   if (!lo->codegen) return TP_OK;
-  tp_status cs = accelerate_all(pl, lo->use_cache, 0);
+  /* mode (stax_dynamic.h): 1, 2 a template's plan: its numbers in a
+   * parameter block (one module for every size); 1 only when that module
+   * was loaded before */
+  int flags = (lo->use_cache ? 1 : 0) | (mode ? TP_JIT_PARAMS : 0) | (mode == 1 ? TP_JIT_SEEN_ONLY : 0);
+  tp_status cs = accelerate_all(pl, flags, 0);
   if (cs == TP_ERR_OUT_OF_MEMORY) return cs;
   if (cs) {
     tp_log(TP_LOG_FALLBACKS, "stax: code generation failed, the executor runs the kernels: %s", tp_last_error());
@@ -281,7 +285,7 @@ tp_status tp_backend_stax(void *ud, const tp_graph *g, int nin, tp_tensor *const
     r->lo = lo;
     s = tp_lower(g, &lo, &r->plan);
     if (!s && opt_value(opts, "stax.profile", 0)) s = tp_plan_set_profiling(r->plan, 1);
-    if (!s) s = attach_codegen(r->plan, &lo); /* generated SIMD128 kernels on a Wasm host */
+    if (!s) s = attach_codegen(r->plan, &lo, 0); /* generated SIMD128 kernels on a Wasm host */
     if (s && s != TP_ERR_OUT_OF_MEMORY) { /* out of memory stays an error */
       if (opts && opts->has_strict_native && opts->strict_native) {
         tp_fail_context(s, "stax could not lower the graph (strict_native)");

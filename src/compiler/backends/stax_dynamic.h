@@ -9,13 +9,16 @@
 
 typedef struct stax_dyn stax_dyn;
 /* g: the captured graph (borrowed; outlives d); base: the plan at the
- * captured shapes (borrowed); attach: NULL, or what to call on each new
- * plan (stax attaches generated kernels). */
+ * captured shapes (borrowed); attach: NULL, or what to call on a new plan
+ * (stax attaches generated kernels; mode 0: as for any plan, 2: a
+ * template's plan, its numbers read at run time so that one module serves
+ * every size, 1: the same, only if that module was loaded before, i.e.
+ * nothing to compile). */
 /* graph_for (NULL: g with its placeholders' shapes replaced) gives the
  * graph for other shapes (tp_backend_opts.graph_for); with it, shapes no
  * plan serves run on that graph's executor here (never on g). */
 tp_status tp_stax_dyn_new(const tp_graph *g, const tp_lower_options *lo, const tp_plan *base,
-                          tp_status (*attach)(tp_plan *pl, const tp_lower_options *lo),
+                          tp_status (*attach)(tp_plan *pl, const tp_lower_options *lo, int mode),
                           tp_status (*graph_for)(void *ud, int nin, tp_tensor *const *examples, tp_graph **out),
                           void *graph_for_ud, stax_dyn **out);
 /* Runs the call at shapes other than base's. *handled 0: the caller runs

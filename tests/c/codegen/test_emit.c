@@ -213,7 +213,7 @@ static tp_kir_program *emit_both(const char *name, const char *text, int ngen) {
   tp_kir_program *p = lower(text);
   if (!p) return NULL;
   for (int relaxed = 0; relaxed < 2; relaxed++) {
-    tp_emit_options o = {relaxed, 0, NULL, NULL};
+    tp_emit_options o = {relaxed, 0, NULL, NULL, 0, 0};
     tp_emitted em;
     tp_status s = tp_emit_wasm(p, &o, &em);
     CHECK_OK(s);
@@ -253,14 +253,14 @@ static void test_pointwise(void) {
   if (!p) return;
   CHECK(p->nkernels == 1 && count_kind(p, TP_KK_POINTWISE) == 1);
   /* the dump names the kernel */
-  tp_emit_options o = {0, 1, NULL, NULL};
+  tp_emit_options o = {0, 1, NULL, NULL, 0, 0};
   tp_emitted em;
   CHECK_OK(tp_emit_wasm(p, &o, &em));
   CHECK(em.dump && strstr(em.dump, "kernel k0_pointwise") && strstr(em.dump, "export 'run'"));
   tp_emitted_clear(&em);
   /* every kernel left to the core: nothing to emit */
   uint8_t host[1] = {1};
-  tp_emit_options all_host = {0, 0, host, NULL};
+  tp_emit_options all_host = {0, 0, host, NULL, 0, 0};
   CHECK(tp_emit_wasm(p, &all_host, &em) == TP_ERR_UNSUPPORTED);
   CHECK(em.bytes == NULL && em.kernel_func == NULL);
   tp_kir_program_free(p);
@@ -350,6 +350,74 @@ static void test_mixed(void) {
   tp_kir_program_free(p);
 }
 
+/* params (emit.h): the numbers in a parameter block. The same graph at two
+ * sizes of its dims (a GEMM's M, a pointwise and a mean over rows of
+ * dynamic length, 1/L) gives the same module bytes with params, with
+ * different blocks; without params the bytes differ. Both validate. */
+static tp_kir_program *sized(int64_t S, int64_t L) {
+  tp_buf b = {0};
+  tp_buf_printf(&b,
+                "tpgraph v1\n"
+                "%%x = placeholder : f32[%lld,33]\n"
+                "%%y = placeholder : f32[3,%lld]\n"
+                "%%w = get_attr \"w\" : f32[21,33]\n"
+                "%%b = get_attr \"b\" : f32[21]\n"
+                "%%0 = linear(%%x, %%w, %%b) : f32[%lld,21]\n"
+                "%%1 = softmax(%%0, dim=-1) : f32[%lld,21]\n"
+                "%%2 = relu(%%y) : f32[3,%lld]\n"
+                "%%3 = mean(%%y, dims=[1], keepdim=true) : f32[3,1]\n"
+                "%%4 = mul(%%2, %%3) : f32[3,%lld]\n"
+                "output(%%1, %%4)\n",
+                (long long)S, (long long)L, (long long)S, (long long)S, (long long)L, (long long)L);
+  data_line(&b, "w", 21, 33);
+  data_line(&b, "b", 21, 0);
+  CHECK(!b.oom);
+  tp_kir_program *p = lower(b.p);
+  tp_buf_free(&b);
+  return p;
+}
+
+static void test_params(void) {
+  tp_kir_program *a = sized(37, 29), *c = sized(70, 54);
+  if (!a || !c) {
+    tp_kir_program_free(a), tp_kir_program_free(c);
+    return;
+  }
+  CHECK(count_kind(a, TP_KK_GEMM) == 1 && count_kind(a, TP_KK_ROW) >= 1);
+  tp_emitted ea, ec, pa, pc;
+  tp_emit_options plain = {0, 0, NULL, NULL, 0, 0}, params = {0, 0, NULL, NULL, 1, 0};
+  CHECK_OK(tp_emit_wasm(a, &plain, &pa));
+  CHECK_OK(tp_emit_wasm(c, &plain, &pc));
+  CHECK_OK(tp_emit_wasm(a, &params, &ea));
+  CHECK_OK(tp_emit_wasm(c, &params, &ec));
+  if (ea.bytes && ec.bytes && pa.bytes && pc.bytes) {
+    CHECKF(pa.len != pc.len || memcmp(pa.bytes, pc.bytes, pa.len), "without params the sizes are baked in");
+    CHECK(!pa.params && !pc.params);
+    CHECKF(ea.len == ec.len && !memcmp(ea.bytes, ec.bytes, ea.len), "with params one module: %zu and %zu bytes",
+           ea.len, ec.len);
+    CHECKF(ea.params && ec.params && ea.params_len == ec.params_len && ea.params_len > 4 &&
+               memcmp(ea.params, ec.params, ea.params_len),
+           "the blocks hold each size's numbers: %zu and %zu bytes", ea.params_len, ec.params_len);
+    int32_t want = 37, found = 0; /* M of the GEMM at 37 rows: a number of the block */
+    for (size_t i = 0; i + 4 <= ea.params_len && !found; i += 4) found = !memcmp(ea.params + i, &want, 4);
+    CHECK(found);
+    check_module("params", a, &ea, ea.nfuncs, 0);
+    /* the signature: the same for both sizes, and the first pass alone
+     * (block_only) gives it and the same block as the whole emission */
+    CHECK(ea.sig && ea.sig == ec.sig && !pa.sig);
+    tp_emit_options bo = {0, 0, NULL, NULL, 1, 1};
+    tp_emitted bc;
+    CHECK_OK(tp_emit_wasm(c, &bo, &bc));
+    CHECKF(!bc.bytes && bc.sig == ec.sig && bc.params_len == ec.params_len &&
+               !memcmp(bc.params, ec.params, ec.params_len),
+           "block_only: signature %llx vs %llx, block %zu vs %zu bytes", (unsigned long long)bc.sig,
+           (unsigned long long)ec.sig, bc.params_len, ec.params_len);
+    tp_emitted_clear(&bc);
+  }
+  tp_emitted_clear(&ea), tp_emitted_clear(&ec), tp_emitted_clear(&pa), tp_emitted_clear(&pc);
+  tp_kir_program_free(a), tp_kir_program_free(c);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0);
   const char *src = getenv("TP_SOURCE_DIR");
@@ -369,6 +437,7 @@ int main(void) {
   test_rows();
   test_gemm();
   test_mixed();
+  test_params();
   if (failures) {
     printf("%d failure(s)\n", failures);
     return 1;
