@@ -281,6 +281,83 @@ static int read_by_kernels(const sched *s, int from, int b) {
   return 0;
 }
 
+/* Row-map fusion: a lazy value over [rows.., R] that reads, broadcast along
+ * its last dim, the row values of a row reduction over the same rows that
+ * nobody else reads becomes that row kernel's map phase (the reduction's
+ * row value a rowval). The backward formulas of softmax
+ * (y * (g - sum(g * y))) and layer_norm (dx from the row means of g * w
+ * and g * w * x-hat) are such compositions: each then runs as one row
+ * kernel, the row in cache between its passes, where it was a row kernel
+ * writing the row values and a pointwise kernel reading them
+ * (docs/kernel-ir.md). 1 in *done when fused into ob. */
+static tp_status row_map_fusion(sched *s, val *x, const val *lz, int ob, int *done) {
+  *done = 0;
+  tp_kir_program *p = s->p;
+  int nd = lz->desc.ndim;
+  if (!s->o->fusion || lz->desc.dtype != TP_F32 || nd < 1 || lz->desc.shape[nd - 1] < 1) return TP_OK;
+  int64_t rst[TP_MAX_DIMS] = {0}, rs = 1; /* a row's index: contiguous over the leading dims */
+  for (int d = nd - 2; d >= 0; d--) rst[d] = rs, rs *= lz->desc.shape[d];
+  for (int i = 0; i < lz->nin; i++) {
+    int B = lz->in[i].buf, rk = -1;
+    for (int k = 0; k < p->nkernels; k++)
+      if (p->kernels[k].kind == TP_KK_ROW && p->kernels[k].out == B) rk = k;
+    if (rk < 0 || p->bufs[B].kind != TP_KBUF_TEMP || s->buf_uses[B] != 0 || read_by_kernels(s, rk + 1, B)) continue;
+    tp_kir_kernel *k = &p->kernels[rk];
+    if (k->nphases < 1 || k->nphases >= TP_KIR_MAX_PHASES || !k->phases[k->nphases - 1].is_reduce ||
+        k->nd != nd || memcmp(k->shape, lz->desc.shape, sizeof(int64_t) * (size_t)nd) ||
+        !single_reader(s, k->node, x >= s->v && x < s->v + s->g->n ? (int)(x - s->v) : s->cur))
+      continue;
+    /* every load of B reads row r's value at element r; every other input
+     * is ready before the row kernel runs; the inputs fit */
+    tp_kir_load in[TP_KIR_MAX_IN];
+    int nin = k->nin, slot[TP_KIR_MAX_IN], ok = 1;
+    memcpy(in, k->in, sizeof in);
+    for (int q = 0; q < lz->nin && ok; q++) {
+      const tp_kir_load *L = &lz->in[q];
+      slot[q] = -1;
+      if (L->buf == B) {
+        ok = L->offset == 0 && L->strides[nd - 1] == 0;
+        for (int d = 0; d < nd - 1 && ok; d++) ok = lz->desc.shape[d] == 1 || L->strides[d] == rst[d];
+        continue;
+      }
+      int root = root_of(p, L->buf);
+      for (int kq = rk; kq < p->nkernels && ok; kq++)
+        ok = p->kernels[kq].out != L->buf && root_of(p, p->kernels[kq].out) != root;
+      for (int j = 0; j < nin && slot[q] < 0; j++)
+        if (in[j].buf == L->buf && in[j].offset == L->offset && !memcmp(in[j].strides, L->strides, sizeof L->strides))
+          slot[q] = j;
+      if (ok && slot[q] < 0) {
+        if (nin >= TP_KIR_MAX_IN) ok = 0;
+        else in[nin] = *L, slot[q] = nin++;
+      }
+    }
+    if (!ok) continue;
+    tp_kir_phase *ph = &k->phases[k->nphases];
+    memset(ph, 0, sizeof *ph);
+    ph->expr = lz->e;
+    for (int q = 0; q < ph->expr.n; q++) {
+      tp_kir_ins *I = &ph->expr.ins[q];
+      if (I->op != TP_KI_LOAD) continue;
+      if (lz->in[I->in].buf == B) I->op = TP_KI_ROWVAL, I->in = (int16_t)(k->nphases - 1);
+      else I->in = (int16_t)slot[I->in];
+    }
+    for (int j = k->nin; j < nin; j++) s->buf_uses[in[j].buf]++;
+    memcpy(k->in, in, sizeof in);
+    k->nin = nin;
+    k->nphases++;
+    k->out = ob;
+    x->kind = V_REF;
+    x->buf = ob;
+    x->off = 0;
+    memcpy(x->st, p->bufs[ob].strides, sizeof x->st);
+    x->gemm = -1;
+    note_kernel(s, x, rk);
+    *done = 1;
+    return TP_OK;
+  }
+  return TP_OK;
+}
+
 static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
   if (x->kind == V_REF && kind == TP_KBUF_TEMP) return TP_OK;
   if (x->kind == V_SCALAR) return tp_fail(TP_ERR_INTERNAL, "schedule: materializing a scalar");
@@ -349,6 +426,9 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
     }
     lz = lz0;
   }
+  int fused;
+  TP_TRY(row_map_fusion(s, x, &lz, ob, &fused));
+  if (fused) return TP_OK;
   int kid;
   TP_TRY(add_kernel(s, TP_KK_POINTWISE, &kid));
   tp_kir_kernel *k = &s->p->kernels[kid];
