@@ -13,8 +13,9 @@
  *   right (compiled as eager);
  * - float32 tolerance: |a - b| <= 1e-5 + 2e-4 max|b| per tensor;
  * - the fusion itself (docs/kernel-ir.md, row-map fusion): over the last
- *   dim, softmax's backward y * (g - sum(g * y)) is one row kernel; layer_norm's dx is the map of the row kernel of its
- *   second row mean (explain's backward_plan counts). */
+ *   dim, softmax's backward y * (g - sum(g * y)) is one row kernel;
+ *   layer_norm's dx (its two row means and the map) is one row kernel
+ *   (explain's backward_plan counts). */
 #include "../ops/op_expect.h"
 #include <math.h>
 #include <string.h>
@@ -265,6 +266,9 @@ static void test_layer_norm(void) {
     int npw, nrow;
     run_case(affine ? "layer_norm affine" : "layer_norm", &c, 2, sh, xv, &npw, &nrow);
     printf("layer_norm%s: backward plan: %d row, %d pointwise kernels\n", affine ? " affine" : "", nrow, npw);
+    /* dx's two row means and its map: one row kernel (unfused: two row
+     * kernels and a pointwise kernel) */
+    CHECKF(nrow == 1, "layer_norm%s: backward plan has %d row kernels (want 1)", affine ? " affine" : "", nrow);
   }
   /* rows of 1 element: x-hat is 0, dx is 0 */
   lcase c1 = {1, 0, 1, rnd(2, (int64_t[]){6, 1}, 15), rnd(1, (int64_t[]){1}, 16), rnd(1, (int64_t[]){1}, 17)};
