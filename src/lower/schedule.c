@@ -305,7 +305,10 @@ static void remove_kernel(sched *s, int kid, int into) {
 }
 
 /* a row kernel whose phases are all reductions, writing its last row value
- * to buffer b that nobody reads yet and only the lazy value t needs */
+ * to buffer b that nobody reads yet and only the lazy value t needs. No max
+ * phase: before a map, a row kernel's max of an all -inf row is 0
+ * (softmax's rule, executor and generated code), where the max written as
+ * a row value is -inf (x - max(x) would turn NaN into -inf) */
 static int pending_rows(const sched *s, int b, int t) {
   const tp_kir_program *p = s->p;
   int rk = -1;
@@ -314,7 +317,7 @@ static int pending_rows(const sched *s, int b, int t) {
   if (rk < 0 || p->bufs[b].kind != TP_KBUF_TEMP || s->buf_uses[b] != 0 || read_by_kernels(s, rk + 1, b)) return -1;
   const tp_kir_kernel *k = &p->kernels[rk];
   for (int q = 0; q < k->nphases; q++)
-    if (!k->phases[q].is_reduce) return -1;
+    if (!k->phases[q].is_reduce || k->phases[q].reduce == TP_KR_MAX) return -1;
   return k->nphases >= 1 && single_reader(s, k->node, t) ? rk : -1;
 }
 

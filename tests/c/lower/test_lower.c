@@ -633,7 +633,8 @@ static void test_trailing_reduce(void) {
  * pending reduction it reads goes into the same kernel; not when the row
  * values are read elsewhere (a graph output), when another input of the
  * map is computed after the row kernel (a GEMM), or when the rows differ.
- * Each against the graph executor, NaN for NaN (a NaN in row 1 of x). */
+ * Each against the graph executor, NaN for NaN (a NaN in row 1 of x, row 2
+ * all -inf). */
 static void test_row_map(void) {
   static const struct { const char *text; int nin, kernels, rows; } cs[] = {
       /* softmax's backward: y * (g - sum(g * y)) */
@@ -651,8 +652,12 @@ static void test_row_map(void) {
        "%2 = exp(%1) : f32[3,5,5]\n%3 = mul(%2, %0) : f32[3,5,5]\noutput(%3, %1)\n", 2, 3, 1},
       /* rows of another length: a [3,5,1] of a sum over 7 against [3,5,4] */
       {"%0 = sum(%x, dims=[2], keepdim=true) : f32[3,5,1]\n%1 = mul(%g, %0) : f32[3,5,4]\noutput(%1)\n", 2, 2, 1},
+      /* x - max(x) with an all -inf row (row 2): -inf - -inf is NaN, as
+       * eagerly (a fused max phase would read 0 for it, softmax's rule) */
+      {"%0 = max(%x, dims=[2], keepdim=true) : f32[3,5,1]\n%1 = sub(%x, %0) : f32[3,5,7]\n"
+       "%2 = add(%1, %g) : f32[3,5,7]\noutput(%2)\n", 2, 2, 1},
   };
-  static const int64_t gsh[5][3] = {{3, 5, 7}, {3, 5, 7}, {3, 5, 7}, {3, 7, 5}, {3, 5, 4}};
+  static const int64_t gsh[6][3] = {{3, 5, 7}, {3, 5, 7}, {3, 5, 7}, {3, 7, 5}, {3, 5, 4}, {3, 5, 7}};
   for (int t = 0; t < (int)(sizeof cs / sizeof cs[0]); t++) {
     char text[1024];
     snprintf(text, sizeof text, "tpgraph v1\n%%x = placeholder : f32[3,5,7]\n%%g = placeholder : f32[%lld,%lld,%lld]\n%s",
@@ -666,6 +671,7 @@ static void test_row_map(void) {
     CHECK(r && tp_tensor_read(r, xv, sizeof xv) == TP_OK);
     tp_tensor_release(r);
     xv[9] = NAN; /* row 1 */
+    for (int q = 14; q < 21; q++) xv[q] = -INFINITY; /* row 2 */
     CHECK(tp_tensor_new(TP_F32, 3, (int64_t[]){3, 5, 7}, xv, &in[0]) == TP_OK);
     tp_randn(3, gsh[t], 71 + (uint64_t)t, &in[1]);
     tp_plan *pl = NULL;
