@@ -12,13 +12,15 @@
 //   W4  pre-LN encoder block, 128 tokens x 256, 4 heads, FFN 1024 (tanh
 //       GELU), MSE against a fixed target
 // Prints one JSON object per case (bench/run.sh) and a summary on stderr.
-//   node bench/workloads/train-step.mjs     BENCH_REPS (21) steps per impl after 3 warm-up
+//   node bench/workloads/train-step.mjs [--clock wall|cpu]     BENCH_REPS (21) steps per impl after 3 warm-up
+// --clock cpu times by the process's CPU time (user + system) instead of the
+// wall clock: on a loaded host it leaves out the time other processes run.
 import { readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { performance } from 'node:perf_hooks';
 import { register } from 'node:module';
 import * as tp from '../../js/index.js';
+import { clockOf } from '../lib/model_cache.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const REPS = Math.max(5, Number(process.env.BENCH_REPS ?? 21));
@@ -26,6 +28,8 @@ const CASES = (process.env.BENCH_CASES ?? 'W2 W4').split(/\s+/).filter(Boolean);
 // BENCH_PROFILE=1: compile with 'stax.profile' and print both plans' kernel
 // tables (slowest first) after the timed steps (times then include the clock reads)
 const PROFILE = !!Number(process.env.BENCH_PROFILE ?? 0);
+const ci = process.argv.indexOf('--clock');
+const now = clockOf(ci > 0 ? process.argv[ci + 1] : 'wall');
 const log = (s) => process.stderr.write(s + '\n');
 const median = (v) => { const s = [...v].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[n >> 1] : 0.5 * (s[n / 2 - 1] + s[n / 2]); };
 const quantile = (v, q) => { const s = [...v].sort((a, b) => a - b); const i = (s.length - 1) * q, lo = Math.floor(i); return s[lo] + (s[Math.min(lo + 1, s.length - 1)] - s[lo]) * (i - lo); };
@@ -196,9 +200,9 @@ for (const which of CASES) {
   for (const f of Object.values(impls)) for (let w = 0; w < 3; w++) f();
   for (let r = 0; r < REPS; r++) {
     for (const [name, f] of Object.entries(impls)) {
-      const t0 = performance.now();
+      const t0 = now();
       f();
-      times[name].push(performance.now() - t0);
+      times[name].push(now() - t0);
     }
   }
   // peak memory of one step (tensor storage: parameters, Adam state, the

@@ -281,6 +281,147 @@ static int read_by_kernels(const sched *s, int from, int b) {
   return 0;
 }
 
+/* Removes kernel kid (absorbed into kernel `into`, a later one): the
+ * kernels after it move down one (renamed), node_kernel and the values'
+ * GEMM references follow. */
+static void remove_kernel(sched *s, int kid, int into) {
+  tp_kir_program *p = s->p;
+  int node = p->kernels[kid].node;
+  memmove(&p->kernels[kid], &p->kernels[kid + 1], sizeof *p->kernels * (size_t)(p->nkernels - kid - 1));
+  p->nkernels--;
+  for (int k = kid; k < p->nkernels; k++) {
+    char *u = strchr(p->kernels[k].name, '_');
+    char tail[32];
+    snprintf(tail, sizeof tail, "%s", u ? u : "");
+    snprintf(p->kernels[k].name, sizeof p->kernels[k].name, "k%d%.31s", k, tail);
+  }
+  for (int j = 0; j < s->g->n; j++) {
+    int *nk = &p->node_kernel[j];
+    if (*nk == kid) *nk = into - 1;
+    else if (*nk > kid) (*nk)--;
+    if (s->v[j].gemm > kid) s->v[j].gemm--;
+  }
+  if (node >= 0 && node < s->g->n) p->node_kernel[node] = into - 1;
+}
+
+/* a row kernel whose phases are all reductions, writing its last row value
+ * to buffer b that nobody reads yet and only the lazy value t needs. No max
+ * phase: before a map, a row kernel's max of an all -inf row is 0
+ * (softmax's rule, executor and generated code), where the max written as
+ * a row value is -inf (x - max(x) would turn NaN into -inf) */
+static int pending_rows(const sched *s, int b, int t) {
+  const tp_kir_program *p = s->p;
+  int rk = -1;
+  for (int k = 0; k < p->nkernels; k++)
+    if (p->kernels[k].kind == TP_KK_ROW && p->kernels[k].out == b) rk = k;
+  if (rk < 0 || p->bufs[b].kind != TP_KBUF_TEMP || s->buf_uses[b] != 0 || read_by_kernels(s, rk + 1, b)) return -1;
+  const tp_kir_kernel *k = &p->kernels[rk];
+  for (int q = 0; q < k->nphases; q++)
+    if (!k->phases[q].is_reduce || k->phases[q].reduce == TP_KR_MAX) return -1;
+  return k->nphases >= 1 && single_reader(s, k->node, t) ? rk : -1;
+}
+
+/* slot of load L in in[0 .. *nin), added when new; -1 when full */
+static int load_slot(tp_kir_load *in, int *nin, const tp_kir_load *L) {
+  for (int j = 0; j < *nin; j++)
+    if (in[j].buf == L->buf && in[j].offset == L->offset && !memcmp(in[j].strides, L->strides, sizeof L->strides))
+      return j;
+  if (*nin >= TP_KIR_MAX_IN) return -1;
+  in[*nin] = *L;
+  return (*nin)++;
+}
+
+/* Row-map fusion: a lazy value over [rows.., R] that reads, broadcast along
+ * its last dim, the row values of a row reduction over the same rows that
+ * nobody else reads becomes that row kernel's map phase (the reduction's
+ * row value a rowval); the row values of a second such reduction it reads
+ * (an earlier kernel) become that kernel's first phases, the earlier kernel
+ * removed. The backward formulas of softmax (y * (g - sum(g * y))) and
+ * layer_norm (dx from the row means of g * w and g * w * x-hat) are such
+ * compositions: each then runs as one row kernel, the row in cache between
+ * its passes, where they were row kernels writing row values and a
+ * pointwise kernel reading them (docs/kernel-ir.md). 1 in *done when fused
+ * into ob. */
+static tp_status row_map_fusion(sched *s, val *x, const val *lz, int ob, int *done) {
+  *done = 0;
+  tp_kir_program *p = s->p;
+  int nd = lz->desc.ndim, t = x >= s->v && x < s->v + s->g->n ? (int)(x - s->v) : s->cur;
+  if (!s->o->fusion || lz->desc.dtype != TP_F32 || nd < 1 || lz->desc.shape[nd - 1] < 1) return TP_OK;
+  int64_t rst[TP_MAX_DIMS] = {0}, rs = 1; /* a row's index: contiguous over the leading dims */
+  for (int d = nd - 2; d >= 0; d--) rst[d] = rs, rs *= lz->desc.shape[d];
+  int rk = -1, B = -1, rk2 = -1, B2 = -1;
+  for (int pass = 0; pass < 2; pass++) /* the latest such reduction; then a second, earlier */
+    for (int i = 0; i < lz->nin; i++) {
+      int b = lz->in[i].buf, k = b == B ? -1 : pending_rows(s, b, t);
+      if (k < 0 || p->kernels[k].nd != nd || memcmp(p->kernels[k].shape, lz->desc.shape, sizeof(int64_t) * (size_t)nd))
+        continue;
+      int ok = 1; /* every load of b reads row r's value at element r */
+      for (int q = 0; q < lz->nin && ok; q++) {
+        const tp_kir_load *L = &lz->in[q];
+        if (L->buf != b) continue;
+        ok = L->offset == 0 && L->strides[nd - 1] == 0;
+        for (int d = 0; d < nd - 1 && ok; d++) ok = lz->desc.shape[d] == 1 || L->strides[d] == rst[d];
+      }
+      if (!ok) continue;
+      if (pass == 0 && k > rk) rk = k, B = b;
+      if (pass == 1 && k < rk && k != rk2 && p->kernels[k].nphases + p->kernels[rk].nphases < TP_KIR_MAX_PHASES)
+        rk2 = k, B2 = b;
+    }
+  if (rk < 0 || p->kernels[rk].nphases >= TP_KIR_MAX_PHASES) return TP_OK;
+  /* every other input is ready before the row kernel runs; the inputs fit */
+  tp_kir_kernel *k = &p->kernels[rk], *k2 = rk2 >= 0 ? &p->kernels[rk2] : NULL;
+  tp_kir_load in[TP_KIR_MAX_IN];
+  int nin = 0, slot[TP_KIR_MAX_IN], slot2[TP_KIR_MAX_IN], slotk[TP_KIR_MAX_IN];
+  for (int q = 0; k2 && q < k2->nin; q++)
+    if ((slot2[q] = load_slot(in, &nin, &k2->in[q])) < 0) return TP_OK;
+  for (int q = 0; q < k->nin; q++)
+    if ((slotk[q] = load_slot(in, &nin, &k->in[q])) < 0) return TP_OK;
+  for (int q = 0; q < lz->nin; q++) {
+    const tp_kir_load *L = &lz->in[q];
+    slot[q] = -1;
+    if (L->buf == B || L->buf == B2) continue;
+    int root = root_of(p, L->buf);
+    for (int kq = rk; kq < p->nkernels; kq++)
+      if (p->kernels[kq].out == L->buf || root_of(p, p->kernels[kq].out) == root) return TP_OK;
+    if ((slot[q] = load_slot(in, &nin, L)) < 0) return TP_OK;
+  }
+  /* phases: k2's, k's (row values after k2's), the map */
+  int a = k2 ? k2->nphases : 0, nph = a + k->nphases + 1;
+  tp_kir_phase ph[TP_KIR_MAX_PHASES];
+  memset(ph, 0, sizeof ph);
+  for (int q = 0; q < nph; q++) {
+    tp_kir_phase *P = &ph[q];
+    const int *sl = q < a ? slot2 : q < nph - 1 ? slotk : slot;
+    if (q < a) *P = k2->phases[q];
+    else if (q < nph - 1) *P = k->phases[q - a];
+    else memset(P, 0, sizeof *P), P->expr = lz->e;
+    for (int j = 0; j < P->expr.n; j++) {
+      tp_kir_ins *I = &P->expr.ins[j];
+      if (I->op == TP_KI_ROWVAL && q >= a && q < nph - 1) I->in = (int16_t)(I->in + a);
+      if (I->op != TP_KI_LOAD) continue;
+      if (q == nph - 1 && lz->in[I->in].buf == B) I->op = TP_KI_ROWVAL, I->in = (int16_t)(nph - 2);
+      else if (q == nph - 1 && lz->in[I->in].buf == B2) I->op = TP_KI_ROWVAL, I->in = (int16_t)(a - 1);
+      else I->in = (int16_t)sl[I->in];
+    }
+  }
+  for (int q = 0; q < lz->nin; q++)
+    if (slot[q] >= 0) s->buf_uses[lz->in[q].buf]++;
+  memcpy(k->phases, ph, sizeof ph);
+  k->nphases = nph;
+  memcpy(k->in, in, sizeof in);
+  k->nin = nin;
+  k->out = ob;
+  if (k2) remove_kernel(s, rk2, rk), rk--;
+  x->kind = V_REF;
+  x->buf = ob;
+  x->off = 0;
+  memcpy(x->st, p->bufs[ob].strides, sizeof x->st);
+  x->gemm = -1;
+  note_kernel(s, x, rk);
+  *done = 1;
+  return TP_OK;
+}
+
 static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
   if (x->kind == V_REF && kind == TP_KBUF_TEMP) return TP_OK;
   if (x->kind == V_SCALAR) return tp_fail(TP_ERR_INTERNAL, "schedule: materializing a scalar");
@@ -349,6 +490,9 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
     }
     lz = lz0;
   }
+  int fused;
+  TP_TRY(row_map_fusion(s, x, &lz, ob, &fused));
+  if (fused) return TP_OK;
   int kid;
   TP_TRY(add_kernel(s, TP_KK_POINTWISE, &kid));
   tp_kir_kernel *k = &s->p->kernels[kid];

@@ -217,6 +217,35 @@ test('a relu gradient, where(x > 0, g, 0), is one maskpos in the generated Wasm:
   });
 });
 
+test('softmax and layer_norm backward: one generated row kernel each, gradients equal eager', () => {
+  tp.scope(() => {
+    // softmax over the last dim with masked (-inf) entries; layer_norm with weight and bias
+    const xs = tp.randn([2, 4, 16, 16]), mask = tp.randn([2, 4, 16, 16]).gt(1.5);
+    const W = tp.randn([2, 4, 16, 16]);
+    const gam = tp.randn([32]), bet = tp.randn([32]), W2 = tp.randn([24, 32]);
+    const cases = [
+      [(a) => tp.softmax(a, -1).mul(W).sum(), () => tp.where(mask, -Infinity, xs), []],
+      [(a) => tp.layerNorm(a, [32], gam, bet, { eps: 1e-5 }).mul(W2).sum(), () => tp.randn([24, 32]), [gam, bet]],
+    ];
+    for (const [fn, mk, ps] of cases) {
+      const x = mk().requiresGrad_();
+      ps.forEach((p) => p.requiresGrad_());
+      fn(x).backward();
+      const want = [x, ...ps].map((t) => t.grad.detach());
+      [x, ...ps].forEach((t) => { t.grad = null; });
+      const f = tp.compile(fn);
+      f(x).backward();
+      [x, ...ps].forEach((t, i) => closeTensors(t.grad, want[i], `gradient ${i}`));
+      const bp = f.explain().training[0].backward_plan;
+      // one row kernel (sum(g * y) then y * (g - s); layer_norm: two means then dx), generated
+      assert.equal(bp.kernel_kinds.filter((k) => k === 'row').length, 1, JSON.stringify(bp.kernel_kinds));
+      if (tp.isa.includes('simd')) assert.ok(bp.kernel_generated[bp.kernel_kinds.indexOf('row')]);
+      ps.forEach((p) => { p.grad = null; p.requiresGrad_(false); });
+      f.dispose();
+    }
+  });
+});
+
 test('memoryStats: live tensor storage and its high-water mark since the last reset', () => {
   const m0 = tp.memoryStats({ resetPeak: true });
   assert.equal(tp.memoryStats().peakBytes, m0.liveBytes);

@@ -628,6 +628,81 @@ static void test_trailing_reduce(void) {
   }
 }
 
+/* Row-map fusion (docs/kernel-ir.md): a map reading a row reduction's
+ * values broadcast per row becomes the row kernel's last phase, a second
+ * pending reduction it reads goes into the same kernel; not when the row
+ * values are read elsewhere (a graph output), when another input of the
+ * map is computed after the row kernel (a GEMM), or when the rows differ.
+ * Each against the graph executor, NaN for NaN (a NaN in row 1 of x, row 2
+ * all -inf). */
+static void test_row_map(void) {
+  static const struct { const char *text; int nin, kernels, rows; } cs[] = {
+      /* softmax's backward: y * (g - sum(g * y)) */
+      {"%0 = mul(%x, %g) : f32[3,5,7]\n%1 = sum(%0, dims=[2], keepdim=true) : f32[3,5,1]\n"
+       "%2 = sub(%g, %1) : f32[3,5,7]\n%3 = mul(%x, %2) : f32[3,5,7]\noutput(%3)\n", 2, 1, 1},
+      /* two row means and the map (layer_norm's dx) */
+      {"%0 = mean(%g, dims=[2], keepdim=true) : f32[3,5,1]\n%1 = mul(%g, %x) : f32[3,5,7]\n"
+       "%2 = mean(%1, dims=[2], keepdim=true) : f32[3,5,1]\n%3 = sub(%g, %0) : f32[3,5,7]\n"
+       "%4 = mul(%x, %2) : f32[3,5,7]\n%5 = sub(%3, %4) : f32[3,5,7]\noutput(%5)\n", 2, 1, 1},
+      /* the row sums are an output too: kept */
+      {"%0 = mul(%x, %g) : f32[3,5,7]\n%1 = sum(%0, dims=[2], keepdim=true) : f32[3,5,1]\n"
+       "%2 = sub(%g, %1) : f32[3,5,7]\noutput(%2, %1)\n", 2, 2, 1},
+      /* the map also reads a GEMM computed after the row kernel */
+      {"%0 = sum(%x, dims=[2], keepdim=true) : f32[3,5,1]\n%1 = matmul(%x, %g) : f32[3,5,5]\n"
+       "%2 = exp(%1) : f32[3,5,5]\n%3 = mul(%2, %0) : f32[3,5,5]\noutput(%3, %1)\n", 2, 3, 1},
+      /* rows of another length: a [3,5,1] of a sum over 7 against [3,5,4] */
+      {"%0 = sum(%x, dims=[2], keepdim=true) : f32[3,5,1]\n%1 = mul(%g, %0) : f32[3,5,4]\noutput(%1)\n", 2, 2, 1},
+      /* x - max(x) with an all -inf row (row 2): -inf - -inf is NaN, as
+       * eagerly (a fused max phase would read 0 for it, softmax's rule) */
+      {"%0 = max(%x, dims=[2], keepdim=true) : f32[3,5,1]\n%1 = sub(%x, %0) : f32[3,5,7]\n"
+       "%2 = add(%1, %g) : f32[3,5,7]\noutput(%2)\n", 2, 2, 1},
+  };
+  static const int64_t gsh[6][3] = {{3, 5, 7}, {3, 5, 7}, {3, 5, 7}, {3, 7, 5}, {3, 5, 4}, {3, 5, 7}};
+  for (int t = 0; t < (int)(sizeof cs / sizeof cs[0]); t++) {
+    char text[1024];
+    snprintf(text, sizeof text, "tpgraph v1\n%%x = placeholder : f32[3,5,7]\n%%g = placeholder : f32[%lld,%lld,%lld]\n%s",
+             (long long)gsh[t][0], (long long)gsh[t][1], (long long)gsh[t][2], cs[t].text);
+    tp_graph *g = parse(text);
+    if (!g) continue;
+    tp_tensor *in[2], *e[2] = {0}, *y[2] = {0};
+    tp_tensor *r = NULL;
+    float xv[105];
+    tp_randn(3, (int64_t[]){3, 5, 7}, 61 + (uint64_t)t, &r);
+    CHECK(r && tp_tensor_read(r, xv, sizeof xv) == TP_OK);
+    tp_tensor_release(r);
+    xv[9] = NAN; /* row 1 */
+    for (int q = 14; q < 21; q++) xv[q] = -INFINITY; /* row 2 */
+    CHECK(tp_tensor_new(TP_F32, 3, (int64_t[]){3, 5, 7}, xv, &in[0]) == TP_OK);
+    tp_randn(3, gsh[t], 71 + (uint64_t)t, &in[1]);
+    tp_plan *pl = NULL;
+    int ne = 0, ny = 0;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("row map case %d: %s", t, tp_last_error());
+    const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+    CHECKF(p && p->nkernels == cs[t].kernels && count_kind(p, TP_KK_ROW) == cs[t].rows,
+           "row map case %d: %d kernels, %d row (want %d, %d)", t, p ? p->nkernels : -1,
+           p ? count_kind(p, TP_KK_ROW) : -1, cs[t].kernels, cs[t].rows);
+    CHECK(tp_graph_run(g, 2, in, 2, e, &ne) == TP_OK);
+    CHECK(pl && tp_plan_run(pl, 2, in, 2, y, &ny) == TP_OK && ny == ne);
+    for (int o = 0; o < ne && o < ny; o++) {
+      int64_t cnt = tp_tensor_numel(e[o]), nan = 0;
+      CHECK(tp_tensor_numel(y[o]) == cnt);
+      for (int64_t i = 0; i < cnt; i++) {
+        double a = tp_tensor_get_f64(e[o], i), b = tp_tensor_get_f64(y[o], i);
+        nan += isnan(a);
+        if (isnan(a) != isnan(b) || (!isnan(a) && fabs(a - b) > 1e-5 + 1e-5 * fabs(a))) {
+          FAILF("row map case %d output %d element %lld: stax %g, eager %g", t, o, (long long)i, b, a);
+          break;
+        }
+      }
+      CHECKF(nan > 0 && nan < cnt, "row map case %d output %d: %lld NaNs of %lld", t, o, (long long)nan, (long long)cnt);
+    }
+    for (int o = 0; o < 2; o++) tp_tensor_release(e[o]), tp_tensor_release(y[o]);
+    tp_tensor_release(in[0]), tp_tensor_release(in[1]);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
 /* conv_bn: a per-channel mul and add after a convolution with constant
  * weights fold into it (no mul or add left after the passes), a lone add
  * ([1, M, 1, 1], no bias) too; a conv result read twice is left alone.
@@ -827,6 +902,7 @@ int main(void) {
   test_conv_gemm();
   test_short_rows();
   test_trailing_reduce();
+  test_row_map();
   test_conv_bn();
   test_qlinear();
   if (tp_live_tensors() != base) {
