@@ -458,6 +458,8 @@ typedef struct conv_job {
   const tp_conv2d_geom *g;
   const tp_kernels *k;
   const float *X, *Wt, *B;
+  const float *PA;   /* the weight packed once per group (tp_conv_prep), or NULL */
+  int64_t pstride;
   float *Y, *cols;   /* cols: per thread (slot), col_floats each */
   const float **rows; /* depthwise with KH > 64: per thread, KH input rows each */
   int64_t col_floats, rb, nblk; /* im2col: rows per block, blocks per (n, group) */
@@ -495,12 +497,19 @@ static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
     int64_t p0, p1; /* output positions of this unit */
     if (j->kind == 2) {
       p0 = blk * CONV_COLS, p1 = p0 + CONV_COLS < P ? p0 + CONV_COLS : P;
-      j->k->gemm_f32(Mg, p1 - p0, Cg, wg, Cg, 1, xg + p0, g->H * g->W, 1, yg + p0, P, NULL);
+      if (j->PA)
+        j->k->gemm_f32_packed_a(Mg, p1 - p0, Cg, j->PA + gi * j->pstride, xg + p0, g->H * g->W, 1, yg + p0, P, NULL);
+      else
+        j->k->gemm_f32(Mg, p1 - p0, Cg, wg, Cg, 1, xg + p0, g->H * g->W, 1, yg + p0, P, NULL);
     } else {
       int64_t i0 = blk * j->rb, r = g->OH - i0 < j->rb ? g->OH - i0 : j->rb;
       float *cols = j->cols + (size_t)slot * (size_t)j->col_floats;
       conv_im2col(g, xg, Cg, i0, r, cols);
-      j->k->gemm_f32(Mg, r * g->OW, Kd, wg, Kd, 1, cols, r * g->OW, 1, yg + i0 * g->OW, P, NULL);
+      if (j->PA)
+        j->k->gemm_f32_packed_a(Mg, r * g->OW, Kd, j->PA + gi * j->pstride, cols, r * g->OW, 1, yg + i0 * g->OW, P,
+                                NULL);
+      else
+        j->k->gemm_f32(Mg, r * g->OW, Kd, wg, Kd, 1, cols, r * g->OW, 1, yg + i0 * g->OW, P, NULL);
       p0 = i0 * g->OW, p1 = (i0 + r) * g->OW;
     }
     if (j->B)
@@ -520,7 +529,25 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
   return tp_conv2d_into_epi(in, at, y, NULL);
 }
 
+static int64_t prep_uses;
+int64_t tp_conv2d_prep_uses(void) { return __atomic_load_n(&prep_uses, __ATOMIC_RELAXED); }
+
+int tp_conv2d_path(const tp_conv2d_geom *g) {
+  int64_t Cg = g->C / g->G, KK = g->KH * g->KW;
+  if (Cg == 1 && KK > 1 && g->G > 1) return TP_CONV_DEPTHWISE;
+  if (tp_conv2d_winograd_fits(g)) return TP_CONV_WINO2D;
+  if (tp_conv2d_winograd1d_fits(g)) return TP_CONV_WINO1D;
+  if (KK == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && g->OH == g->H && g->OW == g->W)
+    return TP_CONV_DIRECT;
+  return TP_CONV_IM2COL;
+}
+
 tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, const tp_conv_epi *epi) {
+  return tp_conv2d_into_prep(in, at, y, epi, NULL);
+}
+
+tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, const tp_conv_epi *epi,
+                              const tp_conv_prep *prep) {
   tp_tensor *x = NULL, *w = NULL, *b = NULL;
   conv_job *j = NULL;
   tp_conv2d_geom g;
@@ -540,6 +567,13 @@ tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor
   j->X = tp_tensor_ptr(x), j->Wt = tp_tensor_ptr(w), j->B = b ? tp_tensor_ptr(b) : NULL;
   j->Y = tp_tensor_ptr(y);
   j->epi = epi;
+  int path = tp_conv2d_path(&g);
+  /* the weight prepared once (a plan's), when it is this one for this path */
+  if (prep && (prep->path != path || prep->w != j->Wt || prep->M != g.M || prep->C != g.C || prep->KH != g.KH ||
+               prep->KW != g.KW || prep->G != g.G || prep->kern != (const void *)j->k || !j->k->gemm_f32_packed_a))
+    prep = NULL;
+  if (prep) __atomic_fetch_add(&prep_uses, 1, __ATOMIC_RELAXED);
+  if (prep && (path == TP_CONV_IM2COL || path == TP_CONV_DIRECT)) j->PA = prep->a, j->pstride = prep->stride;
   int64_t Cg = g.C / g.G, Mg = g.M / g.G, KK = g.KH * g.KW, Kd = Cg * KK, P = g.OH * g.OW;
   int64_t units, unit_flops;
   int threads = tp_pool_threads_or_default();
@@ -548,7 +582,7 @@ tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor
    * and many filters) is one GEMM instead: the row kernel vectorizes over
    * output positions, few there, and cost 4.7 ms where the GEMM takes
    * 0.1 ms (x [1,1,1,768], w [258,1,1,256], stride 128) */
-  if (Cg == 1 && KK > 1 && g.G > 1) {
+  if (path == TP_CONV_DEPTHWISE) {
     /* small planes with padding: through a zero-padded copy (see
      * conv_dw_padded), one plane after another on the caller; 5x5 and
      * larger at any width when the plane has at least KH rows (the copies
@@ -579,16 +613,15 @@ tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor
     }
     j->kind = 0;
     units = g.N * g.M * g.OH, unit_flops = 2 * g.OW * KK;
-  } else if (tp_conv2d_winograd_fits(&g)) {
+  } else if (path == TP_CONV_WINO2D) {
     /* 3x3 stride 1 as Winograd F(2x2, 3x3) (src/ops/winograd.c), on the caller */
-    s = tp_conv2d_winograd(&g, j->X, j->Wt, j->B, j->Y, epi);
+    s = tp_conv2d_winograd(&g, j->X, j->Wt, j->B, j->Y, epi, prep);
     goto done;
-  } else if (tp_conv2d_winograd1d_fits(&g)) {
+  } else if (path == TP_CONV_WINO1D) {
     /* 3x1 / 1x3 stride 1 as 1-D Winograd F(2, 3) (src/ops/winograd.c), blocks of tile rows over the pool */
-    s = tp_conv2d_winograd1d(&g, j->X, j->Wt, j->B, j->Y, epi);
+    s = tp_conv2d_winograd1d(&g, j->X, j->Wt, j->B, j->Y, epi, prep);
     goto done;
-  } else if (KK == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&
-             g.OW == g.W) {
+  } else if (path == TP_CONV_DIRECT) {
     /* 1x1, stride 1, no padding: x is already the GEMM's B operand */
     j->kind = 2;
     units = g.N * g.G * ((P + CONV_COLS - 1) / CONV_COLS), unit_flops = 2 * Mg * Cg * CONV_COLS;
