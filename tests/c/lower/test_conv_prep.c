@@ -36,6 +36,8 @@ static const pcase cases[] = {
     {"grouped im2col", 1, 16, 20, 24, 32, 3, 3, 4, {1, 1, 1, 1, 1, 1, 1, 1}, 1, TP_CONV_IM2COL, NULL},
     {"grouped direct 1x1", 1, 16, 9, 40, 24, 1, 1, 2, {1, 1, 0, 0, 0, 0, 1, 1}, 1, TP_CONV_DIRECT, NULL},
     {"winograd 3x3 (blocks)", 1, 96, 40, 56, 24, 3, 3, 1, {1, 1, 1, 1, 1, 1, 1, 1}, 1, TP_CONV_WINO2D, NULL},
+    /* C above the GEMM's depth blocking (KC 384 on AVX-512): V written into two depth blocks of panels */
+    {"winograd 3x3, 400 channels", 1, 400, 8, 10, 16, 3, 3, 1, {1, 1, 1, 1, 1, 1, 1, 1}, 1, TP_CONV_WINO2D, NULL},
     {"winograd 3x3 + relu, odd sides", 2, 16, 13, 15, 20, 3, 3, 1, {1, 1, 1, 1, 1, 1, 1, 1}, 1, TP_CONV_WINO2D, "relu"},
     {"winograd 3x1", 1, 24, 72, 32, 24, 3, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 1, TP_CONV_WINO1D, "relu"},
     {"winograd 1x3", 1, 48, 16, 34, 48, 1, 3, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 0, TP_CONV_WINO1D, NULL},
