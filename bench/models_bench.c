@@ -35,7 +35,7 @@
 #include "ort_capi.h"
 #include "tensorplay.h"
 
-#define MAXW 8
+#define MAXW 16
 typedef struct wl {
   char id[32];
   tp_graph *g;
