@@ -484,10 +484,11 @@ static tp_status plan_new(tp_kir_program *p, const tp_plan *donor, tp_plan **out
   }
   /* a convolution's constant weight: packed (Winograd: transformed and
    * packed) once, in packed_a[k] (tp_conv_prep, ops.h); the conv checks it
-   * matches before using it */
+   * matches before using it. A donor's (a dynamic template's first plan)
+   * is borrowed when it was made for the path this size takes. */
   for (int k = 0; k < p->nkernels; k++) {
     const tp_kir_kernel *kk = &p->kernels[k];
-    if (pl->packed_a[k] || (kk->kind != TP_KK_CONV && kk->kind != TP_KK_OP) || kk->node < 0) continue;
+    if ((kk->kind != TP_KK_CONV && kk->kind != TP_KK_OP) || kk->node < 0) continue;
     const tp_node *n = &p->graph->nodes[kk->node];
     if (n->op != TP_OP_CONV2D || kk->op_bufs[0] < 0 || kk->op_bufs[1] < 0) continue;
     const tp_kir_buf *wb = &p->bufs[kk->op_bufs[1]];
@@ -495,6 +496,16 @@ static tp_status plan_new(tp_kir_program *p, const tp_plan *donor, tp_plan **out
     if (wb->kind != TP_KBUF_CONST || !wb->value || wb->value->dtype != TP_F32 || !tp_tensor_is_contiguous(wb->value) ||
         tp_conv2d_geometry(&p->bufs[kk->op_bufs[0]].desc, &wb->desc, &n->attrs, &g))
       continue;
+    const tp_kir_kernel *dk = donor && pl->borrowed && k < donor->p->nkernels ? &donor->p->kernels[k] : NULL;
+    const tp_conv_prep *dp = dk && dk->node == kk->node && (dk->kind == TP_KK_CONV || dk->kind == TP_KK_OP)
+                                 ? donor->packed_a[k] : NULL;
+    if (dp && dp->path == tp_conv2d_path(&g) && dp->w == tp_tensor_ptr(wb->value) && dp->M == g.M && dp->C == g.C &&
+        dp->KH == g.KH && dp->KW == g.KW && dp->G == g.G) {
+      pl->packed_a[k] = (void *)dp, pl->borrowed[k] |= 2;
+      continue;
+    }
+    if (pl->packed_a[k] && !(pl->borrowed && (pl->borrowed[k] & 2))) continue;
+    if (pl->packed_a[k]) pl->packed_a[k] = NULL, pl->borrowed[k] &= (unsigned char)~2; /* for another path */
     tp_conv_prep *cp = NULL;
     tp_status s = tp_conv2d_prepare(&g, tp_tensor_ptr(wb->value), &cp);
     if (s) {

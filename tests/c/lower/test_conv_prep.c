@@ -10,6 +10,7 @@
  * (tp_conv2d_prep_uses) where the ISA table packs A (gemm_pack_a: AVX-512;
  * the other tables have none, and the conv prepares per call as before),
  * except for the depthwise control case, which has none. */
+#include "compiler/compiler.h"
 #include "lower/lower.h"
 #include "runtime/dispatch.h"
 #include "runtime/pool.h"
@@ -146,7 +147,76 @@ static void run_case(const pcase *c, int threads, const char *isa) {
   tp_tensor_release(ref), tp_tensor_release(x), tp_tensor_release(w), tp_tensor_release(b);
 }
 
+/* ---- a dynamic width: the plans of other sizes (tp_plan_new_shared from
+ * the template) borrow the first plan's prep when the path is the same, or
+ * prepare their own; every size uses one, and matches the reference ---- */
+static tp_tensor *DW, *DB;
+static tp_status dyn_conv(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
+  (void)ud, (void)nin, (void)max_out;
+  int64_t st[2] = {1, 1}, pads[4] = {1, 1, 1, 1}, dil[2] = {1, 1};
+  tp_status s = tp_conv2d(in[0], DW, DB, st, pads, dil, 1, &outs[0]);
+  *nout = s ? 0 : 1;
+  return s;
+}
+
+static void test_dynamic_width(void) {
+  int64_t ws[4] = {16, 16, 3, 3};
+  CHECK_OK(tp_randn(4, ws, 21, &DW));
+  CHECK_OK(tp_randn(1, (int64_t[]){16}, 22, &DB));
+  tp_callable fn = {dyn_conv, NULL};
+  tp_compile_options o;
+  tp_compile_options_init(&o);
+  o.dynamic = 1;
+  o.backend = "stax";
+  tp_compiled *c = NULL;
+  CHECK_OK(tp_compile(&fn, &o, &c));
+  /* widths: captured at 32, then others (the 3x3 is Winograd at each: 12
+   * rows x >= 6 columns), sizes seen before again */
+  const int64_t widths[] = {32, 40, 48, 64, 40, 96, 32};
+  for (int i = 0; c && i < (int)(sizeof widths / sizeof widths[0]); i++) {
+    int64_t xs[4] = {1, 16, 12, widths[i]};
+    tp_tensor *x = NULL, *y = NULL, *ref = NULL;
+    CHECK_OK(tp_randn(4, xs, 30 + (uint64_t)i, &x));
+    int n = 0;
+    int64_t u0 = tp_conv2d_prep_uses();
+    tp_status s = tp_compiled_call(c, 1, &x, 1, &y, &n);
+    int64_t used = tp_conv2d_prep_uses() - u0;
+    if (s || n != 1) {
+      FAILF("dynamic width %lld: %s", (long long)widths[i], tp_last_error());
+      tp_tensor_release(x);
+      continue;
+    }
+    if (i > 0) /* the first call captures and runs eagerly */
+      CHECKF(used == (tp_kern()->gemm_pack_a != NULL), "width %lld: %lld preps used", (long long)widths[i], (long long)used);
+    tp_attrs at;
+    tp_attrs_init(&at);
+    tp_tensor *rin[3] = {x, DW, DB};
+    /* the conv's window attributes, as tp_conv2d sets them */
+    at.nints = 8;
+    int64_t win[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    memcpy(at.ints, win, sizeof win);
+    at.dim = 1;
+    if (tp_op_exec_ref(TP_OP_CONV2D, 3, rin, &at, &ref) != TP_OK) {
+      FAILF("reference at width %lld: %s", (long long)widths[i], tp_last_error());
+    } else {
+      int64_t cnt = tp_tensor_numel(ref);
+      CHECK(tp_tensor_numel(y) == cnt);
+      for (int64_t q = 0; q < cnt; q++) {
+        double r = tp_tensor_get_f64(ref, q), v = tp_tensor_get_f64(y, q);
+        if (!(fabs(v - r) <= 1e-4 * (1 + fabs(r)))) {
+          FAILF("width %lld element %lld: %.9g, reference %.9g", (long long)widths[i], (long long)q, v, r);
+          break;
+        }
+      }
+    }
+    tp_tensor_release(ref), tp_tensor_release(x), tp_tensor_release(y);
+  }
+  tp_compiled_free(c);
+  tp_tensor_release(DW), tp_tensor_release(DB);
+}
+
 int main(void) {
+  test_dynamic_width();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     run_case(&cases[i], 1, NULL);
     if (tp_pool_has_threads()) run_case(&cases[i], 2, NULL);
