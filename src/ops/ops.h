@@ -143,18 +143,45 @@ typedef struct tp_conv_epi {
   int nslots;
 } tp_conv_epi;
 tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, const tp_conv_epi *epi);
+/* The path tp_conv2d_into_epi takes for a geometry. */
+enum { TP_CONV_DEPTHWISE, TP_CONV_IM2COL, TP_CONV_DIRECT, TP_CONV_WINO2D, TP_CONV_WINO1D };
+int tp_conv2d_path(const tp_conv2d_geom *g);
+/* A constant weight prepared once for that path (a plan's, per conv kernel;
+ * winograd.c): the GEMM operand A packed in the ISA table's layout (at the
+ * default depth blocking) per group (im2col, direct 1x1), or the Winograd
+ * transform U (G g G^T, or G g in 1-D) packed per slab, so a call neither
+ * transforms nor packs the weight. The results are the same bits as
+ * without it (the same values reach the same micro-kernel). The conv uses
+ * it only when it matches: the same path, weight geometry, weight pointer
+ * and ISA table; otherwise it prepares per call as before. */
+typedef struct tp_conv_prep {
+  int path;
+  int64_t M, C, KH, KW, G; /* the weight's geometry */
+  const float *w;          /* the weight it was made from */
+  const void *kern;        /* the ISA table that packed it (tp_kern()) */
+  int64_t stride;          /* floats between packed matrices */
+  float *a;                /* the packed matrices (64-byte aligned, same allocation) */
+} tp_conv_prep;
+/* *out: a new prep (tp_free it) or NULL when the path has nothing to
+ * prepare (depthwise) or the ISA table cannot pack A. */
+tp_status tp_conv2d_prepare(const tp_conv2d_geom *g, const float *w, tp_conv_prep **out);
+/* tp_conv2d_into_epi with a prep (NULL: none; epi may be NULL). */
+tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, const tp_conv_epi *epi,
+                              const tp_conv_prep *prep);
+/* How many convs used a prep so far (tests check the plan's are used). */
+int64_t tp_conv2d_prep_uses(void);
 /* winograd.c: 3x3, stride 1, no dilation, one group, enough channels and
  * outputs (tp_conv2d_winograd_fits) as Winograd F(2x2, 3x3); x, w, bias
  * and y contiguous float32 (bias may be NULL). */
 int tp_conv2d_winograd_fits(const tp_conv2d_geom *g);
 tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const float *w,
-                             const float *bias, float *y, const tp_conv_epi *epi);
+                             const float *bias, float *y, const tp_conv_epi *epi, const tp_conv_prep *pp);
 /* winograd.c: 3x1 / 1x3 stride 1, no dilation, one group, no padding across
  * the kernel's axis (tp_conv2d_winograd1d_fits) as 1-D Winograd F(2, 3);
  * operands as above. */
 int tp_conv2d_winograd1d_fits(const tp_conv2d_geom *g);
 tp_status tp_conv2d_winograd1d(const tp_conv2d_geom *g, const float *x, const float *w,
-                               const float *bias, float *y, const tp_conv_epi *epi);
+                               const float *bias, float *y, const tp_conv_epi *epi, const tp_conv_prep *pp);
 /* max_pool2d / avg_pool2d geometry (ops.def) in the conv2d struct: KH, KW,
  * strides, pt, pl; C = M = G; dilations 1. */
 tp_status tp_pool2d_geometry(tp_op op, const tp_desc *x, const tp_attrs *a, tp_conv2d_geom *g);

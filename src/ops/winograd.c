@@ -170,19 +170,20 @@ static void transform_output(const tp_conv2d_geom *g, const float *Mo, const flo
 }
 
 tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const float *w,
-                             const float *bias, float *y, const tp_conv_epi *epi) {
+                             const float *bias, float *y, const tp_conv_epi *epi, const tp_conv_prep *pp) {
   int64_t TH = (g->OH + 1) / 2, TW = (g->OW + 1) / 2, T = TH * TW;
   /* tiles per block: V [16, C, TB] and Mo [16, M, TB] within ~512 KB */
   int64_t TB = (int64_t)(TP_WINO_BUDGET / 4 / 16) / (g->C + g->M);
   TB = TB < 16 ? 16 : TB / 8 * 8;
   if (TB > T) TB = T;
-  size_t nu = (size_t)(16 * g->M * g->C), nv = (size_t)(16 * slab(g->C * TB)), nm = (size_t)(16 * slab(g->M * TB));
+  /* U: transformed here, or transformed and packed once (pp) */
+  size_t nu = pp ? 0 : (size_t)(16 * g->M * g->C), nv = (size_t)(16 * slab(g->C * TB)), nm = (size_t)(16 * slab(g->M * TB));
   float *U = tp_alloc(sizeof(float) * (nu + nv + nm));
   if (!U)
     return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of Winograd transforms",
                    sizeof(float) * (nu + nv + nm));
   float *V = U + nu, *Mo = V + nv;
-  transform_weights(g, w, U);
+  if (!pp) transform_weights(g, w, U);
   const tp_kernels *k = tp_kern();
   for (int64_t n = 0; n < g->N; n++) {
     const float *xn = x + n * g->C * g->H * g->W;
@@ -192,8 +193,12 @@ tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const floa
       int64_t nt = T - t0 < TB ? T - t0 : TB;
       transform_input(g, xn, TW, t0, nt, V);
       for (int xi = 0; xi < 16; xi++)
-        k->gemm_f32(g->M, nt, g->C, U + (size_t)xi * g->M * g->C, g->C, 1, V + xi * slab(g->C * nt),
-                    nt, 1, Mo + xi * slab(g->M * nt), nt, NULL);
+        if (pp)
+          k->gemm_f32_packed_a(g->M, nt, g->C, pp->a + xi * pp->stride, V + xi * slab(g->C * nt), nt, 1,
+                               Mo + xi * slab(g->M * nt), nt, NULL);
+        else
+          k->gemm_f32(g->M, nt, g->C, U + (size_t)xi * g->M * g->C, g->C, 1, V + xi * slab(g->C * nt),
+                      nt, 1, Mo + xi * slab(g->M * nt), nt, NULL);
       transform_output(g, Mo, bias, TW, t0, nt, yn);
       if (epi) { /* the tile rows this block completed, while hot */
         int64_t rows = (t0 + nt) / TW * 2;
@@ -323,6 +328,7 @@ typedef struct wg1_job {
   const tp_conv2d_geom *g;
   const wg1 *a;
   const float *x, *U, *bias;
+  const tp_conv_prep *pp; /* U transformed and packed once, or NULL */
   float *y, *scratch;
   int64_t TB, nblk, T, R; /* tiles per block (a multiple of R, the tiles of a tile row) */
   size_t per_slot;
@@ -340,8 +346,12 @@ static void wg1_task(void *ctx, int slot, int64_t u0, int64_t u1) {
     float *yn = j->y + n * g->M * P;
     wg1_input(j->a, g, j->x + n * g->C * g->H * g->W, t0, nt, V);
     for (int xi = 0; xi < 4; xi++)
-      k->gemm_f32(g->M, nt, g->C, j->U + (size_t)xi * MC, g->C, 1, V + xi * slab(g->C * nt), nt, 1,
-                  Mo + xi * slab(g->M * nt), nt, NULL);
+      if (j->pp)
+        k->gemm_f32_packed_a(g->M, nt, g->C, j->pp->a + xi * j->pp->stride, V + xi * slab(g->C * nt), nt, 1,
+                             Mo + xi * slab(g->M * nt), nt, NULL);
+      else
+        k->gemm_f32(g->M, nt, g->C, j->U + (size_t)xi * MC, g->C, 1, V + xi * slab(g->C * nt), nt, 1,
+                    Mo + xi * slab(g->M * nt), nt, NULL);
     wg1_output(j->a, g, Mo, j->bias, t0, nt, yn);
     if (j->epi) { /* tile rows [r0, r1): output rows 2 r0 .. 2 r1 (3x1) or r0 .. r1 (1x3) */
       int64_t r0 = t0 / j->R, r1 = (t0 + nt) / j->R, p0, p1;
@@ -352,8 +362,20 @@ static void wg1_task(void *ctx, int slot, int64_t u0, int64_t u1) {
   }
 }
 
+/* U[xi][m][c] = (G g)[xi]; w [M, C, 3, 1] or [M, C, 1, 3] */
+static void transform_weights1d(const tp_conv2d_geom *g, const float *w, float *U) {
+  int64_t MC = g->M * g->C;
+  for (int64_t mc = 0; mc < MC; mc++) {
+    const float *k = w + mc * 3;
+    U[mc] = k[0];
+    U[MC + mc] = 0.5f * (k[0] + k[1] + k[2]);
+    U[2 * MC + mc] = 0.5f * (k[0] - k[1] + k[2]);
+    U[3 * MC + mc] = k[2];
+  }
+}
+
 tp_status tp_conv2d_winograd1d(const tp_conv2d_geom *g, const float *x, const float *w, const float *bias, float *y,
-                               const tp_conv_epi *epi) {
+                               const tp_conv_epi *epi, const tp_conv_prep *pp) {
   wg1 a = wg1_of(g);
   int64_t T = a.TA * a.Q, R = a.vert ? a.Q : a.TA, TR = T / R;
   /* tile rows per block: V [4, C, TB] and Mo [4, M, TB] within the budget;
@@ -365,7 +387,7 @@ tp_status tp_conv2d_winograd1d(const tp_conv2d_geom *g, const float *x, const fl
     int64_t want = (TR * g->N + threads - 1) / threads;
     if (want < rows) rows = want < 1 ? 1 : want;
   }
-  wg1_job j = {.g = g, .a = &a, .x = x, .bias = bias, .y = y, .TB = rows * R, .T = T, .R = R, .epi = epi};
+  wg1_job j = {.g = g, .a = &a, .x = x, .bias = bias, .y = y, .TB = rows * R, .T = T, .R = R, .epi = epi, .pp = pp};
   j.nblk = (TR + rows - 1) / rows;
   j.per_slot = (size_t)(4 * slab(g->C * j.TB) + 4 * slab(g->M * j.TB));
   int64_t units = g->N * j.nblk, unit_flops = 8 * g->M * g->C * j.TB;
@@ -373,20 +395,47 @@ tp_status tp_conv2d_winograd1d(const tp_conv2d_geom *g, const float *x, const fl
   int nc = units > 0 ? tp_parallel_slots(units, grain) : 0;
   if (epi && nc > epi->nslots) nc = epi->nslots;
   if (nc < 1) nc = 1;
-  size_t nu = (size_t)(4 * g->M * g->C), bytes = sizeof(float) * (nu + j.per_slot * (size_t)nc);
+  size_t nu = pp ? 0 : (size_t)(4 * g->M * g->C), bytes = sizeof(float) * (nu + j.per_slot * (size_t)nc);
   float *U = tp_alloc(bytes);
   if (!U) return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of Winograd transforms", bytes);
-  int64_t MC = g->M * g->C;
-  for (int64_t mc = 0; mc < MC; mc++) { /* U[xi][m][c] = (G g)[xi]; w [M, C, 3, 1] or [M, C, 1, 3] */
-    const float *k = w + mc * 3;
-    U[mc] = k[0];
-    U[MC + mc] = 0.5f * (k[0] + k[1] + k[2]);
-    U[2 * MC + mc] = 0.5f * (k[0] - k[1] + k[2]);
-    U[3 * MC + mc] = k[2];
-  }
+  if (!pp) transform_weights1d(g, w, U);
   j.U = U, j.scratch = U + nu;
   if (nc > 1) tp_parallel_run(units, grain, nc, wg1_task, &j);
   else if (units > 0) wg1_task(&j, 0, 0, units);
   tp_free(U);
+  return TP_OK;
+}
+
+/* ---- a constant weight prepared once (tp_conv_prep, ops.h) ---- */
+tp_status tp_conv2d_prepare(const tp_conv2d_geom *g, const float *w, tp_conv_prep **out) {
+  *out = NULL;
+  const tp_kernels *k = tp_kern();
+  int path = tp_conv2d_path(g);
+  if (path == TP_CONV_DEPTHWISE || !k->gemm_pack_a || !k->gemm_pack_a_size || !k->gemm_f32_packed_a) return TP_OK;
+  int64_t Cg = g->C / g->G, Mg = g->M / g->G, KK = g->KH * g->KW;
+  /* nmat packed matrices [rows, depth]: one per group, or per Winograd slab */
+  int64_t nmat = path == TP_CONV_WINO2D ? 16 : path == TP_CONV_WINO1D ? 4 : g->G;
+  int64_t rows = path == TP_CONV_WINO2D || path == TP_CONV_WINO1D ? g->M : Mg;
+  int64_t depth = path == TP_CONV_WINO2D || path == TP_CONV_WINO1D ? g->C : Cg * KK;
+  size_t one = k->gemm_pack_a_size(rows, depth);
+  if (!one) return TP_OK;
+  int64_t stride = (int64_t)((one / sizeof(float) + 15) / 16 * 16);
+  size_t nu = path == TP_CONV_WINO2D ? (size_t)(16 * g->M * g->C) : path == TP_CONV_WINO1D ? (size_t)(4 * g->M * g->C) : 0;
+  size_t bytes = sizeof(tp_conv_prep) + 64 + sizeof(float) * ((size_t)stride * (size_t)nmat + nu);
+  char *raw = tp_alloc(bytes);
+  if (!raw) return tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: conv2d: cannot allocate %zu bytes for a packed weight", bytes);
+  tp_conv_prep *pp = (tp_conv_prep *)raw;
+  *pp = (tp_conv_prep){.path = path, .M = g->M, .C = g->C, .KH = g->KH, .KW = g->KW, .G = g->G, .w = w, .kern = k, .stride = stride};
+  pp->a = (float *)(((uintptr_t)(raw + sizeof *pp) + 63) & ~(uintptr_t)63);
+  float *U = pp->a + (size_t)stride * (size_t)nmat; /* the transform before packing */
+  if (path == TP_CONV_WINO2D) transform_weights(g, w, U);
+  if (path == TP_CONV_WINO1D) transform_weights1d(g, w, U);
+  /* the layout follows the depth blocking: packed at the defaults, as the conv multiplies */
+  if (k->gemm_tune) k->gemm_tune(0, 0);
+  for (int64_t i = 0; i < nmat; i++) {
+    const float *src = nu ? U + i * g->M * g->C : w + i * Mg * Cg * KK;
+    k->gemm_pack_a(rows, depth, src, depth, 1, pp->a + i * stride);
+  }
+  *out = pp;
   return TP_OK;
 }

@@ -262,6 +262,10 @@ static void cases_pool2d(tp_op op) {
       {1, 24, 72, 32, 2, 2, 2, 2, 0, 0, 0, 0},  /* the openwakeword embedding's 2x2/2 */
       {1, 3, 6, 19, 2, 2, 2, 2, 0, 0, 0, 0},    /* 9 outputs a row: a 1-lane tail, a column unused */
       {1, 2, 7, 22, 3, 2, 2, 2, 0, 0, 0, 0},    /* 3x2 windows: three rows of taps */
+      /* 1x2 windows, stride 1x2, W = 2 OW: one flat run over the tensor (exec.c) */
+      {1, 96, 10, 4, 1, 2, 1, 2, 0, 0, 0, 0},   /* the embedding net's 1x2/1x2 on 10x4 */
+      {2, 3, 5, 6, 1, 2, 1, 2, 0, 0, 0, 0},     /* 90 outputs: a 2-output scalar tail */
+      {1, 2, 4, 7, 1, 2, 1, 2, 0, 0, 0, 0},     /* W odd: a column left over, the per-row path */
   };
   char lbl[256];
   for (int ci = 0; ci < (int)(sizeof cfg / sizeof cfg[0]); ci++)
