@@ -349,6 +349,9 @@ typedef struct tp_tune_cache {
 } tp_tune_cache;
 int tp_tune_cache_get(tp_tune_cache *c, const int64_t *key, int *val); /* 1: hit */
 void tp_tune_cache_put(tp_tune_cache *c, const int64_t *key, const int *val);
+/* max-autotune (autotune.c): times kernel k's GEMM blockings and sets its
+ * tune_kc / tune_mc (cached per shape when p->use_cache). */
+tp_status tp_autotune_gemm(tp_kir_program *p, tp_kir_kernel *k);
 
 /* ---- the whole lowering (lower.c) ---- */
 /* Passes, schedule, verify, memory plan: the program (no plan). */
