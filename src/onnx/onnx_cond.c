@@ -1,7 +1,9 @@
 /* onnx_cond.c - control flow on run-time data as graph nodes
  * (src/graph/control.c): an If as one `cond`, a Loop as one `while_loop`
- * (tp_onnx_loop_as_while, at the end of this file; onnx_control.c's
- * cv_loop decides when). An If whose condition is run-time data imports as
+ * (tp_onnx_loop_as_while; onnx_control.c's cv_loop decides when), a Scan
+ * as one `while_loop` with its scan outputs as carried stacks
+ * (tp_onnx_scan_as_while, at the end of this file; called by
+ * onnx_control.c's scan_run, which unrolls when it cannot apply). An If whose condition is run-time data imports as
  * one `cond` node: both branches imported as child graphs
  * of the graph being built, each taking the outer-scope values its branches
  * read as explicit operands (the same list, in the same order, for both),

@@ -1,4 +1,5 @@
-/* onnx_control.c - Scan and Loop, unrolled at import, and the Optional ops.
+/* onnx_control.c - Scan and Loop, unrolled at import (a Scan first tries
+ * the loop in the plan, tp_onnx_scan_as_while), and the Optional ops.
  *
  * The model specializes on its input shapes (and, through value inputs, on
  * the values a converter needs), so the iteration count of a Scan (a scan
