@@ -221,6 +221,22 @@ tp_status tp_onnx_if_as_cond(imp *m, onode *n, ref c, attr *th, attr *el);
  * with scan outputs or carried values whose shapes change. */
 tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body);
 
+/* A Scan (opset 9+ form: in_axes normalized, L >= 1 steps) as one
+ * while_loop node (onnx_cond.c): the body imported once, scan inputs
+ * gathered at the step, scan outputs written into [L, ...] stacks.
+ * results: the N final states then the M stacks (along axis 0, the
+ * caller moves them to out_axes). TP_ERR_UNSUPPORTED when the plan cannot
+ * run it (the caller unrolls instead). */
+typedef struct tp_onnx_scan_form {
+  int N, K, M;
+  int64_t L;
+  const ref *states, *scans;
+  const int64_t *in_axes, *in_dir, *out_dir;
+  tp_desc ytypes[TP_MAX_OPERANDS];
+  ref results[2 * TP_MAX_OPERANDS];
+} tp_onnx_scan_form;
+tp_status tp_onnx_scan_as_while(imp *m, omodel *body, tp_onnx_scan_form *sf);
+
 /* Records in m->need the graph inputs that node `node` is computed from
  * (TP_ERR_OUT_OF_MEMORY when its walk cannot allocate). */
 tp_status tp_onnx_note_need(imp *m, int node);

@@ -1,7 +1,9 @@
 /* onnx_cond.c - control flow on run-time data as graph nodes
  * (src/graph/control.c): an If as one `cond`, a Loop as one `while_loop`
- * (tp_onnx_loop_as_while, at the end of this file; onnx_control.c's
- * cv_loop decides when). An If whose condition is run-time data imports as
+ * (tp_onnx_loop_as_while; onnx_control.c's cv_loop decides when), a Scan
+ * as one `while_loop` with its scan outputs as carried stacks
+ * (tp_onnx_scan_as_while, at the end of this file; called by
+ * onnx_control.c's scan_run, which unrolls when it cannot apply). An If whose condition is run-time data imports as
  * one `cond` node: both branches imported as child graphs
  * of the graph being built, each taking the outer-scope values its branches
  * read as explicit operands (the same list, in the same order, for both),
@@ -93,13 +95,16 @@ static tp_status free_vars(imp *m, omodel *sub, nameset *def, fv *f, int depth) 
  * subgraph then) and rewrite its outputs outs[0..*nout). ph: the refs of
  * its nlead + nextra leading placeholders. */
 typedef tp_status (*post_fn)(imp *m, void *ctx, const ref *ph, ref *outs, int *nout);
+/* Before: computes sub's ninputs inputs ins[] from the placeholders ph
+ * (when NULL, sub's first nlead inputs are the first nlead placeholders). */
+typedef tp_status (*pre_fn)(imp *m, void *ctx, const ref *ph, ref *ins);
 
 /* Imports sub as a new graph whose placeholders are, in order: nlead bound
  * to sub's first nlead inputs, nextra more (read by post only), then f's
  * outer values; ptypes: the types of the first nlead + nextra, types: f's.
  * *out owns it. */
 static tp_status import_sub(imp *m, omodel *sub, int nlead, int nextra, const tp_desc *ptypes, const fv *f,
-                            const tp_desc *types, int nout, post_fn post, void *pctx, tp_graph **out) {
+                            const tp_desc *types, int nout, pre_fn pre, post_fn post, void *pctx, tp_graph **out) {
   *out = NULL;
   tp_graph *g = NULL, *outer_g = m->g;
   TP_TRY(tp_graph_new(&g));
@@ -133,7 +138,10 @@ static tp_status import_sub(imp *m, omodel *sub, int nlead, int nextra, const tp
     if (!s) e->r = (ref){R_NODE, idx, 0, 0, 0};
   }
   ref outs[2 * TP_MAX_OPERANDS];
-  if (!s) s = tp_onnx_subgraph(m, sub, nlead, ph, outs);
+  ref bins[MAXFREE];
+  if (!s && pre && sub->ninputs > MAXFREE) s = tp_fail(TP_ERR_UNSUPPORTED, "more than %d body inputs", MAXFREE);
+  if (!s && pre) s = pre(m, pctx, ph, bins);
+  if (!s) s = pre ? tp_onnx_subgraph(m, sub, sub->ninputs, bins, outs) : tp_onnx_subgraph(m, sub, nlead, ph, outs);
   if (!s && post) s = post(m, pctx, ph, outs, &nout);
   tp_arg args[TP_MAX_OPERANDS];
   if (!s && nout > TP_MAX_OPERANDS) s = tp_fail(TP_ERR_UNSUPPORTED, "more than %d subgraph outputs", TP_MAX_OPERANDS);
@@ -244,7 +252,7 @@ tp_status tp_onnx_if_as_cond(imp *m, onode *n, ref c, attr *th, attr *el) {
     types[i].weak = 0;
   }
   for (int b = 0; b < 2 && !s; b++) {
-    s = import_sub(m, &br[b], 0, 0, NULL, &f, types, n->nout, NULL, NULL, &sub[b]);
+    s = import_sub(m, &br[b], 0, 0, NULL, &f, types, n->nout, NULL, NULL, NULL, &sub[b]);
     if (s) tp_fail_context(s, "the %s branch", b ? "else" : "then");
   }
   tp_onnx_decoded_free(&br[0]);
@@ -416,7 +424,7 @@ tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body) {
   tp_graph *sub[2] = {NULL, NULL};
   loop_post lp = {N};
   if (!s) s = loop_cond_graph(np, ptypes, f.n, types, has_m, &sub[0]);
-  if (!s) s = import_sub(m, body, 2 + N, has_m, ptypes, &f, types, 1 + N, body_post, &lp, &sub[1]);
+  if (!s) s = import_sub(m, body, 2 + N, has_m, ptypes, &f, types, 1 + N, NULL, body_post, &lp, &sub[1]);
   /* the body keeps every carried type (checked before m->g changes) */
   for (int k = 0; k < 2 + N && !s; k++) {
     tp_desc x = *out_type(sub[1], k), y = ptypes[k];
@@ -456,6 +464,196 @@ tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body) {
     int idx;
     s = tp_graph_add_node(m->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &ga2, &ptypes[2 + j], &idx);
     if (!s) s = tp_onnx_set_out(m, n, j, (ref){R_NODE, idx, 0, 0, 0});
+  }
+  return s;
+}
+
+/* ---- Scan as while_loop ----
+ * carried: (i: i64[], states..., acc_j...) with acc_j the scan output j's
+ * stack, [L, y_j's shape] (zeros at first; the step writes y_j at row i, or
+ * L-1-i for a reversed output, with scatter_nd); read by every step: L (an
+ * i64[]), the scan inputs, then the outer values the body reads. cond
+ * graph: i < L; body graph: scan input k's slice is gather(x_k, i or
+ * L-1-i, axis k), then the ONNX body, then (i + 1, states..., acc_j...).
+ * The scan outputs' types come from a first import of the body (dropped). */
+typedef struct scan_ctx {
+  const tp_onnx_scan_form *sf;
+} scan_ctx;
+
+static tp_status at_step(imp *m, ref i, int rev, int64_t L, ref *pos) {
+  if (!rev) {
+    *pos = i;
+    return TP_OK;
+  }
+  return tp_onnx_binary(m, TP_OP_SUB, (ref){R_SCALAR, 0, 0, (double)(L - 1), 1}, i, pos);
+}
+
+static tp_status scan_pre(imp *m, void *ctx, const ref *ph, ref *ins) {
+  const tp_onnx_scan_form *sf = ((scan_ctx *)ctx)->sf;
+  int N = sf->N, K = sf->K, M = sf->M;
+  for (int j = 0; j < N; j++) ins[j] = ph[1 + j];
+  for (int k = 0; k < K; k++) {
+    ref pos;
+    TP_TRY(at_step(m, ph[0], (int)sf->in_dir[k], sf->L, &pos));
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.dim = sf->in_axes[k];
+    TP_TRY(tp_onnx_emit(m, TP_OP_GATHER, 2, (ref[2]){ph[2 + N + M + k], pos}, &at, &ins[N + k]));
+  }
+  return TP_OK;
+}
+
+static tp_status scan_post(imp *m, void *ctx, const ref *ph, ref *outs, int *nout) {
+  const tp_onnx_scan_form *sf = ((scan_ctx *)ctx)->sf;
+  int N = sf->N, M = sf->M;
+  if (*nout != N + M) return tp_fail(TP_ERR_INVALID_ARG, "the body gives %d outputs; the Scan needs %d", *nout, N + M);
+  for (int j = N + M - 1; j >= 0; j--) outs[1 + j] = outs[j];
+  TP_TRY(tp_onnx_binary(m, TP_OP_ADD, ph[0], (ref){R_SCALAR, 0, 0, 1, 1}, &outs[0]));
+  for (int j = 0; j < M; j++) {
+    ref pos, idx, upd, y = outs[1 + N + j];
+    tp_desc yd = tp_onnx_desc(m, y);
+    int64_t one[2] = {1, 1}, sh[TP_MAX_DIMS];
+    if (yd.ndim + 1 > TP_MAX_DIMS) return tp_fail(TP_ERR_UNSUPPORTED, "a stacked output would have more than %d dims", TP_MAX_DIMS);
+    sh[0] = 1;
+    for (int d = 0; d < yd.ndim; d++) sh[1 + d] = yd.shape[d];
+    TP_TRY(at_step(m, ph[0], (int)sf->out_dir[j], sf->L, &pos));
+    TP_TRY(tp_onnx_reshape(m, pos, 2, one, &idx));
+    if (y.kind == R_SCALAR) TP_TRY(tp_onnx_cast(m, y, sf->ytypes[j].dtype, &y));
+    TP_TRY(tp_onnx_reshape(m, y, yd.ndim + 1, sh, &upd));
+    tp_attrs at;
+    tp_attrs_init(&at);
+    TP_TRY(tp_onnx_emit_node(m, TP_OP_SCATTER_ND, 3, (ref[3]){ph[1 + N + j], idx, upd}, &at, &outs[1 + N + j]));
+  }
+  *nout = 1 + N + M;
+  return TP_OK;
+}
+
+static tp_status scan_cond_graph(int np, const tp_desc *ptypes, int nf, const tp_desc *types, int il, tp_graph **out) {
+  tp_graph *g = NULL;
+  TP_TRY(tp_graph_new(&g));
+  tp_status s = TP_OK;
+  int ph[2 * TP_MAX_OPERANDS], li = -1;
+  for (int i = 0; i < np + nf && !s; i++) {
+    char nm[32];
+    snprintf(nm, sizeof nm, "p%d", i);
+    s = tp_graph_add_node(g, TP_NODE_PLACEHOLDER, nm, TP_OP_ADD, 0, NULL, NULL, i < np ? &ptypes[i] : &types[i - np],
+                          &ph[i]);
+  }
+  tp_arg a[2] = {{TP_ARG_NODE, ph[0], 0, 0}, {TP_ARG_NODE, ph[il], 0, 0}};
+  const tp_desc *dp[2] = {&ptypes[0], &ptypes[il]};
+  tp_desc lt;
+  tp_attrs at;
+  tp_attrs_init(&at);
+  if (!s) s = tp_op_infer(TP_OP_LT, 2, dp, &at, &lt);
+  if (!s) s = tp_graph_add_node(g, TP_NODE_CALL, NULL, TP_OP_LT, 2, a, &at, &lt, &li);
+  tp_arg o = {TP_ARG_NODE, li, 0, 0};
+  if (!s) s = tp_graph_add_node(g, TP_NODE_OUTPUT, "output", TP_OP_ADD, 1, &o, NULL, NULL, NULL);
+  if (!s) s = tp_graph_verify(g);
+  if (s) {
+    tp_graph_free(g);
+    return s;
+  }
+  *out = g;
+  return TP_OK;
+}
+
+static tp_desc plain_type(imp *m, ref r) {
+  tp_desc d = tp_onnx_desc(m, r);
+  d.weak = 0;
+  if (r.kind == R_SCALAR) d.dtype = r.is_int ? TP_I64 : TP_F32;
+  return d;
+}
+
+tp_status tp_onnx_scan_as_while(imp *m, omodel *body, tp_onnx_scan_form *sf) {
+  int N = sf->N, K = sf->K, M = sf->M, nres = 1 + N + M, np = nres + 1 + K;
+  if (np + 2 > TP_MAX_OPERANDS)
+    return tp_fail(TP_ERR_UNSUPPORTED, "a Scan with %d states, scan inputs and scan outputs in the plan (at most %d)",
+                   N + K + M, TP_MAX_OPERANDS - 4);
+  tp_desc ptypes[2 * TP_MAX_OPERANDS], btypes[2 * TP_MAX_OPERANDS], types[MAXFREE];
+  ref init[2 * TP_MAX_OPERANDS];
+  tp_status s = tp_onnx_full(m, TP_I64, 0, NULL, 0, &init[0]);
+  for (int j = 0; j < N && !s; j++) init[1 + j] = sf->states[j], btypes[j] = plain_type(m, sf->states[j]);
+  for (int k = 0; k < K && !s; k++) {
+    tp_desc d = plain_type(m, sf->scans[k]);
+    int a = (int)sf->in_axes[k];
+    for (int q = a; q + 1 < d.ndim; q++) d.shape[q] = d.shape[q + 1];
+    d.ndim--;
+    btypes[N + k] = d;
+  }
+  fv f;
+  memset(&f, 0, sizeof f);
+  nameset def = {0};
+  if (!s) s = free_vars(m, body, &def, &f, 0);
+  tp_free(def.v);
+  if (!s && (f.too_many || np + 2 + f.n > TP_MAX_OPERANDS))
+    s = tp_fail(TP_ERR_UNSUPPORTED, "the Scan body reads too many outer values (%d operands at most)", TP_MAX_OPERANDS);
+  for (int i = 0; i < f.n && !s; i++) types[i] = plain_type(m, tp_onnx_lookup(m, f.names[i])->r);
+  /* the probe: the body alone, for the scan outputs' types */
+  tp_graph *probe = NULL;
+  if (!s) s = import_sub(m, body, N + K, 0, btypes, &f, types, N + M, NULL, NULL, NULL, &probe);
+  for (int j = 0; j < N && !s; j++) {
+    tp_desc x = *out_type(probe, j), y = btypes[j];
+    x.weak = y.weak = 0;
+    if (!tp_desc_equal(&x, &y)) {
+      char b0[96], b1[96];
+      s = tp_fail(TP_ERR_UNSUPPORTED, "state %d is %s%s before the Scan but %s%s after a step", j,
+                  tp_dtype_short(y.dtype), tp_shape_str(y.ndim, y.shape, b0, sizeof b0), tp_dtype_short(x.dtype),
+                  tp_shape_str(x.ndim, x.shape, b1, sizeof b1));
+    }
+  }
+  for (int j = 0; j < M && !s; j++) {
+    tp_desc y = *out_type(probe, N + j);
+    y.weak = 0;
+    if (y.ndim < 0 || y.ndim + 1 > TP_MAX_DIMS) {
+      s = tp_fail(TP_ERR_UNSUPPORTED, "scan output %d has no fixed rank below %d", j, TP_MAX_DIMS);
+      break;
+    }
+    sf->ytypes[j] = y;
+    int64_t sh[TP_MAX_DIMS];
+    sh[0] = sf->L;
+    for (int d = 0; d < y.ndim; d++) sh[1 + d] = y.shape[d];
+    s = tp_onnx_full(m, y.dtype, y.ndim + 1, sh, 0, &init[1 + N + j]);
+  }
+  tp_graph_free(probe);
+  if (!s) s = tp_onnx_full(m, TP_I64, 0, NULL, (double)sf->L, &init[nres]);
+  for (int k = 0; k < K && !s; k++) init[nres + 1 + k] = sf->scans[k];
+  for (int k = 0; k < np && !s; k++) ptypes[k] = plain_type(m, init[k]);
+  tp_graph *sub[2] = {NULL, NULL};
+  scan_ctx ctx = {sf};
+  if (!s) s = scan_cond_graph(np, ptypes, f.n, types, nres, &sub[0]);
+  if (!s) s = import_sub(m, body, nres, 1 + K, ptypes, &f, types, N + M, scan_pre, scan_post, &ctx, &sub[1]);
+  for (int k = 0; k < nres && !s; k++) {
+    tp_desc x = *out_type(sub[1], k), y = ptypes[k];
+    x.weak = y.weak = 0;
+    if (!tp_desc_equal(&x, &y)) s = tp_fail(TP_ERR_UNSUPPORTED, "carried value %d of the Scan changes its type", k);
+  }
+  int ga[2] = {-1, -1};
+  static const char *const kinds[2] = {"scan_cond", "scan_body"};
+  if (!s) s = attach(m, kinds, sub, ga);
+  else tp_graph_free(sub[0]), tp_graph_free(sub[1]);
+  tp_arg args[TP_MAX_OPERANDS];
+  if (!s) {
+    args[0] = (tp_arg){TP_ARG_NODE, ga[0], 0, 0};
+    args[1] = (tp_arg){TP_ARG_NODE, ga[1], 0, 0};
+  }
+  for (int k = 0; k < np && !s; k++) s = node_arg(m, init[k], &args[2 + k]);
+  for (int i = 0; i < f.n && !s; i++) s = tp_onnx_arg(m, tp_onnx_lookup(m, f.names[i])->r, &args[2 + np + i]);
+  int li = -1;
+  if (!s) {
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.nresults = nres;
+    s = tp_graph_add_node(m->g, TP_NODE_CALL, NULL, TP_OP_WHILE_LOOP, 2 + np + f.n, args, &at, &ptypes[0], &li);
+  }
+  if (!s) s = tp_graph_verify_control(m->g, &m->g->nodes[li]);
+  for (int k = 1; k < nres && !s; k++) {
+    tp_attrs ga2;
+    tp_attrs_init(&ga2);
+    ga2.result_index = k;
+    tp_arg a = {TP_ARG_NODE, li, 0, 0};
+    int idx;
+    s = tp_graph_add_node(m->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &ga2, &ptypes[k], &idx);
+    if (!s) sf->results[k - 1] = (ref){R_NODE, idx, 0, 0, 0};
   }
   return s;
 }

@@ -1,4 +1,5 @@
-/* onnx_control.c - Scan and Loop, unrolled at import, and the Optional ops.
+/* onnx_control.c - Scan and Loop, unrolled at import (a Scan first tries
+ * the loop in the plan, tp_onnx_scan_as_while), and the Optional ops.
  *
  * The model specializes on its input shapes (and, through value inputs, on
  * the values a converter needs), so the iteration count of a Scan (a scan
@@ -13,6 +14,7 @@
  * the plan instead (tp_onnx_loop_as_while, onnx_cond.c: one while_loop
  * node, docs/onnx.md "Control flow"). */
 #include "import.h"
+#include <stdio.h>
 
 #define TP_ONNX_MAX_UNROLL 4096
 #define MAXV 64 /* states, scan inputs and scan outputs per node */
@@ -53,6 +55,33 @@ static tp_status stack(imp *m, ref *parts, int64_t L, int64_t axis, int rev, con
   return tp_onnx_concat(m, (int)L, parts, ax, out);
 }
 
+/* Undoes a failed attempt at a Loop or Scan in the plan (nodes, subgraphs, get_attr cache,
+ * value-input needs since the marks). */
+typedef struct mark { int n, nsubs, nconsts; uint64_t need; } mark;
+static void rollback(imp *m, const mark *k) {
+  tp_clear_error();
+  tp_graph_truncate(m->g, k->n, k->nsubs);
+  for (int i = 0; i < m->nconsts; i++)
+    if (i >= k->nconsts || m->const_node[i] >= k->n) m->const_node[i] = -1;
+  m->need = k->need;
+}
+
+/* x with axis 0 moved to position axis (in [-r, r) for rank r). */
+static tp_status axis0_to(imp *m, ref x, int64_t axis, ref *out) {
+  int r = tp_onnx_desc(m, x).ndim;
+  int64_t a;
+  TP_TRY(tp_onnx_axis(axis, r, "scan_output_axes value", &a));
+  if (a == 0) {
+    *out = x;
+    return TP_OK;
+  }
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.nints = r;
+  for (int d = 0; d < r; d++) at.ints[d] = d < a ? d + 1 : d == a ? 0 : d;
+  return tp_onnx_emit(m, TP_OP_PERMUTE, 1, &x, &at, out);
+}
+
 /* One Scan over states[0..N) and scan inputs scans[0..K): the body run L
  * times; finals[0..N) and stacked[0..M) the results. */
 typedef struct scan_spec {
@@ -71,14 +100,30 @@ static tp_status scan_run(imp *m, omodel *sub, const scan_spec *sp, const ref *s
                      (long long)d.shape[ax[k]], (long long)ax[k], (long long)L);
     L = d.shape[ax[k]];
   }
-  if (L > TP_ONNX_MAX_UNROLL)
-    return tp_fail(TP_ERR_UNSUPPORTED, "a Scan of %lld iterations (it is unrolled at import; at most %d)", (long long)L,
-                   TP_ONNX_MAX_UNROLL);
   if (L == 0 && sp->M)
     return tp_fail(TP_ERR_UNSUPPORTED, "a Scan of 0 iterations with scan outputs is not supported yet");
   if (sub->ninputs != sp->N + sp->K || sub->noutputs != sp->N + sp->M)
     return tp_fail(TP_ERR_INVALID_ARG, "the body has %d inputs and %d outputs; the Scan needs %d and %d", sub->ninputs,
                    sub->noutputs, sp->N + sp->K, sp->N + sp->M);
+  char why[200] = "";
+  if (L >= 1) { /* in the plan: one while_loop, the body imported once */
+    mark mk = {m->g->n, m->g->nsubs, m->nconsts, m->need};
+    tp_onnx_scan_form *sf = tp_alloc(sizeof *sf);
+    if (!sf) return TP_ERR_OUT_OF_MEMORY;
+    memset(sf, 0, sizeof *sf);
+    sf->N = sp->N, sf->K = sp->K, sf->M = sp->M, sf->L = L;
+    sf->states = states, sf->scans = scans, sf->in_axes = ax, sf->in_dir = sp->in_dir, sf->out_dir = sp->out_dir;
+    tp_status s = tp_onnx_scan_as_while(m, sub, sf);
+    for (int j = 0; !s && j < sp->N; j++) finals[j] = sf->results[j];
+    for (int j = 0; !s && j < sp->M; j++) s = axis0_to(m, sf->results[sp->N + j], sp->out_axes[j], &stacked[j]);
+    tp_free(sf);
+    if (s != TP_ERR_UNSUPPORTED) return s;
+    snprintf(why, sizeof why, "%s", tp_last_error());
+    rollback(m, &mk); /* unrolled instead */
+  }
+  if (L > TP_ONNX_MAX_UNROLL)
+    return tp_fail(TP_ERR_UNSUPPORTED, "a Scan of %lld iterations (it is unrolled at import, at most %d, because it "
+                   "cannot run in the plan: %s)", (long long)L, TP_ONNX_MAX_UNROLL, why);
   ref ins[2 * MAXV], outs[2 * MAXV];
   ref *col = L && sp->M ? tp_alloc(sizeof(ref) * (size_t)(L * sp->M)) : NULL;
   if (L && sp->M && !col) return TP_ERR_OUT_OF_MEMORY;
@@ -218,16 +263,6 @@ static tp_status data_cond(imp *m, ref c) {
  * body's cond must fold to a constant each iteration (int inputs it reads
  * become value inputs; a condition computed from float data is refused).
  * Scan outputs are stacked along axis 0. */
-/* Undoes a failed attempt at a Loop (nodes, subgraphs, get_attr cache,
- * value-input needs since the marks). */
-typedef struct mark { int n, nsubs, nconsts; uint64_t need; } mark;
-static void rollback(imp *m, const mark *k) {
-  tp_clear_error();
-  tp_graph_truncate(m->g, k->n, k->nsubs);
-  for (int i = 0; i < m->nconsts; i++)
-    if (i >= k->nconsts || m->const_node[i] >= k->n) m->const_node[i] = -1;
-  m->need = k->need;
-}
 
 static tp_status loop_as_while(imp *m, onode *n) {
   omodel sub;

@@ -227,6 +227,72 @@ test('ONNX Loop exiting on float data runs as one while_loop and matches onnxrun
   await sess.release();
 });
 
+// A Scan (opset 11) with a state, two scan inputs (the second read from
+// the last step) and two scan outputs (one stacked along axis 1, one
+// written from the last row): s_t = s_{t-1} + x_t * r_t, y1_t = s_t * k,
+// y2_t = x_t - r_t. It imports as one while_loop (the body imported once,
+// whatever T); compared with onnxruntime-node, eager and stax, at 5 and
+// 5000 steps (more than unrolling allowed), and exported back to ONNX (a
+// Loop) that onnxruntime runs.
+const scanModel = makeModel({
+  opset: 11,
+  nodes: [['Scan', ['s0', 'x', 'r'], ['s', 'y1', 'y2'], {
+    body: {
+      nodes: [['Mul', ['x_t', 'r_t'], ['p']], ['Add', ['s_in', 'p'], ['s_out']], ['Mul', ['s_out', 'k'], ['y1_t']],
+        ['Sub', ['x_t', 'r_t'], ['y2_t']]],
+      inputs: [['s_in', 1, [2]], ['x_t', 1, [2]], ['r_t', 1, [2]]],
+      outputs: [['s_out', 1, [2]], ['y1_t', 1, [2]], ['y2_t', 1, [2]]],
+    },
+    num_scan_inputs: 2, scan_input_directions: [0, 1], scan_output_axes: [1, 0], scan_output_directions: [0, 1],
+  }]],
+  inputs: [['s0', 1, [2]], ['x', 1, ['T', 2]], ['r', 1, ['T', 2]], ['k', 1, [1]]],
+  outputs: [['s', 1, null], ['y1', 1, null], ['y2', 1, null]],
+});
+
+test('ONNX Scan runs as one while_loop (5 and 5000 steps) and matches onnxruntime-node; its export runs there too', async () => {
+  const sess = await ort.InferenceSession.create(scanModel);
+  const wave = (T, a) => Float32Array.from({ length: 2 * T }, (_, i) => Math.sin(i * a) * 0.5);
+  for (const backend of ['', 'stax']) {
+    const m = tp.onnx.load(scanModel, { backend });
+    try {
+      for (const T of [5, 5000]) {
+        const x = wave(T, 0.37), r = wave(T, 0.11);
+        const feeds = { s0: new ort.Tensor('float32', [0.25, -1], [2]), x: new ort.Tensor('float32', x, [T, 2]),
+          r: new ort.Tensor('float32', r, [T, 2]), k: new ort.Tensor('float32', [1.5], [1]) };
+        const ref = await sess.run(feeds);
+        tp.scope(() => {
+          const got = m.run({ s0: tp.tensor([0.25, -1]), x: tp.tensor(x, { shape: [T, 2] }),
+            r: tp.tensor(r, { shape: [T, 2] }), k: tp.tensor([1.5]) });
+          for (const o of ['s', 'y1', 'y2']) {
+            assert.deepEqual(got[o].shape, ref[o].dims.map(Number), `${backend || 'eager'} T=${T} ${o} shape`);
+            close([...got[o].toArray()], [...ref[o].data], `${backend || 'eager'} T=${T} ${o}`);
+          }
+        });
+        const text = m.graph.print();
+        assert.match(text, /= while_loop\(/);
+        assert.ok(text.split('\n').length < 80, `the body is imported once (${text.split('\n').length} lines)`);
+      }
+      // exported (the 5000-step specialization, first of a fresh load): the
+      // while_loop as an ONNX Loop, which onnxruntime runs
+      const T = 5000, x = wave(T, 0.37), r = wave(T, 0.11);
+      const m2 = tp.onnx.load(scanModel, { backend });
+      tp.scope(() => m2.run({ s0: tp.tensor([0.25, -1]), x: tp.tensor(x, { shape: [T, 2] }), r: tp.tensor(r, { shape: [T, 2] }),
+        k: tp.tensor([1.5]) }));
+      const bytes = tp.onnx.saveGraph(m2.graph);
+      m2.dispose();
+      const s2 = await ort.InferenceSession.create(bytes);
+      const feeds = { s0: new ort.Tensor('float32', [0.25, -1], [2]), x: new ort.Tensor('float32', x, [T, 2]),
+        r: new ort.Tensor('float32', r, [T, 2]), k: new ort.Tensor('float32', [1.5], [1]) };
+      const [a, b] = [await sess.run(feeds), await s2.run(feeds)];
+      s2.outputNames.forEach((on, i) => close([...b[on].data], [...a[['s', 'y1', 'y2'][i]].data], `exported ${on}`));
+      await s2.release();
+    } finally {
+      m.dispose();
+    }
+  }
+  await sess.release();
+});
+
 test('a compiled tp.whileLoop exports to ONNX Loop that onnxruntime-node runs for several trip counts', async () => {
   const bytes = tp.scope(() => tp.onnx.save(loop, [tp.tensor(3, { dtype: 'int64' }), tp.tensor(a0), tp.tensor(wv)]));
   const sess = await ort.InferenceSession.create(bytes);
