@@ -17,6 +17,13 @@
 #include <stdio.h>
 
 #define TP_ONNX_MAX_UNROLL 4096
+/* A Scan of more steps than this runs as one while_loop in the plan; a
+ * shorter one is unrolled: straight-line code that stax fuses across steps,
+ * faster per call, while its import and compile (which grow with the step
+ * count, 12 s for 4096 steps on stax) stay small. The loop form's scan
+ * outputs are copied whole on every step (cost quadratic in the steps), so
+ * it is not the better form for short Scans. */
+#define TP_ONNX_SCAN_LOOP_MIN 256
 #define MAXV 64 /* states, scan inputs and scan outputs per node */
 
 /* x[.., i, ..] along axis: a slice of extent 1 reshaped without the axis. */
@@ -106,7 +113,7 @@ static tp_status scan_run(imp *m, omodel *sub, const scan_spec *sp, const ref *s
     return tp_fail(TP_ERR_INVALID_ARG, "the body has %d inputs and %d outputs; the Scan needs %d and %d", sub->ninputs,
                    sub->noutputs, sp->N + sp->K, sp->N + sp->M);
   char why[200] = "";
-  if (L >= 1) { /* in the plan: one while_loop, the body imported once */
+  if (L > TP_ONNX_SCAN_LOOP_MIN) { /* in the plan: one while_loop, the body imported once */
     mark mk = {m->g->n, m->g->nsubs, m->nconsts, m->need};
     tp_onnx_scan_form *sf = tp_alloc(sizeof *sf);
     if (!sf) return TP_ERR_OUT_OF_MEMORY;

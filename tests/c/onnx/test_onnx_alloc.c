@@ -189,7 +189,7 @@ int main(void) {
       {.dir = "onnx-node/test_resize_downsample_scales_nearest", .emit = 0}, /* run-time scales */
       {.dir = "onnx-node/test_if", .emit = 0},                               /* If on a run-time condition */
       {.dir = "onnx-node/test_loop11", .emit = 0},                           /* Loop, unrolled at import */
-      {.dir = "onnx-node/test_scan9_sum", .emit = 0},                        /* Scan as one while_loop */
+      {.dir = "onnx-node/test_scan9_sum", .emit = 0},                        /* Scan (short: unrolled) */
       {.dir = "onnx-node/test_lstm_defaults", .emit = 0},
       {.dir = "onnx-node/test_lstm_with_peepholes", .emit = 0},              /* lstm with P, run-time W and R */
       {.dir = "onnx-node/test_gru_seq_length", .emit = 0},                   /* run-time sequence_lens */
