@@ -605,6 +605,10 @@ static void test_reductions(void) {
   EXPECT0(OPA(TP_OP_MIN, A0(),
               F32((21), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, -21)),
           TP_F32, -21);
+  /* the vectorized min: the minimum in a lane, in the tail, a NaN in a long row */
+  EXPECT0(OPA(TP_OP_MIN, A0(), F32((19), 9, 8, 7, 6, 5, -4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, -3)), TP_F32, -4);
+  EXPECT0(OPA(TP_OP_MIN, A0(), F32((19), 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, -3)), TP_F32, -3);
+  EXPECT0(OPA(TP_OP_MIN, A0(), F32((19), 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, NAN, 2, 3, 4, 5, 6, 7, 8, -3)), TP_F32, NAN);
   /* NaN propagates through max / min / sum */
   EXPECT0(OPA(TP_OP_MAX, A0(), F32((3), 1, NAN, 2)), TP_F32, NAN);
   EXPECT0(OPA(TP_OP_MIN, A0(), F32((3), 1, NAN, 2)), TP_F32, NAN);
