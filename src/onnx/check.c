@@ -8,8 +8,10 @@
  *     that nothing else defines, neither a graph input, an initializer, an
  *     earlier node's output, nor any of these in an enclosing graph;
  *   - topological order: every non-empty node input is defined before the
- *     node (in this graph or an enclosing one), so a cycle, a use before the
- *     definition and an undefined input are all refused;
+ *     node (in this graph or an enclosing one), so a cycle and an undefined
+ *     input are refused (the decoder has already put the nodes in a
+ *     topological order where one exists, as onnxruntime does: order.c; a
+ *     subgraph reading an outer value that a later node writes is refused);
  *   - the same, recursively, for the subgraphs of GRAPH attributes (If's
  *     branches, Loop's and Scan's bodies), which see the values of their
  *     enclosing graphs defined before their node.

@@ -246,7 +246,8 @@ static tp_status read_graph(omodel *m, tp_pb *r) {
       default: break; /* name, doc_string, value_info (shapes are inferred) */
     }
   }
-  return k < 0 ? (tp_status)-k : TP_OK;
+  if (k < 0) return (tp_status)-k;
+  return tp_onnx_sort_nodes(m); /* order.c: as onnxruntime, nodes need not come in order */
 }
 
 tp_status tp_onnx_decode_subgraph(omodel *parent, const tp_pb *g, omodel *out) {

@@ -83,6 +83,10 @@ tp_status tp_onnx_decode_subgraph(omodel *parent, const tp_pb *g, omodel *out);
  * the graph and its subgraphs; TP_ERR_PARSE "onnx: invalid model: ..." with
  * the names. Called by tp_onnx_decode. */
 tp_status tp_onnx_check_graph(omodel *md);
+/* order.c: puts g's nodes in a stable topological order (by their explicit
+ * inputs; nodes on a cycle last, in their order); called by the decoder for
+ * every graph and subgraph, before check.c. TP_ERR_OUT_OF_MEMORY or TP_OK. */
+tp_status tp_onnx_sort_nodes(omodel *g);
 /* n zeroed bytes that live until tp_onnx_decoded_free; NULL when out of memory. */
 void *tp_onnx_arena_alloc(omodel *md, size_t n);
 /* Frees the blocks allocated since the arena's head was `mark`. */

