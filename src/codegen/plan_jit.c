@@ -18,7 +18,7 @@
 
 /* A generated GEMM splits its panels over the pool from 2 x this many
  * FLOPs (2 M N K), in chunks of at least this many: the executor's
- * PAR_GEMM_FLOPS (docs/benchmarks.md, threads-wasm). */
+ * PAR_GEMM_FLOPS (docs/benchmarks-threads.md, threads-wasm). */
 #define SPLIT_GEMM_FLOPS 4000000
 
 /* Bytes of the float32 scratch panel that generated GEMMs with a float16 B
