@@ -218,6 +218,32 @@ static tp_status node_arg(imp *m, ref r, tp_arg *a) {
   return tp_onnx_arg(m, r, a);
 }
 
+/* The while_loop node (kinds: the names of its cond and body graphs) over
+ * sub (taken over: attached, or freed when s already failed), carried
+ * init[0..np), the outer values f read after them; nres results, typed as
+ * ptypes; *li its index. s: the caller's status so far (returned when set). */
+static tp_status add_while(imp *m, tp_status s, const char *const kinds[2], tp_graph *sub[2], int np,
+                           const ref *init, const fv *f, int nres, const tp_desc *ptypes, int *li) {
+  int ga[2] = {-1, -1};
+  if (!s) s = attach(m, kinds, sub, ga);
+  else tp_graph_free(sub[0]), tp_graph_free(sub[1]);
+  tp_arg args[TP_MAX_OPERANDS];
+  if (!s) {
+    args[0] = (tp_arg){TP_ARG_NODE, ga[0], 0, 0};
+    args[1] = (tp_arg){TP_ARG_NODE, ga[1], 0, 0};
+  }
+  for (int k = 0; k < np && !s; k++) s = node_arg(m, init[k], &args[2 + k]);
+  for (int i = 0; i < f->n && !s; i++) s = tp_onnx_arg(m, tp_onnx_lookup(m, f->names[i])->r, &args[2 + np + i]);
+  if (!s) {
+    tp_attrs at;
+    tp_attrs_init(&at);
+    at.nresults = nres;
+    s = tp_graph_add_node(m->g, TP_NODE_CALL, NULL, TP_OP_WHILE_LOOP, 2 + np + f->n, args, &at, &ptypes[0], li);
+  }
+  if (!s) s = tp_graph_verify_control(m->g, &m->g->nodes[*li]);
+  return s;
+}
+
 tp_status tp_onnx_if_as_cond(imp *m, onode *n, ref c, attr *th, attr *el) {
   if (n->nout > TP_MAX_OPERANDS) return tp_fail(TP_ERR_UNSUPPORTED, "more than %d If outputs", TP_MAX_OPERANDS);
   if (n->nout < 1) /* (the node's type comes from output 0) */
@@ -437,25 +463,9 @@ tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body) {
                   tp_shape_str(x.ndim, x.shape, b1, sizeof b1));
     }
   }
-  int ga[2] = {-1, -1};
   static const char *const kinds[2] = {"loop_cond", "loop_body"};
-  if (!s) s = attach(m, kinds, sub, ga);
-  else tp_graph_free(sub[0]), tp_graph_free(sub[1]);
-  tp_arg args[TP_MAX_OPERANDS];
-  if (!s) {
-    args[0] = (tp_arg){TP_ARG_NODE, ga[0], 0, 0};
-    args[1] = (tp_arg){TP_ARG_NODE, ga[1], 0, 0};
-  }
-  for (int k = 0; k < np && !s; k++) s = node_arg(m, init[k], &args[2 + k]);
-  for (int i = 0; i < f.n && !s; i++) s = tp_onnx_arg(m, tp_onnx_lookup(m, f.names[i])->r, &args[2 + np + i]);
   int li = -1;
-  if (!s) {
-    tp_attrs at;
-    tp_attrs_init(&at);
-    at.nresults = 2 + N;
-    s = tp_graph_add_node(m->g, TP_NODE_CALL, NULL, TP_OP_WHILE_LOOP, 2 + np + f.n, args, &at, &ptypes[0], &li);
-  }
-  if (!s) s = tp_graph_verify_control(m->g, &m->g->nodes[li]);
+  s = add_while(m, s, kinds, sub, np, init, &f, 2 + N, ptypes, &li);
   for (int j = 0; j < N && !s; j++) {
     tp_attrs ga2;
     tp_attrs_init(&ga2);
@@ -627,25 +637,9 @@ tp_status tp_onnx_scan_as_while(imp *m, omodel *body, tp_onnx_scan_form *sf) {
     x.weak = y.weak = 0;
     if (!tp_desc_equal(&x, &y)) s = tp_fail(TP_ERR_UNSUPPORTED, "carried value %d of the Scan changes its type", k);
   }
-  int ga[2] = {-1, -1};
   static const char *const kinds[2] = {"scan_cond", "scan_body"};
-  if (!s) s = attach(m, kinds, sub, ga);
-  else tp_graph_free(sub[0]), tp_graph_free(sub[1]);
-  tp_arg args[TP_MAX_OPERANDS];
-  if (!s) {
-    args[0] = (tp_arg){TP_ARG_NODE, ga[0], 0, 0};
-    args[1] = (tp_arg){TP_ARG_NODE, ga[1], 0, 0};
-  }
-  for (int k = 0; k < np && !s; k++) s = node_arg(m, init[k], &args[2 + k]);
-  for (int i = 0; i < f.n && !s; i++) s = tp_onnx_arg(m, tp_onnx_lookup(m, f.names[i])->r, &args[2 + np + i]);
   int li = -1;
-  if (!s) {
-    tp_attrs at;
-    tp_attrs_init(&at);
-    at.nresults = nres;
-    s = tp_graph_add_node(m->g, TP_NODE_CALL, NULL, TP_OP_WHILE_LOOP, 2 + np + f.n, args, &at, &ptypes[0], &li);
-  }
-  if (!s) s = tp_graph_verify_control(m->g, &m->g->nodes[li]);
+  s = add_while(m, s, kinds, sub, np, init, &f, nres, ptypes, &li);
   for (int k = 1; k < nres && !s; k++) {
     tp_attrs ga2;
     tp_attrs_init(&ga2);

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "check.h"
+#include "b64.h"
 
 typedef struct pcase {
   const char *name;
@@ -44,18 +45,6 @@ static const pcase cases[] = {
     {"winograd 1x3", 1, 48, 16, 34, 48, 1, 3, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 0, TP_CONV_WINO1D, NULL},
     {"depthwise (no prep)", 1, 8, 10, 12, 8, 3, 3, 8, {1, 1, 1, 1, 1, 1, 1, 1}, 1, TP_CONV_DEPTHWISE, NULL},
 };
-
-static void b64(const uint8_t *p, size_t n, char *out) {
-  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  size_t o = 0;
-  for (size_t i = 0; i < n; i += 3) {
-    uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
-    out[o++] = tab[v >> 18 & 63], out[o++] = tab[v >> 12 & 63];
-    out[o++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
-    out[o++] = i + 2 < n ? tab[v & 63] : '=';
-  }
-  out[o] = 0;
-}
 
 /* isa: NULL, or an ISA table switched to after lowering (the plan's prep,
  * packed by the first table, must then not be used) */

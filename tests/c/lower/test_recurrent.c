@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "check.h"
+#include "b64.h"
 
 typedef struct rcase {
   tp_op op;
@@ -154,18 +155,6 @@ static void test_eager_per_isa(void) {
 }
 
 /* ---- stax plans: the graph text of one recurrent node ---- */
-
-static void b64(const uint8_t *p, size_t n, char *out) {
-  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  size_t o = 0;
-  for (size_t i = 0; i < n; i += 3) {
-    uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
-    out[o++] = tab[v >> 18 & 63], out[o++] = tab[v >> 12 & 63];
-    out[o++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
-    out[o++] = i + 2 < n ? tab[v & 63] : '=';
-  }
-  out[o] = 0;
-}
 
 static int type_str(const tp_tensor *t, char *buf, size_t cap) {
   int o = snprintf(buf, cap, "%s[", t->dtype == TP_I64 ? "i64" : "f32");
