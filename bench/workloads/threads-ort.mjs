@@ -39,7 +39,7 @@ ort.env.wasm.simd = true;
 ort.env.wasm.proxy = false;
 ort.env.logLevel = 'error';
 ort.env.wasm.wasmPaths = join(root, 'node_modules', 'onnxruntime-web', 'dist') + '/';
-const ortOpts = { executionProviders: ['wasm'], graphOptimizationLevel: 'all', executionMode: 'sequential', interOpNumThreads: 1 };
+const ortOpts = { executionProviders: ['wasm'], graphOptimizationLevel: 'all', executionMode: 'sequential', interOpNumThreads: 1, logSeverityLevel: 3 };
 const median = (v) => { const s = [...v].sort((p, q) => p - q); return s[s.length >> 1]; };
 const log = (s) => process.stderr.write(s + '\n');
 

@@ -35,7 +35,8 @@
 /* Work sizing: the least work per chunk worth a thread, per kernel kind
  * (measured with tpc bench --threads, docs/architecture.md "Threads"). */
 #define PAR_PW_ELEMS 32768     /* pointwise: elements */
-#define PAR_ROW_ELEMS 16384    /* row kernels: elements (rows x row length) */
+#define PAR_ROW_ELEMS 16384    /* row kernels: elements (rows x (row length + PAR_ROW_COST)) */
+#define PAR_ROW_COST 48        /* a row kernel's fixed cost per row, in elements (about 130 ns) */
 #define PAR_GEMM_FLOPS 4000000 /* GEMM: 2 M N K */
 #define GEMM_ROWS 24           /* row blocks: a multiple of every MR (4, 6, 12) */
 #define GEMM_COLS 64           /* column blocks: a multiple of every NR (8, 16, 32) */
@@ -762,7 +763,10 @@ static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, flo
   int nd = pr->nd;
   int64_t R = pr->shape[nd - 1], rows = R ? tp_shape_numel(nd - 1, pr->shape) : 0;
   row_job j = {r, k, pr, out, r->pl->scratch};
-  int64_t grain = R > 0 ? (PAR_ROW_ELEMS + R - 1) / R : 1;
+  /* work per row: its elements plus the fixed cost of a row (phases set
+   * up, the next row's offsets): short rows (a softmax over 2 classes per
+   * anchor, R1's output) cost far more than their elements */
+  int64_t grain = R > 0 ? (PAR_ROW_ELEMS + R + PAR_ROW_COST - 1) / (R + PAR_ROW_COST) : 1;
   int nc = tp_parallel_slots(rows, grain);
   float *ps = nc > 1 && r->pl->running == 1 ? par_scratch(r->pl, nc) : NULL;
   if (!ps) {
