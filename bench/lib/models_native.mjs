@@ -20,7 +20,8 @@
 // Prints one JSON object per workload on stdout (bench/run.sh contract),
 // a human table on stderr. Knobs: BENCH_REPS (31, at least 15),
 // BENCH_SAMPLE_MS (10), BENCH_THREADS (1: our config.threads, onnxruntime's
-// intra-op threads in the C API and in onnxruntime-node), BENCH_MODELS ("W1 W2 W3 W4 R1 REAL"; R1 = ultraface-rfb-320;
+// intra-op threads in the C API and in onnxruntime-node), BENCH_IMPLS (the
+// rows to time, default all), BENCH_MODELS ("W1 W2 W3 W4 R1 REAL"; R1 = ultraface-rfb-320;
 // REAL = OCR_det OCR_rec OCR_cls WW_emb, the npm models in ~/.cache/tensorplay-models).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -142,6 +143,14 @@ for (const id of MODELS) {
     },
   ];
   if (id === 'W3') impls.push(cImpl('memcpy', 'memcpy'));
+  // BENCH_IMPLS="name ...": time only these (e.g. ours and onnxruntime in
+  // separate runs with threads, where the pools' spinning threads of one
+  // runtime would take the cores from the other's next samples)
+  if (process.env.BENCH_IMPLS) {
+    const keep = process.env.BENCH_IMPLS.split(/\s+/).filter(Boolean);
+    for (let i = impls.length - 1; i >= 0; i--) if (!keep.includes(impls[i].name)) impls.splice(i, 1);
+    if (!impls.length) throw new Error(`models_native: BENCH_IMPLS=${process.env.BENCH_IMPLS} names no implementation`);
+  }
 
   let slowest = 0;
   for (const im of impls) slowest = Math.max(slowest, await im.calib());
