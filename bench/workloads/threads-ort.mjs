@@ -27,7 +27,10 @@ const CASES = String(arg('--cases', 'W2 W4 R1 det rec cls emb')).split(/\s+/).fi
 if (!(Number.isInteger(THREADS) && THREADS >= 1 && THREADS <= 16)) throw new Error(`--threads ${THREADS}: want 1 to 16`);
 const root = process.env.BENCH_ROOT || join(import.meta.dirname, '..', '..');
 const mt = join(root, 'js', 'wasm', 'tensorplay-mt.wasm');
-if (!existsSync(mt)) throw new Error(`threads-ort: ${mt} is missing (bash scripts/build.sh emscripten-mt)`);
+if (!existsSync(mt)) { // bench/run.sh builds only the native library: build the threads core
+  const { execFileSync } = await import('node:child_process');
+  execFileSync('bash', [join(root, 'scripts', 'build.sh'), 'emscripten-mt'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+}
 globalThis.tensorplayWasm = mt;
 globalThis.tensorplayThreads = THREADS;
 const tp = await import(join(root, 'js', 'index.js'));
