@@ -1,13 +1,18 @@
 /* models_bench.c - the native side of W1-W4, R1 and the real npm models
  * (bench/workloads/models-native.sh): our stax plan and eager runner, and
  * onnxruntime through its C API (bench/ort_capi.c: the libonnxruntime.so.1
- * of the onnxruntime-node package, dlopen()ed, 1 thread), all in this one
+ * of the onnxruntime-node package, dlopen()ed; 1 thread unless the `threads`
+ * command says otherwise), all in this one
  * process, driven over stdin/stdout by bench/lib/models_native.mjs so that
  * every implementation's samples interleave (and onnxruntime-node's, timed
  * from JS, too) with no process start in the loop.
  *
  * Commands (one per line on stdin; one reply line on stdout):
  *   ortlib PATH                  load onnxruntime (version checked) -> "ok VERSION"
+ *   threads N                    our thread count (config.threads) and
+ *                                onnxruntime's intra-op threads for the
+ *                                sessions loaded after it (default 1 each)
+ *                                -> "ok N"
  *   load ID GRAPH.tpg X.bin [MODEL.onnx]
  *                                parse the graph text, lower it with tp_lower
  *                                (timed: the median of 15 lowerings is
@@ -129,6 +134,15 @@ int main(void) {
       char err[1024];
       if (ort_load(id, err, sizeof err)) printf("err %s\n", err);
       else printf("ok %s\n", ort_version());
+      continue;
+    }
+    if (!strcmp(cmd, "threads") && nf == 2) {
+      char *end = NULL;
+      long n = strtol(id, &end, 10);
+      if (*end || n < 1 || n > 64) { printf("err threads: '%s' is not a count from 1 to 64\n", id); continue; }
+      if (ort_set_threads((int)n)) { printf("err threads: %s\n", ort_last_error()); continue; }
+      if (tp_config_set(TP_CFG_THREADS, tp_value_int(n)) != TP_OK) { printf("err threads: %s\n", tp_last_error()); continue; }
+      printf("ok %ld\n", n);
       continue;
     }
     if (strlen(id) >= sizeof W[0].id) { printf("err id too long: %s\n", id); continue; }

@@ -72,6 +72,14 @@ static char *dup_name(OrtAllocator *al, char *s) {
   return c;
 }
 
+static int intra_threads = 1;
+
+int ort_set_threads(int n) {
+  if (n < 1 || n > 64) return fail("intra-op thread count %d is out of range (1..64)", n);
+  intra_threads = n;
+  return 0;
+}
+
 int ort_model_open(ort_model *m, const char *onnx_path, const float *x, int ndim, const int64_t *shape,
                    char *err, size_t errlen) {
   memset(m, 0, sizeof *m);
@@ -79,7 +87,7 @@ int ort_model_open(ort_model *m, const char *onnx_path, const float *x, int ndim
   if (ndim < 0 || ndim > 8) return copy_err(err, errlen, fail("input rank %d is out of range", ndim));
   OrtSessionOptions *so = NULL;
   int rc = check(api->CreateSessionOptions(&so), "CreateSessionOptions") ||
-           check(api->SetIntraOpNumThreads(so, 1), "SetIntraOpNumThreads") ||
+           check(api->SetIntraOpNumThreads(so, intra_threads), "SetIntraOpNumThreads") ||
            check(api->SetInterOpNumThreads(so, 1), "SetInterOpNumThreads") ||
            check(api->SetSessionExecutionMode(so, ORT_SEQUENTIAL), "SetSessionExecutionMode") ||
            check(api->SetSessionGraphOptimizationLevel(so, ORT_ENABLE_ALL), "SetSessionGraphOptimizationLevel") ||

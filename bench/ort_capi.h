@@ -174,7 +174,11 @@ typedef struct ort_model {
 int ort_load(const char *path, char *err, size_t errlen);
 /* The loaded library's version string ("" before ort_load). */
 const char *ort_version(void);
-/* A session on an ONNX file, CPU EP, intra/inter-op threads 1, sequential,
+/* Intra-op threads of the sessions opened after it (default 1; 1..64):
+ * 0, or -1 and a message (ort_last_error) for a count out of range. */
+int ort_set_threads(int n);
+/* A session on an ONNX file, CPU EP, intra-op threads as set (1 by
+ * default), inter-op threads 1, sequential,
  * optimization level all; x: the input (f32, shape) copied into an
  * ORT-owned buffer. 0 on success; -1 and a message otherwise. */
 int ort_model_open(ort_model *m, const char *onnx_path, const float *x, int ndim, const int64_t *shape,

@@ -19,7 +19,9 @@
 //
 // Prints one JSON object per workload on stdout (bench/run.sh contract),
 // a human table on stderr. Knobs: BENCH_REPS (31, at least 15),
-// BENCH_SAMPLE_MS (10), BENCH_MODELS ("W1 W2 W3 W4 R1 REAL"; R1 = ultraface-rfb-320;
+// BENCH_SAMPLE_MS (10), BENCH_THREADS (1: our config.threads, onnxruntime's
+// intra-op threads in the C API and in onnxruntime-node), BENCH_IMPLS (the
+// rows to time, default all), BENCH_MODELS ("W1 W2 W3 W4 R1 REAL"; R1 = ultraface-rfb-320;
 // REAL = OCR_det OCR_rec OCR_cls WW_emb, the npm models in ~/.cache/tensorplay-models).
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -30,6 +32,8 @@ import ort from 'onnxruntime-node';
 const [bin, dir] = process.argv.slice(2);
 const REPS = Math.min(201, Math.max(15, Number(process.env.BENCH_REPS ?? 31)));
 const SAMPLE_MS = Number(process.env.BENCH_SAMPLE_MS ?? 10);
+const THREADS = Number(process.env.BENCH_THREADS ?? 1);
+if (!(Number.isInteger(THREADS) && THREADS >= 1 && THREADS <= 64)) throw new Error(`models_native: BENCH_THREADS=${process.env.BENCH_THREADS} is not a count from 1 to 64`);
 const meta = JSON.parse(readFileSync(join(dir, 'models.json'), 'utf8'));
 // REAL: the real npm models (OCR_det, OCR_rec, OCR_cls, WW_emb) that models_gen found in the cache
 const REAL = ['OCR_det', 'OCR_rec', 'OCR_cls', 'WW_emb'];
@@ -88,9 +92,10 @@ const TITLES = {
 };
 
 let failed = false;
-const sessOpts = { intraOpNumThreads: 1, interOpNumThreads: 1, graphOptimizationLevel: 'all', executionMode: 'sequential' };
+const sessOpts = { intraOpNumThreads: THREADS, interOpNumThreads: 1, graphOptimizationLevel: 'all', executionMode: 'sequential' };
 const ortCapiVersion = await ask(`ortlib ${ORT_LIB}`);
-log(`models-native: onnxruntime ${ortCapiVersion} through its C API (${ORT_LIB}), onnxruntime-node ${ort.env.versions?.node ?? '?'}, ${REPS} interleaved samples of ~${SAMPLE_MS} ms per impl`);
+await ask(`threads ${THREADS}`);
+log(`models-native: onnxruntime ${ortCapiVersion} through its C API (${ORT_LIB}), onnxruntime-node ${ort.env.versions?.node ?? '?'}, ${REPS} interleaved samples of ~${SAMPLE_MS} ms per impl, ${THREADS} thread${THREADS > 1 ? 's' : ''} each`);
 for (const id of MODELS) {
   const m = meta[id];
   if (!m) { log(`models-native: ${id} skipped (not generated: see models_gen's message above)`); continue; }
@@ -138,6 +143,14 @@ for (const id of MODELS) {
     },
   ];
   if (id === 'W3') impls.push(cImpl('memcpy', 'memcpy'));
+  // BENCH_IMPLS="name ...": time only these (e.g. ours and onnxruntime in
+  // separate runs with threads, where the pools' spinning threads of one
+  // runtime would take the cores from the other's next samples)
+  if (process.env.BENCH_IMPLS) {
+    const keep = process.env.BENCH_IMPLS.split(/\s+/).filter(Boolean);
+    for (let i = impls.length - 1; i >= 0; i--) if (!keep.includes(impls[i].name)) impls.splice(i, 1);
+    if (!impls.length) throw new Error(`models_native: BENCH_IMPLS=${process.env.BENCH_IMPLS} names no implementation`);
+  }
 
   let slowest = 0;
   for (const im of impls) slowest = Math.max(slowest, await im.calib());
@@ -151,7 +164,8 @@ for (const id of MODELS) {
   const med = Object.fromEntries(impls.map((im) => [im.name, median(im.samples)]));
   const out = {
     workload: id, case: TITLES[id], isa: loadInfo.isa, reps: REPS, inner, baseline: 'onnxruntime-capi-e2e',
-    baseline_variant: `onnxruntime ${ortCapiVersion} C API (libonnxruntime.so.1 of onnxruntime-node), CPU EP, 1 thread, optimization 'all', end to end`,
+    baseline_variant: `onnxruntime ${ortCapiVersion} C API (libonnxruntime.so.1 of onnxruntime-node), CPU EP, ${THREADS} intra-op thread${THREADS > 1 ? 's' : ''}, optimization 'all', end to end`,
+    threads: THREADS,
     impls: impls.map((im) => ({
       name: im.name, median_ms: +med[im.name].toFixed(5), min_ms: +Math.min(...im.samples).toFixed(5),
       p25_ms: +quantile(im.samples, 0.25).toFixed(5), p75_ms: +quantile(im.samples, 0.75).toFixed(5),

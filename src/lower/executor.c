@@ -35,7 +35,8 @@
 /* Work sizing: the least work per chunk worth a thread, per kernel kind
  * (measured with tpc bench --threads, docs/architecture.md "Threads"). */
 #define PAR_PW_ELEMS 32768     /* pointwise: elements */
-#define PAR_ROW_ELEMS 16384    /* row kernels: elements (rows x row length) */
+#define PAR_ROW_ELEMS 16384    /* row kernels: elements (rows x (row length + PAR_ROW_COST)) */
+#define PAR_ROW_COST 48        /* a row kernel's fixed cost per row, in elements (about 130 ns) */
 #define PAR_GEMM_FLOPS 4000000 /* GEMM: 2 M N K */
 #define GEMM_ROWS 24           /* row blocks: a multiple of every MR (4, 6, 12) */
 #define GEMM_COLS 64           /* column blocks: a multiple of every NR (8, 16, 32) */
@@ -762,7 +763,10 @@ static void run_row(const runctx *r, const tp_kir_kernel *k, const prep *pr, flo
   int nd = pr->nd;
   int64_t R = pr->shape[nd - 1], rows = R ? tp_shape_numel(nd - 1, pr->shape) : 0;
   row_job j = {r, k, pr, out, r->pl->scratch};
-  int64_t grain = R > 0 ? (PAR_ROW_ELEMS + R - 1) / R : 1;
+  /* work per row: its elements plus the fixed cost of a row (phases set
+   * up, the next row's offsets): short rows (a softmax over 2 classes per
+   * anchor, R1's output) cost far more than their elements */
+  int64_t grain = R > 0 ? (PAR_ROW_ELEMS + R + PAR_ROW_COST - 1) / (R + PAR_ROW_COST) : 1;
   int nc = tp_parallel_slots(rows, grain);
   float *ps = nc > 1 && r->pl->running == 1 ? par_scratch(r->pl, nc) : NULL;
   if (!ps) {
@@ -803,7 +807,26 @@ typedef struct gemm_job {
   int64_t ncb; /* column blocks per batch (by_cols) */
   int by_cols, tuned;
   const uint16_t *ph; /* a float16 B's panels (b_f16; batch 1), or NULL */
+  const float *pa;    /* a constant A packed once per plan (gemm_pa_task), or NULL */
 } gemm_job;
+
+/* A constant A packed once (a 1x1 convolution's weight, the activation as
+ * B): units [u0, u1) are column blocks of GEMM_COLS of B and C, every
+ * thread reading the shared packed A. The depth and row blocking do not
+ * depend on the column count, so each element gets the same operations as
+ * in one call over all columns (the conv2d kernel's 1x1 path splits the
+ * same way): the same bits for any thread count. */
+static void gemm_pa_task(void *ctx, int slot, int64_t u0, int64_t u1) {
+  (void)slot;
+  const gemm_job *j = ctx;
+  const tp_kir_kernel *k = j->k;
+  const tp_kernels *K = j->K;
+  int64_t n0 = u0 * GEMM_COLS, n1 = u1 * GEMM_COLS < k->N ? u1 * GEMM_COLS : k->N;
+  if (j->tuned) K->gemm_tune(k->tune_kc, k->tune_mc); /* per thread: the layout follows KC */
+  K->gemm_f32_packed_a(k->M, n1 - n0, k->K, j->pa, j->B + n0 * k->b_cs, k->b_rs, k->b_cs, j->out + n0, k->N,
+                       j->bias ? j->bias + n0 : NULL);
+  if (j->tuned) K->gemm_tune(0, 0);
+}
 
 /* Units [u0, u1): row blocks of GEMM_ROWS (B shared: packed, or each chunk
  * packs all of it) or, by_cols, column blocks of GEMM_COLS per batch entry
@@ -864,7 +887,7 @@ static void run_gemm_h16(const runctx *r, int ki, const tp_kir_kernel *k, const 
   const uint16_t *Bh = (const uint16_t *)r->ptr[k->b_buf] + k->b_off;
   const float *bias = k->bias_buf >= 0 ? (const float *)r->ptr[k->bias_buf] : NULL;
   if (ph) {
-    gemm_job j = {K, k, A, NULL, NULL, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, 0, ph};
+    gemm_job j = {K, k, A, NULL, NULL, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, 0, ph, NULL};
     int64_t flops = 2 * k->M * k->N * k->K, units, unit_flops;
     int64_t rblocks = (k->M + GEMM_ROWS - 1) / GEMM_ROWS;
     int threads = tp_pool_threads_or_default();
@@ -912,14 +935,22 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
   const float *pa = !pb && praw && r->pl->packed_by == K
                         ? (const float *)(((uintptr_t)praw + sizeof(void *) + 63) & ~(uintptr_t)63)
                         : NULL;
-  if (pa) { /* a constant A packed once per plan (a 1x1 convolution's weight): on the caller */
-    if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
-    K->gemm_f32_packed_a(k->M, k->N, k->K, pa, B, k->b_rs, k->b_cs, out, k->N, bias);
-    if (tuned) K->gemm_tune(0, 0);
+  if (pa) { /* a constant A packed once per plan (a 1x1 convolution's weight): split by columns */
+    int64_t ncb = (k->N + GEMM_COLS - 1) / GEMM_COLS, unit_flops = 2 * k->M * GEMM_COLS * k->K;
+    int64_t grain = unit_flops > 0 ? (PAR_GEMM_FLOPS + unit_flops - 1) / unit_flops : 1;
+    if (tp_pool_threads_or_default() > 1 && 2 * k->M * k->N * k->K >= 2 * PAR_GEMM_FLOPS &&
+        tp_parallel_slots(ncb, grain) > 1) {
+      gemm_job j = {K, k, NULL, B, NULL, bias, out, ncb, 1, tuned, NULL, pa};
+      tp_parallel_for(ncb, grain, gemm_pa_task, &j);
+    } else {
+      if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
+      K->gemm_f32_packed_a(k->M, k->N, k->K, pa, B, k->b_rs, k->b_cs, out, k->N, bias);
+      if (tuned) K->gemm_tune(0, 0);
+    }
     if (k->expr.n && !no_epi) run_pointwise(r, k, pr, out, out);
     return;
   }
-  gemm_job j = {K, k, A, B, pb, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, tuned, NULL};
+  gemm_job j = {K, k, A, B, pb, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, tuned, NULL, NULL};
   /* the split: rows when B is packed once (shared by the threads) and there
    * are row blocks for every thread, or when a batch of one has more row
    * blocks than column blocks for the threads; else columns (of the packed

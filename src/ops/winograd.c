@@ -169,45 +169,75 @@ static void transform_output(const tp_conv2d_geom *g, const float *Mo, const flo
   }
 }
 
+/* Blocks of TB tiles (whole tile rows), split over the pool like the
+ * 1-D form below: each block transforms its input, runs its 16 GEMMs and
+ * writes its output rows on one thread (with per-thread V and Mo); a
+ * tile's arithmetic does not depend on the block, so the bits do not
+ * depend on the thread count. */
+typedef struct wg2_job {
+  const tp_conv2d_geom *g;
+  const float *x, *U, *bias;
+  float *y, *scratch;
+  const tp_conv_epi *epi;
+  const tp_conv_prep *pp;
+  int64_t TW, T, TB, nblk;
+  size_t per_slot;
+} wg2_job;
+
+static void wg2_task(void *ctx, int slot, int64_t u0, int64_t u1) {
+  const wg2_job *j = ctx;
+  const tp_conv2d_geom *g = j->g;
+  const tp_kernels *k = tp_kern();
+  float *V = j->scratch + (size_t)slot * j->per_slot, *Mo = V + 16 * slab(g->C * j->TB);
+  for (int64_t u = u0; u < u1; u++) {
+    int64_t n = u / j->nblk, t0 = (u % j->nblk) * j->TB, nt = j->T - t0 < j->TB ? j->T - t0 : j->TB;
+    const float *xn = j->x + n * g->C * g->H * g->W;
+    float *yn = j->y + n * g->M * g->OH * g->OW;
+    transform_input(g, xn, j->TW, t0, nt, V);
+    for (int xi = 0; xi < 16; xi++)
+      if (j->pp)
+        k->gemm_f32_packed_a(g->M, nt, g->C, j->pp->a + xi * j->pp->stride, V + xi * slab(g->C * nt), nt, 1,
+                             Mo + xi * slab(g->M * nt), nt, NULL);
+      else
+        k->gemm_f32(g->M, nt, g->C, j->U + (size_t)xi * g->M * g->C, g->C, 1, V + xi * slab(g->C * nt), nt, 1,
+                    Mo + xi * slab(g->M * nt), nt, NULL);
+    transform_output(g, Mo, j->bias, j->TW, t0, nt, yn);
+    if (j->epi) { /* the output rows of this block's tile rows, while hot */
+      int64_t r0 = t0 / j->TW * 2, r1 = (t0 + nt) / j->TW * 2;
+      if (r1 > g->OH) r1 = g->OH;
+      j->epi->fn(j->epi->ctx, slot, j->y, n, 0, g->M, r0 * g->OW, r1 * g->OW);
+    }
+  }
+}
+
 tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const float *w,
                              const float *bias, float *y, const tp_conv_epi *epi, const tp_conv_prep *pp) {
   int64_t TH = (g->OH + 1) / 2, TW = (g->OW + 1) / 2, T = TH * TW;
-  /* tiles per block: V [16, C, TB] and Mo [16, M, TB] within ~512 KB */
-  int64_t TB = (int64_t)(TP_WINO_BUDGET / 4 / 16) / (g->C + g->M);
-  TB = TB < 16 ? 16 : TB / 8 * 8;
-  if (TB > T) TB = T;
-  /* U: transformed here, or transformed and packed once (pp) */
-  size_t nu = pp ? 0 : (size_t)(16 * g->M * g->C), nv = (size_t)(16 * slab(g->C * TB)), nm = (size_t)(16 * slab(g->M * TB));
-  float *U = tp_alloc(sizeof(float) * (nu + nv + nm));
-  if (!U)
-    return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of Winograd transforms",
-                   sizeof(float) * (nu + nv + nm));
-  float *V = U + nu, *Mo = V + nv;
-  if (!pp) transform_weights(g, w, U);
-  const tp_kernels *k = tp_kern();
-  for (int64_t n = 0; n < g->N; n++) {
-    const float *xn = x + n * g->C * g->H * g->W;
-    float *yn = y + n * g->M * g->OH * g->OW;
-    int64_t done = 0; /* output rows passed to the epilogue */
-    for (int64_t t0 = 0; t0 < T; t0 += TB) {
-      int64_t nt = T - t0 < TB ? T - t0 : TB;
-      transform_input(g, xn, TW, t0, nt, V);
-      for (int xi = 0; xi < 16; xi++)
-        if (pp)
-          k->gemm_f32_packed_a(g->M, nt, g->C, pp->a + xi * pp->stride, V + xi * slab(g->C * nt), nt, 1,
-                               Mo + xi * slab(g->M * nt), nt, NULL);
-        else
-          k->gemm_f32(g->M, nt, g->C, U + (size_t)xi * g->M * g->C, g->C, 1, V + xi * slab(g->C * nt),
-                      nt, 1, Mo + xi * slab(g->M * nt), nt, NULL);
-      transform_output(g, Mo, bias, TW, t0, nt, yn);
-      if (epi) { /* the tile rows this block completed, while hot */
-        int64_t rows = (t0 + nt) / TW * 2;
-        if (t0 + nt == T || rows > g->OH) rows = g->OH;
-        if (rows > done) epi->fn(epi->ctx, 0, y, n, 0, g->M, done * g->OW, rows * g->OW);
-        done = rows;
-      }
-    }
+  /* tile rows per block: V [16, C, TB] and Mo [16, M, TB] within ~512 KB
+   * (at least one tile row); with threads, blocks enough for each */
+  int64_t rows = (int64_t)(TP_WINO_BUDGET / 4 / 16) / (g->C + g->M) / TW;
+  rows = rows < 1 ? 1 : rows > TH ? TH : rows;
+  int threads = tp_pool_threads_or_default();
+  if (threads > 1 && g->N < threads) {
+    int64_t want = (TH * g->N + threads - 1) / threads;
+    if (want < rows) rows = want < 1 ? 1 : want;
   }
+  wg2_job j = {.g = g, .x = x, .bias = bias, .y = y, .epi = epi, .pp = pp, .TW = TW, .T = T, .TB = rows * TW};
+  j.nblk = (TH + rows - 1) / rows;
+  j.per_slot = (size_t)(16 * slab(g->C * j.TB) + 16 * slab(g->M * j.TB));
+  int64_t units = g->N * j.nblk, unit_flops = 32 * g->M * g->C * j.TB;
+  int64_t grain = unit_flops > 0 ? (2000000 + unit_flops - 1) / unit_flops : units;
+  int nc = units > 0 ? tp_parallel_slots(units, grain) : 0;
+  if (epi && nc > epi->nslots) nc = epi->nslots;
+  if (nc < 1) nc = 1;
+  /* U: transformed here, or transformed and packed once (pp) */
+  size_t nu = pp ? 0 : (size_t)(16 * g->M * g->C), bytes = sizeof(float) * (nu + j.per_slot * (size_t)nc);
+  float *U = tp_alloc(bytes);
+  if (!U) return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of Winograd transforms", bytes);
+  if (!pp) transform_weights(g, w, U);
+  j.U = U, j.scratch = U + nu;
+  if (nc > 1) tp_parallel_run(units, grain, nc, wg2_task, &j);
+  else if (units > 0) wg2_task(&j, 0, 0, units);
   tp_free(U);
   return TP_OK;
 }

@@ -611,6 +611,10 @@ void tp_parallel_run(int64_t n, int64_t grain, int nslots, tp_pool_task task, vo
    * thread that is late or descheduled leaves chunks to the others */
   int64_t most = (n + grain - 1) / grain, want = (int64_t)nslots * TP_POOL_SPLIT;
   int nchunks = (int)(most < want ? most : want);
+  /* a multiple of the threads, so that each gets the same share: 3 chunks
+   * on 2 threads left one thread the third alone (W4's 128-row GEMMs,
+   * 6 row blocks in chunks of 2, ran 1.5x faster instead of 1.8x) */
+  if (nchunks > nslots) nchunks -= nchunks % nslots;
   job j = {task, ctx, n, nchunks < 1 ? 1 : nchunks, nslots, NULL, 0, NULL};
   plat_run(&j, tp_pool_threads_or_default());
 }

@@ -58,20 +58,29 @@ static tp_status model(void *ud, int nin, tp_tensor *const *in, int max_out, tp_
   if (!s) s = tp_conv2d(in[4], DW_const, NULL, NULL, pads, NULL, 16, &t[11]);
   /* 9: few rows (16) with the constant weight: split over its packed columns */
   if (!s) s = tp_linear(in[5], W_const, B_const, &t[12]);
+  /* 10: softmax over short rows of xs (4,096 rows of 2: 8,192 elements,
+   * below PAR_ROW_ELEMS, but the fixed cost per row makes it split,
+   * PAR_ROW_COST) */
+  const int64_t short_rows[2] = {4096, 2};
+  if (!s) s = tp_reshape(in[5], 2, short_rows, &t[13]);
+  tp_attrs_init(&at);
+  at.dim = 1;
+  if (!s) s = tp_op_call(TP_OP_SOFTMAX, 1, &t[13], &at, &t[14]);
   if (!s) {
-    int o[] = {1, 3, 4, 5, 8, 9, 10, 11, 12};
-    for (int i = 0; i < 9; i++) outs[i] = t[o[i]], t[o[i]] = NULL;
-    *nout = 9;
+    int o[] = {1, 3, 4, 5, 8, 9, 10, 11, 12, 14};
+    for (int i = 0; i < 10; i++) outs[i] = t[o[i]], t[o[i]] = NULL;
+    *nout = 10;
   }
   for (int i = 0; i < 16; i++) tp_tensor_release(t[i]);
   return s;
 }
-#define NOUT 9
+#define NOUT 10
 static const char *const out_names[NOUT] = {"linear+gelu (const W)", "batched matmul",
                                             "softmax rows", "layer_norm rows",
                                             "pointwise chain", "conv2d 3x3 im2col",
                                             "conv2d 1x1", "conv2d depthwise",
-                                            "linear, 16 rows (const W, column split)"};
+                                            "linear, 16 rows (const W, column split)",
+                                            "softmax, rows of 2"};
 
 static tp_status set_threads_value(tp_value v) { return tp_config_set(TP_CFG_THREADS, v); }
 
@@ -211,6 +220,18 @@ static void check_reference(tp_tensor *const *in, tp_tensor *const *o) {
   }
   CHECKF(worst < 1e-4, "softmax: a row sums to 1 +- %g", worst);
   free(g);
+  /* softmax over rows of 2 of xs (flat [4096, 2]): e^a / (e^a + e^b) */
+  {
+    float *xs = data_of(in[5], &n);
+    g = data_of(o[9], &n);
+    worst = 0;
+    for (int p = 0; p < 4096 && n == 8192; p++) {
+      double m = fmax(xs[2 * p], xs[2 * p + 1]), e0 = exp(xs[2 * p] - m), e1 = exp(xs[2 * p + 1] - m);
+      worst = fmax(worst, fmax(fabs(g[2 * p] - e0 / (e0 + e1)), fabs(g[2 * p + 1] - e1 / (e0 + e1))));
+    }
+    CHECKF(n == 8192 && worst < 1e-6, "softmax, rows of 2: %lld values, max abs err %g", (long long)n, worst);
+    free(g), free(xs);
+  }
   /* layer_norm rows: mean 0, variance 1 */
   g = data_of(o[3], &n);
   worst = 0;
