@@ -15,8 +15,9 @@ static inline void sub(tp_pbw *w, uint32_t num, tp_pbw *s) {
 }
 static inline void str(tp_pbw *w, uint32_t num, const char *s) { tp_pbw_bytes(w, num, s, strlen(s)); }
 
-/* dims: "3,2" (fixed), "" for a scalar, NULL for no shape. elem: 1 float,
- * 7 int64, 9 bool. */
+/* dims: "3,batch,?" (numbers are fixed dims, names dim_params, '?' an
+ * unknown dim), "" for a scalar, NULL for no shape (unknown rank). elem:
+ * 1 float, 7 int64, 9 bool. */
 static inline void value_info(tp_pbw *g, uint32_t num, const char *name, int elem, const char *dims) {
   tp_pbw vi = {0}, ty = {0}, tt = {0}, sh = {0};
   if (dims) {
@@ -24,7 +25,8 @@ static inline void value_info(tp_pbw *g, uint32_t num, const char *name, int ele
     snprintf(buf, sizeof buf, "%s", dims);
     for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
       tp_pbw dim = {0};
-      tp_pbw_varint(&dim, 1, (uint64_t)atoll(t));
+      if (t[0] >= '0' && t[0] <= '9') tp_pbw_varint(&dim, 1, (uint64_t)atoll(t));
+      else if (strcmp(t, "?")) str(&dim, 2, t);
       sub(&sh, 1, &dim);
     }
   }

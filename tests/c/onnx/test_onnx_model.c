@@ -6,43 +6,15 @@
  * the specialization limit, and bad calls that leave the model usable.
  * Every result is checked against hand-computed values. */
 #include "check.h"
-#include "onnx/pb.h"
+#include "onnx_build.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a small ModelProto builder ---- */
-static void sub(tp_pbw *w, uint32_t num, tp_pbw *s) {
-  tp_pbw_bytes(w, num, s->p, s->n);
-  tp_buf_free(s);
-}
-static void str(tp_pbw *w, uint32_t num, const char *s) { tp_pbw_bytes(w, num, s, strlen(s)); }
-
-/* dims: "3,batch,?" (numbers are fixed, names dim_params, '?' unknown);
- * NULL: no shape (unknown rank). elem: ONNX dtype (1 float, 7 int64). */
-static void value_info(tp_pbw *g, uint32_t num, const char *name, int elem, const char *dims) {
-  tp_pbw vi = {0}, ty = {0}, tt = {0}, sh = {0};
-  if (dims) {
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", dims);
-    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-      tp_pbw dim = {0};
-      if (t[0] >= '0' && t[0] <= '9') tp_pbw_varint(&dim, 1, (uint64_t)atoll(t));
-      else if (strcmp(t, "?")) str(&dim, 2, t);
-      sub(&sh, 1, &dim);
-    }
-  }
-  tp_pbw_varint(&tt, 1, (uint64_t)elem);
-  if (dims) sub(&tt, 2, &sh);
-  sub(&ty, 1, &tt);
-  str(&vi, 1, name);
-  sub(&vi, 2, &ty);
-  sub(g, num, &vi);
-}
-
-/* node: "Op in1,in2 -> out" */
-static void node(tp_pbw *g, const char *op, const char *ins, const char *outs) {
+/* ---- a small ModelProto builder (onnx_build.h) and a string form of node() ---- */
+/* node_s: "Op", "in1,in2", "out1,out2" */
+static void node_s(tp_pbw *g, const char *op, const char *ins, const char *outs) {
   tp_pbw n = {0};
   char buf[128];
   snprintf(buf, sizeof buf, "%s", ins);
@@ -54,24 +26,10 @@ static void node(tp_pbw *g, const char *op, const char *ins, const char *outs) {
   sub(g, 1, &n);
 }
 
-/* A node with graph attributes (If): then/else are GraphProtos. */
+/* An If node: then/else are GraphProtos. */
 static void node_if(tp_pbw *g, const char *cond, const char *out, tp_pbw *then_g, tp_pbw *else_g) {
-  tp_pbw n = {0};
-  str(&n, 1, cond);
-  str(&n, 2, out);
-  str(&n, 3, "if");
-  str(&n, 4, "If");
-  tp_pbw *br[2] = {then_g, else_g};
-  const char *names[2] = {"then_branch", "else_branch"};
-  for (int i = 0; i < 2; i++) {
-    tp_pbw a = {0};
-    str(&a, 1, names[i]);
-    str(br[i], 2, names[i]);
-    sub(&a, 6, br[i]);
-    tp_pbw_varint(&a, 20, 5); /* GRAPH */
-    sub(&n, 5, &a);
-  }
-  sub(g, 1, &n);
+  tp_pbw a[2] = {attr_graph("then_branch", then_g), attr_graph("else_branch", else_g)};
+  node(g, "If", L(cond), L(out), 2, a);
 }
 
 /* A Constant node: out = the float32 scalar v. */
@@ -87,18 +45,6 @@ static void node_const(tp_pbw *g, const char *out, float v) {
   str(&n, 4, "Constant");
   sub(&n, 5, &a);
   sub(g, 1, &n);
-}
-
-static uint8_t *finish(tp_pbw *g, size_t *len) {
-  tp_pbw m = {0}, os = {0};
-  tp_pbw_varint(&m, 1, 8);
-  str(&os, 1, "");
-  tp_pbw_varint(&os, 2, 17);
-  sub(&m, 8, &os);
-  str(g, 2, "test");
-  sub(&m, 7, g);
-  *len = m.n;
-  return (uint8_t *)m.p;
 }
 
 static tp_onnx_model *load(uint8_t *bytes, size_t len) {
@@ -144,7 +90,7 @@ static int has(const tp_onnx_model *m, const char *needle) {
 /* y = relu(x), x: float[batch, 3] */
 static void test_symbolic_dims(const char *backend) {
   tp_pbw g = {0};
-  node(&g, "Relu", "x", "y");
+  node_s(&g, "Relu", "x", "y");
   value_info(&g, 11, "x", 1, "batch,3");
   value_info(&g, 12, "y", 1, "batch,3");
   size_t len;
@@ -235,10 +181,10 @@ static void test_symbolic_dims(const char *backend) {
  * template of its plan instantiated (imported again only at the samples) */
 static void test_symbolic_seq_stax(void) {
   tp_pbw g = {0};
-  node(&g, "Transpose", "x", "xt");
-  node(&g, "MatMul", "x,xt", "s");
-  node(&g, "Softmax", "s", "p");
-  node(&g, "MatMul", "p,x", "y");
+  node_s(&g, "Transpose", "x", "xt");
+  node_s(&g, "MatMul", "x,xt", "s");
+  node_s(&g, "Softmax", "s", "p");
+  node_s(&g, "MatMul", "p,x", "y");
   value_info(&g, 11, "x", 1, "seq,4");
   value_info(&g, 12, "y", 1, "seq,4");
   size_t len;
@@ -288,7 +234,7 @@ static void test_symbolic_seq_stax(void) {
 /* y = reshape(x, shape): shape is a graph input (a value input) */
 static void test_value_input(const char *backend) {
   tp_pbw g = {0};
-  node(&g, "Reshape", "x,shape", "y");
+  node_s(&g, "Reshape", "x,shape", "y");
   value_info(&g, 11, "x", 1, "6");
   value_info(&g, 11, "shape", 7, "2");
   value_info(&g, 12, "y", 1, NULL);
@@ -323,7 +269,7 @@ static void test_value_input(const char *backend) {
 /* z = a + b with a: float[n], b: float[n]: the two n's must agree */
 static void test_shared_dim(void) {
   tp_pbw g = {0};
-  node(&g, "Add", "a,b", "z");
+  node_s(&g, "Add", "a,b", "z");
   value_info(&g, 11, "a", 1, "n");
   value_info(&g, 11, "b", 1, "n");
   value_info(&g, 12, "z", 1, "n");
@@ -369,12 +315,12 @@ static void test_if_on_input(void) {
     tp_buf_putn(&g, c16.p, c16.n);
     tp_buf_free(&c16);
   }
-  node(&g, "Equal", "sr,k16", "c");
+  node_s(&g, "Equal", "sr,k16", "c");
   node_const(&th, "two", 2);
-  node(&th, "Mul", "x,two", "yt");
+  node_s(&th, "Mul", "x,two", "yt");
   value_info(&th, 12, "yt", 1, NULL);
   node_const(&el, "three", 3);
-  node(&el, "Mul", "x,three", "ye");
+  node_s(&el, "Mul", "x,three", "ye");
   value_info(&el, 12, "ye", 1, NULL);
   node_if(&g, "c", "y", &th, &el);
   value_info(&g, 11, "x", 1, "n");
@@ -417,7 +363,7 @@ static void test_initializer_each_import(void) {
   str(&t, 8, "b");
   tp_pbw_bytes(&t, 9, b, sizeof b);
   sub(&g, 5, &t);
-  node(&g, "Add", "x,b", "y");
+  node_s(&g, "Add", "x,b", "y");
   value_info(&g, 11, "x", 1, "n,3");
   value_info(&g, 12, "y", 1, NULL);
   size_t len;
@@ -440,8 +386,8 @@ static void test_initializer_each_import(void) {
 
 static void test_refused_at_load(void) {
   tp_pbw g = {0};
-  node(&g, "Relu", "x", "h");
-  node(&g, "FancyOp", "h", "y");
+  node_s(&g, "Relu", "x", "h");
+  node_s(&g, "FancyOp", "h", "y");
   value_info(&g, 11, "x", 1, "batch,3");
   value_info(&g, 12, "y", 1, NULL);
   size_t len;
