@@ -141,5 +141,6 @@ done:
   tp_free(order);
   tp_free(edge);
   tp_free(sorted);
+  if (s == TP_ERR_OUT_OF_MEMORY) return tp_fail(s, "onnx: out of memory while sorting %d nodes topologically", n);
   return s;
 }
