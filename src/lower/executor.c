@@ -40,6 +40,7 @@
 #define PAR_GEMM_FLOPS 4000000 /* GEMM: 2 M N K */
 #define GEMM_ROWS 24           /* row blocks: a multiple of every MR (4, 6, 12) */
 #define GEMM_COLS 64           /* column blocks: a multiple of every NR (8, 16, 32) */
+#define GEMM_ROW_UNIT 12       /* the 2-D split's row granularity: every MR divides it */
 
 typedef tp_kir_prep prep;
 
@@ -808,6 +809,8 @@ typedef struct gemm_job {
   int by_cols, tuned;
   const uint16_t *ph; /* a float16 B's panels (b_f16; batch 1), or NULL */
   const float *pa;    /* a constant A packed once per plan (gemm_pa_task), or NULL */
+  int64_t rows_per;   /* split2d: full rows per thread (a multiple of GEMM_ROW_UNIT) */
+  int threads;        /* split2d: its units, one per thread */
 } gemm_job;
 
 /* A constant A packed once (a 1x1 convolution's weight, the activation as
@@ -825,6 +828,56 @@ static void gemm_pa_task(void *ctx, int slot, int64_t u0, int64_t u1) {
   if (j->tuned) K->gemm_tune(k->tune_kc, k->tune_mc); /* per thread: the layout follows KC */
   K->gemm_f32_packed_a(k->M, n1 - n0, k->K, j->pa, j->B + n0 * k->b_cs, k->b_rs, k->b_cs, j->out + n0, k->N,
                        j->bias ? j->bias + n0 : NULL);
+  if (j->tuned) K->gemm_tune(0, 0);
+}
+
+/* The 2-D split of a GEMM over a B packed once (batch 1), one unit per
+ * thread: unit t takes rows [t rows_per, (t + 1) rows_per) whole, and its
+ * share of the column blocks of the rows left over below (fewer than
+ * threads * GEMM_ROW_UNIT, plus M's tail). Row blocks alone cut W4's 128
+ * rows into 72 + 56 on 2 threads (at most 1.78x); this gives each thread
+ * 60 rows and 8 rows of 256 columns. Either part gives every element the
+ * same operations as one call (the depth blocking does not depend on the
+ * rows or columns taken): the same bits for any thread count. */
+static int64_t split2d_rows(int64_t M, int threads) {
+  return M / GEMM_ROW_UNIT / threads * GEMM_ROW_UNIT;
+}
+static int split2d_fits(const tp_kir_kernel *k, int threads) {
+  int64_t rows = split2d_rows(k->M, threads), ncb = (k->N + GEMM_COLS - 1) / GEMM_COLS;
+  return threads > 1 && k->batch == 1 && rows > 0 && rows * threads < k->M && ncb >= threads;
+}
+static void gemm_2d_task(void *ctx, int slot, int64_t u0, int64_t u1);
+/* Runs j (its pb or ph set) with the 2-D split when it fits: 1, else 0. */
+static int run_split2d(gemm_job *j, int threads, int64_t flops) {
+  if (threads < 2 || flops < 2 * PAR_GEMM_FLOPS || !split2d_fits(j->k, threads)) return 0;
+  j->rows_per = split2d_rows(j->k->M, threads), j->threads = threads;
+  tp_parallel_run(threads, 1, threads, gemm_2d_task, j);
+  return 1;
+}
+static void gemm_2d_task(void *ctx, int slot, int64_t u0, int64_t u1) {
+  (void)slot;
+  const gemm_job *j = ctx;
+  const tp_kir_kernel *k = j->k;
+  const tp_kernels *K = j->K;
+  if (j->tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
+  for (int64_t t = u0; t < u1; t++) {
+    int64_t m0 = t * j->rows_per, mt = j->rows_per * j->threads;
+    if (j->ph)
+      K->gemm_f32_packed_f16(j->rows_per, k->N, k->K, j->A + m0 * k->a_rs, k->a_rs, k->a_cs, j->ph,
+                             j->out + m0 * k->N, k->N, j->bias);
+    else
+      K->gemm_f32_packed(j->rows_per, k->N, k->K, j->A + m0 * k->a_rs, k->a_rs, k->a_cs, j->pb,
+                         j->out + m0 * k->N, k->N, j->bias);
+    int64_t c0 = j->ncb * t / j->threads, c1 = j->ncb * (t + 1) / j->threads;
+    int64_t n0 = c0 * GEMM_COLS, n1 = c1 * GEMM_COLS < k->N ? c1 * GEMM_COLS : k->N;
+    if (n1 <= n0) continue;
+    if (j->ph)
+      K->gemm_f32_packed_f16_cols(k->M - mt, k->N, k->K, j->A + mt * k->a_rs, k->a_rs, k->a_cs, j->ph, n0, n1,
+                                  j->out + mt * k->N, k->N, j->bias);
+    else
+      K->gemm_f32_packed_cols(k->M - mt, k->N, k->K, j->A + mt * k->a_rs, k->a_rs, k->a_cs, j->pb, n0, n1,
+                              j->out + mt * k->N, k->N, j->bias);
+  }
   if (j->tuned) K->gemm_tune(0, 0);
 }
 
@@ -887,19 +940,21 @@ static void run_gemm_h16(const runctx *r, int ki, const tp_kir_kernel *k, const 
   const uint16_t *Bh = (const uint16_t *)r->ptr[k->b_buf] + k->b_off;
   const float *bias = k->bias_buf >= 0 ? (const float *)r->ptr[k->bias_buf] : NULL;
   if (ph) {
-    gemm_job j = {K, k, A, NULL, NULL, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, 0, ph, NULL};
+    gemm_job j = {K, k, A, NULL, NULL, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, 0, ph, NULL, 0, 0};
     int64_t flops = 2 * k->M * k->N * k->K, units, unit_flops;
     int64_t rblocks = (k->M + GEMM_ROWS - 1) / GEMM_ROWS;
     int threads = tp_pool_threads_or_default();
-    if (rblocks >= threads)
-      units = rblocks, unit_flops = 2 * GEMM_ROWS * k->N * k->K;
-    else
-      units = j.ncb, j.by_cols = 1, unit_flops = 2 * k->M * GEMM_COLS * k->K;
-    int64_t grain = unit_flops > 0 ? (PAR_GEMM_FLOPS + unit_flops - 1) / unit_flops : 1;
-    if (threads > 1 && flops >= 2 * PAR_GEMM_FLOPS && tp_parallel_slots(units, grain) > 1)
-      tp_parallel_for(units, grain, gemm_task, &j);
-    else
-      K->gemm_f32_packed_f16(k->M, k->N, k->K, A, k->a_rs, k->a_cs, ph, out, k->N, bias);
+    if (!run_split2d(&j, threads, flops)) {
+      if (rblocks >= threads)
+        units = rblocks, unit_flops = 2 * GEMM_ROWS * k->N * k->K;
+      else
+        units = j.ncb, j.by_cols = 1, unit_flops = 2 * k->M * GEMM_COLS * k->K;
+      int64_t grain = unit_flops > 0 ? (PAR_GEMM_FLOPS + unit_flops - 1) / unit_flops : 1;
+      if (threads > 1 && flops >= 2 * PAR_GEMM_FLOPS && tp_parallel_slots(units, grain) > 1)
+        tp_parallel_for(units, grain, gemm_task, &j);
+      else
+        K->gemm_f32_packed_f16(k->M, k->N, k->K, A, k->a_rs, k->a_cs, ph, out, k->N, bias);
+    }
   } else {
     int64_t ext = k->b_rs * (k->K - 1) + k->b_cs * (k->N - 1) + 1;
     float *Bf = k->K > 0 && k->N > 0 ? tp_alloc(sizeof(float) * (size_t)ext) : NULL;
@@ -940,7 +995,7 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
     int64_t grain = unit_flops > 0 ? (PAR_GEMM_FLOPS + unit_flops - 1) / unit_flops : 1;
     if (tp_pool_threads_or_default() > 1 && 2 * k->M * k->N * k->K >= 2 * PAR_GEMM_FLOPS &&
         tp_parallel_slots(ncb, grain) > 1) {
-      gemm_job j = {K, k, NULL, B, NULL, bias, out, ncb, 1, tuned, NULL, pa};
+      gemm_job j = {K, k, NULL, B, NULL, bias, out, ncb, 1, tuned, NULL, pa, 0, 0};
       tp_parallel_for(ncb, grain, gemm_pa_task, &j);
     } else {
       if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
@@ -950,7 +1005,7 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
     if (k->expr.n && !no_epi) run_pointwise(r, k, pr, out, out);
     return;
   }
-  gemm_job j = {K, k, A, B, pb, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, tuned, NULL, NULL};
+  gemm_job j = {K, k, A, B, pb, bias, out, (k->N + GEMM_COLS - 1) / GEMM_COLS, 0, tuned, NULL, NULL, 0, 0};
   /* the split: rows when B is packed once (shared by the threads) and there
    * are row blocks for every thread, or when a batch of one has more row
    * blocks than column blocks for the threads; else columns (of the packed
@@ -975,22 +1030,26 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
       pb = j.pb = dst;
     }
   }
-  if ((pb && rblocks >= threads) || (!pb && k->batch == 1 && cunits < threads && rblocks >= threads))
-    units = k->batch == 1 ? rblocks : 0, unit_flops = 2 * GEMM_ROWS * k->N * k->K;
-  else
-    units = cunits, j.by_cols = 1, unit_flops = 2 * k->M * GEMM_COLS * k->K;
-  int64_t grain = unit_flops > 0 ? (PAR_GEMM_FLOPS + unit_flops - 1) / unit_flops : 1;
-  if (threads > 1 && flops * k->batch >= 2 * PAR_GEMM_FLOPS && tp_parallel_slots(units, grain) > 1) {
-    tp_parallel_for(units, grain, gemm_task, &j);
-  } else {
-    if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
-    if (pb)
-      K->gemm_f32_packed(k->M, k->N, k->K, A, k->a_rs, k->a_cs, pb, out, k->N, bias);
+  /* a packed B with rows for every thread: the 2-D split when M's row
+   * blocks would not share out evenly */
+  if (!(pb && rblocks >= threads && run_split2d(&j, threads, flops))) {
+    if ((pb && rblocks >= threads) || (!pb && k->batch == 1 && cunits < threads && rblocks >= threads))
+      units = k->batch == 1 ? rblocks : 0, unit_flops = 2 * GEMM_ROWS * k->N * k->K;
     else
-      for (int64_t b = 0; b < k->batch; b++)
-        K->gemm_f32(k->M, k->N, k->K, A + b * k->a_bs, k->a_rs, k->a_cs, B + b * k->b_bs, k->b_rs,
-                    k->b_cs, out + b * k->M * k->N, k->N, bias);
-    if (tuned) K->gemm_tune(0, 0);
+      units = cunits, j.by_cols = 1, unit_flops = 2 * k->M * GEMM_COLS * k->K;
+    int64_t grain = unit_flops > 0 ? (PAR_GEMM_FLOPS + unit_flops - 1) / unit_flops : 1;
+    if (threads > 1 && flops * k->batch >= 2 * PAR_GEMM_FLOPS && tp_parallel_slots(units, grain) > 1) {
+      tp_parallel_for(units, grain, gemm_task, &j);
+    } else {
+      if (tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
+      if (pb)
+        K->gemm_f32_packed(k->M, k->N, k->K, A, k->a_rs, k->a_cs, pb, out, k->N, bias);
+      else
+        for (int64_t b = 0; b < k->batch; b++)
+          K->gemm_f32(k->M, k->N, k->K, A + b * k->a_bs, k->a_rs, k->a_cs, B + b * k->b_bs, k->b_rs,
+                      k->b_cs, out + b * k->M * k->N, k->N, bias);
+      if (tuned) K->gemm_tune(0, 0);
+    }
   }
   if (k->expr.n && !no_epi) run_pointwise(r, k, pr, out, out);
 }

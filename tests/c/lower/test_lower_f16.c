@@ -109,6 +109,49 @@ out:
   tp_graph_free(g);
 }
 
+/* A float16-weight GEMM large enough to split over threads: 1 to 4
+ * threads give the same bits (2 and 4 threads take the 2-D split: 128 rows
+ * are 120 in row blocks and 8 split by columns; 3 threads 108 + 20), and
+ * 1 thread matches the oracle (one_case's tolerance). */
+static void threads_case(void) {
+  tp_graph *g = parse("tpgraph v1\n%x = placeholder : f32[130,256]\n%w = get_attr \"w\" : f16[256,320]\n"
+                      "%0 = cast(%w, dtype=f32) : f32[256,320]\n%1 = matmul(%x, %0) : f32[130,320]\noutput(%1)\n");
+  if (!g) return;
+  int64_t ws[2] = {256, 320}, xs[2] = {130, 256};
+  tp_tensor *w = half_const(2, ws, 3), *x = NULL, *first = NULL;
+  tp_randn(2, xs, 5, &x);
+  tp_plan *pl = NULL;
+  if (!w || !x) FAILF("threads: setup");
+  else {
+    tp_graph_set_val(g, tp_graph_find(g, "w"), w);
+    CHECK_OK(tp_lower(g, NULL, &pl));
+  }
+  for (int t = 1; t <= 4 && pl; t++) {
+    tp_tensor *y = NULL;
+    int n;
+    CHECK_OK(tp_config_set(TP_CFG_THREADS, tp_value_int(t)));
+    CHECK_OK(tp_plan_run(pl, 1, &x, 1, &y, &n));
+    if (!y) break;
+    if (!first) {
+      first = y;
+      for (int64_t i = 0; i < 130; i += 43)
+        for (int64_t j = 0; j < 320; j += 37) {
+          double mag, ref = oracle(x, w, NULL, 0, 0, 130, 256, 320, i, j, 0, &mag);
+          double a = tp_tensor_get_f64(y, i * 320 + j);
+          CHECKF(fabs(a - ref) <= 1e-5 * mag, "threads [%lld,%lld]: %.9g, oracle %.9g", (long long)i, (long long)j, a, ref);
+        }
+      continue;
+    }
+    CHECKF(!memcmp(tp_tensor_ptr(first), tp_tensor_ptr(y), sizeof(float) * 130 * 320),
+           "float16 GEMM on %d threads: bits differ from 1 thread", t);
+    tp_tensor_release(y);
+  }
+  tp_config_set(TP_CFG_THREADS, tp_value_int(1));
+  tp_tensor_release(first), tp_tensor_release(x), tp_tensor_release(w);
+  tp_plan_free(pl);
+  tp_graph_free(g);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0);
   size_t base = tp_live_tensors();
@@ -131,6 +174,7 @@ int main(void) {
            "%0 = cast(%w, dtype=f32) : f32[8,6]\n%1 = neg(%0) : f32[8,6]\n%2 = matmul(%x, %1) : f32[4,6]\n"
            "%3 = matmul(%x, %0) : f32[4,6]\n%4 = sub(%3, %2) : f32[4,6]\noutput(%4)\n",
            2, 1, 4, 8, 6, 0, 0, 0, 0, 2);
+  threads_case();
   if (tp_live_tensors() != base) FAILF("%zu tensors leaked", tp_live_tensors() - base);
   printf("test_lower_f16: %d checks, %d failures\n", checks, failures);
   return failures != 0;
