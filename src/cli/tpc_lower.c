@@ -102,7 +102,7 @@ int tpc_cmd_compile(int argc, char **argv) {
          p->nkernels, (long long)p->arena_bytes);
   if (emit || has(dump, "wasm")) { /* the module a Wasm host would load */
     tp_emitted em;
-    tp_emit_options eo = {0, has(dump, "wasm"), NULL, NULL, 0, 0};
+    tp_emit_options eo = {0, has(dump, "wasm"), NULL, NULL, 0, 0, 0};
     double t2 = now_ms();
     if (tp_emit_wasm(p, &eo, &em) != TP_OK) {
       fprintf(stderr, "tpc: %s: %s\n", path, tp_last_error());

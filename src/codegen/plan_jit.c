@@ -11,7 +11,9 @@
  * pool (jit_run): the host installs every generated module in each
  * worker's function table at the main thread's index, and the pool gives
  * no chunk to a worker that has not installed the latest module yet
- * (tp_pool_jit_published, pool.c). */
+ * (tp_pool_jit_published, pool.c). The generated pointwise and row kernels
+ * of such a core take a row range (split_rows, emit.h) and split their rows
+ * over the pool the same way. */
 #include "jit.h"
 #include "wasm/emit.h"
 #include "../runtime/pool.h"
@@ -20,6 +22,18 @@
  * FLOPs (2 M N K), in chunks of at least this many: the executor's
  * PAR_GEMM_FLOPS (docs/benchmarks-threads.md, threads-wasm). */
 #define SPLIT_GEMM_FLOPS 4000000
+/* A generated pointwise or row kernel splits its rows (split_rows) in
+ * chunks of at least this many elements (2 x that in all), a row kernel
+ * counting SPLIT_ROW_COST more per row: the executor's PAR_PW_ELEMS,
+ * PAR_ROW_ELEMS and PAR_ROW_COST. */
+#define SPLIT_PW_ELEMS 32768
+#define SPLIT_ROW_ELEMS 16384
+#define SPLIT_ROW_COST 48
+#if defined(TP_WASM_THREADS)
+#define SPLIT_ROWS 1
+#else
+#define SPLIT_ROWS 0
+#endif
 
 /* Bytes of the float32 scratch panel that generated GEMMs with a float16 B
  * convert each panel into (emit_gemm.c; ptrs[nbufs + nkernels]): K x 8
@@ -39,7 +53,10 @@ typedef struct jit_state {
                            then per kernel its generated epilogue's (emit.h epi_func) or -1 */
   int32_t token;        /* a load the host is still compiling, 0 if none */
   int32_t base, nslots; /* the module's table slots (base -1 while pending) */
-  uint8_t *split;       /* per kernel: 1 = a generated GEMM whose panels split over the pool */
+  uint8_t *split;       /* per kernel: 1 = a generated GEMM whose panels, or a generated map
+                           kernel whose rows (split_rows), split over the pool */
+  int64_t *rows;        /* split map kernels: their rows (tp_emit_map_rows) and grain, or NULL */
+  int ranged;           /* the map kernels take (ptrs, r0, r1) (tp_emit_options.split_rows) */
   uint8_t *module;      /* the module's bytes (tp_compiled_last_module) */
   size_t module_len;
   char *h16_scratch;    /* the float16-B GEMMs' float32 panel (h16_scratch_bytes + 64; raw),
@@ -223,6 +240,7 @@ static void jit_release(void *state) {
   tp_free(st->fn);
   tp_free(st->module);
   tp_free(st->params);
+  tp_free(st->rows);
   tp_free(st->split);
   tp_free(st->h16_scratch);
   tp_free(st);
@@ -267,7 +285,10 @@ static tp_status jit_prepare(tp_plan *pl, int flags, void **state) {
     return TP_ERR_OUT_OF_MEMORY;
   }
   memset(mr, 0, (size_t)(p->nkernels ? p->nkernels : 1));
-  tp_emit_options eo = {(tp_jit_features() & TP_JIT_FEATURE_RELAXED_SIMD) != 0, 0, host, mr, (flags & TP_JIT_PARAMS) != 0, 0};
+  /* split_rows on the threads core (whether or not its workers run yet:
+   * one module form for the build): the map kernels take a row range */
+  tp_emit_options eo = {(tp_jit_features() & TP_JIT_FEATURE_RELAXED_SIMD) != 0, 0, host, mr, (flags & TP_JIT_PARAMS) != 0, 0,
+                        SPLIT_ROWS};
   tp_status s = p->autotune ? tune_tiles(pl, &eo, use_cache, mr) : TP_OK;
   int reused = 0;
   if (!s && eo.params && !p->autotune) { /* a module made before for this signature: only the block */
@@ -311,8 +332,9 @@ static tp_status jit_prepare(tp_plan *pl, int flags, void **state) {
       for (int k = 0; k < p->nkernels; k++)
         fn[p->nkernels + 1 + k] = em.epi_func[k] < 0 ? -1 : em.epi_func[k] + (token ? 0 : base);
       /* the state keeps the bytes, for tp_compiled_last_module */
-      *st = (jit_state){p->nkernels, fn, token, token ? -1 : base, em.nfuncs + 1, NULL, em.bytes, em.len, NULL,
-                        em.params};
+      *st = (jit_state){.nkernels = p->nkernels, .fn = fn, .token = token, .base = token ? -1 : base,
+                        .nslots = em.nfuncs + 1, .module = em.bytes, .module_len = em.len, .params = em.params,
+                        .ranged = eo.split_rows};
       em.bytes = NULL, em.params = NULL;
       size_t hb = h16_scratch_bytes(p), pf; /* the plan's scratch when it is large enough (K <= 3520) */
       tp_plan_scratch(pl, &pf);
@@ -325,6 +347,23 @@ static tp_status jit_prepare(tp_plan *pl, int flags, void **state) {
         if (fn[k] < 0 || kk->kind != TP_KK_GEMM || kk->b_f16 || 2 * kk->M * kk->N * kk->K < 2 * SPLIT_GEMM_FLOPS) continue;
         if (!st->split && (st->split = tp_alloc((size_t)p->nkernels))) memset(st->split, 0, (size_t)p->nkernels);
         if (st->split) st->split[k] = 1; /* out of memory: it runs on one thread */
+      }
+      /* map kernels with rows enough for the pool (the executor's work sizing) */
+      for (int k = 0; k < p->nkernels && eo.split_rows; k++) {
+        const tp_kir_kernel *kk = &p->kernels[k];
+        if (fn[k] < 0 || kk->kind == TP_KK_GEMM) continue;
+        tp_kir_prep pr;
+        tp_kir_prepare(kk, &pr);
+        int64_t rows = tp_emit_map_rows(kk, &pr, !eo.params), total = tp_shape_numel(pr.nd, pr.shape);
+        int64_t per_row = total / (rows ? rows : 1) + (kk->kind == TP_KK_ROW ? SPLIT_ROW_COST : 0);
+        int64_t least = kk->kind == TP_KK_ROW ? SPLIT_ROW_ELEMS : SPLIT_PW_ELEMS;
+        if (rows < 2 || rows * per_row < 2 * least) continue;
+        if (!st->split && (st->split = tp_alloc((size_t)p->nkernels))) memset(st->split, 0, (size_t)p->nkernels);
+        if (!st->rows && (st->rows = tp_alloc(sizeof(int64_t) * 2 * (size_t)p->nkernels)))
+          memset(st->rows, 0, sizeof(int64_t) * 2 * (size_t)p->nkernels);
+        if (!st->split || !st->rows) continue; /* out of memory: it runs on one thread */
+        st->split[k] = 1;
+        st->rows[2 * k] = rows, st->rows[2 * k + 1] = (least + per_row - 1) / per_row;
       }
     }
   }
@@ -356,11 +395,16 @@ static void split_task(void *ctx, int slot, int64_t b, int64_t e) {
 static tp_status call_kernel(const jit_state *st, const tp_kir_program *p, int k, int32_t *ptrtab, int threads) {
   const tp_kir_kernel *kk = &p->kernels[k];
   int32_t ptrs = (int32_t)(intptr_t)ptrtab;
-  if (kk->kind != TP_KK_GEMM) {
-    ((void (*)(int32_t))(uintptr_t)st->fn[k])(ptrs);
+  split_job j = {(gemm_fn)(uintptr_t)st->fn[k], ptrs};
+  if (kk->kind != TP_KK_GEMM && !(threads > 1 && st->split && st->split[k] && st->rows)) {
+    if (st->ranged) j.fn(ptrs, 0, INT32_MAX); /* every row */
+    else ((void (*)(int32_t))(uintptr_t)st->fn[k])(ptrs);
     return TP_OK;
   }
-  split_job j = {(gemm_fn)(uintptr_t)st->fn[k], ptrs};
+  if (kk->kind != TP_KK_GEMM) { /* its rows over the pool: each row alone, the same bits */
+    tp_parallel_for(st->rows[2 * k], st->rows[2 * k + 1], split_task, &j);
+    return tp_pool_take_failure();
+  }
   int64_t np = tp_emit_gemm_panels(kk), panel_flops = 2 * kk->M * 8 * kk->K;
   if (threads > 1 && st->split && st->split[k]) {
     int64_t grain = (SPLIT_GEMM_FLOPS + panel_flops - 1) / panel_flops;

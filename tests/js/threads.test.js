@@ -2,12 +2,13 @@
 // emscripten-mt`) through the public API, each case in its own Node process
 // (the core loads once per process): compiled functions whose kernels split
 // over the pool (GEMM with a constant weight and with one fed at run time,
-// conv2d, softmax rows, a linear + gelu, and bench/lib/models_wasm_defs.mjs's
+// conv2d, softmax and layer_norm rows, a pointwise chain, a linear + gelu, and bench/lib/models_wasm_defs.mjs's
 // W1 (at 256 x 384 x 512), W2 and W4, whose constant-weight GEMMs are
 // generated code split over the workers) give the same bits with 1, 2 and 3
 // threads and as the single-threaded wasi core, and their GEMM matches a
 // double-precision reference; the workers ran chunks of the generated GEMMs
-// (the module installed in their tables); a worker that traps fails its
+// and of the generated row and pointwise kernels (the module installed in
+// their tables); a worker that traps fails its
 // call with an error naming it and leaves the runtime on one thread with
 // the same results; explain() names the threads; without
 // SharedArrayBuffer a threads request falls back to the one-thread core and
@@ -42,11 +43,13 @@ const fns = {
   linear_gelu: tp.compile((a) => tp.gelu(tp.matmul(a, wc).add(bias))),
   conv: tp.compile((a) => tp.conv2d(a, k, null, [1, 1], [1, 1])),
   softmax: tp.compile((a) => tp.softmax(a, -1)),
+  pointwise: tp.compile((a) => tp.tanh(a.mul(a)).sub(a)),
+  layer_norm: tp.compile((a) => tp.layerNorm(a, [1024])),
   W1: tp.compile((a) => W.W1.f(a)),
   W2: tp.compile((a) => W.W2.f(a)),
   W4: tp.compile((a) => W.W4.f(a)),
 };
-const args = { gemm_input: [x, w], gemm_const: [x], linear_gelu: [x], conv: [img], softmax: [rows], W1: [W.W1.x], W2: [W.W2.x], W4: [W.W4.x] };
+const args = { gemm_input: [x, w], gemm_const: [x], linear_gelu: [x], conv: [img], softmax: [rows], pointwise: [rows], layer_norm: [rows], W1: [W.W1.x], W2: [W.W2.x], W4: [W.W4.x] };
 const out = {};
 const chunks = {};
 for (const [n, f] of Object.entries(fns)) {
@@ -65,6 +68,18 @@ for (let i = 0; i < 200 && genChunks === 0; i++) {
   genChunks = workerChunks(getCore()) - c0;
 }
 const genGemm = tp.explain((a) => tp.matmul(a, wc), x).backend_plans[0].generated;
+// the generated row kernel (softmax) and pointwise kernel split their rows
+// over the workers too (split_rows: the pointwise one viewed as rows)
+const mapChunks = {};
+for (const n of ['softmax', 'pointwise']) {
+  mapChunks[n] = 0;
+  for (let i = 0; i < 200 && mapChunks[n] === 0; i++) {
+    const c0 = workerChunks(getCore());
+    fns[n](rows).dispose();
+    mapChunks[n] = workerChunks(getCore()) - c0;
+  }
+}
+const genMap = tp.explain((a) => tp.tanh(a.mul(a)).sub(a), rows).backend_plans[0].generated;
 // the GEMM against a double-precision reference on sampled entries
 const y = fns.gemm_input(x, w).toArray(), xa = x.toArray(), wa = w.toArray();
 let worst = 0;
@@ -75,7 +90,7 @@ for (let s = 0; s < 400; s++) {
   worst = Math.max(worst, Math.abs(y[i * 384 + j] - ref) / (1e-6 + 1e-5 * mag));
 }
 const threads = tp.explain((a, b) => tp.matmul(a, b), x, w).threads;
-console.log(JSON.stringify({ out, threads, worst, chunks, genChunks, genGemm }));
+console.log(JSON.stringify({ out, threads, worst, chunks, genChunks, genGemm, mapChunks, genMap }));
 process.exit(0);
 `;
 
@@ -106,6 +121,9 @@ test('the threads core gives the same bits with 1, 2 and 3 threads', { skip }, (
     // the constant-weight GEMM is generated code, and its panels ran on a worker
     assert.equal(r.genGemm, 1, 'the constant-weight GEMM is generated code on the threads core');
     assert.ok(r.genChunks > 0, `no chunk of the generated GEMM ran on a worker with ${n} threads`);
+    assert.equal(r.genMap, 1, 'the pointwise chain is one generated kernel');
+    for (const k of ['softmax', 'pointwise'])
+      assert.ok(r.mapChunks[k] > 0, `no row of the generated ${k} kernel ran on a worker with ${n} threads`);
   }
   assert.equal(ref.genChunks, 0);
   // the one-thread core runs the same kernels (generated GEMMs included):

@@ -151,11 +151,12 @@ static void params_prologue(em *e) {
  * block, the function stays empty). */
 static tp_status emit_kernel(tp_wasm_module *m, uint32_t type, const tp_kir_program *p, int ki,
                              const tp_kir_kernel *k, const tp_kir_prep *pr, int relaxed, int mr,
-                             em_block *blk, int block_only, uint64_t *sig, uint32_t *fidx) {
+                             em_block *blk, int block_only, int ranged, uint64_t *sig, uint32_t *fidx) {
   if (!k) k = &p->kernels[ki];
   em e;
   memset(&e, 0, sizeof e);
   e.relaxed = relaxed;
+  e.ranged = ranged && k->kind != TP_KK_GEMM;
   e.mr = mr;
   e.blk = blk;
   TP_TRY(tp_wasm_func_begin(m, type, k->name, &e.f, fidx));
@@ -193,7 +194,7 @@ static tp_status emit_kernel(tp_wasm_module *m, uint32_t type, const tp_kir_prog
     }
   }
   tp_free(e.rec);
-  if (sig) *sig = e.mismatch || (!block_only && e.pcur != e.npp) ? 0 : mix(e.sig, (uint64_t)e.npp);
+  if (sig) *sig = e.mismatch || (!block_only && e.pcur != e.npp) ? 0 : mix(mix(e.sig, (uint64_t)e.npp), (uint64_t)e.ranged);
   if (e.s) return e.s;
   return tp_wasm_func_end(e.f);
 }
@@ -235,7 +236,8 @@ static tp_status finish_module(tp_wasm_module *m, tp_status s, int dump, tp_emit
  * imported env.tp_jit_kernel(ctx, k) (the core's executor); stops at the
  * first non-zero status and returns it. */
 static tp_status emit_run(tp_wasm_module *m, uint32_t type, const tp_kir_program *p,
-                          const uint32_t *fidx, const uint32_t *eidx, uint32_t cb, em_block *blk, uint32_t *run_idx) {
+                          const uint32_t *fidx, const uint32_t *eidx, uint32_t cb, em_block *blk, int ranged,
+                          uint32_t *run_idx) {
   tp_wasm_func *f;
   uint32_t st;
   TP_TRY(tp_wasm_func_begin(m, type, "run", &f, run_idx));
@@ -257,6 +259,10 @@ static tp_status emit_run(tp_wasm_module *m, uint32_t type, const tp_kir_program
         } else if (!s) {
           s = tp_wasm_emit_i32_const(f, np);
         }
+      }
+      if (!s && ranged && p->kernels[k].kind != TP_KK_GEMM) { /* all its rows */
+        s = tp_wasm_emit_i32_const(f, 0);
+        if (!s) s = tp_wasm_emit_i32_const(f, INT32_MAX);
       }
       if (!s) s = tp_wasm_emit_call(f, fidx[k]);
     } else {
@@ -325,8 +331,9 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
     if (fidx[ki] == UINT32_MAX) continue;
     uint64_t fs = 0;
     int mr = o && o->gemm_mr ? o->gemm_mr[ki] : 0;
-    s = emit_kernel(m, p->kernels[ki].kind == TP_KK_GEMM ? gemm_type : type, p, ki, NULL, &preps[ki],
-                    o && o->relaxed_simd, mr, blk, block_only, &fs, &fidx[ki]);
+    int ranged = o && o->split_rows;
+    s = emit_kernel(m, p->kernels[ki].kind == TP_KK_GEMM || ranged ? gemm_type : type, p, ki, NULL, &preps[ki],
+                    o && o->relaxed_simd, mr, blk, block_only, ranged, &fs, &fidx[ki]);
     sig = fs && sig ? mix(mix(mix(mix(sig, (uint64_t)ki), (uint64_t)mr), (uint64_t)p->kernels[ki].kind), fs) : 0;
     if (s) {
       tp_fail_context(s, "wasm emitter: kernel %s", p->kernels[ki].name);
@@ -344,7 +351,7 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
     snprintf(pw->name, sizeof pw->name, "k%d_epilogue", ki);
     tp_kir_prepare(pw, &epr);
     uint64_t fs = 0;
-    s = emit_kernel(m, type, p, ki, pw, &epr, o && o->relaxed_simd, 0, blk, block_only, &fs, &eidx[ki]);
+    s = emit_kernel(m, type, p, ki, pw, &epr, o && o->relaxed_simd, 0, blk, block_only, 0, &fs, &eidx[ki]);
     sig = fs && sig ? mix(mix(sig, (uint64_t)(ki + p->nkernels)), fs) : 0;
     if (s) {
       tp_fail_context(s, "wasm emitter: kernel %s", pw->name);
@@ -379,7 +386,7 @@ tp_status tp_emit_wasm(const tp_kir_program *p, const tp_emit_options *o, tp_emi
     if (s) tp_emitted_clear(out);
     return s;
   }
-  if (!s) s = emit_run(m, run_type, p, fidx, eidx, cb, blk, &run_idx);
+  if (!s) s = emit_run(m, run_type, p, fidx, eidx, cb, blk, o && o->split_rows, &run_idx);
   if (!s) { /* the run entry: export f<nfuncs>, also named "run" */
     char name[16];
     snprintf(name, sizeof name, "f%d", out->nfuncs);
@@ -424,7 +431,7 @@ tp_status tp_emit_gemm_variants(const tp_kir_program *p, const tp_emit_options *
   for (int v = 0; v < nmr && !s; v++) {
     uint32_t fidx;
     char name[16];
-    s = emit_kernel(m, type, p, ki, NULL, &pr, o && o->relaxed_simd, mrs[v], NULL, 0, NULL, &fidx);
+    s = emit_kernel(m, type, p, ki, NULL, &pr, o && o->relaxed_simd, mrs[v], NULL, 0, 0, NULL, &fidx);
     snprintf(name, sizeof name, "f%d", v);
     if (!s) s = tp_wasm_module_export_func(m, name, fidx);
     if (!s) out->nfuncs++;

@@ -67,6 +67,9 @@ typedef struct tp_emit_options {
   const uint8_t *gemm_mr;     /* NULL, or per kernel: GEMM tile rows 1..6 (0: 4) */
   int params;                 /* the numbers in a parameter block (above) */
   int block_only;             /* with params: only the block and the signature, no bytes (below) */
+  int split_rows;             /* pointwise and row kernels take (ptrs, r0, r1) and run the rows
+                                 [r0, min(r1, rows)) of their outer loop (tp_emit_map_rows), so
+                                 that the threads core splits them over the pool */
 } tp_emit_options;
 
 /* Emits every pointwise, row and GEMM kernel that the emitter supports
@@ -79,6 +82,16 @@ void tp_emitted_clear(tp_emitted *e);
  * tp_emit_wasm). TP_ERR_UNSUPPORTED when ki is not a generated GEMM. */
 tp_status tp_emit_gemm_variants(const tp_kir_program *p, const tp_emit_options *o, int ki, int nmr,
                                 const int *mrs, tp_emitted *out);
+
+/* The loop nest a generated pointwise or row kernel runs: pr itself, or
+ * with rows_1d a 1-D pointwise kernel of many elements viewed as rows
+ * [n / C, C] (C in 256..4096 dividing n), so its rows can split. The
+ * emitter views so with split_rows and no parameter block (the choice of C
+ * depends on n: a module shared over sizes keeps such kernels whole). */
+void tp_emit_map_view(const tp_kir_kernel *k, const tp_kir_prep *pr, int rows_1d, tp_kir_prep *view);
+/* The rows of that nest's outer loop (the range r0, r1 cut); 1 when it
+ * has none (one dim). */
+int64_t tp_emit_map_rows(const tp_kir_kernel *k, const tp_kir_prep *pr, int rows_1d);
 
 /* Column panels of a generated GEMM kernel (the range its p0, p1 cut). */
 int64_t tp_emit_gemm_panels(const tp_kir_kernel *k);

@@ -54,6 +54,7 @@ typedef struct em {
   uint32_t pool_local[POOL_MAX];
   int relaxed;                 /* f32x4.relaxed_madd for p * r + c */
   int mr;                      /* GEMM register tile rows (1..GMR_MAX) */
+  int ranged;                  /* a map kernel of (ptrs, r0, r1): split_rows (emit.h) */
   uint32_t v0; int vn, vtop;   /* v128 temporaries */
   uint32_t i0; int in, itop;   /* i32 temporaries */
   uint32_t f0; int fn, ftop;   /* f32 temporaries */

@@ -274,7 +274,8 @@ static void row_work(em *e, kctx *c) {
     lget(e, c->out), lget(e, c->rowval[0]), mem(e, TP_WASM_OP_F32_STORE, 0);
 }
 
-/* Loop nest over dims 0..nd-2: bases advance by their strides. */
+/* Loop nest over dims 0..nd-2: bases advance by their strides. A ranged
+ * kernel (ptrs, r0, r1) runs rows [r0, min(r1, shape[0])) of dim 0. */
 static void nest(em *e, kctx *c, int d, const int64_t *out_st) {
   const tp_kir_prep *pr = c->pr;
   if (d == pr->nd - 1) {
@@ -282,11 +283,29 @@ static void nest(em *e, kctx *c, int d, const int64_t *out_st) {
     return;
   }
   const tp_kir_kernel *k = c->k;
-  uint32_t cnt = itmp(e);
-  i32c(e, 0), lset(e, cnt);
+  const uint32_t R0 = 1, R1 = 2; /* params */
+  int ranged = d == 0 && e->ranged;
+  uint32_t cnt = itmp(e), lim = 0;
+  if (ranged) {
+    lim = itmp(e);
+    lget(e, R1), i32n(e, pr->shape[0]), lget(e, R1), i32n(e, pr->shape[0]), op(e, TP_WASM_OP_I32_LT_S);
+    op(e, TP_WASM_OP_SELECT), lset(e, lim);
+    lget(e, R0), lset(e, cnt);
+    for (int s = 0; s < k->nin; s++) {
+      lget(e, c->base[s]), lget(e, R0), i32n(e, pr->st[s][0] * 4), op(e, TP_WASM_OP_I32_MUL);
+      op(e, TP_WASM_OP_I32_ADD), lset(e, c->base[s]);
+    }
+    lget(e, c->out), lget(e, R0), i32n(e, out_st[0] * 4), op(e, TP_WASM_OP_I32_MUL);
+    op(e, TP_WASM_OP_I32_ADD), lset(e, c->out);
+  } else {
+    i32c(e, 0), lset(e, cnt);
+  }
   block(e, TP_WASM_OP_BLOCK);
   block(e, TP_WASM_OP_LOOP);
-  lget(e, cnt), i32n(e, pr->shape[d]), op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
+  lget(e, cnt);
+  if (ranged) lget(e, lim);
+  else i32n(e, pr->shape[d]);
+  op(e, TP_WASM_OP_I32_GE_S), br(e, TP_WASM_OP_BR_IF, 1);
   /* the inner levels move their own copies: save, recurse, restore + step */
   uint32_t saved[TP_KIR_MAX_IN + 1];
   for (int s = 0; s < k->nin; s++) saved[s] = itmp(e), lget(e, c->base[s]), lset(e, saved[s]);
@@ -301,7 +320,27 @@ static void nest(em *e, kctx *c, int d, const int64_t *out_st) {
   br(e, TP_WASM_OP_BR, 0);
   op(e, TP_WASM_OP_END);
   op(e, TP_WASM_OP_END);
-  e->itop--;
+  e->itop -= ranged ? 2 : 1;
+}
+
+void tp_emit_map_view(const tp_kir_kernel *k, const tp_kir_prep *pr, int rows_1d, tp_kir_prep *v) {
+  *v = *pr;
+  if (!rows_1d || k->kind != TP_KK_POINTWISE || pr->nd != 1) return;
+  int64_t n = pr->shape[0];
+  for (int s = 0; s < k->nin; s++)
+    if (pr->st[s][0] * 4 * 4096 > INT32_MAX / 8) return;
+  for (int64_t C = 4096; C >= 256; C -= 16)
+    if (n % C == 0 && n / C >= 2) {
+      v->nd = 2, v->shape[0] = n / C, v->shape[1] = C;
+      for (int s = 0; s < k->nin; s++) v->st[s][0] = pr->st[s][0] * C, v->st[s][1] = pr->st[s][0];
+      return;
+    }
+}
+
+int64_t tp_emit_map_rows(const tp_kir_kernel *k, const tp_kir_prep *pr, int rows_1d) {
+  tp_kir_prep v;
+  tp_emit_map_view(k, pr, rows_1d, &v);
+  return v.nd >= 2 ? v.shape[0] : 1;
 }
 
 int tp_em_map_supported(const tp_kir_program *p, const tp_kir_kernel *k, const tp_kir_prep *pr) {
@@ -327,7 +366,9 @@ int tp_em_map_supported(const tp_kir_program *p, const tp_kir_kernel *k, const t
   return 1;
 }
 
-void tp_em_map_body(em *e, const tp_kir_kernel *k, const tp_kir_prep *pr) {
+void tp_em_map_body(em *e, const tp_kir_kernel *k, const tp_kir_prep *pr0) {
+  tp_kir_prep view, *pr = &view;
+  tp_emit_map_view(k, pr0, e->ranged && !e->blk, &view);
   kctx c;
   memset(&c, 0, sizeof c);
   c.k = k, c.pr = pr, c.ptrs = 0;

@@ -207,19 +207,21 @@ static void check_module(const char *name, const tp_kir_program *p, const tp_emi
   validate(name, em, relaxed);
 }
 
-/* Lowers text, emits it (plain and with relaxed SIMD), checks and validates
- * both; returns the program (caller frees) for more checks. */
+/* Lowers text, emits it (plain, with relaxed SIMD, and with the map
+ * kernels taking a row range as the threads core emits them), checks and
+ * validates each; returns the program (caller frees) for more checks. */
 static tp_kir_program *emit_both(const char *name, const char *text, int ngen) {
   tp_kir_program *p = lower(text);
   if (!p) return NULL;
-  for (int relaxed = 0; relaxed < 2; relaxed++) {
-    tp_emit_options o = {relaxed, 0, NULL, NULL, 0, 0};
+  for (int v = 0; v < 3; v++) {
+    int relaxed = v == 1;
+    tp_emit_options o = {relaxed, 0, NULL, NULL, 0, 0, v == 2};
     tp_emitted em;
     tp_status s = tp_emit_wasm(p, &o, &em);
     CHECK_OK(s);
     if (s) continue;
     char nm[64];
-    snprintf(nm, sizeof nm, "%s%s", name, relaxed ? "_relaxed" : "");
+    snprintf(nm, sizeof nm, "%s%s", name, relaxed ? "_relaxed" : v == 2 ? "_rows" : "");
     check_module(nm, p, &em, ngen, relaxed);
     tp_emitted_clear(&em);
   }
@@ -253,14 +255,14 @@ static void test_pointwise(void) {
   if (!p) return;
   CHECK(p->nkernels == 1 && count_kind(p, TP_KK_POINTWISE) == 1);
   /* the dump names the kernel */
-  tp_emit_options o = {0, 1, NULL, NULL, 0, 0};
+  tp_emit_options o = {0, 1, NULL, NULL, 0, 0, 0};
   tp_emitted em;
   CHECK_OK(tp_emit_wasm(p, &o, &em));
   CHECK(em.dump && strstr(em.dump, "kernel k0_pointwise") && strstr(em.dump, "export 'run'"));
   tp_emitted_clear(&em);
   /* every kernel left to the core: nothing to emit */
   uint8_t host[1] = {1};
-  tp_emit_options all_host = {0, 0, host, NULL, 0, 0};
+  tp_emit_options all_host = {0, 0, host, NULL, 0, 0, 0};
   CHECK(tp_emit_wasm(p, &all_host, &em) == TP_ERR_UNSUPPORTED);
   CHECK(em.bytes == NULL && em.kernel_func == NULL);
   tp_kir_program_free(p);
@@ -385,7 +387,7 @@ static void test_params(void) {
   }
   CHECK(count_kind(a, TP_KK_GEMM) == 1 && count_kind(a, TP_KK_ROW) >= 1);
   tp_emitted ea, ec, pa, pc;
-  tp_emit_options plain = {0, 0, NULL, NULL, 0, 0}, params = {0, 0, NULL, NULL, 1, 0};
+  tp_emit_options plain = {0, 0, NULL, NULL, 0, 0, 0}, params = {0, 0, NULL, NULL, 1, 0, 0};
   CHECK_OK(tp_emit_wasm(a, &plain, &pa));
   CHECK_OK(tp_emit_wasm(c, &plain, &pc));
   CHECK_OK(tp_emit_wasm(a, &params, &ea));
@@ -405,7 +407,7 @@ static void test_params(void) {
     /* the signature: the same for both sizes, and the first pass alone
      * (block_only) gives it and the same block as the whole emission */
     CHECK(ea.sig && ea.sig == ec.sig && !pa.sig);
-    tp_emit_options bo = {0, 0, NULL, NULL, 1, 1};
+    tp_emit_options bo = {0, 0, NULL, NULL, 1, 1, 0};
     tp_emitted bc;
     CHECK_OK(tp_emit_wasm(c, &bo, &bc));
     CHECKF(!bc.bytes && bc.sig == ec.sig && bc.params_len == ec.params_len &&

@@ -90,7 +90,7 @@ static tp_status scenario(void *ud, void *resv) {
   if (c->emit) {
     tp_lower_options o;
     tp_lower_options_init(&o);
-    tp_emit_options eo = {0, 1, NULL, NULL, 0, 0}; /* with the annotated dump */
+    tp_emit_options eo = {0, 1, NULL, NULL, 0, 0, 0}; /* with the annotated dump */
     SWEEP_STEP("passes", tp_run_passes(tp_onnx_model_graph(m), 0, NULL, NULL, &lg));
     tp_graph *owned = lg; /* tp_schedule takes ownership, on failure too */
     lg = NULL;
