@@ -4,7 +4,9 @@
 // that starts an empty module worker the same way (bench/web/empty-worker.html),
 // i.e. what the browser charges any worker-based page on this machine. The
 // MLP is also loaded with the package as ES modules (?pkg=modules) instead of
-// its one-file bundle (js/dist/tensorplay.mjs, the page's default).
+// its one-file bundle (js/dist/tensorplay.mjs, the page's default), and
+// with the Wasm threads core and 2 threads (?threads=2; the threads issue's
+// figure: no more than 20 ms later than on one thread).
 //
 // Serves the repository with examples/web/serve.mjs, loads each page in
 // blocks of BLOCK reloads (the first of each block is dropped), alternating
@@ -31,8 +33,9 @@ if (skip && !/is not built/.test(skip)) {
   console.error(`web-start: skipped: ${skip}`);
   process.exit(1);
 }
-// what the page loads: the wasi core (js/wasm) and the bundle (js/dist)
-execFileSync('bash', ['scripts/build.sh', 'wasi', 'bundle'], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: ['ignore', 2, 2] });
+// what the page loads: the wasi core (js/wasm), the threads core for
+// ?threads=2 (js/wasm/tensorplay-mt.wasm) and the bundle (js/dist)
+execFileSync('bash', ['scripts/build.sh', 'wasi', 'emscripten-mt', 'bundle'], { cwd: fileURLToPath(new URL('../..', import.meta.url)), stdio: ['ignore', 2, 2] });
 
 const stats = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -54,8 +57,9 @@ try {
   };
   // mlp-modules: the same page with the package as ES modules (?pkg=modules)
   // instead of its one-file bundle, to show what the bundle saves
-  for (const [key, model, extra] of [['mlp', 'mlp', ''], ['mlp-modules', 'mlp', '&pkg=modules'], ['transformer', 'transformer', '']]) {
-    const want = extra ? 'modules' : 'bundle';
+  for (const [key, model, extra] of [['mlp', 'mlp', ''], ['mlp-modules', 'mlp', '&pkg=modules'], ['mlp-threads', 'mlp', '&threads=2'],
+    ['transformer', 'transformer', '']]) {
+    const want = extra === '&pkg=modules' ? 'modules' : 'bundle';
     pages[key] = {
       // runs=10: the page's timed runs after the first result are capped at
       // 10, as the page did before its run counts became adaptive (up to 200
@@ -68,6 +72,8 @@ try {
         const ms = Number(await waitForAttribute(page, '#first-result', 'data-ms'));
         const pkg = await page.getAttribute('#status', 'data-package');
         if (pkg !== want) throw new Error(`web-start: ${key} loaded the package as ${pkg}, not ${want}`);
+        const threads = await page.getAttribute('#compile-time', 'data-threads');
+        if (extra === '&threads=2' && !/^Wasm threads/.test(threads ?? '')) throw new Error(`web-start: ${key} did not load the threads core: ${threads}`);
         await page.waitForSelector('#chart[data-seq]', { timeout: 60000 }); // the page settled
         return ms;
       },
@@ -90,16 +96,23 @@ try {
     const ours = { name: `examples/web ${model}: first result`, ...stats(got[model]) };
     const impls = [ours, anchor];
     if (got[`${model}-modules`]) impls.splice(1, 0, { name: `examples/web ${model}, package as ES modules (?pkg=modules)`, ...stats(got[`${model}-modules`]) });
+    let threaded = null;
+    if (got[`${model}-threads`]) {
+      threaded = { name: `examples/web ${model}, Wasm threads core with 2 threads (?threads=2)`, ...stats(got[`${model}-threads`]) };
+      impls.splice(1, 0, threaded);
+    }
     console.log(JSON.stringify({
       case: `page load to first result: ${model} (issue figure ${figure} ms)`,
       reps: got[model].length,
       baseline: anchor.name,
       impls,
       ours_minus_anchor_ms: +(ours.median_ms - anchor.median_ms).toFixed(1),
+      ...(threaded ? { threads_minus_one_thread_ms: +(threaded.median_ms - ours.median_ms).toFixed(1), threads_figure_ms: 20 } : {}),
       figure_ms: figure,
       notes: `reloads in blocks of ${BLOCK} (first of each dropped), pages alternating between blocks, ${SETTLE_MS} ms after the previous page settled; ms after navigation start`,
     }));
-    console.error(`web-start ${model}: median ${ours.median_ms} ms (min ${ours.min_ms}), anchor ${anchor.median_ms} ms, ours - anchor ${(ours.median_ms - anchor.median_ms).toFixed(1)} ms`);
+    console.error(`web-start ${model}: median ${ours.median_ms} ms (min ${ours.min_ms}), anchor ${anchor.median_ms} ms, ours - anchor ${(ours.median_ms - anchor.median_ms).toFixed(1)} ms` +
+      (threaded ? `; with 2 threads ${threaded.median_ms} ms (${(threaded.median_ms - ours.median_ms).toFixed(1)} ms later; issue figure 20 ms)` : ''));
   }
 } finally {
   await browser.close();

@@ -252,6 +252,7 @@ function startWorker() {
   const url = new URL('./worker.js', import.meta.url);
   if (window.tpCore) url.searchParams.set('core', 'page');
   if (params.get('pkg') === 'modules') url.searchParams.set('pkg', 'modules');
+  if (params.get('threads')) url.searchParams.set('threads', params.get('threads'));
   if (early) {
     worker = early.worker;
   } else {
@@ -581,6 +582,9 @@ function showCompiled(m) {
     : `compile() + first call: capture, which computes the result; ${m.backend} replays the graph, with no lowering or code generation`;
   ui.compileTime.textContent = `${fmtMs(m.compileMs)} (${what})` + (m.buildMs > 0.5 ? `; building weights/inputs ${fmtMs(m.buildMs)}` : '');
   ui.compileTime.dataset.ms = m.compileMs.toFixed(3);
+  // ?threads=N: explain().threads says what ran ("Wasm threads: 2 threads ...")
+  if (m.explain?.threads) ui.compileTime.dataset.threads = m.explain.threads;
+  if (params.get('threads') && m.explain?.threads) ui.compileTime.textContent += `; ${m.explain.threads}`;
   ui.memory.textContent = `${fmtBytes(m.memoryBytes)} of Wasm memory (it grows, never shrinks), ${m.liveTensors} live tensors`;
   ui.memory.dataset.bytes = String(m.memoryBytes);
   ui.graphText.textContent = m.graphText ?? '(no graph captured)';

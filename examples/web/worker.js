@@ -30,7 +30,13 @@ performance.mark('workerJs');
 // The performance marks (workerJs, request, coreCompiled, imported, built,
 // firstCall, posting) are the worker's timeline; tests/browser/web.test.mjs
 // records them, bench/web/probe-start.mjs splits a load with them.
-const params = new URL(self.location.href).searchParams; // ?core=page, ?pkg=modules
+const params = new URL(self.location.href).searchParams; // ?core=page, ?pkg=modules, ?threads=N
+// ?threads=N: the Wasm threads core with N threads where the page is
+// cross-origin isolated (SharedArrayBuffer); elsewhere the package runs on
+// one thread and explain().threads says why
+const threads = Number(params.get('threads')) || 0;
+if (threads) globalThis.tensorplayThreads = threads;
+const coreFile = threads && self.crossOriginIsolated ? 'tensorplay-mt.wasm' : 'tensorplay.wasm';
 globalThis.tensorplayWasm = params.get('core') === 'page'
   ? new Promise((resolve) => {
     const on = (ev) => {
@@ -41,7 +47,7 @@ globalThis.tensorplayWasm = params.get('core') === 'page'
     };
     self.addEventListener('message', on);
   })
-  : WebAssembly.compileStreaming(fetch(new URL('../../js/wasm/tensorplay.wasm', import.meta.url)))
+  : WebAssembly.compileStreaming(fetch(new URL(`../../js/wasm/${coreFile}`, import.meta.url)))
     .then((m) => {
       performance.mark('coreCompiled');
       return m;

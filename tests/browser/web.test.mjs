@@ -191,6 +191,31 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
       });
     }
 
+    // ---- ?threads=2 on the cross-origin isolated page: the Wasm threads core ----
+    await t.test('transformer with ?threads=2: the threads core in the worker, output matching Node', {
+      skip: existsSync(join(ROOT, 'js/wasm/tensorplay-mt.wasm')) ? false : 'js/wasm/tensorplay-mt.wasm is not built (bash scripts/build.sh emscripten-mt)',
+    }, async () => {
+      const ref = reference('transformer');
+      const page = await newPage(browser.context);
+      await page.goto(`${server.url}examples/web/?model=transformer&threads=2&auto=1&runs=5`);
+      await waitForAttribute(page, '#first-result', 'data-ms');
+      await page.waitForSelector('#chart[data-seq]', { timeout: 60000 });
+      assert.ok(await page.isHidden('#error'), `the page shows an error: ${await page.textContent('#error')}`);
+      // the first result does not wait for the pool's worker (its start
+      // overlaps the page's load): explain() at that compile may say none
+      // runs yet; a compile after the timed runs finds it running
+      const first = await page.getAttribute('#compile-time', 'data-threads');
+      assert.match(first ?? '', /^Wasm threads/, `explain().threads at the first result: ${first}`);
+      assertClose(await readPage(page), ref, 'transformer, 2 threads, first result');
+      const r = await compileAndRun(page);
+      assert.equal(r.error, undefined, `the page shows an error: ${r.error}`);
+      const threads = await page.getAttribute('#compile-time', 'data-threads');
+      assert.match(threads ?? '', /^Wasm threads: 2 threads \(workers; 1 worker running\)/, `explain().threads on the page: ${threads}`);
+      assertClose(await readPage(page), ref, 'transformer, 2 threads');
+      assert.deepEqual(page.errors, [], 'console errors');
+      await page.close();
+    });
+
     // ---- other backends and modes on one model ----
     await t.test('cnn with eager / reference backends and max-autotune', async () => {
       const ref = reference('cnn');
