@@ -669,9 +669,6 @@ static tp_status convert_as(wr *w, const tp_node *n, const char *out) {
       n->op == TP_OP_BITWISE_NOT)
     return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s): ONNX's Bitwise ops need opset 18; the export writes opset 17",
                    n->name, tp_op_name(n->op));
-  if (n->op == TP_OP_RNN || n->op == TP_OP_GRU || n->op == TP_OP_LSTM)
-    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (%s): exporting recurrent layers is not supported yet",
-                   n->name, tp_op_name(n->op));
   const char *why = n->op == TP_OP_INVOKE ? "a nested compiled region"
                     : (tp_op_flags(n->op) & TP_OPF_OPAQUE) ? "an opaque host region"
                                                               : "an operator";
@@ -733,8 +730,160 @@ static tp_status quant_node(wr *w, const tp_node *n, const char *out) {
 static tp_status cond_node(wr *w, int idx);
 static tp_status while_node(wr *w, int idx);
 static tp_status getitem_node(wr *w, int idx);
+/* Whether the graph reads only what an ONNX LSTM outputs of lstm node idx's
+ * packed result [2, S + 1, D, B, H]: plane 0 (Y and the final H), and of
+ * plane 1 (the cell states) only row S (the final C). Every reader must
+ * slice axis 0 (as the importer's and JS's unpacking do); a reader of plane
+ * 1 must be slices of axis 1 from row S on. 1, or 0 and *why. */
+static int lstm_reads_exportable(const tp_graph *g, int idx, int64_t S, const char **why) {
+  for (int j = 0; j < g->n; j++)
+    for (int a = 0; a < g->nodes[j].nargs; a++) {
+      if (g->nodes[j].args[a].kind != TP_ARG_NODE || g->nodes[j].args[a].node != idx) continue;
+      const tp_node *r = &g->nodes[j];
+      int64_t ax = -1, s = 0, len = 0;
+      if (r->kind == TP_NODE_CALL && r->op == TP_OP_SLICE && tp_norm_dim("slice", r->attrs.dim, 5, &ax) == TP_OK && ax == 0)
+        tp_slice_bounds(2, r->attrs.start, r->attrs.end, r->attrs.step, &s, &len);
+      else {
+        tp_clear_error();
+        *why = "the whole packed result is read (only slices of it have an ONNX equivalent)";
+        return 0;
+      }
+      if (len == 1 && s == 0) continue; /* plane 0: Y and the final H */
+      if (len != 1 || s != 1) {
+        *why = "both planes are read together";
+        return 0;
+      }
+      for (int k = 0; k < g->n; k++) /* plane 1: only its row S (the final C) */
+        for (int b = 0; b < g->nodes[k].nargs; b++) {
+          if (g->nodes[k].args[b].kind != TP_ARG_NODE || g->nodes[k].args[b].node != j) continue;
+          const tp_node *q = &g->nodes[k];
+          int64_t ax1 = -1, s1 = 0, len1 = 0;
+          if (q->kind == TP_NODE_CALL && q->op == TP_OP_SLICE &&
+              tp_norm_dim("slice", q->attrs.dim, 5, &ax1) == TP_OK && ax1 == 1)
+            tp_slice_bounds(S + 1, q->attrs.start, q->attrs.end, q->attrs.step, &s1, &len1);
+          else
+            tp_clear_error();
+          if (ax1 != 1 || s1 < S) {
+            *why = "its cell states before the last step are read (ONNX's LSTM outputs only the last, Y_c)";
+            return 0;
+          }
+        }
+    }
+  return 1;
+}
+
+/* rnn / gru / lstm -> RNN / GRU / LSTM (layout 0, the op's attributes), and
+ * the op's packed result [2, S + 1, D, B, H] rebuilt from the outputs:
+ * plane 0 = Y then Y_h; plane 1 = zeros (rnn, gru: the op's own zeros) or,
+ * for lstm, zeros then Y_c, which is the packed result wherever the graph
+ * reads it (lstm_reads_exportable: else a clear error). */
+static tp_status recurrent_node(wr *w, int idx) {
+  const tp_graph *g = w->g;
+  const tp_node *n = &g->nodes[idx];
+  const tp_attrs *at = &n->attrs;
+  int lstm = n->op == TP_OP_LSTM, nops = lstm ? 8 : 6, nact = lstm ? 3 : n->op == TP_OP_GRU ? 2 : 1;
+  const char *op = lstm ? "LSTM" : n->op == TP_OP_GRU ? "GRU" : "RNN";
+  int64_t S = n->desc.shape[1] - 1, D = n->desc.shape[2], B = n->desc.shape[3], H = n->desc.shape[4];
+  const char *why = NULL;
+  if (lstm && !lstm_reads_exportable(g, idx, S, &why))
+    return tp_fail(TP_ERR_UNSUPPORTED, "onnx: node '%s' (lstm): cannot be exported: %s", n->name, why);
+  vname buf[8], y, yh, yc, t[9];
+  const char *in[8];
+  for (int i = 0; i < nops; i++) {
+    if (i < n->nargs) operand(w, &n->args[i], i == 4 ? TP_I32 : TP_F32, buf[i], &in[i]);
+    else in[i] = "";
+  }
+  int nin = nops;
+  while (nin > 3 && !*in[nin - 1]) nin--; /* trailing absent optional inputs */
+  tp_pbw atb = {0};
+  attr_int(&atb, "hidden_size", H);
+  attr_str(&atb, "direction", at->dim1 == 0 ? "forward" : at->dim1 == 1 ? "reverse" : "bidirectional");
+  if (at->clip > 0) attr_float(&atb, "clip", (float)at->clip);
+  if (n->op != TP_OP_RNN && at->keepdim) attr_int(&atb, lstm ? "input_forget" : "linear_before_reset", 1);
+  if (at->nints > 0) { /* activations, and the alphas and betas they read, in order */
+    if (at->nints != nact * (int)D)
+      return tp_fail(TP_ERR_INVALID_ARG, "onnx: node '%s' (%s): %d activations, expected %d", n->name,
+                     tp_op_name(n->op), at->nints, nact * (int)D);
+    tp_pbw ma = {0}, mb = {0}, mc = {0};
+    int na = 0, nb = 0;
+    put_str(&ma, 1, "activations");
+    put_str(&mb, 1, "activation_alpha");
+    put_str(&mc, 1, "activation_beta");
+    for (int i = 0; i < at->nints; i++) {
+      const char *nm = tp_rnn_act_name((int)at->ints[i]);
+      double da, db;
+      int np = tp_rnn_act_nparams((int)at->ints[i], &da, &db);
+      if (!nm) {
+        pbw_free(&ma), pbw_free(&mb), pbw_free(&mc), pbw_free(&atb);
+        return tp_fail(TP_ERR_INVALID_ARG, "onnx: node '%s': activation code %lld is unknown", n->name, (long long)at->ints[i]);
+      }
+      put_str(&ma, 9, nm);
+      float fa = (float)(2 * i < at->nfloats ? at->floats[2 * i] : da);
+      float fb = (float)(2 * i + 1 < at->nfloats ? at->floats[2 * i + 1] : db);
+      if (np >= 1) tp_pbw_raw_varint(&mb, (uint64_t)7 << 3 | TP_PB_I32), tp_pbw_put(&mb, &fa, 4), na++;
+      if (np >= 2) tp_pbw_raw_varint(&mc, (uint64_t)7 << 3 | TP_PB_I32), tp_pbw_put(&mc, &fb, 4), nb++;
+    }
+    tp_pbw_varint(&ma, 20, 8); /* STRINGS */
+    tp_pbw_varint(&mb, 20, 6); /* FLOATS */
+    tp_pbw_varint(&mc, 20, 6);
+    put_msg(&atb, 5, &ma);
+    if (na) put_msg(&atb, 5, &mb);
+    else pbw_free(&mb);
+    if (nb) put_msg(&atb, 5, &mc);
+    else pbw_free(&mc);
+  }
+  /* the node itself (NodeProto with three outputs) */
+  fresh(w, y), fresh(w, yh), fresh(w, yc);
+  {
+    tp_pbw m = {0};
+    char nm[64];
+    for (int i = 0; i < nin; i++) put_str(&m, 1, in[i]);
+    put_str(&m, 2, y);
+    put_str(&m, 2, yh);
+    if (lstm) put_str(&m, 2, yc);
+    snprintf(nm, sizeof nm, "%s_%d", op, w->aux++);
+    put_str(&m, 3, nm);
+    put_str(&m, 4, op);
+    if (atb.oom) m.oom = 1;
+    else tp_pbw_put(&m, atb.p, atb.n);
+    pbw_free(&atb);
+    put_msg(&w->nodes, 1, &m);
+  }
+  /* plane 0 = concat(Y, unsqueeze(Y_h)), plane 1 = zeros [S or S + 1, D, B, H] (+ unsqueeze(Y_c)) */
+  static const int64_t zero[1] = {0};
+  int64_t zs[4] = {lstm ? S : S + 1, D, B, H};
+  init_i64(w, t[0], 1, zero); /* the axes of every Unsqueeze */
+  for (int i = 1; i < 9; i++)
+    if (i != 3) fresh(w, t[i]);
+  node2(w, "Unsqueeze", yh, t[0], t[1]);
+  const char *c0[2] = {y, t[1]};
+  tp_pbw a0 = {0};
+  attr_int(&a0, "axis", 0);
+  node(w, "Concat", 2, c0, t[2], &a0);
+  init_i64(w, t[3], 4, zs);
+  node1(w, "ConstantOfShape", t[3], t[4]); /* float32 zeros (its default value) */
+  const char *p1 = t[4];
+  if (lstm) {
+    node2(w, "Unsqueeze", yc, t[0], t[5]);
+    const char *c1[2] = {t[4], t[5]};
+    tp_pbw a1 = {0};
+    attr_int(&a1, "axis", 0);
+    node(w, "Concat", 2, c1, t[6], &a1);
+    p1 = t[6];
+  }
+  node2(w, "Unsqueeze", t[2], t[0], t[7]);
+  node2(w, "Unsqueeze", p1, t[0], t[8]);
+  const char *c2[2] = {t[7], t[8]};
+  tp_pbw a2 = {0};
+  attr_int(&a2, "axis", 0);
+  node(w, "Concat", 2, c2, vn(w, idx), &a2);
+  return TP_OK;
+}
+
 static tp_status convert(wr *w, int idx) {
   const tp_node *n = &w->g->nodes[idx];
+  if (n->kind == TP_NODE_CALL && (n->op == TP_OP_RNN || n->op == TP_OP_GRU || n->op == TP_OP_LSTM))
+    return recurrent_node(w, idx);
   if (n->kind == TP_NODE_CALL && n->op == TP_OP_COND) return cond_node(w, idx);
   if (n->kind == TP_NODE_CALL && n->op == TP_OP_GETITEM &&
       (w->g->nodes[n->args[0].node].op == TP_OP_COND || w->g->nodes[n->args[0].node].op == TP_OP_WHILE_LOOP))

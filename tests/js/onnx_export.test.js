@@ -249,6 +249,54 @@ for (const name of ['mnist-8', 'mnist-mlp-onnx-mlir', 'ultraface-rfb-320']) {
     });
 }
 
+// Recurrent layers: rnn / gru / lstm export as ONNX's RNN / GRU / LSTM (the
+// op's packed result rebuilt from Y, Y_h, Y_c); every option that maps to an
+// attribute or input, checked against our eager results through
+// tp.onnx.load and onnxruntime-node.
+test('rnn / gru / lstm: save (RNN, GRU, LSTM), load back, onnxruntime', async () => {
+  const T = 5, B = 2, I = 3, H = 4;
+  const r = (shape, seed) => tp.scope(() => tp.randn(shape, { seed }).mul(0.5));
+  const x = r([T, B, I], 31), h0 = r([2, B, H], 32), c0 = r([2, B, H], 33);
+  const seqLens = tp.tensor(Int32Array.from([5, 3]), { shape: [B] });
+  const consts = [];
+  const k = (shape, seed) => { const t = r(shape, seed); consts.push(t); return t; };
+  const lw = k([2, 4 * H, I], 34), lr = k([2, 4 * H, H], 35), lb = k([2, 8 * H], 36), lp = k([2, 3 * H], 37);
+  const gw = k([1, 3 * H, I], 38), gr = k([1, 3 * H, H], 39), gb = k([1, 6 * H], 40);
+  const rw = k([1, H, I], 41), rr = k([1, H, H], 42);
+  const lw1 = lw.slice(0, 0, 1), lr1 = lr.slice(0, 0, 1);
+  consts.push(lw1, lr1);
+  try {
+    await checkExport('lstm bidirectional (bias, sequence lengths, initial h and c, peepholes)',
+      (x, s, h, c) => { const o = tp.lstm(x, lw, lr, { direction: 'bidirectional', bias: lb, sequenceLens: s, initialH: h, initialC: c, peepholes: lp }); return [o.y, o.h, o.c]; },
+      [x, seqLens, h0, c0]);
+    await checkExport('lstm forward, clip, input_forget, activations',
+      (x) => { const o = tp.lstm(x, lw1, lr1, { clip: 0.7, inputForget: true, activations: ['HardSigmoid', 'Tanh', 'Softsign'], activationParams: [0.3, 0.4, 0, 0, 0, 0] }); return [o.y, o.h, o.c]; },
+      [x]);
+    await checkExport('gru reverse, linear_before_reset',
+      (x) => { const o = tp.gru(x, gw, gr, { direction: 'reverse', bias: gb, linearBeforeReset: true }); return [o.y, o.h]; },
+      [x]);
+    await checkExport('rnn, LeakyRelu (alpha 0.2)',
+      (x) => { const o = tp.rnn(x, rw, rr, { activations: ['LeakyRelu'], activationParams: [0.2, 0] }); return [o.y.tanh(), o.h]; },
+      [x]);
+  } finally {
+    for (const t of [x, h0, c0, seqLens, ...consts]) t.dispose();
+  }
+});
+
+test('an lstm whose cell states before the last step are read is UNSUPPORTED naming the node', () => {
+  const graph = tp.graph.parse('tpgraph v1\n%x = placeholder : f32[3,1,2]\n%w = placeholder : f32[1,16,2]\n' +
+    '%r = placeholder : f32[1,16,4]\n%p = lstm(%x, %w, %r, none, none, none, none, none, hidden_size=4, direction=0, activations=[], act_params=[], clip=0.0, input_forget=false) : f32[2,4,1,1,4]\noutput(%p)\n');
+  try {
+    assert.throws(() => tp.onnx.saveGraph(graph), (e) => {
+      assert.equal(e.status, 'UNSUPPORTED');
+      assert.match(e.message, /node 'p' \(lstm\): cannot be exported: the whole packed result is read/);
+      return true;
+    });
+  } finally {
+    graph.dispose();
+  }
+});
+
 test('an opaque region is TensorPlayError UNSUPPORTED naming the node', () => {
   const inner = C.allowInGraph((t) => t.exp());
   const x = tp.randn([3], { seed: 9 });

@@ -66,6 +66,30 @@ for (const file of ['silero_vad_v5.onnx', 'silero_vad_v6.onnx']) {
     });
 }
 
+test('@ricky0123/vad-web silero_vad_v5.onnx: its graph saved again (saveGraph: the LSTM as ONNX LSTM) runs in onnxruntime-node and matches ours',
+  { skip: vad.why }, async () => {
+    const m = tp.onnx.load(readFileSync(join(vad.dir, 'dist', 'silero_vad_v5.onnx')));
+    try {
+      const x = Float32Array.from({ length: 512 }, (_, i) => 0.4 * Math.sin(i * 0.07));
+      const state = Float32Array.from({ length: 256 }, (_, i) => 0.1 * Math.cos(i));
+      const got = tp.scope(() => {
+        const o = m.run({ input: tp.tensor(x, { shape: [1, 512] }), state: tp.tensor(state, { shape: [2, 1, 128] }), sr: tp.tensor(BigInt64Array.from([16000n]), { shape: [] }) });
+        const keep = (t) => { const a = t.toArray(); return { shape: t.shape, toArray: () => a }; };
+        return { output: keep(o.output), stateN: keep(o.stateN) };
+      });
+      // the specialization the call made (sr = 16000 bound): inputs input, state
+      const bytes = tp.onnx.saveGraph(m.graph);
+      const s = await ort.InferenceSession.create(bytes);
+      assert.deepEqual(s.inputNames, ['input', 'state']);
+      const r = await s.run({ input: new ort.Tensor('float32', x, [1, 512]), state: new ort.Tensor('float32', state, [2, 1, 128]) });
+      close(got.output, r[s.outputNames[0]], 'output of the saved graph (onnxruntime) against ours');
+      close(got.stateN, r[s.outputNames[1]], 'stateN of the saved graph (onnxruntime) against ours');
+      await s.release();
+    } finally {
+      m.dispose();
+    }
+  });
+
 test('@ricky0123/vad-web silero_vad_v5.onnx natively through tpc (stax) matches onnxruntime-node',
   { skip: vad.why || (!existsSync(tpc) && `no ${tpc} (bash scripts/build.sh native)`) }, async () => {
     const model = join(vad.dir, 'dist', 'silero_vad_v5.onnx');

@@ -112,6 +112,55 @@ static const char *MIX =
     "%25, %27, %28, %29, %31, %32, %33, %34, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, "
     "%46, %3)\n";
 
+/* Recurrent layers (ONNX LSTM / GRU / RNN on export): the packed results
+ * read as the importer and JS read them (Y, the final H and C). */
+static const char *RECURRENT =
+    "tpgraph v1\n"
+    "%x = placeholder : f32[4,2,3]\n"
+    "%h0 = placeholder : f32[2,2,5]\n"
+    "%c0 = placeholder : f32[2,2,5]\n"
+    "%w = get_attr \"w\" : f32[2,20,3]\n"
+    "%r = get_attr \"r\" : f32[2,20,5]\n"
+    "%b = get_attr \"b\" : f32[2,40]\n"
+    "%p = get_attr \"p\" : f32[2,15]\n"
+    "%gw = get_attr \"gw\" : f32[1,15,3]\n"
+    "%gr = get_attr \"gr\" : f32[1,15,5]\n"
+    "%rw = get_attr \"rw\" : f32[1,5,3]\n"
+    "%rr = get_attr \"rr\" : f32[1,5,5]\n"
+    "%0 = lstm(%x, %w, %r, %b, none, %h0, %c0, %p, hidden_size=5, direction=2, activations=[], act_params=[], "
+    "clip=0.0, input_forget=false) : f32[2,5,2,2,5]\n"
+    "%1 = slice(%0, dim=0, start=0, end=1, step=1) : f32[1,5,2,2,5]\n"
+    "%2 = slice(%1, dim=1, start=0, end=4, step=1) : f32[1,4,2,2,5]\n"
+    "%3 = slice(%0, dim=0, start=1, end=2, step=1) : f32[1,5,2,2,5]\n"
+    "%4 = slice(%3, dim=1, start=4, end=5, step=1) : f32[1,1,2,2,5]\n"
+    "%5 = gru(%x, %gw, %gr, none, none, none, hidden_size=5, direction=1, activations=[], act_params=[], clip=0.0, "
+    "linear_before_reset=true) : f32[2,5,1,2,5]\n"
+    "%6 = slice(%5, dim=0, start=0, end=1, step=1) : f32[1,5,1,2,5]\n"
+    "%7 = rnn(%x, %rw, %rr, none, none, none, hidden_size=5, direction=0, activations=[1], act_params=[0.0, 0.0], "
+    "clip=2.5) : f32[2,5,1,2,5]\n"
+    "%8 = slice(%7, dim=0, start=0, end=1, step=1) : f32[1,5,1,2,5]\n"
+    "output(%2, %4, %6, %8)\n";
+
+/* An lstm whose cell states before the last step are read: refused. */
+static void recurrent_refused_case(void) {
+  static const char *text =
+      "tpgraph v1\n%x = placeholder : f32[3,1,2]\n%w = placeholder : f32[1,16,2]\n%r = placeholder : f32[1,16,4]\n"
+      "%0 = lstm(%x, %w, %r, none, none, none, none, none, hidden_size=4, direction=0, activations=[], act_params=[], "
+      "clip=0.0, input_forget=false) : f32[2,4,1,1,4]\n"
+      "%1 = slice(%0, dim=0, start=1, end=2, step=1) : f32[1,4,1,1,4]\n"
+      "%2 = slice(%1, dim=1, start=1, end=2, step=1) : f32[1,1,1,1,4]\n"
+      "output(%2)\n";
+  tp_graph *g = NULL;
+  OK(tp_graph_parse(text, strlen(text), &g));
+  if (!g) return;
+  uint8_t *bytes = NULL;
+  size_t len = 0;
+  CHECK(tp_onnx_save(g, &bytes, &len) == TP_ERR_UNSUPPORTED && !bytes);
+  CHECKF(strstr(tp_last_error(), "node '0' (lstm): cannot be exported: its cell states before the last step are read"),
+         "message: %s", tp_last_error());
+  tp_graph_free(g);
+}
+
 /* Fills every get_attr of g with random values (seeded). */
 static void randomize_constants(tp_graph *g, uint64_t seed) {
   for (int i = 0; i < g->n; i++) {
@@ -413,6 +462,8 @@ int main(void) {
   text_case("mlp", MLP, 1);
   text_case("mix", MIX, 2);
   text_case("lowp", LOWP, 3);
+  text_case("recurrent", RECURRENT, 4);
+  recurrent_refused_case();
   captured_case();
   opaque_case();
   oom_case();
