@@ -1,7 +1,9 @@
 /* fuzz_graph.c - libFuzzer target for the graph text parser: any bytes must
  * give a graph or an error status, never a crash, a leak or undefined
  * behaviour; and a graph that parses must round-trip: its printed text
- * (with data) parses again and prints the same text. Built and run by
+ * (with data) parses again and prints the same text; and exporting it to
+ * ONNX (tp_onnx_save: any status) gives bytes that load again or a clear
+ * error, never a crash. Built and run by
  * tests/fuzz/run.sh (clang -fsanitize=fuzzer,address,undefined). */
 #include "tensorplay.h"
 #include <stddef.h>
@@ -29,6 +31,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (tp_graph_print(g2, 1, &t2) != TP_OK || strcmp(t1, t2)) {
     fprintf(stderr, "print(parse(print(g))) differs:\n---\n%s---\n%s---\n", t1, t2 ? t2 : "(print failed)");
     abort();
+  }
+  uint8_t *bytes = NULL;
+  size_t len = 0;
+  if (tp_onnx_save(g, &bytes, &len) == TP_OK) {
+    tp_graph *g3 = NULL;
+    if (tp_onnx_load(bytes, len, &g3) == TP_OK) tp_graph_free(g3);
+    tp_free_buffer(bytes);
   }
   tp_free_buffer(t1);
   tp_free_buffer(t2);
