@@ -8,13 +8,15 @@
  *    and a sink collects what would be added into each leaf's .grad.
  *    The joint graph's outputs: the function's outputs, then one gradient
  *    per leaf (an input or a closed-over parameter that requires grad).
- * 2. Partition (a simple rule, not a min-cut): the backward graph holds
- *    every node that depends on grad_out, plus forward nodes that are cheap
- *    to recompute (pointwise and view ops: unary, binary, where, reshape,
- *    transpose, ...) unless a GEMM reads them (through views: the forward
- *    materializes those anyway); any other forward value it reads (matmul,
- *    linear, conv, reductions, softmax, ...) is saved: the forward graph
- *    outputs it.
+ * 2. Partition: the backward graph holds every node that depends on
+ *    grad_out, plus the forward nodes it recomputes; any other forward value
+ *    it reads is saved: the forward graph outputs it. Which forward nodes are
+ *    recomputed: by default a minimum cut of the forward part as a flow
+ *    network (partition.c: the fewest bytes saved; GEMMs, convs, reductions
+ *    and values a backward GEMM reads never recomputed); with
+ *    TP_PARTITIONER=rule the old rule: pointwise and view ops (unary,
+ *    binary, where, reshape, transpose, ...) unless a GEMM reads them
+ *    (through views: the forward materializes those anyway).
  *    Inputs and parameters are saved as they are (references, no copy).
  *    Parameters that require grad become inputs of both graphs (never
  *    constants: an optimizer updates them in place between calls).
