@@ -223,8 +223,8 @@ struct tp_aot {
   tp_graph *fwg, *bwg;
   tp_backend_run fw, bw;
   int nrecompute, nbw_ops, nfw_ops;
-  char saved_text[1024], recompute_text[1024];
-  char saved_bytes_text[640], recompute_bytes_text[640];
+  char saved_text[4096], recompute_text[4096]; /* the lists in explain (the counts are exact: an entry that does not fit is left out) */
+  char saved_bytes_text[2048], recompute_bytes_text[2048];
   int64_t saved_total, recompute_total; /* bytes: saved forward outputs (inputs and parameters are references), recomputed values */
   tp_partition_policy policy;
   char policy_note[96]; /* why the min-cut fell back to the rule ("" none) */
@@ -595,10 +595,11 @@ static void graph_json(const tp_graph *g, tp_buf *b) {
 void tp_aot_describe(const tp_aot *a, tp_buf *b) {
   tp_buf_printf(b, "{\"forward_ops\": %d, \"backward_ops\": %d, \"parameters\": %d, \"gradients\": %d, "
                 "\"saved\": [%s], \"recomputed\": [%s], \"saved_bytes\": [%s], \"recomputed_bytes\": [%s], "
+                "\"saved_count\": %d, \"recomputed_count\": %d, "
                 "\"saved_total_bytes\": %lld, \"recomputed_total_bytes\": %lld, \"partitioner\": \"%s%s%s\", "
                 "\"forward_plan\": ",
                 a->nfw_ops, a->nbw_ops, a->nparam, a->nleaf, a->saved_text, a->recompute_text, a->saved_bytes_text,
-                a->recompute_bytes_text, (long long)a->saved_total, (long long)a->recompute_total,
+                a->recompute_bytes_text, a->nsave, a->nrecompute, (long long)a->saved_total, (long long)a->recompute_total,
                 a->policy == TP_PARTITION_RULE ? "rule" : "min-cut", a->policy_note[0] ? ": " : "", a->policy_note);
   const tp_backend_run *r[2] = {&a->fw, &a->bw};
   for (int k = 0; k < 2; k++) {

@@ -171,6 +171,7 @@ static void compiled_tests(void) {
   HAS(ex, "\"saved_total_bytes\": 1024,");
   HAS(ex, "\"saved_bytes\": [1024, 512]"); /* one [8,32] value, then x0 [8,16] (a reference) */
   HAS(ex, "\"saved\": [\"%1 (tanh)\", \"%x0 (input)\"]");
+  HAS(ex, "\"saved_count\": 2, \"recomputed_count\": 4,");
   HAS(ex, "\"%2 (exp)\"]"); /* b = exp(a) recomputed from the saved a (with 1 - a^2 of tanh's formula) */
   tp_free_buffer(ex);
   ex = run_case("chain", "rule", &chain, x, W, 16 * 32);
