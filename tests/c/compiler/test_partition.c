@@ -4,7 +4,9 @@
  * - the max-flow solver on hand-built networks with known answers: CLRS's
  *   six-vertex network (max flow 23, the cut {s, v1, v2, v4}), a node-split
  *   chain (the cut at its narrowest node), a network with an infinite path
- *   (no finite cut), bad edges refused with a message;
+ *   (no finite cut), bad edges refused with a message; 2000 random
+ *   10-vertex networks (capacities 0..22 and infinite) against a brute-force
+ *   minimum over every s-t partition, and the reported cut's capacity;
  * - compiled functions through the public API (tp_compile, a call,
  *   tp_backward), with the min-cut and with the rule (TP_PARTITIONER=rule),
  *   gradients equal to the same function run eagerly (|a-b| <= 1e-5 +
@@ -74,6 +76,53 @@ static void flow_tests(void) {
   }
   tp_flow_free(f);
   CHECKF(tp_flow_new(1, 1, &f) == TP_ERR_INVALID_ARG && !f, "a network of one vertex accepted");
+}
+
+/* Random networks against brute force: the max flow equals the smallest
+ * capacity over every s-t partition (max-flow min-cut), and the source
+ * side the solver reports is a partition of that capacity. */
+static uint64_t rng = 88172645463325252ull;
+static uint64_t next_rand(void) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return rng;
+}
+static void random_flow_tests(void) {
+  enum { NV = 10, TRIALS = 2000 };
+  for (int trial = 0; trial < TRIALS; trial++) {
+    int ne = 4 + (int)(next_rand() % 36), eu[40], ev[40];
+    int64_t ec[40];
+    tp_flow *f = NULL;
+    CHECK_OK(tp_flow_new(NV, ne, &f));
+    if (!f) return;
+    for (int k = 0; k < ne; k++) {
+      eu[k] = (int)(next_rand() % NV), ev[k] = (int)(next_rand() % NV);
+      uint64_t r = next_rand() % 24;
+      ec[k] = r == 23 ? TP_FLOW_INF : (int64_t)r;
+      CHECK_OK(tp_flow_edge(f, eu[k], ev[k], ec[k]));
+    }
+    /* brute force over the sets holding 0 (source) and not 1 (sink) */
+    int64_t best = -1;
+    for (unsigned m = 0; m < (1u << (NV - 2)); m++) {
+      unsigned set = 1u | (m << 2);
+      int64_t c = 0;
+      for (int k = 0; k < ne; k++)
+        if ((set >> eu[k] & 1) && !(set >> ev[k] & 1)) c = c + ec[k] > TP_FLOW_INF ? TP_FLOW_INF : c + ec[k];
+      if (best < 0 || c < best) best = c;
+    }
+    int64_t got = tp_flow_max(f, 0, 1);
+    if (got > TP_FLOW_INF) got = TP_FLOW_INF;
+    CHECKF(got == best, "random network %d: max flow %lld, brute-force min cut %lld", trial, (long long)got, (long long)best);
+    if (best < TP_FLOW_INF) {
+      unsigned char side[NV];
+      tp_flow_source_side(f, 0, side);
+      int64_t c = 0;
+      for (int k = 0; k < ne; k++)
+        if (side[eu[k]] && !side[ev[k]]) c += ec[k];
+      CHECKF(side[0] && !side[1] && c == best, "random network %d: the reported cut has capacity %lld, not %lld", trial,
+             (long long)c, (long long)best);
+    }
+    tp_flow_free(f);
+  }
 }
 
 /* ---- compiled functions ---- */
@@ -196,6 +245,7 @@ int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   size_t live0 = tp_live_tensors();
   flow_tests();
+  random_flow_tests();
   compiled_tests();
   tp_reset();
   if (tp_live_tensors() != live0) FAILF("leak: %zu live tensors at the end, %zu at the start", tp_live_tensors(), live0);
