@@ -333,11 +333,11 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
   /* the min-cut (partition.c), else the rule above */
   a->policy = tp_partition_policy_get();
   if (a->policy == TP_PARTITION_MINCUT) {
-    int ok = 0;
-    if ((s = tp_partition_mincut(jg, tan, ext, jt->gnode, rc, &ok))) goto out;
-    if (!ok) {
+    const char *why_not = NULL;
+    if ((s = tp_partition_mincut(jg, tan, ext, jt->gnode, rc, &why_not))) goto out;
+    if (why_not) {
       a->policy = TP_PARTITION_RULE;
-      snprintf(a->policy_note, sizeof a->policy_note, "no finite cut: the rule");
+      snprintf(a->policy_note, sizeof a->policy_note, "min-cut not taken (%s)", why_not);
     }
   }
   /* backward membership, from the gradients down */
@@ -355,7 +355,7 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
     if (inbw) {
       need_bw[i] = 2;
       if (!tan[i] && m->kind == TP_NODE_CALL) {
-        a->nrecompute++, a->recompute_total += tp_partition_bytes(&m->desc);
+        a->nrecompute++, a->recompute_total += tp_partition_bytes(&m->desc) > 0 ? tp_partition_bytes(&m->desc) : 0;
         note(a->recompute_text, sizeof a->recompute_text, a->recompute_bytes_text, sizeof a->recompute_bytes_text, m);
       }
       for (int k = 0; m->kind == TP_NODE_CALL && k < m->nargs; k++)
@@ -365,7 +365,7 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
     if (a->nsave == AOT_MAX - 1) { snprintf(why, nwhy, "more than %d saved tensors", AOT_MAX - 1); goto out; }
     need_bw[i] = 3; /* saved */
     note(a->saved_text, sizeof a->saved_text, a->saved_bytes_text, sizeof a->saved_bytes_text, m);
-    if (ext[i] < 0) a->saved_total += tp_partition_bytes(&m->desc);
+    if (ext[i] < 0 && tp_partition_bytes(&m->desc) > 0) a->saved_total += tp_partition_bytes(&m->desc);
     if (ext[i] >= 0) a->save_kind[a->nsave] = SAVE_EXT, a->save_idx[a->nsave++] = ext[i];
     else a->save_kind[a->nsave] = SAVE_FW, a->save_idx[a->nsave++] = i, need_fw[i] = 1;
   }

@@ -170,7 +170,10 @@ int tp_partition_recomputable(const tp_node *n) {
 
 int64_t tp_partition_bytes(const tp_desc *d) {
   if (d->ndim < 0) return 0;
-  return tp_shape_numel(d->ndim, d->shape) * (int64_t)tp_dtype_size(d->dtype);
+  for (int i = 0; i < d->ndim; i++)
+    if (d->shape[i] < 0) return -1; /* not known */
+  int64_t n = tp_shape_numel(d->ndim, d->shape), r;
+  return __builtin_mul_overflow(n, (int64_t)tp_dtype_size(d->dtype), &r) ? INT64_MAX : r;
 }
 
 static int is_view(const tp_node *n) { return n->kind == TP_NODE_CALL && (tp_op_flags(n->op) & TP_OPF_VIEW); }
@@ -178,9 +181,9 @@ static int is_view(const tp_node *n) { return n->kind == TP_NODE_CALL && (tp_op_
 static int is_pointwise(const tp_node *n) { return tp_partition_recomputable(n) && !is_view(n); }
 
 tp_status tp_partition_mincut(const tp_graph *jg, const int *tan, const int *ext, int gnode, int *rc,
-                              int *ok) {
+                              const char **why_not) {
   int n = jg->n;
-  *ok = 0;
+  *why_not = "internal";
   for (int i = 0; i < n; i++) rc[i] = 0;
   /* per node: its readers (CSR), distance to the backward, flags */
   int nedge = 0;
@@ -251,6 +254,14 @@ tp_status tp_partition_mincut(const tp_graph *jg, const int *tan, const int *ext
     } else {
       if (!tp_partition_recomputable(m) || mat_bw[i]) s = tp_flow_edge(f, SRC, vin, TP_FLOW_INF);
       int64_t b = tp_partition_bytes(&m->desc);
+      if (b < 0) { /* a size not known here (a symbolic dim): the caller uses the rule */
+        *why_not = "a value of unknown size";
+        tp_flow_free(f);
+        tp_free(ustart);
+        tp_free(side);
+        return TP_OK;
+      }
+      if (b > ((int64_t)1 << 40)) b = (int64_t)1 << 40; /* keeps bytes << 20 below TP_FLOW_INF */
       int d = dist[i] > 4095 ? 4095 : dist[i];
       cap = (b << 20) + (mat_fw[i] ? 0 : 4096) + d;
     }
@@ -263,8 +274,10 @@ tp_status tp_partition_mincut(const tp_graph *jg, const int *tan, const int *ext
     }
     if (!s && to_sink) s = tp_flow_edge(f, vout, SNK, TP_FLOW_INF);
   }
-  if (!s && tp_flow_max(f, SRC, SNK) < TP_FLOW_INF) {
-    *ok = 1;
+  int64_t flow = s ? 0 : tp_flow_max(f, SRC, SNK);
+  if (!s && flow >= TP_FLOW_INF) *why_not = "no finite cut";
+  if (!s && flow < TP_FLOW_INF) {
+    *why_not = NULL;
     tp_flow_source_side(f, SRC, side);
     for (int i = 0; i < n; i++) {
       const tp_node *m = &jg->nodes[i];

@@ -29,16 +29,18 @@ tp_partition_policy tp_partition_policy_get(void);
 /* A forward op cheap enough to recompute in the backward graph (pointwise,
  * where, views). */
 int tp_partition_recomputable(const tp_node *n);
-/* Bytes of a value of this desc (0 for a non-tensor). */
+/* Bytes of a value of this desc (0 for a non-tensor, -1 for a dim not
+ * known, INT64_MAX past it). */
 int64_t tp_partition_bytes(const tp_desc *d);
 
 /* The min-cut choice over the joint graph jg. tan[i]: node i depends on
  * grad_out (a backward node); ext[i] >= 0: an input or a parameter that
  * requires grad (saved as a reference: free). Sets rc[i] = 1 for each forward
  * node the backward recomputes (when the backward needs it), 0 for one the
- * forward computes (saved when the backward reads it). *ok = 0 when no
- * finite cut exists (the caller falls back to the rule). */
+ * forward computes (saved when the backward reads it). *why_not: NULL, or
+ * why there is no cut to take (no finite cut, a value of unknown size): the
+ * caller then uses the rule. */
 tp_status tp_partition_mincut(const tp_graph *jg, const int *tan, const int *ext, int gnode, int *rc,
-                              int *ok);
+                              const char **why_not);
 
 #endif
