@@ -286,6 +286,13 @@ static int run_case(const char *which, int reps, double sample_ms) {
     fprintf(stderr, "train_step_bench: %s: the compiled step did not compile for training\n", which);
     return 1;
   }
+  /* the partition (docs/training.md "The partitioner"): saved / recomputed values and their bytes */
+  const char *p0 = strstr(ex, "\"saved\": ["), *p1 = p0 ? strstr(p0, ", \"forward_plan\"") : NULL;
+  if (p0 && p1) fprintf(stderr, "train_step_bench: %s: partition: %.*s\n", which, (int)(p1 - p0), p0);
+  const char *fk = strstr(ex, "\"forward_plan\": {\"kernels\": "), *bk = strstr(ex, "\"backward_plan\": {\"kernels\": ");
+  if (fk && bk)
+    fprintf(stderr, "train_step_bench: %s: forward plan %d kernels, backward plan %d kernels\n", which,
+            atoi(fk + strlen("\"forward_plan\": {\"kernels\": ")), atoi(bk + strlen("\"backward_plan\": {\"kernels\": ")));
   tp_free_buffer(ex);
   printf("{\"case\": \"%s\", \"isa\": \"%s\", \"reps\": %d, \"impls\": [", k.name, tp_isa_name(), reps);
   for (int i = 0; i < 4; i++)

@@ -356,6 +356,8 @@ function missingImport(module, name) {
 export function buildImports(core, module) {
   const envVars = [];
   if (isNode && process.env.TP_LOGS) envVars.push(`TP_LOGS=${process.env.TP_LOGS}`);
+  // the old partition rule for comparison (docs/training.md "The partitioner")
+  if (isNode && process.env.TP_PARTITIONER) envVars.push(`TP_PARTITIONER=${process.env.TP_PARTITIONER}`);
   const wasi = makeWasi(core, envVars);
   const env = {
     tp_host_call(fnId, inPtr, nin, outPtr, maxOut) {

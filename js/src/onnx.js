@@ -188,8 +188,9 @@ export function load(bytes, options = {}) {
     params = [];
   };
   /** Makes initializers trainable parameters: names (an array), or every
-   * float32 initializer whose value the import does not need as a constant
-   * when omitted. Returns model.parameters(). While grad mode is on a run
+   * float32, float16 or bfloat16 initializer whose value the import does not
+   * need as a constant when omitted (float16 / bfloat16 ones: float32 master
+   * copies, saved back in their dtype; docs/training.md). Returns model.parameters(). While grad mode is on a run
    * records the tape, so loss.backward() fills each parameter's .grad and
    * tp.optim updates them in place; under tp.noGrad the backend serves. */
   model.setTrainable = (names) => {
@@ -200,7 +201,7 @@ export function load(bytes, options = {}) {
         throw new TypeError('model.setTrainable: names must be an array of strings (initializer names)');
       }
       if (names.length === 0) {
-        throw new TypeError('model.setTrainable: names is empty (omit it to train every float32 initializer)');
+        throw new TypeError('model.setTrainable: names is empty (omit it to train every float32, float16 or bfloat16 initializer)');
       }
       list = names;
     }

@@ -850,10 +850,12 @@ export interface OnnxModel {
   /** At most this many specializations are kept (default 16; least recently used out). */
   setSpecializationLimit(limit: number): void;
   /**
-   * Fine-tuning (docs/training.md): the named float32 initializers (default:
-   * every one whose value the import does not need as a constant) become
-   * trainable parameters that require grad; runs record the tape while grad
-   * mode is on. Returns parameters(). Unknown, duplicate, non-float32 or
+   * Fine-tuning (docs/training.md): the named float32, float16 or bfloat16
+   * initializers (default: every one whose value the import does not need as
+   * a constant) become trainable parameters that require grad (float32; a
+   * float16 / bfloat16 one as its float32 master copy, saved back in its
+   * dtype, the model then computing in float32); runs record the tape while
+   * grad mode is on. Returns parameters(). Unknown, duplicate, integer or
    * shape-setting names throw TensorPlayError naming them.
    */
   setTrainable(names?: string[]): Tensor[];

@@ -8,13 +8,15 @@
  *    and a sink collects what would be added into each leaf's .grad.
  *    The joint graph's outputs: the function's outputs, then one gradient
  *    per leaf (an input or a closed-over parameter that requires grad).
- * 2. Partition (a simple rule, not a min-cut): the backward graph holds
- *    every node that depends on grad_out, plus forward nodes that are cheap
- *    to recompute (pointwise and view ops: unary, binary, where, reshape,
- *    transpose, ...) unless a GEMM reads them (through views: the forward
- *    materializes those anyway); any other forward value it reads (matmul,
- *    linear, conv, reductions, softmax, ...) is saved: the forward graph
- *    outputs it.
+ * 2. Partition: the backward graph holds every node that depends on
+ *    grad_out, plus the forward nodes it recomputes; any other forward value
+ *    it reads is saved: the forward graph outputs it. Which forward nodes are
+ *    recomputed: by default a minimum cut of the forward part as a flow
+ *    network (partition.c: the fewest bytes saved; GEMMs, convs, reductions
+ *    and values a backward GEMM reads never recomputed); with
+ *    TP_PARTITIONER=rule the old rule: pointwise and view ops (unary,
+ *    binary, where, reshape, transpose, ...) unless a GEMM reads them
+ *    (through views: the forward materializes those anyway).
  *    Inputs and parameters are saved as they are (references, no copy).
  *    Parameters that require grad become inputs of both graphs (never
  *    constants: an optimizer updates them in place between calls).
@@ -22,6 +24,7 @@
  *    the output one autograd node (tp_autograd_attach) whose backward runs
  *    the backward graph on (saved..., grad). */
 #include "aot.h"
+#include "partition.h"
 #include "../ops/autograd.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,17 +223,13 @@ struct tp_aot {
   tp_graph *fwg, *bwg;
   tp_backend_run fw, bw;
   int nrecompute, nbw_ops, nfw_ops;
-  char saved_text[1024], recompute_text[1024];
+  char saved_text[4096], recompute_text[4096]; /* the lists in explain (the counts are exact: an entry that does not fit is left out) */
+  char saved_bytes_text[2048], recompute_bytes_text[2048];
+  int64_t saved_total, recompute_total; /* bytes: saved forward outputs (inputs and parameters are references), recomputed values */
+  tp_partition_policy policy;
+  char policy_note[96]; /* why the min-cut fell back to the rule ("" none) */
   struct tp_aot_nested *nested; /* nested regions' compiled graphs the plans call */
 };
-
-static int recomputable(const tp_node *n) {
-  if (n->kind != TP_NODE_CALL) return 0;
-  if (n->op == TP_OP_WHERE) return 1;
-  int f = tp_op_flags(n->op);
-  if (f & (TP_OPF_REDUCE | TP_OPF_OPAQUE)) return 0;
-  return (f & (TP_OPF_UNARY | TP_OPF_BINARY | TP_OPF_VIEW)) != 0;
-}
 
 static tp_status copy_node(tp_graph *dst, const tp_graph *src, int i, const int *map, int *idx) {
   const tp_node *n = &src->nodes[i];
@@ -261,11 +260,12 @@ static tp_status add_output(tp_graph *g, int n, const int *nodes) {
   return tp_graph_add_node(g, TP_NODE_OUTPUT, "output", TP_OP_COUNT, n, a, NULL, NULL, NULL);
 }
 
-static void note(char *buf, size_t cap, const tp_node *n) {
-  size_t k = strlen(buf);
-  if (k + 40 >= cap) return;
+static void note(char *buf, size_t cap, char *bbuf, size_t bcap, const tp_node *n) {
+  size_t k = strlen(buf), kb = strlen(bbuf);
+  if (k + 40 >= cap || kb + 24 >= bcap) return;
   snprintf(buf + k, cap - k, "%s\"%%%s (%s)\"", k ? ", " : "", n->name,
            n->kind == TP_NODE_CALL ? tp_op_name(n->op) : n->kind == TP_NODE_PLACEHOLDER ? "input" : "param");
+  snprintf(bbuf + kb, bcap - kb, "%s%lld", kb ? ", " : "", (long long)tp_partition_bytes(&n->desc));
 }
 
 /* why: set (and TP_OK returned) when this graph cannot be partitioned. */
@@ -273,10 +273,11 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
                            char *why, size_t nwhy) {
   int n = jg->n, o = tp_graph_output(jg);
   if (o < 0) return tp_fail(TP_ERR_INTERNAL, "aot: joint graph without output");
-  int *tan = tp_alloc(sizeof(int) * (size_t)n * 6);
+  int *tan = tp_alloc(sizeof(int) * (size_t)n * 7);
   if (!tan) return TP_ERR_OUT_OF_MEMORY;
   int *need_bw = tan + n, *need_fw = tan + 2 * n, *map = tan + 3 * n, *ext = tan + 4 * n, *gemm_in = tan + 5 * n;
-  memset(tan, 0, sizeof(int) * (size_t)n * 6);
+  int *rc = tan + 6 * n; /* min-cut: recompute in the backward */
+  memset(tan, 0, sizeof(int) * (size_t)n * 7);
   tp_status s = TP_OK;
   const tp_node *on = &jg->nodes[o];
   /* extended inputs: placeholders 0..nin-1, then parameters that require grad */
@@ -329,6 +330,16 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
     for (int k = 0; (gemm || view) && k < m->nargs; k++)
       if (m->args[k].kind == TP_ARG_NODE) gemm_in[m->args[k].node] = 1;
   }
+  /* the min-cut (partition.c), else the rule above */
+  a->policy = tp_partition_policy_get();
+  if (a->policy == TP_PARTITION_MINCUT) {
+    const char *why_not = NULL;
+    if ((s = tp_partition_mincut(jg, tan, ext, jt->gnode, rc, &why_not))) goto out;
+    if (why_not) {
+      a->policy = TP_PARTITION_RULE;
+      snprintf(a->policy_note, sizeof a->policy_note, "min-cut not taken (%s)", why_not);
+    }
+  }
   /* backward membership, from the gradients down */
   for (int k = jt->nfw; k < on->nargs; k++) need_bw[on->args[k].node] = 1;
   for (int k = 0; k < jt->nfw; k++) need_fw[on->args[k].node] = 1;
@@ -336,19 +347,25 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
   for (int i = n - 1; i >= 0; i--) {
     const tp_node *m = &jg->nodes[i];
     if (!need_bw[i]) continue;
-    int inbw = tan[i] || (recomputable(m) && ext[i] < 0 &&
-                          (!gemm_in[i] || (tp_op_flags(m->op) & TP_OPF_VIEW)));
+    int inbw = tan[i] || (a->policy == TP_PARTITION_MINCUT
+                              ? rc[i] && m->kind == TP_NODE_CALL && ext[i] < 0
+                              : tp_partition_recomputable(m) && ext[i] < 0 &&
+                                    (!gemm_in[i] || (tp_op_flags(m->op) & TP_OPF_VIEW)));
     if (m->kind == TP_NODE_GET_ATTR && ext[i] < 0) inbw = 1; /* a constant: copied */
     if (inbw) {
       need_bw[i] = 2;
-      if (!tan[i] && m->kind == TP_NODE_CALL) a->nrecompute++, note(a->recompute_text, sizeof a->recompute_text, m);
+      if (!tan[i] && m->kind == TP_NODE_CALL) {
+        a->nrecompute++, a->recompute_total += tp_partition_bytes(&m->desc) > 0 ? tp_partition_bytes(&m->desc) : 0;
+        note(a->recompute_text, sizeof a->recompute_text, a->recompute_bytes_text, sizeof a->recompute_bytes_text, m);
+      }
       for (int k = 0; m->kind == TP_NODE_CALL && k < m->nargs; k++)
         if (m->args[k].kind == TP_ARG_NODE) need_bw[m->args[k].node] = 1;
       continue;
     }
     if (a->nsave == AOT_MAX - 1) { snprintf(why, nwhy, "more than %d saved tensors", AOT_MAX - 1); goto out; }
     need_bw[i] = 3; /* saved */
-    note(a->saved_text, sizeof a->saved_text, m);
+    note(a->saved_text, sizeof a->saved_text, a->saved_bytes_text, sizeof a->saved_bytes_text, m);
+    if (ext[i] < 0 && tp_partition_bytes(&m->desc) > 0) a->saved_total += tp_partition_bytes(&m->desc);
     if (ext[i] >= 0) a->save_kind[a->nsave] = SAVE_EXT, a->save_idx[a->nsave++] = ext[i];
     else a->save_kind[a->nsave] = SAVE_FW, a->save_idx[a->nsave++] = i, need_fw[i] = 1;
   }
@@ -577,8 +594,13 @@ static void graph_json(const tp_graph *g, tp_buf *b) {
 
 void tp_aot_describe(const tp_aot *a, tp_buf *b) {
   tp_buf_printf(b, "{\"forward_ops\": %d, \"backward_ops\": %d, \"parameters\": %d, \"gradients\": %d, "
-                "\"saved\": [%s], \"recomputed\": [%s], \"forward_plan\": ", a->nfw_ops, a->nbw_ops,
-                a->nparam, a->nleaf, a->saved_text, a->recompute_text);
+                "\"saved\": [%s], \"recomputed\": [%s], \"saved_bytes\": [%s], \"recomputed_bytes\": [%s], "
+                "\"saved_count\": %d, \"recomputed_count\": %d, "
+                "\"saved_total_bytes\": %lld, \"recomputed_total_bytes\": %lld, \"partitioner\": \"%s%s%s\", "
+                "\"forward_plan\": ",
+                a->nfw_ops, a->nbw_ops, a->nparam, a->nleaf, a->saved_text, a->recompute_text, a->saved_bytes_text,
+                a->recompute_bytes_text, a->nsave, a->nrecompute, (long long)a->saved_total, (long long)a->recompute_total,
+                a->policy == TP_PARTITION_RULE ? "rule" : "min-cut", a->policy_note[0] ? ": " : "", a->policy_note);
   const tp_backend_run *r[2] = {&a->fw, &a->bw};
   for (int k = 0; k < 2; k++) {
     if (k) tp_buf_puts(b, ", \"backward_plan\": ");

@@ -1,14 +1,17 @@
 /* finetune.c - what fine-tuning an ONNX model needs beyond running it
  * (issue 19, part 4; the model side is in model.c, tp_onnx_model_set_trainable):
  *
- *   - the float32 initializers of a model, by name (the candidates for
- *     trainable parameters), read into tensors;
+ *   - the float32, float16 and bfloat16 initializers of a model, by name
+ *     (the candidates for trainable parameters), read into float32 tensors
+ *     (a float16 / bfloat16 one: its float32 master copy, widened exactly);
  *   - the model's bytes with some initializers replaced by new values (the
  *     fine-tuned model saved back): every other byte of the ModelProto is
  *     copied as it was (opsets, metadata, nodes, value infos, the other
  *     initializers), so the saved file differs from the loaded one only in
  *     the trained weights. A replaced initializer is written as dims,
- *     data_type, name and raw_data (little endian), ONNX's usual encoding.
+ *     data_type, name and raw_data (little endian), ONNX's usual encoding,
+ *     in the initializer's own data_type (a float32 master copy of a
+ *     float16 / bfloat16 initializer rounded to it, nearest even).
  */
 #include "import.h"
 #include "pb.h"
@@ -22,6 +25,8 @@ static void free_list(char **names, tp_tensor **vals, int n) {
   tp_free(names);
   tp_free(vals);
 }
+
+static int trainable_dtype(tp_dtype d) { return d == TP_F32 || d == TP_F16 || d == TP_BF16; }
 
 tp_status tp_onnx_float_initializers(const omodel *md, int n, const char *const *want, char ***names_out,
                                      tp_tensor ***vals_out, int *count) {
@@ -50,13 +55,23 @@ tp_status tp_onnx_float_initializers(const omodel *md, int n, const char *const 
     if (n) {
       for (int k = 0; k < n; k++)
         if (name && !strcmp(name, want[k])) slot = k;
-      if (slot >= 0 && t->dtype != TP_F32)
+      if (slot >= 0 && !trainable_dtype(t->dtype))
         s = tp_fail(TP_ERR_INVALID_ARG,
-                    "onnx model: initializer '%s' is %s; only float32 initializers can be trained", name,
-                    tp_dtype_name(t->dtype));
+                    "onnx model: initializer '%s' is %s; only float32 initializers can be trained (and float16 / "
+                    "bfloat16 ones, as float32 master copies)",
+                    name, tp_dtype_name(t->dtype));
       if (slot >= 0 && found[slot]) slot = -1; /* a second initializer of that name: the first one counts */
-    } else if (t->dtype == TP_F32 && name && *name) {
+    } else if (trainable_dtype(t->dtype) && name && *name) {
       slot = got;
+    }
+    if (!s && slot >= 0 && t->dtype != TP_F32) { /* float16 / bfloat16: the float32 master copy */
+      tp_attrs at;
+      tp_attrs_init(&at);
+      at.dtype = TP_F32;
+      tp_tensor *w = NULL;
+      s = tp_op_call(TP_OP_CAST, 1, &t, &at, &w);
+      tp_tensor_release(t);
+      t = w;
     }
     if (!s && slot >= 0) { /* t is a fresh contiguous tensor (the reader copies): the optimizer updates it */
       names[slot] = name, vals[slot] = t, name = NULL, t = NULL;
@@ -77,18 +92,20 @@ tp_status tp_onnx_float_initializers(const omodel *md, int n, const char *const 
   return TP_OK;
 }
 
-/* The name of a TensorProto (field 8), or NULL (a pointer into the bytes, len). */
-static const uint8_t *tensor_name(const uint8_t *p, size_t len, size_t *nlen) {
+/* The name of a TensorProto (field 8), or NULL (a pointer into the bytes,
+ * len); *onnx_type: its data_type (field 2), 0 if absent. */
+static const uint8_t *tensor_name(const uint8_t *p, size_t len, size_t *nlen, int64_t *onnx_type) {
   tp_pb r;
   tp_pb_field f;
+  const uint8_t *name = NULL;
+  *onnx_type = 0;
   tp_pb_init(&r, p, len, "TensorProto");
-  while (tp_pb_next(&r, &f) > 0)
-    if (f.num == 8 && f.wire == TP_PB_LEN) {
-      *nlen = f.len;
-      return f.data;
-    }
+  while (tp_pb_next(&r, &f) > 0) {
+    if (f.num == 8 && f.wire == TP_PB_LEN) name = f.data, *nlen = f.len;
+    if (f.num == 2 && f.wire == TP_PB_VARINT) *onnx_type = (int64_t)f.u;
+  }
   tp_clear_error();
-  return NULL;
+  return name;
 }
 
 static int pick(const uint8_t *name, size_t nlen, int n, const char *const *names) {
@@ -122,7 +139,8 @@ tp_status tp_onnx_replace_initializers(const uint8_t *bytes, size_t len, int n, 
       const uint8_t *graw = g.base + gf.at;
       size_t grawlen = (size_t)(g.p - graw);
       size_t nlen = 0;
-      const uint8_t *nm = gf.num == 5 && gf.wire == TP_PB_LEN ? tensor_name(gf.data, gf.len, &nlen) : NULL;
+      int64_t oty = 0;
+      const uint8_t *nm = gf.num == 5 && gf.wire == TP_PB_LEN ? tensor_name(gf.data, gf.len, &nlen, &oty) : NULL;
       int j = pick(nm, nlen, n, names);
       if (j < 0 || written[j]) {
         tp_pbw_put(&gw, graw, grawlen);
@@ -130,7 +148,22 @@ tp_status tp_onnx_replace_initializers(const uint8_t *bytes, size_t len, int n, 
       }
       void *tb = NULL;
       size_t tl = 0;
-      if ((s = tp_onnx_tensor_encode(vals[j], names[j], &tb, &tl))) break;
+      tp_dtype dt;
+      tp_tensor *v = vals[j], *low = NULL;
+      if (tp_onnx_to_dtype(oty, &dt) && (dt == TP_F16 || dt == TP_BF16) && v->dtype == TP_F32) {
+        /* a float32 master copy: written back in the initializer's dtype */
+        tp_attrs at;
+        tp_attrs_init(&at);
+        at.dtype = dt;
+        int prev = tp_set_grad_enabled(0);
+        s = tp_op_call(TP_OP_CAST, 1, &v, &at, &low);
+        tp_set_grad_enabled(prev);
+        if (s) break;
+        v = low;
+      }
+      s = tp_onnx_tensor_encode(v, names[j], &tb, &tl);
+      tp_tensor_release(low);
+      if (s) break;
       tp_pbw_bytes(&gw, 5, tb, tl);
       tp_free(tb);
       written[j] = 1;

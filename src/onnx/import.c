@@ -510,7 +510,8 @@ static tp_status lowp_widen_inputs(imp *m, onode *n, tp_dtype *lp, ref *saved, i
     ref w;
     if (d != TP_I8 && d != TP_U8 && lowp_wide(m, e, &w)) {
       /* the float32 value the producer rounded: no round trip (a backend) */
-    } else if (m->keep_f16_weights && i == 1 && d == TP_F16 && saved[i].kind == R_CONST && !strcmp(n->op, "MatMul")) {
+    } else if (m->keep_f16_weights && !m->train_f32 && i == 1 && d == TP_F16 && saved[i].kind == R_CONST &&
+               !strcmp(n->op, "MatMul")) {
       /* a float16 weight: a cast node, not a float32 copy (tp_onnx_import_ex) */
       tp_attrs at;
       tp_attrs_init(&at);
@@ -530,6 +531,7 @@ static tp_status lowp_restore(imp *m, onode *n, tp_dtype lp, const ref *saved, i
     if (e) e->r = saved[i];
   }
   if (s || !nsaved) return s;
+  if (m->train_f32 && (lp == TP_F16 || lp == TP_BF16)) return TP_OK; /* float32 throughout (imp.train_f32) */
   for (int k = 0; k < n->nout; k++) {
     entry *e = *n->out[k] ? lookup(m, n->out[k]) : NULL;
     if (!e || e->r.kind == R_NONE || e->r.kind == R_SCALAR || tp_onnx_desc(m, e->r).dtype != TP_F32) continue;
@@ -738,6 +740,8 @@ static tp_status build(imp *m) {
     if (k >= 0) { /* a trainable parameter: a placeholder, fed by the caller */
       tp_desc_of(t, &train_desc[k]);
       train_desc[k].weak = 0;
+      if (train_desc[k].dtype == TP_F16 || train_desc[k].dtype == TP_BF16) /* a float32 master copy */
+        train_desc[k].dtype = TP_F32, m->train_f32 = 1;
       tp_tensor_release(t);
       continue;
     }
@@ -745,7 +749,8 @@ static tp_status build(imp *m) {
   }
   for (int k = 0; k < m->ntrain; k++)
     if (train_desc[k].ndim < 0 || train_desc[k].dtype != TP_F32) {
-      s = tp_fail(TP_ERR_INVALID_ARG, "onnx: '%s' is not a float32 initializer of the model, so it cannot be trained",
+      s = tp_fail(TP_ERR_INVALID_ARG,
+                  "onnx: '%s' is not a float32, float16 or bfloat16 initializer of the model, so it cannot be trained",
                   m->train_names[k]);
       goto fail;
     }

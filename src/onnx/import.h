@@ -146,6 +146,11 @@ typedef struct imp {
   const char *const *train_names;
   int *train_node;
   uint8_t *train_needed;
+  /* a float16 / bfloat16 initializer is trainable (its parameter is a float32
+   * master copy): the graph computes in float32, float16 values widened
+   * (exact) and nothing rounded to float16 / bfloat16, Cast and CastLike to
+   * them included, so the tape (float32 only) reaches the parameters */
+  int train_f32;
 } imp;
 
 static inline ref tp_onnx_scalar(double v) { ref r = {R_SCALAR, 0, 0, v, 0}; return r; }

@@ -320,6 +320,7 @@ tp_status tp_onnx_cv_cast(imp *m, onode *n, int like) {
     if (!tp_onnx_to_dtype(to, &d))
       return tp_fail(TP_ERR_UNSUPPORTED, "cast to %s is not supported", tp_onnx_dtype_name((int)to));
   }
+  if (m->train_f32 && (d == TP_F16 || d == TP_BF16)) d = TP_F32; /* float32 throughout (imp.train_f32) */
   TP_TRY(tp_onnx_cast(m, x, d, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }

@@ -50,6 +50,12 @@ function compareRuns(makeModel, makeOpt, lossOf, x, steps, label) {
   const tr = ex.training[0];
   assert.equal(tr.gradients, eager.parameters().length);
   assert.ok(tr.saved.length > 0 && tr.forward_plan && tr.backward_plan, JSON.stringify(tr).slice(0, 400));
+  // the min-cut partitioner by default: each saved / recomputed value with its bytes
+  assert.equal(tr.partitioner, 'min-cut');
+  assert.equal(tr.saved_bytes.length, tr.saved.length);
+  assert.equal(tr.recomputed_bytes.length, tr.recomputed.length);
+  assert.ok(tr.saved_bytes.every((b) => Number.isInteger(b) && b > 0), JSON.stringify(tr.saved_bytes));
+  assert.ok(tr.saved_total_bytes > 0 && tr.saved_total_bytes <= tr.saved_bytes.reduce((a, b) => a + b, 0));
   assert.match(tr.forward_graph, /^tpgraph v1\n%xx = placeholder/);
   assert.match(tr.backward_graph, /%grad_out = placeholder : f32\[\]\n/);
   // training: the same losses at every step

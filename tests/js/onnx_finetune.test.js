@@ -164,3 +164,99 @@ test('ONNX fine-tuning: a compiled training step through the model on stax equal
   eager.dispose();
   stax.dispose();
 });
+
+// float16 <-> float32 (round to nearest even), for the float16 model below
+function toF16(v) {
+  const f = new Float32Array([v]), u = new Uint32Array(f.buffer)[0];
+  const sign = (u >>> 16) & 0x8000, e = ((u >>> 23) & 0xff) - 127 + 15;
+  let m = u & 0x7fffff;
+  if (e >= 31) return sign | 0x7c00;
+  if (e <= 0) { // subnormal
+    if (e < -10) return sign;
+    m |= 0x800000;
+    const shift = 14 - e, half = 1 << (shift - 1), r = m & ((1 << shift) - 1);
+    let h = m >>> shift;
+    if (r > half || (r === half && (h & 1))) h++;
+    return sign | h;
+  }
+  let h = (e << 10) | (m >>> 13);
+  const r = m & 0x1fff;
+  if (r > 0x1000 || (r === 0x1000 && (h & 1))) h++;
+  return sign | h;
+}
+function fromF16(h) {
+  const e = (h >>> 10) & 0x1f, m = h & 0x3ff, s = h & 0x8000 ? -1 : 1;
+  if (e === 0) return s * m * 2 ** -24;
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * 2 ** (e - 15);
+}
+const r16 = (a) => Float64Array.from(a, (v) => fromF16(toF16(v)));
+
+test('ONNX fine-tuning of float16 initializers: float32 master copies, gradients vs double, saved back as float16', () => {
+  // the same two-layer model with float16 weights: x -> Cast(float16) -> ... -> Cast(float16) -> y
+  const h16 = (a) => Uint16Array.from(a, toF16);
+  const bytes16 = makeModel({
+    opset: 13,
+    nodes: [['Cast', ['x'], ['x16'], { to: 10 }], ['Gemm', ['x16', 'W1', 'b1'], ['h']], ['Relu', ['h'], ['r']],
+      ['Gemm', ['r', 'W2', 'b2'], ['z']], ['Reshape', ['z', 'shape'], ['z1']], ['Cast', ['z1'], ['y'], { to: 10 }]],
+    inputs: [['x', 1, [N, D]]],
+    outputs: [['y', 10, [N * O]]],
+    initializers: [['W1', 10, [D, H], h16(W1)], ['b1', 10, [H], h16(B1)], ['W2', 10, [H, O], h16(W2)],
+      ['b2', 10, [O], h16(B2)], ['shape', 7, [1], new BigInt64Array([BigInt(N * O)])]],
+  });
+  const x = tp.tensor(X, { shape: [N, D] }), t = tp.tensor(T, { shape: [N * O] });
+  for (const backend of [undefined, 'stax']) {
+    const model = tp.onnx.load(bytes16, backend ? { backend } : {});
+    const params = model.setTrainable();
+    assert.deepEqual(model.namedParameters().map(([n]) => n), ['W1', 'b1', 'W2', 'b2']);
+    // float32 master copies holding the float16 values
+    const w16 = [r16(W1), r16(B1), r16(W2), r16(B2)];
+    params.forEach((p, i) => {
+      assert.equal(p.dtype, 'float32');
+      assert.deepEqual(Array.from(p.toArray()), Array.from(w16[i]), `master copy ${i}`);
+    });
+    const ref = reference(...w16);
+    const [y] = model.run(x);
+    assert.equal(y.dtype, 'float32', 'the model computes in float32 while a float16 initializer is trainable');
+    const loss = tp.nn.mseLoss(y, t);
+    assert.ok(Math.abs(loss.item() - ref.loss) <= 1e-5 * (1 + ref.loss));
+    loss.backward();
+    params.forEach((p, i) => close(p.grad.toArray(), ref.grads[i], 1e-5, `float16 model grad ${i}`));
+    y.dispose(), loss.dispose();
+    // a compiled step through the model gives the same gradients
+    const step = tp.compile((x, t) => tp.nn.mseLoss(model.run(x)[0], t));
+    const grads0 = params.map((p) => p.grad.toArray());
+    params.forEach((p) => { p.grad = null; });
+    const l1 = step(x, t);
+    l1.backward();
+    params.forEach((p, i) => close(p.grad.toArray(), grads0[i], 1e-5, `compiled float16 model grad ${i}`));
+    l1.dispose(), step.dispose();
+    // Adam on the master copies; saved back as float16 (the same size), the master copies rounded
+    const opt = new tp.optim.Adam(params, { lr: 0.05 });
+    let last = ref.loss;
+    for (let s = 0; s < 20; s++) {
+      opt.zeroGrad();
+      tp.scope(() => {
+        const l = tp.nn.mseLoss(model.run(x)[0], t);
+        l.backward();
+        last = l.item();
+      });
+      opt.step();
+    }
+    assert.ok(last < 0.7 * ref.loss, `loss ${ref.loss} -> ${last}`);
+    const masters = params.map((p) => p.toArray());
+    const saved = model.save();
+    assert.equal(saved.length, bytes16.length, 'the trained initializers stay float16');
+    const again = tp.onnx.load(saved);
+    const [ya] = again.run(x);
+    assert.equal(ya.dtype, 'float16', 'a plain load of the saved model runs in float16');
+    ya.dispose();
+    again.setTrainable();
+    again.parameters().forEach((p, i) => assert.deepEqual(Array.from(p.toArray()), Array.from(r16(masters[i])),
+      `saved initializer ${i} = the master copy rounded to float16`));
+    again.dispose();
+    opt.dispose();
+    model.dispose();
+  }
+  x.dispose(), t.dispose();
+});
