@@ -146,3 +146,38 @@ test('control flow errors: the unroll bound of a Loop that ends on its condition
     l.dispose();
   }
 });
+
+// Two scan inputs of different lengths (distinct symbolic dims T and U, so
+// only the Scan can tell): a clear error naming the node and the counts,
+// at the loop-form lengths, the unrolled ones and 0; the model stays usable.
+test('Scan inputs of mismatched lengths are a clear error; the model stays usable', () => {
+  const model = makeModel({
+    opset: 11,
+    nodes: [['Scan', ['s0', 'x', 'r'], ['s', 'y'], {
+      body: {
+        nodes: [['Mul', ['x_t', 'r_t'], ['p']], ['Add', ['s_in', 'p'], ['s_out']], ['Identity', ['s_out'], ['y_t']]],
+        inputs: [['s_in', 1, [2]], ['x_t', 1, [2]], ['r_t', 1, [2]]],
+        outputs: [['s_out', 1, [2]], ['y_t', 1, [2]]],
+      },
+      num_scan_inputs: 2,
+    }]],
+    inputs: [['s0', 1, [2]], ['x', 1, ['T', 2]], ['r', 1, ['U', 2]]],
+    outputs: [['s', 1, null], ['y', 1, null]],
+  });
+  for (const backend of ['', 'stax']) {
+    const m = tp.onnx.load(model, { backend });
+    try {
+      for (const [t, u] of [[300, 301], [3, 4], [0, 2]]) {
+        assert.throws(() => tp.scope(() => m.run({ s0: tp.zeros([2]), x: tp.zeros([t, 2]), r: tp.zeros([u, 2]) })),
+          new RegExp(`\\(Scan\\): scan input 1 has ${u} steps along axis 0, scan input 0 has ${t}`));
+      }
+      tp.scope(() => {
+        const got = m.run({ s0: tp.ones([2]), x: tp.ones([3, 2]), r: tp.ones([3, 2]).mul(2) });
+        assert.deepEqual([...got.s.toArray()], [7, 7]); // 1 + 3 * (1 * 2)
+        assert.deepEqual([...got.y.toArray()], [3, 3, 5, 5, 7, 7]);
+      });
+    } finally {
+      m.dispose();
+    }
+  }
+});
