@@ -17,7 +17,11 @@
  * changed). %cond takes (carried, captured) and returns one one-element
  * bool/int; %body takes the same and returns the next carried values, of
  * the carried values' types. The results are the carried values after the
- * last step (the initial ones when cond is false at once). */
+ * last step (the initial ones when cond is false at once). Scan outputs
+ * (ONNX Loop's): the body may return more values than it carries; each
+ * extra one is a per-step slice, and the node has one more result per
+ * such value, the slices stacked along a new axis 0 ([steps, slice...];
+ * [0, slice...] after no step). tp_node_nresults counts them all. */
 #include "graph.h"
 #include "../core/internal.h"
 
@@ -130,9 +134,19 @@ tp_status tp_graph_verify_control(const tp_graph *g, const tp_node *n) {
     if (tp_graph_num_outputs(c) != 1 || !cd || !is_flag(cd))
       return tp_fail(TP_ERR_INVALID_ARG, "graph: while_loop %%%s: its cond subgraph must return one bool or integer value",
                      n->name);
-    if (tp_graph_num_outputs(b) != nres)
+    if (tp_graph_num_outputs(b) < nres)
       return tp_fail(TP_ERR_INVALID_ARG, "graph: while_loop %%%s carries %d values; its body returns %d", n->name, nres,
                      tp_graph_num_outputs(b));
+    if (tp_graph_num_outputs(b) > TP_MAX_OPERANDS)
+      return tp_fail(TP_ERR_UNSUPPORTED, "graph: while_loop %%%s: its body returns %d values (at most %d)", n->name,
+                     tp_graph_num_outputs(b), TP_MAX_OPERANDS);
+    for (int k = nres; k < tp_graph_num_outputs(b); k++) {
+      const tp_desc *o = out_desc(b, k);
+      if (!o) return tp_fail(TP_ERR_INVALID_ARG, "graph: while_loop %%%s: a body output is not a node", n->name);
+      if (o->ndim < 0 || o->ndim + 1 > TP_MAX_DIMS)
+        return tp_fail(TP_ERR_UNSUPPORTED, "graph: while_loop %%%s: scan output %d (body output %d) is of rank %d; "
+                       "stacked it needs at most %d dims", n->name, k - nres, k, o->ndim, TP_MAX_DIMS);
+    }
     for (int k = 0; k < nres; k++) {
       const tp_desc *o = out_desc(b, k), *in = &g->nodes[n->args[2 + k].node].desc;
       if (!o) return tp_fail(TP_ERR_INVALID_ARG, "graph: while_loop %%%s: a body output is not a node", n->name);
@@ -171,6 +185,79 @@ static tp_status own_results(const tp_node *n, tp_tensor *const *args, int nres,
   return TP_OK;
 }
 
+int tp_node_nresults(const tp_graph *g, const tp_node *n) {
+  int nres = (int)n->attrs.nresults;
+  if (n->op != TP_OP_WHILE_LOOP) return nres;
+  const tp_graph *b = sub_of(g, n, 1);
+  int nb = b ? tp_graph_num_outputs(b) : nres;
+  return nb > nres ? nb : nres;
+}
+
+/* The rows a while_loop's scan output j is declared with (the leading dim
+ * of a getitem reading it: a Scan's length), or -1 when nothing says. */
+static int64_t scan_rows_hint(const tp_graph *g, const tp_node *n, int result) {
+  int self = (int)(n - g->nodes);
+  for (int i = self + 1; i < g->n; i++) {
+    const tp_node *u = &g->nodes[i];
+    if (u->kind == TP_NODE_CALL && u->op == TP_OP_GETITEM && u->nargs == 1 && u->args[0].kind == TP_ARG_NODE &&
+        u->args[0].node == self && u->attrs.result_index == result && u->desc.ndim >= 1)
+      return u->desc.shape[0];
+  }
+  return -1;
+}
+
+/* A while_loop's scan output: a stack of rows, one per step, each step's
+ * slice written in place (the plan writes straight into the row; the graph
+ * run's result is copied there). Grows by doubling past its hint. */
+typedef struct scan_stack {
+  tp_tensor *t; /* [cap, slice...] */
+  int64_t cap, row; /* rows allocated, elements per row */
+  tp_desc d;        /* the slice */
+} scan_stack;
+
+static tp_status stack_new(scan_stack *st, const tp_desc *d, int64_t cap) {
+  int64_t sh[TP_MAX_DIMS];
+  if (d->ndim < 0 || d->ndim + 1 > TP_MAX_DIMS)
+    return tp_fail(TP_ERR_UNSUPPORTED, "while_loop: a scan output of rank %d cannot be stacked (at most %d dims)",
+                   d->ndim, TP_MAX_DIMS);
+  st->d = *d;
+  st->row = tp_shape_numel(d->ndim, d->shape);
+  sh[0] = cap;
+  for (int q = 0; q < d->ndim; q++) sh[1 + q] = d->shape[q];
+  tp_tensor *t = NULL;
+  TP_TRY(tp_tensor_empty(d->dtype, d->ndim + 1, sh, &t));
+  if (st->t) { /* grown: the rows so far move over */
+    size_t es = tp_dtype_size(d->dtype);
+    if (st->cap > 0 && st->row > 0) memcpy(tp_tensor_ptr(t), tp_tensor_ptr(st->t), (size_t)(st->cap * st->row) * es);
+    tp_tensor_release(st->t);
+  }
+  st->t = t;
+  st->cap = cap;
+  return TP_OK;
+}
+
+/* Row i of st as a contiguous view (a new reference). */
+static tp_status stack_row(scan_stack *st, int64_t i, tp_tensor **out) {
+  int64_t strides[TP_MAX_DIMS], acc = 1;
+  for (int q = st->d.ndim - 1; q >= 0; q--) strides[q] = acc, acc *= st->d.shape[q] ? st->d.shape[q] : 1;
+  return tp_tensor_view(st->t, st->d.ndim, st->d.shape, strides, st->t->offset + i * st->row, out);
+}
+
+/* The first `steps` rows as the result (the stack itself when full). */
+static tp_status stack_take(scan_stack *st, int64_t steps, tp_tensor **out) {
+  if (steps == st->cap) {
+    *out = st->t;
+    st->t = NULL;
+    return TP_OK;
+  }
+  int64_t sh[TP_MAX_DIMS];
+  sh[0] = steps;
+  for (int q = 0; q < st->d.ndim; q++) sh[1 + q] = st->d.shape[q];
+  TP_TRY(tp_tensor_empty(st->d.dtype, st->d.ndim + 1, sh, out));
+  if (steps > 0 && st->row > 0) memcpy(tp_tensor_ptr(*out), tp_tensor_ptr(st->t), (size_t)(steps * st->row) * tp_dtype_size(st->d.dtype));
+  return TP_OK;
+}
+
 tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner run, void *ctx,
                          tp_tensor *const *args, tp_tensor **res) {
   int nres = (int)n->attrs.nresults, got = 0;
@@ -186,16 +273,36 @@ tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner 
    * a step reads cur and writes next; the step after writes into the
    * buffers cur had (spare), so a loop in the plan allocates its carried
    * values twice, not once per step. The first step reads the operands,
-   * which are never written. */
+   * which are never written. Body outputs past the carried ones are scan
+   * outputs: each step's slice goes into row `steps` of its stack (the
+   * plan writes it there directly), so a step costs its slice, not the
+   * stack. */
   int nin = n->nargs - 2;
-  tp_tensor *cur[TP_MAX_OPERANDS], *next[TP_MAX_OPERANDS], *spare[TP_MAX_OPERANDS] = {0};
+  const tp_graph *cg = sub_of(g, n, 0), *bg = sub_of(g, n, 1);
+  int ntot = tp_node_nresults(g, n), S = ntot - nres;
+  if (ntot > TP_MAX_OPERANDS)
+    return tp_fail(TP_ERR_UNSUPPORTED, "while_loop: %d carried values and scan outputs (at most %d)", ntot,
+                   TP_MAX_OPERANDS);
+  tp_tensor *cur[TP_MAX_OPERANDS], *next[TP_MAX_OPERANDS], *spare[TP_MAX_OPERANDS] = {0}, *into[TP_MAX_OPERANDS];
+  scan_stack *st = NULL;
+  if (S > 0 && !(st = tp_alloc(sizeof(scan_stack) * (size_t)S))) return TP_ERR_OUT_OF_MEMORY;
+  if (st) memset(st, 0, sizeof(scan_stack) * (size_t)S);
+  tp_status s = TP_OK;
+  for (int j = 0; j < S && !s; j++) {
+    int64_t hint = scan_rows_hint(g, n, nres + j);
+    s = stack_new(&st[j], out_desc(bg, nres + j), hint >= 0 ? hint : 16);
+  }
+  if (s) {
+    for (int j = 0; j < S; j++) tp_tensor_release(st[j].t);
+    tp_free(st);
+    return s;
+  }
   for (int k = 0; k < nin; k++) {
     cur[k] = args[2 + k];
     if (k < nres) tp_tensor_retain(cur[k]);
   }
-  const tp_graph *cg = sub_of(g, n, 0), *bg = sub_of(g, n, 1);
-  tp_status s = TP_OK;
   int first = 1;
+  int64_t steps = 0;
   for (;;) {
     tp_tensor *flag = NULL;
     int go = 0;
@@ -204,15 +311,34 @@ tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner 
     tp_tensor_release(flag);
     if (s || !go) break;
     memset(next, 0, sizeof next);
+    memset(into, 0, sizeof into);
     int usable = !first; /* spare buffers nobody else holds */
     for (int k = 0; k < nres && usable; k++)
       usable = spare[k] && spare[k]->refs == 1 && spare[k]->storage && spare[k]->storage->refs == 1;
-    s = run(ctx, n, 1, bg, nin, cur, nres, next, &got, usable ? spare : NULL);
-    if (!s && got != nres) s = tp_fail(TP_ERR_INTERNAL, "while_loop: the body returned %d results, expected %d", got, nres);
+    for (int k = 0; k < nres && usable; k++) into[k] = spare[k];
+    for (int j = 0; j < S && !s; j++) {
+      if (steps == st[j].cap) s = stack_new(&st[j], &st[j].d, st[j].cap ? 2 * st[j].cap : 16);
+      if (!s) s = stack_row(&st[j], steps, &into[nres + j]);
+    }
+    if (!s) s = run(ctx, n, 1, bg, nin, cur, ntot, next, &got, into);
+    if (!s && got != ntot) s = tp_fail(TP_ERR_INTERNAL, "while_loop: the body returned %d results, expected %d", got, ntot);
+    for (int j = 0; j < S && !s; j++) { /* the slice into its row (unless the plan wrote it there) */
+      tp_tensor *y = next[nres + j], *r = into[nres + j];
+      if (y == r) continue;
+      if (y->ndim != st[j].d.ndim || tp_tensor_numel(y) != st[j].row)
+        s = tp_fail(TP_ERR_INTERNAL, "while_loop: scan output %d changed its shape at step %lld", j, (long long)steps);
+      else tp_tensor_copy_into(y, r);
+    }
+    for (int j = 0; j < S; j++) {
+      tp_tensor_release(into[nres + j]);
+      tp_tensor_release(next[nres + j]);
+      next[nres + j] = NULL;
+    }
     if (s) {
       for (int k = 0; k < nres; k++) tp_tensor_release(next[k]);
       break;
     }
+    steps++;
     for (int k = 0; k < nres; k++) {
       tp_tensor_release(spare[k]); /* written into (next holds it now) or replaced */
       spare[k] = first ? NULL : cur[k];
@@ -222,9 +348,20 @@ tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner 
     first = 0;
   }
   for (int k = 0; k < nres; k++) tp_tensor_release(spare[k]);
+  int assigned = !s;
   for (int k = 0; k < nres; k++) {
     if (s) tp_tensor_release(cur[k]);
     else res[k] = cur[k];
   }
-  return s ? s : own_results(n, args, nres, res);
+  for (int j = 0; j < S; j++) {
+    res[nres + j] = NULL;
+    if (!s) s = stack_take(&st[j], steps, &res[nres + j]);
+    tp_tensor_release(st[j].t);
+  }
+  tp_free(st);
+  if (s) { /* a stack that could not be taken: nothing is returned */
+    for (int k = 0; k < ntot && assigned; k++) tp_tensor_release(res[k]), res[k] = NULL;
+    return s;
+  }
+  return own_results(n, args, nres, res);
 }

@@ -368,7 +368,7 @@ tp_status tp_graph_verify(const tp_graph *g) {
           (n->nargs != 1 || n->args[0].kind != TP_ARG_NODE ||
            !tp_op_is_tuple(g->nodes[n->args[0].node].op) ||
            g->nodes[n->args[0].node].kind != TP_NODE_CALL || n->attrs.result_index < 0 ||
-           n->attrs.result_index >= g->nodes[n->args[0].node].attrs.nresults))
+           n->attrs.result_index >= tp_node_nresults(g, &g->nodes[n->args[0].node])))
         return tp_fail(TP_ERR_INVALID_ARG, "graph: getitem %%%s must select a result of a call_host, invoke, cond or while_loop",
                        n->name);
       if ((n->op == TP_OP_CALL_HOST || n->op == TP_OP_INVOKE) && (n->attrs.nresults < 1 || n->attrs.nresults > TP_MAX_OPERANDS))
@@ -561,7 +561,7 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
             tp_tensor_retain(vals[i]);
           }
         } else if (s == TP_OK && (n->op == TP_OP_COND || n->op == TP_OP_WHILE_LOOP)) {
-          int nres = (int)n->attrs.nresults;
+          int nres = tp_node_nresults(g, n);
           tuples[i] = tp_alloc(sizeof(tp_tensor *) * (size_t)nres);
           if (!tuples[i]) s = TP_ERR_OUT_OF_MEMORY;
           else memset(tuples[i], 0, sizeof(tp_tensor *) * (size_t)nres);
@@ -595,7 +595,7 @@ tp_status tp_graph_run_ex(const tp_graph *g, int reference, int nin, tp_tensor *
   for (int i = 0; i < g->n; i++) {
     tp_tensor_release(vals[i]);
     if (tuples[i])
-      for (int k = 0; k < g->nodes[i].attrs.nresults; k++) tp_tensor_release(tuples[i][k]);
+      for (int k = 0; k < tp_node_nresults(g, &g->nodes[i]); k++) tp_tensor_release(tuples[i][k]);
     tp_free(tuples[i]);
   }
   tp_free(vals);

@@ -138,9 +138,13 @@ tp_status tp_graph_verify_control(const tp_graph *g, const tp_node *n);
 typedef tp_status (*tp_control_runner)(void *ctx, const tp_node *n, int which, const tp_graph *sub, int nin,
                                        tp_tensor *const *in, int max_out, tp_tensor **res, int *got,
                                        tp_tensor *const *into);
+/* The number of results of a tuple node n: attrs.nresults, plus a
+ * while_loop's scan outputs (its body's outputs past the carried ones). */
+int tp_node_nresults(const tp_graph *g, const tp_node *n);
 /* One run of control node n with operand tensors args (n->nargs of them;
  * the subgraph references NULL): reads the predicate / cond result and
- * calls run for the chosen branch or each step. res: nresults new tensors. */
+ * calls run for the chosen branch or each step. res: tp_node_nresults new
+ * tensors (the caller's array starts zeroed). */
 tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner run, void *ctx,
                          tp_tensor *const *args, tp_tensor **res);
 /* *out = (t != 0) for a one-value tensor; else an error naming what. */

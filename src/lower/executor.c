@@ -1121,7 +1121,7 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
   tp_status s = tp_node_operands(n, operand_shell, &oc, args, scalars);
   int slot = ki;
   if (!s && tp_op_is_tuple(n->op)) {
-    int nres = (int)n->attrs.nresults, got = 0;
+    int nres = tp_node_nresults(p->graph, n), got = 0;
     tp_tensor **t = tp_alloc(sizeof(tp_tensor *) * (size_t)nres);
     if (!t) s = TP_ERR_OUT_OF_MEMORY;
     else memset(t, 0, sizeof(tp_tensor *) * (size_t)nres);
@@ -1167,6 +1167,10 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
       if (p->kernels[q].node == n->args[0].node) pk = q;
     tp_tensor **t = pk >= 0 ? r->pl->tuples[pk] : NULL;
     if (!t) s = tp_fail(TP_ERR_INTERNAL, "executor: getitem before its call");
+    else if (tp_tensor_numel(t[n->attrs.result_index]) != tp_tensor_numel(&out.t)) /* a loop's stack of other length */
+      s = tp_fail(TP_ERR_UNSUPPORTED, "executor: result %lld of %%%s has %lld elements, the plan expects %lld",
+                  (long long)n->attrs.result_index, p->graph->nodes[n->args[0].node].name,
+                  (long long)tp_tensor_numel(t[n->attrs.result_index]), (long long)tp_tensor_numel(&out.t));
     else tp_tensor_copy_into(t[n->attrs.result_index], &out.t);
   } else if (!s && n->op == TP_OP_CAST && tp_tensor_is_contiguous(args[0]) && tp_tensor_is_contiguous(&out.t) &&
              ((args[0]->dtype == TP_F16 && out.t.dtype == TP_F32) || (args[0]->dtype == TP_F32 && out.t.dtype == TP_F16))) {

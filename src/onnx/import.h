@@ -226,13 +226,16 @@ tp_status tp_onnx_arg(imp *m, ref r, tp_arg *a);
  * was (but for the constant pool), so cv_if may still choose at import. */
 tp_status tp_onnx_if_as_cond(imp *m, onode *n, ref c, attr *th, attr *el);
 /* onnx_cond.c: a Loop whose condition is computed from run-time data as
- * one while_loop node (body: the decoded `body`, imported once). Refused
- * with scan outputs or carried values whose shapes change. */
-tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body);
+ * one while_loop node (body: the decoded `body`, imported once). rows: the
+ * steps it is known to run (its scan outputs are [rows, ...] stacks,
+ * written in place), or -1 when unknown: then refused with scan outputs.
+ * Refused too with carried values whose shapes change. */
+tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body, int64_t rows);
 
-/* A Scan (opset 9+ form: in_axes normalized, L >= 1 steps) as one
+/* A Scan (opset 9+ form: in_axes normalized, L >= 0 steps) as one
  * while_loop node (onnx_cond.c): the body imported once, scan inputs
- * gathered at the step, scan outputs written into [L, ...] stacks.
+ * gathered at the step, scan outputs written in place into [L, ...]
+ * stacks (the while_loop's scan outputs, src/graph/control.c).
  * results: the N final states then the M stacks (along axis 0, the
  * caller moves them to out_axes). TP_ERR_UNSUPPORTED when the plan cannot
  * run it (the caller unrolls instead). */

@@ -344,7 +344,7 @@ tp_status tp_onnx_if_as_cond(imp *m, onode *n, ref c, attr *th, attr *el) {
  * then the outer values the body reads. cond graph: c && i < M (c alone
  * without M); body graph: the ONNX body on (i, c, v...), then (i + 1,
  * its cond as b8[], its v...). */
-typedef struct loop_post { int N; } loop_post;
+typedef struct loop_post { int N, K; } loop_post;
 
 static tp_status as_flag(imp *m, ref c, ref *out) {
   tp_desc d = tp_onnx_desc(m, c);
@@ -359,15 +359,15 @@ static tp_status as_flag(imp *m, ref c, ref *out) {
 
 static tp_status body_post(imp *m, void *ctx, const ref *ph, ref *outs, int *nout) {
   const loop_post *lp = ctx;
-  if (*nout != 1 + lp->N)
+  if (*nout != 1 + lp->N + lp->K)
     return tp_fail(TP_ERR_UNSUPPORTED, "a Loop that exits on run-time data with scan outputs is not supported yet");
   ref next_i, c;
   TP_TRY(tp_onnx_binary(m, TP_OP_ADD, ph[0], (ref){R_SCALAR, 0, 0, 1, 1}, &next_i));
   TP_TRY(as_flag(m, outs[0], &c));
-  for (int j = lp->N; j >= 1; j--) outs[1 + j] = outs[j];
+  for (int j = lp->N + lp->K; j >= 1; j--) outs[1 + j] = outs[j];
   outs[0] = next_i;
   outs[1] = c;
-  *nout = 2 + lp->N;
+  *nout = 2 + lp->N + lp->K;
   return TP_OK;
 }
 
@@ -391,7 +391,7 @@ static tp_status loop_cond_graph(int np, const tp_desc *ptypes, int nf, const tp
     tp_desc lt, w;
     tp_attrs at;
     tp_attrs_init(&at);
-    int li;
+    int li = -1;
     s = tp_op_infer(TP_OP_LT, 2, dp, &at, &lt);
     if (!s) s = tp_graph_add_node(g, TP_NODE_CALL, NULL, TP_OP_LT, 2, a, &at, &lt, &li);
     tp_arg b[3] = {{TP_ARG_NODE, ph[1], 0, 0}, {TP_ARG_NODE, li, 0, 0}, {TP_ARG_NODE, ph[1], 0, 0}};
@@ -410,16 +410,21 @@ static tp_status loop_cond_graph(int np, const tp_desc *ptypes, int nf, const tp
   return TP_OK;
 }
 
-tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body) {
+tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body, int64_t rows) {
   ref mr, cr;
   TP_TRY(tp_onnx_in(m, n, 0, &mr));
   TP_TRY(tp_onnx_in(m, n, 1, &cr));
   int N = n->nin - 2 > 0 ? n->nin - 2 : 0, has_m = mr.kind != R_NONE;
-  int np = 2 + N + has_m;
+  int np = 2 + N + has_m, K = body->noutputs - 1 - N;
   if (body->ninputs != N + 2)
     return tp_fail(TP_ERR_INVALID_ARG, "the body has %d inputs for %d loop-carried values", body->ninputs, N);
-  if (body->noutputs != N + 1)
+  if (K < 0)
+    return tp_fail(TP_ERR_INVALID_ARG, "the body has %d outputs for %d loop-carried values", body->noutputs, N);
+  if (K && rows < 0)
     return tp_fail(TP_ERR_UNSUPPORTED, "a Loop that exits on run-time data with scan outputs is not supported yet");
+  if (2 + N + K > TP_MAX_OPERANDS)
+    return tp_fail(TP_ERR_UNSUPPORTED, "a Loop with %d carried values and %d scan outputs in the plan (at most %d)", N, K,
+                   TP_MAX_OPERANDS - 2);
   if (np + 2 > TP_MAX_OPERANDS)
     return tp_fail(TP_ERR_UNSUPPORTED, "a Loop on run-time data with %d carried values (at most %d)", N,
                    TP_MAX_OPERANDS - 5);
@@ -448,9 +453,22 @@ tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body) {
     types[i].weak = 0;
   }
   tp_graph *sub[2] = {NULL, NULL};
-  loop_post lp = {N};
+  loop_post lp = {N, K};
   if (!s) s = loop_cond_graph(np, ptypes, f.n, types, has_m, &sub[0]);
-  if (!s) s = import_sub(m, body, 2 + N, has_m, ptypes, &f, types, 1 + N, NULL, body_post, &lp, &sub[1]);
+  if (!s) s = import_sub(m, body, 2 + N, has_m, ptypes, &f, types, 1 + N + K, NULL, body_post, &lp, &sub[1]);
+  tp_desc ytypes[TP_MAX_OPERANDS];
+  for (int j = 0; j < K && !s; j++) { /* the stacks: [rows, y_j...] */
+    tp_desc y = *out_type(sub[1], 2 + N + j);
+    y.weak = 0;
+    if (y.ndim < 0 || y.ndim + 1 > TP_MAX_DIMS) {
+      s = tp_fail(TP_ERR_UNSUPPORTED, "scan output %d has no fixed rank below %d", j, TP_MAX_DIMS);
+      break;
+    }
+    ytypes[j] = y;
+    for (int d = y.ndim; d > 0; d--) ytypes[j].shape[d] = y.shape[d - 1];
+    ytypes[j].shape[0] = rows;
+    ytypes[j].ndim = y.ndim + 1;
+  }
   /* the body keeps every carried type (checked before m->g changes) */
   for (int k = 0; k < 2 + N && !s; k++) {
     tp_desc x = *out_type(sub[1], k), y = ptypes[k];
@@ -475,17 +493,27 @@ tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body) {
     s = tp_graph_add_node(m->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &ga2, &ptypes[2 + j], &idx);
     if (!s) s = tp_onnx_set_out(m, n, j, (ref){R_NODE, idx, 0, 0, 0});
   }
+  for (int j = 0; j < K && N + j < n->nout && !s; j++) { /* scan outputs: results after the carried ones */
+    if (!*n->out[N + j]) continue;
+    tp_attrs ga2;
+    tp_attrs_init(&ga2);
+    ga2.result_index = 2 + N + j;
+    tp_arg a = {TP_ARG_NODE, li, 0, 0};
+    int idx;
+    s = tp_graph_add_node(m->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &ga2, &ytypes[j], &idx);
+    if (!s) s = tp_onnx_set_out(m, n, N + j, (ref){R_NODE, idx, 0, 0, 0});
+  }
   return s;
 }
 
 /* ---- Scan as while_loop ----
- * carried: (i: i64[], states..., acc_j...) with acc_j the scan output j's
- * stack, [L, y_j's shape] (zeros at first; the step writes y_j at row i, or
- * L-1-i for a reversed output, with scatter_nd); read by every step: L (an
- * i64[]), the scan inputs, then the outer values the body reads. cond
- * graph: i < L; body graph: scan input k's slice is gather(x_k, i or
- * L-1-i, axis k), then the ONNX body, then (i + 1, states..., acc_j...).
- * The scan outputs' types come from a first import of the body (dropped). */
+ * carried: (i: i64[], states...); read by every step: L (an i64[]), the
+ * scan inputs, then the outer values the body reads. cond graph: i < L;
+ * body graph: scan input k's slice is gather(x_k, i or L-1-i, axis k),
+ * then the ONNX body, then (i + 1, states..., y_j...): the y_j are the
+ * while_loop's scan outputs (src/graph/control.c), each step's slice
+ * written in place into row i of its [L, ...] stack; a reversed scan
+ * output is flipped once after the loop. */
 typedef struct scan_ctx {
   const tp_onnx_scan_form *sf;
 } scan_ctx;
@@ -500,15 +528,22 @@ static tp_status at_step(imp *m, ref i, int rev, int64_t L, ref *pos) {
 
 static tp_status scan_pre(imp *m, void *ctx, const ref *ph, ref *ins) {
   const tp_onnx_scan_form *sf = ((scan_ctx *)ctx)->sf;
-  int N = sf->N, K = sf->K, M = sf->M;
+  int N = sf->N, K = sf->K;
   for (int j = 0; j < N; j++) ins[j] = ph[1 + j];
   for (int k = 0; k < K; k++) {
     ref pos;
+    if (!sf->L) { /* no step runs: a slice of zeros stands for the (empty) scan input's */
+      tp_desc d = tp_onnx_desc(m, ph[2 + N + k]);
+      int a = (int)sf->in_axes[k];
+      for (int q = a; q + 1 < d.ndim; q++) d.shape[q] = d.shape[q + 1];
+      TP_TRY(tp_onnx_full(m, d.dtype, d.ndim - 1, d.shape, 0, &ins[N + k]));
+      continue;
+    }
     TP_TRY(at_step(m, ph[0], (int)sf->in_dir[k], sf->L, &pos));
     tp_attrs at;
     tp_attrs_init(&at);
     at.dim = sf->in_axes[k];
-    TP_TRY(tp_onnx_emit(m, TP_OP_GATHER, 2, (ref[2]){ph[2 + N + M + k], pos}, &at, &ins[N + k]));
+    TP_TRY(tp_onnx_emit(m, TP_OP_GATHER, 2, (ref[2]){ph[2 + N + k], pos}, &at, &ins[N + k]));
   }
   return TP_OK;
 }
@@ -519,21 +554,6 @@ static tp_status scan_post(imp *m, void *ctx, const ref *ph, ref *outs, int *nou
   if (*nout != N + M) return tp_fail(TP_ERR_INVALID_ARG, "the body gives %d outputs; the Scan needs %d", *nout, N + M);
   for (int j = N + M - 1; j >= 0; j--) outs[1 + j] = outs[j];
   TP_TRY(tp_onnx_binary(m, TP_OP_ADD, ph[0], (ref){R_SCALAR, 0, 0, 1, 1}, &outs[0]));
-  for (int j = 0; j < M; j++) {
-    ref pos, idx, upd, y = outs[1 + N + j];
-    tp_desc yd = tp_onnx_desc(m, y);
-    int64_t one[2] = {1, 1}, sh[TP_MAX_DIMS];
-    if (yd.ndim + 1 > TP_MAX_DIMS) return tp_fail(TP_ERR_UNSUPPORTED, "a stacked output would have more than %d dims", TP_MAX_DIMS);
-    sh[0] = 1;
-    for (int d = 0; d < yd.ndim; d++) sh[1 + d] = yd.shape[d];
-    TP_TRY(at_step(m, ph[0], (int)sf->out_dir[j], sf->L, &pos));
-    TP_TRY(tp_onnx_reshape(m, pos, 2, one, &idx));
-    if (y.kind == R_SCALAR) TP_TRY(tp_onnx_cast(m, y, sf->ytypes[j].dtype, &y));
-    TP_TRY(tp_onnx_reshape(m, y, yd.ndim + 1, sh, &upd));
-    tp_attrs at;
-    tp_attrs_init(&at);
-    TP_TRY(tp_onnx_emit_node(m, TP_OP_SCATTER_ND, 3, (ref[3]){ph[1 + N + j], idx, upd}, &at, &outs[1 + N + j]));
-  }
   *nout = 1 + N + M;
   return TP_OK;
 }
@@ -575,56 +595,23 @@ static tp_desc plain_type(imp *m, ref r) {
 }
 
 tp_status tp_onnx_scan_as_while(imp *m, omodel *body, tp_onnx_scan_form *sf) {
-  int N = sf->N, K = sf->K, M = sf->M, nres = 1 + N + M, np = nres + 1 + K;
-  if (np + 2 > TP_MAX_OPERANDS)
-    return tp_fail(TP_ERR_UNSUPPORTED, "a Scan with %d states, scan inputs and scan outputs in the plan (at most %d)",
-                   N + K + M, TP_MAX_OPERANDS - 4);
-  tp_desc ptypes[2 * TP_MAX_OPERANDS], btypes[2 * TP_MAX_OPERANDS], types[MAXFREE];
+  int N = sf->N, K = sf->K, M = sf->M, nres = 1 + N, np = nres + 1 + K;
+  if (np + 2 > TP_MAX_OPERANDS || 1 + N + M > TP_MAX_OPERANDS)
+    return tp_fail(TP_ERR_UNSUPPORTED, "a Scan with %d states, %d scan inputs and %d scan outputs in the plan (at most "
+                   "%d operands)", N, K, M, TP_MAX_OPERANDS);
+  tp_desc ptypes[2 * TP_MAX_OPERANDS], types[MAXFREE];
   ref init[2 * TP_MAX_OPERANDS];
   tp_status s = tp_onnx_full(m, TP_I64, 0, NULL, 0, &init[0]);
-  for (int j = 0; j < N && !s; j++) init[1 + j] = sf->states[j], btypes[j] = plain_type(m, sf->states[j]);
-  for (int k = 0; k < K && !s; k++) {
-    tp_desc d = plain_type(m, sf->scans[k]);
-    int a = (int)sf->in_axes[k];
-    for (int q = a; q + 1 < d.ndim; q++) d.shape[q] = d.shape[q + 1];
-    d.ndim--;
-    btypes[N + k] = d;
-  }
+  for (int j = 0; j < N && !s; j++) init[1 + j] = sf->states[j];
   fv f;
   memset(&f, 0, sizeof f);
   nameset def = {0};
   if (!s) s = free_vars(m, body, &def, &f, 0);
   tp_free(def.v);
   if (!s && (f.too_many || np + 2 + f.n > TP_MAX_OPERANDS))
-    s = tp_fail(TP_ERR_UNSUPPORTED, "the Scan body reads too many outer values (%d operands at most)", TP_MAX_OPERANDS);
+    s = tp_fail(TP_ERR_UNSUPPORTED, "the Scan body reads %s outer values (%d operands at most)",
+                f.too_many ? "too many" : "that many", TP_MAX_OPERANDS);
   for (int i = 0; i < f.n && !s; i++) types[i] = plain_type(m, tp_onnx_lookup(m, f.names[i])->r);
-  /* the probe: the body alone, for the scan outputs' types */
-  tp_graph *probe = NULL;
-  if (!s) s = import_sub(m, body, N + K, 0, btypes, &f, types, N + M, NULL, NULL, NULL, &probe);
-  for (int j = 0; j < N && !s; j++) {
-    tp_desc x = *out_type(probe, j), y = btypes[j];
-    x.weak = y.weak = 0;
-    if (!tp_desc_equal(&x, &y)) {
-      char b0[96], b1[96];
-      s = tp_fail(TP_ERR_UNSUPPORTED, "state %d is %s%s before the Scan but %s%s after a step", j,
-                  tp_dtype_short(y.dtype), tp_shape_str(y.ndim, y.shape, b0, sizeof b0), tp_dtype_short(x.dtype),
-                  tp_shape_str(x.ndim, x.shape, b1, sizeof b1));
-    }
-  }
-  for (int j = 0; j < M && !s; j++) {
-    tp_desc y = *out_type(probe, N + j);
-    y.weak = 0;
-    if (y.ndim < 0 || y.ndim + 1 > TP_MAX_DIMS) {
-      s = tp_fail(TP_ERR_UNSUPPORTED, "scan output %d has no fixed rank below %d", j, TP_MAX_DIMS);
-      break;
-    }
-    sf->ytypes[j] = y;
-    int64_t sh[TP_MAX_DIMS];
-    sh[0] = sf->L;
-    for (int d = 0; d < y.ndim; d++) sh[1 + d] = y.shape[d];
-    s = tp_onnx_full(m, y.dtype, y.ndim + 1, sh, 0, &init[1 + N + j]);
-  }
-  tp_graph_free(probe);
   if (!s) s = tp_onnx_full(m, TP_I64, 0, NULL, (double)sf->L, &init[nres]);
   for (int k = 0; k < K && !s; k++) init[nres + 1 + k] = sf->scans[k];
   for (int k = 0; k < np && !s; k++) ptypes[k] = plain_type(m, init[k]);
@@ -632,22 +619,52 @@ tp_status tp_onnx_scan_as_while(imp *m, omodel *body, tp_onnx_scan_form *sf) {
   scan_ctx ctx = {sf};
   if (!s) s = scan_cond_graph(np, ptypes, f.n, types, nres, &sub[0]);
   if (!s) s = import_sub(m, body, nres, 1 + K, ptypes, &f, types, N + M, scan_pre, scan_post, &ctx, &sub[1]);
-  for (int k = 0; k < nres && !s; k++) {
+  for (int k = 1; k < nres && !s; k++) {
     tp_desc x = *out_type(sub[1], k), y = ptypes[k];
     x.weak = y.weak = 0;
-    if (!tp_desc_equal(&x, &y)) s = tp_fail(TP_ERR_UNSUPPORTED, "carried value %d of the Scan changes its type", k);
+    if (!tp_desc_equal(&x, &y)) {
+      char b0[96], b1[96];
+      s = tp_fail(TP_ERR_UNSUPPORTED, "state %d is %s%s before the Scan but %s%s after a step", k - 1,
+                  tp_dtype_short(y.dtype), tp_shape_str(y.ndim, y.shape, b0, sizeof b0), tp_dtype_short(x.dtype),
+                  tp_shape_str(x.ndim, x.shape, b1, sizeof b1));
+    }
+  }
+  tp_desc ytypes[TP_MAX_OPERANDS];
+  for (int j = 0; j < M && !s; j++) { /* the stacks: [L, y_j...] */
+    tp_desc y = *out_type(sub[1], nres + j);
+    y.weak = 0;
+    if (y.ndim < 0 || y.ndim + 1 > TP_MAX_DIMS) {
+      s = tp_fail(TP_ERR_UNSUPPORTED, "scan output %d has no fixed rank below %d", j, TP_MAX_DIMS);
+      break;
+    }
+    sf->ytypes[j] = y;
+    ytypes[j] = y;
+    for (int d = y.ndim; d > 0; d--) ytypes[j].shape[d] = y.shape[d - 1];
+    ytypes[j].shape[0] = sf->L;
+    ytypes[j].ndim = y.ndim + 1;
   }
   static const char *const kinds[2] = {"scan_cond", "scan_body"};
   int li = -1;
   s = add_while(m, s, kinds, sub, np, init, &f, nres, ptypes, &li);
-  for (int k = 1; k < nres && !s; k++) {
+  for (int k = 1; k < nres + M && !s; k++) {
     tp_attrs ga2;
     tp_attrs_init(&ga2);
     ga2.result_index = k;
     tp_arg a = {TP_ARG_NODE, li, 0, 0};
     int idx;
-    s = tp_graph_add_node(m->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &ga2, &ptypes[k], &idx);
+    s = tp_graph_add_node(m->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &ga2, k < nres ? &ptypes[k] : &ytypes[k - nres],
+                          &idx);
     if (!s) sf->results[k - 1] = (ref){R_NODE, idx, 0, 0, 0};
+    if (!s && k >= nres && sf->out_dir[k - nres] && sf->L > 1) { /* reversed: row i holds step L-1-i */
+      tp_tensor *rev = NULL;
+      ref ri;
+      tp_attrs at;
+      tp_attrs_init(&at);
+      at.dim = 0;
+      s = tp_arange((double)(sf->L - 1), -1, -1, TP_I64, &rev);
+      if (!s) s = tp_onnx_add_const(m, rev, &ri);
+      if (!s) s = tp_onnx_emit(m, TP_OP_GATHER, 2, (ref[2]){sf->results[k - 1], ri}, &at, &sf->results[k - 1]);
+    }
   }
   return s;
 }

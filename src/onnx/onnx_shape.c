@@ -95,25 +95,27 @@ tp_status tp_onnx_cv_squeeze(imp *m, onode *n, int arg) {
   return tp_onnx_set_out(m, n, 0, y);
 }
 
+/* Concat: any number of inputs (more than TP_MAX_OPERANDS are joined in
+ * chunks, tp_onnx_concat). */
 tp_status tp_onnx_cv_concat(imp *m, onode *n, int arg) {
   (void)arg;
-  ref args[TP_MAX_OPERANDS], y;
+  ref small[TP_MAX_OPERANDS], *args = small, y;
   int k = 0;
-  if (n->nin > TP_MAX_OPERANDS) return tp_fail(TP_ERR_UNSUPPORTED, "more than %d inputs", TP_MAX_OPERANDS);
-  for (int i = 0; i < n->nin; i++) {
-    TP_TRY(tp_onnx_need_in(m, n, i, &args[k]));
-    if (tp_shape_numel(tp_onnx_desc(m, args[k]).ndim, tp_onnx_desc(m, args[k]).shape) > 0 || n->nin == 1) k++;
+  if (n->nin < 1) return tp_fail(TP_ERR_INVALID_ARG, "Concat needs at least one input");
+  if (n->nin > TP_MAX_OPERANDS && !(args = tp_alloc(sizeof(ref) * (size_t)n->nin))) return TP_ERR_OUT_OF_MEMORY;
+  tp_status s = TP_OK;
+  for (int i = 0; i < n->nin && !s; i++) {
+    s = tp_onnx_need_in(m, n, i, &args[k]);
+    if (!s && (tp_shape_numel(tp_onnx_desc(m, args[k]).ndim, tp_onnx_desc(m, args[k]).shape) > 0 || n->nin == 1)) k++;
   }
-  if (!k) TP_TRY(tp_onnx_need_in(m, n, 0, &args[k++])); /* all empty */
-  tp_desc d = tp_onnx_desc(m, args[0]);
-  tp_attrs at;
-  tp_attrs_init(&at);
-  int64_t axis;
-  TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", 0), d.ndim, "axis", &axis));
-  at.dim = axis;
-  if (k == 1) y = args[0];
-  else TP_TRY(tp_onnx_emit(m, TP_OP_CONCAT, k, args, &at, &y));
-  return tp_onnx_set_out(m, n, 0, y);
+  if (!s && !k) s = tp_onnx_need_in(m, n, 0, &args[k++]); /* all empty */
+  tp_desc d = s ? (tp_desc){0} : tp_onnx_desc(m, args[0]);
+  int64_t axis = 0;
+  if (!s) s = tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", 0), d.ndim, "axis", &axis);
+  if (!s && k == 1) y = args[0];
+  else if (!s) s = tp_onnx_concat(m, k, args, axis, &y);
+  if (args != small) tp_free(args);
+  return s ? s : tp_onnx_set_out(m, n, 0, y);
 }
 
 tp_status tp_onnx_cv_slice(imp *m, onode *n, int arg) {
@@ -185,7 +187,6 @@ tp_status tp_onnx_cv_slice(imp *m, onode *n, int arg) {
 tp_status tp_onnx_cv_split(imp *m, onode *n, int arg) {
   (void)arg;
   ref x, r1, y;
-  int64_t sp[TP_MAX_OPERANDS]; /* one output per split */
   int nsp = 0, nout = n->nout;
   TP_TRY(tp_onnx_need_in(m, n, 0, &x));
   TP_TRY(tp_onnx_in(m, n, 1, &r1));
@@ -194,40 +195,44 @@ tp_status tp_onnx_cv_split(imp *m, onode *n, int arg) {
   TP_TRY(tp_onnx_axis(tp_onnx_attr_int(m, n, "axis", 0), d.ndim, "axis", &axis));
   attr *sa = tp_onnx_attr(m, n, "split", A_INTS);
   int64_t num = tp_onnx_attr_int(m, n, "num_outputs", 0);
-  if (nout < 1 || nout > TP_MAX_OPERANDS)
-    return tp_fail(TP_ERR_UNSUPPORTED, "%d outputs (1..%d are supported)", nout, TP_MAX_OPERANDS);
+  if (nout < 1) return tp_fail(TP_ERR_INVALID_ARG, "Split needs at least one output");
+  /* one size per output (any number of outputs: each is a slice) */
+  int64_t *sp = tp_alloc(sizeof(int64_t) * (size_t)(nout + 1));
+  if (!sp) return TP_ERR_OUT_OF_MEMORY;
+  tp_status s = TP_OK;
   if (r1.kind != R_NONE) {
-    TP_TRY(tp_onnx_const_ints(m, r1, "the split input", sp, TP_MAX_OPERANDS, &nsp));
+    s = tp_onnx_const_ints(m, r1, "the split input", sp, nout + 1, &nsp);
   } else if (sa) {
-    if (sa->nints > TP_MAX_OPERANDS) return tp_fail(TP_ERR_UNSUPPORTED, "more than %d splits", TP_MAX_OPERANDS);
-    nsp = (int)sa->nints;
-    if (nsp) memcpy(sp, sa->ints, sizeof(int64_t) * (size_t)nsp);
+    if (sa->nints != (size_t)nout) s = tp_fail(TP_ERR_INVALID_ARG, "split has %lld values for %d outputs", (long long)sa->nints, nout);
+    else nsp = (int)sa->nints;
+    if (!s && nsp) memcpy(sp, sa->ints, sizeof(int64_t) * (size_t)nsp);
   } else {
     int64_t k = num ? num : nout, len = d.shape[axis];
-    if (k != nout) return tp_fail(TP_ERR_INVALID_ARG, "num_outputs %lld differs from the %d outputs", (long long)k, nout);
-    int64_t chunk = (len + k - 1) / k;
-    if (!num && len % k)
-      return tp_fail(TP_ERR_INVALID_ARG, "axis size %lld cannot be split evenly into %d outputs", (long long)len, nout);
-    for (int i = 0; i < nout; i++) {
+    if (k != nout) s = tp_fail(TP_ERR_INVALID_ARG, "num_outputs %lld differs from the %d outputs", (long long)k, nout);
+    int64_t chunk = s ? 0 : (len + k - 1) / k;
+    if (!s && !num && len % k)
+      s = tp_fail(TP_ERR_INVALID_ARG, "axis size %lld cannot be split evenly into %d outputs", (long long)len, nout);
+    for (int i = 0; i < nout && !s; i++) {
       int64_t b = i * chunk, e = b + chunk > len ? len : b + chunk;
       sp[nsp++] = e > b ? e - b : 0;
     }
   }
-  if (nsp != nout) return tp_fail(TP_ERR_INVALID_ARG, "split has %d values for %d outputs", nsp, nout);
+  if (!s && nsp != nout) s = tp_fail(TP_ERR_INVALID_ARG, "split has %d values for %d outputs", nsp, nout);
   int64_t tot = 0;
-  for (int i = 0; i < nsp; i++) {
-    if (sp[i] < 0) return tp_fail(TP_ERR_INVALID_ARG, "split sizes must be >= 0");
-    tot += sp[i];
+  for (int i = 0; i < nsp && !s; i++) {
+    if (sp[i] < 0) s = tp_fail(TP_ERR_INVALID_ARG, "split sizes must be >= 0");
+    else tot += sp[i];
   }
-  if (tot != d.shape[axis])
-    return tp_fail(TP_ERR_INVALID_ARG, "split sizes add up to %lld, the axis has %lld", (long long)tot, (long long)d.shape[axis]);
+  if (!s && tot != d.shape[axis])
+    s = tp_fail(TP_ERR_INVALID_ARG, "split sizes add up to %lld, the axis has %lld", (long long)tot, (long long)d.shape[axis]);
   int64_t off = 0;
-  for (int i = 0; i < nsp; i++) {
-    TP_TRY(tp_onnx_slice(m, x, axis, off, off + sp[i], 1, &y));
-    TP_TRY(tp_onnx_set_out(m, n, i, y));
+  for (int i = 0; i < nsp && !s; i++) {
+    s = tp_onnx_slice(m, x, axis, off, off + sp[i], 1, &y);
+    if (!s) s = tp_onnx_set_out(m, n, i, y);
     off += sp[i];
   }
-  return TP_OK;
+  tp_free(sp);
+  return s;
 }
 
 tp_status tp_onnx_cv_tile(imp *m, onode *n, int arg) {

@@ -1202,7 +1202,7 @@ static tp_status while_node(wr *w, int idx) {
   const tp_node *n = &g->nodes[idx];
   const tp_graph *cg = tp_node_subgraph(g, n, 0), *bg = tp_node_subgraph(g, n, 1);
   if (!cg || !bg) return tp_fail(TP_ERR_INVALID_ARG, "onnx: save: while_loop '%s' names no subgraphs", n->name);
-  int nin = n->nargs - 2, N = (int)n->attrs.nresults;
+  int nin = n->nargs - 2, N = (int)n->attrs.nresults, S = tp_node_nresults(g, n); /* S: with the scan outputs */
   const char *ops[TP_MAX_OPERANDS];
   for (int k = 0; k < nin; k++) ops[k] = vn(w, n->args[2 + k].node);
   const tp_desc *cd = &cg->nodes[cg->nodes[tp_graph_output(cg)].args[0].node].desc;
@@ -1245,6 +1245,12 @@ static tp_status while_node(wr *w, int idx) {
       node1(&b, "Identity", bout[k], outn[k]);
       add_vi(&b, &b.outputs, 12, outn[k], d);
     }
+    for (int k = N; k < S; k++) { /* scan outputs: ONNX Loop's, after the carried values */
+      const tp_desc *d = &bg->nodes[bg->nodes[tp_graph_output(bg)].args[k].node].desc;
+      fresh(&b, outn[k]);
+      node1(&b, "Identity", bout[k], outn[k]);
+      add_vi(&b, &b.outputs, 12, outn[k], d);
+    }
   }
   w->aux = b.aux;
   tp_pbw attrs = {0};
@@ -1265,7 +1271,7 @@ static tp_status while_node(wr *w, int idx) {
   put_str(&m, 1, ""); /* no trip count */
   put_str(&m, 1, cond0);
   for (int k = 0; k < N; k++) put_str(&m, 1, ops[k]);
-  finish_control(w, g, idx, N, "Loop", &m, &attrs);
+  finish_control(w, g, idx, S, "Loop", &m, &attrs);
   return TP_OK;
 }
 

@@ -4,13 +4,16 @@
  * both branches on the graph run, the reference run and the stax plan
  * against hand-computed values, a loop whose trip count comes from data,
  * and the bad graphs (a predicate of several values or of floats, branches
- * of different signatures, a body that changes a carried type). */
+ * of different signatures, a body that changes a carried type); a
+ * while_loop with scan outputs (stacked per step, in place) on every way,
+ * with an allocation-failure sweep of its plan run. */
 #include "lower/lower.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "alloc_sweep.h"
 
 static tp_graph *parse(const char *text) {
   tp_graph *g = NULL;
@@ -361,12 +364,148 @@ static void test_double_buffer(void) {
   tp_graph_free(g);
 }
 
+/* The loop of loop_text with two scan outputs: per step acc (after the
+ * step) and i as f32 (a 0-d slice); stacks of 3 rows declared. */
+static const char *scan_text =
+    "tpgraph v1\n"
+    "subgraph \"c\" {\n"
+    "%i = placeholder : i64[]\n"
+    "%acc = placeholder : f32[4]\n"
+    "%n = placeholder : i64[]\n"
+    "%w = placeholder : f32[4]\n"
+    "%0 = lt(%i, %n) : b8[]\n"
+    "output(%0)\n"
+    "}\n"
+    "subgraph \"b\" {\n"
+    "%i = placeholder : i64[]\n"
+    "%acc = placeholder : f32[4]\n"
+    "%n = placeholder : i64[]\n"
+    "%w = placeholder : f32[4]\n"
+    "%0 = add(%i, 1) : i64[]\n"
+    "%1 = mul(%acc, %w) : f32[4]\n"
+    "%2 = add(%1, 1) : f32[4]\n"
+    "%3 = cast(%i, dtype=f32) : f32[]\n"
+    "output(%0, %2, %2, %3)\n"
+    "}\n"
+    "%i0 = placeholder : i64[]\n"
+    "%a0 = placeholder : f32[4]\n"
+    "%n = placeholder : i64[]\n"
+    "%w = placeholder : f32[4]\n"
+    "%cg = get_attr \"c\" : graph\n"
+    "%bg = get_attr \"b\" : graph\n"
+    "%l = while_loop(%cg, %bg, %i0, %a0, %n, %w, results=2) : i64[]\n"
+    "%acc = getitem(%l, index=1) : f32[4]\n"
+    "%ys = getitem(%l, index=2) : f32[3,4]\n"
+    "%is = getitem(%l, index=3) : f32[3]\n"
+    "%y2 = mul(%ys, 2) : f32[3,4]\n"
+    "output(%acc, %y2, %is)\n";
+
+static const float sc_a0[4] = {0, 1, -1, 2}, sc_w[4] = {0.5f, 2, -1, 1};
+
+/* one run of g (way 0 graph, 1 reference, 2 plan) with n trips: checks
+ * the outputs against a loop in double; returns the status */
+static tp_status scan_run(const tp_graph *g, tp_plan *pl, int way, int64_t trips, const char *what) {
+  tp_tensor *a = vec(sc_a0), *w = vec(sc_w), *i0 = flag(TP_I64, 0), *n = flag(TP_I64, trips);
+  tp_tensor *in[4] = {i0, a, n, w}, *outs[4] = {0};
+  int nout = 0;
+  tp_status s = way == 0   ? tp_graph_run(g, 4, in, 4, outs, &nout)
+                : way == 1 ? tp_graph_run_ex(g, 1, 4, in, 4, outs, &nout)
+                           : tp_plan_run(pl, 4, in, 4, outs, &nout);
+  if (s == TP_OK) {
+    double acc[4], ys[16][4];
+    for (int k = 0; k < 4; k++) acc[k] = sc_a0[k];
+    for (int64_t t = 0; t < trips && t < 16; t++)
+      for (int k = 0; k < 4; k++) acc[k] = acc[k] * sc_w[k] + 1, ys[t][k] = 2 * acc[k];
+    float got[64] = {0}, gi[16] = {0};
+    CHECKF(nout == 3 && tp_tensor_ndim(outs[1]) == 2 && tp_tensor_shape(outs[1])[0] == trips &&
+               tp_tensor_shape(outs[1])[1] == 4 && tp_tensor_ndim(outs[2]) == 1 && tp_tensor_shape(outs[2])[0] == trips,
+           "%s way %d: the stacks' shapes", what, way);
+    if (nout == 3 && tp_tensor_numel(outs[1]) == 4 * trips && trips <= 16) {
+      CHECK_OK(tp_tensor_read(outs[1], got, sizeof(float) * 4 * (size_t)trips));
+      CHECK_OK(tp_tensor_read(outs[2], gi, sizeof(float) * (size_t)trips));
+      int bad = 0;
+      for (int64_t t = 0; t < trips; t++) {
+        bad += !close_to(got + 4 * t, ys[t], 4);
+        bad += gi[t] != (float)t;
+      }
+      CHECKF(!bad, "%s way %d: %d rows wrong", what, way, bad);
+    }
+  }
+  for (int k = 0; k < nout; k++) tp_tensor_release(outs[k]);
+  tp_tensor_release(a), tp_tensor_release(w), tp_tensor_release(i0), tp_tensor_release(n);
+  return s;
+}
+
+static tp_status scan_scenario(void *ud, void *res) {
+  (void)ud;
+  tp_graph *g = NULL;
+  tp_plan *pl = NULL;
+  tp_tensor *in[4] = {0}, *outs[4] = {0};
+  int nout = 0;
+  sweep_begin();
+  SWEEP_STEP("parse", tp_graph_parse(scan_text, strlen(scan_text), &g));
+  SWEEP_STEP("lower", tp_lower(g, NULL, &pl));
+  SWEEP_STEP("a0", tp_tensor_new(TP_F32, 1, (int64_t[1]){4}, sc_a0, &in[1]));
+  SWEEP_STEP("w", tp_tensor_new(TP_F32, 1, (int64_t[1]){4}, sc_w, &in[3]));
+  SWEEP_STEP("i0", tp_tensor_new(TP_I64, 0, NULL, (int64_t[1]){0}, &in[0]));
+  SWEEP_STEP("n", tp_tensor_new(TP_I64, 0, NULL, (int64_t[1]){3}, &in[2]));
+  SWEEP_STEP("graph run", tp_graph_run(g, 4, in, 4, outs, &nout));
+  for (int k = 0; k < nout; k++) tp_tensor_release(outs[k]), outs[k] = NULL;
+  nout = 0;
+  SWEEP_STEP("plan run", tp_plan_run(pl, 4, in, 4, outs, &nout));
+  SWEEP_STEP("read", tp_tensor_read(outs[1], res, sizeof(float) * 12));
+  sweep_step = "done";
+cleanup:
+  for (int k = 0; k < nout; k++) tp_tensor_release(outs[k]);
+  for (int k = 0; k < 4; k++) tp_tensor_release(in[k]);
+  tp_plan_free(pl);
+  tp_graph_free(g);
+  return sweep_status;
+}
+
+static void test_scan_outputs(void) {
+  tp_graph *g = parse(scan_text), *g2 = NULL;
+  if (!g) return;
+  char *text = NULL;
+  CHECK_OK(tp_graph_print(g, 1, &text));
+  if (text) CHECK_OK(tp_graph_parse(text, strlen(text), &g2));
+  CHECK(g2 && tp_graph_equal(g, g2));
+  tp_free_buffer(text);
+  tp_graph_free(g2);
+  tp_plan *pl = NULL;
+  CHECK_OK(tp_lower(g, NULL, &pl));
+  for (int way = 0; pl && way < 3; way++) CHECK_OK(scan_run(g, pl, way, 3, "3 steps"));
+  /* the graph runs give the stacks the loop made (any length); the plan
+   * declared 3 rows: another count is a clear error, the plan usable */
+  CHECK_OK(scan_run(g, pl, 0, 5, "5 steps (graph run)"));
+  CHECK_OK(scan_run(g, pl, 0, 0, "0 steps (graph run)"));
+  if (pl) {
+    tp_status s = scan_run(g, pl, 2, 5, "5 steps (plan)");
+    CHECKF(s == TP_ERR_UNSUPPORTED && strstr(tp_last_error(), "has 20 elements, the plan expects 12"), "error: %s",
+           tp_last_error());
+    CHECK_OK(scan_run(g, pl, 2, 3, "3 steps again"));
+  }
+  /* bad graphs: a scan output's body value of a rank that cannot stack */
+  tp_plan_free(pl);
+  tp_graph_free(g);
+  float base[12];
+  sweep_case sc = {"while_loop with scan outputs (graph run and plan)", scan_scenario, NULL, sizeof base, NULL};
+  failures += sweep_run(&sc, base, NULL);
+  double want[12];
+  double acc[4];
+  for (int k = 0; k < 4; k++) acc[k] = sc_a0[k];
+  for (int t = 0; t < 3; t++)
+    for (int k = 0; k < 4; k++) acc[k] = acc[k] * sc_w[k] + 1, want[t * 4 + k] = 2 * acc[k];
+  for (int j = 0; j < 12; j++) CHECKF(fabs(base[j] - want[j]) < 1e-5, "sweep baseline [%d]: %g want %g", j, base[j], want[j]);
+}
+
 int main(void) {
   test_cond();
   test_while();
   test_bad();
   test_run_errors();
   test_double_buffer();
+  test_scan_outputs();
   printf("test_control_flow: %d checks, %d failures\n", checks, failures);
   return failures != 0;
 }

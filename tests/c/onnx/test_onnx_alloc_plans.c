@@ -7,6 +7,7 @@
  *   - a Loop on a fed trip count whose exit is computed from data (one
  *     while_loop step with a body sub-plan; the two runs stop on the trip
  *     count and on the data),
+ *   - a Scan of 0 steps (a while_loop whose scan output is an empty stack),
  *   - QLinearConv with constant weights (qconv2d, its weight packed once per
  *     plan) on ONNX's test_qlinearconv data,
  *   - LSTM with constant W, R, B, P (W and R packed once per plan) and
@@ -187,6 +188,36 @@ static void case_loop(void) {
   run_case(&c);
 }
 
+/* Scan(s0, x) with s_t = s_{t-1} + x_t, y_t = s_t * k (k outer) over 0
+ * steps: the loop form (a while_loop whose scan output is an empty [0, 2]
+ * stack, allocated by the loop's runner); graph outputs (ys, s), the last
+ * one s = s0, two runs on different s0. */
+static void case_scan0(void) {
+  tp_pbw g = {0}, body = {0};
+  value_info(&body, 11, "s_in", 1, NULL);
+  value_info(&body, 11, "x_t", 1, NULL);
+  node(&body, "Add", L("s_in", "x_t"), L("s_out"), 0, NULL);
+  node(&body, "Mul", L("s_out", "k"), L("y_t"), 0, NULL);
+  value_info(&body, 12, "s_out", 1, NULL);
+  value_info(&body, 12, "y_t", 1, NULL);
+  tp_pbw at[2] = {attr_graph("body", &body), attr_int("num_scan_inputs", 1)};
+  node(&g, "Scan", L("s0", "x"), L("s", "ys"), 2, at);
+  value_info(&g, 11, "s0", 1, "2");
+  value_info(&g, 11, "x", 1, "0,2");
+  value_info(&g, 11, "k", 1, "1");
+  value_info(&g, 12, "ys", 1, NULL);
+  value_info(&g, 12, "s", 1, NULL);
+  pcase c = {.name = "Scan of 0 steps (while_loop, an empty scan-output stack)", .nin = 3, .tol = 0};
+  c.bytes = finish(&g, &c.len);
+  static const float s0[2][2] = {{1, -1}, {3, 4}}, kv[1] = {2};
+  int64_t s2[1] = {2}, s1[1] = {1}, xsh[2] = {0, 2};
+  for (int r = 0; r < 2; r++) {
+    c.in[r][0] = f32v(1, s2, s0[r]), c.in[r][1] = f32v(2, xsh, NULL), c.in[r][2] = f32v(1, s1, kv);
+    c.nwant[r] = 2, c.want[r][0] = s0[r][0], c.want[r][1] = s0[r][1];
+  }
+  run_case(&c);
+}
+
 static int load_pb(const char *root, const char *dir, const char *file, tp_tensor **t) {
   char path[1400];
   snprintf(path, sizeof path, "%s/onnx-node/%s/test_data_set_0/%s", root, dir, file);
@@ -272,6 +303,7 @@ static void case_lstm(const char *root) {
 int main(void) {
   case_if();
   case_loop();
+  case_scan0();
   char root[1024];
   const char *env = getenv("TP_CONFORMANCE"), *req = getenv("TP_REQUIRE_DATA");
   if (env && *env) snprintf(root, sizeof root, "%s", env);
