@@ -463,13 +463,40 @@ typedef struct conv_job {
   float *Y, *cols;   /* cols: per thread (slot), col_floats each */
   const float **rows; /* depthwise with KH > 64: per thread, KH input rows each */
   int64_t col_floats, rb, nblk; /* im2col: rows per block, blocks per (n, group) */
-  int kind;          /* 0 depthwise, 1 im2col, 2 direct */
+  float *prow;       /* depthwise, padded rows: per thread, H rows of prow_w floats each */
+  int64_t prow_w;
+  int kind;          /* 0 depthwise, 1 im2col, 2 direct, 3 depthwise on padded rows */
   const tp_conv_epi *epi; /* fused epilogue (NULL: none) */
 } conv_job;
 
 static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
   const tp_conv2d_geom *g = j->g;
   int64_t Cg = g->C / g->G, Mg = g->M / g->G, KK = g->KH * g->KW, Kd = Cg * KK, P = g->OH * g->OW;
+  if (j->kind == 3) { /* unit: plane (n, m); its input rows copied between zero columns */
+    const float *rows[64];
+    int64_t Wp = j->prow_w;
+    float *buf = j->prow + (size_t)slot * (size_t)(g->H * Wp);
+    int64_t last = -1; /* the input plane in buf (a multiplier > 1 reuses it) */
+    for (int64_t u = u0; u < u1; u++) {
+      int64_t n = u / g->M, m = u % g->M, src = n * g->C + m / Mg;
+      if (src != last) {
+        const float *x = j->X + src * g->H * g->W;
+        for (int64_t i = 0; i < g->H; i++) memcpy(buf + i * Wp + g->pl, x + i * g->W, sizeof(float) * (size_t)g->W);
+        last = src;
+      }
+      float *y = j->Y + (n * g->M + m) * P;
+      for (int64_t i = 0; i < g->OH; i++) {
+        for (int64_t kh = 0; kh < g->KH; kh++) {
+          int64_t ih = i * g->sh - g->pt + kh * g->dh;
+          rows[kh] = ih >= 0 && ih < g->H ? buf + ih * Wp : NULL;
+        }
+        j->k->dwconv_row_f32(rows, g->KH, g->KW, j->Wt + m * KK, j->B ? j->B[m] : 0.0f, y + i * g->OW, g->OW, Wp,
+                             g->sw, g->dw, 0);
+      }
+      if (j->epi) j->epi->fn(j->epi->ctx, slot, j->Y, n, m, m + 1, 0, P);
+    }
+    return;
+  }
   if (j->kind == 0) { /* unit: output row (n, m, i) */
     const float *stack_rows[64], **rows = g->KH > 64 ? j->rows + (size_t)slot * (size_t)g->KH : stack_rows;
     int64_t run0 = u0; /* the epilogue: per run of rows of one plane */
@@ -611,8 +638,20 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
       tp_free(pbuf);
       goto done;
     }
-    j->kind = 0;
-    units = g.N * g.M * g.OH, unit_flops = 2 * g.OW * KK;
+    /* Planes of few rows and wide rows (OW >= 64; PP-OCR's classifier and
+     * recognizer: 5x5 on 2-3 rows of 96): each plane's input rows copied
+     * once, between zero columns, into a per-thread buffer, so every column
+     * is a vector column (the row kernel's border columns checked each tap,
+     * and on 96 columns cost about as much as the rest); rows outside the
+     * input stay NULL and their taps are skipped. Units are planes. */
+    int64_t prow_n;
+    if (g.KH <= 64 && !__builtin_mul_overflow(g.H, Wp, &prow_n) && prow_n <= 16384 && P > 0 && (g.pl || Wp > g.W)) {
+      j->kind = 3, j->prow_w = Wp;
+      units = g.N * g.M, unit_flops = 2 * P * KK;
+    } else {
+      j->kind = 0;
+      units = g.N * g.M * g.OH, unit_flops = 2 * g.OW * KK;
+    }
   } else if (path == TP_CONV_WINO2D) {
     /* 3x3 stride 1 as Winograd F(2x2, 3x3) (src/ops/winograd.c), on the caller */
     s = tp_conv2d_winograd(&g, j->X, j->Wt, j->B, j->Y, epi, prep);
@@ -663,6 +702,14 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
       goto done;
     }
   }
+  if (j->kind == 3) {
+    size_t bytes = sizeof(float) * (size_t)(g.H * j->prow_w) * (size_t)nc;
+    if (!(j->prow = tp_alloc(bytes))) {
+      s = tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: conv2d: cannot allocate %zu bytes of padded rows", bytes);
+      goto done;
+    }
+    memset(j->prow, 0, bytes); /* the zero columns; the rows' interiors are written per plane */
+  }
   if (j->kind == 0 && g.KH > 64 && !(j->rows = tp_alloc(sizeof(float *) * (size_t)g.KH * (size_t)nc))) {
     s = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: no memory for %lld kernel rows", (long long)g.KH);
     goto done;
@@ -670,7 +717,7 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
   if (nc > 1) tp_parallel_run(units, grain, nc, conv_task, j);
   else conv_units(j, 0, 0, units);
 done:
-  if (j) tp_free(j->cols), tp_free((void *)j->rows);
+  if (j) tp_free(j->cols), tp_free((void *)j->rows), tp_free(j->prow);
   tp_free(j);
   tp_tensor_release(x);
   tp_tensor_release(w);
