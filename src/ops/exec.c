@@ -459,6 +459,8 @@ typedef struct conv_job {
   const tp_kernels *k;
   const float *X, *Wt, *B;
   const float *PA;   /* the weight packed once per group (tp_conv_prep), or NULL */
+  const float *PB;   /* TP_CONV_IM2COL_T: the weight packed once per group as B = w^T, or NULL */
+  int tr;            /* TP_CONV_IM2COL_T: C^T = cols^T w^T into a per-thread [positions, Mg], then y */
   int64_t pstride;
   float *Y, *cols;   /* cols: per thread (slot), col_floats each */
   const float **rows; /* depthwise with KH > 64: per thread, KH input rows each */
@@ -567,6 +569,19 @@ static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
       int64_t i0 = blk * j->rb, r = g->OH - i0 < j->rb ? g->OH - i0 : j->rb;
       float *cols = j->cols + (size_t)slot * (size_t)j->col_floats;
       conv_im2col(g, xg, Cg, i0, r, cols);
+      if (j->tr) { /* [np, Kd] (cols read transposed) x w^T [Kd, Mg] + bias, then transposed into y */
+        int64_t np = r * g->OW;
+        float *t = cols + Kd * np;
+        const float *bg = j->B ? j->B + gi * Mg : NULL;
+        if (j->PB) j->k->gemm_f32_packed(np, Mg, Kd, cols, 1, np, j->PB + gi * j->pstride, t, Mg, bg);
+        else j->k->gemm_f32(np, Mg, Kd, cols, 1, np, wg, 1, Kd, t, Mg, bg);
+        for (int64_t m = 0; m < Mg; m++) {
+          float *yr = yg + m * P + i0 * g->OW;
+          for (int64_t q = 0; q < np; q++) yr[q] = t[q * Mg + m];
+        }
+        if (j->epi) j->epi->fn(j->epi->ctx, slot, j->Y, n, gi * Mg, (gi + 1) * Mg, i0 * g->OW, (i0 + r) * g->OW);
+        continue;
+      }
       if (j->PA)
         j->k->gemm_f32_packed_a(Mg, r * g->OW, Kd, j->PA + gi * j->pstride, cols, r * g->OW, 1, yg + i0 * g->OW, P,
                                 NULL);
@@ -601,6 +616,7 @@ int tp_conv2d_path(const tp_conv2d_geom *g) {
   if (tp_conv2d_winograd1d_fits(g)) return TP_CONV_WINO1D;
   if (KK == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && g->OH == g->H && g->OW == g->W)
     return TP_CONV_DIRECT;
+  if (g->OH * g->OW < 16 && g->M / g->G >= 32) return TP_CONV_IM2COL_T;
   return TP_CONV_IM2COL;
 }
 
@@ -632,10 +648,13 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
   int path = tp_conv2d_path(&g);
   /* the weight prepared once (a plan's), when it is this one for this path */
   if (prep && (prep->path != path || prep->w != j->Wt || prep->M != g.M || prep->C != g.C || prep->KH != g.KH ||
-               prep->KW != g.KW || prep->G != g.G || prep->kern != (const void *)j->k || !j->k->gemm_f32_packed_a))
+               prep->KW != g.KW || prep->G != g.G || prep->kern != (const void *)j->k || !j->k->gemm_f32_packed_a ||
+               (path == TP_CONV_IM2COL_T && !j->k->gemm_f32_packed)))
     prep = NULL;
   if (prep) __atomic_fetch_add(&prep_uses, 1, __ATOMIC_RELAXED);
   if (prep && (path == TP_CONV_IM2COL || path == TP_CONV_DIRECT)) j->PA = prep->a, j->pstride = prep->stride;
+  if (prep && path == TP_CONV_IM2COL_T) j->PB = prep->a, j->pstride = prep->stride;
+  j->tr = path == TP_CONV_IM2COL_T;
   int64_t Cg = g.C / g.G, Mg = g.M / g.G, KK = g.KH * g.KW, Kd = Cg * KK, P = g.OH * g.OW;
   int64_t units, unit_flops;
   int threads = tp_pool_threads_or_default();
@@ -715,7 +734,7 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
     /* 1x1, stride 1, no padding: x is already the GEMM's B operand */
     j->kind = 2;
     units = g.N * g.G * ((P + CONV_COLS - 1) / CONV_COLS), unit_flops = 2 * Mg * Cg * CONV_COLS;
-  } else {
+  } else { /* TP_CONV_IM2COL, TP_CONV_IM2COL_T */
     j->kind = 1;
     /* output rows per im2col block: 4 MB of columns, or one row; with
      * threads, blocks enough for each (the results do not depend on it) */
@@ -736,6 +755,7 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
         goto done;
       }
       j->col_floats = fl;
+      if (j->tr) j->col_floats += rb * g.OW * Mg; /* the transposed product (fewer than 16 positions) */
     }
     j->rb = rb, j->nblk = rb > 0 ? (g.OH + rb - 1) / rb : 0;
     units = g.N * g.G * j->nblk, unit_flops = 2 * Mg * Kd * rb * g.OW;

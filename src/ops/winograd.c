@@ -501,6 +501,24 @@ tp_status tp_conv2d_prepare(const tp_conv2d_geom *g, const float *w, tp_conv_pre
   int path = tp_conv2d_path(g);
   if (path == TP_CONV_DEPTHWISE || !k->gemm_pack_a || !k->gemm_pack_a_size || !k->gemm_f32_packed_a) return TP_OK;
   int64_t Cg = g->C / g->G, Mg = g->M / g->G, KK = g->KH * g->KW;
+  if (path == TP_CONV_IM2COL_T) { /* per group, w^T [Cg KK, Mg] packed as the GEMM's B */
+    if (!k->gemm_pack_b || !k->gemm_pack_b_size || !k->gemm_f32_packed) return TP_OK;
+    size_t one = k->gemm_pack_b_size(Cg * KK, Mg);
+    if (!one) return TP_OK;
+    int64_t stride = (int64_t)((one / sizeof(float) + 15) / 16 * 16);
+    size_t bytes = sizeof(tp_conv_prep) + 64 + sizeof(float) * (size_t)stride * (size_t)g->G;
+    char *raw = tp_alloc(bytes);
+    if (!raw)
+      return tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: conv2d: cannot allocate %zu bytes for a packed weight", bytes);
+    tp_conv_prep *pp = (tp_conv_prep *)raw;
+    *pp = (tp_conv_prep){.path = path, .M = g->M, .C = g->C, .KH = g->KH, .KW = g->KW, .G = g->G, .w = w, .kern = k, .stride = stride};
+    pp->a = (float *)(((uintptr_t)(raw + sizeof *pp) + 63) & ~(uintptr_t)63);
+    if (k->gemm_tune) k->gemm_tune(0, 0); /* the layout follows the depth blocking: the defaults */
+    for (int64_t i = 0; i < g->G; i++)
+      k->gemm_pack_b(Cg * KK, Mg, w + i * Mg * Cg * KK, 1, Cg * KK, pp->a + i * stride);
+    *out = pp;
+    return TP_OK;
+  }
   /* nmat packed matrices [rows, depth]: one per group, or per Winograd slab */
   int64_t nmat = path == TP_CONV_WINO2D ? 16 : path == TP_CONV_WINO1D ? 4 : g->G;
   int64_t rows = path == TP_CONV_WINO2D || path == TP_CONV_WINO1D ? g->M : Mg;

@@ -223,6 +223,9 @@ static void cases_conv2d(void) {
       {2, 2, 6, 192, 4, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1},  /* multiplier 2, stride 2, batch 2 */
       {2, 3, 4, 100, 3, 3, 5, 3, 1, 1, 1, 0, 1, 3, 1, 2},  /* right pad only, dilation 1x2 */
       {1, 2, 170, 100, 2, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1}, /* too many rows for it: the row kernel, border columns */
+      /* fewer than 16 positions, >= 32 outputs per group: the transposed GEMM (exec.c, TP_CONV_IM2COL_T) */
+      {1, 1, 1, 1280, 40, 1, 512, 1, 1, 160, 0, 0, 0, 0, 1, 1}, /* STFT-like: 5 frames */
+      {1, 12, 3, 5, 64, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1},   /* grouped, 15 positions */
       /* stride 2 along rows, >= 16 columns out (dwconv_row_s2_f32 on the even and odd columns) */
       {1, 3, 7, 41, 3, 2, 4, 3, 2, 2, 0, 1, 1, 2, 1, 1},   /* even kernel width, uneven pads, odd W */
       {1, 4, 20, 80, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1},  /* 40 columns out: vectors, 4-lane and 1-lane tails */
