@@ -459,17 +459,81 @@ typedef struct conv_job {
   const tp_kernels *k;
   const float *X, *Wt, *B;
   const float *PA;   /* the weight packed once per group (tp_conv_prep), or NULL */
+  const float *PB;   /* TP_CONV_IM2COL_T: the weight packed once per group as B = w^T, or NULL */
+  int tr;            /* TP_CONV_IM2COL_T: C^T = cols^T w^T into a per-thread [positions, Mg], then y */
   int64_t pstride;
   float *Y, *cols;   /* cols: per thread (slot), col_floats each */
   const float **rows; /* depthwise with KH > 64: per thread, KH input rows each */
   int64_t col_floats, rb, nblk; /* im2col: rows per block, blocks per (n, group) */
-  int kind;          /* 0 depthwise, 1 im2col, 2 direct */
+  float *prow;       /* depthwise, padded rows: per thread, H rows of prow_w floats each */
+  int64_t prow_w, half; /* half > 0: stride 2, each row as its even then its odd columns, half each */
+  int kind;          /* 0 depthwise, 1 im2col, 2 direct, 3 depthwise on padded rows */
   const tp_conv_epi *epi; /* fused epilogue (NULL: none) */
 } conv_job;
+
+/* a[t] = x[2t], b[t] = x[2t + 1] for the n elements of x (four pairs a step) */
+typedef float conv_v4f __attribute__((vector_size(16)));
+static void conv_deinterleave(const float *x, int64_t n, float *a, float *b) {
+  int64_t t = 0;
+  for (; 2 * t + 8 <= n; t += 4) {
+    conv_v4f u0, u1, e, o;
+    memcpy(&u0, x + 2 * t, sizeof u0), memcpy(&u1, x + 2 * t + 4, sizeof u1);
+    e = __builtin_shufflevector(u0, u1, 0, 2, 4, 6), o = __builtin_shufflevector(u0, u1, 1, 3, 5, 7);
+    memcpy(a + t, &e, sizeof e), memcpy(b + t, &o, sizeof o);
+  }
+  for (; 2 * t + 1 < n; t++) a[t] = x[2 * t], b[t] = x[2 * t + 1];
+  if (2 * t < n) a[t] = x[2 * t];
+}
 
 static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
   const tp_conv2d_geom *g = j->g;
   int64_t Cg = g->C / g->G, Mg = g->M / g->G, KK = g->KH * g->KW, Kd = Cg * KK, P = g->OH * g->OW;
+  if (j->kind == 3) { /* unit: plane (n, m); its input rows copied between zero columns */
+    const float *rows[64];
+    int64_t Wp = j->prow_w;
+    float *buf = j->prow + (size_t)slot * (size_t)(g->H * Wp);
+    int64_t last = -1; /* the input plane in buf (a multiplier > 1 reuses it) */
+    for (int64_t u = u0; u < u1; u++) {
+      int64_t n = u / g->M, m = u % g->M, src = n * g->C + m / Mg;
+      if (src != last) {
+        const float *x = j->X + src * g->H * g->W;
+        if (j->half)
+          for (int64_t i = 0; i < g->H; i++) { /* padded column q = c + pl: ev[q / 2] (q even), od[q / 2] (q odd) */
+            float *ev = buf + i * Wp, *od = ev + j->half;
+            if (g->pl & 1) conv_deinterleave(x + i * g->W, g->W, od + (g->pl >> 1), ev + ((g->pl + 1) >> 1));
+            else conv_deinterleave(x + i * g->W, g->W, ev + (g->pl >> 1), od + (g->pl >> 1));
+          }
+        else
+          for (int64_t i = 0; i < g->H; i++) memcpy(buf + i * Wp + g->pl, x + i * g->W, sizeof(float) * (size_t)g->W);
+        last = src;
+      }
+      float *y = j->Y + (n * g->M + m) * P;
+      if (j->half) { /* stride 2 columns: unit-stride loads from the even and odd halves */
+        const float *od[64];
+        for (int64_t i = 0; i < g->OH; i++) {
+          for (int64_t kh = 0; kh < g->KH; kh++) {
+            int64_t ih = i * g->sh - g->pt + kh * g->dh;
+            rows[kh] = ih >= 0 && ih < g->H ? buf + ih * Wp : NULL;
+            od[kh] = rows[kh] ? rows[kh] + j->half : NULL;
+          }
+          j->k->dwconv_row_s2_f32(rows, od, g->KH, g->KW, j->Wt + m * KK, j->B ? j->B[m] : 0.0f, y + i * g->OW,
+                                  g->OW);
+        }
+        if (j->epi) j->epi->fn(j->epi->ctx, slot, j->Y, n, m, m + 1, 0, P);
+        continue;
+      }
+      for (int64_t i = 0; i < g->OH; i++) {
+        for (int64_t kh = 0; kh < g->KH; kh++) {
+          int64_t ih = i * g->sh - g->pt + kh * g->dh;
+          rows[kh] = ih >= 0 && ih < g->H ? buf + ih * Wp : NULL;
+        }
+        j->k->dwconv_row_f32(rows, g->KH, g->KW, j->Wt + m * KK, j->B ? j->B[m] : 0.0f, y + i * g->OW, g->OW, Wp,
+                             g->sw, g->dw, 0);
+      }
+      if (j->epi) j->epi->fn(j->epi->ctx, slot, j->Y, n, m, m + 1, 0, P);
+    }
+    return;
+  }
   if (j->kind == 0) { /* unit: output row (n, m, i) */
     const float *stack_rows[64], **rows = g->KH > 64 ? j->rows + (size_t)slot * (size_t)g->KH : stack_rows;
     int64_t run0 = u0; /* the epilogue: per run of rows of one plane */
@@ -505,6 +569,19 @@ static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
       int64_t i0 = blk * j->rb, r = g->OH - i0 < j->rb ? g->OH - i0 : j->rb;
       float *cols = j->cols + (size_t)slot * (size_t)j->col_floats;
       conv_im2col(g, xg, Cg, i0, r, cols);
+      if (j->tr) { /* [np, Kd] (cols read transposed) x w^T [Kd, Mg] + bias, then transposed into y */
+        int64_t np = r * g->OW;
+        float *t = cols + Kd * np;
+        const float *bg = j->B ? j->B + gi * Mg : NULL;
+        if (j->PB) j->k->gemm_f32_packed(np, Mg, Kd, cols, 1, np, j->PB + gi * j->pstride, t, Mg, bg);
+        else j->k->gemm_f32(np, Mg, Kd, cols, 1, np, wg, 1, Kd, t, Mg, bg);
+        for (int64_t m = 0; m < Mg; m++) {
+          float *yr = yg + m * P + i0 * g->OW;
+          for (int64_t q = 0; q < np; q++) yr[q] = t[q * Mg + m];
+        }
+        if (j->epi) j->epi->fn(j->epi->ctx, slot, j->Y, n, gi * Mg, (gi + 1) * Mg, i0 * g->OW, (i0 + r) * g->OW);
+        continue;
+      }
       if (j->PA)
         j->k->gemm_f32_packed_a(Mg, r * g->OW, Kd, j->PA + gi * j->pstride, cols, r * g->OW, 1, yg + i0 * g->OW, P,
                                 NULL);
@@ -539,6 +616,7 @@ int tp_conv2d_path(const tp_conv2d_geom *g) {
   if (tp_conv2d_winograd1d_fits(g)) return TP_CONV_WINO1D;
   if (KK == 1 && g->sh == 1 && g->sw == 1 && g->pt == 0 && g->pl == 0 && g->OH == g->H && g->OW == g->W)
     return TP_CONV_DIRECT;
+  if (g->OH * g->OW < 16 && g->M / g->G >= 32) return TP_CONV_IM2COL_T;
   return TP_CONV_IM2COL;
 }
 
@@ -570,10 +648,13 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
   int path = tp_conv2d_path(&g);
   /* the weight prepared once (a plan's), when it is this one for this path */
   if (prep && (prep->path != path || prep->w != j->Wt || prep->M != g.M || prep->C != g.C || prep->KH != g.KH ||
-               prep->KW != g.KW || prep->G != g.G || prep->kern != (const void *)j->k || !j->k->gemm_f32_packed_a))
+               prep->KW != g.KW || prep->G != g.G || prep->kern != (const void *)j->k || !j->k->gemm_f32_packed_a ||
+               (path == TP_CONV_IM2COL_T && !j->k->gemm_f32_packed)))
     prep = NULL;
   if (prep) __atomic_fetch_add(&prep_uses, 1, __ATOMIC_RELAXED);
   if (prep && (path == TP_CONV_IM2COL || path == TP_CONV_DIRECT)) j->PA = prep->a, j->pstride = prep->stride;
+  if (prep && path == TP_CONV_IM2COL_T) j->PB = prep->a, j->pstride = prep->stride;
+  j->tr = path == TP_CONV_IM2COL_T;
   int64_t Cg = g.C / g.G, Mg = g.M / g.G, KK = g.KH * g.KW, Kd = Cg * KK, P = g.OH * g.OW;
   int64_t units, unit_flops;
   int threads = tp_pool_threads_or_default();
@@ -592,7 +673,19 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
      * so the results are the same bits for any thread count. */
     int64_t Wp = dw_padded_extent(g.pl, g.W, g.OW, g.sw, g.KW, g.dw);
     int64_t Hp = dw_padded_extent(g.pt, g.H, g.OH, g.sh, g.KH, g.dh);
-    int padded = (g.OW < 64 || (KK >= 25 && g.H >= g.KH)) && g.KH <= 64 && Hp * Wp <= 16384 && P > 0 &&
+    /* stride 2 along rows (dilation 1), at least 16 columns out, on planes
+     * of up to 16384 padded elements: padded rows split into even and odd
+     * columns (kind 3 below), where the flat padded plane computed every
+     * stride-1 output (4x the work for 2x2 strides) and the row kernel
+     * every stride-1 column. PP-OCRv4 detection's 3x3/2 convs, tpc bench
+     * of the conv alone: 32 planes 80x112 -> 40x56 0.154 -> 0.098 ms, 48
+     * planes 40x56 -> 20x28 0.065 -> 0.051 ms; narrower outputs (14 and 7
+     * columns) were 2-3x slower this way than on the flat plane, whose
+     * vectors span rows, and stay there. */
+    int64_t half = (Wp + 1) / 2, s2n;
+    int s2 = g.sw == 2 && g.dw == 1 && g.OW >= 16 && g.KH <= 64 && P > 0 && j->k->dwconv_row_s2_f32 &&
+             !__builtin_mul_overflow(g.H, 2 * half, &s2n) && s2n <= 16384;
+    int padded = !s2 && (g.OW < 64 || (KK >= 25 && g.H >= g.KH)) && g.KH <= 64 && Hp * Wp <= 16384 && P > 0 &&
                  (g.pt || g.pl || Hp > g.H || Wp > g.W);
     if (padded) {
       float *pbuf = tp_alloc(sizeof(float) * (size_t)(2 * Hp * Wp));
@@ -611,8 +704,24 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
       tp_free(pbuf);
       goto done;
     }
-    j->kind = 0;
-    units = g.N * g.M * g.OH, unit_flops = 2 * g.OW * KK;
+    /* Planes of few rows and wide rows (OW >= 64; PP-OCR's classifier and
+     * recognizer: 5x5 on 2-3 rows of 96): each plane's input rows copied
+     * once, between zero columns, into a per-thread buffer, so every column
+     * is a vector column (the row kernel's border columns checked each tap,
+     * and on 96 columns cost about as much as the rest); rows outside the
+     * input stay NULL and their taps are skipped. Units are planes. */
+    int64_t prow_n;
+    if (s2) {
+      j->kind = 3, j->prow_w = 2 * half, j->half = half;
+      units = g.N * g.M, unit_flops = 2 * P * KK;
+    } else if (g.KH <= 64 && !__builtin_mul_overflow(g.H, Wp, &prow_n) && prow_n <= 16384 && P > 0 &&
+               (g.pl || Wp > g.W)) {
+      j->kind = 3, j->prow_w = Wp;
+      units = g.N * g.M, unit_flops = 2 * P * KK;
+    } else {
+      j->kind = 0;
+      units = g.N * g.M * g.OH, unit_flops = 2 * g.OW * KK;
+    }
   } else if (path == TP_CONV_WINO2D) {
     /* 3x3 stride 1 as Winograd F(2x2, 3x3) (src/ops/winograd.c), on the caller */
     s = tp_conv2d_winograd(&g, j->X, j->Wt, j->B, j->Y, epi, prep);
@@ -625,7 +734,7 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
     /* 1x1, stride 1, no padding: x is already the GEMM's B operand */
     j->kind = 2;
     units = g.N * g.G * ((P + CONV_COLS - 1) / CONV_COLS), unit_flops = 2 * Mg * Cg * CONV_COLS;
-  } else {
+  } else { /* TP_CONV_IM2COL, TP_CONV_IM2COL_T */
     j->kind = 1;
     /* output rows per im2col block: 4 MB of columns, or one row; with
      * threads, blocks enough for each (the results do not depend on it) */
@@ -646,6 +755,7 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
         goto done;
       }
       j->col_floats = fl;
+      if (j->tr) j->col_floats += rb * g.OW * Mg; /* the transposed product (fewer than 16 positions) */
     }
     j->rb = rb, j->nblk = rb > 0 ? (g.OH + rb - 1) / rb : 0;
     units = g.N * g.G * j->nblk, unit_flops = 2 * Mg * Kd * rb * g.OW;
@@ -663,6 +773,14 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
       goto done;
     }
   }
+  if (j->kind == 3) {
+    size_t bytes = sizeof(float) * (size_t)(g.H * j->prow_w) * (size_t)nc;
+    if (!(j->prow = tp_alloc(bytes))) {
+      s = tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: conv2d: cannot allocate %zu bytes of padded rows", bytes);
+      goto done;
+    }
+    memset(j->prow, 0, bytes); /* the zero columns; the rows' interiors are written per plane */
+  }
   if (j->kind == 0 && g.KH > 64 && !(j->rows = tp_alloc(sizeof(float *) * (size_t)g.KH * (size_t)nc))) {
     s = tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: no memory for %lld kernel rows", (long long)g.KH);
     goto done;
@@ -670,7 +788,7 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
   if (nc > 1) tp_parallel_run(units, grain, nc, conv_task, j);
   else conv_units(j, 0, 0, units);
 done:
-  if (j) tp_free(j->cols), tp_free((void *)j->rows);
+  if (j) tp_free(j->cols), tp_free((void *)j->rows), tp_free(j->prow);
   tp_free(j);
   tp_tensor_release(x);
   tp_tensor_release(w);

@@ -144,7 +144,12 @@ typedef struct tp_conv_epi {
 } tp_conv_epi;
 tp_status tp_conv2d_into_epi(tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, const tp_conv_epi *epi);
 /* The path tp_conv2d_into_epi takes for a geometry. */
-enum { TP_CONV_DEPTHWISE, TP_CONV_IM2COL, TP_CONV_DIRECT, TP_CONV_WINO2D, TP_CONV_WINO1D };
+/* TP_CONV_IM2COL_T: im2col with fewer than 16 output positions and at
+ * least 32 outputs per group (an STFT-like conv's 5 frames, a deep layer's
+ * tiny plane): the GEMM transposed, [positions, Kd] x [Kd, outputs], so the
+ * tile's vector lanes run over the outputs, then transposed into y; its
+ * prep is the weight packed as that B operand. */
+enum { TP_CONV_DEPTHWISE, TP_CONV_IM2COL, TP_CONV_DIRECT, TP_CONV_WINO2D, TP_CONV_WINO1D, TP_CONV_IM2COL_T };
 int tp_conv2d_path(const tp_conv2d_geom *g);
 /* A constant weight prepared once for that path (a plan's, per conv kernel;
  * winograd.c): the GEMM operand A packed in the ISA table's layout (at the

@@ -60,63 +60,75 @@ static void transform_weights(const tp_conv2d_geom *g, const float *w, float *U)
   }
 }
 
-/* V[xi][c][tb] = (B^T d B)[xi] for the tiles [t0, t0 + nt) of one image,
- * d the 4x4 patch at (2 ty - pt, 2 tx - pl), zero outside the input */
+/* V[xi][c][tb] = (B^T d B)[xi] for the tiles [t0, t0 + nt) of one image
+ * (whole tile rows of TW tiles), d the 4x4 patch at (2 ty - pt, 2 tx - pl),
+ * zero outside the input. Per channel and tile row, the four input rows
+ * the row reads are copied between zeros into row[4][2 TW + 2] (column w
+ * at w + pl; a row outside the input is zeros), so every tile reads its
+ * patch without bounds: four tiles a vector (lane k is tile tb + k, its
+ * columns the even and odd lanes of two loads), the last few one at a time.
+ * Tile by tile, with an int64 division per tile and a bound per element
+ * on the border tiles, this transform took 10% of PP-OCRv4 detection. */
 static void transform_input(const tp_conv2d_geom *g, const float *x, int64_t TW, int64_t t0,
-                            int64_t nt, float *V) {
-  int64_t CT = slab(g->C * nt);
+                            int64_t nt, float *V, float *row) {
+  int64_t CT = slab(g->C * nt), RW = 2 * TW + 2, ty0 = t0 / TW, nr = nt / TW;
+  int64_t lo = g->pl < RW ? g->pl : RW, n = g->W < RW - lo ? g->W : RW - lo;
   for (int64_t c = 0; c < g->C; c++) {
     const float *xc = x + c * g->H * g->W;
-    for (int64_t tb = 0; tb < nt; tb++) {
-      int64_t t = t0 + tb, h0 = (t / TW) * 2 - g->pt, w0 = (t % TW) * 2 - g->pl;
-      if (tb + 4 <= nt && t % TW + 4 <= TW && h0 >= 0 && w0 >= 0 && h0 + 4 <= g->H && w0 + 10 <= g->W) {
-        /* four tiles of one tile row, all inside: lane k is tile tb + k
-         * (its columns 2k apart), the same sums as below a vector at a
-         * time, stored contiguously along the tiles */
-        v4f s[4][4];
-        for (int q = 0; q < 4; q++) {
-          v4f d[4];
-          for (int r = 0; r < 4; r++) {
-            const float *p = xc + (h0 + r) * g->W + w0 + q;
-            d[r] = (v4f){p[0], p[2], p[4], p[6]};
-          }
-          s[0][q] = d[0] - d[2];
-          s[1][q] = d[1] + d[2];
-          s[2][q] = d[2] - d[1];
-          s[3][q] = d[1] - d[3];
+    for (int64_t rr = 0; rr < nr; rr++) {
+      int64_t h0 = (ty0 + rr) * 2 - g->pt;
+      const float *pr[4];
+      for (int r = 0; r < 4; r++) {
+        float *dst = row + r * RW;
+        pr[r] = dst;
+        if (h0 + r < 0 || h0 + r >= g->H) {
+          memset(dst, 0, sizeof(float) * (size_t)RW);
+          continue;
         }
-        float *v = V + c * nt + tb;
+        memset(dst, 0, sizeof(float) * (size_t)lo);
+        memcpy(dst + lo, xc + (h0 + r) * g->W, sizeof(float) * (size_t)n);
+        memset(dst + lo + n, 0, sizeof(float) * (size_t)(RW - lo - n));
+      }
+      float *v = V + c * nt + rr * TW;
+      int64_t i = 0;
+      for (; i + 4 <= TW; i += 4) {
+        v4f d[4][4], s[4][4]; /* d[r][q] lane k: row r, column 2 (i + k) + q */
+        for (int r = 0; r < 4; r++) {
+          const float *p = pr[r] + 2 * i;
+          v4f u0, u1, u2, u3;
+          memcpy(&u0, p, sizeof u0), memcpy(&u1, p + 4, sizeof u1);
+          memcpy(&u2, p + 2, sizeof u2), memcpy(&u3, p + 6, sizeof u3);
+          d[r][0] = __builtin_shufflevector(u0, u1, 0, 2, 4, 6);
+          d[r][1] = __builtin_shufflevector(u0, u1, 1, 3, 5, 7);
+          d[r][2] = __builtin_shufflevector(u2, u3, 0, 2, 4, 6);
+          d[r][3] = __builtin_shufflevector(u2, u3, 1, 3, 5, 7);
+        }
+        for (int q = 0; q < 4; q++) {
+          s[0][q] = d[0][q] - d[2][q];
+          s[1][q] = d[1][q] + d[2][q];
+          s[2][q] = d[2][q] - d[1][q];
+          s[3][q] = d[1][q] - d[3][q];
+        }
         for (int r = 0; r < 4; r++) {
           v4f o[4] = {s[r][0] - s[r][2], s[r][1] + s[r][2], s[r][2] - s[r][1], s[r][1] - s[r][3]};
-          for (int q = 0; q < 4; q++) memcpy(v + (r * 4 + q) * CT, &o[q], sizeof o[q]);
+          for (int q = 0; q < 4; q++) memcpy(v + i + (r * 4 + q) * CT, &o[q], sizeof o[q]);
         }
-        tb += 3;
-        continue;
       }
-      float d[4][4];
-      if (h0 >= 0 && w0 >= 0 && h0 + 4 <= g->H && w0 + 4 <= g->W) {
-        for (int r = 0; r < 4; r++)
-          for (int q = 0; q < 4; q++) d[r][q] = xc[(h0 + r) * g->W + w0 + q];
-      } else {
-        for (int r = 0; r < 4; r++)
-          for (int q = 0; q < 4; q++) {
-            int64_t h = h0 + r, w = w0 + q;
-            d[r][q] = h >= 0 && h < g->H && w >= 0 && w < g->W ? xc[h * g->W + w] : 0.0f;
-          }
-      }
-      float s[4][4];
-      for (int q = 0; q < 4; q++) {
-        s[0][q] = d[0][q] - d[2][q];
-        s[1][q] = d[1][q] + d[2][q];
-        s[2][q] = d[2][q] - d[1][q];
-        s[3][q] = d[1][q] - d[3][q];
-      }
-      float *v = V + c * nt + tb;
-      for (int r = 0; r < 4; r++) {
-        v[(r * 4 + 0) * CT] = s[r][0] - s[r][2];
-        v[(r * 4 + 1) * CT] = s[r][1] + s[r][2];
-        v[(r * 4 + 2) * CT] = s[r][2] - s[r][1];
-        v[(r * 4 + 3) * CT] = s[r][1] - s[r][3];
+      for (; i < TW; i++) {
+        float s[4][4];
+        for (int q = 0; q < 4; q++) {
+          float d0 = pr[0][2 * i + q], d1 = pr[1][2 * i + q], d2 = pr[2][2 * i + q], d3 = pr[3][2 * i + q];
+          s[0][q] = d0 - d2;
+          s[1][q] = d1 + d2;
+          s[2][q] = d2 - d1;
+          s[3][q] = d1 - d3;
+        }
+        for (int r = 0; r < 4; r++) {
+          v[i + (r * 4 + 0) * CT] = s[r][0] - s[r][2];
+          v[i + (r * 4 + 1) * CT] = s[r][1] + s[r][2];
+          v[i + (r * 4 + 2) * CT] = s[r][2] - s[r][1];
+          v[i + (r * 4 + 3) * CT] = s[r][1] - s[r][3];
+        }
       }
     }
   }
@@ -193,7 +205,7 @@ static void wg2_task(void *ctx, int slot, int64_t u0, int64_t u1) {
     int64_t n = u / j->nblk, t0 = (u % j->nblk) * j->TB, nt = j->T - t0 < j->TB ? j->T - t0 : j->TB;
     const float *xn = j->x + n * g->C * g->H * g->W;
     float *yn = j->y + n * g->M * g->OH * g->OW;
-    transform_input(g, xn, j->TW, t0, nt, V);
+    transform_input(g, xn, j->TW, t0, nt, V, Mo + 16 * slab(g->M * j->TB));
     for (int xi = 0; xi < 16; xi++)
       if (j->pp)
         k->gemm_f32_packed_a(g->M, nt, g->C, j->pp->a + xi * j->pp->stride, V + xi * slab(g->C * nt), nt, 1,
@@ -224,7 +236,8 @@ tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const floa
   }
   wg2_job j = {.g = g, .x = x, .bias = bias, .y = y, .epi = epi, .pp = pp, .TW = TW, .T = T, .TB = rows * TW};
   j.nblk = (TH + rows - 1) / rows;
-  j.per_slot = (size_t)(16 * slab(g->C * j.TB) + 16 * slab(g->M * j.TB));
+  /* per slot: V, Mo, and four padded input rows of 2 TW + 2 floats */
+  j.per_slot = (size_t)(16 * slab(g->C * j.TB) + 16 * slab(g->M * j.TB) + 4 * (2 * TW + 2));
   int64_t units = g->N * j.nblk, unit_flops = 32 * g->M * g->C * j.TB;
   int64_t grain = unit_flops > 0 ? (2000000 + unit_flops - 1) / unit_flops : units;
   int nc = units > 0 ? tp_parallel_slots(units, grain) : 0;
@@ -278,73 +291,117 @@ int tp_conv2d_winograd1d_fits(const tp_conv2d_geom *g) {
   return a.OL >= 4 && a.TA * a.Q >= 64;
 }
 
-static void wg1_input(const wg1 *a, const tp_conv2d_geom *g, const float *x, int64_t t0, int64_t nt, float *V) {
-  int64_t CT = slab(g->C * nt), ls = a->vert ? 1 : 2;
+/* The transforms walk the block's whole tile rows (a block is rows
+ * [t0 / R, (t0 + nt) / R) of R tiles each, R = Q for 3x1, TA for 1x3): no
+ * division per tile, and every tile of a row but the last few is a vector
+ * of four. 3x1: the four input rows of a tile row are pointers into x (a
+ * row outside it reads zeros), tiles are four adjacent columns. 1x3: each
+ * input row is first copied between zeros into row[0, 2 TA + 2) (column i
+ * at i + pad), so no tile checks its bounds (half of the embedding net's
+ * 1x3 tiles, on rows of 32 with pad 1, were scalar with a bound per tap,
+ * and two int64 divisions per tile made the transforms cost as much as
+ * the GEMMs). The operations per value are the same as tile by tile. */
+static void wg1_input(const wg1 *a, const tp_conv2d_geom *g, const float *x, int64_t t0, int64_t nt, float *V,
+                      float *row) {
+  int64_t CT = slab(g->C * nt), R = a->vert ? a->Q : a->TA, r0 = t0 / R, nr = nt / R;
   for (int64_t c = 0; c < g->C; c++) {
     const float *xc = x + c * g->H * g->W;
-    for (int64_t tb = 0; tb < nt; tb++) {
-      int64_t t = t0 + tb, ta = a->vert ? t / a->Q : t % a->TA, q = a->vert ? t % a->Q : t / a->TA;
-      int64_t a0 = 2 * ta - a->pad;
-      const float *p = xc + q * a->qs + a0 * a->rs;
-      float *v = V + c * nt + tb;
-      int four = tb + 4 <= nt && a0 >= 0 &&
-                 (a->vert ? q + 4 <= a->Q && a0 + 4 <= a->L : ta + 4 <= a->TA && a0 + 10 <= a->L);
-      if (four) { /* lane k: tile tb + k */
-        v4f d[4];
-        if (ls == 1) {
-          for (int r = 0; r < 4; r++) memcpy(&d[r], p + r * a->rs, sizeof d[r]);
-        } else { /* d[r] lane k = p[2k + r]: even and odd lanes of p[0..7] and p[2..9] */
-          v4f u0, u1, u2, u3;
-          memcpy(&u0, p, sizeof u0), memcpy(&u1, p + 4, sizeof u1);
-          memcpy(&u2, p + 2, sizeof u2), memcpy(&u3, p + 6, sizeof u3);
-          d[0] = __builtin_shufflevector(u0, u1, 0, 2, 4, 6);
-          d[1] = __builtin_shufflevector(u0, u1, 1, 3, 5, 7);
-          d[2] = __builtin_shufflevector(u2, u3, 0, 2, 4, 6);
-          d[3] = __builtin_shufflevector(u2, u3, 1, 3, 5, 7);
+    for (int64_t rr = 0; rr < nr; rr++) {
+      float *v = V + c * nt + rr * R;
+      int64_t i = 0;
+      if (a->vert) {
+        int64_t a0 = 2 * (r0 + rr) - a->pad;
+        const float *pr[4];
+        for (int r = 0; r < 4; r++) pr[r] = a0 + r >= 0 && a0 + r < a->L ? xc + (a0 + r) * a->rs : NULL;
+        for (; i + 4 <= R; i += 4) {
+          v4f d[4];
+          for (int r = 0; r < 4; r++) {
+            if (pr[r]) memcpy(&d[r], pr[r] + i, sizeof d[r]);
+            else d[r] = (v4f){0, 0, 0, 0};
+          }
+          v4f o[4] = {d[0] - d[2], d[1] + d[2], d[2] - d[1], d[1] - d[3]};
+          for (int xi = 0; xi < 4; xi++) memcpy(v + i + xi * CT, &o[xi], sizeof o[xi]);
         }
-        v4f o[4] = {d[0] - d[2], d[1] + d[2], d[2] - d[1], d[1] - d[3]};
-        for (int xi = 0; xi < 4; xi++) memcpy(v + xi * CT, &o[xi], sizeof o[xi]);
-        tb += 3;
+        for (; i < R; i++) {
+          float d[4];
+          for (int r = 0; r < 4; r++) d[r] = pr[r] ? pr[r][i] : 0.0f;
+          v[i] = d[0] - d[2];
+          v[i + CT] = d[1] + d[2];
+          v[i + 2 * CT] = d[2] - d[1];
+          v[i + 3 * CT] = d[1] - d[3];
+        }
         continue;
       }
-      float d[4];
-      for (int r = 0; r < 4; r++) d[r] = a0 + r >= 0 && a0 + r < a->L ? p[r * a->rs] : 0.0f;
-      v[0] = d[0] - d[2];
-      v[CT] = d[1] + d[2];
-      v[2 * CT] = d[2] - d[1];
-      v[3 * CT] = d[1] - d[3];
+      /* 1x3: the input row between zeros; tile ta reads row[2 ta + r], r < 4 */
+      int64_t RW = 2 * R + 2, lo = a->pad < RW ? a->pad : RW, n = a->L < RW - lo ? a->L : RW - lo;
+      const float *xr = xc + (r0 + rr) * a->qs;
+      memset(row, 0, sizeof(float) * (size_t)lo);
+      memcpy(row + lo, xr, sizeof(float) * (size_t)n);
+      memset(row + lo + n, 0, sizeof(float) * (size_t)(RW - lo - n));
+      for (; i + 4 <= R; i += 4) { /* lane k: tile i + k; d[r] lane k = p[2k + r] */
+        const float *p = row + 2 * i;
+        v4f u0, u1, u2, u3, d[4];
+        memcpy(&u0, p, sizeof u0), memcpy(&u1, p + 4, sizeof u1);
+        memcpy(&u2, p + 2, sizeof u2), memcpy(&u3, p + 6, sizeof u3);
+        d[0] = __builtin_shufflevector(u0, u1, 0, 2, 4, 6);
+        d[1] = __builtin_shufflevector(u0, u1, 1, 3, 5, 7);
+        d[2] = __builtin_shufflevector(u2, u3, 0, 2, 4, 6);
+        d[3] = __builtin_shufflevector(u2, u3, 1, 3, 5, 7);
+        v4f o[4] = {d[0] - d[2], d[1] + d[2], d[2] - d[1], d[1] - d[3]};
+        for (int xi = 0; xi < 4; xi++) memcpy(v + i + xi * CT, &o[xi], sizeof o[xi]);
+      }
+      for (; i < R; i++) {
+        const float *d = row + 2 * i;
+        v[i] = d[0] - d[2];
+        v[i + CT] = d[1] + d[2];
+        v[i + 2 * CT] = d[2] - d[1];
+        v[i + 3 * CT] = d[1] - d[3];
+      }
     }
   }
 }
 
 static void wg1_output(const wg1 *a, const tp_conv2d_geom *g, const float *Mo, const float *bias, int64_t t0,
                        int64_t nt, float *y) {
-  int64_t MT = slab(g->M * nt), P = g->OH * g->OW;
+  int64_t MT = slab(g->M * nt), P = g->OH * g->OW, R = a->vert ? a->Q : a->TA, r0 = t0 / R, nr = nt / R;
   for (int64_t m = 0; m < g->M; m++) {
     float b = bias ? bias[m] : 0.0f;
-    float *ym = y + m * P;
-    for (int64_t tb = 0; tb < nt; tb++) {
-      const float *mo = Mo + m * nt + tb;
-      int64_t t = t0 + tb, ta = a->vert ? t / a->Q : t % a->TA, q = a->vert ? t % a->Q : t / a->TA;
-      float *yo = ym + q * a->oqs + 2 * ta * a->ors;
-      int four = tb + 4 <= nt && (a->vert ? q + 4 <= a->Q && 2 * ta + 2 <= a->OL : ta + 4 <= a->TA && 2 * ta + 8 <= a->OL);
-      if (four) {
-        v4f v[4], bv = {b, b, b, b};
-        for (int xi = 0; xi < 4; xi++) memcpy(&v[xi], mo + xi * MT, sizeof v[xi]);
-        v4f o0 = v[0] + v[1] + v[2] + bv, o1 = v[1] - v[2] - v[3] + bv;
-        if (a->vert) {
-          memcpy(yo, &o0, sizeof o0);
-          memcpy(yo + a->ors, &o1, sizeof o1);
-        } else { /* interleaved: o0[k] at column 2k, o1[k] at 2k + 1 */
-          v4f lo = __builtin_shufflevector(o0, o1, 0, 4, 1, 5), hi = __builtin_shufflevector(o0, o1, 2, 6, 3, 7);
-          memcpy(yo, &lo, sizeof lo), memcpy(yo + 4, &hi, sizeof hi);
+    v4f bv = {b, b, b, b};
+    for (int64_t rr = 0; rr < nr; rr++) {
+      const float *mo = Mo + m * nt + rr * R;
+      int64_t i = 0;
+      if (a->vert) { /* output rows 2 ta and 2 ta + 1 (if inside), tiles along the row */
+        int64_t ta = r0 + rr;
+        float *y0 = y + m * P + 2 * ta * a->ors, *y1 = 2 * ta + 1 < a->OL ? y0 + a->ors : NULL;
+        for (; i + 4 <= R; i += 4) {
+          v4f v[4];
+          for (int xi = 0; xi < 4; xi++) memcpy(&v[xi], mo + i + xi * MT, sizeof v[xi]);
+          v4f o0 = v[0] + v[1] + v[2] + bv, o1 = v[1] - v[2] - v[3] + bv;
+          memcpy(y0 + i, &o0, sizeof o0);
+          if (y1) memcpy(y1 + i, &o1, sizeof o1);
         }
-        tb += 3;
+        for (; i < R; i++) {
+          float v0 = mo[i], v1 = mo[i + MT], v2 = mo[i + 2 * MT], v3 = mo[i + 3 * MT];
+          y0[i] = v0 + v1 + v2 + b;
+          if (y1) y1[i] = v1 - v2 - v3 + b;
+        }
         continue;
       }
-      float v0 = mo[0], v1 = mo[MT], v2 = mo[2 * MT], v3 = mo[3 * MT];
-      yo[0] = v0 + v1 + v2 + b;
-      if (2 * ta + 1 < a->OL) yo[a->ors] = v1 - v2 - v3 + b;
+      /* 1x3: output row q, tile ta at columns 2 ta, 2 ta + 1 (if inside) */
+      float *yo = y + m * P + (r0 + rr) * a->oqs;
+      for (; i + 4 <= R && 2 * i + 8 <= a->OL; i += 4) {
+        v4f v[4];
+        for (int xi = 0; xi < 4; xi++) memcpy(&v[xi], mo + i + xi * MT, sizeof v[xi]);
+        v4f o0 = v[0] + v[1] + v[2] + bv, o1 = v[1] - v[2] - v[3] + bv;
+        /* interleaved: o0[k] at column 2k, o1[k] at 2k + 1 */
+        v4f lo = __builtin_shufflevector(o0, o1, 0, 4, 1, 5), hi = __builtin_shufflevector(o0, o1, 2, 6, 3, 7);
+        memcpy(yo + 2 * i, &lo, sizeof lo), memcpy(yo + 2 * i + 4, &hi, sizeof hi);
+      }
+      for (; i < R; i++) {
+        float v0 = mo[i], v1 = mo[i + MT], v2 = mo[i + 2 * MT], v3 = mo[i + 3 * MT];
+        yo[2 * i] = v0 + v1 + v2 + b;
+        if (2 * i + 1 < a->OL) yo[2 * i + 1] = v1 - v2 - v3 + b;
+      }
     }
   }
 }
@@ -374,7 +431,7 @@ static void wg1_task(void *ctx, int slot, int64_t u0, int64_t u1) {
   for (int64_t u = u0; u < u1; u++) {
     int64_t n = u / j->nblk, t0 = (u % j->nblk) * j->TB, nt = j->T - t0 < j->TB ? j->T - t0 : j->TB;
     float *yn = j->y + n * g->M * P;
-    wg1_input(j->a, g, j->x + n * g->C * g->H * g->W, t0, nt, V);
+    wg1_input(j->a, g, j->x + n * g->C * g->H * g->W, t0, nt, V, Mo + 4 * slab(g->M * j->TB));
     for (int xi = 0; xi < 4; xi++)
       if (j->pp)
         k->gemm_f32_packed_a(g->M, nt, g->C, j->pp->a + xi * j->pp->stride, V + xi * slab(g->C * nt), nt, 1,
@@ -419,7 +476,8 @@ tp_status tp_conv2d_winograd1d(const tp_conv2d_geom *g, const float *x, const fl
   }
   wg1_job j = {.g = g, .a = &a, .x = x, .bias = bias, .y = y, .TB = rows * R, .T = T, .R = R, .epi = epi, .pp = pp};
   j.nblk = (TR + rows - 1) / rows;
-  j.per_slot = (size_t)(4 * slab(g->C * j.TB) + 4 * slab(g->M * j.TB));
+  /* per slot: V, Mo, and a padded input row (1x3: 2 TA + 2 floats) */
+  j.per_slot = (size_t)(4 * slab(g->C * j.TB) + 4 * slab(g->M * j.TB) + 2 * a.TA + 2);
   int64_t units = g->N * j.nblk, unit_flops = 8 * g->M * g->C * j.TB;
   int64_t grain = unit_flops > 0 ? (2000000 + unit_flops - 1) / unit_flops : units;
   int nc = units > 0 ? tp_parallel_slots(units, grain) : 0;
@@ -443,6 +501,24 @@ tp_status tp_conv2d_prepare(const tp_conv2d_geom *g, const float *w, tp_conv_pre
   int path = tp_conv2d_path(g);
   if (path == TP_CONV_DEPTHWISE || !k->gemm_pack_a || !k->gemm_pack_a_size || !k->gemm_f32_packed_a) return TP_OK;
   int64_t Cg = g->C / g->G, Mg = g->M / g->G, KK = g->KH * g->KW;
+  if (path == TP_CONV_IM2COL_T) { /* per group, w^T [Cg KK, Mg] packed as the GEMM's B */
+    if (!k->gemm_pack_b || !k->gemm_pack_b_size || !k->gemm_f32_packed) return TP_OK;
+    size_t one = k->gemm_pack_b_size(Cg * KK, Mg);
+    if (!one) return TP_OK;
+    int64_t stride = (int64_t)((one / sizeof(float) + 15) / 16 * 16);
+    size_t bytes = sizeof(tp_conv_prep) + 64 + sizeof(float) * (size_t)stride * (size_t)g->G;
+    char *raw = tp_alloc(bytes);
+    if (!raw)
+      return tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: conv2d: cannot allocate %zu bytes for a packed weight", bytes);
+    tp_conv_prep *pp = (tp_conv_prep *)raw;
+    *pp = (tp_conv_prep){.path = path, .M = g->M, .C = g->C, .KH = g->KH, .KW = g->KW, .G = g->G, .w = w, .kern = k, .stride = stride};
+    pp->a = (float *)(((uintptr_t)(raw + sizeof *pp) + 63) & ~(uintptr_t)63);
+    if (k->gemm_tune) k->gemm_tune(0, 0); /* the layout follows the depth blocking: the defaults */
+    for (int64_t i = 0; i < g->G; i++)
+      k->gemm_pack_b(Cg * KK, Mg, w + i * Mg * Cg * KK, 1, Cg * KK, pp->a + i * stride);
+    *out = pp;
+    return TP_OK;
+  }
   /* nmat packed matrices [rows, depth]: one per group, or per Winograd slab */
   int64_t nmat = path == TP_CONV_WINO2D ? 16 : path == TP_CONV_WINO1D ? 4 : g->G;
   int64_t rows = path == TP_CONV_WINO2D || path == TP_CONV_WINO1D ? g->M : Mg;

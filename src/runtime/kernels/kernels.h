@@ -99,6 +99,13 @@ typedef struct tp_kernels {
   void (*dwconv_row_f32)(const float *const *rows, int64_t KH, int64_t KW, const float *w,
                          float bias, float *y, int64_t OW, int64_t W, int64_t sw, int64_t dw,
                          int64_t pl);
+  /* Depthwise convolution, one output row at column stride 2 (dilation 1)
+   * over zero-padded input rows split into their even and odd columns:
+   * y[j] = bias + sum over kh < KH (ev[kh] != NULL), kw < KW of
+   * w[kh * KW + kw] * (kw even ? ev[kh][j + kw / 2] : od[kh][j + kw / 2]),
+   * j < OW, summed in that order (as dwconv_row_f32 does). May use FMA. */
+  void (*dwconv_row_s2_f32)(const float *const *ev, const float *const *od, int64_t KH, int64_t KW,
+                            const float *w, float bias, float *y, int64_t OW);
   /* float16 bit patterns -> float32, exact, vectorized (F16C / AVX-512F
    * vcvtph2ps, else integer ops); equals tp_f16_to_f32 (src/core/num.h) on
    * all 65536 patterns, NaNs made quiet. */

@@ -734,6 +734,47 @@ CONTRACT_ATTR static void FN(tp_f32_dwconv_row)(const float *const *rows, int64_
   }
 }
 
+/* kernels.h's dwconv_row_s2_f32: stride 2 as unit-stride loads from the
+ * even and odd columns, the taps in the row kernel's order */
+CONTRACT_ATTR static void FN(tp_f32_dwconv_row_s2)(const float *const *ev, const float *const *od, int64_t KH,
+                                                   int64_t KW, const float *w, float bias, float *y, int64_t OW) {
+  CONTRACT
+  int64_t j = 0;
+  for (; j + VW <= OW; j += VW) {
+    vf acc = bcast(bias);
+    for (int64_t kh = 0; kh < KH; kh++) {
+      if (!ev[kh]) continue;
+      const float *e = ev[kh] + j, *o = od[kh] + j, *wk = w + kh * KW;
+      for (int64_t kw = 0; kw < KW; kw++) acc += bcast(wk[kw]) * ld((kw & 1 ? o : e) + (kw >> 1));
+    }
+    st(y + j, acc);
+  }
+#if VW > 4
+  for (; j + 4 <= OW; j += 4) {
+    v4f acc = (v4f){bias, bias, bias, bias};
+    for (int64_t kh = 0; kh < KH; kh++) {
+      if (!ev[kh]) continue;
+      const float *e = ev[kh] + j, *o = od[kh] + j, *wk = w + kh * KW;
+      for (int64_t kw = 0; kw < KW; kw++) {
+        v4f xv;
+        memcpy(&xv, (kw & 1 ? o : e) + (kw >> 1), sizeof xv);
+        acc += (v4f){wk[kw], wk[kw], wk[kw], wk[kw]} * xv;
+      }
+    }
+    memcpy(y + j, &acc, sizeof acc);
+  }
+#endif
+  for (; j < OW; j++) {
+    float acc = bias;
+    for (int64_t kh = 0; kh < KH; kh++) {
+      if (!ev[kh]) continue;
+      const float *wk = w + kh * KW;
+      for (int64_t kw = 0; kw < KW; kw++) acc += wk[kw] * (kw & 1 ? od[kh] : ev[kh])[j + (kw >> 1)];
+    }
+    y[j] = acc;
+  }
+}
+
 /* kernels.h's gemv_f32: blocks of 4 vectors of columns, each accumulated
  * over the whole depth in registers (B streamed once, row by row) */
 CONTRACT_ATTR static void FN(tp_f32_gemv)(int64_t N, int64_t K, const float *x, const float *B, int64_t ldb, float *y,
@@ -793,6 +834,7 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .gemm_tune = GEMM_TUNE,
     .gemm_release = FN(gemm_release_all),
     .dwconv_row_f32 = FN(tp_f32_dwconv_row),
+    .dwconv_row_s2_f32 = FN(tp_f32_dwconv_row_s2),
     .gemv_f32 = FN(tp_f32_gemv),
     .f16_to_f32 = FN(f16_to_f32),
     .f32_to_f16 = FN(f32_to_f16),

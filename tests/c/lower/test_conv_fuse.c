@@ -44,8 +44,18 @@ static const ccase cases[] = {
     {"depthwise (padded plane) + hardswish", 1, 6, 8, 9, 6, 3, 3, 6, {1, 1, 1, 1, 1, 1, 1, 1}, 1, 0,
      "%1 = add(%0, 3.0) : @\n%2 = lt(%1, 0.0) : B\n%3 = where(%2, 0.0, %1) : @\n%4 = gt(%3, 6.0) : B\n"
      "%5 = where(%4, 6.0, %3) : @\n%6 = mul(%0, %5) : @\n%7 = div(%6, 6.0) : @\noutput(%7)\n", 1},
-    /* depthwise on the row kernel (OW >= 64), stride 2 rows */
-    {"depthwise (rows) + hardswish", 1, 4, 9, 140, 4, 3, 3, 4, {2, 1, 1, 1, 1, 1, 1, 1}, 1, 0,
+    /* depthwise on the row kernel (OW >= 64, too many rows to copy), stride 2 rows */
+    {"depthwise (rows) + hardswish", 1, 4, 130, 140, 4, 3, 3, 4, {2, 1, 1, 1, 1, 1, 1, 1}, 1, 0,
+     "%1 = add(%0, 3.0) : @\n%2 = lt(%1, 0.0) : B\n%3 = where(%2, 0.0, %1) : @\n%4 = gt(%3, 6.0) : B\n"
+     "%5 = where(%4, 6.0, %3) : @\n%6 = mul(%0, %5) : @\n%7 = div(%6, 6.0) : @\noutput(%7)\n", 1},
+    /* depthwise on padded rows (few wide rows: 5x5 on 3x96, stride 2x1, multiplier 4), planes
+     * split over two threads */
+    {"depthwise (padded rows) + BN + relu", 1, 128, 3, 96, 512, 5, 5, 128, {2, 1, 2, 2, 2, 2, 1, 1}, 1, 1,
+     "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n%3 = relu(%2) : @\noutput(%3)\n", 1},
+    /* depthwise, stride 2 (even and odd columns), planes split over two threads */
+    {"depthwise (stride 2) + relu", 1, 256, 40, 56, 256, 3, 3, 256, {2, 2, 1, 1, 1, 1, 1, 1}, 1, 0,
+     "%1 = relu(%0) : @\noutput(%1)\n", 1},
+    {"depthwise (padded rows, 9x140) + hardswish", 1, 4, 9, 140, 4, 3, 3, 4, {2, 1, 1, 1, 1, 1, 1, 1}, 1, 0,
      "%1 = add(%0, 3.0) : @\n%2 = lt(%1, 0.0) : B\n%3 = where(%2, 0.0, %1) : @\n%4 = gt(%3, 6.0) : B\n"
      "%5 = where(%4, 6.0, %3) : @\n%6 = mul(%0, %5) : @\n%7 = div(%6, 6.0) : @\noutput(%7)\n", 1},
     /* Winograd, one block of tiles */

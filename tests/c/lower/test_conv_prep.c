@@ -44,6 +44,13 @@ static const pcase cases[] = {
     {"winograd 3x1", 1, 24, 72, 32, 24, 3, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 1, TP_CONV_WINO1D, "relu"},
     {"winograd 1x3", 1, 48, 16, 34, 48, 1, 3, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 0, TP_CONV_WINO1D, NULL},
     {"depthwise (no prep)", 1, 8, 10, 12, 8, 3, 3, 8, {1, 1, 1, 1, 1, 1, 1, 1}, 1, TP_CONV_DEPTHWISE, NULL},
+    /* fewer than 16 positions: the transposed GEMM (w^T packed as B), then transposed into y */
+    {"STFT-like 1-D conv (transposed GEMM)", 1, 1, 1, 1280, 257, 1, 512, 1, {1, 160, 0, 0, 0, 0, 1, 1}, 1,
+     TP_CONV_IM2COL_T, NULL},
+    {"3x1 on a 6x2 plane (transposed GEMM) + relu", 2, 96, 6, 2, 96, 3, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 0,
+     TP_CONV_IM2COL_T, "relu"},
+    {"grouped 3x3 on 3x3, depth over KC (transposed GEMM)", 1, 96, 3, 3, 64, 3, 3, 2, {1, 1, 1, 1, 1, 1, 1, 1}, 1,
+     TP_CONV_IM2COL_T, NULL},
 };
 
 /* isa: NULL, or an ISA table switched to after lowering (the plan's prep,

@@ -216,6 +216,20 @@ static void cases_conv2d(void) {
       {1, 3, 6, 9, 3, 3, 5, 3, 2, 1, 0, 3, 1, 0, 1, 2},    /* stride 2x1, left pad only, dilation 1x2 */
       {1, 2, 5, 33, 2, 3, 3, 2, 1, 2, 1, 1, 1, 1, 1, 1},   /* stride 1x2, 17 columns out */
       {1, 3, 12, 80, 3, 5, 5, 3, 1, 1, 2, 2, 2, 2, 1, 1},  /* 5x5 on 12x80 (PP-OCRv4 recognition): padded at any width */
+      /* planes of few, wide rows (exec.c: depthwise on padded rows, kind 3): the input rows
+       * copied between zero columns, rows outside the input skipped */
+      {1, 4, 2, 96, 4, 5, 5, 4, 1, 1, 2, 2, 2, 2, 1, 1},   /* 5x5 pad 2 on 2x96 (PP-OCR classifier) */
+      {1, 3, 3, 96, 3, 5, 5, 3, 2, 1, 2, 2, 2, 2, 1, 1},   /* stride 2x1 on 3x96 */
+      {2, 2, 6, 192, 4, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1},  /* multiplier 2, stride 2, batch 2 */
+      {2, 3, 4, 100, 3, 3, 5, 3, 1, 1, 1, 0, 1, 3, 1, 2},  /* right pad only, dilation 1x2 */
+      {1, 2, 170, 100, 2, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1}, /* too many rows for it: the row kernel, border columns */
+      /* fewer than 16 positions, >= 32 outputs per group: the transposed GEMM (exec.c, TP_CONV_IM2COL_T) */
+      {1, 1, 1, 1280, 40, 1, 512, 1, 1, 160, 0, 0, 0, 0, 1, 1}, /* STFT-like: 5 frames */
+      {1, 12, 3, 5, 64, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1},   /* grouped, 15 positions */
+      /* stride 2 along rows, >= 16 columns out (dwconv_row_s2_f32 on the even and odd columns) */
+      {1, 3, 7, 41, 3, 2, 4, 3, 2, 2, 0, 1, 1, 2, 1, 1},   /* even kernel width, uneven pads, odd W */
+      {1, 4, 20, 80, 4, 3, 3, 4, 2, 2, 1, 1, 1, 1, 1, 1},  /* 40 columns out: vectors, 4-lane and 1-lane tails */
+      {1, 2, 9, 40, 2, 5, 5, 2, 1, 2, 2, 2, 2, 2, 1, 1},   /* 5x5, stride 1x2 */
   };
   char lbl[256];
   for (int ci = 0; ci < (int)(sizeof cfg / sizeof cfg[0]); ci++)
