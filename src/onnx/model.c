@@ -640,7 +640,7 @@ static tp_status split_decide(tp_onnx_model *m) {
   tp_free_sized(post, (size_t)N);
   if (s || m->split != 1) {
     split_free(m);
-    m->split = -1;
+    m->split = s ? 0 : -1; /* out of memory: decided again on the next call */
   }
   return s;
 }
