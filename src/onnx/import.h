@@ -210,6 +210,8 @@ tp_status tp_onnx_import_cut(const omodel *md, const tp_desc *const *in_desc, in
 /* NonMaxSuppression's kernel (onnx_dyn.c): the int64 [selected, 3] result;
  * maxo / iou / sthr may be NULL (absent). */
 tp_status tp_onnx_nms_check(const tp_desc *boxes, const tp_desc *scores);
+/* NonZero's kernel (onnx_dyn.c): int64 [rank, count]. */
+tp_status tp_onnx_nonzero_compute(tp_tensor *x, tp_tensor **out);
 tp_status tp_onnx_nms_compute(tp_tensor *boxes, tp_tensor *scores, const tp_tensor *maxo, const tp_tensor *iou,
                               const tp_tensor *sthr, int center, tp_tensor **out);
 

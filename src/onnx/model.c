@@ -49,7 +49,8 @@ typedef struct spec {
  * and the constant ones) takes the runtime inputs, those values and the
  * selection [K, 3] as placeholders and is a specialization per K. */
 typedef struct split_plan {
-  int node;               /* md.nodes index of the NonMaxSuppression */
+  int node;               /* md.nodes index of the NonMaxSuppression (or NonZero) */
+  int nonzero;            /* the node is a NonZero (one input; [rank, count] by tp_onnx_nonzero_compute) */
   int center;
   uint8_t *skip_pre, *skip_post; /* per md node */
   int npre;               /* pre part outputs: slot[0..5) NMS inputs, then the fed values */
@@ -581,12 +582,15 @@ static tp_status split_decide(tp_onnx_model *m) {
     const onode *n = &md->nodes[i];
     for (int a = 0; a < n->nattrs; a++)
       if (n->attrs[a].type == A_GRAPH) return TP_OK;
-    if (!strcmp(n->op, "NonMaxSuppression") && (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"))) {
+    if ((!strcmp(n->op, "NonMaxSuppression") || !strcmp(n->op, "NonZero")) &&
+        (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"))) {
       if (nms >= 0) return TP_OK; /* two: not split (each distinct input value a specialization) */
       nms = i;
     }
   }
-  if (nms < 0 || md->nodes[nms].nin < 2 || md->nodes[nms].nout != 1) return TP_OK;
+  if (nms < 0 || md->nodes[nms].nin < 1 || md->nodes[nms].nout != 1) return TP_OK;
+  int is_nms = !strcmp(md->nodes[nms].op, "NonMaxSuppression");
+  if (is_nms && md->nodes[nms].nin < 2) return TP_OK;
   uint8_t *dyn = tp_calloc_sized((size_t)N, 1), *post = tp_calloc_sized((size_t)N, 1);
   tp_status s = dyn && post ? TP_OK : TP_ERR_OUT_OF_MEMORY;
   for (int i = 0; !s && i < N; i++) { /* nodes are in topological order (order.c) */
@@ -630,6 +634,7 @@ static tp_status split_decide(tp_onnx_model *m) {
     if (!s) {
       p->feed_names[p->nfeed] = n->out[0];
       p->node = nms;
+      p->nonzero = !is_nms;
       p->center = 0;
       for (int a = 0; a < n->nattrs; a++)
         if (!strcmp(n->attrs[a].name, "center_point_box")) p->center = (int)n->attrs[a].i;
@@ -711,18 +716,18 @@ static tp_status split_run(tp_onnx_model *m, tp_tensor *const *in, int graph_onl
   s = spec_call(&p->pre, graph_only, m->nin, in, TP_MAX_OPERANDS, po, &npo);
   if (!s && npo != p->npre) s = tp_fail(TP_ERR_INTERNAL, "onnx model: the pre-NMS part returned %d values, not %d", npo, p->npre);
   const onode *n = &m->md.nodes[p->node];
-  if (!s) {
+  if (!s && p->nonzero) s = tp_onnx_nonzero_compute(po[p->slot[0]], &sel);
+  else if (!s)
     s = tp_onnx_nms_compute(po[p->slot[0]], po[p->slot[1]], p->slot[2] >= 0 ? po[p->slot[2]] : NULL,
                             p->slot[3] >= 0 ? po[p->slot[3]] : NULL, p->slot[4] >= 0 ? po[p->slot[4]] : NULL,
                             p->center, &sel);
-    if (s && s != TP_ERR_OUT_OF_MEMORY) tp_fail_context(s, "onnx: node '%s' (NonMaxSuppression)", n->name);
-  }
+  if (s && s != TP_ERR_OUT_OF_MEMORY) tp_fail_context(s, "onnx: node '%s' (%s)", n->name, n->op);
   tp_tensor *small[TP_ONNX_MAX_INPUTS + TP_MAX_OPERANDS + 1];
   int na = 0;
   for (int k = 0; !s && k < m->nin; k++) small[na++] = in[k];
   for (int k = 0; !s && k < p->nfeed; k++) small[na++] = po[p->npre - p->nfeed + k];
   if (!s) small[na++] = sel;
-  int64_t K = sel ? sel->shape[0] : 0;
+  int64_t K = !sel ? 0 : p->nonzero ? sel->shape[1] : sel->shape[0]; /* the selected count */
   spec *e = NULL, *recent = NULL;
   for (int i = 0; !s && i < m->nspecs; i++) {
     if (m->specs[i].k == K && spec_match(m, &m->specs[i], in, NULL, 0) < 0) {
@@ -734,7 +739,7 @@ static tp_status split_run(tp_onnx_model *m, tp_tensor *const *in, int graph_onl
   if (!s && !e) {
     char why[256] = "first call";
     if (recent && spec_match(m, recent, in, why, sizeof why) < 0)
-      snprintf(why, sizeof why, "NonMaxSuppression '%s' selected %lld boxes, was %lld (the post part specializes on the count)",
+      snprintf(why, sizeof why, "%s '%s' selected %lld, was %lld (the post part specializes on the count)", n->op,
                n->name, (long long)K, (long long)recent->k);
     tp_desc fd[TP_MAX_OPERANDS + 1];
     for (int k = 0; k <= p->nfeed; k++) {
@@ -964,9 +969,9 @@ tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
   if (m->ncompiles) tp_buf_printf(&b, "last specialization because: %s\n", m->reason);
   if (m->split == 1)
     tp_buf_printf(&b,
-                  "split at NonMaxSuppression '%s' (run time): pre part %lld compile%s, %lld call%s; post part: one "
+                  "split at %s '%s' (run time): pre part %lld compile%s, %lld call%s; post part: one "
                   "specialization per selected count (K below)\n",
-                  m->md.nodes[m->sp.node].name, (long long)m->sp.npre_compiles, m->sp.npre_compiles == 1 ? "" : "s",
+                  m->md.nodes[m->sp.node].op, m->md.nodes[m->sp.node].name, (long long)m->sp.npre_compiles, m->sp.npre_compiles == 1 ? "" : "s",
                   (long long)m->sp.pre.hits, m->sp.pre.hits == 1 ? "" : "s");
   if (m->dyn_calls) tp_buf_printf(&b, "calls at other sizes served by a specialization's plan: %lld\n", (long long)m->dyn_calls);
   for (int i = 0; i < m->nspecs; i++) {

@@ -62,20 +62,23 @@ static tp_status add_i64(imp *m, int nd, const int64_t *sh, const int64_t *v, re
   return tp_onnx_add_const(m, t, out);
 }
 
-/* NonZero: int64 [rank, count], the indices of the non-zero elements in
- * row-major order (a 0-d input counts as rank 1). */
-tp_status tp_onnx_cv_nonzero(imp *m, onode *n, int arg) {
-  (void)arg;
-  ref x, y;
+/* NonZero's kernel (the converter's, and model.c's at run time when the
+ * model is split at the node): int64 [rank, count], the indices of the
+ * non-zero elements of t in row-major order (a 0-d input counts as rank 1). */
+tp_status tp_onnx_nonzero_compute(tp_tensor *x, tp_tensor **res) {
+  *res = NULL;
   tp_tensor *t;
-  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
-  TP_TRY(need_value(m, x, "NonZero's input", &t));
+  TP_TRY(tp_contiguous(x, &t));
   int nd = t->ndim ? t->ndim : 1;
   int64_t tot = tp_tensor_numel(t), cnt = 0;
   for (int64_t i = 0; i < tot; i++) cnt += tp_tensor_get_f64(t, i) != 0;
   int64_t sh[2] = {nd, cnt};
   tp_tensor *o;
-  TP_TRY(new_i64(2, sh, &o));
+  tp_status s = new_i64(2, sh, &o);
+  if (s) {
+    tp_tensor_release(t);
+    return s;
+  }
   int64_t *ov = tp_tensor_ptr(o), c = 0;
   for (int64_t i = 0; i < tot; i++) {
     if (tp_tensor_get_f64(t, i) == 0) continue;
@@ -87,6 +90,20 @@ tp_status tp_onnx_cv_nonzero(imp *m, onode *n, int arg) {
     if (!t->ndim) ov[c] = 0;
     c++;
   }
+  tp_tensor_release(t);
+  *res = o;
+  return TP_OK;
+}
+
+/* NonZero of a constant (a value specialization; a model whose input comes
+ * from its runtime inputs is split at the node instead: model.c). */
+tp_status tp_onnx_cv_nonzero(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, y;
+  tp_tensor *t, *o;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(need_value(m, x, "NonZero's input", &t));
+  TP_TRY(tp_onnx_nonzero_compute(t, &o));
   TP_TRY(tp_onnx_add_const(m, o, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }

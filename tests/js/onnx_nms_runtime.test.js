@@ -127,3 +127,44 @@ test('bad NonMaxSuppression parameters at run time are clear errors; the model s
     nms.dispose();
   }
 });
+
+test('NonZero of a computed mask splits the same way: matches onnxruntime-node, pre part compiled once', async () => {
+  const ort = needOrt();
+  /* r = Relu(x - t); nz = NonZero(r) [2, cnt]; vals = GatherND(r, Transpose(nz)) [cnt] */
+  const bytes = makeModel({
+    nodes: [['Sub', ['x', 't'], ['d']], ['Relu', ['d'], ['r']], ['NonZero', ['r'], ['nz']],
+      ['Transpose', ['nz'], ['idx'], { perm: [1, 0] }], ['GatherND', ['r', 'idx'], ['vals']]],
+    inputs: [['x', 1, [4, 5]], ['t', 1, [1]]],
+    outputs: [['nz', 7, null], ['vals', 1, null]],
+  });
+  const sess = await ort.InferenceSession.create(bytes);
+  const ts = [0, 0.5, 2, 0.9, 0.5, 0.1, 0.3, 0.7, 0.5, 0.95];
+  const frames = ts.map((t) => ({ x: Array.from({ length: 20 }, () => rand()), t }));
+  frames[2].t = 2; /* count 0 */
+  frames[0].t = -1; /* count 20 (every element) */
+  const want = [];
+  for (const f of frames) {
+    const r = await sess.run({ x: new ort.Tensor('float32', Float32Array.from(f.x), [4, 5]), t: new ort.Tensor('float32', Float32Array.of(f.t), [1]) });
+    want.push(sess.outputNames.map((o) => r[o]));
+  }
+  const ks = new Set(want.map((w) => Number(w[0].dims[1])));
+  assert.ok(ks.has(0) && ks.has(20), `counts 0 and 20 covered: ${[...ks]}`);
+  for (const backend of ['eager', 'stax']) {
+    const m = tp.onnx.load(bytes, { backend });
+    try {
+      frames.forEach((f, i) => tp.scope(() => {
+        const got = m.run(tp.tensor(f.x, { shape: [4, 5] }), tp.tensor([f.t], { shape: [1] }));
+        got.forEach((g, o) => {
+          const w = want[i][o];
+          assert.deepEqual(g.shape, Array.from(w.dims, Number), `frame ${i} (${backend}) output ${o}: shape`);
+          assert.deepEqual(Array.from(g.toArray(), Number), Array.from(w.data, Number), `frame ${i} (${backend}) output ${o}`);
+        });
+      }));
+      const ex = m.explain();
+      assert.match(ex, /split at NonZero 'nz' \(run time\): pre part 1 compile, 10 calls/, ex);
+      assert.ok(Number(/(\d+) made/.exec(ex)[1]) <= ks.size, ex);
+    } finally {
+      m.dispose();
+    }
+  }
+});
