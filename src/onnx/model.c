@@ -631,7 +631,9 @@ static tp_status split_decide(tp_onnx_model *m) {
       if (k < n->nin && *n->in[k]) p->slot[k] = p->npre, p->pre_outs[p->npre++] = n->in[k];
     }
     for (int k = 0; !s && k < p->nfeed; k++) p->pre_outs[p->npre++] = p->feed_names[k];
-    if (!s) {
+    /* the pre part's outputs and the post part's placeholders within the operand limit */
+    int fits = p->npre <= TP_MAX_OPERANDS && m->nin + p->nfeed + 1 <= TP_MAX_OPERANDS;
+    if (!s && fits) {
       p->feed_names[p->nfeed] = n->out[0];
       p->node = nms;
       p->nonzero = !is_nms;

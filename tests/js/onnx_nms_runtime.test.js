@@ -168,3 +168,24 @@ test('NonZero of a computed mask splits the same way: matches onnxruntime-node, 
     }
   }
 });
+
+test('thresholds as initializers: the split NMS reads them as constants of the pre part (hand-computed)', () => {
+  /* boxes 0 [0,0]-[1,1], 1 shifted by 0.1 (IoU 0.82 with 0), 2 disjoint; scores 0.9, 0.8, 0.9;
+   * iou 0.5, max 2: boxes 0 and 2 (the tie by the lower index first), box 1 suppressed */
+  const bytes = makeModel({ nodes: [['Relu', ['bx'], ['boxes']], ['NonMaxSuppression', ['boxes', 'scores', 'maxo', 'iou', 'sthr'], ['sel']]],
+    initializers: [['maxo', 7, [1], BigInt64Array.of(2n)], ['iou', 1, [1], Float32Array.of(0.5)], ['sthr', 1, [], Float32Array.of(0.1)]],
+    inputs: [['bx', 1, [1, 3, 4]], ['scores', 1, [1, 1, 3]]], outputs: [['sel', 7, null]] });
+  for (const backend of ['eager', 'stax']) {
+    const m = tp.onnx.load(bytes, { backend });
+    try {
+      tp.scope(() => {
+        const [s] = m.run(tp.tensor([0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, 2, 1, 3], { shape: [1, 3, 4] }), tp.tensor([0.9, 0.8, 0.9], { shape: [1, 1, 3] }));
+        assert.deepEqual(s.shape, [2, 3]);
+        assert.deepEqual(Array.from(s.toArray(), Number), [0, 0, 0, 0, 0, 2]);
+      });
+      assert.match(m.explain(), /split at NonMaxSuppression 'sel' \(run time\): pre part 1 compile/);
+    } finally {
+      m.dispose();
+    }
+  }
+});
