@@ -24,7 +24,11 @@
  * (tp_backend_run.other_shapes: stax) serves the other sizes of the
  * dynamic dims from the first specialization: the model hands it
  * graph_for (an import at given shapes), from which stax fits one Kernel IR
- * template for every size (docs/kernel-ir.md, "Dynamic extents"). */
+ * template for every size (docs/kernel-ir.md, "Dynamic extents").
+ * A model with one NonMaxSuppression or NonZero on values computed from
+ * its inputs is split at that node instead of bound (split_plan below:
+ * the node runs at run time between a pre part compiled once and a post
+ * part per result count). */
 #include "import.h"
 #include <stdio.h>
 
