@@ -14,7 +14,7 @@ let seed = 4242;
 const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
 
 const H = 6, W = 6, N = H * W; /* one box per pixel */
-export function detector() {
+function detector() {
   const w = new Float32Array(5 * 3 * 3 * 3).map(() => rand() * 2 - 1);
   const b = new Float32Array(5).map(() => rand() - 0.5);
   return makeModel({
