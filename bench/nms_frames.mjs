@@ -2,10 +2,10 @@
 // without a compile per frame), in Node on the Wasm core, stax, every input
 // fed at run time.
 //
-//   node bench/nms_frames.mjs [--frames N] [--reps N] [--core path/to/js/index.js]
+//   node bench/nms_frames.mjs [--frames N] [--reps N] [--hw 32] [--c1 16] [--core path/to/js/index.js]
 //
-// The model: x [1, 3, 32, 32] -> Conv 3->16 3x3 -> Relu -> Conv 16->5 3x3 ->
-// boxes [1, 1024, 4] (center format) and scores [1, 1, 1024] (sigmoid) ->
+// The model: x [1, 3, hw, hw] -> Conv 3->c1 3x3 -> Relu -> Conv c1->5 3x3 ->
+// boxes [1, hw*hw, 4] (center format) and scores [1, 1, hw*hw] (sigmoid) ->
 // NonMaxSuppression (max 50, iou 0.5, score 0.75: fed as inputs) -> Gather of
 // the selected boxes and scores. Each frame is a new random x (a new box set,
 // a new selected count K). Reported per backend: the median ms per frame
@@ -22,10 +22,12 @@ import { resolve } from 'node:path';
 import { makeModel } from '../tests/js/_onnx_pb.mjs';
 
 const args = process.argv.slice(2);
-let frames = 20, reps = 3, core = new URL('../js/index.js', import.meta.url).href;
+let frames = 20, reps = 3, hw = 32, c1 = 16, core = new URL('../js/index.js', import.meta.url).href;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--frames') frames = Number(args[++i]);
   else if (args[i] === '--reps') reps = Number(args[++i]);
+  else if (args[i] === '--hw') hw = Number(args[++i]);
+  else if (args[i] === '--c1') c1 = Number(args[++i]);
   else if (args[i] === '--core') core = pathToFileURL(resolve(args[++i])).href;
   else throw new Error(`unknown argument ${args[i]}`);
 }
@@ -34,7 +36,7 @@ const ort = await import('onnxruntime-node');
 
 let seed = 99;
 const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
-const H = 32, W = 32, N = H * W, C1 = 16;
+const H = hw, W = hw, N = H * W, C1 = c1;
 const i64 = (...v) => BigInt64Array.from(v.map(BigInt));
 const bytes = makeModel({
   nodes: [
@@ -91,7 +93,7 @@ for (let r = 0; r < reps; r++) {
   }
 }
 const fmt = (a) => `${median(a).toFixed(3)} ms (runs ${a.map((v) => v.toFixed(3)).join(', ')})`;
-console.log(`nms_frames: ${frames} new frames x ${reps} runs, N = ${N} boxes, core ${core}`);
+console.log(`nms_frames: ${frames} new frames x ${reps} runs, N = ${N} boxes, head width ${C1}, core ${core}`);
 console.log(`  distinct K per run (onnxruntime): ${res.ks.join(', ')}`);
 console.log(`  stax  per frame  ${fmt(res.stax)}; specializations made per run: ${res.made.join(', ')}; first frame (load + compile) ${fmt(res.first)}`);
 console.log(`  stax  mean per frame (compiles of new K included) ${fmt(res.staxMean)}`);

@@ -291,6 +291,20 @@ static int suppress(const float *a, const float *b, int center, float thr) {
   return inter / uni > thr;
 }
 
+/* Stable merge sort of idx[0..k) by score sc[] descending (tmp: k scratch
+ * entries): equal scores keep their order (ascending box index). */
+static void sort_by_score(const float *sc, int64_t *idx, int64_t *tmp, int64_t k) {
+  if (k < 2) return;
+  int64_t h = k / 2;
+  sort_by_score(sc, idx, tmp, h);
+  sort_by_score(sc, idx + h, tmp, k - h);
+  int64_t i = 0, j = h, o = 0;
+  while (i < h && j < k) tmp[o++] = sc[idx[j]] > sc[idx[i]] ? idx[j++] : idx[i++];
+  while (i < h) tmp[o++] = idx[i++];
+  while (j < k) tmp[o++] = idx[j++];
+  memcpy(idx, tmp, sizeof(int64_t) * (size_t)k);
+}
+
 /* An optional one-element parameter: *present = 0 when absent or empty. */
 static tp_status nms_scalar(const tp_tensor *t, int want_int, const char *what, double *v, int *present) {
   *present = 0;
@@ -356,7 +370,7 @@ tp_status tp_onnx_nms_compute(tp_tensor *boxes_t, tp_tensor *scores_t, const tp_
   float fiou = (float)iou, fs = (float)sthr;
   int64_t cap = B * C * (int64_t)maxo, k = 0;
   int64_t *out = tp_alloc(sizeof(int64_t) * (size_t)(3 * cap + 1));
-  int64_t *cand = tp_alloc(sizeof(int64_t) * (size_t)(2 * N + 1));
+  int64_t *cand = tp_alloc(sizeof(int64_t) * (size_t)(3 * N + 1));
   if (!out || !cand) {
     tp_free(out);
     tp_free(cand);
@@ -364,17 +378,14 @@ tp_status tp_onnx_nms_compute(tp_tensor *boxes_t, tp_tensor *scores_t, const tp_
     tp_tensor_release(stt);
     return TP_ERR_OUT_OF_MEMORY;
   }
-  int64_t *kept = cand + N;
+  int64_t *kept = cand + N, *tmp = cand + 2 * N;
   for (int64_t b = 0; b < B; b++)
     for (int64_t c = 0; c < C; c++) {
       const float *sc = scores + (b * C + c) * N, *bx = boxes + b * N * 4;
       int64_t nc = 0, nk = 0;
       for (int64_t i = 0; i < N; i++)
         if (!has_sthr || sc[i] > fs) cand[nc++] = i;
-      for (int64_t i = 1; i < nc; i++) /* stable insertion sort: score descending, index ascending */
-        for (int64_t j = i; j > 0 && sc[cand[j]] > sc[cand[j - 1]]; j--) {
-          int64_t v = cand[j]; cand[j] = cand[j - 1]; cand[j - 1] = v;
-        }
+      sort_by_score(sc, cand, tmp, nc); /* score descending, equal scores: index ascending */
       for (int64_t i = 0; i < nc && nk < (int64_t)maxo; i++) {
         int keep = 1;
         for (int64_t j = 0; j < nk && keep; j++)
