@@ -776,6 +776,15 @@ static tp_status build(imp *m) {
     ref r = {R_NODE, idx, 0, 0, 0};
     if ((s = define(m, v->name, r))) goto fail;
   }
+  /* a part's fed values -> placeholders after the inputs */
+  for (int k = 0; m->cut && k < m->cut->nfeed; k++) {
+    int idx;
+    if (lookup(m, m->cut->feed_names[k]))
+      return tp_fail(TP_ERR_INTERNAL, "onnx: fed value '%s' is defined twice", m->cut->feed_names[k]);
+    TP_TRY(add_placeholder(m, m->cut->feed_names[k], &m->cut->feed_descs[k], &idx));
+    ref r = {R_NODE, idx, 0, 0, 0};
+    TP_TRY(define(m, m->cut->feed_names[k], r));
+  }
   /* trainable parameters -> placeholders after the inputs */
   for (int k = 0; k < m->ntrain; k++) {
     int idx;
@@ -786,9 +795,19 @@ static tp_status build(imp *m) {
   }
   tp_free_sized(train_desc, (size_t)m->ntrain * sizeof(tp_desc));
   train_desc = NULL;
-  for (int i = 0; i < m->md.nnodes; i++) TP_TRY(convert_node(m, &m->md.nodes[i]));
+  for (int i = 0; i < m->md.nnodes; i++)
+    if (!m->cut || !m->cut->skip || !m->cut->skip[i]) TP_TRY(convert_node(m, &m->md.nodes[i]));
   int nout = m->md.noutputs;
   vinfo *outputs = m->md.outputs;
+  vinfo cut_outs[TP_MAX_OPERANDS];
+  if (m->cut && m->cut->nout > 0) {
+    if (m->cut->nout > TP_MAX_OPERANDS)
+      return tp_fail(TP_ERR_UNSUPPORTED, "onnx: %d graph outputs (at most %d)", m->cut->nout, TP_MAX_OPERANDS);
+    nout = m->cut->nout;
+    memset(cut_outs, 0, sizeof(vinfo) * (size_t)nout);
+    for (int i = 0; i < nout; i++) cut_outs[i].name = (char *)m->cut->out_names[i];
+    outputs = cut_outs;
+  }
   if (nout > TP_MAX_OPERANDS)
     return tp_fail(TP_ERR_UNSUPPORTED, "onnx: %d graph outputs (at most %d)", nout, TP_MAX_OPERANDS);
   tp_arg outs[TP_MAX_OPERANDS];
@@ -857,10 +876,28 @@ tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *name
   return tp_onnx_import_train(md, nbind, names, values, in_desc, keep_f16_weights, 0, NULL, out, need, NULL);
 }
 
+static tp_status import_all(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
+                            const tp_desc *const *in_desc, int keep_f16_weights, int ntrain,
+                            const char *const *train_names, const tp_onnx_cut *cut, tp_graph **out, uint64_t *need,
+                            uint8_t *train_needed);
+
+tp_status tp_onnx_import_cut(const omodel *md, const tp_desc *const *in_desc, int keep_f16_weights,
+                             const tp_onnx_cut *cut, tp_graph **out, uint64_t *need) {
+  return import_all(md, 0, NULL, NULL, in_desc, keep_f16_weights, 0, NULL, cut, out, need, NULL);
+}
+
 tp_status tp_onnx_import_train(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
                                const tp_desc *const *in_desc, int keep_f16_weights, int ntrain,
                                const char *const *train_names, tp_graph **out, uint64_t *need,
                                uint8_t *train_needed) {
+  return import_all(md, nbind, names, values, in_desc, keep_f16_weights, ntrain, train_names, NULL, out, need,
+                    train_needed);
+}
+
+static tp_status import_all(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
+                            const tp_desc *const *in_desc, int keep_f16_weights, int ntrain,
+                            const char *const *train_names, const tp_onnx_cut *cut, tp_graph **out, uint64_t *need,
+                            uint8_t *train_needed) {
   *out = NULL;
   if (need) *need = 0;
   if (train_needed && ntrain > 0) memset(train_needed, 0, (size_t)ntrain);
@@ -880,6 +917,7 @@ tp_status tp_onnx_import_train(const omodel *md, int nbind, const char *const *n
   m.keep_f16_weights = keep_f16_weights;
   m.ntrain = ntrain > 0 ? ntrain : 0;
   m.train_names = train_names;
+  m.cut = cut;
   tp_status s = TP_OK;
   if (md->ninputs && !(m.input_node = tp_alloc(sizeof(int) * (size_t)md->ninputs))) s = TP_ERR_OUT_OF_MEMORY;
   if (!s && m.ntrain && (!(m.train_node = tp_alloc(sizeof(int) * (size_t)m.ntrain)) ||

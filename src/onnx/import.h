@@ -151,6 +151,7 @@ typedef struct imp {
    * (exact) and nothing rounded to float16 / bfloat16, Cast and CastLike to
    * them included, so the tape (float32 only) reaches the parameters */
   int train_f32;
+  const struct tp_onnx_cut *cut; /* a part of the model (model.c's split at a run-time node), NULL: all */
 } imp;
 
 static inline ref tp_onnx_scalar(double v) { ref r = {R_SCALAR, 0, 0, v, 0}; return r; }
@@ -190,6 +191,30 @@ tp_status tp_onnx_import_ex(const omodel *md, int nbind, const char *const *name
  * be fed as tensors that require grad; train_needed (ntrain bytes, may be
  * NULL): on a failure because a converter needed one's value as a constant,
  * its byte is set. A name that is not a float32 initializer is an error. */
+/* A part of the model (src/onnx/model.c: a model split at a data-dependent
+ * node that runs at run time): skip[i] set: md.nodes[i] is not converted;
+ * feed_names[k] (values some skipped node computes) become placeholders of
+ * type feed_descs[k], after the graph inputs' placeholders, in this order;
+ * nout > 0: the graph's outputs are out_names instead of the model's. */
+typedef struct tp_onnx_cut {
+  const uint8_t *skip;
+  int nfeed;
+  const char *const *feed_names;
+  const tp_desc *feed_descs;
+  int nout;
+  const char *const *out_names;
+} tp_onnx_cut;
+tp_status tp_onnx_import_cut(const omodel *md, const tp_desc *const *in_desc, int keep_f16_weights,
+                             const tp_onnx_cut *cut, tp_graph **out, uint64_t *need);
+
+/* NonMaxSuppression's kernel (onnx_dyn.c): the int64 [selected, 3] result;
+ * maxo / iou / sthr may be NULL (absent). */
+tp_status tp_onnx_nms_check(const tp_desc *boxes, const tp_desc *scores);
+/* NonZero's kernel (onnx_dyn.c): int64 [rank, count]. */
+tp_status tp_onnx_nonzero_compute(tp_tensor *x, tp_tensor **out);
+tp_status tp_onnx_nms_compute(tp_tensor *boxes, tp_tensor *scores, const tp_tensor *maxo, const tp_tensor *iou,
+                              const tp_tensor *sthr, int center, tp_tensor **out);
+
 tp_status tp_onnx_import_train(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
                                const tp_desc *const *in_desc, int keep_f16_weights, int ntrain,
                                const char *const *train_names, tp_graph **out, uint64_t *need,

@@ -24,7 +24,11 @@
  * (tp_backend_run.other_shapes: stax) serves the other sizes of the
  * dynamic dims from the first specialization: the model hands it
  * graph_for (an import at given shapes), from which stax fits one Kernel IR
- * template for every size (docs/kernel-ir.md, "Dynamic extents"). */
+ * template for every size (docs/kernel-ir.md, "Dynamic extents").
+ * A model with one NonMaxSuppression or NonZero on values computed from
+ * its inputs is split at that node instead of bound (split_plan below:
+ * the node runs at run time between a pre part compiled once and a post
+ * part per result count). */
 #include "import.h"
 #include <stdio.h>
 
@@ -37,7 +41,30 @@ typedef struct spec {
   tp_backend_run run;     /* the backend's runner; run.run NULL: eager */
   uint64_t last_use;
   int64_t hits;
+  int64_t k;              /* split model: the selected count this post part serves */
 } spec;
+
+/* A model split at a NonMaxSuppression whose boxes or scores come from the
+ * runtime inputs (docs/onnx.md, "Data-dependent output shapes"): the pre
+ * part (every node but the NMS and what reads its result) is imported and
+ * compiled once per input shapes and outputs the NMS's inputs and the
+ * values the post part reads; the NMS runs at run time on them
+ * (tp_onnx_nms_compute); the post part (the nodes that read the selection,
+ * and the constant ones) takes the runtime inputs, those values and the
+ * selection [K, 3] as placeholders and is a specialization per K. */
+typedef struct split_plan {
+  int node;               /* md.nodes index of the NonMaxSuppression (or NonZero) */
+  int nonzero;            /* the node is a NonZero (one input; [rank, count] by tp_onnx_nonzero_compute) */
+  int center;
+  uint8_t *skip_pre, *skip_post; /* per md node */
+  int npre;               /* pre part outputs: slot[0..5) NMS inputs, then the fed values */
+  const char **pre_outs;
+  int slot[5];            /* NMS input i -> index in pre_outs, -1 absent */
+  int nfeed;              /* fed values: pre_outs[5 ..], then the selection (feed_names[nfeed]) */
+  const char **feed_names;
+  spec pre;
+  int64_t npre_compiles;
+} split_plan;
 
 struct tp_onnx_model {
   uint8_t *bytes;         /* owned copy: the decoded model points into it */
@@ -63,6 +90,9 @@ struct tp_onnx_model {
   char **train_names;
   tp_tensor **train_vals;
   int train_all;          /* chosen by default (every float32 initializer the import allows) */
+  int split;              /* 0: not planned yet, 1: split at a run-time NMS (sp), -1: not split */
+  int split_ok;           /* a split call succeeded (later failures are errors, not a fallback) */
+  split_plan sp;
 };
 
 static int has_initializer(const omodel *md, const char *name) {
@@ -144,8 +174,19 @@ static void train_clear(tp_onnx_model *m) {
   m->train_names = NULL, m->train_vals = NULL, m->ntrain = 0, m->train_all = 0;
 }
 
+static void split_free(tp_onnx_model *m) {
+  split_plan *p = &m->sp;
+  spec_clear(m, &p->pre);
+  tp_free(p->skip_pre);
+  tp_free(p->skip_post);
+  tp_free(p->pre_outs);
+  tp_free(p->feed_names);
+  memset(p, 0, sizeof *p);
+}
+
 void tp_onnx_model_free(tp_onnx_model *m) {
   if (!m) return;
+  split_free(m);
   train_clear(m);
   for (int i = 0; i < m->nspecs; i++) spec_clear(m, &m->specs[i]);
   tp_free(m->specs);
@@ -159,6 +200,7 @@ void tp_onnx_model_set_backend(tp_onnx_model *m, const char *name, tp_backend_fn
   if (!m) return;
   for (int i = 0; i < m->nspecs; i++) spec_clear(m, &m->specs[i]);
   m->nspecs = 0;
+  spec_clear(m, &m->sp.pre);
   m->backend = fn;
   m->backend_ud = ud;
   snprintf(m->backend_name, sizeof m->backend_name, "%s", fn ? (name ? name : "a backend") : "");
@@ -180,6 +222,7 @@ tp_status tp_onnx_model_set_backend_option(tp_onnx_model *m, const char *key, tp
   m->opts.has_options = 1;
   for (int i = 0; i < m->nspecs; i++) spec_clear(m, &m->specs[i]);
   m->nspecs = 0;
+  spec_clear(m, &m->sp.pre);
   return TP_OK;
 }
 
@@ -444,6 +487,8 @@ done:
   return s;
 }
 
+static tp_status split_decide(tp_onnx_model *m);
+
 static tp_status specialize(tp_onnx_model *m, tp_tensor *const *in, spec *e) {
   return specialize_ex(m, in, 0, e);
 }
@@ -467,6 +512,8 @@ static tp_status spec_store(tp_onnx_model *m, spec *e, const char *why, spec **o
 tp_status tp_onnx_model_prepare(tp_onnx_model *m) {
   if (!m) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: NULL model");
   if (m->nspecs || m->value_inputs) return TP_OK;
+  if (!m->split) TP_TRY(split_decide(m));
+  if (m->split == 1) return TP_OK; /* the first run's selection decides the post part */
   for (int k = 0; k < m->nin; k++) {
     const vinfo *v = &m->md.inputs[m->in_index[k]];
     if (!v->has_shape || v->sym) return TP_OK; /* the first run's shapes decide */
@@ -501,12 +548,245 @@ tp_status tp_onnx_model_prepare(tp_onnx_model *m) {
 
 uint64_t tp_onnx_model_value_inputs(const tp_onnx_model *m) { return m ? m->value_inputs : 0; }
 
+/* ---- split at a run-time NonMaxSuppression (split_plan above) ---- */
+
+/* The node writing value `name`, -1 for none (a graph input or initializer). */
+static int producer(const omodel *md, const char *name) {
+  if (!*name) return -1;
+  for (int i = 0; i < md->nnodes; i++)
+    for (int k = 0; k < md->nodes[i].nout; k++)
+      if (!strcmp(md->nodes[i].out[k], name)) return i;
+  return -1;
+}
+
+static int runtime_input(const tp_onnx_model *m, const char *name) {
+  for (int k = 0; k < m->nin; k++)
+    if (!strcmp(m->md.inputs[m->in_index[k]].name, name)) return 1;
+  return 0;
+}
+
+static int add_name(const char **list, int *n, const char *name) {
+  for (int i = 0; i < *n; i++)
+    if (!strcmp(list[i], name)) return 0;
+  list[(*n)++] = name;
+  return 1;
+}
+
+/* Decides whether m is split (m->split 1 or -1). The split needs one
+ * NonMaxSuppression in the main graph that reads the runtime inputs, no
+ * subgraphs (their outer-scope reads are not traced here), no trainable
+ * parameters. */
+static tp_status split_decide(tp_onnx_model *m) {
+  const omodel *md = &m->md;
+  split_plan *p = &m->sp;
+  m->split = -1;
+  int nms = -1, N = md->nnodes;
+  if (m->ntrain || !N) return TP_OK;
+  for (int i = 0; i < N; i++) {
+    const onode *n = &md->nodes[i];
+    for (int a = 0; a < n->nattrs; a++)
+      if (n->attrs[a].type == A_GRAPH) return TP_OK;
+    if ((!strcmp(n->op, "NonMaxSuppression") || !strcmp(n->op, "NonZero")) &&
+        (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"))) {
+      if (nms >= 0) return TP_OK; /* two: not split (each distinct input value a specialization) */
+      nms = i;
+    }
+  }
+  if (nms < 0 || md->nodes[nms].nin < 1 || md->nodes[nms].nout != 1) return TP_OK;
+  int is_nms = !strcmp(md->nodes[nms].op, "NonMaxSuppression");
+  if (is_nms && md->nodes[nms].nin < 2) return TP_OK;
+  uint8_t *dyn = tp_calloc_sized((size_t)N, 1), *post = tp_calloc_sized((size_t)N, 1);
+  tp_status s = dyn && post ? TP_OK : TP_ERR_OUT_OF_MEMORY;
+  for (int i = 0; !s && i < N; i++) { /* nodes are in topological order (order.c) */
+    const onode *n = &md->nodes[i];
+    for (int k = 0; k < n->nin; k++) {
+      int q = producer(md, n->in[k]);
+      if ((q < 0 && *n->in[k] && runtime_input(m, n->in[k])) || (q >= 0 && q < i && dyn[q])) dyn[i] = 1;
+      if (q >= 0 && q < i && (q == nms || post[q])) post[i] = 1;
+    }
+  }
+  if (!s && dyn[nms]) {
+    const onode *n = &md->nodes[nms];
+    int cap = 5 + md->noutputs;
+    for (int i = 0; i < N; i++) cap += md->nodes[i].nin;
+    /* tp_alloc'ed (split_free) */
+    p->skip_pre = tp_alloc((size_t)N);
+    p->skip_post = tp_alloc((size_t)N);
+    p->pre_outs = tp_alloc(sizeof(char *) * (size_t)cap);
+    p->feed_names = tp_alloc(sizeof(char *) * ((size_t)cap + 1));
+    if (!p->skip_pre || !p->skip_post || !p->pre_outs || !p->feed_names) s = TP_ERR_OUT_OF_MEMORY;
+    for (int i = 0; !s && i < N; i++) {
+      p->skip_pre[i] = i == nms || post[i];
+      p->skip_post[i] = dyn[i] && !post[i]; /* the NMS included */
+    }
+    /* fed values: computed by a node the post part skips, read by one it keeps or a graph output */
+    for (int i = 0; !s && i <= N; i++) {
+      int nr = i < N ? md->nodes[i].nin : md->noutputs;
+      if (i < N && p->skip_post[i]) continue;
+      for (int k = 0; k < nr; k++) {
+        const char *nm = i < N ? md->nodes[i].in[k] : md->outputs[k].name;
+        int q = producer(md, nm);
+        if (q >= 0 && q != nms && p->skip_post[q]) add_name(p->feed_names, &p->nfeed, nm);
+      }
+    }
+    p->npre = 0;
+    for (int k = 0; !s && k < 5; k++) {
+      p->slot[k] = -1;
+      if (k < n->nin && *n->in[k]) p->slot[k] = p->npre, p->pre_outs[p->npre++] = n->in[k];
+    }
+    for (int k = 0; !s && k < p->nfeed; k++) p->pre_outs[p->npre++] = p->feed_names[k];
+    /* the pre part's outputs and the post part's placeholders within the operand limit */
+    int fits = p->npre <= TP_MAX_OPERANDS && m->nin + p->nfeed + 1 <= TP_MAX_OPERANDS;
+    if (!s && fits) {
+      p->feed_names[p->nfeed] = n->out[0];
+      p->node = nms;
+      p->nonzero = !is_nms;
+      p->center = 0;
+      for (int a = 0; a < n->nattrs; a++)
+        if (!strcmp(n->attrs[a].name, "center_point_box")) p->center = (int)n->attrs[a].i;
+      m->split = 1;
+    }
+  }
+  tp_free_sized(dyn, (size_t)N);
+  tp_free_sized(post, (size_t)N);
+  if (s || m->split != 1) {
+    split_free(m);
+    m->split = s ? 0 : -1; /* out of memory: decided again on the next call */
+  }
+  return s;
+}
+
+/* Imports part `cut` for the call's runtime inputs (and fed values of types
+ * fd) into e, compiled by the backend when one is installed (example
+ * inputs: in, then fv). */
+static tp_status split_import(tp_onnx_model *m, tp_tensor *const *in, const tp_onnx_cut *cut, tp_tensor *const *fv,
+                              spec *e) {
+  memset(e, 0, sizeof *e);
+  const tp_desc **dp = NULL;
+  tp_status s = TP_OK;
+  if (!(e->descs = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(tp_desc))) ||
+      !(e->values = tp_calloc_sized((size_t)m->nin + 1, sizeof(tp_tensor *))) ||
+      !(dp = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(*dp))))
+    s = TP_ERR_OUT_OF_MEMORY;
+  for (int k = 0; !s && k < m->nin; k++) {
+    tp_desc_of(in[k], &e->descs[k]);
+    e->descs[k].weak = 0;
+    dp[m->in_index[k]] = &e->descs[k];
+  }
+  uint64_t need = 0;
+  if (!s) s = tp_onnx_import_cut(&m->md, dp, m->backend != NULL, cut, &e->graph, &need);
+  if (!s && m->backend) {
+    int na = m->nin + cut->nfeed;
+    tp_tensor **args = tp_calloc_sized((size_t)na + 1, sizeof(tp_tensor *));
+    if (!args) s = TP_ERR_OUT_OF_MEMORY;
+    for (int k = 0; args && k < na; k++) args[k] = k < m->nin ? in[k] : fv[k - m->nin];
+    tp_backend_opts o = m->opts;
+    o.graph_for = NULL;
+    if (!s) s = m->backend(m->backend_ud, e->graph, na, args, &o, &e->run);
+    if (!s && !e->run.run) s = tp_fail(TP_ERR_INTERNAL, "the backend returned no runner");
+    if (s) tp_fail_context(s, "onnx model: backend '%s'", m->backend_name);
+    if (args) tp_free_sized(args, (size_t)(na + 1) * sizeof(tp_tensor *));
+  }
+  tp_free_sized(dp, (size_t)(m->md.ninputs + 1) * sizeof(*dp));
+  if (s) spec_clear(m, e);
+  return s;
+}
+
+static tp_status spec_call(const spec *e, int graph_only, int na, tp_tensor *const *args, int max_out,
+                           tp_tensor **outs, int *nout) {
+  if (e->run.run && !graph_only) return e->run.run(e->run.ud, na, args, max_out, outs, nout);
+  return tp_graph_run(e->graph, na, args, max_out, outs, nout);
+}
+
+/* One call of a split model. *fallback set: the pre or post part does not
+ * import (before any split call succeeded): the caller runs the model as
+ * value specializations instead. */
+static tp_status split_run(tp_onnx_model *m, tp_tensor *const *in, int graph_only, int max_out, tp_tensor **outs,
+                           int *nout, int *fallback) {
+  split_plan *p = &m->sp;
+  tp_status s = TP_OK;
+  *fallback = 0;
+  if (!p->pre.graph || spec_match(m, &p->pre, in, NULL, 0) >= 0) {
+    spec_clear(m, &p->pre);
+    tp_onnx_cut c = {p->skip_pre, 0, NULL, NULL, p->npre, p->pre_outs};
+    s = split_import(m, in, &c, NULL, &p->pre);
+    if (s) {
+      *fallback = !m->split_ok && s == TP_ERR_UNSUPPORTED;
+      return s;
+    }
+    p->npre_compiles++;
+  }
+  p->pre.hits++;
+  tp_tensor *po[TP_MAX_OPERANDS] = {0}, *sel = NULL;
+  int npo = 0;
+  s = spec_call(&p->pre, graph_only, m->nin, in, TP_MAX_OPERANDS, po, &npo);
+  if (!s && npo != p->npre) s = tp_fail(TP_ERR_INTERNAL, "onnx model: the pre-NMS part returned %d values, not %d", npo, p->npre);
+  const onode *n = &m->md.nodes[p->node];
+  if (!s && p->nonzero) s = tp_onnx_nonzero_compute(po[p->slot[0]], &sel);
+  else if (!s)
+    s = tp_onnx_nms_compute(po[p->slot[0]], po[p->slot[1]], p->slot[2] >= 0 ? po[p->slot[2]] : NULL,
+                            p->slot[3] >= 0 ? po[p->slot[3]] : NULL, p->slot[4] >= 0 ? po[p->slot[4]] : NULL,
+                            p->center, &sel);
+  if (s && s != TP_ERR_OUT_OF_MEMORY) tp_fail_context(s, "onnx: node '%s' (%s)", n->name, n->op);
+  tp_tensor *small[TP_ONNX_MAX_INPUTS + TP_MAX_OPERANDS + 1];
+  int na = 0;
+  for (int k = 0; !s && k < m->nin; k++) small[na++] = in[k];
+  for (int k = 0; !s && k < p->nfeed; k++) small[na++] = po[p->npre - p->nfeed + k];
+  if (!s) small[na++] = sel;
+  int64_t K = !sel ? 0 : p->nonzero ? sel->shape[1] : sel->shape[0]; /* the selected count */
+  spec *e = NULL, *recent = NULL;
+  for (int i = 0; !s && i < m->nspecs; i++) {
+    if (m->specs[i].k == K && spec_match(m, &m->specs[i], in, NULL, 0) < 0) {
+      e = &m->specs[i];
+      break;
+    }
+    if (!recent || m->specs[i].last_use > recent->last_use) recent = &m->specs[i];
+  }
+  if (!s && !e) {
+    char why[256] = "first call";
+    if (recent && spec_match(m, recent, in, why, sizeof why) < 0)
+      snprintf(why, sizeof why, "%s '%s' selected %lld, was %lld (the post part specializes on the count)", n->op,
+               n->name, (long long)K, (long long)recent->k);
+    tp_desc fd[TP_MAX_OPERANDS + 1];
+    for (int k = 0; k <= p->nfeed; k++) {
+      tp_desc_of(small[m->nin + k], &fd[k]);
+      fd[k].weak = 0;
+    }
+    tp_onnx_cut c = {p->skip_post, p->nfeed + 1, p->feed_names, fd, 0, NULL};
+    spec fresh;
+    s = split_import(m, in, &c, small + m->nin, &fresh);
+    if (s) *fallback = !m->split_ok && s == TP_ERR_UNSUPPORTED;
+    if (!s) {
+      fresh.k = K;
+      s = spec_store(m, &fresh, why, &e);
+    }
+  }
+  if (!s) {
+    e->last_use = ++m->clock;
+    e->hits++;
+    s = spec_call(e, graph_only, na, small, max_out, outs, nout);
+  }
+  if (!s) m->split_ok = 1;
+  for (int k = 0; k < npo; k++) tp_tensor_release(po[k]);
+  tp_tensor_release(sel);
+  return s;
+}
+
 tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, int graph_only, int max_out,
                                tp_tensor **outs, int *nout) {
   if (!m) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: NULL model");
   if (!outs || !nout || max_out < 0) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: run: NULL output array");
   *nout = 0;
   TP_TRY(check_inputs(m, nin, in));
+  if (!m->split) TP_TRY(split_decide(m));
+  if (m->split == 1) {
+    int fallback = 0;
+    tp_status s = split_run(m, in, graph_only, max_out, outs, nout, &fallback);
+    if (!fallback) return s;
+    tp_clear_error(); /* a part does not import: value specializations instead */
+    split_free(m);
+    m->split = -1;
+  }
   spec *e = NULL, *recent = NULL;
   for (int i = 0; i < m->nspecs; i++) {
     if (spec_match(m, &m->specs[i], in, NULL, 0) < 0) {
@@ -634,6 +914,8 @@ tp_status tp_onnx_model_set_trainable(tp_onnx_model *m, int n, const char *const
   }
   train_clear(m);
   evict_to(m, 0); /* specializations were imported with the old parameters */
+  split_free(m);
+  m->split = nc ? -1 : 0, m->split_ok = 0;
   m->train_names = cand, m->train_vals = vals, m->ntrain = nc, m->train_all = n == 0;
   return TP_OK;
 }
@@ -691,10 +973,17 @@ tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
   tp_buf_printf(&b, "specializations: %d cached (limit %d), %lld made, %lld evicted\n", m->nspecs, m->limit,
                 (long long)m->ncompiles, (long long)m->nevicted);
   if (m->ncompiles) tp_buf_printf(&b, "last specialization because: %s\n", m->reason);
+  if (m->split == 1)
+    tp_buf_printf(&b,
+                  "split at %s '%s' (run time): pre part %lld compile%s, %lld call%s; post part: one "
+                  "specialization per selected count (K below)\n",
+                  m->md.nodes[m->sp.node].op, m->md.nodes[m->sp.node].name, (long long)m->sp.npre_compiles, m->sp.npre_compiles == 1 ? "" : "s",
+                  (long long)m->sp.pre.hits, m->sp.pre.hits == 1 ? "" : "s");
   if (m->dyn_calls) tp_buf_printf(&b, "calls at other sizes served by a specialization's plan: %lld\n", (long long)m->dyn_calls);
   for (int i = 0; i < m->nspecs; i++) {
     const spec *e = &m->specs[i];
     tp_buf_printf(&b, "  #%d: %d nodes, %lld call%s:", i, e->graph->n, (long long)e->hits, e->hits == 1 ? "" : "s");
+    if (m->split == 1) tp_buf_printf(&b, " K=%lld", (long long)e->k);
     for (int k = 0; k < m->nin; k++) {
       char sh[96];
       tp_buf_printf(&b, " %s%s%s", tp_dtype_short(e->descs[k].dtype),

@@ -62,20 +62,23 @@ static tp_status add_i64(imp *m, int nd, const int64_t *sh, const int64_t *v, re
   return tp_onnx_add_const(m, t, out);
 }
 
-/* NonZero: int64 [rank, count], the indices of the non-zero elements in
- * row-major order (a 0-d input counts as rank 1). */
-tp_status tp_onnx_cv_nonzero(imp *m, onode *n, int arg) {
-  (void)arg;
-  ref x, y;
+/* NonZero's kernel (the converter's, and model.c's at run time when the
+ * model is split at the node): int64 [rank, count], the indices of the
+ * non-zero elements of t in row-major order (a 0-d input counts as rank 1). */
+tp_status tp_onnx_nonzero_compute(tp_tensor *x, tp_tensor **res) {
+  *res = NULL;
   tp_tensor *t;
-  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
-  TP_TRY(need_value(m, x, "NonZero's input", &t));
+  TP_TRY(tp_contiguous(x, &t));
   int nd = t->ndim ? t->ndim : 1;
   int64_t tot = tp_tensor_numel(t), cnt = 0;
   for (int64_t i = 0; i < tot; i++) cnt += tp_tensor_get_f64(t, i) != 0;
   int64_t sh[2] = {nd, cnt};
   tp_tensor *o;
-  TP_TRY(new_i64(2, sh, &o));
+  tp_status s = new_i64(2, sh, &o);
+  if (s) {
+    tp_tensor_release(t);
+    return s;
+  }
   int64_t *ov = tp_tensor_ptr(o), c = 0;
   for (int64_t i = 0; i < tot; i++) {
     if (tp_tensor_get_f64(t, i) == 0) continue;
@@ -87,6 +90,20 @@ tp_status tp_onnx_cv_nonzero(imp *m, onode *n, int arg) {
     if (!t->ndim) ov[c] = 0;
     c++;
   }
+  tp_tensor_release(t);
+  *res = o;
+  return TP_OK;
+}
+
+/* NonZero of a constant (a value specialization; a model whose input comes
+ * from its runtime inputs is split at the node instead: model.c). */
+tp_status tp_onnx_cv_nonzero(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, y;
+  tp_tensor *t, *o;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  TP_TRY(need_value(m, x, "NonZero's input", &t));
+  TP_TRY(tp_onnx_nonzero_compute(t, &o));
   TP_TRY(tp_onnx_add_const(m, o, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }
@@ -274,76 +291,101 @@ static int suppress(const float *a, const float *b, int center, float thr) {
   return inter / uni > thr;
 }
 
-/* An optional one-element value input: *present = 0 when absent or empty. */
-static tp_status opt_scalar(imp *m, onode *n, int i, const char *what, double *v, int *present) {
-  ref r;
-  tp_tensor *t;
+/* Stable merge sort of idx[0..k) by score sc[] descending (tmp: k scratch
+ * entries): equal scores keep their order (ascending box index). */
+static void sort_by_score(const float *sc, int64_t *idx, int64_t *tmp, int64_t k) {
+  if (k < 2) return;
+  int64_t h = k / 2;
+  sort_by_score(sc, idx, tmp, h);
+  sort_by_score(sc, idx + h, tmp, k - h);
+  int64_t i = 0, j = h, o = 0;
+  while (i < h && j < k) tmp[o++] = sc[idx[j]] > sc[idx[i]] ? idx[j++] : idx[i++];
+  while (i < h) tmp[o++] = idx[i++];
+  while (j < k) tmp[o++] = idx[j++];
+  memcpy(idx, tmp, sizeof(int64_t) * (size_t)k);
+}
+
+/* An optional one-element parameter: *present = 0 when absent or empty. */
+static tp_status nms_scalar(const tp_tensor *t, int want_int, const char *what, double *v, int *present) {
   *present = 0;
-  TP_TRY(tp_onnx_in(m, n, i, &r));
-  if (r.kind == R_NONE) return TP_OK;
-  TP_TRY(need_value(m, r, what, &t));
+  if (!t) return TP_OK;
   int64_t k = tp_tensor_numel(t);
   if (!k) return TP_OK;
   if (k != 1) return tp_fail(TP_ERR_INVALID_ARG, "%s must have one element, got %lld", what, (long long)k);
-  int want_int = i == 2;
   if (want_int ? (t->dtype != TP_I64 && t->dtype != TP_I32) : t->dtype != TP_F32)
     return tp_fail(TP_ERR_INVALID_ARG, "%s must be %s, got %s", what, want_int ? "int64" : "float32", tp_dtype_name(t->dtype));
-  *v = want_int ? (double)get_i64(t, 0) : tp_tensor_get_f64(t, 0);
+  if (want_int && t->dtype == TP_I64) {
+    int64_t x;
+    tp_tensor_gather(t, &x);
+    *v = (double)x;
+  } else {
+    *v = tp_tensor_get_f64(t, 0);
+  }
   *present = 1;
   return TP_OK;
 }
 
-/* NonMaxSuppression: per batch and class, the boxes in descending score
- * order (equal scores: the lower index first) above score_threshold (when
- * given), each kept unless its IoU with a kept box exceeds iou_threshold,
- * at most max_output_boxes_per_class (absent: 0) of them; int64
- * [selected, 3] rows (batch, class, box). */
-tp_status tp_onnx_cv_nms(imp *m, onode *n, int arg) {
-  (void)arg;
-  ref rb, rs, y;
-  tp_tensor *bt, *stt;
-  TP_TRY(tp_onnx_need_in(m, n, 0, &rb));
-  TP_TRY(tp_onnx_need_in(m, n, 1, &rs));
-  int center = (int)tp_onnx_attr_int(m, n, "center_point_box", 0);
-  if (center != 0 && center != 1) return tp_fail(TP_ERR_INVALID_ARG, "center_point_box must be 0 or 1, got %d", center);
-  tp_desc db = tp_onnx_desc(m, rb), ds = tp_onnx_desc(m, rs);
-  if (db.dtype != TP_F32 || db.ndim != 3 || db.shape[2] != 4)
-    return tp_fail(TP_ERR_INVALID_ARG, "boxes must be float32 [batches, boxes, 4]");
-  if (ds.dtype != TP_F32 || ds.ndim != 3 || ds.shape[0] != db.shape[0] || ds.shape[2] != db.shape[1])
+tp_status tp_onnx_nms_check(const tp_desc *db, const tp_desc *ds) {
+  if (db->dtype != TP_F32 || db->ndim != 3 || db->shape[2] != 4)
+    return tp_fail(TP_ERR_INVALID_ARG, "boxes must be float32 [batches, boxes, 4], got %s of rank %d",
+                   tp_dtype_name(db->dtype), db->ndim);
+  if (ds->dtype != TP_F32 || ds->ndim != 3 || ds->shape[0] != db->shape[0] || ds->shape[2] != db->shape[1])
     return tp_fail(TP_ERR_INVALID_ARG, "scores must be float32 [batches, classes, boxes] = [%lld, classes, %lld]",
-                   (long long)db.shape[0], (long long)db.shape[1]);
+                   (long long)db->shape[0], (long long)db->shape[1]);
+  return TP_OK;
+}
+
+/* NonMaxSuppression's kernel (the converter's, and model.c's at run time
+ * when the model is split at the node): per batch and class, the boxes in
+ * descending score order (equal scores: the lower index first) above
+ * score_threshold (when given), each kept unless its IoU with a kept box
+ * exceeds iou_threshold, at most max_output_boxes_per_class (absent: 0)
+ * of them; int64 [selected, 3] rows (batch, class, box). */
+tp_status tp_onnx_nms_compute(tp_tensor *boxes_t, tp_tensor *scores_t, const tp_tensor *maxo_t,
+                              const tp_tensor *iou_t, const tp_tensor *sthr_t, int center, tp_tensor **res) {
+  *res = NULL;
+  tp_desc db, ds;
+  tp_desc_of(boxes_t, &db);
+  tp_desc_of(scores_t, &ds);
+  TP_TRY(tp_onnx_nms_check(&db, &ds));
   double maxo = 0, iou = 0, sthr = 0;
   int has_max, has_iou, has_sthr;
-  TP_TRY(opt_scalar(m, n, 2, "max_output_boxes_per_class", &maxo, &has_max));
-  TP_TRY(opt_scalar(m, n, 3, "iou_threshold", &iou, &has_iou));
-  TP_TRY(opt_scalar(m, n, 4, "score_threshold", &sthr, &has_sthr));
-  TP_TRY(need_value(m, rb, "NonMaxSuppression's boxes", &bt));
-  TP_TRY(need_value(m, rs, "NonMaxSuppression's scores", &stt));
+  TP_TRY(nms_scalar(maxo_t, 1, "max_output_boxes_per_class", &maxo, &has_max));
+  TP_TRY(nms_scalar(iou_t, 0, "iou_threshold", &iou, &has_iou));
+  TP_TRY(nms_scalar(sthr_t, 0, "score_threshold", &sthr, &has_sthr));
+  if (maxo < 0)
+    return tp_fail(TP_ERR_INVALID_ARG, "max_output_boxes_per_class must be >= 0, got %lld", (long long)maxo);
   if (has_iou && !(iou >= 0 && iou <= 1)) return tp_fail(TP_ERR_INVALID_ARG, "iou_threshold must be in [0, 1], got %g", iou);
+  if (has_sthr && isnan(sthr)) return tp_fail(TP_ERR_INVALID_ARG, "score_threshold is NaN");
   int64_t B = db.shape[0], C = ds.shape[1], N = db.shape[1];
-  if (maxo < 0) maxo = 0;
   if (maxo > (double)N) maxo = (double)N; /* more than N per class cannot be selected */
+  tp_tensor *bt = NULL, *stt = NULL;
+  TP_TRY(tp_contiguous(boxes_t, &bt));
+  tp_status s = tp_contiguous(scores_t, &stt);
+  if (s) {
+    tp_tensor_release(bt);
+    return s;
+  }
   const float *boxes = tp_tensor_ptr(bt), *scores = tp_tensor_ptr(stt);
   float fiou = (float)iou, fs = (float)sthr;
   int64_t cap = B * C * (int64_t)maxo, k = 0;
   int64_t *out = tp_alloc(sizeof(int64_t) * (size_t)(3 * cap + 1));
-  int64_t *cand = tp_alloc(sizeof(int64_t) * (size_t)(2 * N + 1));
+  int64_t *cand = tp_alloc(sizeof(int64_t) * (size_t)(3 * N + 1));
   if (!out || !cand) {
     tp_free(out);
     tp_free(cand);
+    tp_tensor_release(bt);
+    tp_tensor_release(stt);
     return TP_ERR_OUT_OF_MEMORY;
   }
-  int64_t *kept = cand + N;
+  int64_t *kept = cand + N, *tmp = cand + 2 * N;
   for (int64_t b = 0; b < B; b++)
     for (int64_t c = 0; c < C; c++) {
       const float *sc = scores + (b * C + c) * N, *bx = boxes + b * N * 4;
       int64_t nc = 0, nk = 0;
       for (int64_t i = 0; i < N; i++)
         if (!has_sthr || sc[i] > fs) cand[nc++] = i;
-      for (int64_t i = 1; i < nc; i++) /* stable insertion sort: score descending, index ascending */
-        for (int64_t j = i; j > 0 && sc[cand[j]] > sc[cand[j - 1]]; j--) {
-          int64_t v = cand[j]; cand[j] = cand[j - 1]; cand[j - 1] = v;
-        }
+      sort_by_score(sc, cand, tmp, nc); /* score descending, equal scores: index ascending */
       for (int64_t i = 0; i < nc && nk < (int64_t)maxo; i++) {
         int keep = 1;
         for (int64_t j = 0; j < nk && keep; j++)
@@ -355,10 +397,43 @@ tp_status tp_onnx_cv_nms(imp *m, onode *n, int arg) {
       }
     }
   int64_t sh[2] = {k, 3};
-  tp_status s = add_i64(m, 2, sh, out, &y);
+  s = new_i64(2, sh, res);
+  if (!s && k) memcpy(tp_tensor_ptr(*res), out, sizeof(int64_t) * (size_t)(3 * k));
   tp_free(out);
   tp_free(cand);
-  (void)has_iou;
-  TP_TRY(s);
+  tp_tensor_release(bt);
+  tp_tensor_release(stt);
+  return s;
+}
+
+/* An optional input's constant value (NULL when absent). */
+static tp_status opt_value(imp *m, onode *n, int i, const char *what, tp_tensor **t) {
+  ref r;
+  *t = NULL;
+  TP_TRY(tp_onnx_in(m, n, i, &r));
+  if (r.kind == R_NONE) return TP_OK;
+  return need_value(m, r, what, t);
+}
+
+/* NonMaxSuppression with constant inputs (a value specialization; a model
+ * whose boxes come from its inputs is split at the node instead: model.c). */
+tp_status tp_onnx_cv_nms(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref rb, rs, y;
+  tp_tensor *bt, *stt, *mt, *it, *st;
+  TP_TRY(tp_onnx_need_in(m, n, 0, &rb));
+  TP_TRY(tp_onnx_need_in(m, n, 1, &rs));
+  int center = (int)tp_onnx_attr_int(m, n, "center_point_box", 0);
+  if (center != 0 && center != 1) return tp_fail(TP_ERR_INVALID_ARG, "center_point_box must be 0 or 1, got %d", center);
+  tp_desc db = tp_onnx_desc(m, rb), ds = tp_onnx_desc(m, rs);
+  TP_TRY(tp_onnx_nms_check(&db, &ds));
+  TP_TRY(opt_value(m, n, 2, "max_output_boxes_per_class", &mt));
+  TP_TRY(opt_value(m, n, 3, "iou_threshold", &it));
+  TP_TRY(opt_value(m, n, 4, "score_threshold", &st));
+  TP_TRY(need_value(m, rb, "NonMaxSuppression's boxes", &bt));
+  TP_TRY(need_value(m, rs, "NonMaxSuppression's scores", &stt));
+  tp_tensor *o;
+  TP_TRY(tp_onnx_nms_compute(bt, stt, mt, it, st, center, &o));
+  TP_TRY(tp_onnx_add_const(m, o, &y));
   return tp_onnx_set_out(m, n, 0, y);
 }

@@ -8,6 +8,8 @@
  *     while_loop step with a body sub-plan; the two runs stop on the trip
  *     count and on the data),
  *   - a Scan of 0 steps (a while_loop whose scan output is an empty stack),
+ *   - a model split at a run-time NonMaxSuppression (pre part, NMS, post
+ *     part per selected count; the two runs select 2 and 3 boxes),
  *   - QLinearConv with constant weights (qconv2d, its weight packed once per
  *     plan) on ONNX's test_qlinearconv data,
  *   - LSTM with constant W, R, B, P (W and R packed once per plan) and
@@ -218,6 +220,35 @@ static void case_scan0(void) {
   run_case(&c);
 }
 
+/* A model split at a run-time NonMaxSuppression (src/onnx/model.c): the
+ * pre part Relu(bx) once, the NMS at run time, the post part Cast(sel)
+ * per selected count (the two runs select 2 and 3 boxes: two post parts) */
+static void case_nms_split(void) {
+  tp_pbw g = {0};
+  tp_pbw to = attr_int("to", 1);
+  node(&g, "Relu", L("bx"), L("boxes"), 0, NULL);
+  node(&g, "NonMaxSuppression", L("boxes", "scores", "maxo", "iou"), L("sel"), 0, NULL);
+  node(&g, "Cast", L("sel"), L("self"), 1, &to);
+  value_info(&g, 11, "bx", 1, "1,3,4");
+  value_info(&g, 11, "scores", 1, "1,1,3");
+  value_info(&g, 11, "maxo", 7, "1");
+  value_info(&g, 11, "iou", 1, "1");
+  value_info(&g, 12, "self", 1, NULL);
+  pcase c = {.name = "NonMaxSuppression split (pre part once, NMS at run time, post part per K)", .nin = 4, .tol = 0};
+  c.bytes = finish(&g, &c.len);
+  /* box 1 overlaps box 0 (IoU 0.82): suppressed at iou 0.5, kept at 0.9; order 0, 2, 1 */
+  static const float bx[12] = {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 2, 1, 3}, sc[3] = {0.9f, 0.8f, 0.9f}, ious[2] = {0.5f, 0.9f};
+  static const double w[2][9] = {{0, 0, 0, 0, 0, 2}, {0, 0, 0, 0, 0, 2, 0, 0, 1}};
+  int64_t bs[3] = {1, 3, 4}, ss[3] = {1, 1, 3}, one = 1, mx = 3;
+  for (int r = 0; r < 2; r++) {
+    c.in[r][0] = f32v(3, bs, bx), c.in[r][1] = f32v(3, ss, sc), c.in[r][3] = f32v(1, &one, &ious[r]);
+    CHECK_OK(tp_tensor_new(TP_I64, 1, &one, &mx, &c.in[r][2]));
+    c.nwant[r] = r ? 9 : 6;
+    for (int j = 0; j < c.nwant[r]; j++) c.want[r][j] = w[r][j];
+  }
+  run_case(&c);
+}
+
 static int load_pb(const char *root, const char *dir, const char *file, tp_tensor **t) {
   char path[1400];
   snprintf(path, sizeof path, "%s/onnx-node/%s/test_data_set_0/%s", root, dir, file);
@@ -304,6 +335,7 @@ int main(void) {
   case_if();
   case_loop();
   case_scan0();
+  case_nms_split();
   char root[1024];
   const char *env = getenv("TP_CONFORMANCE"), *req = getenv("TP_REQUIRE_DATA");
   if (env && *env) snprintf(root, sizeof root, "%s", env);

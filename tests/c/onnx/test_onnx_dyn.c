@@ -326,6 +326,75 @@ static void test_nms(const char *be) {
   tp_onnx_model_free(m);
 }
 
+/* A model split at the NonMaxSuppression (boxes computed by a Relu from
+ * the input): the pre part is compiled once, the post part (a Cast of the
+ * selection) once per selected count; the computed boxes pass through as
+ * an output. Two NonMaxSuppressions: not split (value specializations),
+ * same results. */
+static void test_nms_split(const char *be, int two) {
+  tp_pbw g = {0};
+  int64_t bs[3] = {1, 3, 4}, ss[3] = {1, 1, 3}, one = 1;
+  uat to = {"to", NULL, 0, {0}, 0, {0}, 1};
+  node(&g, "Relu", "bx", "boxes", 0, NULL);
+  node(&g, "NonMaxSuppression", "boxes,scores,maxo,iou", "sel", 0, NULL);
+  node(&g, "Cast", "sel", "self", 1, &to);
+  if (two) node(&g, "NonMaxSuppression", "boxes,scores,maxo,iou", "sel2", 0, NULL);
+  value_info(&g, 11, "bx", 1, 3, bs);
+  value_info(&g, 11, "scores", 1, 3, ss);
+  value_info(&g, 11, "maxo", 7, 1, &one);
+  value_info(&g, 11, "iou", 1, 1, &one);
+  value_info(&g, 12, "self", 1, -1, NULL);
+  value_info(&g, 12, "boxes", 1, -1, NULL);
+  if (two) value_info(&g, 12, "sel2", 7, -1, NULL);
+  tp_onnx_model *m = finish(&g, be);
+  if (!m) return;
+  /* as test_nms: iou 0.5 selects boxes 0, 2; iou 0.9 all three; max 0 none */
+  float boxes[12] = {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, 2, 1, 3}, scores[3] = {0.9f, 0.8f, 0.9f};
+  float ious[4] = {0.5f, 0.9f, 0.5f, 0.9f};
+  int64_t mxs[4] = {3, 3, 3, 0}, s2[2] = {2, 3}, s3[2] = {3, 3}, s0[2] = {0, 3};
+  double w2[6] = {0, 0, 0, 0, 0, 2}, w3[9] = {0, 0, 0, 0, 0, 2, 0, 0, 1}, wb[12];
+  for (int i = 0; i < 12; i++) wb[i] = boxes[i];
+  for (int r = 0; r < 4; r++) {
+    tp_tensor *in[4], *out[3] = {0};
+    in[0] = ten(TP_F32, 3, bs, boxes), in[1] = ten(TP_F32, 3, ss, scores);
+    in[2] = ten(TP_I64, 1, &one, &mxs[r]), in[3] = ten(TP_F32, 1, &one, &ious[r]);
+    CHECK(run(m, 4, in, two ? 3 : 2, out));
+    int64_t *sh = r == 3 ? s0 : ious[r] == 0.5f ? s2 : s3;
+    double *w = r == 3 ? NULL : ious[r] == 0.5f ? w2 : w3;
+    expect("split NMS selection", out[0], 2, sh, w);
+    expect("split NMS boxes", out[1], 3, bs, wb);
+    if (two) expect("second NMS", out[2], 2, sh, w);
+    release(3, out);
+  }
+  char *ex = NULL;
+  CHECK_OK(tp_onnx_model_explain(m, &ex));
+  if (ex && !two) {
+    CHECK(strstr(ex, "pre part 1 compile, 4 calls") != NULL);
+    CHECK(strstr(ex, "3 made") != NULL); /* K = 2, 3, 0 */
+  }
+  if (ex && two) CHECK(strstr(ex, "split at") == NULL && strstr(ex, "value guard") != NULL);
+  tp_free_buffer(ex);
+  /* a negative max_output_boxes_per_class or a NaN iou_threshold: errors; the model stays usable */
+  int64_t neg = -1, mx = 3;
+  float nan_ = NAN, iou = 0.5f;
+  for (int r = 0; r < 2; r++) {
+    tp_tensor *in[4], *out[3] = {0};
+    in[0] = ten(TP_F32, 3, bs, boxes), in[1] = ten(TP_F32, 3, ss, scores);
+    in[2] = ten(TP_I64, 1, &one, r ? &mx : &neg), in[3] = ten(TP_F32, 1, &one, r ? &nan_ : &iou);
+    int got = 0;
+    tp_status st = tp_onnx_model_run(m, 4, in, two ? 3 : 2, out, &got);
+    CHECK(st != TP_OK && strstr(tp_last_error(), r ? "iou_threshold must be in [0, 1], got nan" : "max_output_boxes_per_class must be >= 0, got -1"));
+    release(4, in);
+  }
+  tp_tensor *in[4], *out[3] = {0};
+  in[0] = ten(TP_F32, 3, bs, boxes), in[1] = ten(TP_F32, 3, ss, scores);
+  in[2] = ten(TP_I64, 1, &one, &mx), in[3] = ten(TP_F32, 1, &one, &iou);
+  CHECK(run(m, 4, in, two ? 3 : 2, out));
+  expect("split NMS after errors", out[0], 2, s2, w2);
+  release(3, out);
+  tp_onnx_model_free(m);
+}
+
 /* pool: unigrams 1, 3; bigram (1, 2); columns 0, 1, 2 */
 static tp_onnx_model *tfidf_model(const char *be, const char *mode, int skip, int weights, int xelem) {
   tp_pbw g = {0};
@@ -397,6 +466,8 @@ int main(void) {
     test_unique(backends[b], 0);
     test_unique_axis(backends[b]);
     test_nms(backends[b]);
+    test_nms_split(backends[b], 0);
+    test_nms_split(backends[b], 1);
     test_tfidf(backends[b]);
   }
   if (failures) printf("%d failure(s)\n", failures);

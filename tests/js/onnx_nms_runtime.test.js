@@ -1,0 +1,191 @@
+// A detector-shaped model (conv head -> boxes, scores -> NonMaxSuppression
+// -> Gather of the selected boxes), every input fed at run time, over many
+// frames against onnxruntime-node: the model is split at the NMS
+// (src/onnx/model.c), so the pre-NMS part is imported and compiled once, the
+// NMS runs at run time, and the post part specializes only on the selected
+// count K. Plus bad NMS parameters as clear errors.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as tp from '../../js/index.js';
+import { makeModel } from './_onnx_pb.mjs';
+import { needOrt } from './_ort.mjs';
+
+let seed = 4242;
+const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+
+const H = 6, W = 6, N = H * W; /* one box per pixel */
+function detector() {
+  const w = new Float32Array(5 * 3 * 3 * 3).map(() => rand() * 2 - 1);
+  const b = new Float32Array(5).map(() => rand() - 0.5);
+  return makeModel({
+    nodes: [
+      ['Conv', ['x', 'w', 'b'], ['f'], { pads: [1, 1, 1, 1] }], // [1, 5, H, W]
+      ['Reshape', ['f', 'shp'], ['f2']], // [1, 5, N]
+      ['Slice', ['f2', 's0', 's4', 'ax1'], ['bc']], // [1, 4, N]
+      ['Transpose', ['bc'], ['boxes0'], { perm: [0, 2, 1] }], // [1, N, 4]
+      ['Mul', ['boxes0', 'scale'], ['boxes']],
+      ['Slice', ['f2', 's4', 's5', 'ax1'], ['sl']], // [1, 1, N]
+      ['Sigmoid', ['sl'], ['scores']],
+      ['NonMaxSuppression', ['boxes', 'scores', 'maxo', 'iou', 'sthr'], ['sel'], { center_point_box: 1 }],
+      ['Slice', ['sel', 's2', 's3', 'ax1'], ['idx2']], // [K, 1]
+      ['Reshape', ['idx2', 'flat'], ['idx']], // [K]
+      ['Reshape', ['boxes', 'shp2'], ['boxes2']], // [N, 4]
+      ['Gather', ['boxes2', 'idx'], ['picked'], { axis: 0 }], // [K, 4]
+      ['Reshape', ['scores', 'flat'], ['sflat']],
+      ['Gather', ['sflat', 'idx'], ['pscore'], { axis: 0 }], // [K]
+    ],
+    initializers: [['w', 1, [5, 3, 3, 3], w], ['b', 1, [5], b], ['shp', 7, [3], BigInt64Array.of(1n, 5n, BigInt(N))],
+      ['s0', 7, [1], BigInt64Array.of(0n)], ['s2', 7, [1], BigInt64Array.of(2n)], ['s3', 7, [1], BigInt64Array.of(3n)],
+      ['s4', 7, [1], BigInt64Array.of(4n)], ['s5', 7, [1], BigInt64Array.of(5n)], ['ax1', 7, [1], BigInt64Array.of(1n)],
+      ['flat', 7, [1], BigInt64Array.of(-1n)], ['shp2', 7, [2], BigInt64Array.of(BigInt(N), 4n)],
+      ['scale', 1, [1, 1, 4], Float32Array.of(4, 4, 8, 8)]],
+    inputs: [['x', 1, [1, 3, H, W]], ['maxo', 7, [1]], ['iou', 1, [1]], ['sthr', 1, [1]]],
+    outputs: [['sel', 7, null], ['picked', 1, null], ['pscore', 1, null]],
+  });
+}
+
+function frame() { return Array.from({ length: 3 * H * W }, () => rand() * 2 - 1); }
+
+const FRAMES = [ // [maxo, iou, sthr]: different K, K = 0 and K = max
+  [10, 0.5, 0.5], [10, 0.3, 0.6], [36, 0.5, 0.4], [0, 0.5, 0.5], [5, 1, 0], [36, 0.1, 0.5], [10, 0.5, 0.99999],
+  [3, 0.7, 0.2], [36, 1, 0], [8, 0.4, 0.5], [10, 0.5, 0.5], [10, 0.5, 0.5],
+];
+
+test('a detector split at NonMaxSuppression matches onnxruntime-node over 12 frames, pre part compiled once', async () => {
+  const ort = needOrt();
+  const bytes = detector();
+  const sess = await ort.InferenceSession.create(bytes);
+  const frames = FRAMES.map(([mo, iou, st]) => ({ x: frame(), mo, iou, st }));
+  const want = [];
+  for (const f of frames) {
+    const r = await sess.run({ x: new ort.Tensor('float32', Float32Array.from(f.x), [1, 3, H, W]),
+      maxo: new ort.Tensor('int64', BigInt64Array.of(BigInt(f.mo)), [1]),
+      iou: new ort.Tensor('float32', Float32Array.of(f.iou), [1]), sthr: new ort.Tensor('float32', Float32Array.of(f.st), [1]) });
+    want.push(sess.outputNames.map((o) => r[o]));
+  }
+  const ks = new Set(want.map((w) => Number(w[0].dims[0])));
+  assert.ok(ks.has(0) && ks.has(N), `the frames cover K = 0 and K = ${N} (got ${[...ks]})`);
+  assert.ok(ks.size >= 5, `several distinct K: ${[...ks]}`);
+  for (const backend of ['eager', 'stax']) {
+    const m = tp.onnx.load(bytes, { backend });
+    try {
+      frames.forEach((f, i) => tp.scope(() => {
+        const got = m.run(tp.tensor(f.x, { shape: [1, 3, H, W] }), tp.tensor([f.mo], { dtype: 'int64', shape: [1] }),
+          tp.tensor([f.iou], { shape: [1] }), tp.tensor([f.st], { shape: [1] }));
+        assert.equal(got.length, 3);
+        got.forEach((g, o) => {
+          const w = want[i][o];
+          assert.deepEqual(g.shape, Array.from(w.dims, Number), `frame ${i} (${backend}) output ${o}: shape`);
+          const gv = Array.from(g.toArray(), Number), wv = Array.from(w.data, Number);
+          for (let k = 0; k < wv.length; k++)
+            assert.ok(Math.abs(gv[k] - wv[k]) <= 1e-5 * (1 + Math.abs(wv[k])), `frame ${i} (${backend}) output ${o}[${k}]: ${gv[k]} vs ${wv[k]}`);
+        });
+      }));
+      const ex = m.explain();
+      const pre = /pre part (\d+) compiles?, (\d+) calls?/.exec(ex);
+      assert.ok(pre, `explain names the split: ${ex}`);
+      assert.equal(Number(pre[1]), 1, `the pre-NMS part is compiled once: ${ex}`);
+      assert.equal(Number(pre[2]), frames.length);
+      const made = Number(/(\d+) made/.exec(ex)[1]);
+      assert.ok(made <= ks.size, `post-part specializations (${made}) <= distinct K (${ks.size}): ${ex}`);
+      assert.doesNotMatch(ex, /value guard/, 'no input is bound to its value');
+    } finally {
+      m.dispose();
+    }
+  }
+});
+
+test('bad NonMaxSuppression parameters at run time are clear errors; the model stays usable', () => {
+  const m = tp.onnx.load(detector(), { backend: 'stax' });
+  const run = (mo, iou, st) => tp.scope(() => m.run(tp.tensor(frame(), { shape: [1, 3, H, W] }),
+    tp.tensor([mo], { dtype: 'int64', shape: [1] }), tp.tensor([iou], { shape: [1] }), tp.tensor([st], { shape: [1] }))[0].shape);
+  try {
+    const bad = (e, re) => e instanceof tp.TensorPlayError && re.test(e.message) && /NonMaxSuppression/.test(e.message);
+    assert.throws(() => run(-1, 0.5, 0.5), (e) => bad(e, /max_output_boxes_per_class must be >= 0, got -1/));
+    assert.throws(() => run(5, NaN, 0.5), (e) => bad(e, /iou_threshold must be in \[0, 1\], got nan/i));
+    assert.throws(() => run(5, 1.5, 0.5), (e) => bad(e, /iou_threshold must be in \[0, 1\], got 1.5/));
+    assert.throws(() => run(5, 0.5, NaN), (e) => bad(e, /score_threshold is NaN/));
+    assert.equal(run(5, 1, 0)[0], 5);
+  } finally {
+    m.dispose();
+  }
+  /* wrong box rank / scores shape, inputs of symbolic shape */
+  const nms = tp.onnx.load(makeModel({ nodes: [['NonMaxSuppression', ['boxes', 'scores', 'maxo'], ['sel']]],
+    inputs: [['boxes', 1, ['a', 'n', 'k']], ['scores', 1, ['a', 'c', 'm']], ['maxo', 7, [1]]], outputs: [['sel', 7, null]] }),
+  { backend: 'stax' });
+  try {
+    tp.scope(() => {
+      const mo = tp.tensor([2], { dtype: 'int64', shape: [1] });
+      assert.throws(() => nms.run(tp.tensor([0, 0, 1], { shape: [1, 1, 3] }), tp.tensor([1], { shape: [1, 1, 1] }), mo),
+        (e) => e instanceof tp.TensorPlayError && /boxes must be float32 \[batches, boxes, 4\]/.test(e.message));
+      assert.throws(() => nms.run(tp.tensor([0, 0, 1, 1], { shape: [1, 1, 4] }), tp.tensor([1, 2], { shape: [1, 1, 2] }), mo),
+        (e) => e instanceof tp.TensorPlayError && /scores must be float32 \[batches, classes, boxes\] = \[1, classes, 1\]/.test(e.message));
+      const [s] = nms.run(tp.tensor([0, 0, 1, 1, 0, 0, 1, 1], { shape: [1, 2, 4] }), tp.tensor([0.9, 0.8], { shape: [1, 1, 2] }), mo);
+      assert.deepEqual(Array.from(s.toArray(), Number), [0, 0, 0]); /* no iou_threshold: 0; the equal box 1 (IoU 1) is suppressed */
+    });
+  } finally {
+    nms.dispose();
+  }
+});
+
+test('NonZero of a computed mask splits the same way: matches onnxruntime-node, pre part compiled once', async () => {
+  const ort = needOrt();
+  /* r = Relu(x - t); nz = NonZero(r) [2, cnt]; vals = GatherND(r, Transpose(nz)) [cnt] */
+  const bytes = makeModel({
+    nodes: [['Sub', ['x', 't'], ['d']], ['Relu', ['d'], ['r']], ['NonZero', ['r'], ['nz']],
+      ['Transpose', ['nz'], ['idx'], { perm: [1, 0] }], ['GatherND', ['r', 'idx'], ['vals']]],
+    inputs: [['x', 1, [4, 5]], ['t', 1, [1]]],
+    outputs: [['nz', 7, null], ['vals', 1, null]],
+  });
+  const sess = await ort.InferenceSession.create(bytes);
+  const ts = [0, 0.5, 2, 0.9, 0.5, 0.1, 0.3, 0.7, 0.5, 0.95];
+  const frames = ts.map((t) => ({ x: Array.from({ length: 20 }, () => rand()), t }));
+  frames[2].t = 2; /* count 0 */
+  frames[0].t = -1; /* count 20 (every element) */
+  const want = [];
+  for (const f of frames) {
+    const r = await sess.run({ x: new ort.Tensor('float32', Float32Array.from(f.x), [4, 5]), t: new ort.Tensor('float32', Float32Array.of(f.t), [1]) });
+    want.push(sess.outputNames.map((o) => r[o]));
+  }
+  const ks = new Set(want.map((w) => Number(w[0].dims[1])));
+  assert.ok(ks.has(0) && ks.has(20), `counts 0 and 20 covered: ${[...ks]}`);
+  for (const backend of ['eager', 'stax']) {
+    const m = tp.onnx.load(bytes, { backend });
+    try {
+      frames.forEach((f, i) => tp.scope(() => {
+        const got = m.run(tp.tensor(f.x, { shape: [4, 5] }), tp.tensor([f.t], { shape: [1] }));
+        got.forEach((g, o) => {
+          const w = want[i][o];
+          assert.deepEqual(g.shape, Array.from(w.dims, Number), `frame ${i} (${backend}) output ${o}: shape`);
+          assert.deepEqual(Array.from(g.toArray(), Number), Array.from(w.data, Number), `frame ${i} (${backend}) output ${o}`);
+        });
+      }));
+      const ex = m.explain();
+      assert.match(ex, /split at NonZero 'nz' \(run time\): pre part 1 compile, 10 calls/, ex);
+      assert.ok(Number(/(\d+) made/.exec(ex)[1]) <= ks.size, ex);
+    } finally {
+      m.dispose();
+    }
+  }
+});
+
+test('thresholds as initializers: the split NMS reads them as constants of the pre part (hand-computed)', () => {
+  /* boxes 0 [0,0]-[1,1], 1 shifted by 0.1 (IoU 0.82 with 0), 2 disjoint; scores 0.9, 0.8, 0.9;
+   * iou 0.5, max 2: boxes 0 and 2 (the tie by the lower index first), box 1 suppressed */
+  const bytes = makeModel({ nodes: [['Relu', ['bx'], ['boxes']], ['NonMaxSuppression', ['boxes', 'scores', 'maxo', 'iou', 'sthr'], ['sel']]],
+    initializers: [['maxo', 7, [1], BigInt64Array.of(2n)], ['iou', 1, [1], Float32Array.of(0.5)], ['sthr', 1, [], Float32Array.of(0.1)]],
+    inputs: [['bx', 1, [1, 3, 4]], ['scores', 1, [1, 1, 3]]], outputs: [['sel', 7, null]] });
+  for (const backend of ['eager', 'stax']) {
+    const m = tp.onnx.load(bytes, { backend });
+    try {
+      tp.scope(() => {
+        const [s] = m.run(tp.tensor([0, 0, 1, 1, 0, 0.1, 1, 1.1, 0, 2, 1, 3], { shape: [1, 3, 4] }), tp.tensor([0.9, 0.8, 0.9], { shape: [1, 1, 3] }));
+        assert.deepEqual(s.shape, [2, 3]);
+        assert.deepEqual(Array.from(s.toArray(), Number), [0, 0, 0, 0, 0, 2]);
+      });
+      assert.match(m.explain(), /split at NonMaxSuppression 'sel' \(run time\): pre part 1 compile/);
+    } finally {
+      m.dispose();
+    }
+  }
+});
