@@ -331,7 +331,7 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
       if (m->args[k].kind == TP_ARG_NODE) gemm_in[m->args[k].node] = 1;
   }
   /* the min-cut (partition.c), else the rule above */
-  a->policy = tp_partition_policy_get();
+  if ((s = tp_partition_policy_get(&a->policy))) goto out;
   if (a->policy == TP_PARTITION_MINCUT) {
     const char *why_not = NULL;
     if ((s = tp_partition_mincut(jg, tan, ext, jt->gnode, rc, &why_not))) goto out;
