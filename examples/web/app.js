@@ -194,7 +194,7 @@ function showError(err, context) {
 
 function hintFor(e) {
   const m = `${e.name} ${e.status ?? ''} ${e.message ?? ''}`;
-  if (e.fatal) return 'The core trapped, so its worker was stopped and a fresh one started: the page is ready for the next try.';
+  if (e.fatal && e.phase !== 'load') return 'The core trapped, so its worker was stopped and a fresh one started: the page is ready for the next try.';
   if (e.name === 'TooLarge') return 'A Wasm32 memory addresses at most 4 GiB. Try a smaller batch.';
   if (e.oom) {
     return `The Wasm memory had grown to ${fmtBytes(e.memoryBytes ?? 0)} when an allocation failed (the browser may allow less than the 4 GiB a Wasm32 memory can address). ` +
@@ -252,7 +252,7 @@ function startWorker() {
   const url = new URL('./worker.js', import.meta.url);
   if (window.tpCore) url.searchParams.set('core', 'page');
   if (params.get('pkg') === 'modules') url.searchParams.set('pkg', 'modules');
-  if (params.get('threads')) url.searchParams.set('threads', params.get('threads'));
+  if (params.get('threads') !== null) url.searchParams.set('threads', params.get('threads'));
   if (early) {
     worker = early.worker;
   } else {

@@ -34,8 +34,13 @@ const params = new URL(self.location.href).searchParams; // ?core=page, ?pkg=mod
 // ?threads=N: the Wasm threads core with N threads where the page is
 // cross-origin isolated (SharedArrayBuffer); elsewhere the package runs on
 // one thread and explain().threads says why
-const threads = Number(params.get('threads')) || 0;
-if (threads) globalThis.tensorplayThreads = threads;
+// (anything else than a whole number from 1 to 256 is a load error naming
+// it: never a silent single thread, nor the default count for ?threads=0)
+const threadsArg = params.get('threads');
+const threads = threadsArg === null ? 0 : Number(threadsArg);
+const threadsBad = threadsArg !== null && !(/^\d+$/.test(threadsArg) && threads >= 1 && threads <= 256)
+  ? `?threads=${threadsArg} is not a thread count: give a whole number from 1 to 256` : null;
+if (threads && !threadsBad) globalThis.tensorplayThreads = threads;
 const coreFile = threads && self.crossOriginIsolated ? 'tensorplay-mt.wasm' : 'tensorplay.wasm';
 globalThis.tensorplayWasm = params.get('core') === 'page'
   ? new Promise((resolve) => {
@@ -85,6 +90,7 @@ async function importPackage() {
 }
 let tp, pkg, MODELS, summarize, measure, resolveInputs, makeInputs;
 try {
+  if (threadsBad) throw new RangeError(threadsBad);
   // the package (which instantiates the core), the models and the statistics, in parallel
   [[tp, pkg], { MODELS, summarize }, { measure }] = await Promise.all([importPackage(), import('./models.js'), import('./stats.js')]);
 } catch (e) {

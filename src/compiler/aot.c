@@ -262,9 +262,13 @@ static tp_status add_output(tp_graph *g, int n, const int *nodes) {
 
 static void note(char *buf, size_t cap, char *bbuf, size_t bcap, const tp_node *n) {
   size_t k = strlen(buf), kb = strlen(bbuf);
-  if (k + 40 >= cap || kb + 24 >= bcap) return;
-  snprintf(buf + k, cap - k, "%s\"%%%s (%s)\"", k ? ", " : "", n->name,
-           n->kind == TP_NODE_CALL ? tp_op_name(n->op) : n->kind == TP_NODE_PLACEHOLDER ? "input" : "param");
+  const char *what = n->kind == TP_NODE_CALL ? tp_op_name(n->op) : n->kind == TP_NODE_PLACEHOLDER ? "input" : "param";
+  /* whole entries only (a name cut in the middle would leave explain's
+   * JSON unterminated), the name and its bytes both or neither */
+  int need = snprintf(NULL, 0, "%s\"%%%s (%s)\"", k ? ", " : "", n->name, what);
+  int needb = snprintf(NULL, 0, "%s%lld", kb ? ", " : "", (long long)tp_partition_bytes(&n->desc));
+  if (need < 0 || needb < 0 || k + (size_t)need >= cap || kb + (size_t)needb >= bcap) return;
+  snprintf(buf + k, cap - k, "%s\"%%%s (%s)\"", k ? ", " : "", n->name, what);
   snprintf(bbuf + kb, bcap - kb, "%s%lld", kb ? ", " : "", (long long)tp_partition_bytes(&n->desc));
 }
 
@@ -331,7 +335,7 @@ static tp_status partition(const tp_graph *jg, const tp_aot_joint *jt, int nin, 
       if (m->args[k].kind == TP_ARG_NODE) gemm_in[m->args[k].node] = 1;
   }
   /* the min-cut (partition.c), else the rule above */
-  a->policy = tp_partition_policy_get();
+  if ((s = tp_partition_policy_get(&a->policy))) goto out;
   if (a->policy == TP_PARTITION_MINCUT) {
     const char *why_not = NULL;
     if ((s = tp_partition_mincut(jg, tan, ext, jt->gnode, rc, &why_not))) goto out;

@@ -155,9 +155,18 @@ void tp_flow_source_side(const tp_flow *f, int s, unsigned char *side) {
 }
 
 /* ---- the policy ---- */
-tp_partition_policy tp_partition_policy_get(void) {
+tp_status tp_partition_policy_get(tp_partition_policy *p) {
   const char *e = getenv("TP_PARTITIONER");
-  return e && !strcmp(e, "rule") ? TP_PARTITION_RULE : TP_PARTITION_MINCUT;
+  *p = TP_PARTITION_MINCUT;
+  if (!e || !*e || !strcmp(e, "mincut") || !strcmp(e, "min-cut")) return TP_OK;
+  if (!strcmp(e, "rule")) {
+    *p = TP_PARTITION_RULE;
+    return TP_OK;
+  }
+  return tp_fail(TP_ERR_VALUE,
+                 "TP_PARTITIONER='%.40s' is not a partitioner: give 'rule' (the old rule) or 'mincut' (the "
+                 "default), or leave it unset",
+                 e);
 }
 
 int tp_partition_recomputable(const tp_node *n) {

@@ -23,8 +23,9 @@ void tp_flow_source_side(const tp_flow *f, int s, unsigned char *side);
 /* ---- the policy ---- */
 typedef enum { TP_PARTITION_MINCUT = 0, TP_PARTITION_RULE = 1 } tp_partition_policy;
 /* TP_PARTITIONER=rule selects the old rule (recompute pointwise and view
- * ops that no GEMM reads, save the rest), anything else / unset the min-cut. */
-tp_partition_policy tp_partition_policy_get(void);
+ * ops that no GEMM reads, save the rest); unset, empty, "mincut" or
+ * "min-cut" the min-cut; any other value is TP_ERR_VALUE naming it. */
+tp_status tp_partition_policy_get(tp_partition_policy *p);
 
 /* A forward op cheap enough to recompute in the backward graph (pointwise,
  * where, views). */

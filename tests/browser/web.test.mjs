@@ -340,6 +340,25 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
       await page.close();
     });
 
+    await t.test('?threads= that is not a thread count is a load error naming it (never a silent thread count)', async () => {
+      for (const bad of ['0', 'abc', '999', '1.5', '']) {
+        const page = await newPage(browser.context);
+        let workers = 0;
+        await page.route('**/examples/web/worker.js*', (r) => {
+          workers++;
+          return r.continue();
+        });
+        await page.goto(`${server.url}examples/web/?model=mlp&auto=1&threads=${bad}`);
+        await page.waitForSelector('#error:not([hidden])', { timeout: 20000 });
+        const error = await page.textContent('#error');
+        assert.match(error, new RegExp(`\\?threads=${bad.replace('.', '\\.')} is not a thread count: give a whole number from 1 to 256`), error);
+        assert.doesNotMatch(error, /fresh one started/, `a load error claims no restart: ${error}`);
+        assert.equal(workers, 1, `threads=${bad}: worker.js was requested once (no restart loop)`);
+        assert.equal(await page.getAttribute('body', 'data-state'), 'stopped', `threads=${bad}: stopped`);
+        await page.close();
+      }
+    });
+
     await t.test('bad input is reported on the page, which stays usable', async () => {
       const page = await newPage(browser.context);
       await page.goto(`${server.url}examples/web/`);

@@ -252,6 +252,28 @@ test('softmax and layer_norm backward: one generated row kernel each, gradients 
   });
 });
 
+test('explain().training stays valid JSON when the saved list outgrows its text (20 inputs with 250-character names)', () => {
+  tp.scope(() => {
+    const w = tp.tensor(Float32Array.from({ length: 12 }, (_, i) => Math.cos(i)), { shape: [3, 4] }).requiresGrad_();
+    const keys = Array.from({ length: 20 }, (_, i) => String.fromCharCode(97 + i).repeat(250));
+    const f = (d) => keys.map((k) => tp.tanh(tp.linear(d[k], w))).reduce((a, b) => a.add(b)).sum();
+    const d = Object.fromEntries(keys.map((k, i) => [k, tp.tensor(Float32Array.from({ length: 8 }, (_, j) => j * 0.1 + i), { shape: [2, 4] })]));
+    const g = tp.compile(f);
+    g(d).backward();
+    const t = g.explain().training[0]; // throws SyntaxError when an entry is cut in the middle
+    // the 20 inputs are saved (references) with values of the forward; the
+    // lists keep whole entries only (fewer than the exact count), names and
+    // bytes stay paired
+    const inputs = t.saved.filter((s) => / \(input\)$/.test(s));
+    assert.ok(t.saved_count >= 20, `saved_count ${t.saved_count}`);
+    assert.ok(t.saved.length > 0 && t.saved.length < t.saved_count, `${t.saved.length} of ${t.saved_count} entries listed`);
+    assert.equal(t.saved_bytes.length, t.saved.length);
+    assert.ok(inputs.length > 0);
+    for (const s of t.saved) assert.match(s, /^%(\d+ \([a-z_0-9]+\)|d_([a-t])\2{249} \(input\))$/);
+    g.dispose();
+  });
+});
+
 test('memoryStats: live tensor storage and its high-water mark since the last reset', () => {
   const m0 = tp.memoryStats({ resetPeak: true });
   assert.equal(tp.memoryStats().peakBytes, m0.liveBytes);

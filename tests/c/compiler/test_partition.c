@@ -237,6 +237,28 @@ static void compiled_tests(void) {
   HAS(ex, "\"%1 (tanh)\", \"%0 (mul)\"]"); /* h recomputed from x and w0 */
   LACKS(ex, "\"%1 (tanh)\", \"%x0");
   tp_free_buffer(ex);
+  /* a TP_PARTITIONER that names no partitioner (a typo) is an error naming
+   * it, not a silent min-cut; the runtime stays usable */
+  static const char *const bad[] = {"min_cut", "Rule", "rules", " rule"};
+  for (int k = 0; k < 4; k++) {
+    setenv("TP_PARTITIONER", bad[k], 1);
+    tp_compiled *g = NULL;
+    CHECK_OK(tp_compile(&chain, NULL, &g));
+    tp_tensor *y = NULL;
+    int ny = 0;
+    tp_status st = g ? tp_compiled_call(g, 1, &x, 1, &y, &ny) : TP_ERR_INTERNAL;
+    const char *msg = tp_last_error();
+    CHECKF(st == TP_ERR_VALUE && ny == 0 && !y && msg && strstr(msg, "TP_PARTITIONER") && strstr(msg, bad[k]),
+           "TP_PARTITIONER='%s': status %d, error '%s'", bad[k], (int)st, msg ? msg : "(null)");
+    tp_tensor_release(y);
+    tp_compiled_free(g);
+  }
+  static const char *const good[] = {"mincut", "min-cut", ""};
+  for (int k = 0; k < 3; k++) {
+    ex = run_case("chain", good[k], &chain, x, W, 16 * 32);
+    HAS(ex, "\"saved_total_bytes\": 1024,");
+    tp_free_buffer(ex);
+  }
   tp_tensor_release(x);
   tp_tensor_release(W), tp_tensor_release(W0), tp_tensor_release(C);
 }

@@ -211,11 +211,67 @@ static void one_model(const char *backend) {
   tp_free_buffer(bytes);
 }
 
+/* A master copy that left float16's range (|v| > 65504 rounds to
+ * infinity) is not saved as an infinite weight: save fails naming the
+ * initializer, the element and the value, and the model stays usable (a
+ * value back in range saves). A master copy that is already infinite or
+ * NaN is saved as it is (float16 has both). */
+static void out_of_range(void) {
+  size_t len = 0;
+  uint8_t *bytes = build(&len);
+  tp_onnx_model *m = NULL;
+  CHECK_OK(tp_onnx_model_load(bytes, len, &m));
+  if (!m) return;
+  CHECK_OK(tp_onnx_model_set_trainable(m, 2, (const char *[]){"W", "b"}));
+  tp_tensor *W = tp_onnx_model_param(m, 0), *B = tp_onnx_model_param(m, 1);
+  float wf[12], bf[4];
+  if (W && B) {
+    CHECK_OK(tp_tensor_read(W, wf, sizeof wf));
+    CHECK_OK(tp_tensor_read(B, bf, sizeof bf));
+  }
+  static const float big[3] = {65520.0f, -1.0e5f, 3.0e38f}; /* 65520 is the first value that rounds to inf */
+  for (int k = 0; W && B && k < 3; k++) {
+    float v[4];
+    memcpy(v, bf, sizeof v);
+    v[2] = big[k];
+    tp_tensor *src = NULL;
+    CHECK_OK(tp_tensor_new(TP_F32, 1, (int64_t[]){4}, v, &src));
+    int prev = tp_set_grad_enabled(0);
+    if (src) CHECK_OK(tp_tensor_assign(B, src));
+    tp_set_grad_enabled(prev);
+    tp_tensor_release(src);
+    uint8_t *saved = NULL;
+    size_t saved_len = 0;
+    tp_status st = tp_onnx_model_save(m, &saved, &saved_len);
+    const char *msg = tp_last_error();
+    CHECKF(st == TP_ERR_VALUE && !saved && strstr(msg, "'b'") && strstr(msg, "float16") && strstr(msg, "[2]"),
+           "b[2] = %g saved as float16: status %d, error '%s'", big[k], (int)st, msg);
+    tp_free_buffer(saved);
+  }
+  /* back in range (65504, the largest float16, and a value that rounds
+   * down to it): it saves */
+  float v[4] = {65504.0f, -65519.0f, bf[2], bf[3]};
+  tp_tensor *src = NULL;
+  CHECK_OK(tp_tensor_new(TP_F32, 1, (int64_t[]){4}, v, &src));
+  int prev = tp_set_grad_enabled(0);
+  if (src && B) CHECK_OK(tp_tensor_assign(B, src));
+  tp_set_grad_enabled(prev);
+  tp_tensor_release(src);
+  uint8_t *saved = NULL;
+  size_t saved_len = 0;
+  CHECK_OK(tp_onnx_model_save(m, &saved, &saved_len));
+  CHECKF(saved_len == len, "saved %zu bytes, the original %zu", saved_len, len);
+  tp_free_buffer(saved);
+  tp_onnx_model_free(m);
+  tp_free_buffer(bytes);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   size_t live0 = tp_live_tensors();
   one_model(NULL);
   one_model("stax");
+  out_of_range();
   tp_reset();
   if (tp_live_tensors() != live0) FAILF("leak: %zu live tensors at the end, %zu at the start", tp_live_tensors(), live0);
   printf("test_onnx_finetune_f16: %d checks, %d failures\n", checks, failures);
