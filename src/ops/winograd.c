@@ -222,37 +222,56 @@ static void wg2_task(void *ctx, int slot, int64_t u0, int64_t u1) {
   }
 }
 
+/* Tile rows per block: `fit` (what the budget allows) within 1 .. total;
+ * with threads and fewer images than threads, blocks enough for each. */
+static int64_t block_rows(int64_t fit, int64_t total, int64_t N) {
+  int64_t rows = fit < 1 ? 1 : fit > total ? total : fit;
+  int threads = tp_pool_threads_or_default();
+  if (threads > 1 && N < threads) {
+    int64_t want = (total * N + threads - 1) / threads;
+    if (want < rows) rows = want < 1 ? 1 : want;
+  }
+  return rows;
+}
+
+/* The end of both drivers: the slot count (at most the epilogue's slots),
+ * one allocation for the weights' transform U (nu floats, none when pp
+ * holds it) and per_slot floats of scratch per slot, then the units over
+ * the pool (chunks of at least 2 MFLOP) with *jU and *jscratch set in the
+ * job. */
+static tp_status run_slabs(const tp_conv2d_geom *g, const float *w, const tp_conv_prep *pp, const tp_conv_epi *epi,
+                           size_t nu, size_t per_slot, int64_t units, int64_t unit_flops,
+                           void (*xform)(const tp_conv2d_geom *, const float *, float *), tp_pool_task task,
+                           void *job, const float **jU, float **jscratch) {
+  int64_t grain = unit_flops > 0 ? (2000000 + unit_flops - 1) / unit_flops : units;
+  int nc = units > 0 ? tp_parallel_slots(units, grain) : 0;
+  if (epi && nc > epi->nslots) nc = epi->nslots;
+  if (nc < 1) nc = 1;
+  if (pp) nu = 0;
+  size_t bytes = sizeof(float) * (nu + per_slot * (size_t)nc);
+  float *U = tp_alloc(bytes);
+  if (!U) return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of Winograd transforms", bytes);
+  if (!pp) xform(g, w, U);
+  *jU = U, *jscratch = U + nu;
+  if (nc > 1) tp_parallel_run(units, grain, nc, task, job);
+  else if (units > 0) task(job, 0, 0, units);
+  tp_free(U);
+  return TP_OK;
+}
+
 tp_status tp_conv2d_winograd(const tp_conv2d_geom *g, const float *x, const float *w,
                              const float *bias, float *y, const tp_conv_epi *epi, const tp_conv_prep *pp) {
   int64_t TH = (g->OH + 1) / 2, TW = (g->OW + 1) / 2, T = TH * TW;
   /* tile rows per block: V [16, C, TB] and Mo [16, M, TB] within ~512 KB
    * (at least one tile row); with threads, blocks enough for each */
-  int64_t rows = (int64_t)(TP_WINO_BUDGET / 4 / 16) / (g->C + g->M) / TW;
-  rows = rows < 1 ? 1 : rows > TH ? TH : rows;
-  int threads = tp_pool_threads_or_default();
-  if (threads > 1 && g->N < threads) {
-    int64_t want = (TH * g->N + threads - 1) / threads;
-    if (want < rows) rows = want < 1 ? 1 : want;
-  }
+  int64_t rows = block_rows((int64_t)(TP_WINO_BUDGET / 4 / 16) / (g->C + g->M) / TW, TH, g->N);
   wg2_job j = {.g = g, .x = x, .bias = bias, .y = y, .epi = epi, .pp = pp, .TW = TW, .T = T, .TB = rows * TW};
   j.nblk = (TH + rows - 1) / rows;
   /* per slot: V, Mo, and four padded input rows of 2 TW + 2 floats */
   j.per_slot = (size_t)(16 * slab(g->C * j.TB) + 16 * slab(g->M * j.TB) + 4 * (2 * TW + 2));
-  int64_t units = g->N * j.nblk, unit_flops = 32 * g->M * g->C * j.TB;
-  int64_t grain = unit_flops > 0 ? (2000000 + unit_flops - 1) / unit_flops : units;
-  int nc = units > 0 ? tp_parallel_slots(units, grain) : 0;
-  if (epi && nc > epi->nslots) nc = epi->nslots;
-  if (nc < 1) nc = 1;
   /* U: transformed here, or transformed and packed once (pp) */
-  size_t nu = pp ? 0 : (size_t)(16 * g->M * g->C), bytes = sizeof(float) * (nu + j.per_slot * (size_t)nc);
-  float *U = tp_alloc(bytes);
-  if (!U) return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of Winograd transforms", bytes);
-  if (!pp) transform_weights(g, w, U);
-  j.U = U, j.scratch = U + nu;
-  if (nc > 1) tp_parallel_run(units, grain, nc, wg2_task, &j);
-  else if (units > 0) wg2_task(&j, 0, 0, units);
-  tp_free(U);
-  return TP_OK;
+  return run_slabs(g, w, pp, epi, (size_t)(16 * g->M * g->C), j.per_slot, g->N * j.nblk, 32 * g->M * g->C * j.TB,
+                   transform_weights, wg2_task, &j, &j.U, &j.scratch);
 }
 
 /* 1x3 and 3x1 convolutions (stride 1, no dilation, one group, no padding
@@ -467,31 +486,13 @@ tp_status tp_conv2d_winograd1d(const tp_conv2d_geom *g, const float *x, const fl
   int64_t T = a.TA * a.Q, R = a.vert ? a.Q : a.TA, TR = T / R;
   /* tile rows per block: V [4, C, TB] and Mo [4, M, TB] within the budget;
    * with threads, blocks enough for each */
-  int64_t rows = (int64_t)(TP_WINO_BUDGET / 4 / 4) / (g->C + g->M) / R;
-  rows = rows < 1 ? 1 : rows > TR ? TR : rows;
-  int threads = tp_pool_threads_or_default();
-  if (threads > 1 && g->N < threads) {
-    int64_t want = (TR * g->N + threads - 1) / threads;
-    if (want < rows) rows = want < 1 ? 1 : want;
-  }
+  int64_t rows = block_rows((int64_t)(TP_WINO_BUDGET / 4 / 4) / (g->C + g->M) / R, TR, g->N);
   wg1_job j = {.g = g, .a = &a, .x = x, .bias = bias, .y = y, .TB = rows * R, .T = T, .R = R, .epi = epi, .pp = pp};
   j.nblk = (TR + rows - 1) / rows;
   /* per slot: V, Mo, and a padded input row (1x3: 2 TA + 2 floats) */
   j.per_slot = (size_t)(4 * slab(g->C * j.TB) + 4 * slab(g->M * j.TB) + 2 * a.TA + 2);
-  int64_t units = g->N * j.nblk, unit_flops = 8 * g->M * g->C * j.TB;
-  int64_t grain = unit_flops > 0 ? (2000000 + unit_flops - 1) / unit_flops : units;
-  int nc = units > 0 ? tp_parallel_slots(units, grain) : 0;
-  if (epi && nc > epi->nslots) nc = epi->nslots;
-  if (nc < 1) nc = 1;
-  size_t nu = pp ? 0 : (size_t)(4 * g->M * g->C), bytes = sizeof(float) * (nu + j.per_slot * (size_t)nc);
-  float *U = tp_alloc(bytes);
-  if (!U) return tp_fail(TP_ERR_OUT_OF_MEMORY, "conv2d: cannot allocate %zu bytes of Winograd transforms", bytes);
-  if (!pp) transform_weights1d(g, w, U);
-  j.U = U, j.scratch = U + nu;
-  if (nc > 1) tp_parallel_run(units, grain, nc, wg1_task, &j);
-  else if (units > 0) wg1_task(&j, 0, 0, units);
-  tp_free(U);
-  return TP_OK;
+  return run_slabs(g, w, pp, epi, (size_t)(4 * g->M * g->C), j.per_slot, g->N * j.nblk, 8 * g->M * g->C * j.TB,
+                   transform_weights1d, wg1_task, &j, &j.U, &j.scratch);
 }
 
 /* ---- a constant weight prepared once (tp_conv_prep, ops.h) ---- */
