@@ -881,41 +881,6 @@ done:
   return s;
 }
 
-/* min of p[0..n) (n > 0), NaN propagating as max_f32 does: 8 independent
- * lanes of compare-and-select with the NaN test kept apart, a loop the
- * compiler vectorizes (minps / f32x4 selects); with a NaN anywhere the
- * result is the last NaN, as the sequential loop gave. (Among minima that
- * compare equal, -0 and +0, which one comes out may differ from the
- * sequential loop's first one.) */
-static float min_row(const float *p, int64_t n) {
-  if (n < 16) {
-    float v = p[0];
-    for (int64_t j = 1; j < n; j++) v = (p[j] < v || p[j] != p[j]) ? p[j] : v;
-    return v;
-  }
-  float lane[8];
-  int nan = 0;
-  for (int k = 0; k < 8; k++) lane[k] = p[k];
-  int64_t j = 8;
-  for (; j + 8 <= n; j += 8)
-    for (int k = 0; k < 8; k++) {
-      float e = p[j + k];
-      nan |= e != e;
-      lane[k] = e < lane[k] ? e : lane[k];
-    }
-  for (int k = 0; k < 8; k++) nan |= lane[k] != lane[k];
-  float v = lane[0];
-  for (int k = 1; k < 8; k++) v = lane[k] < v ? lane[k] : v;
-  for (; j < n; j++) {
-    nan |= p[j] != p[j];
-    v = p[j] < v ? p[j] : v;
-  }
-  if (nan)
-    for (int64_t i = n - 1; i >= 0; i--)
-      if (p[i] != p[i]) return p[i];
-  return v;
-}
-
 static tp_status exec_reduce(tp_op op, tp_tensor *x0, const tp_attrs *at, const tp_desc *od,
                              tp_tensor **out) {
   int mask[TP_MAX_DIMS] = {0};
@@ -999,7 +964,7 @@ static tp_status exec_reduce(tp_op op, tp_tensor *x0, const tp_attrs *at, const 
       if (op == TP_OP_MAX) {
         v = k->max_f32(p, R);
       } else if (op == TP_OP_MIN) { /* NaN propagates, as in max_f32 */
-        v = min_row(p, R);
+        v = k->min_f32(p, R);
       } else {
         v = k->sum_f32(p, R);
       }

@@ -332,6 +332,28 @@ static float FN(tp_f32_rmax_ukernel)(const float *a, int64_t n) {
   return r;
 }
 
+/* min, NaN propagating: with a NaN anywhere the last NaN of a (the
+ * sequential loop's answer), found by a backward scan only then. */
+static float FN(tp_f32_rmin_ukernel)(const float *a, int64_t n) {
+  if (n <= 0) return INFINITY;
+  vf m = splat(a[0]);
+  vi nan = m != m;
+  int64_t i = 0;
+  for (; i + VW <= n; i += VW) {
+    vf x = ld(a + i);
+    nan |= x != x;
+    m = sel(x < m, x, m);
+  }
+  int any = 0;
+  float r = m[0];
+  for (int k = 0; k < VW; k++) any |= nan[k] != 0, r = m[k] < r ? m[k] : r;
+  for (; i < n; i++) any |= a[i] != a[i], r = a[i] < r ? a[i] : r;
+  if (any)
+    for (i = n - 1; i >= 0; i--)
+      if (a[i] != a[i]) return a[i];
+  return r;
+}
+
 static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
   if (n <= 0) return;
   float m = FN(tp_f32_rmax_ukernel)(y, n);
@@ -776,6 +798,7 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .binary_f32 = FN(tp_f32_vbinary_ukernel),
     .sum_f32 = FN(tp_f32_rsum_ukernel),
     .max_f32 = FN(tp_f32_rmax_ukernel),
+    .min_f32 = FN(tp_f32_rmin_ukernel),
     .softmax_f32 = FN(tp_f32_softmax_ukernel),
     .gemm_f32 = GEMM_F32,
     .gemm_pack_b_size = GEMM_PACK_B_SIZE,
