@@ -1164,12 +1164,60 @@ static tp_status exec_permute(tp_tensor *x, const int64_t *perm, const tp_desc *
   return tp_tensor_view(x, x->ndim, od->shape, st, x->offset, out);
 }
 
+static tp_status concat_into(int nin, tp_tensor *const *in, int64_t d, const tp_desc *od, tp_tensor *y);
+
 static tp_status exec_concat(int nin, tp_tensor *const *in, const tp_attrs *at,
                              const tp_desc *od, tp_tensor **out) {
   int64_t d;
   TP_TRY(tp_norm_dim("concat", at->dim, od->ndim, &d));
   tp_tensor *y;
   TP_TRY(new_out(od, &y));
+  tp_status s = concat_into(nin, in, d, od, y);
+  if (s) tp_tensor_release(y);
+  else *out = y;
+  return s;
+}
+
+tp_status tp_exec_into(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, int *done) {
+  *done = 0;
+  if (!y || !tp_tensor_is_contiguous(y) || nin < 1) return TP_OK;
+  tp_desc od;
+  tp_desc_of(y, &od);
+  if (op == TP_OP_CONCAT) {
+    int64_t d, sum = 0;
+    if (tp_norm_dim("concat", at->dim, od.ndim, &d)) {
+      tp_clear_error();
+      return TP_OK; /* tp_op_call names it */
+    }
+    for (int i = 0; i < nin; i++) {
+      if (!in[i] || in[i]->dtype != y->dtype || in[i]->ndim != y->ndim) return TP_OK;
+      for (int k = 0; k < y->ndim; k++)
+        if (k != d && in[i]->shape[k] != y->shape[k]) return TP_OK;
+      sum += in[i]->shape[d];
+    }
+    if (sum != y->shape[d]) return TP_OK;
+    TP_TRY(concat_into(nin, in, d, &od, y));
+    *done = 1;
+    return TP_OK;
+  }
+  if (op == TP_OP_GATHER && nin == 2 && in[0] && in[1] && in[0]->dtype == y->dtype) {
+    tp_desc want, dx, di;
+    tp_desc_of(in[0], &dx);
+    tp_desc_of(in[1], &di);
+    const tp_desc *ds[2] = {&dx, &di};
+    if (tp_op_infer(op, 2, ds, at, &want) || !tp_desc_equal(&want, &od)) {
+      tp_clear_error();
+      return TP_OK;
+    }
+    tp_tensor *r = NULL;
+    TP_TRY(tp_gather_into(op, in, at, &od, y, &r));
+    tp_tensor_release(r);
+    *done = 1;
+  }
+  return TP_OK;
+}
+
+static tp_status concat_into(int nin, tp_tensor *const *in, int64_t d, const tp_desc *od, tp_tensor *y) {
   int64_t pos = 0;
   for (int i = 0; i < nin; i++) {
     tp_tensor *src = NULL, *dst = NULL;
@@ -1194,13 +1242,9 @@ static tp_status exec_concat(int nin, tp_tensor *const *in, const tp_attrs *at,
     }
     tp_tensor_release(src);
     tp_tensor_release(dst);
-    if (s) {
-      tp_tensor_release(y);
-      return s;
-    }
+    if (s) return s;
     pos += in[i]->shape[d];
   }
-  *out = y;
   return TP_OK;
 }
 

@@ -247,6 +247,12 @@ tp_status tp_gather_nd_exec(tp_tensor *const *in, const tp_attrs *at, const tp_d
 tp_status tp_scatter_exec(tp_op op, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* gather / gather_elements (src/ops/index.c): bounds-checked indices. */
 tp_status tp_gather_exec(tp_op op, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
+tp_status tp_gather_into(tp_op op, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor *into,
+                         tp_tensor **out);
+/* concat and gather (x of y's dtype) written straight into y, contiguous
+ * with the result's dtype and shape (a plan's arena buffer): *done 1; 0
+ * (nothing written) for other ops and operands, which take tp_op_call. */
+tp_status tp_exec_into(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, int *done);
 /* Printing/parsing of attributes, shared by graph print and parse. */
 int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b);
 
