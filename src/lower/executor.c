@@ -1140,7 +1140,7 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     if (!s && res) tp_tensor_copy_into(res, &out.t);
   } else if (!s) {
     int done = 0;
-    if (n->op == TP_OP_CONCAT || n->op == TP_OP_GATHER) /* straight into the arena: no copy */
+    if (n->op == TP_OP_CONCAT || n->op == TP_OP_GATHER || n->op == TP_OP_QUANTIZE) /* straight into the arena: no copy */
       s = tp_exec_into(n->op, n->nargs, args, &n->attrs, &out.t, &done);
     if (!s && !done) s = tp_op_call(n->op, n->nargs, args, &n->attrs, &res);
     if (!s && !done) tp_tensor_copy_into(res, &out.t);

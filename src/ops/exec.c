@@ -1200,6 +1200,7 @@ tp_status tp_exec_into(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *
     *done = 1;
     return TP_OK;
   }
+  if (op == TP_OP_QUANTIZE) return tp_quantize_into(nin, in, y, done);
   if (op == TP_OP_GATHER && nin == 2 && in[0] && in[1] && in[0]->dtype == y->dtype) {
     tp_desc want, dx, di;
     tp_desc_of(in[0], &dx);

@@ -129,16 +129,25 @@ static int dequantize_fast(const tp_tensor *x, const tp_tensor *s, const tp_tens
   return 1;
 }
 
+static tp_status check_scales(const char *op, const char *what, const tp_tensor *t);
+
+tp_status tp_quantize_into(int nin, tp_tensor *const *in, tp_tensor *y, int *done) {
+  tp_tensor *x = in[0], *s = nin > 1 ? in[1] : NULL, *z = nin > 2 ? in[2] : NULL;
+  *done = 0;
+  if (!x || !s || s->dtype != TP_F32 || (y->dtype != TP_I8 && y->dtype != TP_U8) || (z && z->dtype != y->dtype) ||
+      !tp_tensor_is_contiguous(y) || x->ndim != y->ndim || memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->ndim))
+    return TP_OK;
+  if (x->dtype != TP_F32 || !tp_tensor_is_contiguous(x) || tp_tensor_numel(s) != 1 || (z && tp_tensor_numel(z) != 1))
+    return TP_OK;
+  TP_TRY(check_scales("quantize", "scale", s));
+  *done = quantize_fast(x, s, z, y->dtype, tp_tensor_ptr(y));
+  return TP_OK;
+}
+
 tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, int fast, tp_tensor **out) {
   tp_tensor *x = in[0], *s = in[1], *z = nin > 2 ? in[2] : NULL, *y = NULL;
   const char *nm = tp_op_name(op);
-  int64_t ns = tp_tensor_numel(s);
-  for (int64_t k = 0; k < ns; k++) {
-    double v = tp_tensor_get_f64(s, k);
-    if (!(v > 0) || isinf(v))
-      return tp_fail(TP_ERR_INVALID_ARG, "%s: scale element %lld is %g; a scale must be finite and > 0", nm,
-                     (long long)k, v);
-  }
+  TP_TRY(check_scales(nm, "scale", s));
   TP_TRY(tp_tensor_empty(od->dtype, od->ndim, od->shape, &y));
   int64_t n = tp_tensor_numel(x);
   void *p = tp_tensor_ptr(y);

@@ -320,8 +320,18 @@ static float FN(tp_f32_rsum_ukernel)(const float *a, int64_t n) {
 
 static float FN(tp_f32_rmax_ukernel)(const float *a, int64_t n) {
   if (n <= 0) return -INFINITY;
-  vf m = splat(a[0]);
+  vf m = splat(a[0]), m1 = m, m2 = m, m3 = m;
   int64_t i = 0;
+  for (; i + 4 * VW <= n; i += 4 * VW) { /* four chains: the compare-select's latency hidden */
+    vf x0 = ld(a + i), x1 = ld(a + i + VW), x2 = ld(a + i + 2 * VW), x3 = ld(a + i + 3 * VW);
+    m = sel((x0 > m) | (x0 != x0), x0, m);
+    m1 = sel((x1 > m1) | (x1 != x1), x1, m1);
+    m2 = sel((x2 > m2) | (x2 != x2), x2, m2);
+    m3 = sel((x3 > m3) | (x3 != x3), x3, m3);
+  }
+  m = sel((m1 > m) | (m1 != m1), m1, m);
+  m = sel((m2 > m) | (m2 != m2), m2, m);
+  m = sel((m3 > m) | (m3 != m3), m3, m);
   for (; i + VW <= n; i += VW) {
     vf x = ld(a + i);
     m = sel((x > m) | (x != x), x, m);
@@ -336,9 +346,20 @@ static float FN(tp_f32_rmax_ukernel)(const float *a, int64_t n) {
  * sequential loop's answer), found by a backward scan only then. */
 static float FN(tp_f32_rmin_ukernel)(const float *a, int64_t n) {
   if (n <= 0) return INFINITY;
-  vf m = splat(a[0]);
+  vf m = splat(a[0]), m1 = m, m2 = m, m3 = m;
   vi nan = m != m;
   int64_t i = 0;
+  for (; i + 4 * VW <= n; i += 4 * VW) { /* four chains, as rmax */
+    vf x0 = ld(a + i), x1 = ld(a + i + VW), x2 = ld(a + i + 2 * VW), x3 = ld(a + i + 3 * VW);
+    nan |= (x0 != x0) | (x1 != x1) | (x2 != x2) | (x3 != x3);
+    m = sel(x0 < m, x0, m);
+    m1 = sel(x1 < m1, x1, m1);
+    m2 = sel(x2 < m2, x2, m2);
+    m3 = sel(x3 < m3, x3, m3);
+  }
+  m = sel(m1 < m, m1, m);
+  m = sel(m2 < m, m2, m);
+  m = sel(m3 < m, m3, m);
   for (; i + VW <= n; i += VW) {
     vf x = ld(a + i);
     nan |= x != x;

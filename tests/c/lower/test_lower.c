@@ -931,6 +931,57 @@ static void test_qlinear_conv(void) {
   }
 }
 
+/* A plan's quantize, gather and concat kernels write into the arena
+ * (tp_exec_into): the same values as the graph executor's; a quantize
+ * scale fed at run time is still checked (named), and the plan stays
+ * usable. */
+static void test_into_arena(void) {
+  const char *text =
+      "tpgraph v1\n%x = placeholder : f32[3,5,40]\n%s = placeholder : f32[]\n%z = placeholder : u8[]\n"
+      "%i = get_attr \"i\" : i64[7]\n"
+      "%0 = relu(%x) : f32[3,5,40]\n%1 = gather(%0, %i, dim=2) : f32[3,5,7]\n%2 = gather(%0, %i, dim=1) : f32[3,7,40]\n"
+      "%3 = concat(%1, %1, dim=2) : f32[3,5,14]\n%4 = quantize(%0, %s, %z, dtype=u8) : u8[3,5,40]\n"
+      "output(%3, %2, %4)\n";
+  tp_graph *g = parse(text);
+  if (!g) return;
+  int64_t si[1] = {7}, sx[3] = {3, 5, 40};
+  tp_tensor *idx = NULL;
+  const int64_t iv[7] = {4, 0, -1, 2, 2, 3, 1};
+  tp_tensor_new(TP_I64, 1, si, iv, &idx);
+  tp_graph_set_val(g, tp_graph_find(g, "i"), idx);
+  tp_tensor_release(idx);
+  tp_plan *pl = NULL;
+  if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("into arena: %s", tp_last_error());
+  for (int round = 0; round < 3; round++) {
+    tp_tensor *in[3] = {rand_of(TP_F32, 3, sx, 2, 0.5, 90 + round), NULL, NULL}, *e[3] = {0}, *y[3] = {0};
+    tp_full(TP_F32, 0, NULL, round == 1 ? 0.0 : 0.0173, &in[1]);
+    tp_full(TP_U8, 0, NULL, 7, &in[2]);
+    int ne = 0, ny = 0;
+    tp_status s = pl ? tp_plan_run(pl, 3, in, 3, y, &ny) : TP_ERR_INTERNAL;
+    if (round == 1) { /* scale 0: refused by name */
+      CHECK(s != TP_OK);
+      CHECKF(s != TP_OK && strstr(tp_last_error(), "quantize: scale element 0 is 0"), "into arena: %s", tp_last_error());
+      tp_clear_error();
+    } else {
+      CHECK(s == TP_OK);
+      CHECK(tp_graph_run(g, 3, in, 3, e, &ne) == TP_OK);
+      CHECK(ne == 3 && ny == 3);
+      for (int o = 0; o < ne && o < ny; o++) {
+        int64_t cnt = tp_tensor_numel(e[o]), same = 0;
+        for (int64_t i = 0; i < cnt; i++) same += tp_tensor_get_f64(e[o], i) == tp_tensor_get_f64(y[o], i);
+        CHECKF(same == cnt && cnt > 0, "into arena output %d: %lld of %lld equal", o, (long long)same, (long long)cnt);
+      }
+      /* hand check: out 0 [n, c, j] = relu(x)[n, c, iv[j % 7]] */
+      double xv = tp_tensor_get_f64(in[0], (1 * 5 + 2) * 40 + 39), want = xv > 0 ? xv : 0;
+      CHECK(y[0] && tp_tensor_get_f64(y[0], (1 * 5 + 2) * 14 + 9) == want); /* j = 9: iv[2] = -1 -> 39 */
+    }
+    for (int o = 0; o < 3; o++) tp_tensor_release(e[o]), tp_tensor_release(y[o]);
+    for (int k = 0; k < 3; k++) tp_tensor_release(in[k]);
+  }
+  tp_plan_free(pl);
+  tp_graph_free(g);
+}
+
 /* max-autotune: GEMM blockings are timed at plan time, results unchanged,
  * the choice cached per shape unless caches are off. */
 static void test_autotune(void) {
@@ -989,6 +1040,7 @@ int main(void) {
   test_conv_bn();
   test_qlinear();
   test_qlinear_conv();
+  test_into_arena();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;
