@@ -12,6 +12,7 @@
 //
 //   node bench/qconvnet.mjs [--rounds N] [--out DIR]   (default 21 rounds)
 //   natively: tpc bench DIR/convnet_q8.onnx --backend=stax --runs 41 --threads 1
+// BENCH_CLOCK=cpu (and TPC_CLOCK=cpu for tpc): timed by the process's CPU time
 import { join } from 'node:path';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import * as tp from '../js/index.js';

@@ -18,6 +18,7 @@
 //                                         w4_{f32,q8,f16}.onnx, for tpc bench; --write-only: only that)
 //   node bench/qmodels.mjs --memory       linear memory per model: f32, f16, q8
 //   node bench/qmodels.mjs --f16 [--rounds N]   ours: the float16-weight block vs the float32 one
+// BENCH_CLOCK=cpu: each call timed by the process's CPU time (bench/lib/qbench.mjs)
 import { join } from 'node:path';
 import { writeFileSync, mkdirSync, readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

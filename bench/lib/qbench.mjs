@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as tp from '../../js/index.js';
+import { clockOf } from './model_cache.mjs';
 import * as ortWeb from 'onnxruntime-web';
 
 const require = createRequire(import.meta.url);
@@ -48,14 +49,18 @@ export async function firstOutputs(runners) {
   return outs;
 }
 
-/* rounds (after 3 warm-up rounds), each configuration once per round: { config: { median, min, max } } */
+/* rounds (after 3 warm-up rounds), each configuration once per round: { config: { median, min, max } }.
+ * BENCH_CLOCK=cpu times each call by the process's CPU time (model_cache.mjs's clockOf: on a
+ * shared machine the time this process computed, onnxruntime-node's one intra-op thread
+ * included), else the wall clock. */
 export async function timeRounds(runners, rounds) {
+  const now = clockOf(process.env.BENCH_CLOCK || 'wall');
   const times = Object.fromEntries(Object.keys(runners).map((k) => [k, []]));
   for (let r = -3; r < rounds; r++) {
     for (const [k, f] of Object.entries(runners)) {
-      const t0 = performance.now();
+      const t0 = now();
       await f();
-      const t1 = performance.now();
+      const t1 = now();
       if (r >= 0) times[k].push(t1 - t0);
     }
   }

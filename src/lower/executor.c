@@ -1202,8 +1202,11 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     else s = tp_exec_qmatmul(n->nargs, args, &n->attrs, &n->desc, &r->pl->qmm[ki], &res);
     if (!s && res) tp_tensor_copy_into(res, &out.t);
   } else if (!s) {
-    s = tp_op_call(n->op, n->nargs, args, &n->attrs, &res);
-    if (!s) tp_tensor_copy_into(res, &out.t);
+    int done = 0;
+    if (n->op == TP_OP_CONCAT || n->op == TP_OP_GATHER || n->op == TP_OP_QUANTIZE) /* straight into the arena: no copy */
+      s = tp_exec_into(n->op, n->nargs, args, &n->attrs, &out.t, &done);
+    if (!s && !done) s = tp_op_call(n->op, n->nargs, args, &n->attrs, &res);
+    if (!s && !done) tp_tensor_copy_into(res, &out.t);
   }
   tp_tensor_release(res);
   tp_node_operands_release(n, scalars);

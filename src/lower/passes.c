@@ -840,6 +840,48 @@ static int match_qdq_conv(const tp_graph *g, int ci, qmatch *q) {
   return 1;
 }
 
+/* one value, or M values along dim 1 of a convolution's NCHW output
+ * ([M, 1, 1], [1, M, 1, 1]): per output channel when broadcast against it */
+static int one_or_channels(const tp_node *n, int64_t M) {
+  int64_t k = numel_of(n);
+  int d = n->desc.ndim;
+  return k == 1 || (k == M && d >= 3 && d <= 4 && n->desc.shape[d - 3] == M);
+}
+
+/* ConvInteger's dynamic pattern (onnxruntime's quantize_dynamic of a Conv:
+ * DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul(x_scale * w_scale)
+ * (-> Add bias [1, M, 1, 1]) (-> Relu)), the conv2d_int at ci and the
+ * scale node s of its mul: x, w 8-bit, x's zero point one value, w's one
+ * or one per output channel, the scale mul(sa, sb) or one tensor (one
+ * value, or per channel), a float32 bias with one value per channel. It
+ * becomes one qconv2d with a float output: (float)acc * (sa * sb[m]) +
+ * bias[m], the pattern's float32 operations, so bit for bit the same. */
+static int match_dyn_conv(const tp_graph *g, int ci, int s_idx, qmatch *q) {
+  const tp_node *n = &g->nodes[ci], *x = arg_node(g, n, 0), *w = arg_node(g, n, 1), *sn = &g->nodes[s_idx];
+  if (!x || !w || x->desc.ndim != 4 || w->desc.ndim != 4) return 0; /* (a bias comes only with a float output) */
+  if ((x->desc.dtype != TP_I8 && x->desc.dtype != TP_U8) || (w->desc.dtype != TP_I8 && w->desc.dtype != TP_U8)) return 0;
+  int64_t M = w->desc.shape[0];
+  const tp_node *za = arg_node(g, n, 2), *zb = arg_node(g, n, 3);
+  if ((n->nargs > 2 && n->args[2].kind != TP_ARG_NONE && !za) || (n->nargs > 3 && n->args[3].kind != TP_ARG_NONE && !zb)) return 0;
+  if ((za && numel_of(za) != 1) || (zb && !one_or_rows(zb, M))) return 0;
+  const tp_node *s0 = is_call(sn) && sn->op == TP_OP_MUL && sn->nargs == 2 ? arg_node(g, sn, 0) : NULL;
+  const tp_node *s1 = s0 ? arg_node(g, sn, 1) : NULL;
+  if (s0 && s1 && s0->desc.dtype == TP_F32 && s1->desc.dtype == TP_F32 && numel_of(s0) == 1 && one_or_channels(s1, M))
+    q->sa = sn->args[0].node, q->sb = sn->args[1].node;
+  else if (s0 && s1 && s0->desc.dtype == TP_F32 && s1->desc.dtype == TP_F32 && numel_of(s1) == 1 && one_or_channels(s0, M))
+    q->sa = sn->args[1].node, q->sb = sn->args[0].node;
+  else if (numel_of(sn) == 1) q->sa = s_idx;
+  else if (one_or_channels(sn, M)) q->sb = s_idx;
+  else return 0;
+  if (q->bias >= 0) {
+    const tp_node *b = &g->nodes[q->bias];
+    if (b->desc.dtype != TP_F32 || numel_of(b) != M || !one_or_channels(b, M)) return 0;
+  }
+  q->a = n->args[0].node, q->b = n->args[1].node;
+  q->za = za ? n->args[2].node : -1, q->zb = zb ? n->args[3].node : -1, q->conv = ci;
+  return 1;
+}
+
 static int match_qlinear(const tp_graph *g, const int *users, int i, qmatch *q, int *inner, int *ninner) {
   memset(q, 0, sizeof *q);
   q->za = q->zb = q->bias = q->ys = q->yz = q->sa = q->sb = q->conv = -1;
@@ -888,7 +930,8 @@ static int match_qlinear(const tp_graph *g, const int *users, int i, qmatch *q, 
   if (!sn || sn->desc.dtype != TP_F32) return 0;
   STEP(cside); /* the cast */
   if (!tp_desc_equal(&n->desc, &m->desc)) return 0;
-  STEP(0); /* the matmul_int */
+  STEP(0); /* the matmul_int or conv2d_int */
+  if (n->op == TP_OP_CONV2D_INT) return match_dyn_conv(g, cur, m->args[1 - cside].node, q);
   if (n->op != TP_OP_MATMUL_INT) return 0;
   const tp_node *an = arg_node(g, n, 0), *bn = arg_node(g, n, 1);
   if (!an || !bn || bn->desc.ndim != 2 || an->desc.ndim < 1) return 0;
@@ -984,8 +1027,8 @@ tp_status tp_pass_qlinear(const tp_graph *in, tp_graph **out) {
       }
       if (s) break;
     }
-    if (q->conv >= 0) /* w's per-channel scale / zero point as [M] */
-      for (int k = 3; k <= 5 && !s; k += 2) {
+    if (q->conv >= 0) /* w's per-channel scale / zero point (and a float bias) as [M] */
+      for (int k = 3; k <= 6 && !s; k += k == 5 ? 1 : 2) {
         if (args[k].kind != TP_ARG_NODE || numel_of(&r.out->nodes[args[k].node]) == 1 || r.out->nodes[args[k].node].desc.ndim == 1)
           continue;
         tp_attrs ra;

@@ -999,41 +999,6 @@ done:
   return s;
 }
 
-/* min of p[0..n) (n > 0), NaN propagating as max_f32 does: 8 independent
- * lanes of compare-and-select with the NaN test kept apart, a loop the
- * compiler vectorizes (minps / f32x4 selects); with a NaN anywhere the
- * result is the last NaN, as the sequential loop gave. (Among minima that
- * compare equal, -0 and +0, which one comes out may differ from the
- * sequential loop's first one.) */
-static float min_row(const float *p, int64_t n) {
-  if (n < 16) {
-    float v = p[0];
-    for (int64_t j = 1; j < n; j++) v = (p[j] < v || p[j] != p[j]) ? p[j] : v;
-    return v;
-  }
-  float lane[8];
-  int nan = 0;
-  for (int k = 0; k < 8; k++) lane[k] = p[k];
-  int64_t j = 8;
-  for (; j + 8 <= n; j += 8)
-    for (int k = 0; k < 8; k++) {
-      float e = p[j + k];
-      nan |= e != e;
-      lane[k] = e < lane[k] ? e : lane[k];
-    }
-  for (int k = 0; k < 8; k++) nan |= lane[k] != lane[k];
-  float v = lane[0];
-  for (int k = 1; k < 8; k++) v = lane[k] < v ? lane[k] : v;
-  for (; j < n; j++) {
-    nan |= p[j] != p[j];
-    v = p[j] < v ? p[j] : v;
-  }
-  if (nan)
-    for (int64_t i = n - 1; i >= 0; i--)
-      if (p[i] != p[i]) return p[i];
-  return v;
-}
-
 static tp_status exec_reduce(tp_op op, tp_tensor *x0, const tp_attrs *at, const tp_desc *od,
                              tp_tensor **out) {
   int mask[TP_MAX_DIMS] = {0};
@@ -1117,7 +1082,7 @@ static tp_status exec_reduce(tp_op op, tp_tensor *x0, const tp_attrs *at, const 
       if (op == TP_OP_MAX) {
         v = k->max_f32(p, R);
       } else if (op == TP_OP_MIN) { /* NaN propagates, as in max_f32 */
-        v = min_row(p, R);
+        v = k->min_f32(p, R);
       } else {
         v = k->sum_f32(p, R);
       }
@@ -1317,12 +1282,61 @@ static tp_status exec_permute(tp_tensor *x, const int64_t *perm, const tp_desc *
   return tp_tensor_view(x, x->ndim, od->shape, st, x->offset, out);
 }
 
+static tp_status concat_into(int nin, tp_tensor *const *in, int64_t d, const tp_desc *od, tp_tensor *y);
+
 static tp_status exec_concat(int nin, tp_tensor *const *in, const tp_attrs *at,
                              const tp_desc *od, tp_tensor **out) {
   int64_t d;
   TP_TRY(tp_norm_dim("concat", at->dim, od->ndim, &d));
   tp_tensor *y;
   TP_TRY(new_out(od, &y));
+  tp_status s = concat_into(nin, in, d, od, y);
+  if (s) tp_tensor_release(y);
+  else *out = y;
+  return s;
+}
+
+tp_status tp_exec_into(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, int *done) {
+  *done = 0;
+  if (!y || !tp_tensor_is_contiguous(y) || nin < 1) return TP_OK;
+  tp_desc od;
+  tp_desc_of(y, &od);
+  if (op == TP_OP_CONCAT) {
+    int64_t d, sum = 0;
+    if (tp_norm_dim("concat", at->dim, od.ndim, &d)) {
+      tp_clear_error();
+      return TP_OK; /* tp_op_call names it */
+    }
+    for (int i = 0; i < nin; i++) {
+      if (!in[i] || in[i]->dtype != y->dtype || in[i]->ndim != y->ndim) return TP_OK;
+      for (int k = 0; k < y->ndim; k++)
+        if (k != d && in[i]->shape[k] != y->shape[k]) return TP_OK;
+      sum += in[i]->shape[d];
+    }
+    if (sum != y->shape[d]) return TP_OK;
+    TP_TRY(concat_into(nin, in, d, &od, y));
+    *done = 1;
+    return TP_OK;
+  }
+  if (op == TP_OP_QUANTIZE) return tp_quantize_into(nin, in, y, done);
+  if (op == TP_OP_GATHER && nin == 2 && in[0] && in[1] && in[0]->dtype == y->dtype) {
+    tp_desc want, dx, di;
+    tp_desc_of(in[0], &dx);
+    tp_desc_of(in[1], &di);
+    const tp_desc *ds[2] = {&dx, &di};
+    if (tp_op_infer(op, 2, ds, at, &want) || !tp_desc_equal(&want, &od)) {
+      tp_clear_error();
+      return TP_OK;
+    }
+    tp_tensor *r = NULL;
+    TP_TRY(tp_gather_into(op, in, at, &od, y, &r));
+    tp_tensor_release(r);
+    *done = 1;
+  }
+  return TP_OK;
+}
+
+static tp_status concat_into(int nin, tp_tensor *const *in, int64_t d, const tp_desc *od, tp_tensor *y) {
   int64_t pos = 0;
   for (int i = 0; i < nin; i++) {
     tp_tensor *src = NULL, *dst = NULL;
@@ -1347,13 +1361,9 @@ static tp_status exec_concat(int nin, tp_tensor *const *in, const tp_attrs *at,
     }
     tp_tensor_release(src);
     tp_tensor_release(dst);
-    if (s) {
-      tp_tensor_release(y);
-      return s;
-    }
+    if (s) return s;
     pos += in[i]->shape[d];
   }
-  *out = y;
   return TP_OK;
 }
 

@@ -39,13 +39,21 @@ static tp_status read_indices(const char *op, tp_tensor *ix, int64_t n, int64_t 
 }
 
 tp_status tp_gather_exec(tp_op op, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out) {
-  tp_tensor *x = NULL, *y = NULL;
+  return tp_gather_into(op, in, at, od, NULL, out);
+}
+
+/* into: a contiguous tensor of od's dtype and shape to write (then *out is
+ * NULL), or NULL for a new one */
+tp_status tp_gather_into(tp_op op, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor *into,
+                         tp_tensor **out) {
+  tp_tensor *x = NULL, *y = into;
   int64_t *idx = NULL, d;
   const char *name = tp_op_name(op);
+  *out = NULL;
   TP_TRY(tp_norm_dim(name, at->dim, in[0]->ndim, &d));
   tp_status s = read_indices(name, in[1], in[0]->shape[d], d, &idx);
   if (!s) s = tp_contiguous(in[0], &x);
-  if (!s) s = tp_tensor_empty(od->dtype, od->ndim, od->shape, &y);
+  if (!s && !into) s = tp_tensor_empty(od->dtype, od->ndim, od->shape, &y);
   if (s) goto done;
   size_t isz = tp_dtype_size(x->dtype);
   const char *xp = tp_tensor_ptr(x);
@@ -54,9 +62,23 @@ tp_status tp_gather_exec(tp_op op, tp_tensor *const *in, const tp_attrs *at, con
     int64_t outer = tp_shape_numel((int)d, x->shape), n = x->shape[d];
     int64_t inner = tp_shape_numel(x->ndim - (int)d - 1, x->shape + d + 1), k = tp_tensor_numel(in[1]);
     size_t row = (size_t)inner * isz;
-    for (int64_t o = 0; o < outer; o++)
-      for (int64_t j = 0; j < k; j++)
-        memcpy(yp + (size_t)(o * k + j) * row, xp + (size_t)(o * n + idx[j]) * row, row);
+    /* along the last dim (one element per index: a bilinear Resize's column
+     * taps) by element type, not a memcpy call per element */
+#define TP_GATHER_LAST(T)                                                   \
+  for (int64_t o = 0; o < outer; o++) {                                     \
+    const T *xr = (const T *)xp + o * n;                                    \
+    T *yr = (T *)yp + o * k;                                                \
+    for (int64_t j = 0; j < k; j++) yr[j] = xr[idx[j]];                     \
+  }
+    if (inner == 1 && isz == 4) TP_GATHER_LAST(uint32_t)
+    else if (inner == 1 && isz == 8) TP_GATHER_LAST(uint64_t)
+    else if (inner == 1 && isz == 2) TP_GATHER_LAST(uint16_t)
+    else if (inner == 1 && isz == 1) TP_GATHER_LAST(uint8_t)
+    else
+      for (int64_t o = 0; o < outer; o++)
+        for (int64_t j = 0; j < k; j++)
+          memcpy(yp + (size_t)(o * k + j) * row, xp + (size_t)(o * n + idx[j]) * row, row);
+#undef TP_GATHER_LAST
   } else { /* gather_elements: walk the indices' multi-index in C order */
     int nd = y->ndim;
     int64_t xst[TP_MAX_DIMS], pos[TP_MAX_DIMS] = {0}, total = tp_tensor_numel(y);
@@ -72,8 +94,10 @@ tp_status tp_gather_exec(tp_op op, tp_tensor *const *in, const tp_attrs *at, con
 done:
   tp_free(idx);
   tp_tensor_release(x);
-  if (s) tp_tensor_release(y);
-  else *out = y;
+  if (y != into) {
+    if (s) tp_tensor_release(y);
+    else *out = y;
+  }
   return s;
 }
 

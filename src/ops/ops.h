@@ -75,6 +75,10 @@ tp_status tp_to_dtype(tp_tensor *src, tp_dtype d, tp_tensor **out);
 /* quantize / dequantize (quant.c) */
 /* fast 0: the scalar loop only (the reference) */
 tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, int fast, tp_tensor **out);
+/* quantize of a contiguous float32 x with one scale and zero point straight
+ * into y (contiguous, x's shape, the zero point's dtype): *done 1; 0 when
+ * it does not apply (nothing written). The scale is checked as by the op. */
+tp_status tp_quantize_into(int nin, tp_tensor *const *in, tp_tensor *y, int *done);
 /* matmul_int(a, b, a_zero_point?, b_zero_point?) (quant.c): int8/uint8
  * operands on the integer GEMM (pre: B packed once by tp_qmm_pack_b, or
  * NULL: packed per call), otherwise the scalar loop; _ref is the loop. */
@@ -252,6 +256,12 @@ tp_status tp_gather_nd_exec(tp_tensor *const *in, const tp_attrs *at, const tp_d
 tp_status tp_scatter_exec(tp_op op, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
 /* gather / gather_elements (src/ops/index.c): bounds-checked indices. */
 tp_status tp_gather_exec(tp_op op, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor **out);
+tp_status tp_gather_into(tp_op op, tp_tensor *const *in, const tp_attrs *at, const tp_desc *od, tp_tensor *into,
+                         tp_tensor **out);
+/* concat, gather (x of y's dtype) and quantize (tp_quantize_into) written straight into y, contiguous
+ * with the result's dtype and shape (a plan's arena buffer): *done 1; 0
+ * (nothing written) for other ops and operands, which take tp_op_call. */
+tp_status tp_exec_into(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *at, tp_tensor *y, int *done);
 /* Printing/parsing of attributes, shared by graph print and parse. */
 int tp_attrs_equal(tp_op op, const tp_attrs *a, const tp_attrs *b);
 

@@ -46,39 +46,14 @@ static double round_even(double v) {
 /* quantize of a contiguous float32 x by one scale and zero point, the same
  * values as the loop below: q = x / scale in float32, rounded half to even
  * as (q + 1.5 2^23) - 1.5 2^23 once |q| <= 2^22 (beyond, every result
- * saturates), + zero point, saturated; NaN -> 0. 0 when it does not apply. */
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("no-trapping-math"))) /* the selects below become blends (no FP-exception semantics to keep) */
-#endif
+ * saturates), + zero point, saturated; NaN -> 0 (the ISA table's
+ * quantize_f32, vec_impl.h). 0 when it does not apply. */
 static int quantize_fast(const tp_tensor *x, const tp_tensor *s, const tp_tensor *z, tp_dtype od, void *p) {
   if (x->dtype != TP_F32 || !tp_tensor_is_contiguous(x) || tp_tensor_numel(s) != 1 || (z && tp_tensor_numel(z) != 1))
     return 0;
   const float *X0 = tp_tensor_ptr(x);
   const float sc = (float)tp_tensor_get_f64(s, 0), zp = z ? (float)tp_tensor_get_f64(z, 0) : 0.0f;
-  const float lo = od == TP_I8 ? -128.0f : 0.0f, hi = od == TP_I8 ? 127.0f : 255.0f, big = 4194304.0f, magic = 12582912.0f;
-  const tp_kernels *K = tp_kern();
-  int64_t n0 = tp_tensor_numel(x);
-  float q8[1024]; /* x / scale by the widest division kernel this CPU has, a block at a time */
-  for (int64_t b0 = 0; b0 < n0; b0 += 1024) {
-    int64_t n = n0 - b0 < 1024 ? n0 - b0 : 1024;
-    const float *X = q8;
-    K->binary_f32(TP_KBIN_DIV, TP_KBMODE_VS, X0 + b0, &sc, q8, n);
-    void *pb = (char *)p + b0;
-    /* branch-free selects, so the compiler vectorizes the loop */
-#define QF_LOOP(T)                                                                                   \
-  for (int64_t i = 0; i < n; i++) {                                                                  \
-    float q = X[i];                                                                                  \
-    q = q == q ? q : -zp; /* NaN -> 0: -zp + zp */                                                   \
-    q = q < -big ? -big : q;                                                                         \
-    q = q > big ? big : q;                                                                           \
-    q = ((q + magic) - magic) + zp; /* rounded to an integer, half to even (no reassociation in C) */ \
-    q = q < lo ? lo : q;                                                                             \
-    q = q > hi ? hi : q;                                                                             \
-    ((T *)pb)[i] = (T)(int32_t)q;                                                                    \
-  }
-    if (od == TP_I8) QF_LOOP(int8_t) else QF_LOOP(uint8_t)
-#undef QF_LOOP
-  }
+  tp_kern()->quantize_f32(X0, sc, zp, od == TP_I8, p, tp_tensor_numel(x)); /* the ISA table's vector loop */
   return 1;
 }
 
@@ -129,16 +104,25 @@ static int dequantize_fast(const tp_tensor *x, const tp_tensor *s, const tp_tens
   return 1;
 }
 
+static tp_status check_scales(const char *op, const char *what, const tp_tensor *t);
+
+tp_status tp_quantize_into(int nin, tp_tensor *const *in, tp_tensor *y, int *done) {
+  tp_tensor *x = in[0], *s = nin > 1 ? in[1] : NULL, *z = nin > 2 ? in[2] : NULL;
+  *done = 0;
+  if (!x || !s || s->dtype != TP_F32 || (y->dtype != TP_I8 && y->dtype != TP_U8) || (z && z->dtype != y->dtype) ||
+      !tp_tensor_is_contiguous(y) || x->ndim != y->ndim || memcmp(x->shape, y->shape, sizeof(int64_t) * (size_t)x->ndim))
+    return TP_OK;
+  if (x->dtype != TP_F32 || !tp_tensor_is_contiguous(x) || tp_tensor_numel(s) != 1 || (z && tp_tensor_numel(z) != 1))
+    return TP_OK;
+  TP_TRY(check_scales("quantize", "scale", s));
+  *done = quantize_fast(x, s, z, y->dtype, tp_tensor_ptr(y));
+  return TP_OK;
+}
+
 tp_status tp_exec_quant(tp_op op, int nin, tp_tensor *const *in, const tp_desc *od, int fast, tp_tensor **out) {
   tp_tensor *x = in[0], *s = in[1], *z = nin > 2 ? in[2] : NULL, *y = NULL;
   const char *nm = tp_op_name(op);
-  int64_t ns = tp_tensor_numel(s);
-  for (int64_t k = 0; k < ns; k++) {
-    double v = tp_tensor_get_f64(s, k);
-    if (!(v > 0) || isinf(v))
-      return tp_fail(TP_ERR_INVALID_ARG, "%s: scale element %lld is %g; a scale must be finite and > 0", nm,
-                     (long long)k, v);
-  }
+  TP_TRY(check_scales(nm, "scale", s));
   TP_TRY(tp_tensor_empty(od->dtype, od->ndim, od->shape, &y));
   int64_t n = tp_tensor_numel(x);
   void *p = tp_tensor_ptr(y);

@@ -400,7 +400,11 @@ tp_status tp_qgemm_run(const tp_qgemm_packed *p, int64_t M, const uint8_t *a, in
                    "qgemm_run: %lldx%lld activations need more memory than this build can address",
                    (long long)M, (long long)K);
   size_t atile = (size_t)kgroups * mr * kg * esz;
-  size_t abytes = (atile * (size_t)mtiles + 63) / 64 * 64;
+  /* a kernel that reads whole rows of A as they are (tile_rows) packs only
+   * the last, partial tile (into slot 0); the full ones read A itself */
+  const int direct = uk->tile_rows && !uk->wide && !uk->a_xor && K % kg == 0 && K > 0;
+  const int64_t fulltiles = M / mr, aslots = direct ? (mtiles > fulltiles ? 1 : 0) : mtiles;
+  size_t abytes = (atile * (size_t)aslots + 63) / 64 * 64;
   /* one block: packed A, rowsum[M], colterm[N], mult[N] */
   size_t off_rs = abytes, off_ct = off_rs + (size_t)M * 4, off_mu = off_ct + (size_t)N * 4;
   size_t off_zb = off_mu + (size_t)N * 4;
@@ -415,8 +419,15 @@ tp_status tp_qgemm_run(const tp_qgemm_packed *p, int64_t M, const uint8_t *a, in
 
   /* the row sums of A only multiply B's zero points: none for a symmetric B */
   int symmetric = !uk->wide && !uk->b_off && p->zb_min == 0 && p->zb_max == 0;
-  for (int64_t t = 0; t < mtiles; t++)
-    pack_a_tile(uk, a, lda, M, K, za, t, kgroups, scratch + (size_t)t * atile, symmetric ? NULL : rowsum);
+  for (int64_t t = direct ? fulltiles : 0; t < mtiles; t++)
+    pack_a_tile(uk, a, lda, M, K, za, t, kgroups, scratch + (size_t)(direct ? 0 : t) * atile, symmetric ? NULL : rowsum);
+  if (direct && !symmetric) /* the row sums of the tiles read in place */
+    for (int64_t m = 0; m < fulltiles * mr; m++) {
+      const uint8_t *src = a + m * lda;
+      uint32_t rs = 0;
+      for (int64_t k = 0; k < K; k++) rs += src[k];
+      rowsum[m] = (int32_t)rs;
+    }
   /* columns: colterm = K za zb - za colsum + bias (dot4) or bias (wide), wrapping */
   for (int64_t n = 0; n < N; n++) {
     uint32_t ct = (uint32_t)p->bias[n];
@@ -445,10 +456,12 @@ tp_status tp_qgemm_run(const tp_qgemm_packed *p, int64_t M, const uint8_t *a, in
   for (int64_t pb = 0; pb < p->npanels; pb += block) {
     int64_t pe = pb + block < p->npanels ? pb + block : p->npanels;
     for (int64_t t = 0; t < mtiles; t++) {
-      const char *at = scratch + (size_t)t * atile;
+      const int in_place = direct && t < fulltiles;
+      const char *at = scratch + (size_t)(direct ? 0 : t) * atile;
       int rows = (int)(M - t * mr < mr ? M - t * mr : mr);
       for (int64_t pn = pb; pn < pe; pn++) {
-        uk->tile(kgroups, at, (const char *)p->b + (size_t)pn * p->panel_bytes, tile);
+        if (in_place) uk->tile_rows(kgroups, a + t * mr * lda, lda, (const char *)p->b + (size_t)pn * p->panel_bytes, tile);
+        else uk->tile(kgroups, at, (const char *)p->b + (size_t)pn * p->panel_bytes, tile);
         int cols = (int)(N - pn * nr < nr ? N - pn * nr : nr);
         uk->epi(&e, tile, nr, rows, cols, t * mr, pn * nr, o->c, o->ldc);
       }

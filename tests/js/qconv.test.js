@@ -170,6 +170,54 @@ test('QDQ convolutions (DequantizeLinear -> Conv -> [Relu] -> QuantizeLinear) ru
   }
 });
 
+test('dynamically quantized convolutions (DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul -> Add -> Relu) run as one qconv2d on stax, bit for bit the eager graph, and match onnxruntime-node', async () => {
+  const ort = needOrt();
+  const M = 12, C = 6;
+  const zeroes = (n) => new Float32Array(n);
+  const cases = {
+    // onnxruntime's quantize_dynamic of a Conv: uint8 weights, one scale and zero point, bias [1, M, 1, 1]
+    'uint8 weights, per tensor, relu': {
+      init: [['wq', 2, [M, C, 3, 3], Uint8Array.from(rnd(M * C * 9, 0, 255))], ['wz', 2, [], Uint8Array.of(131)],
+        ['ws', 1, [], Float32Array.of(0.0123)], ['b', 1, [1, M, 1, 1], Float32Array.from(rnd(M, -50, 50), (v) => v / 10)]],
+      tail: [['Add', ['m', 'b'], ['a']], ['Relu', ['a'], ['y']]], attrs: { pads: [1, 1, 1, 1], strides: [2, 2] } },
+    // int8 weights, a scale per output channel (onnxruntime's ConvInteger takes one weight zero point)
+    'int8 weights, per-channel scale, no relu': {
+      init: [['wq', 3, [M, C, 1, 1], Int8Array.from(rnd(M * C, -100, 100))], ['wz', 3, [], Int8Array.of(-3)],
+        ['ws', 1, [1, M, 1, 1], Float32Array.from(rnd(M, 1, 9), (v) => v / 500)], ['b', 1, [1, M, 1, 1], Float32Array.from(rnd(M, -50, 50), (v) => v / 10)]],
+      tail: [['Add', ['b', 'm'], ['y']]], attrs: {} },
+  };
+  for (const [name, { init, tail, attrs }] of Object.entries(cases)) {
+    const nodes = [['DynamicQuantizeLinear', ['x'], ['xq', 'xs', 'xz']], ['ConvInteger', ['xq', 'wq', 'xz', 'wz'], ['ci'], attrs],
+      ['Cast', ['ci'], ['cf'], { to: 1 }], ['Mul', ['xs', 'ws'], ['sc']], ['Mul', ['cf', 'sc'], ['m']], ...tail];
+    const bytes = makeModel({ opset: 13, nodes, initializers: init, inputs: [['x', 1, [2, C, 10, 9]]], outputs: [['y', 1, null]] });
+    const s = await ort.InferenceSession.create(bytes);
+    const eager = tp.onnx.load(bytes), stax = tp.onnx.load(bytes, { backend: 'stax', options: { 'stax.profile': true } });
+    try {
+      // an ordinary input, then an all-zero one (DynamicQuantizeLinear's scale is 0: the result is the bias)
+      for (const xv of [Float32Array.from(rnd(2 * C * 90, -300, 200), (v) => v / 40), zeroes(2 * C * 90)]) {
+        const want = (await s.run({ x: new ort.Tensor('float32', xv, [2, C, 10, 9]) })).y.data;
+        const e = eager.run({ x: tp.tensor(xv, { shape: [2, C, 10, 9] }) }).y.toArray();
+        const g = stax.run({ x: tp.tensor(xv, { shape: [2, C, 10, 9] }) }).y.toArray();
+        assert.equal(g.length, want.length);
+        assert.ok(want.some((v) => v !== 0), `${name}: a nonzero reference`);
+        const diff = [...g].findIndex((v, i) => !Object.is(v, e[i]));
+        assert.equal(diff, -1, `${name}: stax element ${diff} is ${g[diff]}, the eager graph ${e[diff]}`);
+        const bad = [...g].findIndex((v, i) => !(Math.abs(v - want[i]) <= 1e-6 * (1 + Math.abs(want[i]))));
+        assert.equal(bad, -1, `${name}: element ${bad} is ${g[bad]}, onnxruntime ${want[bad]}`);
+      }
+      const ex = stax.explain();
+      assert.match(ex, /op qconv2d/, `${name}: one qconv2d kernel\n${ex}`);
+      assert.doesNotMatch(ex, /op conv2d_int/, `${name}: no int32 sums left\n${ex}`);
+      // one cast: DynamicQuantizeLinear's zero point (a scalar); the sums' cast is in the epilogue
+      assert.equal((ex.match(/op cast/g) || []).length, 1, `${name}: one cast kernel\n${ex}`);
+    } finally {
+      eager.dispose();
+      stax.dispose();
+      await s.release();
+    }
+  }
+});
+
 test('tp.qconv2d refuses bad options by name and stays usable', () => {
   const x = tp.zeros([1, 2, 4, 4], { dtype: 'uint8' }), w = tp.zeros([3, 2, 3, 3], { dtype: 'int8' });
   const base = { xScale: 0.1, wScale: 0.2 };

@@ -33,6 +33,10 @@ typedef struct tp_kernels {
   void (*binary_f32)(int op, int mode, const float *a, const float *b, float *y, int64_t n);
   float (*sum_f32)(const float *a, int64_t n);
   float (*max_f32)(const float *a, int64_t n);
+  float (*min_f32)(const float *a, int64_t n); /* NaN propagating: the last NaN of a */
+  /* y = saturate(round_half_even(x / scale) + zp) as int8 (s8) or uint8
+   * bytes, NaN -> 0 (ONNX QuantizeLinear, one scale and zero point) */
+  void (*quantize_f32)(const float *x, float scale, float zp, int s8, void *y, int64_t n);
   /* In place over one row: y = softmax(y) or log_softmax(y). */
   void (*softmax_f32)(float *y, int64_t n, int log);
   /* C[M,N] = A[M,K] B[K,N] (+ bias[N]), any element strides (packing makes

@@ -69,6 +69,10 @@ typedef struct tp_qgemm_ukernel {
    * stride lda, all rows present) into the tile layout (minus za when
    * wide); NULL: the portable loop (src/runtime/qgemm.c) does it. */
   void (*pack_a)(const uint8_t *a, int64_t lda, int64_t groups, int32_t za, void *dst);
+  /* Optional (dot4, a_xor 0): tile's sums read straight from mr rows of A
+   * (row stride lda, kgroups whole groups each, all rows present), no
+   * packing: a row's group g is the 4 bytes at a + r lda + 4 g. NULL: none. */
+  void (*tile_rows)(int64_t kgroups, const uint8_t *a, int64_t lda, const void *b, int32_t *c);
 } tp_qgemm_ukernel;
 
 extern const tp_qgemm_ukernel tp_qgemm_ukernel_scalar;

@@ -320,8 +320,18 @@ static float FN(tp_f32_rsum_ukernel)(const float *a, int64_t n) {
 
 static float FN(tp_f32_rmax_ukernel)(const float *a, int64_t n) {
   if (n <= 0) return -INFINITY;
-  vf m = splat(a[0]);
+  vf m = splat(a[0]), m1 = m, m2 = m, m3 = m;
   int64_t i = 0;
+  for (; i + 4 * VW <= n; i += 4 * VW) { /* four chains: the compare-select's latency hidden */
+    vf x0 = ld(a + i), x1 = ld(a + i + VW), x2 = ld(a + i + 2 * VW), x3 = ld(a + i + 3 * VW);
+    m = sel((x0 > m) | (x0 != x0), x0, m);
+    m1 = sel((x1 > m1) | (x1 != x1), x1, m1);
+    m2 = sel((x2 > m2) | (x2 != x2), x2, m2);
+    m3 = sel((x3 > m3) | (x3 != x3), x3, m3);
+  }
+  m = sel((m1 > m) | (m1 != m1), m1, m);
+  m = sel((m2 > m) | (m2 != m2), m2, m);
+  m = sel((m3 > m) | (m3 != m3), m3, m);
   for (; i + VW <= n; i += VW) {
     vf x = ld(a + i);
     m = sel((x > m) | (x != x), x, m);
@@ -330,6 +340,84 @@ static float FN(tp_f32_rmax_ukernel)(const float *a, int64_t n) {
   for (int k = 1; k < VW; k++) r = (m[k] > r || m[k] != m[k]) ? m[k] : r;
   for (; i < n; i++) r = (a[i] > r || a[i] != a[i]) ? a[i] : r;
   return r;
+}
+
+/* min, NaN propagating: with a NaN anywhere the last NaN of a (the
+ * sequential loop's answer), found by a backward scan only then. */
+static float FN(tp_f32_rmin_ukernel)(const float *a, int64_t n) {
+  if (n <= 0) return INFINITY;
+  vf m = splat(a[0]), m1 = m, m2 = m, m3 = m;
+  vi nan = m != m;
+  int64_t i = 0;
+  for (; i + 4 * VW <= n; i += 4 * VW) { /* four chains, as rmax */
+    vf x0 = ld(a + i), x1 = ld(a + i + VW), x2 = ld(a + i + 2 * VW), x3 = ld(a + i + 3 * VW);
+    nan |= (x0 != x0) | (x1 != x1) | (x2 != x2) | (x3 != x3);
+    m = sel(x0 < m, x0, m);
+    m1 = sel(x1 < m1, x1, m1);
+    m2 = sel(x2 < m2, x2, m2);
+    m3 = sel(x3 < m3, x3, m3);
+  }
+  m = sel(m1 < m, m1, m);
+  m = sel(m2 < m, m2, m);
+  m = sel(m3 < m, m3, m);
+  for (; i + VW <= n; i += VW) {
+    vf x = ld(a + i);
+    nan |= x != x;
+    m = sel(x < m, x, m);
+  }
+  int any = 0;
+  float r = m[0];
+  for (int k = 0; k < VW; k++) any |= nan[k] != 0, r = m[k] < r ? m[k] : r;
+  for (; i < n; i++) any |= a[i] != a[i], r = a[i] < r ? a[i] : r;
+  if (any)
+    for (i = n - 1; i >= 0; i--)
+      if (a[i] != a[i]) return a[i];
+  return r;
+}
+
+/* ONNX QuantizeLinear of float32 with one scale and zero point (exact:
+ * the same float32 operations per element on every ISA):
+ * q = saturate(round_half_even(x / scale) + zp), NaN -> zp; int8 (s8) or
+ * uint8 bytes. The rounding adds and subtracts 1.5 * 2^23 after clamping
+ * to +-2^22 (beyond which everything saturates anyway). */
+static inline float FN(quant_one)(float q, float zp, float lo, float hi) {
+  const float big = 4194304.0f, magic = 12582912.0f;
+  q = q == q ? q : -zp;
+  q = q < -big ? -big : q;
+  q = q > big ? big : q;
+  q = ((q + magic) - magic) + zp;
+  q = q < lo ? lo : q;
+  return q > hi ? hi : q;
+}
+static void FN(tp_f32_quantize_ukernel)(const float *x, float scale, float zp, int s8, void *y, int64_t n) {
+  const float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f;
+  const vf vs = splat(scale), vz = splat(zp), vnz = splat(-zp), vlo = splat(lo), vhi = splat(hi);
+  const vf vbig = splat(4194304.0f), vnbig = splat(-4194304.0f), vmagic = splat(12582912.0f);
+  int64_t i = 0;
+  for (; i + VW <= n; i += VW) {
+    vf q = ld(x + i) / vs;
+    q = sel(q == q, q, vnz);
+    q = sel(q < vnbig, vnbig, q);
+    q = sel(q > vbig, vbig, q);
+    q = ((q + vmagic) - vmagic) + vz;
+    q = sel(q < vlo, vlo, q);
+    q = sel(q > vhi, vhi, q);
+    vi qi = __builtin_convertvector(q, vi); /* exact: whole numbers in [-128, 255] */
+    if (s8) {
+      typedef int8_t vb __attribute__((vector_size(VW)));
+      vb b = __builtin_convertvector(qi, vb);
+      memcpy((int8_t *)y + i, &b, VW);
+    } else {
+      typedef uint8_t vb __attribute__((vector_size(VW)));
+      vb b = __builtin_convertvector(qi, vb);
+      memcpy((uint8_t *)y + i, &b, VW);
+    }
+  }
+  for (; i < n; i++) {
+    float q = FN(quant_one)(x[i] / scale, zp, lo, hi);
+    if (s8) ((int8_t *)y)[i] = (int8_t)(int32_t)q;
+    else ((uint8_t *)y)[i] = (uint8_t)(int32_t)q;
+  }
 }
 
 static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
@@ -817,6 +905,8 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .binary_f32 = FN(tp_f32_vbinary_ukernel),
     .sum_f32 = FN(tp_f32_rsum_ukernel),
     .max_f32 = FN(tp_f32_rmax_ukernel),
+    .min_f32 = FN(tp_f32_rmin_ukernel),
+    .quantize_f32 = FN(tp_f32_quantize_ukernel),
     .softmax_f32 = FN(tp_f32_softmax_ukernel),
     .gemm_f32 = GEMM_F32,
     .gemm_pack_b_size = GEMM_PACK_B_SIZE,

@@ -848,6 +848,140 @@ static void test_qlinear(void) {
   }
 }
 
+/* qlinear's dynamic ConvInteger pattern (onnxruntime's quantize_dynamic:
+ * conv2d_int -> cast -> mul(x_scale * w_scale) -> add(bias [1,M,1,1]) ->
+ * relu) becomes one qconv2d with a float output, bit for bit the graph's;
+ * per tensor and per channel, int8 and uint8 weights, an x_scale of 0
+ * (DynamicQuantizeLinear's scale of an all-zero input: the bias); a
+ * pattern whose sums are also an output is left alone. */
+static void test_qlinear_conv(void) {
+  static const char *const texts[3] = {
+      "tpgraph v1\n%x = placeholder : u8[2,5,9,11]\n%xz = placeholder : u8[]\n%xs = placeholder : f32[]\n"
+      "%w = get_attr \"w\" : u8[6,5,3,3]\n%wz = get_attr \"wz\" : u8[]\n%ws = get_attr \"ws\" : f32[]\n"
+      "%b = get_attr \"b\" : f32[1,6,1,1]\n"
+      "%0 = conv2d_int(%x, %w, %xz, %wz, window=[2,2,1,1,1,1,1,1], groups=1) : i32[2,6,5,6]\n"
+      "%1 = cast(%0, dtype=f32) : f32[2,6,5,6]\n"
+      "%2 = mul(%xs, %ws) : f32[]\n%3 = mul(%1, %2) : f32[2,6,5,6]\n%4 = add(%3, %b) : f32[2,6,5,6]\n"
+      "%5 = relu(%4) : f32[2,6,5,6]\noutput(%5)\n",
+      "tpgraph v1\n%x = placeholder : u8[2,5,9,11]\n%xz = placeholder : u8[]\n%xs = placeholder : f32[]\n"
+      "%w = get_attr \"w\" : i8[6,5,1,1]\n%wz = get_attr \"wz\" : i8[6]\n%ws = get_attr \"ws\" : f32[1,6,1,1]\n"
+      "%b = get_attr \"b\" : f32[6,1,1]\n"
+      "%0 = conv2d_int(%x, %w, %xz, %wz, window=[1,1,0,0,0,0,1,1], groups=1) : i32[2,6,9,11]\n"
+      "%1 = cast(%0, dtype=f32) : f32[2,6,9,11]\n"
+      "%2 = mul(%ws, %xs) : f32[1,6,1,1]\n%3 = mul(%2, %1) : f32[2,6,9,11]\n%4 = add(%b, %3) : f32[2,6,9,11]\n"
+      "output(%4)\n",
+      "tpgraph v1\n%x = placeholder : u8[2,5,9,11]\n%xz = placeholder : u8[]\n%xs = placeholder : f32[]\n"
+      "%w = get_attr \"w\" : u8[6,5,3,3]\n%wz = get_attr \"wz\" : u8[]\n%ws = get_attr \"ws\" : f32[]\n"
+      "%b = get_attr \"b\" : f32[1,6,1,1]\n"
+      "%0 = conv2d_int(%x, %w, %xz, %wz, window=[2,2,1,1,1,1,1,1], groups=1) : i32[2,6,5,6]\n"
+      "%1 = cast(%0, dtype=f32) : f32[2,6,5,6]\n"
+      "%2 = mul(%xs, %ws) : f32[]\n%3 = mul(%1, %2) : f32[2,6,5,6]\n%4 = add(%3, %b) : f32[2,6,5,6]\n"
+      "output(%4, %0)\n"};
+  for (int t = 0; t < 3; t++) {
+    tp_graph *g = parse(texts[t]);
+    if (!g) continue;
+    int64_t sw[4] = {6, 5, t == 1 ? 1 : 3, t == 1 ? 1 : 3}, s6[1] = {6}, sx[4] = {2, 5, 9, 11};
+    int64_t sb[4] = {1, 6, 1, 1};
+    tp_dtype wd = t == 1 ? TP_I8 : TP_U8;
+    struct { const char *name; tp_tensor *v; } cs[4] = {
+        {"w", rand_of(wd, 4, sw, 50, t == 1 ? 0 : 128, 80)},
+        {"wz", t == 1 ? rand_of(TP_I8, 1, s6, 3, 0, 81) : rand_of(TP_U8, 0, NULL, 0, 131, 81)},
+        {"ws", t == 1 ? rand_of(TP_F32, 4, sb, 0.001, 0.01, 82) : rand_of(TP_F32, 0, NULL, 0, 0.0123, 82)},
+        {"b", rand_of(TP_F32, t == 1 ? 3 : 4, t == 1 ? sb + 1 : sb, 1, 0, 83)}};
+    for (int q = 0; q < 4; q++) {
+      tp_graph_set_val(g, tp_graph_find(g, cs[q].name), cs[q].v);
+      tp_tensor_release(cs[q].v);
+    }
+    tp_graph *pg = NULL;
+    CHECK(tp_run_passes(g, 0, NULL, NULL, &pg) == TP_OK);
+    int qc = 0, ci = 0;
+    for (int i = 0; pg && i < pg->n; i++)
+      if (pg->nodes[i].kind == TP_NODE_CALL) qc += pg->nodes[i].op == TP_OP_QCONV2D, ci += pg->nodes[i].op == TP_OP_CONV2D_INT;
+    CHECKF(t < 2 ? qc == 1 && ci == 0 : qc == 0 && ci == 1, "qlinear conv case %d: %d qconv2d, %d conv2d_int", t, qc, ci);
+    tp_graph_free(pg);
+    tp_plan *pl = NULL;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("qlinear conv case %d: %s", t, tp_last_error());
+    for (int xs0 = 0; xs0 < 2; xs0++) { /* x_scale 0.02, then 0 */
+      tp_tensor *in[3] = {rand_of(TP_U8, 4, sx, 60, 128, 84), NULL, NULL}, *e[2] = {0}, *y[2] = {0};
+      tp_full(TP_U8, 0, NULL, 120, &in[1]);
+      tp_full(TP_F32, 0, NULL, xs0 ? 0.0 : 0.02, &in[2]);
+      int ne = 0, ny = 0;
+      CHECK(tp_graph_run(g, 3, in, 2, e, &ne) == TP_OK);
+      if (!pl || tp_plan_run(pl, 3, in, 2, y, &ny) != TP_OK) FAILF("qlinear conv case %d: %s", t, tp_last_error());
+      CHECK(ne == ny && ne >= 1);
+      int nonzero = 0;
+      for (int o = 0; o < ne && o < ny; o++) {
+        int64_t cnt = tp_tensor_numel(e[o]);
+        for (int64_t i = 0; i < cnt; i++) {
+          double a = tp_tensor_get_f64(e[o], i), b = tp_tensor_get_f64(y[o], i);
+          nonzero += a != 0;
+          if (a != b) { /* bit for bit: the same float32 operations */
+            FAILF("qlinear conv case %d (x_scale %s) output %d element %lld: stax %.9g, graph %.9g", t, xs0 ? "0" : "0.02", o,
+                  (long long)i, b, a);
+            break;
+          }
+        }
+      }
+      CHECK(nonzero > 0); /* not a vacuous comparison */
+      for (int o = 0; o < 2; o++) tp_tensor_release(e[o]), tp_tensor_release(y[o]);
+      for (int k = 0; k < 3; k++) tp_tensor_release(in[k]);
+    }
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
+/* A plan's quantize, gather and concat kernels write into the arena
+ * (tp_exec_into): the same values as the graph executor's; a quantize
+ * scale fed at run time is still checked (named), and the plan stays
+ * usable. */
+static void test_into_arena(void) {
+  const char *text =
+      "tpgraph v1\n%x = placeholder : f32[3,5,40]\n%s = placeholder : f32[]\n%z = placeholder : u8[]\n"
+      "%i = get_attr \"i\" : i64[7]\n"
+      "%0 = relu(%x) : f32[3,5,40]\n%1 = gather(%0, %i, dim=2) : f32[3,5,7]\n%2 = gather(%0, %i, dim=1) : f32[3,7,40]\n"
+      "%3 = concat(%1, %1, dim=2) : f32[3,5,14]\n%4 = quantize(%0, %s, %z, dtype=u8) : u8[3,5,40]\n"
+      "output(%3, %2, %4)\n";
+  tp_graph *g = parse(text);
+  if (!g) return;
+  int64_t si[1] = {7}, sx[3] = {3, 5, 40};
+  tp_tensor *idx = NULL;
+  const int64_t iv[7] = {4, 0, -1, 2, 2, 3, 1};
+  tp_tensor_new(TP_I64, 1, si, iv, &idx);
+  tp_graph_set_val(g, tp_graph_find(g, "i"), idx);
+  tp_tensor_release(idx);
+  tp_plan *pl = NULL;
+  if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("into arena: %s", tp_last_error());
+  for (int round = 0; round < 3; round++) {
+    tp_tensor *in[3] = {rand_of(TP_F32, 3, sx, 2, 0.5, 90 + round), NULL, NULL}, *e[3] = {0}, *y[3] = {0};
+    tp_full(TP_F32, 0, NULL, round == 1 ? 0.0 : 0.0173, &in[1]);
+    tp_full(TP_U8, 0, NULL, 7, &in[2]);
+    int ne = 0, ny = 0;
+    tp_status s = pl ? tp_plan_run(pl, 3, in, 3, y, &ny) : TP_ERR_INTERNAL;
+    if (round == 1) { /* scale 0: refused by name */
+      CHECK(s != TP_OK);
+      CHECKF(s != TP_OK && strstr(tp_last_error(), "quantize: scale element 0 is 0"), "into arena: %s", tp_last_error());
+      tp_clear_error();
+    } else {
+      CHECK(s == TP_OK);
+      CHECK(tp_graph_run(g, 3, in, 3, e, &ne) == TP_OK);
+      CHECK(ne == 3 && ny == 3);
+      for (int o = 0; o < ne && o < ny; o++) {
+        int64_t cnt = tp_tensor_numel(e[o]), same = 0;
+        for (int64_t i = 0; i < cnt; i++) same += tp_tensor_get_f64(e[o], i) == tp_tensor_get_f64(y[o], i);
+        CHECKF(same == cnt && cnt > 0, "into arena output %d: %lld of %lld equal", o, (long long)same, (long long)cnt);
+      }
+      /* hand check: out 0 [n, c, j] = relu(x)[n, c, iv[j % 7]] */
+      double xv = tp_tensor_get_f64(in[0], (1 * 5 + 2) * 40 + 39), want = xv > 0 ? xv : 0;
+      CHECK(y[0] && tp_tensor_get_f64(y[0], (1 * 5 + 2) * 14 + 9) == want); /* j = 9: iv[2] = -1 -> 39 */
+    }
+    for (int o = 0; o < 3; o++) tp_tensor_release(e[o]), tp_tensor_release(y[o]);
+    for (int k = 0; k < 3; k++) tp_tensor_release(in[k]);
+  }
+  tp_plan_free(pl);
+  tp_graph_free(g);
+}
+
 /* max-autotune: GEMM blockings are timed at plan time, results unchanged,
  * the choice cached per shape unless caches are off. */
 static void test_autotune(void) {
@@ -905,6 +1039,8 @@ int main(void) {
   test_row_map();
   test_conv_bn();
   test_qlinear();
+  test_qlinear_conv();
+  test_into_arena();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;

@@ -55,6 +55,29 @@ static void cases_quant(tp_op op) {
     snprintf(lbl, sizeof lbl, "%s scale, %s zero point", per_axis ? "per-axis" : "one", with_zp ? "a" : "no");
     run_case(lbl, op, 3, in, &at);
   }
+  /* long rows (the ISA table's vector loop, quantize_f32, and its tail): halves that tie (x / scale =
+   * k + 0.5), values past the saturation range and past 2^22, NaN, +-inf, -0; uint8 and int8 */
+  if (op == TP_OP_QUANTIZE)
+    for (int c = 0; c < 2; c++) {
+      static const int64_t n1[1] = {1031};
+      float xv[1031];
+      for (int i = 0; i < 1031; i++) xv[i] = (float)(i % 611) * 0.25f - 76.0f;
+      xv[5] = NAN, xv[77] = INFINITY, xv[78] = -INFINITY, xv[300] = -0.0f, xv[301] = 3e9f, xv[302] = -3e9f, xv[1030] = NAN;
+      tp_tensor *in[3] = {NULL, NULL, NULL};
+      tp_tensor_new(TP_F32, 1, n1, xv, &in[0]);
+      float sc = 0.5f;
+      tp_tensor_new(TP_F32, 0, NULL, &sc, &in[1]);
+      if (c) {
+        int8_t z = -3;
+        tp_tensor_new(TP_I8, 0, NULL, &z, &in[2]);
+      } else {
+        uint8_t z = 131;
+        tp_tensor_new(TP_U8, 0, NULL, &z, &in[2]);
+      }
+      tp_attrs at;
+      tp_attrs_init(&at);
+      run_case(c ? "1031 values, int8, ties and specials" : "1031 values, uint8, ties and specials", op, 3, in, &at);
+    }
   /* per first-dim scale and zero point ([3, 1]: a weight's output channels), int8 x, and a strided x (the
    * eager fast paths' other layouts, and one they leave to the loop) */
   static const int64_t s31[2] = {3, 1};

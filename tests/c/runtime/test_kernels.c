@@ -844,6 +844,51 @@ static void gemm_edges(void) {
 }
 
 /* ---- special values against libm ---- */
+/* The table's row max / min (max_f32, min_f32: four vector chains, then
+ * one, then scalars) on every ISA against a sequential loop: lengths around
+ * every chain and vector edge, the extreme at every position, NaN anywhere
+ * (min_f32 gives the last NaN, bit for bit; max_f32 a NaN), -0 and +0. */
+static void row_min_max(void) {
+  float a[160];
+  const tp_kernels *K = tp_kern();
+  for (int n = 1; n <= 160; n += n < 40 ? 1 : 7)
+    for (int pos = -1; pos < n; pos += pos < 0 ? 1 : (n > 40 ? 5 : 1))
+      for (int kind = 0; kind < 3; kind++) { /* the extreme at pos; a NaN at pos; a second NaN too */
+        for (int i = 0; i < n; i++) a[i] = (float)((i * 37 % 23) - 11) * 0.25f + (i % 3 == 0 ? -0.0f : 0.0f);
+        uint32_t nanbits = 0x7fc00000u | (uint32_t)(pos + 1), nan2 = 0xffc00000u | 7u;
+        if (pos >= 0 && kind == 0) a[pos] = pos % 2 ? 100.0f : -100.0f;
+        if (pos >= 0 && kind >= 1) memcpy(&a[pos], &nanbits, 4);
+        if (pos >= 0 && kind == 2) memcpy(&a[pos / 2 == pos ? 0 : pos / 2], &nan2, 4);
+        float mx = a[0], mn = a[0];
+        int last_nan = -1;
+        for (int i = 0; i < n; i++) {
+          if (a[i] != a[i]) last_nan = i;
+          mx = (a[i] > mx || a[i] != a[i]) ? a[i] : mx;
+          mn = (a[i] < mn || a[i] != a[i]) ? a[i] : mn;
+        }
+        float gx = K->max_f32(a, n), gn = K->min_f32(a, n);
+        ncompares += 2;
+        if (last_nan >= 0) {
+          uint32_t want, got;
+          memcpy(&want, &a[last_nan], 4);
+          memcpy(&got, &gn, 4);
+          if (got != want) FAILF("%s min_f32 n %d NaN at %d: bits %08x, want the last NaN %08x", tp_isa_name(), n, pos, got, want);
+          if (gx == gx) FAILF("%s max_f32 n %d NaN at %d: %g, want a NaN", tp_isa_name(), n, pos, gx);
+        } else {
+          if (gx != mx) FAILF("%s max_f32 n %d extreme at %d: %g, want %g", tp_isa_name(), n, pos, gx, mx);
+          if (gn != mn) FAILF("%s min_f32 n %d extreme at %d: %g, want %g", tp_isa_name(), n, pos, gn, mn);
+        }
+      }
+}
+
+static void row_min_max_all(void) {
+  for (int i = 0; i < nisas; i++) {
+    if (tp_set_isa(isas[i]) != TP_OK) continue;
+    row_min_max();
+  }
+  tp_set_isa("best");
+}
+
 static void special_values(void) {
   static const float sv[] = {INFINITY, -INFINITY, NAN, -0.0f, 0.0f, 1.0f, -1.0f, 1e-30f, -1e-30f,
                              1e30f, -1e30f, FLT_MAX, -FLT_MAX, FLT_MIN, 1.5e-38f, 88.0f, 88.5f,
@@ -986,6 +1031,7 @@ int main(void) {
   isolated("bit-identity", bitexact_across_isas);
   isolated("gemm edges", gemm_edges);
   isolated("special values", special_values);
+  isolated("row min / max", row_min_max_all);
 
   if (tp_set_isa("best") != TP_OK) FAILF("tp_set_isa(best) failed");
   if (tp_live_tensors() != live0)
