@@ -1319,7 +1319,10 @@ tp_status tp_exec_into(tp_op op, int nin, tp_tensor *const *in, const tp_attrs *
     return TP_OK;
   }
   if (op == TP_OP_QUANTIZE) return tp_quantize_into(nin, in, y, done);
-  if (op == TP_OP_GATHER && nin == 2 && in[0] && in[1] && in[0]->dtype == y->dtype) {
+  /* (indices of int32 / int64 only: tp_op_call converts the other integer
+   * dtypes before read_indices sees them) */
+  if (op == TP_OP_GATHER && nin == 2 && in[0] && in[1] && in[0]->dtype == y->dtype &&
+      (in[1]->dtype == TP_I32 || in[1]->dtype == TP_I64)) {
     tp_desc want, dx, di;
     tp_desc_of(in[0], &dx);
     tp_desc_of(in[1], &di);
