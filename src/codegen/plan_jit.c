@@ -23,11 +23,15 @@
  * PAR_GEMM_FLOPS (docs/benchmarks-threads.md, threads-wasm). */
 #define SPLIT_GEMM_FLOPS 4000000
 /* A generated pointwise or row kernel splits its rows (split_rows) in
- * chunks of at least this many elements (2 x that in all), a row kernel
- * counting SPLIT_ROW_COST more per row: the executor's PAR_PW_ELEMS,
- * PAR_ROW_ELEMS and PAR_ROW_COST. */
-#define SPLIT_PW_ELEMS 32768
-#define SPLIT_ROW_ELEMS 16384
+ * chunks of at least SPLIT_MAP_WORK (2 x that in all): elements weighted
+ * by the kernel's work per element (1, plus SPLIT_UNARY_WEIGHT per unary
+ * function such as exp or tanh), a row kernel counting SPLIT_ROW_COST more
+ * elements per row. Measured in Node (W4 on the threads core): handing
+ * work to a worker costs tens of microseconds, so W4's layer norms (32 K
+ * elements, about 18 us) got 3x slower split; its softmax (64 K elements
+ * with an exp each, 0.37 ms) and GELU gain. */
+#define SPLIT_MAP_WORK 1048576
+#define SPLIT_UNARY_WEIGHT 16
 #define SPLIT_ROW_COST 48
 #if defined(TP_WASM_THREADS)
 #define SPLIT_ROWS 1
@@ -355,8 +359,14 @@ static tp_status jit_prepare(tp_plan *pl, int flags, void **state) {
         tp_kir_prep pr;
         tp_kir_prepare(kk, &pr);
         int64_t rows = tp_emit_map_rows(kk, &pr, !eo.params), total = tp_shape_numel(pr.nd, pr.shape);
-        int64_t per_row = total / (rows ? rows : 1) + (kk->kind == TP_KK_ROW ? SPLIT_ROW_COST : 0);
-        int64_t least = kk->kind == TP_KK_ROW ? SPLIT_ROW_ELEMS : SPLIT_PW_ELEMS;
+        int64_t per_row = total / (rows ? rows : 1) + (kk->kind == TP_KK_ROW ? SPLIT_ROW_COST : 0), weight = 1;
+        int nexpr = kk->kind == TP_KK_ROW ? kk->nphases : 1;
+        for (int q = 0; q < nexpr; q++) {
+          const tp_kir_expr *x = kk->kind == TP_KK_ROW ? &kk->phases[q].expr : &kk->expr;
+          for (int i = 0; i < x->n; i++) weight += x->ins[i].op == TP_KI_UNARY ? SPLIT_UNARY_WEIGHT : 0;
+        }
+        per_row *= weight;
+        int64_t least = SPLIT_MAP_WORK;
         if (rows < 2 || rows * per_row < 2 * least) continue;
         if (!st->split && (st->split = tp_alloc((size_t)p->nkernels))) memset(st->split, 0, (size_t)p->nkernels);
         if (!st->rows && (st->rows = tp_alloc(sizeof(int64_t) * 2 * (size_t)p->nkernels)))

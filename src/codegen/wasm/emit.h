@@ -85,7 +85,8 @@ tp_status tp_emit_gemm_variants(const tp_kir_program *p, const tp_emit_options *
 
 /* The loop nest a generated pointwise or row kernel runs: pr itself, or
  * with rows_1d a 1-D pointwise kernel of many elements viewed as rows
- * [n / C, C] (C in 256..4096 dividing n), so its rows can split. The
+ * [n / C, C] (C in 256..4096 dividing n), and a row kernel's outer dims
+ * merged (size-1 ones dropped), so its rows can split. The
  * emitter views so with split_rows and no parameter block (the choice of C
  * depends on n: a module shared over sizes keeps such kernels whole). */
 void tp_emit_map_view(const tp_kir_kernel *k, const tp_kir_prep *pr, int rows_1d, tp_kir_prep *view);

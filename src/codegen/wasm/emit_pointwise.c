@@ -325,6 +325,35 @@ static void nest(em *e, kctx *c, int d, const int64_t *out_st) {
 
 void tp_emit_map_view(const tp_kir_kernel *k, const tp_kir_prep *pr, int rows_1d, tp_kir_prep *v) {
   *v = *pr;
+  if (rows_1d && k->kind == TP_KK_ROW && pr->nd > 2) {
+    /* a row kernel keeps its dims (tp_kir_prepare): its outer dims merged
+     * where every load allows and size-1 ones dropped, so that the rows
+     * of [1, 4, 128, 128] (W4's softmax) are 512, not 1 */
+    int m = 0, nd = pr->nd;
+    for (int d = 0; d < nd - 1; d++) {
+      if (pr->shape[d] == 1) continue;
+      int ok = m > 0;
+      for (int s = 0; s < k->nin && ok; s++)
+        if (v->st[s][m - 1] != pr->st[s][d] * pr->shape[d]) ok = 0;
+      if (ok) {
+        v->shape[m - 1] *= pr->shape[d];
+        for (int s = 0; s < k->nin; s++) v->st[s][m - 1] = pr->st[s][d];
+        continue;
+      }
+      v->shape[m] = pr->shape[d];
+      for (int s = 0; s < k->nin; s++) v->st[s][m] = pr->st[s][d];
+      m++;
+    }
+    if (m == 0) {
+      v->shape[0] = 1;
+      for (int s = 0; s < k->nin; s++) v->st[s][0] = 0;
+      m = 1;
+    }
+    v->shape[m] = pr->shape[nd - 1];
+    for (int s = 0; s < k->nin; s++) v->st[s][m] = pr->st[s][nd - 1];
+    v->nd = m + 1;
+    return;
+  }
   if (!rows_1d || k->kind != TP_KK_POINTWISE || pr->nd != 1) return;
   int64_t n = pr->shape[0];
   for (int s = 0; s < k->nin; s++)
