@@ -110,9 +110,10 @@ out:
 }
 
 /* A float16-weight GEMM large enough to split over threads: 1 to 4
- * threads give the same bits (2 and 4 threads take the 2-D split: 128 rows
- * are 120 in row blocks and 8 split by columns; 3 threads 108 + 20), and
- * 1 thread matches the oracle (one_case's tolerance). */
+ * threads give the same bits (each count takes the 2-D split: on 2 threads
+ * 60 + 60 rows in row blocks and the 10 left split by columns, on 3 threads
+ * 36 each and 22, on 4 threads 24 each and 34), and 1 thread matches the
+ * oracle (one_case's tolerance). */
 static void threads_case(void) {
   tp_graph *g = parse("tpgraph v1\n%x = placeholder : f32[130,256]\n%w = get_attr \"w\" : f16[256,320]\n"
                       "%0 = cast(%w, dtype=f32) : f32[256,320]\n%1 = matmul(%x, %0) : f32[130,320]\noutput(%1)\n");
