@@ -848,6 +848,23 @@ static int one_or_channels(const tp_node *n, int64_t M) {
   return k == 1 || (k == M && d >= 3 && d <= 4 && n->desc.shape[d - 3] == M);
 }
 
+/* The scale s_idx of a dynamic pattern into q->sa (one value) and q->sb
+ * (one value or one per output: `fits`): mul(sa, sb) of float32 operands in
+ * either order, or one tensor. 0 when it is neither. */
+static int split_scale(const tp_graph *g, int s_idx, int64_t n, int (*fits)(const tp_node *, int64_t), qmatch *q) {
+  const tp_node *sn = &g->nodes[s_idx];
+  const tp_node *s0 = is_call(sn) && sn->op == TP_OP_MUL && sn->nargs == 2 ? arg_node(g, sn, 0) : NULL;
+  const tp_node *s1 = s0 ? arg_node(g, sn, 1) : NULL;
+  int both = s0 && s1 && s0->desc.dtype == TP_F32 && s1->desc.dtype == TP_F32;
+  if (both && numel_of(s0) == 1 && fits(s1, n)) q->sa = sn->args[0].node, q->sb = sn->args[1].node;
+  else if (both && numel_of(s1) == 1 && fits(s0, n)) q->sa = sn->args[1].node, q->sb = sn->args[0].node;
+  else if (numel_of(sn) == 1) q->sa = s_idx;
+  else if (fits(sn, n)) q->sb = s_idx;
+  else return 0;
+  return 1;
+}
+
+
 /* ConvInteger's dynamic pattern (onnxruntime's quantize_dynamic of a Conv:
  * DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul(x_scale * w_scale)
  * (-> Add bias [1, M, 1, 1]) (-> Relu)), the conv2d_int at ci and the
@@ -857,22 +874,14 @@ static int one_or_channels(const tp_node *n, int64_t M) {
  * becomes one qconv2d with a float output: (float)acc * (sa * sb[m]) +
  * bias[m], the pattern's float32 operations, so bit for bit the same. */
 static int match_dyn_conv(const tp_graph *g, int ci, int s_idx, qmatch *q) {
-  const tp_node *n = &g->nodes[ci], *x = arg_node(g, n, 0), *w = arg_node(g, n, 1), *sn = &g->nodes[s_idx];
+  const tp_node *n = &g->nodes[ci], *x = arg_node(g, n, 0), *w = arg_node(g, n, 1);
   if (!x || !w || x->desc.ndim != 4 || w->desc.ndim != 4) return 0; /* (a bias comes only with a float output) */
   if ((x->desc.dtype != TP_I8 && x->desc.dtype != TP_U8) || (w->desc.dtype != TP_I8 && w->desc.dtype != TP_U8)) return 0;
   int64_t M = w->desc.shape[0];
   const tp_node *za = arg_node(g, n, 2), *zb = arg_node(g, n, 3);
   if ((n->nargs > 2 && n->args[2].kind != TP_ARG_NONE && !za) || (n->nargs > 3 && n->args[3].kind != TP_ARG_NONE && !zb)) return 0;
   if ((za && numel_of(za) != 1) || (zb && !one_or_rows(zb, M))) return 0;
-  const tp_node *s0 = is_call(sn) && sn->op == TP_OP_MUL && sn->nargs == 2 ? arg_node(g, sn, 0) : NULL;
-  const tp_node *s1 = s0 ? arg_node(g, sn, 1) : NULL;
-  if (s0 && s1 && s0->desc.dtype == TP_F32 && s1->desc.dtype == TP_F32 && numel_of(s0) == 1 && one_or_channels(s1, M))
-    q->sa = sn->args[0].node, q->sb = sn->args[1].node;
-  else if (s0 && s1 && s0->desc.dtype == TP_F32 && s1->desc.dtype == TP_F32 && numel_of(s1) == 1 && one_or_channels(s0, M))
-    q->sa = sn->args[1].node, q->sb = sn->args[0].node;
-  else if (numel_of(sn) == 1) q->sa = s_idx;
-  else if (one_or_channels(sn, M)) q->sb = s_idx;
-  else return 0;
+  if (!split_scale(g, s_idx, M, one_or_channels, q)) return 0;
   if (q->bias >= 0) {
     const tp_node *b = &g->nodes[q->bias];
     if (b->desc.dtype != TP_F32 || numel_of(b) != M || !one_or_channels(b, M)) return 0;
@@ -945,15 +954,7 @@ static int match_qlinear(const tp_graph *g, const int *users, int i, qmatch *q, 
   q->za = za ? n->args[2].node : -1, q->zb = zb ? n->args[3].node : -1;
   /* the scale: mul(sa, sb) (sa one value) or one tensor */
   int s_idx = m->args[1 - cside].node;
-  const tp_node *s0 = is_call(sn) && sn->op == TP_OP_MUL && sn->nargs == 2 ? arg_node(g, sn, 0) : NULL;
-  const tp_node *s1 = s0 ? arg_node(g, sn, 1) : NULL;
-  if (s0 && s1 && s0->desc.dtype == TP_F32 && s1->desc.dtype == TP_F32 && numel_of(s0) == 1 && one_or_cols(s1, N))
-    q->sa = sn->args[0].node, q->sb = sn->args[1].node;
-  else if (s0 && s1 && s0->desc.dtype == TP_F32 && s1->desc.dtype == TP_F32 && numel_of(s1) == 1 && one_or_cols(s0, N))
-    q->sa = sn->args[1].node, q->sb = sn->args[0].node;
-  else if (numel_of(sn) == 1) q->sa = s_idx;
-  else if (one_or_cols(sn, N)) q->sb = s_idx;
-  else return 0;
+  if (!split_scale(g, s_idx, N, one_or_cols, q)) return 0;
   if (q->bias >= 0) {
     const tp_node *b = &g->nodes[q->bias];
     if (b->desc.dtype != TP_F32 || numel_of(b) != N || b->desc.shape[b->desc.ndim - 1] != N) return 0;
