@@ -172,18 +172,23 @@ static int slice_cmp(const slices *s, int64_t a, int64_t b) {
   return 0;
 }
 
-/* Stable merge sort of idx[0..k) by slice_cmp (tmp: k scratch entries). */
-static void sort_slices(const slices *s, int64_t *idx, int64_t *tmp, int64_t k) {
+/* Stable merge sort of idx[0..k) (tmp: k scratch entries): b goes before
+ * a only when before(ctx, b, a); equal entries keep their order. Unique's
+ * slices and NonMaxSuppression's scores both sort with it. */
+typedef int (*before_fn)(const void *ctx, int64_t a, int64_t b);
+static void merge_sort(before_fn before, const void *ctx, int64_t *idx, int64_t *tmp, int64_t k) {
   if (k < 2) return;
   int64_t h = k / 2;
-  sort_slices(s, idx, tmp, h);
-  sort_slices(s, idx + h, tmp, k - h);
+  merge_sort(before, ctx, idx, tmp, h);
+  merge_sort(before, ctx, idx + h, tmp, k - h);
   int64_t i = 0, j = h, o = 0;
-  while (i < h && j < k) tmp[o++] = slice_cmp(s, idx[j], idx[i]) < 0 ? idx[j++] : idx[i++];
+  while (i < h && j < k) tmp[o++] = before(ctx, idx[j], idx[i]) ? idx[j++] : idx[i++];
   while (i < h) tmp[o++] = idx[i++];
   while (j < k) tmp[o++] = idx[j++];
   memcpy(idx, tmp, sizeof(int64_t) * (size_t)k);
 }
+
+static int slice_before(const void *ctx, int64_t a, int64_t b) { return slice_cmp(ctx, a, b) < 0; }
 
 /* Unique: the distinct elements (no axis: of the flattened input) or
  * slices along axis; sorted (default) ascending, lexicographically for
@@ -214,7 +219,7 @@ tp_status tp_onnx_cv_unique(imp *m, onode *n, int arg) {
   if (!buf) return TP_ERR_OUT_OF_MEMORY;
   int64_t *ord = buf, *tmp = buf + N, *first = buf + 2 * N, *cnt = buf + 3 * N, *inv = buf + 4 * N;
   for (int64_t i = 0; i < N; i++) ord[i] = i;
-  sort_slices(&s, ord, tmp, N);
+  merge_sort(slice_before, &s, ord, tmp, N);
   /* groups of equal slices in sorted order: the first of each is its first occurrence (stable sort) */
   for (int64_t i = 0; i < N; i++) {
     if (!i || slice_cmp(&s, ord[i - 1], ord[i])) first[K] = ord[i], cnt[K++] = 0;
@@ -291,18 +296,11 @@ static int suppress(const float *a, const float *b, int center, float thr) {
   return inter / uni > thr;
 }
 
-/* Stable merge sort of idx[0..k) by score sc[] descending (tmp: k scratch
- * entries): equal scores keep their order (ascending box index). */
-static void sort_by_score(const float *sc, int64_t *idx, int64_t *tmp, int64_t k) {
-  if (k < 2) return;
-  int64_t h = k / 2;
-  sort_by_score(sc, idx, tmp, h);
-  sort_by_score(sc, idx + h, tmp, k - h);
-  int64_t i = 0, j = h, o = 0;
-  while (i < h && j < k) tmp[o++] = sc[idx[j]] > sc[idx[i]] ? idx[j++] : idx[i++];
-  while (i < h) tmp[o++] = idx[i++];
-  while (j < k) tmp[o++] = idx[j++];
-  memcpy(idx, tmp, sizeof(int64_t) * (size_t)k);
+/* NonMaxSuppression's order: score descending (merge_sort keeps equal
+ * scores in ascending box index). */
+static int score_before(const void *ctx, int64_t a, int64_t b) {
+  const float *sc = ctx;
+  return sc[a] > sc[b];
 }
 
 /* An optional one-element parameter: *present = 0 when absent or empty. */
@@ -385,7 +383,7 @@ tp_status tp_onnx_nms_compute(tp_tensor *boxes_t, tp_tensor *scores_t, const tp_
       int64_t nc = 0, nk = 0;
       for (int64_t i = 0; i < N; i++)
         if (!has_sthr || sc[i] > fs) cand[nc++] = i;
-      sort_by_score(sc, cand, tmp, nc); /* score descending, equal scores: index ascending */
+      merge_sort(score_before, sc, cand, tmp, nc); /* score descending, equal scores: index ascending */
       for (int64_t i = 0; i < nc && nk < (int64_t)maxo; i++) {
         int keep = 1;
         for (int64_t j = 0; j < nk && keep; j++)
