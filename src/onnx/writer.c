@@ -801,9 +801,11 @@ static tp_status recurrent_node(wr *w, int idx) {
   if (at->clip > 0) attr_float(&atb, "clip", (float)at->clip);
   if (n->op != TP_OP_RNN && at->keepdim) attr_int(&atb, lstm ? "input_forget" : "linear_before_reset", 1);
   if (at->nints > 0) { /* activations, and the alphas and betas they read, in order */
-    if (at->nints != nact * (int)D)
+    if (at->nints != nact * (int)D) {
+      pbw_free(&atb);
       return tp_fail(TP_ERR_INVALID_ARG, "onnx: node '%s' (%s): %d activations, expected %d", n->name,
                      tp_op_name(n->op), at->nints, nact * (int)D);
+    }
     tp_pbw ma = {0}, mb = {0}, mc = {0};
     int na = 0, nb = 0;
     put_str(&ma, 1, "activations");
