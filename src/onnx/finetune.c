@@ -109,11 +109,13 @@ static const uint8_t *tensor_name(const uint8_t *p, size_t len, size_t *nlen, in
   return name;
 }
 
-/* A float32 master copy saved as float16: a finite value that rounds to
- * infinity there (|v| >= 65520; the largest float16 is 65504) is an error
- * naming the initializer and the element, never an infinite weight in the
- * saved file. Infinities and NaNs already in the master copy are kept. */
-static tp_status check_f16_range(tp_tensor *v, const char *name) {
+/* A float32 master copy saved as float16 or bfloat16: a finite value that
+ * rounds to infinity there (float16: |v| >= 65520, the largest float16 being
+ * 65504; bfloat16: |v| >= 0x1.ffp127, about 3.3962e38, the largest being
+ * 0x1.fep127, about 3.3895e38) is an error naming the initializer and the
+ * element, never an infinite weight in the saved file. Infinities and NaNs
+ * already in the master copy are kept. */
+static tp_status check_low_range(tp_tensor *v, tp_dtype dt, const char *name) {
   tp_tensor *c = NULL;
   int prev = tp_set_grad_enabled(0);
   tp_status s = tp_contiguous(v, &c);
@@ -121,14 +123,16 @@ static tp_status check_f16_range(tp_tensor *v, const char *name) {
   if (s) return s;
   const float *p = tp_tensor_ptr(c);
   int64_t n = tp_tensor_numel(c);
+  const float lim = dt == TP_F16 ? 65520.0f : 0x1.ffp127f;
   for (int64_t i = 0; i < n; i++)
-    if (p[i] - p[i] == 0 && fabsf(p[i]) >= 65520.0f) {
+    if (p[i] - p[i] == 0 && fabsf(p[i]) >= lim) {
       double bad = p[i];
       tp_tensor_release(c);
       return tp_fail(TP_ERR_VALUE,
-                     "onnx model: save: initializer '%s' is float16, and its trained value [%lld] (flat index) is %g, "
-                     "outside float16's range (largest 65504): it would be saved as infinity",
-                     name, (long long)i, bad);
+                     "onnx model: save: initializer '%s' is %s, and its trained value [%lld] (flat index) is %g, "
+                     "outside %s's range (largest %s): it would be saved as infinity",
+                     name, tp_dtype_name(dt), (long long)i, bad, tp_dtype_name(dt),
+                     dt == TP_F16 ? "65504" : "3.3895e+38");
     }
   tp_tensor_release(c);
   return TP_OK;
@@ -178,7 +182,7 @@ tp_status tp_onnx_replace_initializers(const uint8_t *bytes, size_t len, int n, 
       tp_tensor *v = vals[j], *low = NULL;
       if (tp_onnx_to_dtype(oty, &dt) && (dt == TP_F16 || dt == TP_BF16) && v->dtype == TP_F32) {
         /* a float32 master copy: written back in the initializer's dtype */
-        if (dt == TP_F16 && (s = check_f16_range(v, names[j]))) break;
+        if ((s = check_low_range(v, dt, names[j]))) break;
         tp_attrs at;
         tp_attrs_init(&at);
         at.dtype = dt;

@@ -266,12 +266,81 @@ static void out_of_range(void) {
   tp_free_buffer(bytes);
 }
 
+/* The same for bfloat16: a master copy that rounds to infinity there
+ * (|v| >= 0x1.ffp127; the largest bfloat16 is 0x1.fep127) is refused naming
+ * the initializer, the element and the dtype; the largest value and one
+ * that rounds down to it save, and read back as that value. */
+static void out_of_range_bf16(void) {
+  tp_pbw g = {0};
+  const int64_t sb[1] = {4};
+  tp_pbw tob = attr_int("to", 16);
+  node(&g, "Cast", L("x"), L("xb"), 1, &tob);
+  node(&g, "Add", L("xb", "b"), L("y"), 0, NULL);
+  uint16_t h[4] = {0x3f80, 0x4000, 0xbf80, 0x3f00}; /* 1, 2, -1, 0.5 */
+  tp_tensor *t = NULL;
+  void *tb = NULL;
+  size_t tl = 0;
+  if (tp_tensor_new(TP_BF16, 1, sb, h, &t) || tp_onnx_tensor_encode(t, "b", &tb, &tl)) abort();
+  tp_pbw_bytes(&g, 5, tb, tl);
+  tp_free_buffer(tb);
+  tp_tensor_release(t);
+  value_info(&g, 11, "x", 1, "4");
+  value_info(&g, 12, "y", 16, "4");
+  size_t len = 0;
+  uint8_t *bytes = finish_opset(&g, 13, &len);
+  tp_onnx_model *m = NULL;
+  CHECK_OK(tp_onnx_model_load(bytes, len, &m));
+  if (!m) return;
+  CHECK_OK(tp_onnx_model_set_trainable(m, 1, (const char *[]){"b"}));
+  tp_tensor *B = tp_onnx_model_param(m, 0);
+  static const float vals[4] = {0x1.ffp127f, -0x1.fffffep127f, 0x1.fep127f, 0x1.fefffep127f};
+  for (int k = 0; B && k < 4; k++) {
+    float v[4] = {1.0f, 2.0f, vals[k], 0.5f};
+    tp_tensor *src = NULL;
+    CHECK_OK(tp_tensor_new(TP_F32, 1, sb, v, &src));
+    int prev = tp_set_grad_enabled(0);
+    if (src) CHECK_OK(tp_tensor_assign(B, src));
+    tp_set_grad_enabled(prev);
+    tp_tensor_release(src);
+    uint8_t *saved = NULL;
+    size_t saved_len = 0;
+    tp_status st = tp_onnx_model_save(m, &saved, &saved_len);
+    const char *msg = tp_last_error();
+    if (k < 2) {
+      CHECKF(st == TP_ERR_VALUE && !saved && strstr(msg, "'b'") && strstr(msg, "bfloat16") && strstr(msg, "[2]"),
+             "b[2] = %g saved as bfloat16: status %d, error '%s'", vals[k], (int)st, msg);
+    } else {
+      CHECK_OK(st);
+      tp_onnx_model *m2 = NULL;
+      if (saved) CHECK_OK(tp_onnx_model_load(saved, saved_len, &m2));
+      if (m2) { /* y = x + b with x = 0: b as saved, widened */
+        tp_tensor *x = NULL, *outs[1] = {0}, *y32 = NULL;
+        int n = 0;
+        CHECK_OK(tp_tensor_new(TP_F32, 1, sb, (float[]){0, 0, 0, 0}, &x));
+        CHECK_OK(tp_onnx_model_run(m2, 1, &x, 1, outs, &n));
+        if (outs[0]) CHECK_OK(tp_to_dtype(outs[0], TP_F32, &y32));
+        float y[4] = {0};
+        if (y32) CHECK_OK(tp_tensor_read(y32, y, sizeof y));
+        CHECKF(y[2] == 0x1.fep127f && y[0] == 1.0f && y[3] == 0.5f, "saved b = [%g %g %g %g]", y[0], y[1], y[2], y[3]);
+        tp_tensor_release(y32);
+        tp_tensor_release(outs[0]);
+        tp_tensor_release(x);
+      }
+      tp_onnx_model_free(m2);
+    }
+    tp_free_buffer(saved);
+  }
+  tp_onnx_model_free(m);
+  tp_free_buffer(bytes);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   size_t live0 = tp_live_tensors();
   one_model(NULL);
   one_model("stax");
   out_of_range();
+  out_of_range_bf16();
   tp_reset();
   if (tp_live_tensors() != live0) FAILF("leak: %zu live tensors at the end, %zu at the start", tp_live_tensors(), live0);
   printf("test_onnx_finetune_f16: %d checks, %d failures\n", checks, failures);
