@@ -399,6 +399,9 @@ tp_status tp_onnx_cv_resize(imp *m, onode *n, int upsample) {
   } else {
     for (int i = 0; i < nax; i++) {
       if (!(scales[i] > 0)) return tp_fail(TP_ERR_INVALID_ARG, "scales[%d] = %g must be positive", i, scales[i]);
+      if (floor(scales[i] * (double)d.shape[axes[i]]) > (double)(1 << 24))
+        return tp_fail(TP_ERR_UNSUPPORTED, "scales[%d] = %g makes axis %lld %.6g long (at most %d)", i, scales[i],
+                       (long long)axes[i], floor(scales[i] * (double)d.shape[axes[i]]), 1 << 24);
       sx[axes[i]] = scales[i], ox[axes[i]] = tp_f64_to_i64_sat(floor(scales[i] * (double)d.shape[axes[i]]));
     }
   }

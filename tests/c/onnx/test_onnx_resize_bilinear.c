@@ -180,6 +180,26 @@ static void one(int line, int ctm, int rank, int64_t H, int64_t W, int use_sizes
   free(y);
 }
 
+/* A scale that makes an axis longer than 2^24 is refused at load naming the
+ * scale, the axis and the length it would give (not a saturated size). */
+static void too_long(void) {
+  tp_pbw g = {0};
+  value_info(&g, 11, "x", 1, "1,1,5,7");
+  init_1d(&g, "scales", 1, 4, (const double[]){1, 1, 1e30, 2});
+  tp_pbw at[1] = {attr_str("mode", "linear")};
+  node(&g, "Resize", L("x", "", "scales"), L("y"), 1, at);
+  value_info(&g, 12, "y", 1, "1,1,5,14");
+  size_t len;
+  uint8_t *b = finish_opset(&g, 19, &len);
+  tp_graph *gr = NULL;
+  tp_status s = tp_onnx_load(b, len, &gr);
+  tp_free_buffer(b);
+  const char *msg = tp_last_error();
+  CHECKF(s != TP_OK && strstr(msg, "scales[2] = 1e+30") && strstr(msg, "axis 2") && strstr(msg, "5e+30"),
+         "load: status %d, error '%s'", (int)s, msg);
+  tp_graph_free(gr);
+}
+
 int main(void) {
   for (int ctm = 0; ctm < 5; ctm++) {
     one(__LINE__, ctm, 4, 5, 7, 0, 2, 2);     /* the ISNet case: 2x */
@@ -189,6 +209,7 @@ int main(void) {
     one(__LINE__, ctm, 2, 5, 7, 1, 8, 16);    /* rank 2 */
     one(__LINE__, ctm, 4, 5, 7, 0, 1, 2.5);   /* one axis: the per-axis path */
   }
+  too_long();
   CHECK(tp_live_tensors() == 0);
   if (failures) printf("%d check(s) failed\n", failures);
   else printf("ok\n");
