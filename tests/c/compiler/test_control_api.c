@@ -1,4 +1,4 @@
-/* test_control_api.c - tp_cond and tp_while_loop (src/capture/control.c):
+/* test_control_api.c (TP_TEST_LONG: ctest starts it first) - tp_cond and tp_while_loop (src/capture/control.c):
  * eagerly (only the chosen branch runs) and inside compiled functions
  * (stax and eager backends: one cond / while_loop node, the choice and the
  * trip count read at run time: one capture serves every predicate and

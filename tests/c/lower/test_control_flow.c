@@ -1,4 +1,4 @@
-/* test_control_flow.c - cond and while_loop in the Graph IR (src/graph/
+/* test_control_flow.c (TP_TEST_LONG: ctest starts it first) - cond and while_loop in the Graph IR (src/graph/
  * control.c) and in the plan (lower.c compiles each subgraph as a sub-plan;
  * the op kernel reads the predicate at run time): the text round trip,
  * both branches on the graph run, the reference run and the stax plan

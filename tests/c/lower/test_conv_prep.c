@@ -1,4 +1,4 @@
-/* test_conv_prep.c - a plan's convolutions with a constant weight use it
+/* test_conv_prep.c (TP_TEST_LONG: ctest starts it first) - a plan's convolutions with a constant weight use it
  * prepared once (tp_conv_prep, src/ops/ops.h): the GEMM's A packed per
  * group (im2col, grouped, direct 1x1), or the Winograd transform packed per
  * slab (F(2x2, 3x3), 1-D F(2, 3) along either axis). For each path the

@@ -1,4 +1,4 @@
-/* test_kernels.c - differential tests of the eager kernels.
+/* test_kernels.c (TP_TEST_LONG: ctest starts it first) - differential tests of the eager kernels.
  *
  *  1. For every operator in ops.def (a loop over TP_OP_COUNT with per-op
  *     attribute setups) and many shapes (sizes 0, 1, 3, 7, 15, 16, 17, 33,
