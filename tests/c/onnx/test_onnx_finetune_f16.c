@@ -211,6 +211,16 @@ static void one_model(const char *backend) {
   tp_free_buffer(bytes);
 }
 
+/* b := v (4 float32 values), outside the tape, as a user's no_grad assign */
+static void assign4(tp_tensor *B, const float *v) {
+  tp_tensor *src = NULL;
+  CHECK_OK(tp_tensor_new(TP_F32, 1, (int64_t[]){4}, v, &src));
+  int prev = tp_set_grad_enabled(0);
+  if (src && B) CHECK_OK(tp_tensor_assign(B, src));
+  tp_set_grad_enabled(prev);
+  tp_tensor_release(src);
+}
+
 /* A master copy that left float16's range (|v| > 65504 rounds to
  * infinity) is not saved as an infinite weight: save fails naming the
  * initializer, the element and the value, and the model stays usable (a
@@ -234,12 +244,7 @@ static void out_of_range(void) {
     float v[4];
     memcpy(v, bf, sizeof v);
     v[2] = big[k];
-    tp_tensor *src = NULL;
-    CHECK_OK(tp_tensor_new(TP_F32, 1, (int64_t[]){4}, v, &src));
-    int prev = tp_set_grad_enabled(0);
-    if (src) CHECK_OK(tp_tensor_assign(B, src));
-    tp_set_grad_enabled(prev);
-    tp_tensor_release(src);
+    assign4(B, v);
     uint8_t *saved = NULL;
     size_t saved_len = 0;
     tp_status st = tp_onnx_model_save(m, &saved, &saved_len);
@@ -251,12 +256,7 @@ static void out_of_range(void) {
   /* back in range (65504, the largest float16, and a value that rounds
    * down to it): it saves */
   float v[4] = {65504.0f, -65519.0f, bf[2], bf[3]};
-  tp_tensor *src = NULL;
-  CHECK_OK(tp_tensor_new(TP_F32, 1, (int64_t[]){4}, v, &src));
-  int prev = tp_set_grad_enabled(0);
-  if (src && B) CHECK_OK(tp_tensor_assign(B, src));
-  tp_set_grad_enabled(prev);
-  tp_tensor_release(src);
+  assign4(B, v);
   uint8_t *saved = NULL;
   size_t saved_len = 0;
   CHECK_OK(tp_onnx_model_save(m, &saved, &saved_len));
@@ -295,13 +295,7 @@ static void out_of_range_bf16(void) {
   tp_tensor *B = tp_onnx_model_param(m, 0);
   static const float vals[4] = {0x1.ffp127f, -0x1.fffffep127f, 0x1.fep127f, 0x1.fefffep127f};
   for (int k = 0; B && k < 4; k++) {
-    float v[4] = {1.0f, 2.0f, vals[k], 0.5f};
-    tp_tensor *src = NULL;
-    CHECK_OK(tp_tensor_new(TP_F32, 1, sb, v, &src));
-    int prev = tp_set_grad_enabled(0);
-    if (src) CHECK_OK(tp_tensor_assign(B, src));
-    tp_set_grad_enabled(prev);
-    tp_tensor_release(src);
+    assign4(B, (const float[]){1.0f, 2.0f, vals[k], 0.5f});
     uint8_t *saved = NULL;
     size_t saved_len = 0;
     tp_status st = tp_onnx_model_save(m, &saved, &saved_len);
