@@ -11,6 +11,7 @@
 #include "onnx/onnx.h"
 #include "onnx/tensor_pb.h"
 #include "onnx_build.h"
+#include "finetune_step.h"
 #include "alloc_sweep.h"
 
 #include <math.h>
@@ -136,8 +137,6 @@ static void one_model(const char *backend) {
     CHECK_OK(tp_sum(sq, 0, NULL, 0, &loss));
     CHECK_OK(tp_backward(loss, NULL));
   }
-  tp_tensor *gw = tp_tensor_grad(W), *gb = tp_tensor_grad(B);
-  CHECK(gw && gb);
   double dw[12] = {0}, db[4] = {0};
   for (int i = 0; i < 2; i++)
     for (int j = 0; j < 4; j++) {
@@ -145,22 +144,7 @@ static void one_model(const char *backend) {
       db[j] += dh;
       for (int k = 0; k < 3; k++) dw[k * 4 + j] += (double)X[i * 3 + k] * dh;
     }
-  if (gw && gb) {
-    float g[12];
-    CHECK_OK(tp_tensor_read(gw, g, sizeof g));
-    for (int i = 0; i < 12; i++) CHECKF(fabs(g[i] - dw[i]) <= 1e-5, "dW[%d] = %.9g, expected %.9g", i, g[i], dw[i]);
-    CHECK_OK(tp_tensor_read(gb, g, 4 * sizeof(float)));
-    for (int i = 0; i < 4; i++) CHECKF(fabs(g[i] - db[i]) <= 1e-5, "db[%d] = %.9g, expected %.9g", i, g[i], db[i]);
-    /* one SGD step, lr 0.1 */
-    CHECK_OK(tp_sgd_step(W, gw, NULL, 0.1, 0, 0));
-    CHECK_OK(tp_sgd_step(B, gb, NULL, 0.1, 0, 0));
-    float wf[12], bf[4];
-    CHECK_OK(tp_tensor_read(W, wf, sizeof wf));
-    CHECK_OK(tp_tensor_read(B, bf, sizeof bf));
-    for (int i = 0; i < 12; i++) w[i] = wf[i];
-    for (int i = 0; i < 4; i++) b[i] = bf[i];
-    for (int i = 0; i < 12; i++) CHECKF(fabs(w[i] - (W0[i] - 0.1 * dw[i])) <= 1e-5, "W[%d] after the step", i);
-  }
+  check_grads_step(W, B, dw, db, w, b);
   tp_tensor_release(sq), tp_tensor_release(loss), tp_tensor_release(y);
   sq = loss = y = NULL;
   forward_ref(w, b, h);
