@@ -184,6 +184,7 @@ static tp_storage *storage_new(size_t bytes, int zero) {
   s->data = (void *)a;
   s->bytes = bytes;
   s->refs = 1;
+  s->version = 0; /* no in-place write yet */
   if (zero && !zeroed) memset(s->data, 0, bytes);
   peak_note(LIVE_ADD(live_bytes, bytes) + bytes);
   return s;

@@ -574,6 +574,14 @@ static void test_errors(void) {
   uint64_t v0 = tp_tensor_version(z);
   CHECK_OK(tp_tensor_assign(z, F32((2, 2), 2, 2, 2, 2)));
   CHECK(tp_tensor_version(z) == v0 + 1);
+  /* a new tensor starts at version 0, also where a written one was freed */
+  for (int k = 0; k < 4; k++) {
+    tp_tensor *w1 = NULL;
+    CHECK_OK(tp_tensor_new(TP_F32, 1, (int64_t[]){3}, (float[]){1, 2, 3}, &w1));
+    CHECKF(tp_tensor_version(w1) == 0, "a new tensor at version %llu", (unsigned long long)tp_tensor_version(w1));
+    for (int j = 0; j < 3; j++) CHECK_OK(tp_tensor_assign(w1, w1));
+    tp_tensor_release(w1);
+  }
   EXPECT_ERR(tp_backward(ps, NULL), TP_ERR_RUNTIME, "modified by an inplace operation");
   still_usable(__LINE__);
   /* in-place writes refused on a leaf that requires grad, and on a recorded result */
