@@ -178,35 +178,43 @@ static void test_cond(void) {
   tp_tensor_release(y);
 }
 
+/* The loop below: its condition and the body's first steps (LOOP_HEAD),
+ * and the call with its inputs (LOOP_CALL); loop_text and scan_text differ
+ * in the body's outputs and what they read of the result. */
+#define LOOP_HEAD \
+    "tpgraph v1\n" \
+    "subgraph \"c\" {\n" \
+    "%i = placeholder : i64[]\n" \
+    "%acc = placeholder : f32[4]\n" \
+    "%n = placeholder : i64[]\n" \
+    "%w = placeholder : f32[4]\n" \
+    "%0 = lt(%i, %n) : b8[]\n" \
+    "output(%0)\n" \
+    "}\n" \
+    "subgraph \"b\" {\n" \
+    "%i = placeholder : i64[]\n" \
+    "%acc = placeholder : f32[4]\n" \
+    "%n = placeholder : i64[]\n" \
+    "%w = placeholder : f32[4]\n" \
+    "%0 = add(%i, 1) : i64[]\n" \
+    "%1 = mul(%acc, %w) : f32[4]\n" \
+    "%2 = add(%1, 1) : f32[4]\n"
+#define LOOP_CALL \
+    "%i0 = placeholder : i64[]\n" \
+    "%a0 = placeholder : f32[4]\n" \
+    "%n = placeholder : i64[]\n" \
+    "%w = placeholder : f32[4]\n" \
+    "%cg = get_attr \"c\" : graph\n" \
+    "%bg = get_attr \"b\" : graph\n" \
+    "%l = while_loop(%cg, %bg, %i0, %a0, %n, %w, results=2) : i64[]\n"
+
 /* while i < n: (i, acc) = (i + 1, acc * w + 1); n and the initial values
  * are inputs, w is captured: the trip count comes from data. */
 static const char *loop_text =
-    "tpgraph v1\n"
-    "subgraph \"c\" {\n"
-    "%i = placeholder : i64[]\n"
-    "%acc = placeholder : f32[4]\n"
-    "%n = placeholder : i64[]\n"
-    "%w = placeholder : f32[4]\n"
-    "%0 = lt(%i, %n) : b8[]\n"
-    "output(%0)\n"
-    "}\n"
-    "subgraph \"b\" {\n"
-    "%i = placeholder : i64[]\n"
-    "%acc = placeholder : f32[4]\n"
-    "%n = placeholder : i64[]\n"
-    "%w = placeholder : f32[4]\n"
-    "%0 = add(%i, 1) : i64[]\n"
-    "%1 = mul(%acc, %w) : f32[4]\n"
-    "%2 = add(%1, 1) : f32[4]\n"
+    LOOP_HEAD
     "output(%0, %2)\n"
     "}\n"
-    "%i0 = placeholder : i64[]\n"
-    "%a0 = placeholder : f32[4]\n"
-    "%n = placeholder : i64[]\n"
-    "%w = placeholder : f32[4]\n"
-    "%cg = get_attr \"c\" : graph\n"
-    "%bg = get_attr \"b\" : graph\n"
-    "%l = while_loop(%cg, %bg, %i0, %a0, %n, %w, results=2) : i64[]\n"
+    LOOP_CALL
     "%i = getitem(%l, index=0) : i64[]\n"
     "%acc = getitem(%l, index=1) : f32[4]\n"
     "output(%acc)\n";
@@ -367,33 +375,11 @@ static void test_double_buffer(void) {
 /* The loop of loop_text with two scan outputs: per step acc (after the
  * step) and i as f32 (a 0-d slice); stacks of 3 rows declared. */
 static const char *scan_text =
-    "tpgraph v1\n"
-    "subgraph \"c\" {\n"
-    "%i = placeholder : i64[]\n"
-    "%acc = placeholder : f32[4]\n"
-    "%n = placeholder : i64[]\n"
-    "%w = placeholder : f32[4]\n"
-    "%0 = lt(%i, %n) : b8[]\n"
-    "output(%0)\n"
-    "}\n"
-    "subgraph \"b\" {\n"
-    "%i = placeholder : i64[]\n"
-    "%acc = placeholder : f32[4]\n"
-    "%n = placeholder : i64[]\n"
-    "%w = placeholder : f32[4]\n"
-    "%0 = add(%i, 1) : i64[]\n"
-    "%1 = mul(%acc, %w) : f32[4]\n"
-    "%2 = add(%1, 1) : f32[4]\n"
+    LOOP_HEAD
     "%3 = cast(%i, dtype=f32) : f32[]\n"
     "output(%0, %2, %2, %3)\n"
     "}\n"
-    "%i0 = placeholder : i64[]\n"
-    "%a0 = placeholder : f32[4]\n"
-    "%n = placeholder : i64[]\n"
-    "%w = placeholder : f32[4]\n"
-    "%cg = get_attr \"c\" : graph\n"
-    "%bg = get_attr \"b\" : graph\n"
-    "%l = while_loop(%cg, %bg, %i0, %a0, %n, %w, results=2) : i64[]\n"
+    LOOP_CALL
     "%acc = getitem(%l, index=1) : f32[4]\n"
     "%ys = getitem(%l, index=2) : f32[3,4]\n"
     "%is = getitem(%l, index=3) : f32[3]\n"
