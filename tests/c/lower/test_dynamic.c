@@ -63,6 +63,17 @@ static void close_to(const float *got, const double *want, int64_t n, const char
 
 /* ---- an MLP, dynamic batch: y = softmax(relu(x W1^T + b1) W2^T + b2) ---- */
 enum { IN = 12, HID = 20, OUT = 6 };
+/* fn compiled with dynamic shapes (tp_compile_options.dynamic) */
+static tp_compiled *compile_dynamic(tp_fn f) {
+  tp_callable fn = {f, NULL};
+  tp_compile_options o;
+  tp_compile_options_init(&o);
+  o.dynamic = 1;
+  tp_compiled *c = NULL;
+  CHECK_OK(tp_compile(&fn, &o, &c));
+  return c;
+}
+
 static tp_tensor *W1, *B1, *W2, *B2;
 
 static tp_status mlp(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs, int *nout) {
@@ -124,12 +135,7 @@ static void test_batch(void) {
   int64_t s1[2] = {HID, IN}, s2[1] = {HID}, s3[2] = {OUT, HID}, s4[1] = {OUT};
   W1 = rnd(2, s1, 11), B1 = rnd(1, s2, 12), W2 = rnd(2, s3, 13), B2 = rnd(1, s4, 14);
   float *w1 = data(W1), *b1 = data(B1), *w2 = data(W2), *b2 = data(B2);
-  tp_callable fn = {mlp, NULL};
-  tp_compile_options o;
-  tp_compile_options_init(&o);
-  o.dynamic = 1;
-  tp_compiled *c = NULL;
-  CHECK_OK(tp_compile(&fn, &o, &c));
+  tp_compiled *c = compile_dynamic(mlp);
   /* captured at 4, then 9 new sizes (one of them 1), then sizes seen before
    * (the cache keeps 8 plans: 33 evicts 5, the least recently used one
    * after 3, which holds the packed weights and stays) */
@@ -242,12 +248,7 @@ static void run_attn(tp_compiled *c, int64_t S, int line) {
 }
 
 static void test_sequence(void) {
-  tp_callable fn = {attn, NULL};
-  tp_compile_options o;
-  tp_compile_options_init(&o);
-  o.dynamic = 1;
-  tp_compiled *c = NULL;
-  CHECK_OK(tp_compile(&fn, &o, &c));
+  tp_compiled *c = compile_dynamic(attn);
   /* captured at 256, a multiple of 64: the samples are 128, 192, 256 (the
    * captured plan's program) and 320 (a quadratic number) */
   const int64_t sizes[] = {256, 8, 24, 7, 100, 3, 512, 64, 8};
@@ -279,12 +280,7 @@ static tp_status strided(void *ud, int nin, tp_tensor *const *in, int max_out, t
 }
 
 static void test_not_whole(void) {
-  tp_callable fn = {strided, NULL};
-  tp_compile_options o;
-  tp_compile_options_init(&o);
-  o.dynamic = 1;
-  tp_compiled *c = NULL;
-  CHECK_OK(tp_compile(&fn, &o, &c));
+  tp_compiled *c = compile_dynamic(strided);
   const int64_t sizes[] = {10, 12, 40, 7, 6};
   for (int i = 0; i < (int)TP_ARRAY_LEN(sizes); i++) {
     int64_t S = sizes[i], sh[2] = {S, 4};
@@ -313,12 +309,7 @@ static void test_not_whole(void) {
 /* ---- x[0:100]: 100 at the samples, min(100, S) below them ---- */
 static void test_clamp(void) {
   slice_end = 100, slice_step = 1;
-  tp_callable fn = {strided, NULL};
-  tp_compile_options o;
-  tp_compile_options_init(&o);
-  o.dynamic = 1;
-  tp_compiled *c = NULL;
-  CHECK_OK(tp_compile(&fn, &o, &c));
+  tp_compiled *c = compile_dynamic(strided);
   const int64_t sizes[] = {200, 300, 50, 150, 20};
   for (int i = 0; i < (int)TP_ARRAY_LEN(sizes); i++) {
     int64_t S = sizes[i], sh[2] = {S, 4}, R = S < 100 ? S : 100;
@@ -362,12 +353,7 @@ static void test_conv_width(void) {
   int64_t ws[4] = {4, 3, 3, 3}, bs[1] = {4};
   CW = rnd(4, ws, 21), CB = rnd(1, bs, 22);
   float *w = data(CW), *b = data(CB);
-  tp_callable fn = {convnet, NULL};
-  tp_compile_options o;
-  tp_compile_options_init(&o);
-  o.dynamic = 1;
-  tp_compiled *c = NULL;
-  CHECK_OK(tp_compile(&fn, &o, &c));
+  tp_compiled *c = compile_dynamic(convnet);
   const int64_t widths[] = {64, 32, 96, 130, 131, 200, 2};
   for (int i = 0; i < (int)TP_ARRAY_LEN(widths); i++) {
     int64_t W = widths[i], sh[4] = {2, 3, 5, W}, OH = 3, OW = (W + 1) / 2;
@@ -442,12 +428,7 @@ static int run_add(tp_compiled *c, int64_t a, int64_t b, int line) {
 }
 
 static void test_duck(void) {
-  tp_callable fn = {addrelu, NULL};
-  tp_compile_options o;
-  tp_compile_options_init(&o);
-  o.dynamic = 1;
-  tp_compiled *c = NULL;
-  CHECK_OK(tp_compile(&fn, &o, &c));
+  tp_compiled *c = compile_dynamic(addrelu);
   CHECK_OK(run_add(c, 6, 6, __LINE__));
   CHECK_OK(run_add(c, 9, 9, __LINE__));   /* both dims change to 9: one symbol */
   CHECK_OK(run_add(c, 12, 12, __LINE__)); /* an instantiation */
@@ -564,20 +545,10 @@ static int run_image(tp_compiled *c, int64_t H, int64_t W, int line) {
   return TP_OK;
 }
 
-static tp_compiled *image_compiled(void) {
-  tp_callable fn = {image, NULL};
-  tp_compile_options o;
-  tp_compile_options_init(&o);
-  o.dynamic = 1;
-  tp_compiled *c = NULL;
-  CHECK_OK(tp_compile(&fn, &o, &c));
-  return c;
-}
-
 static void test_image_hw(void) {
   int64_t s1[4] = {4, 3, 3, 3}, s2[1] = {4}, s3[4] = {4, 4, 3, 3}, s4[2] = {4, 5};
   IW1 = rnd(4, s1, 31), IB1 = rnd(1, s2, 32), IW2 = rnd(4, s3, 33), IP = rnd(2, s4, 34);
-  tp_compiled *c = image_compiled();
+  tp_compiled *c = compile_dynamic(image);
   /* captured at 16x24; 32x40 changes both apart: two symbols, 7 lowered
    * samples; then every H, W >= 2 with H and W even is the template; 17x24
    * (OH = 9 is not H/2 there) and 1x30 (the 0/1 rule) are specializations */
@@ -616,7 +587,7 @@ static void test_image_hw(void) {
 
   /* H and W change together first (one symbol by duck sizing), then apart:
    * the template is fitted again with two symbols (one refit) */
-  c = image_compiled();
+  c = compile_dynamic(image);
   const int64_t hw2[][2] = {{16, 16}, {24, 24}, {40, 40}, {24, 32}, {40, 12}, {24, 24}};
   for (int i = 0; i < (int)TP_ARRAY_LEN(hw2); i++)
     if (run_image(c, hw2[i][0], hw2[i][1], __LINE__)) FAILF("image %lldx%lld: %s", (long long)hw2[i][0], (long long)hw2[i][1], tp_last_error());
@@ -640,12 +611,7 @@ static tp_status five(void *ud, int nin, tp_tensor *const *in, int max_out, tp_t
 }
 
 static void test_five_symbols(void) {
-  tp_callable fn = {five, NULL};
-  tp_compile_options o;
-  tp_compile_options_init(&o);
-  o.dynamic = 1;
-  tp_compiled *c = NULL;
-  CHECK_OK(tp_compile(&fn, &o, &c));
+  tp_compiled *c = compile_dynamic(five);
   for (int round = 0; round < 2; round++) {
     tp_tensor *in[5], *out[5] = {0};
     for (int i = 0; i < 5; i++) {
