@@ -488,6 +488,24 @@ static void test_minmax(void) {
   for (int i = 0; i < 2; i++) tp_tensor_release(in[i]);
 }
 
+/* The plan's output y against the graph executor's e, element by element:
+ * |e - y| <= atol + 1e-5 |e|, NaN exactly where e has NaN. The first
+ * mismatch fails naming the test, case and output. Returns e's NaN count. */
+static int64_t same_as_eager(const tp_tensor *e, const tp_tensor *y, double atol, const char *what, int t, int o) {
+  int64_t cnt = e ? tp_tensor_numel(e) : 0, nan = 0;
+  CHECKF(e && y && cnt > 0 && tp_tensor_numel(y) == cnt, "%s case %d output %d: %lld elements, %lld eager", what,
+         t, o, y ? (long long)tp_tensor_numel(y) : -1LL, (long long)cnt);
+  for (int64_t i = 0; y && i < cnt && i < tp_tensor_numel(y); i++) {
+    double a = tp_tensor_get_f64(e, i), b = tp_tensor_get_f64(y, i);
+    nan += isnan(a);
+    if (isnan(a) != isnan(b) || (!isnan(a) && fabs(a - b) > atol + 1e-5 * fabs(a))) {
+      FAILF("%s case %d output %d element %lld: stax %g, eager %g", what, t, o, (long long)i, b, a);
+      break;
+    }
+  }
+  return nan;
+}
+
 /* conv_gemm: a 1x1 convolution (one image) lowers to one GEMM whose
  * epilogue carries the bias and the activation after it (regrouped from
  * [1, M, H, W] onto the GEMM's [M, H*W]); two images stay a batched matmul;
@@ -526,14 +544,8 @@ static void test_conv_gemm(void) {
       CHECK(p && p->nkernels == 1 && count_kind(p, TP_KK_CONV) == 1 && p->kernels[0].expr.n > 0);
     CHECK(tp_graph_run(g, 3, in, 1, &e, &n) == TP_OK);
     CHECK(pl && tp_plan_run(pl, 3, in, 1, &y, &n) == TP_OK);
-    int64_t cnt = tp_shape_numel(4, (int64_t[]){sx[0], 4, 5, 7});
-    for (int64_t i = 0; e && y && i < cnt; i++) {
-      double a = tp_tensor_get_f64(e, i), b = tp_tensor_get_f64(y, i);
-      if (fabs(a - b) > 1e-5 + 1e-5 * fabs(a)) {
-        FAILF("conv_gemm case %d element %lld: stax %g, eager %g", t, (long long)i, b, a);
-        break;
-      }
-    }
+    CHECK(!e || tp_tensor_numel(e) == tp_shape_numel(4, (int64_t[]){sx[0], 4, 5, 7}));
+    same_as_eager(e, y, 1e-5, "conv_gemm", t, 0);
     tp_tensor_release(e), tp_tensor_release(y);
     for (int i = 0; i < 3; i++) tp_tensor_release(in[i]);
     tp_plan_free(pl);
@@ -572,15 +584,7 @@ static void test_short_rows(void) {
     CHECK(p && p->nkernels == 1 && count_kind(p, TP_KK_POINTWISE) == 1);
     CHECK(tp_graph_run(g, 2, in, 1, &e, &n) == TP_OK);
     CHECK(pl && tp_plan_run(pl, 2, in, 1, &y, &n) == TP_OK);
-    int64_t cnt = e ? tp_tensor_numel(e) : 0;
-    CHECK(cnt > 0 && y && tp_tensor_numel(y) == cnt);
-    for (int64_t i = 0; y && i < cnt; i++) {
-      double a = tp_tensor_get_f64(e, i), b = tp_tensor_get_f64(y, i);
-      if (fabs(a - b) > 1e-6 + 1e-5 * fabs(a)) {
-        FAILF("short rows case %d element %lld: stax %g, eager %g", t, (long long)i, b, a);
-        break;
-      }
-    }
+    same_as_eager(e, y, 1e-6, "short rows", t, 0);
     tp_tensor_release(e), tp_tensor_release(y);
     for (int i = 0; i < 2; i++) tp_tensor_release(in[i]);
     tp_plan_free(pl);
@@ -613,15 +617,7 @@ static void test_trailing_reduce(void) {
     else CHECK(p && count_kind(p, TP_KK_ROW) == 0);
     CHECK(tp_graph_run(g, 1, &in, 1, &e, &n) == TP_OK);
     CHECK(pl && tp_plan_run(pl, 1, &in, 1, &y, &n) == TP_OK);
-    int64_t cnt = e ? tp_tensor_numel(e) : 0;
-    CHECK(cnt > 0 && y && tp_tensor_numel(y) == cnt);
-    for (int64_t i = 0; y && i < cnt; i++) {
-      double a = tp_tensor_get_f64(e, i), b = tp_tensor_get_f64(y, i);
-      if (fabs(a - b) > 1e-5 + 1e-5 * fabs(a)) {
-        FAILF("trailing reduce case %d element %lld: stax %g, eager %g", t, (long long)i, b, a);
-        break;
-      }
-    }
+    same_as_eager(e, y, 1e-5, "trailing reduce", t, 0);
     tp_tensor_release(e), tp_tensor_release(y), tp_tensor_release(in);
     tp_plan_free(pl);
     tp_graph_free(g);
@@ -684,16 +680,7 @@ static void test_row_map(void) {
     CHECK(tp_graph_run(g, 2, in, 2, e, &ne) == TP_OK);
     CHECK(pl && tp_plan_run(pl, 2, in, 2, y, &ny) == TP_OK && ny == ne);
     for (int o = 0; o < ne && o < ny; o++) {
-      int64_t cnt = tp_tensor_numel(e[o]), nan = 0;
-      CHECK(tp_tensor_numel(y[o]) == cnt);
-      for (int64_t i = 0; i < cnt; i++) {
-        double a = tp_tensor_get_f64(e[o], i), b = tp_tensor_get_f64(y[o], i);
-        nan += isnan(a);
-        if (isnan(a) != isnan(b) || (!isnan(a) && fabs(a - b) > 1e-5 + 1e-5 * fabs(a))) {
-          FAILF("row map case %d output %d element %lld: stax %g, eager %g", t, o, (long long)i, b, a);
-          break;
-        }
-      }
+      int64_t cnt = tp_tensor_numel(e[o]), nan = same_as_eager(e[o], y[o], 1e-5, "row map", t, o);
       CHECKF(nan > 0 && nan < cnt, "row map case %d output %d: %lld NaNs of %lld", t, o, (long long)nan, (long long)cnt);
     }
     for (int o = 0; o < 2; o++) tp_tensor_release(e[o]), tp_tensor_release(y[o]);
@@ -751,14 +738,7 @@ static void test_conv_bn(void) {
     CHECK(pl && tp_plan_run(pl, 1, &x, 2, y, &ny) == TP_OK);
     CHECK(ne == ny && ne >= 1);
     for (int o = 0; o < ne && o < ny; o++) {
-      int64_t cnt = tp_tensor_numel(e[o]);
-      for (int64_t i = 0; i < cnt; i++) {
-        double a = tp_tensor_get_f64(e[o], i), b = tp_tensor_get_f64(y[o], i);
-        if (fabs(a - b) > 1e-5 + 1e-5 * fabs(a)) {
-          FAILF("conv_bn case %d output %d element %lld: stax %g, eager %g", t, o, (long long)i, b, a);
-          break;
-        }
-      }
+      same_as_eager(e[o], y[o], 1e-5, "conv_bn", t, o);
     }
     for (int o = 0; o < 2; o++) tp_tensor_release(e[o]), tp_tensor_release(y[o]);
     tp_tensor_release(x);
