@@ -41,6 +41,15 @@ const threads = threadsArg === null ? 0 : Number(threadsArg);
 const threadsBad = threadsArg !== null && !(/^\d+$/.test(threadsArg) && threads >= 1 && threads <= 256)
   ? `?threads=${threadsArg} is not a thread count: give a whole number from 1 to 256` : null;
 if (threads && !threadsBad) globalThis.tensorplayThreads = threads;
+// Generated modules compile asynchronously (js/src/jit.js): the first call
+// (capture, lowering, code generation, run) runs the plan's kernels on the
+// core's executor, whose code the page's compiled core brings optimized,
+// while the engine compiles the module on its own threads; compile() waits
+// for it (g.ready) before explain(), so the page shows the installed plan.
+// Compiling it synchronously put that compile on the first call and ran the
+// kernels once on the engine's baseline code: the first call took about
+// 13 ms longer (docs/benchmarks-web.md).
+globalThis.tensorplayJitAsync = true;
 const coreFile = threads && self.crossOriginIsolated ? 'tensorplay-mt.wasm' : 'tensorplay.wasm';
 globalThis.tensorplayWasm = params.get('core') === 'page'
   ? new Promise((resolve) => {
@@ -311,6 +320,7 @@ async function compile(msg) {
   performance.mark('firstCall');
   const out = outputInfo(y);
   disposeOut(y);
+  await g.ready; // the generated module installed (above; undefined: nothing to wait for)
   const report = via === 'compile' && typeof g.explain === 'function' ? g.explain() : null;
   const graphText = via === 'model' ? g.model.graph.print() : typeof g.graph === 'function' ? g.graph() : null;
   performance.mark('posting');
@@ -393,7 +403,7 @@ function timeIt(id, label, fn, { maxRuns, budgetMs }) {
   return { label, ...r };
 }
 
-function run(msg) {
+async function run(msg) {
   if (!state?.g) throw new Error('compile a model first');
   const maxRuns = Number(msg.maxRuns ?? 200);
   if (!Number.isInteger(maxRuns) || maxRuns < 1 || maxRuns > 10000) throw new RangeError(`max runs must be an integer from 1 to 10000, got ${JSON.stringify(msg.maxRuns)}`);
@@ -415,7 +425,9 @@ function run(msg) {
         state.gStax = c.g;
       } else {
         state.gStax = tp.compile(fn, opts);
+        disposeOut(state.gStax(...inputs)); // capture, lowering, code generation
       }
+      await state.gStax.ready; // timed with its generated module installed
     }
     const gs = state.gStax;
     timings.push(timeIt(msg.id, `compile(backend: stax${modeLabel})`, () => gs(...inputs), lim));
@@ -431,7 +443,7 @@ async function handle(ev) {
   if (msg?.type === 'core') return; // the page's compiled core (above)
   try {
     if (msg.type === 'compile') await compile(msg);
-    else if (msg.type === 'run') run(msg);
+    else if (msg.type === 'run') await run(msg);
     else throw new Error(`unknown message type ${msg.type}`);
   } catch (e) {
     const fatal = isFatal(e);
