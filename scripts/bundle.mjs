@@ -14,7 +14,7 @@
 //   node scripts/bundle.mjs            # or: bash scripts/build.sh bundle
 //   node scripts/bundle.mjs --out DIR  # elsewhere (tests)
 import { build } from 'esbuild';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -115,3 +115,41 @@ await build({
   process.exit(1);
 });
 console.error(`bundle: js/ort.js -> ${join(outDir, 'ort.cjs')} (CommonJS, ${(performance.now() - t1).toFixed(0)} ms)`);
+
+// examples/web/dist/worker.mjs: the web example's worker (examples/web/
+// worker.js) with the package, models.js, stats.js and onnx_inputs.js in one
+// file, and pool_worker.js beside it for ?threads=N (threads.js starts it
+// from beside the file that holds it). examples/web/index.html starts it by
+// default: the worker then makes no request before its first result; with
+// worker.js and js/dist/tensorplay.mjs it made three (the bundle, models.js,
+// stats.js), each a revalidation round trip to the server on a reload
+// (docs/benchmarks-web.md). TP_WORKER_BUNDLE tells worker.js where it is.
+// Not made with --out (the package's build only).
+if (outIdx < 0) {
+  const webDist = join(ROOT, 'examples/web/dist');
+  mkdirSync(webDist, { recursive: true });
+  const t2 = performance.now();
+  const r = await build({
+    entryPoints: [join(ROOT, 'examples/web/worker.js')],
+    outfile: join(webDist, 'worker.mjs'),
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    minify: true,
+    keepNames: true,
+    sourcemap: 'linked',
+    sourcesContent: true,
+    legalComments: 'none',
+    define: { TP_WORKER_BUNDLE: 'true' },
+    banner: { js: `// tensorplay-wasm ${version}: examples/web/worker.js with the package bundled by scripts/bundle.mjs (esbuild). Do not edit.` },
+    logLevel: 'warning',
+    metafile: true,
+  }).catch((e) => {
+    console.error(`bundle.mjs: esbuild (examples/web/worker.js) failed: ${e.message}`);
+    process.exit(1);
+  });
+  copyFileSync(join(outDir, 'pool_worker.js'), join(webDist, 'pool_worker.js'));
+  const bytes = Object.entries(r.metafile.outputs).find(([k]) => k.endsWith('.mjs'))[1].bytes;
+  console.error(`bundle: examples/web/worker.js -> ${join(webDist, 'worker.mjs')} (${bytes} bytes, ${(performance.now() - t2).toFixed(0)} ms), pool_worker.js beside it`);
+}

@@ -8,7 +8,7 @@
 //   { type: 'core', module }   with ?core=page: the page's compiled core, first
 // Requests sent before 'ready' wait until the package has loaded.
 // Messages out:
-//   { type: 'ready', loadMs, version, package: 'bundle'|'modules', isa, memoryBytes,
+//   { type: 'ready', loadMs, version, package: 'bundle'|'modules', worker: 'bundle'|'source', isa, memoryBytes,
 //     hasOnnx, backends }
 //   { type: 'progress', id, phase, i?, n? }  the phase that starts now (the page
 //                                     shows it with the elapsed time, and can cancel)
@@ -31,6 +31,15 @@ performance.mark('workerJs');
 // firstCall, posting) are the worker's timeline; tests/browser/web.test.mjs
 // records them, bench/web/probe-start.mjs splits a load with them.
 const params = new URL(self.location.href).searchParams; // ?core=page, ?pkg=modules, ?threads=N
+// This file runs as it is, or bundled with the package, models.js and
+// stats.js into one file, examples/web/dist/worker.mjs (scripts/bundle.mjs,
+// `bash scripts/build.sh bundle`), which index.html starts by default: the
+// worker then makes no request of its own before its first result (each one
+// a revalidation round trip to the server). TP_WORKER_BUNDLE is defined
+// only in that build. ROOT: the repository's root either way.
+// eslint-disable-next-line no-undef
+const BUNDLED = typeof TP_WORKER_BUNDLE !== 'undefined' && TP_WORKER_BUNDLE === true;
+const ROOT = new URL(BUNDLED ? '../../../' : '../../', import.meta.url);
 // ?threads=N: the Wasm threads core with N threads where the page is
 // cross-origin isolated (SharedArrayBuffer); elsewhere the package runs on
 // one thread and explain().threads says why
@@ -51,21 +60,24 @@ if (threads && !threadsBad) globalThis.tensorplayThreads = threads;
 // 13 ms longer (docs/benchmarks-web.md).
 globalThis.tensorplayJitAsync = true;
 const coreFile = threads && self.crossOriginIsolated ? 'tensorplay-mt.wasm' : 'tensorplay.wasm';
+// the package's own default (undefined), or in the bundle, whose
+// import.meta.url is not the package's, the core's URL
+const fallback = BUNDLED ? new URL(`js/wasm/${coreFile}`, ROOT) : undefined;
 globalThis.tensorplayWasm = params.get('core') === 'page'
   ? new Promise((resolve) => {
     const on = (ev) => {
       if (ev.data?.type !== 'core') return;
       self.removeEventListener('message', on);
       performance.mark('coreCompiled');
-      resolve(ev.data.module instanceof WebAssembly.Module ? ev.data.module : undefined);
+      resolve(ev.data.module instanceof WebAssembly.Module ? ev.data.module : fallback);
     };
     self.addEventListener('message', on);
   })
-  : WebAssembly.compileStreaming(fetch(new URL(`../../js/wasm/${coreFile}`, import.meta.url)))
+  : WebAssembly.compileStreaming(fetch(new URL(`js/wasm/${coreFile}`, ROOT)))
     .then((m) => {
       performance.mark('coreCompiled');
       return m;
-    }).catch(() => undefined);
+    }).catch(() => fallback);
 // Requests that arrive while the package loads wait here (a message event
 // with no listener is lost) and run in order once it has loaded: the page
 // may send its first request right away (app.js with ?auto=1).
@@ -82,8 +94,9 @@ self.addEventListener('message', hold);
 // js/index.js and its modules (docs/web.md, "Start-up"). With ?pkg=modules,
 // or where the bundle was not built (the server answers 404), the ES
 // modules; any other failure of the bundle is reported as it is.
-const BUNDLE = new URL('../../js/dist/tensorplay.mjs', import.meta.url);
+const BUNDLE = new URL('js/dist/tensorplay.mjs', ROOT);
 async function importPackage() {
+  if (BUNDLED) return [await import('../../js/index.js'), 'bundle']; // in this file (esbuild)
   if (params.get('pkg') !== 'modules') {
     try {
       return [await import(BUNDLE.href), 'bundle'];
@@ -461,6 +474,7 @@ self.postMessage({
   timeOrigin: performance.timeOrigin,
   version: tp.version,
   package: pkg,
+  worker: BUNDLED ? 'bundle' : 'source', // dist/worker.mjs or worker.js
   isa: tp.isa,
   memoryBytes: tp.memoryBytes(),
   hasOnnx: typeof tp.onnx?.load === 'function',
