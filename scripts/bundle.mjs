@@ -14,7 +14,7 @@
 //   node scripts/bundle.mjs            # or: bash scripts/build.sh bundle
 //   node scripts/bundle.mjs --out DIR  # elsewhere (tests)
 import { build } from 'esbuild';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -127,11 +127,10 @@ console.error(`bundle: js/ort.js -> ${join(outDir, 'ort.cjs')} (CommonJS, ${(per
 // Not made with --out (the package's build only).
 if (outIdx < 0) {
   const webDist = join(ROOT, 'examples/web/dist');
+  rmSync(webDist, { recursive: true, force: true }); // nothing of earlier builds
   mkdirSync(webDist, { recursive: true });
   const t2 = performance.now();
-  const r = await build({
-    entryPoints: [join(ROOT, 'examples/web/worker.js')],
-    outfile: join(webDist, 'worker.mjs'),
+  const common = {
     bundle: true,
     format: 'esm',
     platform: 'neutral',
@@ -142,14 +141,27 @@ if (outIdx < 0) {
     sourcesContent: true,
     legalComments: 'none',
     define: { TP_WORKER_BUNDLE: 'true' },
-    banner: { js: `// tensorplay-wasm ${version}: examples/web/worker.js with the package bundled by scripts/bundle.mjs (esbuild). Do not edit.` },
+    banner: { js: `// tensorplay-wasm ${version}: the web example's worker, bundled by scripts/bundle.mjs (esbuild). Do not edit; the sources are examples/web/ and js/.` },
     logLevel: 'warning',
     metafile: true,
-  }).catch((e) => {
-    console.error(`bundle.mjs: esbuild (examples/web/worker.js) failed: ${e.message}`);
-    process.exit(1);
-  });
+  };
+  // worker.mjs imports worker_deps.mjs, built on its own (not as a shared
+  // chunk: esbuild's splitting moved its helpers into a third file that
+  // worker.mjs imported statically, a round trip before it could run)
+  const deps = {
+    name: 'worker-deps',
+    setup(b) {
+      b.onResolve({ filter: /^\.\/worker_deps\.js$/ }, () => ({ path: './worker_deps.mjs', external: true }));
+    },
+  };
+  const outs = [];
+  for (const [entry, out, plugins] of [['worker.js', 'worker.mjs', [deps]], ['worker_deps.js', 'worker_deps.mjs', []]]) {
+    const r = await build({ ...common, entryPoints: [join(ROOT, 'examples/web', entry)], outfile: join(webDist, out), plugins }).catch((e) => {
+      console.error(`bundle.mjs: esbuild (examples/web/${entry}) failed: ${e.message}`);
+      process.exit(1);
+    });
+    outs.push(...Object.entries(r.metafile.outputs).filter(([k]) => k.endsWith('.mjs')).map(([k, o]) => `${k.replace(/.*\//, '')} ${o.bytes} bytes`));
+  }
   copyFileSync(join(outDir, 'pool_worker.js'), join(webDist, 'pool_worker.js'));
-  const bytes = Object.entries(r.metafile.outputs).find(([k]) => k.endsWith('.mjs'))[1].bytes;
-  console.error(`bundle: examples/web/worker.js -> ${join(webDist, 'worker.mjs')} (${bytes} bytes, ${(performance.now() - t2).toFixed(0)} ms), pool_worker.js beside it`);
+  console.error(`bundle: examples/web/worker.js -> ${webDist}: ${outs.join(', ')} (${(performance.now() - t2).toFixed(0)} ms), pool_worker.js beside them`);
 }

@@ -122,7 +122,7 @@ async function handle(req, res, root) {
  * the old code. */
 export function staleBundle(root = ROOT) {
   const pkg = [join(root, 'js/index.js'), ...readdirSync(join(root, 'js/src')).map((f) => join(root, 'js/src', f))];
-  const web = ['worker.js', 'models.js', 'stats.js', 'onnx_inputs.js'].map((f) => join(root, 'examples/web', f));
+  const web = ['worker.js', 'worker_deps.js', 'models.js', 'stats.js', 'onnx_inputs.js'].map((f) => join(root, 'examples/web', f));
   const why = [];
   for (const [rel, sources] of [['js/dist/tensorplay.mjs', pkg], ['examples/web/dist/worker.mjs', [...pkg, ...web]]]) {
     const bundle = join(root, rel);

@@ -37,8 +37,9 @@ const params = new URL(self.location.href).searchParams; // ?core=page, ?pkg=mod
 // worker then makes no request of its own before its first result (each one
 // a revalidation round trip to the server). TP_WORKER_BUNDLE is defined
 // only in that build. ROOT: the repository's root either way.
+// (spelled out in each test, so that esbuild drops the unbundled branches)
 // eslint-disable-next-line no-undef
-const BUNDLED = typeof TP_WORKER_BUNDLE !== 'undefined' && TP_WORKER_BUNDLE === true;
+const BUNDLED = typeof TP_WORKER_BUNDLE !== 'undefined';
 const ROOT = new URL(BUNDLED ? '../../../' : '../../', import.meta.url);
 // ?threads=N: the Wasm threads core with N threads where the page is
 // cross-origin isolated (SharedArrayBuffer); elsewhere the package runs on
@@ -95,8 +96,9 @@ self.addEventListener('message', hold);
 // or where the bundle was not built (the server answers 404), the ES
 // modules; any other failure of the bundle is reported as it is.
 const BUNDLE = new URL('js/dist/tensorplay.mjs', ROOT);
-async function importPackage() {
-  if (BUNDLED) return [await import('../../js/index.js'), 'bundle']; // in this file (esbuild)
+// (not in dist/worker.mjs, whose package is in its chunk: below)
+// eslint-disable-next-line no-undef
+const importPackage = typeof TP_WORKER_BUNDLE !== 'undefined' ? null : async () => {
   if (params.get('pkg') !== 'modules') {
     try {
       return [await import(BUNDLE.href), 'bundle'];
@@ -109,12 +111,18 @@ async function importPackage() {
     }
   }
   return [await import('../../js/index.js'), 'modules'];
-}
+};
 let tp, pkg, MODELS, summarize, measure, resolveInputs, makeInputs;
 try {
   if (threadsBad) throw new RangeError(threadsBad);
   // the package (which instantiates the core), the models and the statistics, in parallel
-  [[tp, pkg], { MODELS, summarize }, { measure }] = await Promise.all([importPackage(), import('./models.js'), import('./stats.js')]);
+  // eslint-disable-next-line no-undef
+  if (typeof TP_WORKER_BUNDLE !== 'undefined') { // one chunk beside dist/worker.mjs (worker_deps.js)
+    ({ tp, MODELS, summarize, measure } = await import('./worker_deps.js'));
+    pkg = 'bundle';
+  } else {
+    [[tp, pkg], { MODELS, summarize }, { measure }] = await Promise.all([importPackage(), import('./models.js'), import('./stats.js')]);
+  }
 } catch (e) {
   self.postMessage({ type: 'error', id: 0, error: { ...describe(e), fatal: true, phase: 'load' } });
   throw e;
