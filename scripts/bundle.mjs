@@ -117,13 +117,16 @@ await build({
 console.error(`bundle: js/ort.js -> ${join(outDir, 'ort.cjs')} (CommonJS, ${(performance.now() - t1).toFixed(0)} ms)`);
 
 // examples/web/dist/worker.mjs: the web example's worker (examples/web/
-// worker.js) with the package, models.js, stats.js and onnx_inputs.js in one
-// file, and pool_worker.js beside it for ?threads=N (threads.js starts it
+// worker.js, 12 KB, onnx_inputs.js in it), which imports worker_deps.mjs
+// beside it (worker_deps.js: the package, models.js and stats.js in one
+// file), and pool_worker.js beside them for ?threads=N (threads.js starts it
 // from beside the file that holds it). examples/web/index.html starts it by
-// default: the worker then makes no request before its first result; with
-// worker.js and js/dist/tensorplay.mjs it made three (the bundle, models.js,
-// stats.js), each a revalidation round trip to the server on a reload
-// (docs/benchmarks-web.md). TP_WORKER_BUNDLE tells worker.js where it is.
+// default: the worker makes one request before its first result, where
+// worker.js with js/dist/tensorplay.mjs made three (the bundle, models.js,
+// stats.js), each a revalidation round trip to the server on a reload. Not
+// one file: Chromium's code cache serves an imported module compiled, but
+// not a worker's own script, which it parsed on every load (the package's
+// 125 KB; docs/benchmarks-web.md). TP_WORKER_BUNDLE tells worker.js where it is.
 // Not made with --out (the package's build only).
 if (outIdx < 0) {
   const webDist = join(ROOT, 'examples/web/dist');

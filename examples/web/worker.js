@@ -31,14 +31,14 @@ performance.mark('workerJs');
 // firstCall, posting) are the worker's timeline; tests/browser/web.test.mjs
 // records them, bench/web/probe-start.mjs splits a load with them.
 const params = new URL(self.location.href).searchParams; // ?core=page, ?pkg=modules, ?threads=N
-// This file runs as it is, or bundled with the package, models.js and
-// stats.js into one file, examples/web/dist/worker.mjs (scripts/bundle.mjs,
-// `bash scripts/build.sh bundle`), which index.html starts by default: the
-// worker then makes no request of its own before its first result (each one
-// a revalidation round trip to the server). TP_WORKER_BUNDLE is defined
-// only in that build. ROOT: the repository's root either way.
+// This file runs as it is, or bundled as examples/web/dist/worker.mjs
+// (scripts/bundle.mjs, `bash scripts/build.sh bundle`), which index.html
+// starts by default: it imports what it needs before its first result (the
+// package, models.js, stats.js: worker_deps.js) as one file beside it,
+// dist/worker_deps.mjs, one request instead of three (each a revalidation
+// round trip to the server). TP_WORKER_BUNDLE is defined only in that
+// build. ROOT: the repository's root either way.
 // (spelled out in each test, so that esbuild drops the unbundled branches)
-// eslint-disable-next-line no-undef
 const BUNDLED = typeof TP_WORKER_BUNDLE !== 'undefined';
 const ROOT = new URL(BUNDLED ? '../../../' : '../../', import.meta.url);
 // ?threads=N: the Wasm threads core with N threads where the page is
@@ -97,7 +97,6 @@ self.addEventListener('message', hold);
 // modules; any other failure of the bundle is reported as it is.
 const BUNDLE = new URL('js/dist/tensorplay.mjs', ROOT);
 // (not in dist/worker.mjs, whose package is in its chunk: below)
-// eslint-disable-next-line no-undef
 const importPackage = typeof TP_WORKER_BUNDLE !== 'undefined' ? null : async () => {
   if (params.get('pkg') !== 'modules') {
     try {
@@ -116,7 +115,6 @@ let tp, pkg, MODELS, summarize, measure, resolveInputs, makeInputs;
 try {
   if (threadsBad) throw new RangeError(threadsBad);
   // the package (which instantiates the core), the models and the statistics, in parallel
-  // eslint-disable-next-line no-undef
   if (typeof TP_WORKER_BUNDLE !== 'undefined') { // one chunk beside dist/worker.mjs (worker_deps.js)
     ({ tp, MODELS, summarize, measure } = await import('./worker_deps.js'));
     pkg = 'bundle';
