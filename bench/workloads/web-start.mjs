@@ -19,6 +19,7 @@
 //
 //   node bench/workloads/web-start.mjs [--reloads N]    (default 16 per page)
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { launch, newPage, skipReason, startServer, waitForAttribute } from '../../tests/browser/_browser.mjs';
 
@@ -85,6 +86,10 @@ function phaseTable(rows) {
   });
 }
 
+// the host's load (1-minute load average) at the start and the end: this
+// 2-core host is shared, and a loaded one moves these figures by 50-100 ms
+const loadavg = () => { try { return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]); } catch { return null; } };
+const loadAtStart = loadavg();
 const server = await startServer();
 const browser = await launch();
 try {
@@ -135,6 +140,7 @@ try {
       }
     }
   }
+  const load = [loadAtStart, loadavg()];
   const anchor = { name: 'empty module worker page (anchor)', ...stats(got.anchor) };
   for (const [model, figure] of [['mlp', 150], ['transformer', 400]]) {
     const ours = { name: `examples/web ${model}: first result`, ...stats(got[model]) };
@@ -154,9 +160,10 @@ try {
       ...(threaded ? { threads_minus_one_thread_ms: +(threaded.median_ms - ours.median_ms).toFixed(1), threads_figure_ms: 20 } : {}),
       figure_ms: figure,
       phases: phaseTable(phases[model]),
+      loadavg_start_end: load,
       notes: `reloads in blocks of ${BLOCK} (first of each dropped), pages alternating between blocks, ${SETTLE_MS} ms after the previous page settled; ms after navigation start`,
     }));
-    console.error(`web-start ${model}: median ${ours.median_ms} ms (min ${ours.min_ms}), anchor ${anchor.median_ms} ms, ours - anchor ${(ours.median_ms - anchor.median_ms).toFixed(1)} ms` +
+    console.error(`web-start ${model}: median ${ours.median_ms} ms (min ${ours.min_ms}), anchor ${anchor.median_ms} ms, ours - anchor ${(ours.median_ms - anchor.median_ms).toFixed(1)} ms, load average ${load.join(' -> ')}` +
       (threaded ? `; with 2 threads ${threaded.median_ms} ms (${(threaded.median_ms - ours.median_ms).toFixed(1)} ms later; issue figure 20 ms)` : ''));
     for (const p of phaseTable(phases[model])) console.error(`  ${String(p.at_ms).padStart(6)} ms ${p.step_ms === null ? '      ' : `+${String(p.step_ms).padStart(5)}`}  ${p.phase}`);
   }
