@@ -14,7 +14,7 @@
 //   node scripts/bundle.mjs            # or: bash scripts/build.sh bundle
 //   node scripts/bundle.mjs --out DIR  # elsewhere (tests)
 import { build } from 'esbuild';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -115,3 +115,56 @@ await build({
   process.exit(1);
 });
 console.error(`bundle: js/ort.js -> ${join(outDir, 'ort.cjs')} (CommonJS, ${(performance.now() - t1).toFixed(0)} ms)`);
+
+// examples/web/dist/worker.mjs: the web example's worker (examples/web/
+// worker.js, 12 KB, onnx_inputs.js in it), which imports worker_deps.mjs
+// beside it (worker_deps.js: the package, models.js and stats.js in one
+// file), and pool_worker.js beside them for ?threads=N (threads.js starts it
+// from beside the file that holds it). examples/web/index.html starts it by
+// default: the worker makes one request before its first result, where
+// worker.js with js/dist/tensorplay.mjs made three (the bundle, models.js,
+// stats.js), each a revalidation round trip to the server on a reload. Not
+// one file: Chromium's code cache serves an imported module compiled, but
+// not a worker's own script, which it parsed on every load (the package's
+// 125 KB; docs/benchmarks-web.md). TP_WORKER_BUNDLE tells worker.js where it is.
+// Not made with --out (the package's build only).
+if (outIdx < 0) {
+  const webDist = join(ROOT, 'examples/web/dist');
+  rmSync(webDist, { recursive: true, force: true }); // nothing of earlier builds
+  mkdirSync(webDist, { recursive: true });
+  const t2 = performance.now();
+  const common = {
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    target: 'es2022',
+    minify: true,
+    keepNames: true,
+    sourcemap: 'linked',
+    sourcesContent: true,
+    legalComments: 'none',
+    define: { TP_WORKER_BUNDLE: 'true' },
+    banner: { js: `// tensorplay-wasm ${version}: the web example's worker, bundled by scripts/bundle.mjs (esbuild). Do not edit; the sources are examples/web/ and js/.` },
+    logLevel: 'warning',
+    metafile: true,
+  };
+  // worker.mjs imports worker_deps.mjs, built on its own (not as a shared
+  // chunk: esbuild's splitting moved its helpers into a third file that
+  // worker.mjs imported statically, a round trip before it could run)
+  const deps = {
+    name: 'worker-deps',
+    setup(b) {
+      b.onResolve({ filter: /^\.\/worker_deps\.js$/ }, () => ({ path: './worker_deps.mjs', external: true }));
+    },
+  };
+  const outs = [];
+  for (const [entry, out, plugins] of [['worker.js', 'worker.mjs', [deps]], ['worker_deps.js', 'worker_deps.mjs', []]]) {
+    const r = await build({ ...common, entryPoints: [join(ROOT, 'examples/web', entry)], outfile: join(webDist, out), plugins }).catch((e) => {
+      console.error(`bundle.mjs: esbuild (examples/web/${entry}) failed: ${e.message}`);
+      process.exit(1);
+    });
+    outs.push(...Object.entries(r.metafile.outputs).filter(([k]) => k.endsWith('.mjs')).map(([k, o]) => `${k.replace(/.*\//, '')} ${o.bytes} bytes`));
+  }
+  copyFileSync(join(outDir, 'pool_worker.js'), join(webDist, 'pool_worker.js'));
+  console.error(`bundle: examples/web/worker.js -> ${webDist}: ${outs.join(', ')} (${(performance.now() - t2).toFixed(0)} ms), pool_worker.js beside them`);
+}

@@ -19,6 +19,7 @@
 //
 //   node bench/workloads/web-start.mjs [--reloads N]    (default 16 per page)
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { launch, newPage, skipReason, startServer, waitForAttribute } from '../../tests/browser/_browser.mjs';
 
@@ -43,6 +44,52 @@ const stats = (xs) => {
   return { median_ms: +median.toFixed(2), min_ms: +s[0].toFixed(2), max_ms: +s[s.length - 1].toFixed(2), samples: s.map((x) => +x.toFixed(1)) };
 };
 
+// The phases of a load, in ms after navigation start: the page's
+// performance marks (index.html: coreCompiled) and resource timings, and
+// the worker's (worker.js: workerJs, request, coreCompiled, imported,
+// built, firstCall, posting; its timeOrigin is #status[data-worker-start]).
+const PHASES = [
+  ['core bytes received on the page (tensorplay.wasm responseEnd)', 'coreBytes'],
+  ['the worker\'s global scope exists', 'workerStart'],
+  ['the worker script runs (workerJs)', 'w.workerJs'],
+  ['the page has compiled the core (coreCompiled)', 'coreCompiled'],
+  ['the worker has the core and the compile request (w.coreCompiled)', 'w.coreCompiled'],
+  ['core instantiated and initialized, package ready (imported)', 'w.imported'],
+  ['model weights and input built (built)', 'w.built'],
+  ['first call: capture, lowering, code generation, run (firstCall)', 'w.firstCall'],
+  ['outputs summarized, explain(), posted (posting)', 'w.posting'],
+  ['the page shows the first result', 'result'],
+];
+const phases = { mlp: [], transformer: [] };
+async function readPhases(page) {
+  const ws = Number(await page.getAttribute('#status', 'data-worker-start'));
+  const pg = await page.evaluate(() => ({
+    marks: Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name, m.startTime])),
+    core: performance.getEntriesByType('resource').find((e) => /tensorplay(-mt)?\.wasm$/.test(e.name))?.responseEnd,
+    result: Number(document.querySelector('#first-result').dataset.ms),
+  }));
+  const wk = await page.workers()[0]?.evaluate(() =>
+    Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name, m.startTime]))).catch(() => ({})) ?? {};
+  const at = { coreBytes: pg.core, workerStart: ws, coreCompiled: pg.marks.coreCompiled, result: pg.result };
+  for (const [k, v] of Object.entries(wk)) at[`w.${k}`] = v + ws;
+  return at;
+}
+function phaseTable(rows) {
+  const med = (xs) => stats(xs.filter(Number.isFinite)).median_ms;
+  let prev = null;
+  return PHASES.filter(([, k]) => rows.some((r) => Number.isFinite(r[k]))).map(([label, k]) => {
+    const at = med(rows.map((r) => r[k]));
+    // the step: the median over loads of (this event - the previous one in this list)
+    const step = prev ? med(rows.map((r) => r[k] - r[prev])) : null;
+    prev = k;
+    return { phase: label, at_ms: +at.toFixed(1), step_ms: step === null ? null : +step.toFixed(1) };
+  });
+}
+
+// the host's load (1-minute load average) at the start and the end: this
+// 2-core host is shared, and a loaded one moves these figures by 50-100 ms
+const loadavg = () => { try { return Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]); } catch { return null; } };
+const loadAtStart = loadavg();
 const server = await startServer();
 const browser = await launch();
 try {
@@ -74,6 +121,8 @@ try {
         if (pkg !== want) throw new Error(`web-start: ${key} loaded the package as ${pkg}, not ${want}`);
         const threads = await page.getAttribute('#compile-time', 'data-threads');
         if (extra === '&threads=2' && !/^Wasm threads/.test(threads ?? '')) throw new Error(`web-start: ${key} did not load the threads core: ${threads}`);
+        // the load's phases (read after the result, so they do not disturb it)
+        if (phases[key]) phases[key].push(await readPhases(page));
         await page.waitForSelector('#chart[data-seq]', { timeout: 60000 }); // the page settled
         return ms;
       },
@@ -91,6 +140,7 @@ try {
       }
     }
   }
+  const load = [loadAtStart, loadavg()];
   const anchor = { name: 'empty module worker page (anchor)', ...stats(got.anchor) };
   for (const [model, figure] of [['mlp', 150], ['transformer', 400]]) {
     const ours = { name: `examples/web ${model}: first result`, ...stats(got[model]) };
@@ -109,10 +159,13 @@ try {
       ours_minus_anchor_ms: +(ours.median_ms - anchor.median_ms).toFixed(1),
       ...(threaded ? { threads_minus_one_thread_ms: +(threaded.median_ms - ours.median_ms).toFixed(1), threads_figure_ms: 20 } : {}),
       figure_ms: figure,
+      phases: phaseTable(phases[model]),
+      loadavg_start_end: load,
       notes: `reloads in blocks of ${BLOCK} (first of each dropped), pages alternating between blocks, ${SETTLE_MS} ms after the previous page settled; ms after navigation start`,
     }));
-    console.error(`web-start ${model}: median ${ours.median_ms} ms (min ${ours.min_ms}), anchor ${anchor.median_ms} ms, ours - anchor ${(ours.median_ms - anchor.median_ms).toFixed(1)} ms` +
+    console.error(`web-start ${model}: median ${ours.median_ms} ms (min ${ours.min_ms}), anchor ${anchor.median_ms} ms, ours - anchor ${(ours.median_ms - anchor.median_ms).toFixed(1)} ms, load average ${load.join(' -> ')}` +
       (threaded ? `; with 2 threads ${threaded.median_ms} ms (${(threaded.median_ms - ours.median_ms).toFixed(1)} ms later; issue figure 20 ms)` : ''));
+    for (const p of phaseTable(phases[model])) console.error(`  ${String(p.at_ms).padStart(6)} ms ${p.step_ms === null ? '      ' : `+${String(p.step_ms).padStart(5)}`}  ${p.phase}`);
   }
 } finally {
   await browser.close();

@@ -77,6 +77,7 @@ function render() {
 }
 
 let worker = null;
+let workerBundleMissing = false; // dist/worker.mjs failed to load: worker.js from then on
 let coreReady = false;
 let hasOnnx = false;
 let nextId = 1;
@@ -249,9 +250,13 @@ function startWorker() {
   // restart does not fetch or compile the core again.
   const early = window.tpEarlyWorker;
   window.tpEarlyWorker = null;
-  const url = new URL('./worker.js', import.meta.url);
+  // dist/worker.mjs (worker.js with the package bundled in: index.html) unless
+  // ?pkg= asks for worker.js or the bundle turned out not to be built
+  const pkg = params.get('pkg');
+  const bundled = early ? early.bundled : !workerBundleMissing && pkg !== 'modules' && pkg !== 'bundle';
+  const url = new URL(bundled ? './dist/worker.mjs' : './worker.js', import.meta.url);
   if (window.tpCore) url.searchParams.set('core', 'page');
-  if (params.get('pkg') === 'modules') url.searchParams.set('pkg', 'modules');
+  if (!bundled && (pkg === 'modules' || pkg === 'bundle')) url.searchParams.set('pkg', pkg);
   if (params.get('threads') !== null) url.searchParams.set('threads', params.get('threads'));
   if (early) {
     worker = early.worker;
@@ -261,10 +266,21 @@ function startWorker() {
     worker = w;
   }
   const me = worker;
-  worker.onmessage = (ev) => { if (worker === me) onMessage(ev.data); };
+  let heard = early ? early.messages.length > 0 : false; // anything from this worker yet
+  worker.onmessage = (ev) => { heard = true; if (worker === me) onMessage(ev.data); };
   worker.onerror = (ev) => {
     ev.preventDefault?.();
     if (worker !== me || state === 'stopped') return; // its load error (sent before it threw) is on the page already
+    if (bundled && !heard) {
+      // dist/worker.mjs did not load (not built: bash scripts/build.sh bundle):
+      // worker.js, which the request under way (?auto=1) is sent to again
+      console.warn('web example: examples/web/dist/worker.mjs did not load (bash scripts/build.sh bundle); starting worker.js');
+      workerBundleMissing = true;
+      try { me.terminate(); } catch { /* ignore */ }
+      startWorker();
+      if (req?.msg) worker.postMessage({ ...req.msg, type: req.kind, id: req.id });
+      return;
+    }
     showError({ name: 'WorkerError', message: ev.message || 'the worker failed to start (see the console)' }, 'Loading');
     stopped();
   };
@@ -291,7 +307,9 @@ function restartWorker(reason) {
 
 function send(kind, msg, extra = {}) {
   const id = nextId++;
-  req = { id, kind, phase: null, ...extra, t0: extra.t0 ?? performance.now() };
+  // msg is kept to send again if the worker turns out not to load (above),
+  // except an ONNX file's bytes, which are transferred
+  req = { id, kind, phase: null, ...extra, t0: extra.t0 ?? performance.now(), msg: msg.onnx ? null : msg };
   worker.postMessage({ ...msg, type: kind, id }, msg.onnx ? [msg.onnx] : []);
   startProgress();
   return req;
@@ -301,8 +319,9 @@ function onMessage(m) {
   if (m.type === 'ready') {
     coreReady = true;
     hasOnnx = m.hasOnnx;
-    ui.status.textContent = `Core ${m.version} (${m.isa}) loaded in the worker in ${fmtMs(m.loadMs)} (package: ${m.package === 'bundle' ? 'one-file bundle' : 'ES modules'}).`;
+    ui.status.textContent = `Core ${m.version} (${m.isa}) loaded in the worker in ${fmtMs(m.loadMs)} (package: ${m.package === 'bundle' ? 'one-file bundle' : 'ES modules'}${m.worker === 'bundle' ? ', in the worker\'s own bundle' : ''}).`;
     ui.status.dataset.package = m.package;
+    ui.status.dataset.worker = m.worker ?? 'source';
     ui.status.dataset.loadMs = m.loadMs.toFixed(2);
     // when the worker started, and when it had the core, in page time
     ui.status.dataset.workerStart = (m.timeOrigin - performance.timeOrigin).toFixed(1);

@@ -21,8 +21,19 @@ function makeParams(tp, seed0) {
   // core, docs/web.md), while a JS loop over the 670,000 weights of the MLP
   // starts in V8's interpreter: building the MLP took 1.6 and 4.4 ms less
   // (medians of two A/B runs in Chromium).
-  const uniform = (shape, lo, hi) =>
-    keep(tp.scope(() => tp.rand(shape, { seed: seed++ }).mul(hi - lo).add(lo)));
+  // Each temporary is freed as soon as the next tensor exists, so the next
+  // allocation of its size reuses its memory: a fresh page of Wasm memory
+  // costs a page fault on first touch (about 0.5-3 ms per MB on this host),
+  // and a scope would free them only at its end (three fresh buffers for
+  // the MLP's 784x512 weight instead of two).
+  const uniform = (shape, lo, hi) => {
+    const r = tp.rand(shape, { seed: seed++ });
+    const s = r.mul(hi - lo);
+    r.dispose();
+    const u = s.add(lo);
+    s.dispose();
+    return keep(u);
+  };
   return {
     owned,
     weight(shape, fanIn) {

@@ -116,17 +116,23 @@ async function handle(req, res, root) {
   }
 }
 
-/** Why js/dist/tensorplay.mjs (the bundle examples/web imports) is older
- * than the package's sources, or null: the page would run the old code. */
+/** Why js/dist/tensorplay.mjs (the package's bundle) or examples/web/dist/
+ * worker.mjs (the web example's worker with the package in it, which
+ * index.html starts) is older than its sources, or null: the page would run
+ * the old code. */
 export function staleBundle(root = ROOT) {
-  const bundle = join(root, 'js/dist/tensorplay.mjs');
-  if (!existsSync(bundle)) return null;
-  const built = statSync(bundle).mtimeMs;
-  const sources = [join(root, 'js/index.js'), ...readdirSync(join(root, 'js/src')).map((f) => join(root, 'js/src', f))];
-  const newer = sources.filter((f) => f.endsWith('.js') && statSync(f).mtimeMs > built);
-  if (!newer.length) return null;
-  return `js/dist/tensorplay.mjs is older than ${newer.map((f) => f.slice(root.length + 1)).join(', ')}: ` +
-    'the page runs the old code (bash scripts/build.sh bundle, or open the page with ?pkg=modules)';
+  const pkg = [join(root, 'js/index.js'), ...readdirSync(join(root, 'js/src')).map((f) => join(root, 'js/src', f))];
+  const web = ['worker.js', 'worker_deps.js', 'models.js', 'stats.js', 'onnx_inputs.js'].map((f) => join(root, 'examples/web', f));
+  const why = [];
+  for (const [rel, sources] of [['js/dist/tensorplay.mjs', pkg], ['examples/web/dist/worker.mjs', [...pkg, ...web]]]) {
+    const bundle = join(root, rel);
+    if (!existsSync(bundle)) continue;
+    const built = statSync(bundle).mtimeMs;
+    const newer = sources.filter((f) => f.endsWith('.js') && existsSync(f) && statSync(f).mtimeMs > built);
+    if (newer.length) why.push(`${rel} is older than ${newer.map((f) => f.slice(root.length + 1)).join(', ')}`);
+  }
+  if (!why.length) return null;
+  return `${why.join('; ')}: the page runs the old code (bash scripts/build.sh bundle, or open the page with ?pkg=modules)`;
 }
 
 /** Starts the server; resolves to { server, port, url, close() }. */

@@ -8,7 +8,7 @@
 //   { type: 'core', module }   with ?core=page: the page's compiled core, first
 // Requests sent before 'ready' wait until the package has loaded.
 // Messages out:
-//   { type: 'ready', loadMs, version, package: 'bundle'|'modules', isa, memoryBytes,
+//   { type: 'ready', loadMs, version, package: 'bundle'|'modules', worker: 'bundle'|'source', isa, memoryBytes,
 //     hasOnnx, backends }
 //   { type: 'progress', id, phase, i?, n? }  the phase that starts now (the page
 //                                     shows it with the elapsed time, and can cancel)
@@ -31,6 +31,16 @@ performance.mark('workerJs');
 // firstCall, posting) are the worker's timeline; tests/browser/web.test.mjs
 // records them, bench/web/probe-start.mjs splits a load with them.
 const params = new URL(self.location.href).searchParams; // ?core=page, ?pkg=modules, ?threads=N
+// This file runs as it is, or bundled as examples/web/dist/worker.mjs
+// (scripts/bundle.mjs, `bash scripts/build.sh bundle`), which index.html
+// starts by default: it imports what it needs before its first result (the
+// package, models.js, stats.js: worker_deps.js) as one file beside it,
+// dist/worker_deps.mjs, one request instead of three (each a revalidation
+// round trip to the server). TP_WORKER_BUNDLE is defined only in that
+// build. ROOT: the repository's root either way.
+// (spelled out in each test, so that esbuild drops the unbundled branches)
+const BUNDLED = typeof TP_WORKER_BUNDLE !== 'undefined';
+const ROOT = new URL(BUNDLED ? '../../../' : '../../', import.meta.url);
 // ?threads=N: the Wasm threads core with N threads where the page is
 // cross-origin isolated (SharedArrayBuffer); elsewhere the package runs on
 // one thread and explain().threads says why
@@ -41,22 +51,34 @@ const threads = threadsArg === null ? 0 : Number(threadsArg);
 const threadsBad = threadsArg !== null && !(/^\d+$/.test(threadsArg) && threads >= 1 && threads <= 256)
   ? `?threads=${threadsArg} is not a thread count: give a whole number from 1 to 256` : null;
 if (threads && !threadsBad) globalThis.tensorplayThreads = threads;
+// Generated modules compile asynchronously (js/src/jit.js): the first call
+// (capture, lowering, code generation, run) runs the plan's kernels on the
+// core's executor, whose code the page's compiled core brings optimized,
+// while the engine compiles the module on its own threads; compile() waits
+// for it (g.ready) before explain(), so the page shows the installed plan.
+// Compiling it synchronously put that compile on the first call and ran the
+// kernels once on the engine's baseline code: the first call took about
+// 13 ms longer (docs/benchmarks-web.md).
+globalThis.tensorplayJitAsync = true;
 const coreFile = threads && self.crossOriginIsolated ? 'tensorplay-mt.wasm' : 'tensorplay.wasm';
+// the package's own default (undefined), or in the bundle, whose
+// import.meta.url is not the package's, the core's URL
+const fallback = BUNDLED ? new URL(`js/wasm/${coreFile}`, ROOT) : undefined;
 globalThis.tensorplayWasm = params.get('core') === 'page'
   ? new Promise((resolve) => {
     const on = (ev) => {
       if (ev.data?.type !== 'core') return;
       self.removeEventListener('message', on);
       performance.mark('coreCompiled');
-      resolve(ev.data.module instanceof WebAssembly.Module ? ev.data.module : undefined);
+      resolve(ev.data.module instanceof WebAssembly.Module ? ev.data.module : fallback);
     };
     self.addEventListener('message', on);
   })
-  : WebAssembly.compileStreaming(fetch(new URL(`../../js/wasm/${coreFile}`, import.meta.url)))
+  : WebAssembly.compileStreaming(fetch(new URL(`js/wasm/${coreFile}`, ROOT)))
     .then((m) => {
       performance.mark('coreCompiled');
       return m;
-    }).catch(() => undefined);
+    }).catch(() => fallback);
 // Requests that arrive while the package loads wait here (a message event
 // with no listener is lost) and run in order once it has loaded: the page
 // may send its first request right away (app.js with ?auto=1).
@@ -73,8 +95,9 @@ self.addEventListener('message', hold);
 // js/index.js and its modules (docs/web.md, "Start-up"). With ?pkg=modules,
 // or where the bundle was not built (the server answers 404), the ES
 // modules; any other failure of the bundle is reported as it is.
-const BUNDLE = new URL('../../js/dist/tensorplay.mjs', import.meta.url);
-async function importPackage() {
+const BUNDLE = new URL('js/dist/tensorplay.mjs', ROOT);
+// (not in dist/worker.mjs, whose package is in its chunk: below)
+const importPackage = typeof TP_WORKER_BUNDLE !== 'undefined' ? null : async () => {
   if (params.get('pkg') !== 'modules') {
     try {
       return [await import(BUNDLE.href), 'bundle'];
@@ -87,12 +110,17 @@ async function importPackage() {
     }
   }
   return [await import('../../js/index.js'), 'modules'];
-}
+};
 let tp, pkg, MODELS, summarize, measure, resolveInputs, makeInputs;
 try {
   if (threadsBad) throw new RangeError(threadsBad);
   // the package (which instantiates the core), the models and the statistics, in parallel
-  [[tp, pkg], { MODELS, summarize }, { measure }] = await Promise.all([importPackage(), import('./models.js'), import('./stats.js')]);
+  if (typeof TP_WORKER_BUNDLE !== 'undefined') { // one chunk beside dist/worker.mjs (worker_deps.js)
+    ({ tp, MODELS, summarize, measure } = await import('./worker_deps.js'));
+    pkg = 'bundle';
+  } else {
+    [[tp, pkg], { MODELS, summarize }, { measure }] = await Promise.all([importPackage(), import('./models.js'), import('./stats.js')]);
+  }
 } catch (e) {
   self.postMessage({ type: 'error', id: 0, error: { ...describe(e), fatal: true, phase: 'load' } });
   throw e;
@@ -311,6 +339,7 @@ async function compile(msg) {
   performance.mark('firstCall');
   const out = outputInfo(y);
   disposeOut(y);
+  await g.ready; // the generated module installed (above; undefined: nothing to wait for)
   const report = via === 'compile' && typeof g.explain === 'function' ? g.explain() : null;
   const graphText = via === 'model' ? g.model.graph.print() : typeof g.graph === 'function' ? g.graph() : null;
   performance.mark('posting');
@@ -393,7 +422,7 @@ function timeIt(id, label, fn, { maxRuns, budgetMs }) {
   return { label, ...r };
 }
 
-function run(msg) {
+async function run(msg) {
   if (!state?.g) throw new Error('compile a model first');
   const maxRuns = Number(msg.maxRuns ?? 200);
   if (!Number.isInteger(maxRuns) || maxRuns < 1 || maxRuns > 10000) throw new RangeError(`max runs must be an integer from 1 to 10000, got ${JSON.stringify(msg.maxRuns)}`);
@@ -415,7 +444,9 @@ function run(msg) {
         state.gStax = c.g;
       } else {
         state.gStax = tp.compile(fn, opts);
+        disposeOut(state.gStax(...inputs)); // capture, lowering, code generation
       }
+      await state.gStax.ready; // timed with its generated module installed
     }
     const gs = state.gStax;
     timings.push(timeIt(msg.id, `compile(backend: stax${modeLabel})`, () => gs(...inputs), lim));
@@ -431,7 +462,7 @@ async function handle(ev) {
   if (msg?.type === 'core') return; // the page's compiled core (above)
   try {
     if (msg.type === 'compile') await compile(msg);
-    else if (msg.type === 'run') run(msg);
+    else if (msg.type === 'run') await run(msg);
     else throw new Error(`unknown message type ${msg.type}`);
   } catch (e) {
     const fatal = isFatal(e);
@@ -449,6 +480,7 @@ self.postMessage({
   timeOrigin: performance.timeOrigin,
   version: tp.version,
   package: pkg,
+  worker: BUNDLED ? 'bundle' : 'source', // dist/worker.mjs or worker.js
   isa: tp.isa,
   memoryBytes: tp.memoryBytes(),
   hasOnnx: typeof tp.onnx?.load === 'function',

@@ -175,9 +175,17 @@ function postToWorkers(core, msg) {
 // browsers refuse large ones (Chromium: over 8 MB, RangeError); there,
 // modules over 4 KB (Chromium's limit until 2024) compile asynchronously and
 // the plan runs on the executor until the module is installed.
+// globalThis.tensorplayJitAsync = true (read at each load, anywhere, e.g. a
+// page's worker): every generated module compiles asynchronously, except
+// those the core needs at once (TP_JIT_SYNC_ONLY). The call that generated
+// it runs on the executor, whose code is the core's, while the engine
+// compiles the module on its own threads; a synchronous compile would put
+// that compile on the call, and the new module's first run on the engine's
+// baseline code (examples/web/worker.js: the first result; docs/web.md).
 const onMainThread = typeof window !== 'undefined' && typeof document !== 'undefined';
 const MAIN_THREAD_SYNC_MAX = 4096;
 const SYNC_ONLY = 0x40000000;
+const asyncWanted = (len) => (onMainThread && len > MAIN_THREAD_SYNC_MAX) || globalThis.tensorplayJitAsync === true;
 
 /** The env.tp_host_load_module import (see the top of this file). */
 export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outPtr, useCache) {
@@ -196,7 +204,7 @@ export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outP
   const key = `${len}:${(i32[(outPtr >> 2) + 2] >>> 0).toString(16)}:${(i32[(outPtr >> 2) + 1] >>> 0).toString(16)}`;
   try {
     let module = useCache ? cacheGet(key) : undefined;
-    if (!module && !(onMainThread && len > MAIN_THREAD_SYNC_MAX)) {
+    if (!module && !(asyncWanted(len) && !syncOnly)) {
       try {
         module = new WebAssembly.Module(bytes());
       } catch (e) {
@@ -217,7 +225,7 @@ export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outP
         pending.delete(token);
         console.error(`tensorplay: a generated module (${len} bytes) failed to compile: ${err.message}`);
         core.exports.tpw_jit_ready(token, -1);
-      });
+      }).finally(settled);
       core.views().i32[outPtr >> 2] = token;
       return 1;
     }
@@ -229,9 +237,20 @@ export function hostLoadModule(core, setHostError, bytesPtr, len, nexports, outP
   }
 }
 
+// whenReady()'s waiters, resolved when the last pending module settles
+// (installed or failed), in the same task (no polling delay)
+let waiters = [];
+function settled() {
+  if (pending.size) return;
+  const w = waiters;
+  waiters = [];
+  for (const r of w) r();
+}
+
 /** Resolves when no generated module is still compiling. */
-export async function whenReady() {
-  while (pending.size) await new Promise((r) => setTimeout(r, 1));
+export function whenReady() {
+  if (!pending.size) return Promise.resolve();
+  return new Promise((r) => waiters.push(r));
 }
 
 /** Number of generated modules in the cache (at most MODULE_CACHE_MAX). */

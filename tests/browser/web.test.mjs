@@ -26,6 +26,9 @@ import { skipReason, startServer, launch, newPage, outDir, ROOT, waitForAttribut
 const BUNDLE_BUILT = existsSync(join(ROOT, 'js/dist/tensorplay.mjs'));
 if (!BUNDLE_BUILT && process.env.TP_REQUIRE_BUNDLE === '1') throw new Error('js/dist/tensorplay.mjs is missing (bash scripts/build.sh bundle)');
 const DEFAULT_PKG = BUNDLE_BUILT ? 'bundle' : 'modules';
+// the page's worker script: examples/web/dist/worker.mjs (worker.js with the
+// package bundled in, built with js/dist), or worker.js where it is not built
+const WORKER_FILES = /\/examples\/web\/(worker\.js|dist\/worker\.mjs)(\?|$)/;
 
 const skip = await skipReason();
 const STRICT = process.env.TP_BROWSER_STRICT_TIMING === '1';
@@ -155,6 +158,16 @@ test('serve.mjs: warns when js/dist is older than js/src', async () => {
     assert.equal(staleBundle(root), null, 'a bundle newer than the sources');
     at('js/src/tensor.js', 3000);
     assert.match(staleBundle(root) ?? '', /older than js\/src\/tensor\.js.*build\.sh bundle/);
+    // the web example's worker bundle: older than worker.js, or than the package
+    mkdirSync(join(root, 'examples/web/dist'), { recursive: true });
+    at('js/dist/tensorplay.mjs', 4000);
+    at('examples/web/worker.js', 1000);
+    at('examples/web/dist/worker.mjs', 4000);
+    assert.equal(staleBundle(root), null, 'both bundles newer than their sources');
+    at('examples/web/worker.js', 5000);
+    assert.match(staleBundle(root) ?? '', /^examples\/web\/dist\/worker\.mjs is older than examples\/web\/worker\.js:.*build\.sh bundle/);
+    at('js/src/tensor.js', 6000);
+    assert.match(staleBundle(root) ?? '', /js\/dist\/tensorplay\.mjs is older than js\/src\/tensor\.js; examples\/web\/dist\/worker\.mjs is older than js\/src\/tensor\.js, examples\/web\/worker\.js/);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
@@ -252,6 +265,7 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
       await page.goto(`${server.url}examples/web/?model=mlp`);
       await waitIdle(page);
       assert.equal(await page.getAttribute('#status', 'data-package'), DEFAULT_PKG, `the page's worker uses ${DEFAULT_PKG === 'bundle' ? 'the bundle' : 'the ES modules (js/dist is not built)'}`);
+      assert.equal(await page.getAttribute('#status', 'data-worker'), DEFAULT_PKG === 'bundle' ? 'bundle' : 'source', 'dist/worker.mjs where it was built');
       const cases = [
         { how: 'page', url: 'worker.js?core=page', pkg: DEFAULT_PKG },
         { how: 'null', url: 'worker.js?core=page&pkg=modules', pkg: 'modules' },
@@ -296,19 +310,25 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
       await page.close();
     });
 
-    await t.test('where the bundle was not built, the page falls back to the ES modules', async () => {
+    await t.test('where the bundles were not built, the page falls back to worker.js and the ES modules', async () => {
       const ref = reference('mlp');
       const page = await newPage(browser.context);
       const asked = [];
-      await page.route('**/js/dist/tensorplay.mjs', (r) => {
-        asked.push(r.request().method());
+      // neither examples/web/dist/worker.mjs nor js/dist/tensorplay.mjs (scripts/bundle.mjs makes both)
+      await page.route(/\/examples\/web\/dist\/worker\.mjs(\?|$)|\/js\/dist\/tensorplay\.mjs$/, (r) => {
+        asked.push(`${r.request().method()} ${new URL(r.request().url()).pathname}`);
         return r.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' });
       });
-      await page.goto(`${server.url}examples/web/?model=mlp`);
+      await page.goto(`${server.url}examples/web/?model=mlp&auto=1&runs=10`);
+      // the compile request sent at once (?auto=1) reaches worker.js and gets its result
+      await waitForAttribute(page, '#first-result', 'data-ms');
       await waitIdle(page);
-      // the import, then a HEAD to tell "not built" from a failing bundle
-      assert.deepEqual(asked, ['GET', 'HEAD'], 'requests for the bundle');
+      // the worker bundle, then (in worker.js) the package's import and a
+      // HEAD to tell "not built" from a failing bundle
+      assert.deepEqual(asked, ['GET /examples/web/dist/worker.mjs', 'GET /js/dist/tensorplay.mjs', 'HEAD /js/dist/tensorplay.mjs'], 'requests for the bundles');
       assert.equal(await page.getAttribute('#status', 'data-package'), 'modules');
+      assert.equal(await page.getAttribute('#status', 'data-worker'), 'source');
+      assertClose(await readPage(page), ref, 'mlp (auto=1) on worker.js and the ES modules');
       const r = await compileAndRun(page);
       assert.equal(r.error, undefined, `the page shows an error: ${r.error}`);
       assertClose(await readPage(page), ref, 'mlp on the ES modules');
@@ -322,7 +342,7 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
       const page = await newPage(browser.context);
       let workers = 0;
       await page.route('**/js/wasm/tensorplay.wasm', (r) => r.fulfill({ status: 404, contentType: 'text/plain', body: 'not found' }));
-      await page.route('**/examples/web/worker.js*', (r) => {
+      await page.route(WORKER_FILES, (r) => {
         workers++;
         return r.continue();
       });
@@ -333,7 +353,7 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
       assert.match(error, /Loading the core/, error);
       assert.match(error, /tensorplay\.wasm|404|fetch/i, `the message names the problem: ${error}`);
       assert.match(await page.textContent('#status'), /Reload the page/);
-      assert.equal(workers, 1, 'worker.js was requested once');
+      assert.equal(workers, 1, 'the worker (dist/worker.mjs) was requested once');
       assert.equal(await page.getAttribute('body', 'data-state'), 'stopped', 'the state machine says stopped');
       assert.ok(await page.isDisabled('#compile'), 'Compile is disabled: nothing can be sent to a worker that cannot load');
       assert.ok(await page.isHidden('#cancel'), 'no Cancel: nothing runs');
@@ -344,7 +364,7 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
       for (const bad of ['0', 'abc', '999', '1.5', '']) {
         const page = await newPage(browser.context);
         let workers = 0;
-        await page.route('**/examples/web/worker.js*', (r) => {
+        await page.route(WORKER_FILES, (r) => {
           workers++;
           return r.continue();
         });
@@ -353,7 +373,7 @@ test('examples/web in Chromium', { skip: skip ?? false, timeout: 120000 }, async
         const error = await page.textContent('#error');
         assert.match(error, new RegExp(`\\?threads=${bad.replace('.', '\\.')} is not a thread count: give a whole number from 1 to 256`), error);
         assert.doesNotMatch(error, /fresh one started/, `a load error claims no restart: ${error}`);
-        assert.equal(workers, 1, `threads=${bad}: worker.js was requested once (no restart loop)`);
+        assert.equal(workers, 1, `threads=${bad}: the worker was requested once (no restart loop)`);
         assert.equal(await page.getAttribute('body', 'data-state'), 'stopped', `threads=${bad}: stopped`);
         await page.close();
       }

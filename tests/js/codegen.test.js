@@ -390,3 +390,53 @@ test('compileAsync and g.ready: the async path used on browsers main threads', a
   g.dispose();
   assert.equal(tp.liveTensors(), n0, 'the example call leaks nothing');
 });
+
+test('globalThis.tensorplayJitAsync: the first call runs on the executor, g.ready installs the module', async () => {
+  const n0 = tp.liveTensors();
+  const x = tp.randn([64, 96], { seed: 7 }), w = tp.randn([96, 40], { seed: 8 }), b = tp.randn([40], { seed: 9 });
+  const f = (t) => tp.relu(tp.matmul(t, w).add(b));
+  const ref = () => { // an independent reference: the sum in double precision
+    const xa = x.toArray(), wa = w.toArray(), ba = b.toArray(), out = new Float64Array(64 * 40);
+    for (let i = 0; i < 64; i++) for (let j = 0; j < 40; j++) {
+      let s = ba[j];
+      for (let k = 0; k < 96; k++) s += xa[i * 96 + k] * wa[k * 40 + j];
+      out[i * 40 + j] = Math.max(0, s);
+    }
+    return out;
+  };
+  const close = (y, e, what) => {
+    const a = y.toArray();
+    assert.equal(a.length, e.length, what);
+    for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i] - e[i]) <= 1e-4 * (1 + Math.abs(e[i])), `${what}: [${i}] ${a[i]} vs ${e[i]}`);
+  };
+  const e = ref();
+  globalThis.tensorplayJitAsync = true;
+  let g;
+  try {
+    g = C.compile(f, { backend: 'stax', name: 'jit_async' });
+    const y1 = g(x); // capture, lowering, code generation; the module compiles asynchronously
+    const before = g.explain().backend_plans[0];
+    assert.equal(before.generated, 0, `the first call ran on the executor: ${JSON.stringify(before)}`);
+    close(y1, e, 'first call (executor)');
+    const ready = g.ready;
+    assert.ok(ready instanceof Promise);
+    await ready;
+    const after = g.explain().backend_plans[0];
+    assert.ok(after.generated >= 1, `the module is installed after g.ready: ${JSON.stringify(after)}`);
+    const y2 = g(x);
+    close(y2, e, 'second call (generated module)');
+    for (const t of [y1, y2]) t.dispose();
+  } finally {
+    delete globalThis.tensorplayJitAsync;
+  }
+  // without the flag (and off a page's main thread) modules compile synchronously again
+  const g2 = C.compile((t) => f(t).mul(2), { backend: 'stax', name: 'jit_sync' });
+  const y3 = g2(x);
+  assert.ok(g2.explain().backend_plans[0].generated >= 1, 'installed on the first call');
+  close(y3, e.map((v) => 2 * v), 'sync compile');
+  await g2.ready; // resolves at once: nothing pending
+  for (const t of [x, w, b, y3]) t.dispose();
+  g.dispose();
+  g2.dispose();
+  assert.equal(tp.liveTensors(), n0, 'nothing leaks');
+});
