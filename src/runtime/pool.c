@@ -411,11 +411,18 @@ void tp_pool_shutdown(void) {
  * here), so a worker that napped that way between polls picked up a job
  * tens of microseconds late and a caller that napped waiting for the last
  * chunk returned as late (W4's 128x256x256 GEMMs gained 1.4x, not 2x). The
- * polls are therefore plain loads; a sleeping worker (W.sleepers) is
+ * polls are therefore plain loads, until TP_POOL_SPIN_US or until the
+ * thread finds it was preempted; a sleeping worker (W.sleepers) is
  * notified on W.seq, a sleeping caller (W.waiting) on W.done. On a page's
  * main thread, which may not block (memory.atomic.wait32 traps there), the
  * caller only polls. */
 #define TP_POOL_SPIN_US 200
+/* Two time checks (64 polls apart, well under a microsecond) this far apart:
+ * the thread lost its core to another process (a busy machine), and polling
+ * on would take time slices from the threads doing the work (under the
+ * kernel's per-session group scheduling, from this process's own share):
+ * sleep until notified instead. Wasm has no sched_yield. */
+#define TP_POOL_PREEMPTED_US 50
 #include <emscripten/emscripten.h>
 #include <emscripten/threading.h>
 
@@ -457,11 +464,13 @@ static void chunk_done(int *done) {
  * polls for TP_POOL_SPIN_US, then sleeps until notified. */
 static uint32_t await_job(uint32_t seen, uint32_t gen) {
   uint32_t s;
-  double t0 = emscripten_get_now();
+  double t0 = emscripten_get_now(), last = t0;
   for (unsigned i = 0;; i++) {
     if ((s = __atomic_load_n(&W.seq, __ATOMIC_ACQUIRE)) != seen || LD(W.jit_gen) != gen) return s;
     if ((i & 63) != 63) continue;
-    if (emscripten_get_now() - t0 > TP_POOL_SPIN_US / 1000.0) break;
+    double t = emscripten_get_now();
+    if (t - t0 > TP_POOL_SPIN_US / 1000.0 || t - last > TP_POOL_PREEMPTED_US / 1000.0) break;
+    last = t;
   }
   __atomic_add_fetch(&W.sleepers, 1, __ATOMIC_SEQ_CST);
   while ((s = __atomic_load_n(&W.seq, __ATOMIC_SEQ_CST)) == seen &&
@@ -563,19 +572,21 @@ static void plat_run(job *j, int nthreads) {
   in_task = 0;
   /* the last chunks: poll for TP_POOL_SPIN_US, then sleep until the
    * worker that finishes one notifies (never on a page's main thread) */
-  double t0 = 0;
+  double t0 = 0, last = 0;
   int may_sleep = !emscripten_is_main_browser_thread();
   for (unsigned i = 0; __atomic_load_n(&W.done, __ATOMIC_ACQUIRE) < j->nchunks; i++) {
     if ((i & 63) != 63 || !may_sleep) continue;
     double t = emscripten_get_now();
     if (!t0) {
-      t0 = t;
-    } else if (t - t0 > TP_POOL_SPIN_US / 1000.0) {
+      t0 = last = t;
+    } else if (t - t0 > TP_POOL_SPIN_US / 1000.0 || t - last > TP_POOL_PREEMPTED_US / 1000.0) {
       __atomic_store_n(&W.waiting, 1, __ATOMIC_SEQ_CST);
       for (int d; (d = __atomic_load_n(&W.done, __ATOMIC_SEQ_CST)) < j->nchunks;)
         __builtin_wasm_memory_atomic_wait32(&W.done, d, 1000000); /* (1 ms: a bound, not the wake-up) */
       __atomic_store_n(&W.waiting, 0, __ATOMIC_SEQ_CST);
       break;
+    } else {
+      last = t;
     }
   }
   __atomic_store_n(&submit_held, 0, __ATOMIC_RELEASE);
