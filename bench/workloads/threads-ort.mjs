@@ -14,7 +14,13 @@
 // are compared (max |ours - ORT| / max |ORT|). Not pinned: the threads need
 // the cores. One JSON line per case, a table on stderr.
 //
-//   node bench/workloads/threads-ort.mjs [--threads 2] [--reps 5] [--calls 10] [--cases "W2 W4 R1 det rec cls emb"]
+// --only tensorplay|onnxruntime-web times that runtime alone (both still run
+// the 3 warm-ups, whose outputs are compared): run the harness twice, once
+// per runtime, when the other's idle threads would take the cores (ORT's
+// pool spins after each run; under `chrt -f` a spinning thread keeps its
+// core from every other thread of the same priority).
+//
+//   node bench/workloads/threads-ort.mjs [--threads 2] [--reps 5] [--calls 10] [--cases "W2 W4 R1 det rec cls emb"] [--only NAME]
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -24,6 +30,8 @@ const THREADS = Number(arg('--threads', 2));
 const REPS = Number(arg('--reps', 5));
 const CALLS = Number(arg('--calls', 10));
 const CASES = String(arg('--cases', 'W2 W4 R1 det rec cls emb')).split(/\s+/).filter(Boolean);
+const ONLY = arg('--only', null);
+if (ONLY !== null && ONLY !== 'tensorplay' && ONLY !== 'onnxruntime-web') throw new Error(`--only ${ONLY}: want tensorplay or onnxruntime-web`);
 if (!(Number.isInteger(THREADS) && THREADS >= 1 && THREADS <= 16)) throw new Error(`--threads ${THREADS}: want 1 to 16`);
 const root = process.env.BENCH_ROOT || join(import.meta.dirname, '..', '..');
 const mt = join(root, 'js', 'wasm', 'tensorplay-mt.wasm');
@@ -88,20 +96,21 @@ for (const id of CASES) {
   let maxErr = 0, maxRef = 0;
   for (let i = 0; i < yr.length; i++) { maxErr = Math.max(maxErr, Math.abs(yo[i] - yr[i])); maxRef = Math.max(maxRef, Math.abs(yr[i])); }
   if (yo.length !== yr.length || !(maxErr / Math.max(maxRef, 1e-2) <= 1e-3)) throw new Error(`threads-ort: ${id}: outputs differ (${maxErr} of ${maxRef})`);
-  const ms = { tensorplay: [], 'onnxruntime-web': [] };
+  const ms = ONLY ? { [ONLY]: [] } : { tensorplay: [], 'onnxruntime-web': [] };
+  if (ONLY) await new Promise((r) => setTimeout(r, 100)); // the other's threads go to sleep
   for (let r = 0; r < REPS; r++) {
-    for (const [name, run] of (r % 2 ? [...impls].reverse() : impls)) {
+    for (const [name, run] of (r % 2 ? [...impls].reverse() : impls).filter(([n]) => !ONLY || n === ONLY)) {
       const s = [];
       for (let c = 0; c < CALLS; c++) { const t0 = performance.now(); await run(ours.xArr); s.push(performance.now() - t0); }
       ms[name].push(median(s));
     }
   }
   const rows = Object.entries(ms).map(([name, v]) => ({ name, median_ms: +median(v).toFixed(4), min_ms: +Math.min(...v).toFixed(4), max_ms: +Math.max(...v).toFixed(4), samples_ms: v.map((t) => +t.toFixed(4)) }));
-  const ratio = rows[0].median_ms / rows[1].median_ms;
+  const ratio = ONLY ? NaN : rows[0].median_ms / rows[1].median_ms;
   console.log(JSON.stringify({ case: `${id} (${THREADS} threads)`, impls: rows, baseline: 'onnxruntime-web', threads: THREADS, reps: REPS, calls: CALLS,
     ours_over_ort: +ratio.toFixed(3), max_abs_diff_over_max_ort: +(maxErr / Math.max(maxRef, 1e-2)).toExponential(2) }));
   log(`${id.padEnd(4)} ` + rows.map((r) => `${r.name} ${r.median_ms.toFixed(3)} ms [${r.min_ms.toFixed(3)}-${r.max_ms.toFixed(3)}]`).join('  ') +
-    `  ours/ORT ${ratio.toFixed(2)}`);
+    (ONLY ? '' : `  ours/ORT ${ratio.toFixed(2)}`));
   await sess.release?.();
 }
 // the OS threads of this process (Node's own, our worker, ORT's pthreads): that both ran threaded

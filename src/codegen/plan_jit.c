@@ -26,10 +26,13 @@
  * chunks of at least SPLIT_MAP_WORK (2 x that in all): elements weighted
  * by the kernel's work per element (1, plus SPLIT_UNARY_WEIGHT per unary
  * function such as exp or tanh), a row kernel counting SPLIT_ROW_COST more
- * elements per row. Measured in Node (W4 on the threads core): handing
- * work to a worker costs tens of microseconds, so W4's layer norms (32 K
- * elements, about 18 us) got 3x slower split; its softmax (64 K elements
- * with an exp each, 0.37 ms) and GELU gain. */
+ * elements per row. Measured in Node (W4 on the threads core): with the
+ * pool's old timed naps a hand-off cost tens of microseconds and W4's
+ * layer norms (32 K elements, about 20 us) got 3x slower split; with
+ * notified waits (pool.c) a quarter of this threshold splits them and
+ * they gain 1.5-1.8x, but W4 as a whole moved within its noise (1.94x
+ * against 1.89-1.91x) and R1 not at all, so the threshold stays. Its
+ * softmax (64 K elements with an exp each, 0.36 ms) and GELU gain 1.9x. */
 #define SPLIT_MAP_WORK 1048576
 #define SPLIT_UNARY_WEIGHT 16
 #define SPLIT_ROW_COST 48

@@ -424,7 +424,10 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
       if (__builtin_mul_overflow(Kd, g.OW, &row)) row = INT64_MAX;
       rb = ((int64_t)1 << 20) / row;
       rb = rb < 1 ? 1 : rb > g.OH ? g.OH : rb;
-      if (threads > 1 && g.N * g.G < threads) {
+      /* (only when the work splits at all: smaller blocks alone cost R1's
+       * 256->6 3x3 head on 4x5 1.6x on 2 threads, two GEMMs of 10 columns) */
+      if (threads > 1 && g.N * g.G < threads &&
+          2.0 * (double)Mg * (double)row * (double)g.OH * (double)(g.N * g.G) >= 2.0 * PAR_CONV_FLOPS) {
         int64_t want = (g.OH * g.N * g.G + threads - 1) / threads;
         if (want < rb) rb = want < 1 ? 1 : want;
       }

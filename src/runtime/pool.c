@@ -405,10 +405,24 @@ void tp_pool_shutdown(void) {
  * its own stack and TLS, and calls tpw_pool_worker(slot) (tp_pool_worker_loop), which never
  * returns. The hand-off is the pthreads one (a seqlock'ed job, polling for
  * TP_POOL_SPIN_US), with memory.atomic.wait32 / notify in place of the
- * condition variable. The caller never sleeps: a browser's main thread may
- * not block (memory.atomic.wait32 traps there), so it polls for the last
- * chunks. */
+ * condition variables. Every wait is one the other side notifies: a
+ * memory.atomic.wait32 with a timeout is no sched_yield (V8 sleeps at least
+ * the kernel's timer slack, 50 us, then some: a "1 us" wait took 60-90 us
+ * here), so a worker that napped that way between polls picked up a job
+ * tens of microseconds late and a caller that napped waiting for the last
+ * chunk returned as late (W4's 128x256x256 GEMMs gained 1.4x, not 2x). The
+ * polls are therefore plain loads, until TP_POOL_SPIN_US or until the
+ * thread finds it was preempted; a sleeping worker (W.sleepers) is
+ * notified on W.seq, a sleeping caller (W.waiting) on W.done. On a page's
+ * main thread, which may not block (memory.atomic.wait32 traps there), the
+ * caller only polls. */
 #define TP_POOL_SPIN_US 200
+/* Two time checks (64 polls apart, well under a microsecond) this far apart:
+ * the thread lost its core to another process (a busy machine), and polling
+ * on would take time slices from the threads doing the work (under the
+ * kernel's per-session group scheduling, from this process's own share):
+ * sleep until notified instead. Wasm has no sched_yield. */
+#define TP_POOL_PREEMPTED_US 50
 #include <emscripten/emscripten.h>
 #include <emscripten/threading.h>
 
@@ -417,6 +431,7 @@ static struct {
   int workers;   /* atomic: workers that entered tp_pool_worker_loop */
   int64_t worker_chunks; /* atomic: chunks the workers ran (tp_pool_worker_chunks) */
   int sleepers;  /* atomic: workers in wait32 */
+  int waiting;   /* atomic: the caller sleeps in wait32 on W.done */
   uint64_t claim;
   int done;
   uintptr_t task, ctx;
@@ -435,25 +450,27 @@ static _Thread_local int in_task;
 
 static int wasm_workers(void) { return __atomic_load_n(&W.workers, __ATOMIC_ACQUIRE); }
 
-/* The Wasm sched_yield: a 1 us memory.atomic.wait32 (a futex with a timeout)
- * lets a thread sharing this core run (an oversubscribed machine), like
- * sched_yield in the pthreads polls; not on a page's main thread, which may
- * not block. */
-static void wasm_yield(void *addr, uint32_t value) {
-  if (!emscripten_is_main_browser_thread())
-    __builtin_wasm_memory_atomic_wait32((int *)addr, (int)value, 1000);
+/* A chunk finished: wake the caller if it sleeps on W.done (after the
+ * increment, sequentially consistent: the caller sets W.waiting before it
+ * reads W.done, so one of the two sees the other). */
+static void chunk_done(int *done) {
+  __atomic_add_fetch(done, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&W.waiting, __ATOMIC_SEQ_CST))
+    __builtin_wasm_memory_atomic_notify(done, 1);
 }
 
 /* Waits until a job is published (W.seq moves from seen) or the main
- * thread installed another generated module (W.jit_gen moves from gen). */
+ * thread installed another generated module (W.jit_gen moves from gen):
+ * polls for TP_POOL_SPIN_US, then sleeps until notified. */
 static uint32_t await_job(uint32_t seen, uint32_t gen) {
   uint32_t s;
-  double t0 = emscripten_get_now();
+  double t0 = emscripten_get_now(), last = t0;
   for (unsigned i = 0;; i++) {
     if ((s = __atomic_load_n(&W.seq, __ATOMIC_ACQUIRE)) != seen || LD(W.jit_gen) != gen) return s;
     if ((i & 63) != 63) continue;
-    wasm_yield(&W.seq, seen);
-    if (emscripten_get_now() - t0 > TP_POOL_SPIN_US / 1000.0) break;
+    double t = emscripten_get_now();
+    if (t - t0 > TP_POOL_SPIN_US / 1000.0 || t - last > TP_POOL_PREEMPTED_US / 1000.0) break;
+    last = t;
   }
   __atomic_add_fetch(&W.sleepers, 1, __ATOMIC_SEQ_CST);
   while ((s = __atomic_load_n(&W.seq, __ATOMIC_SEQ_CST)) == seen &&
@@ -493,7 +510,7 @@ int tp_pool_worker_loop(int slot, uint32_t gen) {
       run_chunk(&j, slot, c);
       __atomic_store_n(&W.running[slot], 0, __ATOMIC_SEQ_CST);
       __atomic_add_fetch(&W.worker_chunks, 1, __ATOMIC_RELAXED);
-      __atomic_add_fetch(j.done, 1, __ATOMIC_SEQ_CST);
+      chunk_done(j.done);
     }
   }
   __atomic_sub_fetch(&W.workers, 1, __ATOMIC_SEQ_CST);
@@ -519,7 +536,7 @@ void tp_pool_worker_trapped(int slot) {
   __atomic_store_n(&W.broken, 1, __ATOMIC_SEQ_CST);
   __atomic_store_n(&W.trapped, slot, __ATOMIC_SEQ_CST);
   __atomic_sub_fetch(&W.workers, 1, __ATOMIC_SEQ_CST);
-  if (__atomic_exchange_n(&W.running[slot], 0, __ATOMIC_SEQ_CST)) __atomic_add_fetch(&W.done, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_exchange_n(&W.running[slot], 0, __ATOMIC_SEQ_CST)) chunk_done(&W.done);
 }
 
 tp_status tp_pool_take_failure(void) {
@@ -553,8 +570,25 @@ static void plat_run(job *j, int nthreads) {
   in_task = 1;
   run_share(j, 0);
   in_task = 0;
-  for (unsigned i = 0; __atomic_load_n(&W.done, __ATOMIC_ACQUIRE) < j->nchunks; i++)
-    if ((i & 63) == 63) wasm_yield(&W.done, (uint32_t)__atomic_load_n(&W.done, __ATOMIC_RELAXED));
+  /* the last chunks: poll for TP_POOL_SPIN_US, then sleep until the
+   * worker that finishes one notifies (never on a page's main thread) */
+  double t0 = 0, last = 0;
+  int may_sleep = !emscripten_is_main_browser_thread();
+  for (unsigned i = 0; __atomic_load_n(&W.done, __ATOMIC_ACQUIRE) < j->nchunks; i++) {
+    if ((i & 63) != 63 || !may_sleep) continue;
+    double t = emscripten_get_now();
+    if (!t0) {
+      t0 = last = t;
+    } else if (t - t0 > TP_POOL_SPIN_US / 1000.0 || t - last > TP_POOL_PREEMPTED_US / 1000.0) {
+      __atomic_store_n(&W.waiting, 1, __ATOMIC_SEQ_CST);
+      for (int d; (d = __atomic_load_n(&W.done, __ATOMIC_SEQ_CST)) < j->nchunks;)
+        __builtin_wasm_memory_atomic_wait32(&W.done, d, 1000000); /* (1 ms: a bound, not the wake-up) */
+      __atomic_store_n(&W.waiting, 0, __ATOMIC_SEQ_CST);
+      break;
+    } else {
+      last = t;
+    }
+  }
   __atomic_store_n(&submit_held, 0, __ATOMIC_RELEASE);
 }
 int64_t tp_pool_worker_chunks(void) { return __atomic_load_n(&W.worker_chunks, __ATOMIC_RELAXED); }

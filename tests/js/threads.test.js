@@ -2,7 +2,9 @@
 // emscripten-mt`) through the public API, each case in its own Node process
 // (the core loads once per process): compiled functions whose kernels split
 // over the pool (GEMM with a constant weight and with one fed at run time,
-// conv2d, softmax and layer_norm rows, a pointwise chain, a linear + gelu, and bench/lib/models_wasm_defs.mjs's
+// conv2d, softmax and layer_norm rows, a pointwise chain, a linear + gelu,
+// attention over 4 heads (batched GEMMs over run-time operands, checked
+// against a double-precision reference too), and bench/lib/models_wasm_defs.mjs's
 // W1 (at 256 x 384 x 512), W2 and W4, whose constant-weight GEMMs are
 // generated code split over the workers) give the same bits with 1, 2 and 3
 // threads and as the single-threaded wasi core, and their GEMM matches a
@@ -35,6 +37,7 @@ const hash = (t) => { const u = new Uint32Array(t.toArray().buffer); let h = 216
 const x = tp.randn([256, 512], { seed: 1 }), w = tp.randn([512, 384], { seed: 2 }), wc = tp.randn([512, 384], { seed: 3 });
 const img = tp.randn([1, 16, 64, 64], { seed: 4 }), k = tp.randn([32, 16, 3, 3], { seed: 5 }), rows = tp.randn([512, 1024], { seed: 6 });
 const bias = tp.randn([384], { seed: 7 });
+const q = tp.randn([1, 4, 128, 64], { seed: 8 }), kT = tp.randn([1, 4, 64, 128], { seed: 9 }), v = tp.randn([1, 4, 128, 64], { seed: 10 });
 const D = await import(${JSON.stringify(`${repo}bench/lib/models_wasm_defs.mjs`)});
 const W = { W1: D.makeW1(tp, 256, 384, 512), W2: D.makeW2(tp), W4: D.makeW4(tp) };
 const fns = {
@@ -45,11 +48,12 @@ const fns = {
   softmax: tp.compile((a) => tp.softmax(a, -1)),
   pointwise: tp.compile((a) => tp.tanh(a.mul(a)).sub(a)),
   layer_norm: tp.compile((a) => tp.layerNorm(a, [1024])),
+  attention: tp.compile((a, b, c) => tp.matmul(tp.softmax(tp.matmul(a, b).mul(0.125), -1), c)),
   W1: tp.compile((a) => W.W1.f(a)),
   W2: tp.compile((a) => W.W2.f(a)),
   W4: tp.compile((a) => W.W4.f(a)),
 };
-const args = { gemm_input: [x, w], gemm_const: [x], linear_gelu: [x], conv: [img], softmax: [rows], pointwise: [rows], layer_norm: [rows], W1: [W.W1.x], W2: [W.W2.x], W4: [W.W4.x] };
+const args = { gemm_input: [x, w], gemm_const: [x], linear_gelu: [x], conv: [img], softmax: [rows], pointwise: [rows], layer_norm: [rows], attention: [q, kT, v], W1: [W.W1.x], W2: [W.W2.x], W4: [W.W4.x] };
 const out = {};
 const chunks = {};
 for (const [n, f] of Object.entries(fns)) {
@@ -89,8 +93,27 @@ for (let s = 0; s < 400; s++) {
   for (let q = 0; q < 512; q++) { const v = xa[i * 512 + q] * wa[q * 384 + j]; ref += v; mag += Math.abs(v); }
   worst = Math.max(worst, Math.abs(y[i * 384 + j] - ref) / (1e-6 + 1e-5 * mag));
 }
+// attention (batched GEMMs over run-time operands, split by heads) against
+// a double-precision reference on sampled rows
+const att = fns.attention(q, kT, v).toArray(), qa = q.toArray(), ka = kT.toArray(), va = v.toArray();
+let attWorst = 0;
+for (let s = 0; s < 24; s++) {
+  const h = s % 4, i = (s * 53) % 128, sc = new Float64Array(128);
+  let mx = -Infinity, den = 0;
+  for (let j = 0; j < 128; j++) {
+    let d = 0;
+    for (let c = 0; c < 64; c++) d += qa[(h * 128 + i) * 64 + c] * ka[(h * 64 + c) * 128 + j];
+    sc[j] = d * 0.125, mx = Math.max(mx, sc[j]);
+  }
+  for (let j = 0; j < 128; j++) den += (sc[j] = Math.exp(sc[j] - mx));
+  for (let c = 0; c < 64; c++) {
+    let ref = 0, mag = 0;
+    for (let j = 0; j < 128; j++) { const t = (sc[j] / den) * va[(h * 128 + j) * 64 + c]; ref += t; mag += Math.abs(t); }
+    attWorst = Math.max(attWorst, Math.abs(att[(h * 128 + i) * 64 + c] - ref) / (1e-6 + 1e-4 * mag));
+  }
+}
 const threads = tp.explain((a, b) => tp.matmul(a, b), x, w).threads;
-console.log(JSON.stringify({ out, threads, worst, chunks, genChunks, genGemm, mapChunks, genMap }));
+console.log(JSON.stringify({ out, threads, worst, attWorst, chunks, genChunks, genGemm, mapChunks, genMap }));
 process.exit(0);
 `;
 
@@ -107,6 +130,7 @@ test('the threads core gives the same bits with 1, 2 and 3 threads', { skip }, (
   const ref = run({ TP_WASM: MT, TP_WASM_THREADS: '2', CHILD_THREADS: '1' });
   assert.equal(ref.threads, 'Wasm threads: 1 thread (config.threads; 1 worker running)');
   assert.ok(ref.worst <= 1, `one-thread GEMM error ${ref.worst} x the bound`);
+  assert.ok(ref.attWorst <= 1, `one-thread attention error ${ref.attWorst} x the bound`);
   for (const k of Object.keys(ref.chunks)) assert.equal(ref.chunks[k], 0, `${k} ran on a worker with config.threads = 1`);
   for (const n of ['2', '3']) {
     const r = run({ TP_WASM: MT, TP_WASM_THREADS: n, CHILD_THREADS: undefined });
@@ -118,6 +142,7 @@ test('the threads core gives the same bits with 1, 2 and 3 threads', { skip }, (
     const total = Object.values(r.chunks).reduce((a, b) => a + b, 0);
     assert.ok(total > 0, `no chunk ran on a worker with ${n} threads: ${JSON.stringify(r.chunks)}`);
     assert.ok(r.worst <= 1, `GEMM error ${r.worst} x the bound`);
+    assert.ok(r.attWorst <= 1, `attention error ${r.attWorst} x the bound`);
     // the constant-weight GEMM is generated code, and its panels ran on a worker
     assert.equal(r.genGemm, 1, 'the constant-weight GEMM is generated code on the threads core');
     assert.ok(r.genChunks > 0, `no chunk of the generated GEMM ran on a worker with ${n} threads`);
