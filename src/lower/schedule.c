@@ -444,7 +444,7 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
         if ((s->p->kernels[k].kind == TP_KK_GEMM || s->p->kernels[k].kind == TP_KK_CONV) &&
             s->p->kernels[k].out == lz.in[i].buf)
           gk = k;
-      if (gk < 0 || b->kind != TP_KBUF_TEMP || s->p->kernels[gk].expr.n) continue;
+      if (gk < 0 || b->kind != TP_KBUF_TEMP) continue;
       /* a conv's epilogue is over its own [N, M, OH, OW] (no regrouping) */
       if (!tp_desc_equal(&b->desc, &lz.desc) &&
           (s->p->kernels[gk].kind == TP_KK_CONV || !regroup_lazy(&lz, &b->desc)))
@@ -456,30 +456,69 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
           read_by_kernels(s, gk + 1, lz.in[i].buf) ||
           !single_reader(s, s->p->kernels[gk].node, x >= s->v && x < s->v + s->g->n ? (int)(x - s->v) : s->cur))
         continue;
-      int other = 0; /* no second load of the same buffer, and every other
-                        input is ready before the GEMM runs */
+      int other = 0, B = lz.in[i].buf; /* a second load of the same buffer reads
+                        the same element, and every other input is ready
+                        before the GEMM runs */
       for (int q = 0; q < lz.nin; q++) {
         if (q == i) continue;
-        other |= lz.in[q].buf == lz.in[i].buf;
+        if (lz.in[q].buf == B) {
+          other |= lz.in[q].offset != 0 || memcmp(lz.in[q].strides, cst, sizeof(int64_t) * (size_t)lz.desc.ndim);
+          continue;
+        }
         for (int kq = gk; kq < s->p->nkernels; kq++)
           other |= s->p->kernels[kq].out == lz.in[q].buf;
       }
       if (other) continue;
       tp_kir_kernel *k = &s->p->kernels[gk];
-      /* the epilogue runs over the GEMM output in place of the load */
-      k->expr = lz.e;
-      for (int q = 0; q < k->expr.n; q++)
-        if (k->expr.ins[q].op == TP_KI_LOAD && k->expr.ins[q].in == i) {
-          k->expr.ins[q].op = TP_KI_ACC;
-          k->expr.ins[q].in = -1;
+      if (k->expr.n) {
+        /* the GEMM already has an epilogue E writing B (a value read by
+         * several steps, e.g. an unfolded affine x * a + c before a
+         * hard-swish): E's value, computed once, stands for every load of
+         * B in this expression, appended after E */
+        tp_kir_expr e = k->expr;
+        tp_kir_load in[TP_KIR_MAX_IN];
+        int nin = k->nin, val_e = e.n - 1, ok = lz.e.n > 0;
+        int smap[TP_KIR_MAX_IN], imap[TP_KIR_MAX_INS];
+        memcpy(in, k->in, sizeof in);
+        for (int q = 0; q < nin; q++)
+          if (in[q].buf == B) in[q].buf = ob; /* E's unused ACC slot */
+        for (int q = 0; q < lz.nin && ok; q++)
+          ok = (smap[q] = lz.in[q].buf == B ? -2 : load_slot(in, &nin, &lz.in[q])) != -1;
+        for (int q = 0; q < lz.e.n && ok; q++) {
+          tp_kir_ins I = lz.e.ins[q];
+          if (I.op == TP_KI_LOAD && smap[I.in] == -2) {
+            imap[q] = val_e;
+            continue;
+          }
+          if (I.op == TP_KI_LOAD) I.in = (int16_t)smap[I.in];
+          else {
+            if (I.a >= 0) I.a = (int16_t)imap[I.a];
+            if (I.b >= 0) I.b = (int16_t)imap[I.b];
+          }
+          ok = (imap[q] = emit(&e, I)) >= 0;
         }
-      k->nin = lz.nin;
-      memcpy(k->in, lz.in, sizeof lz.in);
-      k->in[i].buf = ob; /* slot kept (unused: ACC) pointing at the new output */
+        /* the expression's value must be its last instruction */
+        if (!ok || imap[lz.e.n - 1] != e.n - 1) continue;
+        k->expr = e;
+        k->nin = nin;
+        memcpy(k->in, in, sizeof in);
+      } else {
+        /* the epilogue runs over the GEMM output in place of the load */
+        k->expr = lz.e;
+        for (int q = 0; q < k->expr.n; q++)
+          if (k->expr.ins[q].op == TP_KI_LOAD && lz.in[k->expr.ins[q].in].buf == B) {
+            k->expr.ins[q].op = TP_KI_ACC;
+            k->expr.ins[q].in = -1;
+          }
+        k->nin = lz.nin;
+        memcpy(k->in, lz.in, sizeof lz.in);
+        for (int q = 0; q < lz.nin; q++)
+          if (k->in[q].buf == B) k->in[q].buf = ob; /* slots kept (unused: ACC) pointing at the new output */
+      }
       k->out = ob;
       for (int q = 0; q < lz.nin; q++)
-        if (q != i) s->buf_uses[lz.in[q].buf]++;
-      s->p->bufs[lz.in[i].buf].kind = TP_KBUF_TEMP; /* now unused */
+        if (lz.in[q].buf != B) s->buf_uses[lz.in[q].buf]++;
+      s->p->bufs[B].kind = TP_KBUF_TEMP; /* now unused */
       x->kind = V_REF;
       x->buf = ob;
       x->off = 0;
@@ -1354,7 +1393,25 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
               if (s.p->kernels[q].out == c.buf) producer = q;
             int shared = 0;
             for (int q = 0; q < k; q++) shared |= s.p->outputs[q] == c.buf;
-            if (b->kind == TP_KBUF_TEMP && producer >= 0 && !shared && c.off == 0 &&
+            /* a reshape of a pointwise or row kernel's output (written
+             * contiguously over the kernel's own shape) is that buffer
+             * under the output's shape: no copy (PP-OCRv4 recognition's
+             * softmax rows [40, 6625] as its [1, 40, 6625] output) */
+            int same = tp_desc_equal(&b->desc, &c.desc);
+            if (!same && producer >= 0 && b->kind == TP_KBUF_TEMP && b->desc.dtype == c.desc.dtype &&
+                (s.p->kernels[producer].kind == TP_KK_POINTWISE || s.p->kernels[producer].kind == TP_KK_ROW) &&
+                is_contig(b->strides, b->desc.ndim, b->desc.shape) &&
+                tp_shape_numel(b->desc.ndim, b->desc.shape) == tp_shape_numel(c.desc.ndim, c.desc.shape)) {
+              same = 1;
+              for (int q = 0; q < s.p->nbufs && same; q++) /* no view of it */
+                same = !(s.p->bufs[q].kind == TP_KBUF_VIEW && s.p->bufs[q].base == c.buf);
+              if (same && c.off == 0 && is_contig(c.st, c.desc.ndim, c.desc.shape)) {
+                b->desc = c.desc;
+                b->desc.weak = 0;
+                contiguous_strides(b->desc.ndim, b->desc.shape, b->strides);
+              }
+            }
+            if (b->kind == TP_KBUF_TEMP && producer >= 0 && !shared && c.off == 0 && same &&
                 tp_desc_equal(&b->desc, &c.desc) && is_contig(c.st, c.desc.ndim, c.desc.shape)) {
               b->kind = TP_KBUF_OUTPUT;
               b->index = k;

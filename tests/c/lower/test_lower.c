@@ -1022,6 +1022,55 @@ static void test_autotune(void) {
   tp_graph_free(g);
 }
 
+/* A graph output that is a reshape of a row or pointwise kernel's result
+ * takes that kernel's buffer under the output's shape (no copy kernel);
+ * with the same buffer also an output under the other shape, or a GEMM's
+ * result, a copy. Values and shapes against the graph executor. */
+static void test_output_reshape(void) {
+  static const struct { const char *text; int nout, kernels; } cs[] = {
+      {"tpgraph v1\n%x = placeholder : f32[6,9]\n%0 = softmax(%x, dim=-1) : f32[6,9]\n"
+       "%1 = reshape(%0, shape=[1,6,9]) : f32[1,6,9]\noutput(%1)\n", 1, 1},
+      {"tpgraph v1\n%x = placeholder : f32[6,9]\n%0 = exp(%x) : f32[6,9]\n"
+       "%1 = reshape(%0, shape=[3,2,9]) : f32[3,2,9]\n%2 = add(%1, 1.0) : f32[3,2,9]\noutput(%1, %2)\n", 2, 2},
+      {"tpgraph v1\n%x = placeholder : f32[6,9]\n%0 = exp(%x) : f32[6,9]\n"
+       "%1 = reshape(%0, shape=[54]) : f32[54]\noutput(%0, %1)\n", 2, 2},
+      {"tpgraph v1\n%x = placeholder : f32[6,9]\n%w = placeholder : f32[9,9]\n%0 = matmul(%x, %w) : f32[6,9]\n"
+       "%1 = reshape(%0, shape=[1,54]) : f32[1,54]\noutput(%1)\n", 1, 2},
+  };
+  for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+    tp_graph *g = parse(cs[t].text);
+    if (!g) continue;
+    int nin = strstr(cs[t].text, "%w") ? 2 : 1;
+    tp_tensor *in[2] = {0}, *e[2] = {0}, *y[2] = {0};
+    tp_randn(2, (int64_t[]){6, 9}, 61 + (uint64_t)t, &in[0]);
+    if (nin == 2) tp_randn(2, (int64_t[]){9, 9}, 71, &in[1]);
+    tp_plan *pl = NULL;
+    int ne = 0, ny = 0;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("output reshape case %zu: %s", t, tp_last_error());
+    const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+    if (p && p->nkernels != cs[t].kernels) FAILF("output reshape case %zu: %d kernels, expected %d", t, p->nkernels, cs[t].kernels);
+    CHECK(tp_graph_run(g, nin, in, 2, e, &ne) == TP_OK);
+    CHECK(pl && tp_plan_run(pl, nin, in, 2, y, &ny) == TP_OK);
+    CHECK(ne == cs[t].nout && ny == ne);
+    for (int q = 0; q < ne && q < ny; q++) {
+      CHECK(e[q] && y[q] && tp_tensor_ndim(e[q]) == tp_tensor_ndim(y[q]));
+      for (int d = 0; e[q] && y[q] && d < tp_tensor_ndim(e[q]); d++) CHECK(tp_tensor_shape(e[q])[d] == tp_tensor_shape(y[q])[d]);
+      int64_t cnt = e[q] ? tp_tensor_numel(e[q]) : 0;
+      CHECK(cnt > 0 && y[q] && tp_tensor_numel(y[q]) == cnt);
+      for (int64_t i = 0; y[q] && i < cnt; i++) {
+        double a = tp_tensor_get_f64(e[q], i), b = tp_tensor_get_f64(y[q], i);
+        if (fabs(a - b) > 1e-5 + 1e-5 * fabs(a)) {
+          FAILF("output reshape case %zu output %d element %lld: stax %g, eager %g", t, q, (long long)i, b, a);
+          break;
+        }
+      }
+    }
+    for (int q = 0; q < 2; q++) tp_tensor_release(e[q]), tp_tensor_release(y[q]), tp_tensor_release(in[q]);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0);
   size_t base = tp_live_tensors();
@@ -1041,6 +1090,7 @@ int main(void) {
   test_qlinear();
   test_qlinear_conv();
   test_into_arena();
+  test_output_reshape();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;
