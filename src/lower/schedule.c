@@ -679,6 +679,18 @@ static void drop_use(sched *s, val *x) {
   x->uses--;
 }
 
+/* 1 when x is a float32 constant whose every element is exactly 1.0 */
+static int all_ones(const sched *s, const val *x) {
+  const tp_kir_buf *b = &s->p->bufs[x->buf];
+  if (b->kind != TP_KBUF_CONST || !b->value || b->desc.dtype != TP_F32) return 0;
+  const float *f = tp_tensor_ptr(b->value);
+  int64_t n = tp_tensor_numel(b->value);
+  if (!f || n < 1) return 0;
+  for (int64_t q = 0; q < n; q++)
+    if (f[q] != 1.0f) return 0;
+  return 1;
+}
+
 static tp_status try_pointwise(sched *s, int i, int *done) {
   const tp_node *n = &s->g->nodes[i];
   int kind, sub;
@@ -705,6 +717,32 @@ static tp_status try_pointwise(sched *s, int i, int *done) {
   r.kind = V_LAZY;
   r.desc = n->desc;
   r.gemm = -1;
+  /* x * ones (a constant of exact 1.0s, broadcasting x: the ONNX
+   * importer's nearest Resize, x viewed as [.., in, 1, ..] times a row of
+   * ones) is x re-strided: one load, no multiply (x * 1 == x, NaN and -0
+   * kept) */
+  int keep = -1;
+  if (kind == TP_KI_BINARY && sub == TP_KBIN_MUL && !(s->mm && s->mm[i] >= 0))
+    for (int k = 0; k < 2 && keep < 0; k++)
+      if (ops[k]->kind == V_REF && ops[1 - k]->kind != V_SCALAR && all_ones(s, ops[k])) keep = 1 - k;
+  if (keep >= 0) {
+    val *x = ops[keep];
+    val lz;
+    if (x->kind == V_REF) ref_as_lazy(x, &lz);
+    else lz = *x;
+    int map[TP_MAX_DIMS];
+    bcast_map(&lz.desc, r.desc.ndim, r.desc.shape, map);
+    if (inline_expr(&r.e, r.in, &r.nin, &lz.e, lz.in, lz.desc.ndim, map, r.desc.ndim) >= 0) {
+      for (int k = 0; k < nops; k++) drop_use(s, ops[k]);
+      int uses = out->uses;
+      *out = r;
+      out->uses = uses;
+      *done = 1;
+      return TP_OK;
+    }
+    memset(&r.e, 0, sizeof r.e);
+    r.nin = 0;
+  }
   int idx[2];
   for (int attempt = 0; attempt < 2; attempt++) {
     memset(&r.e, 0, sizeof r.e);

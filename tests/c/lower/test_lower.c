@@ -5,6 +5,7 @@
  * place), and a differential test: random graphs of the supported ops run
  * through the stax plan and through the eager graph runner. */
 #include "lower/lower.h"
+#include "runtime/pool.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1071,6 +1072,90 @@ static void test_output_reshape(void) {
   }
 }
 
+/* Copy kernels (one load: executor.c run_copy) and x * ones (a constant of
+ * 1.0s: the ONNX importer's nearest Resize, x re-strided, no multiply):
+ * a 2x nearest upsample along W, along H then W with an add, a
+ * constant that is not all ones (multiplied), interleaved pairs (a
+ * permute), a strided gather (a transpose), a broadcast fill, and a large
+ * W upsample split over the pool; bit for bit against the graph
+ * executor, with one and two threads. */
+static void test_copy_kernels(void) {
+  static const struct { const char *text; int64_t xs[4], ys[4]; int xnd, ynd, copies, muls; } cs[] = {
+      {"tpgraph v1\n%x = placeholder : f32[2,3,4,5]\n%1 = get_attr \"o\" : f32[2]\n"
+       "%0 = reshape(%x, shape=[2,3,4,5,1]) : f32[2,3,4,5,1]\n%2 = mul(%0, %1) : f32[2,3,4,5,2]\n"
+       "%3 = reshape(%2, shape=[2,3,4,10]) : f32[2,3,4,10]\noutput(%3)\ndata %1 f32[2] AACAPwAAgD8=\n",
+       {2, 3, 4, 5}, {0}, 4, 0, 1, 0},
+      {"tpgraph v1\n%x = placeholder : f32[1,3,4,5]\n%y = placeholder : f32[1,3,8,10]\n"
+       "%h = get_attr \"h\" : f32[2,1]\n%w = get_attr \"w\" : f32[2]\n"
+       "%0 = reshape(%x, shape=[1,3,4,1,5]) : f32[1,3,4,1,5]\n%1 = mul(%0, %h) : f32[1,3,4,2,5]\n"
+       "%2 = reshape(%1, shape=[1,3,8,5]) : f32[1,3,8,5]\n%3 = reshape(%2, shape=[1,3,8,5,1]) : f32[1,3,8,5,1]\n"
+       "%4 = mul(%3, %w) : f32[1,3,8,5,2]\n%5 = reshape(%4, shape=[1,3,8,10]) : f32[1,3,8,10]\n"
+       "%6 = add(%5, %y) : f32[1,3,8,10]\noutput(%6)\ndata %h f32[2,1] AACAPwAAgD8=\ndata %w f32[2] AACAPwAAgD8=\n",
+       {1, 3, 4, 5}, {1, 3, 8, 10}, 4, 4, 2, 0},
+      {"tpgraph v1\n%x = placeholder : f32[2,3,4,5]\n%1 = get_attr \"o\" : f32[2]\n"
+       "%0 = reshape(%x, shape=[2,3,4,5,1]) : f32[2,3,4,5,1]\n%2 = mul(%0, %1) : f32[2,3,4,5,2]\n"
+       "%3 = reshape(%2, shape=[2,3,4,10]) : f32[2,3,4,10]\noutput(%3)\ndata %1 f32[2] AACAPwAAAEA=\n",
+       {2, 3, 4, 5}, {0}, 4, 0, 0, 1},
+      {"tpgraph v1\n%x = placeholder : f32[5,7,2]\n%0 = permute(%x, perm=[1,0,2]) : f32[7,5,2]\noutput(%0)\n",
+       {5, 7, 2}, {0}, 3, 0, 1, 0},
+      {"tpgraph v1\n%x = placeholder : f32[6,9]\n%0 = transpose(%x, dim0=0, dim1=1) : f32[9,6]\noutput(%0)\n",
+       {6, 9}, {0}, 2, 0, 1, 0},
+      {"tpgraph v1\n%x = placeholder : f32[3,1]\n%1 = get_attr \"o\" : f32[2]\n"
+       "%2 = mul(%x, %1) : f32[3,2]\n%3 = reshape(%2, shape=[6]) : f32[6]\noutput(%3)\ndata %1 f32[2] AACAPwAAgD8=\n",
+       {3, 1}, {0}, 2, 0, 1, 0},
+      {"tpgraph v1\n%x = placeholder : f32[2,8,64,64]\n%1 = get_attr \"o\" : f32[2]\n"
+       "%0 = reshape(%x, shape=[2,8,64,64,1]) : f32[2,8,64,64,1]\n%2 = mul(%0, %1) : f32[2,8,64,64,2]\n"
+       "%3 = reshape(%2, shape=[2,8,64,128]) : f32[2,8,64,128]\noutput(%3)\ndata %1 f32[2] AACAPwAAgD8=\n",
+       {2, 8, 64, 64}, {0}, 4, 0, 1, 0},
+  };
+  for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+    tp_graph *g = parse(cs[t].text);
+    if (!g) continue;
+    int nin = cs[t].ynd ? 2 : 1;
+    tp_tensor *in[2] = {0}, *e = NULL;
+    tp_randn(cs[t].xnd, cs[t].xs, 81 + (uint64_t)t, &in[0]);
+    if (nin == 2) tp_randn(cs[t].ynd, cs[t].ys, 91, &in[1]);
+    tp_plan *pl = NULL;
+    int n = 0;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("copy kernels case %zu: %s", t, tp_last_error());
+    const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+    int copies = 0, muls = 0;
+    for (int k = 0; p && k < p->nkernels; k++) {
+      const tp_kir_kernel *kk = &p->kernels[k];
+      copies += kk->kind == TP_KK_POINTWISE && kk->expr.n == 1 && kk->expr.ins[0].op == TP_KI_LOAD;
+      for (int q = 0; q < kk->expr.n; q++) muls += kk->expr.ins[q].op == TP_KI_BINARY && kk->expr.ins[q].sub == TP_KBIN_MUL;
+    }
+    if (p && (copies != cs[t].copies || muls != cs[t].muls)) {
+      char *dump = NULL;
+      tp_kir_print(p, &dump);
+      FAILF("copy kernels case %zu: %d copy kernels, %d muls, expected %d, %d:\n%s", t, copies, muls, cs[t].copies,
+            cs[t].muls, dump ? dump : "");
+      tp_free(dump);
+    }
+    CHECK(tp_graph_run(g, nin, in, 1, &e, &n) == TP_OK);
+    for (int th = 1; th <= (tp_pool_has_threads() ? 2 : 1); th++) {
+      tp_tensor *y = NULL;
+      CHECK(tp_pool_set_threads(th) == TP_OK);
+      CHECK(pl && tp_plan_run(pl, nin, in, 1, &y, &n) == TP_OK);
+      int64_t cnt = e ? tp_tensor_numel(e) : 0;
+      CHECK(cnt > 0 && y && tp_tensor_numel(y) == cnt);
+      for (int64_t i = 0; y && i < cnt; i++) {
+        float a = (float)tp_tensor_get_f64(e, i), b = (float)tp_tensor_get_f64(y, i);
+        if (memcmp(&a, &b, sizeof a)) {
+          FAILF("copy kernels case %zu (%d threads) element %lld: stax %.9g, eager %.9g", t, th, (long long)i, b, a);
+          break;
+        }
+      }
+      tp_tensor_release(y);
+    }
+    CHECK(tp_pool_set_threads(0) == TP_OK);
+    tp_tensor_release(e);
+    for (int q = 0; q < 2; q++) tp_tensor_release(in[q]);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0);
   size_t base = tp_live_tensors();
@@ -1091,6 +1176,7 @@ int main(void) {
   test_qlinear_conv();
   test_into_arena();
   test_output_reshape();
+  test_copy_kernels();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;
