@@ -1156,6 +1156,42 @@ static void test_copy_kernels(void) {
   }
 }
 
+/* Subnormal values of a constant GEMM operand count as zeros in the plan
+ * (plan.c flush_subnormals: the packed copy; x86's FMA takes a microcode
+ * assist per subnormal operand): a column of W [8, 4] all subnormal gives
+ * +0 exactly, the other columns (a few subnormal entries among normal
+ * ones) match the graph executor; the graph's constant keeps its values. */
+static void test_subnormal_weights(void) {
+  const char *text = "tpgraph v1\n%x = placeholder : f32[3,8]\n%w = get_attr \"w\" : f32[8,4]\n"
+                     "%0 = matmul(%x, %w) : f32[3,4]\noutput(%0)\ndata %w f32[8,4] DATA\n";
+  char buf[1024];
+  const char *at = strstr(text, "DATA");
+  snprintf(buf, sizeof buf, "%.*smOMKAAAAgL4AAEC/yKogAIUtAoAAAAAAyKogAAAAgL+Y4woAyKogAAAAgL4AAEC/hS0CgAAAAD8AAAAAyKogAJjjCgAAAEA/yKogAAAAgL6FLQKAyKogAAAAAD8AAAAAmOMKAAAAoD8AAEA/yKogAIUtAoAAAMA/yKogAAAAAD8=\n", (int)(at - text), text);
+  tp_graph *g = parse(buf);
+  if (!g) return;
+  tp_tensor *x = NULL, *e = NULL, *y = NULL;
+  float xv[24];
+  for (int i = 0; i < 24; i++) xv[i] = 1.0f + 0.125f * (float)(i % 5);
+  CHECK(tp_tensor_new(TP_F32, 2, (int64_t[]){3, 8}, xv, &x) == TP_OK);
+  tp_plan *pl = NULL;
+  int n = 0;
+  CHECK(tp_lower(g, NULL, &pl) == TP_OK);
+  CHECK(tp_graph_run(g, 1, &x, 1, &e, &n) == TP_OK);
+  CHECK(pl && tp_plan_run(pl, 1, &x, 1, &y, &n) == TP_OK);
+  for (int r = 0; e && y && r < 3; r++) {
+    double e0 = tp_tensor_get_f64(e, r * 4), y0 = tp_tensor_get_f64(y, r * 4);
+    if (!(e0 != 0 && fabs(e0) < 1e-37 && y0 == 0 && !signbit(y0)))
+      FAILF("subnormal weights row %d column 0: plan %g (expected +0), eager %g (expected subnormal)", r, y0, e0);
+    for (int c = 1; c < 4; c++) {
+      double a = tp_tensor_get_f64(e, r * 4 + c), b = tp_tensor_get_f64(y, r * 4 + c);
+      if (fabs(a - b) > 1e-6 * (1 + fabs(a))) FAILF("subnormal weights [%d, %d]: plan %g, eager %g", r, c, b, a);
+    }
+  }
+  tp_tensor_release(e), tp_tensor_release(y), tp_tensor_release(x);
+  tp_plan_free(pl);
+  tp_graph_free(g);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0);
   size_t base = tp_live_tensors();
@@ -1177,6 +1213,7 @@ int main(void) {
   test_into_arena();
   test_output_reshape();
   test_copy_kernels();
+  test_subnormal_weights();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;
