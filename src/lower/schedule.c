@@ -422,16 +422,6 @@ static tp_status row_map_fusion(sched *s, val *x, const val *lz, int ob, int *do
   return TP_OK;
 }
 
-/* 1 when load L reads element i of a contiguous buffer of d's shape at
- * element i (the stride of a size-1 dim does not matter: a GEMM's [M, 1]
- * result regrouped from [1, M, 1, 1]) */
-static int reads_elementwise(const tp_kir_load *L, const tp_desc *d, const int64_t *cst) {
-  if (L->offset != 0) return 0;
-  for (int k = 0; k < d->ndim; k++)
-    if (d->shape[k] != 1 && L->strides[k] != cst[k]) return 0;
-  return 1;
-}
-
 static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
   if (x->kind == V_REF && kind == TP_KBUF_TEMP) return TP_OK;
   if (x->kind == V_SCALAR) return tp_fail(TP_ERR_INTERNAL, "schedule: materializing a scalar");
@@ -461,7 +451,7 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
         continue;
       int64_t cst[TP_MAX_DIMS];
       contiguous_strides(lz.desc.ndim, lz.desc.shape, cst);
-      if (!reads_elementwise(&lz.in[i], &lz.desc, cst) ||
+      if (lz.in[i].offset != 0 || memcmp(lz.in[i].strides, cst, sizeof(int64_t) * (size_t)lz.desc.ndim) ||
           !tp_desc_equal(&b->desc, &lz.desc) || s->buf_uses[lz.in[i].buf] != 0 ||
           read_by_kernels(s, gk + 1, lz.in[i].buf) ||
           !single_reader(s, s->p->kernels[gk].node, x >= s->v && x < s->v + s->g->n ? (int)(x - s->v) : s->cur))
@@ -472,7 +462,7 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
       for (int q = 0; q < lz.nin; q++) {
         if (q == i) continue;
         if (lz.in[q].buf == B) {
-          other |= !reads_elementwise(&lz.in[q], &lz.desc, cst);
+          other |= lz.in[q].offset != 0 || memcmp(lz.in[q].strides, cst, sizeof(int64_t) * (size_t)lz.desc.ndim);
           continue;
         }
         for (int kq = gk; kq < s->p->nkernels; kq++)
