@@ -422,6 +422,16 @@ static tp_status row_map_fusion(sched *s, val *x, const val *lz, int ob, int *do
   return TP_OK;
 }
 
+/* 1 when load L reads element i of a contiguous buffer of d's shape at
+ * element i (the stride of a size-1 dim does not matter: a 1x1 conv's
+ * [1, M, 1, W] view of its GEMM's result) */
+static int reads_elementwise(const tp_kir_load *L, const tp_desc *d, const int64_t *cst) {
+  if (L->offset != 0) return 0;
+  for (int k = 0; k < d->ndim; k++)
+    if (d->shape[k] != 1 && L->strides[k] != cst[k]) return 0;
+  return 1;
+}
+
 static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
   if (x->kind == V_REF && kind == TP_KBUF_TEMP) return TP_OK;
   if (x->kind == V_SCALAR) return tp_fail(TP_ERR_INTERNAL, "schedule: materializing a scalar");
@@ -445,14 +455,22 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
             s->p->kernels[k].out == lz.in[i].buf)
           gk = k;
       if (gk < 0 || b->kind != TP_KBUF_TEMP) continue;
-      /* a conv's epilogue is over its own [N, M, OH, OW] (no regrouping) */
-      if (!tp_desc_equal(&b->desc, &lz.desc) &&
-          (s->p->kernels[gk].kind == TP_KK_CONV || !regroup_lazy(&lz, &b->desc)))
+      /* the epilogue is over the kernel's own iteration space (a GEMM's
+       * [M, N] or batched shape, a conv's [N, M, OH, OW]), which is not
+       * the buffer's shape when the kernel already has an epilogue whose
+       * result was reshaped ([1, M, 1, W] after a 1x1 conv's GEMM): the
+       * expression is regrouped onto it (a conv's: no regrouping) */
+      tp_desc kd = b->desc;
+      kd.ndim = s->p->kernels[gk].nd;
+      memcpy(kd.shape, s->p->kernels[gk].shape, sizeof kd.shape);
+      if (!tp_desc_equal(&kd, &lz.desc) &&
+          (s->p->kernels[gk].kind == TP_KK_CONV || !regroup_lazy(&lz, &kd)))
         continue;
       int64_t cst[TP_MAX_DIMS];
       contiguous_strides(lz.desc.ndim, lz.desc.shape, cst);
-      if (lz.in[i].offset != 0 || memcmp(lz.in[i].strides, cst, sizeof(int64_t) * (size_t)lz.desc.ndim) ||
-          !tp_desc_equal(&b->desc, &lz.desc) || s->buf_uses[lz.in[i].buf] != 0 ||
+      if (!reads_elementwise(&lz.in[i], &lz.desc, cst) || !tp_desc_equal(&kd, &lz.desc) ||
+          tp_shape_numel(b->desc.ndim, b->desc.shape) != tp_shape_numel(kd.ndim, kd.shape) ||
+          s->buf_uses[lz.in[i].buf] != 0 ||
           read_by_kernels(s, gk + 1, lz.in[i].buf) ||
           !single_reader(s, s->p->kernels[gk].node, x >= s->v && x < s->v + s->g->n ? (int)(x - s->v) : s->cur))
         continue;
@@ -462,7 +480,7 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
       for (int q = 0; q < lz.nin; q++) {
         if (q == i) continue;
         if (lz.in[q].buf == B) {
-          other |= lz.in[q].offset != 0 || memcmp(lz.in[q].strides, cst, sizeof(int64_t) * (size_t)lz.desc.ndim);
+          other |= !reads_elementwise(&lz.in[q], &lz.desc, cst);
           continue;
         }
         for (int kq = gk; kq < s->p->nkernels; kq++)

@@ -51,6 +51,18 @@ static const ccase cases[] = {
      "%5 = add(%4, 3.0) : @\n%6 = lt(%5, 0.0) : B\n%7 = where(%6, 0.0, %5) : @\n%8 = gt(%7, 6.0) : B\n"
      "%9 = where(%8, 6.0, %7) : @\n%10 = mul(%4, %9) : @\n%11 = div(%10, 6.0) : @\n%12 = mul(%11, 0.75) : @\n"
      "%13 = add(%12, 0.125) : @\noutput(%13)\n", 1},
+    /* the same on one row (silero_vad's [1, C, 1, W]), the second affine per channel: the
+     * appended expression (its loads over [1, M, 1, W]) regrouped onto the GEMM's [M, W] */
+    {"1x1 (GEMM) on one row + BN + affine + hardswish + BN", 1, 8, 1, 20, 16, 1, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 1, 1,
+     "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n%3 = mul(%2, 1.5) : @\n%4 = add(%3, -0.25) : @\n"
+     "%5 = add(%4, 3.0) : @\n%6 = lt(%5, 0.0) : B\n%7 = where(%6, 0.0, %5) : @\n%8 = gt(%7, 6.0) : B\n"
+     "%9 = where(%8, 6.0, %7) : @\n%10 = mul(%4, %9) : @\n%11 = div(%10, 6.0) : @\n%12 = mul(%11, %t) : @\n"
+     "%13 = add(%12, %s) : @\noutput(%13)\n", 1},
+    {"1x1 (GEMM) + BN + hardswish + BN", 1, 8, 3, 20, 16, 1, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 1, 1,
+     "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n"
+     "%5 = add(%2, 3.0) : @\n%6 = lt(%5, 0.0) : B\n%7 = where(%6, 0.0, %5) : @\n%8 = gt(%7, 6.0) : B\n"
+     "%9 = where(%8, 6.0, %7) : @\n%10 = mul(%2, %9) : @\n%11 = div(%10, 6.0) : @\n%12 = mul(%11, %t) : @\n"
+     "%13 = add(%12, %s) : @\noutput(%13)\n", 1},
     /* the BN's value also read by a second output: its epilogue stays alone (two kernels) */
     {"conv + BN, shared, + relu", 1, 4, 9, 11, 6, 3, 3, 1, {1, 1, 1, 1, 1, 1, 1, 1}, 1, 1,
      "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n%3 = relu(%2) : @\noutput(%3, %2)\n", 2},

@@ -1192,6 +1192,44 @@ static void test_subnormal_weights(void) {
   tp_graph_free(g);
 }
 
+/* A squeeze-excitation step: a global average pool, a 1x1 conv on the
+ * pooled [1, C, 1, 1] (a GEMM with N = 1, conv_gemm), a bias add and a
+ * relu: the bias and relu are the GEMM's epilogue although the load's
+ * stride along the size-1 dims is not the contiguous one (row + GEMM, two
+ * kernels); against the graph executor. */
+static void test_se_epilogue(void) {
+  const char *text = "tpgraph v1\n%x = placeholder : f32[1,8,4,5]\n%w = placeholder : f32[6,8,1,1]\n"
+                     "%b = placeholder : f32[6,1,1]\n%0 = mean(%x, dims=[2,3], keepdim=true) : f32[1,8,1,1]\n"
+                     "%1 = conv2d(%0, %w, none, window=[1,1,0,0,0,0,1,1], groups=1) : f32[1,6,1,1]\n"
+                     "%2 = add(%1, %b) : f32[1,6,1,1]\n%3 = relu(%2) : f32[1,6,1,1]\noutput(%3)\n";
+  tp_graph *g = parse(text);
+  if (!g) return;
+  tp_tensor *in[3] = {0}, *e = NULL, *y = NULL;
+  tp_randn(4, (int64_t[]){1, 8, 4, 5}, 101, &in[0]);
+  tp_randn(4, (int64_t[]){6, 8, 1, 1}, 102, &in[1]);
+  tp_randn(3, (int64_t[]){6, 1, 1}, 103, &in[2]);
+  tp_plan *pl = NULL;
+  int n = 0;
+  CHECK(tp_lower(g, NULL, &pl) == TP_OK);
+  const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+  if (p && !(p->nkernels == 2 && count_kind(p, TP_KK_GEMM) == 1 && p->kernels[1].expr.n > 0)) {
+    char *dump = NULL;
+    tp_kir_print(p, &dump);
+    FAILF("se epilogue: expected a row kernel and a GEMM with the bias and relu:\n%s", dump ? dump : "");
+    tp_free(dump);
+  }
+  CHECK(tp_graph_run(g, 3, in, 1, &e, &n) == TP_OK);
+  CHECK(pl && tp_plan_run(pl, 3, in, 1, &y, &n) == TP_OK);
+  for (int64_t i = 0; e && y && i < 6; i++) {
+    double a = tp_tensor_get_f64(e, i), b = tp_tensor_get_f64(y, i);
+    if (fabs(a - b) > 1e-5 + 1e-5 * fabs(a)) FAILF("se epilogue element %lld: stax %g, eager %g", (long long)i, b, a);
+  }
+  tp_tensor_release(e), tp_tensor_release(y);
+  for (int q = 0; q < 3; q++) tp_tensor_release(in[q]);
+  tp_plan_free(pl);
+  tp_graph_free(g);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0);
   size_t base = tp_live_tensors();
@@ -1214,6 +1252,7 @@ int main(void) {
   test_output_reshape();
   test_copy_kernels();
   test_subnormal_weights();
+  test_se_epilogue();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;
