@@ -489,37 +489,10 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
       if (other) continue;
       tp_kir_kernel *k = &s->p->kernels[gk];
       if (k->expr.n) {
-        /* the GEMM already has an epilogue E writing B (a value read by
-         * several steps, e.g. an unfolded affine x * a + c before a
-         * hard-swish): E's value, computed once, stands for every load of
-         * B in this expression, appended after E */
-        tp_kir_expr e = k->expr;
-        tp_kir_load in[TP_KIR_MAX_IN];
-        int nin = k->nin, val_e = e.n - 1, ok = lz.e.n > 0;
-        int smap[TP_KIR_MAX_IN], imap[TP_KIR_MAX_INS];
-        memcpy(in, k->in, sizeof in);
-        for (int q = 0; q < nin; q++)
-          if (in[q].buf == B) in[q].buf = ob; /* E's unused ACC slot */
-        for (int q = 0; q < lz.nin && ok; q++)
-          ok = (smap[q] = lz.in[q].buf == B ? -2 : load_slot(in, &nin, &lz.in[q])) != -1;
-        for (int q = 0; q < lz.e.n && ok; q++) {
-          tp_kir_ins I = lz.e.ins[q];
-          if (I.op == TP_KI_LOAD && smap[I.in] == -2) {
-            imap[q] = val_e;
-            continue;
-          }
-          if (I.op == TP_KI_LOAD) I.in = (int16_t)smap[I.in];
-          else {
-            if (I.a >= 0) I.a = (int16_t)imap[I.a];
-            if (I.b >= 0) I.b = (int16_t)imap[I.b];
-          }
-          ok = (imap[q] = emit(&e, I)) >= 0;
-        }
-        /* the expression's value must be its last instruction */
-        if (!ok || imap[lz.e.n - 1] != e.n - 1) continue;
-        k->expr = e;
-        k->nin = nin;
-        memcpy(k->in, in, sizeof in);
+        /* the GEMM already has an epilogue writing B (a value read by
+         * several steps: an unfolded affine before a hard-swish): its
+         * value stands for every load of B, this expression after it */
+        if (!tp_kir_append_epilogue(k, &lz.e, lz.in, lz.nin, B, ob)) continue;
       } else {
         /* the epilogue runs over the GEMM output in place of the load */
         k->expr = lz.e;
