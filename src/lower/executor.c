@@ -282,8 +282,74 @@ static void pw_task(void *ctx, int slot, int64_t u0, int64_t u1) {
   pw_units(j, j->scratch + (size_t)slot * SCRATCH_FLOATS, u0, u1);
 }
 
+/* A copy kernel (the expression is one load: a nearest upsample's
+ * broadcast, a permute's interleave, a reshape the strides cannot express)
+ * copies straight from the load's buffer over its two innermost merged
+ * dims: a row is a memmove (unit stride), a fill (stride 0; pairs of
+ * equal values for a 2x upsample along the last axis), or a strided
+ * gather, instead of gathering into a chunk, evaluating and storing it.
+ * Units are blocks of the dims before them, split over the pool. */
+typedef struct cp_job {
+  const float *src;
+  float *out;
+  const prep *pr;
+  int64_t nb, blk; /* blocks of blk rows of the next-to-last dim per outer index */
+} cp_job;
+
+static void cp_units(const cp_job *j, int64_t u0, int64_t u1) {
+  const prep *pr = j->pr;
+  int nd = pr->nd;
+  const int64_t *st = pr->st[0];
+  int64_t d1 = pr->shape[nd - 1], s1 = st[nd - 1];
+  int64_t d2 = nd >= 2 ? pr->shape[nd - 2] : 1, s2 = nd >= 2 ? st[nd - 2] : 0;
+  for (int64_t u = u0; u < u1; u++) {
+    int64_t ou = u / j->nb, a0 = (u % j->nb) * j->blk, a1 = a0 + j->blk < d2 ? a0 + j->blk : d2, off = 0, rem = ou;
+    for (int d = nd - 3; d >= 0; d--) {
+      off += (rem % pr->shape[d]) * st[d];
+      rem /= pr->shape[d];
+    }
+    const float *p = j->src + off;
+    float *o = j->out + (ou * d2 + a0) * d1;
+    if (s1 == 0 && d1 == 2) {
+      for (int64_t a = a0; a < a1; a++, o += 2) o[0] = o[1] = p[a * s2];
+    } else if (s1 == 1 && d1 == 2) {
+      for (int64_t a = a0; a < a1; a++, o += 2) o[0] = p[a * s2], o[1] = p[a * s2 + 1];
+    } else {
+      for (int64_t a = a0; a < a1; a++, o += d1) {
+        const float *q = p + a * s2;
+        if (s1 == 1) memmove(o, q, (size_t)d1 * sizeof(float));
+        else if (s1 == 0) for (int64_t b = 0; b < d1; b++) o[b] = q[0];
+        else for (int64_t b = 0; b < d1; b++) o[b] = q[b * s1];
+      }
+    }
+  }
+}
+
+static void cp_task(void *ctx, int slot, int64_t u0, int64_t u1) {
+  (void)slot;
+  cp_units(ctx, u0, u1);
+}
+
+static int run_copy(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out) {
+  /* one load, in slot 0 (the prep's strides are per slot) */
+  if (k->expr.n != 1 || k->expr.ins[0].op != TP_KI_LOAD || k->expr.ins[0].in != 0 || k->nin < 1 || pr->nd < 1)
+    return 0;
+  int nd = pr->nd;
+  int64_t d1 = pr->shape[nd - 1], d2 = nd >= 2 ? pr->shape[nd - 2] : 1;
+  if (d1 == 0 || d2 == 0) return 1;
+  int64_t outer = tp_shape_numel(nd, pr->shape) / (d1 * d2), blk = 4096 / d1 > 0 ? 4096 / d1 : 1;
+  if (blk > d2) blk = d2;
+  cp_job j = {slot_base(r, &k->in[0]), out, pr, (d2 + blk - 1) / blk, blk};
+  int64_t units = outer * j.nb, grain = PAR_PW_ELEMS / (blk * d1) > 0 ? PAR_PW_ELEMS / (blk * d1) : 1;
+  int nc = tp_parallel_slots(units, grain);
+  if (nc > 1) tp_parallel_run(units, grain, nc, cp_task, &j);
+  else cp_units(&j, 0, units);
+  return 1;
+}
+
 static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out,
                           const float *acc_base) {
+  if (!acc_base && run_copy(r, k, pr, out)) return;
   if (run_short_rows(r, k, pr, out, acc_base)) return;
   int nd = pr->nd;
   int64_t inner = pr->shape[nd - 1], outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;

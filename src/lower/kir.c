@@ -282,3 +282,51 @@ tp_status tp_kir_print(const tp_kir_program *p, char **out) {
   *out = b.p;
   return TP_OK;
 }
+
+/* Appends expression e (its loads in[0 .. nin)) to GEMM / conv kernel k's
+ * epilogue, whose value (its last instruction) stands for every load of
+ * buffer B in e; e's other loads join k's slots (shared when equal), k's
+ * slots reading B (the unused accumulator slot) now name ob. 0 (k
+ * unchanged) when the slots or instructions do not fit. */
+int tp_kir_append_epilogue(tp_kir_kernel *k, const tp_kir_expr *e, const tp_kir_load *in, int nin, int B,
+                           int ob) {
+  tp_kir_expr x = k->expr;
+  tp_kir_load sl[TP_KIR_MAX_IN];
+  int ns = k->nin, val = x.n - 1, smap[TP_KIR_MAX_IN], imap[TP_KIR_MAX_INS];
+  if (e->n < 1 || val < 0) return 0;
+  memcpy(sl, k->in, sizeof sl);
+  for (int q = 0; q < ns; q++)
+    if (sl[q].buf == B) sl[q].buf = ob;
+  for (int q = 0; q < nin; q++) {
+    smap[q] = -2; /* B */
+    if (in[q].buf == B) continue;
+    for (int j = 0; j < ns && smap[q] < 0; j++)
+      if (sl[j].buf == in[q].buf && sl[j].offset == in[q].offset && !memcmp(sl[j].strides, in[q].strides, sizeof sl[j].strides))
+        smap[q] = j;
+    if (smap[q] < 0) {
+      if (ns >= TP_KIR_MAX_IN) return 0;
+      sl[ns] = in[q];
+      smap[q] = ns++;
+    }
+  }
+  for (int q = 0; q < e->n; q++) {
+    tp_kir_ins I = e->ins[q];
+    if (I.op == TP_KI_LOAD && smap[I.in] == -2) {
+      imap[q] = val;
+      continue;
+    }
+    if (I.op == TP_KI_LOAD) I.in = (int16_t)smap[I.in];
+    else {
+      if (I.a >= 0) I.a = (int16_t)imap[I.a];
+      if (I.b >= 0) I.b = (int16_t)imap[I.b];
+    }
+    if (x.n >= TP_KIR_MAX_INS) return 0;
+    x.ins[x.n] = I;
+    imap[q] = x.n++;
+  }
+  if (imap[e->n - 1] != x.n - 1) return 0; /* the value must be the last instruction */
+  k->expr = x;
+  k->nin = ns;
+  memcpy(k->in, sl, sizeof sl);
+  return 1;
+}

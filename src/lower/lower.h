@@ -179,6 +179,10 @@ tp_status tp_memplan(tp_kir_program *p);
 void tp_kir_program_free(tp_kir_program *p);
 tp_status tp_kir_print(const tp_kir_program *p, char **out);
 tp_status tp_kir_verify(const tp_kir_program *p);
+/* Appends expression e (loads in[0 .. nin)) to kernel k's epilogue, the
+ * epilogue's value standing for e's loads of buffer B (kir.c; the
+ * scheduler's epilogue fusion). 0 when it does not fit. */
+int tp_kir_append_epilogue(tp_kir_kernel *k, const tp_kir_expr *e, const tp_kir_load *in, int nin, int B, int ob);
 
 /* A kernel's iteration space with the dims that are contiguous for every
  * load merged (row kernels keep their last dim apart): what the executor

@@ -422,6 +422,16 @@ static tp_status row_map_fusion(sched *s, val *x, const val *lz, int ob, int *do
   return TP_OK;
 }
 
+/* 1 when load L reads element i of a contiguous buffer of d's shape at
+ * element i (the stride of a size-1 dim does not matter: a 1x1 conv's
+ * [1, M, 1, W] view of its GEMM's result) */
+static int reads_elementwise(const tp_kir_load *L, const tp_desc *d, const int64_t *cst) {
+  if (L->offset != 0) return 0;
+  for (int k = 0; k < d->ndim; k++)
+    if (d->shape[k] != 1 && L->strides[k] != cst[k]) return 0;
+  return 1;
+}
+
 static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_index) {
   if (x->kind == V_REF && kind == TP_KBUF_TEMP) return TP_OK;
   if (x->kind == V_SCALAR) return tp_fail(TP_ERR_INTERNAL, "schedule: materializing a scalar");
@@ -444,42 +454,62 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
         if ((s->p->kernels[k].kind == TP_KK_GEMM || s->p->kernels[k].kind == TP_KK_CONV) &&
             s->p->kernels[k].out == lz.in[i].buf)
           gk = k;
-      if (gk < 0 || b->kind != TP_KBUF_TEMP || s->p->kernels[gk].expr.n) continue;
-      /* a conv's epilogue is over its own [N, M, OH, OW] (no regrouping) */
-      if (!tp_desc_equal(&b->desc, &lz.desc) &&
-          (s->p->kernels[gk].kind == TP_KK_CONV || !regroup_lazy(&lz, &b->desc)))
+      if (gk < 0 || b->kind != TP_KBUF_TEMP) continue;
+      /* the epilogue is over the kernel's own iteration space (a GEMM's
+       * [M, N] or batched shape, a conv's [N, M, OH, OW]), which is not
+       * the buffer's shape when the kernel already has an epilogue whose
+       * result was reshaped ([1, M, 1, W] after a 1x1 conv's GEMM): the
+       * expression is regrouped onto it (a conv's: no regrouping) */
+      tp_desc kd = b->desc;
+      kd.ndim = s->p->kernels[gk].nd;
+      memcpy(kd.shape, s->p->kernels[gk].shape, sizeof kd.shape);
+      if (!tp_desc_equal(&kd, &lz.desc) &&
+          (s->p->kernels[gk].kind == TP_KK_CONV || !regroup_lazy(&lz, &kd)))
         continue;
       int64_t cst[TP_MAX_DIMS];
       contiguous_strides(lz.desc.ndim, lz.desc.shape, cst);
-      if (lz.in[i].offset != 0 || memcmp(lz.in[i].strides, cst, sizeof(int64_t) * (size_t)lz.desc.ndim) ||
-          !tp_desc_equal(&b->desc, &lz.desc) || s->buf_uses[lz.in[i].buf] != 0 ||
+      if (!reads_elementwise(&lz.in[i], &lz.desc, cst) || !tp_desc_equal(&kd, &lz.desc) ||
+          tp_shape_numel(b->desc.ndim, b->desc.shape) != tp_shape_numel(kd.ndim, kd.shape) ||
+          s->buf_uses[lz.in[i].buf] != 0 ||
           read_by_kernels(s, gk + 1, lz.in[i].buf) ||
           !single_reader(s, s->p->kernels[gk].node, x >= s->v && x < s->v + s->g->n ? (int)(x - s->v) : s->cur))
         continue;
-      int other = 0; /* no second load of the same buffer, and every other
-                        input is ready before the GEMM runs */
+      int other = 0, B = lz.in[i].buf; /* a second load of the same buffer reads
+                        the same element, and every other input is ready
+                        before the GEMM runs */
       for (int q = 0; q < lz.nin; q++) {
         if (q == i) continue;
-        other |= lz.in[q].buf == lz.in[i].buf;
+        if (lz.in[q].buf == B) {
+          other |= !reads_elementwise(&lz.in[q], &lz.desc, cst);
+          continue;
+        }
         for (int kq = gk; kq < s->p->nkernels; kq++)
           other |= s->p->kernels[kq].out == lz.in[q].buf;
       }
       if (other) continue;
       tp_kir_kernel *k = &s->p->kernels[gk];
-      /* the epilogue runs over the GEMM output in place of the load */
-      k->expr = lz.e;
-      for (int q = 0; q < k->expr.n; q++)
-        if (k->expr.ins[q].op == TP_KI_LOAD && k->expr.ins[q].in == i) {
-          k->expr.ins[q].op = TP_KI_ACC;
-          k->expr.ins[q].in = -1;
-        }
-      k->nin = lz.nin;
-      memcpy(k->in, lz.in, sizeof lz.in);
-      k->in[i].buf = ob; /* slot kept (unused: ACC) pointing at the new output */
+      if (k->expr.n) {
+        /* the GEMM already has an epilogue writing B (a value read by
+         * several steps: an unfolded affine before a hard-swish): its
+         * value stands for every load of B, this expression after it */
+        if (!tp_kir_append_epilogue(k, &lz.e, lz.in, lz.nin, B, ob)) continue;
+      } else {
+        /* the epilogue runs over the GEMM output in place of the load */
+        k->expr = lz.e;
+        for (int q = 0; q < k->expr.n; q++)
+          if (k->expr.ins[q].op == TP_KI_LOAD && lz.in[k->expr.ins[q].in].buf == B) {
+            k->expr.ins[q].op = TP_KI_ACC;
+            k->expr.ins[q].in = -1;
+          }
+        k->nin = lz.nin;
+        memcpy(k->in, lz.in, sizeof lz.in);
+        for (int q = 0; q < lz.nin; q++)
+          if (k->in[q].buf == B) k->in[q].buf = ob; /* slots kept (unused: ACC) pointing at the new output */
+      }
       k->out = ob;
       for (int q = 0; q < lz.nin; q++)
-        if (q != i) s->buf_uses[lz.in[q].buf]++;
-      s->p->bufs[lz.in[i].buf].kind = TP_KBUF_TEMP; /* now unused */
+        if (lz.in[q].buf != B) s->buf_uses[lz.in[q].buf]++;
+      s->p->bufs[B].kind = TP_KBUF_TEMP; /* now unused */
       x->kind = V_REF;
       x->buf = ob;
       x->off = 0;
@@ -640,6 +670,18 @@ static void drop_use(sched *s, val *x) {
   x->uses--;
 }
 
+/* 1 when x is a float32 constant whose every element is exactly 1.0 */
+static int all_ones(const sched *s, const val *x) {
+  const tp_kir_buf *b = &s->p->bufs[x->buf];
+  if (b->kind != TP_KBUF_CONST || !b->value || b->desc.dtype != TP_F32) return 0;
+  const float *f = tp_tensor_ptr(b->value);
+  int64_t n = tp_tensor_numel(b->value);
+  if (!f || n < 1) return 0;
+  for (int64_t q = 0; q < n; q++)
+    if (f[q] != 1.0f) return 0;
+  return 1;
+}
+
 static tp_status try_pointwise(sched *s, int i, int *done) {
   const tp_node *n = &s->g->nodes[i];
   int kind, sub;
@@ -666,6 +708,32 @@ static tp_status try_pointwise(sched *s, int i, int *done) {
   r.kind = V_LAZY;
   r.desc = n->desc;
   r.gemm = -1;
+  /* x * ones (a constant of exact 1.0s, broadcasting x: the ONNX
+   * importer's nearest Resize, x viewed as [.., in, 1, ..] times a row of
+   * ones) is x re-strided: one load, no multiply (x * 1 == x, NaN and -0
+   * kept) */
+  int keep = -1;
+  if (kind == TP_KI_BINARY && sub == TP_KBIN_MUL && !(s->mm && s->mm[i] >= 0))
+    for (int k = 0; k < 2 && keep < 0; k++)
+      if (ops[k]->kind == V_REF && ops[1 - k]->kind != V_SCALAR && all_ones(s, ops[k])) keep = 1 - k;
+  if (keep >= 0) {
+    val *x = ops[keep];
+    val lz;
+    if (x->kind == V_REF) ref_as_lazy(x, &lz);
+    else lz = *x;
+    int map[TP_MAX_DIMS];
+    bcast_map(&lz.desc, r.desc.ndim, r.desc.shape, map);
+    if (inline_expr(&r.e, r.in, &r.nin, &lz.e, lz.in, lz.desc.ndim, map, r.desc.ndim) >= 0) {
+      for (int k = 0; k < nops; k++) drop_use(s, ops[k]);
+      int uses = out->uses;
+      *out = r;
+      out->uses = uses;
+      *done = 1;
+      return TP_OK;
+    }
+    memset(&r.e, 0, sizeof r.e);
+    r.nin = 0;
+  }
   int idx[2];
   for (int attempt = 0; attempt < 2; attempt++) {
     memset(&r.e, 0, sizeof r.e);
@@ -1354,7 +1422,25 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
               if (s.p->kernels[q].out == c.buf) producer = q;
             int shared = 0;
             for (int q = 0; q < k; q++) shared |= s.p->outputs[q] == c.buf;
-            if (b->kind == TP_KBUF_TEMP && producer >= 0 && !shared && c.off == 0 &&
+            /* a reshape of a pointwise or row kernel's output (written
+             * contiguously over the kernel's own shape) is that buffer
+             * under the output's shape: no copy (PP-OCRv4 recognition's
+             * softmax rows [40, 6625] as its [1, 40, 6625] output) */
+            int same = tp_desc_equal(&b->desc, &c.desc);
+            if (!same && producer >= 0 && b->kind == TP_KBUF_TEMP && b->desc.dtype == c.desc.dtype &&
+                (s.p->kernels[producer].kind == TP_KK_POINTWISE || s.p->kernels[producer].kind == TP_KK_ROW) &&
+                is_contig(b->strides, b->desc.ndim, b->desc.shape) &&
+                tp_shape_numel(b->desc.ndim, b->desc.shape) == tp_shape_numel(c.desc.ndim, c.desc.shape)) {
+              same = 1;
+              for (int q = 0; q < s.p->nbufs && same; q++) /* no view of it */
+                same = !(s.p->bufs[q].kind == TP_KBUF_VIEW && s.p->bufs[q].base == c.buf);
+              if (same && c.off == 0 && is_contig(c.st, c.desc.ndim, c.desc.shape)) {
+                b->desc = c.desc;
+                b->desc.weak = 0;
+                contiguous_strides(b->desc.ndim, b->desc.shape, b->strides);
+              }
+            }
+            if (b->kind == TP_KBUF_TEMP && producer >= 0 && !shared && c.off == 0 && same &&
                 tp_desc_equal(&b->desc, &c.desc) && is_contig(c.st, c.desc.ndim, c.desc.shape)) {
               b->kind = TP_KBUF_OUTPUT;
               b->index = k;

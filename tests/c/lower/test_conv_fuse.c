@@ -31,12 +31,41 @@ static const ccase cases[] = {
     /* im2col + GEMM (3x3 on 3 channels: not Winograd), bias as an add */
     {"conv + bias add + relu", 1, 3, 9, 11, 5, 3, 3, 1, {1, 1, 1, 1, 1, 1, 1, 1}, 0, 1,
      "%1 = add(%0, %s) : @\n%2 = relu(%1) : @\noutput(%2)\n", 1},
-    /* stride 2, BatchNorm as mul + add by run-time per-channel tensors (the epilogue; read
-     * twice by the leaky relu, a pmax, which is a pointwise kernel after it); a 7x5 output
-     * plane: the epilogue runs once over the whole output (CONV_EPI_MIN) */
+    /* stride 2, BatchNorm as mul + add by run-time per-channel tensors (the epilogue), read
+     * twice by the leaky relu (a pmax), which is appended to that epilogue (computed once, the
+     * BN's value standing for both reads); a 7x5 output plane: the epilogue runs once over the
+     * whole output (CONV_EPI_MIN) */
     {"conv + BN (unfolded) + leaky", 2, 4, 13, 10, 6, 3, 3, 1, {2, 2, 1, 1, 1, 1, 1, 1}, 1, 1,
      "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n%3 = mul(%2, 0.1) : @\n%4 = lt(%2, %3) : B\n"
-     "%5 = where(%4, %3, %2) : @\noutput(%5)\n", 2},
+     "%5 = where(%4, %3, %2) : @\noutput(%5)\n", 1},
+    /* PP-LCNetV3's block (PP-OCRv4 detection): depthwise, BN, a learnable affine (scalars),
+     * hardswish reading the affine's value twice, a second affine: one epilogue */
+    {"depthwise + BN + affine + hardswish + affine", 1, 16, 20, 28, 16, 3, 3, 16, {1, 1, 1, 1, 1, 1, 1, 1}, 1, 1,
+     "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n%3 = mul(%2, 1.5) : @\n%4 = add(%3, -0.25) : @\n"
+     "%5 = add(%4, 3.0) : @\n%6 = lt(%5, 0.0) : B\n%7 = where(%6, 0.0, %5) : @\n%8 = gt(%7, 6.0) : B\n"
+     "%9 = where(%8, 6.0, %7) : @\n%10 = mul(%4, %9) : @\n%11 = div(%10, 6.0) : @\n%12 = mul(%11, 0.75) : @\n"
+     "%13 = add(%12, 0.125) : @\noutput(%13)\n", 1},
+    /* the same on a 1x1 conv (a GEMM after conv_gemm: the epilogue regrouped onto [M, H*W]) */
+    {"1x1 (GEMM) + BN + affine + hardswish + affine", 1, 8, 12, 20, 24, 1, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 1, 1,
+     "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n%3 = mul(%2, 1.5) : @\n%4 = add(%3, -0.25) : @\n"
+     "%5 = add(%4, 3.0) : @\n%6 = lt(%5, 0.0) : B\n%7 = where(%6, 0.0, %5) : @\n%8 = gt(%7, 6.0) : B\n"
+     "%9 = where(%8, 6.0, %7) : @\n%10 = mul(%4, %9) : @\n%11 = div(%10, 6.0) : @\n%12 = mul(%11, 0.75) : @\n"
+     "%13 = add(%12, 0.125) : @\noutput(%13)\n", 1},
+    /* the same on one row (silero_vad's [1, C, 1, W]), the second affine per channel: the
+     * appended expression (its loads over [1, M, 1, W]) regrouped onto the GEMM's [M, W] */
+    {"1x1 (GEMM) on one row + BN + affine + hardswish + BN", 1, 8, 1, 20, 16, 1, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 1, 1,
+     "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n%3 = mul(%2, 1.5) : @\n%4 = add(%3, -0.25) : @\n"
+     "%5 = add(%4, 3.0) : @\n%6 = lt(%5, 0.0) : B\n%7 = where(%6, 0.0, %5) : @\n%8 = gt(%7, 6.0) : B\n"
+     "%9 = where(%8, 6.0, %7) : @\n%10 = mul(%4, %9) : @\n%11 = div(%10, 6.0) : @\n%12 = mul(%11, %t) : @\n"
+     "%13 = add(%12, %s) : @\noutput(%13)\n", 1},
+    {"1x1 (GEMM) + BN + hardswish + BN", 1, 8, 3, 20, 16, 1, 1, 1, {1, 1, 0, 0, 0, 0, 1, 1}, 1, 1,
+     "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n"
+     "%5 = add(%2, 3.0) : @\n%6 = lt(%5, 0.0) : B\n%7 = where(%6, 0.0, %5) : @\n%8 = gt(%7, 6.0) : B\n"
+     "%9 = where(%8, 6.0, %7) : @\n%10 = mul(%2, %9) : @\n%11 = div(%10, 6.0) : @\n%12 = mul(%11, %t) : @\n"
+     "%13 = add(%12, %s) : @\noutput(%13)\n", 1},
+    /* the BN's value also read by a second output: its epilogue stays alone (two kernels) */
+    {"conv + BN, shared, + relu", 1, 4, 9, 11, 6, 3, 3, 1, {1, 1, 1, 1, 1, 1, 1, 1}, 1, 1,
+     "%1 = mul(%0, %s) : @\n%2 = add(%1, %t) : @\n%3 = relu(%2) : @\noutput(%3, %2)\n", 2},
     /* grouped im2col, large enough to split over threads */
     {"grouped conv + residual add + relu", 1, 16, 64, 64, 32, 3, 3, 2, {1, 1, 1, 1, 1, 1, 1, 1}, 1, 2,
      "%1 = add(%r, %0) : @\n%2 = relu(%1) : @\noutput(%2)\n", 1},
@@ -132,7 +161,7 @@ static void run_case(const ccase *c, int threads) {
   if (tp_lower(g, &fo, &fused) != TP_OK) FAILF("%s: lower: %s", c->name, tp_last_error());
   if (tp_lower(g, &uo, &unfused) != TP_OK) FAILF("%s: lower (unfused): %s", c->name, tp_last_error());
   const tp_kir_program *p = fused ? tp_plan_program(fused) : NULL;
-  if (p && (p->nkernels != c->kernels || count_kind(p, TP_KK_CONV) != 1 ||
+  if (p && (p->nkernels != c->kernels || count_kind(p, TP_KK_CONV) + count_kind(p, TP_KK_GEMM) != 1 ||
             (c->extra == 1 || c->kernels == 1) != (p->kernels[0].expr.n > 0)))
   {
     char *dump = NULL;
@@ -142,7 +171,8 @@ static void run_case(const ccase *c, int threads) {
     tp_free(dump);
   }
   const tp_kir_program *up = unfused ? tp_plan_program(unfused) : NULL;
-  CHECK(up && up->nkernels >= 2 && up->kernels[0].kind == TP_KK_CONV && up->kernels[0].expr.n == 0);
+  CHECK(up && up->nkernels >= 2 && (up->kernels[0].kind == TP_KK_CONV || up->kernels[0].kind == TP_KK_GEMM) &&
+        up->kernels[0].expr.n == 0);
   CHECK(tp_pool_set_threads(threads) == TP_OK);
   tp_tensor *e[2] = {0}, *y[2] = {0}, *u[2] = {0};
   int ne = 0, ny = 0, nu = 0;

@@ -5,6 +5,7 @@
  * place), and a differential test: random graphs of the supported ops run
  * through the stax plan and through the eager graph runner. */
 #include "lower/lower.h"
+#include "runtime/pool.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1002,6 +1003,213 @@ static void test_autotune(void) {
   tp_graph_free(g);
 }
 
+/* A graph output that is a reshape of a row or pointwise kernel's result
+ * takes that kernel's buffer under the output's shape (no copy kernel);
+ * with the same buffer also an output under the other shape, or a GEMM's
+ * result, a copy. Values and shapes against the graph executor. */
+static void test_output_reshape(void) {
+  static const struct { const char *text; int nout, kernels; } cs[] = {
+      {"tpgraph v1\n%x = placeholder : f32[6,9]\n%0 = softmax(%x, dim=-1) : f32[6,9]\n"
+       "%1 = reshape(%0, shape=[1,6,9]) : f32[1,6,9]\noutput(%1)\n", 1, 1},
+      {"tpgraph v1\n%x = placeholder : f32[6,9]\n%0 = exp(%x) : f32[6,9]\n"
+       "%1 = reshape(%0, shape=[3,2,9]) : f32[3,2,9]\n%2 = add(%1, 1.0) : f32[3,2,9]\noutput(%1, %2)\n", 2, 2},
+      {"tpgraph v1\n%x = placeholder : f32[6,9]\n%0 = exp(%x) : f32[6,9]\n"
+       "%1 = reshape(%0, shape=[54]) : f32[54]\noutput(%0, %1)\n", 2, 2},
+      {"tpgraph v1\n%x = placeholder : f32[6,9]\n%w = placeholder : f32[9,9]\n%0 = matmul(%x, %w) : f32[6,9]\n"
+       "%1 = reshape(%0, shape=[1,54]) : f32[1,54]\noutput(%1)\n", 1, 2},
+  };
+  for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+    tp_graph *g = parse(cs[t].text);
+    if (!g) continue;
+    int nin = strstr(cs[t].text, "%w") ? 2 : 1;
+    tp_tensor *in[2] = {0}, *e[2] = {0}, *y[2] = {0};
+    tp_randn(2, (int64_t[]){6, 9}, 61 + (uint64_t)t, &in[0]);
+    if (nin == 2) tp_randn(2, (int64_t[]){9, 9}, 71, &in[1]);
+    tp_plan *pl = NULL;
+    int ne = 0, ny = 0;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("output reshape case %zu: %s", t, tp_last_error());
+    const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+    if (p && p->nkernels != cs[t].kernels) FAILF("output reshape case %zu: %d kernels, expected %d", t, p->nkernels, cs[t].kernels);
+    CHECK(tp_graph_run(g, nin, in, 2, e, &ne) == TP_OK);
+    CHECK(pl && tp_plan_run(pl, nin, in, 2, y, &ny) == TP_OK);
+    CHECK(ne == cs[t].nout && ny == ne);
+    for (int q = 0; q < ne && q < ny; q++) {
+      CHECK(e[q] && y[q] && tp_tensor_ndim(e[q]) == tp_tensor_ndim(y[q]));
+      for (int d = 0; e[q] && y[q] && d < tp_tensor_ndim(e[q]); d++) CHECK(tp_tensor_shape(e[q])[d] == tp_tensor_shape(y[q])[d]);
+      int64_t cnt = e[q] ? tp_tensor_numel(e[q]) : 0;
+      CHECK(cnt > 0 && y[q] && tp_tensor_numel(y[q]) == cnt);
+      for (int64_t i = 0; y[q] && i < cnt; i++) {
+        double a = tp_tensor_get_f64(e[q], i), b = tp_tensor_get_f64(y[q], i);
+        if (fabs(a - b) > 1e-5 + 1e-5 * fabs(a)) {
+          FAILF("output reshape case %zu output %d element %lld: stax %g, eager %g", t, q, (long long)i, b, a);
+          break;
+        }
+      }
+    }
+    for (int q = 0; q < 2; q++) tp_tensor_release(e[q]), tp_tensor_release(y[q]), tp_tensor_release(in[q]);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
+/* Copy kernels (one load: executor.c run_copy) and x * ones (a constant of
+ * 1.0s: the ONNX importer's nearest Resize, x re-strided, no multiply):
+ * a 2x nearest upsample along W, along H then W with an add, a
+ * constant that is not all ones (multiplied), interleaved pairs (a
+ * permute), a strided gather (a transpose), a broadcast fill, and a large
+ * W upsample split over the pool; bit for bit against the graph
+ * executor, with one and two threads. */
+static void test_copy_kernels(void) {
+  static const struct { const char *text; int64_t xs[4], ys[4]; int xnd, ynd, copies, muls; } cs[] = {
+      {"tpgraph v1\n%x = placeholder : f32[2,3,4,5]\n%1 = get_attr \"o\" : f32[2]\n"
+       "%0 = reshape(%x, shape=[2,3,4,5,1]) : f32[2,3,4,5,1]\n%2 = mul(%0, %1) : f32[2,3,4,5,2]\n"
+       "%3 = reshape(%2, shape=[2,3,4,10]) : f32[2,3,4,10]\noutput(%3)\ndata %1 f32[2] AACAPwAAgD8=\n",
+       {2, 3, 4, 5}, {0}, 4, 0, 1, 0},
+      {"tpgraph v1\n%x = placeholder : f32[1,3,4,5]\n%y = placeholder : f32[1,3,8,10]\n"
+       "%h = get_attr \"h\" : f32[2,1]\n%w = get_attr \"w\" : f32[2]\n"
+       "%0 = reshape(%x, shape=[1,3,4,1,5]) : f32[1,3,4,1,5]\n%1 = mul(%0, %h) : f32[1,3,4,2,5]\n"
+       "%2 = reshape(%1, shape=[1,3,8,5]) : f32[1,3,8,5]\n%3 = reshape(%2, shape=[1,3,8,5,1]) : f32[1,3,8,5,1]\n"
+       "%4 = mul(%3, %w) : f32[1,3,8,5,2]\n%5 = reshape(%4, shape=[1,3,8,10]) : f32[1,3,8,10]\n"
+       "%6 = add(%5, %y) : f32[1,3,8,10]\noutput(%6)\ndata %h f32[2,1] AACAPwAAgD8=\ndata %w f32[2] AACAPwAAgD8=\n",
+       {1, 3, 4, 5}, {1, 3, 8, 10}, 4, 4, 2, 0},
+      {"tpgraph v1\n%x = placeholder : f32[2,3,4,5]\n%1 = get_attr \"o\" : f32[2]\n"
+       "%0 = reshape(%x, shape=[2,3,4,5,1]) : f32[2,3,4,5,1]\n%2 = mul(%0, %1) : f32[2,3,4,5,2]\n"
+       "%3 = reshape(%2, shape=[2,3,4,10]) : f32[2,3,4,10]\noutput(%3)\ndata %1 f32[2] AACAPwAAAEA=\n",
+       {2, 3, 4, 5}, {0}, 4, 0, 0, 1},
+      {"tpgraph v1\n%x = placeholder : f32[5,7,2]\n%0 = permute(%x, perm=[1,0,2]) : f32[7,5,2]\noutput(%0)\n",
+       {5, 7, 2}, {0}, 3, 0, 1, 0},
+      {"tpgraph v1\n%x = placeholder : f32[6,9]\n%0 = transpose(%x, dim0=0, dim1=1) : f32[9,6]\noutput(%0)\n",
+       {6, 9}, {0}, 2, 0, 1, 0},
+      {"tpgraph v1\n%x = placeholder : f32[3,1]\n%1 = get_attr \"o\" : f32[2]\n"
+       "%2 = mul(%x, %1) : f32[3,2]\n%3 = reshape(%2, shape=[6]) : f32[6]\noutput(%3)\ndata %1 f32[2] AACAPwAAgD8=\n",
+       {3, 1}, {0}, 2, 0, 1, 0},
+      {"tpgraph v1\n%x = placeholder : f32[2,8,64,64]\n%1 = get_attr \"o\" : f32[2]\n"
+       "%0 = reshape(%x, shape=[2,8,64,64,1]) : f32[2,8,64,64,1]\n%2 = mul(%0, %1) : f32[2,8,64,64,2]\n"
+       "%3 = reshape(%2, shape=[2,8,64,128]) : f32[2,8,64,128]\noutput(%3)\ndata %1 f32[2] AACAPwAAgD8=\n",
+       {2, 8, 64, 64}, {0}, 4, 0, 1, 0},
+  };
+  for (size_t t = 0; t < sizeof cs / sizeof cs[0]; t++) {
+    tp_graph *g = parse(cs[t].text);
+    if (!g) continue;
+    int nin = cs[t].ynd ? 2 : 1;
+    tp_tensor *in[2] = {0}, *e = NULL;
+    tp_randn(cs[t].xnd, cs[t].xs, 81 + (uint64_t)t, &in[0]);
+    if (nin == 2) tp_randn(cs[t].ynd, cs[t].ys, 91, &in[1]);
+    tp_plan *pl = NULL;
+    int n = 0;
+    if (tp_lower(g, NULL, &pl) != TP_OK) FAILF("copy kernels case %zu: %s", t, tp_last_error());
+    const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+    int copies = 0, muls = 0;
+    for (int k = 0; p && k < p->nkernels; k++) {
+      const tp_kir_kernel *kk = &p->kernels[k];
+      copies += kk->kind == TP_KK_POINTWISE && kk->expr.n == 1 && kk->expr.ins[0].op == TP_KI_LOAD;
+      for (int q = 0; q < kk->expr.n; q++) muls += kk->expr.ins[q].op == TP_KI_BINARY && kk->expr.ins[q].sub == TP_KBIN_MUL;
+    }
+    if (p && (copies != cs[t].copies || muls != cs[t].muls)) {
+      char *dump = NULL;
+      tp_kir_print(p, &dump);
+      FAILF("copy kernels case %zu: %d copy kernels, %d muls, expected %d, %d:\n%s", t, copies, muls, cs[t].copies,
+            cs[t].muls, dump ? dump : "");
+      tp_free(dump);
+    }
+    CHECK(tp_graph_run(g, nin, in, 1, &e, &n) == TP_OK);
+    for (int th = 1; th <= (tp_pool_has_threads() ? 2 : 1); th++) {
+      tp_tensor *y = NULL;
+      CHECK(tp_pool_set_threads(th) == TP_OK);
+      CHECK(pl && tp_plan_run(pl, nin, in, 1, &y, &n) == TP_OK);
+      int64_t cnt = e ? tp_tensor_numel(e) : 0;
+      CHECK(cnt > 0 && y && tp_tensor_numel(y) == cnt);
+      for (int64_t i = 0; y && i < cnt; i++) {
+        float a = (float)tp_tensor_get_f64(e, i), b = (float)tp_tensor_get_f64(y, i);
+        if (memcmp(&a, &b, sizeof a)) {
+          FAILF("copy kernels case %zu (%d threads) element %lld: stax %.9g, eager %.9g", t, th, (long long)i, b, a);
+          break;
+        }
+      }
+      tp_tensor_release(y);
+    }
+    CHECK(tp_pool_set_threads(0) == TP_OK);
+    tp_tensor_release(e);
+    for (int q = 0; q < 2; q++) tp_tensor_release(in[q]);
+    tp_plan_free(pl);
+    tp_graph_free(g);
+  }
+}
+
+/* Subnormal values of a constant GEMM operand count as zeros in the plan
+ * (plan.c flush_subnormals: the packed copy; x86's FMA takes a microcode
+ * assist per subnormal operand): a column of W [8, 4] all subnormal gives
+ * +0 exactly, the other columns (a few subnormal entries among normal
+ * ones) match the graph executor; the graph's constant keeps its values. */
+static void test_subnormal_weights(void) {
+  const char *text = "tpgraph v1\n%x = placeholder : f32[3,8]\n%w = get_attr \"w\" : f32[8,4]\n"
+                     "%0 = matmul(%x, %w) : f32[3,4]\noutput(%0)\ndata %w f32[8,4] DATA\n";
+  char buf[1024];
+  const char *at = strstr(text, "DATA");
+  snprintf(buf, sizeof buf, "%.*smOMKAAAAgL4AAEC/yKogAIUtAoAAAAAAyKogAAAAgL+Y4woAyKogAAAAgL4AAEC/hS0CgAAAAD8AAAAAyKogAJjjCgAAAEA/yKogAAAAgL6FLQKAyKogAAAAAD8AAAAAmOMKAAAAoD8AAEA/yKogAIUtAoAAAMA/yKogAAAAAD8=\n", (int)(at - text), text);
+  tp_graph *g = parse(buf);
+  if (!g) return;
+  tp_tensor *x = NULL, *e = NULL, *y = NULL;
+  float xv[24];
+  for (int i = 0; i < 24; i++) xv[i] = 1.0f + 0.125f * (float)(i % 5);
+  CHECK(tp_tensor_new(TP_F32, 2, (int64_t[]){3, 8}, xv, &x) == TP_OK);
+  tp_plan *pl = NULL;
+  int n = 0;
+  CHECK(tp_lower(g, NULL, &pl) == TP_OK);
+  CHECK(tp_graph_run(g, 1, &x, 1, &e, &n) == TP_OK);
+  CHECK(pl && tp_plan_run(pl, 1, &x, 1, &y, &n) == TP_OK);
+  for (int r = 0; e && y && r < 3; r++) {
+    double e0 = tp_tensor_get_f64(e, r * 4), y0 = tp_tensor_get_f64(y, r * 4);
+    if (!(e0 != 0 && fabs(e0) < 1e-37 && y0 == 0 && !signbit(y0)))
+      FAILF("subnormal weights row %d column 0: plan %g (expected +0), eager %g (expected subnormal)", r, y0, e0);
+    for (int c = 1; c < 4; c++) {
+      double a = tp_tensor_get_f64(e, r * 4 + c), b = tp_tensor_get_f64(y, r * 4 + c);
+      if (fabs(a - b) > 1e-6 * (1 + fabs(a))) FAILF("subnormal weights [%d, %d]: plan %g, eager %g", r, c, b, a);
+    }
+  }
+  tp_tensor_release(e), tp_tensor_release(y), tp_tensor_release(x);
+  tp_plan_free(pl);
+  tp_graph_free(g);
+}
+
+/* A squeeze-excitation step: a global average pool, a 1x1 conv on the
+ * pooled [1, C, 1, 1] (a GEMM with N = 1, conv_gemm), a bias add and a
+ * relu: the bias and relu are the GEMM's epilogue although the load's
+ * stride along the size-1 dims is not the contiguous one (row + GEMM, two
+ * kernels); against the graph executor. */
+static void test_se_epilogue(void) {
+  const char *text = "tpgraph v1\n%x = placeholder : f32[1,8,4,5]\n%w = placeholder : f32[6,8,1,1]\n"
+                     "%b = placeholder : f32[6,1,1]\n%0 = mean(%x, dims=[2,3], keepdim=true) : f32[1,8,1,1]\n"
+                     "%1 = conv2d(%0, %w, none, window=[1,1,0,0,0,0,1,1], groups=1) : f32[1,6,1,1]\n"
+                     "%2 = add(%1, %b) : f32[1,6,1,1]\n%3 = relu(%2) : f32[1,6,1,1]\noutput(%3)\n";
+  tp_graph *g = parse(text);
+  if (!g) return;
+  tp_tensor *in[3] = {0}, *e = NULL, *y = NULL;
+  tp_randn(4, (int64_t[]){1, 8, 4, 5}, 101, &in[0]);
+  tp_randn(4, (int64_t[]){6, 8, 1, 1}, 102, &in[1]);
+  tp_randn(3, (int64_t[]){6, 1, 1}, 103, &in[2]);
+  tp_plan *pl = NULL;
+  int n = 0;
+  CHECK(tp_lower(g, NULL, &pl) == TP_OK);
+  const tp_kir_program *p = pl ? tp_plan_program(pl) : NULL;
+  if (p && !(p->nkernels == 2 && count_kind(p, TP_KK_GEMM) == 1 && p->kernels[1].expr.n > 0)) {
+    char *dump = NULL;
+    tp_kir_print(p, &dump);
+    FAILF("se epilogue: expected a row kernel and a GEMM with the bias and relu:\n%s", dump ? dump : "");
+    tp_free(dump);
+  }
+  CHECK(tp_graph_run(g, 3, in, 1, &e, &n) == TP_OK);
+  CHECK(pl && tp_plan_run(pl, 3, in, 1, &y, &n) == TP_OK);
+  for (int64_t i = 0; e && y && i < 6; i++) {
+    double a = tp_tensor_get_f64(e, i), b = tp_tensor_get_f64(y, i);
+    if (fabs(a - b) > 1e-5 + 1e-5 * fabs(a)) FAILF("se epilogue element %lld: stax %g, eager %g", (long long)i, b, a);
+  }
+  tp_tensor_release(e), tp_tensor_release(y);
+  for (int q = 0; q < 3; q++) tp_tensor_release(in[q]);
+  tp_plan_free(pl);
+  tp_graph_free(g);
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0);
   size_t base = tp_live_tensors();
@@ -1021,6 +1229,10 @@ int main(void) {
   test_qlinear();
   test_qlinear_conv();
   test_into_arena();
+  test_output_reshape();
+  test_copy_kernels();
+  test_subnormal_weights();
+  test_se_epilogue();
   if (tp_live_tensors() != base) {
     printf("FAIL: %zu tensors leaked\n", tp_live_tensors() - base);
     failures++;
