@@ -306,6 +306,37 @@ typedef struct row_job {
   float *out, *scratch;
 } row_job;
 
+/* A TP_KR_MINMAX row (its one phase): mm[0] = min, mm[1] = max in one
+ * pass over the row, each block's extremes by the ISA table's vector
+ * kernels while it is in cache; NaN propagates to both. c's slot pointers
+ * at the row start. */
+#define MINMAX_BLOCK 4096 /* a plain contiguous row: blocks read in place */
+static void minmax_row(evalctx *c, const tp_kir_kernel *k, int64_t R, float *mm) {
+  const tp_kir_expr *e = &k->phases[0].expr;
+  const float *row[TP_KIR_MAX_IN];
+  memcpy(row, c->slot_ptr, sizeof row);
+  int direct = e->n == 1 && e->ins[0].op == TP_KI_LOAD && c->slot_st[e->ins[0].in] == 1;
+  int64_t blk = direct ? MINMAX_BLOCK : CH;
+  float lo = INFINITY, hi = -INFINITY, *acc = c->scratch + (size_t)TP_KIR_MAX_INS * CH;
+  for (int64_t c0 = 0; c0 < R; c0 += blk) {
+    int64_t n = R - c0 < blk ? R - c0 : blk;
+    const float *v;
+    if (direct) {
+      v = row[e->ins[0].in] + c0;
+    } else {
+      float sc;
+      int is_sc;
+      for (int i = 0; i < k->nin; i++) c->slot_ptr[i] = row[i] + c0 * c->slot_st[i];
+      v = eval(c, e, n, acc, &sc, &is_sc);
+      if (is_sc) acc[0] = sc, v = acc, n = 1;
+    }
+    float a = c->K->min_f32(v, n), b = c->K->max_f32(v, n);
+    if (a != a || (lo == lo && a < lo)) lo = a;
+    if (b != b || (hi == hi && b > hi)) hi = b;
+  }
+  mm[0] = lo, mm[1] = hi;
+}
+
 /* Rows [r0, r1) of a row kernel. */
 static void row_range(const row_job *j, float *scratch, int64_t r0, int64_t r1) {
   evalctx c;
@@ -323,6 +354,12 @@ static void row_range(const row_job *j, float *scratch, int64_t r0, int64_t r1) 
   if (r0 < r1) row_offsets(k, pr, r0, idx, off);
   for (int64_t row = r0; row < r1; row++) {
     int nrv = 0;
+    if (k->phases[0].reduce == TP_KR_MINMAX) { /* one pass for both extremes */
+      for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = base[i] + off[i];
+      minmax_row(&c, k, R, out + 2 * row);
+      next_row(k, pr, idx, off);
+      continue;
+    }
     for (int q = 0; q < k->nphases; q++) {
       const tp_kir_phase *ph = &k->phases[q];
       float red = ph->reduce == TP_KR_SUM ? 0.0f : ph->reduce == TP_KR_MAX ? -INFINITY : INFINITY;

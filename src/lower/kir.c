@@ -231,7 +231,7 @@ tp_status tp_kir_print(const tp_kir_program *p, char **out) {
           const tp_kir_phase *ph = &kk->phases[q];
           if (ph->is_reduce)
             tp_buf_printf(&b, "  r%d = %s over the row%s\n", rv++,
-                ph->reduce == TP_KR_SUM ? "sum" : ph->reduce == TP_KR_MAX ? "max" : "min",
+                ph->reduce == TP_KR_SUM ? "sum" : ph->reduce == TP_KR_MAX ? "max" : ph->reduce == TP_KR_MIN ? "min" : "minmax",
                 ph->scale != 1.0f ? " (scaled)" : "");
           else
             tp_buf_printf(&b, "  map over the row:\n");
