@@ -307,8 +307,8 @@ typedef struct row_job {
 } row_job;
 
 /* A TP_KR_MINMAX row (its one phase): mm[0] = min, mm[1] = max in one
- * pass over the row, each block's extremes by the ISA table's vector
- * kernels while it is in cache; NaN propagates to both. c's slot pointers
+ * pass over the row (the ISA table's minmax_f32 per block: one load per
+ * element for both); NaN propagates to both. c's slot pointers
  * at the row start. */
 #define MINMAX_BLOCK 4096 /* a plain contiguous row: blocks read in place */
 static void minmax_row(evalctx *c, const tp_kir_kernel *k, int64_t R, float *mm) {
@@ -330,9 +330,10 @@ static void minmax_row(evalctx *c, const tp_kir_kernel *k, int64_t R, float *mm)
       v = eval(c, e, n, acc, &sc, &is_sc);
       if (is_sc) acc[0] = sc, v = acc, n = 1;
     }
-    float a = c->K->min_f32(v, n), b = c->K->max_f32(v, n);
-    if (a != a || (lo == lo && a < lo)) lo = a;
-    if (b != b || (hi == hi && b > hi)) hi = b;
+    float m[2];
+    c->K->minmax_f32(v, n, m);
+    if (m[0] != m[0] || (lo == lo && m[0] < lo)) lo = m[0];
+    if (m[1] != m[1] || (hi == hi && m[1] > hi)) hi = m[1];
   }
   mm[0] = lo, mm[1] = hi;
 }
