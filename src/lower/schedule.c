@@ -641,11 +641,41 @@ static void drop_use(sched *s, val *x) {
   x->uses--;
 }
 
+/* float16 <-> float32 casts (issue 17): a float16 buffer cast to float32 is
+ * a lazy load (the executor converts it in the chunk: no float32 copy); a
+ * float32 value cast to float16 is materialized straight into a float16
+ * buffer (the pointwise kernel that computes it rounds as it stores). */
+static tp_status try_cast_h16(sched *s, int i, int *done) {
+  const tp_node *n = &s->g->nodes[i];
+  if (n->args[0].kind != TP_ARG_NODE) return TP_OK;
+  val *x = &s->v[n->args[0].node], c, *out = &s->v[i];
+  int uses = out->uses;
+  if (x->desc.dtype == TP_F16 && n->desc.dtype == TP_F32 && x->kind == V_REF &&
+      s->p->bufs[x->buf].desc.dtype == TP_F16) {
+    ref_as_lazy(x, &c);
+  } else if (x->desc.dtype == TP_F32 && n->desc.dtype == TP_F16 && (x->kind == V_REF || x->kind == V_LAZY)) {
+    if (x->kind == V_REF) ref_as_lazy(x, &c);
+    else c = *x;
+    c.desc = n->desc;
+    TP_TRY(materialize(s, &c, TP_KBUF_TEMP, 0));
+  } else {
+    return TP_OK;
+  }
+  c.desc = n->desc;
+  c.gemm = -1;
+  drop_use(s, x);
+  *out = c;
+  out->uses = uses;
+  *done = 1;
+  return TP_OK;
+}
+
 static tp_status try_pointwise(sched *s, int i, int *done) {
   const tp_node *n = &s->g->nodes[i];
   int kind, sub;
   tp_arg mm[2];
   *done = 0;
+  if (n->op == TP_OP_CAST && s->o->fusion) return try_cast_h16(s, i, done);
   if (s->mm && s->mm[i] >= 0) { /* where(compare) as pmax / pmin */
     kind = TP_KI_BINARY, sub = match_minmax(s, i, &mm[0], &mm[1]);
   } else {
