@@ -1403,7 +1403,10 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
         /* shared lazy values are computed once (inlining a BatchNorm's
          * x * a + c into both readers of a leaky relu or hardswish after it
          * cost the orientation classifier 5% natively) */
-        if (!st && s.v[i].kind == V_LAZY && s.v[i].uses > 1) st = materialize(&s, &s.v[i], TP_KBUF_TEMP, 0);
+        /* (a float16 load alone stays lazy: each reader converts, no float32 copy) */
+        if (!st && s.v[i].kind == V_LAZY && s.v[i].uses > 1 &&
+            !(s.v[i].e.n == 1 && s.p->bufs[s.v[i].in[0].buf].desc.dtype == TP_F16))
+          st = materialize(&s, &s.v[i], TP_KBUF_TEMP, 0);
         break;
       case TP_NODE_OUTPUT:
         for (int k = 0; k < n->nargs && !st; k++) {
