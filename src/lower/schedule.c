@@ -435,7 +435,9 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
   /* epilogue fusion: one load reads, element for element, the output of a
    * GEMM whose result nobody else reads (through a reshape, too: the
    * expression is regrouped onto the GEMM's [M, N] when its loads allow) */
-  if (s->o->epilogue_fusion && lz.desc.dtype == TP_F32) {
+  int h16_in = 0; /* a float16 load: not into a GEMM / conv epilogue (generated Wasm GEMMs read float32) */
+  for (int q = 0; q < lz.nin; q++) h16_in |= s->p->bufs[lz.in[q].buf].desc.dtype == TP_F16;
+  if (s->o->epilogue_fusion && lz.desc.dtype == TP_F32 && !h16_in) {
     val lz0 = lz;
     for (int i = 0; i < lz0.nin; i++) {
       lz = lz0;

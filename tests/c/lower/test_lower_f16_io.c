@@ -14,7 +14,9 @@
  *     a GEMM (the summation order);
  * and the plan has no op kernel. Pointwise kernels with long rows, short
  * (gathered, strided) rows, broadcast loads, a row kernel (softmax), the
- * one-pass min/max, a GEMM epilogue reading a float16 residual, threads
+ * one-pass min/max, a GEMM and a float16 residual (kept out of the GEMM's
+ * epilogue: a pointwise kernel after it, as generated Wasm GEMMs read
+ * float32 only), threads
  * (the same bits on 1-4), and the special values (NaN, infinities, overflow
  * to infinity, subnormals, ties). */
 #include "core/num.h"
@@ -214,7 +216,7 @@ int main(void) {
            "%1 = max(%b, dims=[], keepdim=false) : f32[]\n%2 = min(%b, dims=[], keepdim=false) : f32[]\n"
            "%3 = sub(%1, %2) : f32[]\n%y = cast(%3, dtype=f16) : f16[]\noutput(%y)\n",
            1, &x4, o_minmax, 0);
-  one_case("GEMM epilogue reading a float16 residual",
+  one_case("GEMM, then a float16 residual",
            "tpgraph v1\n%a = placeholder : f32[5,16]\n%r = placeholder : f16[5,24]\n%w = placeholder : f32[16,24]\n"
            "%m = matmul(%a, %w) : f32[5,24]\n%rr = cast(%r, dtype=f32) : f32[5,24]\n%y = add(%m, %rr) : f32[5,24]\noutput(%y)\n",
            3, (tp_tensor *[]){a6, r5, w7}, NULL, 1.0 / (1 << 20));
