@@ -392,8 +392,28 @@ static void row_range(const row_job *j, float *scratch, int64_t r0, int64_t r1) 
   int store_rows = k->phases[k->nphases - 1].is_reduce;
   c.rowvals = rowvals;
   if (r0 < r1) row_offsets(k, pr, r0, idx, off);
+  /* softmax / log_softmax (try_row's three phases): the prologue written
+   * into the output row, then the table's in-place softmax_f32 (one exp per
+   * element where the phases compute it twice: for the sum, then the map) */
+  const tp_graph *g = j->r->pl->p->graph;
+  int sm = k->nphases == 3 && k->node >= 0 && k->node < g->n && !store_rows ? (int)g->nodes[k->node].op : -1;
+  if (sm != (int)TP_OP_SOFTMAX && sm != (int)TP_OP_LOG_SOFTMAX) sm = -1;
   for (int64_t row = r0; row < r1; row++) {
     int nrv = 0;
+    if (sm >= 0) {
+      float *y = out + row * R;
+      for (int64_t c0 = 0; c0 < R; c0 += CH) {
+        int64_t n = R - c0 < CH ? R - c0 : CH;
+        for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = slot_at(base[i], c.h16[i], off[i] + c0 * c.slot_st[i]);
+        float sc;
+        int is_sc;
+        const float *v = eval(&c, &k->phases[0].expr, n, y + c0, &sc, &is_sc);
+        store(y + c0, v, sc, is_sc, n);
+      }
+      c.K->softmax_f32(y, R, sm == (int)TP_OP_LOG_SOFTMAX);
+      next_row(k, pr, idx, off);
+      continue;
+    }
     if (k->phases[0].reduce == TP_KR_MINMAX) { /* one pass for both extremes */
       for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = slot_at(base[i], c.h16[i], off[i]);
       minmax_row(&c, k, R, out + 2 * row);
