@@ -220,6 +220,22 @@ int main(void) {
            "tpgraph v1\n%a = placeholder : f32[5,16]\n%r = placeholder : f16[5,24]\n%w = placeholder : f32[16,24]\n"
            "%m = matmul(%a, %w) : f32[5,24]\n%rr = cast(%r, dtype=f32) : f32[5,24]\n%y = add(%m, %rr) : f32[5,24]\noutput(%y)\n",
            3, (tp_tensor *[]){a6, r5, w7}, NULL, 1.0 / (1 << 20));
+  /* a float16 temporary of 2N elements whose first half is read as float32
+   * (N elements, the same bytes): never computed in place (the memory
+   * plan's in-place rule wants one dtype; in place, chunk 0's float32
+   * stores overwrote float16 elements chunks 1-3 still had to read) */
+  {
+    int64_t sx[2] = {2, 1024}, sw[2] = {1024, 8};
+    tp_tensor *xa = NULL, *wa = NULL;
+    tp_randn(2, sx, 8, &xa);
+    tp_randn(2, sw, 9, &wa);
+    one_case("float16 temporary, half of it loaded as float32",
+             "tpgraph v1\n%x = placeholder : f32[2,1024]\n%w = placeholder : f32[1024,8]\n%a = mul(%x, 2.0) : f32[2,1024]\n"
+             "%h = cast(%a, dtype=f16) : f16[2,1024]\n%s = slice(%h, dim=0, start=0, end=1, step=1) : f16[1,1024]\n"
+             "%f = cast(%s, dtype=f32) : f32[1,1024]\n%d = mul(%f, 3.0) : f32[1,1024]\n%m = matmul(%d, %w) : f32[1,8]\noutput(%m)\n",
+             2, (tp_tensor *[]){xa, wa}, NULL, 1.0 / (1 << 20));
+    tp_tensor_release(xa), tp_tensor_release(wa);
+  }
   threads_case();
   tp_tensor_release(x1), tp_tensor_release(z1), tp_tensor_release(x3), tp_tensor_release(x4);
   tp_tensor_release(r5), tp_tensor_release(a6), tp_tensor_release(w7), tp_tensor_release(f8);
