@@ -46,9 +46,16 @@ typedef struct evalctx {
   const tp_kir_kernel *k;
   const float *slot_ptr[TP_KIR_MAX_IN]; /* at the chunk start */
   int64_t slot_st[TP_KIR_MAX_IN];       /* inner stride */
+  unsigned char h16[TP_KIR_MAX_IN];     /* 1: the slot's buffer is float16 (its pointers are
+                                           uint16_t pointers; a load converts, slot_at) */
   const float *rowvals;
   const float *acc;                     /* GEMM epilogue: accumulator chunk */
 } evalctx;
+
+/* Element k of a slot from its pointer b: float32, or float16 (h16). */
+static inline const float *slot_at(const float *b, int h16, int64_t k) {
+  return h16 ? (const float *)(const void *)((const uint16_t *)(const void *)b + k) : b + k;
+}
 
 /* Evaluates e over n elements; the result is a pointer (or scalar *sc with
  * *is_sc). dst: where the last instruction may write directly (or NULL). */
@@ -66,7 +73,17 @@ static const float *eval(const evalctx *c, const tp_kir_expr *e, int64_t n, floa
       case TP_KI_LOAD: {
         int64_t s = c->slot_st[x->in];
         const float *p = c->slot_ptr[x->in];
-        if (s == 0) {
+        if (c->h16[x->in]) { /* float16: converted in the chunk (F16C / the scalar conversion) */
+          const uint16_t *h = (const uint16_t *)(const void *)p;
+          if (s == 0) {
+            is_sc[i] = 1;
+            sc[i] = tp_f16_to_f32(h[0]);
+          } else if (s == 1) {
+            c->K->f16_to_f32(h, buf, n);
+          } else {
+            for (int64_t j = 0; j < n; j++) buf[j] = tp_f16_to_f32(h[j * s]);
+          }
+        } else if (s == 0) {
           is_sc[i] = 1;
           sc[i] = p[0];
         } else if (s == 1) {
@@ -117,6 +134,16 @@ static void store(float *out, const float *v, float sc, int is_sc, int64_t n) {
   }
 }
 
+/* A chunk stored into a float16 buffer: rounded to nearest even (ONNX Cast). */
+static void store_h16(const tp_kernels *K, uint16_t *out, const float *v, float sc, int is_sc, int64_t n) {
+  if (is_sc) {
+    uint16_t h = tp_f32_to_f16(sc);
+    for (int64_t j = 0; j < n; j++) out[j] = h;
+  } else {
+    K->f32_to_f16(v, out, n);
+  }
+}
+
 /* Buffer base pointers for this run. */
 typedef struct runctx {
   tp_plan *pl;
@@ -126,7 +153,7 @@ typedef struct runctx {
 } runctx;
 
 static const float *slot_base(const runctx *r, const tp_kir_load *L) {
-  return (const float *)r->ptr[L->buf] + L->offset;
+  return slot_at((const float *)r->ptr[L->buf], r->pl->p->bufs[L->buf].desc.dtype == TP_F16, L->offset);
 }
 
 /* Advance the load offsets to the next row (all dims but the last). */
@@ -150,6 +177,7 @@ static int64_t eval_setup(const runctx *r, const tp_kir_kernel *k, const prep *p
   for (int i = 0; i < k->nin; i++) {
     base[i] = slot_base(r, &k->in[i]);
     c->slot_st[i] = pr->st[i][pr->nd - 1];
+    c->h16[i] = r->pl->p->bufs[k->in[i].buf].desc.dtype == TP_F16;
   }
   return pr->shape[pr->nd - 1];
 }
@@ -181,6 +209,7 @@ static int run_short_rows(const runctx *r, const tp_kir_kernel *k, const prep *p
   eval_setup(r, k, pr, &c, base);
   int64_t idx[TP_MAX_DIMS] = {0}, off[TP_KIR_MAX_IN] = {0};
   int64_t o = 0;
+  int oh = r->pl->p->bufs[k->out].desc.dtype == TP_F16; /* a float16 output (pointwise) */
   /* short rows (an interleave: a permuted GEMM result, a transposed
    * convolution's output, a nearest upsample along the last axis):
    * chunks of whole rows of one block of the next-to-last dim, each load
@@ -189,17 +218,23 @@ static int run_short_rows(const runctx *r, const tp_kir_kernel *k, const prep *p
   int64_t rows_per = CH / inner, d2 = pr->shape[nd - 2];
   float *gbuf = r->pl->scratch + (size_t)(TP_KIR_MAX_INS + 2) * CH;
   int64_t st[TP_KIR_MAX_IN];
+  unsigned char h16[TP_KIR_MAX_IN];
   memcpy(st, c.slot_st, sizeof st);
-  for (int i = 0; i < k->nin; i++) c.slot_st[i] = 1;
+  memcpy(h16, c.h16, sizeof h16);
+  for (int i = 0; i < k->nin; i++) c.slot_st[i] = 1, c.h16[i] = 0; /* the gathered chunks: float32 */
   for (int64_t row = 0; row < outer;) {
     int64_t nr = d2 - idx[nd - 2];
     if (nr > rows_per) nr = rows_per;
     int64_t n = nr * inner;
     for (int i = 0; i < k->nin; i++) {
-      const float *p = base[i] + off[i];
+      const float *p = slot_at(base[i], h16[i], off[i]);
       float *g = gbuf + (size_t)i * CH;
       int64_t s1 = st[i], s2 = pr->st[i][nd - 2];
-      if (inner == 2)
+      if (h16[i]) { /* float16: converted as gathered */
+        const uint16_t *h = (const uint16_t *)(const void *)p;
+        for (int64_t q = 0; q < nr; q++, h += s2, g += inner)
+          for (int64_t j = 0; j < inner; j++) g[j] = tp_f16_to_f32(h[j * s1]);
+      } else if (inner == 2)
         for (int64_t q = 0; q < nr; q++, p += s2, g += 2) g[0] = p[0], g[1] = p[s1];
       else
         for (int64_t q = 0; q < nr; q++, p += s2, g += inner)
@@ -209,8 +244,9 @@ static int run_short_rows(const runctx *r, const tp_kir_kernel *k, const prep *p
     c.acc = acc_base ? acc_base + o : NULL;
     float sc;
     int is_sc;
-    const float *v = eval(&c, &k->expr, n, out + o, &sc, &is_sc);
-    store(out + o, v, sc, is_sc, n);
+    const float *v = eval(&c, &k->expr, n, oh ? NULL : out + o, &sc, &is_sc);
+    if (oh) store_h16(c.K, (uint16_t *)(void *)out + o, v, sc, is_sc, n);
+    else store(out + o, v, sc, is_sc, n);
     o += n;
     row += nr;
     /* advance nr rows: within the block, then carry as next_row does */
@@ -250,6 +286,7 @@ typedef struct pw_job {
   float *out, *scratch;
   const float *acc_base;
   int64_t inner, nch; /* row length, chunks of CH per row */
+  int out_h16;        /* out is a float16 buffer: each chunk rounded into it */
 } pw_job;
 
 /* Units [u0, u1) of a pointwise kernel: unit u is chunk u % nch of row u / nch. */
@@ -268,12 +305,13 @@ static void pw_units(const pw_job *j, float *scratch, int64_t u0, int64_t u1) {
       row = rw;
     }
     int64_t n = j->inner - c0 < CH ? j->inner - c0 : CH;
-    for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = base[i] + off[i] + c0 * c.slot_st[i];
+    for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = slot_at(base[i], c.h16[i], off[i] + c0 * c.slot_st[i]);
     c.acc = j->acc_base ? j->acc_base + o + c0 : NULL;
     float sc;
     int is_sc;
-    const float *v = eval(&c, &k->expr, n, j->out + o + c0, &sc, &is_sc);
-    store(j->out + o + c0, v, sc, is_sc, n);
+    const float *v = eval(&c, &k->expr, n, j->out_h16 ? NULL : j->out + o + c0, &sc, &is_sc);
+    if (j->out_h16) store_h16(c.K, (uint16_t *)(void *)j->out + o + c0, v, sc, is_sc, n);
+    else store(j->out + o + c0, v, sc, is_sc, n);
   }
 }
 
@@ -331,9 +369,12 @@ static void cp_task(void *ctx, int slot, int64_t u0, int64_t u1) {
 }
 
 static int run_copy(const runctx *r, const tp_kir_kernel *k, const prep *pr, float *out) {
-  /* one load, in slot 0 (the prep's strides are per slot) */
+  /* one load, in slot 0 (the prep's strides are per slot), float32 in and
+   * out (a float16 load or store converts: the chunked path) */
   if (k->expr.n != 1 || k->expr.ins[0].op != TP_KI_LOAD || k->expr.ins[0].in != 0 || k->nin < 1 || pr->nd < 1)
     return 0;
+  const tp_kir_buf *bufs = r->pl->p->bufs;
+  if (bufs[k->in[0].buf].desc.dtype != TP_F32 || bufs[k->out].desc.dtype != TP_F32) return 0;
   int nd = pr->nd;
   int64_t d1 = pr->shape[nd - 1], d2 = nd >= 2 ? pr->shape[nd - 2] : 1;
   if (d1 == 0 || d2 == 0) return 1;
@@ -353,7 +394,8 @@ static void run_pointwise(const runctx *r, const tp_kir_kernel *k, const prep *p
   if (run_short_rows(r, k, pr, out, acc_base)) return;
   int nd = pr->nd;
   int64_t inner = pr->shape[nd - 1], outer = inner ? tp_shape_numel(nd - 1, pr->shape) : 0;
-  pw_job j = {r, k, pr, out, r->pl->scratch, acc_base, inner, (inner + CH - 1) / CH};
+  pw_job j = {r, k, pr, out, r->pl->scratch, acc_base, inner, (inner + CH - 1) / CH,
+              r->pl->p->bufs[k->out].desc.dtype == TP_F16};
   int64_t units = outer * j.nch, grain = PAR_PW_ELEMS / CH;
   int nc = tp_parallel_slots(units, grain);
   float *ps = nc > 1 && r->pl->running == 1 ? par_scratch(r->pl, nc) : NULL;
@@ -372,6 +414,38 @@ typedef struct row_job {
   float *out, *scratch;
 } row_job;
 
+/* A TP_KR_MINMAX row (its one phase): mm[0] = min, mm[1] = max in one
+ * pass over the row (the ISA table's minmax_f32 per block: one load per
+ * element for both); NaN propagates to both. c's slot pointers
+ * at the row start. */
+#define MINMAX_BLOCK 4096 /* a plain contiguous row: blocks read in place */
+static void minmax_row(evalctx *c, const tp_kir_kernel *k, int64_t R, float *mm) {
+  const tp_kir_expr *e = &k->phases[0].expr;
+  const float *row[TP_KIR_MAX_IN];
+  memcpy(row, c->slot_ptr, sizeof row);
+  int direct = e->n == 1 && e->ins[0].op == TP_KI_LOAD && c->slot_st[e->ins[0].in] == 1 && !c->h16[e->ins[0].in];
+  int64_t blk = direct ? MINMAX_BLOCK : CH;
+  float lo = INFINITY, hi = -INFINITY, *acc = c->scratch + (size_t)TP_KIR_MAX_INS * CH;
+  for (int64_t c0 = 0; c0 < R; c0 += blk) {
+    int64_t n = R - c0 < blk ? R - c0 : blk;
+    const float *v;
+    if (direct) {
+      v = row[e->ins[0].in] + c0;
+    } else {
+      float sc;
+      int is_sc;
+      for (int i = 0; i < k->nin; i++) c->slot_ptr[i] = slot_at(row[i], c->h16[i], c0 * c->slot_st[i]);
+      v = eval(c, e, n, acc, &sc, &is_sc);
+      if (is_sc) acc[0] = sc, v = acc, n = 1;
+    }
+    float m[2];
+    c->K->minmax_f32(v, n, m);
+    if (m[0] != m[0] || (lo == lo && m[0] < lo)) lo = m[0];
+    if (m[1] != m[1] || (hi == hi && m[1] > hi)) hi = m[1];
+  }
+  mm[0] = lo, mm[1] = hi;
+}
+
 /* Rows [r0, r1) of a row kernel. */
 static void row_range(const row_job *j, float *scratch, int64_t r0, int64_t r1) {
   evalctx c;
@@ -387,14 +461,40 @@ static void row_range(const row_job *j, float *scratch, int64_t r0, int64_t r1) 
   int store_rows = k->phases[k->nphases - 1].is_reduce;
   c.rowvals = rowvals;
   if (r0 < r1) row_offsets(k, pr, r0, idx, off);
+  /* softmax / log_softmax (try_row's three phases): the prologue written
+   * into the output row, then the table's in-place softmax_f32 (one exp per
+   * element where the phases compute it twice: for the sum, then the map) */
+  const tp_graph *g = j->r->pl->p->graph;
+  int sm = k->nphases == 3 && k->node >= 0 && k->node < g->n && !store_rows ? (int)g->nodes[k->node].op : -1;
+  if (sm != (int)TP_OP_SOFTMAX && sm != (int)TP_OP_LOG_SOFTMAX) sm = -1;
   for (int64_t row = r0; row < r1; row++) {
     int nrv = 0;
+    if (sm >= 0) {
+      float *y = out + row * R;
+      for (int64_t c0 = 0; c0 < R; c0 += CH) {
+        int64_t n = R - c0 < CH ? R - c0 : CH;
+        for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = slot_at(base[i], c.h16[i], off[i] + c0 * c.slot_st[i]);
+        float sc;
+        int is_sc;
+        const float *v = eval(&c, &k->phases[0].expr, n, y + c0, &sc, &is_sc);
+        store(y + c0, v, sc, is_sc, n);
+      }
+      c.K->softmax_f32(y, R, sm == (int)TP_OP_LOG_SOFTMAX);
+      next_row(k, pr, idx, off);
+      continue;
+    }
+    if (k->phases[0].reduce == TP_KR_MINMAX) { /* one pass for both extremes */
+      for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = slot_at(base[i], c.h16[i], off[i]);
+      minmax_row(&c, k, R, out + 2 * row);
+      next_row(k, pr, idx, off);
+      continue;
+    }
     for (int q = 0; q < k->nphases; q++) {
       const tp_kir_phase *ph = &k->phases[q];
       float red = ph->reduce == TP_KR_SUM ? 0.0f : ph->reduce == TP_KR_MAX ? -INFINITY : INFINITY;
       for (int64_t c0 = 0; c0 < R; c0 += CH) {
         int64_t n = R - c0 < CH ? R - c0 : CH;
-        for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = base[i] + off[i] + c0 * c.slot_st[i];
+        for (int i = 0; i < k->nin; i++) c.slot_ptr[i] = slot_at(base[i], c.h16[i], off[i] + c0 * c.slot_st[i]);
         float sc;
         int is_sc;
         float *dst = ph->is_reduce ? acc : out + row * R + c0;
@@ -891,6 +991,7 @@ typedef struct conv_epi_ctx {
   const tp_kir_kernel *k;
   float *scratch;                    /* SCRATCH_FLOATS per slot */
   const float *base[TP_KIR_MAX_IN];
+  unsigned char h16[TP_KIR_MAX_IN];  /* float16 slots (evalctx's) */
   int merge;                         /* every load's row stride is OW x its column stride */
   int64_t M, P, OW;
 } conv_epi_ctx;
@@ -905,7 +1006,7 @@ static void conv_epi(void *ctx, int slot, float *y, int64_t n, int64_t m0, int64
   e.K = tp_kern();
   e.scratch = c->scratch + (size_t)slot * SCRATCH_FLOATS;
   e.k = k;
-  for (int i = 0; i < k->nin; i++) e.slot_st[i] = k->in[i].strides[3];
+  for (int i = 0; i < k->nin; i++) e.slot_st[i] = k->in[i].strides[3], e.h16[i] = c->h16[i];
   for (int64_t m = m0; m < m1; m++) {
     float *ym = y + (n * c->M + m) * c->P;
     for (int64_t p = p0; p < p1;) {
@@ -914,7 +1015,7 @@ static void conv_epi(void *ctx, int slot, float *y, int64_t n, int64_t m0, int64
       int64_t len = end - p < CH ? end - p : CH;
       for (int q = 0; q < k->nin; q++) {
         const int64_t *st = k->in[q].strides;
-        e.slot_ptr[q] = c->base[q] + n * st[0] + m * st[1] + i * st[2] + j * st[3];
+        e.slot_ptr[q] = slot_at(c->base[q], c->h16[q], n * st[0] + m * st[1] + i * st[2] + j * st[3]);
       }
       e.acc = ym + p;
       float sc;
@@ -947,6 +1048,7 @@ static tp_status run_conv(const runctx *r, int ki, const tp_kir_kernel *k, int n
     c.merge = 1;
     for (int q = 0; q < k->nin; q++) {
       c.base[q] = slot_base(r, &k->in[q]);
+      c.h16[q] = p->bufs[k->in[q].buf].desc.dtype == TP_F16;
       if (k->in[q].strides[2] != k->in[q].strides[3] * c.OW) c.merge = 0;
     }
     /* tiles of fewer than CONV_EPI_MIN elements (rows of a small plane, or

@@ -74,6 +74,7 @@ tp_status tp_memplan(tp_kir_program *p) {
         for (int i = 0; i < kk->nin && o->inplace_of < 0; i++) {
           tp_kir_buf *b = &p->bufs[kk->in[i].buf];
           if (b->kind != TP_KBUF_TEMP || b->last != k || buf_bytes(b) != buf_bytes(o) || kk->in[i].offset ||
+              b->desc.dtype != o->desc.dtype || /* a float16 load of half a buffer into float32: not in place */
               memcmp(kk->in[i].strides, cst, sizeof(int64_t) * (size_t)kk->nd))
             continue;
           int same_everywhere = 1;
@@ -231,7 +232,7 @@ tp_status tp_kir_print(const tp_kir_program *p, char **out) {
           const tp_kir_phase *ph = &kk->phases[q];
           if (ph->is_reduce)
             tp_buf_printf(&b, "  r%d = %s over the row%s\n", rv++,
-                ph->reduce == TP_KR_SUM ? "sum" : ph->reduce == TP_KR_MAX ? "max" : "min",
+                ph->reduce == TP_KR_SUM ? "sum" : ph->reduce == TP_KR_MAX ? "max" : ph->reduce == TP_KR_MIN ? "min" : "minmax",
                 ph->scale != 1.0f ? " (scaled)" : "");
           else
             tp_buf_printf(&b, "  map over the row:\n");

@@ -83,7 +83,10 @@ typedef enum tp_kir_kind {
   TP_KK_KIND_COUNT
 } tp_kir_kind;
 
-typedef enum tp_kir_reduce { TP_KR_SUM, TP_KR_MAX, TP_KR_MIN } tp_kir_reduce;
+/* TP_KR_MINMAX: min and max of the row in one pass, stored as out[2 row] =
+ * min, out[2 row + 1] = max (a row kernel of that one reduction phase only:
+ * DynamicQuantizeLinear's two extremes, schedule.c's minmax_partner) */
+typedef enum tp_kir_reduce { TP_KR_SUM, TP_KR_MAX, TP_KR_MIN, TP_KR_MINMAX } tp_kir_reduce;
 
 #define TP_KIR_MAX_PHASES 4
 typedef struct tp_kir_phase {

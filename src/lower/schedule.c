@@ -40,7 +40,8 @@ typedef struct sched {
   int *graph_uses;   /* per node: users in the graph */
   int *uoff, *ulist; /* per node n: its users (distinct) ulist[uoff[n] .. uoff[n + 1]) */
   int cap_buf_uses;
-  signed char *mm;   /* per node: a where that is pmax/pmin (TP_KBIN_*), -1 not; -2: its compare, folded in */
+  signed char *mm;   /* per node: a where that is pmax/pmin (TP_KBIN_*), -1 not; -2: its compare, folded in;
+                      * -3: a min / max scheduled with its opposite (minmax_partner) */
   int cur;           /* the node being scheduled: materialize() of a copy of a value counts for it */
   /* per node: 1, a cast of a float16 constant to float32 read only as a
    * matmul / linear's B, deferred (is_h16_cast); gemm_h16: try_gemm is
@@ -317,7 +318,7 @@ static int pending_rows(const sched *s, int b, int t) {
   if (rk < 0 || p->bufs[b].kind != TP_KBUF_TEMP || s->buf_uses[b] != 0 || read_by_kernels(s, rk + 1, b)) return -1;
   const tp_kir_kernel *k = &p->kernels[rk];
   for (int q = 0; q < k->nphases; q++)
-    if (!k->phases[q].is_reduce || k->phases[q].reduce == TP_KR_MAX) return -1;
+    if (!k->phases[q].is_reduce || k->phases[q].reduce == TP_KR_MAX || k->phases[q].reduce == TP_KR_MINMAX) return -1;
   return k->nphases >= 1 && single_reader(s, k->node, t) ? rk : -1;
 }
 
@@ -444,7 +445,9 @@ static tp_status materialize(sched *s, val *x, tp_kir_buf_kind kind, int out_ind
   /* epilogue fusion: one load reads, element for element, the output of a
    * GEMM whose result nobody else reads (through a reshape, too: the
    * expression is regrouped onto the GEMM's [M, N] when its loads allow) */
-  if (s->o->epilogue_fusion && lz.desc.dtype == TP_F32) {
+  int h16_in = 0; /* a float16 load: not into a GEMM / conv epilogue (generated Wasm GEMMs read float32) */
+  for (int q = 0; q < lz.nin; q++) h16_in |= s->p->bufs[lz.in[q].buf].desc.dtype == TP_F16;
+  if (s->o->epilogue_fusion && lz.desc.dtype == TP_F32 && !h16_in) {
     val lz0 = lz;
     for (int i = 0; i < lz0.nin; i++) {
       lz = lz0;
@@ -682,11 +685,41 @@ static int all_ones(const sched *s, const val *x) {
   return 1;
 }
 
+/* float16 <-> float32 casts (issue 17): a float16 buffer cast to float32 is
+ * a lazy load (the executor converts it in the chunk: no float32 copy); a
+ * float32 value cast to float16 is materialized straight into a float16
+ * buffer (the pointwise kernel that computes it rounds as it stores). */
+static tp_status try_cast_h16(sched *s, int i, int *done) {
+  const tp_node *n = &s->g->nodes[i];
+  if (n->args[0].kind != TP_ARG_NODE) return TP_OK;
+  val *x = &s->v[n->args[0].node], c, *out = &s->v[i];
+  int uses = out->uses;
+  if (x->desc.dtype == TP_F16 && n->desc.dtype == TP_F32 && x->kind == V_REF &&
+      s->p->bufs[x->buf].desc.dtype == TP_F16) {
+    ref_as_lazy(x, &c);
+  } else if (x->desc.dtype == TP_F32 && n->desc.dtype == TP_F16 && (x->kind == V_REF || x->kind == V_LAZY)) {
+    if (x->kind == V_REF) ref_as_lazy(x, &c);
+    else c = *x;
+    c.desc = n->desc;
+    TP_TRY(materialize(s, &c, TP_KBUF_TEMP, 0));
+  } else {
+    return TP_OK;
+  }
+  c.desc = n->desc;
+  c.gemm = -1;
+  drop_use(s, x);
+  *out = c;
+  out->uses = uses;
+  *done = 1;
+  return TP_OK;
+}
+
 static tp_status try_pointwise(sched *s, int i, int *done) {
   const tp_node *n = &s->g->nodes[i];
   int kind, sub;
   tp_arg mm[2];
   *done = 0;
+  if (n->op == TP_OP_CAST && s->o->fusion) return try_cast_h16(s, i, done);
   if (s->mm && s->mm[i] >= 0) { /* where(compare) as pmax / pmin */
     kind = TP_KI_BINARY, sub = match_minmax(s, i, &mm[0], &mm[1]);
   } else {
@@ -947,6 +980,23 @@ static int prologue(tp_kir_phase *ph, const tp_kir_expr *e) {
   return ph->expr.n - 1;
 }
 
+/* A reduction of x over all dims, min or max, whose opposite over all dims
+ * of the same x comes later (DynamicQuantizeLinear's composition): that
+ * node, scheduled with this one as one TP_KR_MINMAX row kernel; else -1. */
+static int minmax_partner(const sched *s, int i) {
+  const tp_node *n = &s->g->nodes[i];
+  if (!s->mm || (n->op != TP_OP_MAX && n->op != TP_OP_MIN) || n->attrs.nints != 0) return -1;
+  int x = n->args[0].node;
+  for (int q = s->uoff[x]; q < s->uoff[x + 1]; q++) {
+    const tp_node *m = &s->g->nodes[s->ulist[q]];
+    if (s->ulist[q] > i && m->kind == TP_NODE_CALL && m->op == (n->op == TP_OP_MAX ? TP_OP_MIN : TP_OP_MAX) &&
+        m->attrs.nints == 0 && m->args[0].kind == TP_ARG_NODE && m->args[0].node == x && s->mm[s->ulist[q]] == -1 &&
+        tp_desc_equal(&m->desc, &n->desc))
+      return s->ulist[q];
+  }
+  return -1;
+}
+
 /* Row kernels: softmax / log_softmax over the last dim, layer_norm over one
  * trailing dim, sum / mean / max / min over the trailing dims. */
 static tp_status try_row(sched *s, int i, int *done) {
@@ -961,7 +1011,7 @@ static tp_status try_row(sched *s, int i, int *done) {
   if (n->args[0].kind != TP_ARG_NODE) return TP_OK;
   val *x = &s->v[n->args[0].node];
   if (x->desc.dtype != TP_F32 || n->desc.dtype != TP_F32 || x->desc.ndim == 0) return TP_OK;
-  int nd = x->desc.ndim, rdims = 1;
+  int nd = x->desc.ndim, rdims = 1, pair = -1;
   int64_t R;
   if (n->op == TP_OP_SOFTMAX || n->op == TP_OP_LOG_SOFTMAX) {
     int64_t d;
@@ -973,10 +1023,13 @@ static tp_status try_row(sched *s, int i, int *done) {
     R = x->desc.shape[nd - 1];
   } else {
     int mask[TP_MAX_DIMS] = {0}, k = 0;
-    if (n->attrs.nints == 0) return TP_OK; /* all dims: trailing only if 1-d */
-    for (int q = 0; q < n->attrs.nints; q++) {
+    /* all dims: an op kernel, unless the min and the max of the same x
+     * (one row kernel, one pass for both) */
+    if (n->attrs.nints == 0 && (pair = minmax_partner(s, i)) < 0) return TP_OK;
+    for (int q = 0; q < (pair >= 0 ? nd : n->attrs.nints); q++) {
       int64_t d;
-      TP_TRY(tp_norm_dim("reduce", n->attrs.ints[q], nd, &d));
+      if (pair >= 0) d = q;
+      else TP_TRY(tp_norm_dim("reduce", n->attrs.ints[q], nd, &d));
       mask[d] = 1;
       k++;
     }
@@ -1014,7 +1067,9 @@ static tp_status try_row(sched *s, int i, int *done) {
     nd = to.ndim;
   }
   int kid, ob;
-  TP_TRY(add_buf(s, TP_KBUF_TEMP, &n->desc, &ob));
+  tp_desc od = n->desc;
+  if (pair >= 0) od.ndim = 1, od.shape[0] = 2; /* [min, max] */
+  TP_TRY(add_buf(s, TP_KBUF_TEMP, &od, &ob));
   TP_TRY(add_kernel(s, TP_KK_ROW, &kid));
   tp_kir_kernel *k = &s->p->kernels[kid];
   k->out = ob;
@@ -1030,7 +1085,7 @@ static tp_status try_row(sched *s, int i, int *done) {
   if (is_red) {
     k->nphases = 1;
     p0->is_reduce = 1;
-    p0->reduce = n->op == TP_OP_MAX ? TP_KR_MAX : n->op == TP_OP_MIN ? TP_KR_MIN : TP_KR_SUM;
+    p0->reduce = pair >= 0 ? TP_KR_MINMAX : n->op == TP_OP_MAX ? TP_KR_MAX : n->op == TP_OP_MIN ? TP_KR_MIN : TP_KR_SUM;
     p0->scale = n->op == TP_OP_MEAN ? 1.0f / (float)R : 1.0f;
     PROLOGUE(p0);
   } else if (n->op == TP_OP_SOFTMAX || n->op == TP_OP_LOG_SOFTMAX) {
@@ -1109,6 +1164,17 @@ static tp_status try_row(sched *s, int i, int *done) {
   TP_TRY(note_reads(s, kid, k->in, k->nin));
   drop_use(s, x);
   set_ref(s, i, ob, -1);
+  if (pair >= 0) { /* both nodes: one element of [min, max] each */
+    drop_use(s, x);
+    set_ref(s, pair, ob, -1);
+    s->mm[pair] = -3;
+    s->p->node_kernel[pair] = kid;
+    int ids[2] = {i, pair};
+    for (int q = 0; q < 2; q++) {
+      s->v[ids[q]].off = s->g->nodes[ids[q]].op == TP_OP_MAX;
+      memset(s->v[ids[q]].st, 0, sizeof s->v[ids[q]].st);
+    }
+  }
   *done = 1;
   return TP_OK;
 }
@@ -1382,6 +1448,7 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
         break;
       }
       case TP_NODE_CALL:
+        if (s.mm && s.mm[i] == -3) break; /* computed with its opposite (minmax_partner) */
         if (s.mm && s.mm[i] == -2) { /* a compare folded into its where (match_minmax) */
           memset(v, 0, sizeof *v);
           v->kind = V_NONE;
@@ -1406,7 +1473,10 @@ tp_status tp_schedule(tp_graph *g, const tp_lower_options *o, tp_kir_program **o
         /* shared lazy values are computed once (inlining a BatchNorm's
          * x * a + c into both readers of a leaky relu or hardswish after it
          * cost the orientation classifier 5% natively) */
-        if (!st && s.v[i].kind == V_LAZY && s.v[i].uses > 1) st = materialize(&s, &s.v[i], TP_KBUF_TEMP, 0);
+        /* (a float16 load alone stays lazy: each reader converts, no float32 copy) */
+        if (!st && s.v[i].kind == V_LAZY && s.v[i].uses > 1 &&
+            !(s.v[i].e.n == 1 && s.p->bufs[s.v[i].in[0].buf].desc.dtype == TP_F16))
+          st = materialize(&s, &s.v[i], TP_KBUF_TEMP, 0);
         break;
       case TP_NODE_OUTPUT:
         for (int k = 0; k < n->nargs && !st; k++) {

@@ -242,11 +242,13 @@ test('ONNX float16 block on stax: float32 between nodes (one rounding at the out
     assert.ok(ue <= 3 && ue > us, `${S}x${D}: eager ${ue} ulps (stax ${us})`);
     // onnxruntime-node 1.30 (float16 kernels for some nodes, float32 between casts for others): 0.6-0.76 here
     assert.ok(uo <= 2, `${S}x${D}: onnxruntime-node ${uo} ulps`);
-    // the plan computes in float32: the graph input's cast and the output's, no other (per-node rounding
-    // made 10 more); the profile lists the plan's kernels
+    // the plan computes in float32: the graph input's cast is a float16 load, the output's the rounding
+    // store of the last kernel, no cast kernel at all (per-node rounding made 12); the profile lists the
+    // plan's kernels
     const prof = tp.onnx.load(bytes, { backend: 'stax', options: { 'stax.profile': true } });
     prof.run({ x: xt }).y.dispose();
-    assert.equal((prof.explain().match(/ op cast /g) || []).length, 2, prof.explain());
+    assert.equal((prof.explain().match(/ op cast /g) || []).length, 0, prof.explain());
+    assert.match(prof.explain(), /kernels per run/, prof.explain());
     prof.dispose();
     for (const t of [xt, ys, ye]) t.dispose();
     stax.dispose();

@@ -91,7 +91,7 @@ int tp_em_gemm_supported(const tp_kir_program *p, const tp_kir_kernel *k, int64_
   for (int s2 = 0; s2 < k->nin; s2++) {
     const int64_t *st = k->in[s2].strides;
     int nd = k->nd;
-    if (nd < 1 || k->in[s2].offset < 0) return 0;
+    if (nd < 1 || k->in[s2].offset < 0 || p->bufs[k->in[s2].buf].desc.dtype != TP_F32) return 0; /* float16: the executor's */
     for (int d = 0; d + 2 < nd; d++)
       if (k->shape[d] != 1 && st[d] != st[d + 1] * k->shape[d + 1]) return 0;
     rs[s2] = nd >= 2 ? st[nd - 2] : 0;

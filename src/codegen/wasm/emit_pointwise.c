@@ -380,7 +380,10 @@ int tp_em_map_supported(const tp_kir_program *p, const tp_kir_kernel *k, const t
   const tp_kir_expr *es[TP_KIR_MAX_PHASES + 1];
   int ne = 0;
   if (k->kind == TP_KK_POINTWISE) es[ne++] = &k->expr;
-  else for (int q = 0; q < k->nphases; q++) es[ne++] = &k->phases[q].expr;
+  else for (int q = 0; q < k->nphases; q++) {
+    if (k->phases[q].reduce == TP_KR_MINMAX) return 0; /* the executor's (two values per row) */
+    es[ne++] = &k->phases[q].expr;
+  }
   for (int q = 0; q < ne; q++)
     for (int i = 0; i < es[q]->n; i++) {
       int o = es[q]->ins[i].op;

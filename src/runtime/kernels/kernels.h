@@ -34,6 +34,8 @@ typedef struct tp_kernels {
   float (*sum_f32)(const float *a, int64_t n);
   float (*max_f32)(const float *a, int64_t n);
   float (*min_f32)(const float *a, int64_t n); /* NaN propagating: the last NaN of a */
+  /* mm[0] = min, mm[1] = max in one pass; a NaN anywhere: both the last NaN of a */
+  void (*minmax_f32)(const float *a, int64_t n, float *mm);
   /* y = saturate(round_half_even(x / scale) + zp) as int8 (s8) or uint8
    * bytes, NaN -> 0 (ONNX QuantizeLinear, one scale and zero point) */
   void (*quantize_f32)(const float *x, float scale, float zp, int s8, void *y, int64_t n);

@@ -375,6 +375,47 @@ static float FN(tp_f32_rmin_ukernel)(const float *a, int64_t n) {
   return r;
 }
 
+/* min and max in one pass (mm[0] = min, mm[1] = max; DynamicQuantizeLinear's
+ * extremes, executor.c minmax_row): with a NaN anywhere both are the last
+ * NaN of a (min_f32's answer; max_f32's is a NaN). Otherwise min_f32's and
+ * max_f32's values (+0 and -0 compare equal: either may come back). */
+static void FN(tp_f32_rminmax_ukernel)(const float *a, int64_t n, float *mm) {
+  if (n <= 0) {
+    mm[0] = INFINITY, mm[1] = -INFINITY;
+    return;
+  }
+  vf lo = splat(a[0]), lo1 = lo, lo2 = lo, lo3 = lo, hi = lo, hi1 = lo, hi2 = lo, hi3 = lo;
+  vi nan = lo != lo;
+  int64_t i = 0;
+  for (; i + 4 * VW <= n; i += 4 * VW) { /* four chains each, one load per element */
+    vf x0 = ld(a + i), x1 = ld(a + i + VW), x2 = ld(a + i + 2 * VW), x3 = ld(a + i + 3 * VW);
+    nan |= (x0 != x0) | (x1 != x1) | (x2 != x2) | (x3 != x3);
+    lo = sel(x0 < lo, x0, lo), hi = sel(x0 > hi, x0, hi);
+    lo1 = sel(x1 < lo1, x1, lo1), hi1 = sel(x1 > hi1, x1, hi1);
+    lo2 = sel(x2 < lo2, x2, lo2), hi2 = sel(x2 > hi2, x2, hi2);
+    lo3 = sel(x3 < lo3, x3, lo3), hi3 = sel(x3 > hi3, x3, hi3);
+  }
+  lo = sel(lo1 < lo, lo1, lo), hi = sel(hi1 > hi, hi1, hi);
+  lo = sel(lo2 < lo, lo2, lo), hi = sel(hi2 > hi, hi2, hi);
+  lo = sel(lo3 < lo, lo3, lo), hi = sel(hi3 > hi, hi3, hi);
+  for (; i + VW <= n; i += VW) {
+    vf x = ld(a + i);
+    nan |= x != x;
+    lo = sel(x < lo, x, lo), hi = sel(x > hi, x, hi);
+  }
+  int any = 0;
+  float rl = lo[0], rh = hi[0];
+  for (int k = 0; k < VW; k++) any |= nan[k] != 0, rl = lo[k] < rl ? lo[k] : rl, rh = hi[k] > rh ? hi[k] : rh;
+  for (; i < n; i++) any |= a[i] != a[i], rl = a[i] < rl ? a[i] : rl, rh = a[i] > rh ? a[i] : rh;
+  if (any)
+    for (i = n - 1; i >= 0; i--)
+      if (a[i] != a[i]) {
+        rl = rh = a[i];
+        break;
+      }
+  mm[0] = rl, mm[1] = rh;
+}
+
 /* ONNX QuantizeLinear of float32 with one scale and zero point (exact:
  * the same float32 operations per element on every ISA):
  * q = saturate(round_half_even(x / scale) + zp), NaN -> zp; int8 (s8) or
@@ -906,6 +947,7 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .sum_f32 = FN(tp_f32_rsum_ukernel),
     .max_f32 = FN(tp_f32_rmax_ukernel),
     .min_f32 = FN(tp_f32_rmin_ukernel),
+    .minmax_f32 = FN(tp_f32_rminmax_ukernel),
     .quantize_f32 = FN(tp_f32_quantize_ukernel),
     .softmax_f32 = FN(tp_f32_softmax_ukernel),
     .gemm_f32 = GEMM_F32,

@@ -1,14 +1,16 @@
 /* test_onnx_f16.c - a float16 ONNX model on stax (issue 17,
  * docs/quantization.md "float16 models"): the importer, for a backend, lets
- * the activations stay float32 from node to node, so the plan has exactly
- * two casts (the graph input's and the output's) and y is the float32
- * computation rounded once. Natively on every ISA table:
+ * the activations stay float32 from node to node, and y is the float32
+ * computation rounded once. The two casts (the graph input's and the
+ * output's) are no kernels of their own: the input's is a float16 load
+ * (here materialized for the GEMM's A by a pointwise kernel), the output's
+ * the float16 store of the last pointwise kernel. Natively on every ISA table:
  *   - stax within one float16 ulp of a double oracle rounded once
  *     (tp_f64_to_f16 of the exact formula on the float16 inputs), and
  *     never farther from it than the graph executor, which rounds each
  *     node's output as ONNX's float16 kernels do;
- *   - the plan's kernels (stax.profile): two cast kernels, nothing else
- *     unfused (the float16 MatMul weight packed as float16 panels);
+ *   - the plan's kernels (stax.profile): no op kernel (no cast kernel),
+ *     the float16 MatMul weight packed as float16 panels;
  *   - a bad input (float32 for float16) is refused by name and the model
  *     stays usable.
  * Inputs are fed at run time. */
@@ -123,7 +125,7 @@ static void one_isa(const char *isa, const uint8_t *bytes, size_t len) {
     int casts = 0, ops = 0;
     for (const char *p = ex; (p = strstr(p, " op ")); p += 4) ops++;
     for (const char *p = ex; (p = strstr(p, " op cast ")); p += 9) casts++;
-    if (casts != 2 || ops != 2) FAILF("%s: %d cast kernels, %d op kernels (want 2 and 2):\n%s", isa, casts, ops, ex);
+    if (casts != 0 || ops != 0) FAILF("%s: %d cast kernels, %d op kernels (want none):\n%s", isa, casts, ops, ex);
     if (!strstr(ex, "B f16")) FAILF("%s: no float16-panel GEMM:\n%s", isa, ex);
     tp_free_buffer(ex);
   }

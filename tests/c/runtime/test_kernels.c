@@ -844,10 +844,11 @@ static void gemm_edges(void) {
 }
 
 /* ---- special values against libm ---- */
-/* The table's row max / min (max_f32, min_f32: four vector chains, then
+/* The table's row max / min (max_f32, min_f32, minmax_f32: four vector chains, then
  * one, then scalars) on every ISA against a sequential loop: lengths around
  * every chain and vector edge, the extreme at every position, NaN anywhere
- * (min_f32 gives the last NaN, bit for bit; max_f32 a NaN), -0 and +0. */
+ * (min_f32 gives the last NaN, bit for bit, minmax_f32 it twice; max_f32 a
+ * NaN), -0 and +0. */
 static void row_min_max(void) {
   float a[160];
   const tp_kernels *K = tp_kern();
@@ -866,17 +867,24 @@ static void row_min_max(void) {
           mx = (a[i] > mx || a[i] != a[i]) ? a[i] : mx;
           mn = (a[i] < mn || a[i] != a[i]) ? a[i] : mn;
         }
-        float gx = K->max_f32(a, n), gn = K->min_f32(a, n);
-        ncompares += 2;
+        float gx = K->max_f32(a, n), gn = K->min_f32(a, n), g2[2];
+        K->minmax_f32(a, n, g2);
+        ncompares += 4;
         if (last_nan >= 0) {
-          uint32_t want, got;
+          uint32_t want, got, got2[2];
           memcpy(&want, &a[last_nan], 4);
           memcpy(&got, &gn, 4);
+          memcpy(got2, g2, 8);
           if (got != want) FAILF("%s min_f32 n %d NaN at %d: bits %08x, want the last NaN %08x", tp_isa_name(), n, pos, got, want);
           if (gx == gx) FAILF("%s max_f32 n %d NaN at %d: %g, want a NaN", tp_isa_name(), n, pos, gx);
+          if (got2[0] != want || got2[1] != want)
+            FAILF("%s minmax_f32 n %d NaN at %d: bits %08x %08x, want the last NaN %08x twice", tp_isa_name(), n, pos,
+                  got2[0], got2[1], want);
         } else {
           if (gx != mx) FAILF("%s max_f32 n %d extreme at %d: %g, want %g", tp_isa_name(), n, pos, gx, mx);
           if (gn != mn) FAILF("%s min_f32 n %d extreme at %d: %g, want %g", tp_isa_name(), n, pos, gn, mn);
+          if (g2[0] != mn || g2[1] != mx)
+            FAILF("%s minmax_f32 n %d extreme at %d: %g %g, want %g %g", tp_isa_name(), n, pos, g2[0], g2[1], mn, mx);
         }
       }
 }
