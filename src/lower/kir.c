@@ -331,3 +331,18 @@ int tp_kir_append_epilogue(tp_kir_kernel *k, const tp_kir_expr *e, const tp_kir_
   memcpy(k->in, sl, sizeof sl);
   return 1;
 }
+
+void tp_kir_program_free(tp_kir_program *p) {
+  if (!p) return;
+  for (int i = 0; i < p->nbufs; i++) tp_tensor_release(p->bufs[i].value);
+  tp_free(p->bufs);
+  tp_free(p->kernels);
+  tp_free(p->node_kernel);
+  if (p->graph_shallow && p->graph) { /* an instantiated template's: its own nodes array only */
+    tp_free(p->graph->nodes);
+    tp_free(p->graph);
+  } else {
+    tp_graph_free(p->graph);
+  }
+  tp_free(p);
+}

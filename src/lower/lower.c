@@ -108,3 +108,14 @@ int tp_kir_epilogue_kernel(const tp_kir_kernel *k, tp_kir_kernel *pw) {
     }
   return 1;
 }
+void tp_lower_options_init(tp_lower_options *o) {
+  o->fusion = 1;
+  o->epilogue_fusion = 1;
+  o->memory_planning = 1;
+  o->decompose = 0;
+  o->codegen = 1;
+  o->autotune = 0;
+  o->coordinate_descent = 0;
+  o->use_cache = 1;
+}
+

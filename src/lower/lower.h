@@ -186,6 +186,12 @@ tp_status tp_kir_verify(const tp_kir_program *p);
  * epilogue's value standing for e's loads of buffer B (kir.c; the
  * scheduler's epilogue fusion). 0 when it does not fit. */
 int tp_kir_append_epilogue(tp_kir_kernel *k, const tp_kir_expr *e, const tp_kir_load *in, int nin, int B, int ob);
+/* The scheduler's graph patterns (patterns.c): an elementwise op as a KIR
+ * unary / binary instruction (*kind, *sub; 0 when not elementwise), and a
+ * where(compare) node w as TP_KBIN_PMAX / PMIN / MASKPOS with its operands
+ * (-1 when it does not match; graph_uses: each node's user count). */
+int tp_sched_pointwise_op(tp_op op, int *kind, int *sub);
+int tp_sched_match_minmax(const tp_graph *g, const int *graph_uses, int w, tp_arg *a, tp_arg *b);
 
 /* A kernel's iteration space with the dims that are contiguous for every
  * load merged (row kernels keep their last dim apart): what the executor
