@@ -1166,8 +1166,20 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     for (int q = 0; q < p->nkernels; q++)
       if (p->kernels[q].node == n->args[0].node) pk = q;
     tp_tensor **t = pk >= 0 ? r->pl->tuples[pk] : NULL;
+    const tp_node *src = &p->graph->nodes[n->args[0].node];
+    tp_tensor *y = t ? t[n->attrs.result_index] : NULL;
     if (!t) s = tp_fail(TP_ERR_INTERNAL, "executor: getitem before its call");
-    else if (tp_tensor_numel(t[n->attrs.result_index]) != tp_tensor_numel(&out.t)) /* a loop's stack of other length */
+    else if (src->op == TP_OP_WHILE_LOOP && n->attrs.result_index >= src->attrs.nresults && n->desc.ndim >= 1 &&
+             n->desc.shape[0] == 0 && y->ndim == n->desc.ndim && y->dtype == n->desc.dtype &&
+             p->bufs[k->out].kind == TP_KBUF_OUTPUT) {
+      /* a scan output whose length is known only after the run (declared
+       * with 0 rows, read only by the graph output: ONNX Loops that end on
+       * data, onnx_cond.c): the stack itself is the output */
+      tp_tensor **slot = &r->outs[p->bufs[k->out].index];
+      tp_tensor_retain(y);
+      tp_tensor_release(*slot);
+      *slot = y;
+    } else if (tp_tensor_numel(y) != tp_tensor_numel(&out.t)) /* a loop's stack of other length */
       s = tp_fail(TP_ERR_UNSUPPORTED, "executor: result %lld of %%%s has %lld elements, the plan expects %lld",
                   (long long)n->attrs.result_index, p->graph->nodes[n->args[0].node].name,
                   (long long)tp_tensor_numel(t[n->attrs.result_index]), (long long)tp_tensor_numel(&out.t));

@@ -547,10 +547,33 @@ static tp_status lowp_restore(imp *m, onode *n, tp_dtype lp, const ref *saved, i
   return TP_OK;
 }
 
+tp_status tp_onnx_ragged_check(imp *m, const char *name) {
+  if (!m->nragged || m->sub_depth || !name || !*name) return TP_OK;
+  entry *e = lookup(m, name);
+  if (!e || e->r.kind != R_NODE) return TP_OK;
+  for (int j = 0; j < m->nragged; j++) {
+    if (m->ragged[j].node != e->r.node) continue;
+    int added = 0; /* the int inputs the loop reads bound to their values: it may unroll at import then */
+    TP_TRY(tp_onnx_need_ints(m, m->ragged[j].loop_node, 0, &added));
+    return tp_fail(TP_ERR_UNSUPPORTED, "reads '%s', a scan output of Loop '%s' whose length is known only after the "
+                   "loop ran (it ends on run-time data or on a count fed at run time); such a value can only be a "
+                   "graph output, unless the loop unrolls at import (its count and exit computed from constants "
+                   "and int inputs, bound as value inputs)", name, m->ragged[j].loop);
+  }
+  return TP_OK;
+}
+
 static tp_status convert_node(imp *m, onode *n) {
   int i;
   TP_TRY(find_converter(n, m->md.opset, &i));
   m->cur = n;
+  for (int k = 0; k < n->nin; k++) {
+    tp_status rs = tp_onnx_ragged_check(m, n->in[k]);
+    if (rs) {
+      if (rs != TP_ERR_OUT_OF_MEMORY) tp_fail_context(rs, "onnx: node '%s' (%s)", n->name, n->op);
+      return rs;
+    }
+  }
   m->bad_attr = NULL;
   tp_dtype lp;
   int nsaved = 0;

@@ -116,6 +116,7 @@ typedef struct ref {
  * only while r is still that node of the graph being built. */
 typedef struct entry { char *name; ref r; ref wide, rounded; const tp_graph *wide_g; } entry;
 
+#define TP_ONNX_MAX_RAGGED 16
 typedef struct imp {
   omodel md;             /* the decoded model */
   tp_graph *g;
@@ -152,7 +153,24 @@ typedef struct imp {
    * them included, so the tape (float32 only) reaches the parameters */
   int train_f32;
   const struct tp_onnx_cut *cut; /* a part of the model (model.c's split at a run-time node), NULL: all */
+  /* the scan outputs of a Loop in the plan whose step count is known only
+   * after the run (it ends on data, or on a count fed at run time;
+   * onnx_cond.c): getitem nodes declared with 0 rows that the plan hands out
+   * at their real length, so only graph outputs may read them
+   * (tp_onnx_ragged_check; a reader makes the int inputs the loop reads
+   * value inputs, so that it unrolls at import). loop: the while_loop node */
+  struct { int node, loop_node; const char *loop, *value; } ragged[TP_ONNX_MAX_RAGGED];
+  int nragged;
+  int sub_depth;         /* > 0 while a child graph (If branch, loop body) imports */
 } imp;
+
+/* Fails when node n (or, read as an outer value of its subgraphs, name)
+ * reads a scan output of a Loop whose length is known only at run time. */
+tp_status tp_onnx_ragged_check(imp *m, const char *name);
+/* Of the graph inputs node depends on, the int and bool ones become needed
+ * (m->need; only_ints: none when it also depends on a float input); *added:
+ * whether one was added. */
+tp_status tp_onnx_need_ints(imp *m, int node, int only_ints, int *added);
 
 static inline ref tp_onnx_scalar(double v) { ref r = {R_SCALAR, 0, 0, v, 0}; return r; }
 static inline ref tp_onnx_none(void) { ref r = {R_NONE, 0, 0, 0, 0}; return r; }
