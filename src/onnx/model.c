@@ -34,6 +34,7 @@
 
 #define MODEL_DEFAULT_LIMIT 16
 
+#define SPLIT_MAX_K 8
 typedef struct spec {
   tp_desc *descs;         /* one per runtime input */
   tp_tensor **values;     /* one per runtime input: the bound value, or NULL */
@@ -41,29 +42,45 @@ typedef struct spec {
   tp_backend_run run;     /* the backend's runner; run.run NULL: eager */
   uint64_t last_use;
   int64_t hits;
-  int64_t k;              /* split model: the selected count this post part serves */
+  tp_desc *fdescs;        /* split model: the fed values' types this part serves (nf of them) */
+  int nf, nk;
+  int64_t ks[SPLIT_MAX_K]; /* split model: the counts of the stages before this part */
 } spec;
 
-/* A model split at a NonMaxSuppression whose boxes or scores come from the
- * runtime inputs (docs/onnx.md, "Data-dependent output shapes"): the pre
- * part (every node but the NMS and what reads its result) is imported and
- * compiled once per input shapes and outputs the NMS's inputs and the
- * values the post part reads; the NMS runs at run time on them
- * (tp_onnx_nms_compute); the post part (the nodes that read the selection,
- * and the constant ones) takes the runtime inputs, those values and the
- * selection [K, 3] as placeholders and is a specialization per K. */
+/* A model split at its NonMaxSuppression and NonZero nodes whose inputs
+ * come from the runtime inputs (docs/onnx.md, "Data-dependent output
+ * shapes"): each such node (a stage) runs at run time
+ * (tp_onnx_nms_compute, tp_onnx_nonzero_compute) between parts of the
+ * model, in order: the pre part (every node before the first stages) is
+ * imported and compiled once per input shapes; a part after stages takes
+ * the runtime inputs and the values crossing the cut (the stages' results
+ * among them) as placeholders and is a specialization per shape of those
+ * (the selected counts K). Stages of one level (two NMS heads on the same
+ * features) run between the same two parts; a NonZero feeding an NMS makes
+ * three parts (pre / mid / post). */
+typedef struct split_stage {
+  int node;               /* md.nodes index */
+  int nonzero;            /* NonZero (one input; [rank, count]) or NonMaxSuppression */
+  int center, level;      /* center_point_box; runs after part `level` */
+  int slot[5];            /* input k -> pool index, -1 absent */
+  int result;             /* pool index of its output */
+} split_stage;
+
+typedef struct split_part {
+  uint8_t *skip;          /* per md node: not in this part */
+  int nfeed, nout;        /* placeholders after the runtime inputs; outputs (the last part: the graph's) */
+  const char **feed_names, **out_names;
+  int *feed_pool, *out_pool; /* their pool indices */
+  struct spec *cache;     /* the parts before the last (the last: the model's specs) */
+  int ncache, capcache;
+  int64_t compiles, calls;
+} split_part;
+
 typedef struct split_plan {
-  int node;               /* md.nodes index of the NonMaxSuppression (or NonZero) */
-  int nonzero;            /* the node is a NonZero (one input; [rank, count] by tp_onnx_nonzero_compute) */
-  int center;
-  uint8_t *skip_pre, *skip_post; /* per md node */
-  int npre;               /* pre part outputs: slot[0..5) NMS inputs, then the fed values */
-  const char **pre_outs;
-  int slot[5];            /* NMS input i -> index in pre_outs, -1 absent */
-  int nfeed;              /* fed values: pre_outs[5 ..], then the selection (feed_names[nfeed]) */
-  const char **feed_names;
-  spec pre;
-  int64_t npre_compiles;
+  int nst, nparts, npool;
+  split_stage *st;
+  split_part *parts;
+  const char **pool;      /* the values that cross a cut, by name */
 } split_plan;
 
 struct tp_onnx_model {
@@ -161,6 +178,7 @@ static void spec_clear(const tp_onnx_model *m, spec *e) {
   for (int k = 0; e->values && k < m->nin; k++) tp_tensor_release(e->values[k]);
   if (e->values) tp_free_sized(e->values, (size_t)(m->nin + 1) * sizeof(tp_tensor *));
   if (e->descs) tp_free_sized(e->descs, (size_t)(m->md.ninputs + 1) * sizeof(tp_desc));
+  tp_free(e->fdescs);
   memset(e, 0, sizeof *e);
 }
 
@@ -174,13 +192,30 @@ static void train_clear(tp_onnx_model *m) {
   m->train_names = NULL, m->train_vals = NULL, m->ntrain = 0, m->train_all = 0;
 }
 
+/* Drops the split parts' compiled specializations (not the plan). */
+static void split_clear_caches(tp_onnx_model *m) {
+  split_plan *p = &m->sp;
+  for (int q = 0; p->parts && q < p->nparts; q++) {
+    for (int i = 0; i < p->parts[q].ncache; i++) spec_clear(m, &p->parts[q].cache[i]);
+    p->parts[q].ncache = 0;
+  }
+}
+
 static void split_free(tp_onnx_model *m) {
   split_plan *p = &m->sp;
-  spec_clear(m, &p->pre);
-  tp_free(p->skip_pre);
-  tp_free(p->skip_post);
-  tp_free(p->pre_outs);
-  tp_free(p->feed_names);
+  split_clear_caches(m);
+  for (int q = 0; p->parts && q < p->nparts; q++) {
+    split_part *x = &p->parts[q];
+    tp_free(x->cache);
+    tp_free(x->skip);
+    tp_free(x->feed_names);
+    tp_free(x->out_names);
+    tp_free(x->feed_pool);
+    tp_free(x->out_pool);
+  }
+  tp_free(p->parts);
+  tp_free(p->st);
+  tp_free(p->pool);
   memset(p, 0, sizeof *p);
 }
 
@@ -200,7 +235,7 @@ void tp_onnx_model_set_backend(tp_onnx_model *m, const char *name, tp_backend_fn
   if (!m) return;
   for (int i = 0; i < m->nspecs; i++) spec_clear(m, &m->specs[i]);
   m->nspecs = 0;
-  spec_clear(m, &m->sp.pre);
+  split_clear_caches(m);
   m->backend = fn;
   m->backend_ud = ud;
   snprintf(m->backend_name, sizeof m->backend_name, "%s", fn ? (name ? name : "a backend") : "");
@@ -222,7 +257,7 @@ tp_status tp_onnx_model_set_backend_option(tp_onnx_model *m, const char *key, tp
   m->opts.has_options = 1;
   for (int i = 0; i < m->nspecs; i++) spec_clear(m, &m->specs[i]);
   m->nspecs = 0;
-  spec_clear(m, &m->sp.pre);
+  split_clear_caches(m);
   return TP_OK;
 }
 
@@ -548,7 +583,7 @@ tp_status tp_onnx_model_prepare(tp_onnx_model *m) {
 
 uint64_t tp_onnx_model_value_inputs(const tp_onnx_model *m) { return m ? m->value_inputs : 0; }
 
-/* ---- split at a run-time NonMaxSuppression (split_plan above) ---- */
+/* ---- split at run-time NonMaxSuppression / NonZero nodes (split_plan above) ---- */
 
 /* The node writing value `name`, -1 for none (a graph input or initializer). */
 static int producer(const omodel *md, const char *name) {
@@ -565,90 +600,145 @@ static int runtime_input(const tp_onnx_model *m, const char *name) {
   return 0;
 }
 
-static int add_name(const char **list, int *n, const char *name) {
+/* The index of name in list (added when missing; *n grows). */
+static int name_index(const char **list, int *n, const char *name) {
   for (int i = 0; i < *n; i++)
-    if (!strcmp(list[i], name)) return 0;
-  list[(*n)++] = name;
-  return 1;
+    if (!strcmp(list[i], name)) return i;
+  list[*n] = name;
+  return (*n)++;
 }
 
-/* Decides whether m is split (m->split 1 or -1). The split needs one
- * NonMaxSuppression in the main graph that reads the runtime inputs, no
- * subgraphs (their outer-scope reads are not traced here), no trainable
- * parameters. */
+static void *zalloc(size_t n) { /* tp_alloc'ed (tp_free), zeroed */
+  void *p = tp_alloc(n ? n : 1);
+  if (p) memset(p, 0, n ? n : 1);
+  return p;
+}
+
+static int is_split_op(const onode *n) {
+  if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx")) return 0;
+  if (n->nout != 1) return 0;
+  if (!strcmp(n->op, "NonMaxSuppression")) return n->nin >= 2;
+  return !strcmp(n->op, "NonZero") && n->nin >= 1;
+}
+
+/* Value `name` read in part p (a node of it, or the graph outputs of the
+ * last part) or, for_stage, by a stage that runs after part p: the pool
+ * index it comes through (-1: computed inside part p). */
+typedef struct split_build {
+  const omodel *md;
+  split_plan *p;
+  const uint8_t *dyn, *stage;
+  const int *level;
+  int cap; /* names per list */
+} split_build;
+
+static int split_need(split_build *b, const char *name, int p, int for_stage) {
+  split_plan *sp = b->p;
+  int q = producer(b->md, name), pi = -1;
+  if (q >= 0 && b->dyn[q] && b->stage[q]) {
+    pi = name_index(sp->pool, &sp->npool, name); /* a stage's result */
+  } else if (q >= 0 && b->dyn[q]) {
+    int l = b->level[q];
+    if (l == p && !for_stage) return -1; /* inside part p */
+    pi = name_index(sp->pool, &sp->npool, name);
+    split_part *src = &sp->parts[l];
+    int before = src->nout, k = name_index(src->out_names, &src->nout, name);
+    if (src->nout > before) src->out_pool[k] = pi;
+  } else if (for_stage) { /* an input, an initializer or a constant: passed out of part p */
+    pi = name_index(sp->pool, &sp->npool, name);
+    split_part *src = &sp->parts[p];
+    int before = src->nout, k = name_index(src->out_names, &src->nout, name);
+    if (src->nout > before) src->out_pool[k] = pi;
+    return pi;
+  } else {
+    return -1; /* read in every part (an input, an initializer, a constant node) */
+  }
+  if (!for_stage) {
+    split_part *dst = &sp->parts[p];
+    int before = dst->nfeed, k = name_index(dst->feed_names, &dst->nfeed, name);
+    if (dst->nfeed > before) dst->feed_pool[k] = pi;
+  }
+  return pi;
+}
+
+/* Decides whether m is split (m->split 1 or -1): it needs a
+ * NonMaxSuppression or NonZero in the main graph that reads the runtime
+ * inputs, no subgraphs (their outer-scope reads are not traced here), no
+ * trainable parameters. Each such node (a stage) gets a level: the number
+ * of stages on its longest path from the inputs; part p holds the other
+ * nodes of level p (and the constant ones), stages of level p run after
+ * part p. */
 static tp_status split_decide(tp_onnx_model *m) {
   const omodel *md = &m->md;
   split_plan *p = &m->sp;
   m->split = -1;
-  int nms = -1, N = md->nnodes;
+  int N = md->nnodes;
   if (m->ntrain || !N) return TP_OK;
-  for (int i = 0; i < N; i++) {
-    const onode *n = &md->nodes[i];
-    for (int a = 0; a < n->nattrs; a++)
-      if (n->attrs[a].type == A_GRAPH) return TP_OK;
-    if ((!strcmp(n->op, "NonMaxSuppression") || !strcmp(n->op, "NonZero")) &&
-        (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"))) {
-      if (nms >= 0) return TP_OK; /* two: not split (each distinct input value a specialization) */
-      nms = i;
-    }
-  }
-  if (nms < 0 || md->nodes[nms].nin < 1 || md->nodes[nms].nout != 1) return TP_OK;
-  int is_nms = !strcmp(md->nodes[nms].op, "NonMaxSuppression");
-  if (is_nms && md->nodes[nms].nin < 2) return TP_OK;
-  uint8_t *dyn = tp_calloc_sized((size_t)N, 1), *post = tp_calloc_sized((size_t)N, 1);
-  tp_status s = dyn && post ? TP_OK : TP_ERR_OUT_OF_MEMORY;
+  for (int i = 0; i < N; i++)
+    for (int a = 0; a < md->nodes[i].nattrs; a++)
+      if (md->nodes[i].attrs[a].type == A_GRAPH) return TP_OK;
+  uint8_t *dyn = tp_calloc_sized((size_t)N, 1), *stage = tp_calloc_sized((size_t)N, 1);
+  int *level = tp_calloc_sized((size_t)N, sizeof(int));
+  tp_status s = dyn && stage && level ? TP_OK : TP_ERR_OUT_OF_MEMORY;
+  int nst = 0, maxl = -1;
   for (int i = 0; !s && i < N; i++) { /* nodes are in topological order (order.c) */
     const onode *n = &md->nodes[i];
     for (int k = 0; k < n->nin; k++) {
       int q = producer(md, n->in[k]);
       if ((q < 0 && *n->in[k] && runtime_input(m, n->in[k])) || (q >= 0 && q < i && dyn[q])) dyn[i] = 1;
-      if (q >= 0 && q < i && (q == nms || post[q])) post[i] = 1;
+      if (q >= 0 && q < i && dyn[q] && level[q] + stage[q] > level[i]) level[i] = level[q] + stage[q];
+    }
+    if (dyn[i] && is_split_op(n)) {
+      stage[i] = 1, nst++;
+      if (level[i] > maxl) maxl = level[i];
     }
   }
-  if (!s && dyn[nms]) {
-    const onode *n = &md->nodes[nms];
-    int cap = 5 + md->noutputs;
-    for (int i = 0; i < N; i++) cap += md->nodes[i].nin;
-    /* tp_alloc'ed (split_free) */
-    p->skip_pre = tp_alloc((size_t)N);
-    p->skip_post = tp_alloc((size_t)N);
-    p->pre_outs = tp_alloc(sizeof(char *) * (size_t)cap);
-    p->feed_names = tp_alloc(sizeof(char *) * ((size_t)cap + 1));
-    if (!p->skip_pre || !p->skip_post || !p->pre_outs || !p->feed_names) s = TP_ERR_OUT_OF_MEMORY;
-    for (int i = 0; !s && i < N; i++) {
-      p->skip_pre[i] = i == nms || post[i];
-      p->skip_post[i] = dyn[i] && !post[i]; /* the NMS included */
+  int np = maxl + 2, cap = 5 + md->noutputs;
+  for (int i = 0; i < N; i++) cap += md->nodes[i].nin;
+  if (!s && nst) {
+    p->nst = nst, p->nparts = np;
+    if (!(p->st = zalloc((size_t)nst * sizeof(split_stage))) ||
+        !(p->parts = zalloc((size_t)np * sizeof(split_part))) ||
+        !(p->pool = zalloc((size_t)cap * sizeof(char *))))
+      s = TP_ERR_OUT_OF_MEMORY;
+    for (int q = 0; !s && q < np; q++) {
+      split_part *x = &p->parts[q];
+      if (!(x->skip = zalloc((size_t)N)) || !(x->feed_names = zalloc((size_t)cap * sizeof(char *))) ||
+          !(x->feed_pool = zalloc((size_t)cap * sizeof(int))) ||
+          !(x->out_names = zalloc((size_t)cap * sizeof(char *))) ||
+          !(x->out_pool = zalloc((size_t)cap * sizeof(int))))
+        s = TP_ERR_OUT_OF_MEMORY;
+      for (int i = 0; !s && i < N; i++) x->skip[i] = dyn[i] && (stage[i] || level[i] != q);
     }
-    /* fed values: computed by a node the post part skips, read by one it keeps or a graph output */
-    for (int i = 0; !s && i <= N; i++) {
-      int nr = i < N ? md->nodes[i].nin : md->noutputs;
-      if (i < N && p->skip_post[i]) continue;
-      for (int k = 0; k < nr; k++) {
-        const char *nm = i < N ? md->nodes[i].in[k] : md->outputs[k].name;
-        int q = producer(md, nm);
-        if (q >= 0 && q != nms && p->skip_post[q]) add_name(p->feed_names, &p->nfeed, nm);
+  }
+  if (!s && nst) {
+    split_build b = {md, p, dyn, stage, level, cap};
+    for (int q = 0; q < np; q++)
+      for (int i = 0; i < N; i++) {
+        if (p->parts[q].skip[i] || !dyn[i]) continue;
+        for (int k = 0; k < md->nodes[i].nin; k++) split_need(&b, md->nodes[i].in[k], q, 0);
       }
-    }
-    p->npre = 0;
-    for (int k = 0; !s && k < 5; k++) {
-      p->slot[k] = -1;
-      if (k < n->nin && *n->in[k]) p->slot[k] = p->npre, p->pre_outs[p->npre++] = n->in[k];
-    }
-    for (int k = 0; !s && k < p->nfeed; k++) p->pre_outs[p->npre++] = p->feed_names[k];
-    /* the pre part's outputs and the post part's placeholders within the operand limit */
-    int fits = p->npre <= TP_MAX_OPERANDS && m->nin + p->nfeed + 1 <= TP_MAX_OPERANDS;
-    if (!s && fits) {
-      p->feed_names[p->nfeed] = n->out[0];
-      p->node = nms;
-      p->nonzero = !is_nms;
-      p->center = 0;
+    int j = 0;
+    for (int i = 0; i < N; i++) {
+      if (!stage[i]) continue;
+      const onode *n = &md->nodes[i];
+      split_stage *st = &p->st[j++];
+      st->node = i, st->level = level[i], st->nonzero = strcmp(n->op, "NonMaxSuppression") != 0;
+      for (int k = 0; k < 5; k++) st->slot[k] = k < n->nin && *n->in[k] ? split_need(&b, n->in[k], level[i], 1) : -1;
+      st->result = name_index(p->pool, &p->npool, n->out[0]);
       for (int a = 0; a < n->nattrs; a++)
-        if (!strcmp(n->attrs[a].name, "center_point_box")) p->center = (int)n->attrs[a].i;
-      m->split = 1;
+        if (!strcmp(n->attrs[a].name, "center_point_box")) st->center = (int)n->attrs[a].i;
     }
+    for (int k = 0; k < md->noutputs; k++) split_need(&b, md->outputs[k].name, np - 1, 0);
+    /* the parts' outputs and placeholders within the operand limits */
+    int fits = 1;
+    for (int q = 0; q < np; q++)
+      fits &= p->parts[q].nout <= TP_MAX_OPERANDS && m->nin + p->parts[q].nfeed <= TP_MAX_OPERANDS;
+    if (fits) m->split = 1;
   }
   tp_free_sized(dyn, (size_t)N);
-  tp_free_sized(post, (size_t)N);
+  tp_free_sized(stage, (size_t)N);
+  tp_free_sized(level, (size_t)N * sizeof(int));
   if (s || m->split != 1) {
     split_free(m);
     m->split = s ? 0 : -1; /* out of memory: decided again on the next call */
@@ -656,9 +746,9 @@ static tp_status split_decide(tp_onnx_model *m) {
   return s;
 }
 
-/* Imports part `cut` for the call's runtime inputs (and fed values of types
- * fd) into e, compiled by the backend when one is installed (example
- * inputs: in, then fv). */
+/* Imports part `cut` for the call's runtime inputs (and fed values fv)
+ * into e, compiled by the backend when one is installed (example inputs:
+ * in, then fv); e keeps the fed values' types. */
 static tp_status split_import(tp_onnx_model *m, tp_tensor *const *in, const tp_onnx_cut *cut, tp_tensor *const *fv,
                               spec *e) {
   memset(e, 0, sizeof *e);
@@ -666,12 +756,17 @@ static tp_status split_import(tp_onnx_model *m, tp_tensor *const *in, const tp_o
   tp_status s = TP_OK;
   if (!(e->descs = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(tp_desc))) ||
       !(e->values = tp_calloc_sized((size_t)m->nin + 1, sizeof(tp_tensor *))) ||
+      !(e->fdescs = tp_alloc(sizeof(tp_desc) * (size_t)(cut->nfeed + 1))) ||
       !(dp = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(*dp))))
     s = TP_ERR_OUT_OF_MEMORY;
   for (int k = 0; !s && k < m->nin; k++) {
     tp_desc_of(in[k], &e->descs[k]);
     e->descs[k].weak = 0;
     dp[m->in_index[k]] = &e->descs[k];
+  }
+  if (!s) {
+    e->nf = cut->nfeed;
+    if (cut->nfeed) memcpy(e->fdescs, cut->feed_descs, sizeof(tp_desc) * (size_t)cut->nfeed);
   }
   uint64_t need = 0;
   if (!s) s = tp_onnx_import_cut(&m->md, dp, m->backend != NULL, cut, &e->graph, &need);
@@ -698,77 +793,132 @@ static tp_status spec_call(const spec *e, int graph_only, int na, tp_tensor *con
   return tp_graph_run(e->graph, na, args, max_out, outs, nout);
 }
 
-/* One call of a split model. *fallback set: the pre or post part does not
- * import (before any split call succeeded): the caller runs the model as
- * value specializations instead. */
+/* Does e serve a call with runtime inputs in and fed values of types fd? */
+static int part_match(const tp_onnx_model *m, const spec *e, tp_tensor *const *in, int nf, const tp_desc *fd) {
+  if (spec_match(m, e, in, NULL, 0) >= 0 || e->nf != nf) return 0;
+  for (int k = 0; k < nf; k++)
+    if (!tp_desc_equal(&e->fdescs[k], &fd[k])) return 0;
+  return 1;
+}
+
+/* The counts of the stages run so far (K of each, in order) into e. */
+static void note_counts(const split_plan *p, tp_tensor *const *vals, int upto, spec *e) {
+  e->nk = 0;
+  for (int j = 0; j < p->nst && e->nk < SPLIT_MAX_K; j++) {
+    const tp_tensor *r = p->st[j].level < upto ? vals[p->st[j].result] : NULL;
+    if (r) e->ks[e->nk++] = p->st[j].nonzero ? r->shape[1] : r->shape[0];
+  }
+}
+
+/* One call of a split model. *fallback set: a part does not import (before
+ * any split call succeeded): the caller runs the model as value
+ * specializations instead. */
 static tp_status split_run(tp_onnx_model *m, tp_tensor *const *in, int graph_only, int max_out, tp_tensor **outs,
                            int *nout, int *fallback) {
   split_plan *p = &m->sp;
   tp_status s = TP_OK;
   *fallback = 0;
-  if (!p->pre.graph || spec_match(m, &p->pre, in, NULL, 0) >= 0) {
-    spec_clear(m, &p->pre);
-    tp_onnx_cut c = {p->skip_pre, 0, NULL, NULL, p->npre, p->pre_outs};
-    s = split_import(m, in, &c, NULL, &p->pre);
-    if (s) {
-      *fallback = !m->split_ok && s == TP_ERR_UNSUPPORTED;
-      return s;
+  tp_tensor **vals = tp_calloc_sized((size_t)p->npool + 1, sizeof(tp_tensor *));
+  tp_tensor *args[TP_ONNX_MAX_INPUTS + TP_MAX_OPERANDS + 1];
+  tp_desc fd[TP_MAX_OPERANDS + 1];
+  if (!vals) return TP_ERR_OUT_OF_MEMORY;
+  for (int q = 0; !s && q < p->nparts; q++) {
+    split_part *x = &p->parts[q];
+    int last = q == p->nparts - 1;
+    if (!last && !x->nout) goto stages; /* nothing a later part or stage reads */
+    int na = 0;
+    for (int k = 0; k < m->nin; k++) args[na++] = in[k];
+    for (int k = 0; !s && k < x->nfeed; k++) {
+      tp_tensor *v = vals[x->feed_pool[k]];
+      if (!v) s = tp_fail(TP_ERR_INTERNAL, "onnx model: split part %d reads '%s' before it is computed", q, x->feed_names[k]);
+      else {
+        args[na++] = v;
+        tp_desc_of(v, &fd[k]);
+        fd[k].weak = 0;
+      }
     }
-    p->npre_compiles++;
-  }
-  p->pre.hits++;
-  tp_tensor *po[TP_MAX_OPERANDS] = {0}, *sel = NULL;
-  int npo = 0;
-  s = spec_call(&p->pre, graph_only, m->nin, in, TP_MAX_OPERANDS, po, &npo);
-  if (!s && npo != p->npre) s = tp_fail(TP_ERR_INTERNAL, "onnx model: the pre-NMS part returned %d values, not %d", npo, p->npre);
-  const onode *n = &m->md.nodes[p->node];
-  if (!s && p->nonzero) s = tp_onnx_nonzero_compute(po[p->slot[0]], &sel);
-  else if (!s)
-    s = tp_onnx_nms_compute(po[p->slot[0]], po[p->slot[1]], p->slot[2] >= 0 ? po[p->slot[2]] : NULL,
-                            p->slot[3] >= 0 ? po[p->slot[3]] : NULL, p->slot[4] >= 0 ? po[p->slot[4]] : NULL,
-                            p->center, &sel);
-  if (s && s != TP_ERR_OUT_OF_MEMORY) tp_fail_context(s, "onnx: node '%s' (%s)", n->name, n->op);
-  tp_tensor *small[TP_ONNX_MAX_INPUTS + TP_MAX_OPERANDS + 1];
-  int na = 0;
-  for (int k = 0; !s && k < m->nin; k++) small[na++] = in[k];
-  for (int k = 0; !s && k < p->nfeed; k++) small[na++] = po[p->npre - p->nfeed + k];
-  if (!s) small[na++] = sel;
-  int64_t K = !sel ? 0 : p->nonzero ? sel->shape[1] : sel->shape[0]; /* the selected count */
-  spec *e = NULL, *recent = NULL;
-  for (int i = 0; !s && i < m->nspecs; i++) {
-    if (m->specs[i].k == K && spec_match(m, &m->specs[i], in, NULL, 0) < 0) {
-      e = &m->specs[i];
-      break;
+    if (s) break;
+    spec *e = NULL, *recent = NULL;
+    spec *cache = last ? m->specs : x->cache;
+    int nc = last ? m->nspecs : x->ncache;
+    for (int i = 0; i < nc; i++) {
+      if (part_match(m, &cache[i], in, x->nfeed, fd)) {
+        e = &cache[i];
+        break;
+      }
+      if (!recent || cache[i].last_use > recent->last_use) recent = &cache[i];
     }
-    if (!recent || m->specs[i].last_use > recent->last_use) recent = &m->specs[i];
-  }
-  if (!s && !e) {
-    char why[256] = "first call";
-    if (recent && spec_match(m, recent, in, why, sizeof why) < 0)
-      snprintf(why, sizeof why, "%s '%s' selected %lld, was %lld (the post part specializes on the count)", n->op,
-               n->name, (long long)K, (long long)recent->k);
-    tp_desc fd[TP_MAX_OPERANDS + 1];
-    for (int k = 0; k <= p->nfeed; k++) {
-      tp_desc_of(small[m->nin + k], &fd[k]);
-      fd[k].weak = 0;
+    if (!e) {
+      char why[256] = "first call";
+      spec fresh;
+      tp_onnx_cut c = {x->skip, x->nfeed, x->feed_names, fd, last ? 0 : x->nout, x->out_names};
+      s = split_import(m, in, &c, args + m->nin, &fresh);
+      if (s) {
+        *fallback = !m->split_ok && s == TP_ERR_UNSUPPORTED;
+        break;
+      }
+      note_counts(p, vals, q, &fresh);
+      if (recent && spec_match(m, recent, in, why, sizeof why) < 0) {
+        int j = 0; /* the first count that changed */
+        while (j < fresh.nk && j < recent->nk && fresh.ks[j] == recent->ks[j]) j++;
+        int sj = 0;
+        for (int t = 0, seen = 0; t < p->nst; t++)
+          if (p->st[t].level < q && seen++ == j) sj = t;
+        const onode *n = &m->md.nodes[p->st[sj].node];
+        snprintf(why, sizeof why, "%s '%s' %s %lld, was %lld (the %s part specializes on the count)", n->op, n->name,
+                 p->st[sj].nonzero ? "found" : "selected", (long long)(j < fresh.nk ? fresh.ks[j] : 0),
+                 (long long)(j < recent->nk ? recent->ks[j] : 0), last ? "post" : "mid");
+      }
+      x->compiles++;
+      if (last) {
+        s = spec_store(m, &fresh, why, &e);
+      } else {
+        while (x->ncache >= m->limit && x->ncache > 0) { /* least recently used out */
+          int lru = 0;
+          for (int i = 1; i < x->ncache; i++)
+            if (x->cache[i].last_use < x->cache[lru].last_use) lru = i;
+          spec_clear(m, &x->cache[lru]);
+          x->cache[lru] = x->cache[--x->ncache];
+        }
+        s = TP_ARRAY_RESERVE(x->cache, x->capcache, x->ncache + 1);
+        if (s) spec_clear(m, &fresh);
+        else x->cache[x->ncache] = fresh, e = &x->cache[x->ncache++];
+      }
+      if (s) break;
     }
-    tp_onnx_cut c = {p->skip_post, p->nfeed + 1, p->feed_names, fd, 0, NULL};
-    spec fresh;
-    s = split_import(m, in, &c, small + m->nin, &fresh);
-    if (s) *fallback = !m->split_ok && s == TP_ERR_UNSUPPORTED;
-    if (!s) {
-      fresh.k = K;
-      s = spec_store(m, &fresh, why, &e);
-    }
-  }
-  if (!s) {
     e->last_use = ++m->clock;
     e->hits++;
-    s = spec_call(e, graph_only, na, small, max_out, outs, nout);
+    x->calls++;
+    if (last) {
+      s = spec_call(e, graph_only, na, args, max_out, outs, nout);
+      break;
+    }
+    tp_tensor *po[TP_MAX_OPERANDS] = {0};
+    int npo = 0;
+    s = spec_call(e, graph_only, na, args, TP_MAX_OPERANDS, po, &npo);
+    if (!s && npo != x->nout) s = tp_fail(TP_ERR_INTERNAL, "onnx model: split part %d returned %d values, not %d", q, npo, x->nout);
+    for (int k = 0; k < npo; k++) {
+      if (!s) vals[x->out_pool[k]] = po[k];
+      else tp_tensor_release(po[k]);
+    }
+    if (s) break;
+  stages: /* the run-time nodes after part q */
+    for (int j = 0; !s && j < p->nst; j++) {
+      const split_stage *st = &p->st[j];
+      if (st->level != q) continue;
+      const onode *n = &m->md.nodes[st->node];
+      tp_tensor *a[5] = {0};
+      for (int k = 0; k < 5; k++) a[k] = st->slot[k] >= 0 ? vals[st->slot[k]] : NULL;
+      if (!a[0] || (!st->nonzero && !a[1]))
+        s = tp_fail(TP_ERR_INTERNAL, "onnx model: split: the inputs of '%s' were not computed", n->name);
+      else if (st->nonzero) s = tp_onnx_nonzero_compute(a[0], &vals[st->result]);
+      else s = tp_onnx_nms_compute(a[0], a[1], a[2], a[3], a[4], st->center, &vals[st->result]);
+      if (s && s != TP_ERR_OUT_OF_MEMORY) tp_fail_context(s, "onnx: node '%s' (%s)", n->name, n->op);
+    }
   }
   if (!s) m->split_ok = 1;
-  for (int k = 0; k < npo; k++) tp_tensor_release(po[k]);
-  tp_tensor_release(sel);
+  for (int k = 0; k < p->npool; k++) tp_tensor_release(vals[k]);
+  tp_free_sized(vals, (size_t)(p->npool + 1) * sizeof(tp_tensor *));
   return s;
 }
 
@@ -973,17 +1123,25 @@ tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
   tp_buf_printf(&b, "specializations: %d cached (limit %d), %lld made, %lld evicted\n", m->nspecs, m->limit,
                 (long long)m->ncompiles, (long long)m->nevicted);
   if (m->ncompiles) tp_buf_printf(&b, "last specialization because: %s\n", m->reason);
-  if (m->split == 1)
-    tp_buf_printf(&b,
-                  "split at %s '%s' (run time): pre part %lld compile%s, %lld call%s; post part: one "
-                  "specialization per selected count (K below)\n",
-                  m->md.nodes[m->sp.node].op, m->md.nodes[m->sp.node].name, (long long)m->sp.npre_compiles, m->sp.npre_compiles == 1 ? "" : "s",
-                  (long long)m->sp.pre.hits, m->sp.pre.hits == 1 ? "" : "s");
+  if (m->split == 1) {
+    const split_plan *p = &m->sp;
+    tp_buf_puts(&b, "split at ");
+    for (int j = 0; j < p->nst; j++)
+      tp_buf_printf(&b, "%s%s '%s'", j ? ", " : "", m->md.nodes[p->st[j].node].op, m->md.nodes[p->st[j].node].name);
+    const split_part *x0 = &p->parts[0];
+    tp_buf_printf(&b, " (run time): pre part %lld compile%s, %lld call%s", (long long)x0->compiles,
+                  x0->compiles == 1 ? "" : "s", (long long)x0->calls, x0->calls == 1 ? "" : "s");
+    for (int q = 1; q + 1 < p->nparts; q++)
+      tp_buf_printf(&b, "; mid part %d: %lld compile%s (one per count of the nodes before it), %lld call%s", q,
+                    (long long)p->parts[q].compiles, p->parts[q].compiles == 1 ? "" : "s", (long long)p->parts[q].calls,
+                    p->parts[q].calls == 1 ? "" : "s");
+    tp_buf_puts(&b, "; post part: one specialization per selected count (K below)\n");
+  }
   if (m->dyn_calls) tp_buf_printf(&b, "calls at other sizes served by a specialization's plan: %lld\n", (long long)m->dyn_calls);
   for (int i = 0; i < m->nspecs; i++) {
     const spec *e = &m->specs[i];
     tp_buf_printf(&b, "  #%d: %d nodes, %lld call%s:", i, e->graph->n, (long long)e->hits, e->hits == 1 ? "" : "s");
-    if (m->split == 1) tp_buf_printf(&b, " K=%lld", (long long)e->k);
+    for (int j = 0; m->split == 1 && j < e->nk; j++) tp_buf_printf(&b, "%s%lld", j ? "," : " K=", (long long)e->ks[j]);
     for (int k = 0; k < m->nin; k++) {
       char sh[96];
       tp_buf_printf(&b, " %s%s%s", tp_dtype_short(e->descs[k].dtype),
