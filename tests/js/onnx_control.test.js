@@ -269,6 +269,30 @@ test('a Loop that ends on float data with scan outputs: stacks at their run-time
   ]);
 });
 
+test('a Loop that ends on data, exported again (saveGraph): a Loop whose scan outputs have a symbolic length, that onnxruntime-node runs', async () => {
+  const m = tp.onnx.load(exitModel(true));
+  try {
+    const c = { M: 100, c0: true, y0: [0.5, -1], x: [0.25, 0.75], a: 1.5, limit: 40 };
+    tp.scope(() => m.run({ M: tp.tensor(c.M, { dtype: 'int64' }), c0: tp.tensor(true, { dtype: 'bool' }), y0: tp.tensor(c.y0),
+      x: tp.tensor(c.x), a: tp.tensor([c.a]), limit: tp.tensor(c.limit) }));
+    const bytes = tp.onnx.saveGraph(m.graph);
+    const sess = await ort.InferenceSession.create(bytes);
+    const feeds = {};
+    const byName = { M: new ort.Tensor('int64', BigInt64Array.of(100n), []), c0: new ort.Tensor('bool', [true], []),
+      y0: new ort.Tensor('float32', Float32Array.from(c.y0), [2]), x: new ort.Tensor('float32', Float32Array.from(c.x), [2]),
+      a: new ort.Tensor('float32', Float32Array.of(c.a), [1]), limit: new ort.Tensor('float32', Float32Array.of(c.limit), []) };
+    sess.inputNames.forEach((n, i) => { feeds[n] = byName[n] ?? Object.values(byName)[i]; });
+    const o = await sess.run(feeds);
+    await sess.release();
+    const want = exitRef(c);
+    const outs = sess.outputNames.map((n) => o[n]);
+    assert.deepEqual(Array.from(outs[1].dims, Number), [want.k, 2]);
+    assert.deepEqual([...outs[1].data], want.ys);
+  } finally {
+    m.dispose();
+  }
+});
+
 test('a Loop without a trip count that ends on float data: stacks at their run-time length, matching onnxruntime-node', async () => {
   await runExit(exitModel(false), [
     { c0: true, y0: [0, 0], x: [1, 2], a: 1, limit: 10 },
