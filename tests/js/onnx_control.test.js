@@ -374,3 +374,29 @@ test('bad input to a Loop that ends on data: wrong dtypes and shapes are clear e
     m.dispose();
   }
 });
+
+test('a Loop that does not end: its stack stops at TP_LOOP_STACK_MAX bytes with an error naming the node (a child Node process)', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const idx = fileURLToPath(new URL('../../js/index.js', import.meta.url));
+  const pb = fileURLToPath(new URL('./_onnx_pb.mjs', import.meta.url));
+  const src = `
+    import * as tp from ${JSON.stringify(idx)};
+    import { makeModel } from ${JSON.stringify(pb)};
+    const bytes = Uint8Array.from(${JSON.stringify([...exitModel(false)])});
+    for (const backend of ['', 'stax']) {
+      const m = tp.onnx.load(bytes, { backend });
+      const feeds = (limit) => ({ c0: tp.tensor(true, { dtype: 'bool' }), y0: tp.zeros([2]), x: tp.tensor([1, 2]), a: tp.tensor([1]),
+        limit: tp.tensor(limit) });
+      try { tp.scope(() => m.run(feeds(Infinity))); console.log('no error'); } catch (e) { console.log('ERR ' + e.message); }
+      console.log('AFTER ' + tp.scope(() => m.run(feeds(10)).ys.shape.join('x')));
+      m.dispose();
+    }`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', src], { env: { ...process.env, TP_LOOP_STACK_MAX: '8192' }, encoding: 'utf8' });
+  const lines = r.stdout.trim().split('\n');
+  assert.equal(lines.length, 4, r.stdout + r.stderr);
+  for (const i of [0, 2]) {
+    assert.match(lines[i], /^ERR .*while_loop %y: scan output 0 would need more than 8192 bytes after 1024 steps .*TP_LOOP_STACK_MAX/, lines[i]);
+    assert.equal(lines[i + 1], 'AFTER 4x2'); // the model stays usable
+  }
+});
