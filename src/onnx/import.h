@@ -230,6 +230,9 @@ tp_status tp_onnx_import_cut(const omodel *md, const tp_desc *const *in_desc, in
 tp_status tp_onnx_nms_check(const tp_desc *boxes, const tp_desc *scores);
 /* NonZero's kernel (onnx_dyn.c): int64 [rank, count]. */
 tp_status tp_onnx_nonzero_compute(tp_tensor *x, tp_tensor **out);
+/* Unique's kernel (onnx_dyn.c): out = Y, indices, inverse_indices, counts;
+ * has_axis 0: of the flattened input. */
+tp_status tp_onnx_unique_compute(tp_tensor *x, int has_axis, int64_t axis, int sorted, tp_tensor *out[4]);
 tp_status tp_onnx_nms_compute(tp_tensor *boxes, tp_tensor *scores, const tp_tensor *maxo, const tp_tensor *iou,
                               const tp_tensor *sthr, int center, tp_tensor **out);
 

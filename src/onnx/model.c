@@ -25,10 +25,10 @@
  * dynamic dims from the first specialization: the model hands it
  * graph_for (an import at given shapes), from which stax fits one Kernel IR
  * template for every size (docs/kernel-ir.md, "Dynamic extents").
- * A model with one NonMaxSuppression or NonZero on values computed from
- * its inputs is split at that node instead of bound (split_plan below:
- * the node runs at run time between a pre part compiled once and a post
- * part per result count). */
+ * A model with NonMaxSuppression, NonZero or Unique nodes on values
+ * computed from its inputs is split at those nodes instead of bound
+ * (split_plan below: each runs at run time between parts, the pre part
+ * compiled once and the later ones per result count). */
 #include "import.h"
 #include <stdio.h>
 
@@ -50,7 +50,7 @@ typedef struct spec {
 /* A model split at its NonMaxSuppression and NonZero nodes whose inputs
  * come from the runtime inputs (docs/onnx.md, "Data-dependent output
  * shapes"): each such node (a stage) runs at run time
- * (tp_onnx_nms_compute, tp_onnx_nonzero_compute) between parts of the
+ * (tp_onnx_nms_compute, tp_onnx_nonzero_compute, tp_onnx_unique_compute) between parts of the
  * model, in order: the pre part (every node before the first stages) is
  * imported and compiled once per input shapes; a part after stages takes
  * the runtime inputs and the values crossing the cut (the stages' results
@@ -58,12 +58,15 @@ typedef struct spec {
  * (the selected counts K). Stages of one level (two NMS heads on the same
  * features) run between the same two parts; a NonZero feeding an NMS makes
  * three parts (pre / mid / post). */
+enum { ST_NMS, ST_NONZERO, ST_UNIQUE };
 typedef struct split_stage {
   int node;               /* md.nodes index */
-  int nonzero;            /* NonZero (one input; [rank, count]) or NonMaxSuppression */
+  int kind;               /* ST_NMS, ST_NONZERO (one input; [rank, count]), ST_UNIQUE (four outputs) */
   int center, level;      /* center_point_box; runs after part `level` */
+  int has_axis, sorted;   /* Unique's attributes */
+  int64_t axis;
   int slot[5];            /* input k -> pool index, -1 absent */
-  int result;             /* pool index of its output */
+  int result[4];          /* pool index of output k, -1 absent */
 } split_stage;
 
 typedef struct split_part {
@@ -616,6 +619,7 @@ static void *zalloc(size_t n) { /* tp_alloc'ed (tp_free), zeroed */
 
 static int is_split_op(const onode *n) {
   if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx")) return 0;
+  if (!strcmp(n->op, "Unique")) return n->nin >= 1 && n->nout >= 1 && n->nout <= 4;
   if (n->nout != 1) return 0;
   if (!strcmp(n->op, "NonMaxSuppression")) return n->nin >= 2;
   return !strcmp(n->op, "NonZero") && n->nin >= 1;
@@ -723,11 +727,16 @@ static tp_status split_decide(tp_onnx_model *m) {
       if (!stage[i]) continue;
       const onode *n = &md->nodes[i];
       split_stage *st = &p->st[j++];
-      st->node = i, st->level = level[i], st->nonzero = strcmp(n->op, "NonMaxSuppression") != 0;
-      for (int k = 0; k < 5; k++) st->slot[k] = k < n->nin && *n->in[k] ? split_need(&b, n->in[k], level[i], 1) : -1;
-      st->result = name_index(p->pool, &p->npool, n->out[0]);
-      for (int a = 0; a < n->nattrs; a++)
+      st->node = i, st->level = level[i], st->sorted = 1;
+      st->kind = !strcmp(n->op, "NonMaxSuppression") ? ST_NMS : !strcmp(n->op, "NonZero") ? ST_NONZERO : ST_UNIQUE;
+      for (int k = 0; k < 5; k++)
+        st->slot[k] = k < n->nin && *n->in[k] && (st->kind == ST_NMS || !k) ? split_need(&b, n->in[k], level[i], 1) : -1;
+      for (int k = 0; k < 4; k++) st->result[k] = k < n->nout && *n->out[k] ? name_index(p->pool, &p->npool, n->out[k]) : -1;
+      for (int a = 0; a < n->nattrs; a++) {
         if (!strcmp(n->attrs[a].name, "center_point_box")) st->center = (int)n->attrs[a].i;
+        if (!strcmp(n->attrs[a].name, "axis")) st->has_axis = 1, st->axis = n->attrs[a].i;
+        if (!strcmp(n->attrs[a].name, "sorted")) st->sorted = n->attrs[a].i != 0;
+      }
     }
     for (int k = 0; k < md->noutputs; k++) split_need(&b, md->outputs[k].name, np - 1, 0);
     /* the parts' outputs and placeholders within the operand limits */
@@ -801,13 +810,11 @@ static int part_match(const tp_onnx_model *m, const spec *e, tp_tensor *const *i
   return 1;
 }
 
-/* The counts of the stages run so far (K of each, in order) into e. */
-static void note_counts(const split_plan *p, tp_tensor *const *vals, int upto, spec *e) {
+/* The counts of the stages run before part upto (K of each, in order) into e. */
+static void note_counts(const split_plan *p, const int64_t *kcur, int upto, spec *e) {
   e->nk = 0;
-  for (int j = 0; j < p->nst && e->nk < SPLIT_MAX_K; j++) {
-    const tp_tensor *r = p->st[j].level < upto ? vals[p->st[j].result] : NULL;
-    if (r) e->ks[e->nk++] = p->st[j].nonzero ? r->shape[1] : r->shape[0];
-  }
+  for (int j = 0; j < p->nst && j < SPLIT_MAX_K; j++)
+    if (p->st[j].level < upto) e->ks[e->nk++] = kcur[j];
 }
 
 /* One call of a split model. *fallback set: a part does not import (before
@@ -821,6 +828,7 @@ static tp_status split_run(tp_onnx_model *m, tp_tensor *const *in, int graph_onl
   tp_tensor **vals = tp_calloc_sized((size_t)p->npool + 1, sizeof(tp_tensor *));
   tp_tensor *args[TP_ONNX_MAX_INPUTS + TP_MAX_OPERANDS + 1];
   tp_desc fd[TP_MAX_OPERANDS + 1];
+  int64_t kcur[SPLIT_MAX_K] = {0}; /* the stages' counts in this call */
   if (!vals) return TP_ERR_OUT_OF_MEMORY;
   for (int q = 0; !s && q < p->nparts; q++) {
     split_part *x = &p->parts[q];
@@ -857,7 +865,7 @@ static tp_status split_run(tp_onnx_model *m, tp_tensor *const *in, int graph_onl
         *fallback = !m->split_ok && s == TP_ERR_UNSUPPORTED;
         break;
       }
-      note_counts(p, vals, q, &fresh);
+      note_counts(p, kcur, q, &fresh);
       if (recent && spec_match(m, recent, in, why, sizeof why) < 0) {
         int j = 0; /* the first count that changed */
         while (j < fresh.nk && j < recent->nk && fresh.ks[j] == recent->ks[j]) j++;
@@ -866,7 +874,7 @@ static tp_status split_run(tp_onnx_model *m, tp_tensor *const *in, int graph_onl
           if (p->st[t].level < q && seen++ == j) sj = t;
         const onode *n = &m->md.nodes[p->st[sj].node];
         snprintf(why, sizeof why, "%s '%s' %s %lld, was %lld (the %s part specializes on the count)", n->op, n->name,
-                 p->st[sj].nonzero ? "found" : "selected", (long long)(j < fresh.nk ? fresh.ks[j] : 0),
+                 p->st[sj].kind == ST_NMS ? "selected" : "found", (long long)(j < fresh.nk ? fresh.ks[j] : 0),
                  (long long)(j < recent->nk ? recent->ks[j] : 0), last ? "post" : "mid");
       }
       x->compiles++;
@@ -907,13 +915,20 @@ static tp_status split_run(tp_onnx_model *m, tp_tensor *const *in, int graph_onl
       const split_stage *st = &p->st[j];
       if (st->level != q) continue;
       const onode *n = &m->md.nodes[st->node];
-      tp_tensor *a[5] = {0};
+      tp_tensor *a[5] = {0}, *r[4] = {0};
       for (int k = 0; k < 5; k++) a[k] = st->slot[k] >= 0 ? vals[st->slot[k]] : NULL;
-      if (!a[0] || (!st->nonzero && !a[1]))
+      if (!a[0] || (st->kind == ST_NMS && !a[1]))
         s = tp_fail(TP_ERR_INTERNAL, "onnx model: split: the inputs of '%s' were not computed", n->name);
-      else if (st->nonzero) s = tp_onnx_nonzero_compute(a[0], &vals[st->result]);
-      else s = tp_onnx_nms_compute(a[0], a[1], a[2], a[3], a[4], st->center, &vals[st->result]);
+      else if (st->kind == ST_NONZERO) s = tp_onnx_nonzero_compute(a[0], &r[0]);
+      else if (st->kind == ST_UNIQUE) s = tp_onnx_unique_compute(a[0], st->has_axis, st->axis, st->sorted, r);
+      else s = tp_onnx_nms_compute(a[0], a[1], a[2], a[3], a[4], st->center, &r[0]);
       if (s && s != TP_ERR_OUT_OF_MEMORY) tp_fail_context(s, "onnx: node '%s' (%s)", n->name, n->op);
+      if (!s && j < SPLIT_MAX_K) /* the count the later parts specialize on */
+        kcur[j] = st->kind == ST_NONZERO ? r[0]->shape[1] : st->kind == ST_NMS ? r[0]->shape[0] : r[1]->shape[0];
+      for (int k = 0; k < 4; k++) {
+        if (!s && st->result[k] >= 0) vals[st->result[k]] = r[k];
+        else tp_tensor_release(r[k]);
+      }
     }
   }
   if (!s) m->split_ok = 1;

@@ -300,3 +300,71 @@ test('NonZero feeding a NonMaxSuppression: split at both (pre / mid / post), mat
   const cnts = new Set(want.map((w) => Number(w[0].dims[1])));
   assert.ok(cnts.has(0) && cnts.has(M) && cnts.size >= 4, `NonZero counts: ${[...cnts]}`);
 });
+
+test('Unique of a computed value runs at run time (the model split at it), matching onnxruntime-node, no value input', async () => {
+  /* q = Floor(x * 3): few distinct values; Unique (sorted) -> Y, indices,
+   * inverse, counts; the post part rebuilds q from Y and inverse and sums Y
+   * (it specializes on the distinct count) */
+  const L = 10;
+  const bytes = makeModel({
+    opset: 11,
+    nodes: [['Mul', ['x', 'three'], ['x3']], ['Floor', ['x3'], ['q']], ['Unique', ['q'], ['y', 'first', 'inv', 'cnt']],
+      ['Gather', ['y', 'inv'], ['back'], { axis: 0 }], ['ReduceSum', ['y'], ['ysum'], { keepdims: 0 }]],
+    initializers: [['three', 1, [1], Float32Array.of(3)]],
+    inputs: [['x', 1, [L]]],
+    outputs: [['y', 1, null], ['first', 7, null], ['inv', 7, null], ['cnt', 7, null], ['back', 1, null], ['ysum', 1, null]],
+  });
+  const frames = Array.from({ length: 8 }, (_, i) => ({ x: Array.from({ length: L }, () => (i === 3 ? 0.5 : rand() * (i + 1))) }));
+  const want = await overFrames(bytes, frames,
+    (ort, f) => ({ x: new ort.Tensor('float32', Float32Array.from(f.x), [L]) }),
+    (f) => [tp.tensor(f.x)],
+    (ex) => {
+      assert.match(ex, /split at Unique 'y' \(run time\): pre part 1 compile, 8 calls; post part/, ex);
+      assert.doesNotMatch(ex, /value guard/);
+    });
+  const ks = new Set(want.map((w) => Number(w[0].dims[0])));
+  assert.ok(ks.has(1) && ks.size >= 4, `distinct counts: ${[...ks]}`);
+  /* by hand for one frame: the distinct values ascending, counts summing to L */
+  const q = frames[5].x.map((v) => Math.floor(Math.fround(Math.fround(v) * 3)));
+  assert.deepEqual(Array.from(want[5][0].data), [...new Set(q)].sort((a, b) => a - b));
+  assert.equal(Array.from(want[5][3].data, Number).reduce((a, b) => a + b, 0), L);
+});
+
+test('Unique along an axis, unsorted, of a computed [3, 4] value: split, matching onnxruntime-node', async () => {
+  const bytes = makeModel({
+    opset: 11,
+    nodes: [['Round', ['x'], ['r']], ['Unique', ['r'], ['y', 'first', 'inv', 'cnt'], { axis: 1, sorted: 0 }],
+      ['Neg', ['y'], ['ny']]],
+    inputs: [['x', 1, [3, 4]]],
+    outputs: [['ny', 1, null], ['first', 7, null], ['inv', 7, null], ['cnt', 7, null]],
+  });
+  const cols = [[0, 1, 0], [1, 1, 1], [2, 0, 1]];
+  const frames = [[0, 1, 0, 2], [0, 0, 0, 0], [2, 1, 0, 1], [0, 1, 2, 0], [1, 2, 1, 2]].map((pick) => ({
+    x: [0, 1, 2].flatMap((r) => pick.map((c) => cols[c][r] + (rand() - 0.5) * 0.6)) }));
+  const want = await overFrames(bytes, frames, (ort, f) => ({ x: new ort.Tensor('float32', Float32Array.from(f.x), [3, 4]) }),
+    (f) => [tp.tensor(f.x, { shape: [3, 4] })],
+    (ex) => assert.match(ex, /split at Unique 'y' \(run time\)/, ex));
+  assert.deepEqual(Array.from(want[0][3].data, Number), [2, 1, 1]); /* columns 0 1 0 2: column 0 twice, first-occurrence order */
+});
+
+test('Unique at run time with a bad axis: a clear error naming the node; the runtime stays usable', () => {
+  const bytes = makeModel({ opset: 11, nodes: [['Relu', ['x'], ['r']], ['Unique', ['r'], ['y'], { axis: 2 }]],
+    inputs: [['x', 1, [2, 3]]], outputs: [['y', 1, null]] });
+  for (const backend of ['eager', 'stax']) {
+    const m = tp.onnx.load(bytes, { backend });
+    try {
+      assert.throws(() => tp.scope(() => m.run(tp.ones([2, 3]))), (e) => e instanceof tp.TensorPlayError &&
+        /node 'y' \(Unique\): .*axis.*2/.test(e.message), 'axis 2 of a rank-2 input');
+      assert.throws(() => tp.scope(() => m.run(tp.ones([2, 3]))), /node 'y' \(Unique\)/, 'again');
+    } finally {
+      m.dispose();
+    }
+  }
+  const ok = tp.onnx.load(makeModel({ opset: 11, nodes: [['Relu', ['x'], ['r']], ['Unique', ['r'], ['y']]],
+    inputs: [['x', 1, [4]]], outputs: [['y', 1, null]] }));
+  try {
+    tp.scope(() => assert.deepEqual([...ok.run(tp.tensor([3, -1, 3, 2]))[0].toArray()], [0, 2, 3]));
+  } finally {
+    ok.dispose();
+  }
+});
