@@ -131,11 +131,13 @@ typedef struct imp {
    * md.inputs[i], NULL = the declared shape (which must then be fixed) */
   const tp_desc *const *in_desc;
   /* a converter needed the value of something computed from these graph
-   * inputs (bits by md.inputs index, inputs 0..63): set when the import
-   * fails with "... must be a constant"; tp_onnx_model binds them and
-   * imports again (a value specialization) */
+   * inputs (bits by runtime input: the position among the inputs without
+   * an initializer, as tp_onnx_model numbers them, at most 64): set when
+   * the import fails with "... must be a constant"; tp_onnx_model binds
+   * them and imports again (a value specialization) */
   uint64_t need;
   int *input_node;       /* md.inputs[i] -> its placeholder node, -1 if none */
+  int *input_ord;        /* md.inputs[i] -> its runtime input position (need's bit), -1: an initializer */
   onode *cur;            /* node being converted (errors) */
   const char *bad_attr;  /* an attribute read with the wrong type */
   int keep_f16_weights;  /* a MatMul's float16 constant B stays float16 behind a cast (issue 17) */
@@ -187,7 +189,8 @@ tp_status tp_onnx_set_out(imp *m, onode *n, int i, ref r);
  * become constants), in_desc (NULL, or one per md->inputs, each NULL or a
  * run-time type for that input), *need (may be NULL): on a failure because
  * a value computed from graph inputs had to be a constant, those inputs
- * (bits by md->inputs index). */
+ * (bits by runtime input: the k-th graph input without an initializer is
+ * bit k). */
 tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
                          const tp_desc *const *in_desc, tp_graph **out, uint64_t *need);
 /* The same; keep_f16_weights: for a backend (a compiler will lower the graph; the graph

@@ -493,9 +493,9 @@ static tp_status specialize_ex(tp_onnx_model *m, tp_tensor *const *in, int probe
           goto done;
         }
     if (s != TP_ERR_UNSUPPORTED || !need) break;
-    uint64_t more = 0; /* md.inputs bits -> runtime input bits not bound yet */
+    uint64_t more = 0; /* runtime input bits not bound yet */
     for (int k = 0; k < m->nin; k++)
-      if ((need >> m->in_index[k] & 1) && !(m->value_inputs >> k & 1)) more |= (uint64_t)1 << k;
+      if ((need >> k & 1) && !(m->value_inputs >> k & 1)) more |= (uint64_t)1 << k;
     if (!more) break;
     m->value_inputs |= more;
     if (probe) break;

@@ -256,12 +256,13 @@ tp_status tp_onnx_need_ints(imp *m, int node, int only_ints, int *added_out) {
   *added_out = 0;
   TP_TRY(tp_onnx_note_need(m, node));
   uint64_t added = m->need & ~before;
-  for (int i = 0; i < m->md.ninputs && i < 64; i++)
-    if (added >> i & 1) {
-      tp_dtype dt;
-      if (!tp_onnx_to_dtype(m->md.inputs[i].elem, &dt) || tp_dtype_is_float(dt)) floats = 1;
-      else ints |= (uint64_t)1 << i;
-    }
+  for (int i = 0; i < m->md.ninputs; i++) {
+    int o = m->input_ord ? m->input_ord[i] : -1;
+    if (o < 0 || o >= 64 || !(added >> o & 1)) continue;
+    tp_dtype dt;
+    if (!tp_onnx_to_dtype(m->md.inputs[i].elem, &dt) || tp_dtype_is_float(dt)) floats = 1;
+    else ints |= (uint64_t)1 << o;
+  }
   if (only_ints && floats) ints = 0;
   m->need = before | ints;
   *added_out = ints != 0;
