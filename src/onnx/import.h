@@ -173,6 +173,9 @@ tp_status tp_onnx_ragged_check(imp *m, const char *name);
  * (m->need; only_ints: none when it also depends on a float input); *added:
  * whether one was added. */
 tp_status tp_onnx_need_ints(imp *m, int node, int only_ints, int *added);
+/* The Loop body's condition output is its condition input (directly or by
+ * Identity): it ends only on its trip count (onnx_control.c). */
+int tp_onnx_cond_passes(const omodel *sub);
 
 static inline ref tp_onnx_scalar(double v) { ref r = {R_SCALAR, 0, 0, v, 0}; return r; }
 static inline ref tp_onnx_none(void) { ref r = {R_NONE, 0, 0, 0, 0}; return r; }

@@ -58,7 +58,7 @@ typedef struct spec {
  * (the selected counts K). Stages of one level (two NMS heads on the same
  * features) run between the same two parts; a NonZero feeding an NMS makes
  * three parts (pre / mid / post). */
-enum { ST_NMS, ST_NONZERO, ST_UNIQUE };
+enum { ST_NMS, ST_NONZERO, ST_UNIQUE, ST_LOOP };
 typedef struct split_stage {
   int node;               /* md.nodes index */
   int kind;               /* ST_NMS, ST_NONZERO (one input; [rank, count]), ST_UNIQUE (four outputs) */
@@ -67,6 +67,8 @@ typedef struct split_stage {
   int64_t axis;
   int slot[5];            /* input k -> pool index, -1 absent */
   int result[4];          /* pool index of output k, -1 absent */
+  struct split_part *part; /* ST_LOOP: the Loop alone, run as a part (its outputs into the pool) */
+  int kout;               /* ST_LOOP: the part output whose length is the count (the first scan output) */
 } split_stage;
 
 typedef struct split_part {
@@ -198,7 +200,7 @@ static void train_clear(tp_onnx_model *m) {
 /* Drops the split parts' compiled specializations (not the plan). */
 static void split_clear_caches(tp_onnx_model *m) {
   split_plan *p = &m->sp;
-  for (int q = 0; p->parts && q < p->nparts; q++) {
+  for (int q = 0; p->parts && q < p->nparts + p->nst; q++) {
     for (int i = 0; i < p->parts[q].ncache; i++) spec_clear(m, &p->parts[q].cache[i]);
     p->parts[q].ncache = 0;
   }
@@ -207,7 +209,7 @@ static void split_clear_caches(tp_onnx_model *m) {
 static void split_free(tp_onnx_model *m) {
   split_plan *p = &m->sp;
   split_clear_caches(m);
-  for (int q = 0; p->parts && q < p->nparts; q++) {
+  for (int q = 0; p->parts && q < p->nparts + p->nst; q++) {
     split_part *x = &p->parts[q];
     tp_free(x->cache);
     tp_free(x->skip);
@@ -665,54 +667,148 @@ static int split_need(split_build *b, const char *name, int p, int for_stage) {
   return pi;
 }
 
+/* The outer values (main-graph names: a node output or a runtime input,
+ * as the outer graph's own strings) that subgraph sub and the graphs
+ * nested in it read, added to out (names are unique across enclosing
+ * graphs, check.c, so an inner name never shadows an outer one). */
+static tp_status sub_reads(tp_onnx_model *m, omodel *sub, const char **out, int *n, int cap, int depth) {
+  if (depth > 8) return tp_fail(TP_ERR_UNSUPPORTED, "onnx model: subgraphs nested deeper than 8");
+  tp_status s = TP_OK;
+  for (int i = 0; !s && i <= sub->nnodes; i++) {
+    int nr = i < sub->nnodes ? sub->nodes[i].nin : sub->noutputs;
+    for (int k = 0; k < nr && *n < cap; k++) {
+      const char *nm = i < sub->nnodes ? sub->nodes[i].in[k] : sub->outputs[k].name;
+      int q = producer(&m->md, nm);
+      const char *outer = NULL;
+      if (q >= 0) {
+        for (int o = 0; o < m->md.nodes[q].nout && !outer; o++)
+          if (!strcmp(m->md.nodes[q].out[o], nm)) outer = m->md.nodes[q].out[o];
+      } else {
+        for (int r = 0; r < m->nin && !outer; r++)
+          if (!strcmp(m->md.inputs[m->in_index[r]].name, nm)) outer = m->md.inputs[m->in_index[r]].name;
+      }
+      if (outer) name_index(out, n, outer);
+    }
+    for (int a = 0; i < sub->nnodes && !s && a < sub->nodes[i].nattrs; a++) {
+      if (!sub->nodes[i].attrs[a].has_g) continue;
+      omodel inner;
+      s = tp_onnx_decode_subgraph(&m->md, &sub->nodes[i].attrs[a].g, &inner);
+      if (!s) s = sub_reads(m, &inner, out, n, cap, depth + 1);
+      tp_onnx_decoded_free(&inner);
+    }
+  }
+  return s;
+}
+
+/* The values node i reads: its inputs, then the outer values its
+ * subgraphs read (reads[i] is n->in for a node without subgraphs). */
+typedef struct node_reads { const char **v; int n, owned; } node_reads;
+
+static tp_status reads_of(tp_onnx_model *m, int i, node_reads *r) {
+  onode *n = &m->md.nodes[i];
+  int g = 0;
+  for (int a = 0; a < n->nattrs; a++) g |= n->attrs[a].has_g;
+  r->v = (const char **)n->in, r->n = n->nin, r->owned = 0;
+  if (!g) return TP_OK;
+  int cap = n->nin + 256;
+  const char **v = zalloc(sizeof(char *) * (size_t)cap);
+  if (!v) return TP_ERR_OUT_OF_MEMORY;
+  int k = 0;
+  for (int q = 0; q < n->nin; q++) v[k++] = n->in[q]; /* (duplicates are harmless) */
+  tp_status s = TP_OK;
+  for (int a = 0; !s && a < n->nattrs; a++) {
+    if (!n->attrs[a].has_g) continue;
+    omodel sub;
+    s = tp_onnx_decode_subgraph(&m->md, &n->attrs[a].g, &sub);
+    if (!s) s = sub_reads(m, &sub, v, &k, cap, 0);
+    tp_onnx_decoded_free(&sub);
+  }
+  if (s) {
+    tp_free(v);
+    return s;
+  }
+  r->v = v, r->n = k, r->owned = 1;
+  return TP_OK;
+}
+
+/* A Loop whose scan outputs have a run-time length (it may end on data or
+ * on a count fed at run time: not a constant M with a body that passes its
+ * condition through) and are read by another node: a stage (its own part,
+ * the loop run there; the nodes after it specialize on the stacks' length). */
+static int loop_stage(tp_onnx_model *m, int i, const uint8_t *dyn, const node_reads *rd) {
+  const onode *n = &m->md.nodes[i];
+  if (strcmp(n->op, "Loop") || (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))) return 0;
+  int N = n->nin > 2 ? n->nin - 2 : 0, scan_read = 0;
+  for (int k = N; k < n->nout && !scan_read; k++) /* a scan output read by a node */
+    for (int j = i + 1; *n->out[k] && j < m->md.nnodes && !scan_read; j++)
+      for (int q = 0; q < rd[j].n && !scan_read; q++) scan_read = !strcmp(rd[j].v[q], n->out[k]);
+  if (!scan_read) return 0;
+  const attr *b = NULL;
+  for (int a = 0; a < n->nattrs; a++)
+    if (!strcmp(n->attrs[a].name, "body") && n->attrs[a].has_g) b = &n->attrs[a];
+  if (!b) return 0;
+  omodel sub;
+  if (tp_onnx_decode_subgraph(&m->md, &b->g, &sub)) {
+    tp_clear_error();
+    return 0;
+  }
+  int passes = tp_onnx_cond_passes(&sub);
+  tp_onnx_decoded_free(&sub);
+  int mq = n->nin > 0 && *n->in[0] ? producer(&m->md, n->in[0]) : -1;
+  int cq = n->nin > 1 && *n->in[1] ? producer(&m->md, n->in[1]) : -1;
+  int m_const = n->nin > 0 && *n->in[0] && !runtime_input(m, n->in[0]) && (mq < 0 || !dyn[mq]);
+  int c_const = n->nin < 2 || !*n->in[1] || (!runtime_input(m, n->in[1]) && (cq < 0 || !dyn[cq]));
+  return !(m_const && c_const && passes);
+}
+
 /* Decides whether m is split (m->split 1 or -1): it needs a
- * NonMaxSuppression or NonZero in the main graph that reads the runtime
- * inputs, no subgraphs (their outer-scope reads are not traced here), no
- * trainable parameters. Each such node (a stage) gets a level: the number
- * of stages on its longest path from the inputs; part p holds the other
- * nodes of level p (and the constant ones), stages of level p run after
- * part p. */
+ * NonMaxSuppression, NonZero or Unique in the main graph that reads the
+ * runtime inputs, or a Loop whose scan outputs have a run-time length and
+ * feed other nodes, and no trainable parameters. Each such node (a stage)
+ * gets a level: the number of stages on its longest path from the inputs
+ * (subgraphs' reads of outer values count as inputs of their node); part
+ * p holds the other nodes of level p (and the constant ones), stages of
+ * level p run after part p. */
 static tp_status split_decide(tp_onnx_model *m) {
   const omodel *md = &m->md;
   split_plan *p = &m->sp;
   m->split = -1;
   int N = md->nnodes;
   if (m->ntrain || !N) return TP_OK;
-  for (int i = 0; i < N; i++)
-    for (int a = 0; a < md->nodes[i].nattrs; a++)
-      if (md->nodes[i].attrs[a].type == A_GRAPH) return TP_OK;
   uint8_t *dyn = tp_calloc_sized((size_t)N, 1), *stage = tp_calloc_sized((size_t)N, 1);
   int *level = tp_calloc_sized((size_t)N, sizeof(int));
-  tp_status s = dyn && stage && level ? TP_OK : TP_ERR_OUT_OF_MEMORY;
-  int nst = 0, maxl = -1;
+  node_reads *rd = tp_calloc_sized((size_t)N, sizeof(node_reads));
+  tp_status s = dyn && stage && level && rd ? TP_OK : TP_ERR_OUT_OF_MEMORY;
+  int nst = 0, maxl = -1, cap = 5 + md->noutputs;
+  for (int i = 0; !s && i < N; i++) s = reads_of(m, i, &rd[i]);
+  for (int i = 0; !s && i < N; i++) cap += rd[i].n + md->nodes[i].nout;
   for (int i = 0; !s && i < N; i++) { /* nodes are in topological order (order.c) */
     const onode *n = &md->nodes[i];
-    for (int k = 0; k < n->nin; k++) {
-      int q = producer(md, n->in[k]);
-      if ((q < 0 && *n->in[k] && runtime_input(m, n->in[k])) || (q >= 0 && q < i && dyn[q])) dyn[i] = 1;
+    for (int k = 0; k < rd[i].n; k++) {
+      int q = producer(md, rd[i].v[k]);
+      if ((q < 0 && *rd[i].v[k] && runtime_input(m, rd[i].v[k])) || (q >= 0 && q < i && dyn[q])) dyn[i] = 1;
       if (q >= 0 && q < i && dyn[q] && level[q] + stage[q] > level[i]) level[i] = level[q] + stage[q];
     }
-    if (dyn[i] && is_split_op(n)) {
+    if (dyn[i] && (is_split_op(n) || loop_stage(m, i, dyn, rd))) {
       stage[i] = 1, nst++;
       if (level[i] > maxl) maxl = level[i];
     }
   }
-  int np = maxl + 2, cap = 5 + md->noutputs;
-  for (int i = 0; i < N; i++) cap += md->nodes[i].nin;
+  int np = maxl + 2;
   if (!s && nst) {
     p->nst = nst, p->nparts = np;
     if (!(p->st = zalloc((size_t)nst * sizeof(split_stage))) ||
-        !(p->parts = zalloc((size_t)np * sizeof(split_part))) ||
+        !(p->parts = zalloc((size_t)(np + nst) * sizeof(split_part))) || /* then one per stage (a Loop's) */
         !(p->pool = zalloc((size_t)cap * sizeof(char *))))
       s = TP_ERR_OUT_OF_MEMORY;
-    for (int q = 0; !s && q < np; q++) {
+    for (int q = 0; !s && q < np + nst; q++) {
       split_part *x = &p->parts[q];
       if (!(x->skip = zalloc((size_t)N)) || !(x->feed_names = zalloc((size_t)cap * sizeof(char *))) ||
           !(x->feed_pool = zalloc((size_t)cap * sizeof(int))) ||
           !(x->out_names = zalloc((size_t)cap * sizeof(char *))) ||
           !(x->out_pool = zalloc((size_t)cap * sizeof(int))))
         s = TP_ERR_OUT_OF_MEMORY;
-      for (int i = 0; !s && i < N; i++) x->skip[i] = dyn[i] && (stage[i] || level[i] != q);
+      for (int i = 0; !s && q < np && i < N; i++) x->skip[i] = dyn[i] && (stage[i] || level[i] != q);
     }
   }
   if (!s && nst) {
@@ -720,7 +816,7 @@ static tp_status split_decide(tp_onnx_model *m) {
     for (int q = 0; q < np; q++)
       for (int i = 0; i < N; i++) {
         if (p->parts[q].skip[i] || !dyn[i]) continue;
-        for (int k = 0; k < md->nodes[i].nin; k++) split_need(&b, md->nodes[i].in[k], q, 0);
+        for (int k = 0; k < rd[i].n; k++) split_need(&b, rd[i].v[k], q, 0);
       }
     int j = 0;
     for (int i = 0; i < N; i++) {
@@ -728,7 +824,28 @@ static tp_status split_decide(tp_onnx_model *m) {
       const onode *n = &md->nodes[i];
       split_stage *st = &p->st[j++];
       st->node = i, st->level = level[i], st->sorted = 1;
-      st->kind = !strcmp(n->op, "NonMaxSuppression") ? ST_NMS : !strcmp(n->op, "NonZero") ? ST_NONZERO : ST_UNIQUE;
+      st->kind = !strcmp(n->op, "NonMaxSuppression") ? ST_NMS : !strcmp(n->op, "NonZero") ? ST_NONZERO
+                 : !strcmp(n->op, "Unique") ? ST_UNIQUE : ST_LOOP;
+      for (int k = 0; k < 4; k++) st->result[k] = -1;
+      if (st->kind == ST_LOOP) { /* its own part: the Loop alone, fed the values computed before it */
+        split_part *x = st->part = &p->parts[np + j - 1];
+        for (int q = 0; q < N; q++) x->skip[q] = q != i;
+        for (int k = 0; k < rd[i].n; k++) {
+          int q = producer(md, rd[i].v[k]);
+          if (q < 0 || !dyn[q]) continue; /* an input, an initializer, a constant: inside its part */
+          int pi = split_need(&b, rd[i].v[k], level[i], 1), before = x->nfeed;
+          int f = name_index(x->feed_names, &x->nfeed, rd[i].v[k]);
+          if (x->nfeed > before) x->feed_pool[f] = pi;
+        }
+        st->kout = -1;
+        for (int k = 0; k < n->nout; k++) {
+          if (!*n->out[k]) continue;
+          int f = name_index(x->out_names, &x->nout, n->out[k]);
+          x->out_pool[f] = name_index(p->pool, &p->npool, n->out[k]);
+          if (k >= (n->nin > 2 ? n->nin - 2 : 0) && st->kout < 0) st->kout = f; /* the first scan output: the count */
+        }
+        continue;
+      }
       for (int k = 0; k < 5; k++)
         st->slot[k] = k < n->nin && *n->in[k] && (st->kind == ST_NMS || !k) ? split_need(&b, n->in[k], level[i], 1) : -1;
       for (int k = 0; k < 4; k++) st->result[k] = k < n->nout && *n->out[k] ? name_index(p->pool, &p->npool, n->out[k]) : -1;
@@ -741,10 +858,13 @@ static tp_status split_decide(tp_onnx_model *m) {
     for (int k = 0; k < md->noutputs; k++) split_need(&b, md->outputs[k].name, np - 1, 0);
     /* the parts' outputs and placeholders within the operand limits */
     int fits = 1;
-    for (int q = 0; q < np; q++)
+    for (int q = 0; q < np + nst; q++)
       fits &= p->parts[q].nout <= TP_MAX_OPERANDS && m->nin + p->parts[q].nfeed <= TP_MAX_OPERANDS;
     if (fits) m->split = 1;
   }
+  for (int i = 0; rd && i < N; i++)
+    if (rd[i].owned) tp_free(rd[i].v);
+  if (rd) tp_free_sized(rd, (size_t)N * sizeof(node_reads));
   tp_free_sized(dyn, (size_t)N);
   tp_free_sized(stage, (size_t)N);
   tp_free_sized(level, (size_t)N * sizeof(int));
@@ -817,6 +937,90 @@ static void note_counts(const split_plan *p, const int64_t *kcur, int upto, spec
     if (p->st[j].level < upto) e->ks[e->nk++] = kcur[j];
 }
 
+/* Runs part x (q: the parts before it count its stages; last: the model's
+ * last part, whose specializations are the model's and whose outputs go
+ * to the caller) for one call: its specialization for the fed values'
+ * types found or made, then called; a part before the last writes its
+ * outputs into vals. */
+static tp_status part_run(tp_onnx_model *m, split_part *x, int q, int last, tp_tensor *const *in, tp_tensor **vals,
+                          const int64_t *kcur, int graph_only, int max_out, tp_tensor **outs, int *nout, int *fallback) {
+  split_plan *p = &m->sp;
+  tp_tensor *args[TP_ONNX_MAX_INPUTS + TP_MAX_OPERANDS + 1];
+  tp_desc fd[TP_MAX_OPERANDS + 1];
+  tp_status s = TP_OK;
+  int na = 0;
+  for (int k = 0; k < m->nin; k++) args[na++] = in[k];
+  for (int k = 0; k < x->nfeed; k++) {
+    tp_tensor *v = vals[x->feed_pool[k]];
+    if (!v) return tp_fail(TP_ERR_INTERNAL, "onnx model: split part %d reads '%s' before it is computed", q, x->feed_names[k]);
+    args[na++] = v;
+    tp_desc_of(v, &fd[k]);
+    fd[k].weak = 0;
+  }
+  spec *e = NULL, *recent = NULL;
+  spec *cache = last ? m->specs : x->cache;
+  int nc = last ? m->nspecs : x->ncache;
+  for (int i = 0; i < nc; i++) {
+    if (part_match(m, &cache[i], in, x->nfeed, fd)) {
+      e = &cache[i];
+      break;
+    }
+    if (!recent || cache[i].last_use > recent->last_use) recent = &cache[i];
+  }
+  if (!e) {
+    char why[256] = "first call";
+    spec fresh;
+    tp_onnx_cut c = {x->skip, x->nfeed, x->feed_names, fd, last ? 0 : x->nout, x->out_names};
+    s = split_import(m, in, &c, args + m->nin, &fresh);
+    if (s) {
+      *fallback = !m->split_ok && s == TP_ERR_UNSUPPORTED;
+      return s;
+    }
+    note_counts(p, kcur, q, &fresh);
+    if (recent && spec_match(m, recent, in, why, sizeof why) < 0) {
+      int j = 0; /* the first count that changed */
+      while (j < fresh.nk && j < recent->nk && fresh.ks[j] == recent->ks[j]) j++;
+      int sj = 0;
+      for (int t = 0, seen = 0; t < p->nst; t++)
+        if (p->st[t].level < q && seen++ == j) sj = t;
+      const onode *n = &m->md.nodes[p->st[sj].node];
+      snprintf(why, sizeof why, "%s '%s' %s %lld, was %lld (the %s part specializes on the count)", n->op, n->name,
+               p->st[sj].kind == ST_NMS ? "selected" : p->st[sj].kind == ST_LOOP ? "ran" : "found",
+               (long long)(j < fresh.nk ? fresh.ks[j] : 0), (long long)(j < recent->nk ? recent->ks[j] : 0),
+               last ? "post" : "mid");
+    }
+    x->compiles++;
+    if (last) {
+      s = spec_store(m, &fresh, why, &e);
+    } else {
+      while (x->ncache >= m->limit && x->ncache > 0) { /* least recently used out */
+        int lru = 0;
+        for (int i = 1; i < x->ncache; i++)
+          if (x->cache[i].last_use < x->cache[lru].last_use) lru = i;
+        spec_clear(m, &x->cache[lru]);
+        x->cache[lru] = x->cache[--x->ncache];
+      }
+      s = TP_ARRAY_RESERVE(x->cache, x->capcache, x->ncache + 1);
+      if (s) spec_clear(m, &fresh);
+      else x->cache[x->ncache] = fresh, e = &x->cache[x->ncache++];
+    }
+    if (s) return s;
+  }
+  e->last_use = ++m->clock;
+  e->hits++;
+  x->calls++;
+  if (last) return spec_call(e, graph_only, na, args, max_out, outs, nout);
+  tp_tensor *po[TP_MAX_OPERANDS] = {0};
+  int npo = 0;
+  s = spec_call(e, graph_only, na, args, TP_MAX_OPERANDS, po, &npo);
+  if (!s && npo != x->nout) s = tp_fail(TP_ERR_INTERNAL, "onnx model: split part %d returned %d values, not %d", q, npo, x->nout);
+  for (int k = 0; k < npo; k++) {
+    if (!s) vals[x->out_pool[k]] = po[k];
+    else tp_tensor_release(po[k]);
+  }
+  return s;
+}
+
 /* One call of a split model. *fallback set: a part does not import (before
  * any split call succeeded): the caller runs the model as value
  * specializations instead. */
@@ -826,95 +1030,24 @@ static tp_status split_run(tp_onnx_model *m, tp_tensor *const *in, int graph_onl
   tp_status s = TP_OK;
   *fallback = 0;
   tp_tensor **vals = tp_calloc_sized((size_t)p->npool + 1, sizeof(tp_tensor *));
-  tp_tensor *args[TP_ONNX_MAX_INPUTS + TP_MAX_OPERANDS + 1];
-  tp_desc fd[TP_MAX_OPERANDS + 1];
   int64_t kcur[SPLIT_MAX_K] = {0}; /* the stages' counts in this call */
   if (!vals) return TP_ERR_OUT_OF_MEMORY;
   for (int q = 0; !s && q < p->nparts; q++) {
     split_part *x = &p->parts[q];
     int last = q == p->nparts - 1;
-    if (!last && !x->nout) goto stages; /* nothing a later part or stage reads */
-    int na = 0;
-    for (int k = 0; k < m->nin; k++) args[na++] = in[k];
-    for (int k = 0; !s && k < x->nfeed; k++) {
-      tp_tensor *v = vals[x->feed_pool[k]];
-      if (!v) s = tp_fail(TP_ERR_INTERNAL, "onnx model: split part %d reads '%s' before it is computed", q, x->feed_names[k]);
-      else {
-        args[na++] = v;
-        tp_desc_of(v, &fd[k]);
-        fd[k].weak = 0;
-      }
-    }
-    if (s) break;
-    spec *e = NULL, *recent = NULL;
-    spec *cache = last ? m->specs : x->cache;
-    int nc = last ? m->nspecs : x->ncache;
-    for (int i = 0; i < nc; i++) {
-      if (part_match(m, &cache[i], in, x->nfeed, fd)) {
-        e = &cache[i];
-        break;
-      }
-      if (!recent || cache[i].last_use > recent->last_use) recent = &cache[i];
-    }
-    if (!e) {
-      char why[256] = "first call";
-      spec fresh;
-      tp_onnx_cut c = {x->skip, x->nfeed, x->feed_names, fd, last ? 0 : x->nout, x->out_names};
-      s = split_import(m, in, &c, args + m->nin, &fresh);
-      if (s) {
-        *fallback = !m->split_ok && s == TP_ERR_UNSUPPORTED;
-        break;
-      }
-      note_counts(p, kcur, q, &fresh);
-      if (recent && spec_match(m, recent, in, why, sizeof why) < 0) {
-        int j = 0; /* the first count that changed */
-        while (j < fresh.nk && j < recent->nk && fresh.ks[j] == recent->ks[j]) j++;
-        int sj = 0;
-        for (int t = 0, seen = 0; t < p->nst; t++)
-          if (p->st[t].level < q && seen++ == j) sj = t;
-        const onode *n = &m->md.nodes[p->st[sj].node];
-        snprintf(why, sizeof why, "%s '%s' %s %lld, was %lld (the %s part specializes on the count)", n->op, n->name,
-                 p->st[sj].kind == ST_NMS ? "selected" : "found", (long long)(j < fresh.nk ? fresh.ks[j] : 0),
-                 (long long)(j < recent->nk ? recent->ks[j] : 0), last ? "post" : "mid");
-      }
-      x->compiles++;
-      if (last) {
-        s = spec_store(m, &fresh, why, &e);
-      } else {
-        while (x->ncache >= m->limit && x->ncache > 0) { /* least recently used out */
-          int lru = 0;
-          for (int i = 1; i < x->ncache; i++)
-            if (x->cache[i].last_use < x->cache[lru].last_use) lru = i;
-          spec_clear(m, &x->cache[lru]);
-          x->cache[lru] = x->cache[--x->ncache];
-        }
-        s = TP_ARRAY_RESERVE(x->cache, x->capcache, x->ncache + 1);
-        if (s) spec_clear(m, &fresh);
-        else x->cache[x->ncache] = fresh, e = &x->cache[x->ncache++];
-      }
-      if (s) break;
-    }
-    e->last_use = ++m->clock;
-    e->hits++;
-    x->calls++;
-    if (last) {
-      s = spec_call(e, graph_only, na, args, max_out, outs, nout);
-      break;
-    }
-    tp_tensor *po[TP_MAX_OPERANDS] = {0};
-    int npo = 0;
-    s = spec_call(e, graph_only, na, args, TP_MAX_OPERANDS, po, &npo);
-    if (!s && npo != x->nout) s = tp_fail(TP_ERR_INTERNAL, "onnx model: split part %d returned %d values, not %d", q, npo, x->nout);
-    for (int k = 0; k < npo; k++) {
-      if (!s) vals[x->out_pool[k]] = po[k];
-      else tp_tensor_release(po[k]);
-    }
-    if (s) break;
-  stages: /* the run-time nodes after part q */
-    for (int j = 0; !s && j < p->nst; j++) {
+    if (last || x->nout) /* (a part nothing later reads is skipped) */
+      s = part_run(m, x, q, last, in, vals, kcur, graph_only, max_out, outs, nout, fallback);
+    if (s || last) break;
+    for (int j = 0; !s && j < p->nst; j++) { /* the run-time nodes after part q */
       const split_stage *st = &p->st[j];
       if (st->level != q) continue;
       const onode *n = &m->md.nodes[st->node];
+      if (st->kind == ST_LOOP) { /* the Loop's own part: its stacks come back at their run-time length */
+        s = part_run(m, st->part, q, 0, in, vals, kcur, graph_only, 0, NULL, NULL, fallback);
+        tp_tensor *y = !s && st->kout >= 0 ? vals[st->part->out_pool[st->kout]] : NULL;
+        if (y && j < SPLIT_MAX_K) kcur[j] = y->ndim ? y->shape[0] : 0;
+        continue;
+      }
       tp_tensor *a[5] = {0}, *r[4] = {0};
       for (int k = 0; k < 5; k++) a[k] = st->slot[k] >= 0 ? vals[st->slot[k]] : NULL;
       if (!a[0] || (st->kind == ST_NMS && !a[1]))
@@ -1150,6 +1283,12 @@ tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
       tp_buf_printf(&b, "; mid part %d: %lld compile%s (one per count of the nodes before it), %lld call%s", q,
                     (long long)p->parts[q].compiles, p->parts[q].compiles == 1 ? "" : "s", (long long)p->parts[q].calls,
                     p->parts[q].calls == 1 ? "" : "s");
+    for (int j = 0; j < p->nst; j++)
+      if (p->st[j].kind == ST_LOOP)
+        tp_buf_printf(&b, "; Loop '%s' in a part of its own: %lld compile%s, %lld call%s (its scan outputs' length is the "
+                      "count)", m->md.nodes[p->st[j].node].name, (long long)p->st[j].part->compiles,
+                      p->st[j].part->compiles == 1 ? "" : "s", (long long)p->st[j].part->calls,
+                      p->st[j].part->calls == 1 ? "" : "s");
     tp_buf_puts(&b, "; post part: one specialization per selected count (K below)\n");
   }
   if (m->dyn_calls) tp_buf_printf(&b, "calls at other sizes served by a specialization's plan: %lld\n", (long long)m->dyn_calls);

@@ -333,7 +333,7 @@ tp_status tp_onnx_cv_loop(imp *m, onode *n, int arg) {
 
 /* The body's condition output is its condition input (directly or through
  * Identity): the loop ends only on its trip count. */
-static int cond_passes(const omodel *sub) {
+int tp_onnx_cond_passes(const omodel *sub) {
   if (sub->ninputs < 2 || sub->noutputs < 1) return 0;
   const char *in = sub->inputs[1].name, *out = sub->outputs[0].name;
   for (int hops = 0; hops < 8; hops++) {
@@ -381,7 +381,7 @@ static tp_status loop_unrolled(imp *m, onode *n) {
    * its stacks [count, ...] written in place, like a Scan (long loops and
    * 0 iterations); shorter ones unroll */
   int64_t rows = trip < 0 ? -1 : cond != 0 ? trip : 0;
-  if (!s && K && rows >= 0 && (rows > TP_ONNX_SCAN_LOOP_MIN || rows == 0) && cond_passes(&sub)) {
+  if (!s && K && rows >= 0 && (rows > TP_ONNX_SCAN_LOOP_MIN || rows == 0) && tp_onnx_cond_passes(&sub)) {
     mark mk = {m->g->n, m->g->nsubs, m->nconsts, m->need};
     s = tp_onnx_loop_as_while(m, n, &sub, rows);
     if (s != TP_ERR_UNSUPPORTED) {

@@ -301,9 +301,10 @@ test('a Loop without a trip count that ends on float data: stacks at their run-t
   ]);
 });
 
-test('a scan output of a Loop that ends on data read by another node: a clear error naming both; an int-only exit unrolls per value instead', async () => {
-  // float exit + ReduceSum over the stack: refused naming the reader and the Loop
-  const bad = makeModel({
+test('scan outputs of a Loop that ends on data read by other nodes: the model split at the Loop, matching onnxruntime-node', async () => {
+  // float exit; the stack feeds a ReduceSum and a Mul: the Loop runs in a
+  // part of its own, the nodes after it specialize on the stack's length
+  const readers = makeModel({
     nodes: [['Loop', ['M', 'c0', 'y0'], ['y', 'ys', 'is'], {
       body: {
         nodes: [['Add', ['y_in', 'x'], ['y_out']], ['ReduceSum', ['y_out'], ['s'], { keepdims: 0 }], ['Less', ['s', 'limit'], ['c_out']],
@@ -311,24 +312,42 @@ test('a scan output of a Loop that ends on data read by another node: a clear er
         inputs: [['i', 7, []], ['c_in', 9, []], ['y_in', 1, null]],
         outputs: [['c_out', 9, []], ['y_out', 1, null], ['scan', 1, null], ['iscan', 7, []]],
       },
-    }], ['ReduceSum', ['ys'], ['total'], { keepdims: 0 }]],
+    }], ['ReduceSum', ['ys'], ['total'], { keepdims: 0 }], ['Mul', ['ys', 'x'], ['scaled']], ['Cast', ['is'], ['isf'], { to: 1 }]],
     inputs: [['M', 7, []], ['c0', 9, []], ['y0', 1, [2]], ['x', 1, [2]], ['limit', 1, []]],
-    outputs: [['y', 1, null], ['total', 1, null]],
+    outputs: [['total', 1, null], ['scaled', 1, null], ['isf', 1, null], ['y', 1, null]],
   });
+  const sess = await ort.InferenceSession.create(readers);
+  const cases = [[5, 3], [5, 100], [100, 7], [100, 40], [1, 10], [100, 3]]; // [M, limit]: 1, 5, 3, 14, 1, 1 steps
   for (const backend of ['', 'stax']) {
-    const m = tp.onnx.load(bad, { backend });
+    const m = tp.onnx.load(readers, { backend });
     try {
-      assert.throws(() => tp.scope(() => m.run({ M: tp.tensor(5, { dtype: 'int64' }), c0: tp.tensor(true, { dtype: 'bool' }),
-        y0: tp.zeros([2]), x: tp.ones([2]), limit: tp.tensor(3) })),
-      /node 'total' \(ReduceSum\): reads 'ys', a scan output of Loop 'y' whose length is known only after the loop ran/);
+      for (const [M, limit] of cases) {
+        const want = await sess.run({ M: new ort.Tensor('int64', BigInt64Array.of(BigInt(M)), []), c0: new ort.Tensor('bool', [true], []),
+          y0: new ort.Tensor('float32', new Float32Array(2), [2]), x: new ort.Tensor('float32', Float32Array.of(1, 2), [2]),
+          limit: new ort.Tensor('float32', Float32Array.of(limit), []) });
+        tp.scope(() => {
+          const got = m.run({ M: tp.tensor(M, { dtype: 'int64' }), c0: tp.tensor(true, { dtype: 'bool' }), y0: tp.zeros([2]),
+            x: tp.tensor([1, 2]), limit: tp.tensor(limit) });
+          for (const o of ['total', 'scaled', 'isf', 'y']) {
+            assert.deepEqual(got[o].shape, Array.from(want[o].dims, Number), `${o} shape M=${M} limit=${limit} (${backend || 'eager'})`);
+            assert.deepEqual([...got[o].toArray()], [...want[o].data], `${o} M=${M} limit=${limit} (${backend || 'eager'})`);
+          }
+          // by hand: k steps, y_i = (i + 1) (1, 2): total = 3 k (k + 1) / 2
+          const k = got.isf.shape[0];
+          assert.equal(got.total.item(), 3 * k * (k + 1) / 2);
+        });
+      }
+      const ex = m.explain();
+      assert.match(ex, /split at Loop 'y' \(run time\)/, ex);
+      assert.doesNotMatch(ex, /value guard/, 'no value input');
+      assert.equal(m.specializations(), 4, `one post part per length (1, 5, 3, 14 steps): ${ex}`);
     } finally {
       m.dispose();
     }
   }
-  // the runtime stays usable: the model without the reader runs
-  await runExit(exitModel(true), [{ M: 5, c0: true, y0: [0, 0], x: [1, 2], a: 1, limit: 10 }]);
-  // the same reader after a loop that ends on its int64 trip count only (the
-  // loop passes its condition through): M becomes a value input, unrolled
+  await sess.release();
+  // a trip count fed at run time (the body passes its condition through):
+  // split the same way, no value input for M
   const counted = makeModel({
     nodes: [['Loop', ['M', '', 'y0'], ['y', 'ys'], {
       body: {
@@ -343,12 +362,13 @@ test('a scan output of a Loop that ends on data read by another node: a clear er
   for (const backend of ['', 'stax']) {
     const m = tp.onnx.load(counted, { backend });
     try {
-      for (const M of [3, 5, 3]) {
+      for (const M of [3, 5, 3, 300]) {
         // y_i = (i + 1) x from y0 = 0: total = x * M (M + 1) / 2 summed over the two lanes
         const total = tp.scope(() => m.run({ M: tp.tensor(M, { dtype: 'int64' }), y0: tp.zeros([2]), x: tp.tensor([1, 2]) }).total.item());
         assert.equal(total, 3 * M * (M + 1) / 2, `M=${M} (${backend || 'eager'})`);
       }
-      assert.equal(m.specializations(), 2, 'M a value input: one specialization per value');
+      assert.match(m.explain(), /split at Loop 'y' \(run time\)/);
+      assert.doesNotMatch(m.explain(), /value guard/);
     } finally {
       m.dispose();
     }

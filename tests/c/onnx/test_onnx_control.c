@@ -269,14 +269,15 @@ static void test_scan8(void) {
  * carried and stacked:
  *   y_i = y_{i-1} + x (x from the outer scope). cond_data 1: the body's
  * condition is y_i < lim (lim a float input), a data-dependent exit;
- * 2: no M, the condition is i < cnt (cnt an int64 input). */
+ * 2: no M, the condition is i < cnt (cnt an int64 input); 3: as 1
+ * without the scan output; 4: as 1, the stack also read by a ReduceSum. */
 static uint8_t *loop_model(int cond_data, size_t *len) {
   tp_pbw g = {0}, body = {0};
   value_info(&body, 11, "i", 7, "");
   value_info(&body, 11, "c_in", 9, "");
   value_info(&body, 11, "y_in", 1, NULL);
   node(&body, "Add", L("y_in", "x"), L("y_out"), 0, NULL);
-  if (cond_data == 1 || cond_data == 3) {
+  if (cond_data == 1 || cond_data == 3 || cond_data == 4) {
     node(&body, "Less", L("y_out", "lim"), L("c2"), 0, NULL);
     node(&body, "Squeeze", L("c2"), L("c_out"), 0, NULL);
   } else if (cond_data == 2) {
@@ -292,13 +293,15 @@ static uint8_t *loop_model(int cond_data, size_t *len) {
   if (cond_data == 2) node(&g, "Loop", L("", "", "y0"), L("y", "ys"), 1, at);
   else if (cond_data == 3) node(&g, "Loop", L("M", "", "y0"), L("y"), 1, at);
   else node(&g, "Loop", L("M", "", "y0"), L("y", "ys"), 1, at);
+  if (cond_data == 4) node(&g, "ReduceSum", L("ys"), L("total"), 0, NULL);
   if (cond_data == 2) value_info(&g, 11, "cnt", 7, "");
   else value_info(&g, 11, "M", 7, "");
   value_info(&g, 11, "y0", 1, "1");
   value_info(&g, 11, "x", 1, "1");
-  if (cond_data == 1 || cond_data == 3) value_info(&g, 11, "lim", 1, "1");
+  if (cond_data == 1 || cond_data == 3 || cond_data == 4) value_info(&g, 11, "lim", 1, "1");
   value_info(&g, 12, "y", 1, NULL);
-  if (cond_data != 3) value_info(&g, 12, "ys", 1, NULL);
+  if (cond_data != 3 && cond_data != 4) value_info(&g, 12, "ys", 1, NULL);
+  if (cond_data == 4) value_info(&g, 12, "total", 1, NULL);
   return finish(&g, len);
 }
 
@@ -447,6 +450,32 @@ static void test_loop(void) {
     tp_onnx_model_free(m);
   }
   unsetenv("TP_LOOP_STACK_MAX");
+
+  /* the stack read by another node: tp_onnx_model splits at the Loop (the
+   * JS tests check it against onnxruntime); a plain import (one graph, no
+   * split) refuses it naming the reader and the Loop */
+  b = loop_model(4, &len);
+  tp_graph *lg = NULL;
+  CHECK(tp_onnx_load(b, len, &lg) == TP_ERR_UNSUPPORTED);
+  CHECKF(strstr(tp_last_error(), "node 'total' (ReduceSum): reads 'ys', a scan output of Loop 'y' whose length is known "
+                                 "only after the loop ran"),
+         "error: %s", tp_last_error());
+  tp_graph_free(lg);
+  m = load(b, len);
+  if (!m) return;
+  for (int be = 0; be < 2; be++) {
+    if (be) CHECK_OK(tp_onnx_model_use_backend(m, "stax"));
+    float lv[1] = {6};
+    tp_tensor *in7[4] = {i64(10), f32(1, s1, y0), f32(1, s1, x), f32(1, s1, lv)}, *out7[2] = {0};
+    n = 0;
+    CHECK_OK(tp_onnx_model_run(m, 4, in7, 2, out7, &n));
+    static const float t15[1] = {15}, f7[1] = {7}; /* 3 + 5 + 7 (keepdims: [1, 1]) */
+    int64_t s11[2] = {1, 1};
+    CHECKF(n == 2 && same(out7[0], 1, s1, f7) && same(out7[1], 2, s11, t15), "split at the Loop (%s)", be ? "stax" : "eager");
+    release(n, out7);
+    release(4, in7);
+  }
+  tp_onnx_model_free(m);
 
   /* the same exit on float data without scan outputs: one while_loop node
    * (its body compiled once, run as often as the data says), eager and
