@@ -973,7 +973,9 @@ static tp_status part_run(tp_onnx_model *m, split_part *x, int q, int last, tp_t
     tp_onnx_cut c = {x->skip, x->nfeed, x->feed_names, fd, last ? 0 : x->nout, x->out_names};
     s = split_import(m, in, &c, args + m->nin, &fresh);
     if (s) {
-      *fallback = !m->split_ok && s == TP_ERR_UNSUPPORTED;
+      /* before any split call succeeded, a part that does not import (unsupported, or a cut this plan got
+       * wrong) runs the model unsplit instead, which reports its own error if it has one */
+      *fallback = !m->split_ok && s != TP_ERR_OUT_OF_MEMORY;
       return s;
     }
     note_counts(p, kcur, q, &fresh);
@@ -1070,6 +1072,9 @@ static tp_status split_run(tp_onnx_model *m, tp_tensor *const *in, int graph_onl
   return s;
 }
 
+static tp_status run_specs(tp_onnx_model *m, tp_tensor *const *in, int graph_only, int max_out, tp_tensor **outs,
+                           int *nout);
+
 tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, int graph_only, int max_out,
                                tp_tensor **outs, int *nout) {
   if (!m) return tp_fail(TP_ERR_INVALID_ARG, "onnx model: NULL model");
@@ -1077,14 +1082,30 @@ tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, 
   *nout = 0;
   TP_TRY(check_inputs(m, nin, in));
   if (!m->split) TP_TRY(split_decide(m));
-  if (m->split == 1) {
-    int fallback = 0;
-    tp_status s = split_run(m, in, graph_only, max_out, outs, nout, &fallback);
-    if (!fallback) return s;
-    tp_clear_error(); /* a part does not import: value specializations instead */
-    split_free(m);
-    m->split = -1;
+  if (m->split != 1) return run_specs(m, in, graph_only, max_out, outs, nout);
+  int fallback = 0;
+  tp_status s = split_run(m, in, graph_only, max_out, outs, nout, &fallback);
+  if (!fallback) return s;
+  /* a part does not import: value specializations instead (the split's
+   * part specializations go). Unless that fails too for another reason
+   * than the split's (these inputs are wrong): then the split stays for
+   * the next call */
+  tp_status why = s;
+  tp_clear_error();
+  evict_to(m, 0);
+  m->split = -1;
+  s = run_specs(m, in, graph_only, max_out, outs, nout);
+  if (s && why != TP_ERR_UNSUPPORTED && s != TP_ERR_OUT_OF_MEMORY) {
+    evict_to(m, 0);
+    m->split = 1;
+    return s;
   }
+  split_free(m);
+  return s;
+}
+
+static tp_status run_specs(tp_onnx_model *m, tp_tensor *const *in, int graph_only, int max_out, tp_tensor **outs,
+                           int *nout) {
   spec *e = NULL, *recent = NULL;
   for (int i = 0; i < m->nspecs; i++) {
     if (spec_match(m, &m->specs[i], in, NULL, 0) < 0) {
