@@ -829,7 +829,7 @@ static tp_status split_decide(tp_onnx_model *m) {
       for (int k = 0; k < 4; k++) st->result[k] = -1;
       if (st->kind == ST_LOOP) { /* its own part: the Loop alone, fed the values computed before it */
         split_part *x = st->part = &p->parts[np + j - 1];
-        for (int q = 0; q < N; q++) x->skip[q] = q != i;
+        for (int q = 0; q < N; q++) x->skip[q] = q != i && dyn[q]; /* (and the constant nodes, as every part) */
         for (int k = 0; k < rd[i].n; k++) {
           int q = producer(md, rd[i].v[k]);
           if (q < 0 || !dyn[q]) continue; /* an input, an initializer, a constant: inside its part */

@@ -420,3 +420,30 @@ test('a Loop that does not end: its stack stops at TP_LOOP_STACK_MAX bytes with 
     assert.equal(lines[i + 1], 'AFTER 4x2'); // the model stays usable
   }
 });
+
+test('a split at a Loop whose trip count comes from a Constant node (the Loop part holds the constant nodes too)', () => {
+  const bytes = makeModel({
+    nodes: [['Constant', [], ['M'], { value_int: 50 }], ['Loop', ['M', '', 'y0'], ['y', 'ys'], {
+      body: {
+        nodes: [['Add', ['y_in', 'x'], ['y_out']], ['ReduceSum', ['y_out'], ['s'], { keepdims: 0 }], ['Less', ['s', 'limit'], ['c_out']],
+          ['Identity', ['y_out'], ['scan']]],
+        inputs: [['i', 7, []], ['c_in', 9, []], ['y_in', 1, null]],
+        outputs: [['c_out', 9, []], ['y_out', 1, null], ['scan', 1, null]],
+      },
+    }], ['ReduceSum', ['ys'], ['total'], { keepdims: 0 }]],
+    inputs: [['y0', 1, [2]], ['x', 1, [2]], ['limit', 1, []]],
+    outputs: [['total', 1, null]],
+  });
+  for (const backend of ['', 'stax']) {
+    const m = tp.onnx.load(bytes, { backend });
+    try {
+      for (const [limit, k] of [[7, 3], [40, 14], [1e9, 50]]) { // y_i = (i + 1) (1, 2) while 3 (i + 1) < limit, at most 50 steps
+        const total = tp.scope(() => m.run({ y0: tp.zeros([2]), x: tp.tensor([1, 2]), limit: tp.tensor(limit) }).total.item());
+        assert.equal(total, 3 * k * (k + 1) / 2, `limit ${limit} (${backend || 'eager'})`);
+      }
+      assert.match(m.explain(), /split at Loop 'y' \(run time\)/);
+    } finally {
+      m.dispose();
+    }
+  }
+});
