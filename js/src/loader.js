@@ -358,6 +358,8 @@ export function buildImports(core, module) {
   if (isNode && process.env.TP_LOGS) envVars.push(`TP_LOGS=${process.env.TP_LOGS}`);
   // the old partition rule for comparison (docs/training.md "The partitioner")
   if (isNode && process.env.TP_PARTITIONER) envVars.push(`TP_PARTITIONER=${process.env.TP_PARTITIONER}`);
+  // the bytes one loop scan output may take (docs/kernel-ir.md "Control flow in the plan")
+  if (isNode && process.env.TP_LOOP_STACK_MAX) envVars.push(`TP_LOOP_STACK_MAX=${process.env.TP_LOOP_STACK_MAX}`);
   const wasi = makeWasi(core, envVars);
   const env = {
     tp_host_call(fnId, inPtr, nin, outPtr, maxOut) {

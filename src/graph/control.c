@@ -24,6 +24,7 @@
  * [0, slice...] after no step). tp_node_nresults counts them all. */
 #include "graph.h"
 #include "../core/internal.h"
+#include <stdlib.h>
 
 static const tp_graph *sub_of(const tp_graph *g, const tp_node *n, int k) {
   if (k >= n->nargs || n->args[k].kind != TP_ARG_NODE) return NULL;
@@ -215,13 +216,33 @@ typedef struct scan_stack {
   tp_desc d;        /* the slice */
 } scan_stack;
 
-static tp_status stack_new(scan_stack *st, const tp_desc *d, int64_t cap) {
+/* The most bytes one scan output's stack may take: a loop that does not
+ * end (or ends much later than meant) fails naming the node instead of
+ * taking the host's memory. TP_LOOP_STACK_MAX (bytes) sets it; 1 GiB by
+ * default. */
+static int64_t stack_limit(void) {
+  const char *e = getenv("TP_LOOP_STACK_MAX");
+  char *end = NULL;
+  long long v = e && *e ? strtoll(e, &end, 10) : 0;
+  return e && *e && end && !*end && v > 0 ? (int64_t)v : (int64_t)1 << 30;
+}
+
+static tp_status stack_new(scan_stack *st, const tp_desc *d, int64_t cap, const tp_node *n, int j) {
   int64_t sh[TP_MAX_DIMS];
   if (d->ndim < 0 || d->ndim + 1 > TP_MAX_DIMS)
     return tp_fail(TP_ERR_UNSUPPORTED, "while_loop: a scan output of rank %d cannot be stacked (at most %d dims)",
                    d->ndim, TP_MAX_DIMS);
+  int64_t row = tp_shape_numel(d->ndim, d->shape), es = (int64_t)tp_dtype_size(d->dtype), lim = stack_limit();
+  if (cap > 0 && row > 0 && cap > lim / es / row && st->t && st->cap < lim / es / row)
+    cap = lim / es / row; /* the last growth: up to the limit */
+  if (cap > 0 && row > 0 && cap > lim / es / row)
+    return tp_fail(TP_ERR_OUT_OF_MEMORY,
+                   "while_loop %%%s: scan output %d would need more than %lld bytes after %lld steps (%lld bytes a "
+                   "step; at most %lld: TP_LOOP_STACK_MAX); does the loop end?",
+                   n->name, j, (long long)lim, (long long)(st->t ? st->cap : cap), (long long)(row * es),
+                   (long long)lim);
   st->d = *d;
-  st->row = tp_shape_numel(d->ndim, d->shape);
+  st->row = row;
   sh[0] = cap;
   for (int q = 0; q < d->ndim; q++) sh[1 + q] = d->shape[q];
   tp_tensor *t = NULL;
@@ -290,7 +311,7 @@ tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner 
   tp_status s = TP_OK;
   for (int j = 0; j < S && !s; j++) {
     int64_t hint = scan_rows_hint(g, n, nres + j);
-    s = stack_new(&st[j], out_desc(bg, nres + j), hint >= 0 ? hint : 16);
+    s = stack_new(&st[j], out_desc(bg, nres + j), hint >= 0 ? hint : 16, n, j);
   }
   if (s) {
     for (int j = 0; j < S; j++) tp_tensor_release(st[j].t);
@@ -317,7 +338,7 @@ tp_status tp_control_run(const tp_graph *g, const tp_node *n, tp_control_runner 
       usable = spare[k] && spare[k]->refs == 1 && spare[k]->storage && spare[k]->storage->refs == 1;
     for (int k = 0; k < nres && usable; k++) into[k] = spare[k];
     for (int j = 0; j < S && !s; j++) {
-      if (steps == st[j].cap) s = stack_new(&st[j], &st[j].d, st[j].cap ? 2 * st[j].cap : 16);
+      if (steps == st[j].cap) s = stack_new(&st[j], &st[j].d, st[j].cap ? 2 * st[j].cap : 16, n, j);
       if (!s) s = stack_row(&st[j], steps, &into[nres + j]);
     }
     if (!s) s = run(ctx, n, 1, bg, nin, cur, ntot, next, &got, into);

@@ -936,13 +936,19 @@ static tp_status run_op(const runctx *r, int ki, const tp_kir_kernel *k) {
     int pk = -1;
     for (int q = 0; q < p->nkernels; q++)
       if (p->kernels[q].node == n->args[0].node) pk = q;
-    tp_tensor **t = pk >= 0 ? r->pl->tuples[pk] : NULL;
+    tp_tensor **t = pk >= 0 ? r->pl->tuples[pk] : NULL, *y = t ? t[n->attrs.result_index] : NULL;
+    const tp_node *src = &p->graph->nodes[n->args[0].node];
     if (!t) s = tp_fail(TP_ERR_INTERNAL, "executor: getitem before its call");
-    else if (tp_tensor_numel(t[n->attrs.result_index]) != tp_tensor_numel(&out.t)) /* a loop's stack of other length */
+    else if (src->op == TP_OP_WHILE_LOOP && n->attrs.result_index >= src->attrs.nresults && n->desc.ndim >= 1 &&
+             !n->desc.shape[0] && y->ndim == n->desc.ndim && y->dtype == n->desc.dtype &&
+             p->bufs[k->out].kind == TP_KBUF_OUTPUT) { /* a stack of run-time length (0 rows declared, onnx_cond.c) */
+      tp_tensor_retain(y); /* is the output itself */
+      tp_tensor_release(r->outs[p->bufs[k->out].index]);
+      r->outs[p->bufs[k->out].index] = y;
+    } else if (tp_tensor_numel(y) != tp_tensor_numel(&out.t)) /* a loop's stack of other length */
       s = tp_fail(TP_ERR_UNSUPPORTED, "executor: result %lld of %%%s has %lld elements, the plan expects %lld",
-                  (long long)n->attrs.result_index, p->graph->nodes[n->args[0].node].name,
-                  (long long)tp_tensor_numel(t[n->attrs.result_index]), (long long)tp_tensor_numel(&out.t));
-    else tp_tensor_copy_into(t[n->attrs.result_index], &out.t);
+                  (long long)n->attrs.result_index, src->name, (long long)tp_tensor_numel(y), (long long)tp_tensor_numel(&out.t));
+    else tp_tensor_copy_into(y, &out.t);
   } else if (!s && n->op == TP_OP_CAST && tp_tensor_is_contiguous(args[0]) && tp_tensor_is_contiguous(&out.t) &&
              ((args[0]->dtype == TP_F16 && out.t.dtype == TP_F32) || (args[0]->dtype == TP_F32 && out.t.dtype == TP_F16))) {
     /* a float16 model's input and output casts (issue 17): the table's vector

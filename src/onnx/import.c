@@ -547,10 +547,33 @@ static tp_status lowp_restore(imp *m, onode *n, tp_dtype lp, const ref *saved, i
   return TP_OK;
 }
 
+tp_status tp_onnx_ragged_check(imp *m, const char *name) {
+  if (!m->nragged || m->sub_depth || !name || !*name) return TP_OK;
+  entry *e = lookup(m, name);
+  if (!e || e->r.kind != R_NODE) return TP_OK;
+  for (int j = 0; j < m->nragged; j++) {
+    if (m->ragged[j].node != e->r.node) continue;
+    int added = 0; /* the int inputs the loop reads bound to their values: it may unroll at import then */
+    TP_TRY(tp_onnx_need_ints(m, m->ragged[j].loop_node, 0, &added));
+    return tp_fail(TP_ERR_UNSUPPORTED, "reads '%s', a scan output of Loop '%s' whose length is known only after the "
+                   "loop ran (it ends on run-time data or on a count fed at run time); such a value can only be a "
+                   "graph output, unless the loop unrolls at import (its count and exit computed from constants "
+                   "and int inputs, bound as value inputs)", name, m->ragged[j].loop);
+  }
+  return TP_OK;
+}
+
 static tp_status convert_node(imp *m, onode *n) {
   int i;
   TP_TRY(find_converter(n, m->md.opset, &i));
   m->cur = n;
+  for (int k = 0; k < n->nin; k++) {
+    tp_status rs = tp_onnx_ragged_check(m, n->in[k]);
+    if (rs) {
+      if (rs != TP_ERR_OUT_OF_MEMORY) tp_fail_context(rs, "onnx: node '%s' (%s)", n->name, n->op);
+      return rs;
+    }
+  }
   m->bad_attr = NULL;
   tp_dtype lp;
   int nsaved = 0;
@@ -601,8 +624,10 @@ tp_status tp_onnx_note_need(imp *m, int node) {
   while (sp) {
     const tp_node *x = &g->nodes[stack[--sp]];
     if (x->kind == TP_NODE_PLACEHOLDER) {
-      for (int i = 0; i < m->md.ninputs && i < TP_ONNX_MAX_INPUTS; i++)
-        if (m->input_node[i] == (int)(x - g->nodes)) m->need |= (uint64_t)1 << i;
+      for (int i = 0; i < m->md.ninputs; i++) {
+        int o = m->input_ord ? m->input_ord[i] : -1;
+        if (m->input_node[i] == (int)(x - g->nodes) && o >= 0 && o < TP_ONNX_MAX_INPUTS) m->need |= (uint64_t)1 << o;
+      }
       for (int k = 0; k < m->ntrain; k++)
         if (m->train_node[k] == (int)(x - g->nodes)) m->train_needed[k] = 1;
       continue;
@@ -755,9 +780,11 @@ static tp_status build(imp *m) {
       goto fail;
     }
   /* inputs without an initializer -> placeholders */
+  int nrt = 0;
   for (int i = 0; i < m->md.ninputs; i++) {
     vinfo *v = &m->md.inputs[i];
     if (lookup(m, v->name) || (m->ntrain && train_index(m, v->name) >= 0)) continue;
+    if (m->input_ord) m->input_ord[i] = nrt++;
     int b = 0;
     while (b < m->nbind && strcmp(m->bind_names[b], v->name)) b++;
     if (b < m->nbind) {
@@ -919,12 +946,14 @@ static tp_status import_all(const omodel *md, int nbind, const char *const *name
   m.train_names = train_names;
   m.cut = cut;
   tp_status s = TP_OK;
-  if (md->ninputs && !(m.input_node = tp_alloc(sizeof(int) * (size_t)md->ninputs))) s = TP_ERR_OUT_OF_MEMORY;
+  if (md->ninputs && (!(m.input_node = tp_alloc(sizeof(int) * (size_t)md->ninputs)) ||
+                      !(m.input_ord = tp_alloc(sizeof(int) * (size_t)md->ninputs))))
+    s = TP_ERR_OUT_OF_MEMORY;
   if (!s && m.ntrain && (!(m.train_node = tp_alloc(sizeof(int) * (size_t)m.ntrain)) ||
                          !(m.train_needed = tp_calloc_sized((size_t)m.ntrain, 1))))
     s = TP_ERR_OUT_OF_MEMORY;
   for (int k = 0; !s && k < m.ntrain; k++) m.train_node[k] = -1;
-  for (int i = 0; !s && i < md->ninputs; i++) m.input_node[i] = -1;
+  for (int i = 0; !s && i < md->ninputs; i++) m.input_node[i] = m.input_ord[i] = -1;
   if (!s) s = tp_graph_new(&m.g);
   if (!s) s = build(&m);
   if (s == TP_ERR_OUT_OF_MEMORY && strncmp(tp_last_error(), "onnx", 4))
@@ -940,6 +969,7 @@ static tp_status import_all(const omodel *md, int nbind, const char *const *name
   tp_free(m.consts);
   tp_free(m.const_node);
   tp_free(m.input_node);
+  tp_free(m.input_ord);
   return s;
 }
 

@@ -116,6 +116,7 @@ typedef struct ref {
  * only while r is still that node of the graph being built. */
 typedef struct entry { char *name; ref r; ref wide, rounded; const tp_graph *wide_g; } entry;
 
+#define TP_ONNX_MAX_RAGGED 16
 typedef struct imp {
   omodel md;             /* the decoded model */
   tp_graph *g;
@@ -130,11 +131,13 @@ typedef struct imp {
    * md.inputs[i], NULL = the declared shape (which must then be fixed) */
   const tp_desc *const *in_desc;
   /* a converter needed the value of something computed from these graph
-   * inputs (bits by md.inputs index, inputs 0..63): set when the import
-   * fails with "... must be a constant"; tp_onnx_model binds them and
-   * imports again (a value specialization) */
+   * inputs (bits by runtime input: the position among the inputs without
+   * an initializer, as tp_onnx_model numbers them, at most 64): set when
+   * the import fails with "... must be a constant"; tp_onnx_model binds
+   * them and imports again (a value specialization) */
   uint64_t need;
   int *input_node;       /* md.inputs[i] -> its placeholder node, -1 if none */
+  int *input_ord;        /* md.inputs[i] -> its runtime input position (need's bit), -1: an initializer */
   onode *cur;            /* node being converted (errors) */
   const char *bad_attr;  /* an attribute read with the wrong type */
   int keep_f16_weights;  /* a MatMul's float16 constant B stays float16 behind a cast (issue 17) */
@@ -152,7 +155,27 @@ typedef struct imp {
    * them included, so the tape (float32 only) reaches the parameters */
   int train_f32;
   const struct tp_onnx_cut *cut; /* a part of the model (model.c's split at a run-time node), NULL: all */
+  /* the scan outputs of a Loop in the plan whose step count is known only
+   * after the run (it ends on data, or on a count fed at run time;
+   * onnx_cond.c): getitem nodes declared with 0 rows that the plan hands out
+   * at their real length, so only graph outputs may read them
+   * (tp_onnx_ragged_check; a reader makes the int inputs the loop reads
+   * value inputs, so that it unrolls at import). loop: the while_loop node */
+  struct { int node, loop_node; const char *loop, *value; } ragged[TP_ONNX_MAX_RAGGED];
+  int nragged;
+  int sub_depth;         /* > 0 while a child graph (If branch, loop body) imports */
 } imp;
+
+/* Fails when node n (or, read as an outer value of its subgraphs, name)
+ * reads a scan output of a Loop whose length is known only at run time. */
+tp_status tp_onnx_ragged_check(imp *m, const char *name);
+/* Of the graph inputs node depends on, the int and bool ones become needed
+ * (m->need; only_ints: none when it also depends on a float input); *added:
+ * whether one was added. */
+tp_status tp_onnx_need_ints(imp *m, int node, int only_ints, int *added);
+/* The Loop body's condition output is its condition input (directly or by
+ * Identity): it ends only on its trip count (onnx_control.c). */
+int tp_onnx_cond_passes(const omodel *sub);
 
 static inline ref tp_onnx_scalar(double v) { ref r = {R_SCALAR, 0, 0, v, 0}; return r; }
 static inline ref tp_onnx_none(void) { ref r = {R_NONE, 0, 0, 0, 0}; return r; }
@@ -169,7 +192,8 @@ tp_status tp_onnx_set_out(imp *m, onode *n, int i, ref r);
  * become constants), in_desc (NULL, or one per md->inputs, each NULL or a
  * run-time type for that input), *need (may be NULL): on a failure because
  * a value computed from graph inputs had to be a constant, those inputs
- * (bits by md->inputs index). */
+ * (bits by runtime input: the k-th graph input without an initializer is
+ * bit k). */
 tp_status tp_onnx_import(const omodel *md, int nbind, const char *const *names, tp_tensor *const *values,
                          const tp_desc *const *in_desc, tp_graph **out, uint64_t *need);
 /* The same; keep_f16_weights: for a backend (a compiler will lower the graph; the graph
@@ -212,6 +236,9 @@ tp_status tp_onnx_import_cut(const omodel *md, const tp_desc *const *in_desc, in
 tp_status tp_onnx_nms_check(const tp_desc *boxes, const tp_desc *scores);
 /* NonZero's kernel (onnx_dyn.c): int64 [rank, count]. */
 tp_status tp_onnx_nonzero_compute(tp_tensor *x, tp_tensor **out);
+/* Unique's kernel (onnx_dyn.c): out = Y, indices, inverse_indices, counts;
+ * has_axis 0: of the flattened input. */
+tp_status tp_onnx_unique_compute(tp_tensor *x, int has_axis, int64_t axis, int sorted, tp_tensor *out[4]);
 tp_status tp_onnx_nms_compute(tp_tensor *boxes, tp_tensor *scores, const tp_tensor *maxo, const tp_tensor *iou,
                               const tp_tensor *sthr, int center, tp_tensor **out);
 

@@ -25,15 +25,16 @@
  * dynamic dims from the first specialization: the model hands it
  * graph_for (an import at given shapes), from which stax fits one Kernel IR
  * template for every size (docs/kernel-ir.md, "Dynamic extents").
- * A model with one NonMaxSuppression or NonZero on values computed from
- * its inputs is split at that node instead of bound (split_plan below:
- * the node runs at run time between a pre part compiled once and a post
- * part per result count). */
+ * A model with NonMaxSuppression, NonZero or Unique nodes on values
+ * computed from its inputs is split at those nodes instead of bound
+ * (split_plan below: each runs at run time between parts, the pre part
+ * compiled once and the later ones per result count). */
 #include "import.h"
 #include <stdio.h>
 
 #define MODEL_DEFAULT_LIMIT 16
 
+#define SPLIT_MAX_K 8
 typedef struct spec {
   tp_desc *descs;         /* one per runtime input */
   tp_tensor **values;     /* one per runtime input: the bound value, or NULL */
@@ -41,29 +42,50 @@ typedef struct spec {
   tp_backend_run run;     /* the backend's runner; run.run NULL: eager */
   uint64_t last_use;
   int64_t hits;
-  int64_t k;              /* split model: the selected count this post part serves */
+  tp_desc *fdescs;        /* split model: the fed values' types this part serves (nf of them) */
+  int nf, nk;
+  int64_t ks[SPLIT_MAX_K]; /* split model: the counts of the stages before this part */
 } spec;
 
-/* A model split at a NonMaxSuppression whose boxes or scores come from the
- * runtime inputs (docs/onnx.md, "Data-dependent output shapes"): the pre
- * part (every node but the NMS and what reads its result) is imported and
- * compiled once per input shapes and outputs the NMS's inputs and the
- * values the post part reads; the NMS runs at run time on them
- * (tp_onnx_nms_compute); the post part (the nodes that read the selection,
- * and the constant ones) takes the runtime inputs, those values and the
- * selection [K, 3] as placeholders and is a specialization per K. */
+/* A model split at its NonMaxSuppression and NonZero nodes whose inputs
+ * come from the runtime inputs (docs/onnx.md, "Data-dependent output
+ * shapes"): each such node (a stage) runs at run time
+ * (tp_onnx_nms_compute, tp_onnx_nonzero_compute, tp_onnx_unique_compute) between parts of the
+ * model, in order: the pre part (every node before the first stages) is
+ * imported and compiled once per input shapes; a part after stages takes
+ * the runtime inputs and the values crossing the cut (the stages' results
+ * among them) as placeholders and is a specialization per shape of those
+ * (the selected counts K). Stages of one level (two NMS heads on the same
+ * features) run between the same two parts; a NonZero feeding an NMS makes
+ * three parts (pre / mid / post). */
+enum { ST_NMS, ST_NONZERO, ST_UNIQUE, ST_LOOP };
+typedef struct split_stage {
+  int node;               /* md.nodes index */
+  int kind;               /* ST_NMS, ST_NONZERO (one input; [rank, count]), ST_UNIQUE (four outputs) */
+  int center, level;      /* center_point_box; runs after part `level` */
+  int has_axis, sorted;   /* Unique's attributes */
+  int64_t axis;
+  int slot[5];            /* input k -> pool index, -1 absent */
+  int result[4];          /* pool index of output k, -1 absent */
+  struct split_part *part; /* ST_LOOP: the Loop alone, run as a part (its outputs into the pool) */
+  int kout;               /* ST_LOOP: the part output whose length is the count (the first scan output) */
+} split_stage;
+
+typedef struct split_part {
+  uint8_t *skip;          /* per md node: not in this part */
+  int nfeed, nout;        /* placeholders after the runtime inputs; outputs (the last part: the graph's) */
+  const char **feed_names, **out_names;
+  int *feed_pool, *out_pool; /* their pool indices */
+  struct spec *cache;     /* the parts before the last (the last: the model's specs) */
+  int ncache, capcache;
+  int64_t compiles, calls;
+} split_part;
+
 typedef struct split_plan {
-  int node;               /* md.nodes index of the NonMaxSuppression (or NonZero) */
-  int nonzero;            /* the node is a NonZero (one input; [rank, count] by tp_onnx_nonzero_compute) */
-  int center;
-  uint8_t *skip_pre, *skip_post; /* per md node */
-  int npre;               /* pre part outputs: slot[0..5) NMS inputs, then the fed values */
-  const char **pre_outs;
-  int slot[5];            /* NMS input i -> index in pre_outs, -1 absent */
-  int nfeed;              /* fed values: pre_outs[5 ..], then the selection (feed_names[nfeed]) */
-  const char **feed_names;
-  spec pre;
-  int64_t npre_compiles;
+  int nst, nparts, npool;
+  split_stage *st;
+  split_part *parts;
+  const char **pool;      /* the values that cross a cut, by name */
 } split_plan;
 
 struct tp_onnx_model {
@@ -161,6 +183,7 @@ static void spec_clear(const tp_onnx_model *m, spec *e) {
   for (int k = 0; e->values && k < m->nin; k++) tp_tensor_release(e->values[k]);
   if (e->values) tp_free_sized(e->values, (size_t)(m->nin + 1) * sizeof(tp_tensor *));
   if (e->descs) tp_free_sized(e->descs, (size_t)(m->md.ninputs + 1) * sizeof(tp_desc));
+  tp_free(e->fdescs);
   memset(e, 0, sizeof *e);
 }
 
@@ -174,13 +197,30 @@ static void train_clear(tp_onnx_model *m) {
   m->train_names = NULL, m->train_vals = NULL, m->ntrain = 0, m->train_all = 0;
 }
 
+/* Drops the split parts' compiled specializations (not the plan). */
+static void split_clear_caches(tp_onnx_model *m) {
+  split_plan *p = &m->sp;
+  for (int q = 0; p->parts && q < p->nparts + p->nst; q++) {
+    for (int i = 0; i < p->parts[q].ncache; i++) spec_clear(m, &p->parts[q].cache[i]);
+    p->parts[q].ncache = 0;
+  }
+}
+
 static void split_free(tp_onnx_model *m) {
   split_plan *p = &m->sp;
-  spec_clear(m, &p->pre);
-  tp_free(p->skip_pre);
-  tp_free(p->skip_post);
-  tp_free(p->pre_outs);
-  tp_free(p->feed_names);
+  split_clear_caches(m);
+  for (int q = 0; p->parts && q < p->nparts + p->nst; q++) {
+    split_part *x = &p->parts[q];
+    tp_free(x->cache);
+    tp_free(x->skip);
+    tp_free(x->feed_names);
+    tp_free(x->out_names);
+    tp_free(x->feed_pool);
+    tp_free(x->out_pool);
+  }
+  tp_free(p->parts);
+  tp_free(p->st);
+  tp_free(p->pool);
   memset(p, 0, sizeof *p);
 }
 
@@ -200,7 +240,7 @@ void tp_onnx_model_set_backend(tp_onnx_model *m, const char *name, tp_backend_fn
   if (!m) return;
   for (int i = 0; i < m->nspecs; i++) spec_clear(m, &m->specs[i]);
   m->nspecs = 0;
-  spec_clear(m, &m->sp.pre);
+  split_clear_caches(m);
   m->backend = fn;
   m->backend_ud = ud;
   snprintf(m->backend_name, sizeof m->backend_name, "%s", fn ? (name ? name : "a backend") : "");
@@ -222,7 +262,7 @@ tp_status tp_onnx_model_set_backend_option(tp_onnx_model *m, const char *key, tp
   m->opts.has_options = 1;
   for (int i = 0; i < m->nspecs; i++) spec_clear(m, &m->specs[i]);
   m->nspecs = 0;
-  spec_clear(m, &m->sp.pre);
+  split_clear_caches(m);
   return TP_OK;
 }
 
@@ -455,9 +495,9 @@ static tp_status specialize_ex(tp_onnx_model *m, tp_tensor *const *in, int probe
           goto done;
         }
     if (s != TP_ERR_UNSUPPORTED || !need) break;
-    uint64_t more = 0; /* md.inputs bits -> runtime input bits not bound yet */
+    uint64_t more = 0; /* runtime input bits not bound yet */
     for (int k = 0; k < m->nin; k++)
-      if ((need >> m->in_index[k] & 1) && !(m->value_inputs >> k & 1)) more |= (uint64_t)1 << k;
+      if ((need >> k & 1) && !(m->value_inputs >> k & 1)) more |= (uint64_t)1 << k;
     if (!more) break;
     m->value_inputs |= more;
     if (probe) break;
@@ -548,7 +588,7 @@ tp_status tp_onnx_model_prepare(tp_onnx_model *m) {
 
 uint64_t tp_onnx_model_value_inputs(const tp_onnx_model *m) { return m ? m->value_inputs : 0; }
 
-/* ---- split at a run-time NonMaxSuppression (split_plan above) ---- */
+/* ---- split at run-time NonMaxSuppression / NonZero nodes (split_plan above) ---- */
 
 /* The node writing value `name`, -1 for none (a graph input or initializer). */
 static int producer(const omodel *md, const char *name) {
@@ -565,90 +605,269 @@ static int runtime_input(const tp_onnx_model *m, const char *name) {
   return 0;
 }
 
-static int add_name(const char **list, int *n, const char *name) {
+/* The index of name in list (added when missing; *n grows). */
+static int name_index(const char **list, int *n, const char *name) {
   for (int i = 0; i < *n; i++)
-    if (!strcmp(list[i], name)) return 0;
-  list[(*n)++] = name;
-  return 1;
+    if (!strcmp(list[i], name)) return i;
+  list[*n] = name;
+  return (*n)++;
 }
 
-/* Decides whether m is split (m->split 1 or -1). The split needs one
- * NonMaxSuppression in the main graph that reads the runtime inputs, no
- * subgraphs (their outer-scope reads are not traced here), no trainable
- * parameters. */
+static void *zalloc(size_t n) { /* tp_alloc'ed (tp_free), zeroed */
+  void *p = tp_alloc(n ? n : 1);
+  if (p) memset(p, 0, n ? n : 1);
+  return p;
+}
+
+static int is_split_op(const onode *n) {
+  if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx")) return 0;
+  if (!strcmp(n->op, "Unique")) return n->nin >= 1 && n->nout >= 1 && n->nout <= 4;
+  if (n->nout != 1) return 0;
+  if (!strcmp(n->op, "NonMaxSuppression")) return n->nin >= 2;
+  return !strcmp(n->op, "NonZero") && n->nin >= 1;
+}
+
+/* Value `name` read in part p (a node of it, or the graph outputs of the
+ * last part) or, for_stage, by a stage that runs after part p: the pool
+ * index it comes through (-1: computed inside part p). */
+typedef struct split_build {
+  const omodel *md;
+  split_plan *p;
+  const uint8_t *dyn, *stage;
+  const int *level;
+  int cap; /* names per list */
+} split_build;
+
+static int split_need(split_build *b, const char *name, int p, int for_stage) {
+  split_plan *sp = b->p;
+  int q = producer(b->md, name), pi = -1;
+  if (q >= 0 && b->dyn[q] && b->stage[q]) {
+    pi = name_index(sp->pool, &sp->npool, name); /* a stage's result */
+  } else if (q >= 0 && b->dyn[q]) {
+    int l = b->level[q];
+    if (l == p && !for_stage) return -1; /* inside part p */
+    pi = name_index(sp->pool, &sp->npool, name);
+    split_part *src = &sp->parts[l];
+    int before = src->nout, k = name_index(src->out_names, &src->nout, name);
+    if (src->nout > before) src->out_pool[k] = pi;
+  } else if (for_stage) { /* an input, an initializer or a constant: passed out of part p */
+    pi = name_index(sp->pool, &sp->npool, name);
+    split_part *src = &sp->parts[p];
+    int before = src->nout, k = name_index(src->out_names, &src->nout, name);
+    if (src->nout > before) src->out_pool[k] = pi;
+    return pi;
+  } else {
+    return -1; /* read in every part (an input, an initializer, a constant node) */
+  }
+  if (!for_stage) {
+    split_part *dst = &sp->parts[p];
+    int before = dst->nfeed, k = name_index(dst->feed_names, &dst->nfeed, name);
+    if (dst->nfeed > before) dst->feed_pool[k] = pi;
+  }
+  return pi;
+}
+
+/* The outer values (main-graph names: a node output or a runtime input,
+ * as the outer graph's own strings) that subgraph sub and the graphs
+ * nested in it read, added to out (names are unique across enclosing
+ * graphs, check.c, so an inner name never shadows an outer one). */
+static tp_status sub_reads(tp_onnx_model *m, omodel *sub, const char **out, int *n, int cap, int depth) {
+  if (depth > 8) return tp_fail(TP_ERR_UNSUPPORTED, "onnx model: subgraphs nested deeper than 8");
+  tp_status s = TP_OK;
+  for (int i = 0; !s && i <= sub->nnodes; i++) {
+    int nr = i < sub->nnodes ? sub->nodes[i].nin : sub->noutputs;
+    for (int k = 0; k < nr && *n < cap; k++) {
+      const char *nm = i < sub->nnodes ? sub->nodes[i].in[k] : sub->outputs[k].name;
+      int q = producer(&m->md, nm);
+      const char *outer = NULL;
+      if (q >= 0) {
+        for (int o = 0; o < m->md.nodes[q].nout && !outer; o++)
+          if (!strcmp(m->md.nodes[q].out[o], nm)) outer = m->md.nodes[q].out[o];
+      } else {
+        for (int r = 0; r < m->nin && !outer; r++)
+          if (!strcmp(m->md.inputs[m->in_index[r]].name, nm)) outer = m->md.inputs[m->in_index[r]].name;
+      }
+      if (outer) name_index(out, n, outer);
+    }
+    for (int a = 0; i < sub->nnodes && !s && a < sub->nodes[i].nattrs; a++) {
+      if (!sub->nodes[i].attrs[a].has_g) continue;
+      omodel inner;
+      s = tp_onnx_decode_subgraph(&m->md, &sub->nodes[i].attrs[a].g, &inner);
+      if (!s) s = sub_reads(m, &inner, out, n, cap, depth + 1);
+      tp_onnx_decoded_free(&inner);
+    }
+  }
+  return s;
+}
+
+/* The values node i reads: its inputs, then the outer values its
+ * subgraphs read (reads[i] is n->in for a node without subgraphs). */
+typedef struct node_reads { const char **v; int n, owned; } node_reads;
+
+static tp_status reads_of(tp_onnx_model *m, int i, node_reads *r) {
+  onode *n = &m->md.nodes[i];
+  int g = 0;
+  for (int a = 0; a < n->nattrs; a++) g |= n->attrs[a].has_g;
+  r->v = (const char **)n->in, r->n = n->nin, r->owned = 0;
+  if (!g) return TP_OK;
+  int cap = n->nin + 256;
+  const char **v = zalloc(sizeof(char *) * (size_t)cap);
+  if (!v) return TP_ERR_OUT_OF_MEMORY;
+  int k = 0;
+  for (int q = 0; q < n->nin; q++) v[k++] = n->in[q]; /* (duplicates are harmless) */
+  tp_status s = TP_OK;
+  for (int a = 0; !s && a < n->nattrs; a++) {
+    if (!n->attrs[a].has_g) continue;
+    omodel sub;
+    s = tp_onnx_decode_subgraph(&m->md, &n->attrs[a].g, &sub);
+    if (!s) s = sub_reads(m, &sub, v, &k, cap, 0);
+    tp_onnx_decoded_free(&sub);
+  }
+  if (s) {
+    tp_free(v);
+    return s;
+  }
+  r->v = v, r->n = k, r->owned = 1;
+  return TP_OK;
+}
+
+/* A Loop whose scan outputs have a run-time length (it may end on data or
+ * on a count fed at run time: not a constant M with a body that passes its
+ * condition through) and are read by another node: a stage (its own part,
+ * the loop run there; the nodes after it specialize on the stacks' length). */
+static int loop_stage(tp_onnx_model *m, int i, const uint8_t *dyn, const node_reads *rd) {
+  const onode *n = &m->md.nodes[i];
+  if (strcmp(n->op, "Loop") || (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))) return 0;
+  int N = n->nin > 2 ? n->nin - 2 : 0, scan_read = 0;
+  for (int k = N; k < n->nout && !scan_read; k++) /* a scan output read by a node */
+    for (int j = i + 1; *n->out[k] && j < m->md.nnodes && !scan_read; j++)
+      for (int q = 0; q < rd[j].n && !scan_read; q++) scan_read = !strcmp(rd[j].v[q], n->out[k]);
+  if (!scan_read) return 0;
+  const attr *b = NULL;
+  for (int a = 0; a < n->nattrs; a++)
+    if (!strcmp(n->attrs[a].name, "body") && n->attrs[a].has_g) b = &n->attrs[a];
+  if (!b) return 0;
+  omodel sub;
+  if (tp_onnx_decode_subgraph(&m->md, &b->g, &sub)) {
+    tp_clear_error();
+    return 0;
+  }
+  int passes = tp_onnx_cond_passes(&sub);
+  tp_onnx_decoded_free(&sub);
+  int mq = n->nin > 0 && *n->in[0] ? producer(&m->md, n->in[0]) : -1;
+  int cq = n->nin > 1 && *n->in[1] ? producer(&m->md, n->in[1]) : -1;
+  int m_const = n->nin > 0 && *n->in[0] && !runtime_input(m, n->in[0]) && (mq < 0 || !dyn[mq]);
+  int c_const = n->nin < 2 || !*n->in[1] || (!runtime_input(m, n->in[1]) && (cq < 0 || !dyn[cq]));
+  return !(m_const && c_const && passes);
+}
+
+/* Decides whether m is split (m->split 1 or -1): it needs a
+ * NonMaxSuppression, NonZero or Unique in the main graph that reads the
+ * runtime inputs, or a Loop whose scan outputs have a run-time length and
+ * feed other nodes, and no trainable parameters. Each such node (a stage)
+ * gets a level: the number of stages on its longest path from the inputs
+ * (subgraphs' reads of outer values count as inputs of their node); part
+ * p holds the other nodes of level p (and the constant ones), stages of
+ * level p run after part p. */
 static tp_status split_decide(tp_onnx_model *m) {
   const omodel *md = &m->md;
   split_plan *p = &m->sp;
   m->split = -1;
-  int nms = -1, N = md->nnodes;
+  int N = md->nnodes;
   if (m->ntrain || !N) return TP_OK;
-  for (int i = 0; i < N; i++) {
-    const onode *n = &md->nodes[i];
-    for (int a = 0; a < n->nattrs; a++)
-      if (n->attrs[a].type == A_GRAPH) return TP_OK;
-    if ((!strcmp(n->op, "NonMaxSuppression") || !strcmp(n->op, "NonZero")) &&
-        (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"))) {
-      if (nms >= 0) return TP_OK; /* two: not split (each distinct input value a specialization) */
-      nms = i;
-    }
-  }
-  if (nms < 0 || md->nodes[nms].nin < 1 || md->nodes[nms].nout != 1) return TP_OK;
-  int is_nms = !strcmp(md->nodes[nms].op, "NonMaxSuppression");
-  if (is_nms && md->nodes[nms].nin < 2) return TP_OK;
-  uint8_t *dyn = tp_calloc_sized((size_t)N, 1), *post = tp_calloc_sized((size_t)N, 1);
-  tp_status s = dyn && post ? TP_OK : TP_ERR_OUT_OF_MEMORY;
+  uint8_t *dyn = tp_calloc_sized((size_t)N, 1), *stage = tp_calloc_sized((size_t)N, 1);
+  int *level = tp_calloc_sized((size_t)N, sizeof(int));
+  node_reads *rd = tp_calloc_sized((size_t)N, sizeof(node_reads));
+  tp_status s = dyn && stage && level && rd ? TP_OK : TP_ERR_OUT_OF_MEMORY;
+  int nst = 0, maxl = -1, cap = 5 + md->noutputs;
+  for (int i = 0; !s && i < N; i++) s = reads_of(m, i, &rd[i]);
+  for (int i = 0; !s && i < N; i++) cap += rd[i].n + md->nodes[i].nout;
   for (int i = 0; !s && i < N; i++) { /* nodes are in topological order (order.c) */
     const onode *n = &md->nodes[i];
-    for (int k = 0; k < n->nin; k++) {
-      int q = producer(md, n->in[k]);
-      if ((q < 0 && *n->in[k] && runtime_input(m, n->in[k])) || (q >= 0 && q < i && dyn[q])) dyn[i] = 1;
-      if (q >= 0 && q < i && (q == nms || post[q])) post[i] = 1;
+    for (int k = 0; k < rd[i].n; k++) {
+      int q = producer(md, rd[i].v[k]);
+      if ((q < 0 && *rd[i].v[k] && runtime_input(m, rd[i].v[k])) || (q >= 0 && q < i && dyn[q])) dyn[i] = 1;
+      if (q >= 0 && q < i && dyn[q] && level[q] + stage[q] > level[i]) level[i] = level[q] + stage[q];
+    }
+    if (dyn[i] && (is_split_op(n) || loop_stage(m, i, dyn, rd))) {
+      stage[i] = 1, nst++;
+      if (level[i] > maxl) maxl = level[i];
     }
   }
-  if (!s && dyn[nms]) {
-    const onode *n = &md->nodes[nms];
-    int cap = 5 + md->noutputs;
-    for (int i = 0; i < N; i++) cap += md->nodes[i].nin;
-    /* tp_alloc'ed (split_free) */
-    p->skip_pre = tp_alloc((size_t)N);
-    p->skip_post = tp_alloc((size_t)N);
-    p->pre_outs = tp_alloc(sizeof(char *) * (size_t)cap);
-    p->feed_names = tp_alloc(sizeof(char *) * ((size_t)cap + 1));
-    if (!p->skip_pre || !p->skip_post || !p->pre_outs || !p->feed_names) s = TP_ERR_OUT_OF_MEMORY;
-    for (int i = 0; !s && i < N; i++) {
-      p->skip_pre[i] = i == nms || post[i];
-      p->skip_post[i] = dyn[i] && !post[i]; /* the NMS included */
+  int np = maxl + 2;
+  if (!s && nst) {
+    p->nst = nst, p->nparts = np;
+    if (!(p->st = zalloc((size_t)nst * sizeof(split_stage))) ||
+        !(p->parts = zalloc((size_t)(np + nst) * sizeof(split_part))) || /* then one per stage (a Loop's) */
+        !(p->pool = zalloc((size_t)cap * sizeof(char *))))
+      s = TP_ERR_OUT_OF_MEMORY;
+    for (int q = 0; !s && q < np + nst; q++) {
+      split_part *x = &p->parts[q];
+      if (!(x->skip = zalloc((size_t)N)) || !(x->feed_names = zalloc((size_t)cap * sizeof(char *))) ||
+          !(x->feed_pool = zalloc((size_t)cap * sizeof(int))) ||
+          !(x->out_names = zalloc((size_t)cap * sizeof(char *))) ||
+          !(x->out_pool = zalloc((size_t)cap * sizeof(int))))
+        s = TP_ERR_OUT_OF_MEMORY;
+      for (int i = 0; !s && q < np && i < N; i++) x->skip[i] = dyn[i] && (stage[i] || level[i] != q);
     }
-    /* fed values: computed by a node the post part skips, read by one it keeps or a graph output */
-    for (int i = 0; !s && i <= N; i++) {
-      int nr = i < N ? md->nodes[i].nin : md->noutputs;
-      if (i < N && p->skip_post[i]) continue;
-      for (int k = 0; k < nr; k++) {
-        const char *nm = i < N ? md->nodes[i].in[k] : md->outputs[k].name;
-        int q = producer(md, nm);
-        if (q >= 0 && q != nms && p->skip_post[q]) add_name(p->feed_names, &p->nfeed, nm);
+  }
+  if (!s && nst) {
+    split_build b = {md, p, dyn, stage, level, cap};
+    for (int q = 0; q < np; q++)
+      for (int i = 0; i < N; i++) {
+        if (p->parts[q].skip[i] || !dyn[i]) continue;
+        for (int k = 0; k < rd[i].n; k++) split_need(&b, rd[i].v[k], q, 0);
+      }
+    int j = 0;
+    for (int i = 0; i < N; i++) {
+      if (!stage[i]) continue;
+      const onode *n = &md->nodes[i];
+      split_stage *st = &p->st[j++];
+      st->node = i, st->level = level[i], st->sorted = 1;
+      st->kind = !strcmp(n->op, "NonMaxSuppression") ? ST_NMS : !strcmp(n->op, "NonZero") ? ST_NONZERO
+                 : !strcmp(n->op, "Unique") ? ST_UNIQUE : ST_LOOP;
+      for (int k = 0; k < 4; k++) st->result[k] = -1;
+      if (st->kind == ST_LOOP) { /* its own part: the Loop alone, fed the values computed before it */
+        split_part *x = st->part = &p->parts[np + j - 1];
+        for (int q = 0; q < N; q++) x->skip[q] = q != i && dyn[q]; /* (and the constant nodes, as every part) */
+        for (int k = 0; k < rd[i].n; k++) {
+          int q = producer(md, rd[i].v[k]);
+          if (q < 0 || !dyn[q]) continue; /* an input, an initializer, a constant: inside its part */
+          int pi = split_need(&b, rd[i].v[k], level[i], 1), before = x->nfeed;
+          int f = name_index(x->feed_names, &x->nfeed, rd[i].v[k]);
+          if (x->nfeed > before) x->feed_pool[f] = pi;
+        }
+        st->kout = -1;
+        for (int k = 0; k < n->nout; k++) {
+          if (!*n->out[k]) continue;
+          int f = name_index(x->out_names, &x->nout, n->out[k]);
+          x->out_pool[f] = name_index(p->pool, &p->npool, n->out[k]);
+          if (k >= (n->nin > 2 ? n->nin - 2 : 0) && st->kout < 0) st->kout = f; /* the first scan output: the count */
+        }
+        continue;
+      }
+      for (int k = 0; k < 5; k++)
+        st->slot[k] = k < n->nin && *n->in[k] && (st->kind == ST_NMS || !k) ? split_need(&b, n->in[k], level[i], 1) : -1;
+      for (int k = 0; k < 4; k++) st->result[k] = k < n->nout && *n->out[k] ? name_index(p->pool, &p->npool, n->out[k]) : -1;
+      for (int a = 0; a < n->nattrs; a++) {
+        if (!strcmp(n->attrs[a].name, "center_point_box")) st->center = (int)n->attrs[a].i;
+        if (!strcmp(n->attrs[a].name, "axis")) st->has_axis = 1, st->axis = n->attrs[a].i;
+        if (!strcmp(n->attrs[a].name, "sorted")) st->sorted = n->attrs[a].i != 0;
       }
     }
-    p->npre = 0;
-    for (int k = 0; !s && k < 5; k++) {
-      p->slot[k] = -1;
-      if (k < n->nin && *n->in[k]) p->slot[k] = p->npre, p->pre_outs[p->npre++] = n->in[k];
-    }
-    for (int k = 0; !s && k < p->nfeed; k++) p->pre_outs[p->npre++] = p->feed_names[k];
-    /* the pre part's outputs and the post part's placeholders within the operand limit */
-    int fits = p->npre <= TP_MAX_OPERANDS && m->nin + p->nfeed + 1 <= TP_MAX_OPERANDS;
-    if (!s && fits) {
-      p->feed_names[p->nfeed] = n->out[0];
-      p->node = nms;
-      p->nonzero = !is_nms;
-      p->center = 0;
-      for (int a = 0; a < n->nattrs; a++)
-        if (!strcmp(n->attrs[a].name, "center_point_box")) p->center = (int)n->attrs[a].i;
-      m->split = 1;
-    }
+    for (int k = 0; k < md->noutputs; k++) split_need(&b, md->outputs[k].name, np - 1, 0);
+    /* the parts' outputs and placeholders within the operand limits */
+    int fits = 1;
+    for (int q = 0; q < np + nst; q++)
+      fits &= p->parts[q].nout <= TP_MAX_OPERANDS && m->nin + p->parts[q].nfeed <= TP_MAX_OPERANDS;
+    if (fits) m->split = 1;
   }
+  for (int i = 0; rd && i < N; i++)
+    if (rd[i].owned) tp_free(rd[i].v);
+  if (rd) tp_free_sized(rd, (size_t)N * sizeof(node_reads));
   tp_free_sized(dyn, (size_t)N);
-  tp_free_sized(post, (size_t)N);
+  tp_free_sized(stage, (size_t)N);
+  tp_free_sized(level, (size_t)N * sizeof(int));
   if (s || m->split != 1) {
     split_free(m);
     m->split = s ? 0 : -1; /* out of memory: decided again on the next call */
@@ -656,9 +875,9 @@ static tp_status split_decide(tp_onnx_model *m) {
   return s;
 }
 
-/* Imports part `cut` for the call's runtime inputs (and fed values of types
- * fd) into e, compiled by the backend when one is installed (example
- * inputs: in, then fv). */
+/* Imports part `cut` for the call's runtime inputs (and fed values fv)
+ * into e, compiled by the backend when one is installed (example inputs:
+ * in, then fv); e keeps the fed values' types. */
 static tp_status split_import(tp_onnx_model *m, tp_tensor *const *in, const tp_onnx_cut *cut, tp_tensor *const *fv,
                               spec *e) {
   memset(e, 0, sizeof *e);
@@ -666,12 +885,17 @@ static tp_status split_import(tp_onnx_model *m, tp_tensor *const *in, const tp_o
   tp_status s = TP_OK;
   if (!(e->descs = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(tp_desc))) ||
       !(e->values = tp_calloc_sized((size_t)m->nin + 1, sizeof(tp_tensor *))) ||
+      !(e->fdescs = tp_alloc(sizeof(tp_desc) * (size_t)(cut->nfeed + 1))) ||
       !(dp = tp_calloc_sized((size_t)m->md.ninputs + 1, sizeof(*dp))))
     s = TP_ERR_OUT_OF_MEMORY;
   for (int k = 0; !s && k < m->nin; k++) {
     tp_desc_of(in[k], &e->descs[k]);
     e->descs[k].weak = 0;
     dp[m->in_index[k]] = &e->descs[k];
+  }
+  if (!s) {
+    e->nf = cut->nfeed;
+    if (cut->nfeed) memcpy(e->fdescs, cut->feed_descs, sizeof(tp_desc) * (size_t)cut->nfeed);
   }
   uint64_t need = 0;
   if (!s) s = tp_onnx_import_cut(&m->md, dp, m->backend != NULL, cut, &e->graph, &need);
@@ -698,79 +922,158 @@ static tp_status spec_call(const spec *e, int graph_only, int na, tp_tensor *con
   return tp_graph_run(e->graph, na, args, max_out, outs, nout);
 }
 
-/* One call of a split model. *fallback set: the pre or post part does not
- * import (before any split call succeeded): the caller runs the model as
- * value specializations instead. */
+/* Does e serve a call with runtime inputs in and fed values of types fd? */
+static int part_match(const tp_onnx_model *m, const spec *e, tp_tensor *const *in, int nf, const tp_desc *fd) {
+  if (spec_match(m, e, in, NULL, 0) >= 0 || e->nf != nf) return 0;
+  for (int k = 0; k < nf; k++)
+    if (!tp_desc_equal(&e->fdescs[k], &fd[k])) return 0;
+  return 1;
+}
+
+/* The counts of the stages run before part upto (K of each, in order) into e. */
+static void note_counts(const split_plan *p, const int64_t *kcur, int upto, spec *e) {
+  e->nk = 0;
+  for (int j = 0; j < p->nst && j < SPLIT_MAX_K; j++)
+    if (p->st[j].level < upto) e->ks[e->nk++] = kcur[j];
+}
+
+/* Runs part x (q: the parts before it count its stages; last: the model's
+ * last part, whose specializations are the model's and whose outputs go
+ * to the caller) for one call: its specialization for the fed values'
+ * types found or made, then called; a part before the last writes its
+ * outputs into vals. */
+static tp_status part_run(tp_onnx_model *m, split_part *x, int q, int last, tp_tensor *const *in, tp_tensor **vals,
+                          const int64_t *kcur, int graph_only, int max_out, tp_tensor **outs, int *nout, int *fallback) {
+  split_plan *p = &m->sp;
+  tp_tensor *args[TP_ONNX_MAX_INPUTS + TP_MAX_OPERANDS + 1];
+  tp_desc fd[TP_MAX_OPERANDS + 1];
+  tp_status s = TP_OK;
+  int na = 0;
+  for (int k = 0; k < m->nin; k++) args[na++] = in[k];
+  for (int k = 0; k < x->nfeed; k++) {
+    tp_tensor *v = vals[x->feed_pool[k]];
+    if (!v) return tp_fail(TP_ERR_INTERNAL, "onnx model: split part %d reads '%s' before it is computed", q, x->feed_names[k]);
+    args[na++] = v;
+    tp_desc_of(v, &fd[k]);
+    fd[k].weak = 0;
+  }
+  spec *e = NULL, *recent = NULL;
+  spec *cache = last ? m->specs : x->cache;
+  int nc = last ? m->nspecs : x->ncache;
+  for (int i = 0; i < nc; i++) {
+    if (part_match(m, &cache[i], in, x->nfeed, fd)) {
+      e = &cache[i];
+      break;
+    }
+    if (!recent || cache[i].last_use > recent->last_use) recent = &cache[i];
+  }
+  if (!e) {
+    char why[256] = "first call";
+    spec fresh;
+    tp_onnx_cut c = {x->skip, x->nfeed, x->feed_names, fd, last ? 0 : x->nout, x->out_names};
+    s = split_import(m, in, &c, args + m->nin, &fresh);
+    if (s) {
+      /* before any split call succeeded, a part that does not import (unsupported, or a cut this plan got
+       * wrong) runs the model unsplit instead, which reports its own error if it has one */
+      *fallback = !m->split_ok && s != TP_ERR_OUT_OF_MEMORY;
+      return s;
+    }
+    note_counts(p, kcur, q, &fresh);
+    if (recent && spec_match(m, recent, in, why, sizeof why) < 0) {
+      int j = 0; /* the first count that changed */
+      while (j < fresh.nk && j < recent->nk && fresh.ks[j] == recent->ks[j]) j++;
+      int sj = 0;
+      for (int t = 0, seen = 0; t < p->nst; t++)
+        if (p->st[t].level < q && seen++ == j) sj = t;
+      const onode *n = &m->md.nodes[p->st[sj].node];
+      snprintf(why, sizeof why, "%s '%s' %s %lld, was %lld (the %s part specializes on the count)", n->op, n->name,
+               p->st[sj].kind == ST_NMS ? "selected" : p->st[sj].kind == ST_LOOP ? "ran" : "found",
+               (long long)(j < fresh.nk ? fresh.ks[j] : 0), (long long)(j < recent->nk ? recent->ks[j] : 0),
+               last ? "post" : "mid");
+    }
+    x->compiles++;
+    if (last) {
+      s = spec_store(m, &fresh, why, &e);
+    } else {
+      while (x->ncache >= m->limit && x->ncache > 0) { /* least recently used out */
+        int lru = 0;
+        for (int i = 1; i < x->ncache; i++)
+          if (x->cache[i].last_use < x->cache[lru].last_use) lru = i;
+        spec_clear(m, &x->cache[lru]);
+        x->cache[lru] = x->cache[--x->ncache];
+      }
+      s = TP_ARRAY_RESERVE(x->cache, x->capcache, x->ncache + 1);
+      if (s) spec_clear(m, &fresh);
+      else x->cache[x->ncache] = fresh, e = &x->cache[x->ncache++];
+    }
+    if (s) return s;
+  }
+  e->last_use = ++m->clock;
+  e->hits++;
+  x->calls++;
+  if (last) return spec_call(e, graph_only, na, args, max_out, outs, nout);
+  tp_tensor *po[TP_MAX_OPERANDS] = {0};
+  int npo = 0;
+  s = spec_call(e, graph_only, na, args, TP_MAX_OPERANDS, po, &npo);
+  if (!s && npo != x->nout) s = tp_fail(TP_ERR_INTERNAL, "onnx model: split part %d returned %d values, not %d", q, npo, x->nout);
+  for (int k = 0; k < npo; k++) {
+    if (!s) vals[x->out_pool[k]] = po[k];
+    else tp_tensor_release(po[k]);
+  }
+  return s;
+}
+
+/* One call of a split model. *fallback set: a part does not import (before
+ * any split call succeeded): the caller runs the model as value
+ * specializations instead. */
 static tp_status split_run(tp_onnx_model *m, tp_tensor *const *in, int graph_only, int max_out, tp_tensor **outs,
                            int *nout, int *fallback) {
   split_plan *p = &m->sp;
   tp_status s = TP_OK;
   *fallback = 0;
-  if (!p->pre.graph || spec_match(m, &p->pre, in, NULL, 0) >= 0) {
-    spec_clear(m, &p->pre);
-    tp_onnx_cut c = {p->skip_pre, 0, NULL, NULL, p->npre, p->pre_outs};
-    s = split_import(m, in, &c, NULL, &p->pre);
-    if (s) {
-      *fallback = !m->split_ok && s == TP_ERR_UNSUPPORTED;
-      return s;
+  tp_tensor **vals = tp_calloc_sized((size_t)p->npool + 1, sizeof(tp_tensor *));
+  int64_t kcur[SPLIT_MAX_K] = {0}; /* the stages' counts in this call */
+  if (!vals) return TP_ERR_OUT_OF_MEMORY;
+  for (int q = 0; !s && q < p->nparts; q++) {
+    split_part *x = &p->parts[q];
+    int last = q == p->nparts - 1;
+    if (last || x->nout) /* (a part nothing later reads is skipped) */
+      s = part_run(m, x, q, last, in, vals, kcur, graph_only, max_out, outs, nout, fallback);
+    if (s || last) break;
+    for (int j = 0; !s && j < p->nst; j++) { /* the run-time nodes after part q */
+      const split_stage *st = &p->st[j];
+      if (st->level != q) continue;
+      const onode *n = &m->md.nodes[st->node];
+      if (st->kind == ST_LOOP) { /* the Loop's own part: its stacks come back at their run-time length */
+        s = part_run(m, st->part, q, 0, in, vals, kcur, graph_only, 0, NULL, NULL, fallback);
+        tp_tensor *y = !s && st->kout >= 0 ? vals[st->part->out_pool[st->kout]] : NULL;
+        if (y && j < SPLIT_MAX_K) kcur[j] = y->ndim ? y->shape[0] : 0;
+        continue;
+      }
+      tp_tensor *a[5] = {0}, *r[4] = {0};
+      for (int k = 0; k < 5; k++) a[k] = st->slot[k] >= 0 ? vals[st->slot[k]] : NULL;
+      if (!a[0] || (st->kind == ST_NMS && !a[1]))
+        s = tp_fail(TP_ERR_INTERNAL, "onnx model: split: the inputs of '%s' were not computed", n->name);
+      else if (st->kind == ST_NONZERO) s = tp_onnx_nonzero_compute(a[0], &r[0]);
+      else if (st->kind == ST_UNIQUE) s = tp_onnx_unique_compute(a[0], st->has_axis, st->axis, st->sorted, r);
+      else s = tp_onnx_nms_compute(a[0], a[1], a[2], a[3], a[4], st->center, &r[0]);
+      if (s && s != TP_ERR_OUT_OF_MEMORY) tp_fail_context(s, "onnx: node '%s' (%s)", n->name, n->op);
+      if (!s && j < SPLIT_MAX_K) /* the count the later parts specialize on */
+        kcur[j] = st->kind == ST_NONZERO ? r[0]->shape[1] : st->kind == ST_NMS ? r[0]->shape[0] : r[1]->shape[0];
+      for (int k = 0; k < 4; k++) {
+        if (!s && st->result[k] >= 0) vals[st->result[k]] = r[k];
+        else tp_tensor_release(r[k]);
+      }
     }
-    p->npre_compiles++;
-  }
-  p->pre.hits++;
-  tp_tensor *po[TP_MAX_OPERANDS] = {0}, *sel = NULL;
-  int npo = 0;
-  s = spec_call(&p->pre, graph_only, m->nin, in, TP_MAX_OPERANDS, po, &npo);
-  if (!s && npo != p->npre) s = tp_fail(TP_ERR_INTERNAL, "onnx model: the pre-NMS part returned %d values, not %d", npo, p->npre);
-  const onode *n = &m->md.nodes[p->node];
-  if (!s && p->nonzero) s = tp_onnx_nonzero_compute(po[p->slot[0]], &sel);
-  else if (!s)
-    s = tp_onnx_nms_compute(po[p->slot[0]], po[p->slot[1]], p->slot[2] >= 0 ? po[p->slot[2]] : NULL,
-                            p->slot[3] >= 0 ? po[p->slot[3]] : NULL, p->slot[4] >= 0 ? po[p->slot[4]] : NULL,
-                            p->center, &sel);
-  if (s && s != TP_ERR_OUT_OF_MEMORY) tp_fail_context(s, "onnx: node '%s' (%s)", n->name, n->op);
-  tp_tensor *small[TP_ONNX_MAX_INPUTS + TP_MAX_OPERANDS + 1];
-  int na = 0;
-  for (int k = 0; !s && k < m->nin; k++) small[na++] = in[k];
-  for (int k = 0; !s && k < p->nfeed; k++) small[na++] = po[p->npre - p->nfeed + k];
-  if (!s) small[na++] = sel;
-  int64_t K = !sel ? 0 : p->nonzero ? sel->shape[1] : sel->shape[0]; /* the selected count */
-  spec *e = NULL, *recent = NULL;
-  for (int i = 0; !s && i < m->nspecs; i++) {
-    if (m->specs[i].k == K && spec_match(m, &m->specs[i], in, NULL, 0) < 0) {
-      e = &m->specs[i];
-      break;
-    }
-    if (!recent || m->specs[i].last_use > recent->last_use) recent = &m->specs[i];
-  }
-  if (!s && !e) {
-    char why[256] = "first call";
-    if (recent && spec_match(m, recent, in, why, sizeof why) < 0)
-      snprintf(why, sizeof why, "%s '%s' selected %lld, was %lld (the post part specializes on the count)", n->op,
-               n->name, (long long)K, (long long)recent->k);
-    tp_desc fd[TP_MAX_OPERANDS + 1];
-    for (int k = 0; k <= p->nfeed; k++) {
-      tp_desc_of(small[m->nin + k], &fd[k]);
-      fd[k].weak = 0;
-    }
-    tp_onnx_cut c = {p->skip_post, p->nfeed + 1, p->feed_names, fd, 0, NULL};
-    spec fresh;
-    s = split_import(m, in, &c, small + m->nin, &fresh);
-    if (s) *fallback = !m->split_ok && s == TP_ERR_UNSUPPORTED;
-    if (!s) {
-      fresh.k = K;
-      s = spec_store(m, &fresh, why, &e);
-    }
-  }
-  if (!s) {
-    e->last_use = ++m->clock;
-    e->hits++;
-    s = spec_call(e, graph_only, na, small, max_out, outs, nout);
   }
   if (!s) m->split_ok = 1;
-  for (int k = 0; k < npo; k++) tp_tensor_release(po[k]);
-  tp_tensor_release(sel);
+  for (int k = 0; k < p->npool; k++) tp_tensor_release(vals[k]);
+  tp_free_sized(vals, (size_t)(p->npool + 1) * sizeof(tp_tensor *));
   return s;
 }
+
+static tp_status run_specs(tp_onnx_model *m, tp_tensor *const *in, int graph_only, int max_out, tp_tensor **outs,
+                           int *nout);
 
 tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, int graph_only, int max_out,
                                tp_tensor **outs, int *nout) {
@@ -779,14 +1082,30 @@ tp_status tp_onnx_model_run_ex(tp_onnx_model *m, int nin, tp_tensor *const *in, 
   *nout = 0;
   TP_TRY(check_inputs(m, nin, in));
   if (!m->split) TP_TRY(split_decide(m));
-  if (m->split == 1) {
-    int fallback = 0;
-    tp_status s = split_run(m, in, graph_only, max_out, outs, nout, &fallback);
-    if (!fallback) return s;
-    tp_clear_error(); /* a part does not import: value specializations instead */
-    split_free(m);
-    m->split = -1;
+  if (m->split != 1) return run_specs(m, in, graph_only, max_out, outs, nout);
+  int fallback = 0;
+  tp_status s = split_run(m, in, graph_only, max_out, outs, nout, &fallback);
+  if (!fallback) return s;
+  /* a part does not import: value specializations instead (the split's
+   * part specializations go). Unless that fails too for another reason
+   * than the split's (these inputs are wrong): then the split stays for
+   * the next call */
+  tp_status why = s;
+  tp_clear_error();
+  evict_to(m, 0);
+  m->split = -1;
+  s = run_specs(m, in, graph_only, max_out, outs, nout);
+  if (s && why != TP_ERR_UNSUPPORTED && s != TP_ERR_OUT_OF_MEMORY) {
+    evict_to(m, 0);
+    m->split = 1;
+    return s;
   }
+  split_free(m);
+  return s;
+}
+
+static tp_status run_specs(tp_onnx_model *m, tp_tensor *const *in, int graph_only, int max_out, tp_tensor **outs,
+                           int *nout) {
   spec *e = NULL, *recent = NULL;
   for (int i = 0; i < m->nspecs; i++) {
     if (spec_match(m, &m->specs[i], in, NULL, 0) < 0) {
@@ -973,17 +1292,31 @@ tp_status tp_onnx_model_explain(const tp_onnx_model *m, char **out) {
   tp_buf_printf(&b, "specializations: %d cached (limit %d), %lld made, %lld evicted\n", m->nspecs, m->limit,
                 (long long)m->ncompiles, (long long)m->nevicted);
   if (m->ncompiles) tp_buf_printf(&b, "last specialization because: %s\n", m->reason);
-  if (m->split == 1)
-    tp_buf_printf(&b,
-                  "split at %s '%s' (run time): pre part %lld compile%s, %lld call%s; post part: one "
-                  "specialization per selected count (K below)\n",
-                  m->md.nodes[m->sp.node].op, m->md.nodes[m->sp.node].name, (long long)m->sp.npre_compiles, m->sp.npre_compiles == 1 ? "" : "s",
-                  (long long)m->sp.pre.hits, m->sp.pre.hits == 1 ? "" : "s");
+  if (m->split == 1) {
+    const split_plan *p = &m->sp;
+    tp_buf_puts(&b, "split at ");
+    for (int j = 0; j < p->nst; j++)
+      tp_buf_printf(&b, "%s%s '%s'", j ? ", " : "", m->md.nodes[p->st[j].node].op, m->md.nodes[p->st[j].node].name);
+    const split_part *x0 = &p->parts[0];
+    tp_buf_printf(&b, " (run time): pre part %lld compile%s, %lld call%s", (long long)x0->compiles,
+                  x0->compiles == 1 ? "" : "s", (long long)x0->calls, x0->calls == 1 ? "" : "s");
+    for (int q = 1; q + 1 < p->nparts; q++)
+      tp_buf_printf(&b, "; mid part %d: %lld compile%s (one per count of the nodes before it), %lld call%s", q,
+                    (long long)p->parts[q].compiles, p->parts[q].compiles == 1 ? "" : "s", (long long)p->parts[q].calls,
+                    p->parts[q].calls == 1 ? "" : "s");
+    for (int j = 0; j < p->nst; j++)
+      if (p->st[j].kind == ST_LOOP)
+        tp_buf_printf(&b, "; Loop '%s' in a part of its own: %lld compile%s, %lld call%s (its scan outputs' length is the "
+                      "count)", m->md.nodes[p->st[j].node].name, (long long)p->st[j].part->compiles,
+                      p->st[j].part->compiles == 1 ? "" : "s", (long long)p->st[j].part->calls,
+                      p->st[j].part->calls == 1 ? "" : "s");
+    tp_buf_puts(&b, "; post part: one specialization per selected count (K below)\n");
+  }
   if (m->dyn_calls) tp_buf_printf(&b, "calls at other sizes served by a specialization's plan: %lld\n", (long long)m->dyn_calls);
   for (int i = 0; i < m->nspecs; i++) {
     const spec *e = &m->specs[i];
     tp_buf_printf(&b, "  #%d: %d nodes, %lld call%s:", i, e->graph->n, (long long)e->hits, e->hits == 1 ? "" : "s");
-    if (m->split == 1) tp_buf_printf(&b, " K=%lld", (long long)e->k);
+    for (int j = 0; m->split == 1 && j < e->nk; j++) tp_buf_printf(&b, "%s%lld", j ? "," : " K=", (long long)e->ks[j]);
     for (int k = 0; k < m->nin; k++) {
       char sh[96];
       tp_buf_printf(&b, " %s%s%s", tp_dtype_short(e->descs[k].dtype),

@@ -45,6 +45,7 @@ static tp_status ns_add(nameset *s, const char *name) {
 
 static tp_status use_name(imp *m, const nameset *def, fv *f, const char *name) {
   if (!*name || has_name(def->v, def->n, name) || has_name(f->names, f->n, name)) return TP_OK;
+  TP_TRY(tp_onnx_ragged_check(m, name)); /* a stack of run-time length: only a graph output may read it */
   entry *e = tp_onnx_lookup(m, name);
   if (!e || e->r.kind != R_NODE) return TP_OK; /* constants and literals need no operand */
   if (f->n == MAXFREE) {
@@ -119,6 +120,7 @@ static tp_status import_sub(imp *m, omodel *sub, int nlead, int nextra, const tp
   for (int i = 0; i < nc0 && !s; i++) m->const_node[i] = -1;
   m->g = g;
   m->input_node = NULL; /* no value specialization from inside a subgraph */
+  m->sub_depth++;
   int np = nlead + nextra;
   for (int i = 0; i < np && !s; i++) {
     char nm[32];
@@ -163,6 +165,7 @@ static tp_status import_sub(imp *m, omodel *sub, int nlead, int nextra, const tp
   tp_free(saved_cn);
   m->g = outer_g;
   m->input_node = saved_in;
+  m->sub_depth--;
   if (s) {
     tp_graph_free(g);
     return s;
@@ -223,7 +226,7 @@ static tp_status node_arg(imp *m, ref r, tp_arg *a) {
  * init[0..np), the outer values f read after them; nres results, typed as
  * ptypes; *li its index. s: the caller's status so far (returned when set). */
 static tp_status add_while(imp *m, tp_status s, const char *const kinds[2], tp_graph *sub[2], int np,
-                           const ref *init, const fv *f, int nres, const tp_desc *ptypes, int *li) {
+                           const ref *init, const fv *f, int nres, const tp_desc *ptypes, const char *name, int *li) {
   int ga[2] = {-1, -1};
   if (!s) s = attach(m, kinds, sub, ga);
   else tp_graph_free(sub[0]), tp_graph_free(sub[1]);
@@ -238,7 +241,14 @@ static tp_status add_while(imp *m, tp_status s, const char *const kinds[2], tp_g
     tp_attrs at;
     tp_attrs_init(&at);
     at.nresults = nres;
-    s = tp_graph_add_node(m->g, TP_NODE_CALL, NULL, TP_OP_WHILE_LOOP, 2 + np + f->n, args, &at, &ptypes[0], li);
+    char base[64], nm[80];
+    if (name && *name) { /* the ONNX node's name (run-time errors name it), unique in the graph */
+      tp_onnx_sanitize_name(name, base, sizeof base);
+      snprintf(nm, sizeof nm, "%s", base);
+      for (int q = 1; tp_graph_find(m->g, nm) >= 0 && q < 1000; q++) snprintf(nm, sizeof nm, "%s_%d", base, q);
+    }
+    s = tp_graph_add_node(m->g, TP_NODE_CALL, name && *name && tp_graph_find(m->g, nm) < 0 ? nm : NULL,
+                          TP_OP_WHILE_LOOP, 2 + np + f->n, args, &at, &ptypes[0], li);
   }
   if (!s) s = tp_graph_verify_control(m->g, &m->g->nodes[*li]);
   return s;
@@ -360,7 +370,8 @@ static tp_status as_flag(imp *m, ref c, ref *out) {
 static tp_status body_post(imp *m, void *ctx, const ref *ph, ref *outs, int *nout) {
   const loop_post *lp = ctx;
   if (*nout != 1 + lp->N + lp->K)
-    return tp_fail(TP_ERR_UNSUPPORTED, "a Loop that exits on run-time data with scan outputs is not supported yet");
+    return tp_fail(TP_ERR_INVALID_ARG, "the body gives %d outputs; the Loop needs %d (cond, %d carried, %d scan)", *nout,
+                   1 + lp->N + lp->K, lp->N, lp->K);
   ref next_i, c;
   TP_TRY(tp_onnx_binary(m, TP_OP_ADD, ph[0], (ref){R_SCALAR, 0, 0, 1, 1}, &next_i));
   TP_TRY(as_flag(m, outs[0], &c));
@@ -420,8 +431,17 @@ tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body, int64_t rows) {
     return tp_fail(TP_ERR_INVALID_ARG, "the body has %d inputs for %d loop-carried values", body->ninputs, N);
   if (K < 0)
     return tp_fail(TP_ERR_INVALID_ARG, "the body has %d outputs for %d loop-carried values", body->noutputs, N);
-  if (K && rows < 0)
-    return tp_fail(TP_ERR_UNSUPPORTED, "a Loop that exits on run-time data with scan outputs is not supported yet");
+  /* rows < 0: the step count is known only after the run (an exit on data,
+   * or a trip count fed at run time); the stacks grow as the loop runs and
+   * are handed out at their real length (declared with 0 rows), so only
+   * graph outputs may read them (tp_onnx_ragged_check) */
+  int ragged = K && rows < 0;
+  if (ragged && m->sub_depth)
+    return tp_fail(TP_ERR_UNSUPPORTED, "a Loop inside a subgraph that ends on run-time data with scan outputs is not "
+                   "supported yet (its stacks' length is known only after the run)");
+  if (ragged && m->nragged + K > TP_ONNX_MAX_RAGGED)
+    return tp_fail(TP_ERR_UNSUPPORTED, "more than %d scan outputs of Loops that end on run-time data in one model",
+                   TP_ONNX_MAX_RAGGED);
   if (2 + N + K > TP_MAX_OPERANDS)
     return tp_fail(TP_ERR_UNSUPPORTED, "a Loop with %d carried values and %d scan outputs in the plan (at most %d)", N, K,
                    TP_MAX_OPERANDS - 2);
@@ -466,7 +486,7 @@ tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body, int64_t rows) {
     }
     ytypes[j] = y;
     for (int d = y.ndim; d > 0; d--) ytypes[j].shape[d] = y.shape[d - 1];
-    ytypes[j].shape[0] = rows;
+    ytypes[j].shape[0] = ragged ? 0 : rows;
     ytypes[j].ndim = y.ndim + 1;
   }
   /* the body keeps every carried type (checked before m->g changes) */
@@ -483,7 +503,7 @@ tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body, int64_t rows) {
   }
   static const char *const kinds[2] = {"loop_cond", "loop_body"};
   int li = -1;
-  s = add_while(m, s, kinds, sub, np, init, &f, 2 + N, ptypes, &li);
+  s = add_while(m, s, kinds, sub, np, init, &f, 2 + N, ptypes, n->name, &li);
   for (int j = 0; j < N && !s; j++) {
     tp_attrs ga2;
     tp_attrs_init(&ga2);
@@ -502,6 +522,13 @@ tp_status tp_onnx_loop_as_while(imp *m, onode *n, omodel *body, int64_t rows) {
     int idx;
     s = tp_graph_add_node(m->g, TP_NODE_CALL, NULL, TP_OP_GETITEM, 1, &a, &ga2, &ytypes[j], &idx);
     if (!s) s = tp_onnx_set_out(m, n, N + j, (ref){R_NODE, idx, 0, 0, 0});
+    if (!s && ragged) {
+      int r = m->nragged++;
+      m->ragged[r].node = idx;
+      m->ragged[r].loop = *n->name ? n->name : n->op;
+      m->ragged[r].value = n->out[N + j];
+      m->ragged[r].loop_node = li;
+    }
   }
   return s;
 }
@@ -645,7 +672,7 @@ tp_status tp_onnx_scan_as_while(imp *m, omodel *body, tp_onnx_scan_form *sf) {
   }
   static const char *const kinds[2] = {"scan_cond", "scan_body"};
   int li = -1;
-  s = add_while(m, s, kinds, sub, np, init, &f, nres, ptypes, &li);
+  s = add_while(m, s, kinds, sub, np, init, &f, nres, ptypes, NULL, &li);
   for (int k = 1; k < nres + M && !s; k++) {
     tp_attrs ga2;
     tp_attrs_init(&ga2);

@@ -76,6 +76,7 @@ static void rollback(imp *m, const mark *k) {
   for (int i = 0; i < m->nconsts; i++)
     if (i >= k->nconsts || m->const_node[i] >= k->n) m->const_node[i] = -1;
   m->need = k->need;
+  while (m->nragged && m->ragged[m->nragged - 1].node >= k->n) m->nragged--;
 }
 
 /* x with axis 0 moved to position axis (in [-r, r) for rank r). */
@@ -249,23 +250,31 @@ static tp_status scalar_const(imp *m, tp_dtype dt, double v, ref *out) { return 
  * from int or bool graph inputs (a count fed at run time), they become
  * value inputs (m->need; the model imports again with their values);
  * computed from float data (or from no graph input), it is refused. */
-static tp_status data_cond(imp *m, ref c) {
-  uint64_t before = m->need;
-  int ints_only = 0;
-  if (c.kind == R_NODE) {
-    TP_TRY(tp_onnx_note_need(m, c.node));
-    uint64_t added = m->need & ~before;
-    ints_only = added != 0;
-    for (int i = 0; i < m->md.ninputs && i < 64; i++)
-      if (added >> i & 1) {
-        tp_dtype dt;
-        if (!tp_onnx_to_dtype(m->md.inputs[i].elem, &dt) || dt == TP_F32) ints_only = 0;
-      }
+tp_status tp_onnx_need_ints(imp *m, int node, int only_ints, int *added_out) {
+  uint64_t before = m->need, ints = 0;
+  int floats = 0;
+  *added_out = 0;
+  TP_TRY(tp_onnx_note_need(m, node));
+  uint64_t added = m->need & ~before;
+  for (int i = 0; i < m->md.ninputs; i++) {
+    int o = m->input_ord ? m->input_ord[i] : -1;
+    if (o < 0 || o >= 64 || !(added >> o & 1)) continue;
+    tp_dtype dt;
+    if (!tp_onnx_to_dtype(m->md.inputs[i].elem, &dt) || tp_dtype_is_float(dt)) floats = 1;
+    else ints |= (uint64_t)1 << o;
   }
+  if (only_ints && floats) ints = 0;
+  m->need = before | ints;
+  *added_out = ints != 0;
+  return TP_OK;
+}
+
+static tp_status data_cond(imp *m, ref c) {
+  int ints_only = 0;
+  if (c.kind == R_NODE) TP_TRY(tp_onnx_need_ints(m, c.node, 1, &ints_only));
   if (ints_only)
     return tp_fail(TP_ERR_UNSUPPORTED, "the loop condition must be a constant (it is computed from int inputs, "
                    "which a model binds as value inputs)");
-  m->need = before;
   return tp_fail(TP_ERR_UNSUPPORTED, "the loop condition is computed from run-time data; a Loop that exits on data is "
                  "not supported yet");
 }
@@ -305,14 +314,26 @@ tp_status tp_onnx_cv_loop(imp *m, onode *n, int arg) {
     return loop_unrolled(m, n); /* a value input per count, unrolled */
   }
   s = loop_unrolled(m, n);
-  if (s != TP_ERR_UNSUPPORTED || !strstr(tp_last_error(), "computed from run-time data")) return s;
-  rollback(m, &k); /* an exit on data: one while_loop instead (its error says why not) */
-  return loop_as_while(m, n);
+  if (s != TP_ERR_UNSUPPORTED) return s;
+  int data = strstr(tp_last_error(), "computed from run-time data") != NULL;
+  if (!data && !strstr(tp_last_error(), "computed from int inputs")) return s;
+  /* an exit on data: one while_loop instead (its error says why not); an
+   * exit on int inputs too (one plan for every value), else those inputs
+   * become value inputs and the loop unrolls per value */
+  char why[512];
+  snprintf(why, sizeof why, "%s", tp_last_error());
+  uint64_t need = m->need;
+  rollback(m, &k);
+  s = loop_as_while(m, n);
+  if (s != TP_ERR_UNSUPPORTED || data) return s;
+  rollback(m, &k);
+  m->need = need;
+  return tp_fail(TP_ERR_UNSUPPORTED, "%s", why);
 }
 
 /* The body's condition output is its condition input (directly or through
  * Identity): the loop ends only on its trip count. */
-static int cond_passes(const omodel *sub) {
+int tp_onnx_cond_passes(const omodel *sub) {
   if (sub->ninputs < 2 || sub->noutputs < 1) return 0;
   const char *in = sub->inputs[1].name, *out = sub->outputs[0].name;
   for (int hops = 0; hops < 8; hops++) {
@@ -360,7 +381,7 @@ static tp_status loop_unrolled(imp *m, onode *n) {
    * its stacks [count, ...] written in place, like a Scan (long loops and
    * 0 iterations); shorter ones unroll */
   int64_t rows = trip < 0 ? -1 : cond != 0 ? trip : 0;
-  if (!s && K && rows >= 0 && (rows > TP_ONNX_SCAN_LOOP_MIN || rows == 0) && cond_passes(&sub)) {
+  if (!s && K && rows >= 0 && (rows > TP_ONNX_SCAN_LOOP_MIN || rows == 0) && tp_onnx_cond_passes(&sub)) {
     mark mk = {m->g->n, m->g->nsubs, m->nconsts, m->need};
     s = tp_onnx_loop_as_while(m, n, &sub, rows);
     if (s != TP_ERR_UNSUPPORTED) {

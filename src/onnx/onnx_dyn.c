@@ -54,14 +54,6 @@ static tp_status new_i64(int nd, const int64_t *sh, tp_tensor **t) {
   return TP_OK;
 }
 
-static tp_status add_i64(imp *m, int nd, const int64_t *sh, const int64_t *v, ref *out) {
-  tp_tensor *t;
-  TP_TRY(new_i64(nd, sh, &t));
-  int64_t k = tp_shape_numel(nd, sh);
-  if (k) memcpy(tp_tensor_ptr(t), v, sizeof(int64_t) * (size_t)k);
-  return tp_onnx_add_const(m, t, out);
-}
-
 /* NonZero's kernel (the converter's, and model.c's at run time when the
  * model is split at the node): int64 [rank, count], the indices of the
  * non-zero elements of t in row-major order (a 0-d input counts as rank 1). */
@@ -190,33 +182,27 @@ static void merge_sort(before_fn before, const void *ctx, int64_t *idx, int64_t 
 
 static int slice_before(const void *ctx, int64_t a, int64_t b) { return slice_cmp(ctx, a, b) < 0; }
 
-/* Unique: the distinct elements (no axis: of the flattened input) or
- * slices along axis; sorted (default) ascending, lexicographically for
- * slices, else in order of first occurrence. Outputs Y, indices (first
- * occurrences), inverse_indices, counts (int64). */
-tp_status tp_onnx_cv_unique(imp *m, onode *n, int arg) {
-  (void)arg;
-  ref x, y;
-  tp_tensor *t;
-  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
-  attr *ax = tp_onnx_attr(m, n, "axis", A_INT);
-  int sorted = tp_onnx_attr_int(m, n, "sorted", 1) != 0;
-  tp_desc d = tp_onnx_desc(m, x);
+/* Unique's kernel (the converter's on a constant, and model.c's at run
+ * time when the model is split at the node): the distinct elements (no
+ * axis: of the flattened input) or slices along axis; sorted ascending,
+ * lexicographically for slices, else in order of first occurrence.
+ * out: Y, indices (first occurrences), inverse_indices, counts (int64). */
+tp_status tp_onnx_unique_compute(tp_tensor *x, int has_axis, int64_t axis_attr, int sorted, tp_tensor *out[4]) {
+  for (int k = 0; k < 4; k++) out[k] = NULL;
   int64_t axis = 0;
-  if (ax) {
-    TP_TRY(tp_onnx_axis(ax->i, d.ndim, "axis", &axis));
-  } else {
-    int64_t flat = -1;
-    TP_TRY(tp_onnx_reshape(m, x, 1, &flat, &x));
-  }
-  TP_TRY(need_value(m, x, "Unique's input", &t));
-  slices s = {t, 1, t->shape[axis], 1};
-  for (int i = 0; i < axis; i++) s.outer *= t->shape[i];
-  for (int i = (int)axis + 1; i < t->ndim; i++) s.inner *= t->shape[i];
+  if (has_axis) TP_TRY(tp_onnx_axis(axis_attr, x->ndim, "axis", &axis));
+  tp_tensor *t;
+  TP_TRY(tp_contiguous(x, &t));
+  slices s = {t, 1, has_axis ? t->shape[axis] : tp_tensor_numel(t), 1};
+  for (int i = 0; has_axis && i < axis; i++) s.outer *= t->shape[i];
+  for (int i = (int)axis + 1; has_axis && i < t->ndim; i++) s.inner *= t->shape[i];
   int64_t N = s.n, K = 0;
   tp_status st = TP_OK;
   int64_t *buf = tp_alloc(sizeof(int64_t) * (size_t)(5 * N + 1));
-  if (!buf) return TP_ERR_OUT_OF_MEMORY;
+  if (!buf) {
+    tp_tensor_release(t);
+    return TP_ERR_OUT_OF_MEMORY;
+  }
   int64_t *ord = buf, *tmp = buf + N, *first = buf + 2 * N, *cnt = buf + 3 * N, *inv = buf + 4 * N;
   for (int64_t i = 0; i < N; i++) ord[i] = i;
   merge_sort(slice_before, &s, ord, tmp, N);
@@ -235,32 +221,59 @@ tp_status tp_onnx_cv_unique(imp *m, onode *n, int arg) {
       }
     int64_t *rank = ord; /* rank[old] = new */
     int64_t *f2 = tp_alloc(sizeof(int64_t) * (size_t)(2 * K + 1));
-    if (!f2) {
-      tp_free(buf);
-      return TP_ERR_OUT_OF_MEMORY;
+    if (!f2) st = TP_ERR_OUT_OF_MEMORY;
+    for (int64_t g = 0; f2 && g < K; g++) rank[perm[g]] = g, f2[g] = first[perm[g]], f2[K + g] = cnt[perm[g]];
+    if (f2) {
+      memcpy(first, f2, sizeof(int64_t) * (size_t)K);
+      memcpy(cnt, f2 + K, sizeof(int64_t) * (size_t)K);
+      for (int64_t i = 0; i < N; i++) inv[i] = rank[inv[i]];
     }
-    for (int64_t g = 0; g < K; g++) rank[perm[g]] = g, f2[g] = first[perm[g]], f2[K + g] = cnt[perm[g]];
-    memcpy(first, f2, sizeof(int64_t) * (size_t)K);
-    memcpy(cnt, f2 + K, sizeof(int64_t) * (size_t)K);
     tp_free(f2);
-    for (int64_t i = 0; i < N; i++) inv[i] = rank[inv[i]];
   }
-  ref idx = {0}, a[2];
-  st = add_i64(m, 1, &K, first, &idx);
+  /* Y: the first occurrences' slices, [.., K, ..] (no axis: [K]) */
+  int64_t ysh[TP_MAX_DIMS];
+  int yn = has_axis ? t->ndim : 1;
+  for (int i = 0; i < yn; i++) ysh[i] = has_axis ? t->shape[i] : K;
+  if (has_axis) ysh[axis] = K;
+  if (!st) st = tp_tensor_empty(t->dtype, yn, ysh, &out[0]);
   if (!st) {
-    a[0] = x, a[1] = idx;
-    tp_attrs at;
-    tp_attrs_init(&at);
-    at.dim = axis;
-    st = tp_onnx_emit(m, TP_OP_GATHER, 2, a, &at, &y);
+    size_t es = tp_dtype_size(t->dtype), row = (size_t)s.inner * es;
+    const char *src = tp_tensor_ptr(t);
+    char *dst = tp_tensor_ptr(out[0]);
+    for (int64_t o = 0; o < s.outer; o++)
+      for (int64_t g = 0; g < K; g++)
+        if (row) memcpy(dst + (size_t)(o * K + g) * row, src + (size_t)(o * N + first[g]) * row, row);
   }
-  if (!st) st = tp_onnx_set_out(m, n, 0, y);
-  if (!st) st = tp_onnx_set_out(m, n, 1, idx);
-  if (!st) st = add_i64(m, 1, &N, inv, &y);
-  if (!st) st = tp_onnx_set_out(m, n, 2, y);
-  if (!st) st = add_i64(m, 1, &K, cnt, &y);
-  if (!st) st = tp_onnx_set_out(m, n, 3, y);
+  const int64_t *vals[3] = {first, inv, cnt};
+  int64_t lens[3] = {K, N, K};
+  for (int k = 0; k < 3 && !st; k++) {
+    st = new_i64(1, &lens[k], &out[1 + k]);
+    if (!st && lens[k]) memcpy(tp_tensor_ptr(out[1 + k]), vals[k], sizeof(int64_t) * (size_t)lens[k]);
+  }
   tp_free(buf);
+  tp_tensor_release(t);
+  if (st)
+    for (int k = 0; k < 4; k++) tp_tensor_release(out[k]), out[k] = NULL;
+  return st;
+}
+
+/* Unique on a constant (the input a value input otherwise; a model split
+ * at the node runs tp_onnx_unique_compute at run time instead). */
+tp_status tp_onnx_cv_unique(imp *m, onode *n, int arg) {
+  (void)arg;
+  ref x, r;
+  tp_tensor *t, *o[4];
+  TP_TRY(tp_onnx_need_in(m, n, 0, &x));
+  attr *ax = tp_onnx_attr(m, n, "axis", A_INT);
+  int sorted = tp_onnx_attr_int(m, n, "sorted", 1) != 0;
+  TP_TRY(need_value(m, x, "Unique's input", &t));
+  TP_TRY(tp_onnx_unique_compute(t, ax != NULL, ax ? ax->i : 0, sorted, o));
+  tp_status st = TP_OK;
+  for (int k = 0; k < 4; k++) {
+    if (!st) st = tp_onnx_add_const(m, o[k], &r);
+    else tp_tensor_release(o[k]);
+    if (!st && tp_onnx_has_out(n, k)) st = tp_onnx_set_out(m, n, k, r);
+  }
   return st;
 }
 

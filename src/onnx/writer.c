@@ -156,12 +156,15 @@ static void init_scalar(wr *w, vname out, tp_dtype dt, double v) {
 
 /* ---- value infos (ValueInfoProto: name 1, type 2 -> TypeProto.tensor_type 1
  * -> elem_type 1, shape 2 -> dim 1 -> dim_value 1) ---- */
-static void add_vi(wr *w, tp_pbw *section, uint32_t num, const char *name, const tp_desc *d) {
+/* dyn0: dim 0 is known only at run time (dim_param "steps": a scan output
+ * of a loop that ends on data, declared with 0 rows, onnx_cond.c) */
+static void add_vi_dyn(wr *w, tp_pbw *section, uint32_t num, const char *name, const tp_desc *d, int dyn0) {
   tp_pbw vi = {0}, tp = {0}, tt = {0}, sh = {0};
   (void)w;
   for (int i = 0; i < d->ndim; i++) {
     tp_pbw dm = {0};
-    tp_pbw_varint(&dm, 1, (uint64_t)d->shape[i]);
+    if (i == 0 && dyn0) put_str(&dm, 2, "steps");
+    else tp_pbw_varint(&dm, 1, (uint64_t)d->shape[i]);
     put_msg(&sh, 1, &dm);
   }
   tp_pbw_varint(&tt, 1, (uint64_t)tp_onnx_from_dtype(d->dtype));
@@ -170,6 +173,10 @@ static void add_vi(wr *w, tp_pbw *section, uint32_t num, const char *name, const
   put_str(&vi, 1, name);
   put_msg(&vi, 2, &tp);
   put_msg(section, num, &vi);
+}
+
+static void add_vi(wr *w, tp_pbw *section, uint32_t num, const char *name, const tp_desc *d) {
+  add_vi_dyn(w, section, num, name, d, 0);
 }
 
 /* ---- operands ---- */
@@ -284,6 +291,15 @@ static tp_status convert_as(wr *w, const tp_node *n, const char *out) {
       operand(w, &n->args[0], TP_BOOL, b0, &a0);
       operand(w, &n->args[1], od, b1, &a1);
       operand(w, &n->args[2], od, b2, &a2);
+      if (od == TP_BOOL) { /* onnxruntime has no bool Where: (c and a) or (not c and b) */
+        vname t0, t1, t2;
+        fresh(w, t0), fresh(w, t1), fresh(w, t2);
+        node2(w, "And", a0, a1, t0);
+        node1(w, "Not", a0, t1);
+        node2(w, "And", t1, a2, t2);
+        node2(w, "Or", t0, t2, out);
+        return TP_OK;
+      }
       const char *in[3] = {a0, a1, a2};
       node(w, "Where", 3, in, out, NULL);
       return TP_OK;
@@ -974,7 +990,10 @@ static tp_status emit_graph_ex(wr *w, int outputs) {
     }
     if (a->kind == TP_ARG_NODE && g->nodes[a->node].kind == TP_NODE_CALL && !shown[a->node]) {
       shown[a->node] = 1;
-      add_vi(w, &w->outputs, 12, vn(w, a->node), &d);
+      const tp_node *x = &g->nodes[a->node], *src0 = x->op == TP_OP_GETITEM && x->nargs == 1 ? &g->nodes[x->args[0].node] : NULL;
+      int dyn0 = src0 && src0->op == TP_OP_WHILE_LOOP && x->attrs.result_index >= src0->attrs.nresults && d.ndim >= 1 &&
+                 d.shape[0] == 0;
+      add_vi_dyn(w, &w->outputs, 12, vn(w, a->node), &d, dyn0);
       continue;
     }
     if (a->kind == TP_ARG_SCALAR) d.weak = 0;

@@ -66,3 +66,39 @@ test('more than 64 graph inputs or outputs: a clear error naming the limit; the 
     m.dispose();
   }
 });
+
+test('a model listing 66 initializers as graph inputs before its runtime inputs: a shape input after them still becomes a value input', async () => {
+  /* value inputs are numbered by runtime input (the inputs without an
+   * initializer), not by their place among all 68 graph inputs */
+  const K = 66;
+  const ws = Array.from({ length: K }, (_, i) => `w${i}`);
+  const bytes = makeModel({
+    opset: 13,
+    nodes: [['Sum', ws, ['s']], ['Mul', ['x', 's'], ['xs']], ['Reshape', ['xs', 'shape'], ['y']]],
+    initializers: ws.map((n, i) => [n, 1, [1], Float32Array.of((i % 3) * 0.5)]),
+    inputs: [...ws.map((n) => [n, 1, [1]]), ['x', 1, [6]], ['shape', 7, [2]]],
+    outputs: [['y', 1, null]],
+  });
+  const x = Float32Array.of(1, 2, 3, 4, 5, 6), sum = Array.from({ length: K }, (_, i) => (i % 3) * 0.5).reduce((a, b) => a + b, 0);
+  const sess = await ort.InferenceSession.create(bytes);
+  for (const backend of ['', 'stax']) {
+    const m = tp.onnx.load(bytes, { backend });
+    try {
+      assert.deepEqual(m.inputNames, ['x', 'shape']);
+      for (const shape of [[2, 3], [3, 2], [2, 3]]) {
+        const want = await sess.run({ x: new ort.Tensor('float32', x, [6]), shape: new ort.Tensor('int64', BigInt64Array.from(shape.map(BigInt)), [2]) });
+        tp.scope(() => {
+          const y = m.run({ x: tp.tensor(x), shape: tp.tensor(shape, { dtype: 'int64' }) }).y;
+          assert.deepEqual(y.shape, shape);
+          assert.deepEqual([...y.toArray()], [...x].map((v) => v * sum));
+          assert.deepEqual([...y.toArray()], [...want.y.data]);
+        });
+      }
+      assert.equal(m.specializations(), 2, 'one per shape value');
+      assert.match(m.explain(), /input 'shape'.*value guard/);
+    } finally {
+      m.dispose();
+    }
+  }
+  await sess.release();
+});

@@ -264,18 +264,20 @@ static void test_scan8(void) {
   tp_onnx_model_free(m);
 }
 
-/* Loop with the trip count M fed at run time (a value input: one
- * specialization per value), no cond, y carried and stacked:
+/* Loop with the trip count M fed at run time (one while_loop in the plan
+ * for every value, its stacks at their run-time length), no cond, y
+ * carried and stacked:
  *   y_i = y_{i-1} + x (x from the outer scope). cond_data 1: the body's
  * condition is y_i < lim (lim a float input), a data-dependent exit;
- * 2: no M, the condition is i < cnt (cnt an int64 input). */
+ * 2: no M, the condition is i < cnt (cnt an int64 input); 3: as 1
+ * without the scan output; 4: as 1, the stack also read by a ReduceSum. */
 static uint8_t *loop_model(int cond_data, size_t *len) {
   tp_pbw g = {0}, body = {0};
   value_info(&body, 11, "i", 7, "");
   value_info(&body, 11, "c_in", 9, "");
   value_info(&body, 11, "y_in", 1, NULL);
   node(&body, "Add", L("y_in", "x"), L("y_out"), 0, NULL);
-  if (cond_data == 1 || cond_data == 3) {
+  if (cond_data == 1 || cond_data == 3 || cond_data == 4) {
     node(&body, "Less", L("y_out", "lim"), L("c2"), 0, NULL);
     node(&body, "Squeeze", L("c2"), L("c_out"), 0, NULL);
   } else if (cond_data == 2) {
@@ -291,13 +293,15 @@ static uint8_t *loop_model(int cond_data, size_t *len) {
   if (cond_data == 2) node(&g, "Loop", L("", "", "y0"), L("y", "ys"), 1, at);
   else if (cond_data == 3) node(&g, "Loop", L("M", "", "y0"), L("y"), 1, at);
   else node(&g, "Loop", L("M", "", "y0"), L("y", "ys"), 1, at);
+  if (cond_data == 4) node(&g, "ReduceSum", L("ys"), L("total"), 0, NULL);
   if (cond_data == 2) value_info(&g, 11, "cnt", 7, "");
   else value_info(&g, 11, "M", 7, "");
   value_info(&g, 11, "y0", 1, "1");
   value_info(&g, 11, "x", 1, "1");
-  if (cond_data == 1 || cond_data == 3) value_info(&g, 11, "lim", 1, "1");
+  if (cond_data == 1 || cond_data == 3 || cond_data == 4) value_info(&g, 11, "lim", 1, "1");
   value_info(&g, 12, "y", 1, NULL);
-  if (cond_data != 3) value_info(&g, 12, "ys", 1, NULL);
+  if (cond_data != 3 && cond_data != 4) value_info(&g, 12, "ys", 1, NULL);
+  if (cond_data == 4) value_info(&g, 12, "total", 1, NULL);
   return finish(&g, len);
 }
 
@@ -320,7 +324,7 @@ static void test_loop(void) {
     release(n, out);
     release(3, in);
   }
-  CHECK(tp_onnx_model_num_specializations(m) == 2); /* M = 3 came back: a hit */
+  CHECK(tp_onnx_model_num_specializations(m) == 1); /* every M: one plan (the stacks' length is a run-time value) */
   tp_tensor *in[3] = {i64(1), f32(1, s1, y0), f32(1, s1, x)}, *out[2] = {0};
   int n = 0;
   /* a negative trip count runs no iteration (ONNX): y stays y0, the scan
@@ -369,8 +373,8 @@ static void test_loop(void) {
   release(3, in);
   tp_onnx_model_free(m);
 
-  /* no trip count; the exit condition i < cnt reads an int input, which
-   * becomes a value input: cnt + 1 iterations */
+  /* no trip count; the exit condition i < cnt reads an int input: one
+   * while_loop for every cnt (no value input): cnt + 1 iterations */
   b = loop_model(2, &len);
   m = load(b, len);
   if (!m) return;
@@ -386,21 +390,91 @@ static void test_loop(void) {
     release(n, out3);
     release(3, in3);
   }
-  CHECK(tp_onnx_model_num_specializations(m) == 2);
+  CHECK(tp_onnx_model_num_specializations(m) == 1);
   tp_onnx_model_free(m);
 
-  /* an exit condition computed from float run-time data: refused, naming the node */
-  b = loop_model(1, &len);
+  /* an exit condition computed from float run-time data with a scan
+   * output: the stack grows as the loop runs and is returned at the length
+   * the data gave (y: 3, 5, 7, ... while y < lim, at most M steps), eager
+   * and stax, one specialization for every limit */
+  for (int be = 0; be < 2; be++) {
+    b = loop_model(1, &len);
+    m = load(b, len);
+    if (!m) return;
+    if (be) CHECK_OK(tp_onnx_model_use_backend(m, "stax"));
+    static const struct { int64_t M; float lim; int64_t steps; } lc[] = {{10, 6, 3}, {10, 4, 2}, {2, 100, 2}, {10, 1, 1},
+                                                                        {0, 6, 0}, {100, 60, 30}};
+    for (int q = 0; q < 6; q++) {
+      float lv[1] = {lc[q].lim};
+      tp_tensor *in2[4] = {i64(lc[q].M), f32(1, s1, y0), f32(1, s1, x), f32(1, s1, lv)}, *out2[2] = {0};
+      n = 0;
+      CHECK_OK(tp_onnx_model_run(m, 4, in2, 2, out2, &n));
+      float want[100], fin[1] = {1 + 2 * (float)lc[q].steps};
+      for (int64_t i = 0; i < lc[q].steps; i++) want[i] = 3 + 2 * (float)i;
+      int64_t ysh2[2] = {lc[q].steps, 1};
+      CHECKF(n == 2 && same(out2[0], 1, s1, fin) && same(out2[1], 2, ysh2, want), "data exit, scan output: M=%lld lim=%g (%s)",
+             (long long)lc[q].M, lc[q].lim, be ? "stax" : "eager");
+      release(n, out2);
+      release(4, in2);
+    }
+    CHECK(tp_onnx_model_num_specializations(m) == 1);
+    tp_onnx_model_free(m);
+  }
+
+  /* a loop that does not end (lim never reached, M huge): its stack stops
+   * at TP_LOOP_STACK_MAX bytes with an error naming the node and the
+   * limit; the model stays usable */
+  setenv("TP_LOOP_STACK_MAX", "4096", 1);
+  for (int be = 0; be < 2; be++) {
+    b = loop_model(1, &len);
+    m = load(b, len);
+    if (!m) break;
+    if (be) CHECK_OK(tp_onnx_model_use_backend(m, "stax"));
+    float big[1] = {1e30f}, six[1] = {6};
+    tp_tensor *in5[4] = {i64((int64_t)1 << 40), f32(1, s1, y0), f32(1, s1, x), f32(1, s1, big)}, *out5[2] = {0};
+    n = 0;
+    CHECK(tp_onnx_model_run(m, 4, in5, 2, out5, &n) == TP_ERR_OUT_OF_MEMORY);
+    CHECKF(strstr(tp_last_error(), "while_loop %y: scan output 0 would need more than 4096 bytes after 1024 steps") &&
+               strstr(tp_last_error(), "TP_LOOP_STACK_MAX"),
+           "error: %s", tp_last_error());
+    release(n, out5);
+    release(4, in5);
+    tp_tensor *in6[4] = {i64(10), f32(1, s1, y0), f32(1, s1, x), f32(1, s1, six)}, *out6[2] = {0};
+    n = 0;
+    CHECK_OK(tp_onnx_model_run(m, 4, in6, 2, out6, &n));
+    static const float y3[3] = {3, 5, 7}, f7[1] = {7};
+    int64_t sh31[2] = {3, 1};
+    CHECK(n == 2 && same(out6[0], 1, s1, f7) && same(out6[1], 2, sh31, y3));
+    release(n, out6);
+    release(4, in6);
+    tp_onnx_model_free(m);
+  }
+  unsetenv("TP_LOOP_STACK_MAX");
+
+  /* the stack read by another node: tp_onnx_model splits at the Loop (the
+   * JS tests check it against onnxruntime); a plain import (one graph, no
+   * split) refuses it naming the reader and the Loop */
+  b = loop_model(4, &len);
+  tp_graph *lg = NULL;
+  CHECK(tp_onnx_load(b, len, &lg) == TP_ERR_UNSUPPORTED);
+  CHECKF(strstr(tp_last_error(), "node 'total' (ReduceSum): reads 'ys', a scan output of Loop 'y' whose length is known "
+                                 "only after the loop ran"),
+         "error: %s", tp_last_error());
+  tp_graph_free(lg);
   m = load(b, len);
   if (!m) return;
-  static const float lim[1] = {6};
-  tp_tensor *in2[4] = {i64(10), f32(1, s1, y0), f32(1, s1, x), f32(1, s1, lim)}, *out2[2] = {0};
-  n = 0;
-  CHECK(tp_onnx_model_run(m, 4, in2, 2, out2, &n) == TP_ERR_UNSUPPORTED);
-  CHECKF(strstr(tp_last_error(), "node 'y' (Loop)") && strstr(tp_last_error(), "run-time data"), "error: %s",
-         tp_last_error());
-  release(n, out2);
-  release(4, in2);
+  for (int be = 0; be < 2; be++) {
+    if (be) CHECK_OK(tp_onnx_model_use_backend(m, "stax"));
+    float lv[1] = {6};
+    tp_tensor *in7[4] = {i64(10), f32(1, s1, y0), f32(1, s1, x), f32(1, s1, lv)}, *out7[2] = {0};
+    n = 0;
+    CHECK_OK(tp_onnx_model_run(m, 4, in7, 2, out7, &n));
+    static const float t15[1] = {15}, f7[1] = {7}; /* 3 + 5 + 7 (keepdims: [1, 1]) */
+    int64_t s11[2] = {1, 1};
+    CHECKF(n == 2 && same(out7[0], 1, s1, f7) && same(out7[1], 2, s11, t15), "split at the Loop (%s)", be ? "stax" : "eager");
+    release(n, out7);
+    release(4, in7);
+  }
   tp_onnx_model_free(m);
 
   /* the same exit on float data without scan outputs: one while_loop node
