@@ -201,9 +201,10 @@ static int same_packing(const tp_kir_program *a, const tp_kir_program *b, int k,
  * PP-OCRv4 rec's squeeze-excite weights (pruned channels, many subnormal)
  * ran its 120x1x480 GEMM at 0.18 GFLOP/s (0.63 ms, against 0.048 ms with
  * them flushed). A subnormal weight's product is below 2^-126 |x|, absorbed
- * by any sum larger than about 2^-100: results change only for sums that
- * small (docs/architecture.md, "Threads"). Applied to the plan's packed
- * copies only (eager and the graph's constants keep them). */
+ * by any sum above about 2^-102 |x|: results change only for sums that
+ * small next to the activation x (docs/architecture.md, "Threads").
+ * Applied to the plan's packed copies only (eager and the graph's
+ * constants keep them). */
 static void flush_subnormals(float *p, size_t n) {
   for (size_t i = 0; i < n; i++) {
     uint32_t u;
