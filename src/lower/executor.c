@@ -601,6 +601,20 @@ static void gemm_pa_task(void *ctx, int slot, int64_t u0, int64_t u1) {
                        j->bias ? j->bias + n0 : NULL);
   if (j->tuned) K->gemm_tune(0, 0);
 }
+/* The same by rows: units [u0, u1) are row blocks of GEMM_ROW_UNIT (every
+ * MR divides it, so each row keeps its micro-kernel panel), each chunk
+ * packing all of B: for few columns (det's 384x35x384 1x1 convolutions,
+ * one column block) */
+static void gemm_pa_rows_task(void *ctx, int slot, int64_t u0, int64_t u1) {
+  (void)slot;
+  const gemm_job *j = ctx;
+  const tp_kir_kernel *k = j->k;
+  const tp_kernels *K = j->K;
+  int64_t m0 = u0 * GEMM_ROW_UNIT, m1 = u1 * GEMM_ROW_UNIT < k->M ? u1 * GEMM_ROW_UNIT : k->M;
+  if (j->tuned) K->gemm_tune(k->tune_kc, k->tune_mc);
+  K->gemm_f32_packed_a_rows(k->M, k->N, k->K, j->pa, m0, m1, j->B, k->b_rs, k->b_cs, j->out, k->N, j->bias);
+  if (j->tuned) K->gemm_tune(0, 0);
+}
 
 /* The 2-D split of a GEMM over a B packed once (batch 1), one unit per
  * thread: unit t takes rows [t rows_per, (t + 1) rows_per) whole, and its
@@ -764,7 +778,24 @@ static void run_gemm(const runctx *r, int ki, const tp_kir_kernel *k, const prep
   if (pa) { /* a constant A packed once per plan (a 1x1 convolution's weight): split by columns */
     int64_t ncb = (k->N + GEMM_COLS - 1) / GEMM_COLS, unit_flops = 2 * k->M * GEMM_COLS * k->K;
     int64_t grain = unit_flops > 0 ? (PAR_GEMM_FLOPS + unit_flops - 1) / unit_flops : 1;
-    if (tp_pool_threads_or_default() > 1 && 2 * k->M * k->N * k->K >= 2 * PAR_GEMM_FLOPS &&
+    int threads = tp_pool_threads_or_default();
+    /* or by rows, when the columns share out worse than the rows (the
+     * largest share over the even one: ceil(ncb / T) GEMM_COLS / N against
+     * ceil(rows / T) GEMM_ROW_UNIT / M; rows also pack B once per chunk) */
+    int64_t rbu = (k->M + GEMM_ROW_UNIT - 1) / GEMM_ROW_UNIT;
+    int by_rows = threads > 1 && K->gemm_f32_packed_a_rows && rbu >= 2 * threads &&
+                  (double)((ncb + threads - 1) / threads * GEMM_COLS) / (double)k->N >
+                      1.15 * (double)((rbu + threads - 1) / threads * GEMM_ROW_UNIT) / (double)k->M;
+    if (by_rows) {
+      int64_t rflops = 2 * GEMM_ROW_UNIT * k->N * k->K, rgrain = rflops > 0 ? (PAR_GEMM_FLOPS + rflops - 1) / rflops : 1;
+      if (2 * k->M * k->N * k->K >= 2 * PAR_GEMM_FLOPS && tp_parallel_slots(rbu, rgrain) > 1) {
+        gemm_job j = {K, k, NULL, B, NULL, bias, out, ncb, 0, tuned, NULL, pa, 0, 0};
+        tp_parallel_for(rbu, rgrain, gemm_pa_rows_task, &j);
+        if (k->expr.n && !no_epi) run_pointwise(r, k, pr, out, out);
+        return;
+      }
+    }
+    if (threads > 1 && 2 * k->M * k->N * k->K >= 2 * PAR_GEMM_FLOPS &&
         tp_parallel_slots(ncb, grain) > 1) {
       gemm_job j = {K, k, NULL, B, NULL, bias, out, ncb, 1, tuned, NULL, pa, 0, 0};
       tp_parallel_for(ncb, grain, gemm_pa_task, &j);

@@ -133,6 +133,10 @@ static void conv_im2col(const tp_conv2d_geom *g, const float *x, int64_t Cg, int
  * multiply-adds; measured, docs/architecture.md "Threads") it runs on the
  * caller. */
 #define PAR_CONV_FLOPS 2000000
+/* a depthwise multiply-add costs about this many GEMM ones (5-15 GFLOP/s
+ * against 60-100 natively: PP-OCRv4 det's 384 planes of 5x7, 5x5, 0.06 ms
+ * for 0.67 MFLOP), so its units count it that much towards the grain */
+#define PAR_DW_WEIGHT 8
 #define CONV_COLS 256
 typedef struct conv_job {
   const tp_conv2d_geom *g;
@@ -147,7 +151,9 @@ typedef struct conv_job {
   int64_t col_floats, rb, nblk; /* im2col: rows per block, blocks per (n, group) */
   float *prow;       /* depthwise, padded rows: per thread, H rows of prow_w floats each */
   int64_t prow_w, half; /* half > 0: stride 2, each row as its even then its odd columns, half each */
-  int kind;          /* 0 depthwise, 1 im2col, 2 direct, 3 depthwise on padded rows */
+  int kind;          /* 0 depthwise, 1 im2col, 2 direct, 3 depthwise on padded rows, 4 padded planes */
+  float *pbuf;       /* kind 4: per thread, a padded plane of pb_floats */
+  int64_t pb_floats;
   const tp_conv_epi *epi; /* fused epilogue (NULL: none) */
 } conv_job;
 
@@ -168,6 +174,16 @@ static void conv_deinterleave(const float *x, int64_t n, float *a, float *b) {
 static void conv_units(conv_job *j, int slot, int64_t u0, int64_t u1) {
   const tp_conv2d_geom *g = j->g;
   int64_t Cg = g->C / g->G, Mg = g->M / g->G, KK = g->KH * g->KW, Kd = Cg * KK, P = g->OH * g->OW;
+  if (j->kind == 4) { /* unit: plane (n, m), through this thread's zero-padded copy */
+    float *pbuf = j->pbuf + (size_t)slot * (size_t)j->pb_floats;
+    for (int64_t u = u0; u < u1; u++) {
+      int64_t n = u / g->M, m = u % g->M;
+      conv_dw_padded(g, j->X + (n * g->C + m / Mg) * g->H * g->W, j->Wt + m * KK, j->B ? j->B[m] : 0.0f, pbuf,
+                     j->Y + (n * g->M + m) * P);
+      if (j->epi) j->epi->fn(j->epi->ctx, slot, j->Y, n, m, m + 1, 0, P);
+    }
+    return;
+  }
   if (j->kind == 3) { /* unit: plane (n, m); its input rows copied between zero columns */
     const float *rows[64];
     int64_t Wp = j->prow_w;
@@ -367,23 +383,6 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
              !__builtin_mul_overflow(g.H, 2 * half, &s2n) && s2n <= 16384;
     int padded = !s2 && (g.OW < 64 || (KK >= 25 && g.H >= g.KH)) && g.KH <= 64 && Hp * Wp <= 16384 && P > 0 &&
                  (g.pt || g.pl || Hp > g.H || Wp > g.W);
-    if (padded) {
-      float *pbuf = tp_alloc(sizeof(float) * (size_t)(2 * Hp * Wp));
-      if (!pbuf) {
-        s = tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: conv2d: cannot allocate a padded %lldx%lld plane",
-                    (long long)Hp, (long long)Wp);
-        goto done;
-      }
-      memset(pbuf, 0, sizeof(float) * (size_t)(Hp * Wp));
-      for (int64_t n = 0; n < g.N; n++)
-        for (int64_t m = 0; m < g.M; m++) {
-          conv_dw_padded(&g, j->X + (n * g.C + m / Mg) * g.H * g.W, j->Wt + m * KK, j->B ? j->B[m] : 0.0f,
-                         pbuf, j->Y + (n * g.M + m) * P);
-          if (epi) epi->fn(epi->ctx, 0, j->Y, n, m, m + 1, 0, P);
-        }
-      tp_free(pbuf);
-      goto done;
-    }
     /* Planes of few rows and wide rows (OW >= 64; PP-OCR's classifier and
      * recognizer: 5x5 on 2-3 rows of 96): each plane's input rows copied
      * once, between zero columns, into a per-thread buffer, so every column
@@ -391,16 +390,19 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
      * and on 96 columns cost about as much as the rest); rows outside the
      * input stay NULL and their taps are skipped. Units are planes. */
     int64_t prow_n;
-    if (s2) {
+    if (padded) { /* units: planes, each thread with its own padded plane (conv_dw_padded) */
+      j->kind = 4, j->pb_floats = 2 * Hp * Wp;
+      units = g.N * g.M, unit_flops = PAR_DW_WEIGHT * 2 * P * KK;
+    } else if (s2) {
       j->kind = 3, j->prow_w = 2 * half, j->half = half;
-      units = g.N * g.M, unit_flops = 2 * P * KK;
+      units = g.N * g.M, unit_flops = PAR_DW_WEIGHT * 2 * P * KK;
     } else if (g.KH <= 64 && !__builtin_mul_overflow(g.H, Wp, &prow_n) && prow_n <= 16384 && P > 0 &&
                (g.pl || Wp > g.W)) {
       j->kind = 3, j->prow_w = Wp;
-      units = g.N * g.M, unit_flops = 2 * P * KK;
+      units = g.N * g.M, unit_flops = PAR_DW_WEIGHT * 2 * P * KK;
     } else {
       j->kind = 0;
-      units = g.N * g.M * g.OH, unit_flops = 2 * g.OW * KK;
+      units = g.N * g.M * g.OH, unit_flops = PAR_DW_WEIGHT * 2 * g.OW * KK;
     }
   } else if (path == TP_CONV_WINO2D) {
     /* 3x3 stride 1 as Winograd F(2x2, 3x3) (src/ops/winograd.c), on the caller */
@@ -456,6 +458,15 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
       goto done;
     }
   }
+  if (j->kind == 4) {
+    size_t bytes = sizeof(float) * (size_t)j->pb_floats * (size_t)nc;
+    if (!(j->pbuf = tp_alloc(bytes))) {
+      s = tp_fail(TP_ERR_OUT_OF_MEMORY, "out of memory: conv2d: cannot allocate %zu bytes of padded planes", bytes);
+      goto done;
+    }
+    for (int t = 0; t < nc; t++) /* the zero border; conv_dw_padded writes the interior per plane */
+      memset(j->pbuf + (size_t)t * (size_t)j->pb_floats, 0, sizeof(float) * (size_t)(j->pb_floats / 2));
+  }
   if (j->kind == 3) {
     size_t bytes = sizeof(float) * (size_t)(g.H * j->prow_w) * (size_t)nc;
     if (!(j->prow = tp_alloc(bytes))) {
@@ -471,7 +482,7 @@ tp_status tp_conv2d_into_prep(tp_tensor *const *in, const tp_attrs *at, tp_tenso
   if (nc > 1) tp_parallel_run(units, grain, nc, conv_task, j);
   else conv_units(j, 0, 0, units);
 done:
-  if (j) tp_free(j->cols), tp_free((void *)j->rows), tp_free(j->prow);
+  if (j) tp_free(j->cols), tp_free((void *)j->rows), tp_free(j->prow), tp_free(j->pbuf);
   tp_free(j);
   tp_tensor_release(x);
   tp_tensor_release(w);

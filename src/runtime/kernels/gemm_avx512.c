@@ -297,10 +297,11 @@ static void gemm_scalar(int64_t M, int64_t N, int64_t K, const float *A, int64_t
  * Only columns [j0, j1) of C are computed (j0 a multiple of NR with pb). */
 static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa, int64_t csa,
                        const float *B, int64_t rsb, int64_t csb, const float *pb, const float *pap,
-                       float *C, int64_t ldc, const float *bias, int64_t j0, int64_t j1) {
-  if (M <= 0 || N <= 0 || j0 >= j1) return;
+                       float *C, int64_t ldc, const float *bias, int64_t j0, int64_t j1, int64_t i0,
+                       int64_t i1) {
+  if (M <= 0 || N <= 0 || j0 >= j1 || i0 >= i1) return;
   if (K <= 0) {
-    for (int64_t i = 0; i < M; i++)
+    for (int64_t i = i0; i < i1; i++)
       for (int64_t j = j0; j < j1; j++) C[i * ldc + j] = bias ? bias[j] : 0.0f;
     return;
   }
@@ -309,7 +310,7 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
   if (!pack_a_buf || (!pb && !pack_b_buf)) { /* out of memory: unpacked fallback */
     if (pap) { /* read A and B back out of their panels */
       int64_t Np = round_up(N, NR), Mp = round_up(M, MR);
-      for (int64_t i = 0; i < M; i++)
+      for (int64_t i = i0; i < i1; i++)
         for (int64_t j = j0; j < j1; j++) {
           float s = bias ? bias[j] : 0.0f;
           for (int64_t k = 0; k < K; k++) {
@@ -321,7 +322,7 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
         }
     } else if (pb) { /* read B back out of its panels */
       int64_t Np = round_up(N, NR);
-      for (int64_t i = 0; i < M; i++)
+      for (int64_t i = i0; i < i1; i++)
         for (int64_t j = j0; j < j1; j++) {
           float s = bias ? bias[j] : 0.0f;
           for (int64_t k = 0; k < K; k++) {
@@ -331,7 +332,7 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
           C[i * ldc + j] = s;
         }
     } else {
-      gemm_scalar(M, j1 - j0, K, A, rsa, csa, B + j0 * csb, rsb, csb, C + j0, ldc,
+      gemm_scalar(i1 - i0, j1 - j0, K, A + i0 * rsa, rsa, csa, B + j0 * csb, rsb, csb, C + i0 * ldc + j0, ldc,
                   bias ? bias + j0 : NULL);
     }
     return;
@@ -344,8 +345,8 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
       int64_t kc = K - pc < KC ? K - pc : KC;
       const float *bb = pb ? pb + pc * Np + jc * kc : pack_b_buf;
       const float *bias_j = bias && pc == 0 ? bias + jc : NULL;
-      for (int64_t ic = 0; ic < M; ic += MC) {
-        int64_t mc = M - ic < MC ? M - ic : MC;
+      for (int64_t ic = i0; ic < i1; ic += MC) {
+        int64_t mc = i1 - ic < MC ? i1 - ic : MC;
         if (pap)
           pa = (float *)(pap + pc * round_up(M, MR) + ic * kc);
         else
@@ -356,7 +357,7 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
         for (int64_t jr = 0; jr < nc; jr += NR) {
           int64_t nr = nc - jr < NR ? nc - jr : NR;
           /* pack each B panel just before its first use, so it is hot */
-          if (!pb && ic == 0)
+          if (!pb && ic == i0)
             pack_b(nr, kc, B + pc * rsb + (jc + jr) * csb, rsb, csb, pack_b_buf + jr * kc);
           int nv = nr > 16 ? 2 : 1;
           /* what the first A panel prefetches: the next packed B panel, or
@@ -366,7 +367,7 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
           if (jr + NR < nc) {
             if (pb)
               pf = bb + (jr + NR) * kc;
-            else if (ic == 0 && csb == 1)
+            else if (ic == i0 && csb == 1)
               pf = B + pc * rsb + jc + jr + NR, pfs = rsb;
           }
           for (int64_t ir = 0; ir < mc; ir += MR) {
@@ -384,7 +385,7 @@ static void gemm_drive(int64_t M, int64_t N, int64_t K, const float *A, int64_t 
 void tp_f32_gemm__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                          int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
                          int64_t ldc, const float *bias) {
-  gemm_drive(M, N, K, A, rsa, csa, B, rsb, csb, NULL, NULL, C, ldc, bias, 0, N);
+  gemm_drive(M, N, K, A, rsa, csa, B, rsb, csb, NULL, NULL, C, ldc, bias, 0, N, 0, M);
 }
 
 size_t tp_f32_gemm_pack_b_size__avx512(int64_t K, int64_t N) {
@@ -408,7 +409,7 @@ void tp_f32_gemm_pack_b__avx512(int64_t K, int64_t N, const float *B, int64_t rs
 void tp_f32_gemm_packed__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                 int64_t csa, const float *packed_b, float *C, int64_t ldc,
                                 const float *bias) {
-  gemm_drive(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias, 0, N);
+  gemm_drive(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias, 0, N, 0, M);
 }
 
 size_t tp_f32_gemm_pack_a_size__avx512(int64_t M, int64_t K) {
@@ -432,12 +433,19 @@ void tp_f32_gemm_pack_a__avx512(int64_t M, int64_t K, const float *A, int64_t rs
 void tp_f32_gemm_packed_a__avx512(int64_t M, int64_t N, int64_t K, const float *packed_a,
                                   const float *B, int64_t rsb, int64_t csb, float *C, int64_t ldc,
                                   const float *bias) {
-  gemm_drive(M, N, K, NULL, 0, 0, B, rsb, csb, NULL, packed_a, C, ldc, bias, 0, N);
+  gemm_drive(M, N, K, NULL, 0, 0, B, rsb, csb, NULL, packed_a, C, ldc, bias, 0, N, 0, M);
+}
+
+void tp_f32_gemm_packed_a_rows__avx512(int64_t M, int64_t N, int64_t K, const float *packed_a, int64_t i0,
+                                       int64_t i1, const float *B, int64_t rsb, int64_t csb, float *C,
+                                       int64_t ldc, const float *bias) {
+  if (i0 < 0 || i1 > M || i0 % MR) return; /* the caller's contract (kernels.h) */
+  gemm_drive(M, N, K, NULL, 0, 0, B, rsb, csb, NULL, packed_a, C, ldc, bias, 0, N, i0, i1);
 }
 
 void tp_f32_gemm_packed_cols__avx512(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                      int64_t csa, const float *packed_b, int64_t j0, int64_t j1,
                                      float *C, int64_t ldc, const float *bias) {
   if (j0 < 0 || j1 > N || j0 % NR) return; /* the caller's contract (kernels.h) */
-  gemm_drive(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias, j0, j1);
+  gemm_drive(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias, j0, j1, 0, M);
 }

@@ -13,6 +13,7 @@
 #define GEMM_PACK_A_SIZE tp_f32_gemm_pack_a_size__avx512
 #define GEMM_PACK_A tp_f32_gemm_pack_a__avx512
 #define GEMM_F32_PACKED_A tp_f32_gemm_packed_a__avx512
+#define GEMM_F32_PACKED_A_ROWS tp_f32_gemm_packed_a_rows__avx512
 #define GEMM_TUNE tp_f32_gemm_tune__avx512
 #define GEMM_RELEASE tp_f32_gemm_release__avx512
 /* the float16-B GEMM (gemm_f16_impl.h) comes from the generic family */

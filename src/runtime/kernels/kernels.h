@@ -79,6 +79,13 @@ typedef struct tp_kernels {
   void (*gemm_f32_packed_a)(int64_t M, int64_t N, int64_t K, const float *packed_a,
                             const float *B, int64_t rsb, int64_t csb, float *C, int64_t ldc,
                             const float *bias);
+  /* Only rows [i0, i1) of that product (packed_a, C: the whole matrices);
+   * i0 a multiple of the table's MR (4, 6 or 12: any multiple of 12 works;
+   * 0 <= i0, i1 <= M). Each element gets the same operations as in
+   * gemm_f32_packed_a, so threads splitting M get the same bits. */
+  void (*gemm_f32_packed_a_rows)(int64_t M, int64_t N, int64_t K, const float *packed_a, int64_t i0,
+                                 int64_t i1, const float *B, int64_t rsb, int64_t csb, float *C,
+                                 int64_t ldc, const float *bias);
   /* unary_f32 with FMA contraction and reciprocal estimates (+ one Newton
    * step) where the ISA has them: within a few ulp of unary_f32, not
    * bit-identical across ISAs. stax's fused kernels use it; eager and the
@@ -167,6 +174,9 @@ void tp_f32_gemm_pack_a__avx512(int64_t M, int64_t K, const float *A, int64_t rs
 void tp_f32_gemm_packed_a__avx512(int64_t M, int64_t N, int64_t K, const float *packed_a,
                                   const float *B, int64_t rsb, int64_t csb, float *C, int64_t ldc,
                                   const float *bias);
+void tp_f32_gemm_packed_a_rows__avx512(int64_t M, int64_t N, int64_t K, const float *packed_a, int64_t i0,
+                                       int64_t i1, const float *B, int64_t rsb, int64_t csb, float *C,
+                                       int64_t ldc, const float *bias);
 extern const tp_kernels tp_kernels_sse2;
 extern const tp_kernels tp_kernels_avx2;
 extern const tp_kernels tp_kernels_avx512;

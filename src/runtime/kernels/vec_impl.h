@@ -509,6 +509,7 @@ static void FN(tp_f32_softmax_ukernel)(float *y, int64_t n, int log) {
 #define GEMM_PACK_A_SIZE FN(tp_f32_gemm_pack_a_size)
 #define GEMM_PACK_A FN(tp_f32_gemm_pack_a)
 #define GEMM_F32_PACKED_A FN(tp_f32_gemm_packed_a)
+#define GEMM_F32_PACKED_A_ROWS FN(tp_f32_gemm_packed_a_rows)
 #define GEMM_F32_PACKED FN(tp_f32_gemm_packed)
 #define GEMM_F32_PACKED_COLS FN(tp_f32_gemm_packed_cols)
 /* Blocking: defaults, or set per thread by max-autotune (gemm_tune). The
@@ -633,10 +634,10 @@ static int64_t round_up_mr(int64_t m) { return (m + MR - 1) / MR * MR; }
 static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                            int64_t csa, const float *B, int64_t rsb, int64_t csb,
                            const float *pbp, const float *pap, float *C, int64_t ldc,
-                           const float *bias, int64_t j0, int64_t j1) {
-  if (M <= 0 || N <= 0 || j0 >= j1) return;
+                           const float *bias, int64_t j0, int64_t j1, int64_t i0, int64_t i1) {
+  if (M <= 0 || N <= 0 || j0 >= j1 || i0 >= i1) return;
   if (K <= 0) {
-    for (int64_t i = 0; i < M; i++)
+    for (int64_t i = i0; i < i1; i++)
       for (int64_t j = j0; j < j1; j++) C[i * ldc + j] = bias ? bias[j] : 0.0f;
     return;
   }
@@ -645,7 +646,7 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
     /* one buffer per thread, kept for the life of the thread */
     pack_buf = aligned_alloc(64, sizeof(float) * ((size_t)MC_MAX * KC_MAX + (size_t)KC_MAX * (NC + NR)));
     if (!pack_buf) { /* out of memory: unpacked scalar fallback */
-      for (int64_t i = 0; i < M; i++)
+      for (int64_t i = i0; i < i1; i++)
         for (int64_t j = j0; j < j1; j++) {
           float s = bias ? bias[j] : 0.0f;
           for (int64_t k = 0; k < K; k++) {
@@ -676,8 +677,8 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
         bb = pbp + pc * Np + jc * kc;
       else
         pack_b(kc, nc, B + pc * rsb + jc * csb, rsb, csb, pb);
-      for (int64_t ic = 0; ic < M; ic += MC) {
-        int64_t mc = M - ic < MC ? M - ic : MC;
+      for (int64_t ic = i0; ic < i1; ic += MC) {
+        int64_t mc = i1 - ic < MC ? i1 - ic : MC;
         const float *aa = pa;
         if (pap)
           aa = pap + pc * round_up_mr(M) + ic * kc;
@@ -701,7 +702,7 @@ static void FN(gemm_drive)(int64_t M, int64_t N, int64_t K, const float *A, int6
 static void FN(tp_f32_gemm)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                             int64_t csa, const float *B, int64_t rsb, int64_t csb, float *C,
                             int64_t ldc, const float *bias) {
-  FN(gemm_drive)(M, N, K, A, rsa, csa, B, rsb, csb, NULL, NULL, C, ldc, bias, 0, N);
+  FN(gemm_drive)(M, N, K, A, rsa, csa, B, rsb, csb, NULL, NULL, C, ldc, bias, 0, N, 0, M);
 }
 
 static size_t FN(tp_f32_gemm_pack_b_size)(int64_t K, int64_t N) {
@@ -721,7 +722,7 @@ static void FN(tp_f32_gemm_pack_b)(int64_t K, int64_t N, const float *B, int64_t
 static void FN(tp_f32_gemm_packed)(int64_t M, int64_t N, int64_t K, const float *A, int64_t rsa,
                                    int64_t csa, const float *packed_b, float *C, int64_t ldc,
                                    const float *bias) {
-  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias, 0, N);
+  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias, 0, N, 0, M);
 }
 
 static size_t FN(tp_f32_gemm_pack_a_size)(int64_t M, int64_t K) {
@@ -741,7 +742,14 @@ static void FN(tp_f32_gemm_pack_a)(int64_t M, int64_t K, const float *A, int64_t
 static void FN(tp_f32_gemm_packed_a)(int64_t M, int64_t N, int64_t K, const float *packed_a,
                                      const float *B, int64_t rsb, int64_t csb, float *C,
                                      int64_t ldc, const float *bias) {
-  FN(gemm_drive)(M, N, K, NULL, 0, 0, B, rsb, csb, NULL, packed_a, C, ldc, bias, 0, N);
+  FN(gemm_drive)(M, N, K, NULL, 0, 0, B, rsb, csb, NULL, packed_a, C, ldc, bias, 0, N, 0, M);
+}
+
+static void FN(tp_f32_gemm_packed_a_rows)(int64_t M, int64_t N, int64_t K, const float *packed_a,
+                                          int64_t i0, int64_t i1, const float *B, int64_t rsb,
+                                          int64_t csb, float *C, int64_t ldc, const float *bias) {
+  if (i0 < 0 || i1 > M || i0 % MR) return; /* the caller's contract (kernels.h) */
+  FN(gemm_drive)(M, N, K, NULL, 0, 0, B, rsb, csb, NULL, packed_a, C, ldc, bias, 0, N, i0, i1);
 }
 
 static void FN(tp_f32_gemm_packed_cols)(int64_t M, int64_t N, int64_t K, const float *A,
@@ -749,7 +757,7 @@ static void FN(tp_f32_gemm_packed_cols)(int64_t M, int64_t N, int64_t K, const f
                                         int64_t j0, int64_t j1, float *C, int64_t ldc,
                                         const float *bias) {
   if (j0 < 0 || j1 > N || j0 % NR) return; /* the caller's contract (kernels.h) */
-  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias, j0, j1);
+  FN(gemm_drive)(M, N, K, A, rsa, csa, NULL, 0, 0, packed_b, NULL, C, ldc, bias, j0, j1, 0, M);
 }
 #endif /* GEMM_EXTERNAL */
 
@@ -958,6 +966,7 @@ const tp_kernels CAT(tp_kernels, SFX) = {
     .gemm_pack_a_size = GEMM_PACK_A_SIZE,
     .gemm_pack_a = GEMM_PACK_A,
     .gemm_f32_packed_a = GEMM_F32_PACKED_A,
+    .gemm_f32_packed_a_rows = GEMM_F32_PACKED_A_ROWS,
 #ifdef UNARY_FAST
     .unary_fast_f32 = UNARY_FAST,
 #else

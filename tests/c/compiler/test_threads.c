@@ -18,15 +18,17 @@
 #define OK(e) CHECK_OK(e)
 #define IMG 96 /* image side: each conv kind passes its work-sizing threshold */
 
-static tp_tensor *W_const, *B_const, *CW_const, *DW_const, *PW_const;
+static tp_tensor *W_const, *B_const, *CW_const, *DW_const, *PW_const, *DW5_const, *PW2_const;
 
 /* in: x [256,512], w [384,512] (fed at run time), a [8,64,256], b [8,256,96],
  * img [1,16,IMG,IMG], xs [16,512]. Constant weights: W_const [512,512] (packed once),
- * B_const [512]; CW_const [32,16,3,3]; PW_const [48,16,1,1] (1x1: stax makes it a GEMM); DW_const [16,1,3,3]. */
+ * B_const [512]; CW_const [32,16,3,3]; PW_const [48,16,1,1] (1x1: stax makes it a GEMM); DW_const [16,1,3,3];
+ * DW5_const [16,1,5,5] (pad 2: depthwise through padded planes, one per thread); PW2_const
+ * [576,512,1,1] (1x1 over 16 positions: a packed constant A with one column block, split by rows). */
 static tp_status model(void *ud, int nin, tp_tensor *const *in, int max_out, tp_tensor **outs,
                        int *nout) {
   (void)ud, (void)nin, (void)max_out;
-  tp_tensor *t[16] = {0};
+  tp_tensor *t[17] = {0};
   tp_attrs at;
   tp_status s = TP_OK;
   /* 0: linear with a constant weight + bias + gelu epilogue */
@@ -56,6 +58,14 @@ static tp_status model(void *ud, int nin, tp_tensor *const *in, int max_out, tp_
   if (!s) s = tp_conv2d(in[4], CW_const, NULL, NULL, pads, NULL, 1, &t[9]);
   if (!s) s = tp_conv2d(in[4], PW_const, NULL, NULL, NULL, NULL, 1, &t[10]);
   if (!s) s = tp_conv2d(in[4], DW_const, NULL, NULL, pads, NULL, 16, &t[11]);
+  const int64_t pads2[4] = {2, 2, 2, 2};
+  if (!s) s = tp_conv2d(in[4], DW5_const, NULL, NULL, pads2, NULL, 16, &t[15]);
+  /* 12: a 1x1 convolution over xs as [1,512,4,4]: 576 channels, 16 positions */
+  const int64_t img4[4] = {1, 512, 4, 4};
+  tp_tensor *x4 = NULL;
+  if (!s) s = tp_reshape(in[5], 4, img4, &x4);
+  if (!s) s = tp_conv2d(x4, PW2_const, NULL, NULL, NULL, NULL, 1, &t[16]);
+  tp_tensor_release(x4);
   /* 9: few rows (16) with the constant weight: split over its packed columns */
   if (!s) s = tp_linear(in[5], W_const, B_const, &t[12]);
   /* 10: softmax over short rows of xs (4,096 rows of 2: 8,192 elements,
@@ -67,20 +77,21 @@ static tp_status model(void *ud, int nin, tp_tensor *const *in, int max_out, tp_
   at.dim = 1;
   if (!s) s = tp_op_call(TP_OP_SOFTMAX, 1, &t[13], &at, &t[14]);
   if (!s) {
-    int o[] = {1, 3, 4, 5, 8, 9, 10, 11, 12, 14};
-    for (int i = 0; i < 10; i++) outs[i] = t[o[i]], t[o[i]] = NULL;
-    *nout = 10;
+    int o[] = {1, 3, 4, 5, 8, 9, 10, 11, 12, 14, 15, 16};
+    for (int i = 0; i < 12; i++) outs[i] = t[o[i]], t[o[i]] = NULL;
+    *nout = 12;
   }
-  for (int i = 0; i < 16; i++) tp_tensor_release(t[i]);
+  for (int i = 0; i < 17; i++) tp_tensor_release(t[i]);
   return s;
 }
-#define NOUT 10
+#define NOUT 12
 static const char *const out_names[NOUT] = {"linear+gelu (const W)", "batched matmul",
                                             "softmax rows", "layer_norm rows",
                                             "pointwise chain", "conv2d 3x3 im2col",
                                             "conv2d 1x1", "conv2d depthwise",
                                             "linear, 16 rows (const W, column split)",
-                                            "softmax, rows of 2"};
+                                            "softmax, rows of 2", "conv2d depthwise 5x5 (padded planes)",
+                                            "conv2d 1x1, 16 positions (packed A, row split)"};
 
 static tp_status set_threads_value(tp_value v) { return tp_config_set(TP_CFG_THREADS, v); }
 
@@ -210,6 +221,36 @@ static void check_reference(tp_tensor *const *in, tp_tensor *const *o) {
   g = data_of(o[7], &n);
   CHECKF(max_rel_err(g, rc, n) < 1e-5, "depthwise: max rel err %g", max_rel_err(g, rc, n));
   free(g);
+  /* depthwise 5x5 pad 2 */
+  float *dw5 = data_of(DW5_const, &n);
+  for (int c = 0; c < 16 && dw5; c++)
+    for (int i = 0; i < IMG; i++)
+      for (int j = 0; j < IMG; j++) {
+        double acc = 0;
+        for (int kh = 0; kh < 5; kh++)
+          for (int kw = 0; kw < 5; kw++) {
+            int ih = i + kh - 2, iw = j + kw - 2;
+            if (ih >= 0 && ih < IMG && iw >= 0 && iw < IMG)
+              acc += (double)img[(c * IMG + ih) * IMG + iw] * dw5[c * 25 + kh * 5 + kw];
+          }
+        rc[(c * IMG + i) * IMG + j] = acc;
+      }
+  g = data_of(o[10], &n);
+  CHECKF(dw5 && max_rel_err(g, rc, n) < 1e-5, "depthwise 5x5: max rel err %g", max_rel_err(g, rc, n));
+  free(g), free(dw5);
+  /* 1x1 over 16 positions: y[m, p] = sum_c w[m, c] xs[c, p] (xs [16,512] read as [512,16]) */
+  float *xs5 = data_of(in[5], &n), *w2 = data_of(PW2_const, &n);
+  double *r2 = malloc(sizeof(double) * 576 * 16);
+  for (int m = 0; m < 576 && xs5 && w2 && r2; m++)
+    for (int q = 0; q < 16; q++) {
+      double acc = 0;
+      for (int c = 0; c < 512; c++) acc += (double)w2[m * 512 + c] * xs5[c * 16 + q];
+      r2[m * 16 + q] = acc;
+    }
+  g = data_of(o[11], &n);
+  CHECKF(xs5 && w2 && r2 && n == 576 * 16 && max_rel_err(g, r2, n) < 1e-5, "1x1 over 16 positions: max rel err %g",
+         r2 ? max_rel_err(g, r2, n) : 1.0);
+  free(g), free(xs5), free(w2), free(r2);
   /* softmax rows sum to 1 */
   g = data_of(o[2], &n);
   double worst = 0;
@@ -251,7 +292,7 @@ static void check_reference(tp_tensor *const *in, tp_tensor *const *o) {
 static void test_same_bits(const char *isa, int with_reference) {
   const int64_t xs[2] = {256, 512}, ws[2] = {384, 512}, as[3] = {8, 64, 256}, bs[3] = {8, 256, 96},
                 is[4] = {1, 16, IMG, IMG}, Ws[2] = {512, 512}, Bs[1] = {512}, cs[4] = {32, 16, 3, 3},
-                ps[4] = {48, 16, 1, 1}, ds[4] = {16, 1, 3, 3}, ss[2] = {16, 512};
+                ps[4] = {48, 16, 1, 1}, ds[4] = {16, 1, 3, 3}, d5[4] = {16, 1, 5, 5}, p2[4] = {576, 512, 1, 1}, ss[2] = {16, 512};
   tp_tensor *in[6] = {0};
   OK(tp_randn(2, xs, 1, &in[0]));
   OK(tp_randn(2, ws, 2, &in[1]));
@@ -264,6 +305,8 @@ static void test_same_bits(const char *isa, int with_reference) {
   OK(tp_randn(4, cs, 8, &CW_const));
   OK(tp_randn(4, ps, 9, &PW_const));
   OK(tp_randn(4, ds, 10, &DW_const));
+  OK(tp_randn(4, d5, 18, &DW5_const));
+  OK(tp_randn(4, p2, 19, &PW2_const));
   tp_callable fn = {model, NULL};
   tp_compiled *c = NULL;
   OK(tp_compile(&fn, NULL, &c)); /* the plan is made (and B packed) on the first call, with this ISA */
@@ -279,9 +322,9 @@ static void test_same_bits(const char *isa, int with_reference) {
   OK(tp_randn(3, bs, 14, &poison[3]));
   OK(tp_randn(4, is, 15, &poison[4]));
   OK(tp_randn(2, ss, 17, &poison[5]));
-  float *first[NOUT] = {0}, *eager_first[3] = {0};
+  float *first[NOUT] = {0}, *eager_first[4] = {0};
   int64_t len[NOUT] = {0};
-  const int64_t pads1[4] = {1, 1, 1, 1};
+  const int64_t pads1[4] = {1, 1, 1, 1}, pads2[4] = {2, 2, 2, 2};
   for (int threads = 1; threads <= 4 && c; threads++) {
     for (int rep = 0; rep < 1; rep++) {
       tp_tensor *o[NOUT] = {0};
@@ -309,10 +352,10 @@ static void test_same_bits(const char *isa, int with_reference) {
       for (int i = 0; i < NOUT; i++) tp_tensor_release(o[i]);
       /* eager conv2d (ops/exec.c's direct 1x1, im2col and depthwise paths),
        * after the same kind of poison run on one thread */
-      for (int e = 0; e < 3; e++) {
-        tp_tensor *wt = e == 0 ? PW_const : e == 1 ? CW_const : DW_const, *y = NULL;
-        const int64_t *pd = e == 0 ? NULL : pads1;
-        int64_t groups = e == 2 ? 16 : 1, m;
+      for (int e = 0; e < 4; e++) {
+        tp_tensor *wt = e == 0 ? PW_const : e == 1 ? CW_const : e == 2 ? DW_const : DW5_const, *y = NULL;
+        const int64_t *pd = e == 0 ? NULL : e == 3 ? pads2 : pads1;
+        int64_t groups = e >= 2 ? 16 : 1, m;
         OK(tp_config_set(TP_CFG_THREADS, tp_value_int(1)));
         OK(tp_conv2d(poison[4], wt, NULL, NULL, pd, NULL, groups, &y));
         tp_tensor_release(y), y = NULL;
@@ -331,7 +374,7 @@ static void test_same_bits(const char *isa, int with_reference) {
       }
     }
   }
-  for (int e = 0; e < 3; e++) free(eager_first[e]);
+  for (int e = 0; e < 4; e++) free(eager_first[e]);
   for (int i = 0; i < 6; i++) tp_tensor_release(poison[i]);
   /* explain() names the pool and the count */
   char *ex = NULL;
@@ -346,7 +389,7 @@ static void test_same_bits(const char *isa, int with_reference) {
   tp_compiled_free(c);
   for (int i = 0; i < 6; i++) tp_tensor_release(in[i]);
   tp_tensor_release(W_const), tp_tensor_release(B_const), tp_tensor_release(CW_const);
-  tp_tensor_release(PW_const), tp_tensor_release(DW_const);
+  tp_tensor_release(PW_const), tp_tensor_release(DW_const), tp_tensor_release(DW5_const), tp_tensor_release(PW2_const);
 }
 
 static int sanitized(void) {
