@@ -222,24 +222,6 @@ tp_status tp_plan_new_shared(tp_kir_program *p, const tp_plan *donor, tp_plan **
   return plan_new(p, donor, out);
 }
 
-/* Subnormal values in a constant GEMM operand's packed copy become zeros
- * of the same sign: the FMA on x86 takes a microcode assist per subnormal
- * operand (~100 cycles), and trained weights hold them (PP-OCRv4
- * recognition's squeeze-excitation 1x1 convs: 31,000 of them; its
- * 120x1x480 GEMM ran at 0.1 GFLOP/s). A term w * x with |w| < 2^-126 is
- * below the rounding of any sum that is not itself subnormal; the graph's
- * constant keeps its values (eager runs use them). */
-static void flush_subnormals(float *f, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    uint32_t u;
-    memcpy(&u, &f[i], sizeof u);
-    if ((u & 0x7f800000u) == 0 && (u & 0x007fffffu)) {
-      u &= 0x80000000u;
-      memcpy(&f[i], &u, sizeof u);
-    }
-  }
-}
-
 static tp_status plan_new(tp_kir_program *p, const tp_plan *donor, tp_plan **out) {
   tp_plan *pl = tp_alloc(sizeof *pl);
   if (!pl) {
