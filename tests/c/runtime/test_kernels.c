@@ -1,4 +1,4 @@
-/* test_kernels.c (TP_TEST_LONG: ctest starts it first) - differential tests of the eager kernels.
+/* test_kernels.c (TP_TEST_LONG: ctest starts it first; TP_TEST_SHARDS 2: two ctest entries) - differential tests of the eager kernels.
  *
  *  1. For every operator in ops.def (a loop over TP_OP_COUNT with per-op
  *     attribute setups) and many shapes (sizes 0, 1, 3, 7, 15, 16, 17, 33,
@@ -409,8 +409,15 @@ static double *oracle_movement(tp_op op, int nin, tp_tensor *const *in, const tp
  * ownership of the input tensors. */
 static int verbose, isolate_cases;
 static void run_case_body(const char *lbl, tp_op op, int nin, tp_tensor **in, const tp_attrs *at);
+/* TP_TEST_SHARD=k/n (CMake's TP_TEST_SHARDS below: ctest runs this test as
+ * n entries in parallel): only every n-th differential case, from the k-th */
+static int shard_k = 1, shard_n = 1;
 static void run_case(const char *label, tp_op op, int nin, tp_tensor **in, const tp_attrs *at) {
   ncases++;
+  if (shard_n > 1 && (ncases - 1) % shard_n != shard_k - 1) {
+    for (int i = 0; i < nin; i++) tp_tensor_release(in[i]);
+    return;
+  }
   char lbl[512];
   snprintf(lbl, sizeof lbl, "%s %s", tp_op_name(op), label);
   if (verbose) printf("case: %s\n", lbl);
@@ -1012,6 +1019,12 @@ int main(void) {
   check_print_limit = 200;          /* per process: keep the log readable */
   verbose = getenv("TP_TEST_VERBOSE") != NULL;
   size_t live0 = tp_live_tensors();
+  const char *sh = getenv("TP_TEST_SHARD");
+  if (sh && (sscanf(sh, "%d/%d", &shard_k, &shard_n) != 2 || shard_n < 1 || shard_k < 1 || shard_k > shard_n)) {
+    printf("TP_TEST_SHARD='%s': expected k/n with 1 <= k <= n\n", sh);
+    return 2;
+  }
+  if (shard_n > 1) printf("shard %d of %d: differential cases %d, %d + %d, ...\n", shard_k, shard_n, shard_k, shard_k, shard_n);
   for (int i = 0; i < 4; i++) {
     if (tp_set_isa(all_isas[i]) == TP_OK) {
       if (strcmp(tp_isa_name(), all_isas[i]))
